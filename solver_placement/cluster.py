@@ -1,0 +1,187 @@
+"""The cluster model: nodes, node groups, hardware types and the rank tables between them.
+
+Every piece of hardware gets one *physical id* in a flat table (``hw_node``, ``hw_kind``,
+``hw_local``): accelerators first (node by node), then custom hardware such as robots, then one
+pseudo-item per node for node-only placement. Node groups map their *group ranks* (what a
+placement string counts) to physical ids, so two groups that share a node share hardware, and
+collocation, exclusivity and capacity are decided on physical ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .config import positive_int
+from .errors import PlacementConfigError
+from .node_groups import (
+    ACCELERATOR,
+    CLUSTER_LABEL,
+    NO_ACCELERATOR,
+    NODE,
+    NODE_LABEL,
+    HardwareItem,
+    NodeGroup,
+    cluster_kwargs,
+    parse_node_groups,
+    per_node,
+)
+
+@dataclass(frozen=True)
+class ResourceSet:
+    """The resources selected by one or more node groups, indexed by placement rank.
+
+    ``physical[r]`` is the physical hardware id of rank ``r``; ``group_of[r]`` indexes ``groups``.
+    """
+
+    groups: tuple[NodeGroup, ...]
+    physical: np.ndarray
+    group_of: np.ndarray
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(group.label for group in self.groups)
+
+    @property
+    def counts_nodes(self) -> bool:
+        return any(group.hardware_type is None for group in self.groups)
+
+    def __len__(self) -> int:
+        return int(self.physical.size)
+
+    def describe(self) -> str:
+        parts = [f"{group.label!r} ({self.group_size(i)} {group.resource_noun})" for i, group in enumerate(self.groups)]
+        return "node group " + " + ".join(parts)
+
+    def group_size(self, index: int) -> int:
+        return int(np.count_nonzero(self.group_of == index))
+
+
+class Cluster:
+    """Nodes with accelerators, optional custom hardware and labelled node groups.
+
+    Build it from code (``Cluster(num_nodes=2, num_gpus_per_node=8)``) or from a config with
+    :meth:`from_config`. ``node_groups`` takes the same dicts as the YAML ``cluster.node_groups``.
+    """
+
+    def __init__(
+        self,
+        num_nodes: int,
+        num_gpus_per_node: int | Sequence[int] = 8,
+        accelerator_type: str | Sequence[str] = "NV_GPU",
+        accelerator_model: str | Sequence[str | None] | None = None,
+        node_groups: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
+        gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
+        self.gpus_per_node = np.array(
+            [positive_int(g, f"cluster.num_gpus_per_node[{i}]", allow_zero=True) for i, g in enumerate(gpus)],
+            dtype=np.int64,
+        )
+        types = per_node(accelerator_type, self.num_nodes, "cluster.accelerator_type")
+        self.accelerator_types: tuple[str, ...] = tuple(
+            str(t) if self.gpus_per_node[i] else NO_ACCELERATOR for i, t in enumerate(types)
+        )
+        models = per_node(accelerator_model, self.num_nodes, "cluster.accelerator_model")
+        self.accelerator_models: tuple[str | None, ...] = tuple(
+            None if m is None or not self.gpus_per_node[i] else str(m) for i, m in enumerate(models)
+        )
+        groups, items = parse_node_groups(node_groups or [], self.num_nodes, self.gpus_per_node)
+        self._build_hardware_table(items)
+        self.node_groups: dict[str, NodeGroup] = {group.label: group for group in groups}
+        all_nodes = tuple(range(self.num_nodes))
+        self.node_groups[CLUSTER_LABEL] = NodeGroup(
+            CLUSTER_LABEL, all_nodes, ACCELERATOR if self.gpus_per_node.any() else None
+        )
+        self.node_groups[NODE_LABEL] = NodeGroup(NODE_LABEL, all_nodes, None)
+        self._resource_cache: dict[tuple[str, ...], ResourceSet] = {}
+
+    @classmethod
+    def from_config(cls, config: Any) -> Cluster:
+        """Build from a ``cluster:`` mapping, a config holding one, a DictConfig or a YAML path."""
+        return cls(**cluster_kwargs(config))
+
+    # ----------------------------------------------------------------- hardware table
+    def _build_hardware_table(self, items: Sequence[HardwareItem]) -> None:
+        num_accelerators = int(self.gpus_per_node.sum())
+        acc_node = np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.gpus_per_node)
+        acc_start = np.concatenate(([0], np.cumsum(self.gpus_per_node)[:-1]))
+        acc_local = np.arange(num_accelerators, dtype=np.int64) - np.repeat(acc_start, self.gpus_per_node)
+        custom_types = list(dict.fromkeys(item.type for item in items))
+        self.kinds: tuple[str, ...] = (ACCELERATOR, *custom_types, NODE)
+        ordered = sorted(enumerate(items), key=lambda pair: (custom_types.index(pair[1].type), pair[1].node_rank, pair[0]))
+        custom_node = np.array([item.node_rank for _, item in ordered], dtype=np.int64)
+        custom_kind = np.array([1 + custom_types.index(item.type) for _, item in ordered], dtype=np.int64)
+        custom_local = np.zeros(len(ordered), dtype=np.int64)
+        seen: dict[tuple[str, int], int] = {}
+        for position, (_, item) in enumerate(ordered):
+            key = (item.type, item.node_rank)
+            custom_local[position] = seen.get(key, 0)
+            seen[key] = custom_local[position] + 1
+        self.hw_node = np.concatenate((acc_node, custom_node, np.arange(self.num_nodes, dtype=np.int64)))
+        self.hw_kind = np.concatenate(
+            (np.zeros(num_accelerators, dtype=np.int64), custom_kind, np.full(self.num_nodes, len(self.kinds) - 1))
+        )
+        self.hw_local = np.concatenate((acc_local, custom_local, np.zeros(self.num_nodes, dtype=np.int64)))
+        self.hw_metadata: dict[int, Mapping[str, Any]] = {
+            num_accelerators + position: item.metadata for position, (_, item) in enumerate(ordered)
+        }
+        self._node_item_offset = num_accelerators + len(ordered)
+
+    @property
+    def num_accelerators(self) -> int:
+        return int(self.gpus_per_node.sum())
+
+    @property
+    def num_hardware(self) -> int:
+        """Number of physical ids (accelerators + custom items + one per node)."""
+        return int(self.hw_node.size)
+
+    def kind_of(self, physical_id: int) -> str:
+        return self.kinds[int(self.hw_kind[physical_id])]
+
+    # ----------------------------------------------------------------- node groups
+    def node_group(self, label: str) -> NodeGroup:
+        try:
+            return self.node_groups[label]
+        except KeyError:
+            known = ", ".join(repr(name) for name in self.node_groups)
+            raise PlacementConfigError(f"node group {label!r} not found; known groups: {known}") from None
+
+    def resources(self, labels: Sequence[str]) -> ResourceSet:
+        """The resources of the given groups, ranked group after group in the listed order."""
+        key = tuple(labels)
+        if key not in self._resource_cache:
+            groups = tuple(self.node_group(label) for label in key)
+            per_group = [self._group_physical(group) for group in groups]
+            self._resource_cache[key] = ResourceSet(
+                groups=groups,
+                physical=np.concatenate(per_group) if per_group else np.zeros(0, dtype=np.int64),
+                group_of=np.repeat(np.arange(len(groups)), [ids.size for ids in per_group]),
+            )
+        return self._resource_cache[key]
+
+    def _group_physical(self, group: NodeGroup) -> np.ndarray:
+        nodes = np.array(group.node_ranks, dtype=np.int64)
+        if group.hardware_type is None:
+            return self._node_item_offset + nodes
+        kind = self.kinds.index(group.hardware_type)
+        in_group = np.zeros(self.num_nodes, dtype=bool)
+        in_group[nodes] = True
+        return np.flatnonzero((self.hw_kind == kind) & in_group[self.hw_node])
+
+    def describe(self) -> str:
+        gpus = self.gpus_per_node
+        shape = f"{gpus[0]} GPUs each" if (gpus == gpus[0]).all() else f"GPUs per node {gpus.tolist()}"
+        custom = [kind for kind in self.kinds[1:-1]]
+        extra = f", custom hardware: {', '.join(custom)}" if custom else ""
+        return f"{self.num_nodes} node(s), {shape}{extra}"
+
+    @cached_property
+    def node_accelerator_ids(self) -> list[list[str]]:
+        """Per node, the visible-device strings of all its accelerators ("0".."n-1")."""
+        return [[str(i) for i in range(int(n))] for n in self.gpus_per_node]

@@ -1,0 +1,88 @@
+"""Loading configs from YAML files, OmegaConf objects or dicts into plain Python containers.
+
+Everything downstream works on plain ``dict``/``list`` values, so OmegaConf's ``ListConfig``
+(which RLinf mistakes for a string) never reaches the parsers. YAML is read by OmegaConf, which
+uses PyYAML's safe loader: no object construction, nothing executed.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from yaml import YAMLError
+
+from .errors import PlacementConfigError
+
+ConfigSource = str | Path | Mapping[str, Any] | DictConfig
+
+
+def load_config(source: ConfigSource) -> dict[str, Any]:
+    """Return ``source`` (a YAML path, a ``DictConfig`` or a mapping) as a plain, resolved dict."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise PlacementConfigError(f"config file {str(path)!r} does not exist")
+        try:
+            loaded = OmegaConf.load(path)
+        except (YAMLError, OmegaConfBaseException, UnicodeDecodeError) as error:
+            raise PlacementConfigError(f"config file {str(path)!r} is not valid YAML: {error}") from None
+        if not isinstance(loaded, DictConfig):
+            raise PlacementConfigError(f"config file {str(path)!r} must hold a mapping at the top level")
+        return to_plain(loaded, str(path))
+    if isinstance(source, (DictConfig, Mapping)):
+        return to_plain(source, "config")
+    raise PlacementConfigError(
+        f"a config must be a YAML path, a DictConfig or a mapping, not {type(source).__name__}"
+    )
+
+
+def to_plain(value: Any, where: str) -> Any:
+    """Convert OmegaConf containers (resolving interpolations) to plain dicts/lists; copy mappings."""
+    if isinstance(value, (DictConfig, ListConfig)):
+        try:
+            return OmegaConf.to_container(value, resolve=True)
+        except OmegaConfBaseException as error:
+            raise PlacementConfigError(f"{where}: cannot resolve config: {error}") from None
+    if isinstance(value, Mapping):
+        return {key: to_plain(item, where) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(item, where) for item in value]
+    return copy.copy(value)
+
+
+def require_mapping(value: Any, where: str) -> dict[str, Any]:
+    """Return ``value`` as a dict with string keys, or raise naming ``where``."""
+    if not isinstance(value, Mapping):
+        raise PlacementConfigError(f"{where} must be a mapping, not {type(value).__name__}")
+    return {str(key): item for key, item in value.items()}
+
+
+def check_keys(
+    mapping: Mapping[str, Any], allowed: Iterable[str], where: str, required: Iterable[str] = ()
+) -> None:
+    """Reject unknown keys (suggesting the closest known one) and report missing required keys."""
+    allowed = list(allowed)
+    for key in mapping:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(allowed)}"
+            raise PlacementConfigError(f"{where}: unknown key {key!r}{hint}")
+    missing = [key for key in required if key not in mapping]
+    if missing:
+        raise PlacementConfigError(f"{where}: missing required key(s) {', '.join(map(repr, missing))}")
+
+
+def positive_int(value: Any, where: str, *, allow_zero: bool = False) -> int:
+    """Validate a (non-negative or positive) int that is not a bool."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PlacementConfigError(f"{where} must be an integer, not {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        bound = "non-negative" if allow_zero else "positive"
+        raise PlacementConfigError(f"{where} must be {bound}, got {value}")
+    return value

@@ -1,0 +1,440 @@
+"""The CP-SAT model: boolean ``x[process, candidate]`` plus one builder per rule family.
+
+Every builder has the same signature, ``add_<rule>(ctx)``, and is listed once in ``BUILDERS``:
+adding a rule touches this file only. Builders phrase each group of constraints as a
+*statement* in the user's words; when explaining an infeasible spec, each statement gets an
+assumption literal and CP-SAT returns the statements that cannot hold together. A violation that
+is certain without search (all candidates of a process are forced) is recorded directly as a
+conflict, so a bad rank string is reported at once, even at 100,000 GPUs.
+
+Rank-based components have exactly the candidates the grammar gives them, so their hardware
+use is known while building ("determined"); constraints between two determined components
+reduce to set arithmetic and cost no variables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from .cluster import Cluster
+from .requests import ComponentRequest
+from .spec import PlacementSpec
+
+Literal = cp_model.IntVar
+#: Objective weight of one node used by a declarative component, relative to one rank step.
+NODE_WEIGHT_FACTOR = 1
+
+
+@dataclass
+class ModelContext:
+    """The model under construction and what builders share."""
+
+    spec: PlacementSpec
+    requests: dict[str, ComponentRequest]
+    explain: bool
+    model: cp_model.CpModel = field(default_factory=cp_model.CpModel)
+    first_var: dict[str, int] = field(default_factory=dict)
+    x: dict[str, list[Literal]] = field(default_factory=dict)
+    statements: dict[str, Literal] = field(default_factory=dict)
+    conflicts: list[str] = field(default_factory=list)
+    objective: list[tuple[Literal, int]] = field(default_factory=list)
+    _used: dict[tuple[str, int], Literal] = field(default_factory=dict)
+    _takers: dict[str, dict[int, list[Literal]]] = field(default_factory=dict)
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.spec.cluster
+
+    def guard(self, statement: str) -> list[Literal]:
+        """Enforcement literals for a statement's constraints (none unless explaining)."""
+        if not self.explain:
+            return []
+        if statement not in self.statements:
+            self.statements[statement] = self.model.new_bool_var(f"holds: {statement}")
+        return [self.statements[statement]]
+
+    def conflict(self, statement: str) -> None:
+        """Record a statement that is violated whatever the solver does."""
+        self.conflicts.append(statement)
+
+    def owner(self, name: str) -> ComponentRequest:
+        """The request that places ``name`` (components on one key share the first one's)."""
+        spec = self.spec.components[name]
+        return self.requests[spec.shares_rule_with or name]
+
+    def copies(self, request: ComponentRequest) -> int:
+        """How many components place processes by this request (itself plus shared-rule names)."""
+        return 1 + sum(1 for c in self.spec.components.values() if c.shares_rule_with == request.name)
+
+    def used_set(self, request: ComponentRequest) -> frozenset[int]:
+        """Physical ids a determined request certainly uses."""
+        return frozenset(self.takers(request))
+
+    def takers(self, request: ComponentRequest) -> dict[int, list[Literal]]:
+        """Per physical id, the literals of the (process, candidate) pairs that would take it."""
+        if request.name not in self._takers:
+            order = np.argsort(request.cand_hw, kind="stable")
+            hw_sorted = request.cand_hw[order]
+            bounds = np.flatnonzero(np.r_[True, hw_sorted[1:] != hw_sorted[:-1], True])
+            x = self.x[request.name]
+            self._takers[request.name] = {
+                int(hw_sorted[lo]): [x[i] for i in order[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])
+            }
+        return self._takers[request.name]
+
+    def used(self, request: ComponentRequest, hw: int) -> Literal | int:
+        """1/0 for determined requests, else a literal true iff some process takes ``hw``."""
+        if request.determined:
+            return int(hw in self.used_set(request))
+        key = (request.name, hw)
+        if key not in self._used:
+            takers = self.takers(request).get(hw, [])
+            literal = self.model.new_bool_var(f"{request.name} uses hw{hw}")
+            if takers:
+                self.model.add_max_equality(literal, takers)
+            else:
+                self.model.add(literal == 0)
+            self._used[key] = literal
+        return self._used[key]
+
+
+Builder = Callable[[ModelContext], None]
+
+
+# ----------------------------------------------------------------------------- variables
+def add_variables(ctx: ModelContext) -> None:
+    """One boolean per (process, candidate) pair, created in one batch per request."""
+    for request in ctx.requests.values():
+        ctx.first_var[request.name] = len(ctx.model.proto.variables)
+        ctx.x[request.name] = [ctx.model.new_bool_var("") for _ in range(request.cand_hw.size)]
+
+
+# ----------------------------------------------------------------------------- per process
+def add_amount(ctx: ModelContext) -> None:
+    """Each process takes exactly its requested number of hardware items."""
+    for request in ctx.requests.values():
+        if request.stride is not None and int(request.amount[0]) > 1:
+            continue  # the stride builder defines the whole pattern, amount included
+        x = ctx.x[request.name]
+        for p in range(request.num_processes):
+            lo, hi = request.indptr[p], request.indptr[p + 1]
+            need = int(request.amount[p])
+            ctx.model.add(sum(x[lo:hi]) == need).only_enforce_if(
+                ctx.guard(f"{request.process_where(p)} needs {need} {_noun(request)}")
+            )
+
+
+def add_distinct_hardware(ctx: ModelContext) -> None:
+    """A process never holds one physical item twice (possible when listed groups overlap)."""
+    for request in ctx.requests.values():
+        order = np.lexsort((request.cand_hw, request.cand_process))
+        hw, proc = request.cand_hw[order], request.cand_process[order]
+        dup = np.flatnonzero((hw[1:] == hw[:-1]) & (proc[1:] == proc[:-1]))
+        for i in dup:
+            p = int(proc[i])
+            statement = (
+                f"{request.process_where(p)} would hold physical item {_hw_name(ctx.cluster, int(hw[i]))} twice "
+                f"(the listed node groups overlap); a process's hardware must be distinct"
+            )
+            if request.determined:
+                ctx.conflict(statement)
+            else:
+                ctx.model.add(ctx.x[request.name][order[i]] + ctx.x[request.name][order[i + 1]] <= 1)
+
+
+def add_same_node(ctx: ModelContext) -> None:
+    """All hardware of a process lies on one node."""
+    _add_one_of(ctx, lambda r: ctx.cluster.hw_node[r.cand_hw], lambda r: r.cand_process, "process", "node")
+
+
+def add_same_type(ctx: ModelContext) -> None:
+    """All hardware of a process is of one type."""
+    _add_one_of(ctx, lambda r: ctx.cluster.hw_kind[r.cand_hw], lambda r: r.cand_process, "process", "hardware type")
+
+
+def add_tp_groups(ctx: ModelContext) -> None:
+    """Each tensor-parallel group (``tp`` consecutive processes) lies on one node."""
+    _add_one_of(
+        ctx,
+        lambda r: ctx.cluster.hw_node[r.cand_hw],
+        lambda r: r.cand_process // r.spec.constraints.tensor_parallel_size,
+        "tensor-parallel group",
+        "node",
+        only=lambda r: r.spec.constraints.tensor_parallel_size > 1,
+    )
+
+
+def _add_one_of(
+    ctx: ModelContext,
+    attribute: Callable[[ComponentRequest], np.ndarray],
+    unit_of: Callable[[ComponentRequest], np.ndarray],
+    unit_name: str,
+    attribute_name: str,
+    only: Callable[[ComponentRequest], bool] = lambda r: True,
+) -> None:
+    """Shared encoding of "all items of a unit share one attribute value" (node, type).
+
+    Units whose candidates already agree need nothing. Determined units that disagree are
+    conflicts. Otherwise one boolean per (unit, value) with ``x <= chosen[value]`` and exactly
+    one value chosen.
+    """
+    for request in ctx.requests.values():
+        if not only(request):
+            continue
+        values, units = attribute(request), unit_of(request)
+        starts = np.flatnonzero(np.r_[True, units[1:] != units[:-1]])
+        spread = np.maximum.reduceat(values, starts) != np.minimum.reduceat(values, starts)
+        for s in np.flatnonzero(spread):
+            lo = starts[s]
+            hi = starts[s + 1] if s + 1 < starts.size else units.size
+            unit = int(units[lo])
+            first_process = int(request.cand_process[lo])
+            label = request.process_where(first_process) if unit_name == "process" else (
+                f"{request.name}: {unit_name} {unit} (processes {first_process}-"
+                f"{first_process + request.spec.constraints.tensor_parallel_size - 1})"
+            )
+            statement = f"{label} must have all its {_noun(request)} on one {attribute_name}"
+            if request.determined:
+                spans = sorted(set(values[lo:hi].tolist()))
+                ctx.conflict(f"{statement}, but its ranks lie on {attribute_name}s {_values(ctx, attribute_name, spans)}")
+                continue
+            guard = ctx.guard(statement)
+            chosen = {int(v): ctx.model.new_bool_var("") for v in np.unique(values[lo:hi])}
+            ctx.model.add(sum(chosen.values()) == 1).only_enforce_if(guard)
+            for i in range(lo, hi):
+                ctx.model.add_implication(ctx.x[request.name][i], chosen[int(values[i])])
+
+
+def add_stride(ctx: ModelContext) -> None:
+    """Declarative processes take ranks ``h, h+s, ..., h+(g-1)s`` (s = 1: a contiguous block).
+
+    One start literal per feasible start; each candidate is taken iff a chosen start covers it.
+    """
+    for request in ctx.requests.values():
+        if request.stride is None or int(request.amount[0]) == 1:
+            continue
+        need, step = int(request.amount[0]), request.stride
+        width = request.indptr[1]
+        window = request.cand_rank[:width]
+        position = {int(rank): i for i, rank in enumerate(window)}
+        patterns = [
+            [position[int(rank) + k * step] for k in range(need)]
+            for rank in window
+            if all(int(rank) + k * step in position for k in range(need))
+        ]
+        for p in range(request.num_processes):
+            statement = f"{request.process_where(p)} takes {need} {_noun(request)} with stride {step}"
+            guard = ctx.guard(statement)
+            lo = request.indptr[p]
+            starts = [ctx.model.new_bool_var("") for _ in patterns]
+            ctx.model.add(sum(starts) == 1).only_enforce_if(guard)
+            covering: list[list[Literal]] = [[] for _ in range(width)]
+            for start, pattern in zip(starts, patterns):
+                for i in pattern:
+                    covering[i].append(start)
+            for i in range(width):
+                ctx.model.add(ctx.x[request.name][lo + i] == sum(covering[i])).only_enforce_if(guard)
+
+
+# ----------------------------------------------------------------------------- per hardware
+def add_sharing(ctx: ModelContext) -> None:
+    """Declarative sharing: a ``resources`` window is used evenly; otherwise at most ``max_share``."""
+    for request in ctx.requests.values():
+        if request.determined:
+            continue  # the grammar's even split is already in the candidates
+        for hw, takers in ctx.takers(request).items():
+            if request.fill_share is not None:
+                statement = f"{request.name}: every item of resources \"{request.spec.declarative.resources}\" is shared by {request.fill_share} process(es)"
+                ctx.model.add(sum(takers) == request.fill_share).only_enforce_if(ctx.guard(statement))
+            else:
+                ctx.model.add(sum(takers) <= request.max_share)
+
+
+def add_collocation(ctx: ModelContext) -> None:
+    """``collocate_with``: the component uses exactly its target's hardware set, and each of
+    its processes sits inside one tensor-parallel group of the target when it fits in one."""
+    for spec in ctx.spec.components.values():
+        target_name = spec.constraints.collocate_with
+        if target_name is None:
+            continue
+        mine, target = ctx.owner(spec.name), ctx.owner(target_name)
+        statement = f"{spec.name} collocates with {target_name} (same hardware set)"
+        if mine.determined and target.determined:
+            extra, missing = ctx.used_set(mine) - ctx.used_set(target), ctx.used_set(target) - ctx.used_set(mine)
+            if extra or missing:
+                ctx.conflict(f"{statement}, but {spec.name} uses {len(extra)} item(s) outside {target_name} and leaves {len(missing)} of {target_name}'s unused")
+        else:
+            guard = ctx.guard(statement)
+            for hw in sorted(set(mine.cand_hw.tolist()) | set(target.cand_hw.tolist())):
+                ctx.model.add(ctx.used(mine, hw) == ctx.used(target, hw)).only_enforce_if(guard)
+        _add_nesting(ctx, spec.name, mine, target)
+
+
+def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: ComponentRequest) -> None:
+    tp = ctx.spec.components[target.name].constraints.tensor_parallel_size
+    if not target.determined or np.unique(target.amount).size != 1:
+        return
+    group_items = int(target.amount[0]) * tp
+    if int(mine.amount.max()) > group_items or np.unique(target.cand_hw).size != target.cand_hw.size:
+        return
+    group_of_hw = dict(zip(target.cand_hw.tolist(), (target.cand_process // tp).tolist()))
+    statement = f"each {name} process sits inside one tensor-parallel group of {target.name} ({group_items} items)"
+    if mine.determined:
+        for p in range(mine.num_processes):
+            groups = {group_of_hw.get(int(h), -1) for h in mine.cand_hw[mine.indptr[p]:mine.indptr[p + 1]]}
+            if len(groups) != 1 or -1 in groups:
+                ctx.conflict(f"{mine.process_where(p)}: {statement}")
+        return
+    guard = ctx.guard(statement)
+    x = ctx.x[mine.name]
+    for p in range(mine.num_processes):
+        lo, hi = mine.indptr[p], mine.indptr[p + 1]
+        host = {g: ctx.model.new_bool_var("") for g in sorted(set(group_of_hw.values()))}
+        ctx.model.add(sum(host.values()) == 1).only_enforce_if(guard)
+        for i in range(lo, hi):
+            g = group_of_hw.get(int(mine.cand_hw[i]))
+            if g is None:
+                ctx.model.add(x[i] == 0).only_enforce_if(guard)
+            else:
+                ctx.model.add_implication(x[i], host[g])
+
+
+def add_exclusivity(ctx: ModelContext) -> None:
+    """``exclusive_with``: the two components share no hardware item."""
+    for spec in ctx.spec.components.values():
+        for other in spec.constraints.exclusive_with:
+            mine, theirs = ctx.owner(spec.name), ctx.owner(other)
+            statement = f"{spec.name} is exclusive with {other} (no shared hardware)"
+            common = sorted(set(mine.cand_hw.tolist()) & set(theirs.cand_hw.tolist()))
+            if mine.determined and theirs.determined:
+                if common:
+                    ctx.conflict(f"{statement}, but both use {_hw_list(ctx.cluster, common)}")
+                continue
+            guard = ctx.guard(statement)
+            for hw in common:
+                ctx.model.add(ctx.used(mine, hw) + ctx.used(theirs, hw) <= 1).only_enforce_if(guard)
+
+
+def add_capacity(ctx: ModelContext) -> None:
+    """``max_processes_per_hardware``: no item this component uses holds more processes
+    (of all components, shared-rule copies included) than the limit."""
+    limited = [spec for spec in ctx.spec.components.values() if spec.constraints.max_processes_per_hardware]
+    if not limited:
+        return
+    fixed_load = np.zeros(ctx.cluster.num_hardware, dtype=np.int64)
+    for request in ctx.requests.values():
+        if request.determined:
+            fixed_load += np.bincount(request.cand_hw, minlength=ctx.cluster.num_hardware) * ctx.copies(request)
+    free = [request for request in ctx.requests.values() if not request.determined]
+    for spec in limited:
+        limit = spec.constraints.max_processes_per_hardware
+        mine = ctx.owner(spec.name)
+        statement = f"{spec.name}: at most {limit} process(es) per item (max_processes_per_hardware)"
+        for hw in sorted(ctx.takers(mine)):
+            variable = [(literal, ctx.copies(r)) for r in free for literal in ctx.takers(r).get(hw, [])]
+            if not variable:
+                if fixed_load[hw] > limit:
+                    ctx.conflict(f"{statement}, but {_hw_name(ctx.cluster, hw)} holds {int(fixed_load[hw])}")
+                continue
+            total = int(fixed_load[hw]) + sum(weight * literal for literal, weight in variable)
+            ctx.model.add(total <= limit).only_enforce_if(*ctx.guard(statement), *_as_literal(ctx.used(mine, hw)))
+
+
+# ----------------------------------------------------------------------------- search guidance
+def add_symmetry_breaking(ctx: ModelContext) -> None:
+    """Declarative processes are interchangeable: order them by the ranks they take."""
+    for request in ctx.requests.values():
+        if request.determined or request.num_processes < 2:
+            continue
+        width = int(request.indptr[1])
+        ranks = request.cand_rank[:width].tolist()
+        x = ctx.x[request.name]
+        position = [
+            sum(rank * x[p * width + i] for i, rank in enumerate(ranks)) for p in range(request.num_processes)
+        ]
+        for p in range(request.num_processes - 1):
+            ctx.model.add(position[p] <= position[p + 1])
+
+
+def add_objective(ctx: ModelContext) -> None:
+    """Compact layouts for declarative components: fewest nodes first, then lowest ranks.
+
+    Rank-based components are fixed and contribute nothing; a spec without declarative
+    components is a pure feasibility model.
+    """
+    terms: list[tuple[Literal, int]] = []
+    for request in ctx.requests.values():
+        if request.determined:
+            continue
+        x = ctx.x[request.name]
+        node_weight = NODE_WEIGHT_FACTOR * (len(request.resources) + 1) * int(request.amount.sum())
+        nodes = ctx.cluster.hw_node[request.cand_hw]
+        for node in np.unique(nodes):
+            on_node = np.flatnonzero(nodes == node)
+            node_used = ctx.model.new_bool_var("")
+            ctx.model.add(sum(x[i] for i in on_node) <= int(on_node.size) * node_used)
+            terms.append((node_used, node_weight))
+        terms.extend((x[i], int(rank)) for i, rank in enumerate(request.cand_rank.tolist()) if rank)
+    if terms:
+        ctx.model.minimize(sum(weight * literal for literal, weight in terms))
+
+
+BUILDERS: tuple[Builder, ...] = (
+    add_variables,
+    add_amount,
+    add_distinct_hardware,
+    add_same_node,
+    add_same_type,
+    add_tp_groups,
+    add_stride,
+    add_sharing,
+    add_collocation,
+    add_exclusivity,
+    add_capacity,
+    add_symmetry_breaking,
+    add_objective,
+)
+
+
+def build_model(spec: PlacementSpec, requests: dict[str, ComponentRequest], explain: bool = False) -> ModelContext:
+    """Run every builder in order and return the finished context."""
+    ctx = ModelContext(spec, requests, explain)
+    for builder in BUILDERS:
+        builder(ctx)
+    return ctx
+
+
+# ----------------------------------------------------------------------------- helpers
+def _as_literal(term: Literal | int) -> Sequence[Literal]:
+    return [] if isinstance(term, int) else [term]
+
+
+def _noun(request: ComponentRequest) -> str:
+    from .requests import component_noun
+
+    return component_noun(request.resources)
+
+
+def _hw_name(cluster: Cluster, hw: int) -> str:
+    kind = cluster.kind_of(hw)
+    node = int(cluster.hw_node[hw])
+    if kind == "node":
+        return f"node {node}"
+    label = "GPU" if kind == "Accelerator" else kind
+    return f"{label} {int(cluster.hw_local[hw])} of node {node}"
+
+
+def _hw_list(cluster: Cluster, hws: Iterable[int], limit: int = 4) -> str:
+    hws = list(hws)
+    names = ", ".join(_hw_name(cluster, hw) for hw in hws[:limit])
+    return names + (f" and {len(hws) - limit} more" if len(hws) > limit else "")
+
+
+def _values(ctx: ModelContext, attribute_name: str, values: Sequence[int]) -> str:
+    if attribute_name == "hardware type":
+        return ", ".join(ctx.cluster.kinds[v] for v in values)
+    return ", ".join(str(v) for v in values)

@@ -1,0 +1,228 @@
+"""Node groups and the parsing of the ``cluster:`` config section (node counts, per-node values, groups)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .config import check_keys, load_config, positive_int, require_mapping
+from .errors import PlacementConfigError
+from .ranks import parse_rank_list
+
+ACCELERATOR = "Accelerator"
+NODE = "node"
+CLUSTER_LABEL = "cluster"
+NODE_LABEL = "node"
+RESERVED_LABELS = (CLUSTER_LABEL, NODE_LABEL)
+NO_ACCELERATOR = "NO_ACCEL"
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Software environment of some nodes of a group (used when launching workers)."""
+
+    node_ranks: tuple[int, ...]
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+    python_interpreter_path: str | None = None
+
+
+@dataclass(frozen=True)
+class HardwareItem:
+    """One non-accelerator hardware item (e.g. a robot) declared in a node group's config."""
+
+    type: str
+    node_rank: int
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """A labelled set of nodes and the kind of resource its ranks count.
+
+    ``hardware_type`` is ``"Accelerator"``, a custom type name, or ``None`` when the group's
+    resources are its nodes (no accelerators, ``ignore_hardware``, or the reserved ``node`` label).
+    """
+
+    label: str
+    node_ranks: tuple[int, ...]
+    hardware_type: str | None
+    env_configs: tuple[EnvConfig, ...] = ()
+
+    @property
+    def resource_noun(self) -> str:
+        if self.hardware_type is None:
+            return "nodes"
+        return "GPUs" if self.hardware_type == ACCELERATOR else f"{self.hardware_type} items"
+
+
+#: Keys of ``cluster:`` that describe the cluster or are read by the placement front ends.
+CLUSTER_KEYS = (
+    "num_nodes",
+    "num_gpus_per_node",
+    "accelerator_type",
+    "accelerator_model",
+    "node_groups",
+    "component_placement",
+    "auto_scheduler",
+    "use_pre_process_policy",
+    "profiling",
+    "solver",
+)
+GROUP_KEYS = ("label", "node_ranks", "hardware", "hardware_type", "ignore_hardware", "env_configs")
+ENV_KEYS = ("node_ranks", "env_vars", "python_interpreter_path")
+
+
+def cluster_section(config: Any) -> dict[str, Any]:
+    """Return the ``cluster:`` mapping of a config, accepting the section itself too."""
+    plain = load_config(config)
+    if "cluster" in plain and "num_nodes" not in plain:
+        return require_mapping(plain["cluster"], "cluster")
+    return plain
+
+
+def cluster_kwargs(config: Any) -> dict[str, Any]:
+    """Translate a ``cluster:`` section into :class:`~solver_placement.Cluster` arguments."""
+    section = cluster_section(config)
+    check_keys(section, CLUSTER_KEYS, "cluster", required=("num_nodes",))
+    return {
+        "num_nodes": section["num_nodes"],
+        "num_gpus_per_node": section.get("num_gpus_per_node", 8),
+        "accelerator_type": section.get("accelerator_type", "NV_GPU"),
+        "accelerator_model": section.get("accelerator_model"),
+        "node_groups": section.get("node_groups") or [],
+    }
+
+
+def per_node(value: Any, num_nodes: int, where: str) -> list[Any]:
+    """Expand a scalar to one value per node, or check a per-node list's length."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != num_nodes:
+            raise PlacementConfigError(f"{where} lists {len(value)} values but the cluster has {num_nodes} nodes")
+        return list(value)
+    return [value] * num_nodes
+
+
+def parse_node_groups(
+    configs: Any, num_nodes: int, gpus_per_node: np.ndarray
+) -> tuple[list[NodeGroup], list[HardwareItem]]:
+    """Parse ``cluster.node_groups`` into groups (config order) and their custom hardware items."""
+    if not isinstance(configs, Sequence) or isinstance(configs, str):
+        raise PlacementConfigError("cluster.node_groups must be a list of mappings")
+    groups: list[NodeGroup] = []
+    items: list[HardwareItem] = []
+    declared_by: dict[tuple[str, int], str] = {}
+    for index, raw in enumerate(configs):
+        group, group_items = _parse_group(raw, index, num_nodes, gpus_per_node)
+        if any(group.label == other.label for other in groups):
+            raise PlacementConfigError(f"cluster.node_groups: label {group.label!r} is used twice; labels must be unique")
+        for item in group_items:
+            owner = declared_by.setdefault((item.type, item.node_rank), group.label)
+            if owner != group.label:
+                raise PlacementConfigError(
+                    f"node group {group.label!r}: {item.type} hardware on node {item.node_rank} is already declared by group {owner!r}"
+                )
+        groups.append(group)
+        items.extend(group_items)
+    return groups, items
+
+
+def _parse_group(
+    raw: Any, index: int, num_nodes: int, gpus_per_node: np.ndarray
+) -> tuple[NodeGroup, list[HardwareItem]]:
+    where = f"cluster.node_groups[{index}]"
+    group = require_mapping(raw, where)
+    check_keys(group, GROUP_KEYS, where, required=("label", "node_ranks"))
+    label = str(group["label"])
+    where = f"node group {label!r}"
+    if label in RESERVED_LABELS:
+        raise PlacementConfigError(f"{where}: the label {label!r} is reserved (reserved labels: cluster, node)")
+    if not label.strip() or "," in label:
+        raise PlacementConfigError(f"{where}: a label must be non-empty and must not contain a comma")
+    nodes = tuple(int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", where, available=num_nodes))
+    ignore = group.get("ignore_hardware", False)
+    if not isinstance(ignore, bool):
+        raise PlacementConfigError(f"{where}: ignore_hardware must be true or false, not {ignore!r}")
+    hardware = group.get("hardware")
+    items: list[HardwareItem] = []
+    if hardware is not None:
+        if ignore:
+            raise PlacementConfigError(f"{where}: 'hardware' cannot be combined with ignore_hardware: true")
+        if "hardware_type" in group:
+            raise PlacementConfigError(f"{where}: give either 'hardware' or 'hardware_type', not both")
+        hardware_type, items = _parse_hardware(hardware, nodes, where)
+    elif ignore:
+        hardware_type = None
+    elif "hardware_type" in group:
+        hardware_type = str(group["hardware_type"])
+    else:
+        hardware_type = ACCELERATOR if any(gpus_per_node[n] for n in nodes) else None
+    env_configs = _parse_env_configs(group.get("env_configs") or [], nodes, where)
+    return NodeGroup(label, nodes, hardware_type, env_configs), items
+
+
+def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[str, list[HardwareItem]]:
+    spec = require_mapping(hardware, f"{where}: hardware")
+    check_keys(spec, ("type", "configs"), f"{where}: hardware", required=("type",))
+    hardware_type = str(spec["type"]).strip()
+    if not hardware_type or hardware_type in (ACCELERATOR, "node"):
+        raise PlacementConfigError(f"{where}: hardware type {hardware_type!r} is reserved or empty")
+    configs = spec.get("configs") or []
+    if not isinstance(configs, list):
+        raise PlacementConfigError(f"{where}: hardware.configs must be a list of mappings")
+    items = []
+    seen: list[dict[str, Any]] = []
+    for position, raw in enumerate(configs):
+        config = require_mapping(raw, f"{where}: hardware.configs[{position}]")
+        node = config.get("node_rank")
+        if isinstance(node, bool) or not isinstance(node, int):
+            raise PlacementConfigError(f"{where}: hardware.configs[{position}] needs an integer node_rank")
+        if node not in nodes:
+            raise PlacementConfigError(
+                f"{where}: hardware.configs[{position}] names node_rank {node}, which is not in the group's node_ranks"
+            )
+        if config in seen:
+            raise PlacementConfigError(f"{where}: hardware.configs[{position}] duplicates an earlier config")
+        seen.append(config)
+        metadata = {key: value for key, value in config.items() if key != "node_rank"}
+        items.append(HardwareItem(hardware_type, node, metadata))
+    return hardware_type, items
+
+
+def _parse_env_configs(raw: Any, nodes: tuple[int, ...], where: str) -> tuple[EnvConfig, ...]:
+    if not isinstance(raw, list):
+        raise PlacementConfigError(f"{where}: env_configs must be a list of mappings")
+    result = []
+    covered: set[int] = set()
+    for position, item in enumerate(raw):
+        here = f"{where}: env_configs[{position}]"
+        config = require_mapping(item, here)
+        check_keys(config, ENV_KEYS, here, required=("node_ranks",))
+        env_nodes = tuple(int(n) for n in parse_rank_list(config["node_ranks"], "node_ranks", here))
+        outside = sorted(set(env_nodes) - set(nodes))
+        if outside:
+            raise PlacementConfigError(f"{here}: node {outside[0]} is not in the group's node_ranks")
+        overlap = sorted(covered & set(env_nodes))
+        if overlap:
+            raise PlacementConfigError(f"{here}: node {overlap[0]} already has an env_config in this group")
+        covered.update(env_nodes)
+        interpreter = config.get("python_interpreter_path")
+        result.append(EnvConfig(env_nodes, _parse_env_vars(config.get("env_vars") or {}, here), None if interpreter is None else str(interpreter)))
+    return tuple(result)
+
+
+def _parse_env_vars(raw: Any, where: str) -> dict[str, str]:
+    """Accept RLinf's list of one-key mappings or a plain mapping."""
+    entries = raw if isinstance(raw, list) else [raw]
+    env: dict[str, str] = {}
+    for entry in entries:
+        mapping = require_mapping(entry, f"{where}: env_vars")
+        for key, value in mapping.items():
+            if key in env:
+                raise PlacementConfigError(f"{where}: env var {key!r} is set twice")
+            env[key] = str(value)
+    return env
+
+

@@ -1,0 +1,118 @@
+"""The rank-range grammar shared by placement strings and node-group configs.
+
+A rank expression is ``a``, ``a-b`` (inclusive) or ``all`` (any case, only where the set of
+available ranks is known); a rank *list* joins expressions with commas (``"0-3,5"``) or is given
+as an int or a YAML list. Ranges are kept as ``(start, stop)`` pairs and only materialised with
+numpy once they are known to be of a sane size, so ``0-999999999`` fails before any allocation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import PlacementConfigError, PlacementSyntaxError
+
+#: Largest rank (or count) accepted anywhere; guards memory before arrays are built.
+MAX_RANK = 10_000_000
+
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+@dataclass(frozen=True)
+class RankRange:
+    """An inclusive run of consecutive ranks ``first..last``."""
+
+    first: int
+    last: int
+
+    def __len__(self) -> int:
+        return self.last - self.first + 1
+
+    def to_array(self) -> np.ndarray:
+        return np.arange(self.first, self.last + 1, dtype=np.int64)
+
+    def __str__(self) -> str:
+        return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+
+
+def is_all(text: Any) -> bool:
+    """``all`` in any case selects every available rank."""
+    return isinstance(text, str) and text.strip().lower() == "all"
+
+
+def parse_range(text: str, what: str, where: str) -> RankRange:
+    """Parse one ``a`` or ``a-b`` expression; ``where`` prefixes every error message."""
+    match = _RANGE.match(text)
+    if match is None:
+        raise PlacementSyntaxError(
+            f'{where}: {what} "{text.strip()}" is not a rank range; expected "a", "a-b" or "all"'
+        )
+    first = int(match.group(1))
+    last = int(match.group(2)) if match.group(2) is not None else first
+    if last < first:
+        raise PlacementSyntaxError(
+            f'{where}: {what} "{text.strip()}" runs backwards; the start must not exceed the end'
+        )
+    if last > MAX_RANK:
+        raise PlacementConfigError(
+            f'{where}: {what} "{text.strip()}" exceeds the largest supported rank {MAX_RANK}'
+        )
+    return RankRange(first, last)
+
+
+def parse_rank_list(value: Any, what: str, where: str, available: int | None = None) -> np.ndarray:
+    """Parse a rank list: ``"0-3,5"``, an int, a (YAML) list of ints/ranges, or ``all``.
+
+    Ranks must be unique; they are returned sorted. ``available`` bounds the ranks (and enables
+    ``all``); out-of-range ranks are reported with the available range.
+    """
+    pieces = _split_pieces(value, what, where)
+    if len(pieces) == 1 and is_all(pieces[0]):
+        if available is None:
+            raise PlacementSyntaxError(f'{where}: {what} cannot be "all" here')
+        return np.arange(available, dtype=np.int64)
+    ranges = [parse_range(piece, what, where) for piece in pieces]
+    if not ranges:
+        raise PlacementConfigError(f'{where}: {what} "{value}" selects no ranks')
+    if available is not None:
+        for rank_range in ranges:
+            check_in_bounds(rank_range, available, what, where)
+    ranks = np.concatenate([r.to_array() for r in ranges])
+    ranks.sort()
+    duplicated = ranks[1:][ranks[1:] == ranks[:-1]]
+    if duplicated.size:
+        raise PlacementConfigError(
+            f'{where}: {what} "{value}" lists rank {int(duplicated[0])} more than once; ranks must be unique'
+        )
+    return ranks
+
+
+def check_in_bounds(rank_range: RankRange, available: int, what: str, where: str) -> None:
+    """Raise if ``rank_range`` is not inside ``0..available-1``."""
+    if rank_range.last >= available:
+        limit = "there are none" if available == 0 else f"valid ranks are 0-{available - 1}"
+        raise PlacementConfigError(
+            f'{where}: {what} "{rank_range}" is out of range; {limit}'
+        )
+
+
+def _split_pieces(value: Any, what: str, where: str) -> list[str]:
+    if isinstance(value, bool):
+        raise PlacementConfigError(f"{where}: {what} must be ranks, not a boolean ({value})")
+    if isinstance(value, int):
+        return [str(value)]
+    if isinstance(value, str):
+        return [piece for piece in value.split(",") if piece.strip()]
+    if isinstance(value, Sequence):
+        pieces: list[str] = []
+        for item in value:
+            pieces.extend(_split_pieces(item, what, where))
+        return pieces
+    raise PlacementConfigError(
+        f"{where}: {what} must be a rank string, an int or a list, not {type(value).__name__}"
+    )

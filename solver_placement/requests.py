@@ -1,0 +1,264 @@
+"""Resolving a spec against a cluster: per-process candidate hardware, ready for the model.
+
+A rank-based component's segments fix each process's candidates to exactly the resources the
+grammar gives it (RLinf's even split), so the model has one candidate per needed item. A
+declarative component lets every process choose among all resources of its node groups (or its
+``resources`` window). Candidates are stored CSR-style (``indptr`` + flat arrays) so 100,000
+GPUs never need a dense process x hardware matrix. Simple capacity arithmetic is checked here,
+before the solver is called, with messages in the user's terms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .cluster import ACCELERATOR, Cluster, ResourceSet
+from .errors import PlacementConfigError, PlacementSyntaxError
+from .ranks import MAX_RANK, check_in_bounds
+from .spec import ComponentSpec, PlacementSpec, check_multiple
+
+#: Largest number of (process, candidate hardware) pairs a declarative component may create.
+MAX_CANDIDATE_PAIRS = 4_000_000
+
+
+@dataclass(frozen=True)
+class ComponentRequest:
+    """What the model must place for one component (or one shared-rule key).
+
+    Per process ``p``: candidates ``cand_rank[indptr[p]:indptr[p+1]]`` (ranks in ``resources``)
+    and ``cand_hw`` (physical ids), ``amount[p]`` items to take, ``origin[p]`` the segment index
+    (rank-based) or 0 (declarative). ``stride`` (declarative only) forces the items of a process
+    to be ranks ``h, h+stride, ...``; ``fill_share`` forces every candidate of the window to be
+    used by exactly that many processes; ``max_share`` bounds the processes per item otherwise.
+    """
+
+    spec: ComponentSpec
+    resources: ResourceSet
+    amount: np.ndarray
+    indptr: np.ndarray
+    cand_rank: np.ndarray
+    cand_hw: np.ndarray
+    origin: np.ndarray
+    origin_text: tuple[str, ...]
+    determined: bool
+    stride: int | None = None
+    fill_share: int | None = None
+    max_share: int = 1
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def num_processes(self) -> int:
+        return int(self.amount.size)
+
+    @cached_property
+    def cand_process(self) -> np.ndarray:
+        """Process index of every flat candidate entry."""
+        return np.repeat(np.arange(self.num_processes), np.diff(self.indptr))
+
+    def process_where(self, process: int) -> str:
+        """How to name a process in messages: component, its segment and rank."""
+        if self.spec.is_declarative:
+            return f"{self.name}: process {process}"
+        return f'{self.name}: segment "{self.origin_text[self.origin[process]]}" (process {process})'
+
+    def noun(self) -> str:
+        return self.resources.groups[0].resource_noun if len(self.resources.groups) == 1 else "resources"
+
+
+def resolve_spec(spec: PlacementSpec) -> dict[str, ComponentRequest]:
+    """Resolve every component that owns its rule; components sharing a key reuse the first's."""
+    requests: dict[str, ComponentRequest] = {}
+    for component in spec.components.values():
+        if component.shares_rule_with is None:
+            requests[component.name] = resolve_component(component, spec)
+    return requests
+
+
+def resolve_component(component: ComponentSpec, spec: PlacementSpec) -> ComponentRequest:
+    resources = _selection(component, spec.cluster)
+    if component.is_declarative:
+        return _resolve_declarative(component, resources, spec)
+    return _resolve_segments(component, resources)
+
+
+def _selection(component: ComponentSpec, cluster: Cluster) -> ResourceSet:
+    for label in component.node_groups:
+        if label not in cluster.node_groups:
+            known = ", ".join(repr(name) for name in cluster.node_groups)
+            raise PlacementConfigError(f"{component.name}: node group {label!r} not found; known groups: {known}")
+    resources = cluster.resources(component.node_groups)
+    if resources.counts_nodes and not all(g.hardware_type is None for g in resources.groups):
+        raise PlacementConfigError(
+            f"{component.name}: node_group {','.join(component.node_groups)!r} mixes groups whose resources are nodes "
+            "with groups whose resources are hardware; a component's ranks must count one kind"
+        )
+    if len(resources) == 0:
+        raise PlacementConfigError(f"{component.name}: {resources.describe()} has no resources to place on")
+    return resources
+
+
+def _resolve_segments(component: ComponentSpec, resources: ResourceSet) -> ComponentRequest:
+    total = len(resources)
+    rank_parts, indptr_parts, amount_parts, origin_parts = [], [], [], []
+    offset = 0
+    for index, segment in enumerate(component.segments):
+        where = f'{component.name}: segment "{segment.text}"'
+        if segment.resources is None:
+            ranks = np.arange(total, dtype=np.int64)
+        else:
+            check_in_bounds(segment.resources, total, "resource ranks", f"{where} on {resources.describe()}")
+            ranks = segment.resources.to_array()
+        num_processes = len(segment.processes) if segment.processes is not None else ranks.size
+        check_multiple(ranks.size, num_processes, where)
+        if ranks.size >= num_processes:
+            per_process = ranks.size // num_processes
+            rank_parts.append(ranks)
+            indptr_parts.append(offset + np.arange(1, num_processes + 1) * per_process)
+            amount_parts.append(np.full(num_processes, per_process))
+            offset += ranks.size
+        else:
+            rank_parts.append(np.repeat(ranks, num_processes // ranks.size))
+            indptr_parts.append(offset + np.arange(1, num_processes + 1))
+            amount_parts.append(np.ones(num_processes, dtype=np.int64))
+            offset += num_processes
+        origin_parts.append(np.full(num_processes, index))
+    if offset > MAX_RANK:
+        raise PlacementConfigError(f"{component.where()}: asks for {offset} process slots; the limit is {MAX_RANK}")
+    cand_rank = np.concatenate(rank_parts)
+    return ComponentRequest(
+        spec=component,
+        resources=resources,
+        amount=np.concatenate(amount_parts),
+        indptr=np.concatenate(([0], *indptr_parts)),
+        cand_rank=cand_rank,
+        cand_hw=resources.physical[cand_rank],
+        origin=np.concatenate(origin_parts),
+        origin_text=tuple(segment.text for segment in component.segments),
+        determined=True,
+    )
+
+
+def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec: PlacementSpec) -> ComponentRequest:
+    decl = component.declarative
+    where = component.name
+    if decl.resources is not None:
+        check_in_bounds(decl.resources, len(resources), "resources", f"{where} on {resources.describe()}")
+        window = decl.resources.to_array()
+    else:
+        window = np.arange(len(resources), dtype=np.int64)
+    # one candidate per physical item: overlapping groups must not offer the same GPU twice
+    _, first = np.unique(resources.physical[window], return_index=True)
+    window = window[np.sort(first)]
+    fill = decl.resources is not None
+    processes, per_process, share = _shape(component, window.size, fill)
+    stride = _stride(component, per_process, spec)
+    _check_capacity(component, resources, window, processes, per_process, share, stride, spec.cluster)
+    if processes * window.size > MAX_CANDIDATE_PAIRS:
+        raise PlacementConfigError(
+            f"{where}: {processes} processes x {window.size} candidate {component_noun(resources)} = "
+            f"{processes * window.size} pairs exceeds the limit of {MAX_CANDIDATE_PAIRS}; narrow it with 'resources' or node_group"
+        )
+    cand_rank = np.tile(window, processes)
+    return ComponentRequest(
+        spec=component,
+        resources=resources,
+        amount=np.full(processes, per_process),
+        indptr=np.arange(processes + 1) * window.size,
+        cand_rank=cand_rank,
+        cand_hw=resources.physical[cand_rank],
+        origin=np.zeros(processes, dtype=np.int64),
+        origin_text=(component.text,),
+        determined=False,
+        stride=stride,
+        fill_share=share if fill else None,
+        max_share=share,
+    )
+
+
+def _shape(component: ComponentSpec, window_size: int, fill: bool) -> tuple[int, int, int]:
+    """Processes, hardware per process and processes per item of a declarative component."""
+    decl = component.declarative
+    processes, per_process = decl.processes, decl.hardware_per_process
+    if not fill:
+        return processes, per_process or 1, 1
+    where = f"{component.name}: resources \"{decl.resources}\""
+    if processes is None:
+        per_process = per_process or 1
+        if window_size % per_process:
+            raise PlacementSyntaxError(f"{where} has {window_size} items, not a multiple of hardware_per_process={per_process}")
+        return window_size // per_process, per_process, 1
+    check_multiple(window_size, processes, where)
+    natural = max(1, window_size // processes)
+    if per_process is not None and per_process != natural:
+        raise PlacementConfigError(
+            f"{where} gives {processes} processes {natural} item(s) each, but hardware_per_process={per_process}"
+        )
+    return processes, natural, max(1, processes // window_size)
+
+
+def _stride(component: ComponentSpec, per_process: int, spec: PlacementSpec) -> int:
+    stride = component.declarative.stride
+    if stride != "auto":
+        return int(stride)
+    target_name = component.constraints.collocate_with
+    if target_name is None:
+        raise PlacementConfigError(f"{component.name}: stride: auto needs collocate_with (it spreads a process over the target's TP group)")
+    target = spec.components[target_name]
+    group = _group_items(target, spec)
+    if group is None or group % per_process:
+        raise PlacementConfigError(
+            f"{component.name}: stride: auto needs {target_name}'s hardware per TP group ({group}) to be a multiple of "
+            f"hardware_per_process={per_process}"
+        )
+    return group // per_process
+
+
+def _group_items(target: ComponentSpec, spec: PlacementSpec) -> int | None:
+    """Hardware items held by one TP group of ``target`` (None if processes differ in size)."""
+    owner = spec.components[target.shares_rule_with] if target.shares_rule_with else target
+    request = resolve_component(owner, spec)
+    sizes = np.unique(request.amount)
+    return int(sizes[0]) * target.constraints.tensor_parallel_size if sizes.size == 1 else None
+
+
+def _check_capacity(
+    component: ComponentSpec,
+    resources: ResourceSet,
+    window: np.ndarray,
+    processes: int,
+    per_process: int,
+    share: int,
+    stride: int,
+    cluster: Cluster,
+) -> None:
+    """Arithmetic that proves infeasibility without a solver, phrased in the user's terms."""
+    noun = component_noun(resources)
+    needed = processes * per_process // share
+    if needed > window.size:
+        raise PlacementConfigError(
+            f"{component.name}: needs {processes} processes x {per_process} {noun} = {needed} {noun}, "
+            f"but {resources.describe()} offers {window.size}"
+        )
+    span = (per_process - 1) * stride + 1
+    per_node = np.bincount(cluster.hw_node[resources.physical[window]], minlength=cluster.num_nodes)
+    if span > per_node.max():
+        shape = f"{per_process} {noun} per process" + (f" with stride {stride}" if stride > 1 else "")
+        raise PlacementConfigError(
+            f"{component.name}: needs {shape} on one node (a span of {span}), but the largest node in "
+            f"{resources.describe()} has {per_node.max()}"
+        )
+
+
+def component_noun(resources: ResourceSet) -> str:
+    kinds = {group.hardware_type for group in resources.groups}
+    if kinds == {ACCELERATOR}:
+        return "GPUs"
+    if kinds == {None}:
+        return "nodes"
+    return "items"

@@ -1,0 +1,89 @@
+"""The solver's answer: a compact process x hardware assignment per component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cluster import Cluster
+from .errors import PlacementConfigError
+from .records import Placement, build_placements
+from .requests import ComponentRequest
+from .spec import PlacementSpec
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """CSR assignment: process ``p`` holds physical ids ``hardware[indptr[p]:indptr[p+1]]``
+    (``ranks`` are the same items as ranks in the component's node groups).
+
+    Dense matrices are only built on request, so 100,000 GPUs never need 10^10 cells.
+    """
+
+    indptr: np.ndarray
+    hardware: np.ndarray
+    ranks: np.ndarray
+    num_hardware: int
+
+    @property
+    def num_processes(self) -> int:
+        return int(self.indptr.size - 1)
+
+    def of(self, process: int) -> np.ndarray:
+        return self.hardware[self.indptr[process]:self.indptr[process + 1]]
+
+    def to_dense(self) -> np.ndarray:
+        """Boolean matrix (processes x physical hardware ids of the cluster)."""
+        dense = np.zeros((self.num_processes, self.num_hardware), dtype=bool)
+        dense[np.repeat(np.arange(self.num_processes), np.diff(self.indptr)), self.hardware] = True
+        return dense
+
+
+@dataclass(frozen=True)
+class Solution:
+    """Assignments of every component, plus how the solve went."""
+
+    spec: PlacementSpec
+    requests: dict[str, ComponentRequest]
+    assignments: dict[str, Assignment]
+    status: str
+    objective: float | None
+    timings: dict[str, float] = field(default_factory=dict)
+    _isolated: dict[str, list[Placement]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def components(self) -> list[str]:
+        return self.spec.names
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.spec.cluster
+
+    def assignment(self, component: str) -> Assignment:
+        return self.assignments[self._known(component)]
+
+    def placements(self, component: str, isolate_accelerator: bool = True) -> list[Placement]:
+        """RLinf-style placement records of one component, ordered by rank."""
+        name = self._known(component)
+        if not isolate_accelerator:
+            return self._records(name, False)
+        if name not in self._isolated:
+            self._isolated[name] = self._records(name, True)
+        return self._isolated[name]
+
+    def placements_by_component(self, isolate_accelerator: bool = True) -> dict[str, list[Placement]]:
+        return {name: self.placements(name, isolate_accelerator) for name in self.components}
+
+    def _records(self, component: str, isolate: bool) -> list[Placement]:
+        spec = self.spec.components[component]
+        request = self.requests[spec.shares_rule_with or component]
+        assignment = self.assignments[component]
+        return build_placements(
+            component, assignment.indptr, assignment.hardware, assignment.ranks, request.resources, self.cluster, isolate
+        )
+
+    def _known(self, component: str) -> str:
+        if component not in self.spec.components:
+            raise PlacementConfigError(f"unknown component {component!r}; known: {', '.join(self.components)}")
+        return component

@@ -1,0 +1,142 @@
+"""Solving a spec: build the CP-SAT model, run it deterministically, read out assignments.
+
+Model, solve and read-out are three separate steps. The search is deterministic: a fixed seed
+and CP-SAT's interleaved search, whose result does not depend on the number of workers. An
+infeasible spec is solved a second time with one assumption literal per user statement, and
+the statements CP-SAT names as conflicting make up the error message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from .cluster import Cluster
+from .config import ConfigSource, check_keys, positive_int
+from .errors import InfeasiblePlacementError, PlacementError, SolverTimeoutError
+from .model import ModelContext, build_model
+from .solution import Assignment, Solution
+from .spec import PlacementSpec
+
+SOLVER_KEYS = ("time_limit_s", "num_workers", "seed")
+DEFAULT_TIME_LIMIT_S = 60.0
+
+
+def solve(
+    source: PlacementSpec | ConfigSource,
+    *,
+    cluster: Cluster | None = None,
+    time_limit_s: float | None = None,
+    num_workers: int | None = None,
+    seed: int | None = None,
+) -> Solution:
+    """Place every component of ``source`` (a spec, a YAML path, a dict or a DictConfig).
+
+    Keyword arguments override the config's ``cluster.solver`` section. Raises a
+    :class:`PlacementError` subclass on bad input, :class:`InfeasiblePlacementError` naming the
+    conflicting statements, or :class:`SolverTimeoutError`.
+    """
+    started = time.perf_counter()
+    spec = source if isinstance(source, PlacementSpec) else PlacementSpec.from_config(source, cluster)
+    options = _options(spec.solver_options, time_limit_s, num_workers, seed)
+    parsed = time.perf_counter()
+    requests = spec.requests
+    ctx = build_model(spec, requests)
+    built = time.perf_counter()
+    if ctx.conflicts:
+        raise _infeasible(ctx.conflicts)
+    solver, status = _run(ctx, options)
+    solved = time.perf_counter()
+    if status == cp_model.INFEASIBLE:
+        raise _infeasible(explain(spec, options))
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise _not_solved(status, options)
+    assignments = _read_out(ctx, solver)
+    timings = {"parse": parsed - started, "build": built - parsed, "solve": solved - built}
+    objective = solver.objective_value if ctx.model.has_objective() else None
+    return Solution(spec, requests, assignments, solver.status_name(status), objective, timings)
+
+
+def explain(spec: PlacementSpec, options: Mapping[str, Any] | None = None) -> list[str]:
+    """The user statements that cannot hold together (empty if the spec is feasible)."""
+    options = _options(spec.solver_options if options is None else options, None, None, None)
+    ctx = build_model(spec, spec.requests, explain=True)
+    if ctx.conflicts:
+        return ctx.conflicts
+    literals = list(ctx.statements.values())
+    ctx.model.add_assumptions(literals)
+    solver, status = _run(ctx, {**options, "num_workers": 1}, linearization_level=2)
+    if status != cp_model.INFEASIBLE:
+        return []
+    names = {literal.index: text for text, literal in ctx.statements.items()}
+    core = [names[index] for index in solver.sufficient_assumptions_for_infeasibility() if index in names]
+    return core or ["the spec as a whole (CP-SAT found no smaller conflicting set)"]
+
+
+def _options(config: Mapping[str, Any], time_limit_s: float | None, num_workers: int | None, seed: int | None) -> dict[str, Any]:
+    check_keys(config, SOLVER_KEYS, "cluster.solver")
+    merged = {"time_limit_s": DEFAULT_TIME_LIMIT_S, "num_workers": 1, "seed": 0, **config}
+    for key, value in (("time_limit_s", time_limit_s), ("num_workers", num_workers), ("seed", seed)):
+        if value is not None:
+            merged[key] = value
+    limit = merged["time_limit_s"]
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
+        raise PlacementError(f"solver time_limit_s must be a positive number of seconds, not {limit!r}")
+    positive_int(merged["num_workers"], "solver num_workers")
+    positive_int(merged["seed"], "solver seed", allow_zero=True)
+    return merged
+
+
+def _run(ctx: ModelContext, options: Mapping[str, Any], **extra: Any) -> tuple[cp_model.CpSolver, int]:
+    solver = cp_model.CpSolver()
+    params = solver.parameters
+    params.max_time_in_seconds = float(options["time_limit_s"])
+    params.random_seed = int(options["seed"])
+    params.num_workers = int(options["num_workers"])
+    params.interleave_search = params.num_workers > 1  # same answer whatever the worker count
+    params.symmetry_level = 0  # symmetry is broken explicitly; detection costs seconds at scale
+    for key, value in extra.items():
+        setattr(params, key, value)
+    status = solver.solve(ctx.model)
+    if status == cp_model.MODEL_INVALID:
+        raise PlacementError(f"internal error: the CP-SAT model is invalid: {ctx.model.validate()}")
+    return solver, status
+
+
+def _read_out(ctx: ModelContext, solver: cp_model.CpSolver) -> dict[str, Assignment]:
+    values = np.asarray(solver.response_proto.solution, dtype=bool)
+    assignments: dict[str, Assignment] = {}
+    for name, request in ctx.requests.items():
+        first = ctx.first_var[name]
+        taken = values[first:first + request.cand_hw.size]
+        counts = np.add.reduceat(taken, request.indptr[:-1]) if taken.size else np.zeros(0, dtype=np.int64)
+        assignments[name] = Assignment(
+            indptr=np.concatenate(([0], np.cumsum(counts))),
+            hardware=request.cand_hw[taken],
+            ranks=request.cand_rank[taken],
+            num_hardware=ctx.cluster.num_hardware,
+        )
+    for spec in ctx.spec.components.values():
+        if spec.shares_rule_with is not None:
+            assignments[spec.name] = assignments[spec.shares_rule_with]
+    return {name: assignments[name] for name in ctx.spec.names}
+
+
+def _infeasible(conflicts: list[str]) -> InfeasiblePlacementError:
+    if len(conflicts) == 1:
+        return InfeasiblePlacementError(f"no placement exists: {conflicts[0]}", conflicts)
+    listed = "\n  - ".join(conflicts)
+    return InfeasiblePlacementError(f"no placement exists; these statements conflict:\n  - {listed}", conflicts)
+
+
+def _not_solved(status: int, options: Mapping[str, Any]) -> PlacementError:
+    if status == cp_model.UNKNOWN:
+        return SolverTimeoutError(
+            f"the solver found no placement within time_limit_s={options['time_limit_s']} s and could not prove "
+            "there is none; raise cluster.solver.time_limit_s or narrow the declarative components"
+        )
+    return PlacementError(f"the solver stopped with status {status}")

@@ -1,0 +1,305 @@
+"""Placement specs: what each component asks for, parsed from ``cluster.component_placement``.
+
+Parsing is purely syntactic and never produces placements. A component is either
+*rank-based* (RLinf's ``resource_ranks[:process_ranks]`` segments, which fix the layout) or
+*declarative* (a count of processes and hardware per process; the solver picks the hardware).
+Both forms may carry the constraints no rank string can say (tensor-parallel groups,
+collocation, exclusivity, capacity). Everything the text alone can tell is checked here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from .cluster import CLUSTER_LABEL, Cluster
+from .config import ConfigSource, check_keys, load_config, positive_int, require_mapping
+from .errors import PlacementConfigError, PlacementSyntaxError
+from .node_groups import cluster_section
+from .ranks import RankRange, is_all, parse_range
+
+if TYPE_CHECKING:
+    from .requests import ComponentRequest
+
+CONSTRAINT_KEYS = ("tensor_parallel_size", "collocate_with", "exclusive_with", "max_processes_per_hardware")
+SHAPE_KEYS = ("processes", "hardware_per_process", "gpus_per_process", "stride", "resources")
+COMPONENT_KEYS = ("node_group", "placement", *SHAPE_KEYS, *CONSTRAINT_KEYS)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One ``resource_ranks[:process_ranks]`` piece; ``None`` resources mean ``all``."""
+
+    text: str
+    resources: RankRange | None
+    processes: RankRange | None
+
+
+@dataclass(frozen=True)
+class Declarative:
+    """A component given by what it needs; the solver chooses its hardware.
+
+    ``stride`` is an int, or ``"auto"`` (derived from the collocation target's TP groups).
+    ``resources`` optionally restricts the candidate ranks; every rank in it is then used.
+    """
+
+    processes: int | None
+    hardware_per_process: int | None
+    stride: int | str
+    resources: RankRange | None
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Rules beyond the layout itself, allowed on both forms."""
+
+    tensor_parallel_size: int = 1
+    collocate_with: str | None = None
+    exclusive_with: tuple[str, ...] = ()
+    max_processes_per_hardware: int | None = None
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """The placement rule of one component.
+
+    ``key`` is the config key it came from; components on one comma-joined key share one rule
+    (``shares_rule_with`` names the first of them, whose solution they reuse).
+    """
+
+    name: str
+    key: str
+    node_groups: tuple[str, ...]
+    text: str
+    segments: tuple[Segment, ...] = ()
+    declarative: Declarative | None = None
+    constraints: Constraints = field(default_factory=Constraints)
+    shares_rule_with: str | None = None
+
+    @property
+    def is_declarative(self) -> bool:
+        return self.declarative is not None
+
+    def where(self) -> str:
+        return f"{self.name}: placement \"{self.text}\"" if not self.is_declarative else f"{self.name}"
+
+
+@dataclass(frozen=True)
+class PlacementSpec:
+    """All components of a job (config order) and the cluster they are placed on."""
+
+    cluster: Cluster
+    components: Mapping[str, ComponentSpec]
+    solver_options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: ConfigSource, cluster: Cluster | None = None) -> PlacementSpec:
+        """Parse ``cluster.component_placement`` (and build the cluster from the same config)."""
+        plain = load_config(config)
+        section = cluster_section(plain)
+        cluster = cluster if cluster is not None else Cluster.from_config(section)
+        if "component_placement" not in section:
+            raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
+        components = parse_component_placement(section["component_placement"])
+        solver = require_mapping(section.get("solver") or {}, "cluster.solver")
+        spec = cls(cluster, components, solver)
+        spec.requests  # eager: every check that needs the cluster runs now
+        return spec
+
+    @cached_property
+    def requests(self) -> dict[str, ComponentRequest]:
+        """Per-process candidates of every component that owns its rule (see ``requests.py``)."""
+        from .requests import resolve_spec
+
+        return resolve_spec(self)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.components)
+
+
+def parse_component_placement(raw: Any) -> dict[str, ComponentSpec]:
+    """Parse the ``component_placement`` mapping (YAML order kept)."""
+    mapping = require_mapping(raw, "cluster.component_placement")
+    if not mapping:
+        raise PlacementConfigError("cluster.component_placement is empty: nothing to place")
+    components: dict[str, ComponentSpec] = {}
+    for key, value in mapping.items():
+        names = [name.strip() for name in str(key).split(",")]
+        if any(not name for name in names):
+            raise PlacementConfigError(f'component key "{key}": empty component name')
+        for position, name in enumerate(names):
+            if name in components:
+                raise PlacementConfigError(f'component {name!r} has a placement under two keys ("{components[name].key}" and "{key}")')
+            components[name] = _parse_component(name, str(key), value, names[0] if position else None)
+    for spec in components.values():
+        _check_references(spec, components)
+    return components
+
+
+def _parse_component(name: str, key: str, value: Any, first_name: str | None) -> ComponentSpec:
+    if isinstance(value, Mapping):
+        body = require_mapping(value, f"component {name!r}")
+        check_keys(body, COMPONENT_KEYS, f"component {name!r}")
+        groups = _parse_node_group(body.get("node_group"), name)
+        constraints = _parse_constraints(body, name)
+        has_shape = any(k in body for k in SHAPE_KEYS)
+        if "placement" in body and has_shape:
+            raise PlacementConfigError(
+                f"component {name!r}: give either a 'placement' rank string or declarative keys "
+                f"({', '.join(SHAPE_KEYS)}), not both"
+            )
+        if "placement" in body:
+            text = _placement_text(body["placement"], name)
+            return ComponentSpec(name, key, groups, text, parse_segments(text, name), None, constraints, first_name)
+        if not has_shape:
+            raise PlacementConfigError(f"component {name!r}: needs a 'placement' rank string or 'processes'")
+        declarative = _parse_declarative(body, name)
+        return ComponentSpec(name, key, groups, _describe(body), (), declarative, constraints, first_name)
+    text = _placement_text(value, name)
+    return ComponentSpec(name, key, (CLUSTER_LABEL,), text, parse_segments(text, name), None, Constraints(), first_name)
+
+
+def _placement_text(value: Any, name: str) -> str:
+    if isinstance(value, bool) or value is None or not isinstance(value, (str, int)):
+        raise PlacementConfigError(
+            f"component {name!r}: placement must be a rank string such as \"0-7\" or \"0-3:0-7\", not {value!r}"
+        )
+    text = str(value).strip()
+    if not text:
+        raise PlacementSyntaxError(f'component {name!r}: placement is empty')
+    return text
+
+
+def parse_segments(text: str, name: str) -> tuple[Segment, ...]:
+    """Split a placement string into segments and check everything the text alone tells."""
+    where = f'{name}: placement "{text}"'
+    pieces = [piece.strip() for piece in text.split(",")]
+    if any(not piece for piece in pieces):
+        raise PlacementSyntaxError(f"{where} has an empty segment (stray comma)")
+    segments = []
+    for piece in pieces:
+        halves = piece.split(":")
+        if len(halves) > 2:
+            raise PlacementSyntaxError(f'{name}: segment "{piece}" has more than one ":"; expected resource_ranks:process_ranks')
+        seg_where = f'{name}: segment "{piece}"'
+        resources = None if is_all(halves[0]) else parse_range(halves[0], "resource ranks", seg_where)
+        processes = None
+        if len(halves) == 2:
+            if is_all(halves[1]):
+                raise PlacementSyntaxError(f"{seg_where}: process ranks cannot be \"all\"; give a range such as 0-7")
+            processes = parse_range(halves[1], "process ranks", seg_where)
+        segments.append(Segment(piece, resources, processes))
+    _check_segment_order(segments, name)
+    return tuple(segments)
+
+
+def _check_segment_order(segments: Sequence[Segment], name: str) -> None:
+    if len(segments) > 1 and any(seg.resources is None for seg in segments):
+        raise PlacementSyntaxError(f'{name}: segment "all" selects every resource and cannot be combined with other segments')
+    previous: Segment | None = None
+    next_process: int | None = 0
+    for seg in segments:
+        where = f'{name}: segment "{seg.text}"'
+        if seg.resources is not None and seg.processes is not None:
+            check_multiple(len(seg.resources), len(seg.processes), where)
+        if previous is not None and seg.resources is not None and previous.resources is not None:
+            if seg.resources.first <= previous.resources.last:
+                rule = "unique" if seg.resources.first >= previous.resources.first else "in ascending order"
+                raise PlacementSyntaxError(
+                    f'{where}: resource ranks must be {rule} across segments (previous segment "{previous.text}" ends at {previous.resources.last})'
+                )
+        if seg.processes is not None and next_process is not None and seg.processes.first != next_process:
+            raise PlacementSyntaxError(
+                f"{where}: process ranks must be unique, ascending and continuous from 0; expected this segment to start at process {next_process}"
+            )
+        if seg.processes is not None:
+            next_process = seg.processes.last + 1
+        elif seg.resources is not None and next_process is not None:
+            next_process += len(seg.resources)
+        else:
+            next_process = None  # implicit count of "all" is known once the cluster is
+        previous = seg
+
+
+def check_multiple(num_resources: int, num_processes: int, where: str) -> None:
+    """RLinf's even-sharing rule: one count must be a multiple of the other."""
+    if num_resources % num_processes and num_processes % num_resources:
+        raise PlacementSyntaxError(
+            f"{where} has {num_resources} resources and {num_processes} processes; one must be a multiple of the other"
+        )
+
+
+def _parse_node_group(value: Any, name: str) -> tuple[str, ...]:
+    if value is None:
+        return (CLUSTER_LABEL,)
+    raw = value if isinstance(value, list) else str(value).split(",")
+    labels = tuple(str(label).strip() for label in raw)
+    if not labels or any(not label for label in labels):
+        raise PlacementConfigError(f"component {name!r}: node_group {value!r} has an empty label")
+    if len(set(labels)) != len(labels):
+        raise PlacementConfigError(f"component {name!r}: node_group {value!r} lists a label twice")
+    return labels
+
+
+def _parse_constraints(body: Mapping[str, Any], name: str) -> Constraints:
+    where = f"component {name!r}"
+    exclusive = body.get("exclusive_with") or ()
+    if isinstance(exclusive, str):
+        exclusive = [part.strip() for part in exclusive.split(",")]
+    if not isinstance(exclusive, (list, tuple)):
+        raise PlacementConfigError(f"{where}: exclusive_with must be a list of component names")
+    collocate = body.get("collocate_with")
+    cap = body.get("max_processes_per_hardware")
+    return Constraints(
+        tensor_parallel_size=positive_int(body.get("tensor_parallel_size", 1), f"{where}: tensor_parallel_size"),
+        collocate_with=None if collocate is None else str(collocate).strip(),
+        exclusive_with=tuple(str(other).strip() for other in exclusive),
+        max_processes_per_hardware=None if cap is None else positive_int(cap, f"{where}: max_processes_per_hardware"),
+    )
+
+
+def _parse_declarative(body: Mapping[str, Any], name: str) -> Declarative:
+    where = f"component {name!r}"
+    if "hardware_per_process" in body and "gpus_per_process" in body:
+        raise PlacementConfigError(f"{where}: give hardware_per_process or its alias gpus_per_process, not both")
+    per_process = body.get("hardware_per_process", body.get("gpus_per_process"))
+    stride = body.get("stride", 1)
+    if not (isinstance(stride, str) and stride.strip().lower() == "auto"):
+        stride = positive_int(stride, f"{where}: stride")
+    else:
+        stride = "auto"
+    resources = body.get("resources")
+    window = None
+    if resources is not None and not is_all(str(resources)):
+        window = parse_range(str(resources), "resources", where)
+    processes = body.get("processes")
+    if processes is None and resources is None:
+        raise PlacementConfigError(f"{where}: needs 'processes' (or a 'resources' range to fill)")
+    return Declarative(
+        processes=None if processes is None else positive_int(processes, f"{where}: processes"),
+        hardware_per_process=None if per_process is None else positive_int(per_process, f"{where}: hardware_per_process"),
+        stride=stride,
+        resources=window,
+    )
+
+
+def _describe(body: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}={body[key]}" for key in SHAPE_KEYS if key in body)
+
+
+def _check_references(spec: ComponentSpec, components: Mapping[str, ComponentSpec]) -> None:
+    refs = list(spec.constraints.exclusive_with)
+    if spec.constraints.collocate_with is not None:
+        refs.append(spec.constraints.collocate_with)
+    for ref in refs:
+        if ref not in components:
+            raise PlacementConfigError(f"component {spec.name!r}: refers to unknown component {ref!r}")
+        if ref == spec.name:
+            raise PlacementConfigError(f"component {spec.name!r}: cannot refer to itself in collocate_with/exclusive_with")
+    if spec.constraints.collocate_with in spec.constraints.exclusive_with:
+        raise PlacementConfigError(
+            f"component {spec.name!r}: cannot both collocate with and be exclusive with {spec.constraints.collocate_with!r}"
+        )

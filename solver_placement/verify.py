@@ -1,0 +1,202 @@
+"""Independent verifier: checks placements against every rule of their spec.
+
+Written without the CP-SAT model and without the resolved candidates of ``requests.py``: it
+re-derives each rule from the spec's own text (segments, declarative fields, constraints) and
+the cluster tables, in plain Python, so a bug in the model or the resolution cannot hide itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+
+from .cluster import ACCELERATOR, NODE, Cluster
+from .errors import VerificationError
+from .records import Placement
+from .spec import ComponentSpec, PlacementSpec
+
+
+def verify(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -> None:
+    """Raise :class:`VerificationError` listing every violated rule; return None if all hold."""
+    cluster = spec.cluster
+    index = _physical_index(cluster)
+    problems: list[str] = []
+    held: dict[str, list[list[int]]] = {}
+    for name, component in spec.components.items():
+        records = list(placements.get(name, []))
+        if not records:
+            problems.append(f"{name}: no placements")
+            continue
+        held[name] = [_physical_of(record, index, problems, name) for record in records]
+        _check_records(name, records, cluster, problems)
+        _check_selection(component, held[name], cluster, problems)
+        if component.is_declarative:
+            _check_declarative(component, held[name], cluster, problems)
+        else:
+            _check_segments(component, held[name], cluster, problems)
+        _check_tp(component, records, problems)
+    if not problems:
+        _check_relations(spec, held, cluster, problems)
+    if problems:
+        raise VerificationError(problems)
+
+
+def _physical_index(cluster: Cluster) -> dict[tuple[int, str, int], int]:
+    return {
+        (int(node), cluster.kinds[int(kind)], int(local)): hw
+        for hw, (node, kind, local) in enumerate(zip(cluster.hw_node, cluster.hw_kind, cluster.hw_local))
+    }
+
+
+def _physical_of(record: Placement, index: Mapping, problems: list[str], name: str) -> list[int]:
+    locals_ = record.local_hardware_ranks if record.hardware_type != NODE else [0]
+    ids = []
+    for local in locals_:
+        key = (record.cluster_node_rank, record.hardware_type, local)
+        if key not in index:
+            problems.append(f"{name} rank {record.rank}: node {key[0]} has no {key[1]} {local}")
+        else:
+            ids.append(index[key])
+    if not ids:
+        problems.append(f"{name} rank {record.rank}: holds no hardware")
+    if len(set(ids)) != len(ids):
+        problems.append(f"{name} rank {record.rank}: holds an item twice {locals_}")
+    return ids
+
+
+def _check_records(name: str, records: Sequence[Placement], cluster: Cluster, problems: list[str]) -> None:
+    """Ranks 0..N-1 and the per-node bookkeeping fields, recomputed from scratch."""
+    if [r.rank for r in records] != list(range(len(records))):
+        problems.append(f"{name}: ranks are not 0..{len(records) - 1} in order")
+    per_node: dict[int, list[Placement]] = defaultdict(list)
+    node_order: list[int] = []
+    for record in records:
+        if record.cluster_node_rank not in per_node:
+            node_order.append(record.cluster_node_rank)
+        per_node[record.cluster_node_rank].append(record)
+    for node, group in per_node.items():
+        for position, record in enumerate(group):
+            where = f"{name} rank {record.rank}"
+            if (record.local_rank, record.local_world_size) != (position, len(group)):
+                problems.append(f"{where}: local_rank/local_world_size {record.local_rank}/{record.local_world_size}, expected {position}/{len(group)}")
+            if record.placement_node_rank != node_order.index(node):
+                problems.append(f"{where}: placement_node_rank {record.placement_node_rank}, expected {node_order.index(node)}")
+            gpus = int(cluster.gpus_per_node[node])
+            own_gpus = record.hardware_type == ACCELERATOR
+            expected_visible = (
+                [str(g) for g in record.local_hardware_ranks] if own_gpus and record.isolate_accelerator else [str(g) for g in range(gpus)]
+            )
+            if record.visible_accelerators != expected_visible:
+                problems.append(f"{where}: visible_accelerators {record.visible_accelerators}, expected {expected_visible}")
+            expected_first = record.local_hardware_ranks[0] if own_gpus and record.local_hardware_ranks else -1
+            if record.local_accelerator_rank != expected_first:
+                problems.append(f"{where}: local_accelerator_rank {record.local_accelerator_rank}, expected {expected_first}")
+            if record.accelerator_type != (cluster.accelerator_types[node]):
+                problems.append(f"{where}: accelerator_type {record.accelerator_type!r} differs from node {node}'s")
+
+
+def _check_selection(component: ComponentSpec, held: list[list[int]], cluster: Cluster, problems: list[str]) -> None:
+    allowed = set(cluster.resources(component.node_groups).physical.tolist())
+    for rank, ids in enumerate(held):
+        if any(hw not in allowed for hw in ids):
+            problems.append(f"{component.name} rank {rank}: uses hardware outside node_group {','.join(component.node_groups)}")
+        if len({int(cluster.hw_node[hw]) for hw in ids}) > 1:
+            problems.append(f"{component.name} rank {rank}: spans several nodes")
+        if len({int(cluster.hw_kind[hw]) for hw in ids}) > 1:
+            problems.append(f"{component.name} rank {rank}: mixes hardware types")
+
+
+def _expected_segments(component: ComponentSpec, total: int) -> list[list[int]]:
+    """RLinf's even split, re-derived: per process the ranks it must hold."""
+    expected: list[list[int]] = []
+    for segment in component.segments:
+        ranks = list(range(total)) if segment.resources is None else list(range(segment.resources.first, segment.resources.last + 1))
+        count = len(segment.processes) if segment.processes is not None else len(ranks)
+        if len(ranks) >= count:
+            k = len(ranks) // count
+            expected.extend(ranks[i * k:(i + 1) * k] for i in range(count))
+        else:
+            m = count // len(ranks)
+            expected.extend([ranks[i // m]] for i in range(count))
+    return expected
+
+
+def _check_segments(component: ComponentSpec, held: list[list[int]], cluster: Cluster, problems: list[str]) -> None:
+    physical = cluster.resources(component.node_groups).physical.tolist()
+    expected = [[physical[r] for r in ranks] for ranks in _expected_segments(component, len(physical))]
+    if len(expected) != len(held):
+        problems.append(f"{component.name}: {len(held)} processes, the placement string gives {len(expected)}")
+        return
+    for rank, (want, got) in enumerate(zip(expected, held)):
+        if sorted(want) != sorted(got):
+            problems.append(f"{component.name} rank {rank}: holds {got}, the placement string gives {want}")
+
+
+def _check_declarative(component: ComponentSpec, held: list[list[int]], cluster: Cluster, problems: list[str]) -> None:
+    decl = component.declarative
+    physical = cluster.resources(component.node_groups).physical.tolist()
+    rank_of: dict[int, int] = {}
+    for rank, hw in enumerate(physical):
+        rank_of.setdefault(hw, rank)
+    if decl.processes is not None and len(held) != decl.processes:
+        problems.append(f"{component.name}: {len(held)} processes, asked for {decl.processes}")
+    sizes = {len(ids) for ids in held}
+    if len(sizes) != 1 or (decl.hardware_per_process is not None and sizes != {decl.hardware_per_process}):
+        problems.append(f"{component.name}: processes hold {sorted(sizes)} items, asked for {decl.hardware_per_process}")
+    use = Counter(hw for ids in held for hw in ids)
+    if decl.resources is not None:
+        window = {physical[r] for r in range(decl.resources.first, decl.resources.last + 1)}
+        if set(use) != window or len(set(use.values())) != 1:
+            problems.append(f"{component.name}: does not use every item of resources {decl.resources} evenly")
+    elif use and max(use.values()) > 1:
+        problems.append(f"{component.name}: two of its processes share an item")
+    if isinstance(decl.stride, int):
+        for rank, ids in enumerate(held):
+            ranks = sorted(rank_of[hw] for hw in ids)
+            if any(b - a != decl.stride for a, b in zip(ranks, ranks[1:])):
+                problems.append(f"{component.name} rank {rank}: ranks {ranks} do not follow stride {decl.stride}")
+
+
+def _check_tp(component: ComponentSpec, records: Sequence[Placement], problems: list[str]) -> None:
+    tp = component.constraints.tensor_parallel_size
+    for start in range(0, len(records), tp):
+        nodes = {record.cluster_node_rank for record in records[start:start + tp]}
+        if len(nodes) > 1:
+            problems.append(f"{component.name}: tensor-parallel group of ranks {start}-{start + tp - 1} spans nodes {sorted(nodes)}")
+
+
+def _check_relations(spec: PlacementSpec, held: Mapping[str, list[list[int]]], cluster: Cluster, problems: list[str]) -> None:
+    used = {name: {hw for ids in processes for hw in ids} for name, processes in held.items()}
+    load = Counter(hw for processes in held.values() for ids in processes for hw in ids)
+    for name, component in spec.components.items():
+        rules = component.constraints
+        if component.shares_rule_with is not None and held[name] != held[component.shares_rule_with]:
+            problems.append(f"{name}: differs from {component.shares_rule_with}, which shares its placement rule")
+        if rules.collocate_with is not None:
+            target = rules.collocate_with
+            if used[name] != used[target]:
+                problems.append(f"{name}: hardware set differs from {target}'s (collocate_with)")
+            _check_nesting(name, target, spec, held, problems)
+        for other in rules.exclusive_with:
+            if used[name] & used[other]:
+                problems.append(f"{name}: shares hardware with {other} (exclusive_with)")
+        limit = rules.max_processes_per_hardware
+        if limit is not None and any(load[hw] > limit for hw in used[name]):
+            problems.append(f"{name}: an item holds more than {limit} processes (max_processes_per_hardware)")
+
+
+def _check_nesting(name: str, target: str, spec: PlacementSpec, held: Mapping[str, list[list[int]]], problems: list[str]) -> None:
+    """Each process of ``name`` lies inside one TP group of ``target`` when it fits in one."""
+    tp = spec.components[target].constraints.tensor_parallel_size
+    target_held = held[target]
+    sizes = {len(ids) for ids in target_held}
+    flat = [hw for ids in target_held for hw in ids]
+    if len(sizes) != 1 or len(set(flat)) != len(flat):
+        return
+    group_items = sizes.pop() * tp
+    if max(len(ids) for ids in held[name]) > group_items:
+        return
+    group_of = {hw: rank // tp for rank, ids in enumerate(target_held) for hw in ids}
+    for rank, ids in enumerate(held[name]):
+        if len({group_of.get(hw) for hw in ids}) != 1:
+            problems.append(f"{name} rank {rank}: spans several tensor-parallel groups of {target}")
