@@ -10,7 +10,7 @@ collocation, exclusivity and capacity are decided on physical ids.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -98,7 +98,7 @@ class Cluster:
             CLUSTER_LABEL, all_nodes, ACCELERATOR if self.gpus_per_node.any() else None
         )
         self.node_groups[NODE_LABEL] = NodeGroup(NODE_LABEL, all_nodes, None)
-        self._resource_cache: dict[tuple[str, ...], ResourceSet] = {}
+        self._resource_cache: dict[tuple[str | bool, ...], ResourceSet] = {}
 
     @classmethod
     def from_config(cls, config: Any) -> Cluster:
@@ -152,11 +152,16 @@ class Cluster:
             known = ", ".join(repr(name) for name in self.node_groups)
             raise PlacementConfigError(f"node group {label!r} not found; known groups: {known}") from None
 
-    def resources(self, labels: Sequence[str]) -> ResourceSet:
-        """The resources of the given groups, ranked group after group in the listed order."""
-        key = tuple(labels)
+    def resources(self, labels: Sequence[str], count_nodes: bool = False) -> ResourceSet:
+        """The resources of the given groups, ranked group after group in the listed order.
+
+        ``count_nodes`` ranks the groups' nodes instead of their hardware.
+        """
+        key = (*labels, count_nodes)
         if key not in self._resource_cache:
-            groups = tuple(self.node_group(label) for label in key)
+            groups = tuple(self.node_group(label) for label in labels)
+            if count_nodes:
+                groups = tuple(replace(group, hardware_type=None) for group in groups)
             per_group = [self._group_physical(group) for group in groups]
             self._resource_cache[key] = ResourceSet(
                 groups=groups,

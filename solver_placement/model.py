@@ -197,7 +197,11 @@ def _add_one_of(
                 f"{request.name}: {unit_name} {unit} (processes {first_process}-"
                 f"{first_process + request.spec.constraints.tensor_parallel_size - 1})"
             )
-            statement = f"{label} must have all its {_noun(request)} on one {attribute_name}"
+            noun = _noun(request)
+            statement = (
+                f"{label} must run on one node" if noun == "nodes" and attribute_name == "node"
+                else f"{label} must have all its {noun} on one {attribute_name}"
+            )
             if request.determined:
                 spans = sorted(set(values[lo:hi].tolist()))
                 ctx.conflict(f"{statement}, but its ranks lie on {attribute_name}s {_values(ctx, attribute_name, spans)}")

@@ -65,10 +65,10 @@ class ComponentRequest:
         """How to name a process in messages: component, its segment and rank."""
         if self.spec.is_declarative:
             return f"{self.name}: process {process}"
+        if self.spec.explicit is not None:
+            return f"{self.name}: process {process} (ranks {list(self.spec.explicit[process])})"
         return f'{self.name}: segment "{self.origin_text[self.origin[process]]}" (process {process})'
 
-    def noun(self) -> str:
-        return self.resources.groups[0].resource_noun if len(self.resources.groups) == 1 else "resources"
 
 
 def resolve_spec(spec: PlacementSpec) -> dict[str, ComponentRequest]:
@@ -84,6 +84,8 @@ def resolve_component(component: ComponentSpec, spec: PlacementSpec) -> Componen
     resources = _selection(component, spec.cluster)
     if component.is_declarative:
         return _resolve_declarative(component, resources, spec)
+    if component.explicit is not None:
+        return _resolve_explicit(component, resources)
     return _resolve_segments(component, resources)
 
 
@@ -92,7 +94,7 @@ def _selection(component: ComponentSpec, cluster: Cluster) -> ResourceSet:
         if label not in cluster.node_groups:
             known = ", ".join(repr(name) for name in cluster.node_groups)
             raise PlacementConfigError(f"{component.name}: node group {label!r} not found; known groups: {known}")
-    resources = cluster.resources(component.node_groups)
+    resources = cluster.resources(component.node_groups, component.count_nodes)
     if resources.counts_nodes and not all(g.hardware_type is None for g in resources.groups):
         raise PlacementConfigError(
             f"{component.name}: node_group {','.join(component.node_groups)!r} mixes groups whose resources are nodes "
@@ -140,6 +142,29 @@ def _resolve_segments(component: ComponentSpec, resources: ResourceSet) -> Compo
         cand_hw=resources.physical[cand_rank],
         origin=np.concatenate(origin_parts),
         origin_text=tuple(segment.text for segment in component.segments),
+        determined=True,
+    )
+
+
+def _resolve_explicit(component: ComponentSpec, resources: ResourceSet) -> ComponentRequest:
+    total = len(resources)
+    for position, ranks in enumerate(component.explicit):
+        if ranks[-1] >= total:
+            limit = "there are none" if total == 0 else f"valid ranks are 0-{total - 1}"
+            raise PlacementConfigError(
+                f"{component.name}: process {position} ranks {list(ranks)} are out of range on {resources.describe()}; {limit}"
+            )
+    sizes = np.array([len(ranks) for ranks in component.explicit], dtype=np.int64)
+    cand_rank = np.fromiter((r for ranks in component.explicit for r in ranks), dtype=np.int64, count=int(sizes.sum()))
+    return ComponentRequest(
+        spec=component,
+        resources=resources,
+        amount=sizes,
+        indptr=np.concatenate(([0], np.cumsum(sizes))),
+        cand_rank=cand_rank,
+        cand_hw=resources.physical[cand_rank],
+        origin=np.zeros(sizes.size, dtype=np.int64),
+        origin_text=(component.text,),
         determined=True,
     )
 

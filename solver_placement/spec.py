@@ -1,8 +1,8 @@
 """Placement specs: what each component asks for, parsed from ``cluster.component_placement``.
 
 Parsing is purely syntactic and never produces placements. A component is either
-*rank-based* (RLinf's ``resource_ranks[:process_ranks]`` segments, which fix the layout) or
-*declarative* (a count of processes and hardware per process; the solver picks the hardware).
+*rank-based* (RLinf's ``resource_ranks[:process_ranks]`` segments, or an explicit list of
+ranks per process, both of which fix the layout) or *declarative* (a count of processes and hardware per process; the solver picks the hardware).
 Both forms may carry the constraints no rank string can say (tensor-parallel groups,
 collocation, exclusivity, capacity). Everything the text alone can tell is checked here.
 """
@@ -18,14 +18,14 @@ from .cluster import CLUSTER_LABEL, Cluster
 from .config import ConfigSource, check_keys, load_config, positive_int, require_mapping
 from .errors import PlacementConfigError, PlacementSyntaxError
 from .node_groups import cluster_section
-from .ranks import RankRange, is_all, parse_range
+from .ranks import MAX_RANK, RankRange, is_all, parse_range
 
 if TYPE_CHECKING:
     from .requests import ComponentRequest
 
 CONSTRAINT_KEYS = ("tensor_parallel_size", "collocate_with", "exclusive_with", "max_processes_per_hardware")
 SHAPE_KEYS = ("processes", "hardware_per_process", "gpus_per_process", "stride", "resources")
-COMPONENT_KEYS = ("node_group", "placement", *SHAPE_KEYS, *CONSTRAINT_KEYS)
+COMPONENT_KEYS = ("node_group", "unit", "placement", *SHAPE_KEYS, *CONSTRAINT_KEYS)
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,8 @@ class ComponentSpec:
     declarative: Declarative | None = None
     constraints: Constraints = field(default_factory=Constraints)
     shares_rule_with: str | None = None
+    explicit: tuple[tuple[int, ...], ...] | None = None
+    count_nodes: bool = False
 
     @property
     def is_declarative(self) -> bool:
@@ -102,8 +104,15 @@ class PlacementSpec:
         cluster = cluster if cluster is not None else Cluster.from_config(section)
         if "component_placement" not in section:
             raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
-        components = parse_component_placement(section["component_placement"])
-        solver = require_mapping(section.get("solver") or {}, "cluster.solver")
+        return cls.build(cluster, section["component_placement"], section.get("solver"))
+
+    @classmethod
+    def build(
+        cls, cluster: Cluster, component_placement: Mapping[str, Any], solver_options: Mapping[str, Any] | None = None
+    ) -> PlacementSpec:
+        """Parse a ``component_placement`` mapping for a given cluster (the programmatic entry)."""
+        components = parse_component_placement(component_placement)
+        solver = require_mapping(solver_options or {}, "cluster.solver")
         spec = cls(cluster, components, solver)
         spec.requests  # eager: every check that needs the cluster runs now
         return spec
@@ -145,19 +154,23 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
         check_keys(body, COMPONENT_KEYS, f"component {name!r}")
         groups = _parse_node_group(body.get("node_group"), name)
         constraints = _parse_constraints(body, name)
+        count_nodes = _parse_unit(body.get("unit"), name)
         has_shape = any(k in body for k in SHAPE_KEYS)
         if "placement" in body and has_shape:
             raise PlacementConfigError(
                 f"component {name!r}: give either a 'placement' rank string or declarative keys "
                 f"({', '.join(SHAPE_KEYS)}), not both"
             )
+        if isinstance(body.get("placement"), list):
+            explicit = parse_explicit(body["placement"], name)
+            return ComponentSpec(name, key, groups, str(body["placement"]), (), None, constraints, first_name, explicit, count_nodes)
         if "placement" in body:
             text = _placement_text(body["placement"], name)
-            return ComponentSpec(name, key, groups, text, parse_segments(text, name), None, constraints, first_name)
+            return ComponentSpec(name, key, groups, text, parse_segments(text, name), None, constraints, first_name, None, count_nodes)
         if not has_shape:
             raise PlacementConfigError(f"component {name!r}: needs a 'placement' rank string or 'processes'")
         declarative = _parse_declarative(body, name)
-        return ComponentSpec(name, key, groups, _describe(body), (), declarative, constraints, first_name)
+        return ComponentSpec(name, key, groups, _describe(body), (), declarative, constraints, first_name, None, count_nodes)
     text = _placement_text(value, name)
     return ComponentSpec(name, key, (CLUSTER_LABEL,), text, parse_segments(text, name), None, Constraints(), first_name)
 
@@ -171,6 +184,28 @@ def _placement_text(value: Any, name: str) -> str:
     if not text:
         raise PlacementSyntaxError(f'component {name!r}: placement is empty')
     return text
+
+
+def parse_explicit(value: Sequence[Any], name: str) -> tuple[tuple[int, ...], ...]:
+    """Per-process rank lists (RLinf's FlexiblePlacementStrategy): ``[[0, 1], [2], 3]``.
+
+    Ranks are sorted within a process and processes are ordered by their first rank (stably),
+    as RLinf documents; a rank may appear in several processes (they share it).
+    """
+    where = f"component {name!r}: placement {value!r}"
+    if not value:
+        raise PlacementConfigError(f"{where} lists no processes")
+    processes = []
+    for position, item in enumerate(value):
+        ranks = item if isinstance(item, list) else [item]
+        if not ranks or any(isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in ranks):
+            raise PlacementConfigError(f"{where}: process {position} needs a non-empty list of non-negative integer ranks, not {item!r}")
+        if len(set(ranks)) != len(ranks):
+            raise PlacementConfigError(f"{where}: process {position} lists a rank twice ({item!r}); its ranks must be unique")
+        if max(ranks) > MAX_RANK:
+            raise PlacementConfigError(f"{where}: rank {max(ranks)} exceeds the largest supported rank {MAX_RANK}")
+        processes.append(tuple(sorted(ranks)))
+    return tuple(sorted(processes, key=lambda ranks: ranks[0]))
 
 
 def parse_segments(text: str, name: str) -> tuple[Segment, ...]:
@@ -242,6 +277,15 @@ def _parse_node_group(value: Any, name: str) -> tuple[str, ...]:
     if len(set(labels)) != len(labels):
         raise PlacementConfigError(f"component {name!r}: node_group {value!r} lists a label twice")
     return labels
+
+
+def _parse_unit(value: Any, name: str) -> bool:
+    """``unit: node`` makes ranks count the nodes of the selected groups, whatever their hardware."""
+    if value is None:
+        return False
+    if str(value).strip().lower() != "node":
+        raise PlacementConfigError(f"component {name!r}: unit must be 'node' (ranks count nodes) or left out, not {value!r}")
+    return True
 
 
 def _parse_constraints(body: Mapping[str, Any], name: str) -> Constraints:

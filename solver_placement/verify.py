@@ -96,7 +96,7 @@ def _check_records(name: str, records: Sequence[Placement], cluster: Cluster, pr
 
 
 def _check_selection(component: ComponentSpec, held: list[list[int]], cluster: Cluster, problems: list[str]) -> None:
-    allowed = set(cluster.resources(component.node_groups).physical.tolist())
+    allowed = set(cluster.resources(component.node_groups, component.count_nodes).physical.tolist())
     for rank, ids in enumerate(held):
         if any(hw not in allowed for hw in ids):
             problems.append(f"{component.name} rank {rank}: uses hardware outside node_group {','.join(component.node_groups)}")
@@ -107,7 +107,9 @@ def _check_selection(component: ComponentSpec, held: list[list[int]], cluster: C
 
 
 def _expected_segments(component: ComponentSpec, total: int) -> list[list[int]]:
-    """RLinf's even split, re-derived: per process the ranks it must hold."""
+    """RLinf's even split (or the explicit lists), re-derived: per process the ranks it must hold."""
+    if component.explicit is not None:
+        return [list(ranks) for ranks in component.explicit]
     expected: list[list[int]] = []
     for segment in component.segments:
         ranks = list(range(total)) if segment.resources is None else list(range(segment.resources.first, segment.resources.last + 1))
@@ -122,7 +124,7 @@ def _expected_segments(component: ComponentSpec, total: int) -> list[list[int]]:
 
 
 def _check_segments(component: ComponentSpec, held: list[list[int]], cluster: Cluster, problems: list[str]) -> None:
-    physical = cluster.resources(component.node_groups).physical.tolist()
+    physical = cluster.resources(component.node_groups, component.count_nodes).physical.tolist()
     expected = [[physical[r] for r in ranks] for ranks in _expected_segments(component, len(physical))]
     if len(expected) != len(held):
         problems.append(f"{component.name}: {len(held)} processes, the placement string gives {len(expected)}")
@@ -134,7 +136,7 @@ def _check_segments(component: ComponentSpec, held: list[list[int]], cluster: Cl
 
 def _check_declarative(component: ComponentSpec, held: list[list[int]], cluster: Cluster, problems: list[str]) -> None:
     decl = component.declarative
-    physical = cluster.resources(component.node_groups).physical.tolist()
+    physical = cluster.resources(component.node_groups, component.count_nodes).physical.tolist()
     rank_of: dict[int, int] = {}
     for rank, hw in enumerate(physical):
         rank_of.setdefault(hw, rank)
