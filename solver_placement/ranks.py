@@ -20,7 +20,7 @@ from .errors import PlacementConfigError, PlacementSyntaxError
 #: Largest rank (or count) accepted anywhere; guards memory before arrays are built.
 MAX_RANK = 10_000_000
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+_RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$")  # ASCII digits only
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from .cluster import ACCELERATOR, Cluster, ResourceSet
-from .errors import PlacementConfigError, PlacementSyntaxError
+from .errors import PlacementConfigError
 from .ranks import MAX_RANK, check_in_bounds
 from .spec import ComponentSpec, PlacementSpec, check_multiple
 
@@ -216,7 +216,7 @@ def _shape(component: ComponentSpec, window_size: int, fill: bool) -> tuple[int,
     if processes is None:
         per_process = per_process or 1
         if window_size % per_process:
-            raise PlacementSyntaxError(f"{where} has {window_size} items, not a multiple of hardware_per_process={per_process}")
+            raise PlacementConfigError(f"{where} has {window_size} items, not a multiple of hardware_per_process={per_process}")
         return window_size // per_process, per_process, 1
     check_multiple(window_size, processes, where)
     natural = max(1, window_size // processes)

@@ -21,22 +21,25 @@ def verify(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -
     cluster = spec.cluster
     index = _physical_index(cluster)
     problems: list[str] = []
-    held: dict[str, list[list[int]]] = {}
+    records_of = {name: list(placements.get(name, [])) for name in spec.components}
+    held = {
+        name: [_physical_of(record, index, problems, name) for record in records]
+        for name, records in records_of.items()
+        if records
+    }
     for name, component in spec.components.items():
-        records = list(placements.get(name, []))
+        records = records_of[name]
         if not records:
             problems.append(f"{name}: no placements")
             continue
-        held[name] = [_physical_of(record, index, problems, name) for record in records]
         _check_records(name, records, cluster, problems)
         _check_selection(component, held[name], cluster, problems)
         if component.is_declarative:
-            _check_declarative(component, held[name], cluster, problems)
+            _check_declarative(component, held[name], _stride(component, spec, held), cluster, problems)
         else:
             _check_segments(component, held[name], cluster, problems)
         _check_tp(component, records, problems)
-    if not problems:
-        _check_relations(spec, held, cluster, problems)
+    _check_relations(spec, held, problems)
     if problems:
         raise VerificationError(problems)
 
@@ -134,7 +137,22 @@ def _check_segments(component: ComponentSpec, held: list[list[int]], cluster: Cl
             problems.append(f"{component.name} rank {rank}: holds {got}, the placement string gives {want}")
 
 
-def _check_declarative(component: ComponentSpec, held: list[list[int]], cluster: Cluster, problems: list[str]) -> None:
+def _stride(component: ComponentSpec, spec: PlacementSpec, held: Mapping[str, list[list[int]]]) -> int | None:
+    """The declared stride; ``auto`` is the target's items per TP group over this component's
+    items per process (None when the target has not been checked yet or sizes are uneven)."""
+    stride = component.declarative.stride
+    if stride != "auto":
+        return stride
+    target = spec.components[component.constraints.collocate_with]
+    target_held, own = held.get(target.name), held[component.name]
+    if not target_held or len({len(ids) for ids in target_held}) != 1 or len({len(ids) for ids in own}) != 1:
+        return None
+    return len(target_held[0]) * target.constraints.tensor_parallel_size // len(own[0])
+
+
+def _check_declarative(
+    component: ComponentSpec, held: list[list[int]], stride: int | None, cluster: Cluster, problems: list[str]
+) -> None:
     decl = component.declarative
     physical = cluster.resources(component.node_groups, component.count_nodes).physical.tolist()
     rank_of: dict[int, int] = {}
@@ -152,11 +170,11 @@ def _check_declarative(component: ComponentSpec, held: list[list[int]], cluster:
             problems.append(f"{component.name}: does not use every item of resources {decl.resources} evenly")
     elif use and max(use.values()) > 1:
         problems.append(f"{component.name}: two of its processes share an item")
-    if isinstance(decl.stride, int):
+    if stride is not None:
         for rank, ids in enumerate(held):
             ranks = sorted(rank_of[hw] for hw in ids)
-            if any(b - a != decl.stride for a, b in zip(ranks, ranks[1:])):
-                problems.append(f"{component.name} rank {rank}: ranks {ranks} do not follow stride {decl.stride}")
+            if any(b - a != stride for a, b in zip(ranks, ranks[1:])):
+                problems.append(f"{component.name} rank {rank}: ranks {ranks} do not follow stride {stride}")
 
 
 def _check_tp(component: ComponentSpec, records: Sequence[Placement], problems: list[str]) -> None:
@@ -167,11 +185,15 @@ def _check_tp(component: ComponentSpec, records: Sequence[Placement], problems: 
             problems.append(f"{component.name}: tensor-parallel group of ranks {start}-{start + tp - 1} spans nodes {sorted(nodes)}")
 
 
-def _check_relations(spec: PlacementSpec, held: Mapping[str, list[list[int]]], cluster: Cluster, problems: list[str]) -> None:
+def _check_relations(spec: PlacementSpec, held: Mapping[str, list[list[int]]], problems: list[str]) -> None:
+    """Rules between components; skipped for components that have no placements at all."""
     used = {name: {hw for ids in processes for hw in ids} for name, processes in held.items()}
     load = Counter(hw for processes in held.values() for ids in processes for hw in ids)
     for name, component in spec.components.items():
         rules = component.constraints
+        related = [name, component.shares_rule_with, rules.collocate_with, *rules.exclusive_with]
+        if any(other is not None and other not in held for other in related):
+            continue
         if component.shares_rule_with is not None and held[name] != held[component.shares_rule_with]:
             problems.append(f"{name}: differs from {component.shares_rule_with}, which shares its placement rule")
         if rules.collocate_with is not None:

@@ -1,0 +1,24 @@
+"""Small shared helpers for the core tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from solver_placement import Solution, solve, verify
+
+
+def config(num_nodes: int, gpus: int | list[int], placement: dict[str, Any], **cluster: Any) -> dict[str, Any]:
+    """A config mapping with a ``cluster:`` section."""
+    return {"cluster": {"num_nodes": num_nodes, "num_gpus_per_node": gpus, "component_placement": placement, **cluster}}
+
+
+def solved(num_nodes: int, gpus: int | list[int], placement: dict[str, Any], **kwargs: Any) -> Solution:
+    """Solve and independently verify, as every solving test must."""
+    solution = solve(config(num_nodes, gpus, placement, **kwargs.pop("cluster", {})), **kwargs)
+    verify(solution.spec, solution.placements_by_component())
+    return solution
+
+
+def layout(solution: Solution, component: str) -> list[tuple[int, list[int]]]:
+    """Per process: (node, local hardware ids)."""
+    return [(p.cluster_node_rank, p.local_hardware_ranks) for p in solution.placements(component)]
