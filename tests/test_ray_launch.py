@@ -1,0 +1,192 @@
+"""Real Ray on a simulated 3-node cluster: every actor reports its node and environment, and
+they must match the plan. Failure paths must leave no placement group or actor behind."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+import ray
+from ray.util import placement_group_table
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from ray._private.state import actors as actor_table
+
+from solver_placement import Cluster, PlacementSpec, solve, verify
+from solver_placement.dispatch import Dispatch, register
+from solver_placement.launcher import LaunchError, launch, reserve
+from solver_placement.ray_session import LocalRayCluster
+
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+MODEL = Cluster(
+    num_nodes=3,
+    num_gpus_per_node=[4, 4, 0],
+    node_groups=[
+        {"label": "gpu", "node_ranks": "0-1", "env_configs": [{"node_ranks": 1, "env_vars": [{"GLOO_SOCKET_IFNAME": "lo"}]}]},
+        {"label": "robot", "node_ranks": 1, "hardware": {"type": "franka", "configs": [{"node_rank": 1, "robot_ip": "10.0.0.9"}]}},
+        {"label": "cpu", "node_ranks": 2},
+    ],
+)
+ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "GLOO_SOCKET_IFNAME")
+
+
+class Probe:
+    """A plain worker class: reports where it runs."""
+
+    def __init__(self, fail: bool = False) -> None:
+        if fail:
+            raise RuntimeError("constructor refused")
+
+    def where(self) -> tuple[str, dict[str, str | None]]:
+        return ray.get_runtime_context().get_node_id(), {key: os.environ.get(key) for key in ENV_KEYS}
+
+    @register(dispatch_mode=Dispatch.DP_COMPUTE_SPLIT)
+    def double(self, batch: list[int]) -> list[int]:
+        return [2 * x for x in batch]
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)
+    def rank(self) -> str:
+        return os.environ["RANK"]
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    with LocalRayCluster(MODEL, cpus_per_node=16) as local:
+        local.connect()
+        yield
+        assert_no_leaks()
+
+
+def assert_no_leaks() -> None:
+    live = [pg for pg in placement_group_table().values() if pg["state"] != "REMOVED"]
+    assert live == [], live
+
+
+def solved(placement: dict):
+    solution = solve(PlacementSpec.build(MODEL, placement))
+    verify(solution.spec, solution.placements_by_component())
+    return solution
+
+
+def reports(group) -> list[tuple[str, dict]]:
+    return group.execute_all("where")
+
+
+def node_ids(reservation) -> list[str]:
+    return reservation.plan.node_ids
+
+
+def test_packed_strided_and_collocated_land_exactly(local_ray) -> None:
+    solution = solved({
+        "actor": {"node_group": "gpu", "placement": "0-7", "tensor_parallel_size": 4},
+        "rollout": {"node_group": "gpu", "resources": "0-7", "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"},
+    })
+    with reserve(solution, cpus_per_process=0.5) as reservation:
+        actor = reservation.launch("actor", Probe)
+        rollout = reservation.launch("rollout", Probe)
+        nodes = node_ids(reservation)
+        got_actor = reports(actor)
+        assert [(node, env["CUDA_VISIBLE_DEVICES"]) for node, env in got_actor] == [(nodes[r // 4], str(r % 4)) for r in range(8)]
+        assert [env["RANK"] for _, env in got_actor] == [str(r) for r in range(8)]
+        assert {env["WORLD_SIZE"] for _, env in got_actor} == {"8"} and {env["LOCAL_RANK"] for _, env in got_actor} == {"0"}
+        assert {env["MASTER_ADDR"] for _, env in got_actor} == {reservation.plan.node_ips[0]}
+        assert len({env["MASTER_PORT"] for _, env in got_actor}) == 1 and got_actor[0][1]["MASTER_PORT"].isdigit()
+        got_rollout = reports(rollout)
+        assert [(node, env["CUDA_VISIBLE_DEVICES"]) for node, env in got_rollout] == [
+            (nodes[0], "0,2"), (nodes[0], "1,3"), (nodes[1], "0,2"), (nodes[1], "1,3")]
+        assert [env["NODE_RANK"] for _, env in got_rollout] == ["0", "0", "1", "1"]
+        # the env config of group "gpu" for node 1 reaches the workers there, and only there
+        assert [env["GLOO_SOCKET_IFNAME"] for _, env in got_rollout] == [None, None, "lo", "lo"]
+        assert rollout.double(list(range(10))) == [2 * x for x in range(10)]
+        assert rollout.rank() == ["0", "1", "2", "3"]
+    assert_no_leaks()
+
+
+def test_tp_groups_cpu_and_robot_processes(local_ray) -> None:
+    solution = solved({
+        "engine": {"node_group": "gpu", "placement": "0-7:0-3"},
+        "env": {"node_group": "cpu", "placement": "0:0-1"},
+        "robot": {"node_group": "robot", "placement": "0:0-1"},
+    })
+    with reserve(solution, cpus_per_process=0.5) as reservation:
+        nodes = node_ids(reservation)
+        engine = reports(reservation.launch("engine", Probe))
+        assert [(node, env["CUDA_VISIBLE_DEVICES"]) for node, env in engine] == [
+            (nodes[0], "0,1"), (nodes[0], "2,3"), (nodes[1], "0,1"), (nodes[1], "2,3")]
+        env = reports(reservation.launch("env", Probe))
+        assert [(node, e["CUDA_VISIBLE_DEVICES"]) for node, e in env] == [(nodes[2], ""), (nodes[2], "")]
+        robot = reports(reservation.launch("robot", Probe))
+        assert [node for node, _ in robot] == [nodes[1], nodes[1]]
+        assert [e["CUDA_VISIBLE_DEVICES"] for _, e in robot] == ["", ""]  # a robot process holds no GPU
+    assert_no_leaks()
+
+
+def test_unfittable_plan_fails_cleanly(local_ray) -> None:
+    hog = ray.remote(Probe).options(num_gpus=3, scheduling_strategy=NodeAffinitySchedulingStrategy(_node(0), soft=False)).remote()
+    ray.get(hog.__ray_ready__.remote())
+    try:
+        with pytest.raises(LaunchError, match=r"did not fit within 2(\.0)? s: node 0 bundles .* need GPU 4 \(free 1\)"):
+            reserve(solved({"a": {"node_group": "gpu", "placement": "0-3"}}), timeout_s=2)
+        assert_no_leaks()
+    finally:
+        ray.kill(hog)
+
+
+def test_probe_detects_a_gpu_held_by_another_actor(local_ray) -> None:
+    hog = ray.remote(Probe).options(num_gpus=1, scheduling_strategy=NodeAffinitySchedulingStrategy(_node(0), soft=False)).remote()
+    ray.get(hog.__ray_ready__.remote())
+    try:
+        with pytest.raises(LaunchError, match="should hold GPU 0 of node 0 but Ray gave it GPU 1"):
+            reserve(solved({"a": {"node_group": "gpu", "placement": "0"}}), timeout_s=10)
+        assert_no_leaks()
+    finally:
+        ray.kill(hog)
+
+
+def test_foreign_gpu_task_cannot_use_reserved_gpus(local_ray) -> None:
+    with reserve(solved({"a": {"node_group": "gpu", "placement": "0-3"}}), cpus_per_process=0.5):
+        foreign = ray.remote(lambda: "ran").options(num_gpus=1, scheduling_strategy=NodeAffinitySchedulingStrategy(_node(0), soft=False)).remote()
+        ready, _ = ray.wait([foreign], timeout=3)
+        assert ready == []
+        ray.cancel(foreign, force=True)
+    assert_no_leaks()
+
+
+def test_failing_constructor_leaves_nothing_behind(local_ray) -> None:
+    placements = solved({"a": {"node_group": "gpu", "placement": "0-1"}}).placements("a")
+    with pytest.raises(LaunchError, match="a: starting Probe failed: .*constructor refused"):
+        launch(Probe, placements, cluster=MODEL, fail=True, timeout_s=60)
+    assert_no_leaks()
+    assert wait_for_no_alive_probes() == []
+
+
+def wait_for_no_alive_probes(timeout_s: float = 15.0) -> list:
+    """Actor kills are asynchronous: poll the GCS actor table until no Probe actor is alive
+    (the public state API needs the dashboard, which the simulated cluster does not run)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = [a for a in actor_table().values() if a["State"] == "ALIVE" and a["ActorClassName"].endswith("Probe")]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.5)
+
+
+def test_launch_owns_its_reservation(local_ray) -> None:
+    placements = solved({"a": {"node_group": "gpu", "placement": "4-5"}}).placements("a")
+    with launch(Probe, placements, cluster=MODEL) as group:
+        assert [env["CUDA_VISIBLE_DEVICES"] for _, env in reports(group)] == ["0", "1"]
+        assert group.execute_rank_zero("rank") == "0"
+        refs = group.execute_all_async("rank")
+        assert ray.get(refs) == ["0", "1"]
+        assert [int(x) for x in group.call("double", Dispatch.DP_COMPUTE_SPLIT, np.arange(4))] == [0, 2, 4, 6]
+    assert_no_leaks()
+
+
+def _node(rank: int) -> str:
+    from solver_placement.ray_session import ray_nodes
+    from solver_placement.ray_plan import map_nodes
+
+    return map_nodes(ray_nodes(), MODEL.num_nodes)[rank].node_id
