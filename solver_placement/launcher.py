@@ -22,6 +22,7 @@ from .cluster import Cluster
 from .errors import PlacementError
 from .ray_plan import NODE_ID_LABEL, RayLaunchPlan, to_ray
 from .ray_session import LocalRayCluster, ensure_ray, ray_nodes
+from .pools import fuse
 from .records import Placement
 from .solution import Solution
 from .worker_group import WorkerGroup
@@ -79,6 +80,17 @@ class Reservation(AbstractContextManager):
         group = WorkerGroup(component, actors, self.placements[component], worker_cls, tp_size)
         self._groups.append(group)
         return group
+
+    def launch_fused(
+        self, component: str, role_classes: Mapping[str, type], role_args: Mapping[str, Any] | None = None, *, timeout_s: float = 120.0
+    ) -> dict[str, WorkerGroup]:
+        """One fused actor per process of ``component`` serving every role (verl's WorkDict);
+        returns a worker-group view per role whose methods reach that role's instance."""
+        fused = self.launch(component, fuse(role_classes), role_args or {}, timeout_s=timeout_s)
+        return {
+            role: WorkerGroup(component, fused.actors, fused.placements, cls, fused.tp_size, method_prefix=f"{role}_")
+            for role, cls in role_classes.items()
+        }
 
     def release(self) -> None:
         """Kill every actor started on the reservation and remove the placement group."""

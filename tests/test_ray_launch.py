@@ -190,3 +190,29 @@ def _node(rank: int) -> str:
     from solver_placement.ray_plan import map_nodes
 
     return map_nodes(ray_nodes(), MODEL.num_nodes)[rank].node_id
+
+
+class Trainer:
+    def __init__(self, lr: float = 0.1) -> None:
+        self.lr = lr
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)
+    def device(self) -> str:
+        return f"trainer lr={self.lr} on {os.environ['CUDA_VISIBLE_DEVICES']}"
+
+
+class Reference:
+    def device(self) -> str:
+        return f"ref on {os.environ['CUDA_VISIBLE_DEVICES']}"
+
+
+def test_pool_roles_fused_in_one_actor_per_gpu(local_ray) -> None:
+    from solver_placement.pools import ResourcePool, pool_spec
+
+    solution = solve(pool_spec(MODEL, {"pool": ResourcePool([2, 2], max_colocate_count=2, node_group="gpu")}, {"actor": "pool", "ref": "pool"}))
+    with reserve(solution, cpus_per_process=0.5) as reservation:
+        views = reservation.launch_fused("actor", {"actor": Trainer, "ref": Reference}, {"actor": ((0.5,), {})})
+        assert views["actor"].device() == ["trainer lr=0.5 on 0", "trainer lr=0.5 on 1", "trainer lr=0.5 on 2", "trainer lr=0.5 on 3"]
+        assert views["ref"].execute_all("device") == ["ref on 0", "ref on 1", "ref on 2", "ref on 3"]
+        assert views["actor"].actors == views["ref"].actors  # one actor per GPU serves both roles
+    assert_no_leaks()

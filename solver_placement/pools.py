@@ -1,0 +1,93 @@
+"""verl-style resource pools and role mappings, compiled into placement specs.
+
+A pool is verl's ``process_on_nodes`` list (GPUs per node entry); every role mapped to a pool
+shares the pool's GPUs (one process per GPU, collocated as separate actors, or fused into one
+actor per GPU). The pool becomes a declarative component the solver places: each entry is a
+group of processes kept on one node, pools are exclusive with each other, and the roles of a
+pool share one placement rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .cluster import Cluster
+from .errors import PlacementConfigError
+from .spec import PlacementSpec
+
+
+@dataclass(frozen=True)
+class ResourcePool:
+    """GPUs per node entry (verl's ``process_on_nodes``); roles on it share those GPUs.
+
+    ``max_colocate_count`` is how many roles may share one GPU (verl gives each actor
+    ``1/max_colocate_count`` of a GPU); ``node_group`` restricts where the pool may go.
+    """
+
+    process_on_nodes: Sequence[int]
+    max_colocate_count: int = 1
+    node_group: str | None = None
+
+
+def pool_spec(cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str]) -> PlacementSpec:
+    """Compile pools and a role -> pool mapping into a spec (roles in mapping order)."""
+    roles_of: dict[str, list[str]] = {name: [] for name in pools}
+    for role, pool_name in mapping.items():
+        if pool_name not in pools:
+            raise PlacementConfigError(f"role {role!r} is mapped to unknown resource pool {pool_name!r}; pools: {', '.join(pools)}")
+        roles_of[pool_name].append(role)
+    used = {name: roles for name, roles in roles_of.items() if roles}
+    placement: dict[str, Any] = {}
+    for name, roles in used.items():
+        pool = pools[name]
+        entries = list(pool.process_on_nodes)
+        if not entries or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in entries):
+            raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes must be positive GPU counts, not {entries!r}")
+        if len(set(entries)) != 1:
+            raise PlacementConfigError(
+                f"resource pool {name!r}: process_on_nodes {entries} mixes entry sizes; like verl, a pool's entries must be equal"
+            )
+        if len(roles) > pool.max_colocate_count:
+            raise PlacementConfigError(
+                f"resource pool {name!r}: {len(roles)} roles ({', '.join(roles)}) exceed max_colocate_count={pool.max_colocate_count}"
+            )
+        others = [other_roles[0] for other, other_roles in used.items() if other != name]
+        rule: dict[str, Any] = {"processes": sum(entries), "tensor_parallel_size": entries[0], "exclusive_with": others}
+        if pool.node_group is not None:
+            rule["node_group"] = pool.node_group
+        placement[",".join(roles)] = rule
+    if not placement:
+        raise PlacementConfigError("no role is mapped to any resource pool")
+    return PlacementSpec.build(cluster, placement)
+
+
+def fuse(role_classes: Mapping[str, type]) -> type:
+    """One worker class holding an instance of every role's class (verl's WorkDict).
+
+    The fused class takes ``{role: (args, kwargs)}``; each public method ``m`` of role ``r`` is
+    exposed as ``r_m``, so one actor per GPU serves all roles of a pool.
+    """
+    if not role_classes:
+        raise PlacementConfigError("fuse needs at least one role class")
+
+    def __init__(self: Any, role_args: Mapping[str, tuple[Sequence[Any], Mapping[str, Any]]] | None = None) -> None:
+        role_args = role_args or {}
+        self._roles = {role: cls(*role_args.get(role, ((), {}))[0], **role_args.get(role, ((), {}))[1]) for role, cls in role_classes.items()}
+
+    namespace: dict[str, Any] = {"__init__": __init__, "__doc__": f"Fused worker of roles {', '.join(role_classes)}."}
+    for role, cls in role_classes.items():
+        for name in dir(cls):
+            if name.startswith("_") or not callable(getattr(cls, name)):
+                continue
+            namespace[f"{role}_{name}"] = _forward(role, name)
+    return type("FusedWorker_" + "_".join(role_classes), (), namespace)
+
+
+def _forward(role: str, name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._roles[role], name)(*args, **kwargs)
+
+    method.__name__ = f"{role}_{name}"
+    return method
