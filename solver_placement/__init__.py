@@ -6,6 +6,13 @@ conflicting statements, and returns RLinf-style :class:`Placement` records.
 """
 
 from .cluster import Cluster, NodeGroup, ResourceSet
+from .components import (
+    ComponentPlacement,
+    HybridComponentPlacement,
+    ModelParallelComponentPlacement,
+    PlacementMode,
+    RolloutSyncMode,
+)
 from .config import load_config
 from .errors import (
     InfeasiblePlacementError,
@@ -19,6 +26,12 @@ from .records import Placement
 from .solution import Assignment, Solution
 from .solve import explain, solve
 from .spec import ComponentSpec, PlacementSpec
+from .strategies import (
+    FlexiblePlacementStrategy,
+    NodePlacementStrategy,
+    PackedPlacementStrategy,
+    PlacementStrategy,
+)
 from .verify import verify
 
 __version__ = "0.1.0"
@@ -26,15 +39,24 @@ __version__ = "0.1.0"
 __all__ = [
     "Assignment",
     "Cluster",
+    "ComponentPlacement",
     "ComponentSpec",
+    "FlexiblePlacementStrategy",
+    "HybridComponentPlacement",
     "InfeasiblePlacementError",
+    "ModelParallelComponentPlacement",
     "NodeGroup",
+    "NodePlacementStrategy",
+    "PackedPlacementStrategy",
     "Placement",
     "PlacementConfigError",
     "PlacementError",
+    "PlacementMode",
     "PlacementSpec",
+    "PlacementStrategy",
     "PlacementSyntaxError",
     "ResourceSet",
+    "RolloutSyncMode",
     "Solution",
     "SolverTimeoutError",
     "VerificationError",

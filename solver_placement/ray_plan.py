@@ -149,7 +149,7 @@ def _bundles(
                 for local in p.local_hardware_ranks[1:]:
                     held.setdefault((p.cluster_node_rank, p.hardware_type, local), 0.0)
     bundles, anchor = [], {}
-    for key in held:  # first-use order: deterministic because placements are
+    for key in sorted(held, key=_bundle_order(held)):
         node_rank, kind, item = key
         resources = {"CPU": held[key]} if held[key] else {}
         if kind == ACCELERATOR:
@@ -162,6 +162,22 @@ def _bundles(
         anchor[key] = len(bundles)
         bundles.append(Bundle(node_rank, nodes[node_rank].node_id, resources, label))
     return bundles, anchor
+
+
+def _bundle_order(held: Mapping[tuple[int, str, int | str], float]) -> Any:
+    """Node by node: GPUs by ascending id, then robots, then CPU bundles in first-use order.
+
+    Ray hands a node's GPUs to its bundles first-free in bundle order, so ascending GPU ids make
+    a clean node's bundle i hold exactly GPU i (the probe checks it).
+    """
+    first_use = {key: position for position, key in enumerate(held)}
+
+    def key(item: tuple[int, str, int | str]) -> tuple[int, int, str, int]:
+        node_rank, kind, local = item
+        rank = 0 if kind == ACCELERATOR else (2 if kind == "cpu" else 1)
+        return (node_rank, rank, kind, local if isinstance(local, int) else first_use[item])
+
+    return key
 
 
 def _check_capacity(bundles: Sequence[Bundle], nodes: Sequence[RayNode]) -> None:

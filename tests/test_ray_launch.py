@@ -216,3 +216,12 @@ def test_pool_roles_fused_in_one_actor_per_gpu(local_ray) -> None:
         assert views["ref"].execute_all("device") == ["ref on 0", "ref on 1", "ref on 2", "ref on 3"]
         assert views["actor"].actors == views["ref"].actors  # one actor per GPU serves both roles
     assert_no_leaks()
+
+
+def test_env_in_constructor_gives_the_same_environment(local_ray) -> None:
+    solution = solved({"rollout": {"node_group": "gpu", "resources": "0-3", "hardware_per_process": 2, "stride": 2}})
+    with reserve(solution, cpus_per_process=0.5) as reservation:
+        fast = reports(reservation.launch("rollout", Probe, env_in_constructor=True))
+        assert [env["CUDA_VISIBLE_DEVICES"] for _, env in fast] == ["0,2", "1,3"]
+        assert [env["RANK"] for _, env in fast] == ["0", "1"] and fast[0][0] == reservation.plan.node_ids[0]
+    assert_no_leaks()

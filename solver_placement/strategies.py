@@ -1,0 +1,237 @@
+"""RLinf's placement strategies (Flexible, Packed, Node), each stated as a spec and solved.
+
+A strategy keeps RLinf's constructor signature and its ``get_placement(cluster,
+isolate_accelerator)`` method, but never walks ranks itself: it translates its arguments into one
+``component_placement`` entry (:meth:`PlacementStrategy.component_entry`) and lets the CP-SAT
+model place it. The rules RLinf checks by hand (one node per process, one hardware type, stride
+pattern, ranks in range) are therefore constraints of the model, and a layout RLinf would get
+wrong (a packed process spilling into the next node) is reported as infeasible instead.
+
+``node_group`` / ``node_group_label`` accept a label, a comma-separated string or any sequence of
+labels (an OmegaConf ``ListConfig`` too); ranks then run over the groups in the listed order.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from .cluster import Cluster
+from .errors import PlacementConfigError, PlacementError
+from .records import Placement
+from .solution import Solution
+from .solve import solve
+from .spec import PlacementSpec, parse_explicit
+
+NodeGroupArg = str | int | Sequence[str] | None
+
+
+def normalize_labels(value: NodeGroupArg, name: str) -> tuple[str, ...] | None:
+    """Labels of ``node_group``: ``None`` (the whole cluster), a label, ``"a,b"`` or a sequence."""
+    if value is None:
+        return None
+    raw = str(value).split(",") if isinstance(value, (str, int)) else [str(item) for item in value]
+    labels = tuple(label.strip() for label in raw)
+    if not labels or any(not label for label in labels):
+        raise PlacementConfigError(f"{name}: node group {value!r} has an empty label")
+    return labels
+
+
+def check_rank(value: Any, what: str, name: str, positive: bool = False) -> int:
+    """A non-negative (or positive) int that is not a bool, named in the user's terms when it is not."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < int(positive):
+        bound = "a positive" if positive else "a non-negative"
+        raise PlacementConfigError(f"{name}: {what} must be {bound} integer, not {value!r}")
+    return value
+
+
+class PlacementStrategy(ABC):
+    """A placement rule for one worker group; solved on demand for a given cluster.
+
+    ``name`` is the component name used in the spec and in every error message (a
+    ``ComponentPlacement`` passes the component's own name; standalone strategies use the class
+    name).
+    """
+
+    def __init__(self, node_groups: NodeGroupArg, name: str | None) -> None:
+        self.name = name or type(self).__name__
+        if "," in self.name or not self.name.strip():
+            raise PlacementConfigError(f"strategy name {self.name!r} must be non-empty and must not contain a comma")
+        self.node_groups = normalize_labels(node_groups, self.name)
+
+    @abstractmethod
+    def component_entry(self) -> dict[str, Any]:
+        """The ``component_placement`` entry (as in YAML) that states this strategy."""
+
+    def check_resources(self, spec: PlacementSpec) -> None:
+        """Strategy-specific checks that need the cluster; none by default."""
+
+    def build_spec(self, cluster: Cluster) -> PlacementSpec:
+        """The one-component spec of this strategy on ``cluster`` (validated, not yet solved)."""
+        spec = PlacementSpec.build(cluster, {self.name: self.component_entry()})
+        self.check_resources(spec)
+        return spec
+
+    def solve(self, cluster: Cluster) -> Solution:
+        """Solve this strategy on ``cluster``; errors name the strategy and its arguments."""
+        try:
+            return solve(self.build_spec(cluster))
+        except PlacementError as error:
+            if error.args and isinstance(error.args[0], str):
+                error.args = (f"{self!r}: {error.args[0]}", *error.args[1:])
+            raise
+
+    def get_placement(self, cluster: Cluster, isolate_accelerator: bool = True) -> list[Placement]:
+        """RLinf's entry point: one :class:`Placement` per process, ordered by rank."""
+        return self.solve(cluster).placements(self.name, isolate_accelerator)
+
+    def _group_entry(self) -> dict[str, Any]:
+        return {} if self.node_groups is None else {"node_group": list(self.node_groups)}
+
+    def _groups_repr(self) -> str:
+        return "None" if self.node_groups is None else repr(",".join(self.node_groups))
+
+
+class FlexiblePlacementStrategy(PlacementStrategy):
+    """Explicit hardware ranks per process (RLinf's ``FlexiblePlacementStrategy``).
+
+    Ranks are sorted within a process and processes are ordered by their first rank, as RLinf
+    documents; a process's ranks must be unique, on one node and of one hardware type (model
+    constraints). Several processes may share a rank.
+    """
+
+    def __init__(
+        self,
+        hardware_ranks_list: Sequence[Sequence[int]],
+        node_group_label: NodeGroupArg = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(node_group_label, name)
+        if isinstance(hardware_ranks_list, (str, bytes)) or not isinstance(hardware_ranks_list, Sequence):
+            raise PlacementConfigError(f"{self.name}: hardware_ranks_list must be a list of rank lists, not {hardware_ranks_list!r}")
+        if not hardware_ranks_list:
+            raise PlacementConfigError(f"{self.name}: hardware_ranks_list must not be empty (it gives one rank list per process)")
+        per_process = [list(ranks) if isinstance(ranks, Sequence) and not isinstance(ranks, str) else ranks for ranks in hardware_ranks_list]
+        self.hardware_ranks_list: list[list[int]] = [list(ranks) for ranks in parse_explicit(per_process, self.name)]
+
+    def component_entry(self) -> dict[str, Any]:
+        return {**self._group_entry(), "placement": [list(ranks) for ranks in self.hardware_ranks_list]}
+
+    def __repr__(self) -> str:
+        return f"FlexiblePlacementStrategy({self.hardware_ranks_list!r}, node_group_label={self._groups_repr()})"
+
+
+class PackedPlacementStrategy(PlacementStrategy):
+    """Close-packed (``stride=1``) or strided processes over hardware ranks ``start..end``.
+
+    Inside each block of ``num_hardware_per_process * stride`` consecutive ranks, ``stride``
+    interleaved processes take ranks ``h, h+stride, ...`` (stride 2, 2 per process over 0-7:
+    ``[0,2],[1,3],[4,6],[5,7]``). Contiguous layouts are stated as a rank segment (fixed by its
+    text); strided ones as a declarative window whose stride is a CP-SAT constraint, with the
+    window's exact cover forcing RLinf's block layout. A process never crosses a node.
+    """
+
+    def __init__(
+        self,
+        start_hardware_rank: int,
+        end_hardware_rank: int,
+        num_hardware_per_process: int = 1,
+        stride: int = 1,
+        node_group: NodeGroupArg = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(node_group, name)
+        self.start_hardware_rank = check_rank(start_hardware_rank, "start_hardware_rank", self.name)
+        self.end_hardware_rank = check_rank(end_hardware_rank, "end_hardware_rank", self.name)
+        self.num_hardware_per_process = check_rank(num_hardware_per_process, "num_hardware_per_process", self.name, positive=True)
+        self.stride = check_rank(stride, "stride", self.name, positive=True)
+        if self.end_hardware_rank < self.start_hardware_rank:
+            raise PlacementConfigError(
+                f"{self.name}: end_hardware_rank {self.end_hardware_rank} must be greater than or equal to "
+                f"start_hardware_rank {self.start_hardware_rank}"
+            )
+        block = self.num_hardware_per_process * self.stride
+        if self.num_hardware % block:
+            raise PlacementConfigError(
+                f"{self.name}: the {self.num_hardware} hardware ranks {self.range_text} must be divisible by "
+                f"num_hardware_per_process * stride = {self.num_hardware_per_process} * {self.stride} = {block}, "
+                "so that every process gets a full set"
+            )
+
+    @property
+    def num_hardware(self) -> int:
+        return self.end_hardware_rank - self.start_hardware_rank + 1
+
+    @property
+    def num_processes(self) -> int:
+        return self.num_hardware // self.num_hardware_per_process
+
+    @property
+    def range_text(self) -> str:
+        return f"{self.start_hardware_rank}-{self.end_hardware_rank}"
+
+    def component_entry(self) -> dict[str, Any]:
+        if self.num_hardware_per_process == 1:
+            return {**self._group_entry(), "placement": self.range_text}
+        if self.stride == 1:
+            return {**self._group_entry(), "placement": f"{self.range_text}:0-{self.num_processes - 1}"}
+        return {
+            **self._group_entry(),
+            "resources": self.range_text,
+            "hardware_per_process": self.num_hardware_per_process,
+            "stride": self.stride,
+        }
+
+    def check_resources(self, spec: PlacementSpec) -> None:
+        """RLinf: packed placement needs hardware; a group whose resources are nodes has none."""
+        resources = spec.requests[self.name].resources
+        if resources.counts_nodes:
+            raise PlacementConfigError(
+                f"{self.name}: packed placement needs hardware, but {resources.describe()} counts nodes; "
+                "use NodePlacementStrategy for node-only processes"
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"PackedPlacementStrategy(start_hardware_rank={self.start_hardware_rank}, end_hardware_rank="
+            f"{self.end_hardware_rank}, num_hardware_per_process={self.num_hardware_per_process}, "
+            f"stride={self.stride}, node_group={self._groups_repr()})"
+        )
+
+
+class NodePlacementStrategy(PlacementStrategy):
+    """Node-only processes: ``node_ranks[i]`` is the node of process ``i`` (after sorting).
+
+    Ranks index the nodes of the selected groups (group after group), whatever hardware they
+    hold; several processes may share a node. The processes hold no accelerator and see all of
+    their node's GPUs.
+    """
+
+    def __init__(self, node_ranks: Sequence[int], node_group_label: NodeGroupArg = None, *, name: str | None = None) -> None:
+        super().__init__(node_group_label, name)
+        if isinstance(node_ranks, (str, bytes)) or not isinstance(node_ranks, Sequence):
+            raise PlacementConfigError(f"{self.name}: node_ranks must be a list of node ranks, not {node_ranks!r}")
+        if not node_ranks:
+            raise PlacementConfigError(f"{self.name}: the node_ranks list must not be empty (it gives one node per process)")
+        self.node_ranks: list[int] = sorted(check_rank(rank, f"node rank {rank!r}", self.name) for rank in node_ranks)
+
+    def component_entry(self) -> dict[str, Any]:
+        return {**self._group_entry(), "unit": "node", "placement": list(self.node_ranks)}
+
+    def check_resources(self, spec: PlacementSpec) -> None:
+        """RLinf: listed groups must not share nodes (a node would get two ranks)."""
+        groups = spec.requests[self.name].resources.groups
+        for i, first in enumerate(groups):
+            for second in groups[i + 1:]:
+                shared = sorted(set(first.node_ranks) & set(second.node_ranks))
+                if shared:
+                    raise PlacementConfigError(
+                        f"{self.name}: node groups {first.label!r} and {second.label!r} share node(s) {shared}; "
+                        "node ranks over overlapping groups would name one node twice"
+                    )
+
+    def __repr__(self) -> str:
+        return f"NodePlacementStrategy({self.node_ranks!r}, node_group_label={self._groups_repr()})"
