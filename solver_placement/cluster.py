@@ -70,12 +70,21 @@ class Cluster:
 
     def __init__(
         self,
-        num_nodes: int,
+        num_nodes: int | None = None,
         num_gpus_per_node: int | Sequence[int] = 8,
         accelerator_type: str | Sequence[str] = "NV_GPU",
         accelerator_model: str | Sequence[str | None] | None = None,
         node_groups: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        cluster_cfg: Any = None,
     ) -> None:
+        if cluster_cfg is not None:  # RLinf's spelling: Cluster(cluster_cfg=cfg.cluster)
+            if num_nodes is not None:
+                raise PlacementConfigError("give either num_nodes/... or cluster_cfg, not both")
+            kwargs = cluster_kwargs(cluster_cfg)
+            num_nodes, num_gpus_per_node = kwargs["num_nodes"], kwargs["num_gpus_per_node"]
+            accelerator_type, accelerator_model = kwargs["accelerator_type"], kwargs["accelerator_model"]
+            node_groups = kwargs["node_groups"]
         self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
         gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
         self.gpus_per_node = np.array(
@@ -103,7 +112,7 @@ class Cluster:
     @classmethod
     def from_config(cls, config: Any) -> Cluster:
         """Build from a ``cluster:`` mapping, a config holding one, a DictConfig or a YAML path."""
-        return cls(**cluster_kwargs(config))
+        return cls(cluster_cfg=config)
 
     # ----------------------------------------------------------------- hardware table
     def _build_hardware_table(self, items: Sequence[HardwareItem]) -> None:

@@ -216,31 +216,33 @@ def _add_one_of(
 def add_stride(ctx: ModelContext) -> None:
     """Declarative processes take ranks ``h, h+s, ..., h+(g-1)s`` (s = 1: a contiguous block).
 
-    One start literal per feasible start; each candidate is taken iff a chosen start covers it.
+    One start literal per feasible start inside the process's candidates; each candidate is
+    taken iff a chosen start covers it. Processes with the same candidates share the patterns.
     """
     for request in ctx.requests.values():
         if request.stride is None or int(request.amount[0]) == 1:
             continue
         need, step = int(request.amount[0]), request.stride
-        width = request.indptr[1]
-        window = request.cand_rank[:width]
-        position = {int(rank): i for i, rank in enumerate(window)}
-        patterns = [
-            [position[int(rank) + k * step] for k in range(need)]
-            for rank in window
-            if all(int(rank) + k * step in position for k in range(need))
-        ]
+        patterns_of: dict[tuple[int, ...], list[list[int]]] = {}
         for p in range(request.num_processes):
+            lo, hi = int(request.indptr[p]), int(request.indptr[p + 1])
+            window = tuple(request.cand_rank[lo:hi].tolist())
+            if window not in patterns_of:
+                position = {rank: i for i, rank in enumerate(window)}
+                patterns_of[window] = [
+                    [position[rank + k * step] for k in range(need)]
+                    for rank in window
+                    if all(rank + k * step in position for k in range(need))
+                ]
             statement = f"{request.process_where(p)} takes {need} {_noun(request)} with stride {step}"
             guard = ctx.guard(statement)
-            lo = request.indptr[p]
-            starts = [ctx.model.new_bool_var("") for _ in patterns]
+            starts = [ctx.model.new_bool_var("") for _ in patterns_of[window]]
             ctx.model.add(sum(starts) == 1).only_enforce_if(guard)
-            covering: list[list[Literal]] = [[] for _ in range(width)]
-            for start, pattern in zip(starts, patterns):
+            covering: list[list[Literal]] = [[] for _ in window]
+            for start, pattern in zip(starts, patterns_of[window]):
                 for i in pattern:
                     covering[i].append(start)
-            for i in range(width):
+            for i in range(len(window)):
                 ctx.model.add(ctx.x[request.name][lo + i] == sum(covering[i])).only_enforce_if(guard)
 
 
@@ -297,10 +299,10 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
     x = ctx.x[mine.name]
     for p in range(mine.num_processes):
         lo, hi = mine.indptr[p], mine.indptr[p + 1]
-        host = {g: ctx.model.new_bool_var("") for g in sorted(set(group_of_hw.values()))}
+        groups = [group_of_hw.get(int(h)) for h in mine.cand_hw[lo:hi]]
+        host = {g: ctx.model.new_bool_var("") for g in sorted({g for g in groups if g is not None})}
         ctx.model.add(sum(host.values()) == 1).only_enforce_if(guard)
-        for i in range(lo, hi):
-            g = group_of_hw.get(int(mine.cand_hw[i]))
+        for i, g in zip(range(lo, hi), groups):
             if g is None:
                 ctx.model.add(x[i] == 0).only_enforce_if(guard)
             else:
@@ -354,11 +356,11 @@ def add_symmetry_breaking(ctx: ModelContext) -> None:
     for request in ctx.requests.values():
         if request.determined or request.num_processes < 2:
             continue
-        width = int(request.indptr[1])
-        ranks = request.cand_rank[:width].tolist()
+        ranks = request.cand_rank.tolist()
         x = ctx.x[request.name]
+        bounds = request.indptr.tolist()
         position = [
-            sum(rank * x[p * width + i] for i, rank in enumerate(ranks)) for p in range(request.num_processes)
+            sum(ranks[i] * x[i] for i in range(bounds[p], bounds[p + 1])) for p in range(request.num_processes)
         ]
         for p in range(request.num_processes - 1):
             ctx.model.add(position[p] <= position[p + 1])

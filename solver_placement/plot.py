@@ -29,10 +29,9 @@ from typing import Any
 import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import LineCollection, PatchCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 from omegaconf import DictConfig
 
 from .cluster import Cluster
@@ -82,6 +81,7 @@ CELL_W = 0.58
 LANE_H = 0.25
 MIN_ROW_H = 0.36  # room for the two-line node label
 TRACK_H = 0.06
+TP_H = 0.07  # strip above a lane for tensor-parallel group brackets
 HEADER_H = 0.17
 ROW_GAP = 0.1
 KIND_GAP = 0.14
@@ -135,10 +135,16 @@ def plot_layout(
     used = sorted({p.cluster_node_rank for name in shown for p in job.placements[name]})
     summary = (
         f"{len(job.nodes)} node(s), {len(used)} in use · {sum(processes.values())} processes · "
-        "box label = process ranks · lanes stack collocated components · a bracket joins one process's items"
+        "labels are process ranks · collocated components stack in lanes"
     )
-    top = _draw_header(scene, heading, summary, [(colors[name], f"{name} ({processes[name]})", False) for name in shown])
-    bottom = _draw_rows(scene, job, rows, colors, top)
+    tp = {name: job.tensor_parallel_size(name) for name in shown if job.tensor_parallel_size(name) > 1}
+    legend = [(colors[name], f"{name} ({processes[name]})", "box") for name in shown]
+    if any(row.joins for row in rows):
+        legend.append((BRACKET_COLOR, "one process on several items", "bracket"))
+    if tp:
+        legend.append((BRACKET_COLOR, "tensor-parallel group", "tp"))
+    top = _draw_header(scene, heading, summary, legend)
+    bottom = _draw_rows(scene, job, rows, colors, tp, top)
     notes = []
     if any(len(row.nodes) > 1 for row in rows):
         notes.append(
@@ -195,9 +201,9 @@ def plot_weight_sync(
     )
     heading = title or f"Weight sync {actor} -> {rollout}{job.title_suffix}"
     summary = f"{rollouts} {rollout} processes on {len(links)} GPUs, {paired} paired with {actor} ranks · {verdict}"
-    legend = [(colors[actor], f"{actor} rank on the GPU", False), (colors[rollout], f"{rollout} process", False)]
+    legend = [(colors[actor], f"{actor} rank on the GPU", "box"), (colors[rollout], f"{rollout} process", "box")]
     if actor_tp > 1 and any(panel.actor_ranks for panel in panels):
-        legend.append((BRACKET_COLOR, f"{actor} tensor-parallel group of {actor_tp}", True))
+        legend.append((BRACKET_COLOR, f"{actor} tensor-parallel group of {actor_tp}", "bracket"))
     scene = _Scene()
     top = _draw_header(scene, heading, summary, legend)
     bottom = _draw_sync_panels(scene, panels, colors, actor, rollout, actor_tp, top)
@@ -563,7 +569,7 @@ def _runs(
 class _Scene:
     """Rectangles, lines and texts in inches, y pointing down; rendered once into a Figure."""
 
-    rects: list[tuple[int, Rectangle, Color, Color, float, str]] = field(default_factory=list)
+    rects: list[tuple[int, list[tuple[float, float]], Color, Color, float, str]] = field(default_factory=list)
     lines: list[tuple[list[tuple[float, float]], Color, float, str]] = field(default_factory=list)
     texts: list[tuple[float, float, str, bool, dict[str, Any]]] = field(default_factory=list)
     dots: list[tuple[float, float, Color]] = field(default_factory=list)
@@ -571,7 +577,7 @@ class _Scene:
     height: float = 0.0
 
     def rect(self, x: float, y: float, w: float, h: float, face: Color, edge: Color = "none", lw: float = 0.0, z: int = 1, style: str = "solid") -> None:
-        self.rects.append((z, Rectangle((x, y), w, h), face, edge, lw, style))
+        self.rects.append((z, [(x, y), (x + w, y), (x + w, y + h), (x, y + h)], face, edge, lw, style))
         self.width, self.height = max(self.width, x + w), max(self.height, y + h)
 
     def line(self, points: list[tuple[float, float]], color: Color, lw: float = 1.0, style: str = "solid") -> None:
@@ -596,7 +602,7 @@ class _Scene:
         for z in sorted({item[0] for item in self.rects}):
             layer = [item for item in self.rects if item[0] == z]
             ax.add_collection(
-                PatchCollection(
+                PolyCollection(
                     [item[1] for item in layer],
                     facecolors=[item[2] for item in layer],
                     edgecolors=[item[3] for item in layer],
@@ -642,9 +648,10 @@ def _fit(text: str, width: float, height: float, base: float = BASE_FONT) -> tup
     return text[:keep] + "…", MIN_FONT
 
 
-def _text_width(text: str, size: float) -> float:
-    """Estimated width in inches, for laying out (the figure itself is sized by measuring)."""
-    return len(text) * size * 0.6 / 72.0
+def _text_width(text: str, size: float, em: float = 0.6) -> float:
+    """Estimated width in inches (``em``: mean glyph width in ems), for laying out; the figure
+    itself is sized by measuring its texts."""
+    return len(text) * size * em / 72.0
 
 
 def _text_color(face: str) -> str:
@@ -680,18 +687,20 @@ def _nodes_text(nodes: Sequence[int]) -> str:
     return f"node {nodes[0]}" if len(nodes) == 1 else f"nodes {nodes[0]}-{nodes[-1]}"
 
 
-def _draw_header(scene: _Scene, title: str, summary: str, legend: Sequence[tuple[str, str, bool]]) -> float:
-    """Title, one summary line and a legend of (colour, label, drawn as a bracket); returns the y below them."""
+def _draw_header(scene: _Scene, title: str, summary: str, legend: Sequence[tuple[Color, str, str]]) -> float:
+    """Title, a summary line and a legend of (colour, label, glyph: box, bracket or outline); returns the y below."""
     scene.text(MARGIN, MARGIN + 0.1, title, 11.0, measure=True, ha="left", weight="bold")
     scene.text(MARGIN, MARGIN + 0.34, summary, 7.0, measure=True, ha="left", color="#555555")
     x, y = MARGIN, MARGIN + 0.58
-    for color, label, bracket in legend:
-        if bracket:
-            scene.line([(x, y + 0.05), (x, y - 0.03), (x + 0.16, y - 0.03), (x + 0.16, y + 0.05)], color, 0.9)
+    for color, label, glyph in legend:
+        if glyph == "bracket":
+            scene.line([(x, y - 0.06), (x, y + 0.03), (x + 0.16, y + 0.03), (x + 0.16, y - 0.06)], color, 1.1)
+        elif glyph == "tp":
+            scene.line([(x, y + 0.06), (x, y - 0.03), (x + 0.16, y - 0.03), (x + 0.16, y + 0.06)], color, 1.1)
         else:
             scene.rect(x, y - 0.07, 0.16, 0.14, color, z=2)
         scene.text(x + 0.22, y, label, 7.5, measure=True, ha="left")
-        x += 0.22 + _text_width(label, 7.5) + 0.3
+        x += 0.22 + _text_width(label, 7.5, em=0.53) + 0.3
     return y + 0.3
 
 
@@ -709,8 +718,9 @@ class _RowGeometry:
     height: float
 
 
-def _row_geometry(row: _Row, header: bool) -> _RowGeometry:
-    """Lane offsets and bracket tracks: overlapping brackets of one lane get separate tracks."""
+def _row_geometry(row: _Row, header: bool, tp: Mapping[str, int]) -> _RowGeometry:
+    """Lane offsets and bracket tracks: overlapping brackets of one lane get separate tracks, and a
+    lane holding a tensor-parallel component gets a strip above it for the TP group brackets."""
     tracks: dict[int, int] = {}
     ends: dict[tuple[str, int], list[float]] = defaultdict(list)  # per lane: x extent end of each track
     centers = [(box.first + box.last) / 2 for box in row.boxes]
@@ -725,18 +735,22 @@ def _row_geometry(row: _Row, header: bool) -> _RowGeometry:
             lane_ends[free] = end
         tracks[index] = free
     lane_tops: dict[tuple[str, int], float] = {}
-    body = MIN_ROW_H
+    with_tp = {(kind, lane) for (kind, name), lane in row.lanes.items() if name in tp}
+    lanes_height = 0.0
     for kind in dict.fromkeys(kind for kind, _ in row.cells):
         y = 0.0
         for lane in range(1 + max((index for (k, _), index in row.lanes.items() if k == kind), default=-1)):
+            y += TP_H if (kind, lane) in with_tp else 0.0
             lane_tops[(kind, lane)] = y
             count = len(ends[(kind, lane)])
             y += LANE_H + (count * TRACK_H + 0.03 if count else 0.0)
-        body = max(body, y)
-    return _RowGeometry(header, lane_tops, tracks, body + (HEADER_H if header else 0.0))
+        lanes_height = max(lanes_height, y)
+    slack = max(0.0, MIN_ROW_H - lanes_height) / 2  # centre the lanes of a short row on its two-line label
+    lane_tops = {key: top + slack for key, top in lane_tops.items()}
+    return _RowGeometry(header, lane_tops, tracks, max(MIN_ROW_H, lanes_height) + (HEADER_H if header else 0.0))
 
 
-def _draw_rows(scene: _Scene, job: _Job, rows: Sequence[_Row], colors: Mapping[str, str], top: float) -> float:
+def _draw_rows(scene: _Scene, job: _Job, rows: Sequence[_Row], colors: Mapping[str, str], tp: Mapping[str, int], top: float) -> float:
     """Draw the rows in columns of at most ROWS_PER_COLUMN; returns the y below the lowest."""
     if not rows:
         scene.text(MARGIN, top + 0.2, "nothing to draw: no node selected", 8.0, ha="left")
@@ -757,8 +771,8 @@ def _draw_rows(scene: _Scene, job: _Job, rows: Sequence[_Row], colors: Mapping[s
         spans: list[tuple[_Row, float, float]] = []
         previous_cells: list[Cell] | None = None
         for row in chunk:
-            geometry = _row_geometry(row, header=row.cells != previous_cells)
-            _draw_row(scene, row, geometry, colors, x0 + band_width, y)
+            geometry = _row_geometry(row, row.cells != previous_cells, tp)
+            _draw_row(scene, row, geometry, colors, tp, x0 + band_width, y)
             spans.append((row, y, y + geometry.height))
             previous_cells = row.cells
             y += geometry.height + ROW_GAP
@@ -783,7 +797,10 @@ def _cell_x(cells: Sequence[Cell], x0: float) -> dict[Cell, float]:
     return positions
 
 
-def _draw_row(scene: _Scene, row: _Row, geometry: _RowGeometry, colors: Mapping[str, str], x0: float, y0: float) -> None:
+def _draw_row(
+    scene: _Scene, row: _Row, geometry: _RowGeometry, colors: Mapping[str, str], tp: Mapping[str, int], x0: float, y0: float
+) -> None:
+    """Node label, cells, lane boxes with rank labels, brackets under multi-item processes, TP outlines."""
     name, size = _fit(_nodes_text(row.nodes), LABEL_W - 0.12, 0.2, 7.0)
     scene.text(x0 + 0.06, y0 + geometry.height / 2 - 0.07, name, size, ha="left", weight="bold")
     detail = f"×{len(row.nodes)} · {row.model}" if len(row.nodes) > 1 else row.model
@@ -802,14 +819,21 @@ def _draw_row(scene: _Scene, row: _Row, geometry: _RowGeometry, colors: Mapping[
         return body_top + geometry.lane_tops[(kind, row.lanes[(kind, name)])]
 
     centers = []
+    groups: dict[tuple[str, int], list[float]] = {}  # (component, TP group) -> left, top, right, bottom
     for box in row.boxes:
         left, right = xs[(box.kind, box.first)] + BOX_PAD, xs[(box.kind, box.last)] + CELL_W - BOX_PAD
-        top = lane_top(box.kind, box.component) + BOX_PAD
+        top, bottom = lane_top(box.kind, box.component) + BOX_PAD, lane_top(box.kind, box.component) + LANE_H - BOX_PAD
         color = colors[box.component]
-        scene.rect(left, top, right - left, LANE_H - 2 * BOX_PAD, color, _darker(color), 0.5, z=2)
-        label, size = _fit(_ranks_text(box.ranks), right - left, LANE_H - 2 * BOX_PAD)
-        scene.text((left + right) / 2, top + (LANE_H - 2 * BOX_PAD) / 2, label, size, color=_text_color(color))
-        centers.append(((left + right) / 2, top + LANE_H - 2 * BOX_PAD))
+        scene.rect(left, top, right - left, bottom - top, color, _darker(color), 0.5, z=2)
+        label, size = _fit(_ranks_text(box.ranks), right - left, bottom - top)
+        scene.text((left + right) / 2, (top + bottom) / 2, label, size, color=_text_color(color))
+        centers.append(((left + right) / 2, bottom))
+        for group in {rank // tp[box.component] for rank in box.ranks} if box.component in tp else ():
+            extent = groups.setdefault((box.component, group), [left, top, right, bottom])
+            extent[:] = [min(extent[0], left), min(extent[1], top), max(extent[2], right), max(extent[3], bottom)]
+    for left, top, right, _ in groups.values():
+        y = top - BOX_PAD - TP_H + 0.035
+        scene.line([(left + 0.02, top - 0.01), (left + 0.02, y), (right - 0.02, y), (right - 0.02, top - 0.01)], BRACKET_COLOR, 1.0)
     for index, (name, kind, spanned) in enumerate(row.joins):
         track_y = lane_top(kind, name) + LANE_H + 0.015 + (geometry.tracks[index] + 0.5) * TRACK_H
         xs_spanned = [centers[b][0] for b in spanned]

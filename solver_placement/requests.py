@@ -189,12 +189,23 @@ def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec:
             f"{where}: {processes} processes x {window.size} candidate {component_noun(resources)} = "
             f"{processes * window.size} pairs exceeds the limit of {MAX_CANDIDATE_PAIRS}; narrow it with 'resources' or node_group"
         )
-    cand_rank = np.tile(window, processes)
+    if fill and share == 1 and window.size % (per_process * stride) == 0:
+        # An exact cover of a window by stride-s progressions of g ranks is unique and tiles
+        # each block of g*s consecutive ranks with s interleaved processes; with processes
+        # ordered by first rank, process p lies in block p // s. Offering each process only its
+        # block keeps the model linear in the window; the stride constraint still picks the
+        # interleaving inside it.
+        block = per_process * stride
+        width = block
+        cand_rank = window.reshape(-1, block).repeat(stride, axis=0).ravel()
+    else:
+        width = window.size
+        cand_rank = np.tile(window, processes)
     return ComponentRequest(
         spec=component,
         resources=resources,
         amount=np.full(processes, per_process),
-        indptr=np.arange(processes + 1) * window.size,
+        indptr=np.arange(processes + 1) * width,
         cand_rank=cand_rank,
         cand_hw=resources.physical[cand_rank],
         origin=np.zeros(processes, dtype=np.int64),

@@ -197,7 +197,7 @@ def parse_explicit(value: Sequence[Any], name: str) -> tuple[tuple[int, ...], ..
         raise PlacementConfigError(f"{where} lists no processes")
     processes = []
     for position, item in enumerate(value):
-        ranks = item if isinstance(item, list) else [item]
+        ranks = list(item) if isinstance(item, (list, tuple)) else [item]
         if not ranks or any(isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in ranks):
             raise PlacementConfigError(f"{where}: process {position} needs a non-empty list of non-negative integer ranks, not {item!r}")
         if len(set(ranks)) != len(ranks):

@@ -109,3 +109,10 @@ def test_env_configs_are_kept() -> None:
         {"node_ranks": 1, "python_interpreter_path": "/opt/py", "env_vars": [{"GLOO_SOCKET_IFNAME": "eth0"}, {"X": 1}]}]}])
     env = cluster.node_group("a").env_configs[0]
     assert env.node_ranks == (1,) and env.env_vars == {"GLOO_SOCKET_IFNAME": "eth0", "X": "1"} and env.python_interpreter_path == "/opt/py"
+
+
+def test_rlinf_cluster_cfg_keyword() -> None:
+    cfg = OmegaConf.create({"cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 0]}})
+    assert Cluster(cluster_cfg=cfg.cluster).num_accelerators == 8
+    with pytest.raises(PlacementConfigError, match="not both"):
+        Cluster(2, cluster_cfg=cfg.cluster)
