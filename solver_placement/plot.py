@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -235,7 +236,7 @@ def weight_sync_links(source: LayoutSource, *, actor: str = "actor", rollout: st
     A :class:`ModelParallelComponentPlacement` in collocated mode answers with its own
     ``weight_sync_map`` (RLinf's pairing); anything else is read from the placement records.
     """
-    if isinstance(source, ModelParallelComponentPlacement) and source.is_collocated:
+    if isinstance(source, ModelParallelComponentPlacement) and source.is_collocated and (actor, rollout) == ("actor", "rollout"):
         sync_map = source.weight_sync_map()
         return [
             WeightSyncLink(p.rank, p.cluster_node_rank, gpu, (actor_rank,))
@@ -310,6 +311,7 @@ class _Job:
             return list(range(self.cluster.num_nodes))
         return sorted({p.cluster_node_rank for records in self.placements.values() for p in records})
 
+    @cached_property
     def kinds(self) -> tuple[str, ...]:
         """Hardware kinds in drawing order: GPUs, custom hardware, then the node itself."""
         if self.cluster is not None:
@@ -319,24 +321,30 @@ class _Job:
 
     def hardware_of(self, node: int) -> list[tuple[str, int]]:
         """The node's GPUs and custom items as (kind, local index), in drawing order."""
-        counts: dict[str, int] = defaultdict(int)
+        counts = self._hardware_counts.get(node, {})
+        return [(kind, i) for kind in self.kinds if kind != NODE for i in range(counts.get(kind, 0))]
+
+    @cached_property
+    def _hardware_counts(self) -> dict[int, dict[str, int]]:
+        """Items per kind on every node: from the cluster tables, or the most the records reveal."""
+        counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         if self.cluster is not None:
-            counts[ACCELERATOR] = int(self.cluster.gpus_per_node[node])
-            on_node = self.cluster.hw_node == node
-            for kind_index in np.unique(self.cluster.hw_kind[on_node]).tolist():
-                kind = self.cluster.kinds[kind_index]
+            for node, gpus in enumerate(self.cluster.gpus_per_node.tolist()):
+                counts[node][ACCELERATOR] = gpus
+            for index, kind in enumerate(self.cluster.kinds):
                 if kind not in (ACCELERATOR, NODE):
-                    counts[kind] = int(np.count_nonzero(on_node & (self.cluster.hw_kind == kind_index)))
-        else:
-            for records in self.placements.values():
-                for p in records:
-                    if p.cluster_node_rank != node:
-                        continue
-                    if p.hardware_type != NODE:
-                        counts[p.hardware_type] = max(counts[p.hardware_type], max(p.local_hardware_ranks) + 1)
-                    if p.hardware_type != ACCELERATOR or not p.isolate_accelerator:
-                        counts[ACCELERATOR] = max(counts[ACCELERATOR], len(p.visible_accelerators))
-        return [(kind, i) for kind in self.kinds() if kind != NODE for i in range(counts.get(kind, 0))]
+                    per_node = np.bincount(self.cluster.hw_node[self.cluster.hw_kind == index], minlength=self.cluster.num_nodes)
+                    for node in np.flatnonzero(per_node).tolist():
+                        counts[node][kind] = int(per_node[node])
+            return counts
+        for records in self.placements.values():
+            for p in records:
+                node = counts[p.cluster_node_rank]
+                if p.hardware_type != NODE:
+                    node[p.hardware_type] = max(node[p.hardware_type], max(p.local_hardware_ranks) + 1)
+                if p.hardware_type != ACCELERATOR or not p.isolate_accelerator:
+                    node[ACCELERATOR] = max(node[ACCELERATOR], len(p.visible_accelerators))
+        return counts
 
     def model_of(self, node: int) -> str:
         """What the node is, for its row label: accelerator model or type, or 'no GPU'."""
@@ -344,11 +352,17 @@ class _Job:
             if not self.cluster.gpus_per_node[node]:
                 return "no GPU"
             return self.cluster.accelerator_models[node] or self.cluster.accelerator_types[node]
-        for records in self.placements.values():
-            for p in records:
-                if p.cluster_node_rank == node and p.visible_accelerators:
-                    return p.accelerator_model or p.accelerator_type
-        return "no GPU"
+        return self._record_models.get(node, "no GPU")
+
+    @cached_property
+    def _record_models(self) -> dict[int, str]:
+        """Accelerator model (or type) of every node where some record sees GPUs."""
+        return {
+            p.cluster_node_rank: p.accelerator_model or p.accelerator_type
+            for records in self.placements.values()
+            for p in records
+            if p.visible_accelerators
+        }
 
     def groups(self) -> list[tuple[str, frozenset[int]]]:
         """User node groups (reserved labels left out) with their nodes, in config order."""
