@@ -150,6 +150,20 @@ class Cluster:
         """Number of physical ids (accelerators + custom items + one per node)."""
         return int(self.hw_node.size)
 
+    def physical_id(self, node: int, kind: str, local: int) -> int:
+        """The physical id of item ``local`` of type ``kind`` on ``node`` (``kind`` "node": the node)."""
+        key = (node, kind, local if kind != NODE else 0)
+        if key not in self._physical_index:
+            raise PlacementConfigError(f"node {node} has no {kind} {local}")
+        return self._physical_index[key]
+
+    @cached_property
+    def _physical_index(self) -> dict[tuple[int, str, int], int]:
+        return {
+            (node, self.kinds[kind], local): hw
+            for hw, (node, kind, local) in enumerate(zip(self.hw_node.tolist(), self.hw_kind.tolist(), self.hw_local.tolist()))
+        }
+
     def kind_of(self, physical_id: int) -> str:
         return self.kinds[int(self.hw_kind[physical_id])]
 

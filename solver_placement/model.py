@@ -14,7 +14,7 @@ reduce to set arithmetic and cost no variables.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,8 +25,8 @@ from .requests import ComponentRequest
 from .spec import PlacementSpec
 
 Literal = cp_model.IntVar
-#: Objective weight of one node used by a declarative component, relative to one rank step.
-NODE_WEIGHT_FACTOR = 1
+#: Objective weights (see ``add_objective``); a term with weight 0 is left out.
+DEFAULT_WEIGHTS = {"changes": 1_000_000, "nodes": 10_000, "balance": 0, "contiguity": 1}
 
 
 @dataclass
@@ -41,7 +41,9 @@ class ModelContext:
     x: dict[str, list[Literal]] = field(default_factory=dict)
     statements: dict[str, Literal] = field(default_factory=dict)
     conflicts: list[str] = field(default_factory=list)
-    objective: list[tuple[Literal, int]] = field(default_factory=list)
+    weights: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    previous: Mapping[str, Sequence[Sequence[int]]] = field(default_factory=dict)
+    starts: dict[str, dict[tuple[int, tuple[int, ...]], Literal]] = field(default_factory=dict)
     _used: dict[tuple[str, int], Literal] = field(default_factory=dict)
     _takers: dict[str, dict[int, list[Literal]]] = field(default_factory=dict)
 
@@ -238,6 +240,9 @@ def add_stride(ctx: ModelContext) -> None:
             guard = ctx.guard(statement)
             starts = [ctx.model.new_bool_var("") for _ in patterns_of[window]]
             ctx.model.add(sum(starts) == 1).only_enforce_if(guard)
+            held = ctx.starts.setdefault(request.name, {})
+            for start, pattern in zip(starts, patterns_of[window]):
+                held[(p, tuple(int(request.cand_hw[lo + i]) for i in pattern))] = start
             covering: list[list[Literal]] = [[] for _ in window]
             for start, pattern in zip(starts, patterns_of[window]):
                 for i in pattern:
@@ -367,26 +372,72 @@ def add_symmetry_breaking(ctx: ModelContext) -> None:
 
 
 def add_objective(ctx: ModelContext) -> None:
-    """Compact layouts for declarative components: fewest nodes first, then lowest ranks.
+    """Weighted sum of four terms over declarative components (rank strings are fixed):
 
-    Rank-based components are fixed and contribute nothing; a spec without declarative
-    components is a pure feasibility model.
+    - ``changes``: previous hardware sets (``previous``) no process holds any more;
+    - ``nodes``: nodes used, summed over components;
+    - ``balance``: the largest number of items taken on one node;
+    - ``contiguity``: the sum of the ranks taken (small = packed from rank 0, contiguous).
+
+    Weights come from ``cluster.solver.objective`` (defaults in ``DEFAULT_WEIGHTS``). A spec of
+    rank strings only is a pure feasibility model.
     """
-    terms: list[tuple[Literal, int]] = []
-    for request in ctx.requests.values():
-        if request.determined:
-            continue
+    free = [request for request in ctx.requests.values() if not request.determined]
+    terms = {
+        "changes": lambda: _changes_term(ctx, free),
+        "nodes": lambda: _nodes_term(ctx, free),
+        "balance": lambda: _balance_term(ctx, free),
+        "contiguity": lambda: [(x, int(rank)) for r in free for x, rank in zip(ctx.x[r.name], r.cand_rank.tolist()) if rank],
+    }
+    objective = []
+    for name, build in terms.items():
+        weight = int(ctx.weights.get(name, 0))
+        if weight and free:
+            objective.extend((literal, weight * coefficient) for literal, coefficient in build())
+    if objective:
+        ctx.model.minimize(sum(coefficient * literal for literal, coefficient in objective))
+
+
+def _nodes_term(ctx: ModelContext, free: Sequence[ComponentRequest]) -> list[tuple[Literal, int]]:
+    terms = []
+    for request in free:
         x = ctx.x[request.name]
-        node_weight = NODE_WEIGHT_FACTOR * (len(request.resources) + 1) * int(request.amount.sum())
         nodes = ctx.cluster.hw_node[request.cand_hw]
         for node in np.unique(nodes):
             on_node = np.flatnonzero(nodes == node)
             node_used = ctx.model.new_bool_var("")
             ctx.model.add(sum(x[i] for i in on_node) <= int(on_node.size) * node_used)
-            terms.append((node_used, node_weight))
-        terms.extend((x[i], int(rank)) for i, rank in enumerate(request.cand_rank.tolist()) if rank)
-    if terms:
-        ctx.model.minimize(sum(weight * literal for literal, weight in terms))
+            terms.append((node_used, 1))
+    return terms
+
+
+def _balance_term(ctx: ModelContext, free: Sequence[ComponentRequest]) -> list[tuple[Literal, int]]:
+    load: dict[int, list[Literal]] = {}
+    for request in free:
+        for literal, node in zip(ctx.x[request.name], ctx.cluster.hw_node[request.cand_hw].tolist()):
+            load.setdefault(node, []).append(literal)
+    peak = ctx.model.new_int_var(0, max(len(items) for items in load.values()), "peak items on a node")
+    for items in load.values():
+        ctx.model.add(sum(items) <= peak)
+    return [(peak, 1)]
+
+
+def _changes_term(ctx: ModelContext, free: Sequence[ComponentRequest]) -> list[tuple[Literal, int]]:
+    """One literal per previous hardware set that is given up (weight 1 each)."""
+    terms = []
+    for request in free:
+        for old in ctx.previous.get(request.name, ()):
+            old = tuple(sorted(old))
+            if len(old) == 1:
+                takers = ctx.takers(request).get(old[0], [])
+            else:
+                takers = [start for (_, hw), start in ctx.starts.get(request.name, {}).items() if tuple(sorted(hw)) == old]
+            kept = ctx.model.new_bool_var("")
+            ctx.model.add(kept <= sum(takers)) if takers else ctx.model.add(kept == 0)
+            terms.append((kept, -1))
+        if ctx.previous.get(request.name):
+            terms.append((ctx.model.new_constant(1), len(ctx.previous[request.name])))
+    return terms
 
 
 BUILDERS: tuple[Builder, ...] = (
@@ -406,9 +457,19 @@ BUILDERS: tuple[Builder, ...] = (
 )
 
 
-def build_model(spec: PlacementSpec, requests: dict[str, ComponentRequest], explain: bool = False) -> ModelContext:
-    """Run every builder in order and return the finished context."""
-    ctx = ModelContext(spec, requests, explain)
+def build_model(
+    spec: PlacementSpec,
+    requests: dict[str, ComponentRequest],
+    explain: bool = False,
+    weights: Mapping[str, int] | None = None,
+    previous: Mapping[str, Sequence[Sequence[int]]] | None = None,
+) -> ModelContext:
+    """Run every builder in order and return the finished context.
+
+    ``previous`` gives, per component, the physical hardware ids each process held before
+    (for the ``changes`` objective term).
+    """
+    ctx = ModelContext(spec, requests, explain, weights={**DEFAULT_WEIGHTS, **(weights or {})}, previous=previous or {})
     for builder in BUILDERS:
         builder(ctx)
     return ctx

@@ -9,7 +9,7 @@ the statements CP-SAT names as conflicting make up the error message.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,12 +17,14 @@ from ortools.sat.python import cp_model
 
 from .cluster import Cluster
 from .config import ConfigSource, check_keys, positive_int
-from .errors import InfeasiblePlacementError, PlacementError, SolverTimeoutError
-from .model import ModelContext, build_model
+from .errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
+from .model import DEFAULT_WEIGHTS, ModelContext, build_model
+from .records import Placement
 from .solution import Assignment, Solution
 from .spec import PlacementSpec
 
-SOLVER_KEYS = ("time_limit_s", "num_workers", "seed")
+SOLVER_KEYS = ("time_limit_s", "num_workers", "seed", "objective")
+PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
 DEFAULT_TIME_LIMIT_S = 60.0
 
 
@@ -33,19 +35,25 @@ def solve(
     time_limit_s: float | None = None,
     num_workers: int | None = None,
     seed: int | None = None,
+    objective: Mapping[str, int] | None = None,
+    previous: PreviousPlacements | None = None,
 ) -> Solution:
     """Place every component of ``source`` (a spec, a YAML path, a dict or a DictConfig).
 
-    Keyword arguments override the config's ``cluster.solver`` section. Raises a
+    Keyword arguments override the config's ``cluster.solver`` section; ``objective`` weighs
+    the terms of the objective (see ``model.add_objective``); ``previous`` (an earlier solution
+    or its placements) makes the ``changes`` term count the processes that move. Raises a
     :class:`PlacementError` subclass on bad input, :class:`InfeasiblePlacementError` naming the
     conflicting statements, or :class:`SolverTimeoutError`.
     """
     started = time.perf_counter()
     spec = source if isinstance(source, PlacementSpec) else PlacementSpec.from_config(source, cluster)
     options = _options(spec.solver_options, time_limit_s, num_workers, seed)
+    weights = _weights({**options.get("objective", {}), **(objective or {})})
+    held_before = _previous_hardware(spec, previous)
     parsed = time.perf_counter()
     requests = spec.requests
-    ctx = build_model(spec, requests)
+    ctx = build_model(spec, requests, weights=weights, previous=held_before)
     built = time.perf_counter()
     if ctx.conflicts:
         raise _infeasible(ctx.conflicts)
@@ -77,6 +85,37 @@ def explain(spec: PlacementSpec, options: Mapping[str, Any] | None = None) -> li
     return core or ["the spec as a whole (CP-SAT found no smaller conflicting set)"]
 
 
+def _weights(raw: Mapping[str, Any]) -> dict[str, int]:
+    check_keys(raw, DEFAULT_WEIGHTS, "cluster.solver.objective")
+    return {key: positive_int(value, f"cluster.solver.objective.{key}", allow_zero=True) for key, value in raw.items()}
+
+
+def _previous_hardware(spec: PlacementSpec, previous: PreviousPlacements | None) -> dict[str, list[list[int]]]:
+    """Physical ids each process held before, per component, on this spec's cluster."""
+    if previous is None:
+        return {}
+    records = previous.placements_by_component() if isinstance(previous, Solution) else previous
+    held = {}
+    for name, placements in records.items():
+        if name in spec.components:
+            held[name] = [
+                [spec.cluster.physical_id(p.cluster_node_rank, p.hardware_type, local) for local in (p.local_hardware_ranks or [0])]
+                for p in placements
+                if _exists(spec, p)
+            ]
+    return held
+
+
+def _exists(spec: PlacementSpec, p: Placement) -> bool:
+    """False for records on hardware the cluster no longer has (e.g. a lost node)."""
+    try:
+        for local in p.local_hardware_ranks or [0]:
+            spec.cluster.physical_id(p.cluster_node_rank, p.hardware_type, local)
+    except PlacementConfigError:
+        return False
+    return True
+
+
 def _options(config: Mapping[str, Any], time_limit_s: float | None, num_workers: int | None, seed: int | None) -> dict[str, Any]:
     check_keys(config, SOLVER_KEYS, "cluster.solver")
     merged = {"time_limit_s": DEFAULT_TIME_LIMIT_S, "num_workers": 1, "seed": 0, **config}
@@ -84,6 +123,8 @@ def _options(config: Mapping[str, Any], time_limit_s: float | None, num_workers:
         if value is not None:
             merged[key] = value
     limit = merged["time_limit_s"]
+    if not isinstance(merged.get("objective", {}), Mapping):
+        raise PlacementConfigError("cluster.solver.objective must map term names to integer weights")
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
         raise PlacementError(f"solver time_limit_s must be a positive number of seconds, not {limit!r}")
     positive_int(merged["num_workers"], "solver num_workers")
