@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from .config import positive_int
+from .config import positive_int, text
 from .errors import PlacementConfigError
+from .ranks import parse_rank_list
 from .node_groups import (
     ACCELERATOR,
     CLUSTER_LABEL,
@@ -85,6 +86,13 @@ class Cluster:
             num_nodes, num_gpus_per_node = kwargs["num_nodes"], kwargs["num_gpus_per_node"]
             accelerator_type, accelerator_model = kwargs["accelerator_type"], kwargs["accelerator_model"]
             node_groups = kwargs["node_groups"]
+        self.config: dict[str, Any] = {
+            "num_nodes": num_nodes,
+            "num_gpus_per_node": num_gpus_per_node,
+            "accelerator_type": accelerator_type,
+            "accelerator_model": accelerator_model,
+            "node_groups": list(node_groups or []),
+        }
         self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
         gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
         self.gpus_per_node = np.array(
@@ -93,11 +101,11 @@ class Cluster:
         )
         types = per_node(accelerator_type, self.num_nodes, "cluster.accelerator_type")
         self.accelerator_types: tuple[str, ...] = tuple(
-            str(t) if self.gpus_per_node[i] else NO_ACCELERATOR for i, t in enumerate(types)
+            text(t, f"cluster.accelerator_type[{i}]") if self.gpus_per_node[i] else NO_ACCELERATOR for i, t in enumerate(types)
         )
         models = per_node(accelerator_model, self.num_nodes, "cluster.accelerator_model")
         self.accelerator_models: tuple[str | None, ...] = tuple(
-            None if m is None or not self.gpus_per_node[i] else str(m) for i, m in enumerate(models)
+            None if m is None or not self.gpus_per_node[i] else text(m, f"cluster.accelerator_model[{i}]") for i, m in enumerate(models)
         )
         groups, items = parse_node_groups(node_groups or [], self.num_nodes, self.gpus_per_node)
         self._build_hardware_table(items)
@@ -113,6 +121,28 @@ class Cluster:
     def from_config(cls, config: Any) -> Cluster:
         """Build from a ``cluster:`` mapping, a config holding one, a DictConfig or a YAML path."""
         return cls(cluster_cfg=config)
+
+    def with_extra_node(self, like: int) -> Cluster:
+        """This cluster plus one node shaped like node ``like`` (same GPUs, groups and hardware)."""
+        new = self.num_nodes
+        groups = []
+        for group in self.config["node_groups"]:
+            group = dict(group)
+            members = {int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", group.get("label", ""), available=self.num_nodes)}
+            if like in members:
+                group["node_ranks"] = sorted(members | {new})
+                hardware = group.get("hardware")
+                if hardware:
+                    copies = [{**config, "node_rank": new} for config in hardware.get("configs") or [] if config.get("node_rank") == like]
+                    group["hardware"] = {**hardware, "configs": [*(hardware.get("configs") or []), *copies]}
+            groups.append(group)
+        return Cluster(
+            num_nodes=new + 1,
+            num_gpus_per_node=[*self.gpus_per_node.tolist(), int(self.gpus_per_node[like])],
+            accelerator_type=[*[t if t != NO_ACCELERATOR else "NV_GPU" for t in self.accelerator_types], self.accelerator_types[like]],
+            accelerator_model=[*self.accelerator_models, self.accelerator_models[like]],
+            node_groups=groups,
+        )
 
     # ----------------------------------------------------------------- hardware table
     def _build_hardware_table(self, items: Sequence[HardwareItem]) -> None:
@@ -197,6 +227,8 @@ class Cluster:
         nodes = np.array(group.node_ranks, dtype=np.int64)
         if group.hardware_type is None:
             return self._node_item_offset + nodes
+        if group.hardware_type not in self.kinds:
+            return np.zeros(0, dtype=np.int64)  # a type no node group declared items of
         kind = self.kinds.index(group.hardware_type)
         in_group = np.zeros(self.num_nodes, dtype=bool)
         in_group[nodes] = True

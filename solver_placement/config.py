@@ -78,11 +78,27 @@ def check_keys(
         raise PlacementConfigError(f"{where}: missing required key(s) {', '.join(map(repr, missing))}")
 
 
-def positive_int(value: Any, where: str, *, allow_zero: bool = False) -> int:
-    """Validate a (non-negative or positive) int that is not a bool."""
+#: Largest count accepted for any integer setting (nodes, GPUs, processes, sizes).
+MAX_COUNT = 10_000_000
+
+
+def positive_int(value: Any, where: str, *, allow_zero: bool = False, maximum: int = MAX_COUNT) -> int:
+    """Validate a (non-negative or positive) int that is not a bool, up to ``maximum``.
+
+    The bound keeps absurd values (``num_nodes: 10**30``) from reaching numpy or CP-SAT.
+    """
     if isinstance(value, bool) or not isinstance(value, int):
         raise PlacementConfigError(f"{where} must be an integer, not {value!r}")
     if value < 0 or (value == 0 and not allow_zero):
         bound = "non-negative" if allow_zero else "positive"
         raise PlacementConfigError(f"{where} must be {bound}, got {value}")
+    if value > maximum:
+        raise PlacementConfigError(f"{where} is {value}, above the supported limit of {maximum}")
     return value
+
+
+def text(value: Any, where: str) -> str:
+    """A name given as a string (or an int, as YAML reads ``4090``), never None/bool/containers."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise PlacementConfigError(f"{where} must be a string, not {value!r}")
+    return str(value)

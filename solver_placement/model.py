@@ -125,9 +125,7 @@ def add_amount(ctx: ModelContext) -> None:
         for p in range(request.num_processes):
             lo, hi = request.indptr[p], request.indptr[p + 1]
             need = int(request.amount[p])
-            ctx.model.add(sum(x[lo:hi]) == need).only_enforce_if(
-                ctx.guard(f"{request.process_where(p)} needs {need} {_noun(request)}")
-            )
+            ctx.model.add(sum(x[lo:hi]) == need).only_enforce_if(ctx.guard(_amount_statement(request, p)))
 
 
 def add_distinct_hardware(ctx: ModelContext) -> None:
@@ -200,15 +198,12 @@ def _add_one_of(
                 f"{first_process + request.spec.constraints.tensor_parallel_size - 1})"
             )
             noun = _noun(request)
-            statement = (
-                f"{label} must run on one node" if noun == "nodes" and attribute_name == "node"
-                else f"{label} must have all its {noun} on one {attribute_name}"
-            )
+            rule = "must run on one node" if noun == "nodes" and attribute_name == "node" else f"must have all its {noun} on one {attribute_name}"
             if request.determined:
                 spans = sorted(set(values[lo:hi].tolist()))
-                ctx.conflict(f"{statement}, but its ranks lie on {attribute_name}s {_values(ctx, attribute_name, spans)}")
+                ctx.conflict(f"{label} {rule}, but its ranks lie on {attribute_name}s {_values(ctx, attribute_name, spans)}")
                 continue
-            guard = ctx.guard(statement)
+            guard = ctx.guard(f"{request.name}: every {unit_name} {rule}")
             chosen = {int(v): ctx.model.new_bool_var("") for v in np.unique(values[lo:hi])}
             ctx.model.add(sum(chosen.values()) == 1).only_enforce_if(guard)
             for i in range(lo, hi):
@@ -236,8 +231,7 @@ def add_stride(ctx: ModelContext) -> None:
                     for rank in window
                     if all(rank + k * step in position for k in range(need))
                 ]
-            statement = f"{request.process_where(p)} takes {need} {_noun(request)} with stride {step}"
-            guard = ctx.guard(statement)
+            guard = ctx.guard(f"{request.name}: each process takes {_count(need, _noun(request))} with stride {step}")
             starts = [ctx.model.new_bool_var("") for _ in patterns_of[window]]
             ctx.model.add(sum(starts) == 1).only_enforce_if(guard)
             held = ctx.starts.setdefault(request.name, {})
@@ -259,7 +253,7 @@ def add_sharing(ctx: ModelContext) -> None:
             continue  # the grammar's even split is already in the candidates
         for hw, takers in ctx.takers(request).items():
             if request.fill_share is not None:
-                statement = f"{request.name}: every item of resources \"{request.spec.declarative.resources}\" is shared by {request.fill_share} process(es)"
+                statement = f"{request.name}: every item of resources \"{request.spec.declarative.resources or 'all'}\" is shared by {request.fill_share} process(es)"
                 ctx.model.add(sum(takers) == request.fill_share).only_enforce_if(ctx.guard(statement))
             else:
                 ctx.model.add(sum(takers) <= request.max_share)
@@ -293,7 +287,7 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
     if int(mine.amount.max()) > group_items or np.unique(target.cand_hw).size != target.cand_hw.size:
         return
     group_of_hw = dict(zip(target.cand_hw.tolist(), (target.cand_process // tp).tolist()))
-    statement = f"each {name} process sits inside one tensor-parallel group of {target.name} ({group_items} items)"
+    statement = f"each {name} process sits inside one tensor-parallel group of {target.name} ({_count(group_items, _noun(target))})"
     if mine.determined:
         for p in range(mine.num_processes):
             groups = {group_of_hw.get(int(h), -1) for h in mine.cand_hw[mine.indptr[p]:mine.indptr[p + 1]]}
@@ -476,6 +470,21 @@ def build_model(
 
 
 # ----------------------------------------------------------------------------- helpers
+def _amount_statement(request: ComponentRequest, process: int) -> str:
+    """Component-level for declarative requests, segment-level for rank strings."""
+    noun = _noun(request)
+    if not request.determined:
+        return f"{request.name} needs {request.num_processes} process(es) x {_count(int(request.amount[0]), noun)}"
+    if request.spec.explicit is not None:
+        return f"{request.name}: placement {request.spec.text} fixes its {noun}"
+    return f'{request.name}: segment "{request.origin_text[request.origin[process]]}" fixes its {noun}'
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 GPU``, ``2 GPUs``: plural nouns made singular for one."""
+    return f"{number} {noun[:-1] if number == 1 and noun.endswith('s') else noun}"
+
+
 def _as_literal(term: Literal | int) -> Sequence[Literal]:
     return [] if isinstance(term, int) else [term]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .config import check_keys, load_config, positive_int, require_mapping
+from .config import check_keys, load_config, require_mapping, text
 from .errors import PlacementConfigError
 from .ranks import parse_rank_list
 
@@ -135,7 +135,7 @@ def _parse_group(
     where = f"cluster.node_groups[{index}]"
     group = require_mapping(raw, where)
     check_keys(group, GROUP_KEYS, where, required=("label", "node_ranks"))
-    label = str(group["label"])
+    label = text(group["label"], f"{where}: label")
     where = f"node group {label!r}"
     if label in RESERVED_LABELS:
         raise PlacementConfigError(f"{where}: the label {label!r} is reserved (reserved labels: cluster, node)")
@@ -156,7 +156,7 @@ def _parse_group(
     elif ignore:
         hardware_type = None
     elif "hardware_type" in group:
-        hardware_type = str(group["hardware_type"])
+        hardware_type = text(group["hardware_type"], f"{where}: hardware_type")
     else:
         hardware_type = ACCELERATOR if any(gpus_per_node[n] for n in nodes) else None
     env_configs = _parse_env_configs(group.get("env_configs") or [], nodes, where)
@@ -166,7 +166,7 @@ def _parse_group(
 def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[str, list[HardwareItem]]:
     spec = require_mapping(hardware, f"{where}: hardware")
     check_keys(spec, ("type", "configs"), f"{where}: hardware", required=("type",))
-    hardware_type = str(spec["type"]).strip()
+    hardware_type = text(spec["type"], f"{where}: hardware.type").strip()
     if not hardware_type or hardware_type in (ACCELERATOR, "node"):
         raise PlacementConfigError(f"{where}: hardware type {hardware_type!r} is reserved or empty")
     configs = spec.get("configs") or []

@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from .cluster import ACCELERATOR, Cluster, ResourceSet
-from .errors import PlacementConfigError
+from .errors import InfeasiblePlacementError, PlacementConfigError
 from .ranks import MAX_RANK, check_in_bounds
 from .spec import ComponentSpec, PlacementSpec, check_multiple
 
@@ -180,7 +180,7 @@ def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec:
     # one candidate per physical item: overlapping groups must not offer the same GPU twice
     _, first = np.unique(resources.physical[window], return_index=True)
     window = window[np.sort(first)]
-    fill = decl.resources is not None
+    fill = decl.fill
     processes, per_process, share = _shape(component, window.size, fill)
     stride = _stride(component, per_process, spec)
     _check_capacity(component, resources, window, processes, per_process, share, stride, spec.cluster)
@@ -223,7 +223,7 @@ def _shape(component: ComponentSpec, window_size: int, fill: bool) -> tuple[int,
     processes, per_process = decl.processes, decl.hardware_per_process
     if not fill:
         return processes, per_process or 1, 1
-    where = f"{component.name}: resources \"{decl.resources}\""
+    where = f"{component.name}: resources \"{decl.resources or 'all'}\""
     if processes is None:
         per_process = per_process or 1
         if window_size % per_process:
@@ -277,7 +277,7 @@ def _check_capacity(
     noun = component_noun(resources)
     needed = processes * per_process // share
     if needed > window.size:
-        raise PlacementConfigError(
+        raise _short(
             f"{component.name}: needs {processes} processes x {per_process} {noun} = {needed} {noun}, "
             f"but {resources.describe()} offers {window.size}"
         )
@@ -285,10 +285,15 @@ def _check_capacity(
     per_node = np.bincount(cluster.hw_node[resources.physical[window]], minlength=cluster.num_nodes)
     if span > per_node.max():
         shape = f"{per_process} {noun} per process" + (f" with stride {stride}" if stride > 1 else "")
-        raise PlacementConfigError(
+        raise _short(
             f"{component.name}: needs {shape} on one node (a span of {span}), but the largest node in "
             f"{resources.describe()} has {per_node.max()}"
         )
+
+
+def _short(message: str) -> InfeasiblePlacementError:
+    """Capacity arithmetic proves infeasibility without a solver; it is one conflict."""
+    return InfeasiblePlacementError(message, [message])
 
 
 def component_noun(resources: ResourceSet) -> str:

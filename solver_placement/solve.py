@@ -26,6 +26,9 @@ from .spec import PlacementSpec
 SOLVER_KEYS = ("time_limit_s", "num_workers", "seed", "objective")
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
 DEFAULT_TIME_LIMIT_S = 60.0
+#: Longest conflict set that is shrunk to a minimal one by re-solving.
+MAX_CORE_TO_MINIMIZE = 40
+MAX_TIME_LIMIT_S = 86_400.0
 
 
 def solve(
@@ -82,7 +85,28 @@ def explain(spec: PlacementSpec, options: Mapping[str, Any] | None = None) -> li
         return []
     names = {literal.index: text for text, literal in ctx.statements.items()}
     core = [names[index] for index in solver.sufficient_assumptions_for_infeasibility() if index in names]
-    return core or ["the spec as a whole (CP-SAT found no smaller conflicting set)"]
+    if not core:
+        return ["the spec as a whole (CP-SAT found no smaller conflicting set)"]
+    return _minimize_core(ctx, core, options)
+
+
+def _minimize_core(ctx: ModelContext, core: list[str], options: Mapping[str, Any]) -> list[str]:
+    """Drop every statement the conflict does not need (deletion: re-solve without it).
+
+    CP-SAT's set is sufficient, not minimal; a short core names only what the user must change.
+    Skipped for long cores, where the re-solves would cost more than the shorter message is worth.
+    """
+    if len(core) > MAX_CORE_TO_MINIMIZE:
+        return core
+    needed = list(core)
+    for statement in core:
+        trial = [s for s in needed if s != statement]
+        ctx.model.clear_assumptions()
+        ctx.model.add_assumptions([ctx.statements[s] for s in trial])
+        _, status = _run(ctx, {**options, "num_workers": 1})
+        if status == cp_model.INFEASIBLE:
+            needed = trial
+    return needed
 
 
 def _weights(raw: Mapping[str, Any]) -> dict[str, int]:
@@ -125,10 +149,10 @@ def _options(config: Mapping[str, Any], time_limit_s: float | None, num_workers:
     limit = merged["time_limit_s"]
     if not isinstance(merged.get("objective", {}), Mapping):
         raise PlacementConfigError("cluster.solver.objective must map term names to integer weights")
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
-        raise PlacementError(f"solver time_limit_s must be a positive number of seconds, not {limit!r}")
-    positive_int(merged["num_workers"], "solver num_workers")
-    positive_int(merged["seed"], "solver seed", allow_zero=True)
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TIME_LIMIT_S:
+        raise PlacementConfigError(f"solver time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S}], not {limit!r}")
+    positive_int(merged["num_workers"], "solver num_workers", maximum=64)
+    positive_int(merged["seed"], "solver seed", allow_zero=True, maximum=2**31 - 1)
     return merged
 
 

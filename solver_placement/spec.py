@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .cluster import CLUSTER_LABEL, Cluster
-from .config import ConfigSource, check_keys, load_config, positive_int, require_mapping
+from .config import ConfigSource, check_keys, load_config, positive_int, require_mapping, text
 from .errors import PlacementConfigError, PlacementSyntaxError
 from .node_groups import cluster_section
 from .ranks import MAX_RANK, RankRange, is_all, parse_range
@@ -42,13 +42,15 @@ class Declarative:
     """A component given by what it needs; the solver chooses its hardware.
 
     ``stride`` is an int, or ``"auto"`` (derived from the collocation target's TP groups).
-    ``resources`` optionally restricts the candidate ranks; every rank in it is then used.
+    ``fill``: a ``resources`` window was given (a range, or ``all`` for ``resources=None``),
+    so every rank in it is used evenly; without it the solver picks among all ranks.
     """
 
     processes: int | None
     hardware_per_process: int | None
     stride: int | str
     resources: RankRange | None
+    fill: bool = False
 
 
 @dataclass(frozen=True)
@@ -317,8 +319,8 @@ def _parse_declarative(body: Mapping[str, Any], name: str) -> Declarative:
         stride = "auto"
     resources = body.get("resources")
     window = None
-    if resources is not None and not is_all(str(resources)):
-        window = parse_range(str(resources), "resources", where)
+    if resources is not None and not is_all(resources):
+        window = parse_range(text(resources, f"{where}: resources"), "resources", where)
     processes = body.get("processes")
     if processes is None and resources is None:
         raise PlacementConfigError(f"{where}: needs 'processes' (or a 'resources' range to fill)")
@@ -327,6 +329,7 @@ def _parse_declarative(body: Mapping[str, Any], name: str) -> Declarative:
         hardware_per_process=None if per_process is None else positive_int(per_process, f"{where}: hardware_per_process"),
         stride=stride,
         resources=window,
+        fill=resources is not None,
     )
 
 

@@ -164,10 +164,11 @@ def _check_declarative(
     if len(sizes) != 1 or (decl.hardware_per_process is not None and sizes != {decl.hardware_per_process}):
         problems.append(f"{component.name}: processes hold {sorted(sizes)} items, asked for {decl.hardware_per_process}")
     use = Counter(hw for ids in held for hw in ids)
-    if decl.resources is not None:
-        window = {physical[r] for r in range(decl.resources.first, decl.resources.last + 1)}
+    if decl.fill:
+        ranks = range(decl.resources.first, decl.resources.last + 1) if decl.resources else range(len(physical))
+        window = {physical[r] for r in ranks}
         if set(use) != window or len(set(use.values())) != 1:
-            problems.append(f"{component.name}: does not use every item of resources {decl.resources} evenly")
+            problems.append(f"{component.name}: does not use every item of resources {decl.resources or 'all'} evenly")
     elif use and max(use.values()) > 1:
         problems.append(f"{component.name}: two of its processes share an item")
     if stride is not None:
