@@ -91,7 +91,7 @@ class Cluster:
             "num_gpus_per_node": num_gpus_per_node,
             "accelerator_type": accelerator_type,
             "accelerator_model": accelerator_model,
-            "node_groups": list(node_groups or []),
+            "node_groups": node_groups or [],
         }
         self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
         gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
