@@ -28,6 +28,7 @@ from .node_groups import (
     HardwareItem,
     NodeGroup,
     cluster_kwargs,
+    node_properties,
     parse_node_groups,
     per_node,
 )
@@ -76,6 +77,8 @@ class Cluster:
         accelerator_type: str | Sequence[str] = "NV_GPU",
         accelerator_model: str | Sequence[str | None] | None = None,
         node_groups: Sequence[Mapping[str, Any]] | None = None,
+        gpu_memory_gb: float | Sequence[float | None] | None = None,
+        node_labels: Sequence[Mapping[str, str]] | None = None,
         *,
         cluster_cfg: Any = None,
     ) -> None:
@@ -86,12 +89,15 @@ class Cluster:
             num_nodes, num_gpus_per_node = kwargs["num_nodes"], kwargs["num_gpus_per_node"]
             accelerator_type, accelerator_model = kwargs["accelerator_type"], kwargs["accelerator_model"]
             node_groups = kwargs["node_groups"]
+            gpu_memory_gb, node_labels = kwargs["gpu_memory_gb"], kwargs["node_labels"]
         self.config: dict[str, Any] = {
             "num_nodes": num_nodes,
             "num_gpus_per_node": num_gpus_per_node,
             "accelerator_type": accelerator_type,
             "accelerator_model": accelerator_model,
             "node_groups": node_groups or [],
+            "gpu_memory_gb": gpu_memory_gb,
+            "node_labels": node_labels,
         }
         self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
         gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
@@ -108,6 +114,9 @@ class Cluster:
             None if m is None or not self.gpus_per_node[i] else text(m, f"cluster.accelerator_model[{i}]") for i, m in enumerate(models)
         )
         groups, items = parse_node_groups(node_groups or [], self.num_nodes, self.gpus_per_node)
+        self.gpu_memory_gb, self.node_labels = node_properties(
+            gpu_memory_gb, node_labels, node_groups or [], [g.node_ranks for g in groups], self.num_nodes
+        )
         self._build_hardware_table(items)
         self.node_groups: dict[str, NodeGroup] = {group.label: group for group in groups}
         all_nodes = tuple(range(self.num_nodes))
@@ -136,7 +145,11 @@ class Cluster:
                     copies = [{**config, "node_rank": new} for config in hardware.get("configs") or [] if config.get("node_rank") == like]
                     group["hardware"] = {**hardware, "configs": [*(hardware.get("configs") or []), *copies]}
             groups.append(group)
+        memory = self.config["gpu_memory_gb"]
+        labels = self.config["node_labels"]
         return Cluster(
+            gpu_memory_gb=[*self.gpu_memory_gb, self.gpu_memory_gb[like]] if isinstance(memory, list) else memory,
+            node_labels=[*self.node_labels, dict(self.node_labels[like])] if isinstance(labels, list) else labels,
             num_nodes=new + 1,
             num_gpus_per_node=[*self.gpus_per_node.tolist(), int(self.gpus_per_node[like])],
             accelerator_type=[*[t if t != NO_ACCELERATOR else "NV_GPU" for t in self.accelerator_types], self.accelerator_types[like]],

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from typing import Any
+
 import numpy as np
 from ortools.sat.python import cp_model
 
@@ -26,7 +28,7 @@ from .spec import PlacementSpec
 
 Literal = cp_model.IntVar
 #: Objective weights (see ``add_objective``); a term with weight 0 is left out.
-DEFAULT_WEIGHTS = {"changes": 1_000_000, "nodes": 10_000, "balance": 0, "contiguity": 1}
+DEFAULT_WEIGHTS = {"changes": 1_000_000, "topology": 100_000, "nodes": 10_000, "balance": 0, "contiguity": 1}
 
 
 @dataclass
@@ -44,6 +46,7 @@ class ModelContext:
     weights: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     previous: Mapping[str, Sequence[Sequence[int]]] = field(default_factory=dict)
     starts: dict[str, dict[tuple[int, tuple[int, ...]], Literal]] = field(default_factory=dict)
+    soft: dict[str, list[tuple[Any, int]]] = field(default_factory=dict)
     _used: dict[tuple[str, int], Literal] = field(default_factory=dict)
     _takers: dict[str, dict[int, list[Literal]]] = field(default_factory=dict)
 
@@ -148,66 +151,129 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
 
 def add_same_node(ctx: ModelContext) -> None:
     """All hardware of a process lies on one node."""
-    _add_one_of(ctx, lambda r: ctx.cluster.hw_node[r.cand_hw], lambda r: r.cand_process, "process", "node")
+    for request in ctx.requests.values():
+        _add_one_of(ctx, request, ctx.cluster.hw_node[request.cand_hw], 1, "process", "node")
 
 
 def add_same_type(ctx: ModelContext) -> None:
     """All hardware of a process is of one type."""
-    _add_one_of(ctx, lambda r: ctx.cluster.hw_kind[r.cand_hw], lambda r: r.cand_process, "process", "hardware type")
+    for request in ctx.requests.values():
+        _add_one_of(ctx, request, ctx.cluster.hw_kind[request.cand_hw], 1, "process", "hardware type")
 
 
-def add_tp_groups(ctx: ModelContext) -> None:
-    """Each tensor-parallel group (``tp`` consecutive processes) lies on one node."""
-    _add_one_of(
-        ctx,
-        lambda r: ctx.cluster.hw_node[r.cand_hw],
-        lambda r: r.cand_process // r.spec.constraints.tensor_parallel_size,
-        "tensor-parallel group",
-        "node",
-        only=lambda r: r.spec.constraints.tensor_parallel_size > 1,
-    )
+def add_domain_groups(ctx: ModelContext) -> None:
+    """Tensor-parallel groups (``tp`` consecutive processes) lie on one node, or inside one value
+    of a node label when ``topology.tensor_parallel`` requires it; pipelines (``tp * pp``
+    consecutive processes) inside one value when ``topology.pipeline_parallel`` asks. A
+    ``prefer`` rule becomes the ``topology`` objective term instead of a hard rule."""
+    for request in ctx.requests.values():
+        rules = ctx.spec.components[request.name].constraints
+        tp, pp = rules.tensor_parallel_size, rules.pipeline_parallel_size
+        required_tp = [rule for rule in rules.topology if rule.group == "tensor_parallel" and rule.required]
+        if tp > 1 and not required_tp:
+            _add_one_of(ctx, request, ctx.cluster.hw_node[request.cand_hw], tp, "tensor-parallel group", "node")
+        for rule in rules.topology:
+            size = tp if rule.group == "tensor_parallel" else tp * pp
+            if size > 1:
+                values = _label_values(ctx.cluster, rule.label)[ctx.cluster.hw_node[request.cand_hw]]
+                unit_name = "tensor-parallel group" if rule.group == "tensor_parallel" else "pipeline"
+                _add_one_of(ctx, request, values, size, unit_name, f"{rule.label!r} domain", required=rule.required)
+
+
+def _label_values(cluster: Cluster, label: str) -> np.ndarray:
+    """Per node, an index of its value of ``label``; unlabelled nodes are each their own value."""
+    names = [cluster.node_labels[n].get(label, f"\0node {n}") for n in range(cluster.num_nodes)]
+    index = {name: i for i, name in enumerate(dict.fromkeys(names))}
+    return np.array([index[name] for name in names], dtype=np.int64)
 
 
 def _add_one_of(
     ctx: ModelContext,
-    attribute: Callable[[ComponentRequest], np.ndarray],
-    unit_of: Callable[[ComponentRequest], np.ndarray],
+    request: ComponentRequest,
+    values: np.ndarray,
+    unit_size: int,
     unit_name: str,
     attribute_name: str,
-    only: Callable[[ComponentRequest], bool] = lambda r: True,
+    required: bool = True,
 ) -> None:
-    """Shared encoding of "all items of a unit share one attribute value" (node, type).
+    """Shared encoding of "all items of a unit share one attribute value" (node, type, domain).
 
-    Units whose candidates already agree need nothing. Determined units that disagree are
-    conflicts. Otherwise one boolean per (unit, value) with ``x <= chosen[value]`` and exactly
-    one value chosen.
+    A unit is ``unit_size`` consecutive processes. Units whose candidates already agree need
+    nothing. Determined units that disagree are conflicts (or nothing, for a preference).
+    Otherwise one boolean per (unit, value) with ``x <= chosen[value]``, and exactly one value
+    chosen when required, or each extra value counted in the ``topology`` term when preferred.
     """
-    for request in ctx.requests.values():
-        if not only(request):
-            continue
-        values, units = attribute(request), unit_of(request)
-        starts = np.flatnonzero(np.r_[True, units[1:] != units[:-1]])
-        spread = np.maximum.reduceat(values, starts) != np.minimum.reduceat(values, starts)
-        for s in np.flatnonzero(spread):
-            lo = starts[s]
-            hi = starts[s + 1] if s + 1 < starts.size else units.size
-            unit = int(units[lo])
-            first_process = int(request.cand_process[lo])
-            label = request.process_where(first_process) if unit_name == "process" else (
-                f"{request.name}: {unit_name} {unit} (processes {first_process}-"
-                f"{first_process + request.spec.constraints.tensor_parallel_size - 1})"
-            )
-            noun = _noun(request)
-            rule = "must run on one node" if noun == "nodes" and attribute_name == "node" else f"must have all its {noun} on one {attribute_name}"
-            if request.determined:
+    units = request.cand_process // unit_size
+    starts = np.flatnonzero(np.r_[True, units[1:] != units[:-1]])
+    spread = np.maximum.reduceat(values, starts) != np.minimum.reduceat(values, starts)
+    noun = _noun(request)
+    rule = "must run on one node" if noun == "nodes" and attribute_name == "node" else f"must have all its {noun} on one {attribute_name}"
+    for s in np.flatnonzero(spread):
+        lo = starts[s]
+        hi = starts[s + 1] if s + 1 < starts.size else units.size
+        first_process = int(request.cand_process[lo])
+        label = request.process_where(first_process) if unit_size == 1 else (
+            f"{request.name}: {unit_name} {int(units[lo])} (processes {first_process}-{first_process + unit_size - 1})"
+        )
+        if request.determined:
+            if required:
                 spans = sorted(set(values[lo:hi].tolist()))
                 ctx.conflict(f"{label} {rule}, but its ranks lie on {attribute_name}s {_values(ctx, attribute_name, spans)}")
+            continue
+        chosen = {int(v): ctx.model.new_bool_var("") for v in np.unique(values[lo:hi])}
+        for i in range(lo, hi):
+            ctx.model.add_implication(ctx.x[request.name][i], chosen[int(values[i])])
+        if required:
+            ctx.model.add(sum(chosen.values()) == 1).only_enforce_if(ctx.guard(f"{request.name}: every {unit_name} {rule}"))
+        else:
+            ctx.soft.setdefault("topology", []).extend((literal, 1) for literal in chosen.values())
+            ctx.soft["topology"].append((ctx.model.new_constant(1), -1))
+
+
+def add_memory(ctx: ModelContext) -> None:
+    """Collocated components time-share a GPU: while one runs (``active`` memory per process),
+    the others keep their ``idle`` memory. Every such mix must fit the GPU's memory.
+
+    Components without ``memory_gb`` count as zero; GPUs of unknown memory are not checked.
+    """
+    holders = [
+        (spec.name, ctx.owner(spec.name), spec.constraints.memory)
+        for spec in ctx.spec.components.values()
+        if spec.constraints.memory is not None
+    ]
+    if not holders:
+        return
+    touched = sorted({hw for _, request, _ in holders for hw in ctx.takers(request)})
+    for hw in touched:
+        limit = ctx.cluster.gpu_memory_gb[int(ctx.cluster.hw_node[hw])]
+        if limit is None or ctx.cluster.kind_of(hw) != "Accelerator":
+            continue
+        loads = [(name, request, memory, _load(ctx, request, hw)) for name, request, memory in holders]
+        for running, _, _, _ in loads:
+            terms = [(load, _mb(memory.active if name == running else memory.idle)) for name, _, memory, load in loads]
+            fixed = sum(mb * load for load, mb in terms if isinstance(load, int))
+            idle = ", ".join(f"{name} {memory.idle:g}" for name, _, memory, _ in loads if name != running)
+            active = next(memory.active for name, _, memory, _ in loads if name == running)
+            statement = (
+                f"GPU memory: {running} running ({active:g} GB per process) with the others idle "
+                f"({idle or 'none'} GB) must fit {limit:g} GB per GPU"
+            )
+            if all(isinstance(load, int) for load, _ in terms):
+                if fixed > _mb(limit):
+                    ctx.conflict(f"{statement}, but {_hw_name(ctx.cluster, hw)} would need {fixed / 1024:g} GB")
                 continue
-            guard = ctx.guard(f"{request.name}: every {unit_name} {rule}")
-            chosen = {int(v): ctx.model.new_bool_var("") for v in np.unique(values[lo:hi])}
-            ctx.model.add(sum(chosen.values()) == 1).only_enforce_if(guard)
-            for i in range(lo, hi):
-                ctx.model.add_implication(ctx.x[request.name][i], chosen[int(values[i])])
+            variable = sum(mb * load for load, mb in terms if not isinstance(load, int))
+            ctx.model.add(fixed + variable <= _mb(limit)).only_enforce_if(ctx.guard(statement))
+
+
+def _load(ctx: ModelContext, request: ComponentRequest, hw: int) -> Any:
+    """Processes of ``request`` on ``hw``: a constant for determined requests, else a sum."""
+    takers = ctx.takers(request).get(hw, [])
+    return len(takers) if request.determined else sum(takers)
+
+
+def _mb(gigabytes: float) -> int:
+    return int(np.ceil(gigabytes * 1024))
 
 
 def add_stride(ctx: ModelContext) -> None:
@@ -369,6 +435,7 @@ def add_objective(ctx: ModelContext) -> None:
     """Weighted sum of four terms over declarative components (rank strings are fixed):
 
     - ``changes``: previous hardware sets (``previous``) no process holds any more;
+    - ``topology``: extra label values spanned by groups whose ``topology`` rule is ``prefer``;
     - ``nodes``: nodes used, summed over components;
     - ``balance``: the largest number of items taken on one node;
     - ``contiguity``: the sum of the ranks taken (small = packed from rank 0, contiguous).
@@ -381,6 +448,7 @@ def add_objective(ctx: ModelContext) -> None:
         "changes": lambda: _changes_term(ctx, free),
         "nodes": lambda: _nodes_term(ctx, free),
         "balance": lambda: _balance_term(ctx, free),
+        "topology": lambda: ctx.soft.get("topology", []),
         "contiguity": lambda: [(x, int(rank)) for r in free for x, rank in zip(ctx.x[r.name], r.cand_rank.tolist()) if rank],
     }
     objective = []
@@ -440,12 +508,13 @@ BUILDERS: tuple[Builder, ...] = (
     add_distinct_hardware,
     add_same_node,
     add_same_type,
-    add_tp_groups,
+    add_domain_groups,
     add_stride,
     add_sharing,
     add_collocation,
     add_exclusivity,
     add_capacity,
+    add_memory,
     add_symmetry_breaking,
     add_objective,
 )

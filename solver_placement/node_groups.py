@@ -70,8 +70,10 @@ CLUSTER_KEYS = (
     "use_pre_process_policy",
     "profiling",
     "solver",
+    "gpu_memory_gb",
+    "node_labels",
 )
-GROUP_KEYS = ("label", "node_ranks", "hardware", "hardware_type", "ignore_hardware", "env_configs")
+GROUP_KEYS = ("label", "node_ranks", "hardware", "hardware_type", "ignore_hardware", "env_configs", "gpu_memory_gb", "labels")
 ENV_KEYS = ("node_ranks", "env_vars", "python_interpreter_path")
 
 
@@ -93,7 +95,40 @@ def cluster_kwargs(config: Any) -> dict[str, Any]:
         "accelerator_type": section.get("accelerator_type", "NV_GPU"),
         "accelerator_model": section.get("accelerator_model"),
         "node_groups": section.get("node_groups") or [],
+        "gpu_memory_gb": section.get("gpu_memory_gb"),
+        "node_labels": section.get("node_labels"),
     }
+
+
+def node_properties(
+    gpu_memory_gb: Any, node_labels: Any, groups: Sequence[Mapping[str, Any]], group_nodes: Sequence[tuple[int, ...]], num_nodes: int
+) -> tuple[list[float | None], list[dict[str, str]]]:
+    """Per node: GPU memory (GB, None if unknown) and topology labels (e.g. rack, nvlink_domain).
+
+    Cluster-level values (a number or a per-node list; a per-node list of label mappings) come
+    first; a node group's ``gpu_memory_gb`` and ``labels`` then apply to its nodes.
+    """
+    memory = [None if m is None else _gigabytes(m, f"cluster.gpu_memory_gb[{i}]") for i, m in enumerate(per_node(gpu_memory_gb, num_nodes, "cluster.gpu_memory_gb"))]
+    raw_labels = per_node(node_labels if node_labels is not None else {}, num_nodes, "cluster.node_labels")
+    labels = [_labels(item, f"cluster.node_labels[{i}]") for i, item in enumerate(raw_labels)]
+    for group, nodes in zip(groups, group_nodes):
+        where = f"node group {group.get('label')!r}"
+        for node in nodes:
+            if group.get("gpu_memory_gb") is not None:
+                memory[node] = _gigabytes(group["gpu_memory_gb"], f"{where}: gpu_memory_gb")
+            labels[node].update(_labels(group.get("labels") or {}, f"{where}: labels"))
+    return memory, labels
+
+
+def _gigabytes(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1_000_000:
+        raise PlacementConfigError(f"{where} must be a positive number of GB, not {value!r}")
+    return float(value)
+
+
+def _labels(value: Any, where: str) -> dict[str, str]:
+    mapping = require_mapping(value, where)
+    return {key: text(item, f"{where}.{key}") for key, item in mapping.items()}
 
 
 def per_node(value: Any, num_nodes: int, where: str) -> list[Any]:

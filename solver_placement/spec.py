@@ -23,7 +23,21 @@ from .ranks import MAX_RANK, RankRange, is_all, parse_range
 if TYPE_CHECKING:
     from .requests import ComponentRequest
 
-CONSTRAINT_KEYS = ("tensor_parallel_size", "collocate_with", "exclusive_with", "max_processes_per_hardware")
+CONSTRAINT_KEYS = (
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "collocate_with",
+    "exclusive_with",
+    "max_processes_per_hardware",
+    "max_processes_per_gpu",
+    "memory_gb",
+    "offload_weight",
+    "offload_optimizer",
+    "offload_grad",
+    "topology",
+)
+MEMORY_PARTS = ("weights", "optimizer", "grads", "activations")
+TOPOLOGY_GROUPS = ("tensor_parallel", "pipeline_parallel")
 SHAPE_KEYS = ("processes", "hardware_per_process", "gpus_per_process", "stride", "resources")
 COMPONENT_KEYS = ("node_group", "unit", "placement", *SHAPE_KEYS, *CONSTRAINT_KEYS)
 
@@ -54,6 +68,26 @@ class Declarative:
 
 
 @dataclass(frozen=True)
+class Memory:
+    """GPU memory of one process on each of its GPUs, in GB: while it runs (``active``) and
+    while a collocated component runs (``idle``: what the ``offload_*`` flags do not move out)."""
+
+    active: float
+    idle: float
+
+
+@dataclass(frozen=True)
+class DomainRule:
+    """Keep each tensor-parallel group (``group="tensor_parallel"``) or each pipeline (all
+    ``tp * pp`` processes of a model replica) inside one value of a node label; ``require``
+    makes it a hard rule (instead of "one node" for TP groups), ``prefer`` an objective term."""
+
+    group: str
+    label: str
+    required: bool
+
+
+@dataclass(frozen=True)
 class Constraints:
     """Rules beyond the layout itself, allowed on both forms."""
 
@@ -61,6 +95,9 @@ class Constraints:
     collocate_with: str | None = None
     exclusive_with: tuple[str, ...] = ()
     max_processes_per_hardware: int | None = None
+    pipeline_parallel_size: int = 1
+    memory: Memory | None = None
+    topology: tuple[DomainRule, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -298,13 +335,61 @@ def _parse_constraints(body: Mapping[str, Any], name: str) -> Constraints:
     if not isinstance(exclusive, (list, tuple)):
         raise PlacementConfigError(f"{where}: exclusive_with must be a list of component names")
     collocate = body.get("collocate_with")
-    cap = body.get("max_processes_per_hardware")
+    if "max_processes_per_hardware" in body and "max_processes_per_gpu" in body:
+        raise PlacementConfigError(f"{where}: give max_processes_per_hardware or its alias max_processes_per_gpu, not both")
+    cap = body.get("max_processes_per_hardware", body.get("max_processes_per_gpu"))
     return Constraints(
         tensor_parallel_size=positive_int(body.get("tensor_parallel_size", 1), f"{where}: tensor_parallel_size"),
-        collocate_with=None if collocate is None else str(collocate).strip(),
-        exclusive_with=tuple(str(other).strip() for other in exclusive),
+        collocate_with=None if collocate is None else text(collocate, f"{where}: collocate_with").strip(),
+        exclusive_with=tuple(text(other, f"{where}: exclusive_with").strip() for other in exclusive),
         max_processes_per_hardware=None if cap is None else positive_int(cap, f"{where}: max_processes_per_hardware"),
+        pipeline_parallel_size=positive_int(body.get("pipeline_parallel_size", 1), f"{where}: pipeline_parallel_size"),
+        memory=_parse_memory(body, where),
+        topology=_parse_topology(body.get("topology"), where),
     )
+
+
+def _parse_memory(body: Mapping[str, Any], where: str) -> Memory | None:
+    """``memory_gb`` as one number (always resident) or per part, with the offload flags."""
+    flags = {key: body.get(key, False) for key in ("offload_weight", "offload_optimizer", "offload_grad")}
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise PlacementConfigError(f"{where}: {key} must be true or false, not {value!r}")
+    raw = body.get("memory_gb")
+    if raw is None:
+        if any(flags.values()):
+            raise PlacementConfigError(f"{where}: offload flags need memory_gb (per part) to say what they save")
+        return None
+    if isinstance(raw, Mapping):
+        check_keys(raw, MEMORY_PARTS, f"{where}: memory_gb")
+        parts = {key: _gb(raw.get(key, 0), f"{where}: memory_gb.{key}") for key in MEMORY_PARTS}
+        kept = {"weights": not flags["offload_weight"], "optimizer": not flags["offload_optimizer"], "grads": not flags["offload_grad"]}
+        return Memory(sum(parts.values()), sum(parts[key] for key, stays in kept.items() if stays))
+    if any(flags.values()):
+        raise PlacementConfigError(f"{where}: offload flags need memory_gb given per part (weights, optimizer, grads, activations)")
+    total = _gb(raw, f"{where}: memory_gb")
+    return Memory(total, total)
+
+
+def _gb(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1_000_000:
+        raise PlacementConfigError(f"{where} must be a non-negative number of GB, not {value!r}")
+    return float(value)
+
+
+def _parse_topology(raw: Any, where: str) -> tuple[DomainRule, ...]:
+    """``topology: {tensor_parallel: {nvlink_domain: require}, pipeline_parallel: {rack: prefer}}``."""
+    if raw is None:
+        return ()
+    body = require_mapping(raw, f"{where}: topology")
+    check_keys(body, TOPOLOGY_GROUPS, f"{where}: topology")
+    rules = []
+    for group, labels in body.items():
+        for label, mode in require_mapping(labels, f"{where}: topology.{group}").items():
+            if mode not in ("require", "prefer"):
+                raise PlacementConfigError(f"{where}: topology.{group}.{label} must be 'require' or 'prefer', not {mode!r}")
+            rules.append(DomainRule(group, label, mode == "require"))
+    return tuple(rules)
 
 
 def _parse_declarative(body: Mapping[str, Any], name: str) -> Declarative:

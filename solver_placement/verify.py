@@ -38,7 +38,7 @@ def verify(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -
             _check_declarative(component, held[name], _stride(component, spec, held), cluster, problems)
         else:
             _check_segments(component, held[name], cluster, problems)
-        _check_tp(component, records, problems)
+        _check_tp(component, records, cluster, problems)
     _check_relations(spec, held, problems)
     if problems:
         raise VerificationError(problems)
@@ -178,12 +178,23 @@ def _check_declarative(
                 problems.append(f"{component.name} rank {rank}: ranks {ranks} do not follow stride {stride}")
 
 
-def _check_tp(component: ComponentSpec, records: Sequence[Placement], problems: list[str]) -> None:
-    tp = component.constraints.tensor_parallel_size
-    for start in range(0, len(records), tp):
-        nodes = {record.cluster_node_rank for record in records[start:start + tp]}
-        if len(nodes) > 1:
-            problems.append(f"{component.name}: tensor-parallel group of ranks {start}-{start + tp - 1} spans nodes {sorted(nodes)}")
+def _check_tp(component: ComponentSpec, records: Sequence[Placement], cluster: Cluster, problems: list[str]) -> None:
+    """TP groups on one node (or one value of a required ``topology.tensor_parallel`` label);
+    pipelines inside one value of a required ``topology.pipeline_parallel`` label."""
+    rules = component.constraints
+    tp, pp = rules.tensor_parallel_size, rules.pipeline_parallel_size
+    checks: list[tuple[int, str | None]] = []
+    required = [rule for rule in rules.topology if rule.required]
+    if not any(rule.group == "tensor_parallel" for rule in required):
+        checks.append((tp, None))
+    checks += [(tp if rule.group == "tensor_parallel" else tp * pp, rule.label) for rule in required]
+    for size, label in checks:
+        for start in range(0, len(records), size):
+            nodes = sorted({record.cluster_node_rank for record in records[start:start + size]})
+            values = {cluster.node_labels[n].get(label, f"node {n}") for n in nodes} if label else set(nodes)
+            if len(values) > 1:
+                where = "nodes" if label is None else f"{label!r} values {sorted(values)} on nodes"
+                problems.append(f"{component.name}: group of ranks {start}-{start + size - 1} spans {where} {nodes}")
 
 
 def _check_relations(spec: PlacementSpec, held: Mapping[str, list[list[int]]], problems: list[str]) -> None:

@@ -275,7 +275,7 @@ def expected_ranks(component: ComponentCase) -> list[list[int]]:
     return explicit_layout(component.explicit)
 
 
-def _one_place(items: Sequence[Item], ranks: Sequence[int]) -> bool:
+def one_place(items: Sequence[Item], ranks: Sequence[int]) -> bool:
     """A process may hold these ranks: one node, one kind, no physical item twice."""
     chosen = [items[r] for r in ranks]
     return len({(i.node, i.kind) for i in chosen}) == 1 and len(set(chosen)) == len(chosen)
@@ -287,7 +287,7 @@ def _splits(items: Sequence[Item], first: int, length: int) -> list[tuple[str, i
     options = [
         ("k", k)
         for k in range(1, length + 1)
-        if length % k == 0 and all(_one_place(items, range(first + i, first + i + k)) for i in range(0, length, k))
+        if length % k == 0 and all(one_place(items, range(first + i, first + i + k)) for i in range(0, length, k))
     ]
     options += [("m", m) for m in (2, 3) if length * m <= MAX_PROCESSES]
     return options
@@ -377,6 +377,11 @@ def node_group_values(draw: st.DrawFn, labels: tuple[str, ...]) -> Any:
     return draw(st.sampled_from([",".join(labels), ", ".join(labels), list(labels)]))
 
 
+def _as_body(value: Any) -> dict[str, Any]:
+    """A component's value in mapping form (the short form ``name: "0-3"`` is ``placement: "0-3"``)."""
+    return dict(value) if isinstance(value, dict) else {"placement": value}
+
+
 def _body(node_group: Any, **keys: Any) -> dict[str, Any]:
     body = {} if node_group is None else {"node_group": node_group}
     body.update({key: value for key, value in keys.items() if value is not None})
@@ -411,8 +416,7 @@ def rank_components(draw: st.DrawFn, cluster: ClusterCase, names: list[str]) -> 
     layout = expected_ranks(case)
     tp = draw(st.sampled_from(_tp_options(layout, items)))
     if tp > 1:
-        value = case.value if isinstance(case.value, dict) else {"placement": case.value}
-        case = replace(case, value={**value, "tensor_parallel_size": tp}, tp=tp)
+        case = replace(case, value={**_as_body(case.value), "tensor_parallel_size": tp}, tp=tp)
     used = frozenset(items[r] for ranks in layout for r in ranks)
     return replace(case, reach=used, load=_load_of(layout, items, len(taken)))
 
@@ -476,7 +480,7 @@ def collocation_pairs(draw: st.DrawFn, cluster: ClusterCase, names: list[str]) -
 
     def blocks_from(first: int, size: int) -> int:
         count = 0
-        while first + (count + 1) * size <= n and _one_place(items, range(first + count * size, first + (count + 1) * size)):
+        while first + (count + 1) * size <= n and one_place(items, range(first + count * size, first + (count + 1) * size)):
             count += 1
         # processes of the target never share an item: no physical repeats in the whole range
         while count and len(set(items[first:first + count * size])) != count * size:
@@ -572,7 +576,8 @@ def window_components(draw: st.DrawFn, cluster: ClusterCase, names: list[str]) -
         per_process, stride, processes = 1, 1, (last - first + 1) * share
         window = (first, last)
         keys = {"processes": processes} if share > 1 or draw(st.booleans()) else {}
-    keys["resources"] = _run_text(*window) if draw(st.booleans()) else f"{window[0]}-{window[1]}"
+    spellings = [_run_text(*window), f"{window[0]}-{window[1]}", *(["all", "ALL"] if window == (0, len(items) - 1) else [])]
+    keys["resources"] = draw(st.sampled_from(spellings))
     used = frozenset(items[window[0]:window[1] + 1])
     return ComponentCase(
         key, taken, _body(node_group, **keys), labels, items,
@@ -639,13 +644,22 @@ def free_components(
     return made
 
 
-def _with_rank_cap(draw: st.DrawFn, component: ComponentCase, load: Counter) -> ComponentCase:
-    """Give a rank-based component the tightest cap that still holds in the worst case."""
-    if draw(st.integers(0, 4)):
+def _with_rank_rules(draw: st.DrawFn, component: ComponentCase, load: Counter, ranked: Sequence[ComponentCase]) -> ComponentCase:
+    """Maybe give a rank-based component the tightest cap that holds in the worst case (all
+    declarative components at their bounds), and exclusivity with rank-based components it does
+    not touch."""
+    body = _as_body(component.value)
+    cap, refs = None, ()
+    if draw(st.integers(0, 4)) == 0:
+        cap = max(load[item] for item in component.reach)
+        body["max_processes_per_hardware"] = cap
+    disjoint = [other for other in ranked if not other.reach & component.reach]
+    if disjoint and draw(st.integers(0, 3)) == 0:
+        refs = tuple(draw(st.sampled_from(other.names)) for other in disjoint[:2])
+        body["exclusive_with"] = list(refs)
+    if cap is None and not refs:
         return component
-    cap = max(load[item] for item in component.reach)
-    value = component.value if isinstance(component.value, dict) else {"placement": component.value}
-    return replace(component, value={**value, "max_processes_per_hardware": cap}, cap=cap)
+    return replace(component, value=body, cap=cap, exclusive_with=refs)
 
 
 @st.composite
@@ -666,7 +680,8 @@ def valid_specs(draw: st.DrawFn, max_nodes: int = 6, declarative: bool = True) -
     load: Counter = Counter()
     for component in components:
         load.update(component.load)
-    components = [_with_rank_cap(draw, c, load) if c.segments is not None or c.explicit is not None else c for c in components]
+    ranked = [c for c in components if c.decl is None]
+    components = [c if c.decl is not None else _with_rank_rules(draw, c, load, ranked) for c in components]
     solver = draw(st.sampled_from([None, {"time_limit_s": 30}, {"num_workers": 1, "seed": 0}]))
     return SpecCase(cluster, tuple(components), nested=draw(st.integers(0, 4)) > 0, solver=solver)
 
@@ -691,10 +706,6 @@ def _placements(config: dict[str, Any]) -> dict[str, Any]:
     return _section(config)["component_placement"]
 
 
-def _as_body(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {"placement": value}
-
-
 def _replace_value(case: SpecCase, component: ComponentCase, value: Any) -> dict[str, Any]:
     config = case.config()
     _placements(config)[component.key] = value
@@ -712,9 +723,8 @@ def _unused_name(case: SpecCase) -> str:
     return next(name for name in (*NAME_POOL, "extra") if name not in used)
 
 
-def _garbage_char(char: str) -> bool:
-    """Characters that break any rank text they are inserted into."""
-    return not char.isspace() and char not in "0123456789-,:"
+#: Control characters that ``str.isspace`` (hence ``strip`` and the grammar) treats as blanks.
+SPACE_CONTROLS = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85"
 
 
 @st.composite
@@ -755,7 +765,8 @@ def broken_rank_texts(draw: st.DrawFn, items: Sequence[Item]) -> tuple[str, str]
     text, what = draw(st.sampled_from(options))
     if draw(st.integers(0, 5)) == 0:  # unicode garbage inside an otherwise valid text
         base = draw(st.sampled_from(["0", f"0-{n - 1}", "all", f"0-{n - 1}:0-{n - 1}"]))
-        char = draw(st.characters(exclude_categories=("Cs",)).filter(_garbage_char))
+        # no blank (strip() would remove it), digit or separator: any other character breaks the text
+        char = draw(st.characters(exclude_categories=("Cs", "Zs", "Zl", "Zp", "Nd"), exclude_characters=SPACE_CONTROLS + "-,:"))
         cut = draw(st.integers(0, len(base)))
         text, what = base[:cut] + char + base[cut:], f"garbage {char!r} inserted"
     return text, what
@@ -784,8 +795,6 @@ def _hardware_labels(case: SpecCase) -> list[str]:
 
 
 #: Values that are wrong for a component key whatever the rest of the spec (10**30: huge numbers).
-#: Huge ``tensor_parallel_size`` / ``max_processes_per_hardware`` are left to the xfail tests of
-#: test_properties.py until the core rejects them with a PlacementError.
 BODY_VALUES: dict[str, tuple[Any, ...]] = {
     "placement": (1.5, None, True, {"a": 1}, [], [[]], [[0.5]], [[-1]], [[True]], ["0-1"], [[0, 0]], [None], 10**30, -1),
     "node_group": ("nosuch", "cluster,nosuch", ["nosuch"], "", " ", "cluster,,node", [], True, 1.5, [None], {"a": 1}, [["cluster"]], "cluster,cluster"),
@@ -794,8 +803,8 @@ BODY_VALUES: dict[str, tuple[Any, ...]] = {
     "gpus_per_process": (0, 1.5, "1", True),
     "stride": (0, -1, 1.5, "2", True, None, "sideways", [1], 10**30),
     "resources": ("3-1", "a", "0-999999999", [0, 1], True, 1.5, "", "0-1:0-1", "0,1", str(10**30)),
-    "tensor_parallel_size": (0, -1, 1.5, "2", True, None),
-    "max_processes_per_hardware": (0, -1, 1.5, "2", True),
+    "tensor_parallel_size": (0, -1, 1.5, "2", True, None, 10**30),
+    "max_processes_per_hardware": (0, -1, 1.5, "2", True, 2**63, 10**30),
     "collocate_with": ("ghost", 5, True, {"a": 1}),
     "exclusive_with": (5, "ghost", {"a": 1}, True, ["ghost"], [None]),
     "unit": ("gpu", 1, True),
@@ -853,68 +862,76 @@ def _mutate_duplicate_name(draw: st.DrawFn, case: SpecCase) -> BrokenCase:
     return BrokenCase(_add_component(case, key, "0"), component.name, "component under two keys")
 
 
-@st.composite
-def _broken_group(draw: st.DrawFn, case: SpecCase) -> tuple[dict[str, Any] | list[Any] | Any, str]:
-    """A node group (appended to the cluster's) with one invalid field."""
-    n = case.cluster.num_nodes
-    existing = [label for label in case.cluster.groups if label not in ("cluster", "node")]
-    group: dict[str, Any] = {"label": "spare", "node_ranks": 0}
-    field_name, value = draw(st.sampled_from([
-        *(("label", v) for v in ("cluster", "node", "", "  ", "a,b", *existing)),
-        *(("node_ranks", v) for v in ("", n, f"0-{n}", "0,0", "1-0", -1, 1.5, True, None, "abc", [-1], {}, "all,0", [])),
-        *(("ignore_hardware", v) for v in ("yes", 1, None, 0)),
-        *(("hardware", v) for v in (
+def _group_values(n: int, existing: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """Wrong values for the fields of a node group of an ``n``-node cluster."""
+    return {
+        "label": ("cluster", "node", "", "  ", "a,b", None, True, ["a"], {"a": 1}, *existing),
+        "node_ranks": ("", n, f"0-{n}", "0,0", "1-0", -1, 1.5, True, None, "abc", [-1], {}, "all,0", [], 10**30),
+        "ignore_hardware": ("yes", 1, None, 0),
+        "hardware": (
             "robot", {"type": ACCEL}, {"type": NODE}, {"type": ""}, {"configs": []}, {"type": "arm", "configs": "x"},
             {"type": "arm", "configs": [{"node_rank": n}]}, {"type": "arm", "configs": [{"node_rank": "0"}]},
             {"type": "arm", "configs": [{"node_rank": True}]}, {"type": "arm", "configs": [{"node_rank": 0}, {"node_rank": 0}]},
-            {"type": "arm", "confs": []}, {"type": "arm", "configs": [5]},
-        )),
-        *(("env_configs", v) for v in ("x", [{"node_ranks": n}], [{"env_vars": {}}], [{"node_ranks": 0, "env_vars": 5}], [{"node_ranks": 0, "python": "x"}])),
-        *((key, 1) for key in ("labels", "node_rank", "hardware_types")),
-        ("hardware+ignore_hardware", {"type": "arm", "configs": []}),
-        ("hardware+hardware_type", {"type": "arm", "configs": []}),
-    ]))
-    if field_name == "hardware+ignore_hardware":
-        group.update(hardware=value, ignore_hardware=True)
-    elif field_name == "hardware+hardware_type":
-        group.update(hardware=value, hardware_type="arm")
-    else:
-        group[field_name] = value
+            {"type": "arm", "confs": []}, {"type": "arm", "configs": [5]}, {"type": None}, {"type": ["arm"]},
+        ),
+        "hardware_type": (None, True, ["arm"]),
+        "env_configs": ("x", [{"node_ranks": n}], [{"env_vars": {}}], [{"node_ranks": 0, "env_vars": 5}], [{"node_ranks": 0, "python": "x"}]),
+        **{key: (1,) for key in ("labels", "node_rank", "hardware_types")},
+    }
+
+
+def _mutate_group(draw: st.DrawFn, case: SpecCase) -> BrokenCase:
+    """A node group (appended to the cluster's) with one invalid field, a missing key, a
+    contradiction, or robots that another group already declared."""
+    n = case.cluster.num_nodes
+    values = _group_values(n, [label for label in case.cluster.groups if label not in ("cluster", "node")])
+    group: dict[str, Any] = {"label": "spare", "node_ranks": 0}
     robot_nodes = [node for node, count in enumerate(case.cluster.robots) if count]
-    if robot_nodes and draw(st.integers(0, 5)) == 0:  # robots of one node declared by a second group
+    field_name = draw(st.sampled_from([*values, "-label", "-node_ranks", "hardware+ignore_hardware",
+                                       "hardware+hardware_type", *(["robots twice"] if robot_nodes else [])]))
+    if field_name.startswith("-"):
+        del group[field_name[1:]]
+    elif field_name == "hardware+ignore_hardware":
+        group.update(hardware={"type": "arm", "configs": []}, ignore_hardware=True)
+    elif field_name == "hardware+hardware_type":
+        group.update(hardware={"type": "arm", "configs": []}, hardware_type="arm")
+    elif field_name == "robots twice":
         node = draw(st.sampled_from(robot_nodes))
         group = {"label": "spare", "node_ranks": node, "hardware": {"type": ROBOT, "configs": [{"node_rank": node}]}}
-        field_name, value = "hardware", "robot declared twice"
-    return group, f"node group {field_name}: {value!r}"
+    else:
+        group[field_name] = draw(st.sampled_from(values[field_name]))
+        field_name = f"{field_name}: {group[field_name]!r}"
+    config = case.config()
+    section = _section(config)
+    section["node_groups"] = [*section.get("node_groups", []), group]
+    return BrokenCase(config, None, f"node group {field_name}")
 
 
 def _mutate_cluster(draw: st.DrawFn, case: SpecCase) -> BrokenCase:
+    """A wrong value (or unknown / missing key) in the ``cluster:`` section itself."""
     n = case.cluster.num_nodes
-    config = case.config()
-    section = _section(config)
-    key, value = draw(st.sampled_from([
-        *(("num_nodes", v) for v in (0, -1, 1.5, "2", True, None, [n], {})),
-        *(("num_gpus_per_node", v) for v in (-1, 1.5, "8", True, None, [8] * (n + 1), [True] * n, {}, [-1] * n)),
-        ("accelerator_type", ["NV_GPU"] * (n + 1)), ("accelerator_model", [None] * (n + 1)),
-        *(("node_groups", v) for v in ("a800", {"label": "x", "node_ranks": 0}, [5], [None], [[]], 5)),
-        *((k, 1) for k in ("num_gpu_per_node", "nodes", "component_placements", "strategy", "node_group")),
-        ("-num_nodes", None), ("-component_placement", None),
-        *(("component_placement", v) for v in ([], {}, "actor: 0-3", None, 5)),
-        *(("solver", v) for v in (
+    values: dict[str, tuple[Any, ...]] = {
+        "num_nodes": (0, -1, 1.5, "2", True, None, [n], {}, 10**30),
+        "num_gpus_per_node": (-1, 1.5, "8", True, None, [8] * (n + 1), [True] * n, {}, [-1] * n, [10**30] * n),
+        "accelerator_type": (["NV_GPU"] * (n + 1), True, {"a": 1}, [["NV_GPU"]] * n),
+        "accelerator_model": ([None] * (n + 1), True, [["A800"]] * n),
+        "node_groups": ("a800", {"label": "x", "node_ranks": 0}, [5], [None], [[]], 5),
+        "component_placement": ([], {}, "actor: 0-3", None, 5),
+        "solver": (
             "fast", 5, {"time_limit": 1}, {"time_limit_s": 0}, {"time_limit_s": -1}, {"time_limit_s": True},
             {"time_limit_s": "60"}, {"num_workers": 0}, {"num_workers": 1.5}, {"seed": -1}, {"seed": "0"},
-        )),
-        ("+group", None),
-    ]))
+            {"seed": 2**31}, {"time_limit_s": 10**400}, {"time_limit_s": float("nan")},
+        ),
+        **{key: (1,) for key in ("num_gpu_per_node", "nodes", "component_placements", "strategy", "node_group")},
+    }
+    config = case.config()
+    section = _section(config)
+    key = draw(st.sampled_from([*values, "-num_nodes", "-component_placement"]))
     if key.startswith("-"):
         del section[key[1:]]
-    elif key == "+group":
-        group, what = draw(_broken_group(case))
-        section["node_groups"] = [*section.get("node_groups", []), group]
-        return BrokenCase(config, None, what)
-    else:
-        section[key] = value
-    return BrokenCase(config, None, f"cluster {key}: {value!r}")
+        return BrokenCase(config, None, f"cluster without {key[1:]}")
+    section[key] = draw(st.sampled_from(values[key]))
+    return BrokenCase(config, None, f"cluster {key}: {section[key]!r}")
 
 
 def _mutate_top_level(draw: st.DrawFn, case: SpecCase) -> BrokenCase:
@@ -963,7 +980,7 @@ def _mutate_infeasible(draw: st.DrawFn, case: SpecCase) -> BrokenCase:
 
 MUTATIONS: tuple[Callable[[st.DrawFn, SpecCase], BrokenCase], ...] = (
     _mutate_rank_text, _mutate_rank_text, _mutate_short_form, _mutate_body, _mutate_body, _mutate_key,
-    _mutate_duplicate_name, _mutate_cluster, _mutate_cluster, _mutate_top_level, _mutate_infeasible,
+    _mutate_duplicate_name, _mutate_cluster, _mutate_group, _mutate_top_level, _mutate_infeasible,
 )
 
 

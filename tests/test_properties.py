@@ -14,20 +14,23 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 from hypothesis import given, note, settings
+from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
-from solver_placement import InfeasiblePlacementError, Placement, PlacementError, solve, verify
+from solver_placement import InfeasiblePlacementError, Placement, PlacementError, PlacementSyntaxError, solve, verify
 from tests.strategies import (
     NODE,
     BrokenCase,
     ComponentCase,
     Item,
+    SegmentCase,
     SpecCase,
     broken_configs,
     clusters,
     even_split,
     expected_ranks,
     infeasible_specs,
+    one_place,
     valid_specs,
 )
 
@@ -41,10 +44,12 @@ def held(record: Placement) -> list[Item]:
 
 
 def used(records: Sequence[Placement]) -> set[Item]:
+    """Every physical item a component's records hold."""
     return {item for record in records for item in held(record)}
 
 
 def where(record: Placement) -> tuple[int, str, list[int], list[int]]:
+    """The layout fields of a record (node, kind, local ids, ranks), without its bookkeeping."""
     return record.cluster_node_rank, record.hardware_type, record.local_hardware_ranks, record.hardware_ranks
 
 
@@ -59,6 +64,8 @@ def check_rank_layout(component: ComponentCase, records: Sequence[Placement]) ->
 
 
 def check_declarative(component: ComponentCase, records: Sequence[Placement]) -> None:
+    """What the declarative fields promise, re-checked from the records alone (not via verify):
+    counts, items per process on one node and kind, stride, even window use or no sharing, TP."""
     decl = component.decl
     assert decl is not None
     assert len(records) == decl.processes, component.key
@@ -99,6 +106,7 @@ def check_relations(case: SpecCase, placements: Records) -> None:
 
 
 def check_valid(case: SpecCase) -> None:
+    """Solve, run the library's verifier, then the independent checks above."""
     config = case.config()
     note(repr(config))
     solution = solve(config)
@@ -117,6 +125,7 @@ def check_valid(case: SpecCase) -> None:
 
 
 def check_broken(broken: BrokenCase) -> None:
+    """A PlacementError and nothing else; its message names the broken component."""
     note(f"{broken.what}: {broken.config!r}")
     with pytest.raises(PlacementError) as info:  # any other exception propagates and fails
         solve(broken.config)
@@ -125,13 +134,13 @@ def check_broken(broken: BrokenCase) -> None:
 
 
 # ------------------------------------------------------------------------------ valid specs
-@settings(max_examples=150)
+@settings(max_examples=250)
 @given(valid_specs())
 def test_valid_specs_solve_verify_and_match_the_rules(case: SpecCase) -> None:
     check_valid(case)
 
 
-@settings(max_examples=80)
+@settings(max_examples=100)
 @given(valid_specs(declarative=False))
 def test_rank_only_specs_are_pure_feasibility(case: SpecCase) -> None:
     """Rank strings fix everything: no objective, and the layout is RLinf's even split."""
@@ -141,7 +150,7 @@ def test_rank_only_specs_are_pure_feasibility(case: SpecCase) -> None:
         check_rank_layout(component, solution.placements(component.name))
 
 
-@settings(max_examples=60)
+@settings(max_examples=100)
 @given(valid_specs())
 def test_same_input_same_placement(case: SpecCase) -> None:
     config = case.config()
@@ -152,37 +161,36 @@ def test_same_input_same_placement(case: SpecCase) -> None:
     assert solve(OmegaConf.create(case.config())).placements_by_component() == first
 
 
-@settings(max_examples=40)
-@given(clusters())
-def test_even_split_of_all_segments(cluster) -> None:
-    """``all:P`` and ``all`` on every selection of a generated cluster: even split, both ways."""
-    for labels in cluster.selections():
-        n = len(cluster.items(labels))
-        for processes in {n, 2 * n, *(n // k for k in (2, 4, 8) if n % k == 0)}:
-            placement = {"node_group": list(labels), "placement": f"all:0-{processes - 1}"}
-            config = {**cluster.config, "component_placement": {"actor": placement}}
-            try:
-                records = solve(config).placements("actor")
-            except InfeasiblePlacementError:  # a process would span nodes: the grammar allows it, the rules not
-                continue
-            expected = even_split([_segment(n, processes)])
-            assert [r.hardware_ranks for r in records] == expected, (labels, processes)
-
-
-def _segment(n: int, processes: int):
-    from tests.strategies import SegmentCase
-
-    return SegmentCase(0, n - 1, processes)
+@settings(max_examples=100)
+@given(st.data())
+def test_all_with_process_ranks_splits_evenly_or_is_refused(data: st.DataObject) -> None:
+    """``all:0-(P-1)`` on any selection: a syntax error when neither count divides the other, the
+    even split when every process's share lies on one node and kind, otherwise infeasible."""
+    cluster = data.draw(clusters())
+    labels = data.draw(st.sampled_from(cluster.selections()))
+    items = cluster.items(labels)
+    processes = data.draw(st.integers(1, 2 * len(items)))
+    config = {**cluster.config, "component_placement": {"actor": {"node_group": list(labels), "placement": f"all:0-{processes - 1}"}}}
+    if len(items) % processes and processes % len(items):
+        with pytest.raises(PlacementSyntaxError, match="multiple"):
+            solve(config)
+        return
+    layout = even_split([SegmentCase(0, len(items) - 1, processes)])
+    if all(one_place(items, ranks) for ranks in layout):
+        assert [r.hardware_ranks for r in solve(config).placements("actor")] == layout
+    else:
+        with pytest.raises(InfeasiblePlacementError, match="actor"):
+            solve(config)
 
 
 # ------------------------------------------------------------------------------ broken inputs
-@settings(max_examples=300)
+@settings(max_examples=600)
 @given(broken_configs())
 def test_broken_configs_raise_placement_error_naming_the_component(broken: BrokenCase) -> None:
     check_broken(broken)
 
 
-@settings(max_examples=40)
+@settings(max_examples=60)
 @given(infeasible_specs())
 def test_infeasible_declarative_specs_name_the_conflict(broken: BrokenCase) -> None:
     note(f"{broken.what}: {broken.config!r}")
@@ -199,3 +207,74 @@ def test_infeasible_declarative_specs_name_the_conflict(broken: BrokenCase) -> N
 def test_many_examples(case: SpecCase, broken: BrokenCase) -> None:
     check_valid(case)
     check_broken(broken)
+
+
+# ------------------------------------------------------------------------------ regressions
+def _config(placement: dict, **cluster: object) -> dict:
+    """A 2 x 4-GPU config with these components and extra cluster keys."""
+    return {"cluster": {"num_nodes": 2, "num_gpus_per_node": 4, **cluster, "component_placement": placement}}
+
+
+HUGE = 10**30
+
+
+@pytest.mark.parametrize("config", [
+    pytest.param(_config({"actor": {"processes": 2, "tensor_parallel_size": HUGE}}), id="declarative-tensor_parallel_size"),
+    pytest.param(_config({"actor": {"placement": "0-1", "tensor_parallel_size": HUGE}}), id="rank-tensor_parallel_size"),
+    pytest.param(_config({"actor": {"processes": 2, "max_processes_per_hardware": 2**63}}), id="max_processes_per_hardware"),
+    pytest.param(_config({"actor": "0"}, num_nodes=HUGE), id="num_nodes"),
+    pytest.param(_config({"actor": "0"}, num_gpus_per_node=[1, HUGE]), id="num_gpus_per_node"),
+    pytest.param(_config({"actor": "0"}, solver={"seed": 2**31}), id="solver-seed"),
+    pytest.param(_config({"actor": "0"}, solver={"time_limit_s": 10**400}), id="solver-time_limit_s"),
+])
+def test_huge_numbers_are_placement_errors(config: dict) -> None:
+    """Found by the broken-input property: these overflowed numpy / CP-SAT (OverflowError, TypeError)."""
+    with pytest.raises(PlacementError):
+        solve(config)
+
+
+def test_group_hardware_type_without_items_is_a_placement_error() -> None:
+    """Found by the broken-input property: ``kinds.index()`` raised a bare ValueError."""
+    group = {"label": "arms", "node_ranks": 0, "hardware_type": "robot"}
+    with pytest.raises(PlacementError, match="actor"):
+        solve(_config({"actor": {"node_group": "arms", "placement": "0"}}, node_groups=[group]))
+
+
+@pytest.mark.parametrize("cluster", [
+    pytest.param({"node_groups": [{"label": None, "node_ranks": 0}]}, id="label-None"),
+    pytest.param({"node_groups": [{"label": True, "node_ranks": 0}]}, id="label-bool"),
+    pytest.param({"node_groups": [{"label": ["a"], "node_ranks": 0}]}, id="label-list"),
+    pytest.param({"node_groups": [{"label": {"a": 1}, "node_ranks": 0}]}, id="label-mapping"),
+    pytest.param({"node_groups": [{"label": "r", "node_ranks": 0, "hardware_type": None}]}, id="hardware_type-None"),
+    pytest.param({"accelerator_type": True}, id="accelerator_type-bool"),
+    pytest.param({"accelerator_type": [["NV_GPU"], "NV_GPU"]}, id="accelerator_type-nested-list"),
+    pytest.param({"node_groups": [{"label": "r", "node_ranks": 0, "hardware": {"type": None, "configs": [{"node_rank": 0}]}}]},
+                 id="hardware-type-None"),
+])
+def test_wrong_types_in_string_fields_are_rejected(cluster: dict) -> None:
+    """Found while writing the mutations: str() turned None, bools and containers into names."""
+    with pytest.raises(PlacementError):
+        solve(_config({"actor": "0"}, **cluster))
+
+
+def test_resources_all_without_processes_fills_every_item() -> None:
+    """Found while writing the window strategy: ``resources: all`` alone raised a TypeError."""
+    solution = solve(_config({"actor": {"resources": "all"}}))
+    assert [p.local_hardware_ranks for p in solution.placements("actor")] == [[g] for g in range(4)] * 2
+
+
+def test_resources_all_is_the_whole_window() -> None:
+    """README: a ``resources`` window is used evenly, and ``all`` means every resource; ``all``
+    was read as "no window" (4 processes took 1 GPU each, leaving 4 idle)."""
+    def layout(resources: str) -> list[list[int]]:
+        solution = solve({"cluster": {"num_nodes": 1, "num_gpus_per_node": 8,
+                                      "component_placement": {"actor": {"processes": 4, "resources": resources}}}})
+        return [p.local_hardware_ranks for p in solution.placements("actor")]
+
+    assert layout("all") == layout("0-7") == [[0, 1], [2, 3], [4, 5], [6, 7]]
+
+
+# ------------------------------------------------------------------------------ regressions found by fuzzing
+def test_node_groups_not_a_list_is_a_placement_error() -> None:
+    with pytest.raises(PlacementError):
+        solve(_config({"actor": "0"}, node_groups=5))

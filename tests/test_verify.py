@@ -68,7 +68,7 @@ def test_tp_group_across_nodes_is_caught() -> None:
     spec_tp = solved(2, 4, {"a": {"placement": "0-7", "tensor_parallel_size": 2}}).spec
     verify(spec_tp, s.placements_by_component())
     spec_tp8 = solved(2, 8, {"a": {"placement": "0-7", "tensor_parallel_size": 8}}).spec
-    with pytest.raises(VerificationError, match="tensor-parallel group of ranks 0-7 spans nodes"):
+    with pytest.raises(VerificationError, match="group of ranks 0-7 spans nodes"):
         verify(spec_tp8, {"a": [replace(p, cluster_node_rank=p.rank // 4) for p in s.placements("a")]})
 
 
