@@ -221,7 +221,8 @@ def summary(solution: Solution, source: Solution | ModelParallelComponentPlaceme
     nodes = len({p.cluster_node_rank for p in flat})
     gpus = len({(p.cluster_node_rank, g) for p in flat if p.hardware_type == ACCELERATOR for g in p.local_hardware_ranks})
     cluster = solution.cluster
-    mode = f" in {source.placement_mode.name.lower()} mode" if isinstance(source, ModelParallelComponentPlacement) else ""
+    placement_mode = source.placement_mode if isinstance(source, ModelParallelComponentPlacement) else None
+    mode = f" in {placement_mode.name.lower()} mode" if placement_mode is not None else ""
     return (
         f"valid{mode}; {len(records)} components, {len(flat)} processes ({counts}) on {nodes} of {cluster.num_nodes} "
         f"nodes, {gpus} of {cluster.num_accelerators} GPUs in use; {solution.status.lower()}"

@@ -106,12 +106,14 @@ class Cluster:
             dtype=np.int64,
         )
         types = per_node(accelerator_type, self.num_nodes, "cluster.accelerator_type")
+        types = [text(t, f"cluster.accelerator_type[{i}]") for i, t in enumerate(types)]
         self.accelerator_types: tuple[str, ...] = tuple(
-            text(t, f"cluster.accelerator_type[{i}]") if self.gpus_per_node[i] else NO_ACCELERATOR for i, t in enumerate(types)
+            t if self.gpus_per_node[i] else NO_ACCELERATOR for i, t in enumerate(types)
         )
         models = per_node(accelerator_model, self.num_nodes, "cluster.accelerator_model")
+        models = [None if m is None else text(m, f"cluster.accelerator_model[{i}]") for i, m in enumerate(models)]
         self.accelerator_models: tuple[str | None, ...] = tuple(
-            None if m is None or not self.gpus_per_node[i] else text(m, f"cluster.accelerator_model[{i}]") for i, m in enumerate(models)
+            None if not self.gpus_per_node[i] else m for i, m in enumerate(models)
         )
         groups, items = parse_node_groups(node_groups or [], self.num_nodes, self.gpus_per_node)
         self.gpu_memory_gb, self.node_labels = node_properties(

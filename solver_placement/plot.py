@@ -25,7 +25,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import matplotlib
 import numpy as np
@@ -57,7 +57,7 @@ __all__ = [
 
 #: What :func:`plot_layout` and :func:`plot_weight_sync` accept: a solved layout, the inputs of a
 #: solve (a spec, a YAML path, a config mapping or DictConfig), or placement records.
-LayoutSource = (
+LayoutSource: TypeAlias = (
     Solution | ComponentPlacement | PlacementSpec | Mapping[str, Sequence[Placement]] | Sequence[Placement] | str | Path | DictConfig
 )
 
@@ -91,6 +91,9 @@ LABEL_W = 0.95
 COLUMN_GAP = 0.45
 BOX_PAD = 0.025
 ROWS_PER_COLUMN = 32
+SYNC_ROW_H = 0.3  # weight sync: actor and rollout rows, the links between them, the TP brackets above
+SYNC_LINK_H = 0.75
+SYNC_BRACKET_H = 0.24
 # Text, in points. CHAR_EM is a DejaVu Sans digit's width in ems (the widest common glyph in rank labels).
 BASE_FONT = 7.0
 MIN_FONT = 4.5
@@ -98,6 +101,7 @@ STEP_FONT = 6.5
 CHAR_EM = 0.64
 
 MODES = ("auto", "cells", "aggregate")
+SCREEN_DPI = 120  # notebooks show figures at this resolution; save_figure picks its own
 
 
 # ====================================================================== public API
@@ -181,9 +185,11 @@ def plot_weight_sync(
     its own :meth:`~ModelParallelComponentPlacement.weight_sync_map` gives the pairing.
     """
     job = _resolve(source, cluster)
-    links = weight_sync_links(source if isinstance(source, ModelParallelComponentPlacement) else job, actor=actor, rollout=rollout)
+    if isinstance(source, ModelParallelComponentPlacement):
+        links, actor_tp = weight_sync_links(source, actor=actor, rollout=rollout), source.actor_tp_size
+    else:
+        links, actor_tp = _links_from_records(job, actor, rollout), job.tensor_parallel_size(actor)
     colors = component_colors(job.names)
-    actor_tp = source.actor_tp_size if isinstance(source, ModelParallelComponentPlacement) else job.tensor_parallel_size(actor)
     nodes = sorted({link.node for link in links})
     by_node: dict[int, list[WeightSyncLink]] = defaultdict(list)
     for link in links:
@@ -204,7 +210,7 @@ def plot_weight_sync(
     summary = f"{rollouts} {rollout} processes on {len(links)} GPUs, {paired} paired with {actor} ranks · {verdict}"
     legend = [(colors[actor], f"{actor} rank on the GPU", "box"), (colors[rollout], f"{rollout} process", "box")]
     if actor_tp > 1 and any(panel.actor_ranks for panel in panels):
-        legend.append((BRACKET_COLOR, f"{actor} tensor-parallel group of {actor_tp}", "bracket"))
+        legend.append((BRACKET_COLOR, f"{actor} tensor-parallel group of {actor_tp}", "tp"))
     scene = _Scene()
     top = _draw_header(scene, heading, summary, legend)
     bottom = _draw_sync_panels(scene, panels, colors, actor, rollout, actor_tp, top)
@@ -241,16 +247,19 @@ def weight_sync_links(source: LayoutSource, *, actor: str = "actor", rollout: st
         return [
             WeightSyncLink(p.rank, p.cluster_node_rank, gpu, (actor_rank,))
             for p in source.get_placements(rollout)
-            for gpu, actor_rank in zip(sorted(p.local_hardware_ranks), sync_map[p.rank])
+            for gpu, actor_rank in zip(sorted(p.local_hardware_ranks), sync_map[p.rank], strict=True)
         ]
-    job = source if isinstance(source, _Job) else _resolve(source, None)
+    return _links_from_records(_resolve(source, None), actor, rollout)
+
+
+def _links_from_records(job: _Job, actor: str, rollout: str) -> list[WeightSyncLink]:
     job.select([actor, rollout])
     on_gpu: dict[tuple[int, int], list[int]] = defaultdict(list)
     for p in job.placements[actor]:
         if p.hardware_type == ACCELERATOR:
             for gpu in p.local_hardware_ranks:
                 on_gpu[(p.cluster_node_rank, gpu)].append(p.rank)
-    links = []
+    links: list[WeightSyncLink] = []
     for p in job.placements[rollout]:
         if p.hardware_type != ACCELERATOR:
             raise PlacementConfigError(
@@ -339,11 +348,11 @@ class _Job:
             return counts
         for records in self.placements.values():
             for p in records:
-                node = counts[p.cluster_node_rank]
+                seen = counts[p.cluster_node_rank]
                 if p.hardware_type != NODE:
-                    node[p.hardware_type] = max(node[p.hardware_type], max(p.local_hardware_ranks) + 1)
+                    seen[p.hardware_type] = max(seen[p.hardware_type], max(p.local_hardware_ranks) + 1)
                 if p.hardware_type != ACCELERATOR or not p.isolate_accelerator:
-                    node[ACCELERATOR] = max(node[ACCELERATOR], len(p.visible_accelerators))
+                    seen[ACCELERATOR] = max(seen[ACCELERATOR], len(p.visible_accelerators))
         return counts
 
     def model_of(self, node: int) -> str:
@@ -387,8 +396,6 @@ class _Job:
 
 def _resolve(source: Any, cluster: Cluster | None) -> _Job:
     """Normalise every accepted input to a :class:`_Job` (solving configs and specs first)."""
-    if isinstance(source, _Job):
-        return source
     if isinstance(source, ComponentPlacement):
         source = source.solution
     if isinstance(source, Solution):
@@ -495,7 +502,7 @@ def _layout_rows(
     def cells_of(node: int) -> list[Cell]:
         hardware = job.hardware_of(node)
         uses_node = any(cell[0] == NODE for (_, cell) in occupancy[node].ranks)
-        return hardware + [(NODE, 0)] if uses_node or not hardware else hardware
+        return [*hardware, (NODE, 0)] if uses_node or not hardware else hardware
 
     def describe(node: int) -> tuple[list[Cell], str, frozenset[str]]:
         return cells_of(node), job.model_of(node), frozenset(label for label, members in group_list if node in members)
@@ -590,7 +597,9 @@ class _Scene:
     width: float = 0.0
     height: float = 0.0
 
-    def rect(self, x: float, y: float, w: float, h: float, face: Color, edge: Color = "none", lw: float = 0.0, z: int = 1, style: str = "solid") -> None:
+    def rect(
+        self, x: float, y: float, w: float, h: float, face: Color, edge: Color = "none", lw: float = 0.0, z: int = 1, style: str = "solid"
+    ) -> None:
         self.rects.append((z, [(x, y), (x + w, y), (x + w, y + h), (x, y + h)], face, edge, lw, style))
         self.width, self.height = max(self.width, x + w), max(self.height, y + h)
 
@@ -607,7 +616,7 @@ class _Scene:
 
     def figure(self, min_width: float = 6.0) -> Figure:
         width, height = max(self.width + MARGIN, min_width), self.height + MARGIN
-        figure = Figure(figsize=(width, height), facecolor="white")
+        figure = Figure(figsize=(width, height), dpi=SCREEN_DPI, facecolor="white")
         FigureCanvasAgg(figure)
         ax = figure.add_axes((0.0, 0.0, 1.0, 1.0))
         ax.set_xlim(0.0, width)
@@ -702,7 +711,11 @@ def _nodes_text(nodes: Sequence[int]) -> str:
 
 
 def _draw_header(scene: _Scene, title: str, summary: str, legend: Sequence[tuple[Color, str, str]]) -> float:
-    """Title, a summary line and a legend of (colour, label, glyph: box, bracket or outline); returns the y below."""
+    """Title, a summary line and a legend of (colour, label, glyph); returns the y below them.
+
+    Glyphs: ``box`` (a component's colour), ``bracket`` (the one under a multi-item process) and
+    ``tp`` (the one over a tensor-parallel group).
+    """
     scene.text(MARGIN, MARGIN + 0.1, title, 11.0, measure=True, ha="left", weight="bold")
     scene.text(MARGIN, MARGIN + 0.34, summary, 7.0, measure=True, ha="left", color="#555555")
     x, y = MARGIN, MARGIN + 0.58
@@ -814,9 +827,9 @@ def _cell_x(cells: Sequence[Cell], x0: float) -> dict[Cell, float]:
 def _draw_row(
     scene: _Scene, row: _Row, geometry: _RowGeometry, colors: Mapping[str, str], tp: Mapping[str, int], x0: float, y0: float
 ) -> None:
-    """Node label, cells, lane boxes with rank labels, brackets under multi-item processes, TP outlines."""
-    name, size = _fit(_nodes_text(row.nodes), LABEL_W - 0.12, 0.2, 7.0)
-    scene.text(x0 + 0.06, y0 + geometry.height / 2 - 0.07, name, size, ha="left", weight="bold")
+    """Node label, cells, lane boxes with rank labels, brackets under multi-item processes and over TP groups."""
+    label, size = _fit(_nodes_text(row.nodes), LABEL_W - 0.12, 0.2, 7.0)
+    scene.text(x0 + 0.06, y0 + geometry.height / 2 - 0.07, label, size, ha="left", weight="bold")
     detail = f"×{len(row.nodes)} · {row.model}" if len(row.nodes) > 1 else row.model
     detail, size = _fit(detail, LABEL_W - 0.12, 0.2, 6.0)
     scene.text(x0 + 0.06, y0 + geometry.height / 2 + 0.08, detail, size, ha="left", color="#555555")
@@ -825,8 +838,8 @@ def _draw_row(
     body_height = geometry.height - (body_top - y0)
     for cell, x in xs.items():
         if geometry.header:
-            name, size = _fit(_cell_name(cell), CELL_W, HEADER_H, 6.0)
-            scene.text(x + CELL_W / 2, y0 + HEADER_H / 2, name, size, color="#666666")
+            label, size = _fit(_cell_name(cell), CELL_W, HEADER_H, 6.0)
+            scene.text(x + CELL_W / 2, y0 + HEADER_H / 2, label, size, color="#666666")
         scene.rect(x, body_top, CELL_W, body_height, "#f3f3f3", "#b5b5b5", 0.6)
 
     def lane_top(kind: str, name: str) -> float:
@@ -851,11 +864,11 @@ def _draw_row(
     for index, (name, kind, spanned) in enumerate(row.joins):
         track_y = lane_top(kind, name) + LANE_H + 0.015 + (geometry.tracks[index] + 0.5) * TRACK_H
         xs_spanned = [centers[b][0] for b in spanned]
-        color = _darker(colors[name], 0.5)
-        scene.line([(xs_spanned[0], track_y), (xs_spanned[-1], track_y)], color, 1.1)
+        dark = _darker(colors[name], 0.5)
+        scene.line([(xs_spanned[0], track_y), (xs_spanned[-1], track_y)], dark, 1.1)
         for b in spanned:
-            scene.line([(centers[b][0], centers[b][1]), (centers[b][0], track_y)], color, 1.1)
-            scene.dot(centers[b][0], track_y, color)
+            scene.line([(centers[b][0], centers[b][1]), (centers[b][0], track_y)], dark, 1.1)
+            scene.dot(centers[b][0], track_y, dark)
     if row.steps:
         x = x0 + LABEL_W + _cells_width(row.cells) + 0.12
         scene.text(x, y0 + geometry.height / 2, _steps_text(row.steps), STEP_FONT, measure=True, ha="left", color="#555555")
@@ -874,7 +887,9 @@ def _band_tracks(groups: Sequence[tuple[str, frozenset[int]]]) -> dict[str, int]
     return tracks
 
 
-def _draw_bands(scene: _Scene, spans: Sequence[tuple[_Row, float, float]], labels: Sequence[str], tracks: Mapping[str, int], x0: float) -> None:
+def _draw_bands(
+    scene: _Scene, spans: Sequence[tuple[_Row, float, float]], labels: Sequence[str], tracks: Mapping[str, int], x0: float
+) -> None:
     """A labelled band per node group over each run of consecutive rows in the group."""
     for color_index, label in enumerate(labels):
         start: float | None = None
@@ -914,7 +929,11 @@ def _actor_cells(job: _Job, actor: str, nodes: Sequence[int]) -> dict[int, dict[
 
 
 def _sync_panels(
-    job: _Job, nodes: Sequence[int], by_node: Mapping[int, list[WeightSyncLink]], actor_cells: Mapping[int, dict[int, tuple[int, ...]]], aggregate: bool
+    job: _Job,
+    nodes: Sequence[int],
+    by_node: Mapping[int, list[WeightSyncLink]],
+    actor_cells: Mapping[int, dict[int, tuple[int, ...]]],
+    aggregate: bool,
 ) -> list[_Panel]:
     def gpus(node: int) -> int:
         used = [link.gpu for link in by_node[node]] + list(actor_cells[node])
@@ -936,11 +955,6 @@ def _sync_panels(
     return [_Panel(run, gpus(run[0]), actor_cells[run[0]], by_node[run[0]]) for run, _ in runs]
 
 
-SYNC_ROW_H = 0.3
-SYNC_LINK_H = 0.75
-SYNC_BRACKET_H = 0.24
-
-
 def _draw_sync_panels(
     scene: _Scene, panels: Sequence[_Panel], colors: Mapping[str, str], actor: str, rollout: str, actor_tp: int, top: float
 ) -> float:
@@ -958,7 +972,7 @@ def _draw_sync_panel(
     def column(gpu: int) -> float:
         return x0 + gpu * CELL_W
 
-    bracket = SYNC_BRACKET_H if actor_tp > 1 else 0.0
+    bracket = SYNC_BRACKET_H if actor_tp > 1 or len(panel.nodes) > 1 else 0.0  # the strip also holds "xN alike"
     actor_y = y0 + HEADER_H + bracket
     rollout_y = actor_y + SYNC_ROW_H + SYNC_LINK_H
     bottom = rollout_y + SYNC_ROW_H

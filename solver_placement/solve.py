@@ -9,7 +9,8 @@ the statements CP-SAT names as conflicting make up the error message.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from ortools.sat.python import cp_model
 from .cluster import Cluster
 from .config import ConfigSource, check_keys, positive_int
 from .errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
+from .aggregate import narrow, should_aggregate
 from .model import DEFAULT_WEIGHTS, ModelContext, build_model
 from .records import Placement
 from .solution import Assignment, Solution
@@ -56,20 +58,34 @@ def solve(
     held_before = _previous_hardware(spec, previous)
     parsed = time.perf_counter()
     requests = spec.requests
-    ctx = build_model(spec, requests, weights=weights, previous=held_before)
-    built = time.perf_counter()
-    if ctx.conflicts:
-        raise _infeasible(ctx.conflicts)
-    solver, status = _run(ctx, options)
-    solved = time.perf_counter()
+    clock = {"build": 0.0, "solve": 0.0}
+    ctx, solver, status = None, None, cp_model.UNKNOWN
+    decomposed = False
+    if not held_before and should_aggregate(spec, requests):
+        with _timed(clock, "build"):
+            narrowed = narrow(spec, requests, weights, float(options["time_limit_s"]) / 2)
+            ctx = None if narrowed is None else build_model(spec, narrowed, weights=weights)
+        if ctx is not None and not ctx.conflicts:
+            with _timed(clock, "solve"):
+                solver, status = _polished(ctx, options)
+            decomposed = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    if not decomposed:  # the exact flat model decides
+        with _timed(clock, "build"):
+            ctx = build_model(spec, requests, weights=weights, previous=held_before)
+        if ctx.conflicts:
+            raise _infeasible(ctx.conflicts)
+        with _timed(clock, "solve"):
+            solver, status = _polished(ctx, options)
     if status == cp_model.INFEASIBLE:
         raise _infeasible(explain(spec, options))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise _not_solved(status, options)
     assignments = _read_out(ctx, solver)
-    timings = {"parse": parsed - started, "build": built - parsed, "solve": solved - built}
+    timings = {"parse": parsed - started, **clock}
     objective = solver.objective_value if ctx.model.has_objective() else None
-    return Solution(spec, requests, assignments, solver.status_name(status), objective, timings)
+    # a decomposed answer is optimal per stage, not proven optimal for the whole spec
+    status_name = "FEASIBLE" if decomposed else solver.status_name(status)
+    return Solution(spec, requests, assignments, status_name, objective, timings)
 
 
 def explain(spec: PlacementSpec, options: Mapping[str, Any] | None = None) -> list[str]:
@@ -107,6 +123,15 @@ def _minimize_core(ctx: ModelContext, core: list[str], options: Mapping[str, Any
         if status == cp_model.INFEASIBLE:
             needed = trial
     return needed
+
+
+@contextmanager
+def _timed(clock: dict[str, float], key: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        clock[key] += time.perf_counter() - started
 
 
 def _weights(raw: Mapping[str, Any]) -> dict[str, int]:
@@ -170,6 +195,24 @@ def _run(ctx: ModelContext, options: Mapping[str, Any], **extra: Any) -> tuple[c
     if status == cp_model.MODEL_INVALID:
         raise PlacementError(f"internal error: the CP-SAT model is invalid: {ctx.model.validate()}")
     return solver, status
+
+
+def _polished(ctx: ModelContext, options: Mapping[str, Any]) -> tuple[cp_model.CpSolver, int]:
+    """Solve; when an objective has tied optima, pick among them deterministically.
+
+    Different worker counts may stop at different optimal solutions. Fixing the objective to
+    the optimum and re-solving with one worker (no hint, so nothing of the first run leaks in)
+    gives the same placement whatever ``num_workers`` is.
+    """
+    solver, status = _run(ctx, options)
+    if status != cp_model.OPTIMAL or not ctx.model.has_objective():
+        return solver, status
+    best = int(round(solver.objective_value))
+    objective = ctx.model.proto.objective
+    expression = sum(coef * ctx.model.get_int_var_from_proto_index(var) for var, coef in zip(objective.vars, objective.coeffs))
+    ctx.model.add(expression + int(objective.offset) == best)
+    polish, polished = _run(ctx, {**options, "num_workers": 1})
+    return (polish, polished) if polished == cp_model.OPTIMAL else (solver, status)
 
 
 def _read_out(ctx: ModelContext, solver: cp_model.CpSolver) -> dict[str, Assignment]:

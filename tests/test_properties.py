@@ -209,7 +209,7 @@ def test_many_examples(case: SpecCase, broken: BrokenCase) -> None:
     check_broken(broken)
 
 
-# ------------------------------------------------------------------------------ regressions
+# ------------------------------------------------------------------------------ regressions found by fuzzing
 def _config(placement: dict, **cluster: object) -> dict:
     """A 2 x 4-GPU config with these components and extra cluster keys."""
     return {"cluster": {"num_nodes": 2, "num_gpus_per_node": 4, **cluster, "component_placement": placement}}
@@ -274,7 +274,26 @@ def test_resources_all_is_the_whole_window() -> None:
     assert layout("all") == layout("0-7") == [[0, 1], [2, 3], [4, 5], [6, 7]]
 
 
-# ------------------------------------------------------------------------------ regressions found by fuzzing
 def test_node_groups_not_a_list_is_a_placement_error() -> None:
+    """Found by the broken-input property: ``node_groups: 5`` raised a TypeError."""
     with pytest.raises(PlacementError):
         solve(_config({"actor": "0"}, node_groups=5))
+
+
+# ------------------------------------------------------------------------------ more regressions found by fuzzing
+@pytest.mark.parametrize("cluster", [
+    pytest.param({"accelerator_type": True}, id="accelerator_type-bool"),
+    pytest.param({"accelerator_model": {"a": 1}}, id="accelerator_model-mapping"),
+])
+def test_wrong_types_on_cpu_only_nodes_are_rejected(cluster: dict) -> None:
+    with pytest.raises(PlacementError):
+        solve(_config({"actor": "0"}, num_gpus_per_node=0, **cluster))
+
+
+def test_coupled_declarative_components_do_not_depend_on_num_workers() -> None:
+    config = {"cluster": {"num_nodes": 4, "num_gpus_per_node": 0, "component_placement": {
+        "agent": {"placement": [0, 1, 2, 3, 0, 1, 3]},  # 2, 2, 1, 2 processes on nodes 0-3
+        "verifier": {"processes": 1},
+        "judge": {"processes": 1, "max_processes_per_hardware": 3},
+    }}}
+    assert solve(config, num_workers=2).placements_by_component() == solve(config, num_workers=1).placements_by_component()
