@@ -1,4 +1,4 @@
-"""Command line: ``solver-placement solve|plot|explain FILE`` (see ``solver-placement --help``).
+"""Command line: ``solver-placement solve|plot|explain|launch FILE`` (see ``solver-placement --help``).
 
 A config that is invalid or infeasible prints one line, ``error: <what, where, which rule>``, to
 stderr and exits with status 2; never a traceback. The group catches :class:`PlacementError` for
@@ -20,6 +20,7 @@ from tabulate import tabulate
 
 from . import __version__
 from .components import ModelParallelComponentPlacement, ranges_text
+from .diagnose import diagnose
 from .errors import InfeasiblePlacementError, PlacementError
 from .node_groups import ACCELERATOR
 from .records import Placement
@@ -71,6 +72,7 @@ def main() -> None:
       solver-placement plot models/quickstart.yaml -o layout.png
       solver-placement plot models/quickstart.yaml -o sync.svg --figure weight-sync
       solver-placement explain models/invalid/not_multiple.yaml
+      solver-placement launch models/quickstart.yaml --run
     """
 
 
@@ -195,11 +197,61 @@ def explain_command(file: str, time_limit: float | None, model_parallel: bool) -
         solution, source = _solve(file, time_limit, model_parallel)
     except InfeasiblePlacementError as error:
         conflicts = compact_conflicts(error.conflicts)
-        if len(conflicts) > 1:
+        fixes = [] if model_parallel else diagnose(file).suggestions
+        tips = "".join(f"\nsuggestion: {fix}" for fix in fixes)
+        if len(conflicts) > 1 or fixes:
             listed = "".join(f"\n  - {conflict}" for conflict in conflicts)
-            _fail(f"no placement exists; these statements cannot all hold:{listed}", EXIT_INVALID)
+            _fail(f"no placement exists; these statements cannot all hold:{listed}{tips}", EXIT_INVALID)
         raise
     click.echo(f"{file}: {summary(solution, source)}")
+
+
+@main.command("launch", short_help="Show the Ray launch plan of FILE, or launch it and check every process.")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--dry-run/--run", default=True, show_default=True, help="Only print the plan, or really launch on Ray.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="dry run: plan as a table or JSON.")
+@click.option("--address", default=None, help="Ray address (default: the running Ray, else an embedded local one).")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait for the reservation and actors.")
+@_time_limit_option
+def launch_command(file: str, dry_run: bool, fmt: str, address: str | None, timeout: float, time_limit: float | None) -> None:
+    """Plan (--dry-run) or launch (--run) FILE on Ray, one probe actor per process.
+
+    A dry run maps node ranks to Ray nodes as the cluster model describes them and prints every
+    process's bundle, node and environment. --run reserves the whole plan at once on the running
+    Ray (or starts an embedded local Ray shaped like the model), starts a probe actor per
+    process, checks it runs on the planned node with the planned devices, and releases
+    everything (exit 2 if any process landed elsewhere).
+
+    \b
+    Examples:
+      solver-placement launch models/quickstart.yaml --dry-run
+      solver-placement launch models/quickstart.yaml --run
+    """
+    solution = solve(file, time_limit_s=time_limit)
+    if dry_run:
+        from .ray_plan import modelled_nodes, to_ray
+
+        plan = to_ray(solution.placements_by_component(), solution.cluster, modelled_nodes(solution.cluster))
+        if fmt == "json":
+            click.echo(json.dumps(plan.to_dict(), indent=2))
+            return
+        rows = [
+            [p.component, p.rank, p.node_rank, p.bundle_index, plan.bundles[p.bundle_index].item, p.env.get("CUDA_VISIBLE_DEVICES", ""),
+             p.env["RANK"], p.env["LOCAL_RANK"], p.env["NODE_RANK"]]
+            for processes in plan.processes.values() for p in processes
+        ]
+        click.echo(f"{file}: {len(plan.bundles)} bundles in one placement group, {len(rows)} processes")
+        click.echo(tabulate(rows, headers=["component", "rank", "node", "bundle", "anchor", "CUDA_VISIBLE_DEVICES", "RANK", "LOCAL_RANK", "NODE_RANK"]))
+        return
+    from .launch_check import launch_and_check
+
+    plan, landed = launch_and_check(solution, timeout_s=timeout, address=address)
+    rows = [[p.component, p.rank, p.node_rank, p.planned_devices, p.seen_devices, "yes" if p.exact else "NO"] for p in landed]
+    click.echo(tabulate(rows, headers=["component", "rank", "node", "planned devices", "seen by the actor", "exact"]))
+    wrong = [p for p in landed if not p.exact]
+    click.echo(f"{len(landed) - len(wrong)} of {len(landed)} processes ran on exactly their planned node and devices; reservation released")
+    if wrong:
+        sys.exit(EXIT_INVALID)
 
 
 def _solve(file: str, time_limit: float | None, model_parallel: bool) -> tuple[Solution, Solution | ModelParallelComponentPlacement]:

@@ -91,6 +91,19 @@ class RayLaunchPlan:
         return RayLaunchPlan(self.job_name, self.node_ids, self.node_ips, self.bundles, processes)
 
 
+def modelled_nodes(cluster: Cluster, cpus_per_node: float = 64.0) -> list[RayNode]:
+    """Ray nodes as the cluster model describes them, for a plan made without Ray (dry runs)."""
+    nodes = []
+    for rank in range(cluster.num_nodes):
+        resources: dict[str, float] = {"CPU": cpus_per_node, "GPU": float(cluster.gpus_per_node[rank])}
+        for hw in map(int, (cluster.hw_node == rank).nonzero()[0]):
+            kind = cluster.kind_of(hw)
+            if kind not in (ACCELERATOR, NODE):
+                resources[kind] = resources.get(kind, 0.0) + 1.0
+        nodes.append(RayNode(f"model-node-{rank}", f"node-{rank}", resources, {NODE_RANK_LABEL: str(rank)}))
+    return nodes
+
+
 def map_nodes(ray_nodes: Sequence[RayNode], num_nodes: int) -> list[RayNode]:
     """Ray node per node rank: by the ``solver-placement/node-rank`` label when nodes carry it,
     else sorted by (IP, node id). The counts must match exactly."""

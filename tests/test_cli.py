@@ -77,9 +77,11 @@ def test_explain_lists_every_conflict_of_an_infeasible_config(tmp_path: Path) ->
     config.write_text(INFEASIBLE)
     result = run("explain", config)
     assert result.exit_code == 2 and result.stdout == ""
-    first, *listed = result.stderr.splitlines()
+    first, *lines = result.stderr.splitlines()
     assert first == "error: no placement exists; these statements cannot all hold:"
+    listed = [line for line in lines if not line.startswith("suggestion: ")]
     assert len(listed) >= 2 and all(line.startswith("  - rollout") or line.startswith("  - actor") for line in listed)
+    assert "suggestion: one more node like node 0 (4 GPUs, in cluster) fits" in lines
     assert "  - rollout is exclusive with actor (no shared hardware)" in listed
     one_line = assert_one_line_error(run("solve", config))
     assert one_line.startswith("error: no placement exists; these statements conflict: ")
