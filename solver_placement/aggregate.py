@@ -13,15 +13,19 @@ to the flat model, so infeasibility is only ever claimed by the exact model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import numpy as np
 from ortools.sat.python import cp_model
 
+from .assignment import Assignment
 from .cluster import Cluster
+from .model import ModelContext, build_model
 from .requests import ComponentRequest
-from .spec import PlacementSpec
+from .spec import ComponentSpec, PlacementSpec
+
+Solver = Callable[[ModelContext], tuple[cp_model.CpSolver, int]]
 
 #: Below this many (process, candidate) pairs the flat model is solved directly.
 AGGREGATE_ABOVE_PAIRS = 5_000
@@ -30,7 +34,7 @@ AGGREGATE_ABOVE_PAIRS = 5_000
 def should_aggregate(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> bool:
     """Worth it when free (declarative, window-less) components make the flat model large."""
     free = [r for r in requests.values() if _free(r)]
-    return bool(free) and sum(r.cand_hw.size for r in free) > AGGREGATE_ABOVE_PAIRS
+    return bool(free) and sum(r.candidate_pairs for r in free) > AGGREGATE_ABOVE_PAIRS
 
 
 def narrow(
@@ -148,4 +152,96 @@ def _confine(request: ComponentRequest, per_node: Mapping[int, int], cluster: Cl
         indptr=np.concatenate(([0], np.cumsum(sizes))),
         cand_hw=np.concatenate(hw_parts),
         cand_rank=np.concatenate(rank_parts),
+    )
+
+
+def solve_per_node(
+    spec: PlacementSpec, narrowed: Mapping[str, ComponentRequest], weights: Mapping[str, int], run: Solver
+) -> dict[str, Assignment] | None:
+    """Stage 2 node by node: once stage 1 confined every free process to one node, nodes are
+    independent (every remaining rule is per item or per node), so each node gets its own small
+    exact model, with the determined processes on it as fixed context. Nodes with the same
+    content are solved once. None if a node has no solution (the caller falls back)."""
+    cluster = spec.cluster
+    free = [name for name, r in narrowed.items() if not r.determined]
+    if any(spec.components[name].constraints.topology for name in free):
+        return None  # domain rules span nodes: stage 1 does not model them
+    node_of = {name: _process_nodes(cluster, r) for name, r in narrowed.items()}
+    if any((nodes < 0).any() for nodes in node_of.values()):
+        return None  # a determined process spanning nodes: the flat model reports it
+    taken: dict[str, list[np.ndarray]] = {name: [] for name in free}
+    solved: dict[tuple, dict[str, list[list[tuple[int, int]]]]] = {}
+    for node in sorted({int(n) for name in free for n in node_of[name]}):
+        local = {name: r.subset(np.flatnonzero(node_of[name] == node)) for name, r in narrowed.items()}
+        local = {name: r for name, r in local.items() if r.num_processes}
+        key = _signature(cluster, node, local)
+        if key not in solved:
+            choice = _solve_node(spec, local, weights, run)
+            if choice is None:
+                return None
+            solved[key] = {name: [[(int(cluster.hw_kind[h]), int(cluster.hw_local[h])) for h in a.of(p)] for p in range(a.num_processes)] for name, a in choice.items() if name in free}
+        for name, processes in solved[key].items():
+            taken[name].extend(np.array([_physical(cluster, node, kind, item) for kind, item in items]) for items in processes)
+    result = {name: _assignment(narrowed[name], taken[name], cluster) for name in free}
+    for name, request in narrowed.items():
+        if request.determined:
+            result[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
+    return result
+
+
+def _process_nodes(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
+    """Per process, the node of all its candidates (-1 if they span several)."""
+    nodes = cluster.hw_node[request.cand_hw]
+    starts = request.indptr[:-1]
+    if nodes.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    low, high = np.minimum.reduceat(nodes, starts), np.maximum.reduceat(nodes, starts)
+    return np.where(low == high, low, -1)
+
+
+def _signature(cluster: Cluster, node: int, local: Mapping[str, ComponentRequest]) -> tuple:
+    """What a node's subproblem depends on, in node-local terms."""
+    parts = [(int(cluster.gpus_per_node[node]), cluster.gpu_memory_gb[node])]
+    for name in sorted(local):
+        r = local[name]
+        items = tuple(zip(cluster.hw_kind[r.cand_hw].tolist(), cluster.hw_local[r.cand_hw].tolist()))
+        parts.append((name, r.determined, tuple(r.indptr.tolist()), tuple(r.amount.tolist()), items))
+    return tuple(parts)
+
+
+def _solve_node(
+    spec: PlacementSpec, local: Mapping[str, ComponentRequest], weights: Mapping[str, int], run: Solver
+) -> dict[str, Assignment] | None:
+    present = set(local)
+    components: dict[str, ComponentSpec] = {}
+    for component in spec.components.values():
+        owner = component.shares_rule_with or component.name
+        if owner not in present:
+            continue
+        rules = component.constraints
+        if rules.collocate_with is not None and (spec.components[rules.collocate_with].shares_rule_with or rules.collocate_with) not in present:
+            return None
+        exclusive = tuple(o for o in rules.exclusive_with if (spec.components[o].shares_rule_with or o) in present)
+        components[component.name] = replace(component, constraints=replace(rules, exclusive_with=exclusive))
+    ctx = build_model(PlacementSpec(spec.cluster, components, spec.solver_options), dict(local), weights=weights)
+    if ctx.conflicts:
+        return None
+    solver, status = run(ctx)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return ctx.assignments(solver.response_proto.solution)
+
+
+def _physical(cluster: Cluster, node: int, kind: int, item: int) -> int:
+    return cluster.physical_id(node, cluster.kinds[kind], item)
+
+
+def _assignment(request: ComponentRequest, per_process: list[np.ndarray], cluster: Cluster) -> Assignment:
+    hardware = np.concatenate(per_process) if per_process else np.zeros(0, dtype=np.int64)
+    rank_of = {int(h): int(r) for h, r in zip(request.cand_hw.tolist(), request.cand_rank.tolist())}
+    return Assignment(
+        indptr=np.concatenate(([0], np.cumsum([p.size for p in per_process]))).astype(np.int64),
+        hardware=hardware,
+        ranks=np.array([rank_of[int(h)] for h in hardware], dtype=np.int64),
+        num_hardware=cluster.num_hardware,
     )

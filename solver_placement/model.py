@@ -23,6 +23,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from .cluster import Cluster
+from .assignment import Assignment
 from .requests import ComponentRequest
 from .spec import PlacementSpec
 
@@ -78,6 +79,26 @@ class ModelContext:
     def used_set(self, request: ComponentRequest) -> frozenset[int]:
         """Physical ids a determined request certainly uses."""
         return frozenset(self.takers(request))
+
+    def assignments(self, solution_values: Sequence[int]) -> dict[str, Assignment]:
+        """Per component (shared-rule names included), the items taken in a solver solution."""
+        values = np.asarray(solution_values, dtype=bool)
+        taken_by: dict[str, Assignment] = {}
+        for name, request in self.requests.items():
+            first = self.first_var[name]
+            taken = values[first:first + request.cand_hw.size]
+            counts = np.add.reduceat(taken, request.indptr[:-1]) if taken.size else np.zeros(0, dtype=np.int64)
+            taken_by[name] = Assignment(
+                indptr=np.concatenate(([0], np.cumsum(counts))),
+                hardware=request.cand_hw[taken],
+                ranks=request.cand_rank[taken],
+                num_hardware=self.cluster.num_hardware,
+            )
+        return {
+            spec.name: taken_by[owner]
+            for spec in self.spec.components.values()
+            if (owner := spec.shares_rule_with or spec.name) in taken_by
+        }
 
     def takers(self, request: ComponentRequest) -> dict[int, list[Literal]]:
         """Per physical id, the literals of the (process, candidate) pairs that would take it."""

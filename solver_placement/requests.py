@@ -10,7 +10,8 @@ before the solver is called, with messages in the user's terms.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -29,6 +30,8 @@ class ComponentRequest:
     """What the model must place for one component (or one shared-rule key).
 
     Per process ``p``: candidates ``cand_rank[indptr[p]:indptr[p+1]]`` (ranks in ``resources``)
+    (with ``shared_window``, all processes share the one window ``indptr[0]:indptr[1]``; see
+    :meth:`expanded`)
     and ``cand_hw`` (physical ids), ``amount[p]`` items to take, ``origin[p]`` the segment index
     (rank-based) or 0 (declarative). ``stride`` (declarative only) forces the items of a process
     to be ranks ``h, h+stride, ...``; ``fill_share`` forces every candidate of the window to be
@@ -47,6 +50,34 @@ class ComponentRequest:
     stride: int | None = None
     fill_share: int | None = None
     max_share: int = 1
+    shared_window: bool = False
+
+    @property
+    def candidate_pairs(self) -> int:
+        """(process, candidate) pairs of the expanded request."""
+        return self.num_processes * int(self.indptr[1]) if self.shared_window else int(self.cand_hw.size)
+
+    def expanded(self) -> ComponentRequest:
+        """Every process with its own copy of a shared window (what the flat model needs).
+
+        The copy is refused above ``MAX_CANDIDATE_PAIRS`` with the sizes named.
+        """
+        if not self.shared_window:
+            return self
+        if self.candidate_pairs > MAX_CANDIDATE_PAIRS:
+            width = int(self.indptr[1])
+            raise PlacementConfigError(
+                f"{self.name}: {self.num_processes} processes x {width} candidate {component_noun(self.resources)} = "
+                f"{self.candidate_pairs} pairs exceeds the limit of {MAX_CANDIDATE_PAIRS} for the exact model; "
+                "narrow it with 'resources' or node_group"
+            )
+        return replace(
+            self,
+            indptr=np.arange(self.num_processes + 1) * int(self.indptr[1]),
+            cand_rank=np.tile(self.cand_rank, self.num_processes),
+            cand_hw=np.tile(self.cand_hw, self.num_processes),
+            shared_window=False,
+        )
 
     @property
     def name(self) -> str:
@@ -61,6 +92,19 @@ class ComponentRequest:
         """Process index of every flat candidate entry."""
         return np.repeat(np.arange(self.num_processes), np.diff(self.indptr))
 
+    def subset(self, processes: np.ndarray) -> ComponentRequest:
+        """The same request restricted to some processes (kept in the given order)."""
+        lo, hi = self.indptr[processes], self.indptr[processes + 1]
+        picks = np.concatenate([np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist())]) if processes.size else np.zeros(0, dtype=np.int64)
+        return replace(
+            self,
+            amount=self.amount[processes],
+            indptr=np.concatenate(([0], np.cumsum(hi - lo))),
+            cand_rank=self.cand_rank[picks],
+            cand_hw=self.cand_hw[picks],
+            origin=self.origin[processes],
+        )
+
     def process_where(self, process: int) -> str:
         """How to name a process in messages: component, its segment and rank."""
         if self.spec.is_declarative:
@@ -69,6 +113,11 @@ class ComponentRequest:
             return f"{self.name}: process {process} (ranks {list(self.spec.explicit[process])})"
         return f'{self.name}: segment "{self.origin_text[self.origin[process]]}" (process {process})'
 
+
+
+def expand_all(requests: Mapping[str, ComponentRequest]) -> dict[str, ComponentRequest]:
+    """Requests as the flat model needs them (shared windows copied per process)."""
+    return {name: request.expanded() for name, request in requests.items()}
 
 
 def resolve_spec(spec: PlacementSpec) -> dict[str, ComponentRequest]:
@@ -184,11 +233,7 @@ def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec:
     processes, per_process, share = _shape(component, window.size, fill)
     stride = _stride(component, per_process, spec)
     _check_capacity(component, resources, window, processes, per_process, share, stride, spec.cluster)
-    if processes * window.size > MAX_CANDIDATE_PAIRS:
-        raise PlacementConfigError(
-            f"{where}: {processes} processes x {window.size} candidate {component_noun(resources)} = "
-            f"{processes * window.size} pairs exceeds the limit of {MAX_CANDIDATE_PAIRS}; narrow it with 'resources' or node_group"
-        )
+    shared = False
     if fill and share == 1 and window.size % (per_process * stride) == 0:
         # An exact cover of a window by stride-s progressions of g ranks is unique and tiles
         # each block of g*s consecutive ranks with s interleaved processes; with processes
@@ -198,14 +243,17 @@ def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec:
         block = per_process * stride
         width = block
         cand_rank = window.reshape(-1, block).repeat(stride, axis=0).ravel()
-    else:
+    elif fill:
         width = window.size
         cand_rank = np.tile(window, processes)
+    else:  # every process may take any item: one shared window, expanded only when needed
+        width, shared = window.size, True
+        cand_rank = window
     return ComponentRequest(
         spec=component,
         resources=resources,
         amount=np.full(processes, per_process),
-        indptr=np.arange(processes + 1) * width,
+        indptr=np.array([0, width]) if shared else np.arange(processes + 1) * width,
         cand_rank=cand_rank,
         cand_hw=resources.physical[cand_rank],
         origin=np.zeros(processes, dtype=np.int64),
@@ -214,6 +262,7 @@ def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec:
         stride=stride,
         fill_share=share if fill else None,
         max_share=share,
+        shared_window=shared,
     )
 
 

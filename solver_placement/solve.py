@@ -19,10 +19,11 @@ from ortools.sat.python import cp_model
 from .cluster import Cluster
 from .config import ConfigSource, check_keys, positive_int
 from .errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
-from .aggregate import narrow, should_aggregate
+from .aggregate import narrow, should_aggregate, solve_per_node
 from .model import DEFAULT_WEIGHTS, ModelContext, build_model
+from .requests import expand_all
 from .records import Placement
-from .solution import Assignment, Solution
+from .solution import Solution
 from .spec import PlacementSpec
 
 SOLVER_KEYS = ("time_limit_s", "num_workers", "seed", "objective")
@@ -60,38 +61,36 @@ def solve(
     requests = spec.requests
     clock = {"build": 0.0, "solve": 0.0}
     ctx, solver, status = None, None, cp_model.UNKNOWN
-    decomposed = False
+    decomposed: dict | None = None
     if not held_before and should_aggregate(spec, requests):
-        with _timed(clock, "build"):
+        with _timed(clock, "solve"):
             narrowed = narrow(spec, requests, weights, float(options["time_limit_s"]) / 2)
-            ctx = None if narrowed is None else build_model(spec, narrowed, weights=weights)
-        if ctx is not None and not ctx.conflicts:
-            with _timed(clock, "solve"):
-                solver, status = _polished(ctx, options)
-            decomposed = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    if not decomposed:  # the exact flat model decides
+            decomposed = None if narrowed is None else solve_per_node(spec, narrowed, weights, lambda c: _polished(c, options))
+    if decomposed is None:  # the exact flat model decides
         with _timed(clock, "build"):
-            ctx = build_model(spec, requests, weights=weights, previous=held_before)
+            ctx = build_model(spec, expand_all(requests), weights=weights, previous=held_before)
         if ctx.conflicts:
             raise _infeasible(ctx.conflicts)
         with _timed(clock, "solve"):
             solver, status = _polished(ctx, options)
+    if decomposed is not None:
+        assignments = {c.name: decomposed[c.shares_rule_with or c.name] for c in spec.components.values()}
+        # optimal per stage, not proven optimal for the whole spec: no objective value is claimed
+        return Solution(spec, requests, assignments, "FEASIBLE", None, {"parse": parsed - started, **clock})
     if status == cp_model.INFEASIBLE:
         raise _infeasible(explain(spec, options))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise _not_solved(status, options)
-    assignments = _read_out(ctx, solver)
+    assignments = ctx.assignments(solver.response_proto.solution)
     timings = {"parse": parsed - started, **clock}
     objective = solver.objective_value if ctx.model.has_objective() else None
-    # a decomposed answer is optimal per stage, not proven optimal for the whole spec
-    status_name = "FEASIBLE" if decomposed else solver.status_name(status)
-    return Solution(spec, requests, assignments, status_name, objective, timings)
+    return Solution(spec, requests, assignments, solver.status_name(status), objective, timings)
 
 
 def explain(spec: PlacementSpec, options: Mapping[str, Any] | None = None) -> list[str]:
     """The user statements that cannot hold together (empty if the spec is feasible)."""
     options = _options(spec.solver_options if options is None else options, None, None, None)
-    ctx = build_model(spec, spec.requests, explain=True)
+    ctx = build_model(spec, expand_all(spec.requests), explain=True)
     if ctx.conflicts:
         return ctx.conflicts
     literals = list(ctx.statements.values())
@@ -213,25 +212,6 @@ def _polished(ctx: ModelContext, options: Mapping[str, Any]) -> tuple[cp_model.C
     ctx.model.add(expression + int(objective.offset) == best)
     polish, polished = _run(ctx, {**options, "num_workers": 1})
     return (polish, polished) if polished == cp_model.OPTIMAL else (solver, status)
-
-
-def _read_out(ctx: ModelContext, solver: cp_model.CpSolver) -> dict[str, Assignment]:
-    values = np.asarray(solver.response_proto.solution, dtype=bool)
-    assignments: dict[str, Assignment] = {}
-    for name, request in ctx.requests.items():
-        first = ctx.first_var[name]
-        taken = values[first:first + request.cand_hw.size]
-        counts = np.add.reduceat(taken, request.indptr[:-1]) if taken.size else np.zeros(0, dtype=np.int64)
-        assignments[name] = Assignment(
-            indptr=np.concatenate(([0], np.cumsum(counts))),
-            hardware=request.cand_hw[taken],
-            ranks=request.cand_rank[taken],
-            num_hardware=ctx.cluster.num_hardware,
-        )
-    for spec in ctx.spec.components.values():
-        if spec.shares_rule_with is not None:
-            assignments[spec.name] = assignments[spec.shares_rule_with]
-    return {name: assignments[name] for name in ctx.spec.names}
 
 
 def _infeasible(conflicts: list[str]) -> InfeasiblePlacementError:
