@@ -45,10 +45,18 @@ def _probe() -> tuple[str, list[str], int]:
 class Reservation(AbstractContextManager):
     """A reserved plan: its placement group, verified, ready to start components on."""
 
-    def __init__(self, plan: RayLaunchPlan, pg: PlacementGroup, placements: Mapping[str, Sequence[Placement]], local: LocalRayCluster | None) -> None:
+    def __init__(
+        self,
+        plan: RayLaunchPlan,
+        pg: PlacementGroup,
+        placements: Mapping[str, Sequence[Placement]],
+        local: LocalRayCluster | None,
+        tp_sizes: Mapping[str, int] | None = None,
+    ) -> None:
         self.plan = plan
         self.pg = pg
         self.placements = dict(placements)
+        self.tp_sizes = dict(tp_sizes or {})
         self._local = local
         self._groups: list[WorkerGroup] = []
 
@@ -58,7 +66,7 @@ class Reservation(AbstractContextManager):
         worker_cls: type,
         *args: Any,
         timeout_s: float = 120.0,
-        tp_size: int = 1,
+        tp_size: int | None = None,
         env_in_constructor: bool = False,
         **kwargs: Any,
     ) -> WorkerGroup:
@@ -68,6 +76,8 @@ class Reservation(AbstractContextManager):
         process starts). ``env_in_constructor=True`` applies them as the first step of the
         actor's constructor instead, which starts actors about twice as fast (they can use Ray's
         prestarted workers) but is only safe if nothing initialises the GPU at import time.
+        ``tp_size`` (default: the component's ``tensor_parallel_size``) groups ranks for the
+        data-parallel dispatch modes.
         """
         if component not in self.plan.processes:
             raise LaunchError(f"component {component!r} is not in the plan; planned: {', '.join(self.plan.processes)}")
@@ -96,7 +106,8 @@ class Reservation(AbstractContextManager):
                 ray.kill(actor, no_restart=True)
             reason = _first_line(error) if not isinstance(error, GetTimeoutError) else f"not ready within {timeout_s} s"
             raise LaunchError(f"{component}: starting {worker_cls.__name__} failed: {reason}") from None
-        group = WorkerGroup(component, actors, self.placements[component], worker_cls, tp_size)
+        tp = tp_size if tp_size is not None else self.tp_sizes.get(component, 1)
+        group = WorkerGroup(component, actors, self.placements[component], worker_cls, tp)
         self._groups.append(group)
         return group
 
@@ -177,7 +188,12 @@ def reserve(
         if local is not None:
             local.shutdown()
         raise
-    return Reservation(launch_plan, pg, placements, local)
+    tp_sizes = (
+        {name: spec.constraints.tensor_parallel_size for name, spec in source.spec.components.items()}
+        if isinstance(source, Solution)
+        else {}
+    )
+    return Reservation(launch_plan, pg, placements, local, tp_sizes)
 
 
 def launch(
