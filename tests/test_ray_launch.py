@@ -102,6 +102,8 @@ def test_packed_strided_and_collocated_land_exactly(local_ray) -> None:
         assert [env["GLOO_SOCKET_IFNAME"] for _, env in got_rollout] == [None, None, "lo", "lo"]
         assert rollout.double(list(range(10))) == [2 * x for x in range(10)]
         assert rollout.rank() == ["0", "1", "2", "3"]
+        # actor TP groups of 4 (from the spec): two data-parallel groups, each rank of a group gets the same half
+        assert actor.tp_size == 4 and actor.double(list(range(4))) == [0, 2, 4, 6]
     assert_no_leaks()
 
 
