@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 from ortools.sat.python import cp_model
 
 from .cluster import Cluster
