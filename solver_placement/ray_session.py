@@ -12,7 +12,7 @@ import ray
 
 from .cluster import Cluster
 from .errors import PlacementConfigError
-from .ray_plan import NODE_ID_LABEL, NODE_RANK_LABEL, RayNode
+from .ray_plan import NODE_RANK_LABEL, RayNode
 
 #: Largest model the embedded local cluster simulates (each node is a raylet process here).
 MAX_EMBEDDED_NODES = 16
@@ -94,6 +94,3 @@ def ensure_ray(cluster: Cluster, address: str | None = None) -> LocalRayCluster 
     local = LocalRayCluster(cluster)
     local.connect()
     return local
-
-
-__all__ = ["LocalRayCluster", "MAX_EMBEDDED_NODES", "NODE_ID_LABEL", "ensure_ray", "ray_nodes"]
