@@ -14,6 +14,7 @@ from .components import (
     RolloutSyncMode,
 )
 from .config import load_config
+from .diagnose import Diagnosis, diagnose
 from .errors import (
     InfeasiblePlacementError,
     PlacementConfigError,
@@ -33,8 +34,36 @@ from .strategies import (
     PlacementStrategy,
 )
 from .verify import verify
+from .autoplace import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 
 __version__ = "0.1.0"
+
+#: Names whose modules import Ray, loaded on first use so ``import solver_placement`` stays light.
+_LAZY = {
+    "launch": "launcher",
+    "reserve": "launcher",
+    "plan": "launcher",
+    "Reservation": "launcher",
+    "LaunchError": "launcher",
+    "WorkerGroup": "worker_group",
+    "Dispatch": "dispatch",
+    "Execute": "dispatch",
+    "register": "dispatch",
+    "ResourcePool": "pools",
+    "pool_spec": "pools",
+    "fuse": "pools",
+    "RayLaunchPlan": "ray_plan",
+    "to_ray": "ray_plan",
+    "LocalRayCluster": "ray_session",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Assignment",
@@ -64,4 +93,12 @@ __all__ = [
     "load_config",
     "solve",
     "verify",
+    "Diagnosis",
+    "diagnose",
+    *_LAZY,
+    "AutoCandidate",
+    "AutoPlacement",
+    "AutoProblem",
+    "CostTable",
+    "auto_place",
 ]

@@ -1,4 +1,4 @@
-"""Command line: ``solver-placement solve|plot|explain|launch FILE`` (see ``solver-placement --help``).
+"""Command line: ``solver-placement solve|plot|explain|launch|auto FILE`` (see ``solver-placement --help``).
 
 A config that is invalid or infeasible prints one line, ``error: <what, where, which rule>``, to
 stderr and exits with status 2; never a traceback. The group catches :class:`PlacementError` for
@@ -73,6 +73,7 @@ def main() -> None:
       solver-placement plot models/quickstart.yaml -o sync.svg --figure weight-sync
       solver-placement explain models/invalid/not_multiple.yaml
       solver-placement launch models/quickstart.yaml --run
+      solver-placement auto models/auto_reference_16x8.yaml
     """
 
 
@@ -204,6 +205,37 @@ def explain_command(file: str, time_limit: float | None, model_parallel: bool) -
             _fail(f"no placement exists; these statements cannot all hold:{listed}{tips}", EXIT_INVALID)
         raise
     click.echo(f"{file}: {summary(solution, source)}")
+
+
+@main.command("auto", short_help="Choose collocation or a disaggregated GPU split from measured costs.")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--top-k", type=click.IntRange(1, 100), default=None, help="How many ranked candidates to show (default: the file's top_k, else 5).")
+@click.option("--reward-with", default=None, help="Add reward on the GPUs of this component in the output block.")
+@click.option("--format", "fmt", type=click.Choice(["table", "yaml"]), default="table", show_default=True)
+@_time_limit_option
+def auto_command(file: str, top_k: int | None, reward_with: str | None, fmt: str, time_limit: float | None) -> None:
+    """Search the cost model of FILE's ``auto_placement:`` section (docs/cost_model.md) with CP-SAT.
+
+    Prints the proven-best mode and GPU split with its predicted iteration time, the next-best
+    candidates, and a ready ``component_placement`` block.
+
+    \b
+    Examples:
+      solver-placement auto models/auto_reference_16x8.yaml
+      solver-placement auto models/auto_reference_16x8.yaml --format yaml --reward-with actor
+    """
+    from .autoplace import auto_place
+
+    result = auto_place(file, top_k=top_k, time_limit_s=time_limit)
+    if fmt == "yaml":
+        click.echo(result.to_yaml(reward_with), nl=False)
+        return
+    proof = "proven optimal" if result.stats.proven_optimal else f"gap {100 * result.stats.gap:.2f}% at the time limit"
+    click.echo(f"{file}: {result.mode}, predicted {result.time_s:.3f} s per iteration ({proof})")
+    click.echo(result.table())
+    click.echo("component_placement:")
+    for key, value in result.to_component_placement(reward_with).items():
+        click.echo(f"  {key}: {value}")
 
 
 @main.command("launch", short_help="Show the Ray launch plan of FILE, or launch it and check every process.")

@@ -51,3 +51,12 @@ def test_explain_suggests_a_checked_fix(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "rollout is exclusive with actor" in result.output
     assert "suggestion: rollout: processes 4 instead of 6 fits" in result.output
+
+
+def test_auto_prints_the_reference_split_and_a_ready_block() -> None:
+    result = run("auto", ROOT / "models" / "auto_reference_16x8.yaml", "--top-k", "2")
+    assert result.exit_code == 0, result.output
+    assert "disaggregated, predicted 289.096 s per iteration (proven optimal)" in result.output
+    assert "  rollout: 0-79\n  inference: 80-95\n  actor: 96-127" in result.output
+    block = run("auto", ROOT / "models" / "auto_reference_16x8.yaml", "--format", "yaml").output
+    assert "component_placement:\n    rollout: 0-79" in block
