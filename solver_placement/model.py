@@ -367,11 +367,17 @@ def add_collocation(ctx: ModelContext) -> None:
 
 
 def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: ComponentRequest) -> None:
+    """Each process of ``mine`` inside one TP group of ``target``, when a process fits in one
+    and every item of the target belongs to one of its processes."""
     tp = ctx.spec.components[target.name].constraints.tensor_parallel_size
-    if not target.determined or np.unique(target.amount).size != 1:
+    if np.unique(target.amount).size != 1 or int(mine.amount.max()) > int(target.amount[0]) * tp:
+        return
+    if not target.determined:
+        if target.max_share == 1:
+            _add_nesting_in_free_target(ctx, name, mine, target, tp)
         return
     group_items = int(target.amount[0]) * tp
-    if int(mine.amount.max()) > group_items or np.unique(target.cand_hw).size != target.cand_hw.size:
+    if np.unique(target.cand_hw).size != target.cand_hw.size:
         return
     group_of_hw = dict(zip(target.cand_hw.tolist(), (target.cand_process // tp).tolist()))
     statement = f"each {name} process sits inside one tensor-parallel group of {target.name} ({_count(group_items, _noun(target))})"
@@ -393,6 +399,30 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
                 ctx.model.add(x[i] == 0).only_enforce_if(guard)
             else:
                 ctx.model.add_implication(x[i], host[g])
+
+
+def _add_nesting_in_free_target(ctx: ModelContext, name: str, mine: ComponentRequest, target: ComponentRequest, tp: int) -> None:
+    """Nesting when the target's layout is itself being chosen: each item gets the index of the
+    target TP group holding it (an int variable), and all items of a process of ``mine`` must
+    carry the same index."""
+    groups = -(-target.num_processes // tp)
+    group_terms: dict[int, list[tuple[Literal, int]]] = {}
+    for literal, hw, process in zip(ctx.x[target.name], target.cand_hw.tolist(), target.cand_process.tolist()):
+        group_terms.setdefault(hw, []).append((literal, process // tp))
+    group_of: dict[int, Any] = {}
+    guard = ctx.guard(f"each {name} process sits inside one tensor-parallel group of {target.name}")
+    x = ctx.x[mine.name]
+    for p in range(mine.num_processes):
+        host = ctx.model.new_int_var(0, groups - 1, "")
+        for i in range(int(mine.indptr[p]), int(mine.indptr[p + 1])):
+            hw = int(mine.cand_hw[i])
+            if hw not in group_terms:
+                ctx.model.add(x[i] == 0).only_enforce_if(guard)
+                continue
+            if hw not in group_of:
+                group_of[hw] = ctx.model.new_int_var(0, groups - 1, "")
+                ctx.model.add(group_of[hw] == sum(g * literal for literal, g in group_terms[hw]))
+            ctx.model.add(group_of[hw] == host).only_enforce_if(x[i], *guard)
 
 
 def add_exclusivity(ctx: ModelContext) -> None:

@@ -104,25 +104,30 @@ def modelled_nodes(cluster: Cluster, cpus_per_node: float = 64.0) -> list[RayNod
     return nodes
 
 
-def map_nodes(ray_nodes: Sequence[RayNode], num_nodes: int) -> list[RayNode]:
-    """Ray node per node rank: by the ``solver-placement/node-rank`` label when nodes carry it,
-    else sorted by (IP, node id). The counts must match exactly."""
+def map_nodes(ray_nodes: Sequence[RayNode], num_nodes: int) -> list[RayNode | None]:
+    """Ray node per node rank of the model.
+
+    With the ``solver-placement/node-rank`` label, ranks come from the labels and a model node
+    that Ray does not have (e.g. lost, the model re-planned around it) maps to None; the plan
+    may then put nothing on it. Without labels, nodes are sorted by (IP, node id) and the counts
+    must match exactly.
+    """
     labelled = [node for node in ray_nodes if NODE_RANK_LABEL in node.labels]
-    if labelled:
-        by_rank: dict[int, RayNode] = {}
-        for node in labelled:
-            raw = node.labels[NODE_RANK_LABEL]
-            if not raw.isdigit() or int(raw) in by_rank:
-                raise PlacementConfigError(f"Ray node {node.node_id[:12]} has a bad or duplicate {NODE_RANK_LABEL} label {raw!r}")
-            by_rank[int(raw)] = node
-        ordered = [by_rank[rank] for rank in sorted(by_rank)]
-        if sorted(by_rank) != list(range(len(by_rank))):
-            raise PlacementConfigError(f"Ray nodes are labelled with node ranks {sorted(by_rank)}; expected 0..{len(by_rank) - 1}")
-    else:
+    if not labelled:
         ordered = sorted(ray_nodes, key=lambda node: (_ip_key(node.ip), node.node_id))
-    if len(ordered) != num_nodes:
-        raise PlacementConfigError(f"the cluster model has {num_nodes} node(s) but Ray has {len(ordered)}; they must match")
-    return ordered
+        if len(ordered) != num_nodes:
+            raise PlacementConfigError(f"the cluster model has {num_nodes} node(s) but Ray has {len(ordered)}; they must match")
+        return list(ordered)
+    by_rank: dict[int, RayNode] = {}
+    for node in labelled:
+        raw = node.labels[NODE_RANK_LABEL]
+        if not raw.isdigit() or int(raw) in by_rank or int(raw) >= num_nodes:
+            raise PlacementConfigError(
+                f"Ray node {node.node_id[:12]} has a bad, duplicate or out-of-model {NODE_RANK_LABEL} label {raw!r} "
+                f"(the model has nodes 0-{num_nodes - 1})"
+            )
+        by_rank[int(raw)] = node
+    return [by_rank.get(rank) for rank in range(num_nodes)]
 
 
 def to_ray(
@@ -135,13 +140,22 @@ def to_ray(
 ) -> RayLaunchPlan:
     """Build the launch plan of every component (collocated ones share bundles)."""
     nodes = map_nodes(ray_nodes, cluster.num_nodes)
+    used = sorted({p.cluster_node_rank for records in placements.values() for p in records})
+    missing = [rank for rank in used if nodes[rank] is None]
+    if missing:
+        raise PlacementConfigError(
+            f"node(s) {missing} of the plan have no Ray node (no Ray node carries {NODE_RANK_LABEL}={missing[0]}); "
+            "re-plan without them (solver_placement.replan) or bring them back"
+        )
     bundles, anchor = _bundles(placements, nodes, cpus_per_process)
     _check_capacity(bundles, nodes)
     processes = {
         name: [_process(p, anchor, nodes, cluster, records, job_name, cpus_per_process) for p in records]
         for name, records in placements.items()
     }
-    return RayLaunchPlan(job_name, [n.node_id for n in nodes], [n.ip for n in nodes], bundles, processes)
+    return RayLaunchPlan(
+        job_name, [n.node_id if n else "" for n in nodes], [n.ip if n else "" for n in nodes], bundles, processes
+    )
 
 
 def _item_key(p: Placement) -> tuple[int, str, int | str]:
@@ -152,7 +166,7 @@ def _item_key(p: Placement) -> tuple[int, str, int | str]:
 
 
 def _bundles(
-    placements: Mapping[str, Sequence[Placement]], nodes: Sequence[RayNode], cpus: float
+    placements: Mapping[str, Sequence[Placement]], nodes: Sequence[RayNode | None], cpus: float
 ) -> tuple[list[Bundle], dict[tuple[int, str, int | str], int]]:
     held: dict[tuple[int, str, int | str], float] = defaultdict(float)
     for records in placements.values():
@@ -193,7 +207,7 @@ def _bundle_order(held: Mapping[tuple[int, str, int | str], float]) -> Any:
     return key
 
 
-def _check_capacity(bundles: Sequence[Bundle], nodes: Sequence[RayNode]) -> None:
+def _check_capacity(bundles: Sequence[Bundle], nodes: Sequence[RayNode | None]) -> None:
     """Fail before reserving when a node lacks what its bundles need."""
     need: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for bundle in bundles:
@@ -212,7 +226,7 @@ def _check_capacity(bundles: Sequence[Bundle], nodes: Sequence[RayNode]) -> None
 def _process(
     p: Placement,
     anchor: Mapping[tuple[int, str, int | str], int],
-    nodes: Sequence[RayNode],
+    nodes: Sequence[RayNode | None],
     cluster: Cluster,
     component_records: Sequence[Placement],
     job_name: str,
