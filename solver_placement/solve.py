@@ -28,6 +28,8 @@ from .spec import PlacementSpec
 SOLVER_KEYS = ("time_limit_s", "num_workers", "seed", "objective")
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
 DEFAULT_TIME_LIMIT_S = 60.0
+#: Time a CP-SAT run still gets once the budget is spent (enough to report, not to search).
+MIN_RUN_S = 0.01
 #: Longest conflict set that is shrunk to a minimal one by re-solving.
 MAX_CORE_TO_MINIMIZE = 40
 MAX_TIME_LIMIT_S = 86_400.0
@@ -54,6 +56,8 @@ def solve(
     started = time.perf_counter()
     spec = source if isinstance(source, PlacementSpec) else PlacementSpec.from_config(source, cluster)
     options = _options(spec.solver_options, time_limit_s, num_workers, seed)
+    # one budget for every CP-SAT run of this call (decomposition, polish, explanation)
+    options["deadline"] = started + float(options["time_limit_s"])
     weights = _weights({**options.get("objective", {}), **(objective or {})})
     held_before = _previous_hardware(spec, previous)
     parsed = time.perf_counter()
@@ -61,7 +65,9 @@ def solve(
     clock = {"build": 0.0, "solve": 0.0}
     ctx, solver, status = None, None, cp_model.UNKNOWN
     decomposed: dict | None = None
+    tried = []
     if not held_before and should_aggregate(spec, requests):
+        tried.append("the node-level decomposition (no layout found)")
         with _timed(clock, "solve"):
             narrowed = narrow(spec, requests, weights, float(options["time_limit_s"]) / 2)
             decomposed = None if narrowed is None else solve_per_node(spec, narrowed, weights, lambda c: _polished(c, options))
@@ -77,9 +83,11 @@ def solve(
         # optimal per stage, not proven optimal for the whole spec: no objective value is claimed
         return Solution(spec, requests, assignments, "FEASIBLE", None, {"parse": parsed - started, **clock})
     if status == cp_model.INFEASIBLE:
-        raise _infeasible(explain(spec, options))
+        conflicts = explain(spec, options) or ["the spec as a whole (the time limit left no time to name the conflicting statements)"]
+        raise _infeasible(conflicts)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise _not_solved(status, options)
+        pairs = sum(request.cand_hw.size for request in ctx.requests.values())
+        raise _not_solved(status, options, [*tried, f"the exact model ({pairs} process x item candidates, {len(ctx.model.proto.variables)} variables)"])
     assignments = ctx.assignments(solver.response_proto.solution)
     timings = {"parse": parsed - started, **clock}
     objective = solver.objective_value if ctx.model.has_objective() else None
@@ -88,7 +96,7 @@ def solve(
 
 def explain(spec: PlacementSpec, options: Mapping[str, Any] | None = None) -> list[str]:
     """The user statements that cannot hold together (empty if the spec is feasible)."""
-    options = _options(spec.solver_options if options is None else options, None, None, None)
+    options = _options(spec.solver_options, None, None, None) if options is None else options
     ctx = build_model(spec, expand_all(spec.requests), explain=True)
     if ctx.conflicts:
         return ctx.conflicts
@@ -166,6 +174,7 @@ def _exists(spec: PlacementSpec, p: Placement) -> bool:
 def _options(config: Mapping[str, Any], time_limit_s: float | None, num_workers: int | None, seed: int | None) -> dict[str, Any]:
     check_keys(config, SOLVER_KEYS, "cluster.solver")
     merged = {"time_limit_s": DEFAULT_TIME_LIMIT_S, "num_workers": 1, "seed": 0, **config}
+    merged.pop("deadline", None)
     for key, value in (("time_limit_s", time_limit_s), ("num_workers", num_workers), ("seed", seed)):
         if value is not None:
             merged[key] = value
@@ -182,7 +191,9 @@ def _options(config: Mapping[str, Any], time_limit_s: float | None, num_workers:
 def _run(ctx: ModelContext, options: Mapping[str, Any], **extra: Any) -> tuple[cp_model.CpSolver, int]:
     solver = cp_model.CpSolver()
     params = solver.parameters
-    params.max_time_in_seconds = float(options["time_limit_s"])
+    deadline = options.get("deadline")
+    remaining = float(options["time_limit_s"]) if deadline is None else deadline - time.perf_counter()
+    params.max_time_in_seconds = max(MIN_RUN_S, remaining)
     params.random_seed = int(options["seed"])
     params.num_workers = int(options["num_workers"])
     params.interleave_search = params.num_workers > 1  # same answer whatever the worker count
@@ -220,10 +231,10 @@ def _infeasible(conflicts: list[str]) -> InfeasiblePlacementError:
     return InfeasiblePlacementError(f"no placement exists; these statements conflict:\n  - {listed}", conflicts)
 
 
-def _not_solved(status: int, options: Mapping[str, Any]) -> PlacementError:
+def _not_solved(status: int, options: Mapping[str, Any], tried: Sequence[str]) -> PlacementError:
     if status == cp_model.UNKNOWN:
         return SolverTimeoutError(
             f"the solver found no placement within time_limit_s={options['time_limit_s']} s and could not prove "
-            "there is none; raise cluster.solver.time_limit_s or narrow the declarative components"
+            f"there is none (tried: {'; '.join(tried)}); raise cluster.solver.time_limit_s or narrow the declarative components"
         )
     return PlacementError(f"the solver stopped with status {status}")

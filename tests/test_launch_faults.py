@@ -1,0 +1,189 @@
+"""Launch faults on real Ray (a simulated 3-node cluster): every fault is a clear PlacementError
+and leaves no placement group or actor behind.
+
+| fault | expected error |
+| --- | --- |
+| a node disappears after planning, before ``reserve`` | ``PlacementConfigError``: node 1 of the plan has no Ray node |
+| the model gives a node more GPUs than Ray has | ``PlacementConfigError`` before anything is reserved |
+| another job holds the planned GPUs | ``LaunchError`` naming the node's bundles after ``timeout_s`` |
+| one rank's constructor raises | ``LaunchError`` naming the component and the exception |
+| a constructor never returns | ``LaunchError``: not ready within ``timeout_s`` |
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+import ray
+from ray._private.state import actors as actor_table
+from ray.util import placement_group_table
+
+from solver_placement import Cluster, PlacementConfigError, PlacementSpec, Solution, solve, verify
+from solver_placement.launcher import LaunchError, plan, reserve
+from solver_placement.ray_plan import NODE_RANK_LABEL
+from solver_placement.ray_session import LocalRayCluster, ray_nodes
+from solver_placement.replan import moved, replan
+
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+MODEL = Cluster(num_nodes=3, num_gpus_per_node=[2, 2, 2])
+CPUS_PER_NODE = 8
+JOB = "faults"
+#: Names of the worker classes below, to find their actors in the GCS table.
+WORKERS = ("Steady", "FailsOnRankOne", "Stuck")
+
+
+class Steady:
+    def where(self) -> str:
+        return os.environ["CUDA_VISIBLE_DEVICES"]
+
+    def where_and_what(self) -> tuple[str, str]:
+        return ray.get_runtime_context().get_node_id(), os.environ["CUDA_VISIBLE_DEVICES"]
+
+
+class FailsOnRankOne:
+    def __init__(self) -> None:
+        if os.environ.get("RANK") == "1":
+            raise RuntimeError("rank 1 cannot load its checkpoint")
+
+
+class Stuck:
+    def __init__(self) -> None:
+        time.sleep(600)
+
+
+@pytest.fixture(scope="module")
+def local() -> Iterator[LocalRayCluster]:
+    with LocalRayCluster(MODEL, cpus_per_node=CPUS_PER_NODE) as cluster:
+        cluster.connect()
+        yield cluster
+        assert live_groups() == []
+        assert alive_workers() == []
+
+
+def live_groups(name: str | None = None) -> list[dict]:
+    """Placement groups not removed (only those called ``name`` when given)."""
+    return [pg for pg in placement_group_table().values() if pg["state"] != "REMOVED" and name in (None, pg["name"])]
+
+
+def alive_workers(timeout_s: float = 20.0) -> list[str]:
+    """Alive actors of this module's worker classes, polled until none is left: kills are
+    asynchronous (the state API needs the dashboard, which the simulated cluster does not run)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = [a["ActorClassName"] for a in actor_table().values() if a["State"] == "ALIVE" and a["ActorClassName"].endswith(WORKERS)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.5)
+
+
+def assert_no_leaks() -> None:
+    assert live_groups() == []
+    assert alive_workers() == []
+
+
+def solved(placement: dict, cluster: Cluster = MODEL) -> Solution:
+    solution = solve(PlacementSpec.build(cluster, placement))
+    verify(solution.spec, solution.placements_by_component())
+    return solution
+
+
+def wait_for_nodes(count: int, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while len(ray_nodes()) != count:
+        assert time.monotonic() < deadline, f"Ray still has {len(ray_nodes())} alive nodes, expected {count}"
+        time.sleep(0.5)
+
+
+def test_a_node_lost_after_planning_fails_before_reserving_and_the_replan_launches(local: LocalRayCluster) -> None:
+    solution = solved({"a": {"processes": 2, "hardware_per_process": 2}})
+    assert [p.cluster_node_rank for p in solution.placements("a")] == [0, 1]
+    assert len(plan(solution, job_name=JOB).bundles) == 4  # planned while all nodes were alive
+    groups_before = len(placement_group_table())
+    lost = next(node for node in local._cluster.worker_nodes if node.node_id == _ray_node_id(1))
+    local._cluster.remove_node(lost)
+    try:
+        wait_for_nodes(2)
+        with pytest.raises(PlacementConfigError, match=r"node\(s\) \[1\] of the plan have no Ray node .* re-plan without them"):
+            reserve(solution, job_name=JOB, timeout_s=5)
+        assert len(placement_group_table()) == groups_before  # nothing was even created
+        after = replan(solution, [1])
+        assert moved(solution, after) == {"a": 1}
+        with reserve(after, job_name=JOB, timeout_s=10) as reservation:
+            nodes = reservation.plan.node_ids
+            got = reservation.launch("a", Steady).execute_all("where_and_what")
+            assert got == [(nodes[0], "0,1"), (nodes[2], "0,1")] and nodes[1] == ""
+    finally:
+        local._cluster.add_node(**LocalRayCluster._node_args(MODEL, 1, CPUS_PER_NODE))
+        wait_for_nodes(3)
+    assert_no_leaks()
+
+
+def test_a_node_with_fewer_gpus_than_the_model_fails_before_reserving(local: LocalRayCluster) -> None:
+    bigger = Cluster(num_nodes=3, num_gpus_per_node=[2, 4, 2])
+    solution = solved({"a": {"placement": "2-5", "tensor_parallel_size": 4}}, bigger)
+    groups_before = len(placement_group_table())
+    with pytest.raises(PlacementConfigError, match=r"node 1 \(Ray node [0-9a-f]{12}, .*\) needs 4 GPU but has 2"):
+        reserve(solution, job_name=JOB, timeout_s=5)
+    assert len(placement_group_table()) == groups_before
+    assert_no_leaks()
+
+
+OTHER_JOB = """
+import sys, ray
+from ray.util.placement_group import placement_group
+ray.init(address=sys.argv[1], log_to_driver=False)
+held = placement_group([{"GPU": 1.0}, {"GPU": 1.0}], strategy="STRICT_PACK", name="other-job",
+                       bundle_label_selector=[{sys.argv[2]: "1"}] * 2)
+assert held.wait(30)
+print("holding", flush=True)
+sys.stdin.read()  # hold until the test closes stdin; the group goes when this driver exits
+"""
+
+
+def test_gpus_held_by_another_job_give_a_launch_error_naming_the_bundles(local: LocalRayCluster) -> None:
+    other = subprocess.Popen([sys.executable, "-c", OTHER_JOB, local.address, NODE_RANK_LABEL],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "holding"
+        solution = solved({"a": {"placement": "0-3", "tensor_parallel_size": 2}})  # nodes 0 and 1
+        started = time.monotonic()
+        with pytest.raises(LaunchError, match=(
+                r"the reservation did not fit within 3(\.0)? s: node 1 bundles \[gpu 0, gpu 1\] need GPU 2 \(free 0\)$")):
+            reserve(solution, job_name=JOB, timeout_s=3)
+        assert time.monotonic() - started >= 3
+        assert live_groups(f"{JOB}-reservation") == []
+        assert [pg["name"] for pg in live_groups()] == ["other-job"]  # the other job's group is untouched
+    finally:
+        other.communicate(timeout=60)
+    deadline = time.monotonic() + 30
+    while live_groups() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert_no_leaks()
+
+
+@pytest.mark.parametrize("env_in_constructor", [False, True], ids=["runtime-env", "env-in-constructor"])
+def test_a_constructor_raising_on_one_rank_leaves_nothing_behind(local: LocalRayCluster, env_in_constructor: bool) -> None:
+    solution = solved({"steady": {"placement": "0-1"}, "loader": {"placement": "2-3"}})
+    with pytest.raises(LaunchError, match="loader: starting FailsOnRankOne failed: .*rank 1 cannot load its checkpoint"):
+        with reserve(solution, job_name=JOB, cpus_per_process=0.5) as reservation:
+            assert reservation.launch("steady", Steady).execute_all("where") == ["0", "1"]
+            reservation.launch("loader", FailsOnRankOne, env_in_constructor=env_in_constructor)
+    assert_no_leaks()
+
+
+def test_a_constructor_that_never_returns_times_out_and_leaves_nothing_behind(local: LocalRayCluster) -> None:
+    solution = solved({"a": {"placement": "0"}})
+    with pytest.raises(LaunchError, match=r"a: starting Stuck failed: not ready within 3(\.0)? s"):
+        with reserve(solution, job_name=JOB) as reservation:
+            reservation.launch("a", Stuck, timeout_s=3)
+    assert_no_leaks()
+
+
+def _ray_node_id(rank: int) -> str:
+    return next(node.node_id for node in ray_nodes() if node.labels.get(NODE_RANK_LABEL) == str(rank))
