@@ -76,8 +76,8 @@ def _free(request: ComponentRequest) -> bool:
 
 
 def _gpus_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
-    """Candidate items of the request's first process, counted per node."""
-    window = request.cand_hw[request.indptr[0]:request.indptr[1]]
+    """Distinct candidate items of the request's first process, counted per node."""
+    window = np.unique(request.cand_hw[request.indptr[0]:request.indptr[1]])
     return np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes)
 
 

@@ -226,10 +226,13 @@ def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec:
         window = decl.resources.to_array()
     else:
         window = np.arange(len(resources), dtype=np.int64)
-    # one candidate per physical item: overlapping groups must not offer the same GPU twice
-    _, first = np.unique(resources.physical[window], return_index=True)
-    window = window[np.sort(first)]
     fill = decl.fill
+    if fill:
+        # a filled window is used evenly per physical item: overlapping groups' second ranks
+        # of an item are dropped. A free window keeps them (a stride may need either rank of an
+        # item; ``add_distinct_hardware`` stops a process from taking one item twice).
+        _, first = np.unique(resources.physical[window], return_index=True)
+        window = window[np.sort(first)]
     processes, per_process, share = _shape(component, window.size, fill)
     stride = _stride(component, per_process, spec)
     _check_capacity(component, resources, window, processes, per_process, share, stride, spec.cluster)
@@ -325,10 +328,11 @@ def _check_capacity(
     """Arithmetic that proves infeasibility without a solver, phrased in the user's terms."""
     noun = component_noun(resources)
     needed = processes * per_process // share
-    if needed > window.size:
+    offered = np.unique(resources.physical[window]).size
+    if needed > offered:
         raise _short(
             f"{component.name}: needs {processes} processes x {per_process} {noun} = {needed} {noun}, "
-            f"but {resources.describe()} offers {window.size}"
+            f"but {resources.describe()} offers {offered}"
         )
     span = (per_process - 1) * stride + 1
     per_node = np.bincount(cluster.hw_node[resources.physical[window]], minlength=cluster.num_nodes)

@@ -155,9 +155,9 @@ def _check_declarative(
 ) -> None:
     decl = component.declarative
     physical = cluster.resources(component.node_groups, component.count_nodes).physical.tolist()
-    rank_of: dict[int, int] = {}
+    ranks_of: dict[int, list[int]] = {}
     for rank, hw in enumerate(physical):
-        rank_of.setdefault(hw, rank)
+        ranks_of.setdefault(hw, []).append(rank)
     if decl.processes is not None and len(held) != decl.processes:
         problems.append(f"{component.name}: {len(held)} processes, asked for {decl.processes}")
     sizes = {len(ids) for ids in held}
@@ -173,9 +173,26 @@ def _check_declarative(
         problems.append(f"{component.name}: two of its processes share an item")
     if stride is not None:
         for rank, ids in enumerate(held):
-            ranks = sorted(rank_of[hw] for hw in ids)
-            if any(b - a != stride for a, b in zip(ranks, ranks[1:])):
-                problems.append(f"{component.name} rank {rank}: ranks {ranks} do not follow stride {stride}")
+            if not _follows_stride([ranks_of[hw] for hw in ids], stride):
+                problems.append(f"{component.name} rank {rank}: ranks {[ranks_of[hw] for hw in ids]} do not follow stride {stride}")
+
+
+def _follows_stride(rank_choices: list[list[int]], stride: int) -> bool:
+    """Some choice of one rank per item (an item in two listed groups has two) is
+    ``h, h+stride, ...`` in some order."""
+    for start in rank_choices[0] if rank_choices else []:
+        for first in range(start - stride * (len(rank_choices) - 1), start + 1, stride):
+            wanted = {first + k * stride for k in range(len(rank_choices))}
+            if _matches(rank_choices, wanted):
+                return True
+    return False
+
+
+def _matches(rank_choices: list[list[int]], wanted: set[int]) -> bool:
+    """Each item takes a distinct rank of ``wanted`` from its own choices (small: a process's items)."""
+    if not rank_choices:
+        return not wanted
+    return any(_matches(rank_choices[1:], wanted - {rank}) for rank in rank_choices[0] if rank in wanted)
 
 
 def _check_tp(component: ComponentSpec, records: Sequence[Placement], cluster: Cluster, problems: list[str]) -> None:

@@ -187,3 +187,13 @@ def test_solver_options_are_validated() -> None:
         solve(config(1, 8, {"a": "0"}), time_limit_s=0)
     with pytest.raises(PlacementConfigError, match="cluster.solver: unknown key 'timeout'"):
         solve(config(1, 8, {"a": "0"}, solver={"timeout": 3}))
+
+
+def test_item_in_two_listed_groups_may_use_either_rank_for_a_stride() -> None:
+    # found by the fuzzer: node 4's GPU 0 is rank 8 of "cluster" and rank 12 of "a800"; the
+    # critic must take GPUs 3 and 0 (the reward's TP group), contiguous only as ranks 11-12
+    s = solved(5, [0, 0, 4, 4, 4], {
+        "reward": {"node_group": "cluster,a800", "placement": "11-12:0-1", "tensor_parallel_size": 2},
+        "critic": {"node_group": "cluster,a800", "processes": 1, "hardware_per_process": 2, "collocate_with": "reward"},
+    }, cluster={"node_groups": [{"label": "a800", "node_ranks": "4"}]})
+    assert sorted(layout(s, "critic")[0][1]) == [0, 3] and layout(s, "critic")[0][0] == 4
