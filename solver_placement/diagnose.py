@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from .cluster import Cluster
 from .node_groups import RESERVED_LABELS
@@ -146,14 +145,3 @@ def _one_more_node(spec: PlacementSpec, name: str) -> str | None:
     if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options)):
         return f"one more node like node {like} ({int(cluster.gpus_per_node[like])} GPUs, in {', '.join(component.node_groups)}) fits"
     return None
-
-
-def explain_config(source: ConfigSource) -> dict[str, Any]:
-    """Diagnosis as plain data (for the CLI's JSON output and notebooks)."""
-    diagnosis = diagnose(source)
-    return {
-        "feasible": diagnosis.feasible,
-        "summary": diagnosis.summary(),
-        "conflicts": list(diagnosis.conflicts),
-        "suggestions": list(diagnosis.suggestions),
-    }
