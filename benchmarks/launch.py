@@ -24,9 +24,9 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver_placement import Cluster, PlacementSpec, solve  # noqa: E402
-from solver_placement.launcher import reserve  # noqa: E402
-from solver_placement.ray_plan import NODE_ID_LABEL, RayLaunchPlan  # noqa: E402
-from solver_placement.ray_session import LocalRayCluster  # noqa: E402
+from solver_placement.ray_launch.reserve import reserve  # noqa: E402
+from solver_placement.ray_launch.plan import NODE_ID_LABEL, RayLaunchPlan  # noqa: E402
+from solver_placement.ray_launch.session import LocalRayCluster  # noqa: E402
 
 MODEL = Cluster(num_nodes=2, num_gpus_per_node=8)
 CPUS = 0.25

@@ -5,17 +5,18 @@ fields), and a CP-SAT model picks the hardware, proves the layout is possible or
 conflicting statements, and returns RLinf-style :class:`Placement` records.
 """
 
-from .cluster import Cluster, NodeGroup, ResourceSet
-from .components import (
+from solver_placement.constants import VERSION
+from solver_placement.cluster.cluster import Cluster, NodeGroup, ResourceSet
+from solver_placement.rlinf.component_placement import (
     ComponentPlacement,
     HybridComponentPlacement,
     ModelParallelComponentPlacement,
     PlacementMode,
     RolloutSyncMode,
 )
-from .config import load_config
-from .diagnose import Diagnosis, diagnose
-from .errors import (
+from solver_placement.config import load_config
+from solver_placement.diagnose import Diagnosis, diagnose
+from solver_placement.errors import (
     InfeasiblePlacementError,
     PlacementConfigError,
     PlacementError,
@@ -23,38 +24,39 @@ from .errors import (
     SolverTimeoutError,
     VerificationError,
 )
-from .records import Placement
-from .solution import Assignment, Solution
-from .solve import explain, solve
-from .spec import ComponentSpec, PlacementSpec
-from .strategies import (
+from solver_placement.records import Placement
+from solver_placement.solver.solution import Assignment, Solution
+from solver_placement.solver.solve import explain, solve
+from solver_placement.spec.grammar import ComponentSpec
+from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.rlinf.strategies import (
     FlexiblePlacementStrategy,
     NodePlacementStrategy,
     PackedPlacementStrategy,
     PlacementStrategy,
 )
-from .verify import verify
-from .autoplace import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
+from solver_placement.verify import verify
+from solver_placement.auto.autoplace import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 #: Names whose modules import Ray, loaded on first use so ``import solver_placement`` stays light.
 _LAZY = {
-    "launch": "launcher",
-    "reserve": "launcher",
-    "plan": "launcher",
-    "Reservation": "launcher",
-    "LaunchError": "launcher",
-    "WorkerGroup": "worker_group",
-    "Dispatch": "dispatch",
-    "Execute": "dispatch",
-    "register": "dispatch",
-    "ResourcePool": "pools",
-    "pool_spec": "pools",
-    "fuse": "pools",
-    "RayLaunchPlan": "ray_plan",
-    "to_ray": "ray_plan",
-    "LocalRayCluster": "ray_session",
+    "launch": "ray_launch.reserve",
+    "reserve": "ray_launch.reserve",
+    "plan": "ray_launch.reserve",
+    "Reservation": "ray_launch.reserve",
+    "LaunchError": "ray_launch.reserve",
+    "WorkerGroup": "ray_launch.worker_group",
+    "Dispatch": "ray_launch.dispatch",
+    "Execute": "ray_launch.dispatch",
+    "register": "ray_launch.dispatch",
+    "ResourcePool": "ray_launch.pools",
+    "pool_spec": "ray_launch.pools",
+    "fuse": "ray_launch.pools",
+    "RayLaunchPlan": "ray_launch.plan",
+    "to_ray": "ray_launch.plan",
+    "LocalRayCluster": "ray_launch.session",
 }
 
 
@@ -62,7 +64,7 @@ def __getattr__(name: str) -> object:
     if name in _LAZY:
         from importlib import import_module
 
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

@@ -18,14 +18,14 @@ import click
 import yaml
 from tabulate import tabulate
 
-from . import __version__
-from .components import ModelParallelComponentPlacement, ranges_text
-from .diagnose import diagnose
-from .errors import InfeasiblePlacementError, PlacementError
-from .node_groups import ACCELERATOR
-from .records import Placement
-from .solution import Solution
-from .solve import solve
+from solver_placement.constants import VERSION
+from solver_placement.rlinf.component_placement import ModelParallelComponentPlacement, ranges_text
+from solver_placement.diagnose import diagnose
+from solver_placement.errors import InfeasiblePlacementError, PlacementError
+from solver_placement.constants import ACCELERATOR
+from solver_placement.records import Placement
+from solver_placement.solver.solution import Solution
+from solver_placement.solver.solve import solve
 
 TABLE_COLUMNS = (
     ("component", "component"),
@@ -58,7 +58,7 @@ class _Commands(click.Group):
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, "-V", "--version", prog_name="solver-placement")
+@click.version_option(VERSION, "-V", "--version", prog_name="solver-placement")
 def main() -> None:
     """Decide where every process of a distributed RL job runs, draw it, or say why it cannot run.
 
@@ -168,7 +168,7 @@ def plot_command(
       solver-placement plot models/modelparallel_collocated_tp8_tp2_1x8.yaml --model-parallel \\
           --figure weight-sync -o sync.png
     """
-    from .plot import plot_layout, plot_weight_sync, save_figure  # matplotlib loads only when drawing
+    from solver_placement.plot.plot import plot_layout, plot_weight_sync, save_figure  # matplotlib loads only when drawing
 
     _, source = _solve(file, time_limit, model_parallel)
     heading = title or f"{'Layout' if figure == 'layout' else 'Weight sync'} of {file}"
@@ -224,7 +224,7 @@ def auto_command(file: str, top_k: int | None, reward_with: str | None, fmt: str
       solver-placement auto models/auto_reference_16x8.yaml
       solver-placement auto models/auto_reference_16x8.yaml --format yaml --reward-with actor
     """
-    from .autoplace import auto_place
+    from solver_placement.auto.autoplace import auto_place
 
     result = auto_place(file, top_k=top_k, time_limit_s=time_limit)
     if fmt == "yaml":
@@ -261,7 +261,7 @@ def launch_command(file: str, dry_run: bool, fmt: str, address: str | None, time
     """
     solution = solve(file, time_limit_s=time_limit)
     if dry_run:
-        from .ray_plan import modelled_nodes, to_ray
+        from solver_placement.ray_launch.plan import modelled_nodes, to_ray
 
         plan = to_ray(solution.placements_by_component(), solution.cluster, modelled_nodes(solution.cluster))
         if fmt == "json":
@@ -275,7 +275,7 @@ def launch_command(file: str, dry_run: bool, fmt: str, address: str | None, time
         click.echo(f"{file}: {len(plan.bundles)} bundles in one placement group, {len(rows)} processes")
         click.echo(tabulate(rows, headers=["component", "rank", "node", "bundle", "anchor", "CUDA_VISIBLE_DEVICES", "RANK", "LOCAL_RANK", "NODE_RANK"]))
         return
-    from .launch_check import launch_and_check
+    from solver_placement.ray_launch.landing_check import launch_and_check
 
     plan, landed = launch_and_check(solution, timeout_s=timeout, address=address)
     rows = [[p.component, p.rank, p.node_rank, p.planned_devices, p.seen_devices, "yes" if p.exact else "NO"] for p in landed]

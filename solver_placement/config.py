@@ -17,7 +17,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
-from .errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError
 
 ConfigSource = str | Path | Mapping[str, Any] | DictConfig
 

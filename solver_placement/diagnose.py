@@ -12,14 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from .cluster import Cluster
-from .node_groups import RESERVED_LABELS
-from .config import ConfigSource, load_config, require_mapping
-from .errors import InfeasiblePlacementError, PlacementConfigError, PlacementError
-from .node_groups import cluster_section
-from .solution import Solution
-from .solve import solve
-from .spec import ComponentSpec, PlacementSpec, parse_component_placement
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.constants import RESERVED_LABELS
+from solver_placement.config import ConfigSource, load_config, require_mapping
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError
+from solver_placement.cluster.schema import cluster_section
+from solver_placement.solver.solution import Solution
+from solver_placement.solver.solve import solve
+from solver_placement.spec.grammar import ComponentSpec, parse_component_placement
+from solver_placement.spec.placement_spec import PlacementSpec
 
 #: Solver time for each tried variant; suggestions are best effort within it.
 TRY_TIME_LIMIT_S = 10.0

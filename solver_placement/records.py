@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cluster import ACCELERATOR, NODE, Cluster, ResourceSet
+from solver_placement.cluster.cluster import Cluster, ResourceSet
+from solver_placement.constants import ACCELERATOR, NODE
 
 
 @dataclass(frozen=True, slots=True)

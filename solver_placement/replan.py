@@ -48,16 +48,18 @@ from typing import Any
 
 import numpy as np
 
-from .cluster import Cluster
-from .errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
-from .model import DEFAULT_WEIGHTS
-from .node_groups import ACCELERATOR, CLUSTER_LABEL, NODE_LABEL, per_node
-from .ranks import parse_rank_list
-from .records import Placement
-from .solution import Assignment, Solution
-from .solve import solve
-from .spec import ComponentSpec, Constraints, PlacementSpec
-from .verify import verify
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
+from solver_placement.solver.model import DEFAULT_WEIGHTS
+from solver_placement.cluster.schema import per_node
+from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NODE_LABEL
+from solver_placement.cluster.ranks import parse_rank_list
+from solver_placement.records import Placement
+from solver_placement.solver.solution import Assignment, Solution
+from solver_placement.solver.solve import solve
+from solver_placement.spec.grammar import ComponentSpec, Constraints
+from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.verify import verify
 
 #: Label of the node group that replaces the reserved ``node`` label (nodes that survived).
 SURVIVORS_LABEL = "surviving_nodes"
@@ -139,7 +141,7 @@ def _lost_nodes(lost_nodes: Sequence[int], num_nodes: int) -> set[int]:
 
 def _counts_reserved_nodes(solution: Solution, component: ComponentSpec) -> bool:
     """True if the component's ranks count nodes of a reserved group (which holds lost nodes too)."""
-    counts_nodes = solution.requests[component.name].resources.counts_nodes
+    counts_nodes = solution.spec.resources_of(component.name).counts_nodes
     return counts_nodes and any(label in (CLUSTER_LABEL, NODE_LABEL) for label in component.node_groups)
 
 
@@ -198,7 +200,7 @@ def _restated(
     """The component as a declarative body, or pinned to its old items when it cannot be."""
     name = component.name
     labels = list(dict.fromkeys(renamed.values()))
-    if cluster.resources(labels, component.count_nodes).counts_nodes and not solution.requests[name].resources.counts_nodes:
+    if cluster.resources(labels, component.count_nodes).counts_nodes and not solution.spec.resources_of(name).counts_nodes:
         # the reserved ``cluster`` group counts nodes once no node has a GPU: never place GPU work on nodes
         raise PlacementConfigError(f"{context}: {name}: node group {', '.join(map(repr, labels))} has no GPUs left")
     body: dict[str, Any] = {"node_group": labels}
@@ -282,7 +284,7 @@ def _ranks_of(
     rank_of: dict[tuple[int, int], int] = {}
     for rank, (group, hw) in enumerate(zip(resources.group_of.tolist(), resources.physical.tolist(), strict=True)):
         rank_of.setdefault((group, hw), rank)
-    old = solution.requests[component.shares_rule_with or component.name].resources
+    old = solution.spec.resources_of(component.name)
     new_group = [labels.index(renamed[group.label]) for group in old.groups]
     ranks = []
     for p in records:

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
-from .cluster import ACCELERATOR, NODE, Cluster
-from .errors import VerificationError
-from .records import Placement
-from .spec import ComponentSpec, PlacementSpec
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.constants import ACCELERATOR, NODE
+from solver_placement.errors import VerificationError
+from solver_placement.records import Placement
+from solver_placement.spec.grammar import ComponentSpec
+from solver_placement.spec.placement_spec import PlacementSpec
 
 
 def verify(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import solver_placement.aggregate as aggregate
+import solver_placement.solver.decompose as aggregate
 from solver_placement import Cluster, PlacementSpec, solve, verify
 
 SPECS = [

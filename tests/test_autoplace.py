@@ -26,7 +26,7 @@ from solver_placement import (
     auto_place,
     load_config,
 )
-from solver_placement.autoplace import (
+from solver_placement.auto.autoplace import (
     ProfileFit,
     fillable_counts,
     megatron_gpu_counts,

@@ -24,9 +24,9 @@ from ray._private.state import actors as actor_table
 from ray.util import placement_group_table
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, Solution, solve, verify
-from solver_placement.launcher import LaunchError, plan, reserve
-from solver_placement.ray_plan import NODE_RANK_LABEL
-from solver_placement.ray_session import LocalRayCluster, ray_nodes
+from solver_placement.ray_launch.reserve import LaunchError, plan, reserve
+from solver_placement.ray_launch.plan import NODE_RANK_LABEL
+from solver_placement.ray_launch.session import LocalRayCluster, ray_nodes
 from solver_placement.replan import moved, replan
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -9,7 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from solver_placement import ModelParallelComponentPlacement, PlacementConfigError, solve
-from solver_placement.plot import (
+from solver_placement.plot.plot import (
     PALETTE,
     WeightSyncLink,
     _layout_rows,

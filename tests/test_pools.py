@@ -3,7 +3,7 @@
 import pytest
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, solve, verify
-from solver_placement.pools import ResourcePool, fuse, pool_spec
+from solver_placement.ray_launch.pools import ResourcePool, fuse, pool_spec
 
 
 def placed(cluster: Cluster, pools: dict, mapping: dict):

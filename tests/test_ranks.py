@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
-from solver_placement.ranks import MAX_RANK, RankRange, parse_range, parse_rank_list
+from solver_placement.cluster.ranks import MAX_RANK, RankRange, parse_range, parse_rank_list
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,9 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from ray._private.state import actors as actor_table
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
-from solver_placement.dispatch import Dispatch, register
-from solver_placement.launcher import LaunchError, launch, reserve
-from solver_placement.ray_session import LocalRayCluster
+from solver_placement.ray_launch.dispatch import Dispatch, register
+from solver_placement.ray_launch.reserve import LaunchError, launch, reserve
+from solver_placement.ray_launch.session import LocalRayCluster
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -188,8 +188,8 @@ def test_launch_owns_its_reservation(local_ray) -> None:
 
 
 def _node(rank: int) -> str:
-    from solver_placement.ray_session import ray_nodes
-    from solver_placement.ray_plan import map_nodes
+    from solver_placement.ray_launch.session import ray_nodes
+    from solver_placement.ray_launch.plan import map_nodes
 
     return map_nodes(ray_nodes(), MODEL.num_nodes)[rank].node_id
 
@@ -209,7 +209,7 @@ class Reference:
 
 
 def test_pool_roles_fused_in_one_actor_per_gpu(local_ray) -> None:
-    from solver_placement.pools import ResourcePool, pool_spec
+    from solver_placement.ray_launch.pools import ResourcePool, pool_spec
 
     solution = solve(pool_spec(MODEL, {"pool": ResourcePool([2, 2], max_colocate_count=2, node_group="gpu")}, {"actor": "pool", "ref": "pool"}))
     with reserve(solution, cpus_per_process=0.5) as reservation:

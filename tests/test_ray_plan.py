@@ -3,7 +3,7 @@
 import pytest
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, solve
-from solver_placement.ray_plan import NODE_RANK_LABEL, RayNode, map_nodes, modelled_nodes, to_ray
+from solver_placement.ray_launch.plan import NODE_RANK_LABEL, RayNode, map_nodes, modelled_nodes, to_ray
 
 
 def node(rank: int | None, ip: str = "10.0.0.1", gpus: float = 4) -> RayNode:

@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .cluster import ACCELERATOR, NODE, Cluster
-from .errors import PlacementConfigError
-from .records import Placement
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.constants import ACCELERATOR, NODE
+from solver_placement.errors import PlacementConfigError
+from solver_placement.records import Placement
 
 NODE_RANK_LABEL = "solver-placement/node-rank"
 NODE_ID_LABEL = "ray.io/node-id"

@@ -8,8 +8,8 @@ from typing import Any
 
 import ray
 
-from .dispatch import REGISTER_ATTR, Dispatch, Execute, collect_results, dispatch_arguments
-from .records import Placement
+from solver_placement.ray_launch.dispatch import REGISTER_ATTR, Dispatch, Execute, collect_results, dispatch_arguments
+from solver_placement.records import Placement
 
 
 class WorkerGroup(AbstractContextManager):

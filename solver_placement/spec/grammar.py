@@ -11,17 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .cluster import CLUSTER_LABEL, Cluster
-from .config import ConfigSource, check_keys, load_config, positive_int, require_mapping, text
-from .errors import PlacementConfigError, PlacementSyntaxError
-from .node_groups import cluster_section
-from .ranks import MAX_RANK, RankRange, is_all, parse_range
+from solver_placement.constants import CLUSTER_LABEL
+from solver_placement.config import check_keys, positive_int, require_mapping, text
+from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
+from solver_placement.cluster.ranks import MAX_RANK, RankRange, is_all, parse_range
 
-if TYPE_CHECKING:
-    from .requests import ComponentRequest
 
 CONSTRAINT_KEYS = (
     "tensor_parallel_size",
@@ -125,47 +121,6 @@ class ComponentSpec:
 
     def where(self) -> str:
         return f"{self.name}: placement \"{self.text}\"" if not self.is_declarative else f"{self.name}"
-
-
-@dataclass(frozen=True)
-class PlacementSpec:
-    """All components of a job (config order) and the cluster they are placed on."""
-
-    cluster: Cluster
-    components: Mapping[str, ComponentSpec]
-    solver_options: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_config(cls, config: ConfigSource, cluster: Cluster | None = None) -> PlacementSpec:
-        """Parse ``cluster.component_placement`` (and build the cluster from the same config)."""
-        plain = load_config(config)
-        section = cluster_section(plain)
-        cluster = cluster if cluster is not None else Cluster.from_config(section)
-        if "component_placement" not in section:
-            raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
-        return cls.build(cluster, section["component_placement"], section.get("solver"))
-
-    @classmethod
-    def build(
-        cls, cluster: Cluster, component_placement: Mapping[str, Any], solver_options: Mapping[str, Any] | None = None
-    ) -> PlacementSpec:
-        """Parse a ``component_placement`` mapping for a given cluster (the programmatic entry)."""
-        components = parse_component_placement(component_placement)
-        solver = require_mapping(solver_options or {}, "cluster.solver")
-        spec = cls(cluster, components, solver)
-        spec.requests  # eager: every check that needs the cluster runs now
-        return spec
-
-    @cached_property
-    def requests(self) -> dict[str, ComponentRequest]:
-        """Per-process candidates of every component that owns its rule (see ``requests.py``)."""
-        from .requests import resolve_spec
-
-        return resolve_spec(self)
-
-    @property
-    def names(self) -> list[str]:
-        return list(self.components)
 
 
 def parse_component_placement(raw: Any) -> dict[str, ComponentSpec]:

@@ -15,24 +15,23 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from .cluster import Cluster
-from .config import ConfigSource, check_keys, positive_int
-from .errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
-from .aggregate import narrow, should_aggregate, solve_per_node
-from .model import DEFAULT_WEIGHTS, ModelContext, build_model
-from .requests import expand_all
-from .records import Placement
-from .solution import Solution
-from .spec import PlacementSpec
+from solver_placement.constants import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.config import ConfigSource, check_keys, positive_int
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
+from solver_placement.solver.decompose import narrow, should_aggregate, solve_per_node
+from solver_placement.solver.model import DEFAULT_WEIGHTS, ModelContext, build_model
+from solver_placement.spec.candidates import expand_all
+from solver_placement.records import Placement
+from solver_placement.solver.solution import Solution
+from solver_placement.spec.placement_spec import PlacementSpec
 
 SOLVER_KEYS = ("time_limit_s", "num_workers", "seed", "objective")
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
-DEFAULT_TIME_LIMIT_S = 60.0
 #: Time a CP-SAT run still gets once the budget is spent (enough to report, not to search).
 MIN_RUN_S = 0.01
 #: Longest conflict set that is shrunk to a minimal one by re-solving.
 MAX_CORE_TO_MINIMIZE = 40
-MAX_TIME_LIMIT_S = 86_400.0
 
 
 def solve(

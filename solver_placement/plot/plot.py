@@ -35,15 +35,15 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from omegaconf import DictConfig
 
-from .cluster import Cluster
-from .components import ComponentPlacement, ModelParallelComponentPlacement
-from .errors import PlacementConfigError
-from .node_groups import ACCELERATOR, NODE, RESERVED_LABELS
-from .ranks import parse_rank_list
-from .records import Placement
-from .solution import Solution
-from .solve import solve
-from .spec import PlacementSpec
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.rlinf.component_placement import ComponentPlacement, ModelParallelComponentPlacement
+from solver_placement.errors import PlacementConfigError
+from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
+from solver_placement.cluster.ranks import parse_rank_list
+from solver_placement.records import Placement
+from solver_placement.solver.solution import Solution
+from solver_placement.solver.solve import solve
+from solver_placement.spec.placement_spec import PlacementSpec
 
 __all__ = [
     "SAVE_FORMATS",

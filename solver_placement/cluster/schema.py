@@ -8,16 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .config import check_keys, load_config, require_mapping, text
-from .errors import PlacementConfigError
-from .ranks import parse_rank_list
+from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
+from solver_placement.config import check_keys, load_config, require_mapping, text
+from solver_placement.errors import PlacementConfigError
+from solver_placement.cluster.ranks import parse_rank_list
 
-ACCELERATOR = "Accelerator"
-NODE = "node"
-CLUSTER_LABEL = "cluster"
-NODE_LABEL = "node"
-RESERVED_LABELS = (CLUSTER_LABEL, NODE_LABEL)
-NO_ACCELERATOR = "NO_ACCEL"
 
 
 @dataclass(frozen=True)
@@ -202,7 +197,7 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
     spec = require_mapping(hardware, f"{where}: hardware")
     check_keys(spec, ("type", "configs"), f"{where}: hardware", required=("type",))
     hardware_type = text(spec["type"], f"{where}: hardware.type").strip()
-    if not hardware_type or hardware_type in (ACCELERATOR, "node"):
+    if not hardware_type or hardware_type in (ACCELERATOR, NODE):
         raise PlacementConfigError(f"{where}: hardware type {hardware_type!r} is reserved or empty")
     configs = spec.get("configs") or []
     if not isinstance(configs, list):

@@ -19,14 +19,14 @@ from ray.exceptions import GetTimeoutError, RayError
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from .cluster import Cluster
-from .errors import PlacementError
-from .ray_plan import NODE_ID_LABEL, RayLaunchPlan, to_ray
-from .ray_session import LocalRayCluster, ensure_ray, ray_nodes
-from .pools import fuse
-from .records import Placement
-from .solution import Solution
-from .worker_group import WorkerGroup
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import PlacementError
+from solver_placement.ray_launch.plan import NODE_ID_LABEL, RayLaunchPlan, to_ray
+from solver_placement.ray_launch.session import LocalRayCluster, ensure_ray, ray_nodes
+from solver_placement.ray_launch.pools import fuse
+from solver_placement.records import Placement
+from solver_placement.solver.solution import Solution
+from solver_placement.ray_launch.worker_group import WorkerGroup
 
 
 class LaunchError(PlacementError):

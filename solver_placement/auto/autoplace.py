@@ -27,8 +27,9 @@ import numpy as np
 from ortools.sat.python import cp_model
 from tabulate import tabulate
 
-from .config import ConfigSource, check_keys, load_config, positive_int, require_mapping
-from .errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
+from solver_placement.constants import DEFAULT_TIME_LIMIT_S
+from solver_placement.config import ConfigSource, check_keys, load_config, positive_int, require_mapping
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
 
 COLLOCATED = "collocated"
 DISAGGREGATED = "disaggregated"
@@ -43,7 +44,6 @@ MAX_UNITS = 1 << 61
 #: Largest cluster the auto placer accepts; keeps the tie-break weights inside 64-bit integers.
 MAX_AUTO_GPUS = 1 << 20
 DEFAULT_TOP_K = 5
-DEFAULT_TIME_LIMIT_S = 60.0
 
 _COMMON_KEYS = ("task", "num_gpus", "num_nodes", "num_gpus_per_node", "costs", "model_parallel", "profiled_gpus", "top_k", "solver")
 _REASONING_KEYS = (

@@ -10,9 +10,10 @@ from typing import Any
 
 import ray
 
-from .cluster import Cluster
-from .errors import PlacementConfigError
-from .ray_plan import NODE_RANK_LABEL, RayNode
+from solver_placement.constants import ACCELERATOR, NODE
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import PlacementConfigError
+from solver_placement.ray_launch.plan import NODE_RANK_LABEL, RayNode
 
 #: Largest model the embedded local cluster simulates (each node is a raylet process here).
 MAX_EMBEDDED_NODES = 16
@@ -54,7 +55,7 @@ class LocalRayCluster(AbstractContextManager):
         custom: dict[str, float] = {}
         for hw in range(cluster.num_hardware):
             kind = cluster.kind_of(hw)
-            if int(cluster.hw_node[hw]) == rank and kind not in ("Accelerator", "node"):
+            if int(cluster.hw_node[hw]) == rank and kind not in (ACCELERATOR, NODE):
                 custom[kind] = custom.get(kind, 0.0) + 1.0
         return {
             "num_cpus": cpus,

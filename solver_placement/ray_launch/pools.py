@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cluster import Cluster
-from .errors import PlacementConfigError
-from .spec import PlacementSpec
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import PlacementConfigError
+from solver_placement.spec.placement_spec import PlacementSpec
 
 
 @dataclass(frozen=True)

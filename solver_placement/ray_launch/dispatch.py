@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .errors import PlacementError
+from solver_placement.errors import PlacementError
 
 REGISTER_ATTR = "_solver_placement_dispatch"
 F = TypeVar("F", bound=Callable[..., Any])

@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from .cluster import Cluster
-from .assignment import Assignment
-from .requests import ComponentRequest
-from .spec import PlacementSpec
+from solver_placement.constants import ACCELERATOR, NODE
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.solver.assignment import Assignment
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
 
 Literal = cp_model.IntVar
 #: Objective weights (see ``add_objective``); a term with weight 0 is left out.
@@ -267,7 +268,7 @@ def add_memory(ctx: ModelContext) -> None:
     touched = sorted({hw for _, request, _ in holders for hw in ctx.takers(request)})
     for hw in touched:
         limit = ctx.cluster.gpu_memory_gb[int(ctx.cluster.hw_node[hw])]
-        if limit is None or ctx.cluster.kind_of(hw) != "Accelerator":
+        if limit is None or ctx.cluster.kind_of(hw) != ACCELERATOR:
             continue
         loads = [(name, request, memory, _load(ctx, request, hw)) for name, request, memory in holders]
         for running, _, _, _ in loads:
@@ -610,7 +611,7 @@ def _as_literal(term: Literal | int) -> Sequence[Literal]:
 
 
 def _noun(request: ComponentRequest) -> str:
-    from .requests import component_noun
+    from solver_placement.spec.candidates import component_noun
 
     return component_noun(request.resources)
 
@@ -618,9 +619,9 @@ def _noun(request: ComponentRequest) -> str:
 def _hw_name(cluster: Cluster, hw: int) -> str:
     kind = cluster.kind_of(hw)
     node = int(cluster.hw_node[hw])
-    if kind == "node":
+    if kind == NODE:
         return f"node {node}"
-    label = "GPU" if kind == "Accelerator" else kind
+    label = "GPU" if kind == ACCELERATOR else kind
     return f"{label} {int(cluster.hw_local[hw])} of node {node}"
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PlacementConfigError, PlacementSyntaxError
+from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
 
 #: Largest rank (or count) accepted anywhere; guards memory before arrays are built.
 MAX_RANK = 10_000_000

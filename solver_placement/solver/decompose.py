@@ -19,11 +19,12 @@ from dataclasses import replace
 import numpy as np
 from ortools.sat.python import cp_model
 
-from .assignment import Assignment
-from .cluster import Cluster
-from .model import ModelContext, build_model
-from .requests import ComponentRequest
-from .spec import ComponentSpec, PlacementSpec
+from solver_placement.solver.assignment import Assignment
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.solver.model import ModelContext, build_model
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.grammar import ComponentSpec
+from solver_placement.spec.placement_spec import PlacementSpec
 
 Solver = Callable[[ModelContext], tuple[cp_model.CpSolver, int]]
 

@@ -21,15 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from .cluster import Cluster
-from .config import ConfigSource, load_config, positive_int, require_mapping
-from .errors import PlacementConfigError
-from .node_groups import cluster_section
-from .records import Placement
-from .solution import Solution
-from .solve import solve
-from .spec import PlacementSpec
-from .strategies import FlexiblePlacementStrategy, NodePlacementStrategy, PackedPlacementStrategy, PlacementStrategy
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.config import ConfigSource, load_config, positive_int, require_mapping
+from solver_placement.errors import PlacementConfigError
+from solver_placement.cluster.schema import cluster_section
+from solver_placement.records import Placement
+from solver_placement.solver.solution import Solution
+from solver_placement.solver.solve import solve
+from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.rlinf.strategies import FlexiblePlacementStrategy, NodePlacementStrategy, PackedPlacementStrategy, PlacementStrategy
 
 
 class PlacementMode(Enum):
@@ -138,7 +138,7 @@ class ComponentPlacement:
     def _solved_strategy(self, name: str) -> PlacementStrategy:
         """Flexible (hardware) or Node (node-only) strategy holding the solved per-process ranks."""
         assignment = self._solution.assignment(name)
-        resources = self._spec.requests[name].resources
+        resources = self._spec.resources_of(name)
         per_process = np.split(assignment.ranks, assignment.indptr[1:-1])
         if resources.counts_nodes:
             return NodePlacementStrategy([int(ranks[0]) for ranks in per_process], list(resources.labels), name=name)
@@ -272,8 +272,7 @@ class ModelParallelComponentPlacement(ComponentPlacement):
         return held
 
     def _held_of(self, name: str) -> _Held:
-        owner = self._spec.components[name].shares_rule_with or name
-        resources = self._spec.requests[owner].resources
+        resources = self._spec.resources_of(name)
         text = self._spec.components[name].text
         if resources.counts_nodes:
             raise PlacementConfigError(

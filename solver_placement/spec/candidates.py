@@ -16,10 +16,11 @@ from functools import cached_property
 
 import numpy as np
 
-from .cluster import ACCELERATOR, Cluster, ResourceSet
-from .errors import InfeasiblePlacementError, PlacementConfigError
-from .ranks import MAX_RANK, check_in_bounds
-from .spec import ComponentSpec, PlacementSpec, check_multiple
+from solver_placement.cluster.cluster import Cluster, ResourceSet
+from solver_placement.constants import ACCELERATOR
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError
+from solver_placement.cluster.ranks import MAX_RANK, check_in_bounds
+from solver_placement.spec.grammar import ComponentSpec, check_multiple
 
 #: Largest number of (process, candidate hardware) pairs a declarative component may create.
 MAX_CANDIDATE_PAIRS = 4_000_000
@@ -120,19 +121,20 @@ def expand_all(requests: Mapping[str, ComponentRequest]) -> dict[str, ComponentR
     return {name: request.expanded() for name, request in requests.items()}
 
 
-def resolve_spec(spec: PlacementSpec) -> dict[str, ComponentRequest]:
+def resolve_components(components: Mapping[str, ComponentSpec], cluster: Cluster) -> dict[str, ComponentRequest]:
     """Resolve every component that owns its rule; components sharing a key reuse the first's."""
     requests: dict[str, ComponentRequest] = {}
-    for component in spec.components.values():
+    for component in components.values():
         if component.shares_rule_with is None:
-            requests[component.name] = resolve_component(component, spec)
+            requests[component.name] = resolve_component(component, components, cluster)
     return requests
 
 
-def resolve_component(component: ComponentSpec, spec: PlacementSpec) -> ComponentRequest:
-    resources = _selection(component, spec.cluster)
+def resolve_component(component: ComponentSpec, components: Mapping[str, ComponentSpec], cluster: Cluster) -> ComponentRequest:
+    """One component's candidates; ``components`` is the whole job (``stride: auto`` reads the target)."""
+    resources = _selection(component, cluster)
     if component.is_declarative:
-        return _resolve_declarative(component, resources, spec)
+        return _resolve_declarative(component, resources, components, cluster)
     if component.explicit is not None:
         return _resolve_explicit(component, resources)
     return _resolve_segments(component, resources)
@@ -218,7 +220,9 @@ def _resolve_explicit(component: ComponentSpec, resources: ResourceSet) -> Compo
     )
 
 
-def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec: PlacementSpec) -> ComponentRequest:
+def _resolve_declarative(
+    component: ComponentSpec, resources: ResourceSet, components: Mapping[str, ComponentSpec], cluster: Cluster
+) -> ComponentRequest:
     decl = component.declarative
     where = component.name
     if decl.resources is not None:
@@ -234,8 +238,8 @@ def _resolve_declarative(component: ComponentSpec, resources: ResourceSet, spec:
         _, first = np.unique(resources.physical[window], return_index=True)
         window = window[np.sort(first)]
     processes, per_process, share = _shape(component, window.size, fill)
-    stride = _stride(component, per_process, spec)
-    _check_capacity(component, resources, window, processes, per_process, share, stride, spec.cluster)
+    stride = _stride(component, per_process, components, cluster)
+    _check_capacity(component, resources, window, processes, per_process, share, stride, cluster)
     shared = False
     if fill and share == 1 and window.size % (per_process * stride) == 0:
         # An exact cover of a window by stride-s progressions of g ranks is unique and tiles
@@ -290,15 +294,15 @@ def _shape(component: ComponentSpec, window_size: int, fill: bool) -> tuple[int,
     return processes, natural, max(1, processes // window_size)
 
 
-def _stride(component: ComponentSpec, per_process: int, spec: PlacementSpec) -> int:
+def _stride(component: ComponentSpec, per_process: int, components: Mapping[str, ComponentSpec], cluster: Cluster) -> int:
     stride = component.declarative.stride
     if stride != "auto":
         return int(stride)
     target_name = component.constraints.collocate_with
     if target_name is None:
         raise PlacementConfigError(f"{component.name}: stride: auto needs collocate_with (it spreads a process over the target's TP group)")
-    target = spec.components[target_name]
-    group = _group_items(target, spec)
+    target = components[target_name]
+    group = _group_items(target, components, cluster)
     if group is None or group % per_process:
         raise PlacementConfigError(
             f"{component.name}: stride: auto needs {target_name}'s hardware per TP group ({group}) to be a multiple of "
@@ -307,10 +311,10 @@ def _stride(component: ComponentSpec, per_process: int, spec: PlacementSpec) -> 
     return group // per_process
 
 
-def _group_items(target: ComponentSpec, spec: PlacementSpec) -> int | None:
+def _group_items(target: ComponentSpec, components: Mapping[str, ComponentSpec], cluster: Cluster) -> int | None:
     """Hardware items held by one TP group of ``target`` (None if processes differ in size)."""
-    owner = spec.components[target.shares_rule_with] if target.shares_rule_with else target
-    request = resolve_component(owner, spec)
+    owner = components[target.shares_rule_with] if target.shares_rule_with else target
+    request = resolve_component(owner, components, cluster)
     sizes = np.unique(request.amount)
     return int(sizes[0]) * target.constraints.tensor_parallel_size if sizes.size == 1 else None
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-from .cluster import Cluster
-from .errors import PlacementConfigError
-from .assignment import Assignment
-from .records import Placement, build_placements
-from .requests import ComponentRequest
-from .spec import PlacementSpec
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import PlacementConfigError
+from solver_placement.solver.assignment import Assignment
+from solver_placement.records import Placement, build_placements
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
 
 
 @dataclass(frozen=True)

@@ -16,22 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from .config import positive_int, text
-from .errors import PlacementConfigError
-from .ranks import parse_rank_list
-from .node_groups import (
-    ACCELERATOR,
-    CLUSTER_LABEL,
-    NO_ACCELERATOR,
-    NODE,
-    NODE_LABEL,
-    HardwareItem,
-    NodeGroup,
-    cluster_kwargs,
-    node_properties,
-    parse_node_groups,
-    per_node,
-)
+from solver_placement.config import positive_int, text
+from solver_placement.errors import PlacementConfigError
+from solver_placement.cluster.ranks import parse_rank_list
+from solver_placement.cluster.schema import HardwareItem, NodeGroup, cluster_kwargs, node_properties, parse_node_groups, per_node
+from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NO_ACCELERATOR, NODE, NODE_LABEL
 
 @dataclass(frozen=True)
 class ResourceSet:

@@ -17,12 +17,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from .cluster import Cluster
-from .errors import PlacementConfigError, PlacementError
-from .records import Placement
-from .solution import Solution
-from .solve import solve
-from .spec import PlacementSpec, parse_explicit
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import PlacementConfigError, PlacementError
+from solver_placement.records import Placement
+from solver_placement.solver.solution import Solution
+from solver_placement.solver.solve import solve
+from solver_placement.spec.grammar import parse_explicit
+from solver_placement.spec.placement_spec import PlacementSpec
 
 NodeGroupArg = str | int | Sequence[str] | None
 
@@ -187,7 +188,7 @@ class PackedPlacementStrategy(PlacementStrategy):
 
     def check_resources(self, spec: PlacementSpec) -> None:
         """RLinf: packed placement needs hardware; a group whose resources are nodes has none."""
-        resources = spec.requests[self.name].resources
+        resources = spec.resources_of(self.name)
         if resources.counts_nodes:
             raise PlacementConfigError(
                 f"{self.name}: packed placement needs hardware, but {resources.describe()} counts nodes; "
@@ -223,7 +224,7 @@ class NodePlacementStrategy(PlacementStrategy):
 
     def check_resources(self, spec: PlacementSpec) -> None:
         """RLinf: listed groups must not share nodes (a node would get two ranks)."""
-        groups = spec.requests[self.name].resources.groups
+        groups = spec.resources_of(self.name).groups
         for i, first in enumerate(groups):
             for second in groups[i + 1:]:
                 shared = sorted(set(first.node_ranks) & set(second.node_ranks))
