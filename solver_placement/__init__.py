@@ -18,6 +18,7 @@ from solver_placement.config import load_config
 from solver_placement.diagnose import Diagnosis, diagnose
 from solver_placement.errors import (
     InfeasiblePlacementError,
+    LaunchError,
     PlacementConfigError,
     PlacementError,
     PlacementSyntaxError,
@@ -46,7 +47,6 @@ _LAZY = {
     "reserve": "ray_launch.reserve",
     "plan": "ray_launch.reserve",
     "Reservation": "ray_launch.reserve",
-    "LaunchError": "ray_launch.reserve",
     "WorkerGroup": "ray_launch.worker_group",
     "Dispatch": "ray_launch.dispatch",
     "Execute": "ray_launch.dispatch",
@@ -75,6 +75,7 @@ __all__ = [
     "FlexiblePlacementStrategy",
     "HybridComponentPlacement",
     "InfeasiblePlacementError",
+    "LaunchError",
     "ModelParallelComponentPlacement",
     "NodeGroup",
     "NodePlacementStrategy",

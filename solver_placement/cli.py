@@ -21,7 +21,7 @@ from tabulate import tabulate
 from solver_placement.constants import VERSION
 from solver_placement.rlinf.component_placement import ModelParallelComponentPlacement, ranges_text
 from solver_placement.diagnose import diagnose
-from solver_placement.errors import InfeasiblePlacementError, PlacementError
+from solver_placement.errors import InfeasiblePlacementError, InternalError, PlacementError
 from solver_placement.constants import ACCELERATOR
 from solver_placement.records import Placement
 from solver_placement.solver.solution import Solution
@@ -42,6 +42,8 @@ TABLE_COLUMNS = (
 QUOTED_CONFLICTS = 3
 EXIT_INVALID = 2
 EXIT_IO = 1
+#: A bug in solver_placement, not in the input (sysexits' EX_SOFTWARE).
+EXIT_INTERNAL = 70
 _PROCESS = re.compile(r"\bprocess (\d+)\b")
 
 
@@ -55,6 +57,8 @@ class _Commands(click.Group):
             _fail(one_line(error), EXIT_INVALID)
         except OSError as error:
             _fail(f"{error.strerror or error}: {error.filename}" if error.filename else str(error), EXIT_IO)
+        except InternalError as error:
+            _fail(f"internal error (a bug in solver_placement; please report it with the config): {error}", EXIT_INTERNAL)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -1,9 +1,21 @@
-"""The one error family of solver_placement.
+"""The one error family of solver_placement, the whole tree in one module.
 
-Every user-facing failure is a :class:`PlacementError` (a ``ValueError``), so callers can catch a
-single type. Subclasses tell *which stage* refused the input; the message always names the
-component, the offending text (segment, key or label) and the rule that was broken, in the
-user's own words.
+Every failure caused by the input is a :class:`PlacementError` (a ``ValueError``), so callers can
+catch a single type. Subclasses tell *which stage* refused the input; the message always names
+the component, the offending text (segment, key or label) and the rule that was broken, in the
+user's own words. A failure of the library itself is an :class:`InternalError`, deliberately not
+a ``ValueError``: it is a bug to report, not bad input to fix.
+
+```
+PlacementError (ValueError)
+  PlacementSyntaxError        the rank grammar
+  PlacementConfigError        a value that is well formed but not acceptable
+  InfeasiblePlacementError    proven impossible; .conflicts names the statements
+  SolverTimeoutError          no answer within the time limit
+  VerificationError           a placement breaks a rule of its spec
+  LaunchError                 Ray could not reserve, verify or start the plan
+InternalError (RuntimeError)  a bug in solver_placement (e.g. a CP-SAT model it built is invalid)
+```
 """
 
 from __future__ import annotations
@@ -47,3 +59,21 @@ class VerificationError(PlacementError):
         shown = "\n  - ".join(self.violations[:20])
         more = f"\n  ... and {len(self.violations) - 20} more" if len(self.violations) > 20 else ""
         super().__init__(f"{len(self.violations)} placement rule(s) violated:\n  - {shown}{more}")
+
+
+class LaunchError(PlacementError):
+    """Ray could not reserve, verify or start what the plan asks for."""
+
+
+class InternalError(RuntimeError):
+    """solver_placement itself failed (not the input): please report it with the config."""
+
+
+def with_context(error: PlacementError, where: str) -> PlacementError:
+    """The same error (same type, same extra fields) with ``where: `` in front of its message.
+
+    The one way to say which component, file or stage an error from a lower stage belongs to.
+    """
+    if error.args and isinstance(error.args[0], str):
+        error.args = (f"{where}: {error.args[0]}", *error.args[1:])
+    return error

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, with_context
 from solver_placement.solver.model import DEFAULT_WEIGHTS
 from solver_placement.cluster.schema import per_node
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NODE_LABEL
@@ -99,7 +99,7 @@ def replan(
             return kept
         result = solve(spec, previous=solution, **options)
     except (InfeasiblePlacementError, PlacementConfigError, SolverTimeoutError) as error:
-        raise _with_context(error, context) from None
+        raise with_context(error, context) from None
     verify(result.spec, result.placements_by_component())
     return result
 
@@ -391,10 +391,3 @@ def _constraints(rules: Constraints) -> dict[str, Any]:
         body["topology"] = topology
     return body
 
-
-def _with_context(error: PlacementError, context: str) -> PlacementError:
-    """The same error class, its message prefixed with what was re-planned."""
-    message = f"{context}: {error}"
-    if isinstance(error, InfeasiblePlacementError):
-        return InfeasiblePlacementError(message, error.conflicts)
-    return type(error)(message)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from solver_placement.cli import main
+
+pytestmark = pytest.mark.ray
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,9 +25,9 @@ from hypothesis import given, note, settings
 from solver_placement import PlacementConfigError, PlacementError, SolverTimeoutError, solve
 from solver_placement.cli import main
 from solver_placement.ray_launch.plan import NODE_RANK_LABEL, RayNode, to_ray
-from tests.helpers import config
-from tests.strategies import BrokenCase, SpecCase, broken_configs, valid_specs
-from tests.test_properties import check_valid
+from helpers import config
+from generators import BrokenCase, SpecCase, broken_configs, valid_specs
+from test_properties import check_valid
 
 #: Examples of the slow fuzz test: each one is a valid config AND a broken config.
 FUZZ_EXAMPLES = 10_000

@@ -29,6 +29,8 @@ from solver_placement.ray_launch.plan import NODE_RANK_LABEL
 from solver_placement.ray_launch.session import LocalRayCluster, ray_nodes
 from solver_placement.replan import moved, replan
 
+pytestmark = pytest.mark.ray
+
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 MODEL = Cluster(num_nodes=3, num_gpus_per_node=[2, 2, 2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from solver_placement import InfeasiblePlacementError, PlacementConfigError, solve, verify
-from tests.helpers import config, layout
+from helpers import config, layout
 
 ACTOR_MEMORY = {"weights": 20, "optimizer": 40, "grads": 20, "activations": 10}  # 90 GB running
 

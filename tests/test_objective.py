@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, solve, verify
-from tests.helpers import config, layout
+from helpers import config, layout
 
 
 def run(nodes: int, gpus: int | list[int], placement: dict, **kwargs):

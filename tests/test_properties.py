@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
 from solver_placement import InfeasiblePlacementError, Placement, PlacementError, PlacementSyntaxError, solve, verify
-from tests.strategies import (
+from generators import (
     NODE,
     BrokenCase,
     ComponentCase,

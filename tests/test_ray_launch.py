@@ -19,6 +19,8 @@ from solver_placement.ray_launch.dispatch import Dispatch, register
 from solver_placement.ray_launch.reserve import LaunchError, launch, reserve
 from solver_placement.ray_launch.session import LocalRayCluster
 
+pytestmark = pytest.mark.ray
+
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 MODEL = Cluster(

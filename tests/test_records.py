@@ -1,7 +1,7 @@
 """Placement records: RLinf's fields and meaning, with the documented differences."""
 
 from solver_placement import Cluster, PlacementSpec, solve
-from tests.helpers import solved
+from helpers import solved
 
 
 def test_fields_of_a_two_node_layout() -> None:

@@ -16,8 +16,8 @@ from solver_placement import (
     verify,
 )
 from solver_placement.replan import SURVIVORS_LABEL, displaced, moved, replan
-from tests.helpers import config, layout
-from tests.strategies import SpecCase, valid_specs
+from helpers import config, layout
+from generators import SpecCase, valid_specs
 
 #: Nodes 0-3 have 4 GPUs each, node 4 is CPU-only; node 3 starts out idle.
 JOB = config(5, [4, 4, 4, 4, 0], {

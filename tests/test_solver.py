@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from solver_placement import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, solve
-from tests.helpers import config, layout, solved
+from helpers import config, layout, solved
 
 
 def test_rank_strings_give_rlinf_even_split() -> None:

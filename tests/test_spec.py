@@ -4,7 +4,7 @@ import pytest
 
 from solver_placement import PlacementError, PlacementSpec, solve
 from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
-from tests.helpers import config
+from helpers import config
 
 
 def parse(placement: dict, nodes: int = 2, gpus: int | list[int] = 8, **cluster: object) -> PlacementSpec:

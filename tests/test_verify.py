@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from solver_placement import PlacementSpec, VerificationError, verify
-from tests.helpers import solved
+from helpers import solved
 
 PLACEMENT = {
     "actor": {"placement": "0-7", "tensor_parallel_size": 4},

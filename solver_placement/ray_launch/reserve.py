@@ -20,17 +20,13 @@ from ray.util.placement_group import PlacementGroup, placement_group, remove_pla
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.errors import PlacementError
+from solver_placement.errors import LaunchError
 from solver_placement.ray_launch.plan import NODE_ID_LABEL, RayLaunchPlan, to_ray
 from solver_placement.ray_launch.session import LocalRayCluster, ensure_ray, ray_nodes
 from solver_placement.ray_launch.pools import fuse
 from solver_placement.records import Placement
 from solver_placement.solver.solution import Solution
 from solver_placement.ray_launch.worker_group import WorkerGroup
-
-
-class LaunchError(PlacementError):
-    """Ray could not reserve, verify or start what the plan asks for."""
 
 
 @ray.remote(num_cpus=0)

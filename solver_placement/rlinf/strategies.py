@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.errors import PlacementConfigError, PlacementError
+from solver_placement.errors import PlacementConfigError, PlacementError, with_context
 from solver_placement.records import Placement
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
@@ -79,9 +79,7 @@ class PlacementStrategy(ABC):
         try:
             return solve(self.build_spec(cluster))
         except PlacementError as error:
-            if error.args and isinstance(error.args[0], str):
-                error.args = (f"{self!r}: {error.args[0]}", *error.args[1:])
-            raise
+            raise with_context(error, repr(self)) from None
 
     def get_placement(self, cluster: Cluster, isolate_accelerator: bool = True) -> list[Placement]:
         """RLinf's entry point: one :class:`Placement` per process, ordered by rank."""

@@ -1,0 +1,92 @@
+"""Solver options as one validated value, and the only place a CP-SAT solver is configured.
+
+Every CP-SAT run of the library (the exact model, the decomposition's first stage, the polish
+that breaks ties, explanations, the auto-placement search) gets its solver from
+:func:`make_solver`, so seed, worker count, determinism and the time budget mean the same thing
+everywhere. A :class:`Budget` is one wall-clock deadline shared by every run of one call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from solver_placement.config import check_keys, positive_int
+from solver_placement.constants import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
+from solver_placement.errors import PlacementConfigError
+
+#: Keys of ``cluster.solver`` that :class:`SolverOptions` reads (``objective`` is the objective rule's).
+OPTION_KEYS = ("time_limit_s", "num_workers", "seed")
+#: Most CP-SAT workers accepted.
+MAX_WORKERS = 64
+#: Time a CP-SAT run still gets once the budget is spent (enough to report, not to search).
+MIN_RUN_S = 0.01
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """How long and how CP-SAT may search; validated on construction.
+
+    ``num_workers`` > 1 uses interleaved search, whose answer does not depend on the worker
+    count, so the same input gives the same placement on any machine.
+    """
+
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
+    num_workers: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        limit = self.time_limit_s
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TIME_LIMIT_S:
+            raise PlacementConfigError(f"solver time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S}], not {limit!r}")
+        positive_int(self.num_workers, "solver num_workers", maximum=MAX_WORKERS)
+        positive_int(self.seed, "solver seed", allow_zero=True, maximum=2**31 - 1)
+
+    @classmethod
+    def from_config(
+        cls, section: Mapping[str, Any], where: str, extra_keys: tuple[str, ...] = (), **overrides: Any
+    ) -> SolverOptions:
+        """Options from a config section (``where`` names it in errors); keyword overrides that
+        are not None win. ``extra_keys`` are keys of the section that belong to someone else."""
+        check_keys(section, (*OPTION_KEYS, *extra_keys), where)
+        given = {key: section[key] for key in OPTION_KEYS if key in section}
+        given.update({key: value for key, value in overrides.items() if value is not None})
+        return cls(**given)
+
+    def with_workers(self, num_workers: int) -> SolverOptions:
+        return replace(self, num_workers=num_workers)
+
+    def start(self) -> Budget:
+        """A fresh budget of ``time_limit_s`` starting now."""
+        return Budget(time.perf_counter() + float(self.time_limit_s))
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One wall-clock deadline (``time.perf_counter`` seconds) shared by every run of a call."""
+
+    deadline: float
+
+    def remaining(self) -> float:
+        return self.deadline - time.perf_counter()
+
+
+def make_solver(options: SolverOptions, budget: Budget, **parameters: Any) -> cp_model.CpSolver:
+    """A CpSolver with the options' seed and workers and what is left of ``budget``.
+
+    ``parameters`` are further CP-SAT parameters a caller needs for its model (e.g.
+    ``symmetry_level=0`` where symmetry is broken explicitly).
+    """
+    solver = cp_model.CpSolver()
+    params = solver.parameters
+    params.max_time_in_seconds = max(MIN_RUN_S, budget.remaining())
+    params.random_seed = int(options.seed)
+    params.num_workers = int(options.num_workers)
+    params.interleave_search = options.num_workers > 1  # same answer whatever the worker count
+    for key, value in parameters.items():
+        setattr(params, key, value)
+    return solver

@@ -1,0 +1,121 @@
+"""The package's shape, checked by reading its source: the public names, the import layers
+(lower stages never import higher ones, no cycles) and the size of modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import solver_placement
+
+PACKAGE = Path(solver_placement.__file__).resolve().parent
+
+#: Pipeline stages from the bottom up: a unit may import only itself and units listed before it.
+LAYERS = (
+    "errors",
+    "constants",
+    "config",
+    "cluster",
+    "spec",
+    "records",
+    "verify",
+    "solver",
+    "auto",
+    "rlinf",
+    "ray_launch",
+    "plot",
+    "diagnose",
+    "replan",
+    "cli",
+    "launcher",
+    "__init__",
+    "__main__",
+)
+
+PUBLIC_NAMES = [
+    "Assignment", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
+    "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "Execute", "FlexiblePlacementStrategy",
+    "HybridComponentPlacement", "InfeasiblePlacementError", "LaunchError", "LocalRayCluster",
+    "ModelParallelComponentPlacement", "NodeGroup", "NodePlacementStrategy", "PackedPlacementStrategy",
+    "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
+    "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
+    "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "VerificationError", "WorkerGroup",
+    "auto_place", "diagnose", "explain", "fuse", "launch", "load_config", "plan", "pool_spec", "register",
+    "reserve", "solve", "to_ray", "verify",
+]  # fmt: skip
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _imports(path: Path) -> set[str]:
+    """Package modules ``path`` imports (at module level or inside functions)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("solver_placement"):
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("solver_placement"))
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            raise AssertionError(f"{path}: relative import; use absolute solver_placement imports")
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    return {name: {target for target in _imports(path) if target in modules and target != name} for name, path in modules.items()}
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_public_names_are_pinned() -> None:
+    assert sorted(solver_placement.__all__) == sorted(PUBLIC_NAMES)
+    for name in PUBLIC_NAMES:
+        assert getattr(solver_placement, name) is not None
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {_unit(module) for module in _graph()}
+    assert units <= set(LAYERS), f"add {sorted(units - set(LAYERS))} to LAYERS"
+
+
+def test_lower_layers_never_import_higher_ones() -> None:
+    rank = {unit: position for position, unit in enumerate(LAYERS)}
+    upward = [
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        for target in targets
+        if rank[_unit(target)] > rank[_unit(module)]
+    ]
+    assert not upward
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    # parents import their children for re-exports; a child importing its package's __init__ is the cycle to catch
+    state: dict[str, int] = {}
+    cycles: list[str] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycles.append(" -> ".join([*path[path.index(target):], target]))
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles
+
+
+def test_no_module_is_too_long() -> None:
+    long = {_module_name(path): n for path in PACKAGE.rglob("*.py") if (n := len(path.read_text().splitlines())) > 450}
+    assert not long, f"split these modules: {long}"
