@@ -102,3 +102,17 @@ def text(value: Any, where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise PlacementConfigError(f"{where} must be a string, not {value!r}")
     return str(value)
+
+
+#: Largest memory size accepted anywhere, in GB.
+MAX_GIGABYTES = 1_000_000
+
+
+def gigabytes(value: Any, where: str, *, allow_zero: bool) -> float:
+    """A memory size in GB: a number up to ``MAX_GIGABYTES``; zero only where ``allow_zero``
+    (a part of a process's memory may be empty, a GPU's memory may not)."""
+    number = not isinstance(value, bool) and isinstance(value, (int, float))
+    if not number or (value < 0 if allow_zero else value <= 0) or value > MAX_GIGABYTES:
+        bound = "non-negative" if allow_zero else "positive"
+        raise PlacementConfigError(f"{where} must be a {bound} number of GB, not {value!r}")
+    return float(value)

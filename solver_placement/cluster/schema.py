@@ -8,11 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
-from solver_placement.config import check_keys, load_config, require_mapping, text
-from solver_placement.errors import PlacementConfigError
 from solver_placement.cluster.ranks import parse_rank_list
-
+from solver_placement.config import check_keys, gigabytes, load_config, require_mapping, text
+from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
+from solver_placement.errors import PlacementConfigError
 
 
 @dataclass(frozen=True)
@@ -103,22 +102,16 @@ def node_properties(
     Cluster-level values (a number or a per-node list; a per-node list of label mappings) come
     first; a node group's ``gpu_memory_gb`` and ``labels`` then apply to its nodes.
     """
-    memory = [None if m is None else _gigabytes(m, f"cluster.gpu_memory_gb[{i}]") for i, m in enumerate(per_node(gpu_memory_gb, num_nodes, "cluster.gpu_memory_gb"))]
+    memory = [None if m is None else gigabytes(m, f"cluster.gpu_memory_gb[{i}]", allow_zero=False) for i, m in enumerate(per_node(gpu_memory_gb, num_nodes, "cluster.gpu_memory_gb"))]
     raw_labels = per_node(node_labels if node_labels is not None else {}, num_nodes, "cluster.node_labels")
     labels = [_labels(item, f"cluster.node_labels[{i}]") for i, item in enumerate(raw_labels)]
     for group, nodes in zip(groups, group_nodes):
         where = f"node group {group.get('label')!r}"
         for node in nodes:
             if group.get("gpu_memory_gb") is not None:
-                memory[node] = _gigabytes(group["gpu_memory_gb"], f"{where}: gpu_memory_gb")
+                memory[node] = gigabytes(group["gpu_memory_gb"], f"{where}: gpu_memory_gb", allow_zero=False)
             labels[node].update(_labels(group.get("labels") or {}, f"{where}: labels"))
     return memory, labels
-
-
-def _gigabytes(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1_000_000:
-        raise PlacementConfigError(f"{where} must be a positive number of GB, not {value!r}")
-    return float(value)
 
 
 def _labels(value: Any, where: str) -> dict[str, str]:

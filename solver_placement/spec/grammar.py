@@ -13,11 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver_placement.constants import CLUSTER_LABEL
-from solver_placement.config import check_keys, positive_int, require_mapping, text
-from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
 from solver_placement.cluster.ranks import MAX_RANK, RankRange, is_all, parse_range
-
+from solver_placement.config import check_keys, gigabytes, positive_int, require_mapping, text
+from solver_placement.constants import CLUSTER_LABEL
+from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
 
 CONSTRAINT_KEYS = (
     "tensor_parallel_size",
@@ -36,6 +35,8 @@ MEMORY_PARTS = ("weights", "optimizer", "grads", "activations")
 TOPOLOGY_GROUPS = ("tensor_parallel", "pipeline_parallel")
 SHAPE_KEYS = ("processes", "hardware_per_process", "gpus_per_process", "stride", "resources")
 COMPONENT_KEYS = ("node_group", "unit", "placement", *SHAPE_KEYS, *CONSTRAINT_KEYS)
+#: Keys accepted as another spelling of a key (the grammar reads either, never both).
+ALIASES = {"gpus_per_process": "hardware_per_process", "max_processes_per_gpu": "max_processes_per_hardware"}
 
 
 @dataclass(frozen=True)
@@ -317,19 +318,13 @@ def _parse_memory(body: Mapping[str, Any], where: str) -> Memory | None:
         return None
     if isinstance(raw, Mapping):
         check_keys(raw, MEMORY_PARTS, f"{where}: memory_gb")
-        parts = {key: _gb(raw.get(key, 0), f"{where}: memory_gb.{key}") for key in MEMORY_PARTS}
+        parts = {key: gigabytes(raw.get(key, 0), f"{where}: memory_gb.{key}", allow_zero=True) for key in MEMORY_PARTS}
         kept = {"weights": not flags["offload_weight"], "optimizer": not flags["offload_optimizer"], "grads": not flags["offload_grad"]}
         return Memory(sum(parts.values()), sum(parts[key] for key, stays in kept.items() if stays))
     if any(flags.values()):
         raise PlacementConfigError(f"{where}: offload flags need memory_gb given per part (weights, optimizer, grads, activations)")
-    total = _gb(raw, f"{where}: memory_gb")
+    total = gigabytes(raw, f"{where}: memory_gb", allow_zero=True)
     return Memory(total, total)
-
-
-def _gb(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1_000_000:
-        raise PlacementConfigError(f"{where} must be a non-negative number of GB, not {value!r}")
-    return float(value)
 
 
 def _parse_topology(raw: Any, where: str) -> tuple[DomainRule, ...]:
