@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from solver_placement import Solution, solve, verify
+
+#: The repository root and its scenario models, for tests in any folder.
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "models"
 
 
 def config(num_nodes: int, gpus: int | list[int], placement: dict[str, Any], **cluster: Any) -> dict[str, Any]:

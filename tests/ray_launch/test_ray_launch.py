@@ -10,9 +10,9 @@ import time
 import numpy as np
 import pytest
 import ray
+from ray._private.state import actors as actor_table
 from ray.util import placement_group_table
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-from ray._private.state import actors as actor_table
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
 from solver_placement.ray_launch.dispatch import Dispatch, register
@@ -190,8 +190,8 @@ def test_launch_owns_its_reservation(local_ray) -> None:
 
 
 def _node(rank: int) -> str:
-    from solver_placement.ray_launch.session import ray_nodes
     from solver_placement.ray_launch.plan import map_nodes
+    from solver_placement.ray_launch.session import ray_nodes
 
     return map_nodes(ray_nodes(), MODEL.num_nodes)[rank].node_id
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from solver_placement import PlacementError
-from solver_placement.ray_launch.dispatch import Dispatch, Execute, REGISTER_ATTR, collect_results, dispatch_arguments, register
+from solver_placement.ray_launch.dispatch import REGISTER_ATTR, Dispatch, Execute, collect_results, dispatch_arguments, register
 
 
 def test_one_to_all_and_rank_zero() -> None:

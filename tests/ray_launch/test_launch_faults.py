@@ -24,8 +24,8 @@ from ray._private.state import actors as actor_table
 from ray.util import placement_group_table
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, Solution, solve, verify
-from solver_placement.ray_launch.reserve import LaunchError, plan, reserve
 from solver_placement.ray_launch.plan import NODE_RANK_LABEL
+from solver_placement.ray_launch.reserve import LaunchError, plan, reserve
 from solver_placement.ray_launch.session import LocalRayCluster, ray_nodes
 from solver_placement.replan import moved, replan
 

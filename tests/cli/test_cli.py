@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from helpers import ROOT
 
 from solver_placement import __version__
 from solver_placement.cli import compact_conflicts, main
 
-ROOT = Path(__file__).resolve().parents[1]
 VALID = sorted((ROOT / "models").glob("*.yaml"))
 INVALID = sorted((ROOT / "models" / "invalid").glob("*.yaml"))
 INFEASIBLE = """

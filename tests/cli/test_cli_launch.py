@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from helpers import ROOT
 
 from solver_placement.cli import main
 
 pytestmark = pytest.mark.ray
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args: object):
