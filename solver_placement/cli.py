@@ -19,7 +19,8 @@ import yaml
 from tabulate import tabulate
 
 from solver_placement.constants import VERSION
-from solver_placement.rlinf.component_placement import ModelParallelComponentPlacement, ranges_text
+from solver_placement.cluster.ranks import format_ranks
+from solver_placement.rlinf.component_placement import ModelParallelComponentPlacement
 from solver_placement.diagnose import diagnose
 from solver_placement.errors import InfeasiblePlacementError, InternalError, PlacementError
 from solver_placement.constants import ACCELERATOR
@@ -172,7 +173,7 @@ def plot_command(
       solver-placement plot models/modelparallel_collocated_tp8_tp2_1x8.yaml --model-parallel \\
           --figure weight-sync -o sync.png
     """
-    from solver_placement.plot.plot import plot_layout, plot_weight_sync, save_figure  # matplotlib loads only when drawing
+    from solver_placement.plot import plot_layout, plot_weight_sync, save_figure  # matplotlib loads only when drawing
 
     _, source = _solve(file, time_limit, model_parallel)
     heading = title or f"{'Layout' if figure == 'layout' else 'Weight sync'} of {file}"
@@ -348,7 +349,7 @@ def compact_conflicts(conflicts: Sequence[str]) -> list[str]:
             merged.append(key)
             continue
         noun = "process" if len(numbers) == 2 else "processes"
-        likewise = f" (likewise {noun} {ranges_text(numbers[1:])})" if len(numbers) > 1 else ""
+        likewise = f" (likewise {noun} {format_ranks(numbers[1:])})" if len(numbers) > 1 else ""
         merged.append(key.replace("process {}", f"process {numbers[0]}", 1) + likewise)
     return merged
 

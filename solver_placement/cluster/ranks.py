@@ -9,7 +9,7 @@ numpy once they are known to be of a sane size, so ``0-999999999`` fails before 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,22 @@ class RankRange:
 
     def __str__(self) -> str:
         return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+
+
+def format_ranks(ranks: Iterable[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``: a rank set written in the grammar :func:`parse_rank_list` reads.
+
+    The one formatter for rank sets, so messages and figures show ranks the way users type them
+    (order and duplicates dropped). An empty set reads ``"none"``, which fits the sentences it
+    lands in ("uses GPUs none").
+    """
+    runs: list[RankRange] = []
+    for rank in sorted({int(rank) for rank in ranks}):
+        if runs and rank == runs[-1].last + 1:
+            runs[-1] = RankRange(runs[-1].first, rank)
+        else:
+            runs.append(RankRange(rank, rank))
+    return ",".join(str(run) for run in runs) or "none"
 
 
 def is_all(text: Any) -> bool:

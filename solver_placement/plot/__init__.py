@@ -1,0 +1,30 @@
+"""Pictures of a placement: the layout (which hardware item holds which rank of which component)
+and the weight-sync pairing of collocated mode.
+
+Both figures return a :class:`matplotlib.figure.Figure` on an Agg canvas (no display, no pyplot
+state); :func:`save_figure` writes PNG, SVG or PDF. Modules, from input to pixels: ``source``
+(any input -> records and hardware per node), ``aggregate`` (merging like nodes), ``rows`` and
+``sync_links`` (what each row or panel holds), ``row_geometry`` (where it goes), ``scene``,
+``style``, ``labels`` and ``captions`` (drawing primitives and looks), ``row_drawing``,
+``layout`` and ``weight_sync`` (the figures), ``save``.
+"""
+
+from __future__ import annotations
+
+from solver_placement.plot.layout import plot_layout
+from solver_placement.plot.save import SAVE_FORMATS, save_figure
+from solver_placement.plot.source import LayoutSource
+from solver_placement.plot.style import component_colors
+from solver_placement.plot.sync_links import WeightSyncLink, weight_sync_links
+from solver_placement.plot.weight_sync import plot_weight_sync
+
+__all__ = [
+    "SAVE_FORMATS",
+    "LayoutSource",
+    "WeightSyncLink",
+    "component_colors",
+    "plot_layout",
+    "plot_weight_sync",
+    "save_figure",
+    "weight_sync_links",
+]

@@ -6,24 +6,15 @@ import struct
 from pathlib import Path
 
 import pytest
+from helpers import MODELS
 from matplotlib.figure import Figure
 
 from solver_placement import ModelParallelComponentPlacement, PlacementConfigError, solve
-from solver_placement.plot.plot import (
-    PALETTE,
-    WeightSyncLink,
-    _layout_rows,
-    _occupancy,
-    _resolve,
-    component_colors,
-    plot_layout,
-    plot_weight_sync,
-    save_figure,
-    weight_sync_links,
-)
-
-ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "models"
+from solver_placement.plot import WeightSyncLink, component_colors, plot_layout, plot_weight_sync, save_figure, weight_sync_links
+from solver_placement.plot.rows import layout_rows as _layout_rows
+from solver_placement.plot.rows import occupancy as _occupancy
+from solver_placement.plot.source import resolve_job as _resolve
+from solver_placement.plot.style import PALETTE
 
 
 def png_size(path: Path) -> tuple[int, int]:

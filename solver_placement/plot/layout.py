@@ -1,0 +1,91 @@
+"""The layout figure: which hardware item holds which rank of which component.
+
+Nodes are rows of hardware cells (GPUs, robots or other custom hardware, and the node itself for
+node-only processes), one colour per component. Collocated components stack in lanes inside a
+cell; each box is labelled with the process ranks on it; a process holding several adjacent items
+is one joined box, and a strided process (GPUs 0 and 2) is joined by a bracket under its boxes.
+Node groups are labelled bands on the left. Up to ``max_rows`` rows (128 by default) every node
+gets a row, wrapped into side by side columns of at most 32 rows; beyond that, runs of like nodes
+are drawn as one row each (:mod:`~solver_placement.plot.aggregate`), and ``nodes=`` picks a slice
+of a larger cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from matplotlib.figure import Figure
+
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.cluster.ranks import format_ranks
+from solver_placement.plot.aggregate import wants_aggregate
+from solver_placement.plot.captions import LegendEntry, draw_header, draw_notes
+from solver_placement.plot.row_drawing import draw_rows
+from solver_placement.plot.rows import Row, layout_rows, occupancy
+from solver_placement.plot.scene import Scene
+from solver_placement.plot.source import Job, LayoutSource, resolve_job, select_nodes
+from solver_placement.plot.style import BRACKET_COLOR, component_colors
+
+
+def plot_layout(
+    source: LayoutSource,
+    *,
+    cluster: Cluster | None = None,
+    components: Sequence[str] | None = None,
+    nodes: str | Iterable[int] | None = None,
+    mode: str = "auto",
+    max_rows: int = 128,
+    title: str | None = None,
+) -> Figure:
+    """Draw where every process runs: one row of hardware cells per node, one colour per component.
+
+    ``source`` is a :class:`Solution`, a :class:`ComponentPlacement`, placement records (a
+    ``{component: [Placement]}`` mapping or a flat list), or anything :func:`solve` takes (then it
+    is solved first). ``cluster`` completes bare records with the hardware no process uses.
+    ``components`` restricts (and orders) the components drawn; colours stay those of the full
+    job, so figures of one job agree. ``nodes`` selects nodes (``"0-15"`` or ints). ``mode``:
+    ``cells`` draws every node, ``aggregate`` draws runs of like nodes as one row, ``auto`` picks
+    ``cells`` up to ``max_rows`` nodes. Rows past ``max_rows`` are left out, with a note.
+    """
+    job = resolve_job(source, cluster)
+    shown = job.select(components)
+    node_list = select_nodes(nodes, job)
+    aggregate = wants_aggregate(mode, len(node_list), max_rows)
+    all_rows = layout_rows(job, shown, node_list, occupancy(job, shown, node_list), aggregate)
+    rows, omitted = all_rows[:max_rows], all_rows[max_rows:]
+    tp = {name: size for name in shown if (size := job.tensor_parallel_size(name)) > 1}
+    colors = component_colors(job.names)
+    scene = Scene()
+    top = draw_header(scene, title or f"Layout{job.title_suffix}", _summary(job, shown), _legend(job, shown, rows, colors, tp))
+    bottom = draw_rows(scene, job, rows, colors, tp, top)
+    draw_notes(scene, _notes(rows, omitted), bottom)
+    return scene.figure()
+
+
+def _summary(job: Job, shown: Sequence[str]) -> str:
+    used = {p.cluster_node_rank for name in shown for p in job.placements[name]}
+    processes = sum(len(job.placements[name]) for name in shown)
+    return f"{len(job.nodes)} node(s), {len(used)} in use · {processes} processes · labels are process ranks · collocated components stack in lanes"
+
+
+def _legend(job: Job, shown: Sequence[str], rows: Sequence[Row], colors: dict[str, str], tp: dict[str, int]) -> list[LegendEntry]:
+    """A colour per drawn component (with its process count); bracket glyphs only when drawn."""
+    legend = [LegendEntry(colors[name], f"{name} ({len(job.placements[name])})") for name in shown]
+    if any(row.joins for row in rows):
+        legend.append(LegendEntry(BRACKET_COLOR, "one process on several items", "bracket"))
+    if tp:
+        legend.append(LegendEntry(BRACKET_COLOR, "tensor-parallel group", "tp"))
+    return legend
+
+
+def _notes(rows: Sequence[Row], omitted: Sequence[Row]) -> list[str]:
+    notes = []
+    if any(len(row.nodes) > 1 for row in rows):
+        notes.append(
+            "A row 'nodes a-b' stands for a run of nodes with the same layout; its labels are the ranks on node a, "
+            "and each further node adds the per-node step shown on the right."
+        )
+    if omitted:
+        left_out = format_ranks(node for row in omitted for node in row.nodes)
+        notes.append(f"{len(omitted)} more row(s) (nodes {left_out}) not drawn; pass nodes= (CLI: --nodes) to draw a slice.")
+    return notes
