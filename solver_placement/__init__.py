@@ -37,7 +37,7 @@ from solver_placement.rlinf.strategies import (
     PlacementStrategy,
 )
 from solver_placement.verify import verify
-from solver_placement.auto.autoplace import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
+from solver_placement.auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 
 __version__ = VERSION
 

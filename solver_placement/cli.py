@@ -229,7 +229,7 @@ def auto_command(file: str, top_k: int | None, reward_with: str | None, fmt: str
       solver-placement auto models/auto_reference_16x8.yaml
       solver-placement auto models/auto_reference_16x8.yaml --format yaml --reward-with actor
     """
-    from solver_placement.auto.autoplace import auto_place
+    from solver_placement.auto import auto_place
 
     result = auto_place(file, top_k=top_k, time_limit_s=time_limit)
     if fmt == "yaml":

@@ -3,9 +3,9 @@
 from dataclasses import replace
 
 import pytest
+from helpers import solved
 
 from solver_placement import PlacementSpec, VerificationError, verify
-from helpers import solved
 
 PLACEMENT = {
     "actor": {"placement": "0-7", "tensor_parallel_size": 4},

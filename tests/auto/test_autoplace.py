@@ -9,25 +9,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from helpers import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver_placement import (
-    AutoProblem,
     HybridComponentPlacement,
     InfeasiblePlacementError,
     ModelParallelComponentPlacement,
     PlacementConfigError,
-    auto_place,
     load_config,
 )
-from solver_placement.auto.autoplace import (
+from solver_placement.auto import (
+    AutoProblem,
     ProfileFit,
+    auto_place,
     fillable_counts,
     megatron_gpu_counts,
     megatron_table,
@@ -35,8 +35,6 @@ from solver_placement.auto.autoplace import (
     rollout_saturation,
     rollout_table,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 # The worked reference of RLinf's toolkit (its unit test): 16 nodes x 8 GPUs, Megatron actor and
 # inference with model-parallel size 2, rollout engines of 1 GPU, measured in collocated mode.
@@ -243,11 +241,11 @@ def enumerate_all(config: Mapping[str, Any]) -> list[tuple[float, str, tuple[int
     if None not in whole:
         out.append((sum(whole), "collocated", ()))  # type: ignore[arg-type]
     for counts in compositions(total, len(names)):
-        times = {name: problem.tables[name].time(g) for name, g in zip(names, counts)}
+        times = {name: problem.tables[name].time(g) for name, g in zip(names, counts, strict=True)}
         if None in times.values():
             continue
         starts = [sum(counts[:i]) for i in range(len(counts))]
-        if per_node and any(start % min(mp[name], per_node) for name, start in zip(names, starts)):
+        if per_node and any(start % min(mp[name], per_node) for name, start in zip(names, starts, strict=True)):
             continue
         out.append((pipelined(times, batches), "disaggregated", counts))  # type: ignore[arg-type]
     return sorted(out, key=lambda row: row[0])
@@ -330,8 +328,8 @@ def test_optimal_against_brute_force_generated(
         "group_size": group,
         "max_running_requests": requests,
         "recompute_logprobs": "inference" in stages,
-        "costs": dict(zip(stages, costs)),
-        "model_parallel": dict(zip(stages, mps)),
+        "costs": dict(zip(stages, costs, strict=False)),
+        "model_parallel": dict(zip(stages, mps, strict=False)),
     }
     rows = enumerate_all(config)
     if not rows:
