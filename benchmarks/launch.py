@@ -24,8 +24,8 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver_placement import Cluster, PlacementSpec, solve  # noqa: E402
-from solver_placement.ray_launch.reserve import reserve  # noqa: E402
 from solver_placement.ray_launch.plan import NODE_ID_LABEL, RayLaunchPlan  # noqa: E402
+from solver_placement.ray_launch.reserve import reserve  # noqa: E402
 from solver_placement.ray_launch.session import LocalRayCluster  # noqa: E402
 
 MODEL = Cluster(num_nodes=2, num_gpus_per_node=8)
@@ -85,10 +85,10 @@ def main() -> None:
             with reserve(solution, cpus_per_process=CPUS) as reservation:
                 plan = reservation.plan
             ours(placement, False)  # warm-up: worker pools, imports
-            plain_env = median_of(2, lambda: plain(plan, True))
-            ours_env = median_of(2, lambda: ours(placement, False))
-            plain_noenv = median_of(2, lambda: plain(plan, False))
-            ours_ctor = median_of(2, lambda: ours(placement, True))
+            plain_env = median_of(2, lambda plan=plan: plain(plan, True))
+            ours_env = median_of(2, lambda placement=placement: ours(placement, False))
+            plain_noenv = median_of(2, lambda plan=plan: plain(plan, False))
+            ours_ctor = median_of(2, lambda placement=placement: ours(placement, True))
             rows.append([actors, "per-actor runtime_env", f"{plain_env:.2f}", f"{ours_env:.2f}", f"{ours_env / plain_env:.2f}x"])
             rows.append([actors, "no runtime_env (env in constructor)", f"{plain_noenv:.2f}", f"{ours_ctor:.2f}", f"{ours_ctor / plain_noenv:.2f}x"])
     print(tabulate(rows, headers=["actors", "env delivery", "plain Ray (s)", "solver_placement (s)", "ratio"], tablefmt="github"))

@@ -5,16 +5,10 @@ fields), and a CP-SAT model picks the hardware, proves the layout is possible or
 conflicting statements, and returns RLinf-style :class:`Placement` records.
 """
 
-from solver_placement.constants import VERSION
+from solver_placement.auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 from solver_placement.cluster.cluster import Cluster, NodeGroup, ResourceSet
-from solver_placement.rlinf.component_placement import (
-    ComponentPlacement,
-    HybridComponentPlacement,
-    ModelParallelComponentPlacement,
-    PlacementMode,
-    RolloutSyncMode,
-)
 from solver_placement.config import load_config
+from solver_placement.constants import VERSION
 from solver_placement.diagnose import Diagnosis, diagnose
 from solver_placement.errors import (
     InfeasiblePlacementError,
@@ -26,18 +20,24 @@ from solver_placement.errors import (
     VerificationError,
 )
 from solver_placement.records import Placement
-from solver_placement.solver.solution import Assignment, Solution
-from solver_placement.solver.solve import explain, solve
-from solver_placement.spec.grammar import ComponentSpec
-from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.rlinf.component_placement import (
+    ComponentPlacement,
+    HybridComponentPlacement,
+    ModelParallelComponentPlacement,
+    PlacementMode,
+    RolloutSyncMode,
+)
 from solver_placement.rlinf.strategies import (
     FlexiblePlacementStrategy,
     NodePlacementStrategy,
     PackedPlacementStrategy,
     PlacementStrategy,
 )
+from solver_placement.solver.solution import Assignment, Solution
+from solver_placement.solver.solve import explain, solve
+from solver_placement.spec.grammar import ComponentSpec
+from solver_placement.spec.placement_spec import PlacementSpec
 from solver_placement.verify import verify
-from solver_placement.auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 
 __version__ = VERSION
 

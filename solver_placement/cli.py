@@ -18,13 +18,12 @@ import click
 import yaml
 from tabulate import tabulate
 
-from solver_placement.constants import VERSION
 from solver_placement.cluster.ranks import format_ranks
-from solver_placement.rlinf.component_placement import ModelParallelComponentPlacement
+from solver_placement.constants import ACCELERATOR, VERSION
 from solver_placement.diagnose import diagnose
 from solver_placement.errors import InfeasiblePlacementError, InternalError, PlacementError
-from solver_placement.constants import ACCELERATOR
 from solver_placement.records import Placement
+from solver_placement.rlinf.component_placement import ModelParallelComponentPlacement
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
 

@@ -604,7 +604,7 @@ def free_components(
     fixed = Counter()
     for component in earlier:
         fixed.update(component.load)
-    for labels, _, taken, reach in drafts:
+    for _labels, _, taken, reach in drafts:
         fixed.update(dict.fromkeys(reach, len(taken)))
     made: list[ComponentCase] = []
     for labels, key, taken, reach in drafts:

@@ -60,11 +60,11 @@ def digests() -> dict[str, str]:
     for path in sorted(MODELS.rglob("*.yaml")):
         name = str(path.relative_to(MODELS))
         raw = OmegaConf.to_container(OmegaConf.load(path))
-        out[f"{name}:solve"] = _outcome(lambda: _solved(path))
+        out[f"{name}:solve"] = _outcome(lambda path=path: _solved(path))
         if path.name.startswith("modelparallel_") or (isinstance(raw, dict) and "actor" in raw):
-            out[f"{name}:model_parallel"] = _outcome(lambda: _model_parallel(path))
+            out[f"{name}:model_parallel"] = _outcome(lambda path=path: _model_parallel(path))
         if isinstance(raw, dict) and "auto_placement" in raw:
-            out[f"{name}:auto"] = _outcome(lambda: _auto(path))
+            out[f"{name}:auto"] = _outcome(lambda path=path: _auto(path))
     return out
 
 

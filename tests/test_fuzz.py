@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from generators import BrokenCase, SpecCase, broken_configs, valid_specs
+from helpers import config
 from hypothesis import given, note, settings
+from test_properties import check_valid
 
 from solver_placement import PlacementConfigError, PlacementError, SolverTimeoutError, solve
 from solver_placement.cli import main
 from solver_placement.ray_launch.plan import NODE_RANK_LABEL, RayNode, to_ray
-from helpers import config
-from generators import BrokenCase, SpecCase, broken_configs, valid_specs
-from test_properties import check_valid
 
 #: Examples of the slow fuzz test: each one is a valid config AND a broken config.
 FUZZ_EXAMPLES = 10_000

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from model_digests import RECORD, digests
 
 

@@ -13,11 +13,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import pytest
-from hypothesis import given, note, settings
-from hypothesis import strategies as st
-from omegaconf import OmegaConf
-
-from solver_placement import InfeasiblePlacementError, Placement, PlacementError, PlacementSyntaxError, solve, verify
 from generators import (
     NODE,
     BrokenCase,
@@ -33,6 +28,11 @@ from generators import (
     one_place,
     valid_specs,
 )
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+from omegaconf import OmegaConf
+
+from solver_placement import InfeasiblePlacementError, Placement, PlacementError, PlacementSyntaxError, solve, verify
 
 Records = Mapping[str, Sequence[Placement]]
 

@@ -1,7 +1,8 @@
 """Placement records: RLinf's fields and meaning, with the documented differences."""
 
-from solver_placement import Cluster, PlacementSpec, solve
 from helpers import solved
+
+from solver_placement import Cluster, PlacementSpec, solve
 
 
 def test_fields_of_a_two_node_layout() -> None:

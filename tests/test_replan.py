@@ -4,6 +4,8 @@ nothing lands on a lost node, and what cannot be re-planned is refused by name."
 from __future__ import annotations
 
 import pytest
+from generators import SpecCase, valid_specs
+from helpers import config, layout
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -16,8 +18,6 @@ from solver_placement import (
     verify,
 )
 from solver_placement.replan import SURVIVORS_LABEL, displaced, moved, replan
-from helpers import config, layout
-from generators import SpecCase, valid_specs
 
 #: Nodes 0-3 have 4 GPUs each, node 4 is CPU-only; node 3 starts out idle.
 JOB = config(5, [4, 4, 4, 4, 0], {

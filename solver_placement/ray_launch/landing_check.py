@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import ray
 
-from solver_placement.ray_launch.reserve import reserve
 from solver_placement.ray_launch.plan import DEVICE_ENV, RayLaunchPlan
+from solver_placement.ray_launch.reserve import reserve
 from solver_placement.solver.solution import Solution
 
 REPORTED_ENV = ("CUDA_VISIBLE_DEVICES", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT")

@@ -22,11 +22,11 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.errors import LaunchError
 from solver_placement.ray_launch.plan import NODE_ID_LABEL, RayLaunchPlan, to_ray
-from solver_placement.ray_launch.session import LocalRayCluster, ensure_ray, ray_nodes
 from solver_placement.ray_launch.pools import fuse
+from solver_placement.ray_launch.session import LocalRayCluster, ensure_ray, ray_nodes
+from solver_placement.ray_launch.worker_group import WorkerGroup
 from solver_placement.records import Placement
 from solver_placement.solver.solution import Solution
-from solver_placement.ray_launch.worker_group import WorkerGroup
 
 
 @ray.remote(num_cpus=0)

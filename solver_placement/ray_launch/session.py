@@ -10,8 +10,8 @@ from typing import Any
 
 import ray
 
-from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.errors import PlacementConfigError
 from solver_placement.ray_launch.plan import NODE_RANK_LABEL, RayNode
 

@@ -17,9 +17,9 @@ from functools import cached_property
 import numpy as np
 
 from solver_placement.cluster.cluster import Cluster, ResourceSet
+from solver_placement.cluster.ranks import MAX_RANK, check_in_bounds
 from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError
-from solver_placement.cluster.ranks import MAX_RANK, check_in_bounds
 from solver_placement.spec.grammar import ComponentSpec, check_multiple
 
 #: Largest number of (process, candidate hardware) pairs a declarative component may create.

@@ -46,7 +46,7 @@ class PlacementSpec:
         components = parse_component_placement(component_placement)
         solver = require_mapping(solver_options or {}, "cluster.solver")
         spec = cls(cluster, components, solver)
-        spec.requests  # eager: every check that needs the cluster runs now
+        _ = spec.requests  # eager: every check that needs the cluster runs now
         return spec
 
     @cached_property
