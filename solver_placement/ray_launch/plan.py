@@ -148,10 +148,11 @@ def to_ray(
             f"node(s) {missing} of the plan have no Ray node (no Ray node carries {NODE_RANK_LABEL}={missing[0]}); "
             "re-plan without them (solver_placement.replan) or bring them back"
         )
-    bundles, anchor = _bundles(placements, nodes, cpus_per_process)
-    _check_capacity(bundles, nodes)
+    used_nodes = {rank: node for rank in used if (node := nodes[rank]) is not None}
+    bundles, anchor = _bundles(placements, used_nodes, cpus_per_process)
+    _check_capacity(bundles, used_nodes)
     processes = {
-        name: [_process(p, anchor, nodes, cluster, records, job_name, cpus_per_process) for p in records]
+        name: [_process(p, anchor, used_nodes, cluster, records, job_name, cpus_per_process) for p in records]
         for name, records in placements.items()
     }
     return RayLaunchPlan(
@@ -167,7 +168,7 @@ def _item_key(p: Placement) -> tuple[int, str, int | str]:
 
 
 def _bundles(
-    placements: Mapping[str, Sequence[Placement]], nodes: Sequence[RayNode | None], cpus: float
+    placements: Mapping[str, Sequence[Placement]], nodes: Mapping[int, RayNode], cpus: float
 ) -> tuple[list[Bundle], dict[tuple[int, str, int | str], int]]:
     held: dict[tuple[int, str, int | str], float] = defaultdict(float)
     for records in placements.values():
@@ -176,7 +177,8 @@ def _bundles(
             if p.hardware_type != NODE:
                 for local in p.local_hardware_ranks[1:]:
                     held.setdefault((p.cluster_node_rank, p.hardware_type, local), 0.0)
-    bundles, anchor = [], {}
+    bundles: list[Bundle] = []
+    anchor: dict[tuple[int, str, int | str], int] = {}
     for key in sorted(held, key=_bundle_order(held)):
         node_rank, kind, item = key
         resources = {"CPU": held[key]} if held[key] else {}
@@ -208,7 +210,7 @@ def _bundle_order(held: Mapping[tuple[int, str, int | str], float]) -> Any:
     return key
 
 
-def _check_capacity(bundles: Sequence[Bundle], nodes: Sequence[RayNode | None]) -> None:
+def _check_capacity(bundles: Sequence[Bundle], nodes: Mapping[int, RayNode]) -> None:
     """Fail before reserving when a node lacks what its bundles need."""
     need: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for bundle in bundles:
@@ -227,7 +229,7 @@ def _check_capacity(bundles: Sequence[Bundle], nodes: Sequence[RayNode | None]) 
 def _process(
     p: Placement,
     anchor: Mapping[tuple[int, str, int | str], int],
-    nodes: Sequence[RayNode | None],
+    nodes: Mapping[int, RayNode],
     cluster: Cluster,
     component_records: Sequence[Placement],
     job_name: str,

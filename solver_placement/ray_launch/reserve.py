@@ -77,9 +77,9 @@ class Reservation(AbstractContextManager):
         """
         if component not in self.plan.processes:
             raise LaunchError(f"component {component!r} is not in the plan; planned: {', '.join(self.plan.processes)}")
-        remote_plain = ray.remote(worker_cls)
-        remote_env = ray.remote(_env_first(worker_cls)) if env_in_constructor else None
-        actors = []
+        remote_plain: Any = ray.remote(worker_cls)
+        remote_env: Any = ray.remote(_env_first(worker_cls)) if env_in_constructor else None
+        actors: list[Any] = []
         try:
             for process in self.plan.processes[component]:
                 options: dict[str, Any] = {
@@ -137,7 +137,7 @@ def _env_first(worker_cls: type) -> type:
 
     def __init__(self: Any, planned_env: Mapping[str, str], *args: Any, **kwargs: Any) -> None:
         os.environ.update(planned_env)
-        worker_cls.__init__(self, *args, **kwargs)
+        worker_cls.__init__(self, *args, **kwargs)  # type: ignore[misc]  # the user's class, called on its subclass
 
     return type(worker_cls.__name__, (worker_cls,), {"__init__": __init__, "__module__": worker_cls.__module__})
 

@@ -19,8 +19,8 @@ import numpy as np
 from solver_placement.cluster.cluster import Cluster, ResourceSet
 from solver_placement.cluster.ranks import MAX_RANK, check_in_bounds
 from solver_placement.constants import ACCELERATOR
-from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError
-from solver_placement.spec.grammar import ComponentSpec, check_multiple
+from solver_placement.errors import InfeasiblePlacementError, InternalError, PlacementConfigError
+from solver_placement.spec.grammar import ComponentSpec, Declarative, check_multiple
 
 #: Largest number of (process, candidate hardware) pairs a declarative component may create.
 MAX_CANDIDATE_PAIRS = 4_000_000
@@ -133,10 +133,10 @@ def resolve_components(components: Mapping[str, ComponentSpec], cluster: Cluster
 def resolve_component(component: ComponentSpec, components: Mapping[str, ComponentSpec], cluster: Cluster) -> ComponentRequest:
     """One component's candidates; ``components`` is the whole job (``stride: auto`` reads the target)."""
     resources = _selection(component, cluster)
-    if component.is_declarative:
-        return _resolve_declarative(component, resources, components, cluster)
+    if component.declarative is not None:
+        return _resolve_declarative(component, component.declarative, resources, components, cluster)
     if component.explicit is not None:
-        return _resolve_explicit(component, resources)
+        return _resolve_explicit(component, component.explicit, resources)
     return _resolve_segments(component, resources)
 
 
@@ -197,16 +197,16 @@ def _resolve_segments(component: ComponentSpec, resources: ResourceSet) -> Compo
     )
 
 
-def _resolve_explicit(component: ComponentSpec, resources: ResourceSet) -> ComponentRequest:
+def _resolve_explicit(component: ComponentSpec, explicit: tuple[tuple[int, ...], ...], resources: ResourceSet) -> ComponentRequest:
     total = len(resources)
-    for position, ranks in enumerate(component.explicit):
+    for position, ranks in enumerate(explicit):
         if ranks[-1] >= total:
             limit = "there are none" if total == 0 else f"valid ranks are 0-{total - 1}"
             raise PlacementConfigError(
                 f"{component.name}: process {position} ranks {list(ranks)} are out of range on {resources.describe()}; {limit}"
             )
-    sizes = np.array([len(ranks) for ranks in component.explicit], dtype=np.int64)
-    cand_rank = np.fromiter((r for ranks in component.explicit for r in ranks), dtype=np.int64, count=int(sizes.sum()))
+    sizes = np.array([len(ranks) for ranks in explicit], dtype=np.int64)
+    cand_rank = np.fromiter((r for ranks in explicit for r in ranks), dtype=np.int64, count=int(sizes.sum()))
     return ComponentRequest(
         spec=component,
         resources=resources,
@@ -221,9 +221,8 @@ def _resolve_explicit(component: ComponentSpec, resources: ResourceSet) -> Compo
 
 
 def _resolve_declarative(
-    component: ComponentSpec, resources: ResourceSet, components: Mapping[str, ComponentSpec], cluster: Cluster
+    component: ComponentSpec, decl: Declarative, resources: ResourceSet, components: Mapping[str, ComponentSpec], cluster: Cluster
 ) -> ComponentRequest:
-    decl = component.declarative
     where = component.name
     if decl.resources is not None:
         check_in_bounds(decl.resources, len(resources), "resources", f"{where} on {resources.describe()}")
@@ -237,8 +236,8 @@ def _resolve_declarative(
         # item; ``add_distinct_hardware`` stops a process from taking one item twice).
         _, first = np.unique(resources.physical[window], return_index=True)
         window = window[np.sort(first)]
-    processes, per_process, share = _shape(component, window.size, fill)
-    stride = _stride(component, per_process, components, cluster)
+    processes, per_process, share = _shape(component.name, decl, window.size)
+    stride = _stride(component, decl.stride, per_process, components, cluster)
     _check_capacity(component, resources, window, processes, per_process, share, stride, cluster)
     shared = False
     if fill and share == 1 and window.size % (per_process * stride) == 0:
@@ -273,13 +272,14 @@ def _resolve_declarative(
     )
 
 
-def _shape(component: ComponentSpec, window_size: int, fill: bool) -> tuple[int, int, int]:
+def _shape(name: str, decl: Declarative, window_size: int) -> tuple[int, int, int]:
     """Processes, hardware per process and processes per item of a declarative component."""
-    decl = component.declarative
     processes, per_process = decl.processes, decl.hardware_per_process
-    if not fill:
+    if not decl.fill:
+        if processes is None:  # the grammar requires processes when no window is given
+            raise InternalError(f"{name}: a declarative component without a window has no process count")
         return processes, per_process or 1, 1
-    where = f"{component.name}: resources \"{decl.resources or 'all'}\""
+    where = f"{name}: resources \"{decl.resources or 'all'}\""
     if processes is None:
         per_process = per_process or 1
         if window_size % per_process:
@@ -294,8 +294,9 @@ def _shape(component: ComponentSpec, window_size: int, fill: bool) -> tuple[int,
     return processes, natural, max(1, processes // window_size)
 
 
-def _stride(component: ComponentSpec, per_process: int, components: Mapping[str, ComponentSpec], cluster: Cluster) -> int:
-    stride = component.declarative.stride
+def _stride(
+    component: ComponentSpec, stride: int | str, per_process: int, components: Mapping[str, ComponentSpec], cluster: Cluster
+) -> int:
     if stride != "auto":
         return int(stride)
     target_name = component.constraints.collocate_with
