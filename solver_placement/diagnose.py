@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field, replace
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.constants import RESERVED_LABELS
-from solver_placement.config import ConfigSource, load_config, require_mapping
-from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError
 from solver_placement.cluster.schema import cluster_section
+from solver_placement.config import ConfigSource, load_config, require_mapping
+from solver_placement.constants import RESERVED_LABELS
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
 from solver_placement.spec.grammar import ComponentSpec, parse_component_placement

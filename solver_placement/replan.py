@@ -49,12 +49,12 @@ from typing import Any
 import numpy as np
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, with_context
-from solver_placement.solver.model import DEFAULT_WEIGHTS
+from solver_placement.cluster.ranks import parse_rank_list
 from solver_placement.cluster.schema import per_node
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NODE_LABEL
-from solver_placement.cluster.ranks import parse_rank_list
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, with_context
 from solver_placement.records import Placement
+from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement.solver.solution import Assignment, Solution
 from solver_placement.solver.solve import solve
 from solver_placement.spec.grammar import ComponentSpec, Constraints

@@ -13,20 +13,20 @@ to the flat model, so infeasibility is only ever claimed by the exact model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
 from ortools.sat.python import cp_model
 
-from solver_placement.solver.assignment import Assignment
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.solver.model import ModelContext, build_model
+from solver_placement.solver.assignment import Assignment
+from solver_placement.solver.build import build_model
+from solver_placement.solver.exact import solve_polished
+from solver_placement.solver.options import Budget, SolverOptions, solve_model
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.grammar import ComponentSpec
 from solver_placement.spec.placement_spec import PlacementSpec
-
-Solver = Callable[[ModelContext], tuple[cp_model.CpSolver, int]]
 
 #: Below this many (process, candidate) pairs the flat model is solved directly.
 AGGREGATE_ABOVE_PAIRS = 5_000
@@ -39,10 +39,14 @@ def should_aggregate(spec: PlacementSpec, requests: Mapping[str, ComponentReques
 
 
 def narrow(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], time_limit_s: float
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> dict[str, ComponentRequest] | None:
     """Requests whose free components' processes are confined to the nodes stage 1 chose, or
-    None when stage 1 finds no node-level layout in time."""
+    None when stage 1 finds no node-level layout within what remains of ``budget``.
+
+    Stage 1 always runs with one worker and seed 0: it only narrows the exact model's candidates,
+    and a fixed search keeps that narrowing the same whatever the caller's seed and workers.
+    """
     cluster = spec.cluster
     free = {name: r for name, r in requests.items() if _free(r)}
     model = cp_model.CpModel()
@@ -59,11 +63,8 @@ def narrow(
         model.add(sum(count[name, n] for n in nodes) * unit[name] == request.num_processes)
     _fixed_relations(model, spec, requests, free, count, width, cluster)
     _objective(model, free, count, width, weights, cluster)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit_s
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 0
-    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    solver, status = solve_model(model, replace(options, num_workers=1, seed=0), budget)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     narrowed = dict(requests)
     for name, request in free.items():
@@ -93,7 +94,7 @@ def _fixed_relations(
 ) -> None:
     """Collocation as equal GPU counts per node; exclusivity as shared node capacity."""
 
-    def used(name: str, node: int) -> cp_model.LinearExprT:
+    def used(name: str, node: int) -> cp_model.LinearExpr | int:
         owner = spec.components[name].shares_rule_with or name
         if owner in free:
             return count[owner, node] * width[owner] if (owner, node) in count else 0
@@ -157,7 +158,7 @@ def _confine(request: ComponentRequest, per_node: Mapping[int, int], cluster: Cl
 
 
 def solve_per_node(
-    spec: PlacementSpec, narrowed: Mapping[str, ComponentRequest], weights: Mapping[str, int], run: Solver
+    spec: PlacementSpec, narrowed: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> dict[str, Assignment] | None:
     """Stage 2 node by node: once stage 1 confined every free process to one node, nodes are
     independent (every remaining rule is per item or per node), so each node gets its own small
@@ -177,7 +178,7 @@ def solve_per_node(
         local = {name: r for name, r in local.items() if r.num_processes}
         key = _signature(cluster, node, local)
         if key not in solved:
-            choice = _solve_node(spec, local, weights, run)
+            choice = _solve_node(spec, local, weights, options, budget)
             if choice is None:
                 return None
             solved[key] = {name: [[(int(cluster.hw_kind[h]), int(cluster.hw_local[h])) for h in a.of(p)] for p in range(a.num_processes)] for name, a in choice.items() if name in free}
@@ -202,7 +203,7 @@ def _process_nodes(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
 
 def _signature(cluster: Cluster, node: int, local: Mapping[str, ComponentRequest]) -> tuple:
     """What a node's subproblem depends on, in node-local terms."""
-    parts = [(int(cluster.gpus_per_node[node]), cluster.gpu_memory_gb[node])]
+    parts: list[tuple] = [(int(cluster.gpus_per_node[node]), cluster.gpu_memory_gb[node])]
     for name in sorted(local):
         r = local[name]
         items = tuple(zip(cluster.hw_kind[r.cand_hw].tolist(), cluster.hw_local[r.cand_hw].tolist()))
@@ -211,8 +212,9 @@ def _signature(cluster: Cluster, node: int, local: Mapping[str, ComponentRequest
 
 
 def _solve_node(
-    spec: PlacementSpec, local: Mapping[str, ComponentRequest], weights: Mapping[str, int], run: Solver
+    spec: PlacementSpec, local: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> dict[str, Assignment] | None:
+    """The exact model of one node's processes (rules naming absent components dropped)."""
     present = set(local)
     components: dict[str, ComponentSpec] = {}
     for component in spec.components.values():
@@ -227,7 +229,7 @@ def _solve_node(
     ctx = build_model(PlacementSpec(spec.cluster, components, spec.solver_options), dict(local), weights=weights)
     if ctx.conflicts:
         return None
-    solver, status = run(ctx)
+    solver, status = solve_polished(ctx, options, budget)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return ctx.assignments(solver.response_proto.solution)

@@ -2,8 +2,9 @@
 
 Every CP-SAT run of the library (the exact model, the decomposition's first stage, the polish
 that breaks ties, explanations, the auto-placement search) gets its solver from
-:func:`make_solver`, so seed, worker count, determinism and the time budget mean the same thing
-everywhere. A :class:`Budget` is one wall-clock deadline shared by every run of one call.
+:func:`make_solver`, or runs through :func:`solve_model`, which also checks the model, so seed,
+worker count, determinism and the time budget mean the same thing everywhere. A :class:`Budget`
+is one wall-clock deadline shared by every run of one call.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from ortools.sat.python import cp_model
 
 from solver_placement.config import check_keys, positive_int
 from solver_placement.constants import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import InternalError, PlacementConfigError
 
 #: Keys of ``cluster.solver`` that :class:`SolverOptions` reads (``objective`` is the objective rule's).
 OPTION_KEYS = ("time_limit_s", "num_workers", "seed")
 #: Most CP-SAT workers accepted.
 MAX_WORKERS = 64
+#: What a CP-SAT run ends with (OPTIMAL, FEASIBLE, INFEASIBLE, UNKNOWN, MODEL_INVALID).
+Status = cp_model.CpSolverStatus
 #: Time a CP-SAT run still gets once the budget is spent (enough to report, not to search).
 MIN_RUN_S = 0.01
 
@@ -60,9 +63,10 @@ class SolverOptions:
     def with_workers(self, num_workers: int) -> SolverOptions:
         return replace(self, num_workers=num_workers)
 
-    def start(self) -> Budget:
-        """A fresh budget of ``time_limit_s`` starting now."""
-        return Budget(time.perf_counter() + float(self.time_limit_s))
+    def start(self, at: float | None = None) -> Budget:
+        """A budget of ``time_limit_s`` from ``at`` (``time.perf_counter`` seconds; default
+        now). A call that did other work first passes its own start, so that work counts."""
+        return Budget((time.perf_counter() if at is None else at) + float(self.time_limit_s))
 
 
 @dataclass(frozen=True)
@@ -90,3 +94,16 @@ def make_solver(options: SolverOptions, budget: Budget, **parameters: Any) -> cp
     for key, value in parameters.items():
         setattr(params, key, value)
     return solver
+
+
+def solve_model(model: cp_model.CpModel, options: SolverOptions, budget: Budget, **parameters: Any) -> tuple[cp_model.CpSolver, Status]:
+    """Run CP-SAT on ``model`` with :func:`make_solver`'s solver; returns it and the status.
+
+    A MODEL_INVALID status means the library built a bad model, never bad input: it raises
+    :class:`InternalError` with CP-SAT's reason.
+    """
+    solver = make_solver(options, budget, **parameters)
+    status = solver.solve(model)
+    if status == cp_model.MODEL_INVALID:
+        raise InternalError(f"the CP-SAT model is invalid: {model.validate()}")
+    return solver, status

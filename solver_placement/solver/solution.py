@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.errors import PlacementConfigError
-from solver_placement.solver.assignment import Assignment
 from solver_placement.records import Placement, build_placements
+from solver_placement.solver.assignment import Assignment
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
 

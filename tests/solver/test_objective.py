@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from helpers import config, layout
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, solve, verify
-from helpers import config, layout
 
 
 def run(nodes: int, gpus: int | list[int], placement: dict, **kwargs):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import solver_placement.solver.decompose as aggregate
 from solver_placement import Cluster, PlacementSpec, solve, verify
+from solver_placement.solver import decompose
 
 SPECS = [
     {"actor": {"processes": 8, "tensor_parallel_size": 4}, "reward": {"processes": 4, "exclusive_with": ["actor"]}},
@@ -16,7 +16,7 @@ SPECS = [
 
 
 def solved(spec: PlacementSpec, threshold: int, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(aggregate, "AGGREGATE_ABOVE_PAIRS", threshold)
+    monkeypatch.setattr(decompose, "AGGREGATE_ABOVE_PAIRS", threshold)
     solution = solve(spec)
     verify(solution.spec, solution.placements_by_component())
     return solution
@@ -45,7 +45,7 @@ def test_sixteen_nodes_four_components() -> None:
         "inference": {"processes": gpus // 8, "hardware_per_process": 2, "exclusive_with": ["actor"]},
         "reward": {"processes": gpus // 8, "exclusive_with": ["actor", "inference"]},
     })
-    assert aggregate.should_aggregate(spec, spec.requests)
+    assert decompose.should_aggregate(spec, spec.requests)
     solution = solve(spec)
     verify(solution.spec, solution.placements_by_component())
     actor_nodes = {p.cluster_node_rank for p in solution.placements("actor")}

@@ -3,9 +3,9 @@ conflicting statements, and answers are deterministic."""
 
 import numpy as np
 import pytest
+from helpers import config, layout, solved
 
 from solver_placement import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, solve
-from helpers import config, layout, solved
 
 
 def test_rank_strings_give_rlinf_even_split() -> None:

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import pytest
+from helpers import config
 
 from solver_placement import InfeasiblePlacementError, solve
 from solver_placement.diagnose import diagnose
-from helpers import config
 
 GROUPS = [{"label": "a800", "node_ranks": 0}, {"label": "4090", "node_ranks": "1-2"}]
 HETERO = {"num_nodes": 3, "num_gpus": [8, 2, 2], "node_groups": GROUPS}

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from helpers import config, layout
 
 from solver_placement import InfeasiblePlacementError, PlacementConfigError, solve, verify
-from helpers import config, layout
 
 ACTOR_MEMORY = {"weights": 20, "optimizer": 40, "grads": 20, "activations": 10}  # 90 GB running
 

@@ -1,0 +1,34 @@
+"""Building the CP-SAT model of a spec: the ``x`` literals, then every rule in registry order.
+
+Each rule's builder gets the outputs of the rules before it (merged) and returns its own, so
+what flows between rules (objective terms, stride starts) is visible in one loop here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from solver_placement.solver.context import ModelContext, PreviousHardware
+from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES, RuleOutput
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
+
+
+def build_model(
+    spec: PlacementSpec,
+    requests: dict[str, ComponentRequest],
+    explain: bool = False,
+    weights: Mapping[str, int] | None = None,
+    previous: PreviousHardware | None = None,
+) -> ModelContext:
+    """The finished model of ``requests`` (expanded: one candidate row per process).
+
+    ``explain`` guards every statement with an assumption literal; ``weights`` override
+    ``DEFAULT_WEIGHTS``; ``previous`` gives, per component, the physical hardware ids each
+    process held before (for the ``changes`` objective term).
+    """
+    ctx = ModelContext.create(spec, requests, explain, {**DEFAULT_WEIGHTS, **(weights or {})}, previous or {})
+    built = RuleOutput()
+    for rule in RULES:
+        built = built.merged(rule.build(ctx, built))
+    return ctx

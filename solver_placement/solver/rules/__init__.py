@@ -1,0 +1,47 @@
+"""The rules of the CP-SAT model, one module per rule family, in the order they are built.
+
+``RULES`` is the registry: each :class:`Rule` names the component config keys it owns (every
+canonical key of ``spec/grammar.py`` is owned by exactly one rule, checked by
+``tests/solver/test_rule_registry.py``) and its builder. Adding a rule is a new module and one
+line here.
+
+Order matters twice. First, ``after`` declares data dependencies: a rule reads what the rules it
+names returned, so they come earlier. Second, the registry order *is* the order constraints and
+variables enter the CP-SAT model, which steers the search and therefore which of several
+equally good placements is returned; placements are pinned byte for byte
+(``tests/test_model_digests.py``), so reordering rules is a behaviour change.
+"""
+
+from __future__ import annotations
+
+from solver_placement.solver.rules import (
+    capacity,
+    collocation,
+    domains,
+    exclusivity,
+    memory,
+    objective,
+    per_process,
+    sharing,
+    stride,
+    symmetry,
+)
+from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS, objective_weights
+from solver_placement.solver.rules.rule import Builder, Rule, RuleOutput, Term
+
+RULES: tuple[Rule, ...] = (
+    Rule("per_process", per_process.KEYS, per_process.build),
+    Rule("domains", domains.KEYS, domains.build),
+    Rule("stride", stride.KEYS, stride.build),
+    Rule("sharing", sharing.KEYS, sharing.build),
+    Rule("collocation", collocation.KEYS, collocation.build),
+    Rule("exclusivity", exclusivity.KEYS, exclusivity.build),
+    Rule("capacity", capacity.KEYS, capacity.build),
+    Rule("memory", memory.KEYS, memory.build),
+    # not a rule of the spec: it guides the search over what the rules above allow
+    Rule("symmetry", symmetry.KEYS, symmetry.build),
+    # last: it weighs the domains rule's ``topology`` terms and the stride rule's pattern starts
+    Rule("objective", objective.KEYS, objective.build, after=("domains", "stride")),
+)
+
+__all__ = ["DEFAULT_WEIGHTS", "RULES", "Builder", "Rule", "RuleOutput", "Term", "objective_weights"]

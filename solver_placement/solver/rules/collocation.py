@@ -1,0 +1,101 @@
+"""``collocate_with``: a component uses exactly its target's hardware set, and nests in it.
+
+Nesting: each process of the component sits inside one tensor-parallel group of the target
+when a process fits in one and every item of the target belongs to one of its processes, so a
+collocated model's process never straddles two of the target's groups.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from solver_placement.solver.context import Literal, ModelContext
+from solver_placement.solver.rules.rule import RuleOutput
+from solver_placement.solver.statements import count, noun
+from solver_placement.spec.candidates import ComponentRequest
+
+KEYS = ("collocate_with",)
+
+
+def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
+    """Same hardware set (per item: used by one iff used by the other), then nesting."""
+    for spec in ctx.spec.components.values():
+        target_name = spec.constraints.collocate_with
+        if target_name is None:
+            continue
+        mine, target = ctx.owner(spec.name), ctx.owner(target_name)
+        statement = f"{spec.name} collocates with {target_name} (same hardware set)"
+        if mine.determined and target.determined:
+            extra, missing = ctx.used_set(mine) - ctx.used_set(target), ctx.used_set(target) - ctx.used_set(mine)
+            if extra or missing:
+                ctx.conflict(
+                    f"{statement}, but {spec.name} uses {len(extra)} item(s) outside {target_name} "
+                    f"and leaves {len(missing)} of {target_name}'s unused"
+                )
+        else:
+            guard = ctx.guard(statement)
+            for hw in sorted(set(mine.cand_hw.tolist()) | set(target.cand_hw.tolist())):
+                ctx.model.add(ctx.used(mine, hw) == ctx.used(target, hw)).only_enforce_if(guard)
+        _add_nesting(ctx, spec.name, mine, target)
+    return RuleOutput()
+
+
+def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: ComponentRequest) -> None:
+    """Each process of ``mine`` inside one TP group of ``target``, when a process fits in one
+    and every item of the target belongs to one of its processes."""
+    tp = ctx.spec.components[target.name].constraints.tensor_parallel_size
+    if np.unique(target.amount).size != 1 or int(mine.amount.max()) > int(target.amount[0]) * tp:
+        return
+    if not target.determined:
+        if target.max_share == 1:
+            _add_nesting_in_free_target(ctx, name, mine, target, tp)
+        return
+    group_items = int(target.amount[0]) * tp
+    if np.unique(target.cand_hw).size != target.cand_hw.size:
+        return
+    group_of_hw = dict(zip(target.cand_hw.tolist(), (target.cand_process // tp).tolist(), strict=True))
+    statement = f"each {name} process sits inside one tensor-parallel group of {target.name} ({count(group_items, noun(target))})"
+    if mine.determined:
+        for p in range(mine.num_processes):
+            groups = {group_of_hw.get(int(h), -1) for h in mine.cand_hw[mine.indptr[p]:mine.indptr[p + 1]]}
+            if len(groups) != 1 or -1 in groups:
+                ctx.conflict(f"{mine.process_where(p)}: {statement}")
+        return
+    guard = ctx.guard(statement)
+    x = ctx.x[mine.name]
+    for p in range(mine.num_processes):
+        lo, hi = mine.indptr[p], mine.indptr[p + 1]
+        hosts = [group_of_hw.get(int(h)) for h in mine.cand_hw[lo:hi]]
+        host = {g: ctx.model.new_bool_var("") for g in sorted({g for g in hosts if g is not None})}
+        ctx.model.add(sum(host.values()) == 1).only_enforce_if(guard)
+        for i, g in zip(range(lo, hi), hosts, strict=True):
+            if g is None:
+                ctx.model.add(x[i] == 0).only_enforce_if(guard)
+            else:
+                ctx.model.add_implication(x[i], host[g])
+
+
+def _add_nesting_in_free_target(ctx: ModelContext, name: str, mine: ComponentRequest, target: ComponentRequest, tp: int) -> None:
+    """Nesting when the target's layout is itself being chosen: each item gets the index of the
+    target TP group holding it (an int variable), and all items of a process of ``mine`` must
+    carry the same index."""
+    groups = -(-target.num_processes // tp)
+    group_terms: dict[int, list[tuple[Literal, int]]] = {}
+    for literal, hw, process in zip(ctx.x[target.name], target.cand_hw.tolist(), target.cand_process.tolist(), strict=True):
+        group_terms.setdefault(hw, []).append((literal, process // tp))
+    group_of: dict[int, Any] = {}
+    guard = ctx.guard(f"each {name} process sits inside one tensor-parallel group of {target.name}")
+    x = ctx.x[mine.name]
+    for p in range(mine.num_processes):
+        host = ctx.model.new_int_var(0, groups - 1, "")
+        for i in range(int(mine.indptr[p]), int(mine.indptr[p + 1])):
+            hw = int(mine.cand_hw[i])
+            if hw not in group_terms:
+                ctx.model.add(x[i] == 0).only_enforce_if(guard)
+                continue
+            if hw not in group_of:
+                group_of[hw] = ctx.model.new_int_var(0, groups - 1, "")
+                ctx.model.add(group_of[hw] == sum(g * literal for literal, g in group_terms[hw]))
+            ctx.model.add(group_of[hw] == host).only_enforce_if(x[i], *guard)

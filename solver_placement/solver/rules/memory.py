@@ -1,0 +1,70 @@
+"""GPU memory of collocated components (``memory_gb`` and the ``offload_*`` switches).
+
+Collocated components time-share a GPU: while one runs (its ``active`` memory per process), the
+others keep their ``idle`` memory (what offloading leaves resident). Every such mix must fit the
+GPU's memory. Components without ``memory_gb`` count as zero; GPUs of unknown memory are not
+checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from solver_placement.constants import ACCELERATOR
+from solver_placement.solver.context import ModelContext
+from solver_placement.solver.rules.rule import RuleOutput
+from solver_placement.solver.statements import hardware_name
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.grammar import Memory
+
+KEYS = ("memory_gb", "offload_weight", "offload_optimizer", "offload_grad")
+
+#: (component name, the request placing it, its memory need)
+Holder = tuple[str, ComponentRequest, Memory]
+
+
+def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
+    """Per GPU of known memory that a component with ``memory_gb`` may use, one constraint per
+    component that may be the one running."""
+    holders: list[Holder] = [
+        (spec.name, ctx.owner(spec.name), memory)
+        for spec in ctx.spec.components.values()
+        if (memory := spec.constraints.memory) is not None
+    ]
+    for hw in sorted({hw for _, request, _ in holders for hw in ctx.takers(request)}):
+        limit = ctx.cluster.gpu_memory_gb[int(ctx.cluster.hw_node[hw])]
+        if limit is not None and ctx.cluster.kind_of(hw) == ACCELERATOR:
+            _add_gpu(ctx, holders, hw, limit)
+    return RuleOutput()
+
+
+def _add_gpu(ctx: ModelContext, holders: list[Holder], hw: int, limit: float) -> None:
+    loads = [(name, memory, _load(ctx, request, hw)) for name, request, memory in holders]
+    for running, _, _ in loads:
+        terms = [(load, _mb(memory.active if name == running else memory.idle)) for name, memory, load in loads]
+        fixed = sum(mb * load for load, mb in terms if isinstance(load, int))
+        idle = ", ".join(f"{name} {memory.idle:g}" for name, memory, _ in loads if name != running)
+        active = next(memory.active for name, memory, _ in loads if name == running)
+        statement = (
+            f"GPU memory: {running} running ({active:g} GB per process) with the others idle "
+            f"({idle or 'none'} GB) must fit {limit:g} GB per GPU"
+        )
+        if all(isinstance(load, int) for load, _ in terms):
+            if fixed > _mb(limit):
+                ctx.conflict(f"{statement}, but {hardware_name(ctx.cluster, hw)} would need {fixed / 1024:g} GB")
+            continue
+        variable = sum(mb * load for load, mb in terms if not isinstance(load, int))
+        ctx.model.add(fixed + variable <= _mb(limit)).only_enforce_if(ctx.guard(statement))
+
+
+def _load(ctx: ModelContext, request: ComponentRequest, hw: int) -> Any:
+    """Processes of ``request`` on ``hw``: a constant for determined requests, else a sum."""
+    takers = ctx.takers(request).get(hw, [])
+    return len(takers) if request.determined else sum(takers)
+
+
+def _mb(gigabytes: float) -> int:
+    """Whole megabytes, rounded up, so the constraint is integer and never under-counts."""
+    return int(np.ceil(gigabytes * 1024))
