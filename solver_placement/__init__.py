@@ -33,8 +33,7 @@ from solver_placement.rlinf.strategies import (
     PackedPlacementStrategy,
     PlacementStrategy,
 )
-from solver_placement.solver.solution import Assignment, Solution
-from solver_placement.solver.solve import explain, solve
+from solver_placement.solver import Assignment, Solution, explain, solve
 from solver_placement.spec.grammar import ComponentSpec
 from solver_placement.spec.placement_spec import PlacementSpec
 from solver_placement.verify import verify

@@ -22,7 +22,7 @@ from solver_placement.auto.result import COLLOCATED, DISAGGREGATED, AutoCandidat
 from solver_placement.auto.section import read_top_k
 from solver_placement.config import ConfigSource
 from solver_placement.errors import InfeasiblePlacementError, InternalError, SolverTimeoutError
-from solver_placement.solver.options import SolverOptions, make_solver
+from solver_placement.solver.options import SolverOptions, Status, solve_model
 
 #: A placement read from a solve: its mode and, disaggregated, the GPU counts in pipeline order.
 Choice = tuple[str, tuple[int, ...]]
@@ -170,13 +170,9 @@ class _Search:
         stats = SearchStats(*first, self.solves, time.perf_counter() - self.started)
         return AutoPlacement(self.problem, tuple(candidates), stats)
 
-    def _solve(self) -> tuple[cp_model.CpSolver, cp_model.CpSolverStatus]:
-        solver = make_solver(self.options, self.budget)
-        status = solver.solve(self.model)
+    def _solve(self) -> tuple[cp_model.CpSolver, Status]:
         self.solves += 1
-        if status == cp_model.MODEL_INVALID:
-            raise InternalError(f"the auto placement model is invalid: {self.model.validate()}")
-        return solver, status
+        return solve_model(self.model, self.options, self.budget)
 
     def _tie_break(self, best: int) -> Choice:
         """Among the placements of modelled time ``best`` (integer units): collocation if it is
