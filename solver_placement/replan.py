@@ -338,6 +338,8 @@ def _kept_in_place(
                 body["exclusive_with"] = exclusive
             if moved_part:
                 decl = c.declarative
+                if decl is None:
+                    return None  # the restated spec is declarative; without a shape nothing can move
                 body.update(processes=gone[c.name], hardware_per_process=decl.hardware_per_process, stride=decl.stride)
             else:
                 survivors = [p for p in records[c.name] if p.cluster_node_rank not in lost]
