@@ -20,10 +20,13 @@ from solver_placement.errors import (
     VerificationError,
 )
 from solver_placement.records import Placement
-from solver_placement.rlinf.component_placement import (
+from solver_placement.rlinf import (
     ComponentPlacement,
     HybridComponentPlacement,
     ModelParallelComponentPlacement,
+    ModelParallelEvalComponentPlacement,
+    MultiAgentModelParallelComponentPlacement,
+    MultiAgentModelParallelEvalComponentPlacement,
     PlacementMode,
     RolloutSyncMode,
 )
@@ -33,6 +36,7 @@ from solver_placement.rlinf.strategies import (
     PackedPlacementStrategy,
     PlacementStrategy,
 )
+from solver_placement.rlinf.task_placement import placement_for_config
 from solver_placement.solver import Assignment, Solution, explain, solve
 from solver_placement.spec.grammar import ComponentSpec
 from solver_placement.spec.placement_spec import PlacementSpec
@@ -76,6 +80,9 @@ __all__ = [
     "InfeasiblePlacementError",
     "LaunchError",
     "ModelParallelComponentPlacement",
+    "ModelParallelEvalComponentPlacement",
+    "MultiAgentModelParallelComponentPlacement",
+    "MultiAgentModelParallelEvalComponentPlacement",
     "NodeGroup",
     "NodePlacementStrategy",
     "PackedPlacementStrategy",
@@ -93,6 +100,7 @@ __all__ = [
     "VerificationError",
     "explain",
     "load_config",
+    "placement_for_config",
     "solve",
     "verify",
     "Diagnosis",

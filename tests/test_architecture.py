@@ -36,11 +36,13 @@ PUBLIC_NAMES = [
     "Assignment", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
     "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "Execute", "FlexiblePlacementStrategy",
     "HybridComponentPlacement", "InfeasiblePlacementError", "LaunchError", "LocalRayCluster",
-    "ModelParallelComponentPlacement", "NodeGroup", "NodePlacementStrategy", "PackedPlacementStrategy",
+    "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",
+    "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodePlacementStrategy", "PackedPlacementStrategy",
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "VerificationError", "WorkerGroup",
-    "auto_place", "diagnose", "explain", "fuse", "launch", "load_config", "plan", "pool_spec", "register",
+    "auto_place", "diagnose", "explain", "fuse", "launch", "load_config", "placement_for_config", "plan", "pool_spec",
+    "register",
     "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip
 

@@ -17,7 +17,8 @@ from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import PlacementConfigError
 from solver_placement.plot.aggregate import like_node_runs
 from solver_placement.plot.source import Job, LayoutSource, resolve_job
-from solver_placement.rlinf.component_placement import ModelParallelComponentPlacement
+from solver_placement.rlinf.component_placement import RolloutSyncMode
+from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def weight_sync_links(source: LayoutSource, *, actor: str = "actor", rollout: st
 
 def uses_sync_map(source: object, actor: str, rollout: str) -> TypeGuard[ModelParallelComponentPlacement]:
     """Whether RLinf's own pairing applies: a collocated model-parallel placement of its actor and rollout."""
-    return isinstance(source, ModelParallelComponentPlacement) and source.is_collocated and (actor, rollout) == ("actor", "rollout")
+    return isinstance(source, ModelParallelComponentPlacement) and source.rollout_sync_mode is RolloutSyncMode.COLLOCATED and (actor, rollout) == ("actor", "rollout")
 
 
 def links_from_sync_map(source: ModelParallelComponentPlacement) -> list[WeightSyncLink]:

@@ -35,7 +35,7 @@ from solver_placement.plot.style import (
     text_color,
 )
 from solver_placement.plot.sync_links import Panel, WeightSyncLink, links_from_records, links_from_sync_map, sync_panels, uses_sync_map
-from solver_placement.rlinf.component_placement import ModelParallelComponentPlacement
+from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
 
 # Weight-sync geometry, in inches: actor and rollout rows, the links between them, the TP brackets above.
 SYNC_ROW_H = 0.3

@@ -272,7 +272,8 @@ PLACEMENT_ERRORS = [
     (PackedPlacementStrategy(0, 16), TWO_NODES, PlacementConfigError, ["0-16", "out of range", "0-15"]),
     # rlinf_behaviour.md 5.2: "Packed placement requires hardware resources"
     (PackedPlacementStrategy(0, 1, node_group="node"), TWO_NODES, PlacementConfigError, ["'node'", "needs hardware"]),
-    (NodePlacementStrategy([0, 2]), TWO_NODES, PlacementConfigError, ["[2]", "out of range", "0-1"]),
+    # rlinf_behaviour.md 5.3: "Node rank r is out of range for selected node groups [...] (total nodes t)."
+    (NodePlacementStrategy([0, 2]), TWO_NODES, PlacementConfigError, ["node rank 2", "out of range", "total nodes 2"]),
     # rlinf_behaviour.md 5.3: "groups must not share nodes"
     (NodePlacementStrategy([0], "left,right"), ARM, PlacementConfigError, ["'left'", "'right'", "share node"]),
 ]
