@@ -13,6 +13,7 @@ from solver_placement.diagnose import Diagnosis, diagnose
 from solver_placement.errors import (
     InfeasiblePlacementError,
     LaunchError,
+    NodeRankError,
     PlacementConfigError,
     PlacementError,
     PlacementSyntaxError,
@@ -30,6 +31,7 @@ from solver_placement.rlinf import (
     PlacementMode,
     RolloutSyncMode,
 )
+from solver_placement.rlinf.rlinf_cluster import as_cluster
 from solver_placement.rlinf.strategies import (
     FlexiblePlacementStrategy,
     NodePlacementStrategy,
@@ -79,6 +81,7 @@ __all__ = [
     "HybridComponentPlacement",
     "InfeasiblePlacementError",
     "LaunchError",
+    "NodeRankError",
     "ModelParallelComponentPlacement",
     "ModelParallelEvalComponentPlacement",
     "MultiAgentModelParallelComponentPlacement",
@@ -110,5 +113,6 @@ __all__ = [
     "AutoPlacement",
     "AutoProblem",
     "CostTable",
+    "as_cluster",
     "auto_place",
 ]

@@ -3,6 +3,12 @@
 Everything downstream works on plain ``dict``/``list`` values, so OmegaConf's ``ListConfig``
 (which RLinf mistakes for a string) never reaches the parsers. YAML is read by OmegaConf, which
 uses PyYAML's safe loader: no object construction, nothing executed.
+
+Interpolations are resolved value by value. A whole RLinf job config holds sections placement
+never reads whose values cannot be resolved here (``reward.tokenizer`` pointing at
+``${actor.tokenizer...}`` of a composed config, ``${not:...}`` resolvers that RLinf registers
+only when it is imported); such a value becomes an :class:`Unresolved` marker instead of failing
+the whole load, and fails with its path and reason only if placement reads it.
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ from __future__ import annotations
 import copy
 import difflib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
@@ -34,26 +41,64 @@ def load_config(source: ConfigSource) -> dict[str, Any]:
             raise PlacementConfigError(f"config file {str(path)!r} is not valid YAML: {error}") from None
         if not isinstance(loaded, DictConfig):
             raise PlacementConfigError(f"config file {str(path)!r} must hold a mapping at the top level")
-        return to_plain(loaded, str(path))
+        return to_plain(loaded, "")
     if isinstance(source, (DictConfig, Mapping)):
-        return to_plain(source, "config")
+        return to_plain(source, "")
     raise PlacementConfigError(
         f"a config must be a YAML path, a DictConfig or a mapping, not {type(source).__name__}"
     )
 
 
-def to_plain(value: Any, where: str) -> Any:
-    """Convert OmegaConf containers (resolving interpolations) to plain dicts/lists; copy mappings."""
-    if isinstance(value, (DictConfig, ListConfig)):
-        try:
-            return OmegaConf.to_container(value, resolve=True)
-        except OmegaConfBaseException as error:
-            raise PlacementConfigError(f"{where}: cannot resolve config: {error}") from None
+@dataclass(frozen=True)
+class Unresolved:
+    """A config value whose interpolation could not be resolved (or a ``???`` placeholder).
+
+    Harmless where nothing reads it. Where placement reads it, every validator reports it by its
+    ``repr`` (path, text and reason), and asking for its truth value raises, because a flag such
+    as ``auto_scheduler: ${oops}`` has no answer.
+    """
+
+    path: str
+    text: str
+    reason: str
+
+    def __repr__(self) -> str:
+        return f"<unresolved {self.path}: {self.text!r} ({self.reason})>"
+
+    def __bool__(self) -> bool:
+        raise PlacementConfigError(f"{self.path}: cannot resolve {self.text!r}: {self.reason}")
+
+
+def to_plain(value: Any, where: str = "") -> Any:
+    """Convert OmegaConf containers to plain dicts/lists and copy mappings, resolving each value
+    on its own (an unresolvable one becomes :class:`Unresolved`, see the module docstring).
+
+    ``where`` is the dotted path of ``value`` in the whole config ("" for the config itself).
+    """
+    if isinstance(value, DictConfig):
+        return {key: _resolved(value, key, _path(where, key)) for key in value.keys()}
+    if isinstance(value, ListConfig):
+        return [_resolved(value, index, f"{where}[{index}]") for index in range(len(value))]
     if isinstance(value, Mapping):
-        return {key: to_plain(item, where) for key, item in value.items()}
+        return {key: to_plain(item, _path(where, key)) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [to_plain(item, where) for item in value]
+        return [to_plain(item, f"{where}[{index}]") for index, item in enumerate(value)]
     return copy.copy(value)
+
+
+def _resolved(container: DictConfig | ListConfig, key: Any, path: str) -> Any:
+    """One entry of an OmegaConf container, resolved, or :class:`Unresolved` when it cannot be."""
+    try:
+        value = container[key]
+    except OmegaConfBaseException as error:
+        node = container._get_node(key)
+        text = str(node._value()) if isinstance(node, Node) else "???"
+        return Unresolved(path, text, str(error).splitlines()[0])
+    return to_plain(value, path)
+
+
+def _path(where: str, key: Any) -> str:
+    return f"{where}.{key}" if where else str(key)
 
 
 def require_mapping(value: Any, where: str) -> dict[str, Any]:
@@ -63,16 +108,21 @@ def require_mapping(value: Any, where: str) -> dict[str, Any]:
     return {str(key): item for key, item in value.items()}
 
 
+
 def check_keys(
-    mapping: Mapping[str, Any], allowed: Iterable[str], where: str, required: Iterable[str] = ()
+    mapping: Mapping[str, Any],
+    allowed: Iterable[str],
+    where: str,
+    required: Iterable[str] = (),
 ) -> None:
     """Reject unknown keys (suggesting the closest known one) and report missing required keys."""
     allowed = list(allowed)
     for key in mapping:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(allowed)}"
-            raise PlacementConfigError(f"{where}: unknown key {key!r}{hint}")
+        if key in allowed:
+            continue
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(allowed)}"
+        raise PlacementConfigError(f"{where}: unknown key {key!r}{hint}")
     missing = [key for key in required if key not in mapping]
     if missing:
         raise PlacementConfigError(f"{where}: missing required key(s) {', '.join(map(repr, missing))}")

@@ -8,14 +8,26 @@ a ``ValueError``: it is a bug to report, not bad input to fix.
 
 ```
 PlacementError (ValueError)
-  PlacementSyntaxError        the rank grammar
-  PlacementConfigError        a value that is well formed but not acceptable
-  InfeasiblePlacementError    proven impossible; .conflicts names the statements
-  SolverTimeoutError          no answer within the time limit
-  VerificationError           a placement breaks a rule of its spec
-  LaunchError                 Ray could not reserve, verify or start the plan
+  PlacementSyntaxError (+AssertionError)      the rank grammar
+  PlacementConfigError (+AssertionError)      a value that is well formed but not acceptable
+    NodeRankError (+IndexError)               a node rank outside the selected node groups
+  InfeasiblePlacementError (+AssertionError)  proven impossible; .conflicts names the statements
+  SolverTimeoutError                          no answer within the time limit
+  VerificationError                           a placement breaks a rule of its spec
+  LaunchError                                 Ray could not reserve, verify or start the plan
 InternalError (RuntimeError)  a bug in solver_placement (e.g. a CP-SAT model it built is invalid)
 ```
+
+Catching them from RLinf code: RLinf checks its placement rules with ``assert`` (so callers and
+RLinf's own tests catch ``AssertionError``), raises ``ValueError`` for rank syntax and placement
+modes, and ``IndexError`` for a node rank outside the selected node groups. So the errors that
+stand for one of those rules carry the built-in type as a second base: the syntax, config and
+infeasibility errors are also ``AssertionError`` (and, as every ``PlacementError``, a
+``ValueError``), and :class:`NodeRankError` is also an ``IndexError``; ``except AssertionError``
+around an RLinf placement call keeps working after the import is swapped. Their messages contain
+RLinf's key phrase for the same rule ("Resource ranks must be unique", "must be on the same
+node", ...) next to our own words. Timeouts, verification and launch failures have no RLinf
+counterpart and stay plain ``PlacementError``.
 """
 
 from __future__ import annotations
@@ -27,15 +39,19 @@ class PlacementError(ValueError):
     """Base class of every error raised on bad input or an impossible placement."""
 
 
-class PlacementSyntaxError(PlacementError):
+class PlacementSyntaxError(PlacementError, AssertionError):
     """A rank expression or placement string does not follow the grammar."""
 
 
-class PlacementConfigError(PlacementError):
+class PlacementConfigError(PlacementError, AssertionError):
     """A configuration value is well formed but not acceptable (unknown label, bad type, ...)."""
 
 
-class InfeasiblePlacementError(PlacementError):
+class NodeRankError(PlacementConfigError, IndexError):
+    """A node rank outside the nodes of the selected node groups (RLinf raises ``IndexError``)."""
+
+
+class InfeasiblePlacementError(PlacementError, AssertionError):
     """The solver proved that no placement satisfies the spec.
 
     ``conflicts`` holds the user statements (component, source text, rule) that cannot all hold

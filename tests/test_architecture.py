@@ -37,11 +37,11 @@ PUBLIC_NAMES = [
     "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "Execute", "FlexiblePlacementStrategy",
     "HybridComponentPlacement", "InfeasiblePlacementError", "LaunchError", "LocalRayCluster",
     "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",
-    "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodePlacementStrategy", "PackedPlacementStrategy",
+    "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "VerificationError", "WorkerGroup",
-    "auto_place", "diagnose", "explain", "fuse", "launch", "load_config", "placement_for_config", "plan", "pool_spec",
+    "as_cluster", "auto_place", "diagnose", "explain", "fuse", "launch", "load_config", "placement_for_config", "plan", "pool_spec",
     "register",
     "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip

@@ -96,7 +96,7 @@ def test_cli_time_limit_applies_and_overrides_the_yaml(tmp_path: Path) -> None:
     path = hard_yaml(tmp_path, 0.002)
     for args, limit in ((["--time-limit", "0.001"], "0.001"), ([], "0.002")):
         result = CliRunner().invoke(main, ["solve", str(path), *args])
-        assert result.exit_code == 2, result.output
+        assert result.exit_code == 4, result.output
         assert result.stderr.startswith("error: the solver found no placement within ") and result.stderr.count("\n") == 1
         assert f"time_limit_s={limit} s" in result.stderr
 

@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement.config import positive_int, text
-from solver_placement.errors import PlacementConfigError
 from solver_placement.cluster.ranks import parse_rank_list
 from solver_placement.cluster.schema import HardwareItem, NodeGroup, cluster_kwargs, node_properties, parse_node_groups, per_node
+from solver_placement.config import positive_int, text
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NO_ACCELERATOR, NODE, NODE_LABEL
+from solver_placement.errors import PlacementConfigError
+
 
 @dataclass(frozen=True)
 class ResourceSet:
@@ -214,7 +215,7 @@ class Cluster:
 
         ``count_nodes`` ranks the groups' nodes instead of their hardware.
         """
-        key = (*labels, count_nodes)
+        key: tuple[str | bool, ...] = (*labels, count_nodes)
         if key not in self._resource_cache:
             groups = tuple(self.node_group(label) for label in labels)
             if count_nodes:

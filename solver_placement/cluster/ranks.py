@@ -4,6 +4,11 @@ A rank expression is ``a``, ``a-b`` (inclusive) or ``all`` (any case, only where
 available ranks is known); a rank *list* joins expressions with commas (``"0-3,5"``) or is given
 as an int or a YAML list. Ranges are kept as ``(start, stop)`` pairs and only materialised with
 numpy once they are known to be of a sane size, so ``0-999999999`` fails before any allocation.
+
+A rank list names a *set* (of nodes), as RLinf's ``parse_rank_config`` reads it: empty pieces
+from a stray comma are skipped and overlapping pieces (``"0-3,2-5"``) are merged. Messages carry
+RLinf's phrase for the same rule ("Invalid rank format", "must be less than or equal to end
+rank", "must be within the available ranks").
 """
 
 from __future__ import annotations
@@ -66,13 +71,14 @@ def parse_range(text: str, what: str, where: str) -> RankRange:
     match = _RANGE.match(text)
     if match is None:
         raise PlacementSyntaxError(
-            f'{where}: {what} "{text.strip()}" is not a rank range; expected "a", "a-b" or "all"'
+            f'{where}: {what} "{text.strip()}" is not a rank range; expected "a", "a-b" or "all" (Invalid rank format)'
         )
     first = int(match.group(1))
     last = int(match.group(2)) if match.group(2) is not None else first
     if last < first:
         raise PlacementSyntaxError(
-            f'{where}: {what} "{text.strip()}" runs backwards; the start must not exceed the end'
+            f'{where}: {what} "{text.strip()}" runs backwards; the start must not exceed the end '
+            f"(Start rank {first} must be less than or equal to end rank {last})"
         )
     if last > MAX_RANK:
         raise PlacementConfigError(
@@ -84,8 +90,9 @@ def parse_range(text: str, what: str, where: str) -> RankRange:
 def parse_rank_list(value: Any, what: str, where: str, available: int | None = None) -> np.ndarray:
     """Parse a rank list: ``"0-3,5"``, an int, a (YAML) list of ints/ranges, or ``all``.
 
-    Ranks must be unique; they are returned sorted. ``available`` bounds the ranks (and enables
-    ``all``); out-of-range ranks are reported with the available range.
+    The ranks are returned sorted and unique (a rank named twice is the same rank). ``available``
+    bounds the ranks (and enables ``all``); out-of-range ranks are reported with the available
+    range.
     """
     pieces = _split_pieces(value, what, where)
     if len(pieces) == 1 and is_all(pieces[0]):
@@ -98,14 +105,7 @@ def parse_rank_list(value: Any, what: str, where: str, available: int | None = N
     if available is not None:
         for rank_range in ranges:
             check_in_bounds(rank_range, available, what, where)
-    ranks = np.concatenate([r.to_array() for r in ranges])
-    ranks.sort()
-    duplicated = ranks[1:][ranks[1:] == ranks[:-1]]
-    if duplicated.size:
-        raise PlacementConfigError(
-            f'{where}: {what} "{value}" lists rank {int(duplicated[0])} more than once; ranks must be unique'
-        )
-    return ranks
+    return np.unique(np.concatenate([r.to_array() for r in ranges]))
 
 
 def check_in_bounds(rank_range: RankRange, available: int, what: str, where: str) -> None:
@@ -113,7 +113,7 @@ def check_in_bounds(rank_range: RankRange, available: int, what: str, where: str
     if rank_range.last >= available:
         limit = "there are none" if available == 0 else f"valid ranks are 0-{available - 1}"
         raise PlacementConfigError(
-            f'{where}: {what} "{rank_range}" is out of range; {limit}'
+            f'{where}: {what} "{rank_range}" is out of range; {limit} (ranks must be within the available ranks)'
         )
 
 

@@ -1,4 +1,10 @@
-"""Node groups and the parsing of the ``cluster:`` config section (node counts, per-node values, groups)."""
+"""Node groups and the parsing of the ``cluster:`` config section (node counts, per-node values, groups).
+
+The section is RLinf's ``cluster:`` section plus this library's own keys. RLinf keeps other
+settings there that do not decide where anything runs (profiling, tracing, network emulation,
+dynamic-scheduler policies); they are accepted and ignored, and so is any other key RLinf would
+ignore, unless it looks like a misspelling of a known key (``num_gpu_per_node``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement.cluster.ranks import parse_rank_list
+from solver_placement.cluster.ranks import is_all, parse_rank_list
 from solver_placement.config import check_keys, gigabytes, load_config, require_mapping, text
 from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement.errors import PlacementConfigError
@@ -52,7 +58,8 @@ class NodeGroup:
         return "GPUs" if self.hardware_type == ACCELERATOR else f"{self.hardware_type} items"
 
 
-#: Keys of ``cluster:`` that describe the cluster or are read by the placement front ends.
+#: Keys of ``cluster:`` that describe the cluster or are read by the placement front ends
+#: (``auto_scheduler`` and ``use_pre_process_policy`` choose RLinf's AUTO model-parallel layout).
 CLUSTER_KEYS = (
     "num_nodes",
     "num_gpus_per_node",
@@ -62,11 +69,27 @@ CLUSTER_KEYS = (
     "component_placement",
     "auto_scheduler",
     "use_pre_process_policy",
-    "profiling",
     "solver",
     "gpu_memory_gb",
     "node_labels",
 )
+#: RLinf's other ``cluster:`` keys, accepted and ignored: what each one does in RLinf. Any key in
+#: neither list is refused with the closest known key, so a typo never changes the cluster silently.
+RLINF_IGNORED_KEYS = {
+    "profiling": "wraps worker groups in a profiler (ClusterConfig.profiling; validate_cfg fills output_dir)",
+    "nsight": "the older name of profiling (ClusterConfig docstring example)",
+    "tracer": "timeline tracing of workers and runners (enable, output_file; validate_cfg fills output_file)",
+    "net_emulation": "emulated delay and bandwidth between workers (enabled, crossdc_pairs, bandwidth_groups)",
+    "use_wait_before_last_iter_policy": "dynamic scheduler: wait for rollout before the last actor iteration",
+    "recreate_nccl_groups": "Megatron actor: rebuild NCCL groups before each weight sync (AUTO mode)",
+    # dynamic-scheduler tuning in RLinf's auto_scheduler example configs (qwen2.5-*-dynamic*.yaml)
+    "assign_policy": "dynamic scheduler: how freed GPUs are assigned (e.g. greedy)",
+    "rollout_use_all_gpus": "dynamic scheduler: let rollout use every GPU at the start of a step",
+    "monitor_interval": "dynamic scheduler: seconds between progress checks",
+    "preprocess_threshold": "dynamic scheduler: when the pre-process policy hands GPUs back",
+    "migrate_out_max_bs": "dynamic scheduler: largest batch migrated off a rollout instance",
+    "fuse_rollout_inference_only": "dynamic scheduler: fuse only rollout and inference",
+}
 GROUP_KEYS = ("label", "node_ranks", "hardware", "hardware_type", "ignore_hardware", "env_configs", "gpu_memory_gb", "labels")
 ENV_KEYS = ("node_ranks", "env_vars", "python_interpreter_path")
 
@@ -82,7 +105,7 @@ def cluster_section(config: Any) -> dict[str, Any]:
 def cluster_kwargs(config: Any) -> dict[str, Any]:
     """Translate a ``cluster:`` section into :class:`~solver_placement.Cluster` arguments."""
     section = cluster_section(config)
-    check_keys(section, CLUSTER_KEYS, "cluster", required=("num_nodes",))
+    check_keys(section, (*CLUSTER_KEYS, *RLINF_IGNORED_KEYS), "cluster", required=("num_nodes",))
     return {
         "num_nodes": section["num_nodes"],
         "num_gpus_per_node": section.get("num_gpus_per_node", 8),
@@ -145,7 +168,8 @@ def parse_node_groups(
             owner = declared_by.setdefault((item.type, item.node_rank), group.label)
             if owner != group.label:
                 raise PlacementConfigError(
-                    f"node group {group.label!r}: {item.type} hardware on node {item.node_rank} is already declared by group {owner!r}"
+                    f"node group {group.label!r}: {item.type} hardware on node {item.node_rank} is already declared by group {owner!r} "
+                    "(Cannot have multiple hardware configs of the same type for the same node_rank in different node groups)"
                 )
         groups.append(group)
         items.extend(group_items)
@@ -172,9 +196,12 @@ def _parse_group(
     items: list[HardwareItem] = []
     if hardware is not None:
         if ignore:
-            raise PlacementConfigError(f"{where}: 'hardware' cannot be combined with ignore_hardware: true")
+            raise PlacementConfigError(
+                f"{where}: 'hardware' cannot be combined with ignore_hardware: true "
+                "(Cannot specify hardware when ignore_hardware is set to True)"
+            )
         if "hardware_type" in group:
-            raise PlacementConfigError(f"{where}: give either 'hardware' or 'hardware_type', not both")
+            raise PlacementConfigError(f"{where}: give either 'hardware' or 'hardware_type', not both (hardware_type should not be specified)")
         hardware_type, items = _parse_hardware(hardware, nodes, where)
     elif ignore:
         hardware_type = None
@@ -204,10 +231,10 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
             raise PlacementConfigError(f"{where}: hardware.configs[{position}] needs an integer node_rank")
         if node not in nodes:
             raise PlacementConfigError(
-                f"{where}: hardware.configs[{position}] names node_rank {node}, which is not in the group's node_ranks"
+                f"{where}: hardware.configs[{position}] names node_rank {node}, which is not in the group's node_ranks (must be within node_ranks)"
             )
         if config in seen:
-            raise PlacementConfigError(f"{where}: hardware.configs[{position}] duplicates an earlier config")
+            raise PlacementConfigError(f"{where}: hardware.configs[{position}] duplicates an earlier config (Duplicate hardware configs found)")
         seen.append(config)
         metadata = {key: value for key, value in config.items() if key != "node_rank"}
         items.append(HardwareItem(hardware_type, node, metadata))
@@ -215,6 +242,7 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
 
 
 def _parse_env_configs(raw: Any, nodes: tuple[int, ...], where: str) -> tuple[EnvConfig, ...]:
+    """The group's env_configs; their ``node_ranks`` name nodes of the group (``all``: every one)."""
     if not isinstance(raw, list):
         raise PlacementConfigError(f"{where}: env_configs must be a list of mappings")
     result = []
@@ -223,13 +251,18 @@ def _parse_env_configs(raw: Any, nodes: tuple[int, ...], where: str) -> tuple[En
         here = f"{where}: env_configs[{position}]"
         config = require_mapping(item, here)
         check_keys(config, ENV_KEYS, here, required=("node_ranks",))
-        env_nodes = tuple(int(n) for n in parse_rank_list(config["node_ranks"], "node_ranks", here))
+        if is_all(config["node_ranks"]):
+            env_nodes = nodes
+        else:
+            env_nodes = tuple(int(n) for n in parse_rank_list(config["node_ranks"], "node_ranks", here))
         outside = sorted(set(env_nodes) - set(nodes))
         if outside:
-            raise PlacementConfigError(f"{here}: node {outside[0]} is not in the group's node_ranks")
+            raise PlacementConfigError(f"{here}: node {outside[0]} is not in the group's node_ranks (must be a subset of node_ranks)")
         overlap = sorted(covered & set(env_nodes))
         if overlap:
-            raise PlacementConfigError(f"{here}: node {overlap[0]} already has an env_config in this group")
+            raise PlacementConfigError(
+                f"{here}: node {overlap[0]} already has an env_config in this group (Node rank {overlap[0]} in env_config is duplicated)"
+            )
         covered.update(env_nodes)
         interpreter = config.get("python_interpreter_path")
         result.append(EnvConfig(env_nodes, _parse_env_vars(config.get("env_vars") or {}, here), None if interpreter is None else str(interpreter)))

@@ -6,21 +6,36 @@ One job-wide placement group reserves everything at once: one bundle per (node, 
 for no GPU itself (the reservation holds them); it gets the exact device ids through
 ``CUDA_VISIBLE_DEVICES`` with Ray's NOSET flag, because Ray cannot be asked for a specific GPU
 index. Collocated components are separate actors anchored to the same bundles.
+
+The environment of a worker follows fixed rules (the README's table lists every variable):
+
+* ``LOCAL_RANK`` is the device index the process should use (``cuda:LOCAL_RANK``): the position
+  of its first own GPU among the devices it sees. With isolated accelerators (the default) a
+  process sees only its own GPUs, so it is 0 even when the records' ``local_rank`` says 3;
+  ``torchrun``'s "position on the node" would select a GPU the process cannot see. Processes
+  without a GPU get the position among the component's processes on their node.
+  ``LOCAL_WORLD_SIZE`` counts the component's processes on the node that see the same devices.
+  The node-level position is always in ``NODE_LOCAL_RANK`` / ``NODE_LOCAL_WORLD_SIZE``.
+* A process holding custom hardware items (robots) gets ``HARDWARE_TYPE`` and
+  ``HARDWARE_CONFIGS``: a JSON list with one object per item of ``LOCAL_HARDWARE_RANKS``, the
+  item's ``hardware.configs`` entry without ``node_rank`` (e.g. ``robot_ip``).
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.errors import PlacementConfigError
+from solver_placement.ray_launch.model_check import check_model_matches, items_on
+from solver_placement.ray_launch.nodes import NODE_RANK_LABEL, RayNode, ip_key
 from solver_placement.records import Placement
 
-NODE_RANK_LABEL = "solver-placement/node-rank"
 NODE_ID_LABEL = "ray.io/node-id"
 
 #: Per accelerator type: the visible-devices variable and Ray's flag that leaves it alone.
@@ -30,16 +45,6 @@ DEVICE_ENV = {
     "NPU": ("ASCEND_RT_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES"),
     "INTEL_GPU": ("ZE_AFFINITY_MASK", "RAY_EXPERIMENTAL_NOSET_ZE_AFFINITY_MASK"),
 }
-
-
-@dataclass(frozen=True)
-class RayNode:
-    """What the plan needs to know of one Ray node."""
-
-    node_id: str
-    ip: str
-    resources: Mapping[str, float]
-    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -97,10 +102,7 @@ def modelled_nodes(cluster: Cluster, cpus_per_node: float = 64.0) -> list[RayNod
     nodes = []
     for rank in range(cluster.num_nodes):
         resources: dict[str, float] = {"CPU": cpus_per_node, "GPU": float(cluster.gpus_per_node[rank])}
-        for hw in map(int, (cluster.hw_node == rank).nonzero()[0]):
-            kind = cluster.kind_of(hw)
-            if kind not in (ACCELERATOR, NODE):
-                resources[kind] = resources.get(kind, 0.0) + 1.0
+        resources.update({kind: float(count) for kind, count in items_on(cluster, rank).items()})
         nodes.append(RayNode(f"model-node-{rank}", f"node-{rank}", resources, {NODE_RANK_LABEL: str(rank)}))
     return nodes
 
@@ -115,7 +117,7 @@ def map_nodes(ray_nodes: Sequence[RayNode], num_nodes: int) -> list[RayNode | No
     """
     labelled = [node for node in ray_nodes if NODE_RANK_LABEL in node.labels]
     if not labelled:
-        ordered = sorted(ray_nodes, key=lambda node: (_ip_key(node.ip), node.node_id))
+        ordered = sorted(ray_nodes, key=lambda node: (ip_key(node.ip), node.node_id))
         if len(ordered) != num_nodes:
             raise PlacementConfigError(f"the cluster model has {num_nodes} node(s) but Ray has {len(ordered)}; they must match")
         return list(ordered)
@@ -133,15 +135,22 @@ def map_nodes(ray_nodes: Sequence[RayNode], num_nodes: int) -> list[RayNode | No
 
 def to_ray(
     placements: Mapping[str, Sequence[Placement]],
-    cluster: Cluster,
+    cluster: Cluster | None,
     ray_nodes: Sequence[RayNode],
     *,
     job_name: str = "solver-placement",
     cpus_per_process: float = 1.0,
 ) -> RayLaunchPlan:
-    """Build the launch plan of every component (collocated ones share bundles)."""
-    nodes = map_nodes(ray_nodes, cluster.num_nodes)
+    """Build the launch plan of every component (collocated ones share bundles).
+
+    Without ``cluster`` the records and Ray's nodes suffice (node ranks from the
+    ``solver-placement/node-rank`` labels, else Ray's nodes in IP order), but the node groups'
+    ``env_configs`` and hardware metadata are unknown, so workers get neither.
+    """
+    nodes = map_nodes(ray_nodes, cluster.num_nodes if cluster is not None else live_node_count(ray_nodes))
     used = sorted({p.cluster_node_rank for records in placements.values() for p in records})
+    if cluster is not None:
+        check_model_matches(cluster, nodes, used)
     missing = [rank for rank in used if nodes[rank] is None]
     if missing:
         raise PlacementConfigError(
@@ -158,6 +167,12 @@ def to_ray(
     return RayLaunchPlan(
         job_name, [n.node_id if n else "" for n in nodes], [n.ip if n else "" for n in nodes], bundles, processes
     )
+
+
+def live_node_count(ray_nodes: Sequence[RayNode]) -> int:
+    """How many node ranks Ray's nodes stand for: one past the largest rank label, else the count."""
+    ranks = [node.labels[NODE_RANK_LABEL] for node in ray_nodes if NODE_RANK_LABEL in node.labels]
+    return max((int(rank) + 1 for rank in ranks if rank.isdigit()), default=len(ray_nodes))
 
 
 def _item_key(p: Placement) -> tuple[int, str, int | str]:
@@ -230,7 +245,7 @@ def _process(
     p: Placement,
     anchor: Mapping[tuple[int, str, int | str], int],
     nodes: Mapping[int, RayNode],
-    cluster: Cluster,
+    cluster: Cluster | None,
     component_records: Sequence[Placement],
     job_name: str,
     cpus: float,
@@ -238,15 +253,14 @@ def _process(
     env_vars, interpreter = _group_env(cluster, p)
     device_var, noset = DEVICE_ENV.get(p.accelerator_type, DEVICE_ENV["NV_GPU"])
     own_gpus = p.hardware_type == ACCELERATOR
-    isolated = own_gpus and p.isolate_accelerator
+    visible = ",".join(p.visible_accelerators) if own_gpus or not p.isolate_accelerator else ""
     env = {
         **env_vars,
-        device_var: ",".join(p.visible_accelerators) if own_gpus or not p.isolate_accelerator else "",
+        device_var: visible,
         noset: "1",
         "RANK": str(p.rank),
         "WORLD_SIZE": str(len(component_records)),
-        "LOCAL_RANK": "0" if isolated else str(p.local_rank),
-        "LOCAL_WORLD_SIZE": "1" if isolated else str(p.local_world_size),
+        **_local_rank_env(p, component_records),
         "NODE_LOCAL_RANK": str(p.local_rank),
         "NODE_LOCAL_WORLD_SIZE": str(p.local_world_size),
         "NODE_RANK": str(p.placement_node_rank),
@@ -255,6 +269,7 @@ def _process(
         "OMP_NUM_THREADS": str(max(1, int(cpus))),
         "NODE_GROUP_LABEL": p.node_group_label,
         "LOCAL_HARDWARE_RANKS": ",".join(map(str, p.local_hardware_ranks)),
+        **_hardware_env(cluster, p),
     }
     custom = {p.hardware_type: 0.001} if p.hardware_type not in (ACCELERATOR, NODE) else {}
     return ProcessLaunch(
@@ -271,15 +286,34 @@ def _process(
     )
 
 
-def _group_env(cluster: Cluster, p: Placement) -> tuple[dict[str, str], str | None]:
+def _local_rank_env(p: Placement, component_records: Sequence[Placement]) -> dict[str, str]:
+    """``LOCAL_RANK`` / ``LOCAL_WORLD_SIZE`` by the rule of the module docstring."""
+    if p.hardware_type == ACCELERATOR:
+        local_rank = p.visible_accelerators.index(str(p.local_accelerator_rank))
+    else:
+        local_rank = p.local_rank
+    same_view = [
+        other for other in component_records
+        if other.cluster_node_rank == p.cluster_node_rank and other.visible_accelerators == p.visible_accelerators
+    ]
+    return {"LOCAL_RANK": str(local_rank), "LOCAL_WORLD_SIZE": str(len(same_view))}
+
+
+def _hardware_env(cluster: Cluster | None, p: Placement) -> dict[str, str]:
+    """The type and ``hardware.configs`` metadata of a process's custom items (robots)."""
+    if p.hardware_type in (ACCELERATOR, NODE):
+        return {}
+    configs = [
+        dict(cluster.hw_metadata.get(cluster.physical_id(p.cluster_node_rank, p.hardware_type, local), {}))
+        for local in p.local_hardware_ranks
+    ] if cluster is not None else []
+    return {"HARDWARE_TYPE": p.hardware_type, "HARDWARE_CONFIGS": json.dumps(configs, sort_keys=True, default=str)}
+
+
+def _group_env(cluster: Cluster | None, p: Placement) -> tuple[dict[str, str], str | None]:
     """The env vars and interpreter the process's node group configures for its node."""
-    group = cluster.node_groups.get(p.node_group_label)
+    group = cluster.node_groups.get(p.node_group_label) if cluster is not None else None
     for config in group.env_configs if group else ():
         if p.cluster_node_rank in config.node_ranks:
             return dict(config.env_vars), config.python_interpreter_path
     return {}, None
-
-
-def _ip_key(ip: str) -> tuple[int, ...] | tuple[str]:
-    parts = ip.split(".")
-    return tuple(int(x) for x in parts) if all(x.isdigit() for x in parts) else (ip,)

@@ -1,41 +1,35 @@
 """Reserve a plan on Ray, check it, and start actors on exactly their hardware.
 
-``reserve`` creates one placement group for the whole plan (all or nothing), probes every GPU
-bundle to confirm Ray handed it the planned GPU and picks a free ``MASTER_PORT`` per component
-on the node of its rank 0. ``Reservation.launch`` starts one component's actors on it. Any
-failure removes everything created so far: no placement group or actor is left behind.
+``reserve`` creates one placement group for the whole plan (all or nothing, under a name no
+other reservation shares), probes every bundle to confirm Ray handed it the planned node and
+GPU and picks a distinct free ``MASTER_PORT`` per component on the node of its rank 0
+(``probe``). ``Reservation.launch`` starts one component's actors on it. Any failure, Ctrl-C
+included, removes everything created so far: no placement group or actor is left behind.
 """
 
 from __future__ import annotations
 
 import os
-import socket
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 import ray
-from ray.exceptions import GetTimeoutError, RayError
+from ray.exceptions import RayError
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.errors import LaunchError
-from solver_placement.ray_launch.plan import NODE_ID_LABEL, RayLaunchPlan, to_ray
+from solver_placement.ray_launch.plan import NODE_ID_LABEL, ProcessLaunch, RayLaunchPlan, to_ray
 from solver_placement.ray_launch.pools import fuse
-from solver_placement.ray_launch.session import LocalRayCluster, ensure_ray, ray_nodes
+from solver_placement.ray_launch.probe import probe_bundles
+from solver_placement.ray_launch.session import DEFAULT_CONNECT_TIMEOUT_S, LocalRayCluster, ensure_ray, ray_nodes
 from solver_placement.ray_launch.worker_group import WorkerGroup
 from solver_placement.records import Placement
 from solver_placement.solver.solution import Solution
-
-
-@ray.remote(num_cpus=0)
-def _probe() -> tuple[str, list[str], int]:
-    """Runs inside a bundle: the node, the GPU ids Ray assigned, and a free TCP port."""
-    with socket.socket() as sock:
-        sock.bind(("", 0))
-        port = sock.getsockname()[1]
-    return ray.get_runtime_context().get_node_id(), [str(g) for g in ray.get_gpu_ids()], port
 
 
 class Reservation(AbstractContextManager):
@@ -77,35 +71,43 @@ class Reservation(AbstractContextManager):
         """
         if component not in self.plan.processes:
             raise LaunchError(f"component {component!r} is not in the plan; planned: {', '.join(self.plan.processes)}")
-        remote_plain: Any = ray.remote(worker_cls)
-        remote_env: Any = ray.remote(_env_first(worker_cls)) if env_in_constructor else None
+        plain_remote: Any = ray.remote(worker_cls)
+        env_first_remote: Any = ray.remote(_env_first(worker_cls)) if env_in_constructor else None
         actors: list[Any] = []
         try:
             for process in self.plan.processes[component]:
-                options: dict[str, Any] = {
-                    "num_cpus": process.num_cpus,
-                    "num_gpus": 0,
-                    "scheduling_strategy": PlacementGroupSchedulingStrategy(self.pg, placement_group_bundle_index=process.bundle_index),
-                }
-                if process.resources:
-                    options["resources"] = process.resources
-                if remote_env is not None and not process.py_executable:
-                    actors.append(remote_env.options(**options).remote(process.env, *args, **kwargs))
-                    continue
-                options["runtime_env"] = {"env_vars": process.env}
-                if process.py_executable:
-                    options["runtime_env"]["py_executable"] = process.py_executable
-                actors.append(remote_plain.options(**options).remote(*args, **kwargs))
-            ray.get([actor.__ray_ready__.remote() for actor in actors], timeout=timeout_s)
-        except (RayError, GetTimeoutError) as error:
+                actors.append(self._start(process, plain_remote, env_first_remote, args, kwargs))
+            _wait_ready(component, worker_cls, actors, timeout_s)
+        except BaseException:
             for actor in actors:
                 ray.kill(actor, no_restart=True)
-            reason = _first_line(error) if not isinstance(error, GetTimeoutError) else f"not ready within {timeout_s} s"
-            raise LaunchError(f"{component}: starting {worker_cls.__name__} failed: {reason}") from None
+            raise
         tp = tp_size if tp_size is not None else self.tp_sizes.get(component, 1)
         group = WorkerGroup(component, actors, self.placements[component], worker_cls, tp)
         self._groups.append(group)
         return group
+
+    def _start(self, process: ProcessLaunch, plain_remote: Any, env_first_remote: Any, args: Any, kwargs: Any) -> Any:
+        """Submit one process's actor; a Ray refusal (bad options, runtime env) names the rank.
+
+        ``env_first_remote`` (the class applying the env in its constructor) is None unless asked
+        for; a process with its own interpreter always goes through ``runtime_env``."""
+        options: dict[str, Any] = {
+            "num_cpus": process.num_cpus,
+            "num_gpus": 0,
+            "scheduling_strategy": PlacementGroupSchedulingStrategy(self.pg, placement_group_bundle_index=process.bundle_index),
+        }
+        if process.resources:
+            options["resources"] = process.resources
+        try:
+            if env_first_remote is not None and not process.py_executable:
+                return env_first_remote.options(**options).remote(process.env, *args, **kwargs)
+            options["runtime_env"] = {"env_vars": process.env}
+            if process.py_executable:
+                options["runtime_env"]["py_executable"] = process.py_executable
+            return plain_remote.options(**options).remote(*args, **kwargs)
+        except (RayError, TypeError, ValueError) as error:
+            raise LaunchError(f"{process.component} rank {process.rank}: Ray refused to start the worker: {_first_line(error)}") from None
 
     def launch_fused(
         self, component: str, role_classes: Mapping[str, type], role_args: Mapping[str, Any] | None = None, *, timeout_s: float = 120.0
@@ -130,6 +132,22 @@ class Reservation(AbstractContextManager):
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _wait_ready(component: str, worker_cls: type, actors: Sequence[Any], timeout_s: float) -> None:
+    """Wait until every actor's constructor returned; a failure or a timeout names the ranks."""
+    pending = {actor.__ray_ready__.remote(): rank for rank, actor in enumerate(actors)}
+    deadline = time.monotonic() + timeout_s
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
+        if not ready:
+            ranks = ", ".join(map(str, sorted(pending.values())))
+            raise LaunchError(f"{component}: starting {worker_cls.__name__} failed: rank(s) {ranks} not ready within {timeout_s:g} s")
+        rank = pending.pop(ready[0])
+        try:
+            ray.get(ready[0])
+        except RayError as error:
+            raise LaunchError(f"{component} rank {rank}: starting {worker_cls.__name__} failed: {_first_line(error)}") from None
 
 
 def _env_first(worker_cls: type) -> type:
@@ -160,24 +178,24 @@ def reserve(
     *,
     timeout_s: float = 60.0,
     address: str | None = None,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
     job_name: str = "solver-placement",
     cpus_per_process: float = 1.0,
 ) -> Reservation:
-    """Connect to (or start) Ray, reserve the whole plan at once and verify it."""
+    """Connect to Ray (see ``session.ensure_ray``; ``address="local"`` forces the embedded
+    one), reserve the whole plan at once and verify it.
+
+    Records without ``cluster=`` (and not a Solution) are planned against the live cluster alone.
+    """
     placements, cluster = _placements_and_cluster(source, cluster)
-    local = ensure_ray(cluster, address)
+    local = ensure_ray(cluster, address, connect_timeout_s)
     pg = None
     try:
         launch_plan = to_ray(placements, cluster, ray_nodes(), job_name=job_name, cpus_per_process=cpus_per_process)
-        pg = placement_group(
-            [bundle.resources for bundle in launch_plan.bundles],
-            strategy="PACK",
-            name=f"{job_name}-reservation",
-            bundle_label_selector=[{NODE_ID_LABEL: bundle.node_id} for bundle in launch_plan.bundles],
-        )
+        pg = _create_group(launch_plan, job_name)
         if not pg.wait(timeout_s):
             raise LaunchError(_unfit_message(launch_plan, timeout_s))
-        launch_plan = launch_plan.with_master_ports(_probe_bundles(launch_plan, pg, timeout_s))
+        launch_plan = launch_plan.with_master_ports(probe_bundles(launch_plan, pg, timeout_s))
     except BaseException:
         if pg is not None:
             _remove(pg)
@@ -192,6 +210,19 @@ def reserve(
     return Reservation(launch_plan, pg, placements, local, tp_sizes)
 
 
+def _create_group(launch_plan: RayLaunchPlan, job_name: str) -> PlacementGroup:
+    """The job's placement group, named ``<job>-reservation-<random>`` so reservations never clash."""
+    try:
+        return placement_group(
+            [bundle.resources for bundle in launch_plan.bundles],
+            strategy="PACK",
+            name=f"{job_name}-reservation-{uuid.uuid4().hex[:8]}",
+            bundle_label_selector=[{NODE_ID_LABEL: bundle.node_id} for bundle in launch_plan.bundles],
+        )
+    except (RayError, ValueError) as error:
+        raise LaunchError(f"Ray refused the reservation of {job_name!r}: {_first_line(error)}") from None
+
+
 def launch(
     worker_cls: type,
     placements: Sequence[Placement],
@@ -199,16 +230,21 @@ def launch(
     cluster: Cluster | None = None,
     timeout_s: float = 60.0,
     address: str | None = None,
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
     **kwargs: Any,
 ) -> WorkerGroup:
     """Start ``worker_cls`` once per placement (one component) on its own reservation.
 
-    The group owns the reservation: ``group.shutdown()`` (or leaving its ``with``) frees it.
+    Without ``cluster=`` the records are launched on the running Ray cluster as it is (its
+    node-rank labels, else its nodes in IP order). The group owns the reservation:
+    ``group.shutdown()`` (or leaving its ``with``) frees it.
     """
     if not placements:
         raise LaunchError("launch needs at least one placement")
     component = placements[0].component
-    reservation = reserve({component: list(placements)}, cluster, timeout_s=timeout_s, address=address)
+    reservation = reserve(
+        {component: list(placements)}, cluster, timeout_s=timeout_s, address=address, connect_timeout_s=connect_timeout_s
+    )
     try:
         group = reservation.launch(component, worker_cls, *args, timeout_s=timeout_s, **kwargs)
     except BaseException:
@@ -221,36 +257,10 @@ def launch(
 
 def _placements_and_cluster(
     source: Solution | Mapping[str, Sequence[Placement]], cluster: Cluster | None
-) -> tuple[dict[str, list[Placement]], Cluster]:
+) -> tuple[dict[str, list[Placement]], Cluster | None]:
     if isinstance(source, Solution):
         return source.placements_by_component(), cluster or source.cluster
-    if cluster is None:
-        raise LaunchError("launching placements needs the cluster model: pass cluster=... (or a Solution)")
     return {name: list(records) for name, records in source.items()}, cluster
-
-
-def _probe_bundles(launch_plan: RayLaunchPlan, pg: PlacementGroup, timeout_s: float) -> dict[str, int]:
-    """Check every GPU bundle holds its planned GPU on its planned node; find master ports."""
-    probed: dict[int, Any] = {}
-    for index, bundle in enumerate(launch_plan.bundles):
-        options: dict[str, Any] = {"scheduling_strategy": PlacementGroupSchedulingStrategy(pg, placement_group_bundle_index=index)}
-        options["num_gpus" if "GPU" in bundle.resources else "num_cpus"] = 0.0001
-        probed[index] = _probe.options(**options).remote()
-    try:
-        answers = dict(zip(probed, ray.get(list(probed.values()), timeout=timeout_s)))
-    except GetTimeoutError:
-        raise LaunchError(f"probing the reserved bundles took longer than {timeout_s} s") from None
-    for index, bundle in enumerate(launch_plan.bundles):
-        node_id, gpu_ids, _ = answers[index]
-        if node_id != bundle.node_id:
-            raise LaunchError(f"bundle {index} ({bundle.item} of node {bundle.node_rank}) landed on Ray node {node_id[:12]}, not {bundle.node_id[:12]}")
-        planned = bundle.item.split()[1]
-        if "GPU" in bundle.resources and gpu_ids != [planned]:
-            raise LaunchError(
-                f"bundle {index} should hold GPU {planned} of node {bundle.node_rank} but Ray gave it GPU {','.join(gpu_ids) or '-'} "
-                "(another job holds that GPU); free it or re-plan"
-            )
-    return {name: answers[processes[0].bundle_index][2] for name, processes in launch_plan.processes.items()}
 
 
 def _unfit_message(launch_plan: RayLaunchPlan, timeout_s: float) -> str:

@@ -9,6 +9,11 @@ wrong (a packed process spilling into the next node) is reported as infeasible i
 
 ``node_group`` / ``node_group_label`` accept a label, a comma-separated string or any sequence of
 labels (an OmegaConf ``ListConfig`` too); ranks then run over the groups in the listed order.
+
+``get_placement`` takes this project's :class:`Cluster` or RLinf's own ``Cluster`` (converted by
+:func:`~solver_placement.rlinf.rlinf_cluster.as_cluster`), so RLinf's ``WorkerGroup`` can call it
+unchanged. Errors are catchable as RLinf's (``AssertionError``; ``IndexError`` for a node rank
+outside the selected groups) and carry RLinf's phrase for the rule.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.errors import PlacementConfigError, PlacementError, with_context
+from solver_placement.constants import CLUSTER_LABEL
+from solver_placement.errors import NodeRankError, PlacementConfigError, PlacementError, with_context
 from solver_placement.records import Placement
+from solver_placement.rlinf.rlinf_cluster import as_cluster
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
-from solver_placement.spec.grammar import parse_explicit
 from solver_placement.spec.placement_spec import PlacementSpec
 
 NodeGroupArg = str | int | Sequence[str] | None
@@ -65,24 +71,23 @@ class PlacementStrategy(ABC):
     def component_entry(self) -> dict[str, Any]:
         """The ``component_placement`` entry (as in YAML) that states this strategy."""
 
-    def check_resources(self, spec: PlacementSpec) -> None:
-        """Strategy-specific checks that need the cluster; none by default."""
-
     def build_spec(self, cluster: Cluster) -> PlacementSpec:
-        """The one-component spec of this strategy on ``cluster`` (validated, not yet solved)."""
-        spec = PlacementSpec.build(cluster, {self.name: self.component_entry()})
-        self.check_resources(spec)
-        return spec
+        """The one-component spec of this strategy on ``cluster`` (validated, not yet solved);
+        strategies with checks of their own on the cluster extend it."""
+        return PlacementSpec.build(cluster, {self.name: self.component_entry()})
 
-    def solve(self, cluster: Cluster) -> Solution:
-        """Solve this strategy on ``cluster``; errors name the strategy and its arguments."""
+    def solve(self, cluster: Any) -> Solution:
+        """Solve this strategy on ``cluster`` (ours or RLinf's); errors name the strategy and its arguments."""
         try:
-            return solve(self.build_spec(cluster))
+            return solve(self.build_spec(as_cluster(cluster)))
         except PlacementError as error:
             raise with_context(error, repr(self)) from None
 
-    def get_placement(self, cluster: Cluster, isolate_accelerator: bool = True) -> list[Placement]:
-        """RLinf's entry point: one :class:`Placement` per process, ordered by rank."""
+    def get_placement(self, cluster: Any, isolate_accelerator: bool = True) -> list[Placement]:
+        """RLinf's entry point: one :class:`Placement` per process, ordered by rank.
+
+        ``cluster`` is this project's :class:`Cluster` or RLinf's ``Cluster`` (see :func:`as_cluster`).
+        """
         return self.solve(cluster).placements(self.name, isolate_accelerator)
 
     def _group_entry(self) -> dict[str, Any]:
@@ -97,7 +102,9 @@ class FlexiblePlacementStrategy(PlacementStrategy):
 
     Ranks are sorted within a process and processes are ordered by their first rank, as RLinf
     documents; a process's ranks must be unique, on one node and of one hardware type (model
-    constraints). Several processes may share a rank.
+    constraints). Several processes may share a rank. As in RLinf, the constructor checks only
+    that there are processes and that ranks are non-negative; the other rules fail in
+    ``get_placement``, where RLinf code (and its tests) expect them.
     """
 
     def __init__(
@@ -111,9 +118,19 @@ class FlexiblePlacementStrategy(PlacementStrategy):
         if isinstance(hardware_ranks_list, (str, bytes)) or not isinstance(hardware_ranks_list, Sequence):
             raise PlacementConfigError(f"{self.name}: hardware_ranks_list must be a list of rank lists, not {hardware_ranks_list!r}")
         if not hardware_ranks_list:
-            raise PlacementConfigError(f"{self.name}: hardware_ranks_list must not be empty (it gives one rank list per process)")
-        per_process = [list(ranks) if isinstance(ranks, Sequence) and not isinstance(ranks, str) else ranks for ranks in hardware_ranks_list]
-        self.hardware_ranks_list: list[list[int]] = [list(ranks) for ranks in parse_explicit(per_process, self.name)]
+            raise PlacementConfigError(f"{self.name}: The hardware_ranks_list must not be empty (it gives one rank list per process)")
+        per_process: list[list[Any]] = [
+            list(ranks) if isinstance(ranks, Sequence) and not isinstance(ranks, (str, bytes)) else [ranks]
+            for ranks in hardware_ranks_list
+        ]
+        for position, ranks in enumerate(per_process):
+            bad = [rank for rank in ranks if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0]
+            if bad:
+                raise PlacementConfigError(
+                    f"{self.name}: process {position} ranks {ranks!r} must be non-negative integers, not {bad[0]!r} "
+                    f"(The start hardware rank {bad[0]!r} must be non-negative)"
+                )
+        self.hardware_ranks_list: list[list[int]] = sorted((sorted(ranks) for ranks in per_process), key=lambda ranks: ranks[:1])
 
     def component_entry(self) -> dict[str, Any]:
         return {**self._group_entry(), "placement": [list(ranks) for ranks in self.hardware_ranks_list]}
@@ -184,14 +201,16 @@ class PackedPlacementStrategy(PlacementStrategy):
             "stride": self.stride,
         }
 
-    def check_resources(self, spec: PlacementSpec) -> None:
+    def build_spec(self, cluster: Cluster) -> PlacementSpec:
         """RLinf: packed placement needs hardware; a group whose resources are nodes has none."""
+        spec = super().build_spec(cluster)
         resources = spec.resources_of(self.name)
         if resources.counts_nodes:
             raise PlacementConfigError(
                 f"{self.name}: packed placement needs hardware, but {resources.describe()} counts nodes; "
-                "use NodePlacementStrategy for node-only processes"
+                "use NodePlacementStrategy for node-only processes (Packed placement requires hardware resources)"
             )
+        return spec
 
     def __repr__(self) -> str:
         return (
@@ -214,23 +233,35 @@ class NodePlacementStrategy(PlacementStrategy):
         if isinstance(node_ranks, (str, bytes)) or not isinstance(node_ranks, Sequence):
             raise PlacementConfigError(f"{self.name}: node_ranks must be a list of node ranks, not {node_ranks!r}")
         if not node_ranks:
-            raise PlacementConfigError(f"{self.name}: the node_ranks list must not be empty (it gives one node per process)")
+            raise PlacementConfigError(f"{self.name}: The node_ranks list must not be empty (it gives one node per process)")
         self.node_ranks: list[int] = sorted(check_rank(rank, f"node rank {rank!r}", self.name) for rank in node_ranks)
 
     def component_entry(self) -> dict[str, Any]:
         return {**self._group_entry(), "unit": "node", "placement": list(self.node_ranks)}
 
-    def check_resources(self, spec: PlacementSpec) -> None:
-        """RLinf: listed groups must not share nodes (a node would get two ranks)."""
-        groups = spec.resources_of(self.name).groups
+    def build_spec(self, cluster: Cluster) -> PlacementSpec:
+        """RLinf's order of checks: the groups must not share nodes (a node would get two
+        ranks), then every node rank must index one of their nodes (``IndexError`` in RLinf)."""
+        labels = self.node_groups or (CLUSTER_LABEL,)
+        groups = [cluster.node_group(label) for label in labels]
         for i, first in enumerate(groups):
             for second in groups[i + 1:]:
                 shared = sorted(set(first.node_ranks) & set(second.node_ranks))
                 if shared:
                     raise PlacementConfigError(
                         f"{self.name}: node groups {first.label!r} and {second.label!r} share node(s) {shared}; "
-                        "node ranks over overlapping groups would name one node twice"
+                        f"node ranks over overlapping groups would name one node twice "
+                        f"(Node groups {list(labels)} have overlapping nodes {set(shared)})"
                     )
+        total = sum(len(group.node_ranks) for group in groups)
+        outside = [rank for rank in self.node_ranks if rank >= total]
+        if outside:
+            raise NodeRankError(
+                f"{self.name}: node rank {outside[0]} does not index a node of {' + '.join(map(repr, labels))}, "
+                f"which hold {total} node(s) (Node rank {outside[0]} is out of range for selected node groups "
+                f"{list(labels)} (total nodes {total}))"
+            )
+        return super().build_spec(cluster)
 
     def __repr__(self) -> str:
         return f"NodePlacementStrategy({self.node_ranks!r}, node_group_label={self._groups_repr()})"

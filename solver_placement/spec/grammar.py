@@ -5,6 +5,8 @@ Parsing is purely syntactic and never produces placements. A component is either
 ranks per process, both of which fix the layout) or *declarative* (a count of processes and hardware per process; the solver picks the hardware).
 Both forms may carry the constraints no rank string can say (tensor-parallel groups,
 collocation, exclusivity, capacity). Everything the text alone can tell is checked here.
+As in RLinf, blanks and empty segments from a stray comma (``"0-3,,4-7,"``) are accepted, and
+messages carry RLinf's phrase for each rule ("Resource ranks must be unique", ...).
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def parse_component_placement(raw: Any) -> dict[str, ComponentSpec]:
             raise PlacementConfigError(f'component key "{key}": empty component name')
         for position, name in enumerate(names):
             if name in components:
-                raise PlacementConfigError(f'component {name!r} has a placement under two keys ("{components[name].key}" and "{key}")')
+                raise PlacementConfigError(f'component {name!r} has a placement under two keys ("{components[name].key}" and "{key}") (Component {name} has multiple placements defined)')
             components[name] = _parse_component(name, str(key), value, names[0] if position else None)
     for spec in components.values():
         _check_references(spec, components)
@@ -163,7 +165,7 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
             text = _placement_text(body["placement"], name)
             return ComponentSpec(name, key, groups, text, parse_segments(text, name), None, constraints, first_name, None, count_nodes)
         if not has_shape:
-            raise PlacementConfigError(f"component {name!r}: needs a 'placement' rank string or 'processes'")
+            raise PlacementConfigError(f"component {name!r}: needs a 'placement' rank string or 'processes' (placement must be specified in component_placement config)")
         declarative = _parse_declarative(body, name)
         return ComponentSpec(name, key, groups, _describe(body), (), declarative, constraints, first_name, None, count_nodes)
     text = _placement_text(value, name)
@@ -189,7 +191,7 @@ def parse_explicit(value: Sequence[Any], name: str) -> tuple[tuple[int, ...], ..
     """
     where = f"component {name!r}: placement {value!r}"
     if not value:
-        raise PlacementConfigError(f"{where} lists no processes")
+        raise PlacementConfigError(f"{where} lists no processes (The hardware_ranks_list must not be empty)")
     processes = []
     for position, item in enumerate(value):
         ranks = list(item) if isinstance(item, (list, tuple)) else [item]
@@ -204,16 +206,16 @@ def parse_explicit(value: Sequence[Any], name: str) -> tuple[tuple[int, ...], ..
 
 
 def parse_segments(text: str, name: str) -> tuple[Segment, ...]:
-    """Split a placement string into segments and check everything the text alone tells."""
-    where = f'{name}: placement "{text}"'
-    pieces = [piece.strip() for piece in text.split(",")]
-    if any(not piece for piece in pieces):
-        raise PlacementSyntaxError(f"{where} has an empty segment (stray comma)")
+    """Split a placement string into segments (skipping empty ones, as RLinf does) and check
+    everything the text alone tells."""
+    pieces = [piece.strip() for piece in text.split(",") if piece.strip()]
+    if not pieces:
+        raise PlacementSyntaxError(f'{name}: placement "{text}" names no ranks, only commas')
     segments = []
     for piece in pieces:
         halves = piece.split(":")
         if len(halves) > 2:
-            raise PlacementSyntaxError(f'{name}: segment "{piece}" has more than one ":"; expected resource_ranks:process_ranks')
+            raise PlacementSyntaxError(f'{name}: segment "{piece}" has more than one ":"; expected resource_ranks:process_ranks (Invalid rank map string)')
         seg_where = f'{name}: segment "{piece}"'
         resources = None if is_all(halves[0]) else parse_range(halves[0], "resource ranks", seg_where)
         processes = None
@@ -239,11 +241,12 @@ def _check_segment_order(segments: Sequence[Segment], name: str) -> None:
             if seg.resources.first <= previous.resources.last:
                 rule = "unique" if seg.resources.first >= previous.resources.first else "in ascending order"
                 raise PlacementSyntaxError(
-                    f'{where}: resource ranks must be {rule} across segments (previous segment "{previous.text}" ends at {previous.resources.last})'
+                    f'{where}: Resource ranks must be {rule} across segments (previous segment "{previous.text}" ends at {previous.resources.last})'
                 )
         if seg.processes is not None and next_process is not None and seg.processes.first != next_process:
             raise PlacementSyntaxError(
-                f"{where}: process ranks must be unique, ascending and continuous from 0; expected this segment to start at process {next_process}"
+                f"{where}: Process ranks must be in ascending order and continuous from 0, and unique; "
+                f"expected this segment to start at process {next_process}"
             )
         if seg.processes is not None:
             next_process = seg.processes.last + 1
@@ -258,7 +261,9 @@ def check_multiple(num_resources: int, num_processes: int, where: str) -> None:
     """RLinf's even-sharing rule: one count must be a multiple of the other."""
     if num_resources % num_processes and num_processes % num_resources:
         raise PlacementSyntaxError(
-            f"{where} has {num_resources} resources and {num_processes} processes; one must be a multiple of the other"
+            f"{where} has {num_resources} resources and {num_processes} processes; one must be a multiple of the other "
+            f"(The number of process ranks {num_processes} must be divisible by the number of resource ranks "
+            f"{num_resources} or the number of resource ranks must be divisible by the number of process ranks)"
         )
 
 

@@ -1,4 +1,5 @@
-"""The CLI on every model: valid ones solve, plot and explain; invalid ones fail in one line with status 2."""
+"""The CLI on every model: valid ones solve, plot and explain; invalid ones fail in one line with status 2
+(bad input) or 3 (proven infeasible)."""
 
 from __future__ import annotations
 
@@ -53,15 +54,16 @@ def test_valid_models_solve_plot_and_explain(model: Path, tmp_path: Path) -> Non
     assert plotted.stdout == f"wrote {tmp_path / 'layout.png'}\n" and (tmp_path / "layout.png").stat().st_size > 1000
     explained = run("explain", model)
     assert explained.exit_code == 0, explained.stderr
-    assert explained.stdout.count("\n") == 1 and explained.stdout.startswith(f"{model}: valid; ")
+    assert explained.stdout.count("\n") == 1 and explained.stdout.startswith(f"{model}: valid")
 
 
 @pytest.mark.parametrize("model", INVALID, ids=lambda p: p.name)
-def test_invalid_models_fail_in_one_line_with_status_2(model: Path, tmp_path: Path) -> None:
-    messages = {assert_one_line_error(run(*command)) for command in (
+def test_invalid_models_fail_in_one_line_with_status_2_or_3(model: Path, tmp_path: Path) -> None:
+    code = 3 if "no placement exists" in run("solve", model).stderr else 2
+    messages = {assert_one_line_error(run(*command), code) for command in (
         ("solve", model), ("plot", model, "-o", tmp_path / "x.png"), ("explain", model),
     )}  # fmt: skip
-    assert len(messages) == 1  # every subcommand gives the same reason
+    assert len(messages) == 1  # every subcommand gives the same reason and status
     assert not (tmp_path / "x.png").exists()
 
 
@@ -76,14 +78,14 @@ def test_explain_lists_every_conflict_of_an_infeasible_config(tmp_path: Path) ->
     config = tmp_path / "infeasible.yaml"
     config.write_text(INFEASIBLE)
     result = run("explain", config)
-    assert result.exit_code == 2 and result.stdout == ""
+    assert result.exit_code == 3 and result.stdout == ""
     first, *lines = result.stderr.splitlines()
     assert first == "error: no placement exists; these statements cannot all hold:"
     listed = [line for line in lines if not line.startswith("suggestion: ")]
     assert len(listed) >= 2 and all(line.startswith("  - rollout") or line.startswith("  - actor") for line in listed)
     assert "suggestion: one more node like node 0 (4 GPUs, in cluster) fits" in lines
     assert "  - rollout is exclusive with actor (no shared hardware)" in listed
-    one_line = assert_one_line_error(run("solve", config))
+    one_line = assert_one_line_error(run("solve", config), 3)
     assert one_line.startswith("error: no placement exists; these statements conflict: ")
     assert "; rollout is exclusive with actor" in one_line
 
@@ -100,17 +102,19 @@ def test_solve_yaml_and_json_carry_the_same_placement_fields() -> None:
     model = ROOT / "models" / "quickstart.yaml"
     as_json = json.loads(run("solve", model, "--format", "json").stdout)
     as_yaml = yaml.safe_load(run("solve", model, "--format", "yaml").stdout)
-    assert as_json == as_yaml and list(as_yaml) == ["actor", "rollout", "reward", "env"]
-    assert as_yaml["rollout"][1]["local_hardware_ranks"] == [1, 3] and as_yaml["env"][0]["hardware_type"] == "node"
+    assert as_json == as_yaml and list(as_yaml["components"]) == ["actor", "rollout", "reward", "env"]
+    components = as_yaml["components"]
+    assert components["rollout"][1]["local_hardware_ranks"] == [1, 3] and components["env"][0]["hardware_type"] == "node"
 
 
-def test_model_parallel_reads_tp_sizes_and_plots_the_weight_sync(tmp_path: Path) -> None:
+def test_task_type_and_model_parallel_read_tp_sizes_and_plot_the_weight_sync(tmp_path: Path) -> None:
     model = ROOT / "models" / "modelparallel_collocated_tp8_tp2_1x8.yaml"
-    plain = json.loads(run("solve", model, "-c", "rollout", "--format", "json").stdout)
-    parallel = json.loads(run("solve", model, "-c", "rollout", "--format", "json", "--model-parallel").stdout)
-    assert len(plain["rollout"]) == 8 and [p["local_hardware_ranks"] for p in parallel["rollout"]] == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    by_task = json.loads(run("solve", model, "-c", "rollout", "--format", "json").stdout)
+    forced = json.loads(run("solve", model, "-c", "rollout", "--format", "json", "--model-parallel").stdout)
+    assert by_task == forced and by_task["placement_class"] == "ModelParallelComponentPlacement"
+    assert [p["local_hardware_ranks"] for p in by_task["components"]["rollout"]] == [[0, 4], [1, 5], [2, 6], [3, 7]]
     out = tmp_path / "sync.svg"
-    result = run("plot", model, "--model-parallel", "--figure", "weight-sync", "-o", out)
+    result = run("plot", model, "--figure", "weight-sync", "-o", out)
     assert result.exit_code == 0, result.stderr
     svg = out.read_text()
     assert ">0 · GPU 0,4<" in svg and "actor tensor-parallel group of 8" in svg
@@ -129,7 +133,7 @@ def test_plot_options_reach_the_figure(tmp_path: Path) -> None:
     ("args", "message", "code"),
     [
         (("-o", "layout.txt"), "cannot save a figure as 'layout.txt'", 2),
-        (("-o", "missing/dir/layout.png"), "No such file or directory", 1),
+        (("-o", "missing/dir/layout.png"), "cannot write missing/dir/layout.png: the directory 'missing/dir' does not exist", 74),
         (("-o", "x.png", "--nodes", "0-7"), 'nodes "0-7" is out of range; valid ranks are 0-2', 2),
         (("-o", "x.png", "--figure", "weight-sync", "--rollout", "critic"), "unknown component 'critic'", 2),
     ],
@@ -157,8 +161,8 @@ def test_the_installed_entry_point_never_prints_a_traceback(tmp_path: Path) -> N
         [sys.executable, "-m", "solver_placement.cli", "plot", "models/invalid/process_spans_nodes_gpu.yaml", "-o", tmp_path / "x.png"],
         capture_output=True, text=True, cwd=ROOT, timeout=120,
     )  # fmt: skip
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr == (
+    assert result.returncode == 3 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(
         'error: no placement exists: actor: segment "6-9:0" (process 0) must have all its GPUs on one node, '
-        "but its ranks lie on nodes 0, 1\n"
+        "but its ranks lie on nodes 0, 1"
     )

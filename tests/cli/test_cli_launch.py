@@ -51,7 +51,7 @@ def test_explain_suggests_a_checked_fix(tmp_path: Path) -> None:
         "    actor: 0-3\n    rollout:\n      processes: 6\n      exclusive_with: [actor]\n"
     )
     result = CliRunner().invoke(main, ["explain", str(model)])
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     assert "rollout is exclusive with actor" in result.output
     assert "suggestion: rollout: processes 4 instead of 6 fits" in result.output
 

@@ -23,7 +23,7 @@ def test_solve_quickstart_table() -> None:
 def test_solve_json_one_component() -> None:
     result = run_cli("solve", "models/quickstart.yaml", "--component", "rollout", "--format", "json")
     assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
+    data = json.loads(result.stdout)["components"]
     assert list(data) == ["rollout"]
     assert [p["local_hardware_ranks"] for p in data["rollout"][:4]] == [[0, 2], [1, 3], [4, 6], [5, 7]]
 

@@ -4,10 +4,11 @@ and leaves no placement group or actor behind.
 | fault | expected error |
 | --- | --- |
 | a node disappears after planning, before ``reserve`` | ``PlacementConfigError``: node 1 of the plan has no Ray node |
-| the model gives a node more GPUs than Ray has | ``PlacementConfigError`` before anything is reserved |
+| the model gives a node more GPUs than Ray has | ``PlacementConfigError`` listing every difference, before anything is reserved |
 | another job holds the planned GPUs | ``LaunchError`` naming the node's bundles after ``timeout_s`` |
-| one rank's constructor raises | ``LaunchError`` naming the component and the exception |
-| a constructor never returns | ``LaunchError``: not ready within ``timeout_s`` |
+| one rank's constructor raises | ``LaunchError`` naming the component, the rank and the exception |
+| a constructor never returns | ``LaunchError`` naming the ranks not ready within ``timeout_s`` |
+| Ctrl-C while actors start | ``KeyboardInterrupt`` goes through; actors and reservation removed |
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from collections.abc import Iterator
 
 import pytest
 import ray
-from ray._private.state import actors as actor_table
 from ray.util import placement_group_table
+from ray_leaks import alive_actors, live_groups, remove_own_groups
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, Solution, solve, verify
 from solver_placement.ray_launch.plan import NODE_RANK_LABEL
@@ -64,24 +65,17 @@ def local() -> Iterator[LocalRayCluster]:
     with LocalRayCluster(MODEL, cpus_per_node=CPUS_PER_NODE) as cluster:
         cluster.connect()
         yield cluster
-        assert live_groups() == []
-        assert alive_workers() == []
 
 
-def live_groups(name: str | None = None) -> list[dict]:
-    """Placement groups not removed (only those called ``name`` when given)."""
-    return [pg for pg in placement_group_table().values() if pg["state"] != "REMOVED" and name in (None, pg["name"])]
+@pytest.fixture(autouse=True)
+def removing_leaks(local: LocalRayCluster) -> Iterator[None]:
+    """Whatever a test leaves (even after a failed assertion) is removed before the next one."""
+    yield
+    assert remove_own_groups() == []
 
 
 def alive_workers(timeout_s: float = 20.0) -> list[str]:
-    """Alive actors of this module's worker classes, polled until none is left: kills are
-    asynchronous (the state API needs the dashboard, which the simulated cluster does not run)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        alive = [a["ActorClassName"] for a in actor_table().values() if a["State"] == "ALIVE" and a["ActorClassName"].endswith(WORKERS)]
-        if not alive or time.monotonic() > deadline:
-            return alive
-        time.sleep(0.5)
+    return alive_actors(WORKERS, timeout_s)
 
 
 def assert_no_leaks() -> None:
@@ -111,7 +105,7 @@ def test_a_node_lost_after_planning_fails_before_reserving_and_the_replan_launch
     local._cluster.remove_node(lost)
     try:
         wait_for_nodes(2)
-        with pytest.raises(PlacementConfigError, match=r"node\(s\) \[1\] of the plan have no Ray node .* re-plan without them"):
+        with pytest.raises(PlacementConfigError, match=r"node 1 of the plan has no Ray node .* re-plan without it"):
             reserve(solution, job_name=JOB, timeout_s=5)
         assert len(placement_group_table()) == groups_before  # nothing was even created
         after = replan(solution, [1])
@@ -130,7 +124,7 @@ def test_a_node_with_fewer_gpus_than_the_model_fails_before_reserving(local: Loc
     bigger = Cluster(num_nodes=3, num_gpus_per_node=[2, 4, 2])
     solution = solved({"a": {"placement": "2-5", "tensor_parallel_size": 4}}, bigger)
     groups_before = len(placement_group_table())
-    with pytest.raises(PlacementConfigError, match=r"node 1 \(Ray node [0-9a-f]{12}, .*\) needs 4 GPU but has 2"):
+    with pytest.raises(PlacementConfigError, match=r"differs from the cluster model in 1 way\(s\): node 1 \(Ray node [0-9a-f]{12}, .*\) has 2 GPU\(s\), the model 4 "):
         reserve(solution, job_name=JOB, timeout_s=5)
     assert len(placement_group_table()) == groups_before
     assert_no_leaks()
@@ -159,7 +153,7 @@ def test_gpus_held_by_another_job_give_a_launch_error_naming_the_bundles(local: 
                 r"the reservation did not fit within 3(\.0)? s: node 1 bundles \[gpu 0, gpu 1\] need GPU 2 \(free 0\)$")):
             reserve(solution, job_name=JOB, timeout_s=3)
         assert time.monotonic() - started >= 3
-        assert live_groups(f"{JOB}-reservation") == []
+        assert live_groups(f"{JOB}-reservation-") == []
         assert [pg["name"] for pg in live_groups()] == ["other-job"]  # the other job's group is untouched
     finally:
         other.communicate(timeout=60)
@@ -172,7 +166,7 @@ def test_gpus_held_by_another_job_give_a_launch_error_naming_the_bundles(local: 
 @pytest.mark.parametrize("env_in_constructor", [False, True], ids=["runtime-env", "env-in-constructor"])
 def test_a_constructor_raising_on_one_rank_leaves_nothing_behind(local: LocalRayCluster, env_in_constructor: bool) -> None:
     solution = solved({"steady": {"placement": "0-1"}, "loader": {"placement": "2-3"}})
-    with pytest.raises(LaunchError, match="loader: starting FailsOnRankOne failed: .*rank 1 cannot load its checkpoint"):
+    with pytest.raises(LaunchError, match="loader rank 1: starting FailsOnRankOne failed: .*rank 1 cannot load its checkpoint"):
         with reserve(solution, job_name=JOB, cpus_per_process=0.5) as reservation:
             assert reservation.launch("steady", Steady).execute_all("where") == ["0", "1"]
             reservation.launch("loader", FailsOnRankOne, env_in_constructor=env_in_constructor)
@@ -181,9 +175,23 @@ def test_a_constructor_raising_on_one_rank_leaves_nothing_behind(local: LocalRay
 
 def test_a_constructor_that_never_returns_times_out_and_leaves_nothing_behind(local: LocalRayCluster) -> None:
     solution = solved({"a": {"placement": "0"}})
-    with pytest.raises(LaunchError, match=r"a: starting Stuck failed: not ready within 3(\.0)? s"):
+    with pytest.raises(LaunchError, match=r"a: starting Stuck failed: rank\(s\) 0 not ready within 3 s"):
         with reserve(solution, job_name=JOB) as reservation:
             reservation.launch("a", Stuck, timeout_s=3)
+    assert_no_leaks()
+
+
+def test_ctrl_c_while_actors_start_leaves_nothing_behind(local: LocalRayCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    from solver_placement.ray_launch import reserve as reserve_module
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    solution = solved({"a": {"placement": "0-1"}})
+    with pytest.raises(KeyboardInterrupt):
+        with reserve(solution, job_name=JOB, cpus_per_process=0.5) as reservation:
+            monkeypatch.setattr(reserve_module, "_wait_ready", interrupted)
+            reservation.launch("a", Steady)
     assert_no_leaks()
 
 

@@ -3,16 +3,16 @@ they must match the plan. Failure paths must leave no placement group or actor b
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
-import time
 
 import numpy as np
 import pytest
 import ray
-from ray._private.state import actors as actor_table
-from ray.util import placement_group_table
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from ray_leaks import alive_actors, live_groups, remove_own_groups
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
 from solver_placement.ray_launch.dispatch import Dispatch, register
@@ -32,7 +32,10 @@ MODEL = Cluster(
         {"label": "cpu", "node_ranks": 2},
     ],
 )
-ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "GLOO_SOCKET_IFNAME")
+ENV_KEYS = (
+    "CUDA_VISIBLE_DEVICES", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_LOCAL_RANK", "NODE_RANK",
+    "MASTER_ADDR", "MASTER_PORT", "GLOO_SOCKET_IFNAME", "HARDWARE_TYPE", "HARDWARE_CONFIGS",
+)
 
 
 class Probe:
@@ -44,6 +47,16 @@ class Probe:
 
     def where(self) -> tuple[str, dict[str, str | None]]:
         return ray.get_runtime_context().get_node_id(), {key: os.environ.get(key) for key in ENV_KEYS}
+
+    def gpus(self) -> list[str]:
+        return [str(g) for g in ray.get_gpu_ids()]
+
+    def bind_master_port(self) -> int:
+        """What torch.distributed's rank 0 does with ``env://``: listen on MASTER_PORT, and hold it."""
+        self.rendezvous = socket.socket()
+        self.rendezvous.bind(("", int(os.environ["MASTER_PORT"])))
+        self.rendezvous.listen()
+        return self.rendezvous.getsockname()[1]
 
     @register(dispatch_mode=Dispatch.DP_COMPUTE_SPLIT)
     def double(self, batch: list[int]) -> list[int]:
@@ -59,12 +72,17 @@ def local_ray():
     with LocalRayCluster(MODEL, cpus_per_node=16) as local:
         local.connect()
         yield
-        assert_no_leaks()
+
+
+@pytest.fixture(autouse=True)
+def removing_leaks(local_ray):
+    """Whatever a test leaves (even after a failed assertion) is removed before the next one."""
+    yield
+    assert remove_own_groups() == []
 
 
 def assert_no_leaks() -> None:
-    live = [pg for pg in placement_group_table().values() if pg["state"] != "REMOVED"]
-    assert live == [], live
+    assert live_groups() == []
 
 
 def solved(placement: dict):
@@ -125,6 +143,10 @@ def test_tp_groups_cpu_and_robot_processes(local_ray) -> None:
         robot = reports(reservation.launch("robot", Probe))
         assert [node for node, _ in robot] == [nodes[1], nodes[1]]
         assert [e["CUDA_VISIBLE_DEVICES"] for _, e in robot] == ["", ""]  # a robot process holds no GPU
+        # the robot's hardware.configs entry reaches the worker driving it
+        assert [(e["HARDWARE_TYPE"], json.loads(e["HARDWARE_CONFIGS"])) for _, e in robot] == [("franka", [{"robot_ip": "10.0.0.9"}])] * 2
+        assert [(e["LOCAL_RANK"], e["LOCAL_WORLD_SIZE"]) for _, e in robot] == [("0", "2"), ("1", "2")]
+        assert {e["HARDWARE_CONFIGS"] for _, e in engine} == {None}
     assert_no_leaks()
 
 
@@ -140,11 +162,12 @@ def test_unfittable_plan_fails_cleanly(local_ray) -> None:
 
 
 def test_probe_detects_a_gpu_held_by_another_actor(local_ray) -> None:
+    # Ray picks the hog's GPU itself: ask which one it got and plan exactly that one.
     hog = ray.remote(Probe).options(num_gpus=1, scheduling_strategy=NodeAffinitySchedulingStrategy(_node(0), soft=False)).remote()
-    ray.get(hog.__ray_ready__.remote())
     try:
-        with pytest.raises(LaunchError, match="should hold GPU 0 of node 0 but Ray gave it GPU 1"):
-            reserve(solved({"a": {"node_group": "gpu", "placement": "0"}}), timeout_s=10)
+        (held,) = ray.get(hog.gpus.remote())
+        with pytest.raises(LaunchError, match=rf"should hold GPU {held} of node 0 but Ray gave it GPU (?!{held}\b)\d"):
+            reserve(solved({"a": {"node_group": "gpu", "placement": held}}), timeout_s=10)
         assert_no_leaks()
     finally:
         ray.kill(hog)
@@ -161,21 +184,10 @@ def test_foreign_gpu_task_cannot_use_reserved_gpus(local_ray) -> None:
 
 def test_failing_constructor_leaves_nothing_behind(local_ray) -> None:
     placements = solved({"a": {"node_group": "gpu", "placement": "0-1"}}).placements("a")
-    with pytest.raises(LaunchError, match="a: starting Probe failed: .*constructor refused"):
+    with pytest.raises(LaunchError, match=r"a rank [01]: starting Probe failed: .*constructor refused"):
         launch(Probe, placements, cluster=MODEL, fail=True, timeout_s=60)
     assert_no_leaks()
-    assert wait_for_no_alive_probes() == []
-
-
-def wait_for_no_alive_probes(timeout_s: float = 15.0) -> list:
-    """Actor kills are asynchronous: poll the GCS actor table until no Probe actor is alive
-    (the public state API needs the dashboard, which the simulated cluster does not run)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        alive = [a for a in actor_table().values() if a["State"] == "ALIVE" and a["ActorClassName"].endswith("Probe")]
-        if not alive or time.monotonic() > deadline:
-            return alive
-        time.sleep(0.5)
+    assert alive_actors(["Probe"], timeout_s=15) == []
 
 
 def test_launch_owns_its_reservation(local_ray) -> None:
@@ -228,4 +240,39 @@ def test_env_in_constructor_gives_the_same_environment(local_ray) -> None:
         fast = reports(reservation.launch("rollout", Probe, env_in_constructor=True))
         assert [env["CUDA_VISIBLE_DEVICES"] for _, env in fast] == ["0,2", "1,3"]
         assert [env["RANK"] for _, env in fast] == ["0", "1"] and fast[0][0] == reservation.plan.node_ids[0]
+    assert_no_leaks()
+
+
+def test_every_component_rank_zero_binds_its_own_rendezvous_port_at_once(local_ray) -> None:
+    # the quickstart's shape: actor, rollout and reward all have rank 0 on node 0, GPU 0
+    solution = solved({
+        "actor": {"node_group": "gpu", "placement": "0-7", "tensor_parallel_size": 4},
+        "rollout": {"node_group": "gpu", "resources": "0-7", "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"},
+        "reward": {"node_group": "gpu", "placement": "0-1"},
+    })
+    with reserve(solution, cpus_per_process=0.25) as reservation:
+        groups = {name: reservation.launch(name, Probe) for name in ("actor", "rollout", "reward")}
+        masters = {name: reports(group)[0][1] for name, group in groups.items()}
+        assert {env["MASTER_ADDR"] for env in masters.values()} == {reservation.plan.node_ips[0]}
+        # all three rank-0 workers listen on their MASTER_PORT at the same time: no "Address already in use"
+        bound = ray.get([group.actors[0].bind_master_port.remote() for group in groups.values()])
+        assert bound == [int(env["MASTER_PORT"]) for env in masters.values()] and len(set(bound)) == 3
+        for name, group in groups.items():  # every rank of a component meets at its rank 0's port
+            assert {env["MASTER_PORT"] for _, env in reports(group)} == {masters[name]["MASTER_PORT"]}
+
+
+def test_records_alone_launch_on_the_live_cluster(local_ray) -> None:
+    placements = solved({"a": {"node_group": "gpu", "placement": "4-5"}}).placements("a")
+    with launch(Probe, placements) as group:  # no cluster=: Ray's node-rank labels place the records
+        got = reports(group)
+        assert [(node, env["CUDA_VISIBLE_DEVICES"], env["NODE_RANK"]) for node, env in got] == [(_node(1), "0", "0"), (_node(1), "1", "0")]
+        assert [(env["LOCAL_RANK"], env["LOCAL_WORLD_SIZE"], env["NODE_LOCAL_RANK"]) for _, env in got] == [("0", "1", "0"), ("0", "1", "1")]
+    assert_no_leaks()
+
+
+def test_two_reservations_with_the_default_job_name_coexist(local_ray) -> None:
+    with reserve(solved({"a": {"node_group": "gpu", "placement": "0"}}), cpus_per_process=0.25) as first:
+        with reserve(solved({"a": {"node_group": "gpu", "placement": "1"}}), cpus_per_process=0.25) as second:
+            names = [pg["name"] for pg in live_groups("solver-placement-reservation-")]
+            assert len(set(names)) == 2 and first.pg.id != second.pg.id
     assert_no_leaks()

@@ -31,19 +31,71 @@ def test_bad_labels_are_rejected() -> None:
 def test_a_plan_on_a_node_ray_lacks_is_refused_before_reserving() -> None:
     cluster = Cluster(2, 4)
     solution = solve(PlacementSpec.build(cluster, {"a": "4-5"}))
-    with pytest.raises(PlacementConfigError, match=r"node\(s\) \[1\] of the plan have no Ray node"):
+    with pytest.raises(PlacementConfigError, match=r"node 1 of the plan has no Ray node"):
         to_ray(solution.placements_by_component(), cluster, [node(0)])
     plan = to_ray(solve(PlacementSpec.build(cluster, {"a": "0-1"})).placements_by_component(), cluster, [node(0)])
     assert plan.node_ids[1] == "" and [b.item for b in plan.bundles] == ["gpu 0", "gpu 1"]
 
 
 def test_capacity_is_checked_against_ray_before_reserving() -> None:
-    cluster = Cluster(1, 8)
-    with pytest.raises(PlacementConfigError, match="node 0 .* needs 8 GPU but has 4"):
-        to_ray(solve(PlacementSpec.build(cluster, {"a": "0-7"})).placements_by_component(), cluster, [node(0)])
+    cluster = Cluster(1, 4)
+    placements = solve(PlacementSpec.build(cluster, {"a": "0-3"})).placements_by_component()
+    with pytest.raises(PlacementConfigError, match=r"node 0 .* needs 12 CPU but has 8"):
+        to_ray(placements, cluster, [node(0)], cpus_per_process=3)
+
+
+def test_every_difference_between_model_and_ray_is_listed_before_reserving() -> None:
+    robots = {"type": "franka", "configs": [{"node_rank": 1, "robot_ip": "10.0.0.9"}]}
+    cluster = Cluster(3, [8, 4, 0], accelerator_model=["A800", "H100", None], node_groups=[{"label": "arm", "node_ranks": 1, "hardware": robots}])
+    live = [
+        RayNode("id0", "10.0.0.1", {"CPU": 8.0, "GPU": 4.0, "accelerator_type:A800": 1.0}, {NODE_RANK_LABEL: "0"}),
+        RayNode("id1", "10.0.0.2", {"CPU": 8.0, "GPU": 4.0, "accelerator_type:A100": 1.0}, {NODE_RANK_LABEL: "1"}),
+    ]
+    placements = solve(PlacementSpec.build(cluster, {"a": "0-1", "b": {"node_group": "node", "placement": "2:0"}})).placements_by_component()
+    with pytest.raises(PlacementConfigError) as info:
+        to_ray(placements, cluster, live)
+    assert str(info.value) == (
+        "the Ray cluster differs from the cluster model in 4 way(s): node 0 (Ray node id0, 10.0.0.1) has 4 GPU(s), the model 8; "
+        "node 1 (Ray node id1, 10.0.0.2) has A100 GPUs, the model H100; node 1 (Ray node id1, 10.0.0.2) has 0 franka, the model 1; "
+        "node 2 of the plan has no Ray node (no Ray node carries solver-placement/node-rank=2; re-plan without it: solver_placement.replan) "
+        "(launch on a matching cluster, or solve against the live one: Cluster.from_ray)"
+    )
 
 
 def test_modelled_nodes_carry_gpus_robots_and_labels() -> None:
     cluster = Cluster(2, [2, 0], node_groups=[{"label": "r", "node_ranks": 1, "hardware": {"type": "arm", "configs": [{"node_rank": 1}]}}])
     nodes = modelled_nodes(cluster)
     assert nodes[0].resources["GPU"] == 2 and nodes[1].resources["arm"] == 1 and nodes[1].labels[NODE_RANK_LABEL] == "1"
+
+
+def envs(placements: dict, cluster: Cluster | None, nodes: list[RayNode]) -> dict[str, list[dict[str, str]]]:
+    plan = to_ray(placements, cluster, nodes)
+    return {name: [p.env for p in processes] for name, processes in plan.processes.items()}
+
+
+def test_local_rank_is_the_device_index_among_the_visible_devices() -> None:
+    cluster = Cluster(1, 8)
+    solution = solve(PlacementSpec.build(cluster, {"a": "4-7"}))
+    isolated = envs({"a": solution.placements("a")}, cluster, [node(0, gpus=8)])["a"]
+    assert [(e["CUDA_VISIBLE_DEVICES"], e["LOCAL_RANK"], e["LOCAL_WORLD_SIZE"], e["NODE_LOCAL_RANK"]) for e in isolated[:2]] == [
+        ("4", "0", "1", "0"), ("5", "0", "1", "1")]
+    # all GPUs visible: LOCAL_RANK selects the process's own GPU among them (not its position on the node)
+    shared = envs({"a": solution.placements("a", isolate_accelerator=False)}, cluster, [node(0, gpus=8)])["a"]
+    assert [(e["LOCAL_RANK"], e["LOCAL_WORLD_SIZE"], e["NODE_LOCAL_RANK"]) for e in shared] == [
+        ("4", "4", "0"), ("5", "4", "1"), ("6", "4", "2"), ("7", "4", "3")]
+    assert shared[0]["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
+
+
+def test_robot_processes_get_their_items_metadata_and_records_alone_plan() -> None:
+    robots = {"type": "franka", "configs": [{"node_rank": 0, "robot_ip": "10.0.0.7", "cameras": ["a1"]}, {"node_rank": 0, "robot_ip": "10.0.0.8"}]}
+    cluster = Cluster(1, 2, node_groups=[{"label": "arm", "node_ranks": 0, "hardware": robots}])
+    solution = solve(PlacementSpec.build(cluster, {"gpu": "0-1", "robot": {"node_group": "arm", "placement": "0-1"}}))
+    live = [RayNode("id0", "10.0.0.1", {"CPU": 8.0, "GPU": 2.0, "franka": 2.0}, {NODE_RANK_LABEL: "0"})]
+    env = envs(solution.placements_by_component(), cluster, live)
+    assert [(e["HARDWARE_TYPE"], e["HARDWARE_CONFIGS"]) for e in env["robot"]] == [
+        ("franka", '[{"cameras": ["a1"], "robot_ip": "10.0.0.7"}]'), ("franka", '[{"robot_ip": "10.0.0.8"}]')]
+    assert "HARDWARE_CONFIGS" not in env["gpu"][0]
+    # without the model, the records and Ray's nodes still make the plan (metadata unknown)
+    without_model = envs(solution.placements_by_component(), None, live)
+    assert [e["CUDA_VISIBLE_DEVICES"] for e in without_model["gpu"]] == ["0", "1"]
+    assert {e["HARDWARE_CONFIGS"] for e in without_model["robot"]} == {"[]"}

@@ -223,8 +223,6 @@ CONSTRUCTOR_ERRORS = [
     # api_en Flexible: a list of lists, one per process
     (lambda: FlexiblePlacementStrategy([]), ["FlexiblePlacementStrategy", "must not be empty"]),
     (lambda: FlexiblePlacementStrategy([[0, -1]]), ["FlexiblePlacementStrategy", "[0, -1]", "non-negative"]),
-    # api_en Flexible note: "The hardware ranks in each inner list ... must be unique."
-    (lambda: FlexiblePlacementStrategy([[1, 1]]), ["FlexiblePlacementStrategy", "[1, 1]", "unique"]),
     # Packed: end >= start (rlinf_behaviour.md 5.2)
     (lambda: PackedPlacementStrategy(4, 3), ["PackedPlacementStrategy", "end_hardware_rank 3", "greater than or equal"]),
     (lambda: PackedPlacementStrategy(-1, 3), ["PackedPlacementStrategy", "start_hardware_rank", "non-negative"]),
@@ -251,6 +249,9 @@ def test_constructor_rejects(make, fragments):
 
 
 PLACEMENT_ERRORS = [
+    # api_en Flexible note: "The hardware ranks in each inner list ... must be unique." (RLinf checks
+    # it in get_placement, where its own test expects the AssertionError)
+    (FlexiblePlacementStrategy([[1, 1]]), ONE_NODE, PlacementConfigError, ["[1, 1]", "unique"]),
     # api_en Flexible note: "The hardware ranks in each inner list must be on the same node"
     (FlexiblePlacementStrategy([[7, 8]]), TWO_NODES, InfeasiblePlacementError, ["[7, 8]", "one node"]),
     # api_en: "hardware ranks within a single process must all be of the same hardware type"

@@ -24,6 +24,13 @@ class Unit:
     name: str  # "process", "tensor-parallel group", "pipeline"
 
 
+#: RLinf's wording of the same rule for rank strings, so code matching RLinf's messages matches ours.
+RLINF_PHRASES = {
+    "node": " (All hardware ranks for a process must be on the same node)",
+    "hardware type": " (all hardware ranks of a process must use the same hardware type)",
+}
+
+
 def add_one_of(
     ctx: ModelContext,
     request: ComponentRequest,
@@ -51,7 +58,8 @@ def add_one_of(
             if required:
                 spans = sorted(set(values[lo:hi].tolist()))
                 where = _unit_where(request, unit, int(request.cand_process[lo]))
-                ctx.conflict(f"{where} {rule}, but its ranks lie on {attribute_name}s {attribute_values(ctx.cluster, attribute_name, spans)}")
+                lie = f"its ranks lie on {attribute_name}s {attribute_values(ctx.cluster, attribute_name, spans)}"
+                ctx.conflict(f"{where} {rule}, but {lie}{RLINF_PHRASES.get(attribute_name, '')}")
             continue
         chosen = {int(v): ctx.model.new_bool_var("") for v in np.unique(values[lo:hi])}
         for i in range(lo, hi):

@@ -1,10 +1,10 @@
 """The component_placement grammar: what parses, and every rule with its message."""
 
 import pytest
+from helpers import config
 
 from solver_placement import PlacementError, PlacementSpec, solve
 from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
-from helpers import config
 
 
 def parse(placement: dict, nodes: int = 2, gpus: int | list[int] = 8, **cluster: object) -> PlacementSpec:
@@ -39,15 +39,16 @@ def test_short_form_int_and_all_any_case() -> None:
 @pytest.mark.parametrize(
     ("placement", "error", "message"),
     [
-        ("0-1:0-4", PlacementSyntaxError, 'a: segment "0-1:0-4" has 2 resources and 5 processes; one must be a multiple of the other'),
-        ("0-3:1-4", PlacementSyntaxError, 'a: segment "0-3:1-4": process ranks must be unique, ascending and continuous from 0; expected this segment to start at process 0'),
-        ("0-3:0-3,4-7:5-8", PlacementSyntaxError, 'segment "4-7:5-8": process ranks must be unique, ascending and continuous from 0; expected this segment to start at process 4'),
+        ("0-1:0-4", PlacementSyntaxError, 'a: segment "0-1:0-4" has 2 resources and 5 processes; one must be a multiple of the other '
+         "(The number of process ranks 5 must be divisible by the number of resource ranks 2"),
+        ("0-3:1-4", PlacementSyntaxError, 'a: segment "0-3:1-4": Process ranks must be in ascending order and continuous from 0, and unique; expected this segment to start at process 0'),
+        ("0-3:0-3,4-7:5-8", PlacementSyntaxError, 'segment "4-7:5-8": Process ranks must be in ascending order and continuous from 0, and unique; expected this segment to start at process 4'),
         ("0-3:0-3,4-7:2-5", PlacementSyntaxError, "start at process 4"),
-        ("4-7,0-3", PlacementSyntaxError, 'a: segment "0-3": resource ranks must be in ascending order'),
-        ("0-3,2-5", PlacementSyntaxError, 'a: segment "2-5": resource ranks must be unique'),
+        ("4-7,0-3", PlacementSyntaxError, 'a: segment "0-3": Resource ranks must be in ascending order'),
+        ("0-3,2-5", PlacementSyntaxError, 'a: segment "2-5": Resource ranks must be unique'),
         ("0-3:all", PlacementSyntaxError, 'a: segment "0-3:all": process ranks cannot be "all"'),
-        ("0-3:0-1:2", PlacementSyntaxError, 'a: segment "0-3:0-1:2" has more than one ":"'),
-        ("0-3,,4-7", PlacementSyntaxError, "empty segment"),
+        ("0-3:0-1:2", PlacementSyntaxError, 'a: segment "0-3:0-1:2" has more than one ":"; expected resource_ranks:process_ranks (Invalid rank map string)'),
+        (" , ,", PlacementSyntaxError, 'a: placement ", ," names no ranks, only commas'),
         ("all,0-3", PlacementSyntaxError, 'segment "all" selects every resource'),
         ("0-x", PlacementSyntaxError, 'a: segment "0-x": resource ranks "0-x" is not a rank range'),
         ("0-16", PlacementConfigError, 'a: segment "0-16" on node group \'cluster\' (16 GPUs): resource ranks "0-16" is out of range; valid ranks are 0-15'),
@@ -56,9 +57,18 @@ def test_short_form_int_and_all_any_case() -> None:
     ],
 )
 def test_grammar_rules(placement: str, error: type, message: str) -> None:
+    """Each rule also raises what RLinf raises for it: an AssertionError (ValueError for syntax)."""
     with pytest.raises(error) as caught:
         parse({"a": placement})
     assert message in str(caught.value)
+    assert isinstance(caught.value, AssertionError) and isinstance(caught.value, ValueError)
+
+
+def test_stray_commas_and_blanks_are_accepted_like_rlinf() -> None:
+    """RLinf skips empty segments and strips blanks; the meaning is plain, so they are accepted."""
+    for text in ("0-3,,4-7", "0-3,4-7,", ",0-3, 4-7", " 0 - 3 , 4-7 "):
+        segments = parse({"a": text}).components["a"].segments
+        assert [(str(s.resources), s.processes) for s in segments] == [("0-3", None), ("4-7", None)]
 
 
 @pytest.mark.parametrize(
@@ -73,6 +83,7 @@ def test_grammar_rules(placement: str, error: type, message: str) -> None:
         ({"a": "0", "b": {"placement": "1", "exclusive_with": ["c"]}}, "'b': refers to unknown component 'c'"),
         ({"a": {"placement": "0", "collocate_with": "a"}}, "cannot refer to itself"),
         ({"a": "0", "a,b": "1"}, "component 'a' has a placement under two keys"),
+        ({"a": "0", "a,b": "1"}, "(Component a has multiple placements defined)"),
         ({"a,": "0"}, "empty component name"),
         ({"a": {"processes": 2, "stride": "auto"}}, "stride: auto needs collocate_with"),
         ({"a": {"processes": 0}}, "processes must be positive"),

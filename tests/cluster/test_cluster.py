@@ -76,7 +76,7 @@ def test_from_config_accepts_yaml_dictconfig_and_sections(tmp_path) -> None:
         ([{"label": "a", "node_ranks": "0-1", "hardware": {"type": "r", "configs": [{"node_rank": 0}, {"node_rank": 0}]}}], "duplicates"),
         ([{"label": "a", "node_ranks": 0, "hardware": {"type": "r", "configs": [{"node_rank": 0}]}},
           {"label": "b", "node_ranks": 0, "hardware": {"type": "r", "configs": [{"node_rank": 0, "x": 1}]}}], "already declared"),
-        ([{"label": "a", "node_ranks": "0-1", "env_configs": [{"node_ranks": 0}, {"node_ranks": "0-1"}]}], "already has an env_config"),
+        ([{"label": "a", "node_ranks": "0-1", "env_configs": [{"node_ranks": 0}, {"node_ranks": "0-1"}]}], "Node rank 0 in env_config is duplicated"),
         ("a800", "list of mappings"),
     ],
 )
@@ -116,3 +116,65 @@ def test_rlinf_cluster_cfg_keyword() -> None:
     assert Cluster(cluster_cfg=cfg.cluster).num_accelerators == 8
     with pytest.raises(PlacementConfigError, match="not both"):
         Cluster(2, cluster_cfg=cfg.cluster)
+
+
+def test_rlinf_cluster_keys_are_accepted() -> None:
+    """Every cluster key RLinf defines loads; the ones that do not decide placement are ignored."""
+    section = {
+        "num_nodes": 1,
+        "num_gpus_per_node": 4,
+        "component_placement": {"actor": "0-3"},
+        "profiling": {"backend": "nsight", "enabled": True, "worker_groups": ["ActorGroup"]},
+        "nsight": {"enabled": False},
+        "tracer": {"enable": True, "output_file": None},
+        "net_emulation": {"enabled": False, "crossdc_pairs": []},
+        "auto_scheduler": False,
+        "use_pre_process_policy": True,
+        "use_wait_before_last_iter_policy": False,
+        "recreate_nccl_groups": False,
+    }
+    assert Cluster.from_config(section).num_accelerators == 4
+
+
+def test_keys_rlinf_does_not_define_are_refused() -> None:
+    """RLinf's own keys are listed and accepted; any other key is refused with the known keys,
+    so a setting that placement would silently ignore is never mistaken for one it reads."""
+    assert Cluster.from_config({"num_nodes": 1, "tracer": {"enable": False}, "net_emulation": {}}).num_nodes == 1
+    with pytest.raises(PlacementConfigError, match="unknown key 'instance_type'"):
+        Cluster.from_config({"num_nodes": 1, "instance_type": "p4d"})
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("num_gpu_per_node", "num_gpus_per_node"),
+        ("gpus_per_node", "num_gpus_per_node"),
+        ("num_gpus_per_nodes", "num_gpus_per_node"),
+        ("node_group", "node_groups"),
+        ("componet_placement", "component_placement"),
+        ("num_node", "num_nodes"),
+        ("accelerator_types", "accelerator_type"),
+        ("auto_schedular", "auto_scheduler"),
+        ("use_pre_proces_policy", "use_pre_process_policy"),
+        ("net_emulaton", "net_emulation"),
+        ("gpu_memory", "gpu_memory_gb"),
+    ],
+)
+def test_a_misspelt_known_key_is_still_caught(typo: str, meant: str) -> None:
+    with pytest.raises(PlacementConfigError, match=f"unknown key '{typo}'; did you mean '{meant}'"):
+        Cluster.from_config({"num_nodes": 1, typo: 1})
+
+
+def test_node_ranks_merge_overlaps_and_env_configs_take_all() -> None:
+    """RLinf reads node_ranks as a set and ``all`` in env_configs as every node of the group."""
+    cluster = Cluster(3, 8, node_groups=[{"label": "a", "node_ranks": "0-1,1-2,", "env_configs": [
+        {"node_ranks": "all", "env_vars": [{"GLOO_SOCKET_IFNAME": "eth0"}]}]}])
+    group = cluster.node_group("a")
+    assert group.node_ranks == (0, 1, 2) and group.env_configs[0].node_ranks == (0, 1, 2)
+
+
+def test_cluster_errors_are_catchable_as_rlinf_assertions() -> None:
+    with pytest.raises(AssertionError, match="reserved"):
+        Cluster(num_nodes=1, node_groups=[{"label": "node", "node_ranks": 0}])
+    with pytest.raises(AssertionError, match="must be a subset of node_ranks"):
+        Cluster(num_nodes=2, node_groups=[{"label": "a", "node_ranks": 0, "env_configs": [{"node_ranks": 1}]}])

@@ -1,0 +1,84 @@
+"""The ``solver-placement`` command group and the one place its failures become exit statuses.
+
+A refused input prints one line, ``error: <what, where, which rule>``, on stderr and exits with
+the status of its kind (:mod:`solver_placement.cli.exit_codes`); never a traceback. The group
+catches for every subcommand, so subcommands added later behave the same for free.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from solver_placement.cli.auto_command import auto_command
+from solver_placement.cli.exit_codes import EXIT_CODES_HELP, ExitCode, exit_code_for
+from solver_placement.cli.launch_command import launch_command
+from solver_placement.cli.output import fail
+from solver_placement.cli.plot_command import plot_command
+from solver_placement.cli.solve_commands import explain_command, solve_command
+from solver_placement.cli.text import one_line
+from solver_placement.constants import VERSION
+from solver_placement.errors import InternalError, PlacementError
+
+
+class _Commands(click.Group):
+    """A click group that turns every failure into one line on stderr and its exit status."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PlacementError as error:
+            fail(one_line(error), exit_code_for(error))
+        except BrokenPipeError:
+            _quiet_stdout()
+            sys.exit(ExitCode.OK)
+        except OSError as error:
+            fail(f"{error.filename}: {error.strerror or error}" if error.filename else str(error), ExitCode.IO)
+        except InternalError as error:
+            fail(f"internal error (a bug in solver_placement; please report it with the config): {error}", ExitCode.INTERNAL)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone (``| head -1``), so the flush at exit
+    cannot fail a second time and print Python's "Exception ignored ... Broken pipe"."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no real descriptor (captured output): nothing will flush to the pipe
+        pass
+
+
+@click.group(cls=_Commands, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(VERSION, "-V", "--version", prog_name="solver-placement")
+def main() -> None:
+    """Decide where every process of a distributed RL job runs, draw it, or say why it cannot run.
+
+    FILE is a YAML config with a cluster: section (num_nodes, num_gpus_per_node, node_groups,
+    component_placement), or - to read it from stdin. KEY=VALUE arguments after FILE override
+    its values (OmegaConf dot-list: cluster.num_nodes=4). A config with runner.task_type is
+    placed with the RLinf placement class RLinf's entry script for that task uses. Every command
+    prints a document with --format json; errors go to stderr as one "error: ..." line.
+
+    \b
+    Examples:
+      solver-placement solve models/quickstart.yaml
+      solver-placement solve models/quickstart.yaml cluster.component_placement.reward.placement=0-7 --format json
+      solver-placement solve models/quickstart.yaml -c rollout --format json | jq '.components.rollout'
+      solver-placement plot models/quickstart.yaml -o layout.png
+      solver-placement plot models/quickstart.yaml -o sync.svg --figure weight-sync
+      solver-placement explain models/invalid/not_multiple.yaml
+      solver-placement launch models/quickstart.yaml --run
+      solver-placement auto models/auto_reference_16x8.yaml
+      python -m solver_placement solve - < models/quickstart.yaml
+
+    \b
+    Shell completion (click's), e.g. for bash in ~/.bashrc:
+      eval "$(_SOLVER_PLACEMENT_COMPLETE=bash_source solver-placement)"
+    (zsh: zsh_source, fish: fish_source)
+    """
+
+
+for _command in (solve_command, plot_command, explain_command, auto_command, launch_command):
+    main.add_command(_command)

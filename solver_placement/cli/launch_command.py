@@ -1,0 +1,97 @@
+"""``launch``: the Ray launch plan of FILE, or a real launch that checks where every process ran."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+
+import click
+from tabulate import tabulate
+
+from solver_placement.cli.exit_codes import ExitCode
+from solver_placement.cli.model_input import Model, model_arguments, read_model
+from solver_placement.cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
+from solver_placement.cli.output import document, echo_document
+from solver_placement.cli.placing import place
+from solver_placement.cli.progress import working
+from solver_placement.solver.solution import Solution
+
+PLAN_HEADERS = ["component", "rank", "node", "bundle", "anchor", "CUDA_VISIBLE_DEVICES", "RANK", "LOCAL_RANK", "NODE_RANK"]
+LANDED_HEADERS = ["component", "rank", "node", "planned devices", "seen by the actor", "exact"]
+
+
+@click.command("launch", cls=ModelCommand, short_help="Show the Ray launch plan of FILE, or launch it and check every process.")
+@model_arguments
+@click.option("--dry-run/--run", default=True, show_default=True, help="Only print the plan, or really launch on Ray.")
+@format_option("table", "json", help="table for people; json: the document described above.")
+@click.option("--address", default=None, help="Ray address (default: the running Ray, else an embedded local one).")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait for the reservation and actors.")
+@time_limit_option
+@model_parallel_option
+def launch_command(
+    file: str, overrides: Sequence[str], dry_run: bool, fmt: str, address: str | None, timeout: float, time_limit: float | None,
+    model_parallel: bool,
+) -> None:  # fmt: skip
+    """Plan (--dry-run) or launch (--run) FILE on Ray, one probe actor per process.
+
+    A dry run maps node ranks to Ray nodes as the cluster model describes them and prints every
+    process's bundle, node and environment. --run reserves the whole plan at once on the running
+    Ray (or starts an embedded local Ray shaped like the model), starts a probe actor per
+    process, checks it runs on the planned node with the planned devices, and releases
+    everything (exit 5 if any process landed elsewhere).
+
+    \b
+    json prints one document: schema_version (1), command, file, overrides,
+    run (false for a dry run); a dry run adds the plan: job_name, node_ids,
+    node_ips, bundles and processes {component: [rank, node_rank, bundle_index,
+    env, ...]}; --run adds processes (component, rank, node_rank,
+    planned_devices, seen_devices, on_planned_node, exact) and exact (count).
+
+    \b
+    Examples:
+      solver-placement launch models/quickstart.yaml --dry-run
+      solver-placement launch models/quickstart.yaml --format json
+      solver-placement launch models/quickstart.yaml --run
+    """
+    model = read_model(file, overrides)
+    with working(f"solving {model.name}"):
+        solution = place(model.config, time_limit, model_parallel).solution
+    if dry_run:
+        _dry_run(model, solution, fmt)
+    else:
+        _run(model, solution, fmt, timeout, address)
+
+
+def _dry_run(model: Model, solution: Solution, fmt: str) -> None:
+    from solver_placement.ray_launch.plan import modelled_nodes, to_ray  # Ray loads only when launching
+
+    plan = to_ray(solution.placements_by_component(), solution.cluster, modelled_nodes(solution.cluster))
+    if fmt == "json":
+        echo_document(document("launch", model, run=False, **plan.to_dict()), fmt)
+        return
+    rows = [
+        [p.component, p.rank, p.node_rank, p.bundle_index, plan.bundles[p.bundle_index].item, p.env.get("CUDA_VISIBLE_DEVICES", ""),
+         p.env["RANK"], p.env["LOCAL_RANK"], p.env["NODE_RANK"]]
+        for processes in plan.processes.values() for p in processes
+    ]  # fmt: skip
+    click.echo(f"{model.name}: {len(plan.bundles)} bundles in one placement group, {len(rows)} processes")
+    click.echo(tabulate(rows, headers=PLAN_HEADERS))
+
+
+def _run(model: Model, solution: Solution, fmt: str, timeout: float, address: str | None) -> None:
+    """Launch, report every process, and exit 5 if any landed off its planned node or devices."""
+    from solver_placement.ray_launch.landing_check import launch_and_check
+
+    with working("reserving the plan on Ray and starting one probe actor per process"):
+        _, landed = launch_and_check(solution, timeout_s=timeout, address=address)
+    exact = sum(p.exact for p in landed)
+    if fmt == "json":
+        processes = [{**asdict(p), "exact": p.exact} for p in landed]
+        echo_document(document("launch", model, run=True, processes=processes, exact=exact), fmt)
+    else:
+        rows = [[p.component, p.rank, p.node_rank, p.planned_devices, p.seen_devices, "yes" if p.exact else "NO"] for p in landed]
+        click.echo(tabulate(rows, headers=LANDED_HEADERS))
+        click.echo(f"{exact} of {len(landed)} processes ran on exactly their planned node and devices; reservation released")
+    if exact < len(landed):
+        sys.exit(ExitCode.LAUNCH_FAILED)

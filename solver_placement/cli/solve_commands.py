@@ -1,0 +1,126 @@
+"""``solve`` and ``explain``: the placement of every process, or why there is none."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+
+import click
+
+from solver_placement.cli.exit_codes import ExitCode
+from solver_placement.cli.model_input import Model, model_arguments, read_model
+from solver_placement.cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
+from solver_placement.cli.output import document, echo_document, fail
+from solver_placement.cli.placing import Placed, place
+from solver_placement.cli.progress import working
+from solver_placement.cli.text import compact_conflicts, format_table, summary, usage_counts
+from solver_placement.diagnose import diagnose
+from solver_placement.errors import InfeasiblePlacementError
+from solver_placement.rlinf.component_placement import ComponentPlacement
+from solver_placement.rlinf.task_placement import placement_class
+
+
+@click.command("solve", cls=ModelCommand)
+@model_arguments
+@click.option("--component", "-c", multiple=True, help="Only show this component (repeatable).")
+@format_option("table", "json", "yaml", help="table for people; json and yaml print the document described above.")
+@time_limit_option
+@model_parallel_option
+def solve_command(
+    file: str, overrides: Sequence[str], component: Sequence[str], fmt: str, time_limit: float | None, model_parallel: bool
+) -> None:
+    """Solve FILE and print every process's placement.
+
+    \b
+    json and yaml print one document: schema_version (1), command, file,
+    overrides, status (CP-SAT's, e.g. "optimal"), placement_class and
+    placement_mode (RLinf's class and mode, null when placed as written) and
+    components: {name: [every Placement field, one object per process]}.
+
+    \b
+    Examples:
+      solver-placement solve models/quickstart.yaml
+      solver-placement solve models/quickstart.yaml cluster.component_placement.reward.placement=0-7
+      solver-placement solve models/api_node_groups.yaml -c env -c agent
+      cat models/quickstart.yaml | solver-placement solve - --format json
+      solver-placement solve models/modelparallel_collocated_tp4_tp2_1x8.yaml
+    """
+    model = read_model(file, overrides)
+    with working(f"solving {model.name}"):
+        placed = place(model.config, time_limit, model_parallel)
+    solution = placed.solution
+    records = {name: solution.placements(name) for name in list(component) or solution.components}
+    if fmt != "table":
+        components = {name: [asdict(p) for p in pls] for name, pls in records.items()}
+        echo_document(document("solve", model, status=solution.status.lower(), placement_class=placed.class_name,
+                               placement_mode=placed.mode, components=components), fmt)  # fmt: skip
+        return
+    click.echo(f"{model.name}: {solution.cluster.describe()}; {solution.status.lower()} in {sum(solution.timings.values()):.3f} s")
+    click.echo(format_table([p for pls in records.values() for p in pls]))
+
+
+@click.command("explain", cls=ModelCommand, short_help="Say why FILE cannot be placed, or summarise it in one line.")
+@model_arguments
+@format_option("text", "json", help="text for people; json prints the document described above.")
+@time_limit_option
+@model_parallel_option
+def explain_command(file: str, overrides: Sequence[str], fmt: str, time_limit: float | None, model_parallel: bool) -> None:
+    """Say why FILE is invalid or infeasible, or summarise it in one line if it is fine.
+
+    An infeasible FILE lists every statement in the smallest conflicting set CP-SAT found, and
+    the fixes that were checked to fit (exit 3).
+
+    \b
+    json prints one document: schema_version (1), command, file, overrides,
+    feasible (true/false); when feasible: summary, status, placement_class,
+    placement_mode, processes, nodes_used, nodes, gpus_used, gpus and
+    components {name: process count}; when not: conflicts and suggestions
+    (lists of sentences). Bad input and timeouts are errors on stderr.
+
+    \b
+    Examples:
+      solver-placement explain models/quickstart.yaml
+      solver-placement explain models/invalid/process_spans_nodes_gpu.yaml
+      solver-placement explain models/quickstart.yaml cluster.component_placement.rollout.processes=9 --format json
+    """
+    model = read_model(file, overrides)
+    try:
+        with working(f"solving {model.name}"):
+            placed = place(model.config, time_limit, model_parallel)
+    except InfeasiblePlacementError as error:
+        _explain_infeasible(model, error, fmt, placed_as_written=not model_parallel and placement_class(model.config) is ComponentPlacement)
+        raise
+    if fmt == "json":
+        echo_document(_feasible_document(model, placed), fmt)
+        return
+    click.echo(f"{model.name}: {summary(placed)}")
+
+
+def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str, placed_as_written: bool) -> None:
+    """Print the conflicts and checked fixes and exit 3; return only when a one-line error says it all.
+
+    Fixes are searched only for configs placed as written: they are edits of component_placement,
+    which an RLinf placement class rewrites before solving.
+    """
+    conflicts = compact_conflicts(error.conflicts)
+    fixes: Sequence[str] = ()
+    if placed_as_written:
+        with working(f"checking fixes for {model.name}"):
+            fixes = diagnose(model.config).suggestions
+    if fmt == "json":
+        echo_document(document("explain", model, feasible=False, conflicts=conflicts, suggestions=list(fixes)), fmt)
+        sys.exit(ExitCode.INFEASIBLE)
+    if len(conflicts) > 1 or fixes:
+        listed = "".join(f"\n  - {conflict}" for conflict in conflicts)
+        tips = "".join(f"\nsuggestion: {fix}" for fix in fixes)
+        fail(f"no placement exists; these statements cannot all hold:{listed}{tips}", ExitCode.INFEASIBLE)
+
+
+def _feasible_document(model: Model, placed: Placed) -> dict[str, object]:
+    records = placed.solution.placements_by_component()
+    return document(
+        "explain", model, feasible=True, summary=summary(placed), status=placed.solution.status.lower(),
+        placement_class=placed.class_name, placement_mode=placed.mode, **usage_counts(placed),
+        components={name: len(pls) for name, pls in records.items()},
+    )  # fmt: skip

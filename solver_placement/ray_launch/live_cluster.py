@@ -1,0 +1,103 @@
+"""The cluster model of a running Ray cluster: what its nodes advertise, in a fixed order.
+
+Users run Ray clusters that already know their nodes, GPUs, GPU models, robots and labels;
+``cluster_from_ray`` turns that into our :class:`Cluster`, so a model may give only its
+components. Mapping of Ray's view:
+
+* node order: the ``solver-placement/node-rank`` label when nodes carry it (then every node
+  must, with ranks 0..n-1), else by IP, then Ray node id, so ranks are the same on every call;
+* ``GPU`` resource: GPUs of the node; ``accelerator_type:<name>``: their model;
+* any other custom resource (``franka: 2``): that many hardware items of that type, in a node
+  group named after the type (item metadata: ``ray_index`` 0..count-1 on the node);
+* node labels (except Ray's own ``ray.io/*`` and the node-rank label): topology labels, and
+  for each key of ``group_by_labels`` one node group per value, named after the value.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import LaunchError
+from solver_placement.ray_launch.nodes import NODE_RANK_LABEL, RayNode, ip_key
+from solver_placement.ray_launch.session import DEFAULT_CONNECT_TIMEOUT_S, ensure_ray, ray_nodes
+
+#: Ray resources that are not hardware items.
+_NOT_ITEMS = ("CPU", "GPU", "memory", "object_store_memory")
+_MODEL_PREFIX = "accelerator_type:"
+
+
+def cluster_from_ray(
+    address: str | None = None,
+    *,
+    group_by_labels: Sequence[str] = (),
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+) -> Cluster:
+    """Read the Ray cluster at ``address`` (see ``session.ensure_ray``; this process stays connected)."""
+    ensure_ray(None, address, connect_timeout_s)
+    return cluster_of_nodes(ray_nodes(), group_by_labels)
+
+
+def cluster_of_nodes(nodes: Sequence[RayNode], group_by_labels: Sequence[str] = ()) -> Cluster:
+    """The cluster model of the given Ray nodes (pure: the testable half of ``cluster_from_ray``)."""
+    ordered = ordered_nodes(nodes)
+    labels = [{k: v for k, v in node.labels.items() if not k.startswith("ray.io/") and k != NODE_RANK_LABEL} for node in ordered]
+    return Cluster(
+        num_nodes=len(ordered),
+        num_gpus_per_node=[int(node.resources.get("GPU", 0)) for node in ordered],
+        accelerator_model=[_gpu_model(node) for node in ordered],
+        node_groups=[*_hardware_groups(ordered), *_label_groups(labels, group_by_labels)],
+        node_labels=labels,
+    )
+
+
+def ordered_nodes(nodes: Sequence[RayNode]) -> list[RayNode]:
+    """Nodes by their node-rank label (all of them must carry 0..n-1), else by (IP, node id)."""
+    if not nodes:
+        raise LaunchError("the Ray cluster has no alive node")
+    labelled = [node for node in nodes if NODE_RANK_LABEL in node.labels]
+    if not labelled:
+        return sorted(nodes, key=lambda node: (ip_key(node.ip), node.node_id))
+    ranks = sorted(node.labels[NODE_RANK_LABEL] for node in labelled)
+    if len(labelled) != len(nodes) or ranks != sorted(str(rank) for rank in range(len(nodes))):
+        raise LaunchError(
+            f"Ray's {NODE_RANK_LABEL} labels must number every alive node 0..{len(nodes) - 1} once; "
+            f"{len(labelled)} of {len(nodes)} node(s) carry ranks {', '.join(ranks)}"
+        )
+    return sorted(nodes, key=lambda node: int(node.labels[NODE_RANK_LABEL]))
+
+
+def _gpu_model(node: RayNode) -> str | None:
+    models = sorted(key.removeprefix(_MODEL_PREFIX) for key in node.resources if key.startswith(_MODEL_PREFIX))
+    return models[0] if models and node.resources.get("GPU", 0) else None
+
+
+def _hardware_groups(ordered: Sequence[RayNode]) -> list[dict[str, Any]]:
+    """One node group per custom resource type, one item per unit on each node."""
+    configs: dict[str, list[dict[str, int]]] = defaultdict(list)
+    for rank, node in enumerate(ordered):
+        for name, amount in sorted(node.resources.items()):
+            if name in _NOT_ITEMS or name.startswith(("node:", _MODEL_PREFIX)) or int(amount) < 1:
+                continue
+            configs[name].extend({"node_rank": rank, "ray_index": index} for index in range(int(amount)))
+    return [
+        {"label": kind, "node_ranks": _ranks(sorted({c["node_rank"] for c in items})), "hardware": {"type": kind, "configs": items}}
+        for kind, items in sorted(configs.items())
+    ]
+
+
+def _label_groups(labels: Sequence[dict[str, str]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    groups = []
+    for key in keys:
+        values = sorted({node_labels[key] for node_labels in labels if key in node_labels})
+        if not values:
+            raise LaunchError(f"group_by_labels: no Ray node carries the label {key!r}")
+        for value in values:
+            groups.append({"label": value, "node_ranks": _ranks([r for r, node_labels in enumerate(labels) if node_labels.get(key) == value])})
+    return groups
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    return ",".join(map(str, ranks))

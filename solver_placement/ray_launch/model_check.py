@@ -1,0 +1,66 @@
+"""Does the Ray cluster match the cluster model? Every difference, before anything is reserved.
+
+A model that states its cluster was solved for that hardware; launched on a Ray cluster with
+fewer GPUs on a node, another GPU model or a missing robot, the plan would land on hardware it
+was not made for. Ray nodes the model has but Ray lacks are only a difference when the plan
+uses them: a plan re-planned around a lost node (``solver_placement.replan``) still launches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.constants import ACCELERATOR, NODE
+from solver_placement.errors import PlacementConfigError
+from solver_placement.ray_launch.nodes import NODE_RANK_LABEL, RayNode
+
+_MODEL_PREFIX = "accelerator_type:"
+
+
+def check_model_matches(cluster: Cluster, nodes: Sequence[RayNode | None], used: Collection[int]) -> None:
+    """Raise one error listing every difference between the model and Ray's nodes."""
+    found = differences(cluster, nodes, used)
+    if found:
+        raise PlacementConfigError(
+            f"the Ray cluster differs from the cluster model in {len(found)} way(s): " + "; ".join(found)
+            + " (launch on a matching cluster, or solve against the live one: Cluster.from_ray)"
+        )
+
+
+def differences(cluster: Cluster, nodes: Sequence[RayNode | None], used: Collection[int]) -> list[str]:
+    """Per model node: missing (when the plan uses it), fewer GPUs, another GPU model, fewer items."""
+    found = []
+    for rank, node in enumerate(nodes):
+        if node is None:
+            if rank in used:
+                found.append(f"node {rank} of the plan has no Ray node (no Ray node carries {NODE_RANK_LABEL}={rank}; re-plan without it: solver_placement.replan)")
+            continue
+        found.extend(_node_differences(cluster, rank, node))
+    return found
+
+
+def _node_differences(cluster: Cluster, rank: int, node: RayNode) -> list[str]:
+    where = f"node {rank} (Ray node {node.node_id[:12]}, {node.ip})"
+    found = []
+    gpus = int(cluster.gpus_per_node[rank])
+    if node.resources.get("GPU", 0.0) + 1e-9 < gpus:
+        found.append(f"{where} has {node.resources.get('GPU', 0.0):g} GPU(s), the model {gpus}")
+    model = cluster.accelerator_models[rank]
+    ray_models = sorted(key.removeprefix(_MODEL_PREFIX) for key in node.resources if key.startswith(_MODEL_PREFIX))
+    if model is not None and ray_models and model not in ray_models:
+        found.append(f"{where} has {'/'.join(ray_models)} GPUs, the model {model}")
+    for kind, count in sorted(items_on(cluster, rank).items()):
+        if node.resources.get(kind, 0.0) + 1e-9 < count:
+            found.append(f"{where} has {node.resources.get(kind, 0.0):g} {kind}, the model {count}")
+    return found
+
+
+def items_on(cluster: Cluster, rank: int) -> dict[str, int]:
+    """The model's custom hardware items (robots) on node ``rank``, counted per type."""
+    counts: dict[str, int] = {}
+    for hw in map(int, (cluster.hw_node == rank).nonzero()[0]):
+        kind = cluster.kind_of(hw)
+        if kind not in (ACCELERATOR, NODE):
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts

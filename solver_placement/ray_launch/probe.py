@@ -1,0 +1,80 @@
+"""Look inside a fresh reservation: did every bundle land on its planned node and GPU, and
+which rendezvous port can each component's rank 0 use?
+
+Ray picks GPU instances itself (first free), so only a task running inside a bundle can tell
+which GPU the bundle really holds. The same tasks find the ``MASTER_PORT`` of every component:
+all ports of one node are bound *at the same time* by one task, so components whose rank 0
+share a node get distinct ports (a port bound and closed in one task can be handed out again
+to the next). The ports are released before the workers start; another program could take
+one in between, which the worker's bind then reports (``Address already in use``).
+"""
+
+from __future__ import annotations
+
+import socket
+from contextlib import ExitStack
+from typing import Any
+
+import ray
+from ray.exceptions import GetTimeoutError, RayError
+from ray.util.placement_group import PlacementGroup
+from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+from solver_placement.errors import LaunchError
+from solver_placement.ray_launch.plan import RayLaunchPlan
+
+
+@ray.remote(num_cpus=0)
+def _probe(port_count: int) -> tuple[str, list[str], list[int]]:
+    """Runs inside a bundle: its node, the GPU ids Ray assigned, and ``port_count`` free ports."""
+    with ExitStack() as held:
+        ports = []
+        for _ in range(port_count):
+            sock = held.enter_context(socket.socket())
+            sock.bind(("", 0))
+            ports.append(sock.getsockname()[1])
+    return ray.get_runtime_context().get_node_id(), [str(g) for g in ray.get_gpu_ids()], ports
+
+
+def port_requests(launch_plan: RayLaunchPlan) -> dict[int, list[str]]:
+    """Per bundle: the components whose ports its probe finds (all of a node on its first bundle)."""
+    first_bundle_of_node: dict[int, int] = {}
+    for index, bundle in enumerate(launch_plan.bundles):
+        first_bundle_of_node.setdefault(bundle.node_rank, index)
+    requests: dict[int, list[str]] = {}
+    for name, processes in launch_plan.processes.items():
+        if processes:
+            requests.setdefault(first_bundle_of_node[processes[0].node_rank], []).append(name)
+    return requests
+
+
+def probe_bundles(launch_plan: RayLaunchPlan, pg: PlacementGroup, timeout_s: float) -> dict[str, int]:
+    """Check every bundle is on its planned node and holds its planned GPU; the master ports."""
+    requests = port_requests(launch_plan)
+    pending: list[Any] = []
+    for index, bundle in enumerate(launch_plan.bundles):
+        options: dict[str, Any] = {"scheduling_strategy": PlacementGroupSchedulingStrategy(pg, placement_group_bundle_index=index)}
+        options["num_gpus" if "GPU" in bundle.resources else "num_cpus"] = 0.0001
+        pending.append(_probe.options(**options).remote(len(requests.get(index, []))))
+    try:
+        answers = ray.get(pending, timeout=timeout_s)
+    except GetTimeoutError:
+        raise LaunchError(f"probing the reserved bundles took longer than {timeout_s:g} s") from None
+    except RayError as error:
+        raise LaunchError(f"probing the reserved bundles failed: {str(error).strip().splitlines()[-1]}") from None
+    for index, (node_id, gpu_ids, _) in enumerate(answers):
+        _check_bundle(launch_plan, index, node_id, gpu_ids)
+    return {name: port for index, names in requests.items() for name, port in zip(names, answers[index][2])}
+
+
+def _check_bundle(launch_plan: RayLaunchPlan, index: int, node_id: str, gpu_ids: list[str]) -> None:
+    bundle = launch_plan.bundles[index]
+    if node_id != bundle.node_id:
+        raise LaunchError(f"bundle {index} ({bundle.item} of node {bundle.node_rank}) landed on Ray node {node_id[:12]}, not {bundle.node_id[:12]}")
+    planned = bundle.item.split()[1]
+    if "GPU" in bundle.resources and gpu_ids != [planned]:
+        raise LaunchError(
+            f"bundle {index} should hold GPU {planned} of node {bundle.node_rank} but Ray gave it GPU {','.join(gpu_ids) or '-'} "
+            "(another job holds that GPU); free it or re-plan"
+        )
+
