@@ -57,6 +57,8 @@ def build_placements(
     isolate_accelerator: bool = True,
 ) -> list[Placement]:
     """Turn a CSR assignment (physical ids per process, rank order) into placement records."""
+    # Vectorised per-field arrays first, then one loop that builds the records: kept together so
+    # the hot path (100,000 GPUs) reads top to bottom.
     num_processes = indptr.size - 1
     if num_processes == 0:
         return []

@@ -301,6 +301,8 @@ def _kept_in_place(
 ) -> Solution | None:
     """``spec`` placed with every surviving process pinned and only the displaced ones free
     (see the module docstring), verified; None when that cannot state the job or finds nothing."""
+    # One function on purpose: the split spec is built in one pass over the owners, and every
+    # early ``return None`` (a case the fast path cannot state) must leave nothing half-built.
     owners = [c for c in spec.components.values() if c.shares_rule_with is None]
     names = {c.name: [n for n, other in spec.components.items() if (other.shares_rule_with or n) == c.name] for c in owners}
     records = {c.name: solution.placements(c.name) for c in owners}

@@ -72,6 +72,8 @@ class Cluster:
         *,
         cluster_cfg: Any = None,
     ) -> None:
+        # Long because it validates every per-node field in the order a config states them, so the
+        # first error reported is the first wrong key; each step is one call to a schema parser.
         if cluster_cfg is not None:  # RLinf's spelling: Cluster(cluster_cfg=cfg.cluster)
             if num_nodes is not None:
                 raise PlacementConfigError("give either num_nodes/... or cluster_cfg, not both")
