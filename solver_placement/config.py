@@ -18,7 +18,7 @@ import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -29,19 +29,25 @@ from solver_placement.errors import PlacementConfigError
 ConfigSource = str | Path | Mapping[str, Any] | DictConfig
 
 
+def load_yaml(source: Path | IO[str], name: str) -> DictConfig:
+    """A YAML file or stream as an unresolved DictConfig with a mapping at the top; ``name`` says
+    which file in messages (the CLI reads ``-`` from stdin through this too)."""
+    try:
+        loaded = OmegaConf.load(source)
+    except (YAMLError, OmegaConfBaseException, UnicodeDecodeError) as error:
+        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {error}") from None
+    if not isinstance(loaded, DictConfig):
+        raise PlacementConfigError(f"config file {name!r} must hold a mapping at the top level")
+    return loaded
+
+
 def load_config(source: ConfigSource) -> dict[str, Any]:
     """Return ``source`` (a YAML path, a ``DictConfig`` or a mapping) as a plain, resolved dict."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
             raise PlacementConfigError(f"config file {str(path)!r} does not exist")
-        try:
-            loaded = OmegaConf.load(path)
-        except (YAMLError, OmegaConfBaseException, UnicodeDecodeError) as error:
-            raise PlacementConfigError(f"config file {str(path)!r} is not valid YAML: {error}") from None
-        if not isinstance(loaded, DictConfig):
-            raise PlacementConfigError(f"config file {str(path)!r} must hold a mapping at the top level")
-        return to_plain(loaded, "")
+        return to_plain(load_yaml(path, str(path)), "")
     if isinstance(source, (DictConfig, Mapping)):
         return to_plain(source, "")
     raise PlacementConfigError(

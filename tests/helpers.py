@@ -10,6 +10,15 @@ from solver_placement import Solution, solve, verify
 #: The repository root and its scenario models, for tests in any folder.
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
+#: A model that is impossible by counting: rollout needs 4 GPUs the actor does not use, of 4.
+INFEASIBLE = """
+cluster:
+  num_nodes: 1
+  num_gpus_per_node: 4
+  component_placement:
+    actor: 0-3
+    rollout: {processes: 2, hardware_per_process: 2, exclusive_with: [actor]}
+"""
 
 
 def config(num_nodes: int, gpus: int | list[int], placement: dict[str, Any], **cluster: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
 from solver_placement.cli.options import Command
-from solver_placement.config import load_config
+from solver_placement.config import load_config, load_yaml
 from solver_placement.errors import PlacementConfigError
 
 #: The FILE that means "read the model from standard input".
@@ -59,13 +59,7 @@ def _load(file: str, name: str) -> DictConfig:
         source = Path(file)
         if not source.is_file():
             raise PlacementConfigError(f"config file {name!r} does not exist")
-    try:
-        loaded = OmegaConf.load(source)
-    except (YAMLError, OmegaConfBaseException, UnicodeDecodeError) as error:
-        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {error}") from None
-    if not isinstance(loaded, DictConfig):
-        raise PlacementConfigError(f"config file {name!r} must hold a mapping at the top level")
-    return loaded
+    return load_yaml(source, name)
 
 
 def _parsed(item: str, file: str) -> DictConfig:

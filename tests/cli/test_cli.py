@@ -11,21 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from helpers import ROOT
+from helpers import INFEASIBLE, ROOT
 
 from solver_placement import __version__
 from solver_placement.cli import compact_conflicts, main
 
 VALID = sorted((ROOT / "models").glob("*.yaml"))
 INVALID = sorted((ROOT / "models" / "invalid").glob("*.yaml"))
-INFEASIBLE = """
-cluster:
-  num_nodes: 1
-  num_gpus_per_node: 4
-  component_placement:
-    actor: 0-3
-    rollout: {processes: 2, hardware_per_process: 2, exclusive_with: [actor]}
-"""
 
 
 def run(*args: str) -> Result:

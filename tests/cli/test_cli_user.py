@@ -13,21 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from helpers import ROOT
+from helpers import INFEASIBLE, ROOT
 
 from solver_placement.cli import main
 from solver_placement.errors import InternalError, LaunchError
 
 QUICKSTART = "models/quickstart.yaml"
 AUTO = "models/auto_reference_16x8.yaml"
-INFEASIBLE = """
-cluster:
-  num_nodes: 1
-  num_gpus_per_node: 4
-  component_placement:
-    actor: 0-3
-    rollout: {processes: 2, hardware_per_process: 2, exclusive_with: [actor]}
-"""
 #: Feasible but slow to prove: four mutually exclusive components of 12 processes on 64 GPUs.
 HARD = {
     "cluster": {
