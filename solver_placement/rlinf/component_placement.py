@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import Enum, auto
-from importlib import import_module
 from typing import Any
 
 import numpy as np
@@ -181,18 +180,3 @@ def with_relations(entry: Any, relations: Mapping[str, Any]) -> dict[str, Any]:
         else:
             body[key] = value
     return body
-
-
-#: Names that lived here before the model-parallel classes moved to their own modules, and where
-#: they live now. Kept importable until every caller imports from the new home.
-_MOVED = {
-    "ModelParallelComponentPlacement": ("solver_placement.rlinf.model_parallel", "ModelParallelComponentPlacement"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Resolve a moved name lazily (an eager import would be circular: those modules import this one)."""
-    if name in _MOVED:
-        module, attribute = _MOVED[name]
-        return getattr(import_module(module), attribute)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
