@@ -49,6 +49,10 @@ def digest(path: Path, num_workers: int = 1) -> str:
     return hashlib.sha256(output(solved(path, num_workers))).hexdigest()
 
 
+#: The whole matrix (every model x runs x worker counts, other hash seeds) runs in CI and with
+#: --runslow; the fast tier keeps tests/solver's own worker-count check.
+pytestmark = pytest.mark.slow
+
 def test_models_are_there() -> None:
     assert len(MODELS) >= 25 and LARGE <= {path.name for path in MODELS}
 
