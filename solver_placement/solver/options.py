@@ -18,7 +18,7 @@ from ortools.sat.python import cp_model
 
 from solver_placement.config import check_keys, positive_int
 from solver_placement.constants import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
-from solver_placement.errors import InternalError, PlacementConfigError
+from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError
 
 #: Keys of ``cluster.solver`` that :class:`SolverOptions` reads (``objective`` is the objective rule's).
 OPTION_KEYS = ("time_limit_s", "num_workers", "seed")
@@ -77,6 +77,15 @@ class Budget:
 
     def remaining(self) -> float:
         return self.deadline - time.perf_counter()
+
+    def check(self, stage: str) -> None:
+        """Raise :class:`SolverTimeoutError` naming ``stage`` once the deadline has passed.
+
+        Long Python loops (candidate expansion, model building, read-out) call this between
+        steps, so ``time_limit_s`` bounds the whole call and not only CP-SAT's search.
+        """
+        if self.remaining() <= 0:
+            raise SolverTimeoutError(f"time limit reached during {stage}; raise cluster.solver.time_limit_s (or --time-limit)")
 
 
 def make_solver(options: SolverOptions, budget: Budget, **parameters: Any) -> cp_model.CpSolver:
