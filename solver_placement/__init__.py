@@ -7,7 +7,7 @@ conflicting statements, and returns RLinf-style :class:`Placement` records.
 
 from solver_placement.auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 from solver_placement.cluster.cluster import Cluster, NodeGroup, ResourceSet
-from solver_placement.config import load_config
+from solver_placement.config import YamlText, load_config
 from solver_placement.constants import VERSION
 from solver_placement.diagnose import Diagnosis, diagnose
 from solver_placement.errors import (
@@ -73,6 +73,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
+    "YamlText",
     "Assignment",
     "Cluster",
     "ComponentPlacement",

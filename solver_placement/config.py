@@ -1,20 +1,33 @@
-"""Loading configs from YAML files, OmegaConf objects or dicts into plain Python containers.
+"""Loading configs from YAML files, YAML text, OmegaConf objects or dicts into plain Python containers.
 
 Everything downstream works on plain ``dict``/``list`` values, so OmegaConf's ``ListConfig``
 (which RLinf mistakes for a string) never reaches the parsers. YAML is read by OmegaConf, which
 uses PyYAML's safe loader: no object construction, nothing executed.
 
+**One input contract.** A ``str`` or ``Path`` is always a file path, never YAML text: YAML text
+is passed as :class:`YamlText`; a ``DictConfig`` or a mapping is taken as the config itself.
+Nothing is told apart by looking at the content.
+
+**Bounded work.** A config may come from someone else, so every step checks a named limit
+(``limits``) before the work it bounds: bytes read, then nesting, values and characters of the
+YAML (aliases counted as copies), then the work of its interpolations; copying a mapping checks
+nesting and refuses a mapping that contains itself. Keys become exact ``str``/``int``/... values
+and scalars exact built-in types, so no user object's ``__str__`` runs past this module.
+
 Interpolations are resolved value by value. A whole RLinf job config holds sections placement
 never reads whose values cannot be resolved here (``reward.tokenizer`` pointing at
 ``${actor.tokenizer...}`` of a composed config, ``${not:...}`` resolvers that RLinf registers
 only when it is imported); such a value becomes an :class:`Unresolved` marker instead of failing
-the whole load, and fails with its path and reason only if placement reads it.
+the whole load, and fails with its path and reason only if placement reads it. So does a value
+whose interpolation is above the limits (see ``limits/interpolations.py``).
 """
 
 from __future__ import annotations
 
-import copy
 import difflib
+import enum
+import io
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,35 +37,72 @@ from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError, shown
+from solver_placement.limits import current, exceeded
+from solver_placement.limits.interpolations import blocked_interpolations
+from solver_placement.limits.yaml_scan import check_text, read_bounded
 
-ConfigSource = str | Path | Mapping[str, Any] | DictConfig
+
+@dataclass(frozen=True)
+class YamlText:
+    """YAML given as text rather than as a file: ``solve(YamlText("cluster: ..."))``.
+
+    ``name`` is what messages call it.
+    """
+
+    text: str
+    name: str = "<yaml text>"
 
 
-def load_yaml(source: Path | IO[str], name: str) -> DictConfig:
-    """A YAML file or stream as an unresolved DictConfig with a mapping at the top; ``name`` says
-    which file in messages (the CLI reads ``-`` from stdin through this too)."""
+ConfigSource = str | Path | YamlText | Mapping[str, Any] | DictConfig
+
+
+def load_yaml(source: Path | IO[str] | YamlText, name: str) -> DictConfig:
+    """A YAML file, stream or text as an unresolved DictConfig with a mapping at the top; ``name``
+    says which file in messages (the CLI reads ``-`` from stdin through this too)."""
+    text = source.text if isinstance(source, YamlText) else read_bounded(source, name)
+    if not isinstance(text, str):
+        raise PlacementConfigError(f"YAML text {name!r} must be a str, not {type(text).__name__}")
+    check_text(text, name)
     try:
-        loaded = OmegaConf.load(source)
-    except (YAMLError, OmegaConfBaseException, UnicodeDecodeError) as error:
-        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {error}") from None
+        loaded = OmegaConf.load(io.StringIO(text), max_yaml_expanded_nodes=current().max_values)
+    except (YAMLError, OmegaConfBaseException, ValueError, TypeError, OSError) as error:
+        # ValueError: an int past Python's 4,300-digit limit; TypeError: an unhashable key
+        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {_first_line(error)}") from None
     if not isinstance(loaded, DictConfig):
         raise PlacementConfigError(f"config file {name!r} must hold a mapping at the top level")
     return loaded
 
 
 def load_config(source: ConfigSource) -> dict[str, Any]:
-    """Return ``source`` (a YAML path, a ``DictConfig`` or a mapping) as a plain, resolved dict."""
+    """Return ``source`` (a YAML path, :class:`YamlText`, a ``DictConfig`` or a mapping) as a plain, resolved dict."""
+    if isinstance(source, YamlText):
+        return to_plain(load_yaml(source, source.name), "")
     if isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.is_file():
-            raise PlacementConfigError(f"config file {str(path)!r} does not exist")
-        return to_plain(load_yaml(path, str(path)), "")
+        return to_plain(load_yaml(existing_file(source), str(source)), "")
     if isinstance(source, (DictConfig, Mapping)):
         return to_plain(source, "")
     raise PlacementConfigError(
-        f"a config must be a YAML path, a DictConfig or a mapping, not {type(source).__name__}"
+        f"a config must be a YAML path, YamlText, a DictConfig or a mapping, not {type(source).__name__}"
     )
+
+
+def existing_file(source: str | Path) -> Path:
+    """``source`` as the path of a regular file, or an error that says what it is instead."""
+    hint = "; YAML text is passed as YamlText(text)" if isinstance(source, str) and ("\n" in source or ": " in source) else ""
+    try:
+        path = Path(source)
+        if path.is_file():
+            return path
+        problem = "is not a regular file" if path.exists() else "does not exist"
+    except (OSError, ValueError) as error:  # a name too long for the OS, a NUL byte in it
+        problem = f"is not a usable path ({error.__class__.__name__}: {_first_line(error)})"
+    raise PlacementConfigError(f"config file {shown(str(source))} {problem}{hint}")
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return shown(text[0])[1:-1] if text else type(error).__name__
 
 
 @dataclass(frozen=True)
@@ -69,10 +119,10 @@ class Unresolved:
     reason: str
 
     def __repr__(self) -> str:
-        return f"<unresolved {self.path}: {self.text!r} ({self.reason})>"
+        return f"<unresolved {self.path}: {shown(self.text)} ({self.reason})>"
 
     def __bool__(self) -> bool:
-        raise PlacementConfigError(f"{self.path}: cannot resolve {self.text!r}: {self.reason}")
+        raise PlacementConfigError(f"{self.path}: cannot resolve {shown(self.text)}: {self.reason}")
 
 
 def to_plain(value: Any, where: str = "") -> Any:
@@ -80,38 +130,114 @@ def to_plain(value: Any, where: str = "") -> Any:
     on its own (an unresolvable one becomes :class:`Unresolved`, see the module docstring).
 
     ``where`` is the dotted path of ``value`` in the whole config ("" for the config itself).
+    Refuses nesting deeper than ``max_depth`` and a mapping or list that contains itself.
     """
-    if isinstance(value, DictConfig):
-        return {key: _resolved(value, key, _path(where, key)) for key in value.keys()}
-    if isinstance(value, ListConfig):
-        return [_resolved(value, index, f"{where}[{index}]") for index in range(len(value))]
-    if isinstance(value, Mapping):
-        return {key: to_plain(item, _path(where, key)) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_plain(item, f"{where}[{index}]") for index, item in enumerate(value)]
-    return copy.copy(value)
+    blocked = blocked_interpolations(value) if isinstance(value, DictConfig) else {}
+    return _Copier(blocked).copy(value, where, 0)
 
 
-def _resolved(container: DictConfig | ListConfig, key: Any, path: str) -> Any:
-    """One entry of an OmegaConf container, resolved, or :class:`Unresolved` when it cannot be."""
-    try:
-        value = container[key]
-    except OmegaConfBaseException as error:
-        node = container._get_node(key)
-        text = str(node._value()) if isinstance(node, Node) else "???"
-        return Unresolved(path, text, str(error).splitlines()[0])
-    return to_plain(value, path)
+@dataclass
+class _Copier:
+    """One copy of a config: the interpolations not to resolve, and the containers being copied."""
+
+    blocked: dict[str, str]
+
+    def __post_init__(self) -> None:
+        self.open: set[int] = set()
+
+    def copy(self, value: Any, where: str, depth: int) -> Any:
+        if not isinstance(value, (DictConfig, ListConfig, Mapping, list, tuple)):
+            return plain_scalar(value)
+        if depth >= current().max_depth:
+            raise exceeded("max_depth", f"more than {current().max_depth} levels", where or "config", "its nesting")
+        if id(value) in self.open:
+            raise PlacementConfigError(f"{where or 'config'}: contains itself (a mapping or list that holds itself cannot be a config)")
+        self.open.add(id(value))
+        try:
+            return self._children(value, where, depth + 1)
+        finally:
+            self.open.discard(id(value))
+
+    def _children(self, value: Any, where: str, depth: int) -> Any:
+        if isinstance(value, DictConfig):
+            return {plain_key(key, where): self._resolved(value, key, _path(where, key_text(key, where)), depth) for key in value.keys()}
+        if isinstance(value, ListConfig):
+            return [self._resolved(value, index, f"{where}[{index}]", depth) for index in range(len(value))]
+        if isinstance(value, Mapping):
+            items = [(plain_key(key, where), item) for key, item in value.items()]
+            return {key: self.copy(item, _path(where, key_text(key, where)), depth) for key, item in items}
+        if depth < current().max_depth and all(_flat(item) for item in value):
+            # the common long lists (ranks, per-node values, explicit placements) at C speed: a
+            # list of scalars cannot hold itself
+            return [list(item) if type(item) in (list, tuple) else item for item in value]
+        return [self.copy(item, f"{where}[{index}]", depth) for index, item in enumerate(value)]
+
+    def _resolved(self, container: DictConfig | ListConfig, key: Any, path: str, depth: int) -> Any:
+        """One entry of an OmegaConf container, resolved, or :class:`Unresolved` when it cannot be."""
+        if path in self.blocked:
+            return Unresolved(path, _raw_text(container, key), self.blocked[path])
+        try:
+            value = container[key]
+        except OmegaConfBaseException as error:
+            return Unresolved(path, _raw_text(container, key), _first_line(error))
+        return self.copy(value, path, depth)
+
+
+#: Scalars copied as they are (exact types: no user override can run).
+_EXACT_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat(item: Any) -> bool:
+    """An exact scalar, or a list or tuple of exact scalars."""
+    if type(item) in _EXACT_SCALARS:
+        return True
+    return type(item) in (list, tuple) and all(type(inner) in _EXACT_SCALARS for inner in item)
+
+
+def _raw_text(container: DictConfig | ListConfig, key: Any) -> str:
+    node = container._get_node(key)
+    return str(node._value()) if isinstance(node, Node) else "???"
 
 
 def _path(where: str, key: Any) -> str:
     return f"{where}.{key}" if where else str(key)
 
 
+def plain_key(key: Any, where: str) -> Any:
+    """A mapping key as an exact built-in value (a ``str`` subclass's ``__str__`` never runs)."""
+    if isinstance(key, enum.Enum):
+        return key.name
+    if key is None or isinstance(key, (str, int, float)):
+        return plain_scalar(key)
+    raise PlacementConfigError(f"{where or 'config'}: a key must be a string or a number, not a {type(key).__name__}")
+
+
+def plain_scalar(value: Any) -> Any:
+    """A scalar as its exact built-in type (subclasses' overrides dropped); other objects as they are."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return value
+
+
+def key_text(key: Any, where: str) -> str:
+    """A mapping key as the text messages and lookups use; a huge int key is refused, not printed."""
+    key = plain_key(key, where)
+    if isinstance(key, int) and key.bit_length() > 1_000:
+        raise PlacementConfigError(f"{where}: key {shown(key)} is not a name")
+    return str(key)
+
+
 def require_mapping(value: Any, where: str) -> dict[str, Any]:
     """Return ``value`` as a dict with string keys, or raise naming ``where``."""
     if not isinstance(value, Mapping):
         raise PlacementConfigError(f"{where} must be a mapping, not {type(value).__name__}")
-    return {str(key): item for key, item in value.items()}
+    return {key_text(key, where): item for key, item in value.items()}
 
 
 
@@ -124,14 +250,28 @@ def check_keys(
     """Reject unknown keys (suggesting the closest known one) and report missing required keys."""
     allowed = list(allowed)
     for key in mapping:
-        if key in allowed:
-            continue
-        close = difflib.get_close_matches(key, allowed, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(allowed)}"
-        raise PlacementConfigError(f"{where}: unknown key {key!r}{hint}")
+        if key not in allowed:
+            raise PlacementConfigError(f"{where}: unknown key {shown(key)}{did_you_mean(key, allowed, 'keys')}")
     missing = [key for key in required if key not in mapping]
     if missing:
         raise PlacementConfigError(f"{where}: missing required key(s) {', '.join(map(repr, missing))}")
+
+
+#: Longest name a close match is looked for (longer ones are not typos) and most names listed.
+_MATCHED_NAME_CHARS, _LISTED_NAMES = 100, 20
+
+
+def did_you_mean(name: Any, known: Iterable[str], noun: str) -> str:
+    """The hint after "unknown X": ``; did you mean 'actor'?``, else ``; known <noun>: a, b, c``.
+
+    The one close-match hint of the library, for keys, component names and node groups alike.
+    """
+    known = [str(item) for item in known]
+    close = difflib.get_close_matches(name, known, n=1) if isinstance(name, str) and len(name) <= _MATCHED_NAME_CHARS else []
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    listed = ", ".join(known[:_LISTED_NAMES]) + (f", ... ({len(known)} in all)" if len(known) > _LISTED_NAMES else "")
+    return f"; known {noun}: {listed or 'none'}"
 
 
 #: Largest count accepted for any integer setting (nodes, GPUs, processes, sizes).
@@ -144,20 +284,20 @@ def positive_int(value: Any, where: str, *, allow_zero: bool = False, maximum: i
     The bound keeps absurd values (``num_nodes: 10**30``) from reaching numpy or CP-SAT.
     """
     if isinstance(value, bool) or not isinstance(value, int):
-        raise PlacementConfigError(f"{where} must be an integer, not {value!r}")
+        raise PlacementConfigError(f"{where} must be an integer, not {shown(value)}")
     if value < 0 or (value == 0 and not allow_zero):
         bound = "non-negative" if allow_zero else "positive"
-        raise PlacementConfigError(f"{where} must be {bound}, got {value}")
+        raise PlacementConfigError(f"{where} must be {bound}, got {shown(value)}")
     if value > maximum:
-        raise PlacementConfigError(f"{where} is {value}, above the supported limit of {maximum}")
+        raise PlacementConfigError(f"{where} is {shown(value)}, above the supported limit of {maximum}")
     return value
 
 
 def text(value: Any, where: str) -> str:
     """A name given as a string (or an int, as YAML reads ``4090``), never None/bool/containers."""
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise PlacementConfigError(f"{where} must be a string, not {value!r}")
-    return str(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, int) and value.bit_length() > 1_000):
+        raise PlacementConfigError(f"{where} must be a string, not {shown(value)}")
+    return str(plain_scalar(value))
 
 
 #: Largest memory size accepted anywhere, in GB.
@@ -167,8 +307,8 @@ MAX_GIGABYTES = 1_000_000
 def gigabytes(value: Any, where: str, *, allow_zero: bool) -> float:
     """A memory size in GB: a number up to ``MAX_GIGABYTES``; zero only where ``allow_zero``
     (a part of a process's memory may be empty, a GPU's memory may not)."""
-    number = not isinstance(value, bool) and isinstance(value, (int, float))
+    number = not isinstance(value, bool) and isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value))
     if not number or (value < 0 if allow_zero else value <= 0) or value > MAX_GIGABYTES:
         bound = "non-negative" if allow_zero else "positive"
-        raise PlacementConfigError(f"{where} must be a {bound} number of GB, not {value!r}")
+        raise PlacementConfigError(f"{where} must be a {bound} number of GB, not {shown(value)}")
     return float(value)

@@ -1,15 +1,18 @@
-"""Why a config cannot be placed, in the user's terms, and the smallest change that would fix it.
+"""Why a config cannot be placed, in the user's terms, and the smallest changes that would fix it.
 
 ``diagnose`` parses and solves a config; on infeasibility it reports the conflicting statements
-(from CP-SAT assumption literals or capacity arithmetic) and tries, for the components they name,
-the changes a user would make: fewer processes (the most that still fit), another node group,
-one more node like the largest in the component's groups. Every suggestion was solved, so it is
-known to work.
+(counting bounds, or CP-SAT assumption literals) and tries, for the components they name, the
+changes users make, cheapest first: fewer processes (the most that still fit), a smaller
+tensor-parallel size, another node group, one more node like the largest in the component's
+groups, bigger nodes. Every suggestion was solved, so it is known to work; variants that are
+impossible by counting are rejected by the bounds in milliseconds, so the search stays fast at
+scale. One budget (``time_limit_s``) covers the first solve and every check.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from solver_placement.cluster.cluster import Cluster
@@ -17,13 +20,21 @@ from solver_placement.cluster.schema import cluster_section
 from solver_placement.config import ConfigSource, load_config, require_mapping
 from solver_placement.constants import RESERVED_LABELS
 from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError
+from solver_placement.solver.bounds.needs import needs_of
+from solver_placement.solver.exact import spec_options
+from solver_placement.solver.options import MIN_RUN_S, Budget
+from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
 from solver_placement.spec.grammar import ComponentSpec, parse_component_placement
 from solver_placement.spec.placement_spec import PlacementSpec
 
-#: Solver time for each tried variant; suggestions are best effort within it.
+#: Most seconds one tried variant may take; suggestions are best effort within it.
 TRY_TIME_LIMIT_S = 10.0
+#: Suggestions listed at most.
+MAX_SUGGESTIONS = 3
+#: Objective weights that switch every term off (a check needs a placement, not the best one).
+NO_OBJECTIVE = dict.fromkeys(DEFAULT_WEIGHTS, 0)
 
 
 @dataclass(frozen=True)
@@ -51,27 +62,42 @@ class Diagnosis:
         return "\n".join(lines)
 
 
-def diagnose(source: ConfigSource, cluster: Cluster | None = None) -> Diagnosis:
-    """Solve ``source``; explain a failure and suggest fixes that were checked by solving."""
+def diagnose(source: ConfigSource, cluster: Cluster | None = None, time_limit_s: float | None = None) -> Diagnosis:
+    """Solve ``source``; explain a failure and suggest fixes that were checked by solving, all
+    within ``time_limit_s`` (default: the config's ``cluster.solver.time_limit_s``)."""
     try:
         spec = _unchecked_spec(source, cluster)
-        return Diagnosis(solve(spec))
+        budget = spec_options(spec, time_limit_s=time_limit_s).start()
+        return Diagnosis(solve(spec, time_limit_s=time_limit_s))
     except InfeasiblePlacementError as error:
-        return Diagnosis(None, error, error.conflicts, tuple(suggest(spec, error.conflicts)))
+        return Diagnosis(None, error, error.conflicts, tuple(suggest(spec, error.conflicts, budget)))
     except PlacementError as error:
         return Diagnosis(None, error)
 
 
-def suggest(spec: PlacementSpec, conflicts: tuple[str, ...], limit: int = 3) -> list[str]:
-    """Checked fixes for the components named in ``conflicts``, smallest change first."""
+def fixes(source: ConfigSource, conflicts: tuple[str, ...], time_limit_s: float | None = None) -> list[str]:
+    """Checked fixes for a config already known to be infeasible with ``conflicts`` (what
+    ``diagnose`` adds to the error), within their own budget of ``time_limit_s``."""
+    spec = _unchecked_spec(source, None)
+    return suggest(spec, conflicts, spec_options(spec, time_limit_s=time_limit_s).start())
+
+
+Attempt = Callable[[PlacementSpec, str, Budget], "str | None"]
+
+
+def suggest(spec: PlacementSpec, conflicts: tuple[str, ...], budget: Budget | None = None, limit: int = MAX_SUGGESTIONS) -> list[str]:
+    """Checked fixes for the components named in ``conflicts``: the cheapest kind of change
+    first (fewer processes, smaller TP, another group, one more node, bigger nodes)."""
+    budget = budget or spec_options(spec).start()
+    attempts: tuple[Attempt, ...] = (_fewer_processes, _smaller_tensor_parallel, _other_group, _one_more_node, _bigger_nodes)
     found: list[str] = []
-    for name in _named(spec, conflicts):
-        for attempt in (_fewer_processes, _other_group, _one_more_node):
-            fix = attempt(spec, name)
+    for attempt in attempts:
+        for name in _named(spec, conflicts):
+            if budget.remaining() <= 0 or len(found) >= limit:
+                return found
+            fix = attempt(spec, name, budget)
             if fix and fix not in found:
                 found.append(fix)
-            if len(found) >= limit:
-                return found
     return found
 
 
@@ -91,9 +117,14 @@ def _named(spec: PlacementSpec, conflicts: tuple[str, ...]) -> list[str]:
     return sorted(named, key=lambda n: not spec.components[n].is_declarative)
 
 
-def _feasible(spec: PlacementSpec) -> bool:
+def _feasible(spec: PlacementSpec, budget: Budget) -> bool:
+    """Solved within what is left of the budget (at most ``TRY_TIME_LIMIT_S``). Any placement
+    proves the fix works, so the objective is switched off: the first one found ends the run."""
+    remaining = budget.remaining()
+    if remaining <= MIN_RUN_S:
+        return False
     try:
-        solve(spec, time_limit_s=TRY_TIME_LIMIT_S)
+        solve(spec, time_limit_s=min(TRY_TIME_LIMIT_S, remaining), objective=NO_OBJECTIVE)
     except PlacementError:
         return False
     return True
@@ -103,17 +134,18 @@ def _with(spec: PlacementSpec, component: ComponentSpec, cluster: Cluster | None
     return PlacementSpec(cluster or spec.cluster, {**spec.components, component.name: component}, spec.solver_options)
 
 
-def _fewer_processes(spec: PlacementSpec, name: str) -> str | None:
+def _fewer_processes(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
     """The largest process count below the requested one that fits (declarative components)."""
     component = spec.components[name]
     decl = component.declarative
     if decl is None or decl.processes is None or decl.processes <= 1:
         return None
-    step = component.constraints.tensor_parallel_size
+    rules = component.constraints
+    step = rules.tensor_parallel_size * (rules.pipeline_parallel_size if any(r.group == "pipeline_parallel" for r in rules.topology) else 1)
     counts = list(range(step, decl.processes, step))
 
     def fits(count: int) -> bool:
-        return _feasible(_with(spec, replace(component, declarative=replace(decl, processes=count))))
+        return _feasible(_with(spec, replace(component, declarative=replace(decl, processes=count))), budget)
 
     lo, hi, best = 0, len(counts) - 1, None
     while lo <= hi:  # feasibility is monotone in the process count
@@ -125,24 +157,63 @@ def _fewer_processes(spec: PlacementSpec, name: str) -> str | None:
     return None if best is None else f"{name}: processes {best} instead of {decl.processes} fits"
 
 
-def _other_group(spec: PlacementSpec, name: str) -> str | None:
+def _smaller_tensor_parallel(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
+    """The largest tensor-parallel size below the requested one that fits, same processes."""
+    component = spec.components[name]
+    rules = component.constraints
+    tp = rules.tensor_parallel_size
+    for smaller in (d for d in range(tp - 1, 0, -1) if tp % d == 0):
+        if _feasible(_with(spec, replace(component, constraints=replace(rules, tensor_parallel_size=smaller))), budget):
+            return f"{name}: tensor_parallel_size {smaller} instead of {tp} fits"
+    return None
+
+
+def _other_group(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
     """Another node group (one label) on which the component fits as stated."""
     component = spec.components[name]
     for label in spec.cluster.node_groups:
         if (label,) == component.node_groups or (label in RESERVED_LABELS and label != "cluster"):
             continue
-        if _feasible(_with(spec, replace(component, node_groups=(label,)))):
+        if _feasible(_with(spec, replace(component, node_groups=(label,))), budget):
             return f"{name}: node_group {label!r} instead of {','.join(component.node_groups)!r} fits"
     return None
 
 
-def _one_more_node(spec: PlacementSpec, name: str) -> str | None:
+def _group_nodes(spec: PlacementSpec, name: str) -> list[int]:
+    component = spec.components[name]
+    return sorted({n for label in component.node_groups for n in spec.cluster.node_group(label).node_ranks})
+
+
+def _one_more_node(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
     """One more node shaped like the largest node of the component's groups."""
     component = spec.components[name]
     cluster = spec.cluster
-    nodes = {n for label in component.node_groups for n in cluster.node_group(label).node_ranks}
-    like = max(nodes, key=lambda n: (int(cluster.gpus_per_node[n]), -n))
+    like = max(_group_nodes(spec, name), key=lambda n: (int(cluster.gpus_per_node[n]), -n))
     bigger = cluster.with_extra_node(like)
-    if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options)):
+    if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options), budget):
         return f"one more node like node {like} ({int(cluster.gpus_per_node[like])} GPUs, in {', '.join(component.node_groups)}) fits"
+    return None
+
+
+def _bigger_nodes(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
+    """The component's nodes too small for one of its blocks (a TP group or a multi-GPU
+    process) given the GPU count of the smallest node that holds one."""
+    cluster = spec.cluster
+    owner = spec.components[name].shares_rule_with or name
+    try:
+        width = needs_of(spec)[owner].width
+    except PlacementError:
+        return None
+    small = [n for n in _group_nodes(spec, name) if 0 < int(cluster.gpus_per_node[n]) < width]
+    if not small:
+        return None
+    size = min((int(g) for g in cluster.gpus_per_node if g >= width), default=width)
+    gpus = [size if n in small else int(g) for n, g in enumerate(cluster.gpus_per_node)]
+    try:
+        bigger = Cluster(**{**cluster.config, "num_gpus_per_node": gpus})
+    except PlacementError:
+        return None
+    if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options), budget):
+        old = sorted({int(cluster.gpus_per_node[n]) for n in small})
+        return f"{size}-GPU nodes in place of the {len(small)} node(s) with {'/'.join(map(str, old))} GPUs that {name} may use fit"
     return None

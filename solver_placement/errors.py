@@ -32,6 +32,7 @@ counterpart and stay plain ``PlacementError``.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
 
 
@@ -83,6 +84,38 @@ class LaunchError(PlacementError):
 
 class InternalError(RuntimeError):
     """solver_placement itself failed (not the input): please report it with the config."""
+
+
+#: How much of a user's value a message quotes: enough to recognise it, never the whole of a
+#: 10 MB string or a 1,000-deep list (quoting those cost gigabytes and crashed the interpreter).
+_QUOTE = reprlib.Repr()
+_QUOTE.maxlevel, _QUOTE.maxstring, _QUOTE.maxother, _QUOTE.maxlong = 3, 80, 80, 60
+_QUOTE.maxdict = _QUOTE.maxlist = _QUOTE.maxtuple = _QUOTE.maxset = 6
+
+
+def shown(value: object) -> str:
+    """``value`` quoted for an error message: a bounded ``repr`` that never raises.
+
+    The one way to put a user's value into a message. Config values may come from someone else:
+    a huge string or list is cut short, a deeply nested one is elided past three levels, an int
+    beyond Python's 4,300-digit ``str`` limit is described by its size, and an object whose
+    ``repr`` raises is named by its type.
+    """
+    if isinstance(value, int) and value.bit_length() > 200:
+        return f"<an integer of about {int(value.bit_length() * 0.30103) + 1} digits>"
+    try:
+        return _QUOTE.repr(value)
+    except Exception:  # a user object's __repr__ may raise anything; the message must still be made
+        return f"<unprintable {type(value).__name__}>"
+
+
+def cut(text: str, limit: int = 80) -> str:
+    """``text`` for a message, its middle elided past ``limit`` characters (a user's own
+    quoting kept, so ``f'"{cut(text)}"'`` reads as before for a normal-sized text)."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 3) // 2
+    return f"{text[:half]}...{text[-half:]}"
 
 
 def with_context(error: PlacementError, where: str) -> PlacementError:

@@ -17,6 +17,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from solver_placement import ModelParallelComponentPlacement, PlacementError, auto_place, solve
+from solver_placement.ray_launch.pools import pool_spec_from_config
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -35,18 +36,27 @@ def _outcome(make: Any) -> str:
         return f"error:{type(error).__name__}"
 
 
-def _solved(path: Path) -> dict[str, Any]:
-    solution = solve(str(path))
+def _record(p: Any) -> dict[str, Any]:
+    """A record as digested: ``hardware_metadata`` only when a process holds configured hardware,
+    so digests recorded before that field existed stay valid for every other model."""
+    fields = asdict(p)
+    if not fields["hardware_metadata"]:
+        del fields["hardware_metadata"]
+    return fields
+
+
+def _solved(source: Any) -> dict[str, Any]:
+    solution = solve(source)
     return {
-        "placements": {name: [asdict(p) for p in solution.placements(name)] for name in solution.components},
-        "shared": {name: [asdict(p) for p in solution.placements(name, False)] for name in solution.components},
+        "placements": {name: [_record(p) for p in solution.placements(name)] for name in solution.components},
+        "shared": {name: [_record(p) for p in solution.placements(name, False)] for name in solution.components},
         "status": solution.status,
     }
 
 
 def _model_parallel(path: Path) -> dict[str, Any]:
     placement = ModelParallelComponentPlacement(str(path))
-    return {name: [asdict(p) for p in placement.get_placements(name)] for name in placement.components}
+    return {name: [_record(p) for p in placement.get_placements(name)] for name in placement.components}
 
 
 def _auto(path: Path) -> dict[str, Any]:
@@ -60,7 +70,9 @@ def digests() -> dict[str, str]:
     for path in sorted(MODELS.rglob("*.yaml")):
         name = str(path.relative_to(MODELS))
         raw = OmegaConf.to_container(OmegaConf.load(path))
-        out[f"{name}:solve"] = _outcome(lambda path=path: _solved(path))
+        out[f"{name}:solve"] = _outcome(lambda path=path: _solved(str(path)))
+        if isinstance(raw, dict) and "resource_pools" in raw:
+            out[f"{name}:pools"] = _outcome(lambda path=path: _solved(pool_spec_from_config(str(path))[0]))
         if path.name.startswith("modelparallel_") or (isinstance(raw, dict) and "actor" in raw):
             out[f"{name}:model_parallel"] = _outcome(lambda path=path: _model_parallel(path))
         if isinstance(raw, dict) and "auto_placement" in raw:

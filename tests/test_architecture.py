@@ -14,6 +14,7 @@ PACKAGE = Path(solver_placement.__file__).resolve().parent
 LAYERS = (
     "errors",
     "constants",
+    "limits",
     "config",
     "cluster",
     "spec",
@@ -40,15 +41,27 @@ PUBLIC_NAMES = [
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
-    "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "VerificationError", "WorkerGroup",
+    "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "VerificationError", "WorkerGroup", "YamlText",
     "as_cluster", "auto_place", "diagnose", "explain", "fuse", "launch", "load_config", "placement_for_config", "plan", "pool_spec",
     "register",
     "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip
 
 
+#: Upward imports allowed, each inside a function (so it runs only when called, never at import):
+#: ``Cluster.from_ray`` connects to Ray by the launch's attach rules, which live once in ray_launch.
+DEFERRED_UPWARD = {("solver_placement.cluster.cluster", "solver_placement.ray_launch.connect")}
+
+
 def _module_name(path: Path) -> str:
     return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """Package modules ``path`` imports when it is imported (statements outside any function)."""
+    tree = ast.parse(path.read_text())
+    inside_functions = {id(node) for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(function)}
+    return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and id(node) not in inside_functions}
 
 
 def _imports(path: Path) -> set[str]:
@@ -92,9 +105,17 @@ def test_lower_layers_never_import_higher_ones() -> None:
         f"{module} -> {target}"
         for module, targets in _graph().items()
         for target in targets
-        if rank[_unit(target)] > rank[_unit(module)]
+        if rank[_unit(target)] > rank[_unit(module)] and (module, target) not in DEFERRED_UPWARD
     ]
     assert not upward
+
+
+def test_the_deferred_upward_imports_exist_and_run_only_when_called() -> None:
+    graph = _graph()
+    for module, target in sorted(DEFERRED_UPWARD):
+        path = PACKAGE.parent.joinpath(*module.split(".")).with_suffix(".py")
+        assert target in graph[module], f"{module} no longer imports {target}: remove it from DEFERRED_UPWARD"
+        assert target not in _module_level_imports(path), f"{module} imports {target} at module level"
 
 
 def test_no_import_cycles() -> None:

@@ -9,8 +9,11 @@
 
 from __future__ import annotations
 
+import random
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pytest
 from generators import (
@@ -33,6 +36,9 @@ from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
 from solver_placement import InfeasiblePlacementError, Placement, PlacementError, PlacementSyntaxError, solve, verify
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "hostile"))
+from corpus import mutate  # noqa: E402 - the hostile suite's folder is not on the test path
 
 Records = Mapping[str, Sequence[Placement]]
 
@@ -198,6 +204,22 @@ def test_infeasible_declarative_specs_name_the_conflict(broken: BrokenCase) -> N
         solve(broken.config)
     assert info.value.conflicts, "an infeasible spec must list its conflicting statements"
     assert broken.component in str(info.value)
+
+
+# ------------------------------------------------------------------------------ corrupted valid specs
+@settings(max_examples=150)
+@given(valid_specs(), st.integers(0, 2**32 - 1), st.integers(1, 4))
+def test_corrupted_valid_specs_place_or_raise_placement_errors(case: SpecCase, seed: int, rounds: int) -> None:
+    """A valid config with values dropped, duplicated, retyped or inflated (the mutator of the
+    hostile-input suite, ``tests/hostile/corpus.py``) gives a verified placement or a
+    ``PlacementError``; nothing else escapes."""
+    config = mutate(case.config(), random.Random(seed), rounds)
+    note(repr(config)[:2000])
+    try:
+        solution = solve(config, time_limit_s=5.0)
+    except PlacementError:
+        return
+    verify(solution.spec, solution.placements_by_component())
 
 
 # ------------------------------------------------------------------------------ slow

@@ -1,8 +1,13 @@
 """Placement records: RLinf's fields and meaning, with the documented differences."""
 
+import pickle
+from dataclasses import FrozenInstanceError, asdict, fields, replace
+
+import pytest
 from helpers import solved
 
-from solver_placement import Cluster, PlacementSpec, solve
+from solver_placement import Cluster, Placement, PlacementSpec, solve, verify
+from solver_placement.records import UnfrozenPlacement
 
 
 def test_fields_of_a_two_node_layout() -> None:
@@ -49,3 +54,49 @@ def test_placement_node_rank_orders_nodes_by_first_appearance() -> None:
     groups = [{"label": "hi", "node_ranks": 1}, {"label": "lo", "node_ranks": 0}]
     s = solved(2, 2, {"a": {"node_group": "hi,lo", "placement": "0-3"}}, cluster={"node_groups": groups})
     assert [(p.cluster_node_rank, p.placement_node_rank) for p in s.placements("a")] == [(1, 0), (1, 0), (0, 1), (0, 1)]
+
+
+def test_records_are_frozen_placements_equal_to_constructed_ones() -> None:
+    # records are made as an unfrozen twin and switched to Placement: they must be Placements in every way
+    (record, *_) = solved(1, 2, {"a": "0-1"}).placements("a")
+    assert type(record) is Placement and UnfrozenPlacement.__slots__ == Placement.__slots__
+    assert record == Placement(**{f.name: getattr(record, f.name) for f in fields(Placement)})
+    with pytest.raises(FrozenInstanceError):
+        record.rank = 5  # type: ignore[misc]
+    assert replace(record, rank=5).rank == 5 and asdict(record)["rank"] == 0
+    assert pickle.loads(pickle.dumps(record)) == record
+
+
+def test_records_are_built_once_per_isolate_flag() -> None:
+    s = solved(1, 4, {"a": "0-3"})
+    assert s.placements("a") is s.placements("a")
+    assert s.placements("a", False) is s.placements("a", False) and s.placements("a", False) != s.placements("a")
+
+
+def test_every_record_has_lists_of_its_own() -> None:
+    # one process per GPU takes the fast path that wraps each value in a list: no list may be shared
+    records = solved(1, 4, {"a": "0-3:0-7"}).placements("a", isolate_accelerator=False)
+    lists = [id(lst) for p in records for lst in (p.visible_accelerators, p.local_hardware_ranks, p.hardware_ranks)]
+    assert len(set(lists)) == len(lists)
+
+
+ROBOTS = [{"label": "arm", "node_ranks": "0-1", "hardware": {"type": "arm", "configs": [
+    {"node_rank": 0, "robot_ip": "10.0.0.1", "camera_serials": ["A1", "A2"]},
+    {"node_rank": 1, "robot_ip": "10.0.0.2"},
+    {"node_rank": 1, "robot_ip": "10.0.0.3"}]}}]  # fmt: skip
+
+
+def test_robot_processes_carry_their_items_configs() -> None:
+    cluster = Cluster(2, [2, 2], node_groups=ROBOTS)
+    s = solve(PlacementSpec.build(cluster, {"env": {"node_group": "arm", "placement": "0:0,1-2:1"}, "gpu": "0-3", "cpu": {"node_group": "node", "placement": "0"}}))
+    first, second = s.placements("env")
+    assert first.hardware_metadata == ({"robot_ip": "10.0.0.1", "camera_serials": ["A1", "A2"]},)
+    assert second.hardware_metadata == ({"robot_ip": "10.0.0.2"}, {"robot_ip": "10.0.0.3"})
+    assert all(p.hardware_metadata == () for name in ("gpu", "cpu") for p in s.placements(name))
+    first.hardware_metadata[0]["robot_ip"] = "changed"  # a record's copy: the cluster keeps its config
+    assert s.placements("env", isolate_accelerator=False)[0].hardware_metadata[0]["robot_ip"] == "10.0.0.1"
+    verify(s.spec, s.placements_by_component())
+
+
+def test_clusters_without_hardware_configs_give_empty_metadata() -> None:
+    assert {p.hardware_metadata for p in solved(2, 4, {"a": "0-7:0-15"}).placements("a")} == {()}

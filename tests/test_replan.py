@@ -107,7 +107,7 @@ def test_shared_items_are_kept_in_place_or_refused_by_name(job: Solution) -> Non
 def test_a_job_that_no_longer_fits_names_the_lost_nodes_and_the_conflict(job: Solution) -> None:
     with pytest.raises(InfeasiblePlacementError, match=r"^replan without node\(s\) 0, 1: no placement exists") as info:
         replan(job, [1, 0])
-    assert any("rollout collocates with actor" in conflict for conflict in info.value.conflicts)
+    assert any("critic is exclusive with actor" in conflict for conflict in info.value.conflicts)
 
 
 def test_robots_env_configs_and_node_processes_leave_the_lost_node() -> None:

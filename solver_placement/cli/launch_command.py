@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import click
 from tabulate import tabulate
@@ -17,6 +18,9 @@ from solver_placement.cli.placing import place
 from solver_placement.cli.progress import working
 from solver_placement.solver.solution import Solution
 
+if TYPE_CHECKING:  # the plan module is imported when a command needs it
+    from solver_placement.ray_launch.plan import RayLaunchPlan
+
 PLAN_HEADERS = ["component", "rank", "node", "bundle", "anchor", "CUDA_VISIBLE_DEVICES", "RANK", "LOCAL_RANK", "NODE_RANK"]
 LANDED_HEADERS = ["component", "rank", "node", "planned devices", "seen by the actor", "exact"]
 
@@ -25,21 +29,21 @@ LANDED_HEADERS = ["component", "rank", "node", "planned devices", "seen by the a
 @model_arguments
 @click.option("--dry-run/--run", default=True, show_default=True, help="Only print the plan, or really launch on Ray.")
 @format_option("table", "json", help="table for people; json: the document described above.")
-@click.option("--address", default=None, help="Ray address (default: the running Ray, else an embedded local one).")
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait for the reservation and actors.")
 @time_limit_option
 @model_parallel_option
 def launch_command(
-    file: str, overrides: Sequence[str], dry_run: bool, fmt: str, address: str | None, timeout: float, time_limit: float | None,
-    model_parallel: bool,
+    file: str, overrides: Sequence[str], dry_run: bool, fmt: str, timeout: float, time_limit: float | None, model_parallel: bool
 ) -> None:  # fmt: skip
     """Plan (--dry-run) or launch (--run) FILE on Ray, one probe actor per process.
 
-    A dry run maps node ranks to Ray nodes as the cluster model describes them and prints every
-    process's bundle, node and environment. --run reserves the whole plan at once on the running
-    Ray (or starts an embedded local Ray shaped like the model), starts a probe actor per
-    process, checks it runs on the planned node with the planned devices, and releases
-    everything (exit 5 if any process landed elsewhere).
+    A dry run maps node ranks to Ray nodes as the cluster model describes them (with --ray or
+    --local: to the live Ray nodes) and prints every process's bundle, node and environment.
+    --run reserves the whole plan at once on the Ray --ray or --local names, else on the Ray
+    found as Ray users expect (RAY_ADDRESS, a cluster started with ray start) or an embedded local Ray
+    shaped like the model; it starts a probe actor per process, checks it runs on the planned
+    node with the planned devices, and releases everything (exit 5 if any process landed
+    elsewhere). A terminal shows the stage (connecting, reserving, probing, starting actors).
 
     \b
     json prints one document: schema_version (1), command, file, overrides,
@@ -53,6 +57,8 @@ def launch_command(
       solver-placement launch models/quickstart.yaml --dry-run
       solver-placement launch models/quickstart.yaml --format json
       solver-placement launch models/quickstart.yaml --run
+      solver-placement launch models/quickstart.yaml --run --ray 10.0.0.1:6379
+      solver-placement launch job.yaml --ray auto --group-by-label zone --dry-run
     """
     model = read_model(file, overrides)
     with working(f"solving {model.name}"):
@@ -60,13 +66,11 @@ def launch_command(
     if dry_run:
         _dry_run(model, solution, fmt)
     else:
-        _run(model, solution, fmt, timeout, address)
+        _run(model, solution, fmt, timeout)
 
 
 def _dry_run(model: Model, solution: Solution, fmt: str) -> None:
-    from solver_placement.ray_launch.plan import modelled_nodes, to_ray  # Ray loads only when launching
-
-    plan = to_ray(solution.placements_by_component(), solution.cluster, modelled_nodes(solution.cluster))
+    plan = _live_plan(solution) if model.on_ray else _modelled_plan(solution)
     if fmt == "json":
         echo_document(document("launch", model, run=False, **plan.to_dict()), fmt)
         return
@@ -79,12 +83,29 @@ def _dry_run(model: Model, solution: Solution, fmt: str) -> None:
     click.echo(tabulate(rows, headers=PLAN_HEADERS))
 
 
-def _run(model: Model, solution: Solution, fmt: str, timeout: float, address: str | None) -> None:
-    """Launch, report every process, and exit 5 if any landed off its planned node or devices."""
+def _modelled_plan(solution: Solution) -> RayLaunchPlan:
+    """The plan on Ray nodes as the cluster model describes them (no Ray needed)."""
+    from solver_placement.ray_launch.plan import modelled_nodes, to_ray
+
+    return to_ray(solution.placements_by_component(), solution.cluster, modelled_nodes(solution.cluster))
+
+
+def _live_plan(solution: Solution) -> RayLaunchPlan:
+    """The plan on the live Ray nodes ``read_model`` connected to (nothing is reserved)."""
+    from solver_placement.ray_launch.reserve import plan
+
+    return plan(solution)
+
+
+def _run(model: Model, solution: Solution, fmt: str, timeout: float) -> None:
+    """Launch, report every process, and exit 5 if any landed off its planned node or devices.
+
+    With --ray/--local, ``read_model`` already connected this process (and checked the model), so
+    the reservation uses that connection."""
     from solver_placement.ray_launch.landing_check import launch_and_check
 
-    with working("reserving the plan on Ray and starting one probe actor per process"):
-        _, landed = launch_and_check(solution, timeout_s=timeout, address=address)
+    with working("launching on Ray") as stage:
+        _, landed = launch_and_check(solution, timeout_s=timeout, progress=stage)
     exact = sum(p.exact for p in landed)
     if fmt == "json":
         processes = [{**asdict(p), "exact": p.exact} for p in landed]

@@ -1,4 +1,5 @@
-"""FILE and its dot-list overrides: ``solver-placement solve m.yaml cluster.num_nodes=4``, or ``-`` for stdin.
+"""FILE and its dot-list overrides: ``solver-placement solve m.yaml cluster.num_nodes=4``, or ``-`` for stdin;
+with ``--ray``/``--local``, its cluster from the live Ray cluster (``live_model``).
 
 Overrides follow OmegaConf's ``from_dotlist`` merge, the form Hydra and RLinf users already type:
 each ``KEY=VALUE`` is parsed as YAML (``4`` is a number, ``[8,8,0]`` a list), replaces the value
@@ -19,8 +20,9 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
-from solver_placement.cli.options import Command
-from solver_placement.config import load_config, load_yaml
+from solver_placement.cli.live_model import on_live_cluster
+from solver_placement.cli.options import Command, ray_choice
+from solver_placement.config import existing_file, load_config, load_yaml
 from solver_placement.errors import PlacementConfigError
 
 #: The FILE that means "read the model from standard input".
@@ -29,11 +31,14 @@ STDIN = "-"
 
 @dataclass(frozen=True)
 class Model:
-    """One model as the user gave it: what to call it in messages, the overrides, the merged config."""
+    """One model as the user gave it: what to call it in messages, the overrides, the merged config,
+    and whether its cluster was read from or checked against a live Ray (``--ray``/``--local``;
+    this process is then connected to that Ray until the command ends)."""
 
     name: str
     overrides: tuple[str, ...]
     config: dict[str, Any]
+    on_ray: bool = False
 
 
 def model_arguments(command: Command) -> Command:
@@ -43,11 +48,16 @@ def model_arguments(command: Command) -> Command:
 
 
 def read_model(file: str, overrides: Sequence[str]) -> Model:
-    """Load FILE (or stdin for ``-``), merge the overrides into it and resolve it to plain values."""
+    """Load FILE (or stdin for ``-``), merge the overrides into it and resolve it to plain values;
+    with the command's ``--ray``/``--local``, its cluster comes from (or is checked against) that Ray."""
     name = "<stdin>" if file == STDIN else file
     loaded = _load(file, name)
     merged = OmegaConf.merge(loaded, *(_parsed(item, file) for item in overrides)) if overrides else loaded
-    return Model(name, tuple(overrides), load_config(cast(DictConfig, merged)))  # merged into a DictConfig: a DictConfig
+    config = load_config(cast(DictConfig, merged))  # merged into a DictConfig: a DictConfig
+    choice = ray_choice(click.get_current_context(silent=True))
+    if choice is None:
+        return Model(name, tuple(overrides), config)
+    return Model(name, tuple(overrides), on_live_cluster(config, choice, name), on_ray=True)
 
 
 def _load(file: str, name: str) -> DictConfig:
@@ -56,9 +66,7 @@ def _load(file: str, name: str) -> DictConfig:
     if file == STDIN:
         source = sys.stdin
     else:
-        source = Path(file)
-        if not source.is_file():
-            raise PlacementConfigError(f"config file {name!r} does not exist")
+        source = existing_file(file)
     return load_yaml(source, name)
 
 

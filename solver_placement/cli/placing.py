@@ -5,15 +5,20 @@ RLinf has no key naming the placement class; its entry scripts pick it by task t
 reasoning job with ``rollout.tensor_parallel_size: 2``, start one-GPU rollouts where RLinf starts
 two-GPU engines, silently. So every command that places a model goes through :func:`place`:
 a config without a task type and without engine sizes is solved as written, one with a task
-type gets its class, and one that is ambiguous is refused by ``placement_class``.
+type gets its class, and one that is ambiguous is refused by ``placement_class``. A config
+with a ``resource_pools:`` section (verl's pools and role mapping) is compiled into its spec by
+:mod:`solver_placement.ray_launch.pools` and solved as written.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from solver_placement.config import require_mapping
+from solver_placement.errors import PlacementConfigError
+from solver_placement.ray_launch.pools import has_pools, pool_spec_from_config
 from solver_placement.rlinf.component_placement import ComponentPlacement
 from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
 from solver_placement.rlinf.task_placement import placement_class, placement_for_config
@@ -24,10 +29,12 @@ from solver_placement.solver.solve import solve
 @dataclass(frozen=True)
 class Placed:
     """A solved model and, when an RLinf placement class placed it, that placement (it knows the
-    mode and the weight-sync pairing the figures and summaries show)."""
+    mode and the weight-sync pairing the figures and summaries show); ``pools`` maps each role
+    of a ``resource_pools:`` config to its pool (empty otherwise), so figures draw pools as pools."""
 
     solution: Solution
     placement: ComponentPlacement | None
+    pools: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def source(self) -> Solution | ComponentPlacement:
@@ -50,6 +57,11 @@ def place(config: dict[str, Any], time_limit: float | None, model_parallel: bool
 
     ``time_limit`` overrides ``cluster.solver.time_limit_s`` for every solve the placement runs.
     """
+    if has_pools(config):
+        if model_parallel:
+            raise PlacementConfigError("--model-parallel reads cluster.component_placement; this config states resource_pools: instead")
+        spec, pools = pool_spec_from_config(config)
+        return Placed(solve(spec, time_limit_s=time_limit), None, pools)
     chosen = ModelParallelComponentPlacement if model_parallel else placement_class(config)
     if chosen is ComponentPlacement:
         return Placed(solve(config, time_limit_s=time_limit), None)

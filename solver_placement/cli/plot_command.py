@@ -81,7 +81,7 @@ def plot_command(
     heading = title or f"{'Layout' if figure == 'layout' else 'Weight sync'} of {model.name}"
     with working(f"drawing {output}"):
         if figure == "layout":
-            drawn = plot_layout(placed.source, components=list(component) or None, nodes=nodes, mode=mode, title=heading)
+            drawn = plot_layout(placed.source, components=list(component) or None, nodes=nodes, mode=mode, title=heading, pools=placed.pools)
         else:
             drawn = plot_weight_sync(placed.source, actor=actor, rollout=rollout, mode=mode, title=heading)
         written = save_figure(drawn, output, dpi=dpi)

@@ -9,27 +9,39 @@ are terminals: piped or captured output stays byte for byte what the command pri
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+#: Told the stage now running (a new description for the spinner).
+Stage = Callable[[str], None]
+
 
 @contextmanager
-def working(description: str) -> Iterator[None]:
-    """Show ``description``, a spinner and the elapsed time until the block ends, then erase them."""
+def working(description: str) -> Iterator[Stage]:
+    """Show ``description``, a spinner and the elapsed time until the block ends, then erase them.
+
+    Yields a function that replaces the description, for calls that go through several stages
+    (``launch --run``: connecting, reserving, probing, starting each component's actors); it
+    does nothing when nothing is drawn.
+    """
     if not (_is_terminal(sys.stdout) and _is_terminal(sys.stderr)):
-        yield
+        yield _unseen
         return
     try:
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
     except ImportError:  # the display is a courtesy: an install without rich still answers
-        yield
+        yield _unseen
         return
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        progress.add_task(description, total=None)
-        yield
+        task = progress.add_task(description, total=None)
+        yield lambda stage: progress.update(task, description=stage)
+
+
+def _unseen(stage: str) -> None:
+    """A stage nobody sees: stdout or stderr is not a terminal (or rich is missing)."""
 
 
 def _is_terminal(stream: TextIO | None) -> bool:

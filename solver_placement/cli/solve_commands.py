@@ -15,7 +15,7 @@ from solver_placement.cli.output import document, echo_document, fail
 from solver_placement.cli.placing import Placed, place
 from solver_placement.cli.progress import working
 from solver_placement.cli.text import compact_conflicts, format_table, summary, usage_counts
-from solver_placement.diagnose import diagnose
+from solver_placement.diagnose import fixes as checked_fixes
 from solver_placement.errors import InfeasiblePlacementError
 from solver_placement.rlinf.component_placement import ComponentPlacement
 from solver_placement.rlinf.task_placement import placement_class
@@ -64,12 +64,19 @@ def solve_command(
 @model_arguments
 @format_option("text", "json", help="text for people; json prints the document described above.")
 @time_limit_option
+@click.option(
+    "--explain-time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+    help="Seconds for checking fixes of an infeasible FILE, on top of --time-limit (default: the config's time_limit_s).",
+)
 @model_parallel_option
-def explain_command(file: str, overrides: Sequence[str], fmt: str, time_limit: float | None, model_parallel: bool) -> None:
+def explain_command(
+    file: str, overrides: Sequence[str], fmt: str, time_limit: float | None, explain_time_limit: float | None, model_parallel: bool
+) -> None:
     """Say why FILE is invalid or infeasible, or summarise it in one line if it is fine.
 
-    An infeasible FILE lists every statement in the smallest conflicting set CP-SAT found, and
-    the fixes that were checked to fit (exit 3).
+    An infeasible FILE lists the fewest statements that cannot hold together (with the counting
+    that rules them out, when counting does), and the fixes that were checked to fit (exit 3).
+    --time-limit bounds finding the conflict; --explain-time-limit bounds the fixes.
 
     \b
     json prints one document: schema_version (1), command, file, overrides,
@@ -89,7 +96,8 @@ def explain_command(file: str, overrides: Sequence[str], fmt: str, time_limit: f
         with working(f"solving {model.name}"):
             placed = place(model.config, time_limit, model_parallel)
     except InfeasiblePlacementError as error:
-        _explain_infeasible(model, error, fmt, placed_as_written=not model_parallel and placement_class(model.config) is ComponentPlacement)
+        as_written = not model_parallel and placement_class(model.config) is ComponentPlacement
+        _explain_infeasible(model, error, fmt, explain_time_limit, placed_as_written=as_written)
         raise
     if fmt == "json":
         echo_document(_feasible_document(model, placed), fmt)
@@ -97,7 +105,7 @@ def explain_command(file: str, overrides: Sequence[str], fmt: str, time_limit: f
     click.echo(f"{model.name}: {summary(placed)}")
 
 
-def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str, placed_as_written: bool) -> None:
+def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str, time_limit: float | None, placed_as_written: bool) -> None:
     """Print the conflicts and checked fixes and exit 3; return only when a one-line error says it all.
 
     Fixes are searched only for configs placed as written: they are edits of component_placement,
@@ -107,7 +115,7 @@ def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str,
     fixes: Sequence[str] = ()
     if placed_as_written:
         with working(f"checking fixes for {model.name}"):
-            fixes = diagnose(model.config).suggestions
+            fixes = checked_fixes(model.config, tuple(error.conflicts), time_limit)
     if fmt == "json":
         echo_document(document("explain", model, feasible=False, conflicts=conflicts, suggestions=list(fixes)), fmt)
         sys.exit(ExitCode.INFEASIBLE)

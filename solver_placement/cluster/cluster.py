@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from solver_placement.cluster.ranks import parse_rank_list
+from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, ray_cluster_kwargs
 from solver_placement.cluster.schema import HardwareItem, NodeGroup, cluster_kwargs, node_properties, parse_node_groups, per_node
 from solver_placement.config import positive_int, text
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NO_ACCELERATOR, NODE, NODE_LABEL
@@ -124,6 +125,28 @@ class Cluster:
     def from_config(cls, config: Any) -> Cluster:
         """Build from a ``cluster:`` mapping, a config holding one, a DictConfig or a YAML path."""
         return cls(cluster_cfg=config)
+
+    @classmethod
+    def from_ray(
+        cls,
+        address: str | None = None,
+        *,
+        group_by_labels: Sequence[str] = (),
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+    ) -> Cluster:
+        """The cluster a running Ray cluster describes: its nodes, GPUs, GPU models, robots and labels.
+
+        Attaches as a launch does (a Ray this process is connected to, ``address``, ``RAY_ADDRESS``,
+        the last ``ray start``; a dead address fails within ``connect_timeout_s``) and stays
+        connected. ``group_by_labels`` makes one node group per value of each node label key.
+        The mapping is in :mod:`solver_placement.cluster.ray_nodes`; Ray (an optional extra) is
+        imported only here, when called.
+        """
+        # The one upward import of cluster/ (tests/test_architecture.py lists it): connecting follows
+        # the launch's attach rules, which have one home in ray_launch, and runs only when called.
+        from solver_placement.ray_launch.connect import live_nodes
+
+        return cls(**ray_cluster_kwargs(live_nodes(address, connect_timeout_s), group_by_labels))
 
     def with_extra_node(self, like: int) -> Cluster:
         """This cluster plus one node shaped like node ``like`` (same GPUs, groups and hardware)."""

@@ -13,6 +13,7 @@ rank", "must be within the available ranks").
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,12 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
+from solver_placement.errors import PlacementConfigError, PlacementSyntaxError, cut, shown
+from solver_placement.limits import check
 
 #: Largest rank (or count) accepted anywhere; guards memory before arrays are built.
 MAX_RANK = 10_000_000
 
 _RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$")  # ASCII digits only
+#: Digits of the largest rank: a longer number is refused before ``int()`` reads it (Python
+#: refuses to read 4,300 digits, and reading fewer is quadratic).
+_RANK_DIGITS = len(str(MAX_RANK))
 
 
 @dataclass(frozen=True)
@@ -69,21 +74,22 @@ def is_all(text: Any) -> bool:
 def parse_range(text: str, what: str, where: str) -> RankRange:
     """Parse one ``a`` or ``a-b`` expression; ``where`` prefixes every error message."""
     match = _RANGE.match(text)
+    quoted = f'"{cut(text.strip())}"'
     if match is None:
         raise PlacementSyntaxError(
-            f'{where}: {what} "{text.strip()}" is not a rank range; expected "a", "a-b" or "all" (Invalid rank format)'
+            f'{where}: {what} {quoted} is not a rank range; expected "a", "a-b" or "all" (Invalid rank format)'
         )
+    if any(len(digits.lstrip("0")) > _RANK_DIGITS for digits in match.groups() if digits is not None):
+        raise PlacementConfigError(f"{where}: {what} {quoted} exceeds the largest supported rank {MAX_RANK}")
     first = int(match.group(1))
     last = int(match.group(2)) if match.group(2) is not None else first
     if last < first:
         raise PlacementSyntaxError(
-            f'{where}: {what} "{text.strip()}" runs backwards; the start must not exceed the end '
+            f"{where}: {what} {quoted} runs backwards; the start must not exceed the end "
             f"(Start rank {first} must be less than or equal to end rank {last})"
         )
     if last > MAX_RANK:
-        raise PlacementConfigError(
-            f'{where}: {what} "{text.strip()}" exceeds the largest supported rank {MAX_RANK}'
-        )
+        raise PlacementConfigError(f"{where}: {what} {quoted} exceeds the largest supported rank {MAX_RANK}")
     return RankRange(first, last)
 
 
@@ -101,7 +107,7 @@ def parse_rank_list(value: Any, what: str, where: str, available: int | None = N
         return np.arange(available, dtype=np.int64)
     ranges = [parse_range(piece, what, where) for piece in pieces]
     if not ranges:
-        raise PlacementConfigError(f'{where}: {what} "{value}" selects no ranks')
+        raise PlacementConfigError(f'{where}: {what} "{cut(str(value))}" selects no ranks')
     if available is not None:
         for rank_range in ranges:
             check_in_bounds(rank_range, available, what, where)
@@ -117,18 +123,34 @@ def check_in_bounds(rank_range: RankRange, available: int, what: str, where: str
         )
 
 
+def rank_pieces(value: str, what: str, where: str) -> list[str]:
+    """The non-empty comma-separated pieces of a rank string, within ``max_rank_text`` and
+    ``max_rank_pieces`` (checked before splitting, so a 10 MB string costs nothing)."""
+    check("max_rank_text", len(value), f"{where}: {what}", "the length of the rank string")
+    check("max_rank_pieces", value.count(",") + 1, f"{where}: {what}", "the number of comma-separated pieces")
+    return [piece for piece in value.split(",") if piece.strip()]
+
+
 def _split_pieces(value: Any, what: str, where: str) -> list[str]:
-    if isinstance(value, bool):
-        raise PlacementConfigError(f"{where}: {what} must be ranks, not a boolean ({value})")
-    if isinstance(value, int):
-        return [str(value)]
-    if isinstance(value, str):
-        return [piece for piece in value.split(",") if piece.strip()]
-    if isinstance(value, Sequence):
-        pieces: list[str] = []
-        for item in value:
-            pieces.extend(_split_pieces(item, what, where))
-        return pieces
-    raise PlacementConfigError(
-        f"{where}: {what} must be a rank string, an int or a list, not {type(value).__name__}"
-    )
+    """A rank list's pieces; a YAML list may hold ints, rank strings and lists of them (flattened
+    without recursion; every int, string and list counts towards ``max_rank_pieces``)."""
+    pieces: list[str] = []
+    pending = [value]
+    for listed in itertools.count(1):  # one step per item, bounded by the check
+        if not pending:
+            break
+        check("max_rank_pieces", listed, f"{where}: {what}", "the number of ranks, ranges and lists given")
+        item = pending.pop()
+        if isinstance(item, bool):
+            raise PlacementConfigError(f"{where}: {what} must be ranks, not a boolean ({item})")
+        if isinstance(item, int):
+            if item.bit_length() > 63:
+                raise PlacementConfigError(f"{where}: {what} {shown(item)} exceeds the largest supported rank {MAX_RANK}")
+            pieces.append(str(item))
+        elif isinstance(item, str):
+            pieces.extend(rank_pieces(item, what, where))
+        elif isinstance(item, Sequence):
+            pending.extend(reversed(item))
+        else:
+            raise PlacementConfigError(f"{where}: {what} must be a rank string, an int or a list, not {type(item).__name__}")
+    return pieces

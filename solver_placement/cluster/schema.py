@@ -8,6 +8,7 @@ ignore, unless it looks like a misspelling of a known key (``num_gpu_per_node``)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,8 @@ import numpy as np
 from solver_placement.cluster.ranks import is_all, parse_rank_list
 from solver_placement.config import check_keys, gigabytes, load_config, require_mapping, text
 from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError, shown
+from solver_placement.limits import check
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,12 @@ def _labels(value: Any, where: str) -> dict[str, str]:
 
 
 def per_node(value: Any, num_nodes: int, where: str) -> list[Any]:
-    """Expand a scalar to one value per node, or check a per-node list's length."""
+    """Expand a scalar to one value per node, or check a per-node list's length.
+
+    The node count is checked against ``max_nodes`` here, before the first per-node list of a
+    cluster is made (``num_nodes: 10000000`` used to take 34 s and 5 GB to build).
+    """
+    check("max_nodes", num_nodes, "cluster.num_nodes", "the number of nodes")
     if isinstance(value, (list, tuple)):
         if len(value) != num_nodes:
             raise PlacementConfigError(f"{where} lists {len(value)} values but the cluster has {num_nodes} nodes")
@@ -154,7 +161,12 @@ def per_node(value: Any, num_nodes: int, where: str) -> list[Any]:
 def parse_node_groups(
     configs: Any, num_nodes: int, gpus_per_node: np.ndarray
 ) -> tuple[list[NodeGroup], list[HardwareItem]]:
-    """Parse ``cluster.node_groups`` into groups (config order) and their custom hardware items."""
+    """Parse ``cluster.node_groups`` into groups (config order) and their custom hardware items.
+
+    The cluster's accelerator counts are checked against the limits first: this is the last step
+    before the hardware tables are allocated.
+    """
+    check_hardware_counts(gpus_per_node, "cluster.num_gpus_per_node", "accelerators")
     if not isinstance(configs, Sequence) or isinstance(configs, str):
         raise PlacementConfigError("cluster.node_groups must be a list of mappings")
     groups: list[NodeGroup] = []
@@ -173,7 +185,17 @@ def parse_node_groups(
                 )
         groups.append(group)
         items.extend(group_items)
+    check_hardware_counts(np.bincount(np.array([item.node_rank for item in items], dtype=np.int64), minlength=num_nodes), "cluster.node_groups: hardware", "custom hardware items")
+    check("max_hardware_items", int(gpus_per_node.sum()) + len(items) + num_nodes, "cluster", "the number of hardware items (accelerators, custom items and nodes)")
     return groups, items
+
+
+def check_hardware_counts(per_node_counts: np.ndarray, where: str, noun: str) -> None:
+    """Refuse more than ``max_items_per_node`` items on one node or ``max_hardware_items`` in all."""
+    if per_node_counts.size:
+        busiest = int(per_node_counts.argmax())
+        check("max_items_per_node", int(per_node_counts[busiest]), f"{where}[{busiest}]", f"the number of {noun} of node {busiest}")
+        check("max_hardware_items", int(per_node_counts.sum()), where, f"the number of {noun} of the cluster")
 
 
 def _parse_group(
@@ -191,7 +213,7 @@ def _parse_group(
     nodes = tuple(int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", where, available=num_nodes))
     ignore = group.get("ignore_hardware", False)
     if not isinstance(ignore, bool):
-        raise PlacementConfigError(f"{where}: ignore_hardware must be true or false, not {ignore!r}")
+        raise PlacementConfigError(f"{where}: ignore_hardware must be true or false, not {shown(ignore)}")
     hardware = group.get("hardware")
     items: list[HardwareItem] = []
     if hardware is not None:
@@ -222,8 +244,9 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
     configs = spec.get("configs") or []
     if not isinstance(configs, list):
         raise PlacementConfigError(f"{where}: hardware.configs must be a list of mappings")
+    check("max_hardware_items", len(configs), f"{where}: hardware.configs", "the number of hardware configs")
     items = []
-    seen: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for position, raw in enumerate(configs):
         config = require_mapping(raw, f"{where}: hardware.configs[{position}]")
         node = config.get("node_rank")
@@ -233,9 +256,10 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
             raise PlacementConfigError(
                 f"{where}: hardware.configs[{position}] names node_rank {node}, which is not in the group's node_ranks (must be within node_ranks)"
             )
-        if config in seen:
+        fingerprint = json.dumps(config, sort_keys=True, default=repr)  # plain values: equal configs, equal text
+        if fingerprint in seen:
             raise PlacementConfigError(f"{where}: hardware.configs[{position}] duplicates an earlier config (Duplicate hardware configs found)")
-        seen.append(config)
+        seen.add(fingerprint)
         metadata = {key: value for key, value in config.items() if key != "node_rank"}
         items.append(HardwareItem(hardware_type, node, metadata))
     return hardware_type, items
@@ -265,7 +289,7 @@ def _parse_env_configs(raw: Any, nodes: tuple[int, ...], where: str) -> tuple[En
             )
         covered.update(env_nodes)
         interpreter = config.get("python_interpreter_path")
-        result.append(EnvConfig(env_nodes, _parse_env_vars(config.get("env_vars") or {}, here), None if interpreter is None else str(interpreter)))
+        result.append(EnvConfig(env_nodes, _parse_env_vars(config.get("env_vars") or {}, here), None if interpreter is None else _env_text(interpreter, here)))
     return tuple(result)
 
 
@@ -278,7 +302,13 @@ def _parse_env_vars(raw: Any, where: str) -> dict[str, str]:
         for key, value in mapping.items():
             if key in env:
                 raise PlacementConfigError(f"{where}: env var {key!r} is set twice")
-            env[key] = str(value)
+            env[key] = _env_text(value, f"{where}: env_vars.{key}")
     return env
+
+
+def _env_text(value: Any, where: str) -> str:
+    """An environment value as the text a process sees (YAML's ``1`` is ``"1"``); an int too long
+    to print is refused rather than crashing ``str``."""
+    return text(value, where) if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 

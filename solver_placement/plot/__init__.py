@@ -7,9 +7,25 @@ state); :func:`save_figure` writes PNG, SVG or PDF. Modules, from input to pixel
 ``sync_links`` (what each row or panel holds), ``row_geometry`` (where it goes), ``scene``,
 ``style``, ``labels`` and ``captions`` (drawing primitives and looks), ``row_drawing``,
 ``layout`` and ``weight_sync`` (the figures), ``save``.
+
+matplotlib is an optional extra (``solver_placement[plot]``): solving never imports this package,
+and importing it without matplotlib raises a :class:`PlacementError` naming the install command
+instead of a ``ModuleNotFoundError`` from inside a drawing module.
 """
 
 from __future__ import annotations
+
+from solver_placement.errors import PlacementError
+
+#: How to install what the figures need.
+PLOT_EXTRA = "pip install 'solver_placement[plot]'"
+
+try:
+    import matplotlib  # noqa: F401  (checked here once: every module of the package draws with it)
+except ModuleNotFoundError as error:
+    if (error.name or "").partition(".")[0] != "matplotlib":
+        raise  # matplotlib is there but broken: its own message says more than ours would
+    raise PlacementError(f"matplotlib is not installed; drawing placements needs it: {PLOT_EXTRA}") from None
 
 from solver_placement.plot.layout import plot_layout
 from solver_placement.plot.save import SAVE_FORMATS, save_figure
@@ -19,6 +35,7 @@ from solver_placement.plot.sync_links import WeightSyncLink, weight_sync_links
 from solver_placement.plot.weight_sync import plot_weight_sync
 
 __all__ = [
+    "PLOT_EXTRA",
     "SAVE_FORMATS",
     "LayoutSource",
     "WeightSyncLink",

@@ -6,7 +6,7 @@ as the user would type it in a placement string.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from solver_placement.cluster.ranks import format_ranks
 from solver_placement.constants import ACCELERATOR, NODE
@@ -31,3 +31,15 @@ def nodes_name(nodes: Sequence[int]) -> str:
 def steps_text(steps: Mapping[str, int]) -> str:
     """How the ranks of an aggregated row advance from one node of the run to the next."""
     return "per node: " + ", ".join(f"{name} +{step}" for name, step in steps.items())
+
+
+def kind_word(kind: str) -> str:
+    """The hardware kind in the plural, as a legend says it: ``GPUs``, ``nodes``, ``robots``."""
+    if kind == ACCELERATOR:
+        return "GPUs"
+    return "nodes" if kind == NODE else f"{kind}s"
+
+
+def kinds_word(kinds: Iterable[str]) -> str:
+    """The plural words of several kinds (config order kept, each once): ``GPUs`` or ``GPUs/robots``."""
+    return "/".join(kind_word(kind) for kind in dict.fromkeys(kinds))

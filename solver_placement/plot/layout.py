@@ -4,6 +4,8 @@ Nodes are rows of hardware cells (GPUs, robots or other custom hardware, and the
 node-only processes), one colour per component. Collocated components stack in lanes inside a
 cell; each box is labelled with the process ranks on it; a process holding several adjacent items
 is one joined box, and a strided process (GPUs 0 and 2) is joined by a bracket under its boxes.
+A bracket over the boxes groups a tensor-parallel group, or, for roles placed from verl-style
+resource pools (``pools=``), one entry of the pool's ``process_on_nodes``.
 Node groups are labelled bands on the left. Up to ``max_rows`` rows (128 by default) every node
 gets a row, wrapped into side by side columns of at most 32 rows; beyond that, runs of like nodes
 are drawn as one row each (:mod:`~solver_placement.plot.aggregate`), and ``nodes=`` picks a slice
@@ -12,7 +14,7 @@ of a larger cluster.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from matplotlib.figure import Figure
 
@@ -20,6 +22,7 @@ from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ranks import format_ranks
 from solver_placement.plot.aggregate import wants_aggregate
 from solver_placement.plot.captions import LegendEntry, draw_header, draw_notes
+from solver_placement.plot.labels import kinds_word
 from solver_placement.plot.row_drawing import draw_rows
 from solver_placement.plot.rows import Row, layout_rows, occupancy
 from solver_placement.plot.scene import Scene
@@ -36,6 +39,7 @@ def plot_layout(
     mode: str = "auto",
     max_rows: int = 128,
     title: str | None = None,
+    pools: Mapping[str, str] | None = None,
 ) -> Figure:
     """Draw where every process runs: one row of hardware cells per node, one colour per component.
 
@@ -46,6 +50,8 @@ def plot_layout(
     job, so figures of one job agree. ``nodes`` selects nodes (``"0-15"`` or ints). ``mode``:
     ``cells`` draws every node, ``aggregate`` draws runs of like nodes as one row, ``auto`` picks
     ``cells`` up to ``max_rows`` nodes. Rows past ``max_rows`` are left out, with a note.
+    ``pools`` maps roles to the verl-style resource pool they were placed from (the ``mapping``
+    of :func:`~solver_placement.ray_launch.pools.pool_spec`): their groups are drawn as pool entries.
     """
     job = resolve_job(source, cluster)
     shown = job.select(components)
@@ -53,11 +59,13 @@ def plot_layout(
     aggregate = wants_aggregate(mode, len(node_list), max_rows)
     all_rows = layout_rows(job, shown, node_list, occupancy(job, shown, node_list), aggregate)
     rows, omitted = all_rows[:max_rows], all_rows[max_rows:]
-    tp = {name: size for name in shown if (size := job.tensor_parallel_size(name)) > 1}
+    pools = {name: pool for name, pool in (pools or {}).items() if name in shown}
+    groups = {name: size for name in shown if (size := job.tensor_parallel_size(name)) > 1 or name in pools}
     colors = component_colors(job.names)
     scene = Scene()
-    top = draw_header(scene, title or f"Layout{job.title_suffix}", _summary(job, shown), _legend(job, shown, rows, colors, tp))
-    bottom = draw_rows(scene, job, rows, colors, tp, top)
+    legend = _legend(job, shown, rows, colors, groups, pools)
+    top = draw_header(scene, title or f"Layout{job.title_suffix}", _summary(job, shown), legend)
+    bottom = draw_rows(scene, job, rows, colors, groups, top)
     draw_notes(scene, _notes(rows, omitted), bottom)
     return scene.figure()
 
@@ -68,14 +76,27 @@ def _summary(job: Job, shown: Sequence[str]) -> str:
     return f"{len(job.nodes)} node(s), {len(used)} in use · {processes} processes · labels are process ranks · collocated components stack in lanes"
 
 
-def _legend(job: Job, shown: Sequence[str], rows: Sequence[Row], colors: dict[str, str], tp: dict[str, int]) -> list[LegendEntry]:
-    """A colour per drawn component (with its process count); bracket glyphs only when drawn."""
+def _legend(
+    job: Job, shown: Sequence[str], rows: Sequence[Row], colors: dict[str, str], groups: dict[str, int], pools: Mapping[str, str]
+) -> list[LegendEntry]:
+    """A colour per drawn component (with its process count); bracket glyphs only when drawn,
+    worded with the hardware they join (GPUs, robots, nodes) and what their group is."""
     legend = [LegendEntry(colors[name], f"{name} ({len(job.placements[name])})") for name in shown]
-    if any(row.joins for row in rows):
-        legend.append(LegendEntry(BRACKET_COLOR, "one process on several items", "bracket"))
-    if tp:
+    joined = [join.kind for row in rows for join in row.joins]
+    if joined:
+        legend.append(LegendEntry(BRACKET_COLOR, f"one process on several {kinds_word(joined)}", "bracket"))
+    if any(name not in pools for name in groups):
         legend.append(LegendEntry(BRACKET_COLOR, "tensor-parallel group", "tp"))
+    for pool, roles in _roles_by_pool(pools).items():
+        legend.append(LegendEntry(BRACKET_COLOR, f"resource pool {pool} ({', '.join(roles)}): {groups[roles[0]]} GPUs per node entry", "tp"))
     return legend
+
+
+def _roles_by_pool(pools: Mapping[str, str]) -> dict[str, list[str]]:
+    by_pool: dict[str, list[str]] = {}
+    for role, pool in pools.items():
+        by_pool.setdefault(pool, []).append(role)
+    return by_pool
 
 
 def _notes(rows: Sequence[Row], omitted: Sequence[Row]) -> list[str]:

@@ -140,7 +140,8 @@ def _draw_boxes(scene: Scene, placed: _PlacedRow, colors: Mapping[str, str]) -> 
 
 
 def _draw_tp_brackets(scene: Scene, row: Row, extents: Sequence[Extent], tp: Mapping[str, int]) -> None:
-    """A bracket over the boxes of each tensor-parallel group (ranks ``g*tp .. g*tp+tp-1``) on the row."""
+    """A bracket over the boxes of each group (ranks ``g*tp .. g*tp+tp-1``) on the row: a
+    tensor-parallel group, or one node entry of a resource pool (the legend says which)."""
     groups: dict[tuple[str, int], Extent] = {}
     for box, (left, top, right, bottom) in zip(row.boxes, extents, strict=True):
         for group in {rank // tp[box.component] for rank in box.ranks} if box.component in tp else ():

@@ -21,8 +21,9 @@ from omegaconf import DictConfig
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ranks import parse_rank_list
+from solver_placement.config import did_you_mean
 from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.plot.labels import Cell
 from solver_placement.records import Placement
 from solver_placement.rlinf.component_placement import ComponentPlacement
@@ -59,7 +60,7 @@ class Job:
             return self.names
         for name in components:
             if name not in self.placements:
-                raise PlacementConfigError(f"unknown component {name!r}; known: {', '.join(self.names)}")
+                raise PlacementConfigError(f"unknown component {shown(name)}{did_you_mean(name, self.names, 'components')}")
         return list(dict.fromkeys(components))
 
     @property

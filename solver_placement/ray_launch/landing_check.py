@@ -8,11 +8,11 @@ README's main command shows an actual launch on an embedded local Ray.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
-import ray
-
 from solver_placement.ray_launch.plan import DEVICE_ENV, RayLaunchPlan
+from solver_placement.ray_launch.ray_api import ray
 from solver_placement.ray_launch.reserve import reserve
 from solver_placement.solver.solution import Solution
 
@@ -42,12 +42,18 @@ class LandedProcess:
         return self.on_planned_node and self.planned_devices == self.seen_devices
 
 
-def launch_and_check(solution: Solution, timeout_s: float = 120.0, address: str | None = None) -> tuple[RayLaunchPlan, list[LandedProcess]]:
-    """Reserve the plan, start a probe actor per process, compare, and release everything."""
+def launch_and_check(
+    solution: Solution, timeout_s: float = 120.0, address: str | None = None, progress: Callable[[str], None] | None = None
+) -> tuple[RayLaunchPlan, list[LandedProcess]]:
+    """Reserve the plan, start a probe actor per process, compare, and release everything.
+
+    ``progress`` is told each stage as it starts (the reservation's, then each component's actors)."""
     landed: list[LandedProcess] = []
-    with reserve(solution, timeout_s=timeout_s, address=address, cpus_per_process=0.1) as reservation:
+    with reserve(solution, timeout_s=timeout_s, address=address, cpus_per_process=0.1, progress=progress) as reservation:
         plan = reservation.plan
-        for component, processes in plan.processes.items():
+        for position, (component, processes) in enumerate(plan.processes.items(), start=1):
+            if progress is not None:
+                progress(f"starting {len(processes)} probe actor(s) of {component} (component {position} of {len(plan.processes)})")
             group = reservation.launch(component, PlacementProbe, timeout_s=timeout_s)
             for process, (node_id, env) in zip(processes, group.execute_all("where")):
                 device_var = next(var for var, _ in DEVICE_ENV.values() if var in process.env)

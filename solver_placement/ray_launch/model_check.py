@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.cluster.ray_nodes import NODE_RANK_LABEL, RayNode, gpu_models
 from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.errors import PlacementConfigError
-from solver_placement.ray_launch.nodes import NODE_RANK_LABEL, RayNode
-
-_MODEL_PREFIX = "accelerator_type:"
 
 
 def check_model_matches(cluster: Cluster, nodes: Sequence[RayNode | None], used: Collection[int]) -> None:
@@ -47,7 +45,7 @@ def _node_differences(cluster: Cluster, rank: int, node: RayNode) -> list[str]:
     if node.resources.get("GPU", 0.0) + 1e-9 < gpus:
         found.append(f"{where} has {node.resources.get('GPU', 0.0):g} GPU(s), the model {gpus}")
     model = cluster.accelerator_models[rank]
-    ray_models = sorted(key.removeprefix(_MODEL_PREFIX) for key in node.resources if key.startswith(_MODEL_PREFIX))
+    ray_models = gpu_models(node)
     if model is not None and ray_models and model not in ray_models:
         found.append(f"{where} has {'/'.join(ray_models)} GPUs, the model {model}")
     for kind, count in sorted(items_on(cluster, rank).items()):

@@ -7,6 +7,11 @@ for no GPU itself (the reservation holds them); it gets the exact device ids thr
 ``CUDA_VISIBLE_DEVICES`` with Ray's NOSET flag, because Ray cannot be asked for a specific GPU
 index. Collocated components are separate actors anchored to the same bundles.
 
+A node's GPU bundles come in ascending GPU order. Ray hands them the node's lowest free GPU
+ids, so ``reserve`` may add *idle* bundles (``idle_gpus``, ``Bundle.idle``) for free GPUs below
+the planned ones, so that every planned bundle really holds its planned GPU and Ray's
+bookkeeping matches the devices the workers use (``gpu_match`` explains the attempts).
+
 The environment of a worker follows fixed rules (the README's table lists every variable):
 
 * ``LOCAL_RANK`` is the device index the process should use (``cuda:LOCAL_RANK``): the position
@@ -25,15 +30,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.cluster.ray_nodes import NODE_RANK_LABEL, RayNode, ip_key
 from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.errors import PlacementConfigError
 from solver_placement.ray_launch.model_check import check_model_matches, items_on
-from solver_placement.ray_launch.nodes import NODE_RANK_LABEL, RayNode, ip_key
 from solver_placement.records import Placement
 
 NODE_ID_LABEL = "ray.io/node-id"
@@ -55,6 +60,7 @@ class Bundle:
     node_id: str
     resources: dict[str, float]
     item: str  # "gpu 3", "franka 0", or "cpu <component>/<rank>"
+    idle: bool = False  # a free GPU no process uses, held so that Ray hands the planned GPUs to their bundles
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,10 @@ def to_ray(
     *,
     job_name: str = "solver-placement",
     cpus_per_process: float = 1.0,
+    idle_gpus: Mapping[int, Collection[int]] | None = None,
 ) -> RayLaunchPlan:
-    """Build the launch plan of every component (collocated ones share bundles).
+    """Build the launch plan of every component (collocated ones share bundles); ``idle_gpus``:
+    per node rank, GPUs to reserve with no process on them (see ``gpu_match``).
 
     Without ``cluster`` the records and Ray's nodes suffice (node ranks from the
     ``solver-placement/node-rank`` labels, else Ray's nodes in IP order), but the node groups'
@@ -158,7 +166,7 @@ def to_ray(
             "re-plan without them (solver_placement.replan) or bring them back"
         )
     used_nodes = {rank: node for rank in used if (node := nodes[rank]) is not None}
-    bundles, anchor = _bundles(placements, used_nodes, cpus_per_process)
+    bundles, anchor = _bundles(placements, used_nodes, cpus_per_process, idle_gpus or {})
     _check_capacity(bundles, used_nodes)
     processes = {
         name: [_process(p, anchor, used_nodes, cluster, records, job_name, cpus_per_process) for p in records]
@@ -183,7 +191,7 @@ def _item_key(p: Placement) -> tuple[int, str, int | str]:
 
 
 def _bundles(
-    placements: Mapping[str, Sequence[Placement]], nodes: Mapping[int, RayNode], cpus: float
+    placements: Mapping[str, Sequence[Placement]], nodes: Mapping[int, RayNode], cpus: float, idle_gpus: Mapping[int, Collection[int]]
 ) -> tuple[list[Bundle], dict[tuple[int, str, int | str], int]]:
     held: dict[tuple[int, str, int | str], float] = defaultdict(float)
     for records in placements.values():
@@ -192,6 +200,10 @@ def _bundles(
             if p.hardware_type != NODE:
                 for local in p.local_hardware_ranks[1:]:
                     held.setdefault((p.cluster_node_rank, p.hardware_type, local), 0.0)
+    used = set(held)
+    for node_rank, gpus in idle_gpus.items():
+        for local in gpus:
+            held.setdefault((node_rank, ACCELERATOR, local), 0.0)
     bundles: list[Bundle] = []
     anchor: dict[tuple[int, str, int | str], int] = {}
     for key in sorted(held, key=_bundle_order(held)):
@@ -205,15 +217,15 @@ def _bundles(
             resources = {"CPU": 0.001}
         label = f"gpu {item}" if kind == ACCELERATOR else (f"cpu {item}" if kind == "cpu" else f"{kind} {item}")
         anchor[key] = len(bundles)
-        bundles.append(Bundle(node_rank, nodes[node_rank].node_id, resources, label))
+        bundles.append(Bundle(node_rank, nodes[node_rank].node_id, resources, label, idle=key not in used))
     return bundles, anchor
 
 
 def _bundle_order(held: Mapping[tuple[int, str, int | str], float]) -> Any:
     """Node by node: GPUs by ascending id, then robots, then CPU bundles in first-use order.
 
-    Ray hands a node's GPUs to its bundles first-free in bundle order, so ascending GPU ids make
-    a clean node's bundle i hold exactly GPU i (the probe checks it).
+    Ray hands a node's GPUs to its bundles lowest-free-first in bundle order, so ascending GPU
+    ids (with the idle bundles below) make each bundle hold its planned GPU (``gpu_match``).
     """
     first_use = {key: position for position, key in enumerate(held)}
 

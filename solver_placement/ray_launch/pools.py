@@ -5,6 +5,19 @@ shares the pool's GPUs (one process per GPU, collocated as separate actors, or f
 actor per GPU). The pool becomes a declarative component the solver places: each entry is a
 group of processes kept on one node, pools are exclusive with each other, and the roles of a
 pool share one placement rule.
+
+The same pools read from a config's top-level ``resource_pools:`` section (verl's vocabulary),
+so the command line places them like any ``component_placement``::
+
+    resource_pools:
+      resource_pool_spec:
+        global_pool: [8, 8]                 # process_on_nodes; the pool takes every role mapped to it
+        reward_pool: {process_on_nodes: [4], max_colocate_count: 1, node_group: cpu_side}
+      mapping: {actor_rollout: global_pool, critic: global_pool, reward: reward_pool}
+
+A list is verl's ``process_on_nodes``; verl fuses a pool's roles into one worker per GPU, so a
+list-form pool accepts every role mapped to it. The mapping form states ``max_colocate_count``
+(and ``node_group``) to have more roles than that refused.
 """
 
 from __future__ import annotations
@@ -14,8 +27,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.cluster.schema import cluster_section
+from solver_placement.config import ConfigSource, check_keys, load_config, positive_int, require_mapping, text
 from solver_placement.errors import PlacementConfigError
 from solver_placement.spec.placement_spec import PlacementSpec
+
+#: The top-level config section that states verl-style pools, and its keys.
+SECTION = "resource_pools"
+SECTION_KEYS = ("resource_pool_spec", "mapping")
+#: Keys of one pool written as a mapping (a list is ``process_on_nodes`` alone).
+POOL_KEYS = ("process_on_nodes", "max_colocate_count", "node_group")
 
 
 @dataclass(frozen=True)
@@ -31,8 +52,12 @@ class ResourcePool:
     node_group: str | None = None
 
 
-def pool_spec(cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str]) -> PlacementSpec:
-    """Compile pools and a role -> pool mapping into a spec (roles in mapping order)."""
+def pool_spec(
+    cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], solver_options: Mapping[str, Any] | None = None
+) -> PlacementSpec:
+    """Compile pools and a role -> pool mapping into a spec (roles in mapping order).
+
+    ``solver_options`` is a ``cluster.solver`` section (time limit, workers, ...)."""
     roles_of: dict[str, list[str]] = {name: [] for name in pools}
     for role, pool_name in mapping.items():
         if pool_name not in pools:
@@ -60,7 +85,45 @@ def pool_spec(cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapp
         placement[",".join(roles)] = rule
     if not placement:
         raise PlacementConfigError("no role is mapped to any resource pool")
-    return PlacementSpec.build(cluster, placement)
+    return PlacementSpec.build(cluster, placement, solver_options)
+
+
+def has_pools(config: Mapping[str, Any]) -> bool:
+    """Does this (plain) job config state its placement as resource pools?"""
+    return SECTION in config
+
+
+def pool_spec_from_config(config: ConfigSource) -> tuple[PlacementSpec, dict[str, str]]:
+    """The spec of a config's ``resource_pools:`` section on its ``cluster:``, and its role -> pool mapping."""
+    plain = load_config(config)
+    section = require_mapping(plain.get(SECTION), SECTION)
+    check_keys(section, SECTION_KEYS, SECTION, required=SECTION_KEYS)
+    cluster_keys = cluster_section(plain)
+    if "component_placement" in cluster_keys:
+        raise PlacementConfigError(
+            f"the config has both cluster.component_placement and {SECTION}:; state the placement one way (pools compile into component_placement)"
+        )
+    mapping = {str(role): text(pool, f"{SECTION}.mapping.{role}") for role, pool in require_mapping(section["mapping"], f"{SECTION}.mapping").items()}
+    raw_pools = require_mapping(section["resource_pool_spec"], f"{SECTION}.resource_pool_spec")
+    pools = {str(name): _pool(value, sum(pool == name for pool in mapping.values()), f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
+    spec = pool_spec(Cluster.from_config(cluster_keys), pools, mapping, cluster_keys.get("solver"))
+    return spec, mapping
+
+
+def _pool(value: Any, roles: int, where: str) -> ResourcePool:
+    """One pool: a ``process_on_nodes`` list (takes all its ``roles``), or a mapping of :data:`POOL_KEYS`."""
+    if isinstance(value, list):
+        return ResourcePool(value, max_colocate_count=max(roles, 1))
+    body = require_mapping(value, where)
+    check_keys(body, POOL_KEYS, where, required=("process_on_nodes",))
+    if not isinstance(body["process_on_nodes"], list):
+        raise PlacementConfigError(f"{where}.process_on_nodes must be a list of GPU counts per node, e.g. [8, 8], not {body['process_on_nodes']!r}")
+    group = body.get("node_group")
+    return ResourcePool(
+        body["process_on_nodes"],
+        positive_int(body.get("max_colocate_count", 1), f"{where}.max_colocate_count"),
+        None if group is None else text(group, f"{where}.node_group"),
+    )
 
 
 def fuse(role_classes: Mapping[str, type]) -> type:

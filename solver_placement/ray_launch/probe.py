@@ -1,8 +1,8 @@
-"""Look inside a fresh reservation: did every bundle land on its planned node and GPU, and
-which rendezvous port can each component's rank 0 use?
+"""Look inside a fresh reservation: did every bundle land on its planned node, which GPU does it
+hold, and which rendezvous port can each component's rank 0 use?
 
-Ray picks GPU instances itself (first free), so only a task running inside a bundle can tell
-which GPU the bundle really holds. The same tasks find the ``MASTER_PORT`` of every component:
+Ray picks GPU instances itself (lowest free first), so only a task running inside a bundle can
+tell which GPU the bundle really holds (``gpu_match`` decides what to do about it). The same tasks find the ``MASTER_PORT`` of every component:
 all ports of one node are bound *at the same time* by one task, so components whose rank 0
 share a node get distinct ports (a port bound and closed in one task can be handed out again
 to the next). The ports are released before the workers start; another program could take
@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import socket
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
-
-import ray
-from ray.exceptions import GetTimeoutError, RayError
-from ray.util.placement_group import PlacementGroup
-from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from solver_placement.errors import LaunchError
 from solver_placement.ray_launch.plan import RayLaunchPlan
+from solver_placement.ray_launch.ray_api import GetTimeoutError, PlacementGroup, PlacementGroupSchedulingStrategy, RayError, ray
 
 
 @ray.remote(num_cpus=0)
@@ -48,8 +45,16 @@ def port_requests(launch_plan: RayLaunchPlan) -> dict[int, list[str]]:
     return requests
 
 
-def probe_bundles(launch_plan: RayLaunchPlan, pg: PlacementGroup, timeout_s: float) -> dict[str, int]:
-    """Check every bundle is on its planned node and holds its planned GPU; the master ports."""
+@dataclass(frozen=True)
+class Probed:
+    """What the probe found: a free port per component, and per bundle the GPU ids Ray gave it."""
+
+    ports: dict[str, int]
+    gpus: list[list[str]]
+
+
+def probe_bundles(launch_plan: RayLaunchPlan, pg: PlacementGroup, timeout_s: float) -> Probed:
+    """Check every bundle is on its planned node; its GPUs (``gpu_match`` judges them) and the master ports."""
     requests = port_requests(launch_plan)
     pending: list[Any] = []
     for index, bundle in enumerate(launch_plan.bundles):
@@ -62,19 +67,9 @@ def probe_bundles(launch_plan: RayLaunchPlan, pg: PlacementGroup, timeout_s: flo
         raise LaunchError(f"probing the reserved bundles took longer than {timeout_s:g} s") from None
     except RayError as error:
         raise LaunchError(f"probing the reserved bundles failed: {str(error).strip().splitlines()[-1]}") from None
-    for index, (node_id, gpu_ids, _) in enumerate(answers):
-        _check_bundle(launch_plan, index, node_id, gpu_ids)
-    return {name: port for index, names in requests.items() for name, port in zip(names, answers[index][2])}
-
-
-def _check_bundle(launch_plan: RayLaunchPlan, index: int, node_id: str, gpu_ids: list[str]) -> None:
-    bundle = launch_plan.bundles[index]
-    if node_id != bundle.node_id:
-        raise LaunchError(f"bundle {index} ({bundle.item} of node {bundle.node_rank}) landed on Ray node {node_id[:12]}, not {bundle.node_id[:12]}")
-    planned = bundle.item.split()[1]
-    if "GPU" in bundle.resources and gpu_ids != [planned]:
-        raise LaunchError(
-            f"bundle {index} should hold GPU {planned} of node {bundle.node_rank} but Ray gave it GPU {','.join(gpu_ids) or '-'} "
-            "(another job holds that GPU); free it or re-plan"
-        )
-
+    for index, (node_id, _, _) in enumerate(answers):
+        bundle = launch_plan.bundles[index]
+        if node_id != bundle.node_id:
+            raise LaunchError(f"bundle {index} ({bundle.item} of node {bundle.node_rank}) landed on Ray node {node_id[:12]}, not {bundle.node_id[:12]}")
+    ports = {name: port for index, names in requests.items() for name, port in zip(names, answers[index][2])}
+    return Probed(ports, [gpu_ids for _, gpu_ids, _ in answers])

@@ -12,21 +12,27 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-import ray
-from ray.exceptions import RayError
-from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
-from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
-
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
 from solver_placement.errors import LaunchError
+from solver_placement.ray_launch.connect import ray_nodes
+from solver_placement.ray_launch.gpu_match import idle_gpus_for_next_attempt
 from solver_placement.ray_launch.plan import NODE_ID_LABEL, ProcessLaunch, RayLaunchPlan, to_ray
 from solver_placement.ray_launch.pools import fuse
 from solver_placement.ray_launch.probe import probe_bundles
-from solver_placement.ray_launch.session import DEFAULT_CONNECT_TIMEOUT_S, LocalRayCluster, ensure_ray, ray_nodes
+from solver_placement.ray_launch.ray_api import (
+    PlacementGroup,
+    PlacementGroupSchedulingStrategy,
+    RayError,
+    placement_group,
+    ray,
+    remove_placement_group,
+)
+from solver_placement.ray_launch.session import LocalRayCluster, ensure_ray
 from solver_placement.ray_launch.worker_group import WorkerGroup
 from solver_placement.records import Placement
 from solver_placement.solver.solution import Solution
@@ -181,24 +187,26 @@ def reserve(
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
     job_name: str = "solver-placement",
     cpus_per_process: float = 1.0,
+    progress: Callable[[str], None] | None = None,
 ) -> Reservation:
     """Connect to Ray (see ``session.ensure_ray``; ``address="local"`` forces the embedded
     one), reserve the whole plan at once and verify it.
 
     Records without ``cluster=`` (and not a Solution) are planned against the live cluster alone.
+    ``progress`` is told each stage as it starts (connecting, reserving, probing), for a display.
     """
+    stage = progress or _no_display
     placements, cluster = _placements_and_cluster(source, cluster)
+    stage("connecting to Ray")
     local = ensure_ray(cluster, address, connect_timeout_s)
-    pg = None
     try:
-        launch_plan = to_ray(placements, cluster, ray_nodes(), job_name=job_name, cpus_per_process=cpus_per_process)
-        pg = _create_group(launch_plan, job_name)
-        if not pg.wait(timeout_s):
-            raise LaunchError(_unfit_message(launch_plan, timeout_s))
-        launch_plan = launch_plan.with_master_ports(probe_bundles(launch_plan, pg, timeout_s))
+        nodes = ray_nodes()
+
+        def plan_with(idle: Mapping[int, frozenset[int]]) -> RayLaunchPlan:
+            return to_ray(placements, cluster, nodes, job_name=job_name, cpus_per_process=cpus_per_process, idle_gpus=idle)
+
+        launch_plan, pg = _reserve_exactly(plan_with, timeout_s, stage)
     except BaseException:
-        if pg is not None:
-            _remove(pg)
         if local is not None:
             local.shutdown()
         raise
@@ -208,6 +216,43 @@ def reserve(
         else {}
     )
     return Reservation(launch_plan, pg, placements, local, tp_sizes)
+
+
+def _reserve_exactly(
+    plan_with: Callable[[Mapping[int, frozenset[int]]], RayLaunchPlan], timeout_s: float, stage: Callable[[str], None]
+) -> tuple[RayLaunchPlan, PlacementGroup]:
+    """Reserve and probe until every GPU bundle holds its planned GPU (``gpu_match``: at most two
+    attempts on a clean node); the plan, with its master ports, and its placement group. Nothing
+    of an attempt is left behind when it is retried or fails, Ctrl-C included."""
+    idle: Mapping[int, frozenset[int]] = {}
+    while True:
+        launch_plan = plan_with(idle)
+        stage(f"reserving {len(launch_plan.bundles)} bundle(s) on {len({b.node_rank for b in launch_plan.bundles})} node(s)")
+        pg = _create_group(launch_plan, launch_plan.job_name)
+        try:
+            _wait_reserved(pg, launch_plan, timeout_s)
+            stage("probing the reserved bundles: nodes, GPUs and rendezvous ports")
+            probed = probe_bundles(launch_plan, pg, timeout_s)
+            more_idle = idle_gpus_for_next_attempt(launch_plan, probed.gpus, idle)
+        except BaseException:
+            _remove(pg)
+            raise
+        if more_idle is None:
+            return launch_plan.with_master_ports(probed.ports), pg
+        _remove(pg)
+        idle = more_idle
+
+
+def _wait_reserved(pg: PlacementGroup, launch_plan: RayLaunchPlan, timeout_s: float) -> None:
+    """Wait for the placement group through ``ray.wait``, which sees Ctrl-C at once (``pg.wait``
+    blocks in Ray's core and would hold a KeyboardInterrupt, and the cleanup it triggers, until the timeout)."""
+    ready, _ = ray.wait([pg.ready()], timeout=timeout_s)
+    if not ready:
+        raise LaunchError(_unfit_message(launch_plan, timeout_s))
+
+
+def _no_display(stage: str) -> None:
+    """The stage report when nobody asked for one."""
 
 
 def _create_group(launch_plan: RayLaunchPlan, job_name: str) -> PlacementGroup:

@@ -1,33 +1,24 @@
-"""Which Ray to launch on: the one already connected, a given address, ``RAY_ADDRESS``, a
-``ray start`` cluster, or an embedded local cluster whose simulated nodes (logical GPUs, robot
-resources, node-rank labels) match the model (forced with ``address="local"``).
+"""Which Ray to launch on: the one ``connect`` attaches to, else an embedded local cluster whose
+simulated nodes (logical GPUs, robot resources, node-rank labels) match the model (forced with
+``address="local"``).
 """
 
 from __future__ import annotations
 
-import os
-import socket
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-import ray
-
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, GPU_MODEL_PREFIX, NODE_RANK_LABEL
 from solver_placement.errors import LaunchError, PlacementConfigError
-from solver_placement.ray_launch.model_check import items_on
-from solver_placement.ray_launch.nodes import NODE_RANK_LABEL, RayNode
+from solver_placement.ray_launch.connect import already_connected, chosen_address, connect_to, ray_nodes
+from solver_placement.ray_launch.model_check import check_model_matches, items_on
+from solver_placement.ray_launch.plan import map_nodes
+from solver_placement.ray_launch.ray_api import ray
 
 #: Largest model the embedded local cluster simulates (each node is a raylet process here).
 MAX_EMBEDDED_NODES = 16
-
-
-def ray_nodes() -> list[RayNode]:
-    """The alive nodes of the connected Ray cluster."""
-    return [
-        RayNode(node["NodeID"], node["NodeManagerAddress"], dict(node["Resources"]), dict(node.get("Labels") or {}))
-        for node in ray.nodes()
-        if node.get("Alive")
-    ]
 
 
 class LocalRayCluster(AbstractContextManager):
@@ -58,7 +49,7 @@ class LocalRayCluster(AbstractContextManager):
         custom = {kind: float(count) for kind, count in items_on(cluster, rank).items()}
         model = cluster.accelerator_models[rank]
         if model is not None:  # Ray's spelling of a node's GPU model, as real nodes advertise it
-            custom[f"accelerator_type:{model}"] = 1.0
+            custom[f"{GPU_MODEL_PREFIX}{model}"] = 1.0
         return {
             "num_cpus": cpus,
             "num_gpus": int(cluster.gpus_per_node[rank]),
@@ -78,88 +69,47 @@ class LocalRayCluster(AbstractContextManager):
         self.shutdown()
 
 
-#: ``address`` value that forces the embedded local Ray, even when another Ray is reachable.
-LOCAL_ADDRESS = "local"
-#: Seconds to wait for a Ray head to accept a TCP connection before calling its address dead.
-DEFAULT_CONNECT_TIMEOUT_S = 10.0
-
-
 def ensure_ray(
     cluster: Cluster | None,
     address: str | None = None,
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
 ) -> LocalRayCluster | None:
-    """Connect to the Ray the caller means, following Ray's own conventions.
+    """Connect to the Ray the caller means (``connect``'s attach order), else start the embedded
+    cluster shaped like ``cluster`` (also when ``address="local"``).
 
-    In order: a Ray this process is already connected to; ``address="local"``: a new embedded
-    cluster shaped like ``cluster``; a given ``address`` (``"auto"`` keeps Ray's meaning); the
-    ``RAY_ADDRESS`` variable; the cluster the last ``ray start`` on this machine recorded;
-    otherwise the embedded cluster. Unlike ``ray.init(address="auto")`` this never attaches to
-    some other Ray process it merely finds running (a stranger's cluster). Every address is
-    checked with a plain TCP connection first, because ``ray.init`` on a dead address retries
-    for minutes. Returns the embedded cluster (the caller shuts it down), else None.
+    Returns the embedded cluster (the caller shuts it down), else None.
     """
-    if ray.is_initialized():
-        if address == LOCAL_ADDRESS:
-            raise LaunchError(
-                'address="local" asks for the embedded Ray, but this process is already connected to Ray; '
-                "call ray.shutdown() first or leave address unset to use that Ray"
-            )
+    if already_connected(address):
         return None
-    target, source = _chosen_address(address)
+    target, source = chosen_address(address)
     if target is None:
         if cluster is None:
             raise LaunchError(
-                "no Ray cluster to attach to (no address=, RAY_ADDRESS or `ray start` cluster) and no cluster "
-                "model to shape an embedded one: pass cluster=... or the address of a running Ray"
+                f"no Ray cluster to attach to ({source}) and no cluster model to shape an embedded one: "
+                "pass cluster=... or the address of a running Ray"
             )
         local = LocalRayCluster(cluster)
         local.connect()
         return local
-    _check_reachable(target, source, connect_timeout_s)
-    try:
-        ray.init(address=target, log_to_driver=False)
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        raise LaunchError(f"connecting to Ray at {target} ({source}) failed: {error}") from None
+    connect_to(target, source, connect_timeout_s)
     return None
 
 
-def _chosen_address(address: str | None) -> tuple[str | None, str]:
-    """The Ray address to attach to and where it came from; None: start the embedded Ray."""
-    if address == LOCAL_ADDRESS:
-        return None, "address='local'"
-    if address == "auto":
-        from ray._private.services import canonicalize_bootstrap_address_or_die
-
-        try:
-            return canonicalize_bootstrap_address_or_die("auto"), 'address="auto"'
-        except ConnectionError as error:
-            raise LaunchError(f'address="auto": {error}') from None
-    if address:
-        return address, "address="
-    if os.environ.get("RAY_ADDRESS"):
-        return os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
-    recorded = ray_start_address()
-    return (recorded, "the address `ray start` recorded on this machine") if recorded else (None, "")
+def attach(cluster: Cluster | None, address: str | None, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> Callable[[], None]:
+    """Connect as :func:`ensure_ray` does and return what undoes it: stopping the embedded Ray,
+    disconnecting, or nothing when this process was connected before (that connection is not ours)."""
+    was_connected = ray.is_initialized()
+    local = ensure_ray(cluster, address, connect_timeout_s)
+    if local is not None:
+        return local.shutdown
+    return _keep_connected if was_connected else ray.shutdown
 
 
-def ray_start_address() -> str | None:
-    """The head address the last ``ray start`` on this machine wrote (``ray stop`` removes it)."""
-    from ray._private.utils import read_ray_address
-
-    return read_ray_address(None) or None
+def _keep_connected() -> None:
+    """Undoing an attach to a connection made before: nothing to do."""
 
 
-def _check_reachable(target: str, source: str, timeout_s: float) -> None:
-    """Fail within ``timeout_s`` when nothing listens at the address (a stale or dead Ray)."""
-    host, _, port = target.removeprefix("ray://").rpartition(":")
-    if not port.isdigit():
-        raise LaunchError(f"the Ray address {target!r} ({source}) is not HOST:PORT")
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout_s).close()
-    except OSError as error:
-        raise LaunchError(
-            f"no Ray answers at {target} ({source}) within {timeout_s:g} s: {error.strerror or error}; "
-            'the address is stale or the cluster is down (run `ray stop` to forget a dead `ray start` cluster, '
-            'or pass address="local" for the embedded Ray)'
-        ) from None
+def check_against_live(cluster: Cluster) -> None:
+    """Raise one error listing every difference between the model and the connected Ray's nodes,
+    counting every model node as used (a model checked before solving may use any of them)."""
+    check_model_matches(cluster, map_nodes(ray_nodes(), cluster.num_nodes), range(cluster.num_nodes))

@@ -6,9 +6,9 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-import ray
-
-from solver_placement.ray_launch.dispatch import REGISTER_ATTR, Dispatch, Execute, collect_results, dispatch_arguments
+from solver_placement.ray_launch.dispatch import REGISTER_ATTR, Dispatch, Execute, plan_call
+from solver_placement.ray_launch.parallel_layout import ParallelLayout
+from solver_placement.ray_launch.ray_api import ray
 from solver_placement.records import Placement
 
 
@@ -29,11 +29,14 @@ class WorkerGroup(AbstractContextManager):
         tp_size: int = 1,
         release: Callable[[], None] | None = None,
         method_prefix: str = "",
+        layout: ParallelLayout | None = None,
     ) -> None:
         self.component = component
         self.actors = list(actors)
         self.placements = list(placements)
         self.tp_size = tp_size
+        #: The TP/CP/PP/DP coordinates of every rank, which the dispatch modes route by.
+        self.layout = layout if layout is not None else ParallelLayout(len(self.actors), tp_size)
         self._release = release
         self._prefix = method_prefix
         self._bind_registered(worker_cls)
@@ -58,11 +61,9 @@ class WorkerGroup(AbstractContextManager):
         if mode == Dispatch.RANK_ZERO:
             ref = getattr(self.actors[0], self._prefix + method).remote(*args, **kwargs)
             return ray.get(ref) if blocking else ref
-        per_worker = dispatch_arguments(mode, args, kwargs, self.world_size, self.tp_size)
-        refs = [
-            getattr(actor, self._prefix + method).remote(*a, **k) for actor, (a, k) in zip(self.actors, per_worker)
-        ]
-        return collect_results(mode, ray.get(refs), self.tp_size) if blocking else refs
+        plan = plan_call(mode, args, kwargs, self.layout)
+        refs = [getattr(actor, self._prefix + method).remote(*a, **k) for actor, (a, k) in zip(self.actors, plan.per_worker)]
+        return plan.collect(ray.get(refs)) if blocking else refs
 
     def _bind_registered(self, worker_cls: type) -> None:
         for name in dir(worker_cls):

@@ -6,7 +6,8 @@ eagerly, so every error surfaces when the object is built. The model-parallel su
 mode from the GPUs each component holds as written, and re-state the components they manage as
 RLinf's packed strategies (:meth:`ComponentPlacement._lay_out`), which the solver places again.
 Placements, strategies, world sizes and hardware ranks all come from the solved spec; nothing
-here walks ranks to compute a layout.
+here walks ranks to compute a layout. The spec is solved once: every strategy handed out serves
+its ``get_placement`` on this placement's cluster from that solution.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ class ComponentPlacement:
         for strategy in strategies.values():
             strategy.build_spec(self._cluster)  # the strategy's own checks on the cluster
         self._use(spec)
+        for strategy in strategies.values():
+            strategy.serve(self._solution)
         self._strategies = dict(strategies)
 
     def _raw_entry(self, name: str) -> Any:
@@ -151,13 +154,11 @@ class ComponentPlacement:
         return component_name
 
     def _solved_strategy(self, name: str) -> PlacementStrategy:
-        """Flexible (hardware) or Node (node-only) strategy holding the solved per-process ranks."""
-        assignment = self._solution.assignment(name)
-        resources = self._spec.resources_of(name)
-        per_process = np.split(assignment.ranks, assignment.indptr[1:-1])
-        if resources.counts_nodes:
-            return NodePlacementStrategy([int(ranks[0]) for ranks in per_process], list(resources.labels), name=name)
-        return FlexiblePlacementStrategy([ranks.tolist() for ranks in per_process], list(resources.labels), name=name)
+        """Flexible (hardware) or Node (node-only) strategy holding the solved per-process ranks,
+        served by this placement's solution."""
+        if self._spec.resources_of(name).counts_nodes:
+            return NodePlacementStrategy.from_solution(self._solution, name)
+        return FlexiblePlacementStrategy.from_solution(self._solution, name)
 
 
 class HybridComponentPlacement(ComponentPlacement):

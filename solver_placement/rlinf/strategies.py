@@ -14,6 +14,11 @@ labels (an OmegaConf ``ListConfig`` too); ranks then run over the groups in the 
 :func:`~solver_placement.rlinf.rlinf_cluster.as_cluster`), so RLinf's ``WorkerGroup`` can call it
 unchanged. Errors are catchable as RLinf's (``AssertionError``; ``IndexError`` for a node rank
 outside the selected groups) and carry RLinf's phrase for the rule.
+
+A strategy solves once per cluster object and serves every later call from that solution. One a
+``ComponentPlacement`` hands out is served from the placement's own solution from the start
+(:meth:`PlacementStrategy.serve`, ``from_solution``), so a component is solved once however
+often its placement is asked for.
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from solver_placement.cluster.cluster import Cluster
+import numpy as np
+
+from solver_placement.cluster.cluster import Cluster, ResourceSet
 from solver_placement.constants import CLUSTER_LABEL
 from solver_placement.errors import NodeRankError, PlacementConfigError, PlacementError, with_context
 from solver_placement.records import Placement
 from solver_placement.rlinf.rlinf_cluster import as_cluster
+from solver_placement.rlinf.stated_layout import StatedLayout, csr_of, in_normal_form, packed_ranks
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
 from solver_placement.spec.placement_spec import PlacementSpec
@@ -66,10 +74,22 @@ class PlacementStrategy(ABC):
         if "," in self.name or not self.name.strip():
             raise PlacementConfigError(f"strategy name {self.name!r} must be non-empty and must not contain a comma")
         self.node_groups = normalize_labels(node_groups, self.name)
+        self._served: Solution | None = None
 
     @abstractmethod
     def component_entry(self) -> dict[str, Any]:
         """The ``component_placement`` entry (as in YAML) that states this strategy."""
+
+    def stated_layout(self, cluster: Cluster) -> StatedLayout | None:
+        """What this strategy states on ``cluster``, as arrays (raises what solving would raise
+        for the strategy's own checks on the cluster); None when it cannot say without solving,
+        so it is never served from another solution."""
+        return None
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The node groups the strategy's ranks count (the whole cluster when none is given)."""
+        return self.node_groups or (CLUSTER_LABEL,)
 
     def build_spec(self, cluster: Cluster) -> PlacementSpec:
         """The one-component spec of this strategy on ``cluster`` (validated, not yet solved);
@@ -87,8 +107,29 @@ class PlacementStrategy(ABC):
         """RLinf's entry point: one :class:`Placement` per process, ordered by rank.
 
         ``cluster`` is this project's :class:`Cluster` or RLinf's ``Cluster`` (see :func:`as_cluster`).
+        The solution is kept: later calls on the same cluster object are served from it (records
+        are built once per ``isolate_accelerator`` value); another cluster is solved anew.
         """
-        return self.solve(cluster).placements(self.name, isolate_accelerator)
+        ours = as_cluster(cluster)
+        if self._served is None or self._served.cluster is not ours:
+            self._served = self.solve(ours)
+        return self._served.placements(self.name, isolate_accelerator)
+
+    def serve(self, solution: Solution) -> bool:
+        """Serve :meth:`get_placement` on ``solution.cluster`` from ``solution`` (e.g. the solution
+        of a ``ComponentPlacement`` that holds this strategy's component under :attr:`name`), when it
+        places that component exactly as this strategy states; returns whether it does.
+
+        Solving the strategy alone would then give the same records, so none are solved again.
+        """
+        try:
+            stated = self.stated_layout(solution.cluster)
+        except PlacementError:
+            return False  # solving would fail the same way: get_placement reports it
+        if stated is None or not stated.held_by(solution, self.name):
+            return False
+        self._served = solution
+        return True
 
     def _group_entry(self) -> dict[str, Any]:
         return {} if self.node_groups is None else {"node_group": list(self.node_groups)}
@@ -130,10 +171,48 @@ class FlexiblePlacementStrategy(PlacementStrategy):
                     f"{self.name}: process {position} ranks {ranks!r} must be non-negative integers, not {bad[0]!r} "
                     f"(The start hardware rank {bad[0]!r} must be non-negative)"
                 )
-        self.hardware_ranks_list: list[list[int]] = sorted((sorted(ranks) for ranks in per_process), key=lambda ranks: ranks[:1])
+        #: the rank lists, or the solved (indptr, ranks) arrays they are cut from when first read
+        self._ranks: list[list[int]] | tuple[np.ndarray, np.ndarray] = sorted(
+            (sorted(ranks) for ranks in per_process), key=lambda ranks: ranks[:1]
+        )
+
+    @property
+    def hardware_ranks_list(self) -> list[list[int]]:
+        """Per process its ranks ascending, processes ordered by first rank (RLinf's order).
+
+        A strategy made :meth:`from_solution` cuts these lists from the assignment only when
+        they are first read: serving placements never needs them.
+        """
+        if isinstance(self._ranks, tuple):
+            flat, bounds = self._ranks[1].tolist(), self._ranks[0].tolist()
+            self._ranks = [flat[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+        return self._ranks
+
+    @classmethod
+    def from_solution(cls, solution: Solution, name: str) -> FlexiblePlacementStrategy:
+        """The strategy holding ``name``'s solved ranks per process, on its node groups.
+
+        When the solved order is already RLinf's normal form (it nearly always is) the lists are
+        cut straight from the assignment, without the constructor's per-rank checks the solver
+        has made already, and the strategy is served by ``solution``. Otherwise the constructor
+        sorts them as RLinf does and the strategy solves its own (reordered) layout when asked.
+        """
+        assignment = solution.assignment(name)
+        labels = list(solution.spec.resources_of(name).labels)
+        if not in_normal_form(assignment.indptr, assignment.ranks):
+            return cls([ranks.tolist() for ranks in np.split(assignment.ranks, assignment.indptr[1:-1])], labels, name=name)
+        strategy = cls.__new__(cls)
+        PlacementStrategy.__init__(strategy, labels, name)
+        strategy._ranks = (assignment.indptr, assignment.ranks)
+        strategy._served = solution
+        return strategy
 
     def component_entry(self) -> dict[str, Any]:
         return {**self._group_entry(), "placement": [list(ranks) for ranks in self.hardware_ranks_list]}
+
+    def stated_layout(self, cluster: Cluster) -> StatedLayout:
+        csr = self._ranks if isinstance(self._ranks, tuple) else csr_of(self._ranks)
+        return StatedLayout(cluster.resources(self.labels), *csr)
 
     def __repr__(self) -> str:
         return f"FlexiblePlacementStrategy({self.hardware_ranks_list!r}, node_group_label={self._groups_repr()})"
@@ -204,13 +283,21 @@ class PackedPlacementStrategy(PlacementStrategy):
     def build_spec(self, cluster: Cluster) -> PlacementSpec:
         """RLinf: packed placement needs hardware; a group whose resources are nodes has none."""
         spec = super().build_spec(cluster)
-        resources = spec.resources_of(self.name)
+        self._check_hardware(spec.resources_of(self.name))
+        return spec
+
+    def stated_layout(self, cluster: Cluster) -> StatedLayout:
+        resources = cluster.resources(self.labels)
+        self._check_hardware(resources)
+        first = self.start_hardware_rank
+        return StatedLayout(resources, *packed_ranks(first, self.num_processes, self.num_hardware_per_process, self.stride))
+
+    def _check_hardware(self, resources: ResourceSet) -> None:
         if resources.counts_nodes:
             raise PlacementConfigError(
                 f"{self.name}: packed placement needs hardware, but {resources.describe()} counts nodes; "
                 "use NodePlacementStrategy for node-only processes (Packed placement requires hardware resources)"
             )
-        return spec
 
     def __repr__(self) -> str:
         return (
@@ -236,13 +323,32 @@ class NodePlacementStrategy(PlacementStrategy):
             raise PlacementConfigError(f"{self.name}: The node_ranks list must not be empty (it gives one node per process)")
         self.node_ranks: list[int] = sorted(check_rank(rank, f"node rank {rank!r}", self.name) for rank in node_ranks)
 
+    @classmethod
+    def from_solution(cls, solution: Solution, name: str) -> NodePlacementStrategy:
+        """The strategy holding ``name``'s solved node per process, on its node groups; served by
+        ``solution`` when that is what it states (the solved order is RLinf's: nodes ascending)."""
+        assignment = solution.assignment(name)
+        nodes = assignment.ranks[assignment.indptr[:-1]].tolist()
+        strategy = cls(nodes, list(solution.spec.resources_of(name).labels), name=name)
+        strategy.serve(solution)
+        return strategy
+
     def component_entry(self) -> dict[str, Any]:
         return {**self._group_entry(), "unit": "node", "placement": list(self.node_ranks)}
 
+    def stated_layout(self, cluster: Cluster) -> StatedLayout:
+        self._check_groups(cluster)
+        processes = len(self.node_ranks)
+        return StatedLayout(cluster.resources(self.labels, count_nodes=True), np.arange(processes + 1), np.array(self.node_ranks, dtype=np.int64))
+
     def build_spec(self, cluster: Cluster) -> PlacementSpec:
+        self._check_groups(cluster)
+        return super().build_spec(cluster)
+
+    def _check_groups(self, cluster: Cluster) -> None:
         """RLinf's order of checks: the groups must not share nodes (a node would get two
         ranks), then every node rank must index one of their nodes (``IndexError`` in RLinf)."""
-        labels = self.node_groups or (CLUSTER_LABEL,)
+        labels = self.labels
         groups = [cluster.node_group(label) for label in labels]
         for i, first in enumerate(groups):
             for second in groups[i + 1:]:
@@ -261,7 +367,6 @@ class NodePlacementStrategy(PlacementStrategy):
                 f"which hold {total} node(s) (Node rank {outside[0]} is out of range for selected node groups "
                 f"{list(labels)} (total nodes {total}))"
             )
-        return super().build_spec(cluster)
 
     def __repr__(self) -> str:
         return f"NodePlacementStrategy({self.node_ranks!r}, node_group_label={self._groups_repr()})"

@@ -6,7 +6,7 @@ what flows between rules (objective terms, stride starts) is visible in one loop
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from solver_placement.solver.context import ModelContext, PreviousHardware
 from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES, RuleOutput
@@ -20,15 +20,20 @@ def build_model(
     explain: bool = False,
     weights: Mapping[str, int] | None = None,
     previous: PreviousHardware | None = None,
+    check: Callable[[str], None] | None = None,
 ) -> ModelContext:
     """The finished model of ``requests`` (expanded: one candidate row per process).
 
     ``explain`` guards every statement with an assumption literal; ``weights`` override
     ``DEFAULT_WEIGHTS``; ``previous`` gives, per component, the physical hardware ids each
-    process held before (for the ``changes`` objective term).
+    process held before (for the ``changes`` objective term); ``check`` (e.g. ``Budget.check``)
+    is called with the stage between rules and inside long loops, and raises to stop building.
     """
     ctx = ModelContext.create(spec, requests, explain, {**DEFAULT_WEIGHTS, **(weights or {})}, previous or {})
+    if check is not None:
+        ctx.check = check
     built = RuleOutput()
     for rule in RULES:
+        ctx.check(f"building the model (the {rule.name} rule)")
         built = built.merged(rule.build(ctx, built))
     return ctx

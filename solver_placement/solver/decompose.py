@@ -13,68 +13,136 @@ to the flat model, so infeasibility is only ever claimed by the exact model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.constants import ACCELERATOR
 from solver_placement.solver.assignment import Assignment
+from solver_placement.solver.bounds.core import Guarded, minimal_core
+from solver_placement.solver.bounds.needs import is_free, needs_of, tensor_group_on_node
 from solver_placement.solver.build import build_model
 from solver_placement.solver.exact import solve_polished
-from solver_placement.solver.options import Budget, SolverOptions, solve_model
+from solver_placement.solver.options import Budget, SolverOptions, Status, solve_model
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.grammar import ComponentSpec
 from solver_placement.spec.placement_spec import PlacementSpec
 
 #: Below this many (process, candidate) pairs the flat model is solved directly.
 AGGREGATE_ABOVE_PAIRS = 5_000
+#: Enforcement literals of a statement, by component name (its own need) or statement text.
+Guard = Callable[[str], list[cp_model.IntVar]]
+
+
+def _unguarded(key: str) -> list[cp_model.IntVar]:
+    return []
 
 
 def should_aggregate(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> bool:
     """Worth it when free (declarative, window-less) components make the flat model large."""
-    free = [r for r in requests.values() if _free(r)]
+    free = [r for r in requests.values() if is_free(r)]
     return bool(free) and sum(r.candidate_pairs for r in free) > AGGREGATE_ABOVE_PAIRS
 
 
 def narrow(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
-) -> dict[str, ComponentRequest] | None:
+) -> dict[str, ComponentRequest] | Status:
     """Requests whose free components' processes are confined to the nodes stage 1 chose, or
-    None when stage 1 finds no node-level layout within what remains of ``budget``.
+    stage 1's status when it finds no node-level layout within what remains of ``budget``.
 
     Stage 1 always runs with one worker and seed 0: it only narrows the exact model's candidates,
     and a fixed search keeps that narrowing the same whatever the caller's seed and workers.
     """
     cluster = spec.cluster
-    free = {name: r for name, r in requests.items() if _free(r)}
-    model = cp_model.CpModel()
-    gpus_on = {name: _gpus_per_node(cluster, r) for name, r in free.items()}
-    unit = {name: spec.components[name].constraints.tensor_parallel_size for name in free}
-    width = {name: unit[name] * int(r.amount[0]) for name, r in free.items()}  # GPUs per TP group
-    count = {
-        (name, n): model.new_int_var(0, int(gpus_on[name][n]) // width[name], f"{name} groups on node {n}")
-        for name in free
-        for n in np.flatnonzero(gpus_on[name] >= width[name]).tolist()
-    }
-    for name, request in free.items():
-        nodes = [n for (c, n) in count if c == name]
-        model.add(sum(count[name, n] for n in nodes) * unit[name] == request.num_processes)
-    _fixed_relations(model, spec, requests, free, count, width, cluster)
-    _objective(model, free, count, width, weights, cluster)
-    solver, status = solve_model(model, replace(options, num_workers=1, seed=0), budget)
+    stage = NodeLevel.build(spec, requests)
+    _objective(stage.model, stage.free, stage.count, stage.width, weights, cluster)
+    solver, status = solve_model(stage.model, replace(options, num_workers=1, seed=0), budget)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None
+        return status
     narrowed = dict(requests)
-    for name, request in free.items():
-        per_node = {n: solver.value(var) * unit[name] for (c, n), var in count.items() if c == name}
+    for name, request in stage.free.items():
+        per_node = {n: solver.value(var) * stage.unit[name] for (c, n), var in stage.count.items() if c == name}
         narrowed[name] = _confine(request, per_node, cluster)
     return narrowed
 
 
-def _free(request: ComponentRequest) -> bool:
-    return not request.determined and request.fill_share is None and np.unique(request.amount).size == 1
+@dataclass
+class NodeLevel:
+    """Stage 1's model: per free component and node, how many of its TP groups go there.
+
+    ``guard(statement)`` gives the enforcement literals of a statement's constraints: none for
+    the search (the model is then exactly stage 1's), one literal per statement when the model
+    names the statements behind an infeasibility (see :func:`node_level_conflicts`).
+    """
+
+    model: cp_model.CpModel
+    free: dict[str, ComponentRequest]
+    count: dict[tuple[str, int], cp_model.IntVar]
+    unit: dict[str, int]
+    width: dict[str, int]
+
+    @classmethod
+    def build(
+        cls, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], guard: Guard = _unguarded, model: cp_model.CpModel | None = None
+    ) -> NodeLevel:
+        cluster = spec.cluster
+        free = {name: r for name, r in requests.items() if is_free(r)}
+        model = cp_model.CpModel() if model is None else model
+        gpus_on = {name: _gpus_per_node(cluster, r) for name, r in free.items()}
+        unit = {name: spec.components[name].constraints.tensor_parallel_size for name in free}
+        width = {name: unit[name] * int(r.amount[0]) for name, r in free.items()}  # GPUs per TP group
+        count = {
+            (name, n): model.new_int_var(0, int(gpus_on[name][n]) // width[name], f"{name} groups on node {n}")
+            for name in free
+            for n in np.flatnonzero(gpus_on[name] >= width[name]).tolist()
+        }
+        stage = cls(model, free, count, unit, width)
+        for name, request in free.items():
+            nodes = [n for (c, n) in count if c == name]
+            model.add(sum(count[name, n] for n in nodes) * unit[name] == request.num_processes).only_enforce_if(guard(name))
+        _fixed_relations(stage, spec, requests, guard)
+        return stage
+
+
+def node_level_conflicts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], budget: Budget) -> list[str]:
+    """The statements stage 1 cannot satisfy together, when stage 1 is a relaxation of the spec
+    (so its infeasibility is the spec's); [] otherwise or when it finds none in time.
+
+    Stage 1 relaxes the spec when every item involved is a GPU (exclusivity is counted against
+    a node's GPUs) and every free component's TP groups must each sit on one node.
+    """
+    if not _relaxes(spec, requests):
+        return []
+    needs = needs_of(spec)
+    model = cp_model.CpModel()
+    literal: dict[str, cp_model.IntVar] = {}
+
+    def guard(key: str) -> list[cp_model.IntVar]:
+        statement = needs[key].statement if key in needs else key
+        if statement not in literal:
+            literal[statement] = model.new_bool_var(statement)
+        return [literal[statement]]
+
+    NodeLevel.build(spec, requests, guard, model)
+    own = [need.statement for need in needs.values() if need.statement in literal]
+    core = minimal_core(Guarded(model, literal, own, [[s] for s in own]), budget)
+    if not core:
+        return []
+    return [*core, f"counting node by node: no split of their groups over the {spec.cluster.num_nodes} nodes satisfies these"]
+
+
+def _relaxes(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> bool:
+    cluster = spec.cluster
+    gpu = cluster.kinds.index(ACCELERATOR)
+    for name, request in requests.items():
+        if (cluster.hw_kind[np.unique(request.cand_hw)] != gpu).any():
+            return False
+        if is_free(request) and tensor_group_on_node(spec, request) != spec.components[name].constraints.tensor_parallel_size:
+            return False
+    return True
 
 
 def _gpus_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
@@ -83,33 +151,36 @@ def _gpus_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
     return np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes)
 
 
-def _fixed_relations(
-    model: cp_model.CpModel,
-    spec: PlacementSpec,
-    requests: Mapping[str, ComponentRequest],
-    free: Mapping[str, ComponentRequest],
-    count: Mapping[tuple[str, int], cp_model.IntVar],
-    width: Mapping[str, int],
-    cluster: Cluster,
-) -> None:
-    """Collocation as equal GPU counts per node; exclusivity as shared node capacity."""
+def _fixed_relations(stage: NodeLevel, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], guard: Guard) -> None:
+    """Collocation as equal GPU counts per node; exclusivity as shared node capacity. A
+    relation with a rank-string component also holds only with that component's placement."""
+    cluster, model, free, count, width = spec.cluster, stage.model, stage.free, stage.count, stage.width
+
+    def owner(name: str) -> str:
+        return spec.components[name].shares_rule_with or name
+
+    def fixed(name: str) -> list[cp_model.IntVar]:
+        """A rank-string component's own statement (its placement), none for a free one."""
+        return [] if owner(name) in free else guard(owner(name))
 
     def used(name: str, node: int) -> cp_model.LinearExpr | int:
-        owner = spec.components[name].shares_rule_with or name
-        if owner in free:
-            return count[owner, node] * width[owner] if (owner, node) in count else 0
-        held = requests[owner].cand_hw
+        if owner(name) in free:
+            return count[owner(name), node] * width[owner(name)] if (owner(name), node) in count else 0
+        held = requests[owner(name)].cand_hw
         return int(np.count_nonzero(cluster.hw_node[np.unique(held)] == node))
 
     for component in spec.components.values():
         rules = component.constraints
         if component.name not in free:
             continue
+        if rules.collocate_with is not None:
+            together = [*guard(f"{component.name} collocates with {rules.collocate_with} (same hardware set)"), *fixed(rules.collocate_with)]
         for node in range(cluster.num_nodes):
             if rules.collocate_with is not None:
-                model.add(used(component.name, node) == used(rules.collocate_with, node))
+                model.add(used(component.name, node) == used(rules.collocate_with, node)).only_enforce_if(together)
             for other in rules.exclusive_with:
-                model.add(used(component.name, node) + used(other, node) <= int(cluster.gpus_per_node[node]))
+                apart = [*guard(f"{component.name} is exclusive with {other} (no shared hardware)"), *fixed(other)]
+                model.add(used(component.name, node) + used(other, node) <= int(cluster.gpus_per_node[node])).only_enforce_if(apart)
 
 
 def _objective(

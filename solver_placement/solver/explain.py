@@ -1,36 +1,88 @@
-"""Why a spec has no placement: the user statements that cannot hold together.
+"""Why a spec has no placement: the fewest user statements that cannot hold together.
 
-The model is built once more with one assumption literal guarding each statement (see
-``ModelContext.guard``); CP-SAT names a set of assumptions that is infeasible on its own, which
-is then shrunk to a minimal one by re-solving without each statement in turn.
+Three steps, cheapest first. Counting (``bounds``) answers most impossible specs in
+milliseconds, with the arithmetic as the reason. Otherwise each component is tried alone with
+its own rules, so a component impossible by itself is blamed alone, not whatever shares its
+nodes. Otherwise the model is built once more with one assumption literal guarding each
+statement (see ``ModelContext.guard``); CP-SAT names a set of assumptions that is infeasible on
+its own, which is shrunk to a minimal one by re-solving without chunks of it, then without each
+statement (statements that hold in every layout drop out here). Every run shares one budget;
+when it runs out, the set found so far is returned (still conflicting, perhaps not minimal).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ortools.sat.python import cp_model
 
-from solver_placement.errors import InfeasiblePlacementError
+from solver_placement.errors import InfeasiblePlacementError, PlacementError, SolverTimeoutError
+from solver_placement.solver.bounds import counting_conflicts
 from solver_placement.solver.build import build_model
 from solver_placement.solver.context import ModelContext
-from solver_placement.solver.exact import run_exact, spec_options
+from solver_placement.solver.exact import check_build_fits, run_exact, spec_options
 from solver_placement.solver.options import Budget, SolverOptions
 from solver_placement.spec.candidates import expand_all
 from solver_placement.spec.placement_spec import PlacementSpec
 
-#: Longest conflict set that is shrunk to a minimal one by re-solving.
-MAX_CORE_TO_MINIMIZE = 40
 #: CP-SAT parameters of the first explanation run (finds small cores sooner).
 EXPLAIN_PARAMETERS = {"linearization_level": 2}
 
 
 def explain(spec: PlacementSpec, options: SolverOptions | None = None, budget: Budget | None = None) -> list[str]:
-    """The user statements that cannot hold together (empty if the spec is feasible).
+    """The user statements that cannot hold together (empty if the spec is feasible or the
+    budget ran out before a conflict was found).
 
     ``options`` default to the spec's ``cluster.solver`` section; ``budget`` (default: a fresh
-    one of ``options.time_limit_s``) bounds every CP-SAT run of the explanation together.
+    one of ``options.time_limit_s``) bounds every step of the explanation together.
     """
     options = spec_options(spec) if options is None else options
     budget = options.start() if budget is None else budget
+    try:
+        counted = counting_conflicts(spec, budget)
+        if counted:
+            return counted
+        for alone in _each_component_alone(spec):
+            own = _core(alone, options, budget)
+            if own:
+                return own
+        return _core(spec, options, budget)
+    except SolverTimeoutError:
+        return []
+
+
+def infeasible_error(conflicts: list[str]) -> InfeasiblePlacementError:
+    """The error that lists the conflicting statements (one line when there is one)."""
+    if len(conflicts) == 1:
+        return InfeasiblePlacementError(f"no placement exists: {conflicts[0]}", conflicts)
+    listed = "\n  - ".join(conflicts)
+    return InfeasiblePlacementError(f"no placement exists; these statements conflict:\n  - {listed}", conflicts)
+
+
+def _each_component_alone(spec: PlacementSpec) -> list[PlacementSpec]:
+    """One spec per component that owns its rule and relates to no other component: itself,
+    without ``exclusive_with`` (which names others). Specs with only one such component give
+    nothing new, so none is returned for them."""
+    if len(spec.components) < 2:
+        return []
+    lone = [c for c in spec.components.values() if c.shares_rule_with is None and c.constraints.collocate_with is None]
+    lone = [c for c in lone if not any(o.shares_rule_with == c.name for o in spec.components.values())]
+    alone = []
+    for component in lone:
+        own = replace(component, constraints=replace(component.constraints, exclusive_with=()))
+        single = PlacementSpec(spec.cluster, {component.name: own}, spec.solver_options)
+        try:
+            _ = single.requests
+        except PlacementError:
+            continue  # its own capacity arithmetic fails: the whole spec's explanation says so
+        alone.append(single)
+    return alone
+
+
+def _core(spec: PlacementSpec, options: SolverOptions, budget: Budget) -> list[str]:
+    """A minimal conflicting set of the exact model's statements ([] if none was found)."""
+    budget.check("explaining the conflict")
+    check_build_fits(spec.requests, budget)
     ctx = build_model(spec, expand_all(spec.requests), explain=True)
     if ctx.conflicts:
         return ctx.conflicts
@@ -46,28 +98,28 @@ def explain(spec: PlacementSpec, options: SolverOptions | None = None, budget: B
     return _minimize_core(ctx, core, one_worker, budget)
 
 
-def infeasible_error(conflicts: list[str]) -> InfeasiblePlacementError:
-    """The error that lists the conflicting statements (one line when there is one)."""
-    if len(conflicts) == 1:
-        return InfeasiblePlacementError(f"no placement exists: {conflicts[0]}", conflicts)
-    listed = "\n  - ".join(conflicts)
-    return InfeasiblePlacementError(f"no placement exists; these statements conflict:\n  - {listed}", conflicts)
-
-
 def _minimize_core(ctx: ModelContext, core: list[str], options: SolverOptions, budget: Budget) -> list[str]:
-    """Drop every statement the conflict does not need (deletion: re-solve without it).
+    """Drop every statement the conflict does not need: first halves, quarters, ... of it
+    (many statements of a large core are usually irrelevant), then each one in turn.
 
     CP-SAT's set is sufficient, not minimal; a short core names only what the user must change.
-    Skipped for long cores, where the re-solves would cost more than the shorter message is worth.
+    A run that ends without a verdict (budget spent) keeps what it tried to drop.
     """
-    if len(core) > MAX_CORE_TO_MINIMIZE:
-        return core
     needed = list(core)
-    for statement in core:
-        trial = [s for s in needed if s != statement]
-        ctx.model.clear_assumptions()
-        ctx.model.add_assumptions([ctx.statements[s] for s in trial])
-        _, status = run_exact(ctx, options, budget)
-        if status == cp_model.INFEASIBLE:
-            needed = trial
+    chunk = len(needed) // 2
+    while chunk >= 1 and budget.remaining() > 0:
+        start = 0
+        while start < len(needed) and budget.remaining() > 0:
+            trial = needed[:start] + needed[start + chunk:]
+            if trial and _still_infeasible(ctx, trial, options, budget):
+                needed = trial
+            else:
+                start += chunk
+        chunk //= 2
     return needed
+
+
+def _still_infeasible(ctx: ModelContext, statements: list[str], options: SolverOptions, budget: Budget) -> bool:
+    ctx.model.clear_assumptions()
+    ctx.model.add_assumptions([ctx.statements[s] for s in statements])
+    return run_exact(ctx, options, budget)[1] == cp_model.INFEASIBLE

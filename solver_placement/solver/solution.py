@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.errors import PlacementConfigError
+from solver_placement.config import did_you_mean
+from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.records import Placement, build_placements
 from solver_placement.solver.assignment import Assignment
 from solver_placement.spec.candidates import ComponentRequest
@@ -22,7 +23,7 @@ class Solution:
     status: str
     objective: float | None
     timings: dict[str, float] = field(default_factory=dict)
-    _isolated: dict[str, list[Placement]] = field(default_factory=dict, repr=False, compare=False)
+    _records: dict[tuple[str, bool], list[Placement]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def components(self) -> list[str]:
@@ -36,18 +37,20 @@ class Solution:
         return self.assignments[self._known(component)]
 
     def placements(self, component: str, isolate_accelerator: bool = True) -> list[Placement]:
-        """RLinf-style placement records of one component, ordered by rank."""
-        name = self._known(component)
-        if not isolate_accelerator:
-            return self._records(name, False)
-        if name not in self._isolated:
-            self._isolated[name] = self._records(name, True)
-        return self._isolated[name]
+        """RLinf-style placement records of one component, ordered by rank.
+
+        Built once per component and ``isolate_accelerator`` value: every later call (every
+        ``get_placement`` of a strategy served by this solution) returns the same list.
+        """
+        key = (self._known(component), bool(isolate_accelerator))
+        if key not in self._records:
+            self._records[key] = self._build_records(*key)
+        return self._records[key]
 
     def placements_by_component(self, isolate_accelerator: bool = True) -> dict[str, list[Placement]]:
         return {name: self.placements(name, isolate_accelerator) for name in self.components}
 
-    def _records(self, component: str, isolate: bool) -> list[Placement]:
+    def _build_records(self, component: str, isolate: bool) -> list[Placement]:
         spec = self.spec.components[component]
         request = self.requests[spec.shares_rule_with or component]
         assignment = self.assignments[component]
@@ -57,5 +60,5 @@ class Solution:
 
     def _known(self, component: str) -> str:
         if component not in self.spec.components:
-            raise PlacementConfigError(f"unknown component {component!r}; known: {', '.join(self.components)}")
+            raise PlacementConfigError(f"unknown component {shown(component)}{did_you_mean(component, self.components, 'components')}")
         return component

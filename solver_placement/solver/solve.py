@@ -21,9 +21,10 @@ from solver_placement.config import ConfigSource
 from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
+from solver_placement.solver.bounds import counting_conflicts
 from solver_placement.solver.build import build_model
-from solver_placement.solver.decompose import narrow, should_aggregate, solve_per_node
-from solver_placement.solver.exact import solve_polished, spec_options
+from solver_placement.solver.decompose import narrow, node_level_conflicts, should_aggregate, solve_per_node
+from solver_placement.solver.exact import check_build_fits, solve_polished, spec_options
 from solver_placement.solver.explain import explain, infeasible_error
 from solver_placement.solver.options import Budget, SolverOptions, Status
 from solver_placement.solver.rules.objective import SECTION_KEY, objective_weights
@@ -76,6 +77,10 @@ def solve(
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
     weights = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
     call = _Call(spec, options, options.start(at=started), weights)
+    call.budget.check("resolving the spec")
+    conflicts = counting_conflicts(spec, call.budget)
+    if conflicts:  # impossible by counting: no model is built
+        raise infeasible_error(conflicts)
     held_before = _previous_hardware(spec, previous)
     timings = {"parse": time.perf_counter() - started}
     tried = []
@@ -93,7 +98,11 @@ def _decomposed(call: _Call) -> dict[str, Assignment] | None:
     spec = call.spec
     with call.timed("solve"):
         narrowed = narrow(spec, spec.requests, call.weights, call.options, call.budget)
-        found = None if narrowed is None else solve_per_node(spec, narrowed, call.weights, call.options, call.budget)
+        if narrowed == cp_model.INFEASIBLE:  # proved at node level when stage 1 relaxes the spec
+            conflicts = node_level_conflicts(spec, spec.requests, call.budget)
+            if conflicts:
+                raise infeasible_error(conflicts)
+        found = solve_per_node(spec, narrowed, call.weights, call.options, call.budget) if isinstance(narrowed, dict) else None
     if found is None:
         return None
     return {c.name: found[c.shares_rule_with or c.name] for c in spec.components.values()}
@@ -102,14 +111,16 @@ def _decomposed(call: _Call) -> dict[str, Assignment] | None:
 def _exact(call: _Call, held_before: dict[str, list[list[int]]], tried: list[str], timings: dict[str, float]) -> Solution:
     """The exact flat model decides: a solution, or the conflicts, or a timeout."""
     spec = call.spec
+    check_build_fits(spec.requests, call.budget)
     with call.timed("build"):
-        ctx = build_model(spec, expand_all(spec.requests), weights=call.weights, previous=held_before)
+        ctx = build_model(spec, expand_all(spec.requests), weights=call.weights, previous=held_before, check=call.budget.check)
+    call.budget.check("building the model")
     if ctx.conflicts:
         raise infeasible_error(ctx.conflicts)
     with call.timed("solve"):
         solver, status = solve_polished(ctx, call.options, call.budget)
     if status == cp_model.INFEASIBLE:
-        conflicts = explain(spec, call.options, call.budget)
+        conflicts = explain(spec, call.options, call.budget)  # [] when the budget runs out first
         raise infeasible_error(conflicts or ["the spec as a whole (the time limit left no time to name the conflicting statements)"])
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         pairs = sum(request.cand_hw.size for request in ctx.requests.values())

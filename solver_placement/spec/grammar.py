@@ -12,13 +12,14 @@ messages carry RLinf's phrase for each rule ("Resource ranks must be unique", ..
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from solver_placement.cluster.ranks import MAX_RANK, RankRange, is_all, parse_range
-from solver_placement.config import check_keys, gigabytes, positive_int, require_mapping, text
+from solver_placement.cluster.ranks import MAX_RANK, RankRange, is_all, parse_range, rank_pieces
+from solver_placement.config import check_keys, did_you_mean, gigabytes, positive_int, require_mapping, text
 from solver_placement.constants import CLUSTER_LABEL
-from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
+from solver_placement.errors import PlacementConfigError, PlacementSyntaxError, cut, shown
+from solver_placement.limits import check
 
 CONSTRAINT_KEYS = (
     "tensor_parallel_size",
@@ -131,15 +132,18 @@ def parse_component_placement(raw: Any) -> dict[str, ComponentSpec]:
     mapping = require_mapping(raw, "cluster.component_placement")
     if not mapping:
         raise PlacementConfigError("cluster.component_placement is empty: nothing to place")
+    check("max_components", sum(key.count(",") + 1 for key in mapping), "cluster.component_placement", "the number of components")
     components: dict[str, ComponentSpec] = {}
     for key, value in mapping.items():
-        names = [name.strip() for name in str(key).split(",")]
+        names = [name.strip() for name in key.split(",")]
         if any(not name for name in names):
             raise PlacementConfigError(f'component key "{key}": empty component name')
         for position, name in enumerate(names):
             if name in components:
                 raise PlacementConfigError(f'component {name!r} has a placement under two keys ("{components[name].key}" and "{key}") (Component {name} has multiple placements defined)')
-            components[name] = _parse_component(name, str(key), value, names[0] if position else None)
+            components[name] = _parse_component(name, key, value, names[0] if position else None)
+    for name, spec in components.items():
+        components[name] = _exclusive_with_all(spec, components)
     for spec in components.values():
         _check_references(spec, components)
     return components
@@ -160,7 +164,7 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
             )
         if isinstance(body.get("placement"), list):
             explicit = parse_explicit(body["placement"], name)
-            return ComponentSpec(name, key, groups, str(body["placement"]), (), None, constraints, first_name, explicit, count_nodes)
+            return ComponentSpec(name, key, groups, _explicit_text(body["placement"]), (), None, constraints, first_name, explicit, count_nodes)
         if "placement" in body:
             text = _placement_text(body["placement"], name)
             return ComponentSpec(name, key, groups, text, parse_segments(text, name), None, constraints, first_name, None, count_nodes)
@@ -175,12 +179,19 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
 def _placement_text(value: Any, name: str) -> str:
     if isinstance(value, bool) or value is None or not isinstance(value, (str, int)):
         raise PlacementConfigError(
-            f"component {name!r}: placement must be a rank string such as \"0-7\" or \"0-3:0-7\", not {value!r}"
+            f"component {name!r}: placement must be a rank string such as \"0-7\" or \"0-3:0-7\", not {shown(value)}"
         )
+    if isinstance(value, int) and value.bit_length() > 63:
+        raise PlacementConfigError(f"component {name!r}: placement {shown(value)} exceeds the largest supported rank {MAX_RANK}")
     text = str(value).strip()
     if not text:
         raise PlacementSyntaxError(f'component {name!r}: placement is empty')
     return text
+
+
+def _explicit_text(value: list[Any]) -> str:
+    """How an explicit placement reads in messages: as written, or its size when long."""
+    return str(value) if len(value) <= 64 else f"[... {len(value)} processes]"
 
 
 def parse_explicit(value: Sequence[Any], name: str) -> tuple[tuple[int, ...], ...]:
@@ -189,18 +200,19 @@ def parse_explicit(value: Sequence[Any], name: str) -> tuple[tuple[int, ...], ..
     Ranks are sorted within a process and processes are ordered by their first rank (stably),
     as RLinf documents; a rank may appear in several processes (they share it).
     """
-    where = f"component {name!r}: placement {value!r}"
+    where = f"component {name!r}: placement {shown(value)}"
+    check("max_processes", len(value), where, "the number of processes listed")
     if not value:
         raise PlacementConfigError(f"{where} lists no processes (The hardware_ranks_list must not be empty)")
     processes = []
     for position, item in enumerate(value):
         ranks = list(item) if isinstance(item, (list, tuple)) else [item]
         if not ranks or any(isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in ranks):
-            raise PlacementConfigError(f"{where}: process {position} needs a non-empty list of non-negative integer ranks, not {item!r}")
+            raise PlacementConfigError(f"{where}: process {position} needs a non-empty list of non-negative integer ranks, not {shown(item)}")
         if len(set(ranks)) != len(ranks):
-            raise PlacementConfigError(f"{where}: process {position} lists a rank twice ({item!r}); its ranks must be unique")
+            raise PlacementConfigError(f"{where}: process {position} lists a rank twice ({shown(item)}); its ranks must be unique")
         if max(ranks) > MAX_RANK:
-            raise PlacementConfigError(f"{where}: rank {max(ranks)} exceeds the largest supported rank {MAX_RANK}")
+            raise PlacementConfigError(f"{where}: rank {shown(max(ranks))} exceeds the largest supported rank {MAX_RANK}")
         processes.append(tuple(sorted(ranks)))
     return tuple(sorted(processes, key=lambda ranks: ranks[0]))
 
@@ -208,9 +220,9 @@ def parse_explicit(value: Sequence[Any], name: str) -> tuple[tuple[int, ...], ..
 def parse_segments(text: str, name: str) -> tuple[Segment, ...]:
     """Split a placement string into segments (skipping empty ones, as RLinf does) and check
     everything the text alone tells."""
-    pieces = [piece.strip() for piece in text.split(",") if piece.strip()]
+    pieces = [piece.strip() for piece in rank_pieces(text, "placement", name)]
     if not pieces:
-        raise PlacementSyntaxError(f'{name}: placement "{text}" names no ranks, only commas')
+        raise PlacementSyntaxError(f'{name}: placement "{cut(text)}" names no ranks, only commas')
     segments = []
     for piece in pieces:
         halves = piece.split(":")
@@ -270,12 +282,13 @@ def check_multiple(num_resources: int, num_processes: int, where: str) -> None:
 def _parse_node_group(value: Any, name: str) -> tuple[str, ...]:
     if value is None:
         return (CLUSTER_LABEL,)
-    raw = value if isinstance(value, list) else str(value).split(",")
-    labels = tuple(str(label).strip() for label in raw)
+    where = f"component {name!r}: node_group"
+    raw = value if isinstance(value, list) else text(value, where).split(",")
+    labels = tuple(text(label, where).strip() for label in raw)
     if not labels or any(not label for label in labels):
-        raise PlacementConfigError(f"component {name!r}: node_group {value!r} has an empty label")
+        raise PlacementConfigError(f"{where} {shown(value)} has an empty label")
     if len(set(labels)) != len(labels):
-        raise PlacementConfigError(f"component {name!r}: node_group {value!r} lists a label twice")
+        raise PlacementConfigError(f"{where} {shown(value)} lists a label twice")
     return labels
 
 
@@ -283,8 +296,8 @@ def _parse_unit(value: Any, name: str) -> bool:
     """``unit: node`` makes ranks count the nodes of the selected groups, whatever their hardware."""
     if value is None:
         return False
-    if str(value).strip().lower() != "node":
-        raise PlacementConfigError(f"component {name!r}: unit must be 'node' (ranks count nodes) or left out, not {value!r}")
+    if not isinstance(value, str) or value.strip().lower() != "node":
+        raise PlacementConfigError(f"component {name!r}: unit must be 'node' (ranks count nodes) or left out, not {shown(value)}")
     return True
 
 
@@ -295,6 +308,7 @@ def _parse_constraints(body: Mapping[str, Any], name: str) -> Constraints:
         exclusive = [part.strip() for part in exclusive.split(",")]
     if not isinstance(exclusive, (list, tuple)):
         raise PlacementConfigError(f"{where}: exclusive_with must be a list of component names")
+    check("max_components", len(exclusive), f"{where}: exclusive_with", "the number of components named")
     collocate = body.get("collocate_with")
     if "max_processes_per_hardware" in body and "max_processes_per_gpu" in body:
         raise PlacementConfigError(f"{where}: give max_processes_per_hardware or its alias max_processes_per_gpu, not both")
@@ -315,7 +329,7 @@ def _parse_memory(body: Mapping[str, Any], where: str) -> Memory | None:
     flags = {key: body.get(key, False) for key in ("offload_weight", "offload_optimizer", "offload_grad")}
     for key, value in flags.items():
         if not isinstance(value, bool):
-            raise PlacementConfigError(f"{where}: {key} must be true or false, not {value!r}")
+            raise PlacementConfigError(f"{where}: {key} must be true or false, not {shown(value)}")
     raw = body.get("memory_gb")
     if raw is None:
         if any(flags.values()):
@@ -342,7 +356,7 @@ def _parse_topology(raw: Any, where: str) -> tuple[DomainRule, ...]:
     for group, labels in body.items():
         for label, mode in require_mapping(labels, f"{where}: topology.{group}").items():
             if mode not in ("require", "prefer"):
-                raise PlacementConfigError(f"{where}: topology.{group}.{label} must be 'require' or 'prefer', not {mode!r}")
+                raise PlacementConfigError(f"{where}: topology.{group}.{label} must be 'require' or 'prefer', not {shown(mode)}")
             rules.append(DomainRule(group, label, mode == "require"))
     return tuple(rules)
 
@@ -374,7 +388,7 @@ def _parse_declarative(body: Mapping[str, Any], name: str) -> Declarative:
 
 
 def _describe(body: Mapping[str, Any]) -> str:
-    return ", ".join(f"{key}={body[key]}" for key in SHAPE_KEYS if key in body)
+    return ", ".join(f"{key}={cut(str(body[key]))}" for key in SHAPE_KEYS if key in body)
 
 
 def _check_references(spec: ComponentSpec, components: Mapping[str, ComponentSpec]) -> None:
@@ -383,10 +397,22 @@ def _check_references(spec: ComponentSpec, components: Mapping[str, ComponentSpe
         refs.append(spec.constraints.collocate_with)
     for ref in refs:
         if ref not in components:
-            raise PlacementConfigError(f"component {spec.name!r}: refers to unknown component {ref!r}")
+            hint = did_you_mean(ref, components, "components")
+            raise PlacementConfigError(f"component {spec.name!r}: refers to unknown component {shown(ref)}{hint}")
         if ref == spec.name:
             raise PlacementConfigError(f"component {spec.name!r}: cannot refer to itself in collocate_with/exclusive_with")
     if spec.constraints.collocate_with in spec.constraints.exclusive_with:
         raise PlacementConfigError(
             f"component {spec.name!r}: cannot both collocate with and be exclusive with {spec.constraints.collocate_with!r}"
         )
+
+
+def _exclusive_with_all(spec: ComponentSpec, components: Mapping[str, ComponentSpec]) -> ComponentSpec:
+    """``exclusive_with: all``: every component placed by another key (one clear meaning: the
+    components of its own comma-joined key share its layout, so they cannot be meant). A
+    component named ``all`` keeps the word's plain meaning."""
+    written = spec.constraints.exclusive_with
+    if len(written) != 1 or not is_all(written[0]) or written[0] in components:
+        return spec
+    others = tuple(name for name, other in components.items() if other.key != spec.key)
+    return replace(spec, constraints=replace(spec.constraints, exclusive_with=others))

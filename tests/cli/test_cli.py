@@ -74,7 +74,7 @@ def test_explain_lists_every_conflict_of_an_infeasible_config(tmp_path: Path) ->
     first, *lines = result.stderr.splitlines()
     assert first == "error: no placement exists; these statements cannot all hold:"
     listed = [line for line in lines if not line.startswith("suggestion: ")]
-    assert len(listed) >= 2 and all(line.startswith("  - rollout") or line.startswith("  - actor") for line in listed)
+    assert len(listed) >= 2 and all(line.startswith(("  - rollout", "  - actor", "  - counting: ")) for line in listed)
     assert "suggestion: one more node like node 0 (4 GPUs, in cluster) fits" in lines
     assert "  - rollout is exclusive with actor (no shared hardware)" in listed
     one_line = assert_one_line_error(run("solve", config), 3)

@@ -50,7 +50,18 @@ def test_svg_keeps_component_names_rank_labels_and_group_bands_as_text(tmp_path:
         assert text in svg
     for label in (">15<", ">0-1<", ">6-7<", ">0-3<", ">GPU 7<", ">node 2<", ">gpu<", ">cpu<", ">A800<", ">no GPU<"):
         assert label in svg, label
-    assert "tensor-parallel group" in svg and "one process on several items" in svg
+    assert "tensor-parallel group" in svg and "one process on several GPUs" in svg and "items" not in svg
+
+
+def test_pool_groups_are_drawn_as_pools_not_tensor_parallel_groups(tmp_path: Path) -> None:
+    from solver_placement.ray_launch.pools import pool_spec_from_config
+
+    spec, pools = pool_spec_from_config(MODELS / "verl_pools_2x8.yaml")
+    svg = svg_text(plot_layout(solve(spec), pools=pools), tmp_path)
+    assert "resource pool global_pool (actor_rollout, critic): 8 GPUs per node entry" in svg
+    assert "resource pool reward_pool (reward): 4 GPUs per node entry" in svg
+    assert "tensor-parallel group" not in svg
+    assert "tensor-parallel group" in svg_text(plot_layout(solve(spec)), tmp_path, "without_pools.svg")  # the spec alone cannot tell
 
 
 def test_pdf_is_written_and_other_suffixes_are_refused(tmp_path: Path) -> None:

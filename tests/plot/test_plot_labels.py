@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from solver_placement.cluster.ranks import format_ranks, parse_rank_list
-from solver_placement.plot.labels import cell_name, nodes_name, steps_text
+from solver_placement.plot.labels import cell_name, kinds_word, nodes_name, steps_text
 
 
 def test_rank_sets_are_written_as_ranges() -> None:
@@ -25,3 +25,8 @@ def test_cells_and_node_runs_are_named() -> None:
     assert [cell_name(cell) for cell in (("Accelerator", 3), ("robot", 1), ("node", 0))] == ["GPU 3", "robot 1", "node"]
     assert nodes_name([4]) == "node 4" and nodes_name(list(range(768))) == "nodes 0-767"
     assert steps_text({"actor": 8, "env": 2}) == "per node: actor +8, env +2"
+
+
+def test_legends_name_the_hardware_in_its_own_word() -> None:
+    assert kinds_word(["Accelerator"]) == "GPUs" and kinds_word(["node"]) == "nodes"
+    assert kinds_word(["robot", "Accelerator", "robot"]) == "robots/GPUs"

@@ -1,33 +1,45 @@
-"""Launch faults on real Ray (a simulated 3-node cluster): every fault is a clear PlacementError
-and leaves no placement group or actor behind.
+"""Launch faults on real Ray (a simulated 3-node cluster): every fault is injected for real, is
+a clear PlacementError (or the user's own Ctrl-C) and leaves no placement group or worker actor
+behind: every test ends with ``assert_no_leaks()`` (0 placement groups, 0 actors), and the
+autouse fixture removes and reports anything a failed test left.
 
-| fault | expected error |
-| --- | --- |
-| a node disappears after planning, before ``reserve`` | ``PlacementConfigError``: node 1 of the plan has no Ray node |
-| the model gives a node more GPUs than Ray has | ``PlacementConfigError`` listing every difference, before anything is reserved |
-| another job holds the planned GPUs | ``LaunchError`` naming the node's bundles after ``timeout_s`` |
-| one rank's constructor raises | ``LaunchError`` naming the component, the rank and the exception |
-| a constructor never returns | ``LaunchError`` naming the ranks not ready within ``timeout_s`` |
-| Ctrl-C while actors start | ``KeyboardInterrupt`` goes through; actors and reservation removed |
+| fault | how it is injected | error seen | left after |
+| --- | --- | --- | --- |
+| a node disappears after planning, before ``reserve`` | a simulated node is removed from the running cluster | ``PlacementConfigError``: node 1 of the plan has no Ray node | 0 groups, 0 actors |
+| the model gives a node more GPUs than Ray has | a model of [2, 4, 2] GPUs on a [2, 2, 2] cluster | ``PlacementConfigError`` listing every difference, before anything is reserved | 0, 0 |
+| another job holds the planned GPUs (reservation times out) | a second Ray driver holds node 1's GPUs | ``LaunchError`` naming the node's bundles after ``timeout_s`` | 0, 0 (the other job's group untouched) |
+| Ctrl-C while the reservation waits | SIGINT to the driver while ``reserve`` waits for GPUs held by another actor | ``KeyboardInterrupt`` goes through | 0, 0 |
+| one rank's constructor raises | the constructor of rank 1 raises (both env delivery modes) | ``LaunchError`` naming the component, the rank and the exception | 0, 0 |
+| an actor dies while starting | the constructor of rank 1 ends its process (``os._exit``) | ``LaunchError`` naming the component and the rank | 0, 0 |
+| Ray refuses a worker | constructor arguments the class does not take | ``LaunchError`` naming the component and rank 0 | 0, 0 |
+| a constructor never returns | the constructor sleeps past ``timeout_s`` | ``LaunchError`` naming the ranks not ready within ``timeout_s`` | 0, 0 |
+| Ctrl-C while actors start | SIGINT to the driver while constructors run | ``KeyboardInterrupt`` goes through | 0, 0 |
+| a stale Ray address | ``RAY_ADDRESS`` names a port nothing listens on (a fresh driver) | ``LaunchError``: no Ray answers ... within 2 s | 0, 0 |
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 import ray
 from ray.util import placement_group_table
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from ray_leaks import alive_actors, live_groups, remove_own_groups
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, Solution, solve, verify
+from solver_placement.ray_launch.connect import ray_nodes
 from solver_placement.ray_launch.plan import NODE_RANK_LABEL
 from solver_placement.ray_launch.reserve import LaunchError, plan, reserve
-from solver_placement.ray_launch.session import LocalRayCluster, ray_nodes
+from solver_placement.ray_launch.session import LocalRayCluster
 from solver_placement.replan import moved, replan
 
 pytestmark = pytest.mark.ray
@@ -38,7 +50,7 @@ MODEL = Cluster(num_nodes=3, num_gpus_per_node=[2, 2, 2])
 CPUS_PER_NODE = 8
 JOB = "faults"
 #: Names of the worker classes below, to find their actors in the GCS table.
-WORKERS = ("Steady", "FailsOnRankOne", "Stuck")
+WORKERS = ("Steady", "FailsOnRankOne", "DiesOnRankOne", "Stuck")
 
 
 class Steady:
@@ -53,6 +65,12 @@ class FailsOnRankOne:
     def __init__(self) -> None:
         if os.environ.get("RANK") == "1":
             raise RuntimeError("rank 1 cannot load its checkpoint")
+
+
+class DiesOnRankOne:
+    def __init__(self) -> None:
+        if os.environ.get("RANK") == "1":
+            os._exit(1)  # the worker process ends while starting, as after an OOM kill or a segfault
 
 
 class Stuck:
@@ -181,18 +199,87 @@ def test_a_constructor_that_never_returns_times_out_and_leaves_nothing_behind(lo
     assert_no_leaks()
 
 
-def test_ctrl_c_while_actors_start_leaves_nothing_behind(local: LocalRayCluster, monkeypatch: pytest.MonkeyPatch) -> None:
-    from solver_placement.ray_launch import reserve as reserve_module
+@contextmanager
+def ctrl_c_after(seconds: float) -> Iterator[None]:
+    """Send this process a real SIGINT (what Ctrl-C sends) after ``seconds``, inside the block.
 
-    def interrupted(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
+    CP-SAT (ortools 9.15) leaves SIGINT at the OS default after every solve (its
+    ``catch_sigint_signal``), so Ctrl-C would kill the process with no ``KeyboardInterrupt`` and no
+    cleanup; Python's handler is re-armed here until ``solver/options.py`` turns that off."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
+
+def test_ctrl_c_while_actors_start_leaves_nothing_behind(local: LocalRayCluster) -> None:
     solution = solved({"a": {"placement": "0-1"}})
     with pytest.raises(KeyboardInterrupt):
         with reserve(solution, job_name=JOB, cpus_per_process=0.5) as reservation:
-            monkeypatch.setattr(reserve_module, "_wait_ready", interrupted)
-            reservation.launch("a", Steady)
+            with ctrl_c_after(3):
+                reservation.launch("a", Stuck, timeout_s=60)
     assert_no_leaks()
+
+
+def test_ctrl_c_while_the_reservation_waits_leaves_nothing_behind(local: LocalRayCluster) -> None:
+    hog = ray.remote(Steady).options(num_gpus=2, scheduling_strategy=_on_node(1)).remote()
+    ray.get(hog.__ray_ready__.remote())
+    try:
+        solution = solved({"a": {"placement": "2-3"}})
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            with ctrl_c_after(2):
+                reserve(solution, job_name=JOB, timeout_s=60)
+        assert time.monotonic() - started < 30  # interrupted, not timed out
+        assert live_groups(f"{JOB}-reservation-") == []
+    finally:
+        ray.kill(hog)
+    assert_no_leaks()
+
+
+def test_an_actor_dying_while_it_starts_names_the_rank_and_leaves_nothing_behind(local: LocalRayCluster) -> None:
+    solution = solved({"a": {"placement": "0-1"}})
+    with pytest.raises(LaunchError, match=r"^a rank 1: starting DiesOnRankOne failed: .*"):
+        with reserve(solution, job_name=JOB, cpus_per_process=0.5) as reservation:
+            reservation.launch("a", DiesOnRankOne)
+    assert_no_leaks()
+
+
+def test_a_worker_ray_refuses_to_start_names_the_rank_and_leaves_nothing_behind(local: LocalRayCluster) -> None:
+    solution = solved({"a": {"placement": "0-1"}})
+    with pytest.raises(LaunchError, match=r"^a rank 0: Ray refused to start the worker: too many positional arguments$"):
+        with reserve(solution, job_name=JOB, cpus_per_process=0.5) as reservation:
+            reservation.launch("a", Steady, "an argument Steady does not take")
+    assert_no_leaks()
+
+
+STALE = """
+import sys
+from solver_placement import Cluster, LaunchError, PlacementSpec, reserve, solve
+solution = solve(PlacementSpec.build(Cluster(num_nodes=1, num_gpus_per_node=2), {"a": "0-1"}))
+try:
+    reserve(solution, connect_timeout_s=2)
+except LaunchError as error:
+    print(error)
+"""
+
+
+def test_a_stale_ray_address_fails_fast_and_creates_nothing(local: LocalRayCluster) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{sock.getsockname()[1]}"
+    started = time.monotonic()
+    answer = subprocess.run([sys.executable, "-c", STALE], capture_output=True, text=True, timeout=120, env={**os.environ, "RAY_ADDRESS": dead})
+    assert answer.stdout.startswith(f"no Ray answers at {dead} (RAY_ADDRESS) within 2 s"), answer.stderr
+    assert time.monotonic() - started < 60
+    assert_no_leaks()
+
+
+def _on_node(rank: int) -> NodeAffinitySchedulingStrategy:
+    return NodeAffinitySchedulingStrategy(_ray_node_id(rank), soft=False)
 
 
 def _ray_node_id(rank: int) -> str:

@@ -1,5 +1,5 @@
 """The issue's closing scenario on real Ray: a simulated 3-node cluster (two GPU models, a robot
-resource, labels) is read with ``cluster_from_ray``, a model naming only its components is
+resource, labels) is read with ``Cluster.from_ray``, a model naming only its components is
 solved against it and launched; every actor reports its planned node, GPUs, env and robot
 metadata while every component's rank 0 holds its own rendezvous port. With a node gone, the
 same plan fails before anything is reserved, naming the difference."""
@@ -19,9 +19,9 @@ from ray.util import placement_group_table
 from ray_leaks import live_groups, remove_own_groups
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, solve, verify
-from solver_placement.ray_launch.live_cluster import cluster_from_ray
+from solver_placement.ray_launch.connect import ray_nodes
 from solver_placement.ray_launch.reserve import reserve
-from solver_placement.ray_launch.session import LocalRayCluster, ray_nodes
+from solver_placement.ray_launch.session import LocalRayCluster
 
 pytestmark = pytest.mark.ray
 
@@ -62,7 +62,7 @@ def removing_leaks(simulated: LocalRayCluster) -> Iterator[None]:
 
 
 def test_read_solve_launch_and_report_then_a_lost_node_fails_before_reserving(simulated: LocalRayCluster) -> None:
-    live = cluster_from_ray(group_by_labels=["zone"])
+    live = Cluster.from_ray(group_by_labels=["zone"])
     assert (live.num_nodes, live.gpus_per_node.tolist(), live.accelerator_models) == (3, [4, 2, 0], ("A800", "H100", None))
     assert live.node_labels == SIMULATED.node_labels and live.node_groups["west"].node_ranks == (2,)
     solution = solve(PlacementSpec.build(live, {

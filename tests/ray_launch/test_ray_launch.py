@@ -182,6 +182,17 @@ def test_foreign_gpu_task_cannot_use_reserved_gpus(local_ray) -> None:
     assert_no_leaks()
 
 
+def test_a_plan_on_a_node_s_upper_gpus_holds_the_lower_ones_idle_so_ray_agrees_on_every_gpu(local_ray) -> None:
+    with reserve(solved({"a": {"node_group": "gpu", "placement": "2-3"}}), cpus_per_process=0.5) as reservation:
+        assert [(b.item, b.idle) for b in reservation.plan.bundles] == [("gpu 0", True), ("gpu 1", True), ("gpu 2", False), ("gpu 3", False)]
+        assert [env["CUDA_VISIBLE_DEVICES"] for _, env in reports(reservation.launch("a", Probe))] == ["2", "3"]
+        foreign = ray.remote(lambda: "ran").options(num_gpus=1, scheduling_strategy=NodeAffinitySchedulingStrategy(_node(0), soft=False)).remote()
+        ready, _ = ray.wait([foreign], timeout=3)
+        assert ready == []  # Ray counts GPUs 2 and 3 as reserved, not 0 and 1
+        ray.cancel(foreign, force=True)
+    assert_no_leaks()
+
+
 def test_failing_constructor_leaves_nothing_behind(local_ray) -> None:
     placements = solved({"a": {"node_group": "gpu", "placement": "0-1"}}).placements("a")
     with pytest.raises(LaunchError, match=r"a rank [01]: starting Probe failed: .*constructor refused"):
@@ -202,8 +213,8 @@ def test_launch_owns_its_reservation(local_ray) -> None:
 
 
 def _node(rank: int) -> str:
+    from solver_placement.ray_launch.connect import ray_nodes
     from solver_placement.ray_launch.plan import map_nodes
-    from solver_placement.ray_launch.session import ray_nodes
 
     return map_nodes(ray_nodes(), MODEL.num_nodes)[rank].node_id
 

@@ -99,3 +99,17 @@ def test_robot_processes_get_their_items_metadata_and_records_alone_plan() -> No
     without_model = envs(solution.placements_by_component(), None, live)
     assert [e["CUDA_VISIBLE_DEVICES"] for e in without_model["gpu"]] == ["0", "1"]
     assert {e["HARDWARE_CONFIGS"] for e in without_model["robot"]} == {"[]"}
+
+
+def test_idle_gpus_are_reserved_below_the_planned_ones_in_gpu_order() -> None:
+    cluster = Cluster(2, 4)
+    solution = solve(PlacementSpec.build(cluster, {"a": "2-3", "b": "5"}))
+    plan = to_ray(solution.placements_by_component(), cluster, modelled_nodes(cluster), idle_gpus={0: {1, 0}, 1: {0}})
+    assert [(b.node_rank, b.item, b.idle, b.resources) for b in plan.bundles] == [
+        (0, "gpu 0", True, {"GPU": 1.0}), (0, "gpu 1", True, {"GPU": 1.0}),
+        (0, "gpu 2", False, {"CPU": 1.0, "GPU": 1.0}), (0, "gpu 3", False, {"CPU": 1.0, "GPU": 1.0}),
+        (1, "gpu 0", True, {"GPU": 1.0}), (1, "gpu 1", False, {"CPU": 1.0, "GPU": 1.0}),
+    ]  # fmt: skip
+    anchors = [(p.bundle_index, p.env["CUDA_VISIBLE_DEVICES"]) for processes in plan.processes.values() for p in processes]
+    assert anchors == [(2, "2"), (3, "3"), (5, "1")]
+    assert [b.idle for b in to_ray(solution.placements_by_component(), cluster, modelled_nodes(cluster)).bundles] == [False] * 3

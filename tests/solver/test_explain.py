@@ -34,13 +34,15 @@ CASES = [
     (
         "exclusive_leaves_too_few", {"num_nodes": 2, "num_gpus": 4},
         {"actor": "0-3", "rollout": {"processes": 6, "exclusive_with": ["actor"]}},
-        ["rollout needs 6 process(es) x 1 GPU", "rollout is exclusive with actor (no shared hardware)"],
+        ['actor: placement "0-3" uses 4 GPUs', "rollout needs 6 process(es) x 1 GPU", "rollout is exclusive with actor (no shared hardware)",
+         "counting: the cluster has 2 nodes x 4 GPUs = 8 GPUs; together they need 10"],
         ["rollout: processes 4 instead of 6 fits", "one more node like node 0"],
     ),
     (
         "exclusive_fragmented_node", {"num_nodes": 2, "num_gpus": 4},
         {"actor": "0-5", "rollout": {"processes": 1, "hardware_per_process": 4, "exclusive_with": ["actor"]}},
-        ["rollout: each process takes 4 GPUs with stride 1", "rollout is exclusive with actor (no shared hardware)"],
+        ['actor: placement "0-5" uses 6 GPUs', "rollout needs 1 process(es) x 4 GPUs", "rollout is exclusive with actor (no shared hardware)",
+         "counting: the cluster has 2 nodes x 4 GPUs = 8 GPUs; together they need 10"],
         ["one more node like node 0"],
     ),
     (
@@ -71,7 +73,9 @@ CASES = [
     (
         "capacity_declarative", {"num_nodes": 1, "num_gpus": 4},
         {"reward": "0-3:0-7", "inference": {"processes": 2, "max_processes_per_hardware": 2}},
-        ["inference needs 2 process(es) x 1 GPU", "inference: at most 2 process(es) per item (max_processes_per_hardware)"],
+        ['reward: placement "0-3:0-7" uses 4 GPUs', "inference needs 2 process(es) x 1 GPU",
+         "inference: at most 2 process(es) per item (max_processes_per_hardware)",
+         "counting: the cluster has 1 node x 4 GPUs; inference may use 0 GPUs of them"],
         [],  # every GPU already holds 2 reward processes: no smaller count fits either
     ),
     (

@@ -25,7 +25,7 @@ def collocated(offload: bool, gpu_gb: int = 80) -> dict:
 
 def test_collocation_that_overflows_gpu_memory_is_infeasible_with_a_reason() -> None:
     # actor running needs 90 GB alone: more than an 80 GB GPU
-    with pytest.raises(InfeasiblePlacementError, match=r"GPU memory: actor running \(90 GB per process\) with the others idle \(rollout 30 GB\) must fit 80 GB per GPU"):
+    with pytest.raises(InfeasiblePlacementError, match=r"GPU memory: actor running \(90 GB per process\) must fit 80 GB per GPU"):
         solve(collocated(offload=False))
 
 

@@ -31,12 +31,12 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         for rule in rules.topology:
             unit = tensor_group if rule.group == "tensor_parallel" else Unit(tp * pp, "pipeline")
             if unit.size > 1:
-                values = _label_values(ctx.cluster, rule.label)[node_of_candidate]
+                values = label_values(ctx.cluster, rule.label)[node_of_candidate]
                 preferred += add_one_of(ctx, request, values, unit, f"{rule.label!r} domain", required=rule.required)
     return RuleOutput(terms={"topology": tuple(preferred)} if preferred else {})
 
 
-def _label_values(cluster: Cluster, label: str) -> np.ndarray:
+def label_values(cluster: Cluster, label: str) -> np.ndarray:
     """Per node, an index of its value of ``label``; unlabelled nodes are each their own value."""
     names = [cluster.node_labels[n].get(label, f"\0node {n}") for n in range(cluster.num_nodes)]
     index = {name: i for i, name in enumerate(dict.fromkeys(names))}

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from solver_placement.errors import InternalError
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.one_of import Unit, add_one_of
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.rules.stride import enforced_stride
 from solver_placement.solver.statements import amount_statement, hardware_name
+from solver_placement.spec.candidates import ComponentRequest
 
 KEYS = ("placement", "node_group", "unit", "processes", "hardware_per_process", "resources")
 PROCESS = Unit(1, "process")
@@ -34,17 +36,45 @@ def add_amount(ctx: ModelContext) -> None:
     for request in ctx.requests.values():
         if enforced_stride(request) is not None:
             continue  # the stride rule's patterns fix the amount
+        if request.name in ctx.layouts:
+            _add_fixed_amount(ctx, request)
+            continue
+        ctx.check(f"building the model ({request.name}'s amounts)")
         x = ctx.x[request.name]
+        statements = _amount_statements(ctx, request)
         for p in range(request.num_processes):
             lo, hi = request.indptr[p], request.indptr[p + 1]
             need = int(request.amount[p])
-            ctx.model.add(sum(x[lo:hi]) == need).only_enforce_if(ctx.guard(amount_statement(request, p)))
+            ctx.model.add(sum(x[lo:hi]) == need).only_enforce_if(ctx.guard(statements[int(request.origin[p])]))
+
+
+def _add_fixed_amount(ctx: ModelContext, request: ComponentRequest) -> None:
+    """A rank string's processes need every candidate they have (the grammar's even split), and
+    all of them share the request's layout literal: the per-process sums collapse to ``layout
+    == 1``, one constraint for the whole request."""
+    if not np.array_equal(request.amount, np.diff(request.indptr)):
+        raise InternalError(f"{request.name}: a rank-based process needs fewer items than its candidates")
+    ctx.model.add(ctx.layouts[request.name] == 1)
+
+
+def _amount_statements(ctx: ModelContext, request: ComponentRequest) -> list[str]:
+    """Per origin (segment), the statement guarding its processes' amounts; formatted only when
+    explaining (a declarative request or a whole rank list has one origin, so one statement)."""
+    statements = [""] * len(request.origin_text)
+    if ctx.explain:
+        origins, first_process = np.unique(request.origin, return_index=True)
+        for origin, process in zip(origins.tolist(), first_process.tolist(), strict=True):
+            statements[origin] = amount_statement(request, process)
+    return statements
 
 
 def add_distinct_hardware(ctx: ModelContext) -> None:
     """A process never holds one physical item twice (possible when listed groups overlap)."""
     for request in ctx.requests.values():
-        order = np.lexsort((request.cand_hw, request.cand_process))
+        if int(np.diff(request.indptr).max(initial=0)) <= 1:
+            continue  # at most one candidate per process: nothing to hold twice
+        # one int64 key per pair, (process, item) in lexicographic order: a single stable sort
+        order = np.argsort(request.cand_process * ctx.cluster.num_hardware + request.cand_hw, kind="stable")
         hw, proc = request.cand_hw[order], request.cand_process[order]
         for i in np.flatnonzero((hw[1:] == hw[:-1]) & (proc[1:] == proc[:-1])):
             statement = (

@@ -1,8 +1,11 @@
-"""The cluster model of a running Ray cluster: what its nodes advertise, in a fixed order.
+"""The cluster model of a Ray cluster's nodes: pure data in, ``Cluster`` arguments out, no Ray import.
 
 Users run Ray clusters that already know their nodes, GPUs, GPU models, robots and labels;
-``cluster_from_ray`` turns that into our :class:`Cluster`, so a model may give only its
-components. Mapping of Ray's view:
+:meth:`Cluster.from_ray <solver_placement.cluster.cluster.Cluster.from_ray>` reads them (the
+connection lives in ``ray_launch.connect``) and this module turns what the nodes advertise into
+the arguments of our :class:`Cluster`. It sits in ``cluster/`` so the mapping is one rule with
+one home, testable without Ray, and shared by the reader and the launch (which maps node ranks
+to Ray nodes the same way). Mapping of Ray's view:
 
 * node order: the ``solver-placement/node-rank`` label when nodes carry it (then every node
   must, with ranks 0..n-1), else by IP, then Ray node id, so ranks are the same on every call;
@@ -16,41 +19,54 @@ components. Mapping of Ray's view:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from solver_placement.cluster.cluster import Cluster
 from solver_placement.errors import LaunchError
-from solver_placement.ray_launch.nodes import NODE_RANK_LABEL, RayNode, ip_key
-from solver_placement.ray_launch.session import DEFAULT_CONNECT_TIMEOUT_S, ensure_ray, ray_nodes
 
+#: Node label giving a Ray node its rank in the cluster model.
+NODE_RANK_LABEL = "solver-placement/node-rank"
+#: Prefix of the resource by which Ray advertises a node's GPU model (``accelerator_type:A100``).
+GPU_MODEL_PREFIX = "accelerator_type:"
+#: Seconds to wait for a Ray head to accept a TCP connection before calling its address dead.
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
 #: Ray resources that are not hardware items.
 _NOT_ITEMS = ("CPU", "GPU", "memory", "object_store_memory")
-_MODEL_PREFIX = "accelerator_type:"
 
 
-def cluster_from_ray(
-    address: str | None = None,
-    *,
-    group_by_labels: Sequence[str] = (),
-    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-) -> Cluster:
-    """Read the Ray cluster at ``address`` (see ``session.ensure_ray``; this process stays connected)."""
-    ensure_ray(None, address, connect_timeout_s)
-    return cluster_of_nodes(ray_nodes(), group_by_labels)
+@dataclass(frozen=True)
+class RayNode:
+    """What the cluster model and the launch plan need to know of one Ray node."""
+
+    node_id: str
+    ip: str
+    resources: Mapping[str, float]
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
-def cluster_of_nodes(nodes: Sequence[RayNode], group_by_labels: Sequence[str] = ()) -> Cluster:
-    """The cluster model of the given Ray nodes (pure: the testable half of ``cluster_from_ray``)."""
+def ip_key(ip: str) -> tuple[int, ...] | tuple[str]:
+    """Sort key ordering IPv4 addresses numerically (10.0.0.9 before 10.0.0.10), others as text."""
+    parts = ip.split(".")
+    return tuple(int(x) for x in parts) if all(x.isdigit() for x in parts) else (ip,)
+
+
+def gpu_models(node: RayNode) -> list[str]:
+    """The GPU models a node advertises (Ray's ``accelerator_type:<name>`` resources), sorted."""
+    return sorted(key.removeprefix(GPU_MODEL_PREFIX) for key in node.resources if key.startswith(GPU_MODEL_PREFIX))
+
+
+def ray_cluster_kwargs(nodes: Sequence[RayNode], group_by_labels: Sequence[str] = ()) -> dict[str, Any]:
+    """The :class:`Cluster` arguments describing ``nodes`` (the module docstring gives the mapping)."""
     ordered = ordered_nodes(nodes)
     labels = [{k: v for k, v in node.labels.items() if not k.startswith("ray.io/") and k != NODE_RANK_LABEL} for node in ordered]
-    return Cluster(
-        num_nodes=len(ordered),
-        num_gpus_per_node=[int(node.resources.get("GPU", 0)) for node in ordered],
-        accelerator_model=[_gpu_model(node) for node in ordered],
-        node_groups=[*_hardware_groups(ordered), *_label_groups(labels, group_by_labels)],
-        node_labels=labels,
-    )
+    return {
+        "num_nodes": len(ordered),
+        "num_gpus_per_node": [int(node.resources.get("GPU", 0)) for node in ordered],
+        "accelerator_model": [_gpu_model(node) for node in ordered],
+        "node_groups": [*_hardware_groups(ordered), *_label_groups(labels, group_by_labels)],
+        "node_labels": labels,
+    }
 
 
 def ordered_nodes(nodes: Sequence[RayNode]) -> list[RayNode]:
@@ -70,7 +86,7 @@ def ordered_nodes(nodes: Sequence[RayNode]) -> list[RayNode]:
 
 
 def _gpu_model(node: RayNode) -> str | None:
-    models = sorted(key.removeprefix(_MODEL_PREFIX) for key in node.resources if key.startswith(_MODEL_PREFIX))
+    models = gpu_models(node)
     return models[0] if models and node.resources.get("GPU", 0) else None
 
 
@@ -79,7 +95,7 @@ def _hardware_groups(ordered: Sequence[RayNode]) -> list[dict[str, Any]]:
     configs: dict[str, list[dict[str, int]]] = defaultdict(list)
     for rank, node in enumerate(ordered):
         for name, amount in sorted(node.resources.items()):
-            if name in _NOT_ITEMS or name.startswith(("node:", _MODEL_PREFIX)) or int(amount) < 1:
+            if name in _NOT_ITEMS or name.startswith(("node:", GPU_MODEL_PREFIX)) or int(amount) < 1:
                 continue
             configs[name].extend({"node_rank": rank, "ray_index": index} for index in range(int(amount)))
     return [
@@ -89,6 +105,7 @@ def _hardware_groups(ordered: Sequence[RayNode]) -> list[dict[str, Any]]:
 
 
 def _label_groups(labels: Sequence[dict[str, str]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """For each key, one node group per value of that label, named after the value."""
     groups = []
     for key in keys:
         values = sorted({node_labels[key] for node_labels in labels if key in node_labels})

@@ -1,0 +1,36 @@
+"""The parts of Ray the launch uses, imported in one place, so a missing Ray is one clear error.
+
+Ray is an optional extra of solver_placement: solving, verifying, plotting and dry-run launch
+plans (``ray_launch.plan``) never import it. Every module that talks to Ray imports Ray's names
+from here rather than from ``ray``, so using any Ray feature without Ray installed raises a
+:class:`LaunchError` (a ``PlacementError``) naming the install command, worded once, instead of a
+bare ``ModuleNotFoundError`` from somewhere inside the launch.
+"""
+
+from __future__ import annotations
+
+from solver_placement.errors import LaunchError
+
+#: How to install what the Ray features need.
+RAY_EXTRA = "pip install 'solver_placement[ray]'"
+
+try:
+    import ray
+    from ray.exceptions import GetTimeoutError, RayError
+    from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+except ModuleNotFoundError as error:
+    if (error.name or "").partition(".")[0] != "ray":
+        raise  # Ray is there but broken: its own message says more than ours would
+    raise LaunchError(f"Ray is not installed; launching on Ray and reading a Ray cluster need it: {RAY_EXTRA}") from None
+
+__all__ = [
+    "RAY_EXTRA",
+    "GetTimeoutError",
+    "PlacementGroup",
+    "PlacementGroupSchedulingStrategy",
+    "RayError",
+    "placement_group",
+    "ray",
+    "remove_placement_group",
+]

@@ -1,0 +1,71 @@
+"""Hostile and oversized input: bounded work, no crash, always a PlacementError (SECURITY.md).
+
+Every case of ``corpus.py`` (deep nesting, alias and interpolation bombs, huge ints and strings,
+binary and mis-encoded files, odd YAML tags, non-string keys, objects whose ``str()`` raises,
+oversized clusters and specs) and thousands of corrupted valid configs run in worker processes
+under an address-space cap (``pool.py``, ``worker.py``). Each must end in a ``PlacementError``
+or a placement that passes ``verify``, within ``MAX_SECONDS`` and ``MAX_PEAK_BYTES``, without
+a signal. The fast tier runs a sample; the whole corpus runs in the slow tier (CI).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from corpus import hostile_cases
+from pool import Result, run_cases
+
+MAX_SECONDS = 5.0
+MAX_PEAK_BYTES = 1 << 30
+#: Corrupted valid configs of the slow tier.
+MUTATED = 5_000
+#: The corpus is meant to keep at least this many distinct hostile cases.
+MIN_HOSTILE = 200
+
+
+def failures(results: list[Result]) -> list[str]:
+    """Every case that escaped the error family, crashed, hung, or ran too long or too large."""
+    names = hostile_cases()
+    bad = []
+    for result in results:
+        fine = result.outcome == "placed" or result.outcome.startswith("refused:")
+        if not fine or result.seconds > MAX_SECONDS or result.peak_bytes > MAX_PEAK_BYTES:
+            label = f"{names[result.index][0]} / {names[result.index][1]}" if result.kind == "hostile" else f"mutated {result.index}"
+            bad.append(f"{label}: {result.outcome} in {result.seconds:.2f} s, {result.peak_bytes >> 20} MiB")
+    return bad
+
+
+def table(results: list[Result]) -> str:
+    """Class of input, cases, worst time and worst memory: the report of the run."""
+    names = hostile_cases()
+    by_class: dict[str, list[Result]] = defaultdict(list)
+    for result in results:
+        by_class[names[result.index][0] if result.kind == "hostile" else "mutated valid configs"].append(result)
+    rows = [f"{'class':<24} {'cases':>6} {'worst s':>8} {'worst MiB':>10}"]
+    for klass, group in by_class.items():
+        rows.append(f"{klass:<24} {len(group):>6} {max(r.seconds for r in group):>8.2f} {max(r.peak_bytes for r in group) >> 20:>10}")
+    return "\n".join(rows)
+
+
+def test_corpus_is_large_and_distinct() -> None:
+    cases = hostile_cases()
+    assert len(cases) >= MIN_HOSTILE
+    assert len({(klass, name) for klass, name, _ in cases}) == len(cases), "two cases share a name"
+
+
+def test_a_sample_of_hostile_and_mutated_inputs_is_refused_within_bounds() -> None:
+    cases = hostile_cases()
+    sample = [("hostile", index) for index in range(0, len(cases), max(1, len(cases) // 12))]
+    results = run_cases(sample + [("mutated", index) for index in range(12)], workers=1)
+    print("\n" + table(results))
+    assert not failures(results)
+
+
+@pytest.mark.slow
+def test_every_hostile_case_and_5000_mutated_configs_within_bounds() -> None:
+    cases = [("hostile", index) for index in range(len(hostile_cases()))] + [("mutated", index) for index in range(MUTATED)]
+    results = run_cases(cases, workers=2)
+    print("\n" + table(results))
+    assert len(results) == len(cases)
+    assert not failures(results), "\n".join(failures(results))

@@ -1,0 +1,176 @@
+"""Bounded loading (issue 14) and "did you mean" (issue 12): each named limit refuses before the
+work it bounds, with a message naming the limit; one input contract; one close-match hint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers import config
+from omegaconf import OmegaConf
+
+from solver_placement import PlacementConfigError, PlacementError, solve
+from solver_placement import limits as limits_module
+from solver_placement.config import Unresolved, YamlText, load_config
+from solver_placement.limits import Limits, current, override
+from solver_placement.limits.memory import memory_budget
+
+HEAD = "cluster:\n  num_nodes: 1\n  num_gpus_per_node: 4\n  component_placement:\n    actor: 0-3\n"
+
+
+def test_yaml_text_is_passed_as_yaml_text_and_a_str_is_always_a_path() -> None:
+    assert [p.local_hardware_ranks for p in solve(YamlText(HEAD)).placements("actor")] == [[0], [1], [2], [3]]
+    with pytest.raises(PlacementConfigError, match=r"does not exist; YAML text is passed as YamlText\(text\)"):
+        solve(HEAD)
+    with pytest.raises(PlacementConfigError, match="is not a usable path"):
+        solve(HEAD * 1000)  # a name too long for the OS: an OSError before
+
+
+@pytest.mark.parametrize(("text", "limit"), [
+    pytest.param(HEAD + "x: " + "[" * 100_000 + "]" * 100_000, "max_depth=64", id="flow-list-100000-deep"),
+    pytest.param(HEAD + "x: " + "{a: " * 65 + "1" + "}" * 65, "max_depth=64", id="flow-map-65-deep"),
+    pytest.param("s: &s " + "a" * 500_000 + "\n" + HEAD + "    x: [" + ", ".join(["*s"] * 20) + "]", "max_text_chars", id="string-alias-bomb"),
+    pytest.param("l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "\n".join(
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 9)) + "\n" + HEAD, "max_values", id="billion-laughs"),
+    pytest.param(HEAD + "#" * (2 << 20), "max_file_bytes", id="oversized-file"),
+    pytest.param(HEAD.replace("num_nodes: 1", "num_nodes: '" + "${oc.select:" * 40 + "x" + "}" * 40 + "'"), "max_interpolation_depth", id="nested-interpolation"),
+])
+def test_yaml_limits_name_themselves(tmp_path: Path, text: str, limit: str) -> None:
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text)
+    with pytest.raises(PlacementConfigError, match=limit) as info:
+        solve(path)
+    assert "solver_placement.limits.configure(" in str(info.value) or "max_file_bytes" in limit
+
+
+@pytest.mark.parametrize("data", [b"\xff\xfe\x00\x00garbage", b"\x00" * 10, b"cluster: \xc3\x28", b"42", b"- 1\n"])
+def test_binary_and_non_mapping_files_are_placement_errors(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(data)
+    with pytest.raises(PlacementConfigError):
+        solve(path)
+
+
+def test_a_5000_digit_int_is_invalid_yaml_not_a_value_error(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text(HEAD.replace("num_nodes: 1", "num_nodes: " + "9" * 5000))
+    with pytest.raises(PlacementConfigError, match="not valid YAML"):
+        solve(path)
+
+
+def _doubling(steps: int) -> dict[str, Any]:
+    return {"a0": "xxxxxxxx", **{f"a{i}": f"${{a{i - 1}}}${{a{i - 1}}}" for i in range(1, steps)}}
+
+
+def test_an_interpolation_bomb_is_harmless_unread_and_named_when_read() -> None:
+    plain = load_config(OmegaConf.create({**_doubling(40), **config(1, 4, {"actor": "0-3"})}))
+    assert isinstance(plain["a39"], Unresolved) and "max_interpolation" in plain["a39"].reason
+    assert plain["a2"] == "x" * 32  # small ones still resolve
+    with pytest.raises(PlacementConfigError, match="max_interpolation"):
+        solve(OmegaConf.create({**_doubling(40), **config(1, 4, {"actor": "${a39}"})}))
+
+
+def test_interpolation_cycles_and_chains_are_refused_not_recursed() -> None:
+    chain = {"p0": 1, **{f"p{i}": f"${{p{i - 1}}}" for i in range(1, 200)}}
+    with pytest.raises(PlacementConfigError, match="max_interpolation_depth"):
+        solve(OmegaConf.create({**chain, **config("${p199}", 4, {"actor": "0"})}))  # type: ignore[arg-type]
+    with pytest.raises(PlacementConfigError, match="cycle"):
+        solve(OmegaConf.create({"a": "${b}", "b": "${a}", **config("${a}", 4, {"actor": "0"})}))  # type: ignore[arg-type]
+
+
+class _Unprintable(str):
+    def __str__(self) -> str:
+        raise RuntimeError("str")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("repr")
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param(config(1, 4, {"actor": [[[0]]] * 2}) | {"x": None}, id="plain"),
+    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {_Unprintable("actor"): "0"}}}, id="str-subclass-key"),
+    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {(1, 2): "0"}}}, id="tuple-key"),
+    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {10**5000: "0"}}}, id="huge-int-key"),
+    pytest.param(config(1, 4, {"actor": _Unprintable("0-3")}), id="str-subclass-value"),
+    pytest.param(config(1, 4, {"actor": "0"}, accelerator_type=10**5000), id="huge-int-name"),
+    pytest.param(config(1, 4, {"actor": {"processes": 1, "memory_gb": float("nan")}}, gpu_memory_gb=80), id="nan-memory"),
+])
+def test_odd_python_values_are_placement_errors_or_placed(source: dict[str, Any]) -> None:
+    try:
+        solve(source)
+    except PlacementError:
+        pass
+
+
+def test_a_mapping_that_holds_itself_is_refused() -> None:
+    source = config(1, 4, {"actor": "0"})
+    source["cluster"]["profiling"] = source
+    with pytest.raises(PlacementConfigError, match="contains itself"):
+        solve(source)
+
+
+@pytest.mark.parametrize(("source", "limit"), [
+    pytest.param(config(10_000_000, 8, {"a": "0"}), "max_nodes", id="nodes"),
+    pytest.param(config(1000, 1_000_000, {"a": "0"}), "max_items_per_node", id="gpus-per-node"),
+    pytest.param(config(1, 8, {"a": "0:0-1999999"}), "max_processes", id="processes"),
+    pytest.param(config(1, 8, {"a": "0," * 60_000}), "max_rank_text", id="rank-text"),
+    pytest.param(config(1, 8, {"a": {"placement": [[0]] * 1_000_001}}), "max_processes", id="explicit"),
+])
+def test_size_limits_name_themselves(source: dict[str, Any], limit: str) -> None:
+    with pytest.raises(PlacementConfigError, match=limit):
+        solve(source)
+
+
+def test_the_memory_budget_names_the_component_and_what_shrinks_it() -> None:
+    with override(memory_budget_bytes=1 << 20):
+        assert memory_budget() == 1 << 20
+        with pytest.raises(PlacementConfigError, match=r"component 'big'.*narrow its 'resources' window.*memory_budget_bytes"):
+            solve(config(8, 8, {"big": {"processes": 64}}))
+    assert current() == Limits() and memory_budget() > 1 << 20
+
+
+def test_limits_are_checked_when_changed() -> None:
+    with pytest.raises(PlacementConfigError, match="unknown limit 'max_nodez'; known limits"):
+        limits_module.configure(max_nodez=1)
+    with pytest.raises(PlacementConfigError, match="positive integer"):
+        limits_module.configure(max_nodes=0)
+    with override(max_nodes=2):
+        with pytest.raises(PlacementConfigError, match="max_nodes=2"):
+            solve(config(3, 1, {"a": "0"}))
+    assert current().max_nodes == Limits().max_nodes
+
+
+# ------------------------------------------------------------------------------ did you mean
+@pytest.mark.parametrize(("placement", "hint"), [
+    pytest.param({"actor": "0-1", "rollout": {"processes": 1, "collocate_with": "acter"}}, "did you mean 'actor'?", id="collocate_with"),
+    pytest.param({"actor": "0-1", "rollout": {"processes": 1, "exclusive_with": ["rolout", "actr"]}}, "did you mean 'rollout'?", id="exclusive_with"),
+    pytest.param({"actor": {"placement": "0-1", "tensor_paralel_size": 2}}, "did you mean 'tensor_parallel_size'?", id="key"),
+])
+def test_unknown_names_suggest_the_closest(placement: dict[str, Any], hint: str) -> None:
+    with pytest.raises(PlacementConfigError, match=hint):
+        solve(config(1, 4, placement))
+
+
+def test_solution_and_plot_suggest_the_closest_component() -> None:
+    solution = solve(config(1, 4, {"actor": "0-1", "rollout": "2-3"}))
+    with pytest.raises(PlacementConfigError, match="unknown component 'acter'; did you mean 'actor'"):
+        solution.placements("acter")
+    with pytest.raises(PlacementConfigError, match="known components: actor, rollout"):
+        solution.placements("zzz")
+
+
+def test_exclusive_with_all_means_every_component_of_another_key() -> None:
+    solution = solve(config(1, 4, {"actor": {"processes": 2}, "ref,critic": {"processes": 1, "exclusive_with": "all"}}))
+    assert solution.spec.components["ref"].constraints.exclusive_with == ("actor",)
+    actor = {r for p in solution.placements("actor") for r in p.hardware_ranks}
+    assert not actor & {r for p in solution.placements("ref") for r in p.hardware_ranks}
+    named_all = solve(config(1, 4, {"all": "0", "b": {"processes": 1, "exclusive_with": "all"}}))
+    assert named_all.spec.components["b"].constraints.exclusive_with == ("all",)
+
+
+def test_yaml_dump_of_the_contract_round_trips() -> None:
+    """YamlText and a path give the same placements."""
+    assert solve(YamlText(yaml.safe_dump(config(1, 4, {"actor": "0-3"})))).placements_by_component() == solve(
+        config(1, 4, {"actor": "0-3"})).placements_by_component()

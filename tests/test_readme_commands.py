@@ -1,0 +1,116 @@
+"""The README's command lines run as printed, and print what the README shows.
+
+Every line of a ```console block that starts with ``$ solver-placement`` or ``$ python`` and
+every line of a ```bash block that starts with ``python`` is run with bash in a scratch copy of
+the models (so figures and outputs land there, not in the repository). Where the README shows
+output under a command, the command must print exactly those lines (stdout and stderr together,
+as a terminal shows them); a line ``...`` stands for any number of lines. Commands that start
+Ray are marked ``ray``; the set-up lines build a virtual environment from a copy of the
+repository (``slow``); the test command is the one CI runs, so it is not run from inside itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from helpers import ROOT
+
+README = ROOT / "README.md"
+ELLIPSIS = "..."
+#: The venv this test runs in: its ``solver-placement`` and ``python`` are the ones the README means.
+BIN = Path(sys.executable).parent
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One README command line, where it is, and the output the README prints under it (if any)."""
+
+    command: str
+    line: int
+    output: tuple[str, ...]
+    setup: bool
+
+    @property
+    def needs_ray(self) -> bool:
+        return "--run" in self.command.split()
+
+
+def readme_commands(text: str) -> list[Shown]:
+    found: list[Shown] = []
+    for block in re.finditer(r"^```(console|bash)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL):
+        first_line = text.count("\n", 0, block.start(2)) + 1
+        lines = block.group(2).splitlines()
+        if block.group(1) == "bash":
+            found += [Shown(line, first_line + i, (), True) for i, line in enumerate(lines) if line.startswith("python")]
+            continue
+        for i, line in enumerate(lines):
+            command = line.removeprefix("$ ")
+            if line.startswith("$ ") and command.startswith(("solver-placement", "python")):
+                output = [shown for shown in _until_next_prompt(lines[i + 1:])]
+                found.append(Shown(command, first_line + i, tuple(output), False))
+    return found
+
+
+def _until_next_prompt(lines: list[str]) -> list[str]:
+    taken = []
+    for line in lines:
+        if line.startswith("$ "):
+            break
+        taken.append(line)
+    return taken
+
+
+def matches(shown: tuple[str, ...], printed: list[str]) -> bool:
+    """``printed`` is ``shown`` line for line, a ``...`` line standing for any run of lines."""
+    pattern = "".join(".*?" if line == ELLIPSIS else re.escape(line + "\n") for line in shown)
+    return re.fullmatch(pattern, "".join(line + "\n" for line in printed), flags=re.DOTALL) is not None
+
+
+def _params() -> list[object]:
+    params = []
+    for shown in readme_commands(README.read_text()):
+        marks = [pytest.mark.ray] if shown.needs_ray else []
+        if shown.setup:
+            marks.append(pytest.mark.slow)
+        if "pytest" in shown.command:
+            marks.append(pytest.mark.skip(reason="the README's test command is the one CI runs; it cannot run inside itself"))
+        params.append(pytest.param(shown, marks=marks, id=f"README:{shown.line}"))
+    return params
+
+
+def test_the_readme_shows_commands_and_their_output() -> None:
+    commands = readme_commands(README.read_text())
+    assert len(commands) >= 10 and sum(bool(c.output) for c in commands) >= 3
+    assert sum(c.setup for c in commands) == 2  # the two set-up lines
+
+
+def test_the_matcher_can_fail() -> None:
+    assert matches(("a", ELLIPSIS, "d"), ["a", "b", "c", "d"]) and matches(("a",), ["a"])
+    assert not matches(("a", "d"), ["a", "b", "d"]) and not matches(("a",), ["a", "b"])
+
+
+@pytest.mark.parametrize("shown", _params())
+def test_a_readme_command_runs_as_printed(shown: Shown, tmp_path: Path) -> None:
+    if shown.setup:
+        workdir = tmp_path / "repository"
+        shutil.copytree(ROOT, workdir, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__"))
+        env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    else:
+        workdir = tmp_path
+        shutil.copytree(ROOT / "models", workdir / "models")
+        (workdir / "docs").mkdir()
+        env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(["bash", "-c", "exec 2>&1\n" + shown.command], cwd=workdir, env=env, capture_output=True, text=True, timeout=3600)
+    printed = result.stdout.splitlines()
+    if shown.output:
+        assert matches(shown.output, printed), f"README line {shown.line} shows:\n" + "\n".join(shown.output) + "\nbut prints:\n" + result.stdout
+    else:
+        assert result.returncode == 0, f"README line {shown.line}: {shown.command}\n{result.stdout}"
+    assert "Traceback" not in result.stdout
