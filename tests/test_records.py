@@ -69,8 +69,16 @@ def test_records_are_frozen_placements_equal_to_constructed_ones() -> None:
 
 def test_records_are_built_once_per_isolate_flag() -> None:
     s = solved(1, 4, {"a": "0-3"})
-    assert s.placements("a") is s.placements("a")
-    assert s.placements("a", False) is s.placements("a", False) and s.placements("a", False) != s.placements("a")
+    assert all(a is b for a, b in zip(s.placements("a"), s.placements("a"), strict=True))
+    assert s.placements("a", False)[0] is s.placements("a", False)[0] and s.placements("a", False) != s.placements("a")
+
+
+def test_a_callers_list_is_its_own() -> None:
+    s = solved(1, 4, {"a": "0-3"})
+    mine = s.placements("a")
+    mine.reverse()
+    mine.append(mine[0])
+    assert [p.rank for p in s.placements("a")] == [0, 1, 2, 3]
 
 
 def test_every_record_has_lists_of_its_own() -> None:

@@ -40,12 +40,13 @@ class Solution:
         """RLinf-style placement records of one component, ordered by rank.
 
         Built once per component and ``isolate_accelerator`` value: every later call (every
-        ``get_placement`` of a strategy served by this solution) returns the same list.
+        ``get_placement`` of a strategy served by this solution) gets the same frozen records in a
+        new list, so a caller that sorts or extends its list cannot change what others are given.
         """
         key = (self._known(component), bool(isolate_accelerator))
         if key not in self._records:
             self._records[key] = self._build_records(*key)
-        return self._records[key]
+        return list(self._records[key])
 
     def placements_by_component(self, isolate_accelerator: bool = True) -> dict[str, list[Placement]]:
         return {name: self.placements(name, isolate_accelerator) for name in self.components}
