@@ -42,6 +42,7 @@ from solver_placement.rlinf.task_placement import placement_for_config
 from solver_placement.solver import Assignment, Solution, explain, solve
 from solver_placement.spec.grammar import ComponentSpec
 from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.spec.pools import ResourcePool, fuse, pool_spec
 from solver_placement.verify import verify
 
 __version__ = VERSION
@@ -56,9 +57,6 @@ _LAZY = {
     "Dispatch": "ray_launch.dispatch",
     "Execute": "ray_launch.dispatch",
     "register": "ray_launch.dispatch",
-    "ResourcePool": "ray_launch.pools",
-    "pool_spec": "ray_launch.pools",
-    "fuse": "ray_launch.pools",
     "RayLaunchPlan": "ray_launch.plan",
     "to_ray": "ray_launch.plan",
     "LocalRayCluster": "ray_launch.session",
@@ -110,6 +108,9 @@ __all__ = [
     "Diagnosis",
     "diagnose",
     *_LAZY,
+    "ResourcePool",
+    "fuse",
+    "pool_spec",
     "AutoCandidate",
     "AutoPlacement",
     "AutoProblem",

@@ -17,7 +17,6 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from solver_placement import ModelParallelComponentPlacement, PlacementError, auto_place, solve
-from solver_placement.ray_launch.pools import pool_spec_from_config
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -45,7 +44,7 @@ def _record(p: Any) -> dict[str, Any]:
     return fields
 
 
-def _solved(source: Any) -> dict[str, Any]:
+def _solved(source: str) -> dict[str, Any]:
     solution = solve(source)
     return {
         "placements": {name: [_record(p) for p in solution.placements(name)] for name in solution.components},
@@ -71,8 +70,6 @@ def digests() -> dict[str, str]:
         name = str(path.relative_to(MODELS))
         raw = OmegaConf.to_container(OmegaConf.load(path))
         out[f"{name}:solve"] = _outcome(lambda path=path: _solved(str(path)))
-        if isinstance(raw, dict) and "resource_pools" in raw:
-            out[f"{name}:pools"] = _outcome(lambda path=path: _solved(pool_spec_from_config(str(path))[0]))
         if path.name.startswith("modelparallel_") or (isinstance(raw, dict) and "actor" in raw):
             out[f"{name}:model_parallel"] = _outcome(lambda path=path: _model_parallel(path))
         if isinstance(raw, dict) and "auto_placement" in raw:

@@ -13,10 +13,10 @@ from helpers import ROOT
 
 from solver_placement.auto.section import _EMBODIED_KEYS, _REASONING_KEYS
 from solver_placement.cluster.schema import CLUSTER_KEYS, ENV_KEYS, GROUP_KEYS, RLINF_IGNORED_KEYS
-from solver_placement.ray_launch.pools import POOL_KEYS, SECTION, SECTION_KEYS
 from solver_placement.solver.options import OPTION_KEYS
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY
 from solver_placement.spec.grammar import ALIASES, COMPONENT_KEYS, MEMORY_PARTS, TOPOLOGY_GROUPS
+from solver_placement.spec.pools import POOL_KEYS, SECTION, SECTION_KEYS
 
 DOC = (ROOT / "docs" / "config.md").read_text()
 #: Every name written as inline code in the reference (``key``, fenced examples left out), split

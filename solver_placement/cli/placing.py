@@ -7,7 +7,7 @@ two-GPU engines, silently. So every command that places a model goes through :fu
 a config without a task type and without engine sizes is solved as written, one with a task
 type gets its class, and one that is ambiguous is refused by ``placement_class``. A config
 with a ``resource_pools:`` section (verl's pools and role mapping) is compiled into its spec by
-:mod:`solver_placement.ray_launch.pools` and solved as written.
+:mod:`solver_placement.spec.pools` and solved as written.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import Any
 
 from solver_placement.config import require_mapping
 from solver_placement.errors import PlacementConfigError
-from solver_placement.ray_launch.pools import has_pools, pool_spec_from_config
 from solver_placement.rlinf.component_placement import ComponentPlacement
 from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
 from solver_placement.rlinf.task_placement import placement_class, placement_for_config
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
+from solver_placement.spec.pools import has_pools, pool_spec_from_config
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def plot_layout(
     ``cells`` draws every node, ``aggregate`` draws runs of like nodes as one row, ``auto`` picks
     ``cells`` up to ``max_rows`` nodes. Rows past ``max_rows`` are left out, with a note.
     ``pools`` maps roles to the verl-style resource pool they were placed from (the ``mapping``
-    of :func:`~solver_placement.ray_launch.pools.pool_spec`): their groups are drawn as pool entries.
+    of :func:`~solver_placement.spec.pools.pool_spec`): their groups are drawn as pool entries.
     """
     job = resolve_job(source, cluster)
     shown = job.select(components)

@@ -22,7 +22,6 @@ from solver_placement.errors import LaunchError
 from solver_placement.ray_launch.connect import ray_nodes
 from solver_placement.ray_launch.gpu_match import idle_gpus_for_next_attempt
 from solver_placement.ray_launch.plan import NODE_ID_LABEL, ProcessLaunch, RayLaunchPlan, to_ray
-from solver_placement.ray_launch.pools import fuse
 from solver_placement.ray_launch.probe import probe_bundles
 from solver_placement.ray_launch.ray_api import (
     PlacementGroup,
@@ -36,6 +35,7 @@ from solver_placement.ray_launch.session import LocalRayCluster, ensure_ray
 from solver_placement.ray_launch.worker_group import WorkerGroup
 from solver_placement.records import Placement
 from solver_placement.solver.solution import Solution
+from solver_placement.spec.pools import fuse
 
 
 class Reservation(AbstractContextManager):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.config import ConfigSource
+from solver_placement.config import ConfigSource, load_config
 from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
@@ -31,6 +31,7 @@ from solver_placement.solver.rules.objective import SECTION_KEY, objective_weigh
 from solver_placement.solver.solution import Solution
 from solver_placement.spec.candidates import expand_all
 from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.spec.pools import has_pools, pool_spec_from_config
 
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
 
@@ -73,7 +74,7 @@ def solve(
     conflicting statements, or :class:`SolverTimeoutError`.
     """
     started = time.perf_counter()
-    spec = source if isinstance(source, PlacementSpec) else PlacementSpec.from_config(source, cluster)
+    spec = source if isinstance(source, PlacementSpec) else spec_of_config(source, cluster)
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
     weights = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
     call = _Call(spec, options, options.start(at=started), weights)
@@ -91,6 +92,15 @@ def solve(
             # optimal per stage, not proven optimal for the whole spec: no objective value is claimed
             return Solution(spec, spec.requests, decomposed, "FEASIBLE", None, {**timings, **call.clock})
     return _exact(call, held_before, tried, timings)
+
+
+def spec_of_config(source: ConfigSource, cluster: Cluster | None = None) -> PlacementSpec:
+    """The spec a job config states: ``cluster.component_placement``, or verl's ``resource_pools:``
+    (compiled by ``spec/pools.py``), so every entry point reads either form."""
+    plain = load_config(source)
+    if has_pools(plain):
+        return pool_spec_from_config(plain, cluster)[0]
+    return PlacementSpec.from_config(plain, cluster)
 
 
 def _decomposed(call: _Call) -> dict[str, Assignment] | None:

@@ -6,7 +6,7 @@ import pytest
 from helpers import MODELS
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, solve, verify
-from solver_placement.ray_launch.pools import ResourcePool, fuse, pool_spec, pool_spec_from_config
+from solver_placement.spec.pools import ResourcePool, fuse, pool_spec, pool_spec_from_config
 
 
 def placed(cluster: Cluster, pools: dict, mapping: dict):

@@ -93,8 +93,9 @@ def has_pools(config: Mapping[str, Any]) -> bool:
     return SECTION in config
 
 
-def pool_spec_from_config(config: ConfigSource) -> tuple[PlacementSpec, dict[str, str]]:
-    """The spec of a config's ``resource_pools:`` section on its ``cluster:``, and its role -> pool mapping."""
+def pool_spec_from_config(config: ConfigSource, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, str]]:
+    """The spec of a config's ``resource_pools:`` section on its ``cluster:`` (or on ``cluster``,
+    as :meth:`PlacementSpec.from_config` takes one), and its role -> pool mapping."""
     plain = load_config(config)
     section = require_mapping(plain.get(SECTION), SECTION)
     check_keys(section, SECTION_KEYS, SECTION, required=SECTION_KEYS)
@@ -106,7 +107,7 @@ def pool_spec_from_config(config: ConfigSource) -> tuple[PlacementSpec, dict[str
     mapping = {str(role): text(pool, f"{SECTION}.mapping.{role}") for role, pool in require_mapping(section["mapping"], f"{SECTION}.mapping").items()}
     raw_pools = require_mapping(section["resource_pool_spec"], f"{SECTION}.resource_pool_spec")
     pools = {str(name): _pool(value, sum(pool == name for pool in mapping.values()), f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
-    spec = pool_spec(Cluster.from_config(cluster_keys), pools, mapping, cluster_keys.get("solver"))
+    spec = pool_spec(cluster if cluster is not None else Cluster.from_config(cluster_keys), pools, mapping, cluster_keys.get("solver"))
     return spec, mapping
 
 
