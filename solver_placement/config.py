@@ -11,7 +11,8 @@ Nothing is told apart by looking at the content.
 **Bounded work.** A config may come from someone else, so every step checks a named limit
 (``limits``) before the work it bounds: bytes read, then nesting, values and characters of the
 YAML (aliases counted as copies), then the work of its interpolations; copying a mapping checks
-nesting and refuses a mapping that contains itself. Keys become exact ``str``/``int``/... values
+nesting, counts the values copied (a list shared by reference counted at every place, the Python
+form of an alias bomb) and refuses a mapping that contains itself. Keys become exact ``str``/``int``/... values
 and scalars exact built-in types, so no user object's ``__str__`` runs past this module.
 
 Interpolations are resolved value by value. A whole RLinf job config holds sections placement
@@ -26,9 +27,12 @@ from __future__ import annotations
 
 import difflib
 import enum
+import gc
 import io
+import itertools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -133,7 +137,22 @@ def to_plain(value: Any, where: str = "") -> Any:
     Refuses nesting deeper than ``max_depth`` and a mapping or list that contains itself.
     """
     blocked = blocked_interpolations(value) if isinstance(value, DictConfig) else {}
-    return _Copier(blocked).copy(value, where, 0)
+    with _collector_paused():
+        return _Copier(blocked).copy(value, where, 0)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a config is copied. The copy makes no cycles
+    (a container holding itself is refused), yet a million new lists (an explicit placement of a
+    million processes) would trigger collections that walk every live object: 4x the copy time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass
@@ -144,12 +163,17 @@ class _Copier:
 
     def __post_init__(self) -> None:
         self.open: set[int] = set()
+        self.copied = 0
 
     def copy(self, value: Any, where: str, depth: int) -> Any:
-        if not isinstance(value, (DictConfig, ListConfig, Mapping, list, tuple)):
+        kind = type(value)
+        if kind in _EXACT_SCALARS:
+            return value
+        if kind is not dict and kind is not list and not isinstance(value, (DictConfig, ListConfig, Mapping, list, tuple)):
             return plain_scalar(value)
         if depth >= current().max_depth:
             raise exceeded("max_depth", f"more than {current().max_depth} levels", where or "config", "its nesting")
+        self._count(len(value), where)
         if id(value) in self.open:
             raise PlacementConfigError(f"{where or 'config'}: contains itself (a mapping or list that holds itself cannot be a config)")
         self.open.add(id(value))
@@ -159,6 +183,10 @@ class _Copier:
             self.open.discard(id(value))
 
     def _children(self, value: Any, where: str, depth: int) -> Any:
+        if type(value) is dict and set(map(type, value)) <= {str}:  # the common mapping, exact types only
+            if set(map(type, value.values())) <= _EXACT_SCALARS:
+                return dict(value)  # the common leaf mapping (labels, env vars, hardware configs) at C speed
+            return {key: self.copy(item, _path(where, key), depth) for key, item in value.items()}
         if isinstance(value, DictConfig):
             return {plain_key(key, where): self._resolved(value, key, _path(where, key_text(key, where)), depth) for key in value.keys()}
         if isinstance(value, ListConfig):
@@ -166,11 +194,34 @@ class _Copier:
         if isinstance(value, Mapping):
             items = [(plain_key(key, where), item) for key, item in value.items()]
             return {key: self.copy(item, _path(where, key_text(key, where)), depth) for key, item in items}
-        if depth < current().max_depth and all(_flat(item) for item in value):
-            # the common long lists (ranks, per-node values, explicit placements) at C speed: a
-            # list of scalars cannot hold itself
-            return [list(item) if type(item) in (list, tuple) else item for item in value]
+        flat = self._flat_copy(value, where) if depth < current().max_depth else None
+        if flat is not None:
+            return flat
         return [self.copy(item, f"{where}[{index}]", depth) for index, item in enumerate(value)]
+
+    def _flat_copy(self, value: list[Any] | tuple[Any, ...], where: str) -> list[Any] | None:
+        """The common long lists (ranks, per-node values, explicit placements: exact scalars, or
+        lists of them) copied at C speed; None for any other list. A list of scalars cannot hold
+        itself, so nothing is tracked; inner lists are counted before they are read."""
+        kinds = set(map(type, value))
+        if kinds <= _EXACT_SCALARS:
+            return list(value)
+        if not kinds <= _EXACT_SCALARS | _SEQUENCES:
+            return None
+        inner = [item for item in value if type(item) in _SEQUENCES]
+        inner_values = sum(map(len, inner))
+        self._count(inner_values, where)
+        if not set(map(type, itertools.chain.from_iterable(inner))) <= _EXACT_SCALARS:
+            self.copied -= inner_values  # the item-by-item copy counts them
+            return None
+        return [list(item) if type(item) in _SEQUENCES else item for item in value]
+
+    def _count(self, values: int, where: str) -> None:
+        """Count ``values`` more copied values, refusing before the copy above ``max_copied_values``
+        (a list shared by reference many times over is copied, and counted, each time)."""
+        self.copied += values
+        if self.copied > current().max_copied_values:
+            raise exceeded("max_copied_values", f"more than {current().max_copied_values}", where or "config", "the number of values copied (shared lists and mappings counted as copies)")
 
     def _resolved(self, container: DictConfig | ListConfig, key: Any, path: str, depth: int) -> Any:
         """One entry of an OmegaConf container, resolved, or :class:`Unresolved` when it cannot be."""
@@ -185,13 +236,8 @@ class _Copier:
 
 #: Scalars copied as they are (exact types: no user override can run).
 _EXACT_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _flat(item: Any) -> bool:
-    """An exact scalar, or a list or tuple of exact scalars."""
-    if type(item) in _EXACT_SCALARS:
-        return True
-    return type(item) in (list, tuple) and all(type(inner) in _EXACT_SCALARS for inner in item)
+#: Sequences a config holds as lists.
+_SEQUENCES = frozenset({list, tuple})
 
 
 def _raw_text(container: DictConfig | ListConfig, key: Any) -> str:

@@ -28,6 +28,7 @@ from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
 from solver_placement.spec.grammar import ComponentSpec, parse_component_placement
 from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.spec.pools import has_pools, pool_spec_from_config
 
 #: Most seconds one tried variant may take; suggestions are best effort within it.
 TRY_TIME_LIMIT_S = 10.0
@@ -103,7 +104,10 @@ def suggest(spec: PlacementSpec, conflicts: tuple[str, ...], budget: Budget | No
 
 def _unchecked_spec(source: ConfigSource, cluster: Cluster | None) -> PlacementSpec:
     """Parse without resolving, so capacity failures surface in ``solve`` with a spec at hand."""
-    section = cluster_section(load_config(source))
+    plain = load_config(source)
+    if has_pools(plain):
+        return pool_spec_from_config(plain, cluster)[0]
+    section = cluster_section(plain)
     if "component_placement" not in section:
         raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
     cluster = cluster or Cluster.from_config(section)

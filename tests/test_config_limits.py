@@ -3,6 +3,7 @@ work it bounds, with a message naming the limit; one input contract; one close-m
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,37 @@ def test_the_memory_budget_names_the_component_and_what_shrinks_it() -> None:
         with pytest.raises(PlacementConfigError, match=r"component 'big'.*narrow its 'resources' window.*memory_budget_bytes"):
             solve(config(8, 8, {"big": {"processes": 64}}))
     assert current() == Limits() and memory_budget() > 1 << 20
+
+
+def test_shared_lists_are_counted_as_copies_and_refused_before_they_are_copied() -> None:
+    """The Python counterpart of an alias bomb: 40 kB of lists shared by reference copy as 200 M
+    values (found by the mutated-config suite: 24 s and 1.8 GB before the config was refused)."""
+    ranks = [0] * 10_000
+    groups = [{"label": f"g{i}", "node_ranks": ranks} for i in range(20_000)]
+    with pytest.raises(PlacementConfigError, match="max_copied_values"):
+        solve(config(1, 4, {"actor": "0"}, node_groups=groups))
+    with pytest.raises(PlacementConfigError, match="max_copied_values"):
+        solve(config(1, 4, {"actor": {"placement": [ranks] * 1_000}}))
+    with override(max_copied_values=10):
+        with pytest.raises(PlacementConfigError, match="max_copied_values=10"):
+            load_config({"x": [[1, 2, 3]] * 3, "y": 1})
+
+
+def test_the_fast_copies_keep_exact_types_and_copy_everything() -> None:
+    """Flat lists and leaf mappings are copied at C speed: still new containers, plain lists."""
+    inner = {"rack": "r0", "gpus": 8}
+    source = {"labels": [inner], "ranks": [(0, 1), [2], 3], "mixed": [[0], {"a": 1}], "odd": {1: "int key"}}
+    plain = load_config(source)
+    assert plain == {"labels": [inner], "ranks": [[0, 1], [2], 3], "mixed": [[0], {"a": 1}], "odd": {1: "int key"}}
+    assert plain["labels"][0] is not inner and plain["ranks"] is not source["ranks"]
+    assert gc.isenabled()  # the collector paused during the copy is running again
+
+
+def test_hardware_configs_beyond_the_items_of_a_node_are_refused_before_they_are_read() -> None:
+    configs = [{"node_rank": 0, "id": i} for i in range(5_000)]
+    group = {"label": "arms", "node_ranks": 0, "hardware": {"type": "robot", "configs": configs}}
+    with pytest.raises(PlacementConfigError, match=r"at least 5000 \(5000 configs on 1 node\(s\)\), above the limit max_items_per_node=4096"):
+        solve(config(1, 4, {"actor": "0"}, node_groups=[group]))
 
 
 def test_limits_are_checked_when_changed() -> None:

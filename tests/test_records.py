@@ -101,9 +101,9 @@ def test_robot_processes_carry_their_items_configs() -> None:
     assert first.hardware_metadata == ({"robot_ip": "10.0.0.1", "camera_serials": ["A1", "A2"]},)
     assert second.hardware_metadata == ({"robot_ip": "10.0.0.2"}, {"robot_ip": "10.0.0.3"})
     assert all(p.hardware_metadata == () for name in ("gpu", "cpu") for p in s.placements(name))
+    verify(s.spec, s.placements_by_component())
     first.hardware_metadata[0]["robot_ip"] = "changed"  # a record's copy: the cluster keeps its config
     assert s.placements("env", isolate_accelerator=False)[0].hardware_metadata[0]["robot_ip"] == "10.0.0.1"
-    verify(s.spec, s.placements_by_component())
 
 
 def test_clusters_without_hardware_configs_give_empty_metadata() -> None:

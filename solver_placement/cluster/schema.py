@@ -19,7 +19,7 @@ from solver_placement.cluster.ranks import is_all, parse_rank_list
 from solver_placement.config import check_keys, gigabytes, load_config, require_mapping, text
 from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement.errors import PlacementConfigError, shown
-from solver_placement.limits import check
+from solver_placement.limits import check, current, exceeded
 
 
 @dataclass(frozen=True)
@@ -105,8 +105,14 @@ def cluster_section(config: Any) -> dict[str, Any]:
 
 
 def cluster_kwargs(config: Any) -> dict[str, Any]:
-    """Translate a ``cluster:`` section into :class:`~solver_placement.Cluster` arguments."""
-    section = cluster_section(config)
+    """Translate a ``cluster:`` section (or a config holding one) into :class:`~solver_placement.Cluster` arguments."""
+    return section_kwargs(cluster_section(config))
+
+
+def section_kwargs(section: dict[str, Any]) -> dict[str, Any]:
+    """:class:`~solver_placement.Cluster` arguments of a ``cluster:`` section already loaded by
+    :func:`cluster_section` (loading copies every value, so a caller holding the section does not
+    pay for a second copy)."""
     check_keys(section, (*CLUSTER_KEYS, *RLINF_IGNORED_KEYS), "cluster", required=("num_nodes",))
     return {
         "num_nodes": section["num_nodes"],
@@ -245,6 +251,9 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
     if not isinstance(configs, list):
         raise PlacementConfigError(f"{where}: hardware.configs must be a list of mappings")
     check("max_hardware_items", len(configs), f"{where}: hardware.configs", "the number of hardware configs")
+    if len(configs) > current().max_items_per_node * len(nodes):  # each names a node: one holds too many
+        busiest = f"at least {-(-len(configs) // len(nodes))} ({len(configs)} configs on {len(nodes)} node(s))"
+        raise exceeded("max_items_per_node", busiest, f"{where}: hardware.configs", "the number of items of its busiest node")
     items = []
     seen: set[str] = set()
     for position, raw in enumerate(configs):

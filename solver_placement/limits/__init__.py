@@ -32,16 +32,22 @@ class Limits:
     #: Values (mappings, lists and scalars) of a loaded config, counting every YAML alias as a
     #: full copy of what it names.
     max_values: int = 20_000
+    #: Values copied out of any config (a mapping, a DictConfig or a loaded YAML file), a list
+    #: or mapping reached again through a shared reference counted as a full copy: the Python
+    #: counterpart of an alias bomb (``[[0] * 10_000] * 20_000`` holds 40 kB, copies 200 M values).
+    max_copied_values: int = 4_000_000
     #: Characters of all scalars of a loaded config, aliases counted as copies.
     max_text_chars: int = 4 << 20
-    #: Values holding ``${...}`` in one config (OmegaConf parses each one, about 1 ms apiece).
-    max_interpolations: int = 1_000
+    #: Values holding ``${...}`` in one config (OmegaConf parses each one as it loads it, about
+    #: 0.4 ms apiece; RLinf's job configs hold a few dozen).
+    max_interpolations: int = 500
     #: Interpolations in one chain (``${a}`` naming ``${b}`` ...) plus ``${`` nested in one value.
     max_interpolation_depth: int = 16
     #: Work of resolving the interpolations of one config, in steps: one per reference followed
     #: and per value copied, one per 1,000 characters produced; a chain that doubles a string at
-    #: each step is refused before it is resolved (a step costs OmegaConf about half a ms).
-    max_interpolation_work: int = 4_000
+    #: each step is refused before it is resolved (a step costs OmegaConf about 0.4 ms, so the
+    #: limit is 0.4 s of resolving; RLinf's largest job configs measure about 120 steps).
+    max_interpolation_work: int = 1_000
     #: Characters of one rank string (``placement``, ``node_ranks``, ``resources``).
     max_rank_text: int = 100_000
     #: Comma-separated pieces of one rank string.

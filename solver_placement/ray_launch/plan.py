@@ -281,7 +281,7 @@ def _process(
         "OMP_NUM_THREADS": str(max(1, int(cpus))),
         "NODE_GROUP_LABEL": p.node_group_label,
         "LOCAL_HARDWARE_RANKS": ",".join(map(str, p.local_hardware_ranks)),
-        **_hardware_env(cluster, p),
+        **_hardware_env(p),
     }
     custom = {p.hardware_type: 0.001} if p.hardware_type not in (ACCELERATOR, NODE) else {}
     return ProcessLaunch(
@@ -311,14 +311,12 @@ def _local_rank_env(p: Placement, component_records: Sequence[Placement]) -> dic
     return {"LOCAL_RANK": str(local_rank), "LOCAL_WORLD_SIZE": str(len(same_view))}
 
 
-def _hardware_env(cluster: Cluster | None, p: Placement) -> dict[str, str]:
-    """The type and ``hardware.configs`` metadata of a process's custom items (robots)."""
+def _hardware_env(p: Placement) -> dict[str, str]:
+    """The type and ``hardware.configs`` metadata of a process's custom items (robots), from
+    the record itself, so a launch without ``cluster=`` still hands robots their configs."""
     if p.hardware_type in (ACCELERATOR, NODE):
         return {}
-    configs = [
-        dict(cluster.hw_metadata.get(cluster.physical_id(p.cluster_node_rank, p.hardware_type, local), {}))
-        for local in p.local_hardware_ranks
-    ] if cluster is not None else []
+    configs = [dict(item) for item in p.hardware_metadata]
     return {"HARDWARE_TYPE": p.hardware_type, "HARDWARE_CONFIGS": json.dumps(configs, sort_keys=True, default=str)}
 
 

@@ -21,6 +21,7 @@ from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
 from solver_placement.errors import LaunchError
 from solver_placement.ray_launch.connect import ray_nodes
 from solver_placement.ray_launch.gpu_match import idle_gpus_for_next_attempt
+from solver_placement.ray_launch.parallel_layout import ParallelLayout
 from solver_placement.ray_launch.plan import NODE_ID_LABEL, ProcessLaunch, RayLaunchPlan, to_ray
 from solver_placement.ray_launch.probe import probe_bundles
 from solver_placement.ray_launch.ray_api import (
@@ -47,12 +48,13 @@ class Reservation(AbstractContextManager):
         pg: PlacementGroup,
         placements: Mapping[str, Sequence[Placement]],
         local: LocalRayCluster | None,
-        tp_sizes: Mapping[str, int] | None = None,
+        solution: Solution | None = None,
     ) -> None:
         self.plan = plan
         self.pg = pg
         self.placements = dict(placements)
-        self.tp_sizes = dict(tp_sizes or {})
+        #: The solved spec, when reserved from one: the source of each component's TP x PP layout.
+        self.solution = solution
         self._local = local
         self._groups: list[WorkerGroup] = []
 
@@ -72,8 +74,9 @@ class Reservation(AbstractContextManager):
         process starts). ``env_in_constructor=True`` applies them as the first step of the
         actor's constructor instead, which starts actors about twice as fast (they can use Ray's
         prestarted workers) but is only safe if nothing initialises the GPU at import time.
-        ``tp_size`` (default: the component's ``tensor_parallel_size``) groups ranks for the
-        data-parallel dispatch modes.
+        ``tp_size`` groups ranks for the data-parallel dispatch modes; by default a reservation
+        made from a Solution gives the group the spec's TP x PP layout (so MEGATRON_* modes see
+        real pipeline stages), and records alone give one rank per data-parallel group.
         """
         if component not in self.plan.processes:
             raise LaunchError(f"component {component!r} is not in the plan; planned: {', '.join(self.plan.processes)}")
@@ -88,10 +91,19 @@ class Reservation(AbstractContextManager):
             for actor in actors:
                 ray.kill(actor, no_restart=True)
             raise
-        tp = tp_size if tp_size is not None else self.tp_sizes.get(component, 1)
-        group = WorkerGroup(component, actors, self.placements[component], worker_cls, tp)
+        group = WorkerGroup(component, actors, self.placements[component], worker_cls, **self._layout(component, tp_size))
         self._groups.append(group)
         return group
+
+    def _layout(self, component: str, tp_size: int | None) -> dict[str, Any]:
+        """The WorkerGroup's ``tp_size`` and ``layout``: an explicit ``tp_size`` wins, else the
+        solved spec's layout of the component, else no model parallelism."""
+        if tp_size is not None:
+            return {"tp_size": tp_size}
+        if self.solution is not None and component in self.solution.spec.components:
+            layout = ParallelLayout.of_component(self.solution, component)
+            return {"tp_size": layout.tp_size, "layout": layout}
+        return {"tp_size": 1}
 
     def _start(self, process: ProcessLaunch, plain_remote: Any, env_first_remote: Any, args: Any, kwargs: Any) -> Any:
         """Submit one process's actor; a Ray refusal (bad options, runtime env) names the rank.
@@ -122,7 +134,7 @@ class Reservation(AbstractContextManager):
         returns a worker-group view per role whose methods reach that role's instance."""
         fused = self.launch(component, fuse(role_classes), role_args or {}, timeout_s=timeout_s)
         return {
-            role: WorkerGroup(component, fused.actors, fused.placements, cls, fused.tp_size, method_prefix=f"{role}_")
+            role: WorkerGroup(component, fused.actors, fused.placements, cls, fused.tp_size, method_prefix=f"{role}_", layout=fused.layout)
             for role, cls in role_classes.items()
         }
 
@@ -210,12 +222,7 @@ def reserve(
         if local is not None:
             local.shutdown()
         raise
-    tp_sizes = (
-        {name: spec.constraints.tensor_parallel_size for name, spec in source.spec.components.items()}
-        if isinstance(source, Solution)
-        else {}
-    )
-    return Reservation(launch_plan, pg, placements, local, tp_sizes)
+    return Reservation(launch_plan, pg, placements, local, source if isinstance(source, Solution) else None)
 
 
 def _reserve_exactly(

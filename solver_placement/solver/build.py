@@ -29,9 +29,8 @@ def build_model(
     process held before (for the ``changes`` objective term); ``check`` (e.g. ``Budget.check``)
     is called with the stage between rules and inside long loops, and raises to stop building.
     """
-    ctx = ModelContext.create(spec, requests, explain, {**DEFAULT_WEIGHTS, **(weights or {})}, previous or {})
-    if check is not None:
-        ctx.check = check
+    weighed = {**DEFAULT_WEIGHTS, **(weights or {})}
+    ctx = ModelContext.create(spec, requests, explain, weighed, previous or {}, **({} if check is None else {"check": check}))
     built = RuleOutput()
     for rule in RULES:
         ctx.check(f"building the model (the {rule.name} rule)")

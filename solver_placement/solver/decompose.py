@@ -297,7 +297,7 @@ def _solve_node(
             return None
         exclusive = tuple(o for o in rules.exclusive_with if (spec.components[o].shares_rule_with or o) in present)
         components[component.name] = replace(component, constraints=replace(rules, exclusive_with=exclusive))
-    ctx = build_model(PlacementSpec(spec.cluster, components, spec.solver_options), dict(local), weights=weights)
+    ctx = build_model(PlacementSpec(spec.cluster, components, spec.solver_options), dict(local), weights=weights, check=budget.check)
     if ctx.conflicts:
         return None
     solver, status = solve_polished(ctx, options, budget)

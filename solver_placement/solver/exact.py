@@ -24,18 +24,23 @@ SOLVER_SECTION = "cluster.solver"
 #: Symmetry is broken explicitly by the symmetry rule; CP-SAT's detection costs seconds at scale.
 EXACT_PARAMETERS = {"symmetry_level": 0}
 #: Seconds building the flat model takes per (process, candidate) pair of a declarative
-#: component: 33-44 us measured at 32-128 nodes on a shared 2-core machine (rank strings cost
-#: ~0.1 us a process). Re-measure when the build changes: too low lets a build overrun the
-#: limit, too high refuses models that would have been built in time.
-BUILD_S_PER_FREE_PAIR = 30e-6
+#: component. Measured after the build was made interruptible (budget checks in every loop,
+#: the objective written straight into the proto), on a shared 2-core machine with other work
+#: running: 8.5-11 us on the 16-node ``models/infeasible`` family, 9-18 us at 128 nodes
+#: (0.26-2.1 M pairs, e.g. counting_exclusive 11.0, memory 14.1, counting_collocated 17.7),
+#: 13.6-14.5 us on ``benchmarks/limits.py``'s heterogeneous spec at 32-128 nodes. The low end
+#: is used: the build stops at the limit by itself now, so an estimate that is too low only
+#: costs the time up to the limit, while one that is too high refuses models that would have
+#: been built in time. Rank strings cost ~0.1 us a process and are not counted.
+BUILD_S_PER_FREE_PAIR = 10e-6
 
 
 def check_build_fits(requests: Mapping[str, ComponentRequest], budget: Budget) -> None:
     """Refuse to build a flat model that cannot be built in what is left of ``budget``.
 
-    Building runs Python loops that cannot be interrupted from outside, so the time limit is
-    kept by not starting a build whose cost, estimated from its declarative candidate pairs,
-    is larger than the time left: the call then ends now, not minutes after its limit.
+    The build checks the budget inside its loops and stops at the limit anyway; refusing up
+    front answers at once (not after the whole time limit) when the estimate, from the
+    declarative candidate pairs, already exceeds the time left, and says how to narrow the spec.
     """
     pairs = sum(request.candidate_pairs for request in requests.values() if not request.determined)
     estimate = pairs * BUILD_S_PER_FREE_PAIR
@@ -68,9 +73,21 @@ def solve_polished(ctx: ModelContext, options: SolverOptions, budget: Budget) ->
     solver, status = run_exact(ctx, options, budget)
     if status != cp_model.OPTIMAL or not ctx.model.has_objective():
         return solver, status
-    best = int(round(solver.objective_value))
-    proto = ctx.model.proto.objective
-    expression = sum(coef * ctx.model.get_int_var_from_proto_index(var) for var, coef in zip(proto.vars, proto.coeffs, strict=True))
-    ctx.model.add(expression + int(proto.offset) == best)
+    _fix_objective(ctx.model, int(round(solver.objective_value)))
     polish, polished = run_exact(ctx, options.with_workers(1), budget)
     return (polish, polished) if polished == cp_model.OPTIMAL else (solver, status)
+
+
+def _fix_objective(model: cp_model.CpModel, best: int) -> None:
+    """Add ``objective == best``: the linear constraint ``model.add`` would write (the
+    objective's variables are already merged and sorted), written straight into the proto
+    instead of through a Python expression of every term, seconds at 256 nodes."""
+    objective = model.proto.objective
+    target = best - int(objective.offset)
+    if not len(objective.vars):
+        model.add(target == 0)  # what ``add`` makes of a constant comparison
+        return
+    linear = model.proto.constraints.add().linear
+    linear.vars.extend(objective.vars)
+    linear.coeffs.extend(objective.coeffs)
+    linear.domain.extend([target, target])

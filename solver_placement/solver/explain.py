@@ -83,7 +83,7 @@ def _core(spec: PlacementSpec, options: SolverOptions, budget: Budget) -> list[s
     """A minimal conflicting set of the exact model's statements ([] if none was found)."""
     budget.check("explaining the conflict")
     check_build_fits(spec.requests, budget)
-    ctx = build_model(spec, expand_all(spec.requests), explain=True)
+    ctx = build_model(spec, expand_all(spec.requests), explain=True, check=budget.check)
     if ctx.conflicts:
         return ctx.conflicts
     ctx.model.add_assumptions(list(ctx.statements.values()))

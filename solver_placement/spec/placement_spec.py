@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster, ResourceSet
-from solver_placement.cluster.schema import cluster_section
+from solver_placement.cluster.schema import cluster_section, section_kwargs
 from solver_placement.config import ConfigSource, require_mapping, to_plain
 from solver_placement.errors import PlacementConfigError
 from solver_placement.limits import check
@@ -34,7 +34,7 @@ class PlacementSpec:
     def from_config(cls, config: ConfigSource, cluster: Cluster | None = None) -> PlacementSpec:
         """Parse ``cluster.component_placement`` (and build the cluster from the same config)."""
         section = cluster_section(config)
-        cluster = cluster if cluster is not None else Cluster.from_config(section)
+        cluster = cluster if cluster is not None else Cluster(**section_kwargs(section))
         if "component_placement" not in section:
             raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
         return cls._checked(cluster, section["component_placement"], section.get("solver"))

@@ -1,4 +1,4 @@
-"""The record fields no config key states: ranks, per-node positions and device fields.
+"""The record fields no config key states: ranks, per-node positions, device fields, metadata.
 
 RLinf derives them from where the processes landed; they are recomputed here from scratch
 (from the records' own nodes and items) so a record that contradicts its neighbours is caught.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.constants import ACCELERATOR
+from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.records import Placement
 from solver_placement.verify.placed import Placed
 
@@ -26,9 +26,10 @@ def check_bookkeeping(placed: Placed) -> Iterator[str]:
         if [record.rank for record in records] != list(range(len(records))):
             yield f"{name}: ranks are not 0..{len(records) - 1} in order"
         yield from _node_positions(name, records)
-        for record in records:
+        for record, ids in zip(records, placed.held[name], strict=True):
             if 0 <= record.cluster_node_rank < placed.cluster.num_nodes:  # else reported as unknown items
                 yield from _device_fields(f"{name} rank {record.rank}", record, placed.cluster)
+                yield from _hardware_metadata(f"{name} rank {record.rank}", record, ids, placed.cluster)
 
 
 def _held_items(name: str, records: Sequence[Placement], held: Sequence[list[int]]) -> Iterator[str]:
@@ -67,3 +68,16 @@ def _device_fields(where: str, record: Placement, cluster: Cluster) -> Iterator[
         yield f"{where}: local_accelerator_rank {record.local_accelerator_rank}, expected {expected_first}"
     if record.accelerator_type != cluster.accelerator_types[node]:
         yield f"{where}: accelerator_type {record.accelerator_type!r} differs from node {node}'s"
+
+
+def _hardware_metadata(where: str, record: Placement, ids: Sequence[int], cluster: Cluster) -> Iterator[str]:
+    """A robot's ``hardware_metadata`` is its items' ``hardware.configs`` entries (what the
+    launch hands the worker as HARDWARE_CONFIGS), looked up by the items the record names;
+    GPUs and node-only processes carry none."""
+    if len(ids) != len(record.local_hardware_ranks if record.hardware_type != NODE else [0]):
+        return  # some item does not exist: reported as unknown, nothing to compare with
+    custom = record.hardware_type not in (ACCELERATOR, NODE)
+    expected = [dict(cluster.hw_metadata.get(hw, {})) for hw in ids] if custom else []
+    actual = record.hardware_metadata
+    if not isinstance(actual, tuple | list) or list(actual) != expected:
+        yield f"{where}: hardware_metadata {actual!r}, expected the items' hardware.configs {expected}"

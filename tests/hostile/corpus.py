@@ -9,7 +9,9 @@ config (drop, duplicate, retype, inflate), seeded by ``i``.
 
 from __future__ import annotations
 
+import copy
 import functools
+import itertools
 import random
 import tempfile
 from collections.abc import Callable, Iterator
@@ -320,9 +322,20 @@ def oversized() -> Iterator[Case]:
     yield "oversized specs", "hardware configs", lambda: base(node_groups=[{"label": "r", "node_ranks": 0, "hardware": {"type": "robot", "configs": [{"node_rank": 0, "id": i} for i in range(100_000)]}}])
 
 
+def shared_references() -> Iterator[Case]:
+    """The Python form of an alias bomb: few objects, each reachable from many places."""
+    yield "shared references", "node groups sharing ranks", lambda: base(node_groups=[{"label": "g", "node_ranks": [0] * 10_000}] * 20_000)
+    yield "shared references", "placement lists sharing ranks", lambda: placed({"placement": [[0] * 10_000] * 10_000})
+    yield "shared references", "one mapping 2M times", lambda: base(profiling=[{"a": [0]}] * 2_000_000)
+    yield "shared references", "1M distinct mappings", lambda: base(profiling=[{"a": [i]} for i in range(1_000_000)])
+    yield "shared references", "lists of shared lists", lambda: base(profiling=[[[[0] * 20] * 20] * 20] * 400)
+    yield "shared references", "labels 4M times", lambda: base(node_labels=[{"rack": "r"}] * 4_000_000)
+    yield "shared references", "just under the service's copy limit", lambda: base(profiling=[{"a": [i]} for i in range(80_000)])
+
+
 def hostile_cases() -> list[Case]:
     """Every hostile case, in a fixed order."""
-    makers = (deep_nesting, alias_bombs, interpolation_bombs, huge_ints, huge_strings, encodings, yaml_tags, odd_keys, evil_objects, oversized)
+    makers = (deep_nesting, alias_bombs, interpolation_bombs, huge_ints, huge_strings, encodings, yaml_tags, odd_keys, evil_objects, oversized, shared_references)
     return [case for maker in makers for case in maker()]
 
 
@@ -357,7 +370,7 @@ def mutate(config: Any, rng: random.Random, rounds: int) -> Any:
         elif action == "duplicate":
             parent.insert(key, _copy(value))
         elif action == "retype":
-            parent[key] = rng.choice(_RETYPES)
+            parent[key] = copy.deepcopy(rng.choice(_RETYPES))  # shared, a later round could change it
         else:
             parent[key] = _inflated(value, rng)
     return config
@@ -383,15 +396,24 @@ def _inflated(value: Any, rng: random.Random) -> Any:
     return {**value, **{f"{k}_{i}": v for i in range(rng.choice((2, 50))) for k, v in list(value.items())[:3]}}
 
 
+#: Entries of one container, and of a whole config, a mutation round chooses from: inflation
+#: repeats lists by reference, so a few rounds make a tree of 200^k paths through shared lists.
+_ENTRIES_PER_CONTAINER, _ENTRIES = 200, 5_000
+
+
 def _containers(value: Any) -> Iterator[tuple[Any, Any]]:
-    """(parent, key) of every entry of a config, depth first."""
-    stack = [value]
-    while stack:
+    """(parent, key) of the entries of a config, depth first, each shared container visited once."""
+    stack, seen, count = [value], set(), 0
+    while stack and count < _ENTRIES:
         node = stack.pop()
-        entries = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) else []
-        for key, child in entries[:200]:
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        entries = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else iter(())
+        for key, child in itertools.islice(entries, _ENTRIES_PER_CONTAINER):
             yield node, key
             stack.append(child)
+            count += 1
 
 
 def _copy(value: Any) -> Any:

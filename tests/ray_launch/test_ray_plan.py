@@ -1,5 +1,7 @@
 """The launch plan as plain data: node mapping, bundles, per-process environment."""
 
+from dataclasses import replace
+
 import pytest
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, solve
@@ -95,10 +97,23 @@ def test_robot_processes_get_their_items_metadata_and_records_alone_plan() -> No
     assert [(e["HARDWARE_TYPE"], e["HARDWARE_CONFIGS"]) for e in env["robot"]] == [
         ("franka", '[{"cameras": ["a1"], "robot_ip": "10.0.0.7"}]'), ("franka", '[{"robot_ip": "10.0.0.8"}]')]
     assert "HARDWARE_CONFIGS" not in env["gpu"][0]
-    # without the model, the records and Ray's nodes still make the plan (metadata unknown)
+    # without the model, the records and Ray's nodes still make the plan
     without_model = envs(solution.placements_by_component(), None, live)
     assert [e["CUDA_VISIBLE_DEVICES"] for e in without_model["gpu"]] == ["0", "1"]
-    assert {e["HARDWARE_CONFIGS"] for e in without_model["robot"]} == {"[]"}
+
+
+def test_robot_metadata_comes_from_the_records_so_a_plan_without_the_cluster_keeps_it() -> None:
+    robots = {"type": "franka", "configs": [{"node_rank": 1, "robot_ip": "10.0.0.7"}, {"node_rank": 1, "robot_ip": "10.0.0.8"}]}
+    cluster = Cluster(2, [1, 0], node_groups=[{"label": "arm", "node_ranks": 1, "hardware": robots}])
+    records = solve(PlacementSpec.build(cluster, {"robot": {"node_group": "arm", "placement": "0-1"}})).placements_by_component()
+    live = [RayNode("id0", "10.0.0.1", {"CPU": 8.0, "GPU": 1.0}, {NODE_RANK_LABEL: "0"}),
+            RayNode("id1", "10.0.0.2", {"CPU": 8.0, "franka": 2.0}, {NODE_RANK_LABEL: "1"})]  # fmt: skip
+    expected = ['[{"robot_ip": "10.0.0.7"}]', '[{"robot_ip": "10.0.0.8"}]']
+    assert [e["HARDWARE_CONFIGS"] for e in envs(records, None, live)["robot"]] == expected
+    assert [e["HARDWARE_CONFIGS"] for e in envs(records, cluster, live)["robot"]] == expected
+    # the records are what the plan reads: an edited record's metadata is what the worker gets
+    edited = {"robot": [replace(records["robot"][0], hardware_metadata=({"robot_ip": "10.9.9.9"},))]}
+    assert envs(edited, None, live)["robot"][0]["HARDWARE_CONFIGS"] == '[{"robot_ip": "10.9.9.9"}]'
 
 
 def test_idle_gpus_are_reserved_below_the_planned_ones_in_gpu_order() -> None:

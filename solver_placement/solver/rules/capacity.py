@@ -30,7 +30,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
     for spec, limit in limited:
         mine = ctx.owner(spec.name)
         statement = f"{spec.name}: at most {limit} process(es) per item (max_processes_per_hardware)"
-        for hw in sorted(ctx.takers(mine)):
+        for hw in ctx.paced(sorted(ctx.takers(mine)), statement):
             variable = [(literal, ctx.copies(r)) for r in free for literal in ctx.takers(r).get(hw, [])]
             if not variable:
                 if fixed_load[hw] > limit:

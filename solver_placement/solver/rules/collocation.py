@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement.solver.context import Literal, ModelContext
+from solver_placement.solver.context import PAIRS_PER_CHECK, Literal, ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import count, noun
 from solver_placement.spec.candidates import ComponentRequest
@@ -36,7 +36,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
                 )
         else:
             guard = ctx.guard(statement)
-            for hw in sorted(set(mine.cand_hw.tolist()) | set(target.cand_hw.tolist())):
+            for hw in ctx.paced(sorted(set(mine.cand_hw.tolist()) | set(target.cand_hw.tolist())), statement):
                 ctx.model.add(ctx.used(mine, hw) == ctx.used(target, hw)).only_enforce_if(guard)
         _add_nesting(ctx, spec.name, mine, target)
     return RuleOutput()
@@ -65,7 +65,7 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
         return
     guard = ctx.guard(statement)
     x = ctx.x[mine.name]
-    for p in range(mine.num_processes):
+    for p in ctx.paced(range(mine.num_processes), statement):
         lo, hi = mine.indptr[p], mine.indptr[p + 1]
         hosts = [group_of_hw.get(int(h)) for h in mine.cand_hw[lo:hi]]
         host = {g: ctx.model.new_bool_var("") for g in sorted({g for g in hosts if g is not None})}
@@ -83,14 +83,15 @@ def _add_nesting_in_free_target(ctx: ModelContext, name: str, mine: ComponentReq
     carry the same index."""
     groups = -(-target.num_processes // tp)
     group_terms: dict[int, list[tuple[Literal, int]]] = {}
-    for literal, hw, process in zip(ctx.x[target.name], target.cand_hw.tolist(), target.cand_process.tolist(), strict=True):
+    pairs = zip(ctx.x[target.name], target.cand_hw.tolist(), target.cand_process.tolist(), strict=True)
+    for literal, hw, process in ctx.paced(pairs, f"{target.name}'s tensor-parallel groups", PAIRS_PER_CHECK):
         group_terms.setdefault(hw, []).append((literal, process // tp))
     group_of: dict[int, Any] = {}
     guard = ctx.guard(f"each {name} process sits inside one tensor-parallel group of {target.name}")
     x = ctx.x[mine.name]
-    for p in range(mine.num_processes):
+    for p in ctx.paced(range(mine.num_processes), f"{name} nests in {target.name}"):
         host = ctx.model.new_int_var(0, groups - 1, "")
-        for i in range(int(mine.indptr[p]), int(mine.indptr[p + 1])):
+        for i in ctx.paced(range(int(mine.indptr[p]), int(mine.indptr[p + 1])), f"{name} nests in {target.name}"):
             hw = int(mine.cand_hw[i])
             if hw not in group_terms:
                 ctx.model.add(x[i] == 0).only_enforce_if(guard)

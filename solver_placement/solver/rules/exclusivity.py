@@ -21,6 +21,6 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
                     ctx.conflict(f"{statement}, but both use {hardware_list(ctx.cluster, common)}")
                 continue
             guard = ctx.guard(statement)
-            for hw in common:
+            for hw in ctx.paced(common, statement):
                 ctx.model.add(ctx.used(mine, hw) + ctx.used(theirs, hw) <= 1).only_enforce_if(guard)
     return RuleOutput()

@@ -33,7 +33,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         for spec in ctx.spec.components.values()
         if (memory := spec.constraints.memory) is not None
     ]
-    for hw in sorted({hw for _, request, _ in holders for hw in ctx.takers(request)}):
+    for hw in ctx.paced(sorted({hw for _, request, _ in holders for hw in ctx.takers(request)}), "GPU memory"):
         limit = ctx.cluster.gpu_memory_gb[int(ctx.cluster.hw_node[hw])]
         if limit is not None and ctx.cluster.kind_of(hw) == ACCELERATOR:
             _add_gpu(ctx, holders, hw, limit)
@@ -47,10 +47,8 @@ def _add_gpu(ctx: ModelContext, holders: list[Holder], hw: int, limit: float) ->
         fixed = sum(mb * load for load, mb in terms if isinstance(load, int))
         idle = ", ".join(f"{name} {memory.idle:g}" for name, memory, _ in loads if name != running)
         active = next(memory.active for name, memory, _ in loads if name == running)
-        statement = (
-            f"GPU memory: {running} running ({active:g} GB per process) with the others idle "
-            f"({idle or 'none'} GB) must fit {limit:g} GB per GPU"
-        )
+        others = f" with the others idle ({idle} GB)" if idle else ""  # alone on the GPU: nothing idles beside it
+        statement = f"GPU memory: {running} running ({active:g} GB per process){others} must fit {limit:g} GB per GPU"
         if all(isinstance(load, int) for load, _ in terms):
             if fixed > _mb(limit):
                 ctx.conflict(f"{statement}, but {hardware_name(ctx.cluster, hw)} would need {fixed / 1024:g} GB")

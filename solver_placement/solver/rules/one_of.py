@@ -51,7 +51,7 @@ def add_one_of(
     spread = np.maximum.reduceat(values, starts) != np.minimum.reduceat(values, starts)
     rule = _rule(request, attribute_name)
     terms: list[Term] = []
-    for s in np.flatnonzero(spread):
+    for s in ctx.paced(np.flatnonzero(spread).tolist(), f"{request.name}: each {unit.name} on one {attribute_name}"):
         lo = starts[s]
         hi = starts[s + 1] if s + 1 < starts.size else units.size
         if request.determined:

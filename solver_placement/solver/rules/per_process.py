@@ -39,10 +39,9 @@ def add_amount(ctx: ModelContext) -> None:
         if request.name in ctx.layouts:
             _add_fixed_amount(ctx, request)
             continue
-        ctx.check(f"building the model ({request.name}'s amounts)")
         x = ctx.x[request.name]
         statements = _amount_statements(ctx, request)
-        for p in range(request.num_processes):
+        for p in ctx.paced(range(request.num_processes), f"{request.name}'s amounts"):
             lo, hi = request.indptr[p], request.indptr[p + 1]
             need = int(request.amount[p])
             ctx.model.add(sum(x[lo:hi]) == need).only_enforce_if(ctx.guard(statements[int(request.origin[p])]))
@@ -76,7 +75,7 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
         # one int64 key per pair, (process, item) in lexicographic order: a single stable sort
         order = np.argsort(request.cand_process * ctx.cluster.num_hardware + request.cand_hw, kind="stable")
         hw, proc = request.cand_hw[order], request.cand_process[order]
-        for i in np.flatnonzero((hw[1:] == hw[:-1]) & (proc[1:] == proc[:-1])):
+        for i in ctx.paced(np.flatnonzero((hw[1:] == hw[:-1]) & (proc[1:] == proc[:-1])).tolist(), f"{request.name}'s distinct items"):
             statement = (
                 f"{request.process_where(int(proc[i]))} would hold physical item {hardware_name(ctx.cluster, int(hw[i]))} twice "
                 f"(the listed node groups overlap); a process's hardware must be distinct"

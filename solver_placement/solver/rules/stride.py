@@ -32,7 +32,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         if step is None:
             continue
         patterns_of: dict[tuple[int, ...], list[list[int]]] = {}
-        for p in range(request.num_processes):
+        for p in ctx.paced(range(request.num_processes), f"{request.name}'s stride patterns"):
             held = starts.setdefault(request.name, {})
             held.update(_add_process(ctx, request, p, step, patterns_of))
     return RuleOutput(starts=starts)

@@ -21,7 +21,8 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         ranks = request.cand_rank.tolist()
         x = ctx.x[request.name]
         bounds = request.indptr.tolist()
-        position = [sum(ranks[i] * x[i] for i in range(bounds[p], bounds[p + 1])) for p in range(request.num_processes)]
-        for p in range(request.num_processes - 1):
+        processes = ctx.paced(range(request.num_processes), f"ordering {request.name}'s processes")
+        position = [sum(ranks[i] * x[i] for i in range(bounds[p], bounds[p + 1])) for p in processes]
+        for p in ctx.paced(range(request.num_processes - 1), f"ordering {request.name}'s processes"):
             ctx.model.add(position[p] <= position[p + 1])
     return RuleOutput()
