@@ -15,17 +15,12 @@ instead of a ``ModuleNotFoundError`` from inside a drawing module.
 
 from __future__ import annotations
 
-from solver_placement.errors import PlacementError
-
-#: How to install what the figures need.
-PLOT_EXTRA = "pip install 'solver_placement[plot]'"
+from solver_placement.errors import PlacementError, missing_extra
 
 try:
     import matplotlib  # noqa: F401  (checked here once: every module of the package draws with it)
 except ModuleNotFoundError as error:
-    if (error.name or "").partition(".")[0] != "matplotlib":
-        raise  # matplotlib is there but broken: its own message says more than ours would
-    raise PlacementError(f"matplotlib is not installed; drawing placements needs it: {PLOT_EXTRA}") from None
+    raise missing_extra(error, "matplotlib", "drawing placements needs it", "plot", PlacementError) from None
 
 from solver_placement.plot.layout import plot_layout
 from solver_placement.plot.save import SAVE_FORMATS, save_figure
@@ -35,7 +30,6 @@ from solver_placement.plot.sync_links import WeightSyncLink, weight_sync_links
 from solver_placement.plot.weight_sync import plot_weight_sync
 
 __all__ = [
-    "PLOT_EXTRA",
     "SAVE_FORMATS",
     "LayoutSource",
     "WeightSyncLink",

@@ -9,10 +9,7 @@ bare ``ModuleNotFoundError`` from somewhere inside the launch.
 
 from __future__ import annotations
 
-from solver_placement.errors import LaunchError
-
-#: How to install what the Ray features need.
-RAY_EXTRA = "pip install 'solver_placement[ray]'"
+from solver_placement.errors import LaunchError, missing_extra
 
 try:
     import ray
@@ -20,12 +17,9 @@ try:
     from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 except ModuleNotFoundError as error:
-    if (error.name or "").partition(".")[0] != "ray":
-        raise  # Ray is there but broken: its own message says more than ours would
-    raise LaunchError(f"Ray is not installed; launching on Ray and reading a Ray cluster need it: {RAY_EXTRA}") from None
+    raise missing_extra(error, "ray", "launching on Ray and reading a Ray cluster need it", "ray", LaunchError) from None
 
 __all__ = [
-    "RAY_EXTRA",
     "GetTimeoutError",
     "PlacementGroup",
     "PlacementGroupSchedulingStrategy",
