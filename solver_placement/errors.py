@@ -128,12 +128,13 @@ def with_context(error: PlacementError, where: str) -> PlacementError:
     return error
 
 
-def missing_extra(error: ModuleNotFoundError, package: str, needed_for: str, extra: str, kind: type[PlacementError]) -> PlacementError:
-    """The error for an optional dependency that is not installed, naming the extra to install.
+def missing_extra(error: ModuleNotFoundError, package: str, problem: str, extra: str, kind: type[PlacementError]) -> PlacementError:
+    """The error for an optional dependency that is not installed: ``problem``, then the command
+    that installs the extra.
 
     ``error`` is re-raised when it is about another module: ``package`` is then installed but
     broken, and its own message says more than ours would.
     """
     if (error.name or "").partition(".")[0] != package:
         raise error
-    return kind(f"{package} is not installed; {needed_for}: pip install 'solver_placement[{extra}]'")
+    return kind(f"{problem}: pip install 'solver_placement[{extra}]'")

@@ -20,7 +20,7 @@ from solver_placement.errors import PlacementError, missing_extra
 try:
     import matplotlib  # noqa: F401  (checked here once: every module of the package draws with it)
 except ModuleNotFoundError as error:
-    raise missing_extra(error, "matplotlib", "drawing placements needs it", "plot", PlacementError) from None
+    raise missing_extra(error, "matplotlib", "matplotlib is not installed; drawing placements needs it", "plot", PlacementError) from None
 
 from solver_placement.plot.layout import plot_layout
 from solver_placement.plot.save import SAVE_FORMATS, save_figure

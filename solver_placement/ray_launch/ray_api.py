@@ -17,7 +17,7 @@ try:
     from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 except ModuleNotFoundError as error:
-    raise missing_extra(error, "ray", "launching on Ray and reading a Ray cluster need it", "ray", LaunchError) from None
+    raise missing_extra(error, "ray", "Ray is not installed; launching on Ray and reading a Ray cluster need it", "ray", LaunchError) from None
 
 __all__ = [
     "GetTimeoutError",
