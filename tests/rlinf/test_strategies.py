@@ -280,7 +280,7 @@ PLACEMENT_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("strategy, cluster, error, fragments", PLACEMENT_ERRORS, ids=lambda v: repr(v)[:60])
+@pytest.mark.parametrize("strategy, cluster, error, fragments", PLACEMENT_ERRORS, ids=[f"{i}-{case[0]!r}"[:60] for i, case in enumerate(PLACEMENT_ERRORS)])
 def test_get_placement_rejects(strategy, cluster, error, fragments):
     with pytest.raises(error) as info:
         strategy.get_placement(cluster)
