@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.cluster.schema import cluster_section
+from solver_placement.cluster.schema import cluster_part
 from solver_placement.config import ConfigSource, load_config, require_mapping
 from solver_placement.constants import RESERVED_LABELS
 from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError
@@ -107,7 +107,7 @@ def _unchecked_spec(source: ConfigSource, cluster: Cluster | None) -> PlacementS
     plain = load_config(source)
     if has_pools(plain):
         return pool_spec_from_config(plain, cluster)[0]
-    section = cluster_section(plain)
+    section = cluster_part(plain)
     if "component_placement" not in section:
         raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
     cluster = cluster or Cluster.from_config(section)

@@ -98,7 +98,11 @@ ENV_KEYS = ("node_ranks", "env_vars", "python_interpreter_path")
 
 def cluster_section(config: Any) -> dict[str, Any]:
     """Return the ``cluster:`` mapping of a config, accepting the section itself too."""
-    plain = load_config(config)
+    return cluster_part(load_config(config))
+
+
+def cluster_part(plain: dict[str, Any]) -> dict[str, Any]:
+    """The ``cluster:`` mapping of a config already loaded by ``load_config`` (no second copy)."""
     if "cluster" in plain and "num_nodes" not in plain:
         return require_mapping(plain["cluster"], "cluster")
     return plain

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.cluster.schema import cluster_part
 from solver_placement.config import ConfigSource, load_config
 from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError
 from solver_placement.records import Placement
@@ -100,7 +101,7 @@ def spec_of_config(source: ConfigSource, cluster: Cluster | None = None) -> Plac
     plain = load_config(source)
     if has_pools(plain):
         return pool_spec_from_config(plain, cluster)[0]
-    return PlacementSpec.from_config(plain, cluster)
+    return PlacementSpec.from_section(cluster_part(plain), cluster)
 
 
 def _decomposed(call: _Call) -> dict[str, Assignment] | None:

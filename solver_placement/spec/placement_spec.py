@@ -33,7 +33,11 @@ class PlacementSpec:
     @classmethod
     def from_config(cls, config: ConfigSource, cluster: Cluster | None = None) -> PlacementSpec:
         """Parse ``cluster.component_placement`` (and build the cluster from the same config)."""
-        section = cluster_section(config)
+        return cls.from_section(cluster_section(config), cluster)
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any], cluster: Cluster | None = None) -> PlacementSpec:
+        """:meth:`from_config` of a ``cluster:`` section already loaded (plain values)."""
         cluster = cluster if cluster is not None else Cluster(**section_kwargs(section))
         if "component_placement" not in section:
             raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
