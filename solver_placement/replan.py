@@ -52,7 +52,7 @@ from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ranks import parse_rank_list
 from solver_placement.cluster.schema import per_node
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NODE_LABEL
-from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, with_context
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, shown, with_context
 from solver_placement.records import Placement
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement.solver.solution import Assignment, Solution
@@ -130,10 +130,10 @@ def moved(before: Solution, after: Solution) -> dict[str, int]:
 def _lost_nodes(lost_nodes: Sequence[int], num_nodes: int) -> set[int]:
     """The lost node ranks, checked: a typo must not re-plan around the wrong machine."""
     if isinstance(lost_nodes, (str, bytes)) or not isinstance(lost_nodes, Sequence):
-        raise PlacementConfigError(f"replan: lost_nodes must be a list of node ranks, not {lost_nodes!r}")
+        raise PlacementConfigError(f"replan: lost_nodes must be a list of node ranks, not {shown(lost_nodes)}")
     for node in lost_nodes:
         if isinstance(node, bool) or not isinstance(node, (int, np.integer)) or not 0 <= node < num_nodes:
-            raise PlacementConfigError(f"replan: lost node {node!r} is not a node rank of the cluster (0-{num_nodes - 1})")
+            raise PlacementConfigError(f"replan: lost node {shown(node)} is not a node rank of the cluster (0-{num_nodes - 1})")
     if len(set(lost_nodes)) != len(lost_nodes):
         raise PlacementConfigError(f"replan: lost_nodes {list(lost_nodes)} lists a node twice")
     return {int(node) for node in lost_nodes}

@@ -14,8 +14,9 @@ from omegaconf import OmegaConf
 
 from solver_placement import PlacementConfigError, PlacementError, solve
 from solver_placement import limits as limits_module
-from solver_placement.config import Unresolved, YamlText, load_config
+from solver_placement.config import Unresolved, YamlText, load_config, load_yaml
 from solver_placement.limits import Limits, current, override
+from solver_placement.limits import yaml_scan as limits_yaml_scan
 from solver_placement.limits.memory import memory_budget
 
 HEAD = "cluster:\n  num_nodes: 1\n  num_gpus_per_node: 4\n  component_placement:\n    actor: 0-3\n"
@@ -54,11 +55,59 @@ def test_binary_and_non_mapping_files_are_placement_errors(tmp_path: Path, data:
         solve(path)
 
 
-def test_a_5000_digit_int_is_invalid_yaml_not_a_value_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["num_nodes", "solver.time_limit_s"])
+def test_a_5000_digit_int_names_its_key_and_the_limit(tmp_path: Path, where: str) -> None:
     path = tmp_path / "big.yaml"
-    path.write_text(HEAD.replace("num_nodes: 1", "num_nodes: " + "9" * 5000))
-    with pytest.raises(PlacementConfigError, match="not valid YAML"):
+    text = HEAD + "  solver:\n    time_limit_s: 10\n"
+    path.write_text(text.replace(f"{where.split('.')[-1]}: 1" + ("0" if "." in where else ""), f"{where.split('.')[-1]}: " + "9" * 5000))
+    with pytest.raises(PlacementConfigError, match=rf"cluster\.{where} is an integer of 5000 digits, above Python's limit of 4300"):
         solve(path)
+
+
+def test_a_huge_int_from_python_is_shown_by_its_size_not_a_value_error() -> None:
+    section = config(1, 4, {"actor": "0-3"})
+    section["cluster"]["solver"] = {"time_limit_s": 10**5000}
+    with pytest.raises(PlacementConfigError, match=r"time_limit_s must be a number of seconds in \(0, 86400.0\], not <an integer of about 5001 digits>"):
+        solve(section)
+
+
+class _ShallowParser(yaml.SafeLoader):
+    """PyYAML's parser with a nesting limit of 10 levels of its own, as libyaml builds have one
+    (1,000 in PyYAML 6.0.4): the depth limit must be reported as ours whatever the parser's is."""
+
+    def parse_node(self, block: bool = False, indentless_sequence: bool = False) -> yaml.Event:
+        if len(self.states) > 10:
+            raise yaml.parser.ParserError(None, None, "too deep for this parser", self.peek_token().start_mark)
+        return super().parse_node(block, indentless_sequence)
+
+
+DEEP = {
+    "flow": HEAD + "x: " + "[" * 2_000 + "]" * 2_000,
+    "flow-map": HEAD + "x: " + "{a: " * 2_000 + "1" + "}" * 2_000,
+    # past libyaml's 1,000 levels, within max_file_bytes
+    "block-map": HEAD + "x:\n" + "".join(" " * level + "a:\n" for level in range(1, 1_100)) + " " * 1_100 + "b: 1\n",
+    "block-list": HEAD + "x:\n" + "".join(" " * level + "-\n" for level in range(1, 1_100)) + " " * 1_100 + "1\n",
+}
+
+
+@pytest.mark.parametrize("parsers", [
+    pytest.param(limits_yaml_scan.PARSERS, id="installed"),
+    pytest.param((yaml.SafeLoader,), id="pure-python"),
+    pytest.param((_ShallowParser, yaml.SafeLoader), id="parser-with-its-own-limit"),
+])
+@pytest.mark.parametrize("kind", DEEP)
+def test_depth_is_refused_as_max_depth_whatever_the_parser(monkeypatch: pytest.MonkeyPatch, parsers: tuple[type, ...], kind: str) -> None:
+    monkeypatch.setattr(limits_yaml_scan, "PARSERS", parsers)
+    with pytest.raises(PlacementConfigError, match=r"the nesting at x[.a]* is more than 64 levels, above the limit max_depth=64"):
+        load_yaml(YamlText(DEEP[kind]), "deep")
+    with override(max_depth=8), pytest.raises(PlacementConfigError, match="max_depth=8"):
+        load_yaml(YamlText(HEAD + "x: " + "[" * 9 + "]" * 9), "deep")
+    assert load_yaml(YamlText(HEAD + "x: " + "[" * 63 + "]" * 63), "deep")["x"] is not None  # 64 levels with the top mapping
+
+
+def test_a_syntax_error_within_the_limits_is_the_loaders_message() -> None:
+    with pytest.raises(PlacementConfigError, match=r"is not valid YAML: .*flow"):
+        load_yaml(YamlText(HEAD + "x: [1, 2"), "broken")
 
 
 def _doubling(steps: int) -> dict[str, Any]:

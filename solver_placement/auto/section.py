@@ -13,7 +13,7 @@ from typing import Any
 
 from solver_placement.auto.costs import CostTable, megatron_table, profile_table, rollout_table
 from solver_placement.config import ConfigSource, check_keys, load_config, positive_int, require_mapping
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError, shown
 
 REASONING = "reasoning"
 EMBODIED = "embodied"
@@ -54,7 +54,7 @@ def read_section(source: ConfigSource) -> tuple[str, dict[str, Any]]:
         config = _section_with_cluster(config)
     task = config.get("task", REASONING)
     if task not in (REASONING, EMBODIED):
-        raise PlacementConfigError(f"task must be {REASONING!r} or {EMBODIED!r}, not {task!r}")
+        raise PlacementConfigError(f"task must be {REASONING!r} or {EMBODIED!r}, not {shown(task)}")
     check_keys(config, _REASONING_KEYS if task == REASONING else _EMBODIED_KEYS, f"auto placement ({task})")
     return task, config
 
@@ -70,7 +70,7 @@ def _section_with_cluster(config: Mapping[str, Any]) -> dict[str, Any]:
     per_node = cluster.get("num_gpus_per_node", DEFAULT_GPUS_PER_NODE)
     if not isinstance(per_node, int) or isinstance(per_node, bool):
         raise PlacementConfigError(
-            f"auto_placement: cluster.num_gpus_per_node is {per_node!r}; the auto placer needs one GPU count for every "
+            f"auto_placement: cluster.num_gpus_per_node is {shown(per_node)}; the auto placer needs one GPU count for every "
             "node (or give num_gpus in the section)"
         )
     return {**section, "num_nodes": cluster["num_nodes"], "num_gpus_per_node": per_node}
@@ -141,11 +141,11 @@ def _reasoning_pipeline(config: Mapping[str, Any]) -> tuple[str, ...]:
     """The stages in order: ``pipeline`` if given, else RLinf's, which depends on ``recompute_logprobs``."""
     recompute = config.get("recompute_logprobs", True)
     if not isinstance(recompute, bool):
-        raise PlacementConfigError(f"recompute_logprobs must be true or false, not {recompute!r}")
+        raise PlacementConfigError(f"recompute_logprobs must be true or false, not {shown(recompute)}")
     default = ("rollout", "inference", "actor") if recompute else ("rollout", "actor")
     given = config.get("pipeline", list(default))
     if not isinstance(given, list) or any(not isinstance(name, str) for name in given) or len(set(given)) != len(given):
-        raise PlacementConfigError(f"pipeline must be a list of distinct component names, not {given!r}")
+        raise PlacementConfigError(f"pipeline must be a list of distinct component names, not {shown(given)}")
     pipeline = tuple(given)
     if pipeline[0] != "rollout" or "actor" not in pipeline or len(pipeline) < 2:
         raise PlacementConfigError(f"pipeline {list(pipeline)} must start with rollout and include actor")
@@ -213,7 +213,7 @@ def _profile(value: Any, where: str) -> dict[int, float]:
 # -------------------------------------------------------------------------------------- values
 def _seconds(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise PlacementConfigError(f"{where} must be a positive number of seconds, not {value!r}")
+        raise PlacementConfigError(f"{where} must be a positive number of seconds, not {shown(value)}")
     return float(value)
 
 

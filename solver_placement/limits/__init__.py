@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError, shown
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def _changed(limits: Limits, changes: dict[str, Any]) -> Limits:
         if value is None and name == "memory_budget_bytes":
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise PlacementConfigError(f"limits: {name} must be a positive integer, not {value!r}")
+            raise PlacementConfigError(f"limits: {name} must be a positive integer, not {shown(value)}")
     return replace(limits, **changes)
 
 

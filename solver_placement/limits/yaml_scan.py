@@ -4,23 +4,39 @@ PyYAML builds documents recursively (a flow list nested 100,000 deep crashed the
 and expands aliases into copies (ten aliases of ten aliases ... is a "billion laughs"). The
 parser underneath is a flat state machine, so one pass over its events measures the document
 without building it: nesting depth, values and scalar characters, each alias counted as a full
-copy of the node it names. Only a document within ``max_depth``, ``max_values`` and
-``max_text_chars`` is then handed to the loader, whose recursion is then shallow.
+copy of the node it names, and integers too long for Python to convert. Only a document within
+``max_depth``, ``max_values`` and ``max_text_chars`` is then handed to the loader, whose
+recursion is then shallow.
+
+The pass runs on libyaml's parser when PyYAML has it (same events, faster). libyaml has nesting
+limits of its own that change between PyYAML builds (6.0.4's stops flow nesting at 1,000 levels
+before emitting a single event), so a document libyaml refuses is measured again with PyYAML's
+pure-Python parser, which has none: a limit of ours is always reported as ours, naming it,
+whatever PyYAML version is installed, and only a document within every limit gets the
+loader's syntax error.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 import yaml
 
-from solver_placement.errors import PlacementConfigError, shown
+from solver_placement.errors import PlacementConfigError, cut, shown
 from solver_placement.limits import current, exceeded
 from solver_placement.limits.interpolations import nesting_depth
 
-_PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when installed: same events, faster
+#: The parsers whose events are measured, fastest first: libyaml's when installed, then PyYAML's
+#: pure-Python one, which has no nesting limit of its own (see the module docstring).
+PARSERS: tuple[type[yaml.SafeLoader], ...] = (*((yaml.CSafeLoader,) if hasattr(yaml, "CSafeLoader") else ()), yaml.SafeLoader)
+#: A decimal integer as YAML 1.1 writes one in a plain scalar (underscores allowed).
+_DECIMAL_INT = re.compile(r"[-+]?[0-9][0-9_]*")
 
 
 def read_bounded(source: Path | IO[str] | IO[bytes], name: str) -> str:
@@ -53,48 +69,104 @@ def _decoded(data: bytes, name: str) -> str:
 def check_text(text: str, name: str) -> None:
     """Refuse YAML text past the size, depth, value and character limits, before it is loaded.
 
-    Also refuses a document whose top level is not a mapping. Syntax errors are left to the
-    loader, which words them better; the scan stops at the first one.
+    Also refuses a document whose top level is not a mapping and an integer too long for Python
+    to convert. Syntax errors are left to the loader, which words them better.
     """
     where = f"config file {name!r}"
+    check_size(len(text), current().max_file_bytes, where)
+    for parser in PARSERS:
+        try:
+            _measure(yaml.parse(text, Loader=parser), where)
+            return
+        except yaml.YAMLError:
+            continue  # the next parser measures again; past the last, the loader reports the error
+        except UnicodeError as error:  # a lone surrogate in a str cannot be YAML
+            raise PlacementConfigError(f"{where} is not valid text: {shown(str(error))}") from None
+
+
+@dataclass
+class _Open:
+    """A mapping or list whose end event has not come yet."""
+
+    anchor: str | None
+    values_before: int  # values counted before it began (its own size is the difference at its end)
+    chars_before: int
+    mapping: bool
+    key: str = ""  # the mapping's latest key, for messages
+    expect_key: bool = True  # whether the mapping's next node is a key
+
+
+@dataclass
+class _Measure:
+    """What one pass over a document's events has counted so far."""
+
+    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)  # anchor -> (values, characters) of its node
+    open_nodes: list[_Open] = field(default_factory=list)
+    values: int = 0
+    chars: int = 0
+    interpolations: int = 0
+
+    def enter(self, event: yaml.NodeEvent) -> None:
+        """Note that ``event`` starts a node: a key or a value of the mapping it sits in."""
+        parent = self.open_nodes[-1] if self.open_nodes else None
+        if parent is None or not parent.mapping:
+            return
+        if parent.expect_key:
+            parent.key = cut(event.value, 40) if isinstance(event, yaml.ScalarEvent) else "<key>"
+        parent.expect_key = not parent.expect_key
+
+    def path(self) -> str:
+        """The dotted path of the value being read, for messages."""
+        return cut(".".join(node.key for node in self.open_nodes if node.mapping and node.key), 120) or "the top level"
+
+
+def _measure(events: Iterator[yaml.Event], where: str) -> None:
+    """Count the events of one document against the limits; raises on the first one exceeded."""
     limits = current()
-    check_size(len(text), limits.max_file_bytes, where)
-    sizes: dict[str, tuple[int, int]] = {}  # anchor -> (values, characters) of the node it names
-    open_nodes: list[tuple[str | None, int, int]] = []
-    values = chars = interpolations = 0
-    top_level_seen = False
-    try:
-        for event in yaml.parse(text, Loader=_PARSER):
-            if isinstance(event, yaml.NodeEvent) and not top_level_seen:
-                top_level_seen = True
-                if not isinstance(event, yaml.MappingStartEvent):
-                    raise PlacementConfigError(f"{where} must hold a mapping at the top level, not {_kind(event)}")
-            if isinstance(event, yaml.CollectionStartEvent):
-                open_nodes.append((event.anchor, values, chars))
-                values += 1
-                if len(open_nodes) > limits.max_depth:
-                    raise exceeded("max_depth", f"more than {limits.max_depth} levels", where, "its nesting")
-            elif isinstance(event, yaml.CollectionEndEvent):
-                anchor, values_before, chars_before = open_nodes.pop()
-                if anchor is not None:
-                    sizes[anchor] = (values - values_before, chars - chars_before)
-            elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
-                added = sizes.get(event.anchor or "", (1, 0)) if isinstance(event, yaml.AliasEvent) else (1, len(event.value))
-                if isinstance(event, yaml.ScalarEvent):
-                    interpolations += _check_interpolation(event.value, where)
-                    if event.anchor is not None:
-                        sizes[event.anchor] = added
-                values, chars = values + added[0], chars + added[1]
-            if values > limits.max_values:
-                raise exceeded("max_values", f"more than {limits.max_values} values", where, "the number of values (aliases counted as copies)")
-            if interpolations > limits.max_interpolations:
-                raise exceeded("max_interpolations", f"more than {limits.max_interpolations}", where, "the number of values holding ${...}")
-            if chars > limits.max_text_chars:
-                raise exceeded("max_text_chars", f"more than {limits.max_text_chars} characters", where, "the text of its values (aliases counted as copies)")
-    except yaml.YAMLError:
-        return  # the loader reports the syntax error with its position
-    except UnicodeError as error:  # a lone surrogate in a str cannot be YAML
-        raise PlacementConfigError(f"{where} is not valid text: {shown(str(error))}") from None
+    seen = _Measure()
+    for event in events:
+        if isinstance(event, yaml.NodeEvent):
+            if seen.values == 0 and not isinstance(event, yaml.MappingStartEvent):
+                raise PlacementConfigError(f"{where} must hold a mapping at the top level, not {_kind(event)}")
+            seen.enter(event)
+        if isinstance(event, yaml.CollectionStartEvent):
+            seen.open_nodes.append(_Open(event.anchor, seen.values, seen.chars, isinstance(event, yaml.MappingStartEvent)))
+            seen.values += 1
+            if len(seen.open_nodes) > limits.max_depth:
+                raise exceeded("max_depth", f"more than {limits.max_depth} levels", where, f"the nesting at {seen.path()}")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            node = seen.open_nodes.pop()
+            if node.anchor is not None:
+                seen.sizes[node.anchor] = (seen.values - node.values_before, seen.chars - node.chars_before)
+        elif isinstance(event, yaml.AliasEvent):
+            added = seen.sizes.get(event.anchor or "", (1, 0))
+            seen.values, seen.chars = seen.values + added[0], seen.chars + added[1]
+        elif isinstance(event, yaml.ScalarEvent):
+            _check_integer_digits(event, where, seen)
+            seen.interpolations += _check_interpolation(event.value, where)
+            if event.anchor is not None:
+                seen.sizes[event.anchor] = (1, len(event.value))
+            seen.values, seen.chars = seen.values + 1, seen.chars + len(event.value)
+        if seen.values > limits.max_values:
+            raise exceeded("max_values", f"more than {limits.max_values} values", where, "the number of values (aliases counted as copies)")
+        if seen.interpolations > limits.max_interpolations:
+            raise exceeded("max_interpolations", f"more than {limits.max_interpolations}", where, "the number of values holding ${...}")
+        if seen.chars > limits.max_text_chars:
+            raise exceeded("max_text_chars", f"more than {limits.max_text_chars} characters", where, "the text of its values (aliases counted as copies)")
+
+
+def _check_integer_digits(event: yaml.ScalarEvent, where: str, seen: _Measure) -> None:
+    """Refuse a plain decimal integer longer than Python converts (``sys.get_int_max_str_digits``,
+    4,300 digits by default): the loader would fail on it with a bare ``ValueError`` and no key."""
+    allowed = sys.get_int_max_str_digits()
+    if not allowed or len(event.value) <= allowed or not event.implicit[0] or not _DECIMAL_INT.fullmatch(event.value):
+        return
+    digits = sum(character.isdigit() for character in event.value)
+    if digits > allowed:
+        raise PlacementConfigError(
+            f"{where}: {seen.path()} is an integer of {digits} digits, above Python's limit of {allowed} digits for "
+            "converting text to an integer (sys.set_int_max_str_digits); no placement setting needs a number this long"
+        )
 
 
 def _check_interpolation(value: str, where: str) -> int:

@@ -31,7 +31,7 @@ import numpy as np
 
 from solver_placement.cluster.cluster import Cluster, ResourceSet
 from solver_placement.constants import CLUSTER_LABEL
-from solver_placement.errors import NodeRankError, PlacementConfigError, PlacementError, with_context
+from solver_placement.errors import NodeRankError, PlacementConfigError, PlacementError, shown, with_context
 from solver_placement.records import Placement
 from solver_placement.rlinf.rlinf_cluster import as_cluster
 from solver_placement.rlinf.stated_layout import StatedLayout, csr_of, in_normal_form, packed_ranks
@@ -57,7 +57,7 @@ def check_rank(value: Any, what: str, name: str, positive: bool = False) -> int:
     """A non-negative (or positive) int that is not a bool, named in the user's terms when it is not."""
     if isinstance(value, bool) or not isinstance(value, int) or value < int(positive):
         bound = "a positive" if positive else "a non-negative"
-        raise PlacementConfigError(f"{name}: {what} must be {bound} integer, not {value!r}")
+        raise PlacementConfigError(f"{name}: {what} must be {bound} integer, not {shown(value)}")
     return value
 
 
@@ -157,7 +157,7 @@ class FlexiblePlacementStrategy(PlacementStrategy):
     ) -> None:
         super().__init__(node_group_label, name)
         if isinstance(hardware_ranks_list, (str, bytes)) or not isinstance(hardware_ranks_list, Sequence):
-            raise PlacementConfigError(f"{self.name}: hardware_ranks_list must be a list of rank lists, not {hardware_ranks_list!r}")
+            raise PlacementConfigError(f"{self.name}: hardware_ranks_list must be a list of rank lists, not {shown(hardware_ranks_list)}")
         if not hardware_ranks_list:
             raise PlacementConfigError(f"{self.name}: The hardware_ranks_list must not be empty (it gives one rank list per process)")
         per_process: list[list[Any]] = [
@@ -168,8 +168,8 @@ class FlexiblePlacementStrategy(PlacementStrategy):
             bad = [rank for rank in ranks if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0]
             if bad:
                 raise PlacementConfigError(
-                    f"{self.name}: process {position} ranks {ranks!r} must be non-negative integers, not {bad[0]!r} "
-                    f"(The start hardware rank {bad[0]!r} must be non-negative)"
+                    f"{self.name}: process {position} ranks {shown(ranks)} must be non-negative integers, not {shown(bad[0])} "
+                    f"(The start hardware rank {shown(bad[0])} must be non-negative)"
                 )
         #: the rank lists, or the solved (indptr, ranks) arrays they are cut from when first read
         self._ranks: list[list[int]] | tuple[np.ndarray, np.ndarray] = sorted(
@@ -318,10 +318,10 @@ class NodePlacementStrategy(PlacementStrategy):
     def __init__(self, node_ranks: Sequence[int], node_group_label: NodeGroupArg = None, *, name: str | None = None) -> None:
         super().__init__(node_group_label, name)
         if isinstance(node_ranks, (str, bytes)) or not isinstance(node_ranks, Sequence):
-            raise PlacementConfigError(f"{self.name}: node_ranks must be a list of node ranks, not {node_ranks!r}")
+            raise PlacementConfigError(f"{self.name}: node_ranks must be a list of node ranks, not {shown(node_ranks)}")
         if not node_ranks:
             raise PlacementConfigError(f"{self.name}: The node_ranks list must not be empty (it gives one node per process)")
-        self.node_ranks: list[int] = sorted(check_rank(rank, f"node rank {rank!r}", self.name) for rank in node_ranks)
+        self.node_ranks: list[int] = sorted(check_rank(rank, f"node rank {shown(rank)}", self.name) for rank in node_ranks)
 
     @classmethod
     def from_solution(cls, solution: Solution, name: str) -> NodePlacementStrategy:

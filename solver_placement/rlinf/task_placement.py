@@ -33,7 +33,7 @@ from typing import Any
 from solver_placement.cluster.schema import cluster_section
 from solver_placement.config import ConfigSource, load_config, positive_int
 from solver_placement.constants import ACCELERATOR
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.rlinf.component_placement import ComponentPlacement, HybridComponentPlacement
 from solver_placement.rlinf.eval_placement import ModelParallelEvalComponentPlacement
 from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
@@ -97,7 +97,7 @@ def _task_type(config: Mapping[str, Any]) -> str | None:
     runner = config.get("runner")
     task = runner.get("task_type") if isinstance(runner, Mapping) else None
     if task is not None and not isinstance(task, str):
-        raise PlacementConfigError(f"runner.task_type must be a string, not {task!r}")
+        raise PlacementConfigError(f"runner.task_type must be a string, not {shown(task)}")
     return task
 
 

@@ -18,7 +18,7 @@ from ortools.sat.python import cp_model
 
 from solver_placement.config import check_keys, positive_int
 from solver_placement.constants import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
-from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError
+from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError, shown
 
 #: Keys of ``cluster.solver`` that :class:`SolverOptions` reads (``objective`` is the objective rule's).
 OPTION_KEYS = ("time_limit_s", "num_workers", "seed")
@@ -51,7 +51,7 @@ class SolverOptions:
     def __post_init__(self) -> None:
         limit = self.time_limit_s
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TIME_LIMIT_S:
-            raise PlacementConfigError(f"solver time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S}], not {limit!r}")
+            raise PlacementConfigError(f"solver time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S}], not {shown(limit)}")
         positive_int(self.num_workers, "solver num_workers", maximum=MAX_WORKERS)
         positive_int(self.seed, "solver seed", allow_zero=True, maximum=2**31 - 1)
 

@@ -29,7 +29,7 @@ from typing import Any
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.schema import cluster_section
 from solver_placement.config import ConfigSource, check_keys, load_config, positive_int, require_mapping, text
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.spec.placement_spec import PlacementSpec
 
 #: The top-level config section that states verl-style pools, and its keys.
@@ -69,7 +69,7 @@ def pool_spec(
         pool = pools[name]
         entries = list(pool.process_on_nodes)
         if not entries or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in entries):
-            raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes must be positive GPU counts, not {entries!r}")
+            raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes must be positive GPU counts, not {shown(entries)}")
         if len(set(entries)) != 1:
             raise PlacementConfigError(
                 f"resource pool {name!r}: process_on_nodes {entries} mixes entry sizes; like verl, a pool's entries must be equal"
@@ -118,7 +118,7 @@ def _pool(value: Any, roles: int, where: str) -> ResourcePool:
     body = require_mapping(value, where)
     check_keys(body, POOL_KEYS, where, required=("process_on_nodes",))
     if not isinstance(body["process_on_nodes"], list):
-        raise PlacementConfigError(f"{where}.process_on_nodes must be a list of GPU counts per node, e.g. [8, 8], not {body['process_on_nodes']!r}")
+        raise PlacementConfigError(f"{where}.process_on_nodes must be a list of GPU counts per node, e.g. [8, 8], not {shown(body['process_on_nodes'])}")
     group = body.get("node_group")
     return ResourcePool(
         body["process_on_nodes"],
