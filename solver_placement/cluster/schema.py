@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement.cluster.ranks import is_all, parse_rank_list
+from solver_placement.cluster.ranks import format_ranks, is_all, parse_rank_list
 from solver_placement.config import check_keys, gigabytes, load_config, require_mapping, text
 from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement.errors import PlacementConfigError, shown
@@ -302,7 +302,8 @@ def _parse_env_configs(raw: Any, nodes: tuple[int, ...], where: str) -> tuple[En
             )
         covered.update(env_nodes)
         interpreter = config.get("python_interpreter_path")
-        result.append(EnvConfig(env_nodes, _parse_env_vars(config.get("env_vars") or {}, here), None if interpreter is None else _env_text(interpreter, here)))
+        env_vars = _parse_env_vars(config.get("env_vars") or {}, f"{here} (node_ranks {format_ranks(env_nodes)})")
+        result.append(EnvConfig(env_nodes, env_vars, None if interpreter is None else _env_text(interpreter, here)))
     return tuple(result)
 
 
@@ -313,10 +314,38 @@ def _parse_env_vars(raw: Any, where: str) -> dict[str, str]:
     for entry in entries:
         mapping = require_mapping(entry, f"{where}: env_vars")
         for key, value in mapping.items():
+            _check_env_name(key, where)
             if key in env:
-                raise PlacementConfigError(f"{where}: env var {key!r} is set twice")
-            env[key] = _env_text(value, f"{where}: env_vars.{key}")
+                raise PlacementConfigError(f"{where}: env var {shown(key)} is set twice")
+            env[key] = _env_value(value, f"{where}: env var {shown(key)}")
     return env
+
+
+def _check_env_name(name: str, where: str) -> None:
+    """Refuse a name no OS can set, while the config is read.
+
+    The OS stores a variable as ``NAME=VALUE`` ending at a NUL byte, so a name that is empty or
+    holds ``=`` or NUL cannot be set; Ray would fail to start the workers and the launch would
+    only end at its timeout, far from the config line at fault.
+    """
+    problem = "is empty" if not name else "contains '='" if "=" in name else "contains a NUL byte" if "\0" in name else None
+    if problem is not None:
+        raise PlacementConfigError(
+            f"{where}: env var name {shown(name)} {problem}; no OS accepts such a name (it must be non-empty, without '=' or NUL)"
+        )
+
+
+def _env_value(value: Any, where: str) -> str:
+    """An env var's value as the process sees it, refused while the config is read when it holds
+    a NUL byte (the OS ends the value there, so the launch could not set it). The message gives
+    the NUL's position, not the value: env values are often tokens that must not reach a log."""
+    result = _env_text(value, where)
+    nul = result.find("\0")
+    if nul >= 0:
+        raise PlacementConfigError(
+            f"{where}: its value contains a NUL byte (character {nul} of {len(result)}), which no OS accepts in an environment variable"
+        )
+    return result
 
 
 def _env_text(value: Any, where: str) -> str:

@@ -18,7 +18,7 @@ import os
 import socket
 
 from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, RayNode
-from solver_placement.errors import LaunchError
+from solver_placement.errors import LaunchError, cut, shown
 from solver_placement.ray_launch.ray_api import ray
 
 #: ``address`` value that forces the embedded local Ray, even when another Ray is reachable.
@@ -64,7 +64,10 @@ def already_connected(address: str | None) -> bool:
 
 
 def chosen_address(address: str | None) -> tuple[str | None, str]:
-    """The Ray address to attach to and where it came from; None: nothing chosen (the embedded Ray)."""
+    """The Ray address to attach to and where it came from; None: nothing chosen (the embedded Ray).
+
+    A given address is named with its value (``address='10.0.0.1:6379'``), so a message about a
+    failed attach says which address was tried."""
     if address == LOCAL_ADDRESS:
         return None, "address='local'"
     if address == "auto":
@@ -75,7 +78,7 @@ def chosen_address(address: str | None) -> tuple[str | None, str]:
         except ConnectionError as error:
             raise LaunchError(f'address="auto": {error}') from None
     if address:
-        return address, "address="
+        return address, f"address={shown(address)}"
     if os.environ.get("RAY_ADDRESS"):
         return os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
     recorded = ray_start_address()
@@ -97,19 +100,19 @@ def connect_to(target: str, source: str, connect_timeout_s: float) -> None:
     try:
         ray.init(address=target, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
-        raise LaunchError(f"connecting to Ray at {target} ({source}) failed: {error}") from None
+        raise LaunchError(f"connecting to Ray at {cut(target)} ({source}) failed: {error}") from None
 
 
 def _check_reachable(target: str, source: str, timeout_s: float) -> None:
     """Fail within ``timeout_s`` when nothing listens at the address (a stale or dead Ray)."""
     host, _, port = target.removeprefix("ray://").rpartition(":")
     if not port.isdigit():
-        raise LaunchError(f"the Ray address {target!r} ({source}) is not HOST:PORT")
+        raise LaunchError(f"the Ray address {shown(target)} ({source}) is not HOST:PORT")
     try:
         socket.create_connection((host, int(port)), timeout=timeout_s).close()
     except OSError as error:
         raise LaunchError(
-            f"no Ray answers at {target} ({source}) within {timeout_s:g} s: {error.strerror or error}; "
+            f"no Ray answers at {cut(target)} ({source}) within {timeout_s:g} s: {error.strerror or error}; "
             "the address is stale or the cluster is down (run `ray stop` to forget a dead `ray start` cluster, "
-            'or pass address="local" for the embedded Ray)'
+            'or use the embedded Ray instead: --local on the command line, address="local" in Python)'
         ) from None

@@ -15,6 +15,12 @@ from solver_placement.cluster.ray_nodes import NODE_RANK_LABEL, RayNode, gpu_mod
 from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.errors import PlacementConfigError
 
+#: The way out of every model/Ray mismatch, for the messages that report one. A Ray already
+#: running on the machine (a ``ray start`` cluster, ``RAY_ADDRESS``) wins over the embedded one, so
+#: the user must be told how to ask for the embedded Ray; nothing tells this code whether the CLI
+#: or Python called, so both spellings are named.
+EMBEDDED_RAY_HINT = 'or launch on the embedded Ray shaped like the model: --local on the command line, address="local" in Python'
+
 
 def check_model_matches(cluster: Cluster, nodes: Sequence[RayNode | None], used: Collection[int]) -> None:
     """Raise one error listing every difference between the model and Ray's nodes."""
@@ -22,7 +28,7 @@ def check_model_matches(cluster: Cluster, nodes: Sequence[RayNode | None], used:
     if found:
         raise PlacementConfigError(
             f"the Ray cluster differs from the cluster model in {len(found)} way(s): " + "; ".join(found)
-            + " (launch on a matching cluster, or solve against the live one: Cluster.from_ray)"
+            + f" (launch on a matching cluster; solve against the live one: Cluster.from_ray; {EMBEDDED_RAY_HINT})"
         )
 
 

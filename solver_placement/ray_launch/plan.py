@@ -38,7 +38,7 @@ from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ray_nodes import NODE_RANK_LABEL, RayNode, ip_key
 from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.errors import PlacementConfigError
-from solver_placement.ray_launch.model_check import check_model_matches, items_on
+from solver_placement.ray_launch.model_check import EMBEDDED_RAY_HINT, check_model_matches, items_on
 from solver_placement.records import Placement
 
 NODE_ID_LABEL = "ray.io/node-id"
@@ -125,7 +125,10 @@ def map_nodes(ray_nodes: Sequence[RayNode], num_nodes: int) -> list[RayNode | No
     if not labelled:
         ordered = sorted(ray_nodes, key=lambda node: (ip_key(node.ip), node.node_id))
         if len(ordered) != num_nodes:
-            raise PlacementConfigError(f"the cluster model has {num_nodes} node(s) but Ray has {len(ordered)}; they must match")
+            raise PlacementConfigError(
+                f"the cluster model has {num_nodes} node(s) but Ray has {len(ordered)}; they must match "
+                f"(launch on a cluster of {num_nodes} node(s); {EMBEDDED_RAY_HINT})"
+            )
         return list(ordered)
     by_rank: dict[int, RayNode] = {}
     for node in labelled:

@@ -46,4 +46,4 @@ def test_a_dead_ray_address_is_a_launch_error_within_the_connect_timeout(tmp_pat
     model.write_text(COMPONENTS_ONLY)
     result = run("solve", model, "--ray", "127.0.0.1:1", "--connect-timeout", "2")
     assert result.exit_code == 5
-    assert "error: no Ray answers at 127.0.0.1:1 (address=) within 2 s" in result.output
+    assert "error: no Ray answers at 127.0.0.1:1 (address='127.0.0.1:1') within 2 s" in result.output

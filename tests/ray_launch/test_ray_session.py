@@ -41,7 +41,7 @@ def test_a_stale_ray_start_address_file_fails_fast(monkeypatch: pytest.MonkeyPat
 
 def test_a_given_address_wins_over_ray_address_and_must_be_host_port(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
-    with pytest.raises(LaunchError, match=r"'nowhere' \(address=\) is not HOST:PORT"):
+    with pytest.raises(LaunchError, match=r"'nowhere' \(address='nowhere'\) is not HOST:PORT"):
         ensure_ray(None, address="nowhere")
 
 
