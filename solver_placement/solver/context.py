@@ -191,6 +191,21 @@ class ModelContext:
             self._used[key] = literal
         return self._used[key]
 
+    def hint(self, assignments: Mapping[str, Assignment]) -> None:
+        """Offer ``assignments`` (by request) to CP-SAT as a first solution: every ``x`` literal
+        of a free request hinted 1 where its process holds that item, else 0. CP-SAT completes
+        the auxiliary variables itself; a hint steers the search but never restricts it."""
+        hints = self.model.proto.solution_hint
+        width = self.cluster.num_hardware
+        for name, request in self.requests.items():
+            if request.determined or name not in assignments:
+                continue
+            held = assignments[name]
+            holder = np.repeat(np.arange(held.num_processes), np.diff(held.indptr))
+            taken = np.isin(request.cand_process * width + request.cand_hw, holder * width + held.hardware)
+            hints.vars.extend(self.var_index[name].tolist())
+            hints.values.extend(taken.astype(np.int64).tolist())
+
     def assignments(self, solution_values: Sequence[int]) -> dict[str, Assignment]:
         """Per component (shared-rule names included), the items taken in a solver solution."""
         values = np.asarray(solution_values, dtype=bool)

@@ -67,12 +67,14 @@ def solve_polished(ctx: ModelContext, options: SolverOptions, budget: Budget) ->
     """Solve; when an objective has tied optima, pick among them deterministically.
 
     Different worker counts may stop at different optimal solutions. Fixing the objective to
-    the optimum and re-solving with one worker (no hint, so nothing of the first run leaks in)
-    gives the same placement whatever ``num_workers`` is.
+    the optimum and re-solving with one worker (no hint, so nothing of the first run leaks in,
+    the first-fit hint included) gives the same placement whatever ``num_workers`` is and
+    whatever the first run started from.
     """
     solver, status = run_exact(ctx, options, budget)
     if status != cp_model.OPTIMAL or not ctx.model.has_objective():
         return solver, status
+    ctx.model.clear_hints()
     _fix_objective(ctx.model, int(round(solver.objective_value)))
     polish, polished = run_exact(ctx, options.with_workers(1), budget)
     return (polish, polished) if polished == cp_model.OPTIMAL else (solver, status)

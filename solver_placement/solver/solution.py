@@ -15,7 +15,17 @@ from solver_placement.spec.placement_spec import PlacementSpec
 
 @dataclass(frozen=True)
 class Solution:
-    """Assignments of every component, plus how the solve went."""
+    """Assignments of every component, plus how the solve went.
+
+    ``status`` is ``OPTIMAL`` when the objective is proven best, ``FEASIBLE`` otherwise;
+    ``bound`` is the best lower bound on the objective the search proved (None when it proved
+    none), so :attr:`gap` says how far a ``FEASIBLE`` answer may be from the best.
+    ``method`` names what produced the assignments: ``counts`` (the count model, whose
+    objective is the ``nodes`` and ``balance`` terms, ``contiguity`` ordering equal answers),
+    ``search`` (the flat CP-SAT model, or its node-level decomposition) or ``first fit`` (the
+    construction, kept when the search found nothing better in time). ``notes`` say why a path
+    was not taken (e.g. the rule that sent a spec from the count model to the flat one).
+    """
 
     spec: PlacementSpec
     requests: dict[str, ComponentRequest]
@@ -23,7 +33,19 @@ class Solution:
     status: str
     objective: float | None
     timings: dict[str, float] = field(default_factory=dict)
+    bound: float | None = None
+    method: str = "search"
+    notes: tuple[str, ...] = ()
     _records: dict[tuple[str, bool], list[Placement]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def gap(self) -> float | None:
+        """``(objective - bound) / objective``: 0 when proven optimal, None when either is unknown."""
+        if self.status == "OPTIMAL":
+            return 0.0
+        if self.objective is None or self.bound is None:
+            return None
+        return max(0.0, self.objective - self.bound) / max(abs(self.objective), 1.0)
 
     @property
     def components(self) -> list[str]:

@@ -13,26 +13,31 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from ortools.sat.python import cp_model
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.schema import cluster_part
 from solver_placement.config import ConfigSource, load_config
-from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError
+from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError, VerificationError
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.bounds import counting_conflicts
 from solver_placement.solver.build import build_model
+from solver_placement.solver.counts import count_path
 from solver_placement.solver.decompose import narrow, node_level_conflicts, should_aggregate, solve_per_node
+from solver_placement.solver.evaluate import objective_value
 from solver_placement.solver.exact import check_build_fits, solve_polished, spec_options
 from solver_placement.solver.explain import explain, infeasible_error
+from solver_placement.solver.first_fit import first_fit
 from solver_placement.solver.options import Budget, SolverOptions, Status
-from solver_placement.solver.rules.objective import SECTION_KEY, objective_weights
+from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY, objective_weights
 from solver_placement.solver.solution import Solution
 from solver_placement.spec.candidates import expand_all
 from solver_placement.spec.placement_spec import PlacementSpec
 from solver_placement.spec.pools import has_pools, pool_spec_from_config
+from solver_placement.verify import verify
 
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
 
@@ -44,8 +49,10 @@ class _Call:
     spec: PlacementSpec
     options: SolverOptions
     budget: Budget
-    weights: dict[str, int]
-    clock: dict[str, float] = field(default_factory=lambda: {"build": 0.0, "solve": 0.0})
+    weights: dict[str, int]  # every term's weight, defaults included
+    weighs_contiguity: bool  # the user weighed contiguity: it is a term, not only a tie-break
+    clock: dict[str, float] = field(default_factory=lambda: {"count": 0.0, "construct": 0.0, "build": 0.0, "solve": 0.0})
+    notes: list[str] = field(default_factory=list)
 
     @contextmanager
     def timed(self, key: str) -> Iterator[None]:
@@ -77,22 +84,103 @@ def solve(
     started = time.perf_counter()
     spec = source if isinstance(source, PlacementSpec) else spec_of_config(source, cluster)
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
-    weights = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
-    call = _Call(spec, options, options.start(at=started), weights)
+    asked = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
+    call = _Call(spec, options, options.start(at=started), {**DEFAULT_WEIGHTS, **asked}, weighs_contiguity="contiguity" in asked)
     call.budget.check("resolving the spec")
     conflicts = counting_conflicts(spec, call.budget)
     if conflicts:  # impossible by counting: no model is built
         raise infeasible_error(conflicts)
     held_before = _previous_hardware(spec, previous)
     timings = {"parse": time.perf_counter() - started}
-    tried = []
+    counted = None if held_before else _counted(call, timings)
+    if counted is not None and counted.status == "OPTIMAL":
+        return counted
+    constructed = _constructed(call, held_before)
+    if counted is not None:  # the counts were not proven best in time: first fit may still beat them
+        return counted if constructed is None or (counted.objective or 0) <= constructed.primary else _answer(call, constructed, timings)
+    try:
+        searched = _searched(call, held_before, constructed, timings)
+    except SolverTimeoutError:
+        if constructed is None:
+            raise
+        return _answer(call, constructed, timings)
+    return searched if constructed is None or (searched.objective or 0) <= constructed.value else _answer(call, constructed, timings, searched.bound)
+
+
+def _counted(call: _Call, timings: dict[str, float]) -> Solution | None:
+    """The count path's answer, verified; None when it declines (its reason goes in the call's
+    notes, which every later answer carries)."""
+    spec = call.spec
+    if call.weighs_contiguity:
+        call.notes.append("the count model (declined: contiguity is weighed as asked, not only as a tie-break)")
+        return None
+    with call.timed("count"):
+        answer = count_path(spec, spec.requests, call.weights, call.options, call.budget)
+    if isinstance(answer, str):
+        call.notes.append(f"the count model (declined: {answer})")
+        return None
+    solution = _by_component(
+        spec, answer.assignments, answer.status, objective=answer.value, timings={**timings, **call.clock}, bound=answer.bound, method="counts"
+    )
+    try:
+        verify(spec, solution.placements_by_component())
+    except VerificationError as error:
+        raise InternalError(f"the count model's layout breaks a rule of the spec: {error}") from None
+    return solution
+
+
+@dataclass(frozen=True)
+class _Constructed:
+    """The first-fit placement, verified, with its objective value (``primary``: without the
+    ``contiguity`` term, as the count model weighs answers)."""
+
+    assignments: dict[str, Assignment]  # by rule-owning request
+    value: int
+    primary: int
+
+
+def _constructed(call: _Call, held_before: dict[str, list[list[int]]]) -> _Constructed | None:
+    """The first-fit placement of the spec if it builds and the independent verifier accepts it."""
+    spec = call.spec
+    with call.timed("construct"):
+        built = first_fit(spec, spec.requests, call.budget)
+        if built is None:
+            return None
+        try:
+            verify(spec, _by_component(spec, built, "FEASIBLE", objective=None).placements_by_component())
+        except VerificationError:
+            return None  # the construction missed a rule here: the search decides alone
+        value = objective_value(spec, spec.requests, built, call.weights, held_before)
+        return _Constructed(built, value, objective_value(spec, spec.requests, built, {**call.weights, "contiguity": 0}, held_before))
+
+
+def _by_component(spec: PlacementSpec, by_request: dict[str, Assignment], status: str, **details: Any) -> Solution:
+    """A solution naming every component (shared-rule names reuse their key's first request)."""
+    assignments = {c.name: by_request[c.shares_rule_with or c.name] for c in spec.components.values()}
+    return Solution(spec, spec.requests, assignments, status, **details)
+
+
+def _answer(call: _Call, constructed: _Constructed, timings: dict[str, float], bound: float | None = None) -> Solution:
+    """The first-fit placement as the answer: proven optimal only when it meets the search's bound."""
+    status = "OPTIMAL" if bound is not None and constructed.value <= bound else "FEASIBLE"
+    return _by_component(
+        call.spec, constructed.assignments, status, objective=constructed.value, timings={**timings, **call.clock}, bound=bound,
+        method="first fit", notes=tuple(call.notes),
+    )
+
+
+def _searched(call: _Call, held_before: dict[str, list[list[int]]], constructed: _Constructed | None, timings: dict[str, float]) -> Solution:
+    """The search's answer: the node-level decomposition at scale, else the exact flat model."""
+    spec = call.spec
+    tried = [*call.notes, *([] if constructed is not None else ["first fit (no placement)"])]
     if not held_before and should_aggregate(spec, spec.requests):
         tried.append("the node-level decomposition (no layout found)")
         decomposed = _decomposed(call)
         if decomposed is not None:
-            # optimal per stage, not proven optimal for the whole spec: no objective value is claimed
-            return Solution(spec, spec.requests, decomposed, "FEASIBLE", None, {**timings, **call.clock})
-    return _exact(call, held_before, tried, timings)
+            # optimal per stage, not proven optimal for the whole spec
+            value = objective_value(spec, spec.requests, decomposed, call.weights, held_before)
+            return Solution(spec, spec.requests, decomposed, "FEASIBLE", value, {**timings, **call.clock}, notes=tuple(call.notes))
+    return _exact(call, held_before, tried, timings, constructed)
 
 
 def spec_of_config(source: ConfigSource, cluster: Cluster | None = None) -> PlacementSpec:
@@ -119,8 +207,11 @@ def _decomposed(call: _Call) -> dict[str, Assignment] | None:
     return {c.name: found[c.shares_rule_with or c.name] for c in spec.components.values()}
 
 
-def _exact(call: _Call, held_before: dict[str, list[list[int]]], tried: list[str], timings: dict[str, float]) -> Solution:
-    """The exact flat model decides: a solution, or the conflicts, or a timeout."""
+def _exact(
+    call: _Call, held_before: dict[str, list[list[int]]], tried: list[str], timings: dict[str, float], constructed: _Constructed | None
+) -> Solution:
+    """The exact flat model decides: a solution, or the conflicts, or a timeout. The first-fit
+    placement, when there is one, is its starting point (a CP-SAT hint)."""
     spec = call.spec
     check_build_fits(spec.requests, call.budget)
     with call.timed("build"):
@@ -128,6 +219,8 @@ def _exact(call: _Call, held_before: dict[str, list[list[int]]], tried: list[str
     call.budget.check("building the model")
     if ctx.conflicts:
         raise infeasible_error(ctx.conflicts)
+    if constructed is not None:
+        ctx.hint(constructed.assignments)
     with call.timed("solve"):
         solver, status = solve_polished(ctx, call.options, call.budget)
     if status == cp_model.INFEASIBLE:
@@ -138,7 +231,10 @@ def _exact(call: _Call, held_before: dict[str, list[list[int]]], tried: list[str
         raise _not_solved(status, call.options, [*tried, f"the exact model ({pairs} process x item candidates, {len(ctx.model.proto.variables)} variables)"])
     assignments = ctx.assignments(solver.response_proto.solution)
     value = solver.objective_value if ctx.model.has_objective() else None
-    return Solution(spec, spec.requests, assignments, solver.status_name(status), value, {**timings, **call.clock})
+    bound = solver.best_objective_bound if ctx.model.has_objective() else None
+    return Solution(
+        spec, spec.requests, assignments, solver.status_name(status), value, {**timings, **call.clock}, bound=bound, notes=tuple(call.notes)
+    )
 
 
 def _previous_hardware(spec: PlacementSpec, previous: PreviousPlacements | None) -> dict[str, list[list[int]]]:

@@ -1,0 +1,70 @@
+"""The count path: declarative specs decided by node counts, GPU ids given by construction.
+
+``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which rule it cannot
+state), ``patterns.py`` enumerates what one node may hold, ``model.py`` decides how many nodes
+of each shape hold each pattern, and ``layout.py`` turns that into GPU ids. The caller verifies
+the answer independently and falls back to the flat model when this path declines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from solver_placement.solver.assignment import Assignment
+from solver_placement.solver.counts.layout import LayoutFailed, assignments
+from solver_placement.solver.counts.model import solve_counts
+from solver_placement.solver.counts.patterns import TooManyPatterns, parts, shapes
+from solver_placement.solver.counts.problem import count_problem
+from solver_placement.solver.options import Budget, SolverOptions
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
+
+
+@dataclass(frozen=True)
+class CountAnswer:
+    """Assignments of every rule-owning request, the count model's status, value and bound
+    (of the ``nodes`` and ``balance`` terms; ``contiguity`` is a tie-break, see ``layout.py``)."""
+
+    assignments: dict[str, Assignment]
+    status: str
+    value: int
+    bound: int
+
+
+def count_path(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+) -> CountAnswer | str:
+    """The spec placed by counts, or why this path declines (a rule it cannot state, too many
+    patterns, no answer in time, or a layout the construction could not tile).
+
+    ``weights`` are the objective's (defaults included). The ``changes`` term needs the flat
+    model (the caller does not come here with previous placements) and ``topology`` terms come
+    only from rules this path declines, so ``nodes`` and ``balance`` are all it weighs.
+    """
+    problem = count_problem(spec, requests)
+    if isinstance(problem, str):
+        return problem
+    cluster = spec.cluster
+    try:
+        found = [shape for part in parts(problem, joint=bool(weights.get("balance"))) for shape in shapes(problem, cluster.gpus_per_node, part, budget.check)]
+    except TooManyPatterns:
+        return "more node patterns than the count model enumerates"
+    counts = solve_counts(problem, found, weights, options, budget)
+    if counts is None:
+        return "no count answer within the time limit"
+    try:
+        placed = assignments(problem, found, counts, requests, cluster)
+    except LayoutFailed:
+        return "a node whose groups could not be tiled by their strides"
+    for name, request in requests.items():
+        if request.determined:
+            placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
+    return CountAnswer(placed, counts.status, counts.value, counts.bound)
+
+
+__all__ = ["CountAnswer", "count_path"]

@@ -1,0 +1,145 @@
+"""From counts to GPU ids, by construction: which node gets which pattern, which GPUs each group.
+
+``contiguity`` ("low ranks first") is applied here, as a canonical order among equally good
+answers rather than a weighted term the search must prove: the nodes of one shape take their
+patterns heaviest first (on nodes of equal size and consecutive ranks that minimises the sum of
+the ranks taken for the chosen counts), and on a node the classes, in an order where each one's
+exclusive neighbours already placed form a clique, take the lowest GPUs their neighbours left.
+A node's local layout depends only on its GPU count and pattern, so it is built once per
+distinct pair and stamped onto every node that has it. The result goes to the independent
+verifier like any other answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import InternalError
+from solver_placement.solver.assignment import Assignment
+from solver_placement.solver.counts.model import Counts
+from solver_placement.solver.counts.patterns import Shape
+from solver_placement.solver.counts.problem import CountProblem
+from solver_placement.spec.candidates import ComponentRequest
+
+
+class LayoutFailed(Exception):
+    """No per-node layout in the tried orders keeps every group's items tileable."""
+
+
+@dataclass(frozen=True)
+class _NodeLayout:
+    """Local GPU ids per member on a node: ``items[member]`` is processes x items per process."""
+
+    items: dict[str, np.ndarray]
+
+
+def assignments(
+    problem: CountProblem, shapes: list[Shape], counts: Counts, requests: Mapping[str, ComponentRequest], cluster: Cluster
+) -> dict[str, Assignment]:
+    """Assignments of every free member request, processes ordered by node, then by GPU."""
+    patterns_on = _patterns_per_node(problem, shapes, counts, cluster.num_nodes)
+    start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
+    layouts: dict[tuple[int, tuple[int, ...]], _NodeLayout] = {}
+    keys: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+    for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
+        keys.setdefault((int(cluster.gpus_per_node[node]), tuple(patterns_on[node].tolist())), []).append(node)
+    for key, nodes in keys.items():
+        if key not in layouts:
+            layouts[key] = _node_layout(problem, requests, *key)
+        node_array = np.array(nodes, dtype=np.int64)
+        for member, local in layouts[key].items.items():
+            if local.size:
+                per_member[member].append((node_array, start[node_array][:, None, None] + local[None]))
+    return {member: _assignment(requests[member], parts, cluster) for member, parts in per_member.items()}
+
+
+def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int) -> np.ndarray:
+    """Groups of each class per node: each shape's nodes in rank order take its patterns heaviest first."""
+    on = np.zeros((num_nodes, len(problem.classes)), dtype=np.int64)
+    for s, shape in enumerate(shapes):
+        chosen = [(p, n) for (shape_index, p), n in counts.uses.items() if shape_index == s]
+        weight = {p: sum(g * problem.classes[c].width for c, g in zip(shape.part, shape.patterns[p])) for p, _ in chosen}
+        chosen.sort(key=lambda pair: (-weight[pair[0]], tuple(-g for g in shape.patterns[pair[0]])))
+        sequence = np.repeat(np.array([p for p, _ in chosen], dtype=np.int64), [n for _, n in chosen])
+        if sequence.size != shape.nodes.size:
+            raise InternalError("the count model's nodes per shape do not add up to the shape's nodes")
+        table = np.array(shape.patterns, dtype=np.int64)
+        on[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = table[sequence]
+    return on
+
+
+def _node_layout(problem: CountProblem, requests: Mapping[str, ComponentRequest], capacity: int, pattern: tuple[int, ...]) -> _NodeLayout:
+    """Local ids of every member's processes on a node holding ``pattern``; classes whose groups
+    must be tiled by a stride are tried first, then the clique-safe order alone."""
+    present = [c for c in problem.order if pattern[c]]
+    strided = [c for c in present if _needs_block(problem, requests, c)]
+    for order in ([*strided, *(c for c in present if c not in strided)], present):
+        layout = _try_order(problem, requests, capacity, pattern, order)
+        if layout is not None:
+            return layout
+    raise LayoutFailed
+
+
+def _needs_block(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int) -> bool:
+    """Whether the class's groups must be runs of consecutive GPUs (a stride tiles them)."""
+    return any(int(requests[m].amount[0]) > 1 and int(requests[m].stride or 1) > 1 for m in problem.classes[c].members)
+
+
+def _try_order(
+    problem: CountProblem, requests: Mapping[str, ComponentRequest], capacity: int, pattern: tuple[int, ...], order: list[int]
+) -> _NodeLayout | None:
+    taken: dict[int, np.ndarray] = {}
+    for c in order:
+        blocked = np.zeros(capacity, dtype=bool)
+        for other, gpus in taken.items():
+            if (min(c, other), max(c, other)) in problem.exclusive:
+                blocked[gpus] = True
+        free = np.flatnonzero(~blocked)
+        need = pattern[c] * problem.classes[c].width
+        if free.size < need:
+            return None
+        taken[c] = free[:need]
+        if _needs_block(problem, requests, c) and (np.diff(taken[c].reshape(pattern[c], -1), axis=1) != 1).any():
+            return None
+    items: dict[str, np.ndarray] = {}
+    for c, gpus in taken.items():
+        count_class = problem.classes[c]
+        groups = gpus.reshape(pattern[c], count_class.width)
+        for member in count_class.members:
+            items[member] = _tile(groups, requests[member])
+    return _NodeLayout(items)
+
+
+def _tile(groups: np.ndarray, request: ComponentRequest) -> np.ndarray:
+    """Each group's GPUs split among the member's processes in order (``amount`` each, a block of
+    ``amount * stride`` interleaved among ``stride`` processes): processes x amount."""
+    amount, step = int(request.amount[0]), int(request.stride or 1)
+    flat = groups.reshape(-1)
+    if amount > 1 and step > 1:
+        flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
+    return flat.reshape(-1, amount)
+
+
+def _assignment(request: ComponentRequest, parts: list[tuple[np.ndarray, np.ndarray]], cluster: Cluster) -> Assignment:
+    """Processes in node order (stable within a node), from per-key (nodes, physical ids) blocks."""
+    amount = int(request.amount[0])
+    nodes = np.concatenate([np.repeat(node_array, items.shape[1]) for node_array, items in parts])
+    hardware = np.concatenate([items.reshape(-1, amount) for _, items in parts])
+    order = np.argsort(nodes, kind="stable")
+    hardware = hardware[order]
+    if hardware.shape[0] != request.num_processes:
+        raise InternalError(f"{request.name}: the count layout placed {hardware.shape[0]} of {request.num_processes} processes")
+    rank_of = np.full(cluster.num_hardware, -1, dtype=np.int64)
+    rank_of[request.cand_hw[::-1]] = request.cand_rank[::-1]  # an item listed twice keeps its first rank
+    flat = hardware.reshape(-1)
+    return Assignment(
+        indptr=np.arange(request.num_processes + 1, dtype=np.int64) * amount,
+        hardware=flat.astype(np.int64),
+        ranks=rank_of[flat],
+        num_hardware=cluster.num_hardware,
+    )

@@ -1,0 +1,73 @@
+"""The count model: how many nodes of each shape use each pattern, decided by CP-SAT.
+
+One integer per (shape, pattern) counts the nodes of that shape holding that pattern (the
+cutting-stock form): the model's size follows the number of node shapes and patterns, never the
+GPU count, and identical nodes leave no symmetry to search. Its terms are the flat model's
+``nodes`` (nodes used, summed over components) and ``balance`` (the most GPUs taken on a node,
+summed over components); ``contiguity`` orders equal answers afterwards (``layout.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from solver_placement.solver.counts.patterns import Shape
+from solver_placement.solver.counts.problem import CountProblem
+from solver_placement.solver.options import Budget, SolverOptions, solve_model
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The model's answer: nodes per (shape, pattern), its status and objective (and bound)."""
+
+    uses: dict[tuple[int, int], int]  # (shape index, pattern index) -> nodes
+    status: str
+    value: int
+    bound: int
+
+
+def solve_counts(
+    problem: CountProblem, shapes: list[Shape], weights: Mapping[str, int], options: SolverOptions, budget: Budget
+) -> Counts | None:
+    """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
+    machine), or None when CP-SAT finds none in time or proves there is none."""
+    model = cp_model.CpModel()
+    uses: dict[tuple[int, int], cp_model.IntVar] = {}
+    groups: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
+    nodes_terms: list[cp_model.LinearExprT] = []
+    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes)
+    peak = model.new_int_var(0, most, "peak GPUs taken on a node")
+    for s, shape in enumerate(shapes):
+        count = int(shape.nodes.size)
+        row = []
+        for p, pattern in enumerate(shape.patterns):
+            var = model.new_int_var(0, count, "")
+            uses[s, p] = var
+            row.append(var)
+            cost = sum(len(problem.classes[c].members) for c, g in zip(shape.part, pattern) if g)
+            if cost:
+                nodes_terms.append(cost * var)
+            for c, g in zip(shape.part, pattern):
+                if g:
+                    groups[c].append(g * var)
+            if weights.get("balance", 0) and any(pattern):
+                load = sum(g * problem.classes[c].width * len(problem.classes[c].members) for c, g in zip(shape.part, pattern))
+                used = model.new_bool_var("")
+                model.add(var <= count * used)
+                model.add(peak >= load * used)
+        model.add(sum(row) == count)
+    for c, terms in groups.items():
+        model.add(sum(terms) == problem.classes[c].groups)
+    model.minimize(int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak)
+    solver, status = solve_model(model, SolverOptions(options.time_limit_s, 1, options.seed), budget)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return Counts(
+        {key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)},
+        solver.status_name(status),
+        int(round(solver.objective_value)),
+        int(round(solver.best_objective_bound)),
+    )

@@ -1,0 +1,221 @@
+"""Which specs the count model states exactly, and what it is built from.
+
+GPUs of one node are interchangeable for every rule but exact ids and strides, and nodes of one
+*shape* (GPU count, GPU memory and which components may use them) are interchangeable for every
+objective term but the order of ranks. So a spec whose free components each use whole nodes is
+decided by counts: how many tensor-parallel groups of each component a node holds. This module
+reads a spec into that form, a :class:`CountProblem`, or returns the reason it cannot (the
+caller says it when it falls back to the flat model):
+
+- a *class* is a free component plus the free components collocated with it (they use exactly
+  its GPUs, nested in its groups, so they add no choice, only cost);
+- per node, the classes' GPUs must satisfy every clique of the exclusivity graph (the GPUs of
+  pairwise exclusive classes add up); for a chordal graph that is also sufficient, and the
+  per-node construction (``layout.py``) finds the ids in a perfect elimination order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver_placement.constants import ACCELERATOR
+from solver_placement.solver.bounds.needs import is_free, tensor_group_on_node
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
+
+
+@dataclass(frozen=True)
+class CountClass:
+    """A free component and the free components collocated with it.
+
+    ``group`` processes of the root make one group of ``width`` GPUs on one node; ``groups`` is
+    how many it has; every member holds each GPU of the class once (``members`` root first).
+    """
+
+    root: str
+    members: tuple[str, ...]
+    group: int
+    width: int
+    groups: int
+
+
+@dataclass(frozen=True)
+class CountProblem:
+    """A spec as counts: classes, their cliques, and the nodes each class may use.
+
+    ``allowed[c, n]``: class ``c`` may put groups on node ``n`` (its window holds the whole node
+    and the members' memory fits its GPUs). ``cliques`` are index tuples of pairwise exclusive
+    classes (maximal ones, plus every class alone). ``order`` is a perfect elimination order of
+    the exclusivity graph reversed: placing classes in it, each one's exclusive neighbours
+    placed before it form a clique.
+    """
+
+    classes: tuple[CountClass, ...]
+    allowed: np.ndarray
+    cliques: tuple[tuple[int, ...], ...]
+    order: tuple[int, ...]
+    exclusive: frozenset[tuple[int, int]]
+
+
+def count_problem(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> CountProblem | str:
+    """The spec as a :class:`CountProblem`, or the reason the counts cannot state it exactly."""
+    free = {name: request for name, request in requests.items() if not request.determined}
+    if not free:
+        return "no declarative component"
+    reason = _unsupported(spec, requests, free)
+    if reason:
+        return reason
+    classes = _classes(spec, free)
+    if isinstance(classes, str):
+        return classes
+    index = {member: i for i, c in enumerate(classes) for member in c.members}
+    exclusive = set()
+    for component in spec.components.values():
+        mine = component.shares_rule_with or component.name
+        for other in component.constraints.exclusive_with:
+            theirs = spec.components[other].shares_rule_with or other
+            if mine in index and theirs in index and index[mine] != index[theirs]:
+                exclusive.add((min(index[mine], index[theirs]), max(index[mine], index[theirs])))
+    with_memory = [i for i, c in enumerate(classes) if any(spec.components[m].constraints.memory for m in c.members)]
+    for i in with_memory:
+        shared = [c.root for j, c in enumerate(classes) if j != i and (min(i, j), max(i, j)) not in exclusive]
+        if shared:
+            return f"{classes[i].root}: memory_gb while {shared[0]} may share its GPUs (not exclusive_with it)"
+    elimination = _perfect_elimination_order(len(classes), exclusive)
+    if elimination is None:
+        return "exclusive_with forms a cycle of four or more components with no chord (not a chordal graph)"
+    cliques = _cliques(len(classes), exclusive, elimination)
+    allowed = np.stack([_allowed_nodes(spec, free, c) for c in classes])
+    return CountProblem(tuple(classes), allowed, cliques, tuple(reversed(elimination)), frozenset(exclusive))
+
+
+def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], free: Mapping[str, ComponentRequest]) -> str:
+    """The first rule of the spec the counts do not state exactly, or ''."""
+    cluster = spec.cluster
+    accelerator = cluster.kinds.index(ACCELERATOR)
+    related = set(free)
+    for component in spec.components.values():
+        rules = component.constraints
+        owner = component.shares_rule_with or component.name
+        if rules.max_processes_per_hardware is not None:
+            return f"{component.name}: max_processes_per_hardware"
+        if owner in free and rules.topology:
+            return f"{component.name}: topology"
+        names = {owner, *(spec.components[o].shares_rule_with or o for o in rules.exclusive_with)}
+        if rules.collocate_with is not None:
+            names.add(spec.components[rules.collocate_with].shares_rule_with or rules.collocate_with)
+        if names & related and names - related:
+            return f"{component.name}: a rule between a rank-string component and a declarative one"
+        if owner not in free and rules.memory is not None:
+            return f"{component.name}: memory_gb on a rank-string component"
+    for name, request in free.items():
+        if not is_free(request) or spec.components[name].count_nodes:
+            return f"{name}: a filled resources window" if request.fill_share is not None else f"{name}: processes of different sizes or node units"
+        window = np.unique(request.cand_hw)
+        if (cluster.hw_kind[window] != accelerator).any():
+            return f"{name}: hardware other than accelerators"
+        on_node = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes)
+        used = on_node > 0
+        if (on_node[used] != cluster.gpus_per_node[used]).any():
+            return f"{name}: a resources window or node group holding part of a node"
+        amount, step = int(request.amount[0]), int(request.stride or 1)
+        width = tensor_group_on_node(spec, request) * amount
+        if amount > 1 and step > 1 and spec.components[name].constraints.collocate_with is None and width % (amount * step):
+            return f"{name}: a stride whose blocks do not tile its tensor-parallel groups"
+    return ""
+
+
+def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[CountClass] | str:
+    """Free components grouped under the component they collocate with (config order)."""
+    follower_of: dict[str, str] = {}
+    for name in free:
+        target = spec.components[name].constraints.collocate_with
+        if target is not None:
+            follower_of[name] = spec.components[target].shares_rule_with or target
+    classes = []
+    for name, request in free.items():
+        if name in follower_of:
+            if follower_of[name] in follower_of:
+                return f"{name}: a chain of collocated components"
+            continue
+        members = (name, *(f for f, root in follower_of.items() if root == name))
+        group = tensor_group_on_node(spec, request)
+        width = group * int(request.amount[0])
+        for follower in members[1:]:
+            reason = _nests(spec, free[follower], follower, request, width)
+            if reason:
+                return reason
+        classes.append(CountClass(name, members, group, width, request.num_processes // group))
+    return classes
+
+
+def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: ComponentRequest, width: int) -> str:
+    """'' when ``follower`` tiles every group of ``root`` exactly, else why not."""
+    amount, step = int(follower.amount[0]), int(follower.stride or 1)
+    if follower.num_processes * amount != root.num_processes * int(root.amount[0]):
+        return f"{name}: collocated with {root.name} but holding a different number of GPUs"
+    follower_group = tensor_group_on_node(spec, follower) * amount
+    if width % (amount * step if amount > 1 else 1) or width % follower_group:
+        return f"{name}: processes that do not tile {root.name}'s tensor-parallel groups"
+    if not set(np.unique(root.cand_hw).tolist()) <= set(np.unique(follower.cand_hw).tolist()):
+        return f"{name}: node groups that do not hold all of {root.name}'s"
+    return ""
+
+
+def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass) -> np.ndarray:
+    """Nodes whose every GPU the class's root may use and whose memory holds the members' mix."""
+    cluster = spec.cluster
+    window = np.unique(free[count_class.root].cand_hw)
+    allowed = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes) >= count_class.width
+    memories = [m for name in count_class.members for c in spec.components.values()
+                if (c.shares_rule_with or c.name) == name and (m := c.constraints.memory) is not None]
+    if memories:
+        need_mb = max(_mb(running.active) + sum(_mb(other.idle) for j, other in enumerate(memories) if j != i)
+                      for i, running in enumerate(memories))
+        limits = [float("inf") if m is None else m for m in cluster.gpu_memory_gb]
+        allowed &= np.array([need_mb <= np.ceil(limit * 1024) for limit in limits])
+    return allowed
+
+
+def _mb(gigabytes: float) -> int:
+    return int(np.ceil(gigabytes * 1024))
+
+
+def _perfect_elimination_order(size: int, edges: set[tuple[int, int]]) -> list[int] | None:
+    """A perfect elimination order of the graph (maximum cardinality search, reversed), or None
+    when the graph is not chordal."""
+    neighbours: list[set[int]] = [set() for _ in range(size)]
+    for a, b in edges:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    weight = [0] * size
+    visited: list[int] = []
+    for _ in range(size):
+        pick = max((v for v in range(size) if v not in visited), key=lambda v: (weight[v], -v))
+        visited.append(pick)
+        for other in neighbours[pick]:
+            weight[other] += 1
+    order = visited[::-1]
+    position = {v: i for i, v in enumerate(order)}
+    for v in order:
+        later = [u for u in neighbours[v] if position[u] > position[v]]
+        if later:
+            first = min(later, key=lambda u: position[u])
+            if not set(later) - {first} <= neighbours[first]:
+                return None
+    return order
+
+
+def _cliques(size: int, edges: set[tuple[int, int]], order: list[int]) -> tuple[tuple[int, ...], ...]:
+    """Every vertex with its later neighbours in a perfect elimination order: these include every
+    maximal clique of a chordal graph (and each vertex's own clique)."""
+    neighbours: list[set[int]] = [set() for _ in range(size)]
+    for a, b in edges:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    position = {v: i for i, v in enumerate(order)}
+    cliques = {tuple(sorted({v, *(u for u in neighbours[v] if position[u] > position[v])})) for v in range(size)}
+    return tuple(sorted(cliques))
