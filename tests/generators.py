@@ -357,11 +357,11 @@ def explicit_lists(draw: st.DrawFn, items: Sequence[Item]) -> list[Any]:
 
 
 def _tp_options(layout: Sequence[Sequence[int]], items: Sequence[Item]) -> list[int]:
-    """TP sizes whose groups of consecutive processes each stay on one node."""
+    """TP sizes that split the processes into whole groups, each staying on one node."""
     nodes = [items[ranks[0]].node for ranks in layout]
     return [1] + [
         t for t in (2, 3, 4)
-        if t <= len(nodes) and all(len(set(nodes[i:i + t])) == 1 for i in range(0, len(nodes), t))
+        if t <= len(nodes) and len(nodes) % t == 0 and all(len(set(nodes[i:i + t])) == 1 for i in range(0, len(nodes), t))
     ]
 
 
@@ -626,7 +626,7 @@ def free_components(
             excluded, cap, blocked = [], None, set()
             shapes = [(1, 1, 1)]
         per_process, stride, tp = draw(st.sampled_from(shapes))
-        processes = draw(st.integers(1, min(MAX_PROCESSES, declarative_capacity(items, blocked, per_process, stride, tp))))
+        processes = tp * draw(st.integers(1, min(MAX_PROCESSES, declarative_capacity(items, blocked, per_process, stride, tp)) // tp))
         keys: dict[str, Any] = {"processes": processes, **_per_process_keys(draw, per_process)}
         keys.update(_stride_keys(draw, stride) if per_process > 1 else {})
         if tp > 1 or draw(st.integers(0, 3)) == 0:

@@ -96,20 +96,38 @@ def solve(
     if counted is not None and counted.status == "OPTIMAL":
         return counted
     constructed = _constructed(call, held_before)
-    if counted is not None:  # the counts were not proven best in time: first fit may still beat them
-        return counted if constructed is None or (counted.objective or 0) <= constructed.primary else _answer(call, constructed, timings)
     try:
-        searched = _searched(call, held_before, constructed, timings)
-    except SolverTimeoutError:
-        if constructed is None:
-            raise
-        return _answer(call, constructed, timings)
-    return searched if constructed is None or (searched.objective or 0) <= constructed.value else _answer(call, constructed, timings, searched.bound)
+        found = counted or _searched(call, held_before, constructed, timings)
+    except SolverTimeoutError as timeout:
+        return _kept(call, None, constructed, timings, timeout)
+    return _kept(call, found, constructed, timings)
+
+
+def _kept(
+    call: _Call, found: Solution | None, constructed: _Constructed | None, timings: dict[str, float], timeout: SolverTimeoutError | None = None
+) -> Solution:
+    """The better of the search's answer and first fit's (never worse than first fit); first
+    fit's only once the independent verifier accepts it. Raises ``timeout`` when neither exists."""
+    if constructed is not None and (found is None or (found.objective or 0) > _comparable(found, constructed)):
+        try:
+            verify(call.spec, _by_component(call.spec, constructed.assignments, "FEASIBLE", objective=None).placements_by_component())
+            return _answer(call, constructed, timings, None if found is None else found.bound)
+        except VerificationError:
+            call.notes.append("first fit (its placement breaks a rule the construction does not model)")
+    if found is None:
+        raise timeout or InternalError("no answer and no timeout")
+    return found
+
+
+def _comparable(found: Solution, constructed: _Constructed) -> int:
+    """First fit's value on the found answer's scale (the count path leaves contiguity out)."""
+    return constructed.primary if found.method == "counts" else constructed.value
 
 
 def _counted(call: _Call, timings: dict[str, float]) -> Solution | None:
-    """The count path's answer, verified; None when it declines (its reason goes in the call's
-    notes, which every later answer carries)."""
+    """The count path's answer; None when it declines (its reason goes in the call's notes,
+    which every later answer carries). Its layouts are exact by construction; the tests check
+    them with the independent verifier, which costs more than the path itself at scale."""
     spec = call.spec
     if call.weighs_contiguity:
         call.notes.append("the count model (declined: contiguity is weighed as asked, not only as a tie-break)")
@@ -119,20 +137,15 @@ def _counted(call: _Call, timings: dict[str, float]) -> Solution | None:
     if isinstance(answer, str):
         call.notes.append(f"the count model (declined: {answer})")
         return None
-    solution = _by_component(
+    return _by_component(
         spec, answer.assignments, answer.status, objective=answer.value, timings={**timings, **call.clock}, bound=answer.bound, method="counts"
     )
-    try:
-        verify(spec, solution.placements_by_component())
-    except VerificationError as error:
-        raise InternalError(f"the count model's layout breaks a rule of the spec: {error}") from None
-    return solution
 
 
 @dataclass(frozen=True)
 class _Constructed:
-    """The first-fit placement, verified, with its objective value (``primary``: without the
-    ``contiguity`` term, as the count model weighs answers)."""
+    """The first-fit placement (not yet verified) with its objective value (``primary``:
+    without the ``contiguity`` term, as the count model weighs answers)."""
 
     assignments: dict[str, Assignment]  # by rule-owning request
     value: int
@@ -140,16 +153,13 @@ class _Constructed:
 
 
 def _constructed(call: _Call, held_before: dict[str, list[list[int]]]) -> _Constructed | None:
-    """The first-fit placement of the spec if it builds and the independent verifier accepts it."""
+    """The first-fit placement of the spec, if it builds: the search's hint, and the answer when
+    it is better than the search's (verified then, see :func:`_kept`)."""
     spec = call.spec
     with call.timed("construct"):
         built = first_fit(spec, spec.requests, call.budget)
         if built is None:
             return None
-        try:
-            verify(spec, _by_component(spec, built, "FEASIBLE", objective=None).placements_by_component())
-        except VerificationError:
-            return None  # the construction missed a rule here: the search decides alone
         value = objective_value(spec, spec.requests, built, call.weights, held_before)
         return _Constructed(built, value, objective_value(spec, spec.requests, built, {**call.weights, "contiguity": 0}, held_before))
 

@@ -134,10 +134,25 @@ def resolve_component(component: ComponentSpec, components: Mapping[str, Compone
     """One component's candidates; ``components`` is the whole job (``stride: auto`` reads the target)."""
     resources = _selection(component, cluster)
     if component.declarative is not None:
-        return _resolve_declarative(component, component.declarative, resources, components, cluster)
-    if component.explicit is not None:
-        return _resolve_explicit(component, component.explicit, resources)
-    return _resolve_segments(component, resources)
+        request = _resolve_declarative(component, component.declarative, resources, components, cluster)
+    elif component.explicit is not None:
+        request = _resolve_explicit(component, component.explicit, resources)
+    else:
+        request = _resolve_segments(component, resources)
+    _check_whole_groups(component, request.num_processes)
+    return request
+
+
+def _check_whole_groups(component: ComponentSpec, processes: int) -> None:
+    """Refuse processes that do not form whole tensor-parallel groups: a model split ``tp`` ways
+    runs on exactly ``tp`` processes, so a remainder would be a group no model can use."""
+    tp = component.constraints.tensor_parallel_size
+    if processes % tp:
+        given = "processes" if component.is_declarative else f'placement "{component.text}" gives {processes} processes;'
+        raise PlacementConfigError(
+            f"{component.name}: {given} {processes} is not a multiple of tensor_parallel_size {tp} "
+            f"(its processes must form whole tensor-parallel groups of {tp})"
+        )
 
 
 def _selection(component: ComponentSpec, cluster: Cluster) -> ResourceSet:
