@@ -11,6 +11,7 @@ scale. One budget (``time_limit_s``) covers the first solve and every check.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -90,7 +91,9 @@ def suggest(spec: PlacementSpec, conflicts: tuple[str, ...], budget: Budget | No
     """Checked fixes for the components named in ``conflicts``: the cheapest kind of change
     first (fewer processes, smaller TP, another group, one more node, bigger nodes)."""
     budget = budget or spec_options(spec).start()
-    attempts: tuple[Attempt, ...] = (_fewer_processes, _smaller_tensor_parallel, _other_group, _one_more_node, _bigger_nodes)
+    attempts: tuple[Attempt, ...] = (
+        _covering_processes, _fewer_processes, _smaller_tensor_parallel, _other_group, _one_more_node, _bigger_nodes, _more_gpu_memory
+    )
     found: list[str] = []
     for attempt in attempts:
         for name in _named(spec, conflicts):
@@ -159,6 +162,44 @@ def _fewer_processes(spec: PlacementSpec, name: str, budget: Budget) -> str | No
         else:
             hi = mid - 1
     return None if best is None else f"{name}: processes {best} instead of {decl.processes} fits"
+
+
+def _covering_processes(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
+    """For a collocated declarative component, the process count that covers exactly its
+    target's GPUs (collocation asks for the same hardware set, so no other count fits)."""
+    component = spec.components[name]
+    decl, target = component.declarative, component.constraints.collocate_with
+    if decl is None or decl.processes is None or target is None:
+        return None
+    try:
+        owner = spec.requests[spec.components[target].shares_rule_with or target]
+    except PlacementError:
+        return None
+    items, per_process = int(owner.amount.sum()), decl.hardware_per_process or 1
+    cover = items // per_process
+    if items % per_process or cover == decl.processes or cover % component.constraints.tensor_parallel_size:
+        return None
+    if _feasible(_with(spec, replace(component, declarative=replace(decl, processes=cover))), budget):
+        return f"{name}: processes {cover} instead of {decl.processes} fits (covers {target}'s {items} GPUs)"
+    return None
+
+
+def _more_gpu_memory(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
+    """GPUs with enough memory for the mix that does not fit: the largest need of any component
+    running beside the others' idle memory, rounded up to whole GB."""
+    cluster = spec.cluster
+    memories = {c.name: c.constraints.memory for c in spec.components.values() if c.constraints.memory is not None}
+    if name not in memories or all(m is None for m in cluster.gpu_memory_gb):
+        return None
+    need = max(m.active + sum(o.idle for other, o in memories.items() if other != running) for running, m in memories.items())
+    have = max((m for m in cluster.gpu_memory_gb if m is not None), default=0.0)
+    if need <= have:
+        return None
+    gigabytes = math.ceil(need)
+    bigger = Cluster(**{**cluster.config, "gpu_memory_gb": [None if m is None else max(m, gigabytes) for m in cluster.gpu_memory_gb]})
+    if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options), budget):
+        return f"GPUs of {gigabytes} GB (instead of {have:g} GB) fit the memory of {', '.join(memories)} on one GPU"
+    return None
 
 
 def _smaller_tensor_parallel(spec: PlacementSpec, name: str, budget: Budget) -> str | None:

@@ -69,10 +69,23 @@ def test_solve_and_explain_name_exactly_the_statements_that_matter(name: str) ->
     ("counting_exclusive", ["actor: processes 112 instead of 120 fits", "reward: processes 8 instead of 9 fits"]),
     ("tp_granularity", ["actor: tensor_parallel_size 4 instead of 8 fits", "8-GPU nodes in place of the 16 node(s) with 4 GPUs that actor may use fit"]),
     ("heterogeneous", ["actor: processes 16 instead of 24 fits", "actor: tensor_parallel_size 4 instead of 8 fits"]),
+    ("memory", ["GPUs of 100 GB (instead of 80 GB) fit the memory of actor, rollout on one GPU"]),
+    ("topology", ["actor: tensor_parallel_size 4 instead of 8 fits"]),
 ])
 def test_fixes_are_the_usual_changes_cheapest_first(name: str, first_fixes: list[str]) -> None:
     diagnosis = diagnose(FAMILY / f"{name}.yaml", time_limit_s=30)
     assert list(diagnosis.suggestions[: len(first_fixes)]) == first_fixes
+
+
+@pytest.mark.parametrize(("actor", "rollout", "fix"), [
+    (16, 6, "rollout: processes 8 instead of 6 fits (covers actor's 16 GPUs)"),
+    (12, 8, "rollout: processes 6 instead of 8 fits (covers actor's 12 GPUs)"),
+])
+def test_a_collocated_component_that_does_not_cover_its_target_is_told_the_count_that_does(actor: int, rollout: int, fix: str) -> None:
+    placement = {"actor": {"processes": actor, "tensor_parallel_size": 4},
+                 "rollout": {"processes": rollout, "hardware_per_process": 2, "stride": "auto", "collocate_with": "actor"}}
+    diagnosis = diagnose(config(2, 8, placement), time_limit_s=30)
+    assert not diagnosis.feasible and diagnosis.suggestions[0] == fix
 
 
 def test_counting_answers_at_1024_nodes_in_milliseconds() -> None:
