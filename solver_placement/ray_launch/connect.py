@@ -100,7 +100,10 @@ def connect_to(target: str, source: str, connect_timeout_s: float) -> None:
     try:
         ray.init(address=target, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
-        raise LaunchError(f"connecting to Ray at {cut(target)} ({source}) failed: {error}") from None
+        raise LaunchError(
+            f"connecting to Ray at {cut(target)} ({source}) failed: {error}; "
+            'to use the embedded Ray instead: --local on the command line, address="local" in Python'
+        ) from None
 
 
 def _check_reachable(target: str, source: str, timeout_s: float) -> None:

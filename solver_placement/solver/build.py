@@ -7,8 +7,10 @@ what flows between rules (objective terms, stride starts) is visible in one loop
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from solver_placement.solver.context import ModelContext, PreviousHardware
+from solver_placement.solver.options import Budget
 from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES, RuleOutput
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
@@ -36,3 +38,28 @@ def build_model(
         ctx.check(f"building the model (the {rule.name} rule)")
         built = built.merged(rule.build(ctx, built))
     return ctx
+
+
+def fixed_conflicts(spec: PlacementSpec, budget: Budget) -> list[str]:
+    """The statements the rank-string components break among themselves, whatever the
+    declarative ones do (a process over two nodes, two exclusive rank strings sharing a GPU ...).
+
+    The flat model finds these while it is built; the count model and first fit take rank
+    strings as given, so they are checked here first, by building the model of the rank-string
+    components alone (their rules about declarative components left out): one layout literal per
+    component, milliseconds even for 100,000 processes.
+    """
+    fixed = {name: request for name, request in spec.requests.items() if request.determined}
+    if not fixed or len(fixed) == len(spec.requests):
+        return []  # none, or all: the flat model checks them as it is built
+    components = {}
+    for component in spec.components.values():
+        if (component.shares_rule_with or component.name) not in fixed:
+            continue
+        rules = component.constraints
+        kept = tuple(other for other in rules.exclusive_with if (spec.components[other].shares_rule_with or other) in fixed)
+        target = rules.collocate_with
+        target = target if target is not None and (spec.components[target].shares_rule_with or target) in fixed else None
+        components[component.name] = replace(component, constraints=replace(rules, exclusive_with=kept, collocate_with=target))
+    ctx = build_model(PlacementSpec(spec.cluster, components, spec.solver_options), fixed, check=budget.check)
+    return ctx.conflicts

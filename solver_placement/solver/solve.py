@@ -24,7 +24,7 @@ from solver_placement.errors import InternalError, PlacementConfigError, SolverT
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.bounds import counting_conflicts
-from solver_placement.solver.build import build_model
+from solver_placement.solver.build import build_model, fixed_conflicts
 from solver_placement.solver.counts import count_path
 from solver_placement.solver.decompose import narrow, node_level_conflicts, should_aggregate, solve_per_node
 from solver_placement.solver.evaluate import objective_value
@@ -92,6 +92,9 @@ def solve(
         raise infeasible_error(conflicts)
     held_before = _previous_hardware(spec, previous)
     timings = {"parse": time.perf_counter() - started}
+    fixed = fixed_conflicts(spec, call.budget)
+    if fixed:  # rank strings that break their own rules: no path can place them
+        raise infeasible_error(fixed)
     counted = None if held_before else _counted(call, timings)
     if counted is not None and counted.status == "OPTIMAL":
         return counted

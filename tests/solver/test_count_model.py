@@ -113,5 +113,5 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     assert (first.status, first.method, first.gap) == ("OPTIMAL", "counts", 0.0)
     assert first.placements_by_component() == again.placements_by_component() == two_workers.placements_by_component()
     assert nodes_term(first) == 6  # 21 and 22 GPUs on 3 nodes each: the flat model took 60 s to not prove it
-    topology = PlacementSpec.build(Cluster(2, 8), {"a": {"processes": 4, "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "prefer"}}}})
-    assert solve(topology).notes == ("the count model (declined: a: topology)",)
+    preferred = {"processes": 4, "tensor_parallel_size": 2, "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "prefer"}}}
+    assert solve(PlacementSpec.build(Cluster(2, 8), {"a": preferred})).notes == ("the count model (declined: a: topology (pipeline_parallel.rack: prefer))",)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.counts.layout import LayoutFailed, assignments
 from solver_placement.solver.counts.model import solve_counts
@@ -54,7 +56,8 @@ def count_path(
         found = [shape for part in parts(problem, joint=bool(weights.get("balance"))) for shape in shapes(problem, cluster.gpus_per_node, part, budget.check)]
     except TooManyPatterns:
         return "more node patterns than the count model enumerates"
-    counts = solve_counts(problem, found, weights, options, budget)
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    counts = solve_counts(problem, found, weights, node_start, options, budget)
     if counts is None:
         return "no count answer within the time limit"
     try:

@@ -22,7 +22,7 @@ from solver_placement.errors import InternalError
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.counts.model import Counts
 from solver_placement.solver.counts.patterns import Shape
-from solver_placement.solver.counts.problem import CountProblem
+from solver_placement.solver.counts.problem import CountClass, CountProblem
 from solver_placement.spec.candidates import ComponentRequest
 
 
@@ -43,19 +43,41 @@ def assignments(
     """Assignments of every free member request, processes ordered by node, then by GPU."""
     patterns_on = _patterns_per_node(problem, shapes, counts, cluster.num_nodes)
     start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    avoided = [_locals_per_node(cluster, held) for held in problem.blocked]
     per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
-    layouts: dict[tuple[int, tuple[int, ...]], _NodeLayout] = {}
-    keys: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+    keys: dict[tuple[int, tuple[int, ...], tuple[tuple[int, ...], ...]], list[int]] = {}
     for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
-        keys.setdefault((int(cluster.gpus_per_node[node]), tuple(patterns_on[node].tolist())), []).append(node)
+        pattern = tuple(patterns_on[node].tolist())
+        keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
+        keys.setdefault((int(cluster.gpus_per_node[node]), pattern, keep_off), []).append(node)
     for key, nodes in keys.items():
-        if key not in layouts:
-            layouts[key] = _node_layout(problem, requests, *key)
+        layout = _node_layout(problem, requests, *key)
         node_array = np.array(nodes, dtype=np.int64)
-        for member, local in layouts[key].items.items():
+        for member, local in layout.items.items():
             if local.size:
                 per_member[member].append((node_array, start[node_array][:, None, None] + local[None]))
-    return {member: _assignment(requests[member], parts, cluster) for member, parts in per_member.items()}
+    order_of = {m: _node_order(c, cluster.num_nodes) for c in problem.classes for m in c.members}
+    return {member: _assignment(requests[member], parts, order_of[member], cluster) for member, parts in per_member.items()}
+
+
+def _locals_per_node(cluster: Cluster, held: np.ndarray) -> dict[int, tuple[int, ...]]:
+    """The local ids of ``held`` (physical ids) on each node that has any."""
+    found: dict[int, list[int]] = {}
+    for node, local in zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist()):
+        found.setdefault(node, []).append(local)
+    return {node: tuple(sorted(locals_)) for node, locals_ in found.items()}
+
+
+def _node_order(count_class: CountClass, num_nodes: int) -> np.ndarray:
+    """Per node, its position in the order the class numbers its processes: node rank, or for a
+    class whose pipelines must stay in a domain, domain by domain (first node first), so each
+    domain's whole pipelines are consecutive processes."""
+    if count_class.domain is None:
+        return np.arange(num_nodes)
+    _, first = np.unique(count_class.domain, return_index=True)
+    domain_rank = np.empty(first.size, dtype=np.int64)
+    domain_rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return domain_rank[np.unique(count_class.domain, return_inverse=True)[1]] * num_nodes + np.arange(num_nodes)
 
 
 def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int) -> np.ndarray:
@@ -73,13 +95,16 @@ def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Count
     return on
 
 
-def _node_layout(problem: CountProblem, requests: Mapping[str, ComponentRequest], capacity: int, pattern: tuple[int, ...]) -> _NodeLayout:
-    """Local ids of every member's processes on a node holding ``pattern``; classes whose groups
-    must be tiled by a stride are tried first, then the clique-safe order alone."""
+def _node_layout(
+    problem: CountProblem, requests: Mapping[str, ComponentRequest], capacity: int, pattern: tuple[int, ...], keep_off: tuple[tuple[int, ...], ...]
+) -> _NodeLayout:
+    """Local ids of every member's processes on a node holding ``pattern`` (class ``c`` keeping
+    off local ids ``keep_off[c]``); classes whose groups must be tiled by a stride are tried
+    first, then the clique-safe order alone."""
     present = [c for c in problem.order if pattern[c]]
     strided = [c for c in present if _needs_block(problem, requests, c)]
     for order in ([*strided, *(c for c in present if c not in strided)], present):
-        layout = _try_order(problem, requests, capacity, pattern, order)
+        layout = _try_order(problem, requests, capacity, pattern, keep_off, order)
         if layout is not None:
             return layout
     raise LayoutFailed
@@ -91,11 +116,17 @@ def _needs_block(problem: CountProblem, requests: Mapping[str, ComponentRequest]
 
 
 def _try_order(
-    problem: CountProblem, requests: Mapping[str, ComponentRequest], capacity: int, pattern: tuple[int, ...], order: list[int]
+    problem: CountProblem,
+    requests: Mapping[str, ComponentRequest],
+    capacity: int,
+    pattern: tuple[int, ...],
+    keep_off: tuple[tuple[int, ...], ...],
+    order: list[int],
 ) -> _NodeLayout | None:
     taken: dict[int, np.ndarray] = {}
     for c in order:
         blocked = np.zeros(capacity, dtype=bool)
+        blocked[list(keep_off[c])] = True
         for other, gpus in taken.items():
             if (min(c, other), max(c, other)) in problem.exclusive:
                 blocked[gpus] = True
@@ -125,12 +156,13 @@ def _tile(groups: np.ndarray, request: ComponentRequest) -> np.ndarray:
     return flat.reshape(-1, amount)
 
 
-def _assignment(request: ComponentRequest, parts: list[tuple[np.ndarray, np.ndarray]], cluster: Cluster) -> Assignment:
-    """Processes in node order (stable within a node), from per-key (nodes, physical ids) blocks."""
+def _assignment(request: ComponentRequest, parts: list[tuple[np.ndarray, np.ndarray]], node_order: np.ndarray, cluster: Cluster) -> Assignment:
+    """Processes in the class's node order (stable within a node), from per-key (nodes, physical
+    ids) blocks."""
     amount = int(request.amount[0])
     nodes = np.concatenate([np.repeat(node_array, items.shape[1]) for node_array, items in parts])
     hardware = np.concatenate([items.reshape(-1, amount) for _, items in parts])
-    order = np.argsort(nodes, kind="stable")
+    order = np.argsort(node_order[nodes], kind="stable")
     hardware = hardware[order]
     if hardware.shape[0] != request.num_processes:
         raise InternalError(f"{request.name}: the count layout placed {hardware.shape[0]} of {request.num_processes} processes")

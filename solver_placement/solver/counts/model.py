@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement.solver.counts.patterns import Shape
@@ -30,14 +31,21 @@ class Counts:
 
 
 def solve_counts(
-    problem: CountProblem, shapes: list[Shape], weights: Mapping[str, int], options: SolverOptions, budget: Budget
+    problem: CountProblem, shapes: list[Shape], weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
 ) -> Counts | None:
     """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
-    machine), or None when CP-SAT finds none in time or proves there is none."""
+    machine), or None when CP-SAT finds none in time or proves there is none.
+
+    Once the weighted terms are proven best, a second run keeps them at that value and moves
+    GPUs to low ranks: it minimises each pattern's GPUs times the first rank of its shape
+    (``node_start``: per node, the rank of its first GPU), so "low ranks first" also chooses
+    among shapes; within a shape the layout puts heavier nodes first."""
     model = cp_model.CpModel()
     uses: dict[tuple[int, int], cp_model.IntVar] = {}
     groups: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
+    in_domain: dict[tuple[int, int], list[cp_model.LinearExprT]] = {}  # (class, pipeline domain) -> its groups there
     nodes_terms: list[cp_model.LinearExprT] = []
+    low_ranks: list[cp_model.LinearExprT] = []
     most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes)
     peak = model.new_int_var(0, most, "peak GPUs taken on a node")
     for s, shape in enumerate(shapes):
@@ -47,27 +55,45 @@ def solve_counts(
             var = model.new_int_var(0, count, "")
             uses[s, p] = var
             row.append(var)
+            gpus = sum(g * problem.classes[c].width * len(problem.classes[c].members) for c, g in zip(shape.part, pattern))
+            low_ranks.append(gpus * int(node_start[shape.nodes[0]]) * var)
             cost = sum(len(problem.classes[c].members) for c, g in zip(shape.part, pattern) if g)
             if cost:
                 nodes_terms.append(cost * var)
-            for c, g in zip(shape.part, pattern):
+            for k, (c, g) in enumerate(zip(shape.part, pattern)):
                 if g:
                     groups[c].append(g * var)
+                    if shape.domains[k] >= 0:
+                        in_domain.setdefault((c, shape.domains[k]), []).append(g * var)
             if weights.get("balance", 0) and any(pattern):
-                load = sum(g * problem.classes[c].width * len(problem.classes[c].members) for c, g in zip(shape.part, pattern))
                 used = model.new_bool_var("")
                 model.add(var <= count * used)
-                model.add(peak >= load * used)
+                model.add(peak >= gpus * used)
         model.add(sum(row) == count)
     for c, terms in groups.items():
         model.add(sum(terms) == problem.classes[c].groups)
-    model.minimize(int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak)
-    solver, status = solve_model(model, SolverOptions(options.time_limit_s, 1, options.seed), budget)
+    for (c, _), terms in sorted(in_domain.items()):  # a domain holds whole pipelines
+        pipeline = problem.classes[c].pipeline
+        model.add(sum(terms) == pipeline * model.new_int_var(0, problem.classes[c].groups // pipeline, ""))
+    weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak
+    model.minimize(weighted)
+    one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
+    solver, status = solve_model(model, one_worker, budget)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    return Counts(
+    found = Counts(
         {key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)},
         solver.status_name(status),
         int(round(solver.objective_value)),
         int(round(solver.best_objective_bound)),
     )
+    if status != cp_model.OPTIMAL:
+        return found
+    model.add(weighted == found.value)
+    for key, var in uses.items():
+        model.add_hint(var, found.uses.get(key, 0))
+    model.minimize(cp_model.LinearExpr.sum(low_ranks))
+    solver, status = solve_model(model, one_worker, budget)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return found
+    return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver_placement.solver.counts.problem import CountProblem
+from solver_placement.solver.counts.problem import CountProblem, connected_parts
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable).
 MAX_PATTERNS = 20_000
@@ -26,65 +26,66 @@ class TooManyPatterns(Exception):
 
 @dataclass(frozen=True)
 class Shape:
-    """Nodes alike for one part of the classes: same GPU count and the same allowed classes.
+    """Nodes alike for one part of the classes: same GPU count, the same room for each class
+    (its GPUs less those of the rank-string components it avoids), the same allowed classes and
+    the same pipeline domain for each class that has one.
 
     ``patterns[p][k]`` is the number of groups of class ``part[k]`` pattern ``p`` puts on a node
-    (pattern 0 is the empty one); ``nodes`` are the node ranks of this shape, ascending.
+    (pattern 0 is the empty one); ``nodes`` are the node ranks of this shape, ascending;
+    ``domains[k]`` is the pipeline domain of class ``part[k]`` on these nodes (-1: none).
     """
 
     part: tuple[int, ...]
     capacity: int
     nodes: np.ndarray
     patterns: tuple[tuple[int, ...], ...]
+    domains: tuple[int, ...]
 
 
 def parts(problem: CountProblem, joint: bool) -> list[tuple[int, ...]]:
     """The classes in connected parts of the exclusivity graph (one part when ``joint``)."""
-    size = len(problem.classes)
     if joint:
-        return [tuple(range(size))]
-    part_of = list(range(size))
-
-    def find(v: int) -> int:
-        while part_of[v] != v:
-            v = part_of[v]
-        return v
-
-    for a, b in sorted(problem.exclusive):
-        part_of[find(a)] = find(b)
-    grouped: dict[int, list[int]] = {}
-    for v in range(size):
-        grouped.setdefault(find(v), []).append(v)
-    return [tuple(members) for members in sorted(grouped.values())]
+        return [tuple(range(len(problem.classes)))]
+    return connected_parts(len(problem.classes), problem.exclusive)
 
 
 def shapes(problem: CountProblem, gpus_per_node: np.ndarray, part: tuple[int, ...], check: Callable[[str], None]) -> list[Shape]:
     """The shapes of the nodes where some class of ``part`` may go, each with its patterns."""
+    num_nodes = gpus_per_node.size
     allowed = problem.allowed[list(part)]
     useful = np.flatnonzero(allowed.any(axis=0))
-    keys: dict[tuple[int, tuple[bool, ...]], list[int]] = {}
-    for node, capacity, mask in zip(useful.tolist(), gpus_per_node[useful].tolist(), allowed[:, useful].T.tolist()):
-        keys.setdefault((int(capacity), tuple(mask)), []).append(node)
+    room = np.stack([gpus_per_node - problem.blocked_per_node(c, num_nodes) for c in part])
+    domains = np.stack([_domains(problem.classes[c].domain, num_nodes) for c in part])
+    keys: dict[tuple, list[int]] = {}
+    for node in useful.tolist():
+        key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(domains[:, node].tolist()))
+        keys.setdefault(key, []).append(node)
     cliques = [tuple(part.index(c) for c in clique) for clique in problem.cliques if set(clique) <= set(part)]
     widths = [problem.classes[c].width for c in part]
     found = []
-    for (capacity, mask), nodes in keys.items():
+    for (capacity, mask, rooms, domain), nodes in keys.items():
         check("enumerating node patterns")
-        patterns = tuple(_fitting(widths, mask, cliques, capacity))
-        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), patterns))
+        patterns = tuple(_fitting(widths, mask, cliques, rooms))
+        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), patterns, domain))
     if sum(len(shape.patterns) for shape in found) > MAX_PATTERNS:
         raise TooManyPatterns
     return found
 
 
-def _fitting(widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int, ...]], capacity: int) -> Iterator[tuple[int, ...]]:
-    """Every vector of group counts (empty first) that fits ``capacity`` on every clique."""
+def _domains(domain: np.ndarray | None, num_nodes: int) -> np.ndarray:
+    """Per node, the class's pipeline domain, -1 for a class without one."""
+    return np.full(num_nodes, -1, dtype=np.int64) if domain is None else domain
+
+
+def _fitting(widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int, ...]], rooms: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+    """Every vector of group counts (empty first) that fits each clique's room (the room of its
+    members, one number: they avoid the same rank-string GPUs)."""
     size = len(widths)
     counts = [0] * size
     produced = 0
 
     def fits(upto: int) -> bool:
-        return all(sum(counts[k] * widths[k] for k in clique if k <= upto) <= capacity for clique in cliques)
+        return all(sum(counts[k] * widths[k] for k in clique if k <= upto) <= rooms[clique[0]] for clique in cliques)
 
     def walk(k: int) -> Iterator[tuple[int, ...]]:
         nonlocal produced
@@ -94,7 +95,7 @@ def _fitting(widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int,
                 raise TooManyPatterns
             yield tuple(counts)
             return
-        most = capacity // widths[k] if mask[k] else 0
+        most = max(rooms[k], 0) // widths[k] if mask[k] else 0
         for value in range(most + 1):
             counts[k] = value
             if fits(k):

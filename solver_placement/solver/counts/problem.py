@@ -11,7 +11,12 @@ caller says it when it falls back to the flat model):
   its GPUs, nested in its groups, so they add no choice, only cost);
 - per node, the classes' GPUs must satisfy every clique of the exclusivity graph (the GPUs of
   pairwise exclusive classes add up); for a chordal graph that is also sufficient, and the
-  per-node construction (``layout.py``) finds the ids in a perfect elimination order.
+  per-node construction (``layout.py``) finds the ids in a perfect elimination order;
+- a rank-string component a class is exclusive with takes its GPUs out of every node it uses
+  (the same ones for every class of a connected part, so each clique's room is one number);
+- a required ``pipeline_parallel`` domain makes a domain hold whole pipelines (its groups of the
+  class are a multiple of ``pipeline_parallel_size``); a preferred ``tensor_parallel`` domain
+  costs nothing, since a group on one node spans one value of any label.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import numpy as np
 
 from solver_placement.constants import ACCELERATOR
 from solver_placement.solver.bounds.needs import is_free, tensor_group_on_node
+from solver_placement.solver.rules.domains import label_values
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
 
@@ -40,6 +46,8 @@ class CountClass:
     group: int
     width: int
     groups: int
+    pipeline: int = 1  # groups per pipeline, when a domain must hold whole pipelines
+    domain: np.ndarray | None = None  # per node, its value of the pipeline label (index)
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,12 @@ class CountProblem:
     cliques: tuple[tuple[int, ...], ...]
     order: tuple[int, ...]
     exclusive: frozenset[tuple[int, int]]
+    blocked: tuple[np.ndarray, ...]  # per class, the physical ids rank-string components it is exclusive with use
+    hw_node: np.ndarray  # the cluster's node of every physical id
+
+    def blocked_per_node(self, c: int, num_nodes: int) -> np.ndarray:
+        """How many GPUs of each node class ``c`` must leave to rank-string components."""
+        return np.bincount(self.hw_node[self.blocked[c]], minlength=num_nodes)
 
 
 def count_problem(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> CountProblem | str:
@@ -87,9 +101,56 @@ def count_problem(spec: PlacementSpec, requests: Mapping[str, ComponentRequest])
     elimination = _perfect_elimination_order(len(classes), exclusive)
     if elimination is None:
         return "exclusive_with forms a cycle of four or more components with no chord (not a chordal graph)"
+    blocked = _blocked(spec, requests, classes, exclusive)
+    if isinstance(blocked, str):
+        return blocked
     cliques = _cliques(len(classes), exclusive, elimination)
-    allowed = np.stack([_allowed_nodes(spec, free, c) for c in classes])
-    return CountProblem(tuple(classes), allowed, cliques, tuple(reversed(elimination)), frozenset(exclusive))
+    allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
+    return CountProblem(tuple(classes), allowed, cliques, tuple(reversed(elimination)), frozenset(exclusive), blocked, spec.cluster.hw_node)
+
+
+def connected_parts(size: int, edges: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> list[tuple[int, ...]]:
+    """The vertices of each connected part of a graph, parts in order of their first vertex."""
+    part_of = list(range(size))
+
+    def find(v: int) -> int:
+        while part_of[v] != v:
+            v = part_of[v]
+        return v
+
+    for a, b in sorted(edges):
+        part_of[find(a)] = find(b)
+    grouped: dict[int, list[int]] = {}
+    for v in range(size):
+        grouped.setdefault(find(v), []).append(v)
+    return [tuple(members) for members in sorted(grouped.values())]
+
+
+def _blocked(
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass], exclusive: set[tuple[int, int]]
+) -> tuple[np.ndarray, ...] | str:
+    """Per class, the GPUs of the rank-string components it is exclusive with; refused when two
+    classes of one connected part are kept off different GPUs (then a clique's room is no longer
+    one number per node)."""
+    determined = {name for name, request in requests.items() if request.determined}
+    avoid: list[frozenset[str]] = []
+    for count_class in classes:
+        names = set()
+        for component in spec.components.values():
+            mine = component.shares_rule_with or component.name
+            others = {spec.components[o].shares_rule_with or o for o in component.constraints.exclusive_with}
+            if mine in count_class.members:
+                names |= others & determined
+            elif mine in determined and others & set(count_class.members):
+                names.add(mine)
+        avoid.append(frozenset(names))
+    for part in connected_parts(len(classes), exclusive):
+        if len({avoid[c] for c in part}) > 1:
+            return f"{classes[part[0]].root}: exclusive with rank-string components its exclusive partners are not exclusive with"
+    return tuple(
+        np.unique(np.concatenate([requests[name].cand_hw for name in sorted(names)])) if names else np.zeros(0, dtype=np.int64)
+        for names in avoid
+    )
 
 
 def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], free: Mapping[str, ComponentRequest]) -> str:
@@ -102,13 +163,12 @@ def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], 
         owner = component.shares_rule_with or component.name
         if rules.max_processes_per_hardware is not None:
             return f"{component.name}: max_processes_per_hardware"
-        if owner in free and rules.topology:
-            return f"{component.name}: topology"
-        names = {owner, *(spec.components[o].shares_rule_with or o for o in rules.exclusive_with)}
+        if owner in free and _unstated_topology(spec, component.name):
+            return f"{component.name}: topology ({_unstated_topology(spec, component.name)})"
         if rules.collocate_with is not None:
-            names.add(spec.components[rules.collocate_with].shares_rule_with or rules.collocate_with)
-        if names & related and names - related:
-            return f"{component.name}: a rule between a rank-string component and a declarative one"
+            target = spec.components[rules.collocate_with].shares_rule_with or rules.collocate_with
+            if (owner in related) != (target in related):
+                return f"{component.name}: collocation between a rank-string component and a declarative one"
         if owner not in free and rules.memory is not None:
             return f"{component.name}: memory_gb on a rank-string component"
     for name, request in free.items():
@@ -125,6 +185,20 @@ def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], 
         width = tensor_group_on_node(spec, request) * amount
         if amount > 1 and step > 1 and spec.components[name].constraints.collocate_with is None and width % (amount * step):
             return f"{name}: a stride whose blocks do not tile its tensor-parallel groups"
+    return ""
+
+
+def _unstated_topology(spec: PlacementSpec, name: str) -> str:
+    """The topology rule of a component the counts do not state, or ''. Stated: a preferred
+    tensor-parallel domain (free: groups sit on one node) and a required pipeline domain on a
+    component nothing collocates into."""
+    rules = spec.components[name].constraints
+    for rule in rules.topology:
+        if rule.group == "tensor_parallel" and not rule.required:
+            continue
+        if rule.group == "pipeline_parallel" and rule.required and rules.collocate_with is None:
+            continue
+        return f"{rule.group}.{rule.label}: {'require' if rule.required else 'prefer'}"
     return ""
 
 
@@ -148,8 +222,20 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
             reason = _nests(spec, free[follower], follower, request, width)
             if reason:
                 return reason
-        classes.append(CountClass(name, members, group, width, request.num_processes // group))
+        pipeline, domain = _pipeline(spec, name, group)
+        if request.num_processes % (group * pipeline):
+            return f"{name}: processes that do not form whole pipelines"
+        classes.append(CountClass(name, members, group, width, request.num_processes // group, pipeline, domain))
     return classes
+
+
+def _pipeline(spec: PlacementSpec, name: str, group: int) -> tuple[int, np.ndarray | None]:
+    """Groups per pipeline and each node's domain, for a required pipeline domain (else 1, None)."""
+    rules = spec.components[name].constraints
+    for rule in rules.topology:
+        if rule.group == "pipeline_parallel" and rule.required:
+            return rules.tensor_parallel_size * rules.pipeline_parallel_size // group, label_values(spec.cluster, rule.label)
+    return 1, None
 
 
 def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: ComponentRequest, width: int) -> str:
@@ -165,11 +251,13 @@ def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: Com
     return ""
 
 
-def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass) -> np.ndarray:
-    """Nodes whose every GPU the class's root may use and whose memory holds the members' mix."""
+def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass, blocked: np.ndarray) -> np.ndarray:
+    """Nodes whose every GPU the class's root may use, with room for one group beside the
+    rank-string components it avoids, and whose memory holds the members' mix."""
     cluster = spec.cluster
     window = np.unique(free[count_class.root].cand_hw)
-    allowed = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes) >= count_class.width
+    room = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes) - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes)
+    allowed = room >= count_class.width
     memories = [m for name in count_class.members for c in spec.components.values()
                 if (c.shares_rule_with or c.name) == name and (m := c.constraints.memory) is not None]
     if memories:
