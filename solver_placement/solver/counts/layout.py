@@ -102,17 +102,31 @@ def _node_layout(
     off local ids ``keep_off[c]``); classes whose groups must be tiled by a stride are tried
     first, then the clique-safe order alone."""
     present = [c for c in problem.order if pattern[c]]
-    strided = [c for c in present if _needs_block(problem, requests, c)]
-    for order in ([*strided, *(c for c in present if c not in strided)], present):
+    blocky = [c for c in present if _run(problem, requests, c) > 1]
+    for order in ([*blocky, *(c for c in present if c not in blocky)], present):
         layout = _try_order(problem, requests, capacity, pattern, keep_off, order)
         if layout is not None:
             return layout
     raise LayoutFailed
 
 
-def _needs_block(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int) -> bool:
-    """Whether the class's groups must be runs of consecutive GPUs (a stride tiles them)."""
-    return any(int(requests[m].amount[0]) > 1 and int(requests[m].stride or 1) > 1 for m in problem.classes[c].members)
+def _run(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int) -> int:
+    """The consecutive GPUs the class's layout is made of: a process of several GPUs takes ranks
+    ``h, h + stride, ...``, so ``amount * stride`` consecutive GPUs hold ``stride`` such
+    processes (1: any GPU will do). The largest over the members; it divides the group width
+    (``problem.py`` declines a spec where it does not)."""
+    return max(int(requests[m].amount[0]) * int(requests[m].stride or 1) if int(requests[m].amount[0]) > 1 else 1 for m in problem.classes[c].members)
+
+
+def _runs_of(free: np.ndarray, run: int, need: int) -> np.ndarray | None:
+    """``need`` of the ``free`` local ids (ascending), as whole runs of ``run`` consecutive ids,
+    lowest first; None when the free ids do not hold that many runs."""
+    if run == 1:
+        return free[:need] if free.size >= need else None
+    breaks = np.flatnonzero(np.diff(free) != 1) + 1
+    taken = [chunk[: chunk.size // run * run] for chunk in np.split(free, breaks)]
+    joined = np.concatenate(taken) if taken else free[:0]
+    return joined[:need] if joined.size >= need else None
 
 
 def _try_order(
@@ -130,13 +144,10 @@ def _try_order(
         for other, gpus in taken.items():
             if (min(c, other), max(c, other)) in problem.exclusive:
                 blocked[gpus] = True
-        free = np.flatnonzero(~blocked)
-        need = pattern[c] * problem.classes[c].width
-        if free.size < need:
+        chosen = _runs_of(np.flatnonzero(~blocked), _run(problem, requests, c), pattern[c] * problem.classes[c].width)
+        if chosen is None:
             return None
-        taken[c] = free[:need]
-        if _needs_block(problem, requests, c) and (np.diff(taken[c].reshape(pattern[c], -1), axis=1) != 1).any():
-            return None
+        taken[c] = chosen
     items: dict[str, np.ndarray] = {}
     for c, gpus in taken.items():
         count_class = problem.classes[c]
