@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
+
+from click.testing import CliRunner
 
 from solver_placement import Solution, solve, verify
 
@@ -36,3 +39,14 @@ def solved(num_nodes: int, gpus: int | list[int], placement: dict[str, Any], **k
 def layout(solution: Solution, component: str) -> list[tuple[int, list[int]]]:
     """Per process: (node, local hardware ids)."""
     return [(p.cluster_node_rank, p.local_hardware_ranks) for p in solution.placements(component)]
+
+
+def cli_runner() -> CliRunner:
+    """A click ``CliRunner`` whose results keep stdout and stderr apart (``result.stdout``,
+    ``result.stderr``) on every click the dependency range allows: click >= 8.2 always does and
+    has no ``mix_stderr`` argument; click 8.1 mixes stderr into stdout unless given
+    ``mix_stderr=False``. Only ``result.output`` still differs (8.2: both streams, 8.1: stdout),
+    so tests read ``stdout``/``stderr``, and ``output`` only in failure messages."""
+    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]  # click < 8.2
+    return CliRunner()
