@@ -8,6 +8,15 @@ RLinf's packed strategies (:meth:`ComponentPlacement._lay_out`), which the solve
 Placements, strategies, world sizes and hardware ranks all come from the solved spec; nothing
 here walks ranks to compute a layout. The spec is solved once: every strategy handed out serves
 its ``get_placement`` on this placement's cluster from that solution.
+
+RLinf's own workers and scripts read private attributes of a placement (``_placement_mode``,
+``_components`` here; ``_rollout_sync_mode`` and ``_cluster_num_gpus`` on the model-parallel
+classes, which alone have them in RLinf too) and write two
+(``_placements[name] = strategy``, ``_rollout_num_gpus = n``). Each exists here under RLinf's
+name with RLinf's value: read-only views of this placement's own state, and for the two written
+ones state whose writes take effect (``strategy_table.py``, ``model_parallel_sizes.py``). The
+mode enums compare equal to RLinf's members of the same name, because RLinf's code compares what
+it reads with its own ``PlacementMode`` / ``RolloutSyncMode``.
 """
 
 from __future__ import annotations
@@ -26,12 +35,32 @@ from solver_placement.records import Placement
 from solver_placement.rlinf.parallel_keys import check_entry_meanings, check_laid_out_entries
 from solver_placement.rlinf.rlinf_cluster import as_cluster
 from solver_placement.rlinf.strategies import FlexiblePlacementStrategy, NodePlacementStrategy, PlacementStrategy
+from solver_placement.rlinf.strategy_table import StrategyTable
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
 from solver_placement.spec.placement_spec import PlacementSpec
 
 
-class PlacementMode(Enum):
+class RLinfEnum(Enum):
+    """An enum whose members equal RLinf's members of the same enum and member name.
+
+    RLinf's workers read a placement's mode and compare it with RLinf's own enum
+    (``self.rollout_sync_mode == RolloutSyncMode.COLLOCATED`` in its Megatron actor); with
+    identity equality ours would never match and the worker would silently take the wrong
+    weight-sync path. The hash is Enum's own (the member name), so both kinds of member also find
+    each other as dict keys.
+    """
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Enum):
+            return type(other).__name__ == type(self).__name__ and other.name == self.name
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+class PlacementMode(RLinfEnum):
     """How a job's components share GPUs (RLinf's modes)."""
 
     COLLOCATED = auto()
@@ -40,7 +69,7 @@ class PlacementMode(Enum):
     AUTO = auto()
 
 
-class RolloutSyncMode(Enum):
+class RolloutSyncMode(RLinfEnum):
     """How rollout weights are refreshed: CUDA IPC on shared GPUs, or collectives across GPUs."""
 
     COLLOCATED = auto()
@@ -64,8 +93,10 @@ class ComponentPlacement:
         self._cluster = as_cluster(cluster) if cluster is not None else Cluster.from_config(self._section)
         self._raw = require_mapping(self._section["component_placement"], "cluster.component_placement")
         check_entry_meanings(self._raw, self._config)
-        self._placement_mode: PlacementMode | None = None
-        self._strategies: dict[str, PlacementStrategy] = {}
+        #: set once by the subclasses that have a mode, before they lay out their components
+        self._mode: PlacementMode | None = None
+        #: RLinf's ``_placements``: what ``get_strategy`` hands out, writable as RLinf's scripts write it
+        self._placements = StrategyTable(self)
         self._use(PlacementSpec.build(self._cluster, self._raw, self._section.get("solver")))
 
     def _use(self, spec: PlacementSpec) -> None:
@@ -93,7 +124,7 @@ class ComponentPlacement:
         self._use(spec)
         for strategy in strategies.values():
             strategy.serve(self._solution)
-        self._strategies = dict(strategies)
+        self._placements.adopt(strategies)
 
     def _raw_entry(self, name: str) -> Any:
         """The ``component_placement`` value ``name`` was given (under its possibly shared key)."""
@@ -102,7 +133,7 @@ class ComponentPlacement:
     # ------------------------------------------------------------------ RLinf API
     @property
     def placement_mode(self) -> PlacementMode | None:
-        return self._placement_mode
+        return self._mode
 
     @property
     def components(self) -> list[str]:
@@ -119,16 +150,32 @@ class ComponentPlacement:
         return np.unique(ranks).tolist()
 
     def get_strategy(self, component_name: str) -> PlacementStrategy:
-        """A strategy that reproduces the component's placement (components on one key share it)."""
-        name = self._known(component_name)
-        if name not in self._strategies:
-            owner = self._spec.components[name].shares_rule_with
-            self._strategies[name] = self.get_strategy(owner) if owner else self._solved_strategy(name)
-        return self._strategies[name]
+        """A strategy that reproduces the component's placement (components on one key share it),
+        or the one written into ``_placements[component_name]``, as RLinf's scripts do, from then on."""
+        if component_name not in self._placements:
+            self._known(component_name)  # raises, naming the known components
+        return self._placements[component_name]
 
     def get_placements(self, component_name: str, isolate_accelerator: bool = True) -> list[Placement]:
-        """The component's placement records, ordered by rank."""
+        """The component's placement records, ordered by rank: those of the solution, or once a
+        strategy was written into ``_placements[component_name]``, what that strategy places on
+        this placement's cluster (what the workers launched with ``get_strategy`` get)."""
+        written = self._placements.written(component_name)
+        if written is not None:
+            return written.get_placement(self._cluster, isolate_accelerator)
         return self._solution.placements(self._known(component_name), isolate_accelerator)
+
+    # ------------------------------------------------------------------ RLinf's private attributes
+    @property
+    def _placement_mode(self) -> PlacementMode | None:
+        """RLinf's ``_placement_mode`` (read by its Megatron worker and ``main_grpo.py``): :attr:`placement_mode`.
+        Read-only: the components were laid out for this mode."""
+        return self._mode
+
+    @property
+    def _components(self) -> list[str]:
+        """RLinf's ``_components`` (read by its dynamic scheduler): :attr:`components`, a fresh list."""
+        return self.components
 
     # ------------------------------------------------------------------ extras
     @property
@@ -146,7 +193,7 @@ class ComponentPlacement:
 
     def _known(self, component_name: str) -> str:
         if component_name not in self._spec.components:
-            mode = self._placement_mode.name if self._placement_mode else "none"
+            mode = self._mode.name if self._mode else "none"
             raise PlacementConfigError(
                 f"component {component_name!r} does not exist in {type(self).__name__} (placement mode {mode}); "
                 f"known components: {', '.join(self.components)}"
@@ -155,7 +202,11 @@ class ComponentPlacement:
 
     def _solved_strategy(self, name: str) -> PlacementStrategy:
         """Flexible (hardware) or Node (node-only) strategy holding the solved per-process ranks,
-        served by this placement's solution."""
+        served by this placement's solution; a component sharing another's key shares its solved
+        strategy (a strategy written over the other's is not shared, as in RLinf's dict)."""
+        owner = self._spec.components[name].shares_rule_with
+        if owner:
+            return self._placements.solved(owner)
         if self._spec.resources_of(name).counts_nodes:
             return NodePlacementStrategy.from_solution(self._solution, name)
         return FlexiblePlacementStrategy.from_solution(self._solution, name)
@@ -166,7 +217,7 @@ class HybridComponentPlacement(ComponentPlacement):
 
     def __init__(self, config: ConfigSource, cluster: Any = None) -> None:
         super().__init__(config, cluster)
-        self._placement_mode = PlacementMode.HYBRID
+        self._mode = PlacementMode.HYBRID
 
 
 def with_relations(entry: Any, relations: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,10 +27,10 @@ class ModelParallelEvalComponentPlacement(RolloutSizes, ComponentPlacement):
     def __init__(self, config: ConfigSource, cluster: Any = None) -> None:
         super().__init__(config, cluster)
         self._held = self._read_held()
-        self._rollout_gpus = self._held["rollout"].count
-        self._placement_mode = PlacementMode.COLLOCATED
+        self._rollout_num_gpus = self._held["rollout"].count
+        self._mode = PlacementMode.COLLOCATED
         rollout, reward = self._held["rollout"], self._held["reward"]
-        check_tp_fits(rollout, self.rollout_tp_size, "rollout.tensor_parallel_size")
+        check_tp_fits(rollout, self.rollout_tp_size, "rollout.tensor_parallel_size", "Rollout")
         check_divides(rollout, self.rollout_tp_size, "rollout.tensor_parallel_size")
         self._lay_out({rollout.name: rollout.packed(self.rollout_tp_size), reward.name: reward.packed()}, {})
 
@@ -39,7 +39,8 @@ class ModelParallelEvalComponentPlacement(RolloutSizes, ComponentPlacement):
         for role in EVAL_ROLES:
             if role not in self._spec.components:
                 raise PlacementConfigError(
-                    f"component_placement has no '{role}' component; {type(self).__name__} needs rollout and reward"
+                    f"component_placement has no '{role}' component; {type(self).__name__} needs rollout and reward "
+                    f"({role.capitalize()} GPUs must be specified in the component_placement config.)"
                 )
             held[role] = read_held(self._solution, role)
         return held

@@ -94,10 +94,15 @@ def check_disjoint(held: Mapping[str, HeldGpus], pairs: Iterable[tuple[str, str]
             )
 
 
-def check_tp_fits(held: HeldGpus, tp: int, key: str) -> None:
-    """RLinf's sanity check: a TP group cannot be larger than the component's GPUs."""
+def check_tp_fits(held: HeldGpus, tp: int, key: str, rlinf_role: str) -> None:
+    """RLinf's sanity check: a TP group cannot be larger than the component's GPUs. The message
+    ends with RLinf's sentence for it (``rlinf_role`` is the role as RLinf capitalises it), which
+    code written against RLinf matches."""
     if tp > held.count:
-        raise PlacementConfigError(f"{held.name}: TP size {tp} ({key}) must be less than or equal to its {held.count} GPUs")
+        raise PlacementConfigError(
+            f"{held.name}: TP size {tp} ({key}) must be less than or equal to its {held.count} GPUs "
+            f"({rlinf_role} TP size {tp} must be less than or equal to {rlinf_role} world size {held.count}.)"
+        )
 
 
 def check_divides(held: HeldGpus, size: int, key: str) -> None:

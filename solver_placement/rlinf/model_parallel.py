@@ -43,12 +43,12 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
     def __init__(self, config: ConfigSource, cluster: Any = None) -> None:
         super().__init__(config, cluster)
         self._held = self._read_held()
-        self._rollout_gpus = self._held["rollout"].count
-        self._placement_mode = self._detect_mode()
-        check_tp_fits(self._held["actor"], self.actor_tp_size, "actor.model.tensor_model_parallel_size")
-        check_tp_fits(self._held["rollout"], self.rollout_tp_size, "rollout.tensor_parallel_size")
+        self._rollout_num_gpus = self._held["rollout"].count
+        self._mode = self._detect_mode()
+        check_tp_fits(self._held["actor"], self.actor_tp_size, "actor.model.tensor_model_parallel_size", "Actor")
+        check_tp_fits(self._held["rollout"], self.rollout_tp_size, "rollout.tensor_parallel_size", "Rollout")
         layout = self._layout()
-        self._rollout_gpus = layout.rollout_gpus
+        self._rollout_num_gpus = layout.rollout_gpus
         self._lay_out(layout.strategies, layout.relations)
 
     # ------------------------------------------------------------------ reading the config
@@ -71,7 +71,8 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
             if name is None or name not in self._spec.components:
                 if role in REQUIRED:
                     raise PlacementConfigError(
-                        f"component_placement has no '{role}' component; {type(self).__name__} needs actor, rollout and reward"
+                        f"component_placement has no '{role}' component; {type(self).__name__} needs actor, rollout and reward "
+                        f"({role.capitalize()} GPUs must be specified in the component_placement config.)"
                     )
                 continue
             held[role] = read_held(self._solution, name)
@@ -125,7 +126,7 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
                 f"{section}.model.tensor_model_parallel_size" if section
                 else "actor.model.tensor_model_parallel_size, used as the config has no inference section"
             )
-            check_tp_fits(inference, self.inference_tp_size, key)
+            check_tp_fits(inference, self.inference_tp_size, key, "Inference")
             recompute = self._lookup("algorithm.recompute_logprobs")
             if not recompute:
                 state = "is missing" if recompute is None else "is false"
@@ -135,7 +136,10 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
                 )
         if "critic_inference" in self._held:
             check_tp_fits(
-                self._held["critic_inference"], self.critic_inference_tp_size, "critic_inference.model.tensor_model_parallel_size"
+                self._held["critic_inference"],
+                self.critic_inference_tp_size,
+                "critic_inference.model.tensor_model_parallel_size",
+                "Inference",  # RLinf words the critic inference's check as the inference's
             )
 
     # ------------------------------------------------------------------ layout
@@ -153,10 +157,18 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
 
         The actor rank listed at position ``i`` shares its GPU with the rollout process's ``i``-th
         GPU and hands its weights over without a copy; only meaningful when weights are synced
-        over CUDA IPC (:attr:`rollout_sync_mode` COLLOCATED).
+        over CUDA IPC (:attr:`rollout_sync_mode` COLLOCATED). The map pairs the solved placement, so
+        it is refused once the actor's or rollout's strategy was replaced through ``_placements``.
         """
+        names = (self._held["actor"].name, self._held["rollout"].name)
+        replaced = [name for name in names if self._placements.written(name) is not None]
+        if replaced:
+            raise PlacementConfigError(
+                f"weight_sync_map: the strategy of {' and '.join(replaced)} was replaced through _placements, so the "
+                "solved placement this map pairs is no longer what get_strategy hands out"
+            )
         if self.rollout_sync_mode is not RolloutSyncMode.COLLOCATED:
-            mode = self._placement_mode.name if self._placement_mode else "none"
+            mode = self._mode.name if self._mode else "none"
             raise PlacementConfigError(
                 "weight_sync_map: rollout weights are synced over CUDA IPC only when actor and rollout hold the same GPUs "
                 f"(rollout sync mode COLLOCATED); here the placement mode is {mode} and the rollout sync mode "
@@ -171,16 +183,22 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
         return RolloutSyncMode.COLLOCATED if self.is_collocated else RolloutSyncMode.DISAGGREGATED
 
     @property
+    def _rollout_sync_mode(self) -> RolloutSyncMode:
+        """RLinf's ``_rollout_sync_mode`` (read by its Megatron worker, SGLang scheduler and rank
+        mapper): :attr:`rollout_sync_mode`, which the multi-agent placement decides differently."""
+        return self.rollout_sync_mode
+
+    @property
     def is_collocated(self) -> bool:
-        return self._placement_mode == PlacementMode.COLLOCATED
+        return self._mode == PlacementMode.COLLOCATED
 
     @property
     def is_disaggregated(self) -> bool:
-        return self._placement_mode == PlacementMode.DISAGGREGATED
+        return self._mode == PlacementMode.DISAGGREGATED
 
     @property
     def is_auto(self) -> bool:
-        return self._placement_mode == PlacementMode.AUTO
+        return self._mode == PlacementMode.AUTO
 
     @property
     def is_pipeline(self) -> bool:

@@ -4,6 +4,11 @@ Sizes come from the sections RLinf reads (``actor.model.tensor_model_parallel_si
 ``rollout.tensor_parallel_size``, ...), with RLinf's defaults; world sizes are the GPU counts the
 components are given as written (RLinf's meaning, kept for its properties). The mixins hold no
 layout logic, so the training, eval and multi-agent placements share one reading of the config.
+
+The rollout's GPU count is the one size RLinf's scripts write: WideSeek-R1's eval script gives
+half of the rollout's GPUs to a second engine and sets ``component_placement._rollout_num_gpus``
+to the other half. It is therefore state under RLinf's name (:attr:`RolloutSizes._rollout_num_gpus`),
+and every size derived from it (``rollout_world_size``, ``rollout_dp_size``) reads it.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from solver_placement.cluster.cluster import Cluster
 from solver_placement.config import positive_int
 from solver_placement.rlinf.held_gpus import HeldGpus
 
@@ -43,8 +49,15 @@ class ConfigReader:
 class RolloutSizes(ConfigReader):
     """Rollout and reward sizes: everything an eval placement reports."""
 
+    _cluster: Cluster
     _held: dict[str, HeldGpus]
-    _rollout_gpus: int
+    _rollout_gpu_count: int
+
+    @property
+    def _cluster_num_gpus(self) -> int:
+        """RLinf's ``_cluster_num_gpus`` (read by its Megatron worker and dynamic scheduler in AUTO
+        mode, where the actor spans them all): the cluster's accelerator count."""
+        return self._cluster.num_accelerators
 
     def _gpus(self, role: str) -> int:
         return self._held[role].count if role in self._held else 0
@@ -65,7 +78,21 @@ class RolloutSizes(ConfigReader):
     @property
     def rollout_world_size(self) -> int:
         """Rollout GPUs (with AUTO's pre-process policy, the actor's GPUs included)."""
-        return self._rollout_gpus
+        return self._rollout_num_gpus
+
+    @property
+    def _rollout_num_gpus(self) -> int:
+        """RLinf's name for the rollout GPU count behind ``rollout_world_size`` and ``rollout_dp_size``.
+
+        Writable, as RLinf's scripts write it: a count written here is what both report from
+        then on. It is not checked against the rollout's strategy (RLinf's scripts write the
+        two separately); ``get_world_size("rollout")`` keeps the configured process count.
+        """
+        return self._rollout_gpu_count
+
+    @_rollout_num_gpus.setter
+    def _rollout_num_gpus(self, count: int) -> None:
+        self._rollout_gpu_count = positive_int(count, "_rollout_num_gpus (the rollout's GPU count)")
 
     @property
     def reward_world_size(self) -> int:

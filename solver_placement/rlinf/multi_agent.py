@@ -65,7 +65,7 @@ class EngineStrategies(ConfigReader, ComponentPlacement):
                 f"{name}: get_strategy(..., PackedPlacementStrategy) sizes the engines from the '{name}:' section "
                 "of the job config, which is missing"
             )
-        rollout = self._strategies["rollout"]
+        rollout = self._placements["rollout"]  # a strategy written over the rollout's shapes the engines too, as in RLinf
         if not isinstance(rollout, PackedPlacementStrategy):
             raise PlacementConfigError(f"{name}: the rollout has no packed strategy to shape the engines like")
         per_process, stride = rollout.num_hardware_per_process, rollout.stride

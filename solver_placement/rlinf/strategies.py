@@ -10,6 +10,11 @@ wrong (a packed process spilling into the next node) is reported as infeasible i
 ``node_group`` / ``node_group_label`` accept a label, a comma-separated string or any sequence of
 labels (an OmegaConf ``ListConfig`` too); ranks then run over the groups in the listed order.
 
+RLinf's example scripts read private attributes of the strategies they get (``_node_ranks`` of
+a Node strategy; ``_start_hw_rank``, ``_end_hw_rank``, ``_num_hardware_per_process`` and
+``_stride`` of a Packed one, to split a rollout's GPUs between two engines). Each is a read-only
+view of the public attribute holding the same value.
+
 ``get_placement`` takes this project's :class:`Cluster` or RLinf's own ``Cluster`` (converted by
 :func:`~solver_placement.rlinf.rlinf_cluster.as_cluster`), so RLinf's ``WorkerGroup`` can call it
 unchanged. Errors are catchable as RLinf's (``AssertionError``; ``IndexError`` for a node rank
@@ -260,6 +265,23 @@ class PackedPlacementStrategy(PlacementStrategy):
     def num_hardware(self) -> int:
         return self.end_hardware_rank - self.start_hardware_rank + 1
 
+    # RLinf's names, read by its scripts and its multi-agent placements
+    @property
+    def _start_hw_rank(self) -> int:
+        return self.start_hardware_rank
+
+    @property
+    def _end_hw_rank(self) -> int:
+        return self.end_hardware_rank
+
+    @property
+    def _num_hardware_per_process(self) -> int:
+        return self.num_hardware_per_process
+
+    @property
+    def _stride(self) -> int:
+        return self.stride
+
     @property
     def num_processes(self) -> int:
         return self.num_hardware // self.num_hardware_per_process
@@ -322,6 +344,11 @@ class NodePlacementStrategy(PlacementStrategy):
         if not node_ranks:
             raise PlacementConfigError(f"{self.name}: The node_ranks list must not be empty (it gives one node per process)")
         self.node_ranks: list[int] = sorted(check_rank(rank, f"node rank {shown(rank)}", self.name) for rank in node_ranks)
+
+    @property
+    def _node_ranks(self) -> list[int]:
+        """RLinf's name (its agent scripts count the processes with ``len(strategy._node_ranks)``)."""
+        return self.node_ranks
 
     @classmethod
     def from_solution(cls, solution: Solution, name: str) -> NodePlacementStrategy:

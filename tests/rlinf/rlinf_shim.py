@@ -135,5 +135,7 @@ def _namespace() -> types.SimpleNamespace:
         ComponentPlacement=placement.ComponentPlacement,
         HybridComponentPlacement=utils.HybridComponentPlacement,
         ModelParallelComponentPlacement=utils.ModelParallelComponentPlacement,
+        ModelParallelEvalComponentPlacement=utils.ModelParallelEvalComponentPlacement,
         PlacementMode=utils.PlacementMode,
+        RolloutSyncMode=utils.RolloutSyncMode,
     )
