@@ -7,6 +7,7 @@ conflicting statements, and returns RLinf-style :class:`Placement` records.
 
 from solver_placement.auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 from solver_placement.cluster.cluster import Cluster, NodeGroup, ResourceSet
+from solver_placement.cluster.schema import AssumedGpuCountWarning
 from solver_placement.config import YamlText, load_config
 from solver_placement.constants import VERSION
 from solver_placement.diagnose import Diagnosis, diagnose
@@ -73,6 +74,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "YamlText",
     "Assignment",
+    "AssumedGpuCountWarning",
     "Cluster",
     "ComponentPlacement",
     "ComponentSpec",

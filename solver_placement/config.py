@@ -31,20 +31,22 @@ import gc
 import io
 import itertools
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import yaml
 from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-from yaml import YAMLError
+from yaml import MarkedYAMLError, YAMLError
 
-from solver_placement.errors import PlacementConfigError, shown
+from solver_placement.errors import PlacementConfigError, cut, shown
 from solver_placement.limits import current, exceeded
 from solver_placement.limits.interpolations import blocked_interpolations
-from solver_placement.limits.yaml_scan import check_text, read_bounded
+from solver_placement.limits.yaml_scan import PARSERS, check_text, read_bounded
 
 
 @dataclass(frozen=True)
@@ -70,12 +72,97 @@ def load_yaml(source: Path | IO[str] | YamlText, name: str) -> DictConfig:
     check_text(text, name)
     try:
         loaded = OmegaConf.load(io.StringIO(text), max_yaml_expanded_nodes=current().max_values)
+    except MarkedYAMLError as error:
+        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {_placed(error, text)}") from None
     except (YAMLError, OmegaConfBaseException, ValueError, TypeError, OSError) as error:
         # ValueError: an int past Python's 4,300-digit limit; TypeError: an unhashable key
         raise PlacementConfigError(f"config file {name!r} is not valid YAML: {_first_line(error)}") from None
     if not isinstance(loaded, DictConfig):
         raise PlacementConfigError(f"config file {name!r} must hold a mapping at the top level")
+    _refuse_hydra_defaults(loaded, name)
     return loaded
+
+
+def _placed(error: MarkedYAMLError, text: str) -> str:
+    """The loader's problem with its place: ``found duplicate key num_nodes at line 3, column 3,
+    while constructing a mapping at line 2, column 3 (key 'cluster.num_nodes')``. Lines and
+    columns count from 1, as editors do (PyYAML's marks count from 0)."""
+    parts = [
+        f"{_bounded(words)} at line {mark.line + 1}, column {mark.column + 1}"
+        for words, mark in ((error.problem, error.problem_mark), (error.context, error.context_mark))
+        if words and mark is not None
+    ]
+    if not parts:
+        return _first_line(error)
+    mark = error.problem_mark or error.context_mark
+    key, exact = _key_at(text, (mark.line, mark.column)) if mark is not None else ("", False)
+    where = f" ({'key' if exact else 'the last key read:'} {shown(key)})" if key else ""
+    return ", ".join(parts) + where
+
+
+def _key_at(text: str, target: tuple[int, int]) -> tuple[str, bool]:
+    """The dotted key of the node at ``target`` (line, column; exact: True) or, when the document
+    breaks before a node starts there, of the last key read (False). One pass over the parser's
+    events up to ``target``, bounded as ``check_text``'s pass over the same text was."""
+    frames: list[list[Any]] = []  # per open mapping or list: [is a mapping, its latest key or [index], nodes begun in it]
+    try:
+        for event in yaml.parse(text, Loader=PARSERS[0]):
+            if isinstance(event, yaml.NodeEvent):
+                if frames:
+                    frame = frames[-1]
+                    if not frame[0] or frame[2] % 2 == 0:  # a list item, or a mapping's key
+                        frame[1] = f"[{frame[2]}]" if not frame[0] else cut(event.value, 40) if isinstance(event, yaml.ScalarEvent) else "<key>"
+                    frame[2] += 1
+                start = (event.start_mark.line, event.start_mark.column)
+                if start >= target:
+                    return _dotted(frames), start == target
+                if isinstance(event, yaml.CollectionStartEvent):
+                    frames.append([isinstance(event, yaml.MappingStartEvent), "", 0])
+            elif isinstance(event, yaml.CollectionEndEvent):
+                frames.pop()
+    except YAMLError:  # the syntax error itself: the keys read so far end before it
+        pass
+    while frames and not frames[-1][0]:  # "the last key read", not the list item after it
+        frames.pop()
+    return _dotted(frames), False
+
+
+def _dotted(frames: list[list[Any]]) -> str:
+    return "".join(key if key.startswith("[") else f".{key}" for _, key, _ in frames if key).lstrip(".")
+
+
+def _bounded(words: str) -> str:
+    """A loader's words for a one-line message: whitespace collapsed, cut and escaped (they may quote the input)."""
+    return repr(cut(" ".join(words.split()), 160))[1:-1]
+
+
+#: Defaults entries that set only Hydra's own settings (``override hydra/job_logging: stdout``).
+_HYDRA_OWN = re.compile(r"(?:(?:override|optional)\s+)?hydra/[^@]*")
+
+
+def _refuse_hydra_defaults(loaded: DictConfig, name: str) -> None:
+    """Refuse a Hydra ``defaults:`` list that composes other files into this one: read alone, the
+    file lacks what they bring (an ``env``, a ``model``, maybe the ``cluster`` itself), and placing
+    it would place half a config. Entries changing only Hydra's own settings, and ``_self_``, are fine."""
+    node = loaded._get_node("defaults")
+    if not isinstance(node, Node):
+        return
+    value = OmegaConf.to_container(node, resolve=False) if isinstance(node, (DictConfig, ListConfig)) else node._value()
+    composed = [entry for entry in (value if isinstance(value, list) else [value]) if entry is not None and not _hydra_own(entry)]
+    if composed:
+        raise PlacementConfigError(
+            f"config file {name!r} has a Hydra defaults: list, which composes other files into it ({shown(composed[0])}"
+            f"{f' and {len(composed) - 1} more' if len(composed) > 1 else ''}); solver-placement does not compose Hydra "
+            "configs, so what they bring would be missing: give the composed config (a Hydra app prints it with "
+            "--cfg job), or remove those entries"
+        )
+
+
+def _hydra_own(entry: Any) -> bool:
+    """Whether a defaults entry composes nothing placement reads (``_self_``, ``hydra/...``)."""
+    if isinstance(entry, dict) and len(entry) == 1:
+        entry = next(iter(entry))
+    return isinstance(entry, str) and (entry.strip() == "_self_" or _HYDRA_OWN.fullmatch(entry.strip()) is not None)
 
 
 def load_config(source: ConfigSource) -> dict[str, Any]:

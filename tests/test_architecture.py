@@ -34,7 +34,7 @@ LAYERS = (
 )
 
 PUBLIC_NAMES = [
-    "Assignment", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
+    "Assignment", "AssumedGpuCountWarning", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
     "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "Execute", "FlexiblePlacementStrategy",
     "HybridComponentPlacement", "InfeasiblePlacementError", "LaunchError", "LocalRayCluster",
     "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",

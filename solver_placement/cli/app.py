@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Any
 
 import click
@@ -20,6 +21,7 @@ from solver_placement.cli.output import fail
 from solver_placement.cli.plot_command import plot_command
 from solver_placement.cli.solve_commands import explain_command, solve_command
 from solver_placement.cli.text import one_line
+from solver_placement.cluster.schema import AssumedGpuCountWarning
 from solver_placement.constants import VERSION
 from solver_placement.errors import InternalError, PlacementError
 
@@ -29,7 +31,10 @@ class _Commands(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                # the command says it itself, in its own words and header (cli.model_input)
+                warnings.simplefilter("ignore", AssumedGpuCountWarning)
+                return super().invoke(ctx)
         except PlacementError as error:
             fail(one_line(error), exit_code_for(error))
         except BrokenPipeError:
@@ -56,10 +61,11 @@ def main() -> None:
     """Decide where every process of a distributed RL job runs, draw it, or say why it cannot run.
 
     FILE is a YAML config with a cluster: section (num_nodes, num_gpus_per_node, node_groups,
-    component_placement), or - to read it from stdin. KEY=VALUE arguments after FILE override
-    its values (OmegaConf dot-list: cluster.num_nodes=4). A config with runner.task_type is
-    placed with the RLinf placement class RLinf's entry script for that task uses. Every command
-    prints a document with --format json; errors go to stderr as one "error: ..." line.
+    component_placement), or - to read it from stdin. Hydra overrides after FILE change its
+    values: cluster.num_nodes=4 replaces, +KEY=VALUE adds, ++KEY=VALUE adds or replaces, ~KEY
+    deletes. A config with runner.task_type is placed with the RLinf placement class RLinf's
+    entry script for that task uses. Every command prints a document with --format json; errors
+    go to stderr as one "error: ..." line, warnings (an assumed GPU count) as "warning: ..." lines.
 
     \b
     Examples:

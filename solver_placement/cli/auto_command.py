@@ -13,6 +13,7 @@ from solver_placement.cli.model_input import Model, model_arguments, read_model
 from solver_placement.cli.options import ModelCommand, format_option, time_limit_option
 from solver_placement.cli.output import document, echo_document
 from solver_placement.cli.progress import working
+from solver_placement.cli.text import heading
 from solver_placement.errors import PlacementConfigError
 
 
@@ -51,10 +52,12 @@ def auto_command(file: str, overrides: Sequence[str], top_k: int | None, reward_
     if fmt == "json":
         echo_document(_result_document(model, result, reward_with), fmt)
     elif fmt == "yaml":
+        if model.assumed_gpus_per_node is not None:  # a comment, so the block still pastes as it is
+            click.echo(f"# {heading(model)}")
         click.echo(result.to_yaml(reward_with), nl=False)
     else:
         proof = "proven optimal" if result.stats.proven_optimal else f"gap {100 * result.stats.gap:.2f}% at the time limit"
-        click.echo(f"{model.name}: {result.mode}, predicted {result.time_s:.3f} s per iteration ({proof})")
+        click.echo(f"{heading(model)}: {result.mode}, predicted {result.time_s:.3f} s per iteration ({proof})")
         click.echo(result.table())
         click.echo("component_placement:")
         for key, value in result.to_component_placement(reward_with).items():

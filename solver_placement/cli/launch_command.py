@@ -16,6 +16,7 @@ from solver_placement.cli.options import ModelCommand, format_option, model_para
 from solver_placement.cli.output import document, echo_document
 from solver_placement.cli.placing import place
 from solver_placement.cli.progress import working
+from solver_placement.cli.text import heading
 from solver_placement.solver.solution import Solution
 
 if TYPE_CHECKING:  # the plan module is imported when a command needs it
@@ -79,7 +80,7 @@ def _dry_run(model: Model, solution: Solution, fmt: str) -> None:
          p.env["RANK"], p.env["LOCAL_RANK"], p.env["NODE_RANK"]]
         for processes in plan.processes.values() for p in processes
     ]  # fmt: skip
-    click.echo(f"{model.name}: {len(plan.bundles)} bundles in one placement group, {len(rows)} processes")
+    click.echo(f"{heading(model)}: {len(plan.bundles)} bundles in one placement group, {len(rows)} processes")
     click.echo(tabulate(rows, headers=PLAN_HEADERS))
 
 
@@ -111,6 +112,8 @@ def _run(model: Model, solution: Solution, fmt: str, timeout: float) -> None:
         processes = [{**asdict(p), "exact": p.exact} for p in landed]
         echo_document(document("launch", model, run=True, processes=processes, exact=exact), fmt)
     else:
+        if model.assumed_gpus_per_node is not None:
+            click.echo(heading(model))
         rows = [[p.component, p.rank, p.node_rank, p.planned_devices, p.seen_devices, "yes" if p.exact else "NO"] for p in landed]
         click.echo(tabulate(rows, headers=LANDED_HEADERS))
         click.echo(f"{exact} of {len(landed)} processes ran on exactly their planned node and devices; reservation released")

@@ -1,10 +1,14 @@
-"""FILE and its dot-list overrides: ``solver-placement solve m.yaml cluster.num_nodes=4``, or ``-`` for stdin;
+"""FILE and its overrides: ``solver-placement solve m.yaml cluster.num_nodes=4``, or ``-`` for stdin;
 with ``--ray``/``--local``, its cluster from the live Ray cluster (``live_model``).
 
-Overrides follow OmegaConf's ``from_dotlist`` merge, the form Hydra and RLinf users already type:
-each ``KEY=VALUE`` is parsed as YAML (``4`` is a number, ``[8,8,0]`` a list), replaces the value
-at the dotted KEY (a list replaces the whole list), and may add a key FILE does not have. The
-merge happens before interpolations are resolved, so ``${...}`` references see the new values.
+The overrides are Hydra's, the form RLinf users already type (``overrides``): ``KEY=VALUE``
+replaces a value, ``+KEY=VALUE`` adds a key, ``++KEY=VALUE`` adds or replaces, ``~KEY`` deletes.
+They apply before interpolations are resolved, so ``${...}`` references see the new values.
+
+A model whose cluster states its nodes but no GPU count gets 8 GPUs per node (the library's
+assumption, ``AssumedGpuCountWarning``); RLinf configs never state the count, since RLinf reads
+it from the hardware. The command says so on stderr and in the header of its answer, and the
+library's own Python warning is silenced for the command (``app``) so it is said once.
 """
 
 from __future__ import annotations
@@ -13,17 +17,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import click
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
-from yaml import YAMLError
+from omegaconf import DictConfig
 
 from solver_placement.cli.live_model import on_live_cluster
 from solver_placement.cli.options import Command, ray_choice
+from solver_placement.cli.overrides import apply_overrides
+from solver_placement.cluster.schema import assumed_gpu_count, cluster_part
 from solver_placement.config import existing_file, load_config, load_yaml
-from solver_placement.errors import PlacementConfigError
 
 #: The FILE that means "read the model from standard input".
 STDIN = "-"
@@ -32,13 +35,15 @@ STDIN = "-"
 @dataclass(frozen=True)
 class Model:
     """One model as the user gave it: what to call it in messages, the overrides, the merged config,
-    and whether its cluster was read from or checked against a live Ray (``--ray``/``--local``;
-    this process is then connected to that Ray until the command ends)."""
+    whether its cluster was read from or checked against a live Ray (``--ray``/``--local``;
+    this process is then connected to that Ray until the command ends), and the GPUs per node
+    assumed because its config states none (None when it states them or Ray gave them)."""
 
     name: str
     overrides: tuple[str, ...]
     config: dict[str, Any]
     on_ray: bool = False
+    assumed_gpus_per_node: int | None = None
 
 
 def model_arguments(command: Command) -> Command:
@@ -48,16 +53,27 @@ def model_arguments(command: Command) -> Command:
 
 
 def read_model(file: str, overrides: Sequence[str]) -> Model:
-    """Load FILE (or stdin for ``-``), merge the overrides into it and resolve it to plain values;
-    with the command's ``--ray``/``--local``, its cluster comes from (or is checked against) that Ray."""
+    """Load FILE (or stdin for ``-``), apply the overrides to it and resolve it to plain values;
+    with the command's ``--ray``/``--local``, its cluster comes from (or is checked against) that Ray.
+    A cluster with no GPU count that no real Ray checks is warned about on stderr (the module docstring)."""
     name = "<stdin>" if file == STDIN else file
     loaded = _load(file, name)
-    merged = OmegaConf.merge(loaded, *(_parsed(item, file) for item in overrides)) if overrides else loaded
-    config = load_config(cast(DictConfig, merged))  # merged into a DictConfig: a DictConfig
+    apply_overrides(loaded, overrides, file, name)
+    config = load_config(loaded)
     choice = ray_choice(click.get_current_context(silent=True))
-    if choice is None:
-        return Model(name, tuple(overrides), config)
-    return Model(name, tuple(overrides), on_live_cluster(config, choice, name), on_ray=True)
+    section = cluster_part(config)
+    # a real Ray gives the count or checks it; --local starts a Ray shaped like the model, which confirms nothing
+    assumed = assumed_gpu_count(section) if choice is None or choice.address == "local" else None
+    if assumed is not None:
+        key = "num_gpus_per_node" if section is config else "cluster.num_gpus_per_node"
+        click.echo(
+            f"warning: {name} states no {key}, so {assumed} GPUs per node are assumed (RLinf reads the count from the "
+            f"hardware); state it, in the file or as +{key}=N, or give --ray ADDRESS to read the live cluster",
+            err=True,
+        )
+    if choice is not None:
+        return Model(name, tuple(overrides), on_live_cluster(config, choice, name), on_ray=True, assumed_gpus_per_node=assumed)
+    return Model(name, tuple(overrides), config, assumed_gpus_per_node=assumed)
 
 
 def _load(file: str, name: str) -> DictConfig:
@@ -69,16 +85,3 @@ def _load(file: str, name: str) -> DictConfig:
         source = existing_file(file)
     return load_yaml(source, name)
 
-
-def _parsed(item: str, file: str) -> DictConfig:
-    """One ``KEY=VALUE`` override as a DictConfig, refused with the argument named if malformed."""
-    key, equals, _ = item.partition("=")
-    if not equals or not key.strip():
-        looks_like_file = item.endswith((".yaml", ".yml")) or item == STDIN
-        hint = f"; give one FILE (already {file!r})" if looks_like_file else "; write it as KEY=VALUE, e.g. cluster.num_nodes=4"
-        raise PlacementConfigError(f"override {item!r} is not KEY=VALUE{hint}")
-    try:
-        return OmegaConf.from_dotlist([item])
-    except (YAMLError, OmegaConfBaseException) as error:
-        reason = " ".join(str(error).split())
-        raise PlacementConfigError(f"override {item!r}: the value is not valid YAML ({reason})") from None

@@ -16,9 +16,12 @@ Command = TypeVar("Command", bound=Callable[..., Any])
 
 #: How FILE and the overrides read, for every command that takes a model.
 MODEL_HELP = (
-    "FILE is a YAML config, or - to read it from stdin. KEY=VALUE arguments after it override "
-    "FILE's values the way OmegaConf's from_dotlist merge does (cluster.num_nodes=4, "
-    "cluster.num_gpus_per_node=[8,8,0])."
+    "FILE is a YAML config, or - to read it from stdin. Arguments after it are Hydra overrides, "
+    "values in YAML: KEY=VALUE replaces a value FILE has (cluster.num_nodes=4), +KEY=VALUE adds a key "
+    "it lacks (+cluster.num_gpus_per_node=[8,8,0]), ++KEY=VALUE adds or replaces, ~KEY deletes. A "
+    "FILE with a Hydra defaults: list is refused (it would be read only in part): give the composed "
+    "config. A cluster without num_gpus_per_node is assumed to have 8 GPUs per node, said on stderr "
+    "and in the answer's header."
 )
 
 

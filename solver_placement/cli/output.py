@@ -7,7 +7,10 @@ Every JSON document has the same envelope, so a script can check what it reads b
 ``command``
     the subcommand that printed it (``solve``, ``explain``, ``plot``, ``auto``, ``launch``).
 ``file`` and ``overrides``
-    the model as given (``<stdin>`` for ``-``) and the ``KEY=VALUE`` overrides merged into it.
+    the model as given (``<stdin>`` for ``-``) and the overrides applied to it, as typed.
+``assumed``
+    only when the model's cluster states no GPU count: ``{"num_gpus_per_node": 8}``, the count
+    every node was given (the stderr warning says the same to people).
 
 The other top-level keys belong to the command; each command's ``--help`` lists them.
 """
@@ -29,7 +32,10 @@ SCHEMA_VERSION = 1
 
 def document(command: str, model: Model, **payload: Any) -> dict[str, Any]:
     """The envelope (see the module docstring) followed by the command's own keys."""
-    return {"schema_version": SCHEMA_VERSION, "command": command, "file": model.name, "overrides": list(model.overrides), **payload}
+    envelope: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": command, "file": model.name, "overrides": list(model.overrides)}
+    if model.assumed_gpus_per_node is not None:
+        envelope["assumed"] = {"num_gpus_per_node": model.assumed_gpus_per_node}
+    return {**envelope, **payload}
 
 
 def echo_document(data: dict[str, Any], fmt: str) -> None:

@@ -13,6 +13,7 @@ from solver_placement.cli.options import ModelCommand, format_option, model_para
 from solver_placement.cli.output import document, echo_document, fail
 from solver_placement.cli.placing import place
 from solver_placement.cli.progress import working
+from solver_placement.cli.text import heading
 
 
 @click.command("plot", cls=ModelCommand)
@@ -78,14 +79,14 @@ def plot_command(
     model = read_model(file, overrides)
     with working(f"solving {model.name}"):
         placed = place(model.config, time_limit, model_parallel)
-    heading = title or f"{'Layout' if figure == 'layout' else 'Weight sync'} of {model.name}"
+    figure_title = title or f"{'Layout' if figure == 'layout' else 'Weight sync'} of {model.name}"
     with working(f"drawing {output}"):
         if figure == "layout":
-            drawn = plot_layout(placed.source, components=list(component) or None, nodes=nodes, mode=mode, title=heading, pools=placed.pools)
+            drawn = plot_layout(placed.source, components=list(component) or None, nodes=nodes, mode=mode, title=figure_title, pools=placed.pools)
         else:
-            drawn = plot_weight_sync(placed.source, actor=actor, rollout=rollout, mode=mode, title=heading)
+            drawn = plot_weight_sync(placed.source, actor=actor, rollout=rollout, mode=mode, title=figure_title)
         written = save_figure(drawn, output, dpi=dpi)
     if fmt == "json":
         echo_document(document("plot", model, figure=figure, written=str(written)), fmt)
     else:
-        click.echo(f"wrote {written}")
+        click.echo(f"wrote {written}" if model.assumed_gpus_per_node is None else f"wrote {written}: {heading(model)}")

@@ -14,7 +14,7 @@ from solver_placement.cli.options import ModelCommand, format_option, model_para
 from solver_placement.cli.output import document, echo_document, fail
 from solver_placement.cli.placing import Placed, place
 from solver_placement.cli.progress import working
-from solver_placement.cli.text import compact_conflicts, format_table, summary, usage_counts
+from solver_placement.cli.text import compact_conflicts, format_table, heading, summary, usage_counts
 from solver_placement.diagnose import fixes as checked_fixes
 from solver_placement.errors import InfeasiblePlacementError
 from solver_placement.rlinf.component_placement import ComponentPlacement
@@ -56,7 +56,7 @@ def solve_command(
         echo_document(document("solve", model, status=solution.status.lower(), placement_class=placed.class_name,
                                placement_mode=placed.mode, components=components), fmt)  # fmt: skip
         return
-    click.echo(f"{model.name}: {solution.cluster.describe()}; {solution.status.lower()} in {sum(solution.timings.values()):.3f} s")
+    click.echo(f"{heading(model)}: {solution.cluster.describe()}; {solution.status.lower()} in {sum(solution.timings.values()):.3f} s")
     click.echo(format_table([p for pls in records.values() for p in pls]))
 
 
@@ -102,7 +102,7 @@ def explain_command(
     if fmt == "json":
         echo_document(_feasible_document(model, placed), fmt)
         return
-    click.echo(f"{model.name}: {summary(placed)}")
+    click.echo(f"{heading(model)}: {summary(placed)}")
 
 
 def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str, time_limit: float | None, placed_as_written: bool) -> None:

@@ -1,4 +1,4 @@
-"""The human-readable answers: the placement table, the one-line summary and one-line errors."""
+"""The human-readable answers: the header naming the model, the placement table, the one-line summary and one-line errors."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
+from solver_placement.cli.model_input import Model
 from solver_placement.cli.placing import Placed
 from solver_placement.cluster.ranks import format_ranks
 from solver_placement.constants import ACCELERATOR
@@ -27,6 +28,14 @@ TABLE_COLUMNS = (
 #: Conflicts quoted in a one-line infeasibility error; ``explain`` lists them all.
 QUOTED_CONFLICTS = 3
 _PROCESS = re.compile(r"\bprocess (\d+)\b")
+
+
+def heading(model: Model) -> str:
+    """What an answer's first line calls the model: its name, and the GPUs per node assumed when
+    its cluster states none (``m.yaml (8 GPUs per node assumed: no num_gpus_per_node)``)."""
+    if model.assumed_gpus_per_node is None:
+        return model.name
+    return f"{model.name} ({model.assumed_gpus_per_node} GPUs per node assumed: no num_gpus_per_node)"
 
 
 def usage_counts(placed: Placed) -> dict[str, int]:

@@ -4,11 +4,17 @@ The section is RLinf's ``cluster:`` section plus this library's own keys. RLinf 
 settings there that do not decide where anything runs (profiling, tracing, network emulation,
 dynamic-scheduler policies); they are accepted and ignored, and so is any other key RLinf would
 ignore, unless it looks like a misspelling of a known key (``num_gpu_per_node``).
+
+RLinf configs state no GPU count: RLinf reads it from the hardware. A section without
+``num_gpus_per_node`` gets :data:`ASSUMED_GPUS_PER_NODE` on every node, never silently: an
+:class:`AssumedGpuCountWarning` says so, since a node with no GPU (a robot's) would otherwise be
+planned with devices 0-7.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +26,21 @@ from solver_placement.config import check_keys, gigabytes, load_config, require_
 from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.limits import check, current, exceeded
+
+#: GPUs per node a ``cluster:`` section that states none is given (RLinf's usual node).
+ASSUMED_GPUS_PER_NODE = 8
+
+
+class AssumedGpuCountWarning(UserWarning):
+    """A cluster was read from a config that states no ``num_gpus_per_node``, so each node was
+    given :data:`ASSUMED_GPUS_PER_NODE` GPUs. RLinf configs never state the count (RLinf reads it
+    from the hardware), so a plan made from one alone may give GPUs to nodes that have none."""
+
+
+def assumed_gpu_count(section: Mapping[str, Any]) -> int | None:
+    """The GPUs per node a ``cluster:`` section gets without stating them, or None when it states
+    them (or states no nodes either, which is refused as a missing ``num_nodes``)."""
+    return ASSUMED_GPUS_PER_NODE if "num_nodes" in section and "num_gpus_per_node" not in section else None
 
 
 @dataclass(frozen=True)
@@ -118,9 +139,19 @@ def section_kwargs(section: dict[str, Any]) -> dict[str, Any]:
     :func:`cluster_section` (loading copies every value, so a caller holding the section does not
     pay for a second copy)."""
     check_keys(section, (*CLUSTER_KEYS, *RLINF_IGNORED_KEYS), "cluster", required=("num_nodes",))
+    assumed = assumed_gpu_count(section)
+    if assumed is not None:
+        warnings.warn(
+            AssumedGpuCountWarning(
+                f"cluster.num_gpus_per_node is not stated, so {assumed} GPUs per node are assumed (RLinf reads the count "
+                "from the hardware): state num_gpus_per_node (a count, or one per node), or read the live cluster "
+                "(Cluster.from_ray(), or --ray ADDRESS on the command line)"
+            ),
+            stacklevel=2,
+        )
     return {
         "num_nodes": section["num_nodes"],
-        "num_gpus_per_node": section.get("num_gpus_per_node", 8),
+        "num_gpus_per_node": section.get("num_gpus_per_node", ASSUMED_GPUS_PER_NODE),
         "accelerator_type": section.get("accelerator_type", "NV_GPU"),
         "accelerator_model": section.get("accelerator_model"),
         "node_groups": section.get("node_groups") or [],

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
-from helpers import INFEASIBLE, ROOT
+from click.testing import Result
+from helpers import INFEASIBLE, ROOT, cli_runner
 
 from solver_placement import __version__
 from solver_placement.cli import compact_conflicts, main
@@ -21,7 +21,7 @@ INVALID = sorted((ROOT / "models" / "invalid").glob("*.yaml"))
 
 
 def run(*args: str) -> Result:
-    return CliRunner().invoke(main, [str(arg) for arg in args])
+    return cli_runner().invoke(main, [str(arg) for arg in args])
 
 
 def assert_one_line_error(result: Result, code: int = 2) -> str:

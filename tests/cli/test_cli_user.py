@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
-from helpers import INFEASIBLE, ROOT
+from helpers import INFEASIBLE, ROOT, cli_runner
 
 from solver_placement.cli import main
 from solver_placement.errors import InternalError, LaunchError
@@ -154,7 +153,9 @@ def test_each_exit_status(args: tuple[str, ...], stdin: str | None, code: int, t
 
 def test_a_usage_error_exits_2() -> None:
     result = cli("solve", QUICKSTART, "--format", "xml")
-    assert result.returncode == 2 and "Invalid value for '--format'" in result.stderr
+    # click words the usage error ("Invalid value for '--format': 'xml' is not one of ..." today):
+    # check only that it names the option and the value, not click's phrasing
+    assert result.returncode == 2 and "--format" in result.stderr and "xml" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize(("error", "code"), [(InternalError("boom"), 70), (LaunchError("no GPU bundle fits"), 5)])
@@ -163,12 +164,12 @@ def test_internal_and_launch_failures_have_their_own_status(error: Exception, co
         raise error
 
     monkeypatch.setattr("solver_placement.cli.solve_commands.place", broken)
-    result = CliRunner().invoke(main, ["solve", str(ROOT / QUICKSTART)])
+    result = cli_runner().invoke(main, ["solve", str(ROOT / QUICKSTART)])
     assert result.exit_code == code and result.stderr.startswith("error: ") and str(error) in result.stderr
 
 
 def test_rlinf_task_type_places_two_gpu_engines() -> None:
-    data = json.loads(cli("solve", "-", "runner.task_type=reasoning", "-c", "rollout", "--format", "json", stdin=RLINF_TP).stdout)
+    data = json.loads(cli("solve", "-", "+runner.task_type=reasoning", "-c", "rollout", "--format", "json", stdin=RLINF_TP).stdout)
     assert data["placement_class"] == "ModelParallelComponentPlacement" and data["placement_mode"] == "collocated"
     assert [p["local_hardware_ranks"] for p in data["components"]["rollout"]] == [[0, 2], [1, 3], [4, 6], [5, 7]]
 
