@@ -86,13 +86,12 @@ def test_api_time_limit_stops_the_solver_and_names_the_limit() -> None:
 
 def test_a_spec_first_fit_places_is_answered_within_the_limit() -> None:
     started = time.perf_counter()
-    counted = solve(EXCLUSIVE, time_limit_s=1.0)  # the count model proves the optimum
-    assert (counted.status, counted.method, counted.gap) == ("OPTIMAL", "counts", 0.0)
-    preferred = solve(PREFERRED, time_limit_s=1.0)  # the flat model's search runs out: first fit answers
+    for spec in (EXCLUSIVE, PREFERRED):  # the flat model needed ~15 s for a first placement of either
+        answer = solve(spec, time_limit_s=1.0)
+        assert answer.status in ("OPTIMAL", "FEASIBLE") and answer.method in ("counts", "first fit", "search")
+    assert solve(EXCLUSIVE, time_limit_s=1.0).status == "OPTIMAL"
     elapsed = time.perf_counter() - started
-    assert preferred.method in ("first fit", "search") and preferred.status in ("FEASIBLE", "OPTIMAL")
-    assert preferred.notes == ("the count model (declined: c0: topology (pipeline_parallel.rack: prefer))",)
-    assert elapsed < 1.0 + 1.0 + 2.0, f"two 1 s limits took {elapsed:.1f} s"  # generous: other jobs share the cores
+    assert elapsed < 3 * 1.0 + 2.0, f"three 1 s limits took {elapsed:.1f} s"  # generous: other jobs share the cores
 
 
 def test_yaml_time_limit_applies_and_the_api_overrides_it(tmp_path: Path) -> None:

@@ -22,8 +22,9 @@ window shared unevenly, two domain labels) gives None: the search then decides a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -41,38 +42,88 @@ class _CannotConstruct(Exception):
     """The construction does not express this spec (not an error of the spec)."""
 
 
-def first_fit(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], budget: Budget) -> dict[str, Assignment] | None:
-    """Assignments of every rule-owning request, built greedily; None when the construction
-    cannot express the spec or a component does not fit this way (the search may still place it)."""
+def first_fit(
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], budget: Budget, score: Callable[[dict[str, Assignment]], Any] | None = None
+) -> dict[str, Assignment] | None:
+    """Assignments of every rule-owning request, built greedily in each of a few orders, the one
+    ``score`` rates lowest kept (the first built without ``score``); None when the construction
+    cannot express the spec or no order leaves every component room (the search may still place it)."""
     if all(request.determined for request in requests.values()):
         return None
-    board = _Board.of(spec, requests)
     try:
-        for request in requests.values():
-            if request.determined:
-                board.take(request.name, request.cand_process, request.cand_hw)
-        for name in _placing_order(spec, requests):
-            budget.check(f"building the first-fit placement ({name})")
-            request = requests[name]
-            target = spec.components[name].constraints.collocate_with
-            if target is not None:
-                _place_collocated(board, request, _owner(spec, target))
-            elif request.fill_share is not None:
-                _place_filled(board, request)
-            else:
-                _place_free(board, request)
+        orders = _placing_orders(spec, requests)
     except _CannotConstruct:
         return None
-    return {name: board.assignment(request) for name, request in requests.items()}
+    best: tuple[Any, dict[str, Assignment]] | None = None
+    for order in orders:
+        board = _Board.of(spec, requests)
+        try:
+            _place_all(board, spec, requests, order, budget)
+        except _CannotConstruct:
+            continue  # a greedy order that leaves a component no room: the next order may not
+        built = {name: _fixed(request, spec) if request.determined else board.assignment(request) for name, request in requests.items()}
+        if score is None:
+            return built
+        rating = score(built)
+        if best is None or rating < best[0]:
+            best = (rating, built)
+    return None if best is None else best[1]
+
+
+def _fixed(request: ComponentRequest, spec: PlacementSpec) -> Assignment:
+    """A rank string's assignment: exactly its candidates, each with the rank its text gives."""
+    return Assignment(request.indptr, request.cand_hw, request.cand_rank, spec.cluster.num_hardware)
+
+
+def _place_all(board: _Board, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], order: list[Step], budget: Budget) -> None:
+    """Rank strings where their text puts them, then the free requests in ``order``, each from
+    the low ranks up or, when its step says so, from the high ranks down."""
+    for request in requests.values():
+        if request.determined:
+            board.take(request.name, request.cand_process, request.cand_hw)
+    for name, high_first in order:
+        budget.check(f"building the first-fit placement ({name})")
+        request = requests[name]
+        target = spec.components[name].constraints.collocate_with
+        if target is not None:
+            _place_collocated(board, request, _owner(spec, target))
+        elif request.fill_share is not None:
+            _place_filled(board, request)
+        else:
+            _place_free(board, request, _followers(spec, requests, name), high_first)
 
 
 def _owner(spec: PlacementSpec, name: str) -> str:
     return spec.components[name].shares_rule_with or name
 
 
-def _placing_order(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> list[str]:
-    """Free requests: widest groups first (config order among equals), each collocated one right
-    after its target (a chain in chain order)."""
+def _followers(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], name: str) -> list[str]:
+    """The free requests collocated with ``name`` (directly or through a chain): they will hold
+    its GPUs too, so its GPUs must have room for them (memory, per-GPU limits)."""
+    found: list[str] = []
+    frontier = [name]
+    while frontier:
+        frontier = [
+            other for other, request in requests.items()
+            if not request.determined and (t := spec.components[other].constraints.collocate_with) is not None and _owner(spec, t) in frontier
+        ]
+        found.extend(frontier)
+    return found
+
+
+#: One step of a first-fit order: a free request, and whether it fills from the high ranks down.
+Step = tuple[str, bool]
+
+
+def _placing_orders(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> list[list[Step]]:
+    """The orders first fit tries, each a complete order of the free requests with every
+    collocated one right after its target (a chain in chain order): widest groups first, config
+    order among equals; widest first, most GPUs among equals; config order; the component with
+    the fewest candidate GPUs first; and, when the
+    exclusivity graph is two-colourable (a chain, a star), widest first with one colour filling
+    from the low ranks and the other from the high ranks (and the other way round), so exclusive
+    neighbours grow towards each other instead of colliding. A greedy order can strand a component that another order
+    places, and each try costs milliseconds."""
     free = [name for name, request in requests.items() if not request.determined]
     target_of = {name: _owner(spec, t) for name in free if (t := spec.components[name].constraints.collocate_with) is not None}
     roots = [name for name in free if name not in target_of or target_of[name] not in free]
@@ -81,16 +132,66 @@ def _placing_order(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]
         request = requests[name]
         return tensor_group_on_node(spec, request) * int(request.amount.max(initial=1))
 
-    order: list[str] = []
-    for root in sorted(roots, key=lambda name: (-width(name), -int(requests[name].amount.sum()), free.index(name))):
-        order.append(root)
-        followers = [name for name in free if target_of.get(name) == root]
-        while followers:
-            order.extend(followers)
-            followers = [name for name in free if target_of.get(name) in followers]
-    if len(order) != len(free):
-        raise _CannotConstruct  # a collocation cycle: the search reports it
-    return order
+    def size(name: str) -> int:
+        return int(requests[name].amount.sum())
+
+    def room(name: str) -> int:
+        return int(np.unique(requests[name].cand_hw).size)
+
+    keys: list[Callable[[str], tuple[int, ...]]] = [
+        lambda name: (-width(name), free.index(name)),
+        lambda name: (-width(name), -size(name), free.index(name)),
+        lambda name: (free.index(name),),
+        lambda name: (room(name), -width(name), free.index(name)),  # the most confined first
+    ]
+    high = _high_side(spec, roots, requests)
+    low = dict.fromkeys(roots, False)
+    tries = [(key, low) for key in keys]
+    if high:
+        flipped = {root: not up for root, up in high.items()}
+        tries += [(key, side) for key in (keys[0], keys[3]) for side in (high, flipped)]
+    orders: list[list[Step]] = []
+    for key, side in tries:
+        order = [(member, side[root]) for root in sorted(roots, key=key) for member in (root, *_followers(spec, requests, root))]
+        if len(order) != len(free):
+            raise _CannotConstruct  # a collocation cycle: the search reports it
+        if order not in orders:
+            orders.append(order)
+    return orders
+
+
+def _high_side(spec: PlacementSpec, roots: list[str], requests: Mapping[str, ComponentRequest]) -> dict[str, bool] | None:
+    """A two-colouring of the exclusivity graph between the roots (a collocated component counts
+    as its root), True for the side that fills from the high ranks; None when there is no edge or
+    the graph has an odd cycle."""
+    root_of = {root: root for root in roots}
+    for root in roots:
+        root_of.update(dict.fromkeys(_followers(spec, requests, root), root))
+    neighbours: dict[str, set[str]] = {root: set() for root in roots}
+    for component in spec.components.values():
+        mine = root_of.get(_owner(spec, component.name))
+        for other in component.constraints.exclusive_with:
+            theirs = root_of.get(_owner(spec, other))
+            if mine is not None and theirs is not None and mine != theirs:
+                neighbours[mine].add(theirs)
+                neighbours[theirs].add(mine)
+    if not any(neighbours.values()):
+        return None
+    side: dict[str, bool] = {}
+    for start in roots:
+        if start in side:
+            continue
+        side[start] = False
+        frontier = [start]
+        while frontier:
+            current = frontier.pop()
+            for other in sorted(neighbours[current]):
+                if other not in side:
+                    side[other] = not side[current]
+                    frontier.append(other)
+                elif side[other] == side[current]:
+                    return None
+    return side
 
 
 @dataclass
@@ -121,20 +222,23 @@ class _Board:
         self.load += per_item * self.copies(name)
         self.taken[name] = (processes, items)
 
-    def usable(self, name: str, items: np.ndarray) -> np.ndarray:
-        """Which of ``items`` one more process of request ``name`` may take (see the module docstring)."""
+    def usable(self, name: str, items: np.ndarray, companions: Sequence[str] = ()) -> np.ndarray:
+        """Which of ``items`` one more process of request ``name`` may take (see the module
+        docstring), with one process of each of ``companions`` (the requests collocated with it,
+        placed next on the same GPUs) counted as already there."""
+        coming = (name, *companions)
         ok = self.by.get(name, np.zeros_like(self.load))[items] == 0
-        for other in self._exclusive_with(name):
+        for other in set().union(*(self._exclusive_with(n) for n in coming)):
             ok &= self.by.get(other, np.zeros_like(self.load))[items] == 0
-        added = self.load[items] + self.copies(name)
+        added = self.load[items] + sum(self.copies(n) for n in coming)
         for component in self.spec.components.values():
             limit = component.constraints.max_processes_per_hardware
             if limit is None:
                 continue
             owner = component.shares_rule_with or component.name
-            on_item = np.ones(items.size, dtype=bool) if owner == name else self.by.get(owner, np.zeros_like(self.load))[items] > 0
+            on_item = np.ones(items.size, dtype=bool) if owner in coming else self.by.get(owner, np.zeros_like(self.load))[items] > 0
             ok &= ~on_item | (added <= limit)
-        return ok & self._memory_fits(name, items)
+        return ok & self._memory_fits(coming, items)
 
     def _exclusive_with(self, name: str) -> set[str]:
         """Requests that may share no item with request ``name`` (the rule holds both ways)."""
@@ -149,15 +253,15 @@ class _Board:
                     apart.add(component.shares_rule_with or component.name)
         return apart
 
-    def _memory_fits(self, name: str, items: np.ndarray) -> np.ndarray:
+    def _memory_fits(self, coming: Sequence[str], items: np.ndarray) -> np.ndarray:
         """Whether every mix of running and idle components still fits each GPU's memory with one
-        more process of request ``name`` (whole megabytes, as the memory rule counts)."""
+        more process of each request in ``coming`` (whole megabytes, as the memory rule counts)."""
         holders = [(c.shares_rule_with or c.name, c.constraints.memory) for c in self.spec.components.values() if c.constraints.memory]
         if not holders:
             return np.ones(items.size, dtype=bool)
         limits = np.array([np.nan if m is None else m for m in self.cluster.gpu_memory_gb], dtype=float)[self.cluster.hw_node[items]]
         checked = ~np.isnan(limits) & (self.cluster.hw_kind[items] == self.cluster.kinds.index(ACCELERATOR))
-        loads = [self.by.get(owner, np.zeros_like(self.load))[items] + (owner == name) for owner, _ in holders]
+        loads = [self.by.get(owner, np.zeros_like(self.load))[items] + (owner in coming) for owner, _ in holders]
         fits = np.ones(items.size, dtype=bool)
         for running in range(len(holders)):
             need = sum(_mb(m.active if i == running else m.idle) * load for i, ((_, m), load) in enumerate(zip(holders, loads)))
@@ -215,16 +319,20 @@ def _zones(board: _Board, request: ComponentRequest) -> tuple[np.ndarray, int, i
     return label_values(cluster, required[0].label), group, unit
 
 
-def _place_free(board: _Board, request: ComponentRequest) -> None:
-    """Units of groups onto zones in rank order, each node's lowest usable items first."""
+def _place_free(board: _Board, request: ComponentRequest, companions: Sequence[str] = (), high_first: bool = False) -> None:
+    """Units of groups onto zones in rank order, each node's lowest usable items first (usable
+    for the request and the ``companions`` that will be collocated on its items); with
+    ``high_first``, from the highest ranks down."""
     cluster = board.cluster
     ranks, items = _window(request)
     amount = int(request.amount[0])
     if np.unique(cluster.hw_kind[items]).size > 1 or np.unique(request.amount).size > 1:
         raise _CannotConstruct
     zone_of_node, group, unit = _zones(board, request)
-    usable = board.usable(request.name, items)
-    ranks, items = ranks[usable], items[usable]
+    usable = board.usable(request.name, items, companions)
+    key = -ranks[usable] if high_first else ranks[usable]
+    by_key = np.argsort(key, kind="stable")
+    key, items = key[by_key], items[usable][by_key]
     nodes = cluster.hw_node[items]
     node_order = np.unique(nodes, return_index=True)  # nodes by their lowest usable rank
     ordered_nodes = node_order[0][np.argsort(node_order[1], kind="stable")]
@@ -249,7 +357,7 @@ def _place_free(board: _Board, request: ComponentRequest) -> None:
     chosen[ordered_nodes] = groups_taken * width
     place_of_node = np.empty(cluster.num_nodes, dtype=np.int64)
     place_of_node[ordered_nodes] = np.arange(ordered_nodes.size)
-    by_node = np.lexsort((ranks, place_of_node[nodes]))
+    by_node = np.lexsort((key, place_of_node[nodes]))
     node_sorted = nodes[by_node]
     starts = np.flatnonzero(np.r_[True, node_sorted[1:] != node_sorted[:-1]])
     position = np.arange(node_sorted.size) - np.repeat(starts, np.diff(np.r_[starts, node_sorted.size]))

@@ -24,6 +24,7 @@ from solver_placement.errors import InternalError, PlacementConfigError, SolverT
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.bounds import counting_conflicts
+from solver_placement.solver.bounds.objective import objective_lower_bound
 from solver_placement.solver.build import build_model, fixed_conflicts
 from solver_placement.solver.counts import count_path
 from solver_placement.solver.decompose import narrow, node_level_conflicts, should_aggregate, solve_per_node
@@ -42,6 +43,15 @@ from solver_placement.verify import verify
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
 
 
+#: The part of what is left of the time limit the count model may take: when it cannot answer
+#: in that, the flat model still gets the rest.
+COUNT_SHARE = 0.5
+#: A first-fit placement within this fraction of the counting bound is the answer when the
+#: count model declines: the flat model rarely improves it within a person's wait, and the
+#: answer says its gap.
+ACCEPTED_GAP = 0.01
+
+
 @dataclass
 class _Call:
     """One call of :func:`solve`: its inputs, its one budget and where the time went."""
@@ -53,6 +63,7 @@ class _Call:
     weighs_contiguity: bool  # the user weighed contiguity: it is a term, not only a tie-break
     clock: dict[str, float] = field(default_factory=lambda: {"count": 0.0, "construct": 0.0, "build": 0.0, "solve": 0.0})
     notes: list[str] = field(default_factory=list)
+    first_fit_verified: bool | None = None  # None: not checked yet
 
     @contextmanager
     def timed(self, key: str) -> Iterator[None]:
@@ -95,31 +106,57 @@ def solve(
     fixed = fixed_conflicts(spec, call.budget)
     if fixed:  # rank strings that break their own rules: no path can place them
         raise infeasible_error(fixed)
-    counted = None if held_before else _counted(call, timings)
-    if counted is not None and counted.status == "OPTIMAL":
-        return counted
-    constructed = _constructed(call, held_before)
+    constructed = _constructed(call, held_before)  # milliseconds: the answer of last resort comes first
+    bound = None if held_before or call.weighs_contiguity else objective_lower_bound(spec, call.weights)
+    if (best := _within(call, constructed, bound, 0.0)) is not None:
+        return _answer(call, best, timings, bound, against_bound=True)  # first fit meets the counting bound: proven best
     try:
+        counted = None if held_before else _counted(call, timings)
+        if counted is not None and counted.status == "OPTIMAL":
+            return counted
+        if counted is None and (close := _within(call, constructed, bound, ACCEPTED_GAP)) is not None:
+            return _answer(call, close, timings, bound, against_bound=True)  # within the accepted gap: no search
         found = counted or _searched(call, held_before, constructed, timings)
     except SolverTimeoutError as timeout:
-        return _kept(call, None, constructed, timings, timeout)
+        return _kept(call, None, constructed, timings, timeout, bound)
     return _kept(call, found, constructed, timings)
 
 
 def _kept(
-    call: _Call, found: Solution | None, constructed: _Constructed | None, timings: dict[str, float], timeout: SolverTimeoutError | None = None
+    call: _Call,
+    found: Solution | None,
+    constructed: _Constructed | None,
+    timings: dict[str, float],
+    timeout: SolverTimeoutError | None = None,
+    bound: int | None = None,
 ) -> Solution:
     """The better of the search's answer and first fit's (never worse than first fit); first
-    fit's only once the independent verifier accepts it. Raises ``timeout`` when neither exists."""
-    if constructed is not None and (found is None or (found.objective or 0) > _comparable(found, constructed)):
-        try:
-            verify(call.spec, _by_component(call.spec, constructed.assignments, "FEASIBLE", objective=None).placements_by_component())
-            return _answer(call, constructed, timings, None if found is None else found.bound)
-        except VerificationError:
-            call.notes.append("first fit (its placement breaks a rule the construction does not model)")
+    fit's only once the independent verifier accepts it. Raises ``timeout`` when neither exists.
+    ``bound`` is the counting bound on the weighted terms, when first fit is measured against it."""
+    if constructed is not None and (found is None or (found.objective or 0) > _comparable(found, constructed)) and _verified(call, constructed):
+        return _answer(call, constructed, timings, bound if found is None else found.bound, against_bound=bound is not None)
     if found is None:
         raise timeout or InternalError("no answer and no timeout")
     return found
+
+
+def _within(call: _Call, constructed: _Constructed | None, bound: int | None, gap: float) -> _Constructed | None:
+    """First fit's placement when it is within ``gap`` of the counting bound and verified."""
+    if constructed is None or bound is None or constructed.primary > (1 + gap) * bound:
+        return None
+    return constructed if _verified(call, constructed) else None
+
+
+def _verified(call: _Call, constructed: _Constructed) -> bool:
+    """Whether the independent verifier accepts first fit's placement (checked once per call)."""
+    if call.first_fit_verified is None:
+        try:
+            verify(call.spec, _by_component(call.spec, constructed.assignments, "FEASIBLE", objective=None).placements_by_component())
+            call.first_fit_verified = True
+        except VerificationError:
+            call.notes.append("first fit (its placement breaks a rule the construction does not model)")
+            call.first_fit_verified = False
+    return call.first_fit_verified
 
 
 def _comparable(found: Solution, constructed: _Constructed) -> int:
@@ -135,8 +172,12 @@ def _counted(call: _Call, timings: dict[str, float]) -> Solution | None:
     if call.weighs_contiguity:
         call.notes.append("the count model (declined: contiguity is weighed as asked, not only as a tie-break)")
         return None
+    share = Budget(time.perf_counter() + COUNT_SHARE * call.budget.remaining(), call.budget.limit_s)
     with call.timed("count"):
-        answer = count_path(spec, spec.requests, call.weights, call.options, call.budget)
+        try:
+            answer = count_path(spec, spec.requests, call.weights, call.options, share)
+        except SolverTimeoutError:
+            answer = f"its share of the time limit ({COUNT_SHARE:.0%}) ran out"
     if isinstance(answer, str):
         call.notes.append(f"the count model (declined: {answer})")
         return None
@@ -160,11 +201,20 @@ def _constructed(call: _Call, held_before: dict[str, list[list[int]]]) -> _Const
     it is better than the search's (verified then, see :func:`_kept`)."""
     spec = call.spec
     with call.timed("construct"):
-        built = first_fit(spec, spec.requests, call.budget)
+        primary = {**call.weights, "contiguity": 0}
+
+        def values(built: dict[str, Assignment]) -> tuple[int, int]:
+            """(without contiguity, with it): the weighted terms first, contiguity breaks ties."""
+            return objective_value(spec, spec.requests, built, primary, held_before), objective_value(spec, spec.requests, built, call.weights, held_before)
+
+        try:
+            built = first_fit(spec, spec.requests, call.budget, values)
+        except SolverTimeoutError:
+            built = None
         if built is None:
             return None
-        value = objective_value(spec, spec.requests, built, call.weights, held_before)
-        return _Constructed(built, value, objective_value(spec, spec.requests, built, {**call.weights, "contiguity": 0}, held_before))
+        without, value = values(built)
+        return _Constructed(built, value, without)
 
 
 def _by_component(spec: PlacementSpec, by_request: dict[str, Assignment], status: str, **details: Any) -> Solution:
@@ -173,11 +223,13 @@ def _by_component(spec: PlacementSpec, by_request: dict[str, Assignment], status
     return Solution(spec, spec.requests, assignments, status, **details)
 
 
-def _answer(call: _Call, constructed: _Constructed, timings: dict[str, float], bound: float | None = None) -> Solution:
-    """The first-fit placement as the answer: proven optimal only when it meets the search's bound."""
-    status = "OPTIMAL" if bound is not None and constructed.value <= bound else "FEASIBLE"
+def _answer(call: _Call, constructed: _Constructed, timings: dict[str, float], bound: float | None = None, against_bound: bool = False) -> Solution:
+    """The first-fit placement as the answer: proven optimal only when it meets the bound. Against
+    the counting bound (``against_bound``) it is measured without contiguity, a tie-break there."""
+    value = constructed.primary if against_bound else constructed.value
+    status = "OPTIMAL" if bound is not None and value <= bound else "FEASIBLE"
     return _by_component(
-        call.spec, constructed.assignments, status, objective=constructed.value, timings={**timings, **call.clock}, bound=bound,
+        call.spec, constructed.assignments, status, objective=value, timings={**timings, **call.clock}, bound=bound,
         method="first fit", notes=tuple(call.notes),
     )
 

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
+from solver_placement.solver.counts import CountAnswer, count_path
 from solver_placement.solver.evaluate import objective_value
 from solver_placement.solver.first_fit import first_fit
 from solver_placement.solver.options import SolverOptions
@@ -95,7 +96,7 @@ def test_never_worse_than_first_fit_and_optimal_where_claimed(case: tuple[Cluste
     event(f"{ours.method} {ours.status}")
     if greedy is not None:
         assert nodes_term(ours) <= nodes_term(greedy)
-    if ours.method == "counts" and ours.status == "OPTIMAL":
+    if ours.method in ("counts", "first fit") and ours.status == "OPTIMAL":  # proven by the count model or the counting bound
         flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
         assert flat.method == "search" and flat.status == "OPTIMAL"
         assert nodes_term(ours) == nodes_term(flat)
@@ -118,9 +119,24 @@ def test_the_objective_outside_cp_sat_is_cp_sats(placement: dict[str, Any]) -> N
 def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     placement = {"a": {"processes": 21, "exclusive_with": "all"}, "b": {"processes": 22}}
     spec = PlacementSpec.build(Cluster(8, 8), placement)
-    first, again, two_workers = solve(spec), solve(spec), solve(spec, num_workers=2)
-    assert (first.status, first.method, first.gap) == ("OPTIMAL", "counts", 0.0)
-    assert first.placements_by_component() == again.placements_by_component() == two_workers.placements_by_component()
-    assert nodes_term(first) == 6  # 21 and 22 GPUs on 3 nodes each: the flat model took 60 s to not prove it
+    budget = SolverOptions().start()
+    weights = DEFAULT_WEIGHTS
+    first, again = (count_path(spec, spec.requests, weights, SolverOptions(), budget) for _ in range(2))
+    assert isinstance(first, CountAnswer) and isinstance(again, CountAnswer)
+    assert first.status == "OPTIMAL" and first.value == first.bound == 6 * DEFAULT_WEIGHTS["nodes"]
+    assert {k: (v.hardware.tolist(), v.indptr.tolist()) for k, v in first.assignments.items()} == {
+        k: (v.hardware.tolist(), v.indptr.tolist()) for k, v in again.assignments.items()}
+    solved = solve(spec)  # 21 and 22 GPUs on 3 nodes each: the flat model took 60 s to not prove it
+    assert (solved.status, solved.gap, nodes_term(solved)) == ("OPTIMAL", 0.0, 6)
+    assert solved.placements_by_component() == solve(spec, num_workers=2).placements_by_component()
     preferred = {"processes": 4, "tensor_parallel_size": 2, "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "prefer"}}}
-    assert solve(PlacementSpec.build(Cluster(2, 8), {"a": preferred})).notes == ("the count model (declined: a: topology (pipeline_parallel.rack: prefer))",)
+    declined = PlacementSpec.build(Cluster(2, 8), {"a": preferred})
+    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == "a: topology (pipeline_parallel.rack: prefer)"
+
+
+def test_first_fit_meeting_the_counting_bound_is_the_answer_at_once() -> None:
+    """Two components of 21 and 22 GPUs exclusive on 8 x 8: filling one from the low ranks and
+    the other from the high ranks uses 6 nodes, the counting bound, so no search runs."""
+    solution = solve(PlacementSpec.build(Cluster(8, 8), {"a": {"processes": 21, "exclusive_with": "all"}, "b": {"processes": 22}}))
+    assert (solution.method, solution.status, solution.bound, solution.timings["solve"]) == ("first fit", "OPTIMAL", 60_000, 0.0)
+    verify(solution.spec, solution.placements_by_component())

@@ -16,8 +16,12 @@ import numpy as np
 
 from solver_placement.solver.counts.problem import CountProblem, connected_parts
 
-#: Most patterns the count model enumerates over all shapes (each is one integer variable).
-MAX_PATTERNS = 20_000
+#: Most patterns the count model enumerates over all shapes (each is one integer variable): past
+#: a few thousand, enumerating them in Python and solving take seconds, and the flat model or
+#: first fit answer sooner.
+MAX_PATTERNS = 4_000
+#: Patterns enumerated between two budget checks.
+PATTERNS_PER_CHECK = 256
 
 
 class TooManyPatterns(Exception):
@@ -65,7 +69,7 @@ def shapes(problem: CountProblem, gpus_per_node: np.ndarray, part: tuple[int, ..
     found = []
     for (capacity, mask, rooms, domain), nodes in keys.items():
         check("enumerating node patterns")
-        patterns = tuple(_fitting(widths, mask, cliques, rooms))
+        patterns = tuple(_fitting(widths, mask, cliques, rooms, check))
         found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), patterns, domain))
     if sum(len(shape.patterns) for shape in found) > MAX_PATTERNS:
         raise TooManyPatterns
@@ -77,7 +81,9 @@ def _domains(domain: np.ndarray | None, num_nodes: int) -> np.ndarray:
     return np.full(num_nodes, -1, dtype=np.int64) if domain is None else domain
 
 
-def _fitting(widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int, ...]], rooms: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+def _fitting(
+    widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int, ...]], rooms: tuple[int, ...], check: Callable[[str], None]
+) -> Iterator[tuple[int, ...]]:
     """Every vector of group counts (empty first) that fits each clique's room (the room of its
     members, one number: they avoid the same rank-string GPUs)."""
     size = len(widths)
@@ -93,6 +99,8 @@ def _fitting(widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int,
             produced += 1
             if produced > MAX_PATTERNS:
                 raise TooManyPatterns
+            if produced % PATTERNS_PER_CHECK == 0:
+                check("enumerating node patterns")
             yield tuple(counts)
             return
         most = max(rooms[k], 0) // widths[k] if mask[k] else 0

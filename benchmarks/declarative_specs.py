@@ -1,0 +1,339 @@
+"""Seeded random declarative specs for ``benchmarks/declarative.py``, one generator per family.
+
+Every spec is a ``cluster:`` section as a job config states it (``solve`` parses it inside the
+timed call, as a user's job does). A case is named by ``family:nodes:seed`` and rebuilt from
+that alone (``random.Random`` seeded with a string is stable across runs and machines).
+
+The feasible families are feasible *by construction*, not by filtering (a filter would keep
+only what is easy): demands are drawn under a capacity the generator can prove, so a spec
+neither side places is a finding, not noise:
+
+* TP groups and process sizes are powers of two that divide the nodes' GPU counts, so any
+  set of them whose total fits a node group packs it (first-fit decreasing is exact then);
+* ``heterogeneous`` chains exclusivity (each component exclusive with the previous one), so
+  components alternate between two "colours" that may share GPUs within a colour; each
+  component asks at most ``fill`` of half its node group's GPUs (its colour's half of every
+  node), and at most two components of a colour carry ``memory_gb`` (<= 40 GB each, on 80 GB
+  nodes only), so stacking a colour on its half fits memory too;
+* ``memory`` keeps components over 40 GB (and a collocated pair over 40 GB together) within
+  ``fill`` of the 80 GB nodes' GPUs and all components within ``fill`` of all GPUs: the heavy
+  ones pack the 80 GB nodes alone (one partial node at most) and the light ones the rest;
+* ``topology`` sizes pipelines to fit a rack of 8 nodes and asks at most ``fill`` of the
+  pipelines the racks hold.
+
+``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
+and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
+impossible at every size (see :data:`INFEASIBLE_KINDS`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+GPUS = 8
+#: Nodes per rack in the ``topology`` family (the ``rack`` node label).
+RACK_NODES = 8
+#: Component names, in the order generators hand them out.
+NAMES = (
+    "actor", "critic", "reward", "ref", "judge", "teacher", "student", "scorer",
+    "verifier", "planner", "sampler", "replay", "agent", "inference", "embed", "router",
+)  # fmt: skip
+
+Section = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One generated spec. ``losses`` > 0 (``replan`` only): after the first solve, that many
+    of the nodes it uses are lost and the job is re-planned. ``kind``: why an ``infeasible``
+    spec is impossible (empty for the other families)."""
+
+    family: str
+    nodes: int
+    seed: int
+    section: Section
+    losses: int = 0
+    kind: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}:{self.nodes}:{self.seed}"
+
+
+# ------------------------------------------------------------------------ shared pieces
+def draw_fill(rng: random.Random, ceiling: float = 1.0) -> float:
+    """The share of the GPUs a spec asks for: ``ceiling`` a quarter of the time, else [0.5, ceiling)."""
+    return ceiling if rng.random() < 0.25 else rng.uniform(0.5, ceiling)
+
+
+def allocate(rng: random.Random, budget: int, widths: list[int]) -> list[int]:
+    """Groups per component of the given group widths (GPUs per group), totalling at most
+    ``budget`` GPUs: one group each, the rest split in random proportions, then topped up with
+    whole groups while any fits, so a full budget is met exactly when the widths allow."""
+    groups = [1] * len(widths)
+    left = budget - sum(widths)
+    if left < 0:
+        raise ValueError(f"{len(widths)} groups of {widths} GPUs exceed a budget of {budget}")
+    weights = [rng.random() + 0.05 for _ in widths]
+    for i, width in enumerate(widths):
+        groups[i] += int(left * weights[i] / sum(weights)) // width
+    left = budget - sum(g * w for g, w in zip(groups, widths))
+    for i in rng.sample(range(len(widths)), len(widths)):
+        extra = left // widths[i]
+        groups[i] += extra
+        left -= extra * widths[i]
+    return groups
+
+
+def shapes(rng: random.Random, count: int, budget: int, options: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+    """``count`` (tp, hardware_per_process) shapes whose single groups fit ``budget`` together;
+    fewer components when even the smallest groups would not."""
+    count = max(1, min(count, budget // min(tp * hpp for tp, hpp in options)))
+    fitting = [(tp, hpp) for tp, hpp in options if tp * hpp <= budget // count]
+    return [rng.choice(fitting) for _ in range(count)]
+
+
+def body(tp: int, hpp: int, groups: int, **rules: Any) -> dict[str, Any]:
+    """A declarative component of ``groups`` TP groups (keys left out when they are 1)."""
+    component: dict[str, Any] = {"processes": groups * tp}
+    if hpp > 1:
+        component["hardware_per_process"] = hpp
+    if tp > 1:
+        component["tensor_parallel_size"] = tp
+    return {**component, **rules}
+
+
+def section(nodes: int, gpus: int | list[int], placement: dict[str, Any], **cluster: Any) -> Section:
+    return {"num_nodes": nodes, "num_gpus_per_node": gpus, **cluster, "component_placement": placement}
+
+
+# ------------------------------------------------------------------------ feasible families
+TP_SHAPES = ((1, 1), (2, 1), (4, 1), (8, 1), (1, 2), (2, 2), (4, 2))
+
+
+def disaggregated(rng: random.Random, nodes: int, fill: float) -> Section:
+    """2-4 components, TP groups of 1-8 (powers of two), 1-2 GPUs per process, all pairwise exclusive."""
+    budget = int(fill * nodes * GPUS)
+    chosen = shapes(rng, rng.randint(2, 4), budget, TP_SHAPES)
+    groups = allocate(rng, budget, [tp * hpp for tp, hpp in chosen])
+    return section(nodes, GPUS, {
+        NAMES[i]: body(tp, hpp, g, exclusive_with="all") for i, ((tp, hpp), g) in enumerate(zip(chosen, groups))
+    })  # fmt: skip
+
+
+def collocated(rng: random.Random, nodes: int, fill: float) -> Section:
+    """An actor in TP groups of 2-8, a rollout on exactly its GPUs (1-4 GPUs per process,
+    ``stride: auto``) and a reward exclusive with both."""
+    budget = int(fill * nodes * GPUS)
+    reward_hpp = rng.choice((1, 2))
+    tp = rng.choice([t for t in (2, 4, 8) if t + reward_hpp <= budget])
+    actor_groups, reward_groups = allocate(rng, budget, [tp, reward_hpp])
+    actor = body(tp, 1, actor_groups)
+    return section(nodes, GPUS, {
+        "actor": actor,
+        "rollout": collocation(actor, "actor", rng.choice([h for h in (1, 2, 4) if h <= tp])),
+        "reward": body(1, reward_hpp, reward_groups, exclusive_with="all"),
+    })  # fmt: skip
+
+
+def collocation(target: dict[str, Any], name: str, hpp: int, **rules: Any) -> dict[str, Any]:
+    """A component on exactly ``target``'s GPUs (``name``), ``hpp`` GPUs per process spread
+    over the target's TP group by ``stride: auto``."""
+    gpus = target["processes"] * target.get("hardware_per_process", 1)
+    return {"processes": gpus // hpp, "hardware_per_process": hpp, "stride": "auto", "collocate_with": name, **rules}
+
+
+def heterogeneous(rng: random.Random, nodes: int, fill: float) -> Section:
+    """8-GPU 80 GB nodes (group ``big``) and 4-GPU 40 GB nodes (``small``); 8-16 components in
+    TP groups of 2 or 4 (4 on ``big`` only), each exclusive with the previous one, on ``big``,
+    ``small`` or every node; 1-3 of them with a rollout collocated (see the module docstring)."""
+    big = min(nodes - 1, max(1, round(nodes * rng.uniform(0.3, 0.7))))
+    capacity = {"big": big * GPUS, "small": (nodes - big) * GPUS // 2, None: big * GPUS + (nodes - big) * GPUS // 2}
+    count = rng.randint(8, 16)
+    rollouts = rng.randint(1, 3)
+    placement: dict[str, Any] = {}
+    with_memory = [0, 0]
+    for i, name in enumerate(NAMES[: count - rollouts]):
+        group = rng.choice(("big", "small", None))
+        tp = rng.choice((2, 4)) if group == "big" else 2
+        groups = max(1, round(fill * capacity[group] / 2 / tp))
+        rules: dict[str, Any] = {} if group is None else {"node_group": group}
+        if i:
+            rules["exclusive_with"] = [NAMES[i - 1]]
+        if group == "big" and with_memory[i % 2] < 2 and rng.random() < 0.5:
+            with_memory[i % 2] += 1
+            rules["memory_gb"] = rng.choice((20, 30, 40))
+        placement[name] = body(tp, 1, groups, **rules)
+    for target in rng.sample(list(placement), rollouts):
+        placement[f"{target}_rollout"] = collocation(placement[target], target, 2)
+    return section(
+        nodes, [GPUS] * big + [GPUS // 2] * (nodes - big), placement,
+        gpu_memory_gb=[80] * big + [40] * (nodes - big),
+        node_groups=[{"label": "big", "node_ranks": f"0-{big - 1}"}, {"label": "small", "node_ranks": f"{big}-{nodes - 1}"}],
+    )  # fmt: skip
+
+
+MEMORY_SHAPES = ((1, 1), (2, 1), (4, 1))
+
+
+def memory(rng: random.Random, nodes: int, fill: float) -> Section:
+    """8-GPU nodes, the first 30-70% with 80 GB GPUs and the rest 40 GB; 2-5 components with
+    ``memory_gb`` 10-60 and no exclusivity (memory alone decides which may share a GPU), half
+    the time an actor and a rollout collocated that fit 80 GB GPUs only together."""
+    large = min(nodes - 1, max(1, round(nodes * rng.uniform(0.3, 0.7))))
+    heavy_budget, budget = int(fill * large * GPUS), int(fill * nodes * GPUS)
+    placement: dict[str, Any] = {}
+    if rng.random() < 0.5:
+        tp = rng.choice((2, 4))
+        actor = body(tp, 1, max(1, int(heavy_budget * rng.uniform(0.3, 0.7)) // tp), memory_gb=rng.choice((40, 50)))
+        placement = {"actor": actor, "rollout": collocation(actor, "actor", 2, memory_gb=rng.choice((20, 30)))}
+        heavy_budget -= actor["processes"]
+        budget -= actor["processes"]
+    gigabytes = [rng.choice((10, 20, 30, 40, 50, 60)) for _ in range(rng.randint(2, 5) - len(placement))]
+    budget -= with_memory(rng, placement, [gb for gb in gigabytes if gb > 40], heavy_budget)
+    with_memory(rng, placement, [gb for gb in gigabytes if gb <= 40], budget)
+    return section(nodes, GPUS, placement, gpu_memory_gb=[80] * large + [40] * (nodes - large))
+
+
+def with_memory(rng: random.Random, placement: dict[str, Any], gigabytes: list[int], budget: int) -> int:
+    """Add up to one component per ``memory_gb`` value given, in TP groups of 1-4 within
+    ``budget`` GPUs (fewer when the budget is short); returns the GPUs they ask for."""
+    if not gigabytes or budget < 1:
+        return 0
+    widths = [tp for tp, _ in shapes(rng, len(gigabytes), budget, MEMORY_SHAPES)]
+    groups = allocate(rng, budget, widths)
+    names = (name for name in NAMES if name not in placement)
+    for gb, tp, count, name in zip(gigabytes, widths, groups, names):
+        placement[name] = body(tp, 1, count, memory_gb=gb)
+    return sum(tp * count for tp, count in zip(widths, groups))
+
+
+def topology(rng: random.Random, nodes: int, fill: float) -> Section:
+    """Racks of 8 nodes (``rack`` label); an actor whose pipelines (or TP groups when it has no
+    pipeline stages) ``require`` or ``prefer`` one rack, and up to 2 exclusive components."""
+    racks = [min(RACK_NODES, nodes - start) for start in range(0, nodes, RACK_NODES)]
+    tp = rng.choice((2, 4, 8))
+    pp = rng.choice([p for p in (1, 2, 4, 8) if tp * p <= GPUS * racks[0]])
+    held = sum(GPUS * rack // (tp * pp) for rack in racks)
+    pipelines = max(1, int(fill * held * rng.uniform(0.5, 1.0)))
+    rule = {"pipeline_parallel" if pp > 1 else "tensor_parallel": {"rack": rng.choice(("require", "prefer"))}}
+    placement = {"actor": body(tp, 1, pipelines * pp, exclusive_with="all", topology=rule)}
+    if pp > 1:
+        placement["actor"]["pipeline_parallel_size"] = pp
+    budget = int(fill * nodes * GPUS) - pipelines * tp * pp
+    if budget >= 2:
+        others = shapes(rng, rng.randint(1, 2), budget, ((1, 1), (2, 1)))
+        for name, (other_tp, hpp), groups in zip(NAMES[1:], others, allocate(rng, budget, [t * h for t, h in others])):
+            placement[name] = body(other_tp, hpp, groups, exclusive_with="all")
+    return section(nodes, GPUS, placement, node_labels=[{"rack": f"r{node // RACK_NODES}"} for node in range(nodes)])
+
+
+def one_per_node(rng: random.Random, nodes: int, fill: float) -> Section:
+    """2-4 components of one 8-GPU process per node, all pairwise exclusive (the huge sizes)."""
+    budget = int(fill * nodes)
+    count = min(rng.randint(2, 4), budget)
+    groups = allocate(rng, budget, [1] * count)
+    return section(nodes, GPUS, {NAMES[i]: body(1, GPUS, g, exclusive_with="all") for i, g in enumerate(groups)})
+
+
+# ------------------------------------------------------------------------ impossible specs
+def overfull(rng: random.Random, nodes: int) -> Section:
+    """Exclusive components asking 100-130% of the GPUs, at least one GPU too many."""
+    gpus = nodes * GPUS
+    chosen = shapes(rng, rng.randint(2, 4), gpus, TP_SHAPES)
+    widths = [tp * hpp for tp, hpp in chosen]
+    groups = allocate(rng, gpus, widths)
+    grown = rng.randrange(len(widths))
+    missing = max(gpus + 1, int(gpus * rng.uniform(1.0, 1.3))) - sum(g * w for g, w in zip(groups, widths))
+    groups[grown] += -(-missing // widths[grown])
+    return section(nodes, GPUS, {
+        NAMES[i]: body(tp, hpp, g, exclusive_with="all") for i, ((tp, hpp), g) in enumerate(zip(chosen, groups))
+    })  # fmt: skip
+
+
+def fragmented(rng: random.Random, nodes: int) -> Section:
+    """TP groups of 4 on 6-GPU nodes: one per node, one group more than nodes."""
+    return section(nodes, 6, {"actor": body(4, 1, nodes + 1)})
+
+
+def granularity(rng: random.Random, nodes: int) -> Section:
+    """Whole-node TP groups of 8 and exclusive 5-GPU processes (two never share a node):
+    one block more than nodes, while the GPUs suffice by counting (>= 3 five-GPU processes)."""
+    reward = rng.randint(3, nodes)
+    return section(nodes, GPUS, {
+        "actor": body(8, 1, nodes + 1 - reward),
+        "reward": body(1, 5, reward, exclusive_with=["actor"]),
+    })  # fmt: skip
+
+
+def gpu_memory(rng: random.Random, nodes: int) -> Section:
+    """A 60 GB actor and a 40 GB rollout collocated on 80 GB GPUs."""
+    actor = body(1, 1, nodes * GPUS * rng.choice((1, 2)) // 2, memory_gb=60)
+    return section(nodes, GPUS, {"actor": actor, "rollout": collocation(actor, "actor", 1, memory_gb=40)}, gpu_memory_gb=80)
+
+
+def rack(rng: random.Random, nodes: int) -> Section:
+    """Pipelines of 32 GPUs required inside racks of 2 nodes (16 GPUs)."""
+    actor = body(8, 1, 4 * rng.randint(1, max(1, nodes // 4)), pipeline_parallel_size=4, topology={"pipeline_parallel": {"rack": "require"}})
+    return section(nodes, GPUS, {"actor": actor}, node_labels=[{"rack": f"r{node // 2}"} for node in range(nodes)])
+
+
+def wide_groups(rng: random.Random, nodes: int) -> Section:
+    """TP groups of 8 on a node group of 4-GPU nodes, beside 8-GPU nodes that would hold them."""
+    big = max(1, nodes // 4)
+    return section(nodes, [GPUS] * big + [4] * (nodes - big), {"actor": body(8, 1, big, node_group="small")}, node_groups=[
+        {"label": "small", "node_ranks": f"{big}-{nodes - 1}"},
+    ])  # fmt: skip
+
+
+#: Reason -> generator, and the fewest nodes the reason needs.
+INFEASIBLE_KINDS: dict[str, tuple[Callable[[random.Random, int], Section], int]] = {
+    "over 100% fill": (overfull, 2),
+    "TP groups fragmented": (fragmented, 2),
+    "granularity under exclusivity": (granularity, 3),
+    "GPU memory": (gpu_memory, 2),
+    "pipeline larger than a rack": (rack, 2),
+    "TP group wider than its nodes": (wide_groups, 2),
+}
+
+
+# ------------------------------------------------------------------------ the cases
+FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
+    "disaggregated": disaggregated,
+    "collocated": collocated,
+    "heterogeneous": heterogeneous,
+    "memory": memory,
+    "topology": topology,
+}
+FAMILIES = (*FEASIBLE, "replan", "infeasible")
+#: The family of the huge sizes (``--big``).
+BIG_FAMILY = "one per node"
+
+
+def make_case(family: str, nodes: int, seed: int) -> Case:
+    """The case ``family:nodes:seed``."""
+    rng = random.Random(f"{family}:{nodes}:{seed}")
+    if family in FEASIBLE:
+        return Case(family, nodes, seed, FEASIBLE[family](rng, nodes, draw_fill(rng)))
+    if family == BIG_FAMILY:
+        return Case(family, nodes, seed, one_per_node(rng, nodes, draw_fill(rng)))
+    if family == "replan":
+        losses = rng.choice((1, 2)) if nodes >= 8 else 1
+        base = rng.choice((disaggregated, collocated))
+        return Case(family, nodes, seed, base(rng, nodes, draw_fill(rng, (nodes - losses) / nodes)), losses=losses)
+    if family == "infeasible":
+        kind = rng.choice([name for name, (_, fewest) in INFEASIBLE_KINDS.items() if nodes >= fewest])
+        return Case(family, nodes, seed, INFEASIBLE_KINDS[kind][0](rng, nodes), kind=kind)
+    raise ValueError(f"unknown family {family!r}")
+
+
+def draw_nodes(family: str, seed: int, low: int, high: int) -> int:
+    """A node count in ``[low, high]``, log-uniform (as many small clusters as large ones);
+    ``replan`` needs 4 or more so that losing nodes leaves a job worth re-planning."""
+    low = max(low, 4) if family == "replan" else low
+    rng = random.Random(f"{family}:{seed}:nodes")
+    return min(high, max(low, round(math.exp(rng.uniform(math.log(low), math.log(high))))))
