@@ -19,6 +19,7 @@ from solver_placement.diagnose import fixes as checked_fixes
 from solver_placement.errors import InfeasiblePlacementError
 from solver_placement.rlinf.component_placement import ComponentPlacement
 from solver_placement.rlinf.task_placement import placement_class
+from solver_placement.solver.solution import Solution
 
 
 @click.command("solve", cls=ModelCommand)
@@ -56,7 +57,7 @@ def solve_command(
         echo_document(document("solve", model, status=solution.status.lower(), placement_class=placed.class_name,
                                placement_mode=placed.mode, components=components), fmt)  # fmt: skip
         return
-    click.echo(f"{heading(model)}: {solution.cluster.describe()}; {solution.status.lower()} in {sum(solution.timings.values()):.3f} s")
+    click.echo(f"{heading(model)}: {solution.cluster.describe()}; {_verdict(solution)} in {sum(solution.timings.values()):.3f} s")
     click.echo(format_table([p for pls in records.values() for p in pls]))
 
 
@@ -132,3 +133,12 @@ def _feasible_document(model: Model, placed: Placed) -> dict[str, object]:
         placement_class=placed.class_name, placement_mode=placed.mode, **usage_counts(placed),
         components={name: len(pls) for name, pls in records.items()},
     )  # fmt: skip
+
+
+def _verdict(solution: Solution) -> str:
+    """The status word, and for an answer not proven best, how far it may be from the best and
+    what produced it (``feasible (gap 4.8%, first fit)``)."""
+    if solution.status == "OPTIMAL":
+        return "optimal"
+    gap = "gap unknown" if solution.gap is None else f"gap {solution.gap:.1%}"
+    return f"{solution.status.lower()} ({gap}, {solution.method})"
