@@ -106,16 +106,16 @@ def solve(
     fixed = fixed_conflicts(spec, call.budget)
     if fixed:  # rank strings that break their own rules: no path can place them
         raise infeasible_error(fixed)
-    constructed = _constructed(call, held_before)  # milliseconds: the answer of last resort comes first
+    counted = None if held_before else _counted(call, timings)  # exact by construction, its own share of the time
+    if counted is not None and counted.status == "OPTIMAL":
+        return counted
+    constructed = _constructed(call, held_before)  # milliseconds: the hint, and the answer of last resort
     bound = None if held_before or call.weighs_contiguity else objective_lower_bound(spec, call.weights)
-    if (best := _within(call, constructed, bound, 0.0)) is not None:
-        return _answer(call, best, timings, bound, against_bound=True)  # first fit meets the counting bound: proven best
+    if counted is None:
+        for gap in (0.0, ACCEPTED_GAP):  # meets the counting bound: proven best; within the accepted gap: no search
+            if (close := _within(call, constructed, bound, gap)) is not None:
+                return _answer(call, close, timings, bound, against_bound=True)
     try:
-        counted = None if held_before else _counted(call, timings)
-        if counted is not None and counted.status == "OPTIMAL":
-            return counted
-        if counted is None and (close := _within(call, constructed, bound, ACCEPTED_GAP)) is not None:
-            return _answer(call, close, timings, bound, against_bound=True)  # within the accepted gap: no search
         found = counted or _searched(call, held_before, constructed, timings)
     except SolverTimeoutError as timeout:
         return _kept(call, None, constructed, timings, timeout, bound)

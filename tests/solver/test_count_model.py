@@ -135,8 +135,11 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
 
 
 def test_first_fit_meeting_the_counting_bound_is_the_answer_at_once() -> None:
-    """Two components of 21 and 22 GPUs exclusive on 8 x 8: filling one from the low ranks and
-    the other from the high ranks uses 6 nodes, the counting bound, so no search runs."""
-    solution = solve(PlacementSpec.build(Cluster(8, 8), {"a": {"processes": 21, "exclusive_with": "all"}, "b": {"processes": 22}}))
+    """Two components of 21 and 22 GPUs exclusive on 8 x 8, one with a per-GPU process limit the
+    count model does not state: filling one from the low ranks and the other from the high ranks
+    uses 6 nodes, the counting bound, so no search runs."""
+    placement = {"a": {"processes": 21, "exclusive_with": "all", "max_processes_per_hardware": 1}, "b": {"processes": 22}}
+    solution = solve(PlacementSpec.build(Cluster(8, 8), placement))
     assert (solution.method, solution.status, solution.bound, solution.timings["solve"]) == ("first fit", "OPTIMAL", 60_000, 0.0)
+    assert solution.notes == ("the count model (declined: a: max_processes_per_hardware)",)
     verify(solution.spec, solution.placements_by_component())
