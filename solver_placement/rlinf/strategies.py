@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,12 @@ def check_rank(value: Any, what: str, name: str, positive: bool = False) -> int:
         raise PlacementConfigError(f"{name}: {what} must be {bound} integer, not {shown(value)}")
     return value
 
+
+
+def rlinf_name(attribute: str) -> property:
+    """A read-only property under RLinf's private name for our public ``attribute`` (the module
+    docstring says who reads them): one value, two names, no copy to keep in step."""
+    return property(attrgetter(attribute), doc=f"RLinf's name for :attr:`{attribute}` (read-only).")
 
 class PlacementStrategy(ABC):
     """A placement rule for one worker group; solved on demand for a given cluster.
@@ -266,21 +273,10 @@ class PackedPlacementStrategy(PlacementStrategy):
         return self.end_hardware_rank - self.start_hardware_rank + 1
 
     # RLinf's names, read by its scripts and its multi-agent placements
-    @property
-    def _start_hw_rank(self) -> int:
-        return self.start_hardware_rank
-
-    @property
-    def _end_hw_rank(self) -> int:
-        return self.end_hardware_rank
-
-    @property
-    def _num_hardware_per_process(self) -> int:
-        return self.num_hardware_per_process
-
-    @property
-    def _stride(self) -> int:
-        return self.stride
+    _start_hw_rank = rlinf_name("start_hardware_rank")
+    _end_hw_rank = rlinf_name("end_hardware_rank")
+    _num_hardware_per_process = rlinf_name("num_hardware_per_process")
+    _stride = rlinf_name("stride")
 
     @property
     def num_processes(self) -> int:
@@ -345,10 +341,7 @@ class NodePlacementStrategy(PlacementStrategy):
             raise PlacementConfigError(f"{self.name}: The node_ranks list must not be empty (it gives one node per process)")
         self.node_ranks: list[int] = sorted(check_rank(rank, f"node rank {shown(rank)}", self.name) for rank in node_ranks)
 
-    @property
-    def _node_ranks(self) -> list[int]:
-        """RLinf's name (its agent scripts count the processes with ``len(strategy._node_ranks)``)."""
-        return self.node_ranks
+    _node_ranks = rlinf_name("node_ranks")  # its agent scripts count the processes with len(strategy._node_ranks)
 
     @classmethod
     def from_solution(cls, solution: Solution, name: str) -> NodePlacementStrategy:
