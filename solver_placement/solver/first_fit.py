@@ -30,7 +30,7 @@ import numpy as np
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.constants import ACCELERATOR
-from solver_placement.solver.assignment import Assignment
+from solver_placement.solver.assignment import Assignment, window_ranks
 from solver_placement.solver.bounds.needs import tensor_group_on_node
 from solver_placement.solver.options import Budget
 from solver_placement.solver.rules.domains import label_values
@@ -273,13 +273,10 @@ class _Board:
         processes, items = self.taken[request.name]
         order = np.lexsort((items, processes))
         processes, items = processes[order], items[order]
-        rank_of = dict(zip(request.cand_hw[::-1].tolist(), request.cand_rank[::-1].tolist()))  # first rank of an item wins
-        return Assignment(
-            indptr=np.concatenate(([0], np.cumsum(np.bincount(processes, minlength=request.num_processes)))).astype(np.int64),
-            hardware=items.astype(np.int64),
-            ranks=np.array([rank_of[item] for item in items.tolist()], dtype=np.int64),
-            num_hardware=self.cluster.num_hardware,
-        )
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(processes, minlength=request.num_processes)))).astype(np.int64)
+        hardware = items.astype(np.int64)
+        ranks = window_ranks(request.cand_hw, request.cand_rank, indptr, hardware, int(request.stride or 1), self.cluster.num_hardware)
+        return Assignment(indptr=indptr, hardware=hardware, ranks=ranks, num_hardware=self.cluster.num_hardware)
 
 
 def _mb(gigabytes: float) -> int:

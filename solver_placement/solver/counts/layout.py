@@ -19,7 +19,7 @@ import numpy as np
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.errors import InternalError
-from solver_placement.solver.assignment import Assignment
+from solver_placement.solver.assignment import Assignment, window_ranks
 from solver_placement.solver.counts.model import Counts
 from solver_placement.solver.counts.patterns import Shape
 from solver_placement.solver.counts.problem import CountClass, CountProblem
@@ -177,12 +177,7 @@ def _assignment(request: ComponentRequest, parts: list[tuple[np.ndarray, np.ndar
     hardware = hardware[order]
     if hardware.shape[0] != request.num_processes:
         raise InternalError(f"{request.name}: the count layout placed {hardware.shape[0]} of {request.num_processes} processes")
-    rank_of = np.full(cluster.num_hardware, -1, dtype=np.int64)
-    rank_of[request.cand_hw[::-1]] = request.cand_rank[::-1]  # an item listed twice keeps its first rank
-    flat = hardware.reshape(-1)
-    return Assignment(
-        indptr=np.arange(request.num_processes + 1, dtype=np.int64) * amount,
-        hardware=flat.astype(np.int64),
-        ranks=rank_of[flat],
-        num_hardware=cluster.num_hardware,
-    )
+    flat = hardware.reshape(-1).astype(np.int64)
+    indptr = np.arange(request.num_processes + 1, dtype=np.int64) * amount
+    ranks = window_ranks(request.cand_hw, request.cand_rank, indptr, flat, int(request.stride or 1), cluster.num_hardware)
+    return Assignment(indptr=indptr, hardware=flat, ranks=ranks, num_hardware=cluster.num_hardware)
