@@ -32,6 +32,7 @@ from solver_placement.cluster.cluster import Cluster
 from solver_placement.constants import ACCELERATOR
 from solver_placement.solver.assignment import Assignment, window_ranks
 from solver_placement.solver.bounds.needs import tensor_group_on_node
+from solver_placement.solver.first_fit_orders import Step, followers, owner, placing_orders
 from solver_placement.solver.options import Budget
 from solver_placement.solver.rules.domains import label_values
 from solver_placement.spec.candidates import ComponentRequest
@@ -50,10 +51,7 @@ def first_fit(
     cannot express the spec or no order leaves every component room (the search may still place it)."""
     if all(request.determined for request in requests.values()):
         return None
-    try:
-        orders = _placing_orders(spec, requests)
-    except _CannotConstruct:
-        return None
+    orders = placing_orders(spec, requests)
     best: tuple[Any, dict[str, Assignment]] | None = None
     for order in orders:
         board = _Board.of(spec, requests)
@@ -86,112 +84,11 @@ def _place_all(board: _Board, spec: PlacementSpec, requests: Mapping[str, Compon
         request = requests[name]
         target = spec.components[name].constraints.collocate_with
         if target is not None:
-            _place_collocated(board, request, _owner(spec, target))
+            _place_collocated(board, request, owner(spec, target))
         elif request.fill_share is not None:
             _place_filled(board, request)
         else:
-            _place_free(board, request, _followers(spec, requests, name), high_first)
-
-
-def _owner(spec: PlacementSpec, name: str) -> str:
-    return spec.components[name].shares_rule_with or name
-
-
-def _followers(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], name: str) -> list[str]:
-    """The free requests collocated with ``name`` (directly or through a chain): they will hold
-    its GPUs too, so its GPUs must have room for them (memory, per-GPU limits)."""
-    found: list[str] = []
-    frontier = [name]
-    while frontier:
-        frontier = [
-            other for other, request in requests.items()
-            if not request.determined and (t := spec.components[other].constraints.collocate_with) is not None and _owner(spec, t) in frontier
-        ]
-        found.extend(frontier)
-    return found
-
-
-#: One step of a first-fit order: a free request, and whether it fills from the high ranks down.
-Step = tuple[str, bool]
-
-
-def _placing_orders(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> list[list[Step]]:
-    """The orders first fit tries, each a complete order of the free requests with every
-    collocated one right after its target (a chain in chain order): widest groups first, config
-    order among equals; widest first, most GPUs among equals; config order; the component with
-    the fewest candidate GPUs first; and, when the
-    exclusivity graph is two-colourable (a chain, a star), widest first with one colour filling
-    from the low ranks and the other from the high ranks (and the other way round), so exclusive
-    neighbours grow towards each other instead of colliding. A greedy order can strand a component that another order
-    places, and each try costs milliseconds."""
-    free = [name for name, request in requests.items() if not request.determined]
-    target_of = {name: _owner(spec, t) for name in free if (t := spec.components[name].constraints.collocate_with) is not None}
-    roots = [name for name in free if name not in target_of or target_of[name] not in free]
-
-    def width(name: str) -> int:
-        request = requests[name]
-        return tensor_group_on_node(spec, request) * int(request.amount.max(initial=1))
-
-    def size(name: str) -> int:
-        return int(requests[name].amount.sum())
-
-    def room(name: str) -> int:
-        return int(np.unique(requests[name].cand_hw).size)
-
-    keys: list[Callable[[str], tuple[int, ...]]] = [
-        lambda name: (-width(name), free.index(name)),
-        lambda name: (-width(name), -size(name), free.index(name)),
-        lambda name: (free.index(name),),
-        lambda name: (room(name), -width(name), free.index(name)),  # the most confined first
-    ]
-    high = _high_side(spec, roots, requests)
-    low = dict.fromkeys(roots, False)
-    tries = [(key, low) for key in keys]
-    if high:
-        flipped = {root: not up for root, up in high.items()}
-        tries += [(key, side) for key in (keys[0], keys[3]) for side in (high, flipped)]
-    orders: list[list[Step]] = []
-    for key, side in tries:
-        order = [(member, side[root]) for root in sorted(roots, key=key) for member in (root, *_followers(spec, requests, root))]
-        if len(order) != len(free):
-            raise _CannotConstruct  # a collocation cycle: the search reports it
-        if order not in orders:
-            orders.append(order)
-    return orders
-
-
-def _high_side(spec: PlacementSpec, roots: list[str], requests: Mapping[str, ComponentRequest]) -> dict[str, bool] | None:
-    """A two-colouring of the exclusivity graph between the roots (a collocated component counts
-    as its root), True for the side that fills from the high ranks; None when there is no edge or
-    the graph has an odd cycle."""
-    root_of = {root: root for root in roots}
-    for root in roots:
-        root_of.update(dict.fromkeys(_followers(spec, requests, root), root))
-    neighbours: dict[str, set[str]] = {root: set() for root in roots}
-    for component in spec.components.values():
-        mine = root_of.get(_owner(spec, component.name))
-        for other in component.constraints.exclusive_with:
-            theirs = root_of.get(_owner(spec, other))
-            if mine is not None and theirs is not None and mine != theirs:
-                neighbours[mine].add(theirs)
-                neighbours[theirs].add(mine)
-    if not any(neighbours.values()):
-        return None
-    side: dict[str, bool] = {}
-    for start in roots:
-        if start in side:
-            continue
-        side[start] = False
-        frontier = [start]
-        while frontier:
-            current = frontier.pop()
-            for other in sorted(neighbours[current]):
-                if other not in side:
-                    side[other] = not side[current]
-                    frontier.append(other)
-                elif side[other] == side[current]:
-                    return None
-    return side
+            _place_free(board, request, followers(spec, requests, name), high_first)
 
 
 @dataclass
