@@ -865,7 +865,8 @@ def _group_values(n: int, existing: Sequence[str]) -> dict[str, tuple[Any, ...]]
     """Wrong values for the fields of a node group of an ``n``-node cluster."""
     return {
         "label": ("cluster", "node", "", "  ", "a,b", None, True, ["a"], {"a": 1}, *existing),
-        "node_ranks": ("", n, f"0-{n}", "0,0", "1-0", -1, 1.5, True, None, "abc", [-1], {}, "all,0", [], 10**30),
+        # not "0,0": a node named twice is one node, for RLinf (a set of ranks) as here
+        "node_ranks": ("", n, f"0-{n}", "1-0", -1, 1.5, True, None, "abc", [-1], {}, "all,0", [], 10**30),
         "ignore_hardware": ("yes", 1, None, 0),
         "hardware": (
             "robot", {"type": ACCEL}, {"type": NODE}, {"type": ""}, {"configs": []}, {"type": "arm", "configs": "x"},
