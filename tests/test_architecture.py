@@ -14,6 +14,7 @@ PACKAGE = Path(solver_placement.__file__).resolve().parent
 LAYERS = (
     "errors",
     "constants",
+    "arrays",
     "limits",
     "config",
     "cluster",

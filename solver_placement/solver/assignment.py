@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver_placement.arrays import distinct
+
 
 @dataclass(frozen=True)
 class Assignment:
@@ -47,7 +49,7 @@ def window_ranks(cand_hw: np.ndarray, cand_rank: np.ndarray, indptr: np.ndarray,
     rank_of = np.full(num_hardware, -1, dtype=np.int64)
     rank_of[cand_hw[::-1]] = cand_rank[::-1]  # an item listed twice keeps its first rank
     ranks = rank_of[hardware]
-    if np.unique(cand_hw).size == cand_hw.size:
+    if distinct(cand_hw).size == cand_hw.size:
         return ranks
     options: dict[int, set[int]] = {}
     for item, rank in zip(cand_hw.tolist(), cand_rank.tolist()):

@@ -16,6 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
+from solver_placement.arrays import distinct
 from solver_placement.cluster.cluster import Cluster, ResourceSet
 from solver_placement.cluster.ranks import MAX_RANK, check_in_bounds
 from solver_placement.constants import ACCELERATOR
@@ -348,7 +349,7 @@ def _check_capacity(
     """Arithmetic that proves infeasibility without a solver, phrased in the user's terms."""
     noun = component_noun(resources)
     needed = processes * per_process // share
-    offered = np.unique(resources.physical[window]).size
+    offered = distinct(resources.physical[window]).size
     if needed > offered:
         raise _short(
             f"{component.name}: needs {processes} processes x {per_process} {noun} = {needed} {noun}, "

@@ -19,6 +19,7 @@ from itertools import combinations
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement.arrays import distinct
 from solver_placement.solver.bounds.needs import Need
 from solver_placement.solver.bounds.relations import APART, ROOM, TOGETHER, Relation
 
@@ -165,7 +166,7 @@ def packings(widths: Sequence[int], most: Sequence[int], room: int) -> list[tupl
 
 def _union(members: Sequence[Need], hw_node: np.ndarray, num_nodes: int) -> np.ndarray:
     """Per node, the distinct items any of the members may use."""
-    hardware = np.unique(np.concatenate([m.hardware for m in members]))
+    hardware = distinct(np.concatenate([m.hardware for m in members]))
     return np.bincount(hw_node[hardware], minlength=num_nodes).astype(np.int64)
 
 

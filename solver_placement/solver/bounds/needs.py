@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver_placement.arrays import distinct
 from solver_placement.solver.rules.domains import label_values
 from solver_placement.solver.statements import count, noun
 from solver_placement.spec.candidates import ComponentRequest
@@ -60,7 +61,7 @@ def needs_of(spec: PlacementSpec) -> dict[str, Need]:
 
 
 def _need(spec: PlacementSpec, request: ComponentRequest) -> Need:
-    hardware = np.unique(request.cand_hw)
+    hardware = distinct(request.cand_hw)
     items = np.bincount(spec.cluster.hw_node[hardware], minlength=spec.cluster.num_nodes).astype(np.int64)
     copies = 1 + sum(1 for c in spec.components.values() if c.shares_rule_with == request.name)
     plural = noun(request)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver_placement.arrays import distinct
 from solver_placement.constants import ACCELERATOR
 from solver_placement.solver.bounds.needs import is_free, tensor_group_on_node
 from solver_placement.solver.rules.domains import label_values
@@ -148,7 +149,7 @@ def _blocked(
         if len({avoid[c] for c in part}) > 1:
             return f"{classes[part[0]].root}: exclusive with rank-string components its exclusive partners are not exclusive with"
     return tuple(
-        np.unique(np.concatenate([requests[name].cand_hw for name in sorted(names)])) if names else np.zeros(0, dtype=np.int64)
+        distinct(np.concatenate([requests[name].cand_hw for name in sorted(names)])) if names else np.zeros(0, dtype=np.int64)
         for names in avoid
     )
 
@@ -174,7 +175,7 @@ def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], 
     for name, request in free.items():
         if not is_free(request) or spec.components[name].count_nodes:
             return f"{name}: a filled resources window" if request.fill_share is not None else f"{name}: processes of different sizes or node units"
-        window = np.unique(request.cand_hw)
+        window = distinct(request.cand_hw)
         if (cluster.hw_kind[window] != accelerator).any():
             return f"{name}: hardware other than accelerators"
         on_node = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes)
@@ -246,7 +247,7 @@ def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: Com
     follower_group = tensor_group_on_node(spec, follower) * amount
     if width % (amount * step if amount > 1 else 1) or width % follower_group:
         return f"{name}: processes that do not tile {root.name}'s tensor-parallel groups"
-    if not set(np.unique(root.cand_hw).tolist()) <= set(np.unique(follower.cand_hw).tolist()):
+    if np.setdiff1d(distinct(root.cand_hw), distinct(follower.cand_hw), assume_unique=True).size:
         return f"{name}: node groups that do not hold all of {root.name}'s"
     return ""
 
@@ -255,7 +256,7 @@ def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], co
     """Nodes whose every GPU the class's root may use, with room for one group beside the
     rank-string components it avoids, and whose memory holds the members' mix."""
     cluster = spec.cluster
-    window = np.unique(free[count_class.root].cand_hw)
+    window = distinct(free[count_class.root].cand_hw)
     room = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes) - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes)
     allowed = room >= count_class.width
     memories = [m for name in count_class.members for c in spec.components.values()
