@@ -28,7 +28,6 @@ from __future__ import annotations
 import difflib
 import enum
 import gc
-import io
 import itertools
 import math
 import re
@@ -46,7 +45,7 @@ from yaml import MarkedYAMLError, YAMLError
 from solver_placement.errors import PlacementConfigError, cut, shown
 from solver_placement.limits import current, exceeded
 from solver_placement.limits.interpolations import blocked_interpolations
-from solver_placement.limits.yaml_scan import PARSERS, check_text, read_bounded
+from solver_placement.limits.yaml_scan import PARSERS, check_text, load_checked, read_bounded
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ def load_yaml(source: Path | IO[str] | YamlText, name: str) -> DictConfig:
         raise PlacementConfigError(f"YAML text {name!r} must be a str, not {type(text).__name__}")
     check_text(text, name)
     try:
-        loaded = OmegaConf.load(io.StringIO(text), max_yaml_expanded_nodes=current().max_values)
+        loaded = load_checked(text)
     except MarkedYAMLError as error:
         raise PlacementConfigError(f"config file {name!r} is not valid YAML: {_placed(error, text)}") from None
     except (YAMLError, OmegaConfBaseException, ValueError, TypeError, OSError) as error:

@@ -1,6 +1,10 @@
 """A YAML file the loader refuses is named with the problem, its line and column (from 1, as
 editors count) and the key, whatever the path to the loader: a file, YAML text, the command line.
-A file with a Hydra defaults list that composes other files is refused, not read in part."""
+A file with a Hydra defaults list that composes other files is refused, not read in part.
+
+The problem is in the loader's words, which depend on the omegaconf version: 2.4 loads with
+libyaml where PyYAML has it, 2.2 and 2.3 with PyYAML's pure-Python parser. Where the two word a
+problem differently, a case lists both (libyaml's first) and the message must be one of them."""
 
 from __future__ import annotations
 
@@ -17,40 +21,49 @@ DATA = Path(__file__).resolve().parent / "data" / "rlinf"
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "messages"),
     [
         pytest.param(
             "cluster:\n  num_nodes: 2\n  num_nodes: 3\n",
-            "found duplicate key num_nodes at line 3, column 3, while constructing a mapping at line 2, column 3 (key 'cluster.num_nodes')",
+            ("found duplicate key num_nodes at line 3, column 3, while constructing a mapping at line 2, column 3 (key 'cluster.num_nodes')",),
             id="duplicate-key",
         ),
         pytest.param(
             "cluster:\n  node_groups:\n    - {label: a, node_ranks: 0}\n    - label: b\n      label: c\n",
-            "found duplicate key label at line 5, column 7, while constructing a mapping at line 4, column 7 (key 'cluster.node_groups[1].label')",
+            ("found duplicate key label at line 5, column 7, while constructing a mapping at line 4, column 7 (key 'cluster.node_groups[1].label')",),
             id="duplicate-key-in-a-list",
         ),
         pytest.param(
             "cluster:\n  num_nodes: [2\n",
-            "did not find expected ',' or ']' at line 3, column 1, while parsing a flow sequence at line 2, column 14 "
-            "(the last key read: 'cluster.num_nodes')",
+            tuple(
+                f"{problem} at line 3, column 1, while parsing a flow sequence at line 2, column 14 (the last key read: 'cluster.num_nodes')"
+                for problem in ("did not find expected ',' or ']'", "expected ',' or ']', but got '<stream end>'")
+            ),
             id="unclosed-flow-list",
         ),
         pytest.param(
             "cluster:\n  num_nodes: 1\n  component_placement: actor: 0-7\n",
-            "mapping values are not allowed in this context at line 3, column 29 (the last key read: 'cluster.component_placement')",
+            tuple(
+                f"mapping values are not allowed {where} at line 3, column 29 (the last key read: 'cluster.component_placement')"
+                for where in ("in this context", "here")
+            ),
             id="two-colons",
         ),
         pytest.param(
-            "cluster:\n  num_nodes: *nodes\n", "found undefined alias at line 2, column 14 (key 'cluster.num_nodes')", id="undefined-alias",
+            "cluster:\n  num_nodes: *nodes\n",
+            tuple(f"found undefined alias{name} at line 2, column 14 (key 'cluster.num_nodes')" for name in ("", " 'nodes'")),
+            id="undefined-alias",
         ),
     ],
 )  # fmt: skip
-def test_the_message_keeps_the_problem_its_place_and_the_key(text: str, message: str, tmp_path: Path) -> None:
+def test_the_message_keeps_the_problem_its_place_and_the_key(text: str, messages: tuple[str, ...], tmp_path: Path) -> None:
     path = tmp_path / "model.yaml"
     path.write_text(text)
     with pytest.raises(PlacementConfigError) as from_file:
         solve(path)
-    assert str(from_file.value) == f"config file {str(path)!r} is not valid YAML: {message}"
+    prefix = f"config file {str(path)!r} is not valid YAML: "
+    assert str(from_file.value) in [prefix + message for message in messages]
+    message = str(from_file.value).removeprefix(prefix)
     with pytest.raises(PlacementConfigError, match="^config file '<yaml text>' is not valid YAML: ") as from_text:
         load_config(YamlText(text))
     assert str(from_text.value).endswith(message)

@@ -31,7 +31,6 @@ for ``++`` instead: ``+`` here always means "this key is new".
 from __future__ import annotations
 
 import difflib
-import io
 import re
 import textwrap
 from collections.abc import Sequence
@@ -43,8 +42,7 @@ from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
 from solver_placement.errors import PlacementConfigError, cut, shown
-from solver_placement.limits import current
-from solver_placement.limits.yaml_scan import check_text
+from solver_placement.limits.yaml_scan import check_text, load_checked
 
 #: Hydra's grammar functions (sweeps, casts and list extension): only Hydra evaluates them.
 _HYDRA_FUNCTION = re.compile(r"\s*(choice|range|interval|tag|sort|shuffle|glob|int|float|str|bool|extend_list)\s*\(.*\)\s*", re.DOTALL)
@@ -141,7 +139,7 @@ def _value(item: str, raw: str) -> Any:
         rest = str(error).removeprefix(f"config file {_WRAPPER!r}")
         raise PlacementConfigError(f"override {shown(item)}: {rest[2:] if rest.startswith(': ') else 'the value' + rest}") from None
     try:
-        loaded = OmegaConf.load(io.StringIO(document), max_yaml_expanded_nodes=current().max_values)
+        loaded = load_checked(document)
     except (YAMLError, OmegaConfBaseException, ValueError, TypeError) as error:  # ValueError, TypeError: as in config.load_yaml
         reason = getattr(error, "problem", None) or _first_line(error)
         raise PlacementConfigError(f"override {shown(item)}: the value is not valid YAML ({shown(reason)[1:-1]})") from None

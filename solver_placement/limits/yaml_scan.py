@@ -14,11 +14,19 @@ before emitting a single event), so a document libyaml refuses is measured again
 pure-Python parser, which has none: a limit of ours is always reported as ours, naming it,
 whatever PyYAML version is installed, and only a document within every limit gets the
 loader's syntax error.
+
+The loader is OmegaConf's (:func:`load_checked`). Since 2.4.0's release candidates it bounds
+aliases too: 10,000 expanded nodes by default, and never more than 100 times the nodes written.
+Earlier versions (2.2, 2.3, and the 2.4 development releases RLinf pins) have no such bounds.
+This pass is the bound on every version, so OmegaConf's own are turned off where it has them: a
+document reads the same under each, and a refusal names our limit, not an OmegaConf setting.
 """
 
 from __future__ import annotations
 
 import codecs
+import inspect
+import io
 import re
 import sys
 from collections.abc import Iterator
@@ -27,6 +35,7 @@ from pathlib import Path
 from typing import IO
 
 import yaml
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from solver_placement.errors import PlacementConfigError, cut, shown
 from solver_placement.limits import current, exceeded
@@ -37,6 +46,8 @@ from solver_placement.limits.interpolations import nesting_depth
 PARSERS: tuple[type[yaml.SafeLoader], ...] = (*((yaml.CSafeLoader,) if hasattr(yaml, "CSafeLoader") else ()), yaml.SafeLoader)
 #: A decimal integer as YAML 1.1 writes one in a plain scalar (underscores allowed).
 _DECIMAL_INT = re.compile(r"[-+]?[0-9][0-9_]*")
+#: Whether ``OmegaConf.load`` has bounds of its own on aliases (see the module docstring).
+_LOAD_IS_BOUNDED = "max_yaml_expanded_nodes" in inspect.signature(OmegaConf.load).parameters
 
 
 def read_bounded(source: Path | IO[str] | IO[bytes], name: str) -> str:
@@ -84,6 +95,13 @@ def check_text(text: str, name: str) -> None:
             raise PlacementConfigError(f"{where} is not valid text: {shown(str(error))}") from None
 
 
+def load_checked(text: str) -> DictConfig | ListConfig:
+    """YAML text that :func:`check_text` passed, loaded by OmegaConf with its own alias bounds off
+    (see the module docstring). Errors are the loader's, for the caller to word."""
+    unbounded = {"max_yaml_expanded_nodes": None} if _LOAD_IS_BOUNDED else {}
+    return OmegaConf.load(io.StringIO(text), **unbounded)
+
+
 @dataclass
 class _Open:
     """A mapping or list whose end event has not come yet."""
@@ -102,6 +120,7 @@ class _Measure:
 
     sizes: dict[str, tuple[int, int]] = field(default_factory=dict)  # anchor -> (values, characters) of its node
     open_nodes: list[_Open] = field(default_factory=list)
+    open_anchors: set[str] = field(default_factory=set)  # anchors of the open nodes
     values: int = 0
     chars: int = 0
     interpolations: int = 0
@@ -131,6 +150,8 @@ def _measure(events: Iterator[yaml.Event], where: str) -> None:
             seen.enter(event)
         if isinstance(event, yaml.CollectionStartEvent):
             seen.open_nodes.append(_Open(event.anchor, seen.values, seen.chars, isinstance(event, yaml.MappingStartEvent)))
+            if event.anchor is not None:
+                seen.open_anchors.add(event.anchor)
             seen.values += 1
             if len(seen.open_nodes) > limits.max_depth:
                 raise exceeded("max_depth", f"more than {limits.max_depth} levels", where, f"the nesting at {seen.path()}")
@@ -138,7 +159,9 @@ def _measure(events: Iterator[yaml.Event], where: str) -> None:
             node = seen.open_nodes.pop()
             if node.anchor is not None:
                 seen.sizes[node.anchor] = (seen.values - node.values_before, seen.chars - node.chars_before)
+                seen.open_anchors.discard(node.anchor)
         elif isinstance(event, yaml.AliasEvent):
+            _check_not_recursive(event, where, seen)
             added = seen.sizes.get(event.anchor or "", (1, 0))
             seen.values, seen.chars = seen.values + added[0], seen.chars + added[1]
         elif isinstance(event, yaml.ScalarEvent):
@@ -153,6 +176,17 @@ def _measure(events: Iterator[yaml.Event], where: str) -> None:
             raise exceeded("max_interpolations", f"more than {limits.max_interpolations}", where, "the number of values holding ${...}")
         if seen.chars > limits.max_text_chars:
             raise exceeded("max_text_chars", f"more than {limits.max_text_chars} characters", where, "the text of its values (aliases counted as copies)")
+
+
+def _check_not_recursive(event: yaml.AliasEvent, where: str, seen: _Measure) -> None:
+    """Refuse an alias inside the node it names (``a: &a [*a]``): the loader would build a mapping
+    or list that holds itself, which OmegaConf before 2.4.0's release candidates recurses into
+    until Python's stack runs out (later ones refuse it in their own words)."""
+    if event.anchor in seen.open_anchors:
+        raise PlacementConfigError(
+            f"{where}: {seen.path()} is the alias {shown('*' + cut(event.anchor, 40))} of a mapping or list that holds it "
+            "(a mapping or list that holds itself cannot be a config)"
+        )
 
 
 def _check_integer_digits(event: yaml.ScalarEvent, where: str, seen: _Measure) -> None:

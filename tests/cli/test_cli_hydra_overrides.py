@@ -134,11 +134,19 @@ def test_an_empty_value_is_the_empty_string_as_in_hydra() -> None:
         ("+++cluster.x=1", "'+cluster.x' is not a dotted key"),
         ("cluster.node_groups.3.label=x", "cluster.node_groups is a list of 1 item(s), so '3' is not one of its indices"),
         ("+cluster.num_nodes.x=1", "cluster.num_nodes holds 2, not a mapping or a list, so it has no cluster.num_nodes.x"),
-        ("cluster.num_nodes=[1", "override 'cluster.num_nodes=[1': the value is not valid YAML (did not find expected ',' or ']')"),
     ],
 )  # fmt: skip
 def test_a_form_that_is_not_supported_is_refused_with_its_reason(argument: str, reason: str) -> None:
     assert reason in refused(argument)
+
+
+def test_a_value_that_is_not_yaml_is_refused_in_the_loaders_words() -> None:
+    """The loader words the problem: libyaml where PyYAML has it under omegaconf 2.4, PyYAML's
+    pure-Python parser under 2.2 and 2.3."""
+    assert refused("cluster.num_nodes=[1") in [
+        f"error: override 'cluster.num_nodes=[1': the value is not valid YAML ({problem})\n"
+        for problem in ("did not find expected ',' or ']'", "expected ',' or ']', but got '<stream end>'")
+    ]
 
 
 def test_an_override_below_an_interpolation_is_refused() -> None:
