@@ -35,6 +35,7 @@ from solver_placement.solver.bounds.needs import tensor_group_on_node
 from solver_placement.solver.first_fit_orders import Step, followers, owner, placing_orders
 from solver_placement.solver.options import Budget
 from solver_placement.solver.rules.domains import label_values
+from solver_placement.solver.rules.memory import megabytes
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
 
@@ -161,7 +162,7 @@ class _Board:
         loads = [self.by.get(owner, np.zeros_like(self.load))[items] + (owner in coming) for owner, _ in holders]
         fits = np.ones(items.size, dtype=bool)
         for running in range(len(holders)):
-            need = sum(_mb(m.active if i == running else m.idle) * load for i, ((_, m), load) in enumerate(zip(holders, loads)))
+            need = sum(megabytes(m.active if i == running else m.idle) * load for i, ((_, m), load) in enumerate(zip(holders, loads)))
             fits &= need <= np.ceil(np.nan_to_num(limits) * 1024)
         return fits | ~checked
 
@@ -174,10 +175,6 @@ class _Board:
         hardware = items.astype(np.int64)
         ranks = window_ranks(request.cand_hw, request.cand_rank, indptr, hardware, int(request.stride or 1), self.cluster.num_hardware)
         return Assignment(indptr=indptr, hardware=hardware, ranks=ranks, num_hardware=self.cluster.num_hardware)
-
-
-def _mb(gigabytes: float) -> int:
-    return int(np.ceil(gigabytes * 1024))
 
 
 def _window(request: ComponentRequest) -> tuple[np.ndarray, np.ndarray]:

@@ -14,12 +14,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
+from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.counts import CountAnswer, count_path
+from solver_placement.solver.counts.layout import assignments
+from solver_placement.solver.counts.model import solve_counts
+from solver_placement.solver.counts.patterns import parts, shapes
+from solver_placement.solver.counts.problem import count_problem
 from solver_placement.solver.evaluate import objective_value
 from solver_placement.solver.first_fit import first_fit
 from solver_placement.solver.options import SolverOptions
@@ -30,11 +36,13 @@ NAMES = ("actor", "reward", "critic", "judge")
 
 @st.composite
 def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
-    """1-3 nodes of 2, 4 or 8 GPUs in racks of two; maybe a rank-string component on node 0;
-    1-3 declarative components in TP groups (some in pipelines required inside one rack), some
-    exclusive (with each other or the rank string), maybe a collocated strided rollout; sizes up
-    to the cluster's GPUs (some specs are infeasible)."""
+    """1-3 nodes of 2, 4 or 8 GPUs in racks of two, maybe of 40 or 80 GB; maybe a rank-string
+    component on node 0; 1-3 declarative components in TP groups (some in pipelines required
+    inside one rack, some with memory), some exclusive (with each other or the rank string),
+    maybe a collocated strided rollout; sizes up to the cluster's GPUs (some specs are
+    infeasible)."""
     gpus = draw(st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=3))
+    memory = draw(st.none() | st.lists(st.sampled_from([40, 80]), min_size=len(gpus), max_size=len(gpus)))
     total = sum(gpus)
     spec: dict[str, Any] = {}
     if draw(st.booleans()):
@@ -54,13 +62,15 @@ def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
         others = [other for other in spec if draw(st.booleans())]
         if others:
             body["exclusive_with"] = others
+        if memory and draw(st.booleans()):
+            body["memory_gb"] = draw(st.sampled_from([20, 30, 50]))
         spec[name] = body
     actor = spec[names[0]]
     width = actor["tensor_parallel_size"] * actor.get("hardware_per_process", 1)
     if width % 2 == 0 and "topology" not in actor and draw(st.booleans()):
         items = actor["processes"] * actor.get("hardware_per_process", 1)
         spec["rollout"] = {"processes": items // 2, "hardware_per_process": 2, "stride": "auto", "collocate_with": names[0]}
-    return Cluster(len(gpus), gpus, node_labels=[{"rack": str(n // 2)} for n in range(len(gpus))]), spec
+    return Cluster(len(gpus), gpus, gpu_memory_gb=memory, node_labels=[{"rack": str(n // 2)} for n in range(len(gpus))]), spec
 
 
 def nodes_term(solution: Solution) -> int:
@@ -101,6 +111,54 @@ def test_never_worse_than_first_fit_and_optimal_where_claimed(case: tuple[Cluste
         assert flat.method == "search" and flat.status == "OPTIMAL"
         assert nodes_term(ours) == nodes_term(flat)
         assert ours.objective == DEFAULT_WEIGHTS["nodes"] * nodes_term(ours)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs())
+def test_patterns_clique_by_clique_answer_as_whole_node_patterns(case: tuple[Cluster, dict[str, Any]]) -> None:
+    """The clique-tree form (used when whole-node patterns are too many) proves the same optimum
+    as whole-node patterns, and its glued layout passes the verifier."""
+    cluster, placement = case
+    try:
+        spec = PlacementSpec.build(cluster, placement)
+        problem = count_problem(spec, spec.requests)
+    except InfeasiblePlacementError:
+        return
+    if isinstance(problem, str):
+        return
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    answers = []
+    for by_clique in (False, True):
+        found = [shape for part in parts(problem, joint=False) for shape in shapes(problem, cluster.gpus_per_node, part, lambda _: None, by_clique)]
+        counts = solve_counts(problem, found, DEFAULT_WEIGHTS, node_start, SolverOptions(), SolverOptions().start())
+        answers.append(None if counts is None else (counts.status, counts.value))
+        if counts is not None and by_clique:
+            placed = assignments(problem, found, counts, spec.requests, cluster)
+            placed |= {n: Assignment(r.indptr, r.cand_hw, r.cand_rank, cluster.num_hardware) for n, r in spec.requests.items() if r.determined}
+            solution = Solution(spec, spec.requests, {c.name: placed[c.shares_rule_with or c.name] for c in spec.components.values()}, "FEASIBLE", None)
+            verify(spec, solution.placements_by_component())
+    event(f"{len(problem.classes)} classes, {answers[0]}")
+    assert answers[0] == answers[1]
+
+
+def test_a_chain_of_exclusive_components_with_memory_is_proven_by_clique_tables() -> None:
+    """Eleven components in a chain of exclusivity with memory on two of them, on 8- and 4-GPU
+    nodes: too many whole-node patterns, so the count model lists them clique by clique and
+    proves its optimum at once (before, first fit answered after 5 s, 16% above it)."""
+    chain = ["actor", "critic", "reward", "ref", "judge", "teacher", "student", "scorer", "verifier", "planner"]
+    sizes = {"reward": (70, "big"), "ref": (26, "small"), "scorer": (72, "big"), "planner": (26, "small")}
+    placement: dict[str, Any] = {}
+    for index, name in enumerate(chain):
+        processes, group = sizes.get(name, (98, None))
+        placement[name] = {"processes": processes, "tensor_parallel_size": 4 if name == "scorer" else 2}
+        placement[name] |= ({"node_group": group} if group else {}) | ({"exclusive_with": [chain[index - 1]]} if index else {})
+    placement["scorer"]["memory_gb"] = placement["actor"]["memory_gb"] = 30
+    placement["scorer_rollout"] = {"processes": 36, "hardware_per_process": 2, "stride": "auto", "collocate_with": "scorer"}
+    groups = [{"label": "big", "node_ranks": "0-20"}, {"label": "small", "node_ranks": "21-36"}]
+    cluster = Cluster(37, [8] * 21 + [4] * 16, gpu_memory_gb=[80] * 21 + [40] * 16, node_groups=groups)
+    solution = solve(PlacementSpec.build(cluster, placement), time_limit_s=5)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    verify(solution.spec, solution.placements_by_component())
 
 
 @pytest.mark.parametrize("placement", [

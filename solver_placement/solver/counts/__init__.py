@@ -52,10 +52,18 @@ def count_path(
     if isinstance(problem, str):
         return problem
     cluster = spec.cluster
-    try:
-        found = [shape for part in parts(problem, joint=bool(weights.get("balance"))) for shape in shapes(problem, cluster.gpus_per_node, part, budget.check)]
-    except TooManyPatterns:
-        return "more node patterns than the count model enumerates"
+    joint = bool(weights.get("balance"))
+    found = []
+    for part in parts(problem, joint):
+        try:
+            found += shapes(problem, cluster.gpus_per_node, part, budget.check)
+        except TooManyPatterns:
+            if joint:
+                return "more node patterns than the count model enumerates (the balance term needs whole-node patterns)"
+            try:
+                found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)
+            except TooManyPatterns:
+                return "more node patterns than the count model enumerates, even clique by clique"
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_counts(problem, found, weights, node_start, options, budget)
     if counts is None:

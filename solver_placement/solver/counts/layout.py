@@ -4,7 +4,8 @@
 answers rather than a weighted term the search must prove: the nodes of one shape take their
 patterns heaviest first (on nodes of equal size and consecutive ranks that minimises the sum of
 the ranks taken for the chosen counts), and on a node the classes, in an order where each one's
-exclusive neighbours already placed form a clique, take the lowest GPUs their neighbours left.
+neighbours already placed (classes it may not share a GPU with) form a clique, take the lowest
+GPUs those neighbours left.
 A node's local layout depends only on its GPU count and pattern, so it is built once per
 distinct pair and stamped onto every node that has it. The result goes to the independent
 verifier like any other answer.
@@ -20,6 +21,7 @@ import numpy as np
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.errors import InternalError
 from solver_placement.solver.assignment import Assignment, window_ranks
+from solver_placement.solver.counts.graphs import ApartGraph
 from solver_placement.solver.counts.model import Counts
 from solver_placement.solver.counts.patterns import Shape
 from solver_placement.solver.counts.problem import CountClass, CountProblem
@@ -45,11 +47,11 @@ def assignments(
     start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     avoided = [_locals_per_node(cluster, held) for held in problem.blocked]
     per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
-    keys: dict[tuple[int, tuple[int, ...], tuple[tuple[int, ...], ...]], list[int]] = {}
+    keys: dict[tuple[ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...]], list[int]] = {}
     for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
         pattern = tuple(patterns_on[node].tolist())
         keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
-        keys.setdefault((int(cluster.gpus_per_node[node]), pattern, keep_off), []).append(node)
+        keys.setdefault((problem.graphs[problem.graph_of[node]], int(cluster.gpus_per_node[node]), pattern, keep_off), []).append(node)
     for key, nodes in keys.items():
         layout = _node_layout(problem, requests, *key)
         node_array = np.array(nodes, dtype=np.int64)
@@ -84,27 +86,32 @@ def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Count
     """Groups of each class per node: each shape's nodes in rank order take its patterns heaviest first."""
     on = np.zeros((num_nodes, len(problem.classes)), dtype=np.int64)
     for s, shape in enumerate(shapes):
-        chosen = [(p, n) for (shape_index, p), n in counts.uses.items() if shape_index == s]
-        weight = {p: sum(g * problem.classes[c].width for c, g in zip(shape.part, shape.patterns[p])) for p, _ in chosen}
-        chosen.sort(key=lambda pair: (-weight[pair[0]], tuple(-g for g in shape.patterns[pair[0]])))
-        sequence = np.repeat(np.array([p for p, _ in chosen], dtype=np.int64), [n for _, n in chosen])
+        chosen = shape.whole_patterns(counts.of_shape(s))
+        weight = [sum(g * problem.classes[c].width for c, g in zip(shape.part, pattern)) for pattern, _ in chosen]
+        order = sorted(range(len(chosen)), key=lambda i: (-weight[i], tuple(-g for g in chosen[i][0])))
+        sequence = np.repeat(np.array(order, dtype=np.int64), [chosen[i][1] for i in order])
         if sequence.size != shape.nodes.size:
             raise InternalError("the count model's nodes per shape do not add up to the shape's nodes")
-        table = np.array(shape.patterns, dtype=np.int64)
+        table = np.array([pattern for pattern, _ in chosen], dtype=np.int64).reshape(len(chosen), len(shape.part))
         on[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = table[sequence]
     return on
 
 
 def _node_layout(
-    problem: CountProblem, requests: Mapping[str, ComponentRequest], capacity: int, pattern: tuple[int, ...], keep_off: tuple[tuple[int, ...], ...]
+    problem: CountProblem,
+    requests: Mapping[str, ComponentRequest],
+    graph: ApartGraph,
+    capacity: int,
+    pattern: tuple[int, ...],
+    keep_off: tuple[tuple[int, ...], ...],
 ) -> _NodeLayout:
     """Local ids of every member's processes on a node holding ``pattern`` (class ``c`` keeping
-    off local ids ``keep_off[c]``); classes whose groups must be tiled by a stride are tried
-    first, then the clique-safe order alone."""
-    present = [c for c in problem.order if pattern[c]]
+    off local ids ``keep_off[c]``, classes paired in ``graph`` on different GPUs); classes whose
+    groups must be tiled by a stride are tried first, then the clique-safe order alone."""
+    present = [c for c in graph.order if pattern[c]]
     blocky = [c for c in present if _run(problem, requests, c) > 1]
     for order in ([*blocky, *(c for c in present if c not in blocky)], present):
-        layout = _try_order(problem, requests, capacity, pattern, keep_off, order)
+        layout = _try_order(problem, requests, graph, capacity, pattern, keep_off, order)
         if layout is not None:
             return layout
     raise LayoutFailed
@@ -132,6 +139,7 @@ def _runs_of(free: np.ndarray, run: int, need: int) -> np.ndarray | None:
 def _try_order(
     problem: CountProblem,
     requests: Mapping[str, ComponentRequest],
+    graph: ApartGraph,
     capacity: int,
     pattern: tuple[int, ...],
     keep_off: tuple[tuple[int, ...], ...],
@@ -142,7 +150,7 @@ def _try_order(
         blocked = np.zeros(capacity, dtype=bool)
         blocked[list(keep_off[c])] = True
         for other, gpus in taken.items():
-            if (min(c, other), max(c, other)) in problem.exclusive:
+            if (min(c, other), max(c, other)) in graph.pairs:
                 blocked[gpus] = True
         chosen = _runs_of(np.flatnonzero(~blocked), _run(problem, requests, c), pattern[c] * problem.classes[c].width)
         if chosen is None:

@@ -9,9 +9,11 @@ caller says it when it falls back to the flat model):
 
 - a *class* is a free component plus the free components collocated with it (they use exactly
   its GPUs, nested in its groups, so they add no choice, only cost);
-- per node, the classes' GPUs must satisfy every clique of the exclusivity graph (the GPUs of
-  pairwise exclusive classes add up); for a chordal graph that is also sufficient, and the
-  per-node construction (``layout.py``) finds the ids in a perfect elimination order;
+- per node, the classes' GPUs must satisfy every clique of the graph of classes that may not
+  share a GPU there (exclusive ones, and those whose ``memory_gb`` does not fit one of its GPUs
+  together: ``stacks.py``); the GPUs of such a clique add up. For a chordal graph that is also
+  sufficient, and the per-node construction (``layout.py``) finds the ids in a perfect
+  elimination order;
 - a rank-string component a class is exclusive with takes its GPUs out of every node it uses
   (the same ones for every class of a connected part, so each clique's room is one number);
 - a required ``pipeline_parallel`` domain makes a domain hold whole pipelines (its groups of the
@@ -29,7 +31,10 @@ import numpy as np
 from solver_placement.arrays import distinct
 from solver_placement.constants import ACCELERATOR
 from solver_placement.solver.bounds.needs import is_free, tensor_group_on_node
+from solver_placement.solver.counts.graphs import ApartGraph, connected_parts
+from solver_placement.solver.counts.stacks import apart_graphs
 from solver_placement.solver.rules.domains import label_values
+from solver_placement.solver.rules.memory import megabytes
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
 
@@ -56,19 +61,22 @@ class CountProblem:
     """A spec as counts: classes, their cliques, and the nodes each class may use.
 
     ``allowed[c, n]``: class ``c`` may put groups on node ``n`` (its window holds the whole node
-    and the members' memory fits its GPUs). ``cliques`` are index tuples of pairwise exclusive
-    classes (maximal ones, plus every class alone). ``order`` is a perfect elimination order of
-    the exclusivity graph reversed: placing classes in it, each one's exclusive neighbours
-    placed before it form a clique.
+    and the members' memory fits its GPUs). ``graphs[graph_of[n]]`` says which classes may not
+    share a GPU on node ``n`` (exclusive, or memory that does not fit together there), with its
+    cliques and a placing order (``graphs.py``).
     """
 
     classes: tuple[CountClass, ...]
     allowed: np.ndarray
-    cliques: tuple[tuple[int, ...], ...]
-    order: tuple[int, ...]
-    exclusive: frozenset[tuple[int, int]]
+    graphs: tuple[ApartGraph, ...]
+    graph_of: np.ndarray
     blocked: tuple[np.ndarray, ...]  # per class, the physical ids rank-string components it is exclusive with use
     hw_node: np.ndarray  # the cluster's node of every physical id
+
+    @property
+    def apart_somewhere(self) -> frozenset[tuple[int, int]]:
+        """Pairs of classes that may not share a GPU on some node: they compete for nodes."""
+        return frozenset(pair for graph in self.graphs for pair in graph.pairs)
 
     def blocked_per_node(self, c: int, num_nodes: int) -> np.ndarray:
         """How many GPUs of each node class ``c`` must leave to rank-string components."""
@@ -94,45 +102,24 @@ def count_problem(spec: PlacementSpec, requests: Mapping[str, ComponentRequest])
             theirs = spec.components[other].shares_rule_with or other
             if mine in index and theirs in index and index[mine] != index[theirs]:
                 exclusive.add((min(index[mine], index[theirs]), max(index[mine], index[theirs])))
-    with_memory = [i for i, c in enumerate(classes) if any(spec.components[m].constraints.memory for m in c.members)]
-    for i in with_memory:
-        shared = [c.root for j, c in enumerate(classes) if j != i and (min(i, j), max(i, j)) not in exclusive]
-        if shared:
-            return f"{classes[i].root}: memory_gb while {shared[0]} may share its GPUs (not exclusive_with it)"
-    elimination = _perfect_elimination_order(len(classes), exclusive)
-    if elimination is None:
-        return "exclusive_with forms a cycle of four or more components with no chord (not a chordal graph)"
-    blocked = _blocked(spec, requests, classes, exclusive)
+    reach = np.stack([np.bincount(spec.cluster.hw_node[distinct(free[c.root].cand_hw)], minlength=spec.cluster.num_nodes) > 0 for c in classes])
+    graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach)
+    if isinstance(graphs, str):
+        return graphs
+    apart = frozenset(pair for graph in graphs[0] for pair in graph.pairs)
+    blocked = _blocked(spec, requests, classes, apart)
     if isinstance(blocked, str):
         return blocked
-    cliques = _cliques(len(classes), exclusive, elimination)
     allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
-    return CountProblem(tuple(classes), allowed, cliques, tuple(reversed(elimination)), frozenset(exclusive), blocked, spec.cluster.hw_node)
-
-
-def connected_parts(size: int, edges: set[tuple[int, int]] | frozenset[tuple[int, int]]) -> list[tuple[int, ...]]:
-    """The vertices of each connected part of a graph, parts in order of their first vertex."""
-    part_of = list(range(size))
-
-    def find(v: int) -> int:
-        while part_of[v] != v:
-            v = part_of[v]
-        return v
-
-    for a, b in sorted(edges):
-        part_of[find(a)] = find(b)
-    grouped: dict[int, list[int]] = {}
-    for v in range(size):
-        grouped.setdefault(find(v), []).append(v)
-    return [tuple(members) for members in sorted(grouped.values())]
+    return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node)
 
 
 def _blocked(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass], exclusive: set[tuple[int, int]]
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass], apart: frozenset[tuple[int, int]]
 ) -> tuple[np.ndarray, ...] | str:
     """Per class, the GPUs of the rank-string components it is exclusive with; refused when two
-    classes of one connected part are kept off different GPUs (then a clique's room is no longer
-    one number per node)."""
+    classes of one connected part (of ``apart``: pairs that may not share a GPU somewhere) are
+    kept off different GPUs (then a clique's room is no longer one number per node)."""
     determined = {name for name, request in requests.items() if request.determined}
     avoid: list[frozenset[str]] = []
     for count_class in classes:
@@ -145,7 +132,7 @@ def _blocked(
             elif mine in determined and others & set(count_class.members):
                 names.add(mine)
         avoid.append(frozenset(names))
-    for part in connected_parts(len(classes), exclusive):
+    for part in connected_parts(len(classes), apart):
         if len({avoid[c] for c in part}) > 1:
             return f"{classes[part[0]].root}: exclusive with rank-string components its exclusive partners are not exclusive with"
     return tuple(
@@ -262,49 +249,8 @@ def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], co
     memories = [m for name in count_class.members for c in spec.components.values()
                 if (c.shares_rule_with or c.name) == name and (m := c.constraints.memory) is not None]
     if memories:
-        need_mb = max(_mb(running.active) + sum(_mb(other.idle) for j, other in enumerate(memories) if j != i)
+        need_mb = max(megabytes(running.active) + sum(megabytes(other.idle) for j, other in enumerate(memories) if j != i)
                       for i, running in enumerate(memories))
         limits = [float("inf") if m is None else m for m in cluster.gpu_memory_gb]
         allowed &= np.array([need_mb <= np.ceil(limit * 1024) for limit in limits])
     return allowed
-
-
-def _mb(gigabytes: float) -> int:
-    return int(np.ceil(gigabytes * 1024))
-
-
-def _perfect_elimination_order(size: int, edges: set[tuple[int, int]]) -> list[int] | None:
-    """A perfect elimination order of the graph (maximum cardinality search, reversed), or None
-    when the graph is not chordal."""
-    neighbours: list[set[int]] = [set() for _ in range(size)]
-    for a, b in edges:
-        neighbours[a].add(b)
-        neighbours[b].add(a)
-    weight = [0] * size
-    visited: list[int] = []
-    for _ in range(size):
-        pick = max((v for v in range(size) if v not in visited), key=lambda v: (weight[v], -v))
-        visited.append(pick)
-        for other in neighbours[pick]:
-            weight[other] += 1
-    order = visited[::-1]
-    position = {v: i for i, v in enumerate(order)}
-    for v in order:
-        later = [u for u in neighbours[v] if position[u] > position[v]]
-        if later:
-            first = min(later, key=lambda u: position[u])
-            if not set(later) - {first} <= neighbours[first]:
-                return None
-    return order
-
-
-def _cliques(size: int, edges: set[tuple[int, int]], order: list[int]) -> tuple[tuple[int, ...], ...]:
-    """Every vertex with its later neighbours in a perfect elimination order: these include every
-    maximal clique of a chordal graph (and each vertex's own clique)."""
-    neighbours: list[set[int]] = [set() for _ in range(size)]
-    for a, b in edges:
-        neighbours[a].add(b)
-        neighbours[b].add(a)
-    position = {v: i for i, v in enumerate(order)}
-    cliques = {tuple(sorted({v, *(u for u in neighbours[v] if position[u] > position[v])})) for v in range(size)}
-    return tuple(sorted(cliques))

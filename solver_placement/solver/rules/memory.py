@@ -43,18 +43,18 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
 def _add_gpu(ctx: ModelContext, holders: list[Holder], hw: int, limit: float) -> None:
     loads = [(name, memory, _load(ctx, request, hw)) for name, request, memory in holders]
     for running, _, _ in loads:
-        terms = [(load, _mb(memory.active if name == running else memory.idle)) for name, memory, load in loads]
+        terms = [(load, megabytes(memory.active if name == running else memory.idle)) for name, memory, load in loads]
         fixed = sum(mb * load for load, mb in terms if isinstance(load, int))
         idle = ", ".join(f"{name} {memory.idle:g}" for name, memory, _ in loads if name != running)
         active = next(memory.active for name, memory, _ in loads if name == running)
         others = f" with the others idle ({idle} GB)" if idle else ""  # alone on the GPU: nothing idles beside it
         statement = f"GPU memory: {running} running ({active:g} GB per process){others} must fit {limit:g} GB per GPU"
         if all(isinstance(load, int) for load, _ in terms):
-            if fixed > _mb(limit):
+            if fixed > megabytes(limit):
                 ctx.conflict(f"{statement}, but {hardware_name(ctx.cluster, hw)} would need {fixed / 1024:g} GB")
             continue
         variable = sum(mb * load for load, mb in terms if not isinstance(load, int))
-        ctx.model.add(fixed + variable <= _mb(limit)).only_enforce_if(ctx.guard(statement))
+        ctx.model.add(fixed + variable <= megabytes(limit)).only_enforce_if(ctx.guard(statement))
 
 
 def _load(ctx: ModelContext, request: ComponentRequest, hw: int) -> Any:
@@ -63,6 +63,7 @@ def _load(ctx: ModelContext, request: ComponentRequest, hw: int) -> Any:
     return len(takers) if request.determined else sum(takers)
 
 
-def _mb(gigabytes: float) -> int:
-    """Whole megabytes, rounded up, so the constraint is integer and never under-counts."""
+def megabytes(gigabytes: float) -> int:
+    """Whole megabytes, rounded up, so the constraint is integer and never under-counts (the count
+    model and first fit count the same way, so all three agree on what fits)."""
     return int(np.ceil(gigabytes * 1024))
