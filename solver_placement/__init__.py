@@ -21,6 +21,7 @@ from solver_placement.errors import (
     SolverTimeoutError,
     VerificationError,
 )
+from solver_placement.layout_report import layout_report
 from solver_placement.records import Placement
 from solver_placement.rlinf import (
     ComponentPlacement,
@@ -109,6 +110,7 @@ __all__ = [
     "verify",
     "Diagnosis",
     "diagnose",
+    "layout_report",
     *_LAZY,
     "ResourcePool",
     "fuse",

@@ -25,6 +25,7 @@ LAYERS = (
     "auto",
     "rlinf",
     "ray_launch",
+    "layout_report",
     "plot",
     "diagnose",
     "replan",
@@ -43,7 +44,7 @@ PUBLIC_NAMES = [
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "VerificationError", "WorkerGroup", "YamlText",
-    "as_cluster", "auto_place", "diagnose", "explain", "fuse", "launch", "load_config", "placement_for_config", "plan", "pool_spec",
+    "as_cluster", "auto_place", "diagnose", "explain", "fuse", "launch", "layout_report", "load_config", "placement_for_config", "plan", "pool_spec",
     "register",
     "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip

@@ -17,6 +17,7 @@ from solver_placement.cli.progress import working
 from solver_placement.cli.text import compact_conflicts, format_table, heading, summary, usage_counts
 from solver_placement.diagnose import fixes as checked_fixes
 from solver_placement.errors import InfeasiblePlacementError
+from solver_placement.layout_report import layout_report
 from solver_placement.rlinf.component_placement import ComponentPlacement
 from solver_placement.rlinf.task_placement import placement_class
 from solver_placement.solver.solution import Solution
@@ -25,7 +26,11 @@ from solver_placement.solver.solution import Solution
 @click.command("solve", cls=ModelCommand)
 @model_arguments
 @click.option("--component", "-c", multiple=True, help="Only show this component (repeatable).")
-@format_option("table", "json", "yaml", help="table for people; json and yaml print the document described above.")
+@format_option(
+    "table", "json", "yaml", "layout",
+    help="table for people, one row per process; json and yaml print the document described above; "
+    "layout prints GPUs per component per run of like nodes, unused GPUs and totals.",
+)  # fmt: skip
 @time_limit_option
 @model_parallel_option
 def solve_command(
@@ -46,11 +51,16 @@ def solve_command(
       solver-placement solve models/api_node_groups.yaml -c env -c agent
       cat models/quickstart.yaml | solver-placement solve - --format json
       solver-placement solve models/modelparallel_collocated_tp4_tp2_1x8.yaml
+      solver-placement solve models/synthetic_1024x8.yaml --format layout
     """
     model = read_model(file, overrides)
     with working(f"solving {model.name}"):
         placed = place(model.config, time_limit, model_parallel)
     solution = placed.solution
+    if fmt == "layout":  # the heading without the solve time, so logs of the same job read the same
+        report = layout_report(solution, list(component) or None)  # before any output: a bad -c is an error alone
+        click.echo(f"{heading(model)}: {solution.cluster.describe()}; {_verdict(solution)}\n{report}")
+        return
     records = {name: solution.placements(name) for name in list(component) or solution.components}
     if fmt != "table":
         components = {name: [asdict(p) for p in pls] for name, pls in records.items()}
