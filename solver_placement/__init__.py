@@ -19,6 +19,7 @@ from solver_placement.errors import (
     PlacementError,
     PlacementSyntaxError,
     SolverTimeoutError,
+    Statement,
     VerificationError,
 )
 from solver_placement.layout_report import layout_report
@@ -102,6 +103,7 @@ __all__ = [
     "RolloutSyncMode",
     "Solution",
     "SolverTimeoutError",
+    "Statement",
     "VerificationError",
     "explain",
     "load_config",

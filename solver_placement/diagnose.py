@@ -12,15 +12,14 @@ scale. One budget (``time_limit_s``) covers the first solve and every check.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.schema import cluster_part
 from solver_placement.config import ConfigSource, load_config, require_mapping
 from solver_placement.constants import RESERVED_LABELS
-from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError
+from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, Statement
 from solver_placement.solver.bounds.needs import needs_of
 from solver_placement.solver.exact import spec_options
 from solver_placement.solver.options import MIN_RUN_S, Budget
@@ -45,8 +44,13 @@ class Diagnosis:
 
     solution: Solution | None
     error: PlacementError | None = None
-    conflicts: tuple[str, ...] = ()
+    statements: tuple[Statement, ...] = ()
     suggestions: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def conflicts(self) -> tuple[str, ...]:
+        """The conflicting statements' sentences."""
+        return tuple(statement.text for statement in self.statements)
 
     @property
     def feasible(self) -> bool:
@@ -72,12 +76,12 @@ def diagnose(source: ConfigSource, cluster: Cluster | None = None, time_limit_s:
         budget = spec_options(spec, time_limit_s=time_limit_s).start()
         return Diagnosis(solve(spec, time_limit_s=time_limit_s))
     except InfeasiblePlacementError as error:
-        return Diagnosis(None, error, error.conflicts, tuple(suggest(spec, error.conflicts, budget)))
+        return Diagnosis(None, error, error.statements, tuple(suggest(spec, error.statements, budget)))
     except PlacementError as error:
         return Diagnosis(None, error)
 
 
-def fixes(source: ConfigSource, conflicts: tuple[str, ...], time_limit_s: float | None = None) -> list[str]:
+def fixes(source: ConfigSource, conflicts: Sequence[Statement], time_limit_s: float | None = None) -> list[str]:
     """Checked fixes for a config already known to be infeasible with ``conflicts`` (what
     ``diagnose`` adds to the error), within their own budget of ``time_limit_s``."""
     spec = _unchecked_spec(source, None)
@@ -87,7 +91,7 @@ def fixes(source: ConfigSource, conflicts: tuple[str, ...], time_limit_s: float 
 Attempt = Callable[[PlacementSpec, str, Budget], "str | None"]
 
 
-def suggest(spec: PlacementSpec, conflicts: tuple[str, ...], budget: Budget | None = None, limit: int = MAX_SUGGESTIONS) -> list[str]:
+def suggest(spec: PlacementSpec, conflicts: Sequence[Statement], budget: Budget | None = None, limit: int = MAX_SUGGESTIONS) -> list[str]:
     """Checked fixes for the components named in ``conflicts``: the cheapest kind of change
     first (fewer processes, smaller TP, another group, one more node, bigger nodes)."""
     budget = budget or spec_options(spec).start()
@@ -118,9 +122,11 @@ def _unchecked_spec(source: ConfigSource, cluster: Cluster | None) -> PlacementS
     return PlacementSpec(cluster, components, require_mapping(section.get("solver") or {}, "cluster.solver"))
 
 
-def _named(spec: PlacementSpec, conflicts: tuple[str, ...]) -> list[str]:
-    """Components named in the conflicts, declarative ones first (they can change shape)."""
-    named = [n for n in spec.components if any(re.search(rf"(^|\W){re.escape(n)}(\W|$)", c) for c in conflicts)]
+def _named(spec: PlacementSpec, conflicts: Sequence[Statement]) -> list[str]:
+    """Components the conflicts are about, in config order, declarative ones first (they can
+    change shape)."""
+    about = {name for statement in conflicts for name in statement.named}
+    named = [n for n in spec.components if n in about]
     return sorted(named, key=lambda n: not spec.components[n].is_declarative)
 
 

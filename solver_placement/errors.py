@@ -11,7 +11,7 @@ PlacementError (ValueError)
   PlacementSyntaxError (+AssertionError)      the rank grammar
   PlacementConfigError (+AssertionError)      a value that is well formed but not acceptable
     NodeRankError (+IndexError)               a node rank outside the selected node groups
-  InfeasiblePlacementError (+AssertionError)  proven impossible; .conflicts names the statements
+  InfeasiblePlacementError (+AssertionError)  proven impossible; .statements names the statements
   SolverTimeoutError                          no answer within the time limit
   VerificationError                           a placement breaks a rule of its spec
   LaunchError                                 Ray could not reserve, verify or start the plan
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 
 class PlacementError(ValueError):
@@ -52,16 +53,46 @@ class NodeRankError(PlacementConfigError, IndexError):
     """A node rank outside the nodes of the selected node groups (RLinf raises ``IndexError``)."""
 
 
+@dataclass(frozen=True)
+class Statement:
+    """One thing the user said, as the solver states it: a record, not only a sentence.
+
+    ``component`` is the component whose config holds it ("" for what the cluster offers, e.g.
+    the counting arithmetic), ``keys`` the config keys it rests on (``processes``,
+    ``exclusive_with``, ...), ``rule`` the rule family that enforces it (``solver/rules/``, or
+    ``counting``), ``processes`` the first and last process rank it is about (None: all of them)
+    and ``others`` the other components it names. Front ends group conflicts by these fields and
+    find the components to change from them, never by parsing ``text``.
+    """
+
+    text: str
+    component: str = ""
+    keys: tuple[str, ...] = ()
+    rule: str = ""
+    processes: tuple[int, int] | None = None
+    others: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """Every component the statement is about: its own first."""
+        return tuple(dict.fromkeys(name for name in (self.component, *self.others) if name))
+
+
 class InfeasiblePlacementError(PlacementError, AssertionError):
     """The solver proved that no placement satisfies the spec.
 
-    ``conflicts`` holds the user statements (component, source text, rule) that cannot all hold
-    together; the message lists them.
+    ``statements`` are the user statements (:class:`Statement` records: component, config keys,
+    rule, processes) that cannot all hold together; ``conflicts`` are their sentences, which the
+    message lists.
     """
 
-    def __init__(self, message: str, conflicts: Sequence[str] = ()) -> None:
+    def __init__(self, message: str, conflicts: Sequence[Statement | str] = ()) -> None:
         super().__init__(message)
-        self.conflicts: tuple[str, ...] = tuple(conflicts)
+        self.statements: tuple[Statement, ...] = tuple(c if isinstance(c, Statement) else Statement(c) for c in conflicts)
+        self.conflicts: tuple[str, ...] = tuple(s.text for s in self.statements)
 
 
 class SolverTimeoutError(PlacementError):

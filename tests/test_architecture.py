@@ -43,7 +43,7 @@ PUBLIC_NAMES = [
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
-    "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "VerificationError", "WorkerGroup", "YamlText",
+    "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "WorkerGroup", "YamlText",
     "as_cluster", "auto_place", "diagnose", "explain", "fuse", "launch", "layout_report", "load_config", "placement_for_config", "plan", "pool_spec",
     "register",
     "reserve", "solve", "to_ray", "verify",

@@ -8,6 +8,6 @@ group, where every failure becomes its exit status.
 """
 
 from solver_placement.cli.app import main
-from solver_placement.cli.text import compact_conflicts
+from solver_placement.cli.conflicts import compact_conflicts
 
 __all__ = ["compact_conflicts", "main"]

@@ -8,13 +8,14 @@ from dataclasses import asdict
 
 import click
 
+from solver_placement.cli.conflicts import compact_statements, grouped_lines, statement_records
 from solver_placement.cli.exit_codes import ExitCode
 from solver_placement.cli.model_input import Model, model_arguments, read_model
 from solver_placement.cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement.cli.output import document, echo_document, fail
 from solver_placement.cli.placing import Placed, place
 from solver_placement.cli.progress import working
-from solver_placement.cli.text import compact_conflicts, format_table, heading, summary, usage_counts
+from solver_placement.cli.text import format_table, heading, summary, usage_counts
 from solver_placement.diagnose import fixes as checked_fixes
 from solver_placement.errors import InfeasiblePlacementError
 from solver_placement.layout_report import layout_report
@@ -85,8 +86,9 @@ def explain_command(
 ) -> None:
     """Say why FILE is invalid or infeasible, or summarise it in one line if it is fine.
 
-    An infeasible FILE lists the fewest statements that cannot hold together (with the counting
-    that rules them out, when counting does), and the fixes that were checked to fit (exit 3).
+    An infeasible FILE lists the fewest statements that cannot hold together, under the
+    component and config keys they come from (with the counting that rules them out, when
+    counting does), and the fixes that were checked to fit (exit 3).
     --time-limit bounds finding the conflict; --explain-time-limit bounds the fixes.
 
     \b
@@ -94,7 +96,9 @@ def explain_command(
     feasible (true/false); when feasible: summary, status, placement_class,
     placement_mode, processes, nodes_used, nodes, gpus_used, gpus and
     components {name: process count}; when not: conflicts and suggestions
-    (lists of sentences). Bad input and timeouts are errors on stderr.
+    (lists of sentences) and statements (the conflicts as records: component,
+    keys, rule, processes, others, text). Bad input and timeouts are errors on
+    stderr.
 
     \b
     Examples:
@@ -122,16 +126,18 @@ def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str,
     Fixes are searched only for configs placed as written: they are edits of component_placement,
     which an RLinf placement class rewrites before solving.
     """
-    conflicts = compact_conflicts(error.conflicts)
+    statements = compact_statements(error.statements)
     fixes: Sequence[str] = ()
     if placed_as_written:
         with working(f"checking fixes for {model.name}"):
-            fixes = checked_fixes(model.config, tuple(error.conflicts), time_limit)
+            fixes = checked_fixes(model.config, error.statements, time_limit)
     if fmt == "json":
-        echo_document(document("explain", model, feasible=False, conflicts=conflicts, suggestions=list(fixes)), fmt)
+        conflicts = [statement.text for statement in statements]
+        echo_document(document("explain", model, feasible=False, conflicts=conflicts, statements=statement_records(statements),
+                               suggestions=list(fixes)), fmt)  # fmt: skip
         sys.exit(ExitCode.INFEASIBLE)
-    if len(conflicts) > 1 or fixes:
-        listed = "".join(f"\n  - {conflict}" for conflict in conflicts)
+    if len(statements) > 1 or fixes:
+        listed = "".join(f"\n{line}" for line in grouped_lines(statements))
         tips = "".join(f"\nsuggestion: {fix}" for fix in fixes)
         fail(f"no placement exists; these statements cannot all hold:{listed}{tips}", ExitCode.INFEASIBLE)
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from tabulate import tabulate
 
+from solver_placement.cli.conflicts import compact_conflicts
 from solver_placement.cli.model_input import Model
 from solver_placement.cli.placing import Placed
-from solver_placement.cluster.ranks import format_ranks
 from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import InfeasiblePlacementError, PlacementError
 from solver_placement.records import Placement
@@ -27,7 +26,6 @@ TABLE_COLUMNS = (
 )
 #: Conflicts quoted in a one-line infeasibility error; ``explain`` lists them all.
 QUOTED_CONFLICTS = 3
-_PROCESS = re.compile(r"\bprocess (\d+)\b")
 
 
 def heading(model: Model) -> str:
@@ -75,28 +73,6 @@ def one_line(error: PlacementError) -> str:
         else ""
     )
     return f"no placement exists; these statements conflict: {quoted}{more}"
-
-
-def compact_conflicts(conflicts: Sequence[str]) -> list[str]:
-    """Merge statements that differ only in a process number, which CP-SAT reports one process at a time.
-
-    ``actor: segment "0-3" (process 0) needs 1 GPUs`` and the same for processes 1-3 become
-    ``actor: segment "0-3" (process 0) needs 1 GPUs (likewise processes 1-3)``.
-    """
-    processes: dict[str, list[int]] = {}
-    for conflict in conflicts:
-        match = _PROCESS.search(conflict)
-        key = conflict if match is None else f"{conflict[:match.start()]}process {{}}{conflict[match.end():]}"
-        processes.setdefault(key, []).extend([] if match is None else [int(match.group(1))])
-    merged = []
-    for key, numbers in processes.items():
-        if not numbers:
-            merged.append(key)
-            continue
-        noun = "process" if len(numbers) == 2 else "processes"
-        likewise = f" (likewise {noun} {format_ranks(numbers[1:])})" if len(numbers) > 1 else ""
-        merged.append(key.replace("process {}", f"process {numbers[0]}", 1) + likewise)
-    return merged
 
 
 def format_table(placements: Sequence[Placement]) -> str:

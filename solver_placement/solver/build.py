@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from solver_placement.errors import Statement
 from solver_placement.solver.context import ModelContext, PreviousHardware
 from solver_placement.solver.options import Budget
 from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES, RuleOutput
@@ -40,7 +41,7 @@ def build_model(
     return ctx
 
 
-def fixed_conflicts(spec: PlacementSpec, budget: Budget) -> list[str]:
+def fixed_conflicts(spec: PlacementSpec, budget: Budget) -> list[Statement]:
     """The statements the rank-string components break among themselves, whatever the
     declarative ones do (a process over two nodes, two exclusive rank strings sharing a GPU ...).
 

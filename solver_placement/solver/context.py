@@ -29,6 +29,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.errors import Statement
 from solver_placement.solver.assignment import Assignment
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
@@ -81,8 +82,8 @@ class ModelContext:
     x: dict[str, list[Literal]] = field(default_factory=dict)
     layouts: dict[str, Literal] = field(default_factory=dict)
     check: Callable[[str], None] = field(default=_never_stop, repr=False)
-    statements: dict[str, Literal] = field(default_factory=dict)
-    conflicts: list[str] = field(default_factory=list)
+    statements: dict[Statement, Literal] = field(default_factory=dict)
+    conflicts: list[Statement] = field(default_factory=list)
     _used: dict[tuple[str, int], Literal] = field(default_factory=dict)
     _takers: dict[str, dict[int, list[Literal]]] = field(default_factory=dict)
 
@@ -138,15 +139,15 @@ class ModelContext:
     def cluster(self) -> Cluster:
         return self.spec.cluster
 
-    def guard(self, statement: str) -> list[Literal]:
+    def guard(self, statement: Statement) -> list[Literal]:
         """Enforcement literals for a statement's constraints (none unless explaining)."""
         if not self.explain:
             return []
         if statement not in self.statements:
-            self.statements[statement] = self.model.new_bool_var(f"holds: {statement}")
+            self.statements[statement] = self.model.new_bool_var(f"holds: {statement.text}")
         return [self.statements[statement]]
 
-    def conflict(self, statement: str) -> None:
+    def conflict(self, statement: Statement) -> None:
         """Record a statement that is violated whatever the solver does."""
         self.conflicts.append(statement)
 

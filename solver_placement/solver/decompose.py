@@ -21,23 +21,27 @@ from ortools.sat.python import cp_model
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.constants import ACCELERATOR
+from solver_placement.errors import Statement
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.bounds.core import Guarded, minimal_core
 from solver_placement.solver.bounds.needs import is_free, needs_of, tensor_group_on_node
 from solver_placement.solver.build import build_model
 from solver_placement.solver.exact import solve_polished
 from solver_placement.solver.options import Budget, SolverOptions, Status, solve_model
+from solver_placement.solver.rules.collocation import collocation_statement
+from solver_placement.solver.rules.exclusivity import exclusive_statement
+from solver_placement.solver.statements import COUNTING
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.grammar import ComponentSpec
 from solver_placement.spec.placement_spec import PlacementSpec
 
 #: Below this many (process, candidate) pairs the flat model is solved directly.
 AGGREGATE_ABOVE_PAIRS = 5_000
-#: Enforcement literals of a statement, by component name (its own need) or statement text.
-Guard = Callable[[str], list[cp_model.IntVar]]
+#: Enforcement literals of a statement, by component name (its own need) or the statement.
+Guard = Callable[[str | Statement], list[cp_model.IntVar]]
 
 
-def _unguarded(key: str) -> list[cp_model.IntVar]:
+def _unguarded(key: str | Statement) -> list[cp_model.IntVar]:
     return []
 
 
@@ -107,7 +111,7 @@ class NodeLevel:
         return stage
 
 
-def node_level_conflicts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], budget: Budget) -> list[str]:
+def node_level_conflicts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], budget: Budget) -> list[Statement]:
     """The statements stage 1 cannot satisfy together, when stage 1 is a relaxation of the spec
     (so its infeasibility is the spec's); [] otherwise or when it finds none in time.
 
@@ -118,12 +122,12 @@ def node_level_conflicts(spec: PlacementSpec, requests: Mapping[str, ComponentRe
         return []
     needs = needs_of(spec)
     model = cp_model.CpModel()
-    literal: dict[str, cp_model.IntVar] = {}
+    literal: dict[Statement, cp_model.IntVar] = {}
 
-    def guard(key: str) -> list[cp_model.IntVar]:
-        statement = needs[key].statement if key in needs else key
+    def guard(key: str | Statement) -> list[cp_model.IntVar]:
+        statement = key if isinstance(key, Statement) else needs[key].statement
         if statement not in literal:
-            literal[statement] = model.new_bool_var(statement)
+            literal[statement] = model.new_bool_var(statement.text)
         return [literal[statement]]
 
     NodeLevel.build(spec, requests, guard, model)
@@ -131,7 +135,8 @@ def node_level_conflicts(spec: PlacementSpec, requests: Mapping[str, ComponentRe
     core = minimal_core(Guarded(model, literal, own, [[s] for s in own]), budget)
     if not core:
         return []
-    return [*core, f"counting node by node: no split of their groups over the {spec.cluster.num_nodes} nodes satisfies these"]
+    line = f"counting node by node: no split of their groups over the {spec.cluster.num_nodes} nodes satisfies these"
+    return [*core, Statement(line, rule=COUNTING, others=tuple(dict.fromkeys(n for s in core for n in s.named)))]
 
 
 def _relaxes(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> bool:
@@ -174,12 +179,12 @@ def _fixed_relations(stage: NodeLevel, spec: PlacementSpec, requests: Mapping[st
         if component.name not in free:
             continue
         if rules.collocate_with is not None:
-            together = [*guard(f"{component.name} collocates with {rules.collocate_with} (same hardware set)"), *fixed(rules.collocate_with)]
+            together = [*guard(collocation_statement(component.name, rules.collocate_with)), *fixed(rules.collocate_with)]
         for node in range(cluster.num_nodes):
             if rules.collocate_with is not None:
                 model.add(used(component.name, node) == used(rules.collocate_with, node)).only_enforce_if(together)
             for other in rules.exclusive_with:
-                apart = [*guard(f"{component.name} is exclusive with {other} (no shared hardware)"), *fixed(other)]
+                apart = [*guard(exclusive_statement(component.name, other)), *fixed(other)]
                 model.add(used(component.name, node) + used(other, node) <= int(cluster.gpus_per_node[node])).only_enforce_if(apart)
 
 

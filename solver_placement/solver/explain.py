@@ -12,11 +12,12 @@ when it runs out, the set found so far is returned (still conflicting, perhaps n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ortools.sat.python import cp_model
 
-from solver_placement.errors import InfeasiblePlacementError, PlacementError, SolverTimeoutError
+from solver_placement.errors import InfeasiblePlacementError, PlacementError, SolverTimeoutError, Statement
 from solver_placement.solver.bounds import counting_conflicts
 from solver_placement.solver.build import build_model
 from solver_placement.solver.context import ModelContext
@@ -25,11 +26,13 @@ from solver_placement.solver.options import Budget, SolverOptions
 from solver_placement.spec.candidates import expand_all
 from solver_placement.spec.placement_spec import PlacementSpec
 
+#: The conflict named when CP-SAT proves a spec infeasible without naming fewer statements.
+WHOLE_SPEC = Statement("the spec as a whole (CP-SAT found no smaller conflicting set)")
 #: CP-SAT parameters of the first explanation run (finds small cores sooner).
 EXPLAIN_PARAMETERS = {"linearization_level": 2}
 
 
-def explain(spec: PlacementSpec, options: SolverOptions | None = None, budget: Budget | None = None) -> list[str]:
+def explain(spec: PlacementSpec, options: SolverOptions | None = None, budget: Budget | None = None) -> list[Statement]:
     """The user statements that cannot hold together (empty if the spec is feasible or the
     budget ran out before a conflict was found).
 
@@ -51,11 +54,11 @@ def explain(spec: PlacementSpec, options: SolverOptions | None = None, budget: B
         return []
 
 
-def infeasible_error(conflicts: list[str]) -> InfeasiblePlacementError:
+def infeasible_error(conflicts: Sequence[Statement]) -> InfeasiblePlacementError:
     """The error that lists the conflicting statements (one line when there is one)."""
     if len(conflicts) == 1:
-        return InfeasiblePlacementError(f"no placement exists: {conflicts[0]}", conflicts)
-    listed = "\n  - ".join(conflicts)
+        return InfeasiblePlacementError(f"no placement exists: {conflicts[0].text}", conflicts)
+    listed = "\n  - ".join(c.text for c in conflicts)
     return InfeasiblePlacementError(f"no placement exists; these statements conflict:\n  - {listed}", conflicts)
 
 
@@ -79,7 +82,7 @@ def _each_component_alone(spec: PlacementSpec) -> list[PlacementSpec]:
     return alone
 
 
-def _core(spec: PlacementSpec, options: SolverOptions, budget: Budget) -> list[str]:
+def _core(spec: PlacementSpec, options: SolverOptions, budget: Budget) -> list[Statement]:
     """A minimal conflicting set of the exact model's statements ([] if none was found)."""
     budget.check("explaining the conflict")
     check_build_fits(spec.requests, budget)
@@ -91,14 +94,14 @@ def _core(spec: PlacementSpec, options: SolverOptions, budget: Budget) -> list[s
     solver, status = run_exact(ctx, one_worker, budget, **EXPLAIN_PARAMETERS)
     if status != cp_model.INFEASIBLE:
         return []
-    names = {literal.index: text for text, literal in ctx.statements.items()}
-    core = [names[index] for index in solver.sufficient_assumptions_for_infeasibility() if index in names]
+    named = {literal.index: statement for statement, literal in ctx.statements.items()}
+    core = [named[index] for index in solver.sufficient_assumptions_for_infeasibility() if index in named]
     if not core:
-        return ["the spec as a whole (CP-SAT found no smaller conflicting set)"]
+        return [WHOLE_SPEC]
     return _minimize_core(ctx, core, one_worker, budget)
 
 
-def _minimize_core(ctx: ModelContext, core: list[str], options: SolverOptions, budget: Budget) -> list[str]:
+def _minimize_core(ctx: ModelContext, core: list[Statement], options: SolverOptions, budget: Budget) -> list[Statement]:
     """Drop every statement the conflict does not need: first halves, quarters, ... of it
     (many statements of a large core are usually irrelevant), then each one in turn.
 
@@ -119,7 +122,7 @@ def _minimize_core(ctx: ModelContext, core: list[str], options: SolverOptions, b
     return needed
 
 
-def _still_infeasible(ctx: ModelContext, statements: list[str], options: SolverOptions, budget: Budget) -> bool:
+def _still_infeasible(ctx: ModelContext, statements: list[Statement], options: SolverOptions, budget: Budget) -> bool:
     ctx.model.clear_assumptions()
     ctx.model.add_assumptions([ctx.statements[s] for s in statements])
     return run_exact(ctx, options, budget)[1] == cp_model.INFEASIBLE

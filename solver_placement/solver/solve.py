@@ -20,7 +20,7 @@ from ortools.sat.python import cp_model
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.schema import cluster_part
 from solver_placement.config import ConfigSource, load_config
-from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError, VerificationError
+from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError, Statement, VerificationError
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.bounds import counting_conflicts
@@ -290,7 +290,7 @@ def _exact(
         solver, status = solve_polished(ctx, call.options, call.budget)
     if status == cp_model.INFEASIBLE:
         conflicts = explain(spec, call.options, call.budget)  # [] when the budget runs out first
-        raise infeasible_error(conflicts or ["the spec as a whole (the time limit left no time to name the conflicting statements)"])
+        raise infeasible_error(conflicts or [Statement("the spec as a whole (the time limit left no time to name the conflicting statements)")])
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         pairs = sum(request.cand_hw.size for request in ctx.requests.values())
         raise _not_solved(status, call.options, [*tried, f"the exact model ({pairs} process x item candidates, {len(ctx.model.proto.variables)} variables)"])

@@ -1,19 +1,27 @@
 """How the model words statements and hardware in messages.
 
-Every statement a rule adds is a sentence in the user's terms: it names the component, the text
-the user wrote and the rule. When a spec is infeasible these sentences *are* the error message,
-so they are built here, in one vocabulary, rather than phrased anew by each rule. A single
-process is always named by :meth:`ComponentRequest.process_where`.
+Every statement a rule adds is a :class:`~solver_placement.errors.Statement`: a record of the
+component, the config keys and the rule, with a sentence in the user's terms. When a spec is
+infeasible these records *are* the error, so their words are built here, in one vocabulary,
+rather than phrased anew by each rule. A single process is always named by
+:meth:`ComponentRequest.process_where`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.constants import ACCELERATOR, NODE
+from solver_placement.errors import Statement
 from solver_placement.spec.candidates import ComponentRequest, component_noun
 
+#: The rule family of a process's amount (``rules/per_process.py``, which imports this module).
+AMOUNT_RULE = "per_process"
+#: The rule of the arithmetic that closes a counting conflict: no config key, the cluster's offer.
+COUNTING = "counting"
 #: Hardware items named in full in a list before the rest is only counted.
 LISTED_HARDWARE = 4
 
@@ -52,15 +60,26 @@ def attribute_values(cluster: Cluster, attribute_name: str, values: Sequence[int
     return ", ".join(str(v) for v in values)
 
 
-def amount_statement(request: ComponentRequest, process: int) -> str:
+def shape_keys(request: ComponentRequest) -> tuple[str, ...]:
+    """The keys a declarative component's size rests on: ``processes``, and
+    ``hardware_per_process`` when the user wrote it (its default of 1 is nothing to change)."""
+    declarative = request.spec.declarative
+    return ("processes", "hardware_per_process") if declarative is not None and declarative.hardware_per_process is not None else ("processes",)
+
+
+def amount_statement(request: ComponentRequest, process: int) -> Statement:
     """The statement that fixes how much hardware a process takes.
 
     Declarative requests state it once for the component (all processes ask the same); rank
-    strings fix it per segment, so a conflict quotes the segment the user wrote.
+    strings fix it per segment, so a conflict quotes the segment the user wrote and covers its
+    processes.
     """
     plural = noun(request)
     if not request.determined:
-        return f"{request.name} needs {request.num_processes} process(es) x {count(int(request.amount[0]), plural)}"
+        text = f"{request.name} needs {request.num_processes} process(es) x {count(int(request.amount[0]), plural)}"
+        return Statement(text, request.name, shape_keys(request), AMOUNT_RULE)
     if request.spec.explicit is not None:
-        return f"{request.name}: placement {request.spec.text} fixes its {plural}"
-    return f'{request.name}: segment "{request.origin_text[request.origin[process]]}" fixes its {plural}'
+        return Statement(f"{request.name}: placement {request.spec.text} fixes its {plural}", request.name, ("placement",), AMOUNT_RULE)
+    segment = np.flatnonzero(request.origin == request.origin[process])
+    text = f'{request.name}: segment "{request.origin_text[request.origin[process]]}" fixes its {plural}'
+    return Statement(text, request.name, ("placement",), AMOUNT_RULE, (int(segment[0]), int(segment[-1])))

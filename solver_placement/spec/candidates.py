@@ -20,7 +20,7 @@ from solver_placement.arrays import distinct
 from solver_placement.cluster.cluster import Cluster, ResourceSet
 from solver_placement.cluster.ranks import MAX_RANK, check_in_bounds
 from solver_placement.constants import ACCELERATOR
-from solver_placement.errors import InfeasiblePlacementError, InternalError, PlacementConfigError
+from solver_placement.errors import InfeasiblePlacementError, InternalError, PlacementConfigError, Statement
 from solver_placement.spec.grammar import ComponentSpec, Declarative, check_multiple
 
 #: Largest number of (process, candidate hardware) pairs a declarative component may create.
@@ -348,26 +348,30 @@ def _check_capacity(
 ) -> None:
     """Arithmetic that proves infeasibility without a solver, phrased in the user's terms."""
     noun = component_noun(resources)
+    keys = ("processes", *(["hardware_per_process"] if per_process > 1 else []), *(["stride"] if stride > 1 else []), "node_group")
     needed = processes * per_process // share
     offered = distinct(resources.physical[window]).size
     if needed > offered:
         raise _short(
+            component.name, keys,
             f"{component.name}: needs {processes} processes x {per_process} {noun} = {needed} {noun}, "
-            f"but {resources.describe()} offers {offered}"
+            f"but {resources.describe()} offers {offered}",
         )
     span = (per_process - 1) * stride + 1
     per_node = np.bincount(cluster.hw_node[resources.physical[window]], minlength=cluster.num_nodes)
     if span > per_node.max():
         shape = f"{per_process} {noun} per process" + (f" with stride {stride}" if stride > 1 else "")
         raise _short(
+            component.name, keys,
             f"{component.name}: needs {shape} on one node (a span of {span}), but the largest node in "
-            f"{resources.describe()} has {per_node.max()}"
+            f"{resources.describe()} has {per_node.max()}",
         )
 
 
-def _short(message: str) -> InfeasiblePlacementError:
-    """Capacity arithmetic proves infeasibility without a solver; it is one conflict."""
-    return InfeasiblePlacementError(message, [message])
+def _short(name: str, keys: tuple[str, ...], message: str) -> InfeasiblePlacementError:
+    """Capacity arithmetic proves infeasibility without a solver; it is one conflict, about the
+    component's size (``keys``) within its node group or resources window."""
+    return InfeasiblePlacementError(message, [Statement(message, name, keys, "per_process")])
 
 
 def component_noun(resources: ResourceSet) -> str:

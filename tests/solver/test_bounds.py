@@ -27,7 +27,7 @@ OPTIONS = SolverOptions(time_limit_s=20, num_workers=1)
 
 
 def _bounds(spec: PlacementSpec) -> list[str]:
-    return counting_conflicts(spec, OPTIONS.start())
+    return [statement.text for statement in counting_conflicts(spec, OPTIONS.start())]
 
 
 def _exact_status(spec: PlacementSpec) -> int:

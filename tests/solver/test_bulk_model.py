@@ -31,7 +31,7 @@ def test_explaining_gives_every_pair_its_literal_and_every_segment_its_statement
     ctx = build_model(spec, expand_all(spec.requests), explain=True)
     pairs = int(spec.requests["a"].cand_hw.size)
     assert len(ctx.x["a"]) == pairs and len(set(map(id, ctx.x["a"]))) == pairs
-    assert sorted(s for s in ctx.statements if "segment" in s) == ['a: segment "0-1:0-1" fixes its GPUs', 'a: segment "2-5:2-3" fixes its GPUs']
+    assert sorted(s.text for s in ctx.statements if "segment" in s.text) == ['a: segment "0-1:0-1" fixes its GPUs', 'a: segment "2-5:2-3" fixes its GPUs']
 
 
 def test_rank_strings_solve_to_their_layout() -> None:

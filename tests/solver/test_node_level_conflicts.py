@@ -11,7 +11,7 @@ from solver_placement.solver.options import SolverOptions
 
 def _conflicts(source: object) -> list[str]:
     spec = PlacementSpec.from_config(source)
-    return node_level_conflicts(spec, spec.requests, SolverOptions(time_limit_s=20).start())
+    return [statement.text for statement in node_level_conflicts(spec, spec.requests, SolverOptions(time_limit_s=20).start())]
 
 
 def test_node_level_model_names_the_counting_conflict() -> None:

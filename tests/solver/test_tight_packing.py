@@ -29,6 +29,6 @@ def test_the_equality_is_stated_only_when_demand_equals_the_items_offered() -> N
 
 def test_a_component_alone_on_a_gpu_is_not_said_to_share_it() -> None:
     spec = PlacementSpec.from_config(config(1, 2, {"actor": {"processes": 2, "memory_gb": 90}}, gpu_memory_gb=80))
-    statements = list(build_model(spec, expand_all(spec.requests), explain=True).statements)
+    statements = [s.text for s in build_model(spec, expand_all(spec.requests), explain=True).statements]
     assert "GPU memory: actor running (90 GB per process) must fit 80 GB per GPU" in statements
     assert not [s for s in statements if "idle" in s]

@@ -10,6 +10,7 @@ has no placement (``tests/solver/test_bounds.py`` checks this against the exact 
 
 from __future__ import annotations
 
+from solver_placement.errors import Statement
 from solver_placement.solver.bounds.core import Guarded, minimal_core
 from solver_placement.solver.bounds.model import CountingModel
 from solver_placement.solver.bounds.needs import domain_conflicts, is_free, needs_of
@@ -21,7 +22,7 @@ from solver_placement.spec.placement_spec import PlacementSpec
 __all__ = ["counting_conflicts"]
 
 
-def counting_conflicts(spec: PlacementSpec, budget: Budget) -> list[str]:
+def counting_conflicts(spec: PlacementSpec, budget: Budget) -> list[Statement]:
     """The statements that cannot hold together by counting alone, then the counting line;
     empty when counting finds no conflict (the spec may still be infeasible)."""
     if not any(is_free(request) for request in spec.requests.values()):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
+from solver_placement.errors import Statement
 from solver_placement.solver.options import Budget, SolverOptions, Status, solve_model
 
 #: Seconds one run may take: the models are small, so a longer run means "no proof".
@@ -35,12 +36,12 @@ class Guarded:
     config order, ``singles`` the statements of each component alone (tried first)."""
 
     model: cp_model.CpModel
-    literal: Mapping[str, cp_model.IntVar]
-    needs: Sequence[str]
-    singles: Sequence[Sequence[str]]
+    literal: Mapping[Statement, cp_model.IntVar]
+    needs: Sequence[Statement]
+    singles: Sequence[Sequence[Statement]]
 
 
-def minimal_core(guarded: Guarded, budget: Budget) -> list[str] | None:
+def minimal_core(guarded: Guarded, budget: Budget) -> list[Statement] | None:
     """A minimal set of statements that cannot hold together, or None if the model finds none
     (or could not tell within ``RUN_LIMIT_S`` per run).
 
@@ -66,7 +67,7 @@ def minimal_core(guarded: Guarded, budget: Budget) -> list[str] | None:
     return _shrink(guarded, [s for s in everything if s in blamed] or everything, budget)
 
 
-def _shrink(guarded: Guarded, core: Sequence[str], budget: Budget) -> list[str]:
+def _shrink(guarded: Guarded, core: Sequence[Statement], budget: Budget) -> list[Statement]:
     """Drop every statement the conflict does not need; relations are tried before needs, and
     later components before earlier ones, so a conflict keeps the components' own statements
     (the first components' where there is a choice) and only the relations it cannot do without."""
@@ -79,16 +80,16 @@ def _shrink(guarded: Guarded, core: Sequence[str], budget: Budget) -> list[str]:
     return kept
 
 
-def _infeasible(guarded: Guarded, statements: Sequence[str], budget: Budget) -> bool:
+def _infeasible(guarded: Guarded, statements: Sequence[Statement], budget: Budget) -> bool:
     return _run(guarded, statements, budget)[1] == cp_model.INFEASIBLE
 
 
-def _holds(guarded: Guarded, statements: Sequence[str], budget: Budget) -> bool:
+def _holds(guarded: Guarded, statements: Sequence[Statement], budget: Budget) -> bool:
     """Proven to hold together (not merely "not proven infeasible" within ``RUN_LIMIT_S``)."""
     return _run(guarded, statements, budget)[1] in (cp_model.OPTIMAL, cp_model.FEASIBLE)
 
 
-def _run(guarded: Guarded, statements: Sequence[str], budget: Budget) -> tuple[cp_model.CpSolver, Status]:
+def _run(guarded: Guarded, statements: Sequence[Statement], budget: Budget) -> tuple[cp_model.CpSolver, Status]:
     """One run with exactly ``statements`` assumed, at most ``RUN_LIMIT_S`` of the budget."""
     budget.check("naming the conflicting statements")
     model = guarded.model

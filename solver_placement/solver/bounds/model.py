@@ -20,6 +20,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement.arrays import distinct
+from solver_placement.errors import Statement
 from solver_placement.solver.bounds.needs import Need
 from solver_placement.solver.bounds.relations import APART, ROOM, TOGETHER, Relation
 
@@ -40,7 +41,7 @@ class CountingModel:
     needs: dict[str, Need]
     relations: list[Relation]
     model: cp_model.CpModel = field(default_factory=cp_model.CpModel)
-    literal: dict[str, Literal] = field(default_factory=dict)
+    literal: dict[Statement, Literal] = field(default_factory=dict)
     items: dict[tuple[str, int], cp_model.IntVar] = field(default_factory=dict)
     blocks: dict[tuple[str, int], cp_model.IntVar] = field(default_factory=dict)
 
@@ -55,7 +56,7 @@ class CountingModel:
         if len(types) > MAX_NODE_TYPES:
             return None
         for statement in [n.statement for n in needs.values()] + [r.statement for r in relations]:
-            counting.literal.setdefault(statement, counting.model.new_bool_var(statement))
+            counting.literal.setdefault(statement, counting.model.new_bool_var(statement.text))
         for t, node in enumerate(types):
             counting._add_type(t, node, int(sizes[t]), cliques)
         for name, need in needs.items():

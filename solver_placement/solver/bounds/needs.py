@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement.arrays import distinct
+from solver_placement.errors import Statement
 from solver_placement.solver.rules.domains import label_values
-from solver_placement.solver.statements import count, noun
+from solver_placement.solver.statements import AMOUNT_RULE, COUNTING, count, noun, shape_keys
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
 
@@ -29,7 +30,7 @@ class Need:
     """
 
     name: str
-    statement: str
+    statement: Statement
     hardware: np.ndarray
     items: np.ndarray
     fixed: bool
@@ -68,14 +69,18 @@ def _need(spec: PlacementSpec, request: ComponentRequest) -> Need:
     if not is_free(request):
         used = int(items.sum())
         where = f'resources "{request.spec.declarative.resources or "all"}"' if request.spec.declarative else f'placement "{request.spec.text}"'
-        return Need(request.name, f"{request.name}: {where} uses {count(used, plural)}", hardware, items, fixed=True, copies=copies)
+        written = ("resources",) if request.spec.declarative else ("placement",)
+        statement = Statement(f"{request.name}: {where} uses {count(used, plural)}", request.name, written, AMOUNT_RULE)
+        return Need(request.name, statement, hardware, items, fixed=True, copies=copies)
     amount, processes = int(request.amount[0]), request.num_processes
     tp = tensor_group_on_node(spec, request)
-    statement = f"{request.name} needs {processes} process(es) x {count(amount, plural)}"
+    text = f"{request.name} needs {processes} process(es) x {count(amount, plural)}"
+    keys = shape_keys(request)
     if tp > 1:
-        statement += f" in tensor-parallel groups of {tp} ({processes // tp} groups of {count(amount * tp, plural)}, each on one node)"
+        text += f" in tensor-parallel groups of {tp} ({processes // tp} groups of {count(amount * tp, plural)}, each on one node)"
+        statement = Statement(text, request.name, (*keys, "tensor_parallel_size"), AMOUNT_RULE)
         return Need(request.name, statement, hardware, items, fixed=False, units=processes // tp, width=amount * tp, copies=copies, block="groups")
-    return Need(request.name, statement, hardware, items, fixed=False, units=processes, width=amount, copies=copies)
+    return Need(request.name, Statement(text, request.name, keys, AMOUNT_RULE), hardware, items, fixed=False, units=processes, width=amount, copies=copies)
 
 
 def tensor_group_on_node(spec: PlacementSpec, request: ComponentRequest) -> int:
@@ -87,7 +92,7 @@ def tensor_group_on_node(spec: PlacementSpec, request: ComponentRequest) -> int:
     return tp if tp > 1 and not domain and request.num_processes % tp == 0 else 1
 
 
-def domain_conflicts(spec: PlacementSpec, needs: dict[str, Need]) -> list[list[str]]:
+def domain_conflicts(spec: PlacementSpec, needs: dict[str, Need]) -> list[list[Statement]]:
     """Required ``topology`` domains too small for one component's groups, each a conflict.
 
     A group (or pipeline) of ``g`` processes required inside one value of a label needs that
@@ -111,11 +116,13 @@ def domain_conflicts(spec: PlacementSpec, needs: dict[str, Need]) -> list[list[s
             if room < request.num_processes // size:
                 unit = "pipeline" if rule.group == "pipeline_parallel" else "tensor-parallel group"
                 plural = noun(request)
+                offer = f"counting: the largest {rule.label!r} domain offers {count(int(per_domain.max()), plural)}, room for {room} such {unit}s"
                 conflicts.append([
-                    f"{name} needs {request.num_processes // size} {unit}s of {count(amount * size, plural)}",
-                    f"{name}: topology.{rule.group}.{rule.label}: require (each {unit} inside one {rule.label!r} domain)",
-                    f"counting: the largest {rule.label!r} domain offers {count(int(per_domain.max()), plural)}, "
-                    f"room for {room} such {unit}s",
-                ])
+                    Statement(f"{name} needs {request.num_processes // size} {unit}s of {count(amount * size, plural)}", name,
+                              (*shape_keys(request), "tensor_parallel_size", "pipeline_parallel_size"), AMOUNT_RULE),
+                    Statement(f"{name}: topology.{rule.group}.{rule.label}: require (each {unit} inside one {rule.label!r} domain)", name,
+                              ("topology",), "domains"),
+                    Statement(offer, rule=COUNTING, others=(name,)),
+                ])  # fmt: skip
     return conflicts
 

@@ -21,7 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement.constants import ACCELERATOR
+from solver_placement.errors import Statement
 from solver_placement.solver.bounds.needs import Need
+from solver_placement.solver.rules.capacity import capacity_statement
+from solver_placement.solver.rules.collocation import collocation_statement
+from solver_placement.solver.rules.exclusivity import exclusive_statement
 from solver_placement.spec.grammar import Memory
 from solver_placement.spec.placement_spec import PlacementSpec
 
@@ -34,7 +38,7 @@ class Relation:
     ``nodes`` (a bool per node); for ``room``, ``room[n]`` caps ``first`` on node ``n`` (and
     ``second``, when it differs, is the fixed component whose load makes it so)."""
 
-    statement: str
+    statement: Statement
     kind: str
     first: str
     second: str
@@ -59,7 +63,7 @@ def _exclusive(spec: PlacementSpec) -> Iterator[Relation]:
     for component in spec.components.values():
         for other in component.constraints.exclusive_with:
             first, second = _owner(spec, component.name), _owner(spec, other)
-            statement = f"{component.name} is exclusive with {other} (no shared hardware)"
+            statement = exclusive_statement(component.name, other)
             if first == second:  # one key's copies place the same processes: nothing is left
                 yield Relation(statement, ROOM, first, first, _everywhere(spec), np.zeros(spec.cluster.num_nodes, dtype=np.int64))
             else:
@@ -70,7 +74,7 @@ def _collocated(spec: PlacementSpec) -> Iterator[Relation]:
     for component in spec.components.values():
         target = component.constraints.collocate_with
         if target is not None and _owner(spec, component.name) != _owner(spec, target):
-            statement = f"{component.name} collocates with {target} (same hardware set)"
+            statement = collocation_statement(component.name, target)
             yield Relation(statement, TOGETHER, _owner(spec, component.name), _owner(spec, target), _everywhere(spec))
 
 
@@ -107,14 +111,15 @@ def _gpu_only(spec: PlacementSpec, need: Need) -> np.ndarray:
     return np.bincount(cluster.hw_node[others], minlength=cluster.num_nodes) == 0
 
 
-def _overflow(holders: Sequence[tuple[str, Memory]], limit: float) -> str | None:
+def _overflow(holders: Sequence[tuple[str, Memory]], limit: float) -> Statement | None:
     """The memory rule's statement that one process of each holder on one GPU breaks, if any."""
     for running, memory in holders:
         idle = [(name, other.idle) for name, other in holders if name != running]
         if memory.active + sum(gb for _, gb in idle) > limit:
             listed = ", ".join(f"{name} {gb:g}" for name, gb in idle)
             others = f" with the others idle ({listed} GB)" if idle else ""
-            return f"GPU memory: {running} running ({memory.active:g} GB per process){others} must fit {limit:g} GB per GPU"
+            text = f"GPU memory: {running} running ({memory.active:g} GB per process){others} must fit {limit:g} GB per GPU"
+            return Statement(text, running, ("memory_gb",), "memory", others=tuple(name for name, _ in idle))
     return None
 
 
@@ -126,7 +131,7 @@ def _capacity(spec: PlacementSpec, needs: dict[str, Need]) -> Iterator[Relation]
         if limit is None:
             continue
         first = _owner(spec, component.name)
-        statement = f"{component.name}: at most {limit} process(es) per item (max_processes_per_hardware)"
+        statement = capacity_statement(component.name, limit)
         if needs[first].copies > limit:
             yield Relation(statement, ROOM, first, first, _everywhere(spec), np.zeros(cluster.num_nodes, dtype=np.int64))
             continue

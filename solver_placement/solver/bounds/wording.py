@@ -13,14 +13,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from solver_placement.constants import CLUSTER_LABEL
+from solver_placement.errors import Statement
 from solver_placement.solver.bounds.model import packings
 from solver_placement.solver.bounds.needs import Need
 from solver_placement.solver.bounds.relations import APART, ROOM, TOGETHER, Relation
-from solver_placement.solver.statements import count, noun
+from solver_placement.solver.statements import COUNTING, count, noun
 from solver_placement.spec.placement_spec import PlacementSpec
 
 
-def counting_line(spec: PlacementSpec, needs: Sequence[Need], relations: Sequence[Relation]) -> str:
+def counting_line(spec: PlacementSpec, needs: Sequence[Need], relations: Sequence[Relation]) -> Statement:
     """What the nodes of ``needs`` offer, and the count they fall short of."""
     plural = _noun(spec, needs)
     hardware = np.unique(np.concatenate([need.hardware for need in needs]))
@@ -29,7 +30,8 @@ def counting_line(spec: PlacementSpec, needs: Sequence[Need], relations: Sequenc
     shape = " + ".join(f"{count(nodes, 'nodes')} x {count(items, plural)}" for items, nodes in sorted(shapes.items(), reverse=True))
     offered = int(per_node.sum())
     total = f" = {count(offered, plural)}" if len(shapes) > 1 or max(shapes.values()) > 1 else ""
-    return "; ".join([f"counting: {_where(spec, needs)} has {shape}{total}", *_shortfall(needs, relations, shapes, offered, plural)])
+    text = "; ".join([f"counting: {_where(spec, needs)} has {shape}{total}", *_shortfall(needs, relations, shapes, offered, plural)])
+    return Statement(text, rule=COUNTING, others=tuple(need.name for need in needs))
 
 
 def _shortfall(needs: Sequence[Need], relations: Sequence[Relation], shapes: Counter[int], offered: int, plural: str) -> list[str]:

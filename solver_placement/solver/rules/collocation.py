@@ -7,16 +7,19 @@ collocated model's process never straddles two of the target's groups.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from solver_placement.errors import Statement
 from solver_placement.solver.context import PAIRS_PER_CHECK, Literal, ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import count, noun
 from solver_placement.spec.candidates import ComponentRequest
 
 KEYS = ("collocate_with",)
+RULE = "collocation"
 
 
 def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
@@ -26,20 +29,29 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         if target_name is None:
             continue
         mine, target = ctx.owner(spec.name), ctx.owner(target_name)
-        statement = f"{spec.name} collocates with {target_name} (same hardware set)"
+        statement = collocation_statement(spec.name, target_name)
         if mine.determined and target.determined:
             extra, missing = ctx.used_set(mine) - ctx.used_set(target), ctx.used_set(target) - ctx.used_set(mine)
             if extra or missing:
-                ctx.conflict(
-                    f"{statement}, but {spec.name} uses {len(extra)} item(s) outside {target_name} "
+                ctx.conflict(replace(statement, text=(
+                    f"{statement.text}, but {spec.name} uses {len(extra)} item(s) outside {target_name} "
                     f"and leaves {len(missing)} of {target_name}'s unused"
-                )
+                )))  # fmt: skip
         else:
             guard = ctx.guard(statement)
-            for hw in ctx.paced(sorted(set(mine.cand_hw.tolist()) | set(target.cand_hw.tolist())), statement):
+            for hw in ctx.paced(sorted(set(mine.cand_hw.tolist()) | set(target.cand_hw.tolist())), statement.text):
                 ctx.model.add(ctx.used(mine, hw) == ctx.used(target, hw)).only_enforce_if(guard)
         _add_nesting(ctx, spec.name, mine, target)
     return RuleOutput()
+
+
+def collocation_statement(name: str, target: str) -> Statement:
+    """``name``'s ``collocate_with``, as every stage words it."""
+    return Statement(f"{name} collocates with {target} (same hardware set)", name, KEYS, RULE, others=(target,))
+
+
+def _nesting_statement(name: str, target: str, text: str) -> Statement:
+    return Statement(text, name, (*KEYS, "stride"), RULE, others=(target,))
 
 
 def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: ComponentRequest) -> None:
@@ -56,16 +68,17 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
     if np.unique(target.cand_hw).size != target.cand_hw.size:
         return
     group_of_hw = dict(zip(target.cand_hw.tolist(), (target.cand_process // tp).tolist(), strict=True))
-    statement = f"each {name} process sits inside one tensor-parallel group of {target.name} ({count(group_items, noun(target))})"
+    text = f"each {name} process sits inside one tensor-parallel group of {target.name} ({count(group_items, noun(target))})"
+    statement = _nesting_statement(name, target.name, text)
     if mine.determined:
         for p in range(mine.num_processes):
             groups = {group_of_hw.get(int(h), -1) for h in mine.cand_hw[mine.indptr[p]:mine.indptr[p + 1]]}
             if len(groups) != 1 or -1 in groups:
-                ctx.conflict(f"{mine.process_where(p)}: {statement}")
+                ctx.conflict(replace(statement, text=f"{mine.process_where(p)}: {text}", processes=(p, p)))
         return
     guard = ctx.guard(statement)
     x = ctx.x[mine.name]
-    for p in ctx.paced(range(mine.num_processes), statement):
+    for p in ctx.paced(range(mine.num_processes), text):
         lo, hi = mine.indptr[p], mine.indptr[p + 1]
         hosts = [group_of_hw.get(int(h)) for h in mine.cand_hw[lo:hi]]
         host = {g: ctx.model.new_bool_var("") for g in sorted({g for g in hosts if g is not None})}
@@ -87,7 +100,7 @@ def _add_nesting_in_free_target(ctx: ModelContext, name: str, mine: ComponentReq
     for literal, hw, process in ctx.paced(pairs, f"{target.name}'s tensor-parallel groups", PAIRS_PER_CHECK):
         group_terms.setdefault(hw, []).append((literal, process // tp))
     group_of: dict[int, Any] = {}
-    guard = ctx.guard(f"each {name} process sits inside one tensor-parallel group of {target.name}")
+    guard = ctx.guard(_nesting_statement(name, target.name, f"each {name} process sits inside one tensor-parallel group of {target.name}"))
     x = ctx.x[mine.name]
     for p in ctx.paced(range(mine.num_processes), f"{name} nests in {target.name}"):
         host = ctx.model.new_int_var(0, groups - 1, "")

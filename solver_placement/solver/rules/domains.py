@@ -24,12 +24,13 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
     for request in ctx.requests.values():
         rules = ctx.spec.components[request.name].constraints
         tp, pp = rules.tensor_parallel_size, rules.pipeline_parallel_size
-        tensor_group = Unit(tp, "tensor-parallel group")
+        tensor_group = Unit(tp, "tensor-parallel group", ("tensor_parallel_size",), "domains")
         node_of_candidate = ctx.cluster.hw_node[request.cand_hw]
         if tp > 1 and not any(rule.group == "tensor_parallel" and rule.required for rule in rules.topology):
             add_one_of(ctx, request, node_of_candidate, tensor_group, "node")
         for rule in rules.topology:
-            unit = tensor_group if rule.group == "tensor_parallel" else Unit(tp * pp, "pipeline")
+            size, name = (tp, "tensor-parallel group") if rule.group == "tensor_parallel" else (tp * pp, "pipeline")
+            unit = Unit(size, name, ("topology",), "domains")
             if unit.size > 1:
                 values = label_values(ctx.cluster, rule.label)[node_of_candidate]
                 preferred += add_one_of(ctx, request, values, unit, f"{rule.label!r} domain", required=rule.required)

@@ -8,11 +8,13 @@ checked.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from solver_placement.constants import ACCELERATOR
+from solver_placement.errors import Statement
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import hardware_name
@@ -20,6 +22,7 @@ from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.grammar import Memory
 
 KEYS = ("memory_gb", "offload_weight", "offload_optimizer", "offload_grad")
+RULE = "memory"
 
 #: (component name, the request placing it, its memory need)
 Holder = tuple[str, ComponentRequest, Memory]
@@ -48,10 +51,11 @@ def _add_gpu(ctx: ModelContext, holders: list[Holder], hw: int, limit: float) ->
         idle = ", ".join(f"{name} {memory.idle:g}" for name, memory, _ in loads if name != running)
         active = next(memory.active for name, memory, _ in loads if name == running)
         others = f" with the others idle ({idle} GB)" if idle else ""  # alone on the GPU: nothing idles beside it
-        statement = f"GPU memory: {running} running ({active:g} GB per process){others} must fit {limit:g} GB per GPU"
+        text = f"GPU memory: {running} running ({active:g} GB per process){others} must fit {limit:g} GB per GPU"
+        statement = Statement(text, running, ("memory_gb",), RULE, others=tuple(name for name, _, _ in loads if name != running))
         if all(isinstance(load, int) for load, _ in terms):
             if fixed > megabytes(limit):
-                ctx.conflict(f"{statement}, but {hardware_name(ctx.cluster, hw)} would need {fixed / 1024:g} GB")
+                ctx.conflict(replace(statement, text=f"{text}, but {hardware_name(ctx.cluster, hw)} would need {fixed / 1024:g} GB"))
             continue
         variable = sum(mb * load for load, mb in terms if not isinstance(load, int))
         ctx.model.add(fixed + variable <= megabytes(limit)).only_enforce_if(ctx.guard(statement))

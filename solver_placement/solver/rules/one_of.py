@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver_placement.errors import Statement
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.rule import Term
 from solver_placement.solver.statements import attribute_values, noun
@@ -22,6 +23,8 @@ class Unit:
 
     size: int
     name: str  # "process", "tensor-parallel group", "pipeline"
+    keys: tuple[str, ...]  # the config keys that ask for it (a rank string's is its placement)
+    rule: str  # the rule family that states it
 
 
 #: RLinf's wording of the same rule for rank strings, so code matching RLinf's messages matches ours.
@@ -59,13 +62,17 @@ def add_one_of(
                 spans = sorted(set(values[lo:hi].tolist()))
                 where = _unit_where(request, unit, int(request.cand_process[lo]))
                 lie = f"its ranks lie on {attribute_name}s {attribute_values(ctx.cluster, attribute_name, spans)}"
-                ctx.conflict(f"{where} {rule}, but {lie}{RLINF_PHRASES.get(attribute_name, '')}")
+                first = int(request.cand_process[lo])
+                text = f"{where} {rule}, but {lie}{RLINF_PHRASES.get(attribute_name, '')}"
+                keys = ("placement", *(unit.keys if unit.rule != "per_process" else ()))  # a rank string fixes the layout
+                ctx.conflict(Statement(text, request.name, keys, unit.rule, (first, first + unit.size - 1)))
             continue
         chosen = {int(v): ctx.model.new_bool_var("") for v in np.unique(values[lo:hi])}
         for i in range(lo, hi):
             ctx.model.add_implication(ctx.x[request.name][i], chosen[int(values[i])])
         if required:
-            ctx.model.add(sum(chosen.values()) == 1).only_enforce_if(ctx.guard(f"{request.name}: every {unit.name} {rule}"))
+            statement = Statement(f"{request.name}: every {unit.name} {rule}", request.name, unit.keys, unit.rule)
+            ctx.model.add(sum(chosen.values()) == 1).only_enforce_if(ctx.guard(statement))
         else:
             terms.extend((literal, 1) for literal in chosen.values())
             terms.append((ctx.model.new_constant(1), -1))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver_placement.errors import InternalError
+from solver_placement.errors import InternalError, Statement
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.one_of import Unit, add_one_of
 from solver_placement.solver.rules.rule import RuleOutput
@@ -17,7 +17,8 @@ from solver_placement.solver.statements import amount_statement, hardware_name
 from solver_placement.spec.candidates import ComponentRequest
 
 KEYS = ("placement", "node_group", "unit", "processes", "hardware_per_process", "resources")
-PROCESS = Unit(1, "process")
+RULE = "per_process"
+PROCESS = Unit(1, "process", ("hardware_per_process", "node_group"), RULE)
 
 
 def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
@@ -56,10 +57,10 @@ def _add_fixed_amount(ctx: ModelContext, request: ComponentRequest) -> None:
     ctx.model.add(ctx.layouts[request.name] == 1)
 
 
-def _amount_statements(ctx: ModelContext, request: ComponentRequest) -> list[str]:
+def _amount_statements(ctx: ModelContext, request: ComponentRequest) -> list[Statement]:
     """Per origin (segment), the statement guarding its processes' amounts; formatted only when
     explaining (a declarative request or a whole rank list has one origin, so one statement)."""
-    statements = [""] * len(request.origin_text)
+    statements = [Statement("")] * len(request.origin_text)
     if ctx.explain:
         origins, first_process = np.unique(request.origin, return_index=True)
         for origin, process in zip(origins.tolist(), first_process.tolist(), strict=True):
@@ -76,11 +77,11 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
         order = np.argsort(request.cand_process * ctx.cluster.num_hardware + request.cand_hw, kind="stable")
         hw, proc = request.cand_hw[order], request.cand_process[order]
         for i in ctx.paced(np.flatnonzero((hw[1:] == hw[:-1]) & (proc[1:] == proc[:-1])).tolist(), f"{request.name}'s distinct items"):
-            statement = (
+            text = (
                 f"{request.process_where(int(proc[i]))} would hold physical item {hardware_name(ctx.cluster, int(hw[i]))} twice "
                 f"(the listed node groups overlap); a process's hardware must be distinct"
             )
             if request.determined:
-                ctx.conflict(statement)
+                ctx.conflict(Statement(text, request.name, ("placement", "node_group"), "per_process", (int(proc[i]), int(proc[i]))))
             else:
                 ctx.model.add(ctx.x[request.name][order[i]] + ctx.x[request.name][order[i + 1]] <= 1)

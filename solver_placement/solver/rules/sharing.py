@@ -8,11 +8,13 @@ per-process rule owns), so this rule owns no key of its own.
 
 from __future__ import annotations
 
+from solver_placement.errors import Statement
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.spec.candidates import ComponentRequest
 
 KEYS: tuple[str, ...] = ()
+RULE = "sharing"
 
 
 def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
@@ -24,7 +26,8 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         for takers in ctx.paced(ctx.takers(request).values(), f"{request.name}'s sharing"):
             if request.fill_share is not None:
                 window = declarative.resources or "all"
-                statement = f'{request.name}: every item of resources "{window}" is shared by {request.fill_share} process(es)'
+                text = f'{request.name}: every item of resources "{window}" is shared by {request.fill_share} process(es)'
+                statement = Statement(text, request.name, ("resources", "processes"), RULE)
                 ctx.model.add(sum(takers) == request.fill_share).only_enforce_if(ctx.guard(statement))
             elif _demand_fills_items(ctx, request):
                 ctx.model.add(sum(takers) == request.max_share)

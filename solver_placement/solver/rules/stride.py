@@ -6,12 +6,14 @@ takes, so the ``changes`` objective term can tell whether a process keeps its ol
 
 from __future__ import annotations
 
+from solver_placement.errors import Statement
 from solver_placement.solver.context import Literal, ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import count, noun
 from solver_placement.spec.candidates import ComponentRequest
 
 KEYS = ("stride",)
+RULE = "stride"
 
 
 def enforced_stride(request: ComponentRequest) -> int | None:
@@ -47,7 +49,8 @@ def _add_process(
     window = tuple(request.cand_rank[lo:hi].tolist())
     if window not in patterns_of:
         patterns_of[window] = _patterns(window, need, step)
-    guard = ctx.guard(f"{request.name}: each process takes {count(need, noun(request))} with stride {step}")
+    text = f"{request.name}: each process takes {count(need, noun(request))} with stride {step}"
+    guard = ctx.guard(Statement(text, request.name, ("stride", "hardware_per_process"), RULE))
     starts = [ctx.model.new_bool_var("") for _ in patterns_of[window]]
     ctx.model.add(sum(starts) == 1).only_enforce_if(guard)
     held = {}
