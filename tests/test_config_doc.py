@@ -10,6 +10,7 @@ import re
 
 import pytest
 from helpers import ROOT
+from spec.test_verl_trainer import CASES, config
 
 from solver_placement.auto.section import _EMBODIED_KEYS, _REASONING_KEYS
 from solver_placement.cluster.schema import CLUSTER_KEYS, ENV_KEYS, GROUP_KEYS, RLINF_IGNORED_KEYS
@@ -17,6 +18,8 @@ from solver_placement.solver.options import OPTION_KEYS
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY
 from solver_placement.spec.grammar import ALIASES, COMPONENT_KEYS, MEMORY_PARTS, TOPOLOGY_GROUPS
 from solver_placement.spec.pools import POOL_KEYS, SECTION, SECTION_KEYS
+from solver_placement.spec.verl import VERSION_KEY, verl_pools
+from solver_placement.spec.verl.keys import VerlKeys
 
 DOC = (ROOT / "docs" / "config.md").read_text()
 #: Every name written as inline code in the reference (``key``, fenced examples left out), split
@@ -55,3 +58,14 @@ def test_the_reference_documents_no_key_twice_in_one_table() -> None:
     for table in re.split(r"\n#+ ", DOC):
         first_cells = re.findall(r"^\| `([^`]+)`", table, flags=re.MULTILINE)
         assert len(first_cells) == len(set(first_cells)), first_cells
+
+
+def test_every_verl_key_read_is_in_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every verl key the reader looks at, over verl's example configs, is named whole in the reference."""
+    read: set[str] = {VERSION_KEY}
+    look_up = VerlKeys._raw
+    monkeypatch.setattr(VerlKeys, "_raw", lambda keys, key: read.add(key) or look_up(keys, key))
+    for path, overrides, *_ in CASES:
+        verl_pools(config(path, *overrides))
+    missing = sorted(key for key in read if f"`{key}`" not in DOC)
+    assert len(read) > 30 and not missing, f"docs/config.md does not document these verl keys: {missing}"

@@ -23,6 +23,7 @@ from solver_placement.cli.progress import working
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.config import require_mapping
 from solver_placement.errors import PlacementConfigError
+from solver_placement.spec.verl import is_verl_trainer_config
 
 
 def on_live_cluster(config: dict[str, Any], choice: RayChoice, name: str) -> dict[str, Any]:
@@ -51,9 +52,10 @@ def on_live_cluster(config: dict[str, Any], choice: RayChoice, name: str) -> dic
 
 
 def _cluster_section(config: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-    """Whether ``config`` is a job config (its cluster under ``cluster:``), and its cluster section."""
-    if "cluster" in config and "num_nodes" not in config:
-        return True, require_mapping(config["cluster"], "cluster")
+    """Whether ``config`` is a job config (its cluster under ``cluster:``; verl's trainer config
+    is one even without it), and its cluster section."""
+    if ("cluster" in config and "num_nodes" not in config) or is_verl_trainer_config(config):
+        return True, require_mapping(config.get("cluster", {}), "cluster")
     return False, config
 
 

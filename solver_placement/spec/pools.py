@@ -18,6 +18,9 @@ so the command line places them like any ``component_placement``::
 A list is verl's ``process_on_nodes``; verl fuses a pool's roles into one worker per GPU, so a
 list-form pool accepts every role mapped to it. The mapping form states ``max_colocate_count``
 (and ``node_group``) to have more roles than that refused.
+
+verl's own trainer config needs no such section: ``spec/verl`` builds the pools and mapping from
+it as verl's driver does, and they are compiled here the same way.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from solver_placement.cluster.schema import cluster_section
 from solver_placement.config import ConfigSource, check_keys, load_config, positive_int, require_mapping, text
 from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.spec.verl import is_verl_trainer_config, verl_cluster, verl_pools
 
 #: The top-level config section that states verl-style pools, and its keys.
 SECTION = "resource_pools"
@@ -89,14 +93,20 @@ def pool_spec(
 
 
 def has_pools(config: Mapping[str, Any]) -> bool:
-    """Does this (plain) job config state its placement as resource pools?"""
-    return SECTION in config
+    """Does this (plain) job config state its placement as resource pools: a ``resource_pools:``
+    section, or verl's own trainer config (whose pools verl's driver builds, ``spec/verl``)?"""
+    return SECTION in config or is_verl_trainer_config(config)
 
 
 def pool_spec_from_config(config: ConfigSource, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, str]]:
-    """The spec of a config's ``resource_pools:`` section on its ``cluster:`` (or on ``cluster``,
-    as :meth:`PlacementSpec.from_config` takes one), and its role -> pool mapping."""
+    """The spec of a config's ``resource_pools:`` section (or of verl's trainer config) on its
+    ``cluster:`` (or on ``cluster``, as :meth:`PlacementSpec.from_config` takes one), and its
+    role -> pool mapping."""
     plain = load_config(config)
+    if is_verl_trainer_config(plain):
+        if SECTION in plain:
+            raise PlacementConfigError(f"the config is verl's trainer config and has a {SECTION}: section too; verl builds its pools from the trainer config alone")
+        return _verl_spec(plain, cluster)
     section = require_mapping(plain.get(SECTION), SECTION)
     check_keys(section, SECTION_KEYS, SECTION, required=SECTION_KEYS)
     cluster_keys = cluster_section(plain)
@@ -109,6 +119,22 @@ def pool_spec_from_config(config: ConfigSource, cluster: Cluster | None = None) 
     pools = {str(name): _pool(value, sum(pool == name for pool in mapping.values()), f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
     spec = pool_spec(cluster if cluster is not None else Cluster.from_config(cluster_keys), pools, mapping, cluster_keys.get("solver"))
     return spec, mapping
+
+
+def _verl_spec(plain: dict[str, Any], cluster: Cluster | None) -> tuple[PlacementSpec, dict[str, str]]:
+    """verl's pools from its trainer config, placed on its ``cluster:``, on ``cluster``, or on the
+    nodes the config describes. verl fuses the trainer roles of a pool into one worker per GPU
+    (and runs the others beside it within ``max_colocate_count``), so like the list form a pool
+    takes every role started on it."""
+    built = verl_pools(plain)
+    cluster_keys = require_mapping(plain.get("cluster", {}), "cluster")
+    if "component_placement" in cluster_keys:
+        raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
+    given = cluster if cluster is not None else Cluster.from_config(cluster_keys) if cluster_keys else None
+    roles = [*built.workers.values()]
+    pools = {name: ResourcePool(pool.process_on_nodes, max(roles.count(name), 1)) for name, pool in built.pools.items()}
+    spec = pool_spec(verl_cluster(built, given), pools, built.workers, cluster_keys.get("solver"))
+    return spec, dict(built.workers)
 
 
 def _pool(value: Any, roles: int, where: str) -> ResourcePool:

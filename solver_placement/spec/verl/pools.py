@@ -1,0 +1,61 @@
+"""What verl's driver builds from its config: resource pools, the role -> pool mapping, and the
+roles that start worker processes.
+
+The mapping and the workers differ on purpose: verl maps some roles it never starts (0.4.1 maps
+``critic`` whatever the advantage estimator; 0.9 maps ``rm`` with no reward model), and the
+differential tests compare the mapping with verl's own ``ResourcePoolManager``; only the workers
+take GPUs, so only they are placed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SizeKeys:
+    """The verl keys a pool's size comes from, for messages that say what to change."""
+
+    nnodes: str
+    gpus_per_node: str
+    #: Another way out, in verl's keys (``reward.reward_model.enable_resource_pool=false``), or "".
+    instead: str = ""
+
+
+@dataclass(frozen=True)
+class VerlPool:
+    """One resource pool as verl builds it: GPUs per placement group (each on one node), and the
+    ``max_colocate_count`` verl gives it (the CPUs of each bundle; an actor takes
+    ``1/max_colocate_count`` of a GPU). ``keys`` says where its sizes come from."""
+
+    process_on_nodes: tuple[int, ...]
+    max_colocate_count: int
+    keys: SizeKeys
+
+    @property
+    def gpus(self) -> int:
+        return sum(self.process_on_nodes)
+
+
+@dataclass(frozen=True)
+class VerlPools:
+    """verl's pools (in the order verl creates them), its role -> pool mapping, role -> pool for
+    the roles that start processes (standalone rollout replicas included), and the GPUs of each
+    node the config describes (``trainer.nnodes`` nodes, then those of separate pools), for ``version``."""
+
+    version: str
+    pools: Mapping[str, VerlPool]
+    mapping: Mapping[str, str]
+    workers: Mapping[str, str]
+    nodes: tuple[int, ...]
+
+    @property
+    def resource_pool_spec(self) -> dict[str, list[int]]:
+        """The pools as verl's ``ResourcePoolManager`` takes them (``{name: process_on_nodes}``)."""
+        return {name: list(pool.process_on_nodes) for name, pool in self.pools.items()}
+
+
+def uniform_pool(nnodes: int, gpus_per_node: int, max_colocate_count: int, keys: SizeKeys) -> VerlPool:
+    """verl's ``[n_gpus_per_node] * nnodes``: one placement group of that many GPUs per node."""
+    return VerlPool((gpus_per_node,) * nnodes, max_colocate_count, keys)

@@ -1,0 +1,75 @@
+"""Run verl's own pool construction on main (the v1 trainer's ``_init_resource_pool_mgr`` and, for
+``separate_async``, ``LLMServerManager``'s standalone replicas with verl's base replica class) on a
+config, with Ray and the models stubbed, and print the pools and the mapping as JSON. Usage:
+``PYTHONPATH=<verl main>:tests/verl_drivers python driver_main.py CONFIG [KEY=VALUE]...``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import ray.experimental.state.api  # noqa: F401  (before the stubs: Ray must see its optional packages missing)
+import stubs
+
+stubs.install()
+
+import verl.single_controller.ray.base as base  # noqa: E402
+import verl.workers.rollout.replica as replica  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
+from verl.trainer.ppo.utils import need_critic, need_reward_model  # noqa: E402
+from verl.trainer.ppo.v1.trainer_base import PPOTrainer  # noqa: E402
+from verl.workers.rollout.llm_server import LLMServerManager  # noqa: E402
+
+
+class _Holder:
+    config: Any
+    resource_pool_manager: Any
+
+
+def standalone_pools(config: Any, trainer_gpus: int) -> dict[str, Any]:
+    """The pools verl's standalone rollout replicas make, ranks counted after the hybrid ones."""
+    base.ResourcePoolManager._check_resource_available = lambda self: None
+    replica.RayWorkerGroup = lambda **kwargs: stubs.Anything()
+    replica.omega_conf_to_dataclass = lambda section: section  # the dataclass holds the same fields; Hydra is stubbed
+
+    class Group:
+        world_size = trainer_gpus
+        workers = [None] * trainer_gpus
+
+    class Replica(replica.RolloutReplica):  # verl's base replica: its sizing and its pool, no server
+        async def launch_servers(self) -> None:
+            return None
+
+    class Manager(LLMServerManager):
+        rollout_replica_class = Replica
+
+    hybrid = Manager(config, worker_group=Group())
+    asyncio.run(LLMServerManager._initialize_llm_servers(hybrid))
+    standalone = Manager(config, start_rank=len(hybrid.rollout_replicas))
+    asyncio.run(LLMServerManager._initialize_llm_servers(standalone))
+    pools = [server.resource_pool for server in standalone.rollout_replicas]
+    return {pool.name_prefix: {"process_on_nodes": list(pool.store), "max_colocate_count": pool.max_colocate_count} for pool in pools}
+
+
+def main() -> None:
+    config = OmegaConf.merge(OmegaConf.load(sys.argv[1]), OmegaConf.from_dotlist(sys.argv[2:]))
+    OmegaConf.resolve(config)
+    holder = _Holder()
+    holder.config = config
+    PPOTrainer._init_resource_pool_mgr(holder)
+    manager = holder.resource_pool_manager
+    separate = config.trainer.v1.trainer_mode == "separate_async"
+    out = {
+        "resource_pool_spec": dict(manager.resource_pool_spec),
+        "mapping": {str(role): pool for role, pool in manager.mapping.items()},
+        "max_colocate_count": manager.max_colocate_count,
+        "critic": need_critic(config),
+        "reward_model": bool(need_reward_model(config)),
+        "standalone": standalone_pools(config, sum(manager.resource_pool_spec["global_pool"])) if separate else {},
+    }
+    print(json.dumps(out))
+
+
+main()
