@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from solver_placement.solver.assignment import Assignment
-from solver_placement.solver.rules.domains import label_values
+from solver_placement.solver.labels import label_values
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement.solver.rules.stride import enforced_stride
 from solver_placement.spec.candidates import ComponentRequest

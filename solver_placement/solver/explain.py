@@ -18,9 +18,9 @@ from dataclasses import replace
 from ortools.sat.python import cp_model
 
 from solver_placement.errors import InfeasiblePlacementError, PlacementError, SolverTimeoutError, Statement
-from solver_placement.solver.bounds import counting_conflicts
 from solver_placement.solver.build import build_model
 from solver_placement.solver.context import ModelContext
+from solver_placement.solver.counting import counting_conflicts
 from solver_placement.solver.exact import check_build_fits, run_exact, spec_options
 from solver_placement.solver.options import Budget, SolverOptions
 from solver_placement.spec.candidates import expand_all

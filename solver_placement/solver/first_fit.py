@@ -33,8 +33,8 @@ from solver_placement.constants import ACCELERATOR
 from solver_placement.solver.assignment import Assignment, window_ranks
 from solver_placement.solver.bounds.needs import tensor_group_on_node
 from solver_placement.solver.first_fit_orders import Step, followers, owner, placing_orders
+from solver_placement.solver.labels import label_values
 from solver_placement.solver.options import Budget
-from solver_placement.solver.rules.domains import label_values
 from solver_placement.solver.rules.memory import megabytes
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec

@@ -23,9 +23,9 @@ from solver_placement.config import ConfigSource, load_config
 from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError, Statement, VerificationError
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
-from solver_placement.solver.bounds import counting_conflicts
 from solver_placement.solver.bounds.objective import objective_lower_bound
 from solver_placement.solver.build import build_model, fixed_conflicts
+from solver_placement.solver.counting import counting_conflicts
 from solver_placement.solver.counts import count_path
 from solver_placement.solver.decompose import narrow, node_level_conflicts, should_aggregate, solve_per_node
 from solver_placement.solver.evaluate import objective_value

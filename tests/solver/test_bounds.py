@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
 from solver_placement import PlacementError, PlacementSpec, solve
-from solver_placement.solver.bounds import counting_conflicts
 from solver_placement.solver.build import build_model
+from solver_placement.solver.counting import counting_conflicts
 from solver_placement.solver.exact import run_exact
 from solver_placement.solver.options import SolverOptions
 from solver_placement.spec.candidates import expand_all

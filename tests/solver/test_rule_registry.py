@@ -1,12 +1,19 @@
 """The rule registry is complete and well ordered: every canonical component key has exactly one
-rule that enforces it, and every rule comes after the rules whose output it reads."""
+rule that enforces it, every rule comes after the rules whose output it reads, and every rule has
+its four forms (CP-SAT builder, node-level form, counting bound, verifier checks) and each form
+does its job."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from solver_placement.solver.rules import RULES
+from solver_placement import Cluster, PlacementSpec
+from solver_placement.solver.counting import COUNTED, counting_conflicts
+from solver_placement.solver.counts import count_path
+from solver_placement.solver.options import SolverOptions
+from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES
 from solver_placement.spec.grammar import ALIASES, COMPONENT_KEYS
+from solver_placement.verify import CHECKS
 
 CANONICAL_KEYS = [key for key in COMPONENT_KEYS if key not in ALIASES]
 
@@ -44,3 +51,62 @@ def test_registry_order_respects_declared_dependencies() -> None:
 def test_the_objective_reads_what_it_weighs() -> None:
     objective = next(rule for rule in RULES if rule.name == "objective")
     assert {"domains", "stride"} <= set(objective.after)
+
+
+# ------------------------------------------------------------------ the four forms of every rule
+
+
+def test_every_rule_names_verifier_checks_that_cover_its_keys() -> None:
+    checks = {check.name: check for check in CHECKS}
+    named = Counter(name for rule in RULES for name in rule.checks)
+    assert set(named) == set(checks), f"checks no rule names: {set(checks) - set(named)}; unknown: {set(named) - set(checks)}"
+    for rule in RULES:
+        covered = {key for name in rule.checks for key in checks[name].keys}
+        assert set(rule.keys) <= covered, f"{rule.name}: keys {set(rule.keys) - covered} have no independent check"
+        assert rule.checks or not rule.keys, f"{rule.name} owns keys but names no check"
+
+
+def test_every_rule_has_a_node_level_form_and_a_counting_bound() -> None:
+    for rule in RULES:
+        for form in (rule.counts, rule.bound):
+            assert callable(form) or (isinstance(form, str) and form), f"{rule.name}: a form is neither a function nor a reason"
+    assert set(COUNTED) == {rule.name for rule in RULES if callable(rule.bound)}
+
+
+#: Per rule whose node-level form can decline: a spec using the rule in a way the counts do not
+#: state, and the reason the count path gives.
+DECLINED = {
+    "per_process": ({"a": {"processes": 4, "resources": "0-3"}}, "a: a filled resources window"),
+    "domains": ({"a": {"processes": 4, "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "require"}}}},
+                "a: topology (tensor_parallel.rack: require)"),
+    "stride": ({"a": {"processes": 2, "hardware_per_process": 2, "stride": 2}}, "a: a stride whose blocks do not tile its tensor-parallel groups"),
+    "collocation": ({"a": "0-3", "b": {"processes": 4, "collocate_with": "a"}}, "b: collocation between a rank-string component and a declarative one"),
+    "capacity": ({"a": {"processes": 4, "max_processes_per_hardware": 1}}, "a: max_processes_per_hardware"),
+    "memory": ({"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4}}, "a: memory_gb on a rank-string component"),
+}  # fmt: skip
+
+
+def test_the_node_level_forms_are_the_reasons_the_count_path_declines() -> None:
+    assert set(DECLINED) == {rule.name for rule in RULES if callable(rule.counts)}
+    cluster = Cluster(2, 8, gpu_memory_gb=80, node_labels=[{"rack": "0"}, {"rack": "1"}])
+    for name, (placement, reason) in DECLINED.items():
+        spec = PlacementSpec.build(cluster, placement)
+        assert count_path(spec, spec.requests, DEFAULT_WEIGHTS, SolverOptions(), SolverOptions().start()) == reason, name
+
+
+#: Per rule with relations: a spec that only its relation makes impossible by counting.
+REFUSED = {
+    "exclusivity": {"a": {"processes": 9}, "b": {"processes": 8, "exclusive_with": ["a"]}},
+    "collocation": {"a": {"processes": 12}, "b": {"processes": 4, "hardware_per_process": 2, "collocate_with": "a"}},
+    "memory": {"a": {"processes": 9, "memory_gb": 50}, "b": {"processes": 8, "memory_gb": 50}},
+    "capacity": {"a": {"processes": 12, "max_processes_per_hardware": 1}, "b": "0-7"},
+}  # fmt: skip
+
+
+def test_each_counting_bound_refuses_what_only_it_rules_out() -> None:
+    assert set(REFUSED) == set(COUNTED)
+    cluster = Cluster(2, 8, gpu_memory_gb=80)
+    for name, placement in REFUSED.items():
+        spec = PlacementSpec.build(cluster, placement)
+        conflicts = counting_conflicts(spec, SolverOptions().start())
+        assert name in {statement.rule for statement in conflicts}, (name, conflicts)

@@ -15,7 +15,7 @@ import numpy as np
 
 from solver_placement.arrays import distinct
 from solver_placement.errors import Statement
-from solver_placement.solver.rules.domains import label_values
+from solver_placement.solver.labels import label_values
 from solver_placement.solver.statements import AMOUNT_RULE, COUNTING, count, noun, shape_keys
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement.arrays import distinct
-from solver_placement.constants import ACCELERATOR
-from solver_placement.solver.bounds.needs import is_free, tensor_group_on_node
+from solver_placement.solver.bounds.needs import tensor_group_on_node
 from solver_placement.solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement.solver.counts.stacks import apart_graphs
-from solver_placement.solver.rules.domains import label_values
+from solver_placement.solver.labels import label_values
+from solver_placement.solver.rules import RULES
 from solver_placement.solver.rules.memory import megabytes
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
@@ -88,7 +88,7 @@ def count_problem(spec: PlacementSpec, requests: Mapping[str, ComponentRequest])
     free = {name: request for name, request in requests.items() if not request.determined}
     if not free:
         return "no declarative component"
-    reason = _unsupported(spec, requests, free)
+    reason = _unsupported(spec, requests)
     if reason:
         return reason
     classes = _classes(spec, free)
@@ -141,52 +141,14 @@ def _blocked(
     )
 
 
-def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], free: Mapping[str, ComponentRequest]) -> str:
-    """The first rule of the spec the counts do not state exactly, or ''."""
-    cluster = spec.cluster
-    accelerator = cluster.kinds.index(ACCELERATOR)
-    related = set(free)
-    for component in spec.components.values():
-        rules = component.constraints
-        owner = component.shares_rule_with or component.name
-        if rules.max_processes_per_hardware is not None:
-            return f"{component.name}: max_processes_per_hardware"
-        if owner in free and _unstated_topology(spec, component.name):
-            return f"{component.name}: topology ({_unstated_topology(spec, component.name)})"
-        if rules.collocate_with is not None:
-            target = spec.components[rules.collocate_with].shares_rule_with or rules.collocate_with
-            if (owner in related) != (target in related):
-                return f"{component.name}: collocation between a rank-string component and a declarative one"
-        if owner not in free and rules.memory is not None:
-            return f"{component.name}: memory_gb on a rank-string component"
-    for name, request in free.items():
-        if not is_free(request) or spec.components[name].count_nodes:
-            return f"{name}: a filled resources window" if request.fill_share is not None else f"{name}: processes of different sizes or node units"
-        window = distinct(request.cand_hw)
-        if (cluster.hw_kind[window] != accelerator).any():
-            return f"{name}: hardware other than accelerators"
-        on_node = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes)
-        used = on_node > 0
-        if (on_node[used] != cluster.gpus_per_node[used]).any():
-            return f"{name}: a resources window or node group holding part of a node"
-        amount, step = int(request.amount[0]), int(request.stride or 1)
-        width = tensor_group_on_node(spec, request) * amount
-        if amount > 1 and step > 1 and spec.components[name].constraints.collocate_with is None and width % (amount * step):
-            return f"{name}: a stride whose blocks do not tile its tensor-parallel groups"
-    return ""
-
-
-def _unstated_topology(spec: PlacementSpec, name: str) -> str:
-    """The topology rule of a component the counts do not state, or ''. Stated: a preferred
-    tensor-parallel domain (free: groups sit on one node) and a required pipeline domain on a
-    component nothing collocates into."""
-    rules = spec.components[name].constraints
-    for rule in rules.topology:
-        if rule.group == "tensor_parallel" and not rule.required:
-            continue
-        if rule.group == "pipeline_parallel" and rule.required and rules.collocate_with is None:
-            continue
-        return f"{rule.group}.{rule.label}: {'require' if rule.required else 'prefer'}"
+def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The first rule of the spec the counts do not state exactly, or '': each rule family's
+    node-level form says it (``counts`` of the registry's :class:`Rule`)."""
+    for rule in RULES:
+        if callable(rule.counts):
+            reason = rule.counts(spec, requests)
+            if reason:
+                return reason
     return ""
 
 

@@ -6,15 +6,19 @@ The load counts the processes of *all* components on the item, shared-rule copie
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from solver_placement.errors import Statement
+from solver_placement.solver.bounds.needs import Need
+from solver_placement.solver.bounds.relations import APART, ROOM, Relation, everywhere, owner_of
 from solver_placement.solver.context import Literal, ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import hardware_name
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
 
 KEYS = ("max_processes_per_hardware",)
 RULE = "capacity"
@@ -53,3 +57,50 @@ def capacity_statement(name: str, limit: int) -> Statement:
 def _while_used(used: Literal | int) -> Sequence[Literal]:
     """Enforcement literals for "while the component uses the item" (none when it certainly does)."""
     return [] if isinstance(used, int) else [used]
+
+
+def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
+    """``max_processes_per_hardware``: own copies, every other owner, and rank strings' loads."""
+    cluster = spec.cluster
+    for component in spec.components.values():
+        limit = component.constraints.max_processes_per_hardware
+        if limit is None:
+            continue
+        first = owner_of(spec, component.name)
+        statement = capacity_statement(component.name, limit)
+        if needs[first].copies > limit:
+            yield Relation(statement, ROOM, first, first, everywhere(spec), np.zeros(cluster.num_nodes, dtype=np.int64))
+            continue
+        mine = np.unique(spec.requests[first].cand_hw)
+        for second, need in needs.items():
+            if second == first:
+                continue
+            if not need.fixed:
+                if needs[first].copies + need.copies > limit:
+                    yield Relation(statement, APART, first, second, everywhere(spec))
+                continue
+            load = _fixed_load(spec, second, need)
+            full = mine[load[mine] + needs[first].copies > limit]
+            if full.size:
+                room = needs[first].items - np.bincount(cluster.hw_node[full], minlength=cluster.num_nodes)
+                yield Relation(statement, ROOM, first, second, everywhere(spec), room)
+
+
+def _fixed_load(spec: PlacementSpec, owner: str, need: Need) -> np.ndarray:
+    """Processes per item of a fixed component: its rank strings' candidates are exactly its
+    processes' items; a filled window puts ``fill_share`` processes on each of its items."""
+    request = spec.requests[owner]
+    if request.determined:
+        return np.bincount(request.cand_hw, minlength=spec.cluster.num_hardware) * need.copies
+    load = np.zeros(spec.cluster.num_hardware, dtype=np.int64)
+    load[need.hardware] = (request.fill_share or 1) * need.copies
+    return load
+
+
+def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The count model gives each GPU of a class's groups one process of each member; a limit on
+    processes per item is a per-GPU rule it does not state."""
+    for component in spec.components.values():
+        if component.constraints.max_processes_per_hardware is not None:
+            return f"{component.name}: max_processes_per_hardware"
+    return ""

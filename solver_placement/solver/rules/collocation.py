@@ -7,16 +7,20 @@ collocated model's process never straddles two of the target's groups.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from solver_placement.errors import Statement
+from solver_placement.solver.bounds.needs import Need
+from solver_placement.solver.bounds.relations import TOGETHER, Relation, everywhere, owner_of
 from solver_placement.solver.context import PAIRS_PER_CHECK, Literal, ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import count, noun
 from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
 
 KEYS = ("collocate_with",)
 RULE = "collocation"
@@ -113,3 +117,27 @@ def _add_nesting_in_free_target(ctx: ModelContext, name: str, mine: ComponentReq
                 group_of[hw] = ctx.model.new_int_var(0, groups - 1, "")
                 ctx.model.add(group_of[hw] == sum(g * literal for literal, g in group_terms[hw]))
             ctx.model.add(group_of[hw] == host).only_enforce_if(x[i], *guard)
+
+
+def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
+    """Counting: collocated owners use the same number of items on every node."""
+    for component in spec.components.values():
+        target = component.constraints.collocate_with
+        if target is not None and owner_of(spec, component.name) != owner_of(spec, target):
+            statement = collocation_statement(component.name, target)
+            yield Relation(statement, TOGETHER, owner_of(spec, component.name), owner_of(spec, target), everywhere(spec))
+
+
+
+
+def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The count model nests a declarative collocated component in its target's groups (the
+    target's class, ``counts/problem.py``); a rank string on one side and a declarative component
+    on the other is not a class."""
+    for component in spec.components.values():
+        target = component.constraints.collocate_with
+        if target is not None:
+            mine, theirs = (not requests[owner_of(spec, name)].determined for name in (component.name, target))
+            if mine != theirs:
+                return f"{component.name}: collocation between a rank-string component and a declarative one"
+    return ""

@@ -8,12 +8,15 @@ asks. A ``prefer`` rule is no constraint: the rule returns it as the ``topology`
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Mapping
 
-from solver_placement.cluster.cluster import Cluster
 from solver_placement.solver.context import ModelContext
+from solver_placement.solver.labels import label_values
 from solver_placement.solver.rules.one_of import Unit, add_one_of
 from solver_placement.solver.rules.rule import RuleOutput, Term
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.grammar import ComponentSpec
+from solver_placement.spec.placement_spec import PlacementSpec
 
 KEYS = ("tensor_parallel_size", "pipeline_parallel_size", "topology")
 
@@ -37,8 +40,30 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
     return RuleOutput(terms={"topology": tuple(preferred)} if preferred else {})
 
 
-def label_values(cluster: Cluster, label: str) -> np.ndarray:
-    """Per node, an index of its value of ``label``; unlabelled nodes are each their own value."""
-    names = [cluster.node_labels[n].get(label, f"\0node {n}") for n in range(cluster.num_nodes)]
-    index = {name: i for i, name in enumerate(dict.fromkeys(names))}
-    return np.array([index[name] for name in names], dtype=np.int64)
+def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The count model puts every tensor-parallel group on one node (so a preferred
+    tensor-parallel domain costs nothing) and can make a domain hold whole pipelines (a required
+    pipeline domain on a component nothing collocates into); other topology rules are not
+    counts."""
+    for component in spec.components.values():
+        if not requests[component.shares_rule_with or component.name].determined:
+            unstated = _unstated_topology(component)
+            if unstated:
+                return f"{component.name}: topology ({unstated})"
+    return ""
+
+
+#: The counting bound of required domains: ``bounds/needs.py``'s ``domain_conflicts`` counts the
+#: groups each domain holds before any relation is read.
+BOUND = "required domains are counted per domain by domain_conflicts (bounds/needs.py)"
+
+
+def _unstated_topology(component: ComponentSpec) -> str:
+    rules = component.constraints
+    for rule in rules.topology:
+        if rule.group == "tensor_parallel" and not rule.required:
+            continue
+        if rule.group == "pipeline_parallel" and rule.required and rules.collocate_with is None:
+            continue
+        return f"{rule.group}.{rule.label}: {'require' if rule.required else 'prefer'}"
+    return ""

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
+import numpy as np
+
 from solver_placement.errors import Statement
+from solver_placement.solver.bounds.needs import Need
+from solver_placement.solver.bounds.relations import APART, ROOM, Relation, everywhere, owner_of
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import hardware_list
+from solver_placement.spec.placement_spec import PlacementSpec
 
 KEYS = ("exclusive_with",)
 RULE = "exclusivity"
@@ -33,3 +39,23 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
 def exclusive_statement(name: str, other: str) -> Statement:
     """``name``'s ``exclusive_with`` naming ``other``, as every stage words it."""
     return Statement(f"{name} is exclusive with {other} (no shared hardware)", name, KEYS, RULE, others=(other,))
+
+
+def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
+    """Counting: two exclusive owners' items add up on every node (a key excluding its own copies
+    leaves them no room)."""
+    for component in spec.components.values():
+        for other in component.constraints.exclusive_with:
+            first, second = owner_of(spec, component.name), owner_of(spec, other)
+            statement = exclusive_statement(component.name, other)
+            if first == second:  # one key's copies place the same processes: nothing is left
+                yield Relation(statement, ROOM, first, first, everywhere(spec), np.zeros(spec.cluster.num_nodes, dtype=np.int64))
+            else:
+                yield Relation(statement, APART, first, second, everywhere(spec))
+
+
+
+
+#: Node-level form: the count model keeps exclusive classes on different GPUs of a node (a clique
+#: of them shares the node's room; ``counts/stacks.py`` builds the graph and checks it is chordal).
+COUNTS = "stated by the count model's graph of classes that may not share a GPU (counts/stacks.py)"

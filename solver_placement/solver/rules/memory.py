@@ -8,6 +8,7 @@ checked.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -15,11 +16,14 @@ import numpy as np
 
 from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import Statement
+from solver_placement.solver.bounds.needs import Need
+from solver_placement.solver.bounds.relations import APART, ROOM, Relation, owner_of
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import hardware_name
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.grammar import Memory
+from solver_placement.spec.placement_spec import PlacementSpec
 
 KEYS = ("memory_gb", "offload_weight", "offload_optimizer", "offload_grad")
 RULE = "memory"
@@ -71,3 +75,61 @@ def megabytes(gigabytes: float) -> int:
     """Whole megabytes, rounded up, so the constraint is integer and never under-counts (the count
     model and first fit count the same way, so all three agree on what fits)."""
     return int(np.ceil(gigabytes * 1024))
+
+
+def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
+    """Counting, per distinct GPU size: an owner whose memory alone overflows a GPU has no room
+    there; two owners that do not fit one GPU together are apart there."""
+    cluster = spec.cluster
+    holders: dict[str, list[tuple[str, Memory]]] = {}
+    for component in spec.components.values():
+        if component.constraints.memory is not None:
+            holders.setdefault(owner_of(spec, component.name), []).append((component.name, component.constraints.memory))
+    if not holders:
+        return
+    limits = {m for m in cluster.gpu_memory_gb if m is not None}
+    owners = list(holders)
+    for limit in sorted(limits):
+        on = np.array([m == limit for m in cluster.gpu_memory_gb], dtype=bool)
+        for position, first in enumerate(owners):
+            gpus = on & _gpu_only(spec, needs[first])
+            too_much = _overflow(holders[first], limit)
+            if too_much and gpus.any():
+                yield Relation(too_much, ROOM, first, first, gpus, np.zeros(cluster.num_nodes, dtype=np.int64))
+                continue
+            for second in owners[position + 1:]:
+                together = _overflow([*holders[first], *holders[second]], limit)
+                both = gpus & _gpu_only(spec, needs[second])
+                if together and both.any() and needs[first].items[both].any() and needs[second].items[both].any():
+                    yield Relation(together, APART, first, second, both)
+
+
+def _gpu_only(spec: PlacementSpec, need: Need) -> np.ndarray:
+    """Per node: every candidate item of ``need`` there is a GPU (the memory rule's items)."""
+    cluster = spec.cluster
+    others = need.hardware[cluster.hw_kind[need.hardware] != cluster.kinds.index(ACCELERATOR)]
+    return np.bincount(cluster.hw_node[others], minlength=cluster.num_nodes) == 0
+
+
+def _overflow(holders: Sequence[tuple[str, Memory]], limit: float) -> Statement | None:
+    """The memory rule's statement that one process of each holder on one GPU breaks, if any."""
+    for running, memory in holders:
+        idle = [(name, other.idle) for name, other in holders if name != running]
+        if memory.active + sum(gb for _, gb in idle) > limit:
+            listed = ", ".join(f"{name} {gb:g}" for name, gb in idle)
+            others = f" with the others idle ({listed} GB)" if idle else ""
+            text = f"GPU memory: {running} running ({memory.active:g} GB per process){others} must fit {limit:g} GB per GPU"
+            return Statement(text, running, ("memory_gb",), "memory", others=tuple(name for name, _ in idle))
+    return None
+
+
+
+
+def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The count model states memory per node shape (``counts/stacks.py``: pairs whose memory does
+    not fit one GPU may not share one); a rank string's memory would sit on GPUs it does not
+    choose."""
+    for component in spec.components.values():
+        if component.constraints.memory is not None and requests[owner_of(spec, component.name)].determined:
+            return f"{component.name}: memory_gb on a rank-string component"
+    return ""

@@ -152,3 +152,9 @@ def _changes_term(ctx: ModelContext, free: Sequence[ComponentRequest], starts: S
         if previous:
             terms.append((ctx.model.new_constant(1), len(previous)))
     return terms
+
+
+#: Its terms in the count model are ``counts/model.py``'s (``nodes`` and ``balance``; contiguity
+#: a tie-break); their lower bounds are ``bounds/objective.py``'s.
+COUNTS = "the count model weighs nodes and balance itself and orders ties by low ranks (counts/model.py)"
+BOUND = "the objective's lower bound is bounds/objective.py's, from the needs"

@@ -6,15 +6,21 @@ These are the rules a placement string or the declarative shape (``processes``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from solver_placement.arrays import distinct
+from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import InternalError, Statement
+from solver_placement.solver.bounds.needs import is_free
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.one_of import Unit, add_one_of
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.rules.stride import enforced_stride
 from solver_placement.solver.statements import amount_statement, hardware_name
 from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
 
 KEYS = ("placement", "node_group", "unit", "processes", "hardware_per_process", "resources")
 RULE = "per_process"
@@ -85,3 +91,28 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
                 ctx.conflict(Statement(text, request.name, ("placement", "node_group"), "per_process", (int(proc[i]), int(proc[i]))))
             else:
                 ctx.model.add(ctx.x[request.name][order[i]] + ctx.x[request.name][order[i + 1]] <= 1)
+
+
+def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The count model places declarative components of one process size on whole GPU nodes;
+    a filled window, mixed sizes, node units, other hardware or a window over part of a node
+    are per-item rules it does not state."""
+    cluster = spec.cluster
+    accelerator = cluster.kinds.index(ACCELERATOR)
+    for name, request in requests.items():
+        if request.determined:
+            continue
+        if not is_free(request) or spec.components[name].count_nodes:
+            return f"{name}: a filled resources window" if request.fill_share is not None else f"{name}: processes of different sizes or node units"
+        window = distinct(request.cand_hw)
+        if (cluster.hw_kind[window] != accelerator).any():
+            return f"{name}: hardware other than accelerators"
+        on_node = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes)
+        used = on_node > 0
+        if (on_node[used] != cluster.gpus_per_node[used]).any():
+            return f"{name}: a resources window or node group holding part of a node"
+    return ""
+
+
+#: Every counting bound starts from these rules: a component's amount is its need.
+BOUND = "its amounts are the needs (bounds/needs.py) every relation is counted against"

@@ -1,20 +1,36 @@
-"""What a rule is: the component keys it owns and a builder that says what it returns.
+"""What a rule family is: the component keys it owns and its four forms, side by side.
 
-A builder adds its constraints to the :class:`ModelContext` and *returns* what other rules
-need from it, as a :class:`RuleOutput`: its objective terms by name and, for the stride rule,
-the literals that choose each process's pattern (read by the ``changes`` objective term).
-``build_model`` merges the outputs in registry order and hands the merge so far to every next
-builder, so a rule can only read what a rule listed in its ``after`` returned.
+Every family states its rule four times, once per stage, and the :class:`Rule` record ties them
+together so a new rule cannot leave a stage out (``tests/solver/test_rule_registry.py``):
+
+- ``build``, the CP-SAT constraints of the exact model. A builder adds its constraints to the
+  :class:`ModelContext` and *returns* what other rules need from it, as a :class:`RuleOutput`:
+  its objective terms by name and, for the stride rule, the literals that choose each process's
+  pattern (read by the ``changes`` objective term). ``build_model`` merges the outputs in
+  registry order and hands the merge so far to every next builder, so a rule can only read what
+  a rule listed in its ``after`` returned;
+- ``counts``, its node-level form: the count model (``solver/counts/``) states the rule with
+  counts per node; the function says why it cannot for a given spec ("" when it can), which is
+  the note a fallback to the flat model carries. A text instead says why every use is stated;
+- ``bound``, its counting bound: the relations (``solver/bounds/relations.py``) the rule adds
+  to the count of items per node, from which infeasibility and objective bounds follow. A text
+  instead says where its count is kept or why it changes no count;
+- ``checks``, the independent verifier checks (``verify/registry.py``) that test its keys on a
+  placement without the model; named, not imported, so the verifier stays independent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from solver_placement.solver.bounds.needs import Need
+from solver_placement.solver.bounds.relations import Relation
 from solver_placement.solver.context import Literal, ModelContext
+from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.placement_spec import PlacementSpec
 
 #: One weighted part of an objective term: a literal (or int variable) and its coefficient.
 Term = tuple[cp_model.IntVar, int]
@@ -38,18 +54,27 @@ class RuleOutput:
 
 #: Adds a rule's constraints; reads what earlier rules returned, returns what it hands on.
 Builder = Callable[[ModelContext, RuleOutput], RuleOutput]
+#: Why the count model cannot state the rule for a spec (given every request), or "".
+CountForm = Callable[[PlacementSpec, Mapping[str, ComponentRequest]], str]
+#: The counting relations the rule gives, from the spec and every rule owner's need.
+BoundForm = Callable[[PlacementSpec, Mapping[str, Need]], Iterable[Relation]]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule family of the model.
+    """One rule family and its four forms (see the module docstring).
 
     ``keys`` are the canonical component config keys whose meaning this rule enforces (see
     ``COMPONENT_KEYS`` in ``spec/grammar.py``); ``after`` names the rules whose output
-    ``build`` reads, which must come earlier in the registry.
+    ``build`` reads, which must come earlier in the registry. ``counts`` and ``bound`` are a
+    function or the sentence that says why none is needed; ``checks`` may be empty only for a
+    rule that is not a promise of the spec (symmetry breaking, the objective).
     """
 
     name: str
     keys: tuple[str, ...]
     build: Builder
+    counts: CountForm | str
+    bound: BoundForm | str
+    checks: tuple[str, ...]
     after: tuple[str, ...] = ()

@@ -48,3 +48,10 @@ def _demand_fills_items(ctx: ModelContext, request: ComponentRequest) -> bool:
     if ctx.explain:
         return False
     return int(request.amount.sum()) == len(ctx.takers(request)) * request.max_share
+
+
+#: Node-level form: the count model gives every GPU of a class's groups one process of each
+#: member; a filled window (the one case this rule adds a constraint for) is declined by the
+#: per-process rule's form.
+COUNTS = "one process per GPU of a group is how the count model lays groups out"
+BOUND = "an item's share is part of the need's width (bounds/needs.py)"

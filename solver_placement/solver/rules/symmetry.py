@@ -26,3 +26,8 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         for p in ctx.paced(range(request.num_processes - 1), f"ordering {request.name}'s processes"):
             ctx.model.add(position[p] <= position[p + 1])
     return RuleOutput()
+
+
+#: Not a rule of the spec: nothing for the other stages to state.
+COUNTS = "not a rule of the spec: the count model has no processes to order (it counts nodes)"
+BOUND = "not a rule of the spec: it changes no count"
