@@ -38,7 +38,7 @@ NAMES = ("actor", "reward", "critic", "judge")
 def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     """1-3 nodes of 2, 4 or 8 GPUs in racks of two, maybe of 40 or 80 GB; maybe a rank-string
     component on node 0; 1-3 declarative components in TP groups (some in pipelines required
-    inside one rack, some with memory), some exclusive (with each other or the rank string),
+    or preferred inside one rack, some with memory), some exclusive (with each other or the rank string),
     maybe a collocated strided rollout; sizes up to the cluster's GPUs (some specs are
     infeasible)."""
     gpus = draw(st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=3))
@@ -58,7 +58,7 @@ def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
         if amount > 1:
             body["hardware_per_process"] = amount
         if pp > 1:
-            body |= {"pipeline_parallel_size": pp, "topology": {"pipeline_parallel": {"rack": "require"}}}
+            body |= {"pipeline_parallel_size": pp, "topology": {"pipeline_parallel": {"rack": draw(st.sampled_from(["require", "prefer"]))}}}
         others = [other for other in spec if draw(st.booleans())]
         if others:
             body["exclusive_with"] = others
@@ -109,8 +109,9 @@ def test_never_worse_than_first_fit_and_optimal_where_claimed(case: tuple[Cluste
     if ours.method in ("counts", "first fit") and ours.status == "OPTIMAL":  # proven by the count model or the counting bound
         flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
         assert flat.method == "search" and flat.status == "OPTIMAL"
-        assert nodes_term(ours) == nodes_term(flat)
-        assert ours.objective == DEFAULT_WEIGHTS["nodes"] * nodes_term(ours)
+        primary = {**DEFAULT_WEIGHTS, "contiguity": 0}  # the terms both prove (contiguity only orders ties for ours)
+        assert objective_value(spec, spec.requests, ours.assignments, primary, {}) == ours.objective
+        assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -187,9 +188,30 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     solved = solve(spec)  # 21 and 22 GPUs on 3 nodes each: the flat model took 60 s to not prove it
     assert (solved.status, solved.gap, nodes_term(solved)) == ("OPTIMAL", 0.0, 6)
     assert solved.placements_by_component() == solve(spec, num_workers=2).placements_by_component()
-    preferred = {"processes": 4, "tensor_parallel_size": 2, "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "prefer"}}}
-    declined = PlacementSpec.build(Cluster(2, 8), {"a": preferred})
-    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == "a: topology (pipeline_parallel.rack: prefer)"
+    racked = {"processes": 4, "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "require"}}}
+    declined = PlacementSpec.build(Cluster(2, 8), {"a": racked})
+    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == "a: topology (tensor_parallel.rack: require)"
+
+
+def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None:
+    """Pipelines of 2 x 4 GPUs preferring one rack, racks of one 8-GPU node and of two: every
+    pipeline fits a rack, so the answer with the rule required costs no topology term, and no
+    placement spanning racks can beat it (the topology weight is above any nodes it could save)."""
+    preferred = {"processes": 12, "tensor_parallel_size": 2, "pipeline_parallel_size": 2,
+                 "hardware_per_process": 2, "topology": {"pipeline_parallel": {"rack": "prefer"}}}  # fmt: skip
+    cluster = Cluster(3, 8, node_labels=[{"rack": "a"}, {"rack": "b"}, {"rack": "b"}])
+    spec = PlacementSpec.build(cluster, {"a": preferred})
+    solution = solve(spec)
+    assert (solution.method, solution.status) == ("counts", "OPTIMAL")
+    verify(spec, solution.placements_by_component())
+    weights = {**DEFAULT_WEIGHTS, "contiguity": 0}
+    assert objective_value(spec, spec.requests, solution.assignments, weights, {}) == solution.objective == 3 * DEFAULT_WEIGHTS["nodes"]
+    wide = {"processes": 16, "tensor_parallel_size": 8, "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "prefer"}}}
+    spanning = PlacementSpec.build(Cluster(2, 8, node_labels=[{"rack": "a"}, {"rack": "b"}]), {"a": wide})
+    solution = solve(spanning)  # a pipeline of two nodes in racks of one: required, it has no placement; preferred, it spans
+    assert solution.notes == ("the count model (declined: a: topology (pipeline_parallel.rack: prefer))",)
+    contiguity = solution.objective % DEFAULT_WEIGHTS["nodes"]  # the flat model weighs the tie-break too
+    assert solution.objective - contiguity == DEFAULT_WEIGHTS["topology"] + 2 * DEFAULT_WEIGHTS["nodes"]
 
 
 def test_first_fit_meeting_the_counting_bound_is_the_answer_at_once() -> None:

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement.solver.assignment import Assignment
+from solver_placement.solver.bounds.objective import objective_lower_bound
 from solver_placement.solver.counts.layout import LayoutFailed, assignments
 from solver_placement.solver.counts.model import solve_counts
 from solver_placement.solver.counts.patterns import TooManyPatterns, parts, shapes
+from solver_placement.solver.counts.preferred import preferring, variants
 from solver_placement.solver.counts.problem import count_problem
 from solver_placement.solver.options import Budget, SolverOptions
 from solver_placement.spec.candidates import ComponentRequest
@@ -50,7 +52,7 @@ def count_path(
     """
     problem = count_problem(spec, requests)
     if isinstance(problem, str):
-        return problem
+        return _count_preferring(spec, weights, options, budget) or problem if preferring(spec) else problem
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
     found = []
@@ -76,6 +78,20 @@ def count_path(
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
     return CountAnswer(placed, counts.status, counts.value, counts.bound)
+
+
+def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> CountAnswer | None:
+    """A spec preferring pipeline domains, counted with them required and proven against them
+    dropped (``preferred.py``); None when the required spec is not counted either."""
+    required, dropped = variants(spec)
+    answer = count_path(required, required.requests, weights, options, budget)
+    if isinstance(answer, str):
+        return None
+    other = count_path(dropped, dropped.requests, weights, options, budget)
+    least_other = other.bound if isinstance(other, CountAnswer) else objective_lower_bound(dropped, weights)
+    bound = min(answer.bound, int(weights.get("topology", 0)) + least_other)
+    status = "OPTIMAL" if answer.status == "OPTIMAL" and bound == answer.value else "FEASIBLE"
+    return CountAnswer(answer.assignments, status, answer.value, bound)
 
 
 __all__ = ["CountAnswer", "count_path"]
