@@ -9,10 +9,9 @@ from helpers import cli_runner
 
 from solver_placement.cli import main
 
-#: Ten components in a chain of exclusivity on 21 nodes of 8 GPUs and 16 of 4, three of them with
-#: 30 GB of memory: any two fit an 80 GB GPU, all three do not. The count model states memory
-#: pair by pair, so it declines; the flat model finds nothing better in a second, so first fit
-#: answers, 18% above the counting bound.
+#: Ten components in a chain of exclusivity on 21 nodes of 8 GPUs and 16 of 4, one with a limit
+#: on processes per GPU: a per-GPU rule the count model does not state, so it declines; the flat
+#: model finds nothing better in a second, so first fit answers, 18% above the counting bound.
 CHAIN = ["actor", "critic", "reward", "ref", "judge", "teacher", "student", "scorer", "verifier", "planner"]
 SIZES = {"reward": (70, "big"), "ref": (26, "small"), "scorer": (72, "big"), "planner": (26, "small")}
 
@@ -27,8 +26,7 @@ def chained() -> dict:
         if index:
             body["exclusive_with"] = [CHAIN[index - 1]]
         placement[name] = body
-    for name in ("critic", "judge", "scorer"):
-        placement[name]["memory_gb"] = 30
+    placement["critic"]["max_processes_per_hardware"] = 10
     placement["scorer_rollout"] = {"processes": 36, "hardware_per_process": 2, "stride": "auto", "collocate_with": "scorer"}
     return {"cluster": {
         "num_nodes": 37, "num_gpus_per_node": [8] * 21 + [4] * 16, "gpu_memory_gb": [80] * 21 + [40] * 16,

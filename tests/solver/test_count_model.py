@@ -223,3 +223,15 @@ def test_first_fit_meeting_the_counting_bound_is_the_answer_at_once() -> None:
     assert (solution.method, solution.status, solution.bound, solution.timings["solve"]) == ("first fit", "OPTIMAL", 60_000, 0.0)
     assert solution.notes == ("the count model (declined: a: max_processes_per_hardware)",)
     verify(solution.spec, solution.placements_by_component())
+
+
+def test_memory_that_fits_in_pairs_but_not_together_is_counted_one_pair_apart() -> None:
+    """Three components of 30 GB on 80 GB GPUs: any two share a GPU, three do not. Pairs cannot
+    say that, so the count model keeps one pair apart at a time (valid answers) and bounds them
+    with memory stated by pairs only: here the bound is met, so the answer is proven."""
+    placement = {name: {"processes": 8, "memory_gb": 30} for name in ("a", "b", "c")}
+    spec = PlacementSpec.build(Cluster(2, 8, gpu_memory_gb=80), placement)
+    solution = solve(spec)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    verify(spec, solution.placements_by_component())  # the verifier checks every mix on every GPU
+    assert nodes_term(solution) == 3

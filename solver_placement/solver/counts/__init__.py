@@ -19,7 +19,9 @@ from solver_placement.solver.counts.layout import LayoutFailed, assignments
 from solver_placement.solver.counts.model import solve_counts
 from solver_placement.solver.counts.patterns import TooManyPatterns, parts, shapes
 from solver_placement.solver.counts.preferred import preferring, variants
-from solver_placement.solver.counts.problem import count_problem
+from solver_placement.solver.counts.problem import CountProblem, count_problem
+from solver_placement.solver.counts.separate import separations
+from solver_placement.solver.counts.stacks import Misfit
 from solver_placement.solver.options import Budget, SolverOptions
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
@@ -51,8 +53,17 @@ def count_path(
     only from rules this path declines, so ``nodes`` and ``balance`` are all it weighs.
     """
     problem = count_problem(spec, requests)
+    if isinstance(problem, Misfit):
+        return _count_separating(spec, requests, problem, weights, options, budget)
     if isinstance(problem, str):
         return _count_preferring(spec, weights, options, budget) or problem if preferring(spec) else problem
+    return _counted(problem, spec, requests, weights, options, budget)
+
+
+def _counted(
+    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
+) -> CountAnswer | str:
+    """Patterns, counts and layout of one count problem (see :func:`count_path`)."""
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
     found = []
@@ -78,6 +89,27 @@ def count_path(
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
     return CountAnswer(placed, counts.status, counts.value, counts.bound)
+
+
+def _count_separating(
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], misfit: Misfit, weights: Mapping[str, int], options: SolverOptions, budget: Budget
+) -> CountAnswer | str:
+    """Memory that fits in pairs but not all together (``separate.py``): the best answer with a
+    pair kept apart, bounded by the spec with memory stated by pairs only."""
+    relaxed = count_problem(spec, requests, relaxed=True)
+    looser = _counted(relaxed, spec, requests, weights, options, budget) if isinstance(relaxed, CountProblem) else None
+    least = looser.bound if isinstance(looser, CountAnswer) else objective_lower_bound(spec, weights)
+    best: CountAnswer | None = None
+    for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
+        answer = _counted(problem, spec, requests, weights, options, budget)
+        if isinstance(answer, CountAnswer) and (best is None or answer.value < best.value):
+            best = answer
+            if best.value <= least:
+                break  # meets the bound: no other separation can do better
+    if best is None:
+        return misfit.reason
+    status = "OPTIMAL" if best.status == "OPTIMAL" and best.value <= least else "FEASIBLE"
+    return CountAnswer(best.assignments, status, best.value, min(least, best.value))
 
 
 def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> CountAnswer | None:

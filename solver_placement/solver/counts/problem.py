@@ -31,7 +31,7 @@ import numpy as np
 from solver_placement.arrays import distinct
 from solver_placement.solver.bounds.needs import tensor_group_on_node
 from solver_placement.solver.counts.graphs import ApartGraph, connected_parts
-from solver_placement.solver.counts.stacks import apart_graphs
+from solver_placement.solver.counts.stacks import Misfit, apart_graphs
 from solver_placement.solver.labels import label_values
 from solver_placement.solver.rules import RULES
 from solver_placement.solver.rules.memory import megabytes
@@ -83,8 +83,16 @@ class CountProblem:
         return np.bincount(self.hw_node[self.blocked[c]], minlength=num_nodes)
 
 
-def count_problem(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> CountProblem | str:
-    """The spec as a :class:`CountProblem`, or the reason the counts cannot state it exactly."""
+def count_problem(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    separate: frozenset[tuple[int, int]] = frozenset(),
+    relaxed: bool = False,
+) -> CountProblem | Misfit | str:
+    """The spec as a :class:`CountProblem`, or the reason the counts cannot state it exactly (a
+    :class:`Misfit` when memory fits two by two but not all together). ``separate`` keeps pairs of
+    classes apart besides the rules; ``relaxed`` states memory by pairs only, a relaxation of
+    the spec (``stacks.py``)."""
     free = {name: request for name, request in requests.items() if not request.determined}
     if not free:
         return "no declarative component"
@@ -103,8 +111,8 @@ def count_problem(spec: PlacementSpec, requests: Mapping[str, ComponentRequest])
             if mine in index and theirs in index and index[mine] != index[theirs]:
                 exclusive.add((min(index[mine], index[theirs]), max(index[mine], index[theirs])))
     reach = np.stack([np.bincount(spec.cluster.hw_node[distinct(free[c.root].cand_hw)], minlength=spec.cluster.num_nodes) > 0 for c in classes])
-    graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach)
-    if isinstance(graphs, str):
+    graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach, separate, relaxed)
+    if isinstance(graphs, (str, Misfit)):
         return graphs
     apart = frozenset(pair for graph in graphs[0] for pair in graph.pairs)
     blocked = _blocked(spec, requests, classes, apart)

@@ -9,12 +9,13 @@ get one graph.
 
 The count model states "may not share" pair by pair. That is exact when every set of classes
 that may share two by two also fits together; memory can break it (three that fit in pairs may
-not fit all at once), and such a spec is declined with the set named.
+not fit all at once): such a set is returned as a :class:`Misfit` for ``separate.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
@@ -32,14 +33,30 @@ MAX_STACKS_CHECKED = 4_096
 Holders = tuple[tuple[str, Memory], ...]
 
 
+@dataclass(frozen=True)
+class Misfit:
+    """Classes that may share a GPU two by two but do not fit one all together: pairs cannot
+    state that (``separate.py`` keeps one pair of them apart at a time instead)."""
+
+    classes: tuple[int, ...]
+    reason: str
+
+
 def apart_graphs(
-    spec: PlacementSpec, classes: Sequence[Sequence[str]], exclusive: frozenset[tuple[int, int]], reach: np.ndarray
-) -> tuple[tuple[ApartGraph, ...], np.ndarray] | str:
+    spec: PlacementSpec,
+    classes: Sequence[Sequence[str]],
+    exclusive: frozenset[tuple[int, int]],
+    reach: np.ndarray,
+    separate: frozenset[tuple[int, int]] = frozenset(),
+    relaxed: bool = False,
+) -> tuple[tuple[ApartGraph, ...], np.ndarray] | Misfit | str:
     """One graph per distinct set of pairs that may not share a GPU, and per node the index of
-    its graph; or why the pairs do not state the rule (not chordal, or a set that fits only in
-    pairs). ``classes`` are the member names of each class (rule owners); ``reach[c, n]`` says
-    whether class ``c``'s window holds node ``n``: a pair only matters where both may go, and
-    leaving out the others keeps graphs chordal that would not be as a whole."""
+    its graph; or why the pairs do not state the rule (a :class:`Misfit`, or a text: not
+    chordal, too many sets to check). ``classes`` are the member names of each class (rule
+    owners); ``reach[c, n]`` says whether class ``c``'s window holds node ``n``: a pair only
+    matters where both may go, and leaving out the others keeps graphs chordal that would not
+    be as a whole. ``separate`` are pairs kept apart besides; ``relaxed`` skips the check of
+    sets of three or more, so the graphs allow more than the rule (a relaxation, for bounds)."""
     holders = [_holders(spec, members) for members in classes]
     limits = [None if limit is None else megabytes(limit) for limit in spec.cluster.gpu_memory_gb]
     graphs: list[ApartGraph] = []
@@ -50,15 +67,15 @@ def apart_graphs(
         kinds.setdefault((limit, tuple(reach[:, node].tolist())), []).append(node)
     for (limit, here), nodes in sorted(kinds.items(), key=lambda item: item[1][0]):
         present = [c for c, there in enumerate(here) if there]
-        pairs = frozenset((a, b) for a, b in exclusive | _memory_pairs(holders, exclusive, limit) if here[a] and here[b])
+        pairs = frozenset((a, b) for a, b in exclusive | separate | _memory_pairs(holders, exclusive, limit) if here[a] and here[b])
         gpus = "GPUs of unknown memory" if limit is None else f"{limit / 1024:g} GB GPUs"
         if pairs not in index:
             try:
-                misfit = _misfit_in_pairs([holders[c] if c in present else () for c in range(len(classes))], pairs, limit)
+                misfit = () if relaxed else _misfit_in_pairs([holders[c] if c in present else () for c in range(len(classes))], pairs, limit)
             except _TooManyStacks:
                 return f"memory_gb: more than {MAX_STACKS_CHECKED:,} sets of components that may share a GPU to check (MAX_STACKS_CHECKED)"
             if misfit:
-                return f"memory_gb: {', '.join(classes[c][0] for c in misfit)} fit {gpus} two by two but not all together"
+                return Misfit(misfit, f"memory_gb: {', '.join(classes[c][0] for c in misfit)} fit {gpus} two by two but not all together")
             graph = apart_graph(len(classes), pairs)
             if graph is None:
                 how = "exclusive_with" if pairs <= exclusive else f"exclusive_with with the memory of {gpus}"
