@@ -33,6 +33,18 @@ class LayoutFailed(Exception):
 
 
 @dataclass(frozen=True)
+class _NodeAsk:
+    """What one node must hold: ``pattern`` groups per class on ``capacity`` GPUs, class ``c``
+    keeping off local ids ``keep_off[c]``, classes paired in ``graph`` on different GPUs. Nodes
+    asked the same get the same local layout."""
+
+    graph: ApartGraph
+    capacity: int
+    pattern: tuple[int, ...]
+    keep_off: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
 class _NodeLayout:
     """Local GPU ids per member on a node: ``items[member]`` is processes x items per process."""
 
@@ -47,13 +59,14 @@ def assignments(
     start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     avoided = [_locals_per_node(cluster, held) for held in problem.blocked]
     per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
-    keys: dict[tuple[ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...]], list[int]] = {}
+    keys: dict[_NodeAsk, list[int]] = {}
     for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
         pattern = tuple(patterns_on[node].tolist())
         keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
-        keys.setdefault((problem.graphs[problem.graph_of[node]], int(cluster.gpus_per_node[node]), pattern, keep_off), []).append(node)
+        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], int(cluster.gpus_per_node[node]), pattern, keep_off)
+        keys.setdefault(ask, []).append(node)
     for key, nodes in keys.items():
-        layout = _node_layout(problem, requests, *key)
+        layout = _node_layout(problem, requests, key)
         node_array = np.array(nodes, dtype=np.int64)
         for member, local in layout.items.items():
             if local.size:
@@ -97,21 +110,13 @@ def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Count
     return on
 
 
-def _node_layout(
-    problem: CountProblem,
-    requests: Mapping[str, ComponentRequest],
-    graph: ApartGraph,
-    capacity: int,
-    pattern: tuple[int, ...],
-    keep_off: tuple[tuple[int, ...], ...],
-) -> _NodeLayout:
-    """Local ids of every member's processes on a node holding ``pattern`` (class ``c`` keeping
-    off local ids ``keep_off[c]``, classes paired in ``graph`` on different GPUs); classes whose
-    groups must be tiled by a stride are tried first, then the clique-safe order alone."""
-    present = [c for c in graph.order if pattern[c]]
+def _node_layout(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk) -> _NodeLayout:
+    """Local ids of every member's processes on a node asked ``ask``; classes whose groups must
+    be tiled by a stride are tried first, then the clique-safe order alone."""
+    present = [c for c in ask.graph.order if ask.pattern[c]]
     blocky = [c for c in present if _run(problem, requests, c) > 1]
     for order in ([*blocky, *(c for c in present if c not in blocky)], present):
-        layout = _try_order(problem, requests, graph, capacity, pattern, keep_off, order)
+        layout = _try_order(problem, requests, ask, order)
         if layout is not None:
             return layout
     raise LayoutFailed
@@ -136,30 +141,22 @@ def _runs_of(free: np.ndarray, run: int, need: int) -> np.ndarray | None:
     return joined[:need] if joined.size >= need else None
 
 
-def _try_order(
-    problem: CountProblem,
-    requests: Mapping[str, ComponentRequest],
-    graph: ApartGraph,
-    capacity: int,
-    pattern: tuple[int, ...],
-    keep_off: tuple[tuple[int, ...], ...],
-    order: list[int],
-) -> _NodeLayout | None:
+def _try_order(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk, order: list[int]) -> _NodeLayout | None:
     taken: dict[int, np.ndarray] = {}
     for c in order:
-        blocked = np.zeros(capacity, dtype=bool)
-        blocked[list(keep_off[c])] = True
+        blocked = np.zeros(ask.capacity, dtype=bool)
+        blocked[list(ask.keep_off[c])] = True
         for other, gpus in taken.items():
-            if (min(c, other), max(c, other)) in graph.pairs:
+            if (min(c, other), max(c, other)) in ask.graph.pairs:
                 blocked[gpus] = True
-        chosen = _runs_of(np.flatnonzero(~blocked), _run(problem, requests, c), pattern[c] * problem.classes[c].width)
+        chosen = _runs_of(np.flatnonzero(~blocked), _run(problem, requests, c), ask.pattern[c] * problem.classes[c].width)
         if chosen is None:
             return None
         taken[c] = chosen
     items: dict[str, np.ndarray] = {}
     for c, gpus in taken.items():
         count_class = problem.classes[c]
-        groups = gpus.reshape(pattern[c], count_class.width)
+        groups = gpus.reshape(ask.pattern[c], count_class.width)
         for member in count_class.members:
             items[member] = _tile(groups, requests[member])
     return _NodeLayout(items)
