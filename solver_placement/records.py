@@ -4,6 +4,12 @@ Differences from RLinf (all deliberate, listed in the README): a process never s
 next node; ``local_accelerator_rank`` is always an int, the process's own first GPU (also when
 ``isolate_accelerator=False``), and -1 for processes that hold no GPU.
 
+``visible_accelerators`` has RLinf's meaning, and the launch sets the device variable from it
+and nothing else: a process's own GPUs when isolated, else every GPU of its node, so a process
+holding no GPU (node-level, robot) sees its node's GPUs, as RLinf's node and packed strategies
+give them, unless its component sets ``hide_accelerators``. ``env`` holds the variables a
+component's environment keys add (``spec/environment.py``), which the launch sets as they are.
+
 Records are built column by column: every field of every process is computed with numpy from
 the assignment arrays first, then turned into Python values in bulk (``tolist``, list slices,
 lookups in per-node tables), and the objects are made last, in one ``map`` over the columns.
@@ -24,7 +30,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, make_dataclass
+from dataclasses import dataclass, field, fields, make_dataclass
 from itertools import repeat
 from typing import Any
 
@@ -32,6 +38,7 @@ import numpy as np
 
 from solver_placement.cluster.cluster import Cluster, ResourceSet
 from solver_placement.constants import ACCELERATOR, NODE
+from solver_placement.spec.environment import DEFAULT_ENVIRONMENT, EGL_VARIABLES, NUMA_VARIABLES, ProcessEnvironment
 
 #: The configs of a process's custom hardware items (robots), one mapping per item.
 HardwareMetadata = tuple[Mapping[str, Any], ...]
@@ -52,7 +59,9 @@ class Placement:
     ``hardware_ranks`` (ranks within the component's node groups), ``accelerator_model``, and
     ``hardware_metadata``: per item of ``local_hardware_ranks`` of a custom hardware type (a
     robot), that item's entry of the node group's ``hardware.configs`` without ``node_rank``
-    (e.g. ``robot_ip``, camera serials); empty for GPUs and node-only processes.
+    (e.g. ``robot_ip``, camera serials); empty for GPUs and node-only processes. ``env``: the
+    environment variables the component's ``egl_device`` / ``numa_bind`` keys give the process
+    (``MUJOCO_EGL_DEVICE_ID``, ``EGL_DEVICE_ID``, ``NUMA_NODES``, ``NUMA_CPUS``); empty without them.
     """
 
     rank: int
@@ -71,6 +80,7 @@ class Placement:
     hardware_ranks: list[int]
     accelerator_model: str | None
     hardware_metadata: HardwareMetadata = ()
+    env: dict[str, str] = field(default_factory=dict)
 
 
 #: Field names in declaration order: the order of the columns ``build_placements`` maps over.
@@ -88,25 +98,28 @@ def build_placements(
     resources: ResourceSet,
     cluster: Cluster,
     isolate_accelerator: bool = True,
+    environment: ProcessEnvironment = DEFAULT_ENVIRONMENT,
 ) -> list[Placement]:
-    """Turn a CSR assignment (physical ids per process, rank order) into placement records."""
+    """Turn a CSR assignment (physical ids per process, rank order) into placement records;
+    ``environment``: the component's environment keys (``visible_accelerators`` and ``env``)."""
     num_processes = int(indptr.size - 1)
     if num_processes == 0:
         return []
     with _collector_paused():
-        return _build(component, _Columns(indptr, hardware, ranks, resources, cluster, isolate_accelerator))
+        return _build(component, _Columns(indptr, hardware, ranks, resources, cluster, isolate_accelerator), environment)
 
 
-def _build(component: str, columns: _Columns) -> list[Placement]:
+def _build(component: str, columns: _Columns, environment: ProcessEnvironment) -> list[Placement]:
     """Every column as a Python sequence, then one record per process in one pass."""
     cluster = columns.cluster
+    visible = columns.visible_accelerators(environment.hide_accelerators)
     values: dict[str, Any] = {
         "rank": range(columns.first.size),
         "cluster_node_rank": columns.nodes.tolist(),
         "placement_node_rank": _first_appearance_index(columns.nodes).tolist(),
         "local_accelerator_rank": columns.local_accelerator_rank(),
         "accelerator_type": columns.per_node(cluster.accelerator_types),
-        "visible_accelerators": columns.visible_accelerators(),
+        "visible_accelerators": visible,
         "isolate_accelerator": repeat(columns.isolate),
         "local_hardware_ranks": columns.local_hardware_ranks(),
         "node_group_label": columns.group_labels(),
@@ -115,6 +128,7 @@ def _build(component: str, columns: _Columns) -> list[Placement]:
         "hardware_ranks": columns.split(columns.ranks.tolist()),
         "accelerator_model": columns.per_node(cluster.accelerator_models),
         "hardware_metadata": columns.hardware_metadata(),
+        "env": columns.env(environment, visible),
     }
     local_rank, local_world = _local_positions(columns.nodes)
     values["local_rank"], values["local_world_size"] = local_rank.tolist(), local_world.tolist()
@@ -177,8 +191,9 @@ class _Columns:
             own[p] = []
         return own
 
-    def visible_accelerators(self) -> list[list[str]]:
-        """Own GPUs for isolated GPU processes, else every GPU of the node (a fresh list each)."""
+    def visible_accelerators(self, hide: bool) -> list[list[str]]:
+        """Own GPUs for isolated GPU processes, else every GPU of the node (a fresh list each);
+        none for processes holding no GPU when ``hide`` (``hide_accelerators``)."""
         if self.isolate and self.holds_gpus.all():
             names = _lookup(self.local, [str(i) for i in range(int(self.local.max()) + 1)])
             return self.split(names)
@@ -187,7 +202,31 @@ class _Columns:
         if self.isolate:
             for p in np.flatnonzero(self.holds_gpus).tolist():
                 visible[p] = [str(g) for g in self.local[self.bounds[p]:self.bounds[p + 1]].tolist()]
+        if hide:
+            for p in np.flatnonzero(~self.holds_gpus).tolist():
+                visible[p] = []
         return visible
+
+    def env(self, environment: ProcessEnvironment, visible: Sequence[Sequence[str]]) -> list[dict[str, str]]:
+        """Per process, the variables of the component's ``egl_device`` / ``numa_bind`` keys (a
+        fresh dict each, empty without them): the EGL index of the GPU it renders on (its own
+        first GPU, else the first it sees) and the NUMA nodes and CPUs of its own GPUs, from the
+        node's ``gpu_topology`` (the spec refused these keys where the topology cannot answer)."""
+        if not (environment.egl_device or environment.numa_bind):
+            return [{} for _ in range(self.first.size)]
+        rows: list[dict[str, str]] = []
+        for p, node in enumerate(self.nodes.tolist()):
+            topology = self.cluster.gpu_topology[node]
+            own = self.local[self.bounds[p]:self.bounds[p + 1]].tolist() if self.holds_gpus[p] else []
+            row: dict[str, str] = {}
+            renders_on = own[0] if own else (int(visible[p][0]) if visible[p] else None)
+            if environment.egl_device and renders_on is not None:
+                index = str(topology.egl_device(renders_on) if topology is not None else renders_on)
+                row.update(dict.fromkeys(EGL_VARIABLES, index))
+            if environment.numa_bind and own and topology is not None:
+                row.update(zip(NUMA_VARIABLES, topology.numa_binding(own)))
+            rows.append(row)
+        return rows
 
     def group_labels(self) -> list[str]:
         labels = [group.label for group in self.resources.groups]

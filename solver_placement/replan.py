@@ -163,6 +163,8 @@ def _surviving_cluster(cluster: Cluster, lost: set[int], survivors: str | None) 
     config = copy.deepcopy(cluster.config)
     gpus = per_node(config["num_gpus_per_node"], cluster.num_nodes, "cluster.num_gpus_per_node")
     config["num_gpus_per_node"] = [0 if node in lost else count for node, count in enumerate(gpus)]
+    if isinstance(config.get("gpu_topology"), (list, tuple)):  # a lost node keeps no GPUs to describe
+        config["gpu_topology"] = [None if node in lost else entry for node, entry in enumerate(config["gpu_topology"])]
     groups = []
     for raw in config["node_groups"]:
         group = dict(raw)
@@ -216,6 +218,7 @@ def _restated(
     else:
         body["placement"] = _pinned(solution, component, renamed, cluster, lost, f"{context}: {name}: {reason}")
     body.update(_constraints(component.constraints))
+    body.update(component.environment.as_config())  # what its processes see does not move with them
     return body
 
 
@@ -326,6 +329,7 @@ def _kept_in_place(
         for part in parts(c.name):
             moved_part = part != c.name
             body = {"node_group": list(c.node_groups), **({"unit": "node"} if c.count_nodes else {}), **_constraints(c.constraints)}
+            body.update(c.environment.as_config())
             body.pop("collocate_with", None)
             target = c.constraints.collocate_with
             if target is not None:

@@ -37,10 +37,12 @@ def _outcome(make: Any) -> str:
 
 def _record(p: Any) -> dict[str, Any]:
     """A record as digested: ``hardware_metadata`` only when a process holds configured hardware,
-    so digests recorded before that field existed stay valid for every other model."""
+    ``env`` only when its component's environment keys set variables, so digests recorded before
+    those fields existed stay valid for every other model."""
     fields = asdict(p)
-    if not fields["hardware_metadata"]:
-        del fields["hardware_metadata"]
+    for name in ("hardware_metadata", "env"):
+        if not fields[name]:
+            del fields[name]
     return fields
 
 

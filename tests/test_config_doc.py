@@ -14,6 +14,7 @@ from spec.test_verl_trainer import CASES, config
 
 from solver_placement.auto.section import _EMBODIED_KEYS, _REASONING_KEYS
 from solver_placement.cluster.schema import CLUSTER_KEYS, ENV_KEYS, GROUP_KEYS, RLINF_IGNORED_KEYS
+from solver_placement.cluster.topology import TOPOLOGY_KEYS
 from solver_placement.solver.options import OPTION_KEYS
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY
 from solver_placement.spec.grammar import ALIASES, COMPONENT_KEYS, MEMORY_PARTS, TOPOLOGY_GROUPS
@@ -35,6 +36,7 @@ ACCEPTED = {
     "cluster.node_groups[]": GROUP_KEYS,
     "node group hardware": ("type", "configs", "node_rank"),
     "node group env_configs[]": ENV_KEYS,
+    "cluster.gpu_topology": TOPOLOGY_KEYS,
     "component": COMPONENT_KEYS,
     "component aliases": (*ALIASES, *ALIASES.values()),
     "component memory_gb": MEMORY_PARTS,

@@ -19,6 +19,7 @@ import numpy as np
 from solver_placement.cluster.ranks import parse_rank_list
 from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, ray_cluster_kwargs
 from solver_placement.cluster.schema import HardwareItem, NodeGroup, cluster_kwargs, node_properties, parse_node_groups, per_node
+from solver_placement.cluster.topology import NodeTopology, parse_gpu_topology
 from solver_placement.config import positive_int, text
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NO_ACCELERATOR, NODE, NODE_LABEL
 from solver_placement.errors import PlacementConfigError
@@ -70,6 +71,7 @@ class Cluster:
         node_groups: Sequence[Mapping[str, Any]] | None = None,
         gpu_memory_gb: float | Sequence[float | None] | None = None,
         node_labels: Sequence[Mapping[str, str]] | None = None,
+        gpu_topology: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
         *,
         cluster_cfg: Any = None,
     ) -> None:
@@ -83,6 +85,7 @@ class Cluster:
             accelerator_type, accelerator_model = kwargs["accelerator_type"], kwargs["accelerator_model"]
             node_groups = kwargs["node_groups"]
             gpu_memory_gb, node_labels = kwargs["gpu_memory_gb"], kwargs["node_labels"]
+            gpu_topology = kwargs["gpu_topology"]
         self.config: dict[str, Any] = {
             "num_nodes": num_nodes,
             "num_gpus_per_node": num_gpus_per_node,
@@ -91,6 +94,7 @@ class Cluster:
             "node_groups": node_groups or [],
             "gpu_memory_gb": gpu_memory_gb,
             "node_labels": node_labels,
+            "gpu_topology": gpu_topology,
         }
         self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
         gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
@@ -112,6 +116,8 @@ class Cluster:
         self.gpu_memory_gb, self.node_labels = node_properties(
             gpu_memory_gb, node_labels, node_groups or [], [g.node_ranks for g in groups], self.num_nodes
         )
+        #: Per node, the NUMA node and EGL index of each GPU as the config states them (None: not stated).
+        self.gpu_topology: tuple[NodeTopology | None, ...] = parse_gpu_topology(gpu_topology, self.gpus_per_node)
         self._build_hardware_table(items)
         self.node_groups: dict[str, NodeGroup] = {group.label: group for group in groups}
         all_nodes = tuple(range(self.num_nodes))
@@ -164,6 +170,7 @@ class Cluster:
             groups.append(group)
         memory = self.config["gpu_memory_gb"]
         labels = self.config["node_labels"]
+        topology = self.config["gpu_topology"]
         return Cluster(
             gpu_memory_gb=[*self.gpu_memory_gb, self.gpu_memory_gb[like]] if isinstance(memory, list) else memory,
             node_labels=[*self.node_labels, dict(self.node_labels[like])] if isinstance(labels, list) else labels,
@@ -172,6 +179,7 @@ class Cluster:
             accelerator_type=[*[t if t != NO_ACCELERATOR else "NV_GPU" for t in self.accelerator_types], self.accelerator_types[like]],
             accelerator_model=[*self.accelerator_models, self.accelerator_models[like]],
             node_groups=groups,
+            gpu_topology=[*topology, topology[like]] if isinstance(topology, (list, tuple)) else topology,
         )
 
     # ----------------------------------------------------------------- hardware table

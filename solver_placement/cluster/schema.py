@@ -95,6 +95,7 @@ CLUSTER_KEYS = (
     "solver",
     "gpu_memory_gb",
     "node_labels",
+    "gpu_topology",
 )
 #: RLinf's other ``cluster:`` keys, accepted and ignored: what each one does in RLinf. Any key in
 #: neither list is refused with the closest known key, so a typo never changes the cluster silently.
@@ -157,6 +158,7 @@ def section_kwargs(section: dict[str, Any]) -> dict[str, Any]:
         "node_groups": section.get("node_groups") or [],
         "gpu_memory_gb": section.get("gpu_memory_gb"),
         "node_labels": section.get("node_labels"),
+        "gpu_topology": section.get("gpu_topology"),
     }
 
 

@@ -14,6 +14,11 @@ bookkeeping matches the devices the workers use (``gpu_match`` explains the atte
 
 The environment of a worker follows fixed rules (the README's table lists every variable):
 
+* The device variable (``CUDA_VISIBLE_DEVICES``) is the record's ``visible_accelerators``, joined,
+  for every process, and the record's ``env`` (``egl_device`` / ``numa_bind`` variables) is set
+  as it is: the launch says what the record says. So a process holding no GPU sees every GPU of
+  its node (RLinf's meaning, which its WorkerGroup sets from the same field) unless its
+  component sets ``hide_accelerators``, and then sees none.
 * ``LOCAL_RANK`` is the device index the process should use (``cuda:LOCAL_RANK``): the position
   of its first own GPU among the devices it sees. With isolated accelerators (the default) a
   process sees only its own GPUs, so it is 0 even when the records' ``local_rank`` says 3;
@@ -267,11 +272,10 @@ def _process(
 ) -> ProcessLaunch:
     env_vars, interpreter = _group_env(cluster, p)
     device_var, noset = DEVICE_ENV.get(p.accelerator_type, DEVICE_ENV["NV_GPU"])
-    own_gpus = p.hardware_type == ACCELERATOR
-    visible = ",".join(p.visible_accelerators) if own_gpus or not p.isolate_accelerator else ""
     env = {
         **env_vars,
-        device_var: visible,
+        **p.env,
+        device_var: ",".join(p.visible_accelerators),
         noset: "1",
         "RANK": str(p.rank),
         "WORLD_SIZE": str(len(component_records)),

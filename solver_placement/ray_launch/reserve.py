@@ -20,6 +20,7 @@ from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
 from solver_placement.errors import LaunchError
 from solver_placement.ray_launch.connect import ray_nodes
+from solver_placement.ray_launch.cpu_binding import bound_class, needs_binding
 from solver_placement.ray_launch.gpu_match import idle_gpus_for_next_attempt
 from solver_placement.ray_launch.parallel_layout import ParallelLayout
 from solver_placement.ray_launch.plan import NODE_ID_LABEL, ProcessLaunch, RayLaunchPlan, to_ray
@@ -80,8 +81,9 @@ class Reservation(AbstractContextManager):
         """
         if component not in self.plan.processes:
             raise LaunchError(f"component {component!r} is not in the plan; planned: {', '.join(self.plan.processes)}")
-        plain_remote: Any = ray.remote(worker_cls)
-        env_first_remote: Any = ray.remote(_env_first(worker_cls)) if env_in_constructor else None
+        started = bound_class(worker_cls) if needs_binding(self.plan.processes[component]) else worker_cls  # numa_bind
+        plain_remote: Any = ray.remote(started)
+        env_first_remote: Any = ray.remote(_env_first(started)) if env_in_constructor else None
         actors: list[Any] = []
         try:
             for process in self.plan.processes[component]:

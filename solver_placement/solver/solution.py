@@ -78,7 +78,7 @@ class Solution:
         request = self.requests[spec.shares_rule_with or component]
         assignment = self.assignments[component]
         return build_placements(
-            component, assignment.indptr, assignment.hardware, assignment.ranks, request.resources, self.cluster, isolate
+            component, assignment.indptr, assignment.hardware, assignment.ranks, request.resources, self.cluster, isolate, spec.environment
         )
 
     def _known(self, component: str) -> str:

@@ -20,6 +20,7 @@ from solver_placement.config import check_keys, did_you_mean, gigabytes, positiv
 from solver_placement.constants import CLUSTER_LABEL
 from solver_placement.errors import PlacementConfigError, PlacementSyntaxError, cut, shown
 from solver_placement.limits import check
+from solver_placement.spec.environment import DEFAULT_ENVIRONMENT, ENVIRONMENT_KEYS, ProcessEnvironment, parse_environment
 
 CONSTRAINT_KEYS = (
     "tensor_parallel_size",
@@ -37,7 +38,7 @@ CONSTRAINT_KEYS = (
 MEMORY_PARTS = ("weights", "optimizer", "grads", "activations")
 TOPOLOGY_GROUPS = ("tensor_parallel", "pipeline_parallel")
 SHAPE_KEYS = ("processes", "hardware_per_process", "gpus_per_process", "stride", "resources")
-COMPONENT_KEYS = ("node_group", "unit", "placement", *SHAPE_KEYS, *CONSTRAINT_KEYS)
+COMPONENT_KEYS = ("node_group", "unit", "placement", *SHAPE_KEYS, *CONSTRAINT_KEYS, *ENVIRONMENT_KEYS)
 #: Keys accepted as another spelling of a key (the grammar reads either, never both).
 ALIASES = {"gpus_per_process": "hardware_per_process", "max_processes_per_gpu": "max_processes_per_hardware"}
 
@@ -105,7 +106,8 @@ class ComponentSpec:
     """The placement rule of one component.
 
     ``key`` is the config key it came from; components on one comma-joined key share one rule
-    (``shares_rule_with`` names the first of them, whose solution they reuse).
+    (``shares_rule_with`` names the first of them, whose solution they reuse). ``environment``:
+    what its processes see around their hardware (``spec/environment.py``), never where they run.
     """
 
     name: str
@@ -118,6 +120,7 @@ class ComponentSpec:
     shares_rule_with: str | None = None
     explicit: tuple[tuple[int, ...], ...] | None = None
     count_nodes: bool = False
+    environment: ProcessEnvironment = DEFAULT_ENVIRONMENT
 
     @property
     def is_declarative(self) -> bool:
@@ -156,6 +159,7 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
         groups = _parse_node_group(body.get("node_group"), name)
         constraints = _parse_constraints(body, name)
         count_nodes = _parse_unit(body.get("unit"), name)
+        environment = parse_environment(body, f"component {name!r}")
         has_shape = any(k in body for k in SHAPE_KEYS)
         if "placement" in body and has_shape:
             raise PlacementConfigError(
@@ -164,14 +168,14 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
             )
         if isinstance(body.get("placement"), list):
             explicit = parse_explicit(body["placement"], name)
-            return ComponentSpec(name, key, groups, _explicit_text(body["placement"]), (), None, constraints, first_name, explicit, count_nodes)
+            return ComponentSpec(name, key, groups, _explicit_text(body["placement"]), (), None, constraints, first_name, explicit, count_nodes, environment)
         if "placement" in body:
             text = _placement_text(body["placement"], name)
-            return ComponentSpec(name, key, groups, text, parse_segments(text, name), None, constraints, first_name, None, count_nodes)
+            return ComponentSpec(name, key, groups, text, parse_segments(text, name), None, constraints, first_name, None, count_nodes, environment)
         if not has_shape:
             raise PlacementConfigError(f"component {name!r}: needs a 'placement' rank string or 'processes' (placement must be specified in component_placement config)")
         declarative = _parse_declarative(body, name)
-        return ComponentSpec(name, key, groups, _describe(body), (), declarative, constraints, first_name, None, count_nodes)
+        return ComponentSpec(name, key, groups, _describe(body), (), declarative, constraints, first_name, None, count_nodes, environment)
     text = _placement_text(value, name)
     return ComponentSpec(name, key, (CLUSTER_LABEL,), text, parse_segments(text, name), None, Constraints(), first_name)
 

@@ -19,6 +19,7 @@ from solver_placement.errors import PlacementConfigError
 from solver_placement.limits import check
 from solver_placement.limits.memory import check_memory, estimate
 from solver_placement.spec.candidates import MAX_CANDIDATE_PAIRS, ComponentRequest, resolve_components
+from solver_placement.spec.environment import check_environment
 from solver_placement.spec.grammar import ComponentSpec, parse_component_placement
 
 
@@ -62,6 +63,9 @@ class PlacementSpec:
         solver = require_mapping(solver_options or {}, "cluster.solver")
         spec = cls(cluster, components, solver)
         _ = spec.requests  # eager: every check that needs the cluster runs now
+        for name, component in components.items():
+            request = spec.requests[component.shares_rule_with or name]
+            check_environment(name, component.environment, request.resources, request.cand_hw, cluster)
         return spec
 
     @cached_property

@@ -56,12 +56,13 @@ def _node_positions(name: str, records: Sequence[Placement]) -> Iterator[str]:
 
 
 def _device_fields(where: str, record: Placement, cluster: Cluster) -> Iterator[str]:
-    """What CUDA_VISIBLE_DEVICES and the accelerator fields must say for this record's node."""
+    """What CUDA_VISIBLE_DEVICES and the accelerator fields must say for this record's node (what
+    a process holding no GPU sees depends on ``hide_accelerators``: the environment check)."""
     node = record.cluster_node_rank
     own_gpus = record.hardware_type == ACCELERATOR
     isolated = own_gpus and record.isolate_accelerator
     expected_visible = [str(g) for g in record.local_hardware_ranks] if isolated else cluster.node_accelerator_ids[node]
-    if record.visible_accelerators != expected_visible:
+    if own_gpus and record.visible_accelerators != expected_visible:
         yield f"{where}: visible_accelerators {record.visible_accelerators}, expected {expected_visible}"
     expected_first = record.local_hardware_ranks[0] if own_gpus and record.local_hardware_ranks else -1
     if record.local_accelerator_rank != expected_first:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from solver_placement.spec.environment import ENVIRONMENT_KEYS
 from solver_placement.verify.bookkeeping import check_bookkeeping
+from solver_placement.verify.environment import check_environment
 from solver_placement.verify.groups import check_groups
 from solver_placement.verify.layout import check_layout, check_shared_rule
 from solver_placement.verify.memory import check_memory
@@ -41,4 +43,5 @@ CHECKS: tuple[Check, ...] = (
     Check("exclusion", ("exclusive_with",), check_exclusion),
     Check("capacity", ("max_processes_per_hardware",), check_capacity),
     Check("memory", ("memory_gb", "offload_weight", "offload_optimizer", "offload_grad"), check_memory),
+    Check("environment", ENVIRONMENT_KEYS, check_environment),
 )

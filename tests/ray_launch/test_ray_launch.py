@@ -142,7 +142,8 @@ def test_tp_groups_cpu_and_robot_processes(local_ray) -> None:
         assert [(node, e["CUDA_VISIBLE_DEVICES"]) for node, e in env] == [(nodes[2], ""), (nodes[2], "")]
         robot = reports(reservation.launch("robot", Probe))
         assert [node for node, _ in robot] == [nodes[1], nodes[1]]
-        assert [e["CUDA_VISIBLE_DEVICES"] for _, e in robot] == ["", ""]  # a robot process holds no GPU
+        # a robot process holds no GPU and sees its node's, as its record says (RLinf's meaning)
+        assert [e["CUDA_VISIBLE_DEVICES"] for _, e in robot] == ["0,1,2,3", "0,1,2,3"]
         # the robot's hardware.configs entry reaches the worker driving it
         assert [(e["HARDWARE_TYPE"], json.loads(e["HARDWARE_CONFIGS"])) for _, e in robot] == [("franka", [{"robot_ip": "10.0.0.9"}])] * 2
         assert [(e["LOCAL_RANK"], e["LOCAL_WORLD_SIZE"]) for _, e in robot] == [("0", "2"), ("1", "2")]

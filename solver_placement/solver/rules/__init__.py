@@ -19,6 +19,7 @@ from solver_placement.solver.rules import (
     capacity,
     collocation,
     domains,
+    environment,
     exclusivity,
     memory,
     objective,
@@ -39,6 +40,9 @@ RULES: tuple[Rule, ...] = (
     Rule("exclusivity", exclusivity.KEYS, exclusivity.build, exclusivity.COUNTS, exclusivity.bound, ("exclusion",)),
     Rule("capacity", capacity.KEYS, capacity.build, capacity.counts, capacity.bound, ("capacity",)),
     Rule("memory", memory.KEYS, memory.build, memory.counts, memory.bound, ("memory",)),
+    # adds nothing to the model: what a process sees around its hardware (records, launch)
+    Rule("environment", environment.KEYS, environment.build, "places nothing: nothing to count",
+         "places nothing: it changes no count", ("environment",)),
     # not a rule of the spec: it guides the search over what the rules above allow
     Rule("symmetry", symmetry.KEYS, symmetry.build, symmetry.COUNTS, symmetry.BOUND, ()),
     # last: it weighs the domains rule's ``topology`` terms and the stride rule's pattern starts
