@@ -21,6 +21,7 @@ from solver_placement.config import ConfigSource, load_config, require_mapping
 from solver_placement.constants import RESERVED_LABELS
 from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, Statement
 from solver_placement.solver.bounds.needs import needs_of
+from solver_placement.solver.conflicts import compact_statements, grouped_lines
 from solver_placement.solver.exact import spec_options
 from solver_placement.solver.options import MIN_RUN_S, Budget
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS
@@ -63,7 +64,10 @@ class Diagnosis:
             processes = sum(len(s.placements(name)) for name in s.components)
             nodes = len({p.cluster_node_rank for name in s.components for p in s.placements(name)})
             return f"valid: {len(s.components)} components, {processes} processes on {nodes} of {s.cluster.num_nodes} nodes ({s.status.lower()})"
-        lines = [str(self.error)] if not self.conflicts else ["no placement exists; these statements conflict:", *(f"  - {c}" for c in self.conflicts)]
+        if self.statements:  # under each component and the keys they rest on, as ``explain`` prints them
+            lines = ["no placement exists; these statements conflict:", *grouped_lines(compact_statements(self.statements))]
+        else:
+            lines = [str(self.error)]
         lines += [f"suggestion: {s}" for s in self.suggestions]
         return "\n".join(lines)
 
@@ -73,6 +77,11 @@ def diagnose(source: ConfigSource, cluster: Cluster | None = None, time_limit_s:
     within ``time_limit_s`` (default: the config's ``cluster.solver.time_limit_s``)."""
     try:
         spec = _unchecked_spec(source, cluster)
+    except InfeasiblePlacementError as error:  # resource pools Ray could not place in verl's order: no spec to vary
+        return Diagnosis(None, error, error.statements)
+    except PlacementError as error:
+        return Diagnosis(None, error)
+    try:
         budget = spec_options(spec, time_limit_s=time_limit_s).start()
         return Diagnosis(solve(spec, time_limit_s=time_limit_s))
     except InfeasiblePlacementError as error:

@@ -8,7 +8,6 @@ from dataclasses import asdict
 
 import click
 
-from solver_placement.cli.conflicts import compact_statements, grouped_lines, statement_records
 from solver_placement.cli.exit_codes import ExitCode
 from solver_placement.cli.model_input import Model, model_arguments, read_model
 from solver_placement.cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
@@ -21,6 +20,7 @@ from solver_placement.errors import InfeasiblePlacementError
 from solver_placement.layout_report import layout_report
 from solver_placement.rlinf.component_placement import ComponentPlacement
 from solver_placement.rlinf.task_placement import placement_class
+from solver_placement.solver.conflicts import compact_statements, grouped_lines, statement_records
 from solver_placement.solver.solution import Solution
 
 

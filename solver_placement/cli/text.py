@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from solver_placement.cli.conflicts import compact_conflicts
 from solver_placement.cli.model_input import Model
 from solver_placement.cli.placing import Placed
 from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import InfeasiblePlacementError, PlacementError
 from solver_placement.records import Placement
+from solver_placement.solver.conflicts import compact_conflicts
 
 TABLE_COLUMNS = (
     ("component", "component"),

@@ -9,7 +9,7 @@ import pytest
 from helpers import ROOT, config
 
 from solver_placement import InfeasiblePlacementError, PlacementSpec, Statement, diagnose, explain, solve
-from solver_placement.cli.conflicts import compact_statements, grouped_lines
+from solver_placement.solver.conflicts import compact_statements, grouped_lines
 from solver_placement.solver.rules import RULES
 from solver_placement.solver.statements import COUNTING
 from solver_placement.spec.grammar import ALIASES, COMPONENT_KEYS
@@ -79,3 +79,6 @@ def test_fixes_are_sought_for_the_components_the_records_name() -> None:
     assert not diagnosis.feasible
     assert {s.component for s in diagnosis.statements} - {""} == {"actor", "rollout"}
     assert diagnosis.suggestions and not any(fix.startswith("act:") for fix in diagnosis.suggestions)
+    summary = diagnosis.summary().splitlines()  # grouped as explain prints them
+    assert summary[:2] == ["no placement exists; these statements conflict:", "  actor (processes, tensor_parallel_size):"]
+    assert "  rollout (processes, hardware_per_process, collocate_with):" in summary

@@ -1,5 +1,6 @@
 """Conflicting statements as people read them: per-process repeats merged, grouped by component
-and the config keys they rest on, and as records in the JSON document."""
+and the config keys they rest on (``explain`` and ``diagnose`` print the same), and as records
+for a JSON document."""
 
 from __future__ import annotations
 
