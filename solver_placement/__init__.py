@@ -21,6 +21,7 @@ from solver_placement.errors import (
     SolverTimeoutError,
     Statement,
     VerificationError,
+    VerlExportError,
 )
 from solver_placement.layout_report import layout_report
 from solver_placement.records import Placement
@@ -47,6 +48,7 @@ from solver_placement.spec.grammar import ComponentSpec
 from solver_placement.spec.placement_spec import PlacementSpec
 from solver_placement.spec.pools import ResourcePool, fuse, pool_spec
 from solver_placement.verify import verify
+from solver_placement.verl_export import VerlExport, export_verl
 
 __version__ = VERSION
 
@@ -117,6 +119,9 @@ __all__ = [
     "ResourcePool",
     "fuse",
     "pool_spec",
+    "VerlExport",
+    "VerlExportError",
+    "export_verl",
     "AutoCandidate",
     "AutoPlacement",
     "AutoProblem",

@@ -15,6 +15,7 @@ PlacementError (ValueError)
   SolverTimeoutError                          no answer within the time limit
   VerificationError                           a placement breaks a rule of its spec
   LaunchError                                 Ray could not reserve, verify or start the plan
+  VerlExportError                             a solved layout verl's config cannot state (export)
 InternalError (RuntimeError)  a bug in solver_placement (e.g. a CP-SAT model it built is invalid)
 ```
 
@@ -26,7 +27,7 @@ infeasibility errors are also ``AssertionError`` (and, as every ``PlacementError
 ``ValueError``), and :class:`NodeRankError` is also an ``IndexError``; ``except AssertionError``
 around an RLinf placement call keeps working after the import is swapped. Their messages contain
 RLinf's key phrase for the same rule ("Resource ranks must be unique", "must be on the same
-node", ...) next to our own words. Timeouts, verification and launch failures have no RLinf
+node", ...) next to our own words. Timeouts, verification, launch and export failures have no RLinf
 counterpart and stay plain ``PlacementError``.
 """
 
@@ -111,6 +112,16 @@ class VerificationError(PlacementError):
 
 class LaunchError(PlacementError):
     """Ray could not reserve, verify or start what the plan asks for."""
+
+
+class VerlExportError(PlacementError):
+    """A solved layout verl's config cannot state (``export --to verl``): ``component`` is the
+    component that breaks ``rule`` (one of ``verl_export.RULES``); the message says both and how."""
+
+    def __init__(self, component: str, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.component = component
+        self.rule = rule
 
 
 class InternalError(RuntimeError):

@@ -26,6 +26,7 @@ LAYERS = (
     "rlinf",
     "ray_launch",
     "layout_report",
+    "verl_export",
     "plot",
     "diagnose",
     "replan",
@@ -43,8 +44,8 @@ PUBLIC_NAMES = [
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
-    "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "WorkerGroup", "YamlText",
-    "as_cluster", "auto_place", "diagnose", "explain", "fuse", "launch", "layout_report", "load_config", "placement_for_config", "plan", "pool_spec",
+    "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "VerlExport", "VerlExportError",
+    "WorkerGroup", "YamlText", "as_cluster", "auto_place", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_config", "placement_for_config", "plan", "pool_spec",
     "register",
     "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip

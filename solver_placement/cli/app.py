@@ -16,6 +16,7 @@ import click
 
 from solver_placement.cli.auto_command import auto_command
 from solver_placement.cli.exit_codes import EXIT_CODES_HELP, ExitCode, exit_code_for
+from solver_placement.cli.export_command import export_command
 from solver_placement.cli.launch_command import launch_command
 from solver_placement.cli.output import fail
 from solver_placement.cli.plot_command import plot_command
@@ -77,6 +78,7 @@ def main() -> None:
       solver-placement explain models/invalid/not_multiple.yaml
       solver-placement launch models/quickstart.yaml --run
       solver-placement auto models/auto_reference_16x8.yaml
+      solver-placement export --to verl models/verl_ppo_trainer_2x8.yaml
       python -m solver_placement solve - < models/quickstart.yaml
 
     \b
@@ -86,5 +88,5 @@ def main() -> None:
     """
 
 
-for _command in (solve_command, plot_command, explain_command, auto_command, launch_command):
+for _command in (solve_command, plot_command, explain_command, auto_command, launch_command, export_command):
     main.add_command(_command)

@@ -23,18 +23,19 @@ from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacemen
 from solver_placement.rlinf.task_placement import placement_class, placement_for_config
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
-from solver_placement.spec.pools import has_pools, pool_spec_from_config
+from solver_placement.spec.pools import PoolGroup, has_pools, pool_spec_from_config
 
 
 @dataclass(frozen=True)
 class Placed:
     """A solved model and, when an RLinf placement class placed it, that placement (it knows the
-    mode and the weight-sync pairing the figures and summaries show); ``pools`` maps each role
-    of a ``resource_pools:`` config to its pool (empty otherwise), so figures draw pools as pools."""
+    mode and the weight-sync pairing the figures and summaries show); ``pools`` maps each
+    component of a ``resource_pools:`` or verl config to its pool and roles (empty otherwise),
+    so figures draw pools as pools."""
 
     solution: Solution
     placement: ComponentPlacement | None
-    pools: Mapping[str, str] = field(default_factory=dict)
+    pools: Mapping[str, PoolGroup] = field(default_factory=dict)
 
     @property
     def source(self) -> Solution | ComponentPlacement:

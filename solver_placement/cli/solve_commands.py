@@ -22,6 +22,7 @@ from solver_placement.rlinf.component_placement import ComponentPlacement
 from solver_placement.rlinf.task_placement import placement_class
 from solver_placement.solver.conflicts import compact_statements, grouped_lines, statement_records
 from solver_placement.solver.solution import Solution
+from solver_placement.spec.pools import has_pools
 
 
 @click.command("solve", cls=ModelCommand)
@@ -111,7 +112,7 @@ def explain_command(
         with working(f"solving {model.name}"):
             placed = place(model.config, time_limit, model_parallel)
     except InfeasiblePlacementError as error:
-        as_written = not model_parallel and placement_class(model.config) is ComponentPlacement
+        as_written = not model_parallel and not has_pools(model.config) and placement_class(model.config) is ComponentPlacement
         _explain_infeasible(model, error, fmt, explain_time_limit, placed_as_written=as_written)
         raise
     if fmt == "json":
@@ -124,7 +125,7 @@ def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str,
     """Print the conflicts and checked fixes and exit 3; return only when a one-line error says it all.
 
     Fixes are searched only for configs placed as written: they are edits of component_placement,
-    which an RLinf placement class rewrites before solving.
+    which an RLinf placement class rewrites before solving and resource pools do not have.
     """
     statements = compact_statements(error.statements)
     fixes: Sequence[str] = ()

@@ -18,11 +18,13 @@ LEGEND_FONT = 7.5
 
 class LegendEntry(NamedTuple):
     """One legend item. Glyphs: ``box`` (a component's colour), ``bracket`` (the one under a
-    process holding several items) and ``tp`` (the one over a tensor-parallel group)."""
+    process holding several items) and ``tp`` (the one over a group: tensor-parallel, or a
+    resource pool's node entry, drawn in the pool's line ``style``)."""
 
     color: Color
     label: str
     glyph: Literal["box", "bracket", "tp"] = "box"
+    style: str = "solid"
 
 
 def draw_header(scene: Scene, title: str, summary: str, legend: Sequence[LegendEntry]) -> float:
@@ -41,7 +43,7 @@ def _draw_glyph(scene: Scene, entry: LegendEntry, x: float, y: float) -> None:
     if entry.glyph == "bracket":
         scene.line([(x, y - 0.06), (x, y + 0.03), (x + 0.16, y + 0.03), (x + 0.16, y - 0.06)], entry.color, 1.1)
     elif entry.glyph == "tp":
-        scene.line([(x, y + 0.06), (x, y - 0.03), (x + 0.16, y - 0.03), (x + 0.16, y + 0.06)], entry.color, 1.1)
+        scene.line([(x, y + 0.06), (x, y - 0.03), (x + 0.16, y - 0.03), (x + 0.16, y + 0.06)], entry.color, 1.1, entry.style)
     else:
         scene.rect(x, y - 0.07, 0.16, 0.14, entry.color, z=2)
 

@@ -4,8 +4,9 @@ Nodes are rows of hardware cells (GPUs, robots or other custom hardware, and the
 node-only processes), one colour per component. Collocated components stack in lanes inside a
 cell; each box is labelled with the process ranks on it; a process holding several adjacent items
 is one joined box, and a strided process (GPUs 0 and 2) is joined by a bracket under its boxes.
-A bracket over the boxes groups a tensor-parallel group, or, for roles placed from verl-style
-resource pools (``pools=``), one entry of the pool's ``process_on_nodes``.
+A bracket over the boxes groups a tensor-parallel group, or, for components placed from
+verl-style resource pools (``pools=``), one entry of the pool's ``process_on_nodes``, in a colour
+and line style of the pool's own, which the legend names with the pool's components (roles).
 Node groups are labelled bands on the left. Up to ``max_rows`` rows (128 by default) every node
 gets a row, wrapped into side by side columns of at most 32 rows; beyond that, runs of like nodes
 are drawn as one row each (:mod:`~solver_placement.plot.aggregate`), and ``nodes=`` picks a slice
@@ -27,7 +28,8 @@ from solver_placement.plot.row_drawing import draw_rows
 from solver_placement.plot.rows import Row, layout_rows, occupancy
 from solver_placement.plot.scene import Scene
 from solver_placement.plot.source import Job, LayoutSource, resolve_job, select_nodes
-from solver_placement.plot.style import BRACKET_COLOR, component_colors
+from solver_placement.plot.style import BRACKET_COLOR, TP_MARK, Mark, component_colors, pool_mark
+from solver_placement.spec.pools import PoolGroup
 
 
 def plot_layout(
@@ -39,7 +41,7 @@ def plot_layout(
     mode: str = "auto",
     max_rows: int = 128,
     title: str | None = None,
-    pools: Mapping[str, str] | None = None,
+    pools: Mapping[str, PoolGroup] | None = None,
 ) -> Figure:
     """Draw where every process runs: one row of hardware cells per node, one colour per component.
 
@@ -50,8 +52,9 @@ def plot_layout(
     job, so figures of one job agree. ``nodes`` selects nodes (``"0-15"`` or ints). ``mode``:
     ``cells`` draws every node, ``aggregate`` draws runs of like nodes as one row, ``auto`` picks
     ``cells`` up to ``max_rows`` nodes. Rows past ``max_rows`` are left out, with a note.
-    ``pools`` maps roles to the verl-style resource pool they were placed from (the ``mapping``
-    of :func:`~solver_placement.spec.pools.pool_spec`): their groups are drawn as pool entries.
+    ``pools`` maps components to the verl-style resource pool they were placed from (as
+    :func:`~solver_placement.spec.pools.pool_groups` returns them): their groups are drawn as
+    pool entries, each pool with its own mark.
     """
     job = resolve_job(source, cluster)
     shown = job.select(components)
@@ -59,13 +62,15 @@ def plot_layout(
     aggregate = wants_aggregate(mode, len(node_list), max_rows)
     all_rows = layout_rows(job, shown, node_list, occupancy(job, shown, node_list), aggregate)
     rows, omitted = all_rows[:max_rows], all_rows[max_rows:]
-    pools = {name: pool for name, pool in (pools or {}).items() if name in shown}
-    groups = {name: size for name in shown if (size := job.tensor_parallel_size(name)) > 1 or name in pools}
+    pooled = {name: group for name, group in (pools or {}).items() if name in shown}
+    groups = {name: pooled[name].entry if name in pooled else job.tensor_parallel_size(name) for name in shown}
+    groups = {name: size for name, size in groups.items() if size > 1 or name in pooled}
+    marks = _pool_marks(pools or {})
     colors = component_colors(job.names)
     scene = Scene()
-    legend = _legend(job, shown, rows, colors, groups, pools)
+    legend = _legend(job, shown, rows, colors, groups, pooled, marks)
     top = draw_header(scene, title or f"Layout{job.title_suffix}", _summary(job, shown), legend)
-    bottom = draw_rows(scene, job, rows, colors, groups, top)
+    bottom = draw_rows(scene, job, rows, colors, groups, top, {name: marks[group.pool] for name, group in pooled.items()})
     draw_notes(scene, _notes(rows, omitted), bottom)
     return scene.figure()
 
@@ -77,26 +82,37 @@ def _summary(job: Job, shown: Sequence[str]) -> str:
 
 
 def _legend(
-    job: Job, shown: Sequence[str], rows: Sequence[Row], colors: dict[str, str], groups: dict[str, int], pools: Mapping[str, str]
+    job: Job,
+    shown: Sequence[str],
+    rows: Sequence[Row],
+    colors: dict[str, str],
+    groups: dict[str, int],
+    pools: Mapping[str, PoolGroup],
+    marks: Mapping[str, Mark],
 ) -> list[LegendEntry]:
     """A colour per drawn component (with its process count); bracket glyphs only when drawn,
-    worded with the hardware they join (GPUs, robots, nodes) and what their group is."""
+    worded with the hardware they join (GPUs, robots, nodes) and what their group is; a pool's
+    glyph in its own mark, with its components (roles joined by ``+`` share one worker)."""
     legend = [LegendEntry(colors[name], f"{name} ({len(job.placements[name])})") for name in shown]
     joined = [join.kind for row in rows for join in row.joins]
     if joined:
         legend.append(LegendEntry(BRACKET_COLOR, f"one process on several {kinds_word(joined)}", "bracket"))
     if any(name not in pools for name in groups):
-        legend.append(LegendEntry(BRACKET_COLOR, "tensor-parallel group", "tp"))
-    for pool, roles in _roles_by_pool(pools).items():
-        legend.append(LegendEntry(BRACKET_COLOR, f"resource pool {pool} ({', '.join(roles)}): {groups[roles[0]]} GPUs per node entry", "tp"))
+        legend.append(LegendEntry(TP_MARK.color, "tensor-parallel group", "tp"))
+    by_pool: dict[str, list[str]] = {}
+    for name, group in pools.items():
+        by_pool.setdefault(group.pool, []).append(name)
+    for pool, names in by_pool.items():
+        text = f"resource pool {pool} ({', '.join(names)}): {pools[names[0]].entry} GPUs per node entry"
+        legend.append(LegendEntry(marks[pool].color, text, "tp", marks[pool].style))
     return legend
 
 
-def _roles_by_pool(pools: Mapping[str, str]) -> dict[str, list[str]]:
-    by_pool: dict[str, list[str]] = {}
-    for role, pool in pools.items():
-        by_pool.setdefault(pool, []).append(role)
-    return by_pool
+def _pool_marks(pools: Mapping[str, PoolGroup]) -> dict[str, Mark]:
+    """One mark per pool, by the pool's position in the whole job, so a figure of some of its
+    components marks each pool as the full figure does."""
+    names = list(dict.fromkeys(group.pool for group in pools.values()))
+    return {name: pool_mark(index) for index, name in enumerate(names)}
 
 
 def _notes(rows: Sequence[Row], omitted: Sequence[Row]) -> list[str]:

@@ -34,11 +34,12 @@ from solver_placement.plot.style import (
     BAND_COLORS,
     BAND_EDGE,
     BAND_TEXT,
-    BRACKET_COLOR,
     CELL_EDGE,
     CELL_FACE,
     HEADER_TEXT,
     MUTED_TEXT,
+    TP_MARK,
+    Mark,
     darker,
     fit_text,
     text_color,
@@ -63,8 +64,11 @@ class _PlacedRow:
         return self.body_top + self.geometry.lane_tops[(kind, self.row.lanes[(kind, component)])]
 
 
-def draw_rows(scene: Scene, job: Job, rows: Sequence[Row], colors: Mapping[str, str], tp: Mapping[str, int], top: float) -> float:
-    """Draw the rows in columns of at most ROWS_PER_COLUMN; returns the y below the lowest."""
+def draw_rows(
+    scene: Scene, job: Job, rows: Sequence[Row], colors: Mapping[str, str], tp: Mapping[str, int], top: float, marks: Mapping[str, Mark] | None = None
+) -> float:
+    """Draw the rows in columns of at most ROWS_PER_COLUMN; returns the y below the lowest.
+    ``marks`` gives a component's group brackets their own look (its resource pool's)."""
     if not rows:
         scene.text(MARGIN, top + 0.2, "nothing to draw: no node selected", 8.0, ha="left")
         return top + 0.4
@@ -83,7 +87,7 @@ def draw_rows(scene: Scene, job: Job, rows: Sequence[Row], colors: Mapping[str, 
         previous_cells: list[Cell] | None = None
         for row in rows[column * per_column : (column + 1) * per_column]:
             geometry = row_geometry(row, row.cells != previous_cells, tp)
-            draw_row(scene, row, geometry, colors, tp, x0 + band_width, y)
+            draw_row(scene, row, geometry, colors, tp, x0 + band_width, y, marks or {})
             spans.append((row, y, y + geometry.height))
             previous_cells = row.cells
             y += geometry.height + ROW_GAP
@@ -92,14 +96,16 @@ def draw_rows(scene: Scene, job: Job, rows: Sequence[Row], colors: Mapping[str, 
     return bottom
 
 
-def draw_row(scene: Scene, row: Row, geometry: RowGeometry, colors: Mapping[str, str], tp: Mapping[str, int], x0: float, y0: float) -> None:
-    """Node label, cells, lane boxes with rank labels, brackets under multi-item processes and over TP groups."""
+def draw_row(
+    scene: Scene, row: Row, geometry: RowGeometry, colors: Mapping[str, str], tp: Mapping[str, int], x0: float, y0: float, marks: Mapping[str, Mark]
+) -> None:
+    """Node label, cells, lane boxes with rank labels, brackets under multi-item processes and over groups."""
     _draw_node_label(scene, row, geometry, x0, y0)
     body_top = y0 + (HEADER_H if geometry.header else 0.0)
     placed = _PlacedRow(row, geometry, cell_x(row.cells, x0 + LABEL_W), body_top)
     _draw_cells(scene, placed, y0)
     extents = _draw_boxes(scene, placed, colors)
-    _draw_tp_brackets(scene, row, extents, tp)
+    _draw_tp_brackets(scene, row, extents, tp, marks)
     _draw_joins(scene, placed, extents, colors)
     if row.steps:
         x = x0 + LABEL_W + cells_width(row.cells) + 0.12
@@ -139,17 +145,18 @@ def _draw_boxes(scene: Scene, placed: _PlacedRow, colors: Mapping[str, str]) -> 
     return extents
 
 
-def _draw_tp_brackets(scene: Scene, row: Row, extents: Sequence[Extent], tp: Mapping[str, int]) -> None:
+def _draw_tp_brackets(scene: Scene, row: Row, extents: Sequence[Extent], tp: Mapping[str, int], marks: Mapping[str, Mark]) -> None:
     """A bracket over the boxes of each group (ranks ``g*tp .. g*tp+tp-1``) on the row: a
-    tensor-parallel group, or one node entry of a resource pool (the legend says which)."""
+    tensor-parallel group, or one node entry of a resource pool in the pool's own mark."""
     groups: dict[tuple[str, int], Extent] = {}
     for box, (left, top, right, bottom) in zip(row.boxes, extents, strict=True):
         for group in {rank // tp[box.component] for rank in box.ranks} if box.component in tp else ():
             seen = groups.get((box.component, group), (left, top, right, bottom))
             groups[(box.component, group)] = (min(seen[0], left), min(seen[1], top), max(seen[2], right), max(seen[3], bottom))
-    for left, top, right, _ in groups.values():
+    for (component, _), (left, top, right, _) in groups.items():
         y = top - BOX_PAD - TP_H + 0.035
-        scene.line([(left + 0.02, top - 0.01), (left + 0.02, y), (right - 0.02, y), (right - 0.02, top - 0.01)], BRACKET_COLOR, 1.0)
+        mark = marks.get(component, TP_MARK)
+        scene.line([(left + 0.02, top - 0.01), (left + 0.02, y), (right - 0.02, y), (right - 0.02, top - 0.01)], mark.color, 1.0, mark.style)
 
 
 def _draw_joins(scene: Scene, placed: _PlacedRow, extents: Sequence[Extent], colors: Mapping[str, str]) -> None:

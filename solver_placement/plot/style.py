@@ -7,6 +7,7 @@ the layout and in the weight-sync picture, and labels shrink by the same rule ev
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from matplotlib.colors import to_rgb
 
@@ -24,6 +25,8 @@ BAND_TEXT = "#33415c"
 BRACKET_COLOR = "#555555"
 #: Dark link colours (Dark2 without its orange and yellow, which vanish on light component fills).
 LINK_COLORS = ("#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d", "#333333")
+#: Line styles that, with the link colours, give each resource pool a bracket of its own.
+POOL_STYLES = ("solid", "dashed", "dotted")
 UNPAIRED_LINK = "#999999"
 TEXT = "#222222"
 MUTED_TEXT = "#555555"  # summaries, notes, per-node steps, node models
@@ -41,6 +44,23 @@ CHAR_EM = 0.64
 def component_colors(names: Sequence[str]) -> dict[str, str]:
     """One colour per component, by position, so every figure of one job uses the same colours."""
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+
+
+class Mark(NamedTuple):
+    """How a group bracket is drawn: colour and line style."""
+
+    color: str
+    style: str = "solid"
+
+
+#: The bracket over a tensor-parallel group.
+TP_MARK = Mark(BRACKET_COLOR)
+
+
+def pool_mark(index: int) -> Mark:
+    """The bracket of the ``index``-th resource pool: a link colour, then the next line style,
+    so two pools are never drawn alike (nor like a tensor-parallel group's grey)."""
+    return Mark(LINK_COLORS[index % len(LINK_COLORS)], POOL_STYLES[index // len(LINK_COLORS) % len(POOL_STYLES)])
 
 
 def text_color(face: str) -> str:

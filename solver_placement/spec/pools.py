@@ -1,95 +1,170 @@
 """verl-style resource pools and role mappings, compiled into placement specs.
 
-A pool is verl's ``process_on_nodes`` list (GPUs per node entry); every role mapped to a pool
-shares the pool's GPUs (one process per GPU, collocated as separate actors, or fused into one
-actor per GPU). The pool becomes a declarative component the solver places: each entry is a
-group of processes kept on one node, pools are exclusive with each other, and the roles of a
-pool share one placement rule.
+A pool is verl's ``process_on_nodes`` list (GPUs per placement group, each group on one node).
+verl's trainer fuses the roles it maps to a pool into one worker class (``WorkerDict``) and
+starts one worker of it per GPU, so the roles of a pool are one component here, named by its
+roles joined with ``+`` (``actor_rollout+critic``): a summary counts the 16 workers verl starts on
+16 GPUs, not 16 per role. A role verl runs as a worker group of its own on a pool (0.9's reward
+model beside the trainer on ``global_pool``) is a component of its own on the same GPUs.
+``max_colocate_count`` is verl's: how many worker groups may share the pool's GPUs (each worker
+asks Ray for ``1/max_colocate_count`` of one, so one group more would wait for a GPU forever).
+
+Where each pool runs is not the solver's choice but Ray's: ``pool_order`` places the pools'
+placement groups in the order verl creates them, on the nodes Ray would give them, and each
+component gets those GPUs as its fixed ranks, in verl's rank order.
 
 The same pools read from a config's top-level ``resource_pools:`` section (verl's vocabulary),
 so the command line places them like any ``component_placement``::
 
     resource_pools:
       resource_pool_spec:
-        global_pool: [8, 8]                 # process_on_nodes; the pool takes every role mapped to it
-        reward_pool: {process_on_nodes: [4], max_colocate_count: 1, node_group: cpu_side}
-      mapping: {actor_rollout: global_pool, critic: global_pool, reward: reward_pool}
+        global_pool: {process_on_nodes: [8, 8], max_colocate_count: 2, own_worker_group: [rm]}
+        teacher_pool: [8]                   # process_on_nodes; its roles fused, max_colocate_count 1
+      mapping: {actor_rollout: global_pool, critic: global_pool, rm: global_pool, teacher: teacher_pool}
 
-A list is verl's ``process_on_nodes``; verl fuses a pool's roles into one worker per GPU, so a
-list-form pool accepts every role mapped to it. The mapping form states ``max_colocate_count``
-(and ``node_group``) to have more roles than that refused.
-
-verl's own trainer config needs no such section: ``spec/verl`` builds the pools and mapping from
-it as verl's driver does, and they are compiled here the same way.
+Pools are created in ``resource_pool_spec`` order; a pool's ``node_group`` limits its nodes. verl's own trainer config needs no such
+section: ``spec/verl`` builds the pools and mapping from it as verl's driver does, with the
+version's ``max_colocate_count`` and the roles it starts as groups of their own.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
+from solver_placement.cluster.ranks import format_ranks
 from solver_placement.cluster.schema import cluster_section
 from solver_placement.config import ConfigSource, check_keys, load_config, positive_int, require_mapping, text
+from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.spec.placement_spec import PlacementSpec
+from solver_placement.spec.pool_order import Landed, PoolRequest, land_pools
 from solver_placement.spec.verl import is_verl_trainer_config, verl_cluster, verl_pools
 
 #: The top-level config section that states verl-style pools, and its keys.
 SECTION = "resource_pools"
 SECTION_KEYS = ("resource_pool_spec", "mapping")
 #: Keys of one pool written as a mapping (a list is ``process_on_nodes`` alone).
-POOL_KEYS = ("process_on_nodes", "max_colocate_count", "node_group")
+POOL_KEYS = ("process_on_nodes", "max_colocate_count", "own_worker_group", "node_group")
+#: Joins the roles of a fused worker group into its component name; never part of a role name.
+FUSED = "+"
 
 
 @dataclass(frozen=True)
 class ResourcePool:
-    """GPUs per node entry (verl's ``process_on_nodes``); roles on it share those GPUs.
+    """GPUs per node entry (verl's ``process_on_nodes``); the roles mapped to it share those GPUs.
 
-    ``max_colocate_count`` is how many roles may share one GPU (verl gives each actor
-    ``1/max_colocate_count`` of a GPU); ``node_group`` restricts where the pool may go.
+    The roles are fused into one worker per GPU, except those in ``own_worker_group``, which
+    each run as a worker group of their own on the same GPUs. ``max_colocate_count`` bounds the
+    worker groups (verl gives each worker ``1/max_colocate_count`` of a GPU); ``node_group``
+    restricts the nodes Ray may give the pool.
     """
 
     process_on_nodes: Sequence[int]
     max_colocate_count: int = 1
     node_group: str | None = None
+    own_worker_group: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class PoolGroup:
+    """One component placed from a pool: the pool, the roles its workers serve (several: fused
+    into one worker per GPU) and the GPUs of each of the pool's placement groups."""
+
+    pool: str
+    roles: tuple[str, ...]
+    entry: int
 
 
 def pool_spec(
     cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], solver_options: Mapping[str, Any] | None = None
 ) -> PlacementSpec:
-    """Compile pools and a role -> pool mapping into a spec (roles in mapping order).
+    """Compile pools and a role -> pool mapping into a spec (pools created in ``pools`` order).
 
     ``solver_options`` is a ``cluster.solver`` section (time limit, workers, ...)."""
+    return pool_groups(cluster, pools, mapping, solver_options)[0]
+
+
+def pool_groups(
+    cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], solver_options: Mapping[str, Any] | None = None
+) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
+    """:func:`pool_spec`, and the pool and roles of each component it makes."""
+    groups: dict[str, PoolGroup] = {}
+    requests: list[PoolRequest] = []
+    for name, roles in _roles_by_pool(pools, mapping).items():
+        entries = _entries(name, pools[name])
+        worker_groups = _worker_groups(name, pools[name], roles)
+        groups.update({FUSED.join(group): PoolGroup(name, group, entries[0]) for group in worker_groups})
+        requests.append(PoolRequest(name, entries, _nodes(cluster, name, pools[name]), FUSED.join(worker_groups[0])))
+    landed = land_pools(cluster.gpus_per_node.tolist(), requests)
+    nodes = {request.name: request.nodes for request in requests}
+    placement: dict[str, Any] = {}
+    for component, group in groups.items():
+        rule = {"placement": _ranks(cluster, nodes[group.pool], landed[group.pool])}
+        node_group = pools[group.pool].node_group
+        placement[component] = rule if node_group is None else {**rule, "node_group": node_group}
+    return PlacementSpec.build(cluster, placement, solver_options), groups
+
+
+def _roles_by_pool(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str]) -> dict[str, list[str]]:
+    """The roles of each pool that has any, pools in their given order."""
     roles_of: dict[str, list[str]] = {name: [] for name in pools}
     for role, pool_name in mapping.items():
+        if not isinstance(role, str) or not role or FUSED in role or "," in role:
+            raise PlacementConfigError(f"role {shown(role)}: a role name is a non-empty string without {FUSED!r} or ','")
         if pool_name not in pools:
             raise PlacementConfigError(f"role {role!r} is mapped to unknown resource pool {pool_name!r}; pools: {', '.join(pools)}")
         roles_of[pool_name].append(role)
     used = {name: roles for name, roles in roles_of.items() if roles}
-    placement: dict[str, Any] = {}
-    for name, roles in used.items():
-        pool = pools[name]
-        entries = list(pool.process_on_nodes)
-        if not entries or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in entries):
-            raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes must be positive GPU counts, not {shown(entries)}")
-        if len(set(entries)) != 1:
-            raise PlacementConfigError(
-                f"resource pool {name!r}: process_on_nodes {entries} mixes entry sizes; like verl, a pool's entries must be equal"
-            )
-        if len(roles) > pool.max_colocate_count:
-            raise PlacementConfigError(
-                f"resource pool {name!r}: {len(roles)} roles ({', '.join(roles)}) exceed max_colocate_count={pool.max_colocate_count}"
-            )
-        others = [other_roles[0] for other, other_roles in used.items() if other != name]
-        rule: dict[str, Any] = {"processes": sum(entries), "tensor_parallel_size": entries[0], "exclusive_with": others}
-        if pool.node_group is not None:
-            rule["node_group"] = pool.node_group
-        placement[",".join(roles)] = rule
-    if not placement:
+    if not used:
         raise PlacementConfigError("no role is mapped to any resource pool")
-    return PlacementSpec.build(cluster, placement, solver_options)
+    return used
+
+
+def _entries(name: str, pool: ResourcePool) -> tuple[int, ...]:
+    entries = tuple(pool.process_on_nodes)
+    if not entries or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in entries):
+        raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes must be positive GPU counts, not {shown(list(entries))}")
+    if len(set(entries)) != 1:
+        raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes {list(entries)} mixes entry sizes; like verl, a pool's entries must be equal")
+    return entries
+
+
+def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[tuple[str, ...]]:
+    """The pool's fused roles as one group, then each role that runs as a group of its own."""
+    own = list(pool.own_worker_group)
+    strays = [role for role in own if role not in roles]
+    if strays:
+        raise PlacementConfigError(f"resource pool {name!r}: own_worker_group names {', '.join(map(repr, strays))}, not mapped to the pool")
+    fused = tuple(role for role in roles if role not in own)
+    groups = ([fused] if fused else []) + [(role,) for role in own]
+    if len(groups) > pool.max_colocate_count:
+        listed = ", ".join(FUSED.join(group) for group in groups)
+        raise PlacementConfigError(
+            f"resource pool {name!r}: {len(groups)} worker groups ({listed}) exceed max_colocate_count={pool.max_colocate_count}; "
+            f"verl gives each worker 1/{pool.max_colocate_count} of a GPU, so a further group would wait for GPUs forever"
+        )
+    return groups
+
+
+def _nodes(cluster: Cluster, name: str, pool: ResourcePool) -> tuple[int, ...]:
+    """The nodes Ray may give the pool: its node group's (which must count GPUs), else all."""
+    group = cluster.node_group(pool.node_group if pool.node_group is not None else CLUSTER_LABEL)
+    if group.hardware_type != ACCELERATOR:
+        raise PlacementConfigError(f"resource pool {name!r}: node group {group.label!r} counts {group.resource_noun}, not GPUs; a pool holds GPUs")
+    return tuple(sorted(group.node_ranks))
+
+
+def _ranks(cluster: Cluster, nodes: Sequence[int], landed: Sequence[Landed]) -> str:
+    """The pool's GPUs as ranks of its node group (GPUs counted node after node), in rank text."""
+    offset, start = 0, {}
+    for node in nodes:
+        start[node] = offset
+        offset += int(cluster.gpus_per_node[node])
+    return format_ranks(start[group.node] + gpu for group in landed for gpu in group.gpus)
 
 
 def has_pools(config: Mapping[str, Any]) -> bool:
@@ -98,10 +173,10 @@ def has_pools(config: Mapping[str, Any]) -> bool:
     return SECTION in config or is_verl_trainer_config(config)
 
 
-def pool_spec_from_config(config: ConfigSource, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, str]]:
+def pool_spec_from_config(config: ConfigSource, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     """The spec of a config's ``resource_pools:`` section (or of verl's trainer config) on its
-    ``cluster:`` (or on ``cluster``, as :meth:`PlacementSpec.from_config` takes one), and its
-    role -> pool mapping."""
+    ``cluster:`` (or on ``cluster``, as :meth:`PlacementSpec.from_config` takes one), and the
+    pool and roles of each of its components."""
     plain = load_config(config)
     if is_verl_trainer_config(plain):
         if SECTION in plain:
@@ -116,40 +191,42 @@ def pool_spec_from_config(config: ConfigSource, cluster: Cluster | None = None) 
         )
     mapping = {str(role): text(pool, f"{SECTION}.mapping.{role}") for role, pool in require_mapping(section["mapping"], f"{SECTION}.mapping").items()}
     raw_pools = require_mapping(section["resource_pool_spec"], f"{SECTION}.resource_pool_spec")
-    pools = {str(name): _pool(value, sum(pool == name for pool in mapping.values()), f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
-    spec = pool_spec(cluster if cluster is not None else Cluster.from_config(cluster_keys), pools, mapping, cluster_keys.get("solver"))
-    return spec, mapping
+    pools = {str(name): _pool(value, f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
+    return pool_groups(cluster if cluster is not None else Cluster.from_config(cluster_keys), pools, mapping, cluster_keys.get("solver"))
 
 
-def _verl_spec(plain: dict[str, Any], cluster: Cluster | None) -> tuple[PlacementSpec, dict[str, str]]:
+def _verl_spec(plain: dict[str, Any], cluster: Cluster | None) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     """verl's pools from its trainer config, placed on its ``cluster:``, on ``cluster``, or on the
-    nodes the config describes. verl fuses the trainer roles of a pool into one worker per GPU
-    (and runs the others beside it within ``max_colocate_count``), so like the list form a pool
-    takes every role started on it."""
+    nodes the config describes, with the version's ``max_colocate_count`` and worker groups."""
     built = verl_pools(plain)
     cluster_keys = require_mapping(plain.get("cluster", {}), "cluster")
     if "component_placement" in cluster_keys:
         raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
     given = cluster if cluster is not None else Cluster.from_config(cluster_keys) if cluster_keys else None
-    roles = [*built.workers.values()]
-    pools = {name: ResourcePool(pool.process_on_nodes, max(roles.count(name), 1)) for name, pool in built.pools.items()}
-    spec = pool_spec(verl_cluster(built, given), pools, built.workers, cluster_keys.get("solver"))
-    return spec, dict(built.workers)
+    pools = {
+        name: ResourcePool(pool.process_on_nodes, pool.max_colocate_count, None, [r for r, p in built.workers.items() if p == name and r in built.own_groups])
+        for name, pool in built.pools.items()
+    }
+    return pool_groups(verl_cluster(built, given), pools, built.workers, cluster_keys.get("solver"))
 
 
-def _pool(value: Any, roles: int, where: str) -> ResourcePool:
-    """One pool: a ``process_on_nodes`` list (takes all its ``roles``), or a mapping of :data:`POOL_KEYS`."""
+def _pool(value: Any, where: str) -> ResourcePool:
+    """One pool: a ``process_on_nodes`` list, or a mapping of :data:`POOL_KEYS`."""
     if isinstance(value, list):
-        return ResourcePool(value, max_colocate_count=max(roles, 1))
+        return ResourcePool(value)
     body = require_mapping(value, where)
     check_keys(body, POOL_KEYS, where, required=("process_on_nodes",))
     if not isinstance(body["process_on_nodes"], list):
         raise PlacementConfigError(f"{where}.process_on_nodes must be a list of GPU counts per node, e.g. [8, 8], not {shown(body['process_on_nodes'])}")
+    own = body.get("own_worker_group", [])
+    if not isinstance(own, list):
+        raise PlacementConfigError(f"{where}.own_worker_group must be a list of role names, not {shown(own)}")
     group = body.get("node_group")
     return ResourcePool(
         body["process_on_nodes"],
         positive_int(body.get("max_colocate_count", 1), f"{where}.max_colocate_count"),
         None if group is None else text(group, f"{where}.node_group"),
+        [text(role, f"{where}.own_worker_group[{index}]") for index, role in enumerate(own)],
     )
 
 
@@ -157,12 +234,16 @@ def fuse(role_classes: Mapping[str, type]) -> type:
     """One worker class holding an instance of every role's class (verl's WorkDict).
 
     The fused class takes ``{role: (args, kwargs)}``; each public method ``m`` of role ``r`` is
-    exposed as ``r_m``, so one actor per GPU serves all roles of a pool.
+    exposed as ``r_m``, so one actor per GPU serves all roles of a pool. Launched by a
+    reservation, it adds verl's worker-group variables (:func:`verl_worker_env`) before the
+    roles are built, since verl's role classes read them in their constructors.
     """
     if not role_classes:
         raise PlacementConfigError("fuse needs at least one role class")
 
     def __init__(self: Any, role_args: Mapping[str, tuple[Sequence[Any], Mapping[str, Any]]] | None = None) -> None:
+        for name, value in verl_worker_env(os.environ).items():
+            os.environ.setdefault(name, value)
         role_args = role_args or {}
         self._roles = {role: cls(*role_args.get(role, ((), {}))[0], **role_args.get(role, ((), {}))[1]) for role, cls in role_classes.items()}
 
@@ -173,6 +254,23 @@ def fuse(role_classes: Mapping[str, type]) -> type:
                 continue
             namespace[f"{role}_{name}"] = _forward(role, name)
     return type("FusedWorker_" + "_".join(role_classes), (), namespace)
+
+
+def verl_worker_env(planned: Mapping[str, str]) -> dict[str, str]:
+    """The variables verl's ``RayWorkerGroup`` gives a worker beyond the plan's ``RANK``,
+    ``WORLD_SIZE`` and ``MASTER_*``, from the plan's own (none when the plan's are absent).
+
+    ``RAY_LOCAL_WORLD_SIZE`` is the worker's placement group size (verl 0.9's vLLM rollout
+    reads it): the pool's workers on the node. ``RAY_LOCAL_RANK`` is verl's bundle index, which
+    verl 0.4.1's ``Worker`` passes to ``set_device`` when Ray leaves the device variable alone,
+    as the plan does; a planned worker sees only its own GPU, so the index that names it is the
+    plan's ``LOCAL_RANK`` (0), not the bundle's position. ``WG_PREFIX`` is left out on purpose:
+    with it, 0.4.1's ``Worker`` has rank 0 create a register center the other ranks look up as
+    they start, which only verl's driver orders (it waits for rank 0 first); a reservation starts
+    every rank at once, and the plan already gives every rank ``MASTER_ADDR``/``MASTER_PORT``."""
+    if "LOCAL_RANK" not in planned or "NODE_LOCAL_WORLD_SIZE" not in planned:
+        return {}
+    return {"WG_BACKEND": "ray", "RAY_LOCAL_RANK": planned["LOCAL_RANK"], "RAY_LOCAL_WORLD_SIZE": planned["NODE_LOCAL_WORLD_SIZE"]}
 
 
 def _forward(role: str, name: str) -> Any:

@@ -211,19 +211,19 @@ def _read(descriptor: int) -> bytes:
 def test_resource_pools_reach_every_command(tmp_path: Path) -> None:
     pools = "models/verl_pools_2x8.yaml"
     solved = json.loads(cli("solve", pools, "--format", "json").stdout)
-    assert list(solved["components"]) == ["actor_rollout", "critic", "reward"]
-    assert [p["local_hardware_ranks"] for p in solved["components"]["critic"]] == [[g] for g in range(8)] * 2
+    assert list(solved["components"]) == ["actor_rollout+critic", "rm"]  # verl fuses a pool's roles: one worker per GPU
+    assert [p["local_hardware_ranks"] for p in solved["components"]["actor_rollout+critic"]] == [[g] for g in range(8)] * 2
     grown = json.loads(cli("solve", pools, "resource_pools.resource_pool_spec.reward_pool.process_on_nodes=[8]", "--format", "json").stdout)
-    assert len(grown["components"]["reward"]) == 8
+    assert len(grown["components"]["rm"]) == 8
     planned = json.loads(cli("launch", pools, "--format", "json").stdout)
-    assert {name: len(processes) for name, processes in planned["processes"].items()} == {"actor_rollout": 16, "critic": 16, "reward": 4}
+    assert {name: len(processes) for name, processes in planned["processes"].items()} == {"actor_rollout+critic": 16, "rm": 4}
     assert cli("plot", pools, "-o", tmp_path / "pools.svg").returncode == 0
-    assert "resource pool global_pool (actor_rollout, critic)" in (tmp_path / "pools.svg").read_text()
+    assert "resource pool global_pool (actor_rollout+critic)" in (tmp_path / "pools.svg").read_text()
     assert_error(cli("solve", pools, "--model-parallel"), 2, "this config states resource_pools: instead")
     assert_error(cli("explain", pools, "resource_pools.mapping.critic=other"), 2, "role 'critic' is mapped to unknown resource pool 'other'")
 
 
-@pytest.mark.parametrize("command", ["", "solve", "plot", "explain", "auto", "launch"])
+@pytest.mark.parametrize("command", ["", "solve", "plot", "explain", "auto", "launch", "export"])
 def test_help_is_plain_text_without_markup(command: str) -> None:
     shown = cli(*[command] if command else [], "--help")
     assert shown.returncode == 0 and "`" not in shown.stdout and ":class:" not in shown.stdout, shown.stdout

@@ -14,7 +14,7 @@ from solver_placement.plot import WeightSyncLink, component_colors, plot_layout,
 from solver_placement.plot.rows import layout_rows as _layout_rows
 from solver_placement.plot.rows import occupancy as _occupancy
 from solver_placement.plot.source import resolve_job as _resolve
-from solver_placement.plot.style import PALETTE
+from solver_placement.plot.style import PALETTE, pool_mark
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -58,10 +58,23 @@ def test_pool_groups_are_drawn_as_pools_not_tensor_parallel_groups(tmp_path: Pat
 
     spec, pools = pool_spec_from_config(MODELS / "verl_pools_2x8.yaml")
     svg = svg_text(plot_layout(solve(spec), pools=pools), tmp_path)
-    assert "resource pool global_pool (actor_rollout, critic): 8 GPUs per node entry" in svg
-    assert "resource pool reward_pool (reward): 4 GPUs per node entry" in svg
+    assert "resource pool global_pool (actor_rollout+critic): 8 GPUs per node entry" in svg
+    assert "resource pool reward_pool (rm): 4 GPUs per node entry" in svg
     assert "tensor-parallel group" not in svg
-    assert "tensor-parallel group" in svg_text(plot_layout(solve(spec)), tmp_path, "without_pools.svg")  # the spec alone cannot tell
+    assert "resource pool" not in svg_text(plot_layout(solve(spec)), tmp_path, "without_pools.svg")  # the spec alone cannot tell
+
+
+def test_each_pool_gets_a_bracket_of_its_own() -> None:
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import to_hex
+
+    from solver_placement.spec.pools import pool_spec_from_config
+
+    spec, pools = pool_spec_from_config(MODELS / "verl_pools_2x8.yaml")
+    figure = plot_layout(solve(spec), pools=pools)
+    drawn = {to_hex(color) for lines in figure.axes[0].collections if isinstance(lines, LineCollection) for color in lines.get_colors()}
+    assert pool_mark(0) != pool_mark(1) and {pool_mark(0).color, pool_mark(1).color} <= drawn
+    assert len({pool_mark(index) for index in range(18)}) == 18  # colours, then line styles: no two pools alike
 
 
 def test_pdf_is_written_and_other_suffixes_are_refused(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 from helpers import ROOT
 from omegaconf import OmegaConf
 
-from solver_placement import PlacementConfigError, solve, verify
+from solver_placement import InfeasiblePlacementError, PlacementConfigError, solve, verify
 from solver_placement.config import load_config
 from solver_placement.spec.pools import pool_spec_from_config
 from solver_placement.spec.verl import is_verl_trainer_config, verl_pools
@@ -129,20 +129,41 @@ def test_refusals_name_the_key_and_the_rule(path: Path, overrides: list[str], wo
 
 
 def test_without_a_cluster_the_pools_are_placed_on_the_nodes_the_config_describes() -> None:
-    spec, roles = pool_spec_from_config(config(MAIN, *POOLS_MAIN))
-    assert spec.cluster.gpus_per_node.tolist() == [8, 4, 8]
-    assert roles == {"actor_rollout_ref": "global_pool", "critic": "global_pool", "rm": "reward_pool", "teacher": "teacher_pool"}
+    # nodes [8, 4, 8]: Ray gives reward_pool's 4 GPUs the freest node, the teacher's 8-GPU one, so
+    # on exactly these nodes verl would wait for teacher_pool forever
+    with pytest.raises(InfeasiblePlacementError, match="resource pool 'teacher_pool': placement group 0 needs 8 GPUs on one node") as caught:
+        pool_spec_from_config(config(MAIN, *POOLS_MAIN))
+    assert "reward_pool took node(s) 2" in str(caught.value)
+    spec, groups = pool_spec_from_config(config(MAIN, *POOLS_MAIN, "distillation.n_gpus_per_node=4"))
+    assert spec.cluster.gpus_per_node.tolist() == [8, 4, 4]
+    assert {name: (group.pool, group.roles) for name, group in groups.items()} == {
+        "actor_rollout_ref+critic": ("global_pool", ("actor_rollout_ref", "critic")), "rm": ("reward_pool", ("rm",)),
+        "teacher": ("teacher_pool", ("teacher",)),
+    }  # fmt: skip
     solution = solve(spec)
     verify(solution.spec, solution.placements_by_component())
     nodes = {name: {p.cluster_node_rank for p in solution.placements(name)} for name in solution.components}
-    assert nodes["actor_rollout_ref"] == nodes["critic"] and nodes["rm"] == {1}
+    assert nodes == {"actor_rollout_ref+critic": {0}, "rm": {1}, "teacher": {2}}
+
+
+@pytest.mark.parametrize(
+    ("path", "overrides", "processes"),
+    [
+        (V041, [*RM_041, "trainer.nnodes=2"], {"actor_rollout+critic+rm": 16}),  # 0.4.1 fuses every role: one worker per GPU
+        (MAIN, ["reward.reward_model.enable=True", "trainer.nnodes=2"], {"actor_rollout+critic": 16, "rm": 16}),  # 0.9: rm a group of its own
+        (MAIN, SEPARATE_MAIN, {"actor_rollout": 4, "rollout_standalone_2": 2, "rollout_standalone_3": 2}),
+    ],
+)
+def test_processes_are_the_workers_verl_starts(path: Path, overrides: list[str], processes: dict[str, int]) -> None:
+    solution = solve(config(path, *overrides))
+    assert {name: len(solution.placements(name)) for name in solution.components} == processes
 
 
 def test_a_given_cluster_is_checked_node_by_node_with_nodes_of_other_sizes() -> None:
     mixed = {"cluster": {"num_nodes": 3, "num_gpus_per_node": [8, 4, 8]}}
     solution = solve({**config(MAIN, *POOLS_MAIN[:5]), **mixed})
     gpus = {name: {(p.cluster_node_rank, g) for p in solution.placements(name) for g in p.local_hardware_ranks} for name in solution.components}
-    assert len(gpus["rm"]) == 4 and not gpus["rm"] & gpus["actor_rollout_ref"]
+    assert len(gpus["rm"]) == 4 and not gpus["rm"] & gpus["actor_rollout_ref+critic"]
     with pytest.raises(PlacementConfigError) as caught:
         solve({**config(MAIN, "trainer.nnodes=2"), "cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 4]}})
     assert "global_pool needs 2 placement group(s) of 8 GPUs, each on one node (trainer.nnodes, trainer.n_gpus_per_node: 2 x 8)" in str(caught.value)
@@ -163,7 +184,7 @@ def test_reward_pool_nodes_missing_from_the_cluster_are_named_in_verls_keys() ->
 
 def test_a_verl_file_solves_as_is_and_refuses_a_second_statement_of_its_pools(tmp_path: Path) -> None:
     solution = solve(str(V041))
-    assert solution.components == ["actor_rollout", "critic"] and len(solution.placements("critic")) == 8
+    assert solution.components == ["actor_rollout+critic"] and len(solution.placements("actor_rollout+critic")) == 8
     both = tmp_path / "both.yaml"
     both.write_text(V041.read_text() + "resource_pools: {resource_pool_spec: {p: [8]}, mapping: {a: p}}\n")
     with pytest.raises(PlacementConfigError, match="has a resource_pools: section too"):

@@ -6,8 +6,8 @@ verl has no cluster section: it asks Ray for ``trainer.nnodes`` nodes of
 when they are not there. So without a ``cluster:`` the nodes are those the config describes.
 With one (or a live cluster), each pool is checked against it before the solver runs: a pool
 that no set of its nodes can hold, and a pool past the GPUs the pools before it leave, are
-refused naming the pool, its count, the nodes and the verl key to change. The solver decides
-the rest and names what conflicts.
+refused naming the pool, its count, the nodes and the verl key to change. Where each pool then
+lands is Ray's choice in verl's order (``spec/pool_order``), which says what it cannot place.
 """
 
 from __future__ import annotations

@@ -42,13 +42,17 @@ class VerlPool:
 class VerlPools:
     """verl's pools (in the order verl creates them), its role -> pool mapping, role -> pool for
     the roles that start processes (standalone rollout replicas included), and the GPUs of each
-    node the config describes (``trainer.nnodes`` nodes, then those of separate pools), for ``version``."""
+    node the config describes (``trainer.nnodes`` nodes, then those of separate pools), for ``version``.
+
+    ``own_groups`` are the started roles verl runs as a worker group of their own; the others of
+    a pool are fused into one worker per GPU (the trainer's ``create_colocated_worker_cls``)."""
 
     version: str
     pools: Mapping[str, VerlPool]
     mapping: Mapping[str, str]
     workers: Mapping[str, str]
     nodes: tuple[int, ...]
+    own_groups: frozenset[str] = frozenset()
 
     @property
     def resource_pool_spec(self) -> dict[str, list[int]]:

@@ -6,7 +6,9 @@ and no LoRA adapter stands in for it, else ``actor_rollout``) and the critic whe
 ``critic.enable`` (or, when null, the GAE estimator) asks for one. The reward model runs on
 ``reward_pool`` when ``reward.reward_model.enable_resource_pool``, else on global_pool; the teacher
 on ``teacher_pool`` when ``distillation.enabled``. ``separate_async`` adds a pool per standalone
-rollout replica (``replicas``). Trainer pools get ``max_colocate_count=3``.
+rollout replica (``replicas``). Trainer pools get ``max_colocate_count=3``. The trainer fuses the
+actor and critic into one worker per GPU; the reward model, the teacher and each standalone
+replica start a worker group of their own (on ``global_pool`` too: one more worker per GPU).
 
 Main's driver no longer migrates the old top-level ``reward_model.*`` keys (only verl's
 fully-async entry point does), and reads a pool size only where a switch turns its pool on;
@@ -21,6 +23,9 @@ from solver_placement.spec.verl.replicas import check_divides, replica_size, sta
 
 #: ``ResourcePoolManager``'s ``max_colocate_count`` for the trainer's pools.
 TRAINER_COLOCATE = 3
+#: The roles the trainer fuses into one worker per GPU (``_setup``); the reward model, the
+#: teacher and standalone rollout replicas start worker groups of their own.
+TRAINER_ROLES = ("actor_rollout", "actor_rollout_ref", "critic")
 #: ``trainer.v1.trainer_mode`` values with a registered trainer.
 MODES = ("sync", "colocate_async", "separate_async")
 _LEGACY = "main_ppo no longer migrates the top-level reward_model: section; write it as reward.reward_model.{}"
@@ -62,7 +67,7 @@ def pools_v0_9(keys: VerlKeys) -> VerlPools:
         nodes += rollout_nodes
     elif keys.count(f"{ROLLOUT}.nnodes", 0, allow_zero=True):
         keys.refuse(f"{ROLLOUT}.nnodes", "only trainer.v1.trainer_mode=separate_async starts rollout replicas on GPUs of their own")
-    return VerlPools(keys.label, pools, mapping, workers, nodes)
+    return VerlPools(keys.label, pools, mapping, workers, nodes, frozenset(workers) - frozenset(TRAINER_ROLES))
 
 
 def _trainer_mode(keys: VerlKeys) -> str:

@@ -1,0 +1,135 @@
+"""``export --to verl``: a solved layout as verl's pools and trainer overrides, read back (as verl's
+trainer config and as ``resource_pools:``) to the same workers on the same GPUs; what verl cannot
+state is refused naming the component and the rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import MODELS, ROOT, cli_runner, config
+from omegaconf import OmegaConf
+
+from solver_placement import PlacementConfigError, VerlExportError, export_verl, solve
+from solver_placement.cli.app import main
+from solver_placement.config import load_config
+from solver_placement.spec.pools import pool_spec_from_config
+from solver_placement.verl_export import RULES
+
+DATA = ROOT / "tests" / "data" / "verl"
+V041, MAIN = DATA / "ppo_trainer_v0.4.1.yaml", DATA / "ppo_trainer_main.yaml"
+TRAINER = MODELS / "verl_ppo_trainer_2x8.yaml"
+
+
+def verl(path: Path, *overrides: str, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
+    """verl's trainer config with Hydra-style overrides (and a cluster: section when given)."""
+    plain = load_config(OmegaConf.merge(OmegaConf.load(path), OmegaConf.from_dotlist(list(overrides))))
+    return {**plain, "cluster": cluster} if cluster else plain
+
+
+def pools_placed(source: Any) -> dict[str, list[list[tuple[int, int]]]]:
+    """Per pool, each worker group's GPUs in rank order: what verl starts where, whatever the roles are called."""
+    spec, groups = pool_spec_from_config(source)
+    solution = solve(spec)
+    placed: dict[str, list[list[tuple[int, int]]]] = {}
+    for name, group in groups.items():
+        placed.setdefault(group.pool, []).append([(p.cluster_node_rank, p.local_hardware_ranks[0]) for p in solution.placements(name)])
+    return placed
+
+
+def read_back(exported: Any, base: Path, cluster: dict[str, Any] | None, nodes: list[int]) -> tuple[dict, dict]:
+    """The export read back as a resource_pools: section (on the solved ``nodes``) and as verl's
+    trainer config with its overrides (on ``cluster``, else the nodes it describes)."""
+    as_pools = {"cluster": {"num_nodes": len(nodes), "num_gpus_per_node": nodes}, "resource_pools": exported.resource_pools()}
+    return pools_placed(as_pools), pools_placed(verl(base, *exported.overrides, cluster=cluster))
+
+
+@pytest.mark.parametrize(
+    ("source", "base", "cluster"),
+    [
+        (TRAINER, MAIN, None),  # verl main's own config: its described nodes [8, 8, 4]
+        (MODELS / "verl_pools_2x8.yaml", MAIN, {"num_nodes": 3, "num_gpus_per_node": 8}),
+        (verl(MAIN, "reward.reward_model.enable=True", "trainer.nnodes=2"), MAIN, None),  # rm beside the trainer: two groups on global_pool
+        (verl(V041, "reward_model.enable=True", "trainer.nnodes=2"), V041, None),  # 0.4.1 fuses rm into the trainer's worker
+        (verl(MAIN, *("reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1",
+                      "reward.reward_model.n_gpus_per_node=4", "distillation.enabled=True", "distillation.nnodes=1",
+                      "distillation.n_gpus_per_node=4")), MAIN, None),  # three pools, in the order verl creates them
+        (config(2, 8, {"actor,rollout": "0-15"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),  # RLinf-style, pool-shaped
+    ],
+)  # fmt: skip
+def test_export_reads_back_to_the_same_placement(source: Any, base: Path, cluster: dict[str, Any] | None) -> None:
+    exported = export_verl(source)
+    solved = solve(source)
+    original = pools_placed(source) if not isinstance(source, dict) or "cluster" not in source else None
+    as_pools, as_trainer = read_back(exported, base, cluster, solved.cluster.gpus_per_node.tolist())
+    assert as_pools == as_trainer
+    if original is not None:
+        assert as_pools == original
+    gpus = {(p.cluster_node_rank, p.local_hardware_ranks[0]) for name in solved.components for p in solved.placements(name)}
+    assert {gpu for groups in as_pools.values() for group in groups for gpu in group} == gpus
+
+
+def test_the_trainer_models_export_is_verls_keys() -> None:
+    exported = export_verl(TRAINER)
+    assert exported.version == "main"
+    assert exported.resource_pool_spec == {"global_pool": [8, 8], "reward_pool": [4]}
+    assert dict(exported.mapping) == {"actor_rollout_ref": "global_pool", "rm": "reward_pool"}
+    assert exported.overrides == (
+        "trainer.nnodes=2", "trainer.n_gpus_per_node=8", "reward.reward_model.enable=true", "reward.reward_model.enable_resource_pool=true",
+        "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4", "distillation.enabled=false",
+    )  # fmt: skip
+    assert export_verl(verl(V041)).overrides == ("trainer.nnodes=1", "trainer.n_gpus_per_node=8")
+    beside = export_verl(verl(MAIN, "reward.reward_model.enable=True"))
+    assert beside.resource_pools()["resource_pool_spec"] == {"global_pool": {"process_on_nodes": [8], "max_colocate_count": 3, "own_worker_group": ["rm"]}}
+    assert "reward.reward_model.enable_resource_pool=false" in beside.overrides
+
+
+def test_the_cli_prints_the_pools_then_the_overrides(tmp_path: Path) -> None:
+    result = cli_runner().invoke(main, ["export", "--to", "verl", str(TRAINER)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "# verl main: resource_pool_spec and mapping, as a resource_pools: section"
+    assert lines[-2:] == ["# verl main: trainer overrides", "# " + " ".join(export_verl(TRAINER).overrides)]
+    section = tmp_path / "pools.yaml"
+    section.write_text("cluster: {num_nodes: 3, num_gpus_per_node: [8, 8, 4]}\n" + result.stdout)
+    assert pools_placed(section) == pools_placed(TRAINER)  # the printed section is itself a config that reads back
+    data = json.loads(cli_runner().invoke(main, ["export", "--to", "verl", str(TRAINER), "--format", "json"]).stdout)
+    assert data["command"] == "export" and data["to"] == "verl" and data["verl_version"] == "main"
+    assert data["trainer_overrides"][:2] == ["trainer.nnodes=2", "trainer.n_gpus_per_node=8"]
+    refused = cli_runner().invoke(main, ["export", "--to", "verl", str(MODELS / "quickstart.yaml")])
+    assert refused.exit_code == 2 and refused.stderr.startswith("error: component 'rollout': process 0 holds 2 GPUs")
+
+
+@pytest.mark.parametrize(
+    ("source", "version", "component", "rule", "words"),
+    [
+        (MODELS / "quickstart.yaml", None, "rollout", "one worker per GPU", "process 0 holds 2 GPUs; verl starts one worker per GPU"),
+        # declarative, RLinf-style: exclusive components are pools, but two of them are not verl's trainer and reward pools
+        (config(2, 8, {"actor": {"processes": 8}, "rollout": {"processes": 8, "exclusive_with": ["actor"]}}), None, "rollout", "verl's pools",
+         "components 'actor' and 'rollout' hold GPUs of their own"),
+        (config(2, 8, {"actor": {"processes": 6}, "rollout": {"processes": 10, "exclusive_with": ["actor"]}}), None, "rollout",
+         "equal node entries", "a verl pool's process_on_nodes entries are equal"),
+        (config(2, 8, {"actor": "0-7", "rm": "4-11"}), None, "rm", "pools share no GPU", "shares some GPUs of 'actor' but not all"),
+        (config(2, 8, {"actor": "8-15"}), None, "actor", "Ray's node order", "verl would start global_pool's workers on node 0 GPUs 0-7"),
+        (config(2, 8, {"actor": "0-7", "cpu": {"placement": "1", "unit": "node"}}), None, "cpu", "one worker per GPU", "holds no GPU"),
+        (MODELS / "verl_pools_2x8.yaml", "0.4.1", "rm", "verl's pools", "verl 0.4.1 has one pool, global_pool, for every role"),
+        (config(2, 8, {"actor": "0-7", "teacher": "0-7"}), None, "teacher", "verl's pools", "verl runs the teacher only on teacher_pool"),
+        (config(1, 8, {"rm": "0-7"}), None, "rm", "verl's pools", "no component holds the trainer's GPUs"),
+        # Ray gives global_pool's 4 GPUs the freer node 0, and then the reward pool's 8 fit nowhere
+        (config(2, [8, 4], {"actor": "8-11", "rm": "0-7"}), None, "rm", "Ray's node order", "verl could not start this layout"),
+        (verl(MAIN, "trainer.v1.trainer_mode=separate_async", "actor_rollout_ref.rollout.nnodes=1", "trainer.n_gpus_per_node=4",
+              "actor_rollout_ref.rollout.n_gpus_per_node=4"), None, "rollout_standalone_2", "verl's pools", "standalone rollout replicas are not exported"),
+    ],
+)  # fmt: skip
+def test_what_verl_cannot_state_is_refused(source: Any, version: str | None, component: str, rule: str, words: str) -> None:
+    with pytest.raises(VerlExportError) as caught:
+        export_verl(source, version=version)
+    assert (caught.value.component, caught.value.rule) == (component, rule) and rule in RULES
+    assert words in str(caught.value) and repr(component) in str(caught.value)
+
+
+def test_a_version_export_does_not_write_is_refused() -> None:
+    with pytest.raises(PlacementConfigError, match="verl version '0.6.0' is not one export writes; write one of 0.4.1, 0.9.0, main"):
+        export_verl(TRAINER, version="0.6.0")
