@@ -9,6 +9,7 @@ statements CP-SAT names as conflicting make up the error message.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -46,6 +47,8 @@ PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
 #: The part of what is left of the time limit the count model may take: when it cannot answer
 #: in that, the flat model still gets the rest.
 COUNT_SHARE = 0.5
+#: How far below an integer CP-SAT's float bound may sit and still prove that integer.
+BOUND_TOLERANCE = 1e-6
 #: A first-fit placement within this fraction of the counting bound is the answer when the
 #: count model declines: the flat model rarely improves it within a person's wait, and the
 #: answer says its gap.
@@ -295,8 +298,10 @@ def _exact(
         pairs = sum(request.cand_hw.size for request in ctx.requests.values())
         raise _not_solved(status, call.options, [*tried, f"the exact model ({pairs} process x item candidates, {len(ctx.model.proto.variables)} variables)"])
     assignments = ctx.assignments(solver.response_proto.solution)
-    value = solver.objective_value if ctx.model.has_objective() else None
-    bound = solver.best_objective_bound if ctx.model.has_objective() else None
+    # every weight is an integer: CP-SAT's float values (30066.000000000004) are read as integers,
+    # so an answer that ties first fit's compares equal to it; a bound rounds up within tolerance
+    value = round(solver.objective_value) if ctx.model.has_objective() else None
+    bound = math.ceil(solver.best_objective_bound - BOUND_TOLERANCE) if ctx.model.has_objective() else None
     return Solution(
         spec, spec.requests, assignments, solver.status_name(status), value, {**timings, **call.clock}, bound=bound, notes=tuple(call.notes)
     )
