@@ -1,7 +1,8 @@
 """The count model and first fit on random small declarative specs (issue 21).
 
 * Whenever first fit builds a placement the verifier accepts, ``solve`` places the spec too (never
-  worse than first fit: no timeout, no refusal) and its nodes term is no larger.
+  worse than first fit: no timeout, no refusal) and its objective (without the contiguity
+  tie-break) is no larger.
 * Every answer passes the independent verifier.
 * Where the count model answers "optimal", its nodes term equals the optimum of the exact flat
   model (an independent formulation: one boolean per process and GPU), solved here with
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.counts import CountAnswer, count_path
-from solver_placement.solver.counts.layout import assignments
+from solver_placement.solver.counts.layout import LayoutFailed, assignments
 from solver_placement.solver.counts.model import solve_counts
 from solver_placement.solver.counts.patterns import parts, shapes
 from solver_placement.solver.counts.problem import CountProblem, count_problem
@@ -104,12 +105,12 @@ def test_never_worse_than_first_fit_and_optimal_where_claimed(case: tuple[Cluste
         return
     verify(ours.spec, ours.placements_by_component())
     event(f"{ours.method} {ours.status}")
-    if greedy is not None:
-        assert nodes_term(ours) <= nodes_term(greedy)
+    primary = {**DEFAULT_WEIGHTS, "contiguity": 0}  # the terms both prove (contiguity only orders ties for ours)
+    if greedy is not None:  # on the objective's own terms: a preferred domain may be worth a node more
+        assert objective_value(spec, spec.requests, ours.assignments, primary, {}) <= objective_value(spec, spec.requests, greedy.assignments, primary, {})
     if ours.method in ("counts", "first fit") and ours.status == "OPTIMAL":  # proven by the count model or the counting bound
         flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
         assert flat.method == "search" and flat.status == "OPTIMAL"
-        primary = {**DEFAULT_WEIGHTS, "contiguity": 0}  # the terms both prove (contiguity only orders ties for ours)
         assert objective_value(spec, spec.requests, ours.assignments, primary, {}) == ours.objective
         assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})
 
@@ -134,7 +135,10 @@ def test_patterns_clique_by_clique_answer_as_whole_node_patterns(case: tuple[Clu
         counts = solve_counts(problem, found, DEFAULT_WEIGHTS, node_start, SolverOptions(), SolverOptions().start())
         answers.append(None if counts is None else (counts.status, counts.value))
         if counts is not None and by_clique:
-            placed = assignments(problem, found, counts, spec.requests, cluster)
+            try:
+                placed = assignments(problem, found, counts, spec.requests, cluster)
+            except LayoutFailed:  # count_path declines these (its strides cannot tile a node's free GPUs)
+                return
             placed |= {n: Assignment(r.indptr, r.cand_hw, r.cand_rank, cluster.num_hardware) for n, r in spec.requests.items() if r.determined}
             solution = Solution(spec, spec.requests, {c.name: placed[c.shares_rule_with or c.name] for c in spec.components.values()}, "FEASIBLE", None)
             verify(spec, solution.placements_by_component())
