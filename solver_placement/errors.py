@@ -62,8 +62,11 @@ class Statement:
     the counting arithmetic), ``keys`` the config keys it rests on (``processes``,
     ``exclusive_with``, ...), ``rule`` the rule family that enforces it (``solver/rules/``, or
     ``counting``), ``processes`` the first and last process rank it is about (None: all of them)
-    and ``others`` the other components it names. Front ends group conflicts by these fields and
-    find the components to change from them, never by parsing ``text``.
+    and ``others`` the other components it names. A statement about some processes that says the
+    same of each (``actor: process 3 (ranks [3, 4]) must have all its GPUs on one node``) keeps
+    that in ``of_each``, so statements equal but for their processes merge on it. Front ends
+    group conflicts by these fields and find the components to change from them, never by
+    parsing ``text``.
     """
 
     text: str
@@ -72,6 +75,7 @@ class Statement:
     rule: str = ""
     processes: tuple[int, int] | None = None
     others: tuple[str, ...] = ()
+    of_each: str = ""
 
     def __str__(self) -> str:
         return self.text

@@ -4,31 +4,27 @@ for a JSON document."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 from solver_placement.cluster.ranks import format_ranks
 from solver_placement.errors import Statement
 
-_PROCESS = re.compile(r"\bprocess (\d+)\b")
-
 
 def compact_statements(statements: Sequence[Statement | str]) -> list[Statement]:
-    """Merge statements that differ only in a process number, which CP-SAT reports one process
-    at a time: same component, keys and rule, same sentence but for ``process N``.
+    """Merge statements that say the same of different processes (CP-SAT reports one process at a
+    time): same component, keys, rule and ``of_each``. The first keeps its text and names the rest:
 
-    ``actor: segment "0-3" (process 0) needs 1 GPUs`` and the same for processes 1-3 become
-    ``actor: segment "0-3" (process 0) needs 1 GPUs (likewise processes 1-3)``, covering
-    processes 0-3.
+    ``rollout: segment "2-5" (process 2): each rollout process sits inside ...`` and the same for
+    process 3 become one statement ending ``(likewise process 3)``, covering processes 2-3.
     """
     merged: dict[tuple, tuple[Statement, list[int]]] = {}
-    for statement in (s if isinstance(s, Statement) else Statement(s) for s in statements):
-        match = _PROCESS.search(statement.text)
-        pattern = statement.text if match is None else f"{statement.text[:match.start()]}process {{}}{statement.text[match.end():]}"
-        key = (statement.component, statement.keys, statement.rule, statement.others, pattern)
-        first, numbers = merged.setdefault(key, (statement, []))
-        numbers.extend([] if match is None else [int(match.group(1))])
+    for position, statement in enumerate(s if isinstance(s, Statement) else Statement(s) for s in statements):
+        if not statement.of_each or statement.processes is None:
+            merged[(position,)] = (statement, [])
+            continue
+        key = (statement.component, statement.keys, statement.rule, statement.others, statement.of_each)
+        merged.setdefault(key, (statement, []))[1].append(statement.processes[0])
     compacted = []
     for first, numbers in merged.values():
         if len(numbers) <= 1:

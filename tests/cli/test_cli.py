@@ -13,7 +13,7 @@ import yaml
 from click.testing import Result
 from helpers import INFEASIBLE, ROOT, cli_runner
 
-from solver_placement import __version__
+from solver_placement import Statement, __version__
 from solver_placement.cli import compact_conflicts, main
 
 VALID = sorted((ROOT / "models").glob("*.yaml"))
@@ -89,10 +89,16 @@ def test_explain_lists_every_conflict_of_an_infeasible_config(tmp_path: Path) ->
 
 
 def test_compact_conflicts_merges_per_process_statements_only() -> None:
-    assert compact_conflicts(["a: process 0 x", "a: process 1 x", "a: process 3 x", "b: process 0 y", "c"]) == [
+    """Statements that say the same (``of_each``) of different processes merge; others, and plain
+    sentences, are kept as they are (nothing is read back out of a sentence)."""
+    def of(component: str, process: int, said: str) -> Statement:
+        return Statement(f"{component}: process {process} {said}", component, ("placement",), "per_process", (process, process), of_each=said)
+
+    assert compact_conflicts([of("a", 0, "x"), of("a", 1, "x"), of("a", 3, "x"), of("b", 0, "y"), "c: process 0 x", "c: process 1 x"]) == [
         "a: process 0 x (likewise processes 1,3)",
         "b: process 0 y",
-        "c",
+        "c: process 0 x",
+        "c: process 1 x",
     ]
 
 

@@ -78,7 +78,7 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
         for p in range(mine.num_processes):
             groups = {group_of_hw.get(int(h), -1) for h in mine.cand_hw[mine.indptr[p]:mine.indptr[p + 1]]}
             if len(groups) != 1 or -1 in groups:
-                ctx.conflict(replace(statement, text=f"{mine.process_where(p)}: {text}", processes=(p, p)))
+                ctx.conflict(replace(statement, text=f"{mine.process_where(p)}: {text}", processes=(p, p), of_each=text))
         return
     guard = ctx.guard(statement)
     x = ctx.x[mine.name]

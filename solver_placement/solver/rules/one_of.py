@@ -63,9 +63,9 @@ def add_one_of(
                 where = _unit_where(request, unit, int(request.cand_process[lo]))
                 lie = f"its ranks lie on {attribute_name}s {attribute_values(ctx.cluster, attribute_name, spans)}"
                 first = int(request.cand_process[lo])
-                text = f"{where} {rule}, but {lie}{RLINF_PHRASES.get(attribute_name, '')}"
+                said = f"{rule}, but {lie}{RLINF_PHRASES.get(attribute_name, '')}"
                 keys = ("placement", *(unit.keys if unit.rule != "per_process" else ()))  # a rank string fixes the layout
-                ctx.conflict(Statement(text, request.name, keys, unit.rule, (first, first + unit.size - 1)))
+                ctx.conflict(Statement(f"{where} {said}", request.name, keys, unit.rule, (first, first + unit.size - 1), of_each=said))
             continue
         chosen = {int(v): ctx.model.new_bool_var("") for v in np.unique(values[lo:hi])}
         for i in range(lo, hi):

@@ -83,12 +83,13 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
         order = np.argsort(request.cand_process * ctx.cluster.num_hardware + request.cand_hw, kind="stable")
         hw, proc = request.cand_hw[order], request.cand_process[order]
         for i in ctx.paced(np.flatnonzero((hw[1:] == hw[:-1]) & (proc[1:] == proc[:-1])).tolist(), f"{request.name}'s distinct items"):
-            text = (
-                f"{request.process_where(int(proc[i]))} would hold physical item {hardware_name(ctx.cluster, int(hw[i]))} twice "
+            said = (
+                f"would hold physical item {hardware_name(ctx.cluster, int(hw[i]))} twice "
                 f"(the listed node groups overlap); a process's hardware must be distinct"
             )
             if request.determined:
-                ctx.conflict(Statement(text, request.name, ("placement", "node_group"), "per_process", (int(proc[i]), int(proc[i]))))
+                text, process = f"{request.process_where(int(proc[i]))} {said}", (int(proc[i]), int(proc[i]))
+                ctx.conflict(Statement(text, request.name, ("placement", "node_group"), "per_process", process, of_each=said))
             else:
                 ctx.model.add(ctx.x[request.name][order[i]] + ctx.x[request.name][order[i + 1]] <= 1)
 
