@@ -39,7 +39,9 @@ def launch_command(
     """Plan (--dry-run) or launch (--run) FILE on Ray, one probe actor per process.
 
     A dry run maps node ranks to Ray nodes as the cluster model describes them (with --ray or
-    --local: to the live Ray nodes) and prints every process's bundle, node and environment.
+    --local: to the live Ray nodes) and prints every process's bundle, node and environment, and
+    how bundles find their nodes: by node labels, else (nodes without the
+    solver-placement/node-rank label) by Ray node id and custom resources.
     --run reserves the whole plan at once on the Ray --ray or --local names, else on the Ray
     found as Ray users expect (RAY_ADDRESS, a cluster started with ray start) or an embedded local Ray
     shaped like the model; it starts a probe actor per process, checks it runs on the planned
@@ -49,8 +51,10 @@ def launch_command(
     \b
     json prints one document: schema_version (1), command, file, overrides,
     run (false for a dry run); a dry run adds the plan: job_name, node_ids,
-    node_ips, bundles and processes {component: [rank, node_rank, bundle_index,
-    env, ...]}; --run adds processes (component, rank, node_rank,
+    node_ips, bundles (resources, label_selector, ...), processes {component:
+    [rank, node_rank, bundle_index, env, ...]}, scheme (labels or resources),
+    scheme_reason, placement_groups (bundles, strategy, topology_strategy,
+    domain) and free_gpus_only; --run adds processes (component, rank, node_rank,
     planned_devices, seen_devices, on_planned_node, exact) and exact (count).
 
     \b
@@ -80,15 +84,30 @@ def _dry_run(model: Model, solution: Solution, fmt: str) -> None:
          p.env["RANK"], p.env["LOCAL_RANK"], p.env["NODE_RANK"]]
         for processes in plan.processes.values() for p in processes
     ]  # fmt: skip
-    click.echo(f"{heading(model)}: {len(plan.bundles)} bundles in one placement group, {len(rows)} processes")
+    groups = len(plan.placement_groups)
+    reserved_in = "one placement group" if groups == 1 else f"{groups} placement groups"
+    click.echo(f"{heading(model)}: {len(plan.bundles)} bundles in {reserved_in}, {len(rows)} processes")
+    click.echo(f"scheme: {plan.scheme} ({plan.scheme_reason})")
+    for group in plan.placement_groups if groups > 1 else ():
+        how = f"topology_strategy {group.topology_strategy}" if group.topology_strategy else f"strategy {group.strategy}"
+        click.echo(f"  {len(group.bundles)} bundle(s) {how}" + (f" inside {group.domain}" if group.domain else ""))
+    if plan.free_gpus_only:
+        click.echo("free GPUs only: each GPU id stands for the device Ray gives its bundle when reserved")
     click.echo(tabulate(rows, headers=PLAN_HEADERS))
 
 
 def _modelled_plan(solution: Solution) -> RayLaunchPlan:
-    """The plan on Ray nodes as the cluster model describes them (no Ray needed)."""
+    """The plan on Ray nodes as the cluster model describes them (Ray is imported only to ask
+    whether it has ``topology_strategy``, when a required topology domain makes it matter)."""
+    from solver_placement.ray_launch.domains import required_domains
+    from solver_placement.ray_launch.features import has_topology_strategy
     from solver_placement.ray_launch.plan import modelled_nodes, to_ray
 
-    return to_ray(solution.placements_by_component(), solution.cluster, modelled_nodes(solution.cluster))
+    required = required_domains(solution.spec)
+    return to_ray(
+        solution.placements_by_component(), solution.cluster, modelled_nodes(solution.cluster),
+        required_domains=required, topology_strategy=bool(required) and has_topology_strategy(),
+    )  # fmt: skip
 
 
 def _live_plan(solution: Solution) -> RayLaunchPlan:

@@ -6,6 +6,7 @@ in one error, before anything is solved or reserved. A FILE that does not gets t
 cluster's: its nodes, GPUs, GPU models, custom resources and labels (``Cluster.from_ray``) fill
 every key FILE leaves out, and FILE's own node groups follow the live ones, so a FILE may give
 only ``component_placement`` (plus, say, ``gpu_memory_gb`` or node groups over the live ranks).
+With ``--available`` only what is free now counts (``cluster.free_gpus_only``).
 
 The process stays connected until the command ends, so ``launch`` plans and reserves on the
 cluster that was checked; the connection (or the embedded Ray of ``--local``) is closed with
@@ -34,6 +35,8 @@ def on_live_cluster(config: dict[str, Any], choice: RayChoice, name: str) -> dic
     stated = "num_nodes" in section
     if stated and choice.group_by_labels:
         raise click.UsageError(f"{name} states its cluster (cluster.num_nodes); --group-by-label only shapes a cluster read from Ray")
+    if stated and choice.available:
+        raise click.UsageError(f"{name} states its cluster (cluster.num_nodes); --available only shapes a cluster read from Ray")
     if not stated and choice.address == "local":
         raise PlacementConfigError(
             f"--local starts an embedded Ray shaped like the model, but {name} states no cluster (cluster.num_nodes): "
@@ -46,7 +49,7 @@ def on_live_cluster(config: dict[str, Any], choice: RayChoice, name: str) -> dic
     if model is not None:
         check_against_live(model)
         return config
-    live = Cluster.from_ray(group_by_labels=choice.group_by_labels)  # this process is connected: reads that cluster
+    live = Cluster.from_ray(group_by_labels=choice.group_by_labels, available=choice.available)  # this process is connected: reads that cluster
     filled = _filled_section(section, live)
     return {**config, "cluster": filled} if is_job else filled
 

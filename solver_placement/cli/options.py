@@ -61,11 +61,12 @@ RAY_HELP = (
 @dataclass(frozen=True)
 class RayChoice:
     """The live-cluster options as given: which Ray (``address``, ``"local"`` for --local), how long
-    to wait for it, and which node-label keys become node groups."""
+    to wait for it, which node-label keys become node groups, and whether only the free GPUs count."""
 
     address: str
     connect_timeout_s: float
     group_by_labels: tuple[str, ...]
+    available: bool = False
 
 
 #: Where the options' callbacks leave their values in the click context (``ctx.meta``), so the
@@ -80,12 +81,12 @@ def ray_choice(ctx: click.Context | None) -> RayChoice | None:
     if address and local:
         raise click.UsageError("give --ray ADDRESS or --local, not both")
     if not (address or local):
-        extra = [f"--{name.replace('_', '-')}" for name in ("group_by_label", "connect_timeout") if given.get(name)]
+        extra = [f"--{name.replace('_', '-')}" for name in ("group_by_label", "connect_timeout", "available") if given.get(name)]
         if extra:
             raise click.UsageError(f"{' and '.join(extra)} only apply with --ray ADDRESS or --local")
         return None
     timeout = given.get("connect_timeout") or DEFAULT_CONNECT_TIMEOUT_S
-    return RayChoice("local" if local else str(address), timeout, tuple(given.get("group_by_label") or ()))
+    return RayChoice("local" if local else str(address), timeout, tuple(given.get("group_by_label") or ()), bool(given.get("available")))
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> None:
@@ -94,7 +95,7 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 
 
 def _ray_options() -> list[click.Parameter]:
-    """--ray, --local, --connect-timeout and --group-by-label, read by ``read_model`` (not passed to the command)."""
+    """--ray, --local, --connect-timeout, --group-by-label and --available, read by ``read_model`` (not passed to the command)."""
     common: dict[str, Any] = {"expose_value": False, "callback": _remember}
     return [
         click.Option(["--ray", "ray"], metavar="ADDRESS", help="Use the live Ray cluster at ADDRESS (HOST:PORT, or auto).", **common),
@@ -110,6 +111,13 @@ def _ray_options() -> list[click.Parameter]:
             metavar="KEY",
             multiple=True,
             help="With --ray: one node group per value of the Ray node label KEY, named after the value (repeatable).",
+            **common,
+        ),
+        click.Option(
+            ["--available"],
+            is_flag=True,
+            help="With --ray: count only the GPUs and robots free now, so FILE is placed beside the jobs already "
+            "running (cluster.free_gpus_only: launch maps GPU ids to the devices Ray reserves).",
             **common,
         ),
     ]

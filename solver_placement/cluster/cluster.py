@@ -22,7 +22,7 @@ from solver_placement.cluster.schema import HardwareItem, NodeGroup, cluster_kwa
 from solver_placement.cluster.topology import NodeTopology, parse_gpu_topology
 from solver_placement.config import positive_int, text
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NO_ACCELERATOR, NODE, NODE_LABEL
-from solver_placement.errors import PlacementConfigError
+from solver_placement.errors import PlacementConfigError, shown
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ class Cluster:
         node_labels: Sequence[Mapping[str, str]] | None = None,
         gpu_topology: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
         *,
+        free_gpus_only: bool = False,
         cluster_cfg: Any = None,
     ) -> None:
         # Long because it validates every per-node field in the order a config states them, so the
@@ -85,7 +86,7 @@ class Cluster:
             accelerator_type, accelerator_model = kwargs["accelerator_type"], kwargs["accelerator_model"]
             node_groups = kwargs["node_groups"]
             gpu_memory_gb, node_labels = kwargs["gpu_memory_gb"], kwargs["node_labels"]
-            gpu_topology = kwargs["gpu_topology"]
+            gpu_topology, free_gpus_only = kwargs["gpu_topology"], kwargs["free_gpus_only"]
         self.config: dict[str, Any] = {
             "num_nodes": num_nodes,
             "num_gpus_per_node": num_gpus_per_node,
@@ -95,6 +96,7 @@ class Cluster:
             "gpu_memory_gb": gpu_memory_gb,
             "node_labels": node_labels,
             "gpu_topology": gpu_topology,
+            "free_gpus_only": free_gpus_only,
         }
         self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
         gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
@@ -118,6 +120,10 @@ class Cluster:
         )
         #: Per node, the NUMA node and EGL index of each GPU as the config states them (None: not stated).
         self.gpu_topology: tuple[NodeTopology | None, ...] = parse_gpu_topology(gpu_topology, self.gpus_per_node)
+        #: The GPU counts are the GPUs that were free when the cluster was read, beside other jobs
+        #: (``from_ray(available=True)``): a GPU id is a position among its node's free GPUs, which
+        #: the launch maps to the devices Ray reserves (``ray_launch.free_gpus``).
+        self.free_gpus_only = _free_gpus_only(free_gpus_only, gpu_topology)
         self._build_hardware_table(items)
         self.node_groups: dict[str, NodeGroup] = {group.label: group for group in groups}
         all_nodes = tuple(range(self.num_nodes))
@@ -139,12 +145,15 @@ class Cluster:
         *,
         group_by_labels: Sequence[str] = (),
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        available: bool = False,
     ) -> Cluster:
         """The cluster a running Ray cluster describes: its nodes, GPUs, GPU models, robots and labels.
 
         Attaches as a launch does (a Ray this process is connected to, ``address``, ``RAY_ADDRESS``,
         the last ``ray start``; a dead address fails within ``connect_timeout_s``) and stays
         connected. ``group_by_labels`` makes one node group per value of each node label key.
+        ``available=True`` counts only the GPUs and items free now (Ray's available resources), so a
+        job is placed beside the ones already running (``free_gpus_only``).
         The mapping is in :mod:`solver_placement.cluster.ray_nodes`; Ray (an optional extra) is
         imported only here, when called.
         """
@@ -152,7 +161,8 @@ class Cluster:
         # the launch's attach rules, which have one home in ray_launch, and runs only when called.
         from solver_placement.ray_launch.connect import live_nodes
 
-        return cls(**ray_cluster_kwargs(live_nodes(address, connect_timeout_s), group_by_labels))
+        nodes = live_nodes(address, connect_timeout_s, available=available)
+        return cls(**ray_cluster_kwargs(nodes, group_by_labels, available=available))
 
     def with_extra_node(self, like: int) -> Cluster:
         """This cluster plus one node shaped like node ``like`` (same GPUs, groups and hardware)."""
@@ -180,6 +190,7 @@ class Cluster:
             accelerator_model=[*self.accelerator_models, self.accelerator_models[like]],
             node_groups=groups,
             gpu_topology=[*topology, topology[like]] if isinstance(topology, (list, tuple)) else topology,
+            free_gpus_only=self.free_gpus_only,
         )
 
     # ----------------------------------------------------------------- hardware table
@@ -283,3 +294,16 @@ class Cluster:
     def node_accelerator_ids(self) -> list[list[str]]:
         """Per node, the visible-device strings of all its accelerators ("0".."n-1")."""
         return [[str(i) for i in range(int(n))] for n in self.gpus_per_node]
+
+
+def _free_gpus_only(value: Any, gpu_topology: Any) -> bool:
+    """``cluster.free_gpus_only``: a bool, and never with ``gpu_topology``, whose NUMA nodes and EGL
+    indices are per device id, which a position among the free GPUs is not."""
+    if not isinstance(value, bool):
+        raise PlacementConfigError(f"cluster.free_gpus_only must be true or false, not {shown(value)}")
+    if value and gpu_topology is not None:
+        raise PlacementConfigError(
+            "cluster.free_gpus_only numbers each node's free GPUs 0, 1, ... whichever devices they are, so "
+            "cluster.gpu_topology (stated per device id) cannot describe them: give one or the other"
+        )
+    return value

@@ -96,6 +96,7 @@ CLUSTER_KEYS = (
     "gpu_memory_gb",
     "node_labels",
     "gpu_topology",
+    "free_gpus_only",
 )
 #: RLinf's other ``cluster:`` keys, accepted and ignored: what each one does in RLinf. Any key in
 #: neither list is refused with the closest known key, so a typo never changes the cluster silently.
@@ -159,6 +160,7 @@ def section_kwargs(section: dict[str, Any]) -> dict[str, Any]:
         "gpu_memory_gb": section.get("gpu_memory_gb"),
         "node_labels": section.get("node_labels"),
         "gpu_topology": section.get("gpu_topology"),
+        "free_gpus_only": section.get("free_gpus_only", False),
     }
 
 

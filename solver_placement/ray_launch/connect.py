@@ -19,14 +19,15 @@ import socket
 
 from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, RayNode
 from solver_placement.errors import LaunchError, cut, shown
-from solver_placement.ray_launch.ray_api import ray
+from solver_placement.ray_launch.ray_api import available_resources_per_node, ray
 
 #: ``address`` value that forces the embedded local Ray, even when another Ray is reachable.
 LOCAL_ADDRESS = "local"
 
 
-def live_nodes(address: str | None = None, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> list[RayNode]:
-    """The alive nodes of the Ray cluster ``address`` chooses (this process stays connected).
+def live_nodes(address: str | None = None, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S, *, available: bool = False) -> list[RayNode]:
+    """The alive nodes of the Ray cluster ``address`` chooses (this process stays connected);
+    ``available``: with the resources free now instead of the nodes' totals.
 
     Only a running cluster can be read: ``address="local"`` or no Ray to attach to is a
     ``LaunchError`` saying how to name one.
@@ -39,13 +40,20 @@ def live_nodes(address: str | None = None, connect_timeout_s: float = DEFAULT_CO
                 "set RAY_ADDRESS, or start one with `ray start --head`"
             )
         connect_to(target, source, connect_timeout_s)
-    return ray_nodes()
+    return ray_nodes(available=available)
 
 
-def ray_nodes() -> list[RayNode]:
-    """The alive nodes of the connected Ray cluster."""
+def ray_nodes(*, available: bool = False) -> list[RayNode]:
+    """The alive nodes of the connected Ray cluster; ``available``: with the resources free now
+    (Ray's view, refreshed every few hundred milliseconds; a resource all held is absent)."""
+    free = available_resources_per_node() if available else {}
     return [
-        RayNode(node["NodeID"], node["NodeManagerAddress"], dict(node["Resources"]), dict(node.get("Labels") or {}))
+        RayNode(
+            node["NodeID"],
+            node["NodeManagerAddress"],
+            dict(free.get(node["NodeID"], {})) if available else dict(node["Resources"]),
+            dict(node.get("Labels") or {}),
+        )
         for node in ray.nodes()
         if node.get("Alive")
     ]

@@ -1,16 +1,21 @@
 """From placement records to a Ray launch plan: plain, inspectable, serializable data.
 
 One job-wide placement group reserves everything at once: one bundle per (node, GPU) and per
-(node, robot item) in use, and one per CPU-only process, each pinned to its node by Ray's
-``ray.io/node-id`` label. Every process is anchored to the bundle of its first item and asks
-for no GPU itself (the reservation holds them); it gets the exact device ids through
-``CUDA_VISIBLE_DEVICES`` with Ray's NOSET flag, because Ray cannot be asked for a specific GPU
-index. Collocated components are separate actors anchored to the same bundles.
+(node, robot item) in use, and one per CPU-only process, each pinned to its node by a label
+selector: the node-rank label, or Ray's ``ray.io/node-id`` where nodes carry no rank label
+(``labels`` says which scheme and why). Required ``topology`` domains add their labels, and
+where Ray has ``topology_strategy`` the group splits into one per domain (``domains``). Every
+process is anchored to the bundle of its first item and asks for no GPU itself (the
+reservation holds them); it gets the exact device ids through ``CUDA_VISIBLE_DEVICES`` with
+Ray's NOSET flag, because Ray cannot be asked for a specific GPU index. Collocated components
+are separate actors anchored to the same bundles.
 
 A node's GPU bundles come in ascending GPU order. Ray hands them the node's lowest free GPU
 ids, so ``reserve`` may add *idle* bundles (``idle_gpus``, ``Bundle.idle``) for free GPUs below
 the planned ones, so that every planned bundle really holds its planned GPU and Ray's
-bookkeeping matches the devices the workers use (``gpu_match`` explains the attempts).
+bookkeeping matches the devices the workers use (``gpu_match`` explains the attempts). A model
+of the free GPUs only (``cluster.free_gpus_only``) instead reserves every GPU id a process on the
+node sees, and the devices are what Ray gives (``free_gpus``).
 
 The environment of a worker follows fixed rules (the README's table lists every variable):
 
@@ -36,17 +41,17 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ray_nodes import NODE_RANK_LABEL, RayNode, ip_key
 from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.errors import PlacementConfigError
+from solver_placement.ray_launch.domains import PlacementGroupPlan, node_domains, placement_groups
+from solver_placement.ray_launch.labels import Scheme, choose_scheme, gpu_model_resource, model_node_labels, node_selector
 from solver_placement.ray_launch.model_check import EMBEDDED_RAY_HINT, check_model_matches, items_on
 from solver_placement.records import Placement
-
-NODE_ID_LABEL = "ray.io/node-id"
 
 #: Per accelerator type: the visible-devices variable and Ray's flag that leaves it alone.
 DEVICE_ENV = {
@@ -59,12 +64,14 @@ DEVICE_ENV = {
 
 @dataclass(frozen=True)
 class Bundle:
-    """One reserved bundle: its node, what it holds, and the local item it stands for."""
+    """One reserved bundle: its node, what it holds, the local item it stands for, and the node
+    labels Ray must find where it goes."""
 
     node_rank: int
     node_id: str
     resources: dict[str, float]
     item: str  # "gpu 3", "franka 0", or "cpu <component>/<rank>"
+    label_selector: dict[str, str]
     idle: bool = False  # a free GPU no process uses, held so that Ray hands the planned GPUs to their bundles
 
 
@@ -86,26 +93,43 @@ class ProcessLaunch:
 
 @dataclass(frozen=True)
 class RayLaunchPlan:
-    """Everything a launch does, decided before anything is reserved."""
+    """Everything a launch does, decided before anything is reserved: ``scheme`` and
+    ``scheme_reason`` say how bundles find their nodes (``labels``), ``placement_groups`` how
+    they are reserved (``domains``), ``free_gpus_only`` that device ids are Ray's to give (``free_gpus``)."""
 
     job_name: str
     node_ids: list[str]
     node_ips: list[str]
     bundles: list[Bundle]
     processes: dict[str, list[ProcessLaunch]]
+    scheme: str
+    scheme_reason: str
+    placement_groups: list[PlacementGroupPlan]
+    free_gpus_only: bool
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def with_master_ports(self, ports: Mapping[str, int]) -> RayLaunchPlan:
-        """The same plan with ``MASTER_PORT`` filled per component (found at launch time)."""
+    def slots(self) -> list[tuple[int, int]]:
+        """Per bundle of the plan: its placement group and its index there, what Ray's
+        ``PlacementGroupSchedulingStrategy`` names."""
+        slots = [(0, 0)] * len(self.bundles)
+        for group, plan in enumerate(self.placement_groups):
+            for position, bundle in enumerate(plan.bundles):
+                slots[bundle] = (group, position)
+        return slots
+
+    def with_env(self, changed: Mapping[str, Sequence[Mapping[str, str]]]) -> RayLaunchPlan:
+        """The same plan with, per component and process (in plan order), these env vars set (found at launch time)."""
         processes = {
-            name: [
-                ProcessLaunch(**{**asdict(p), "env": {**p.env, "MASTER_PORT": str(ports[name])}}) for p in launches
-            ]
+            name: [replace(p, env={**p.env, **changed[name][i]}) if name in changed else p for i, p in enumerate(launches)]
             for name, launches in self.processes.items()
         }
-        return RayLaunchPlan(self.job_name, self.node_ids, self.node_ips, self.bundles, processes)
+        return replace(self, processes=processes)
+
+    def with_master_ports(self, ports: Mapping[str, int]) -> RayLaunchPlan:
+        """The same plan with ``MASTER_PORT`` filled per component (found at launch time)."""
+        return self.with_env({name: [{"MASTER_PORT": str(ports[name])}] * len(launches) for name, launches in self.processes.items()})
 
 
 def modelled_nodes(cluster: Cluster, cpus_per_node: float = 64.0) -> list[RayNode]:
@@ -114,7 +138,7 @@ def modelled_nodes(cluster: Cluster, cpus_per_node: float = 64.0) -> list[RayNod
     for rank in range(cluster.num_nodes):
         resources: dict[str, float] = {"CPU": cpus_per_node, "GPU": float(cluster.gpus_per_node[rank])}
         resources.update({kind: float(count) for kind, count in items_on(cluster, rank).items()})
-        nodes.append(RayNode(f"model-node-{rank}", f"node-{rank}", resources, {NODE_RANK_LABEL: str(rank)}))
+        nodes.append(RayNode(f"model-node-{rank}", f"node-{rank}", resources, model_node_labels(cluster, rank)))
     return nodes
 
 
@@ -155,9 +179,13 @@ def to_ray(
     job_name: str = "solver-placement",
     cpus_per_process: float = 1.0,
     idle_gpus: Mapping[int, Collection[int]] | None = None,
+    required_domains: Mapping[str, Sequence[str]] | None = None,
+    topology_strategy: bool = False,
 ) -> RayLaunchPlan:
     """Build the launch plan of every component (collocated ones share bundles); ``idle_gpus``:
-    per node rank, GPUs to reserve with no process on them (see ``gpu_match``).
+    per node rank, GPUs to reserve with no process on them (see ``gpu_match``);
+    ``required_domains``: per component, the labels its groups must stay inside
+    (``domains.required_domains``); ``topology_strategy``: whether Ray has it (``features``).
 
     Without ``cluster`` the records and Ray's nodes suffice (node ranks from the
     ``solver-placement/node-rank`` labels, else Ray's nodes in IP order), but the node groups'
@@ -174,15 +202,38 @@ def to_ray(
             "re-plan without them (solver_placement.replan) or bring them back"
         )
     used_nodes = {rank: node for rank in used if (node := nodes[rank]) is not None}
-    bundles, anchor = _bundles(placements, used_nodes, cpus_per_process, idle_gpus or {})
+    scheme = choose_scheme(used_nodes)
+    domains = node_domains(placements, required_domains or {}, used_nodes, cluster)
+    free = cluster is not None and cluster.free_gpus_only
+    idle = _merged(idle_gpus or {}, _seen_gpus(placements) if free else {})
+    bundles, anchor = _bundles(placements, used_nodes, cpus_per_process, idle, scheme, domains)
     _check_capacity(bundles, used_nodes)
     processes = {
         name: [_process(p, anchor, used_nodes, cluster, records, job_name, cpus_per_process) for p in records]
         for name, records in placements.items()
     }
     return RayLaunchPlan(
-        job_name, [n.node_id if n else "" for n in nodes], [n.ip if n else "" for n in nodes], bundles, processes
-    )
+        job_name, [n.node_id if n else "" for n in nodes], [n.ip if n else "" for n in nodes], bundles, processes,
+        scheme.name, scheme.reason, placement_groups([b.node_rank for b in bundles], domains, topology_strategy), free,
+    )  # fmt: skip
+
+
+def _seen_gpus(placements: Mapping[str, Sequence[Placement]]) -> dict[int, set[int]]:
+    """Per node, every GPU id a process there sees (its own, or all of the node's): with
+    ``free_gpus_only`` the plan reserves each of them, so each one stands for a device Ray gave."""
+    seen: dict[int, set[int]] = defaultdict(set)
+    for records in placements.values():
+        for p in records:
+            seen[p.cluster_node_rank].update(int(gpu) for gpu in p.visible_accelerators if gpu)
+    return seen
+
+
+def _merged(first: Mapping[int, Collection[int]], second: Mapping[int, Collection[int]]) -> dict[int, set[int]]:
+    merged: dict[int, set[int]] = defaultdict(set)
+    for part in (first, second):
+        for rank, gpus in part.items():
+            merged[rank].update(gpus)
+    return merged
 
 
 def live_node_count(ray_nodes: Sequence[RayNode]) -> int:
@@ -199,12 +250,19 @@ def _item_key(p: Placement) -> tuple[int, str, int | str]:
 
 
 def _bundles(
-    placements: Mapping[str, Sequence[Placement]], nodes: Mapping[int, RayNode], cpus: float, idle_gpus: Mapping[int, Collection[int]]
+    placements: Mapping[str, Sequence[Placement]],
+    nodes: Mapping[int, RayNode],
+    cpus: float,
+    idle_gpus: Mapping[int, Collection[int]],
+    scheme: Scheme,
+    domains: Mapping[int, Mapping[str, str]],
 ) -> tuple[list[Bundle], dict[tuple[int, str, int | str], int]]:
     held: dict[tuple[int, str, int | str], float] = defaultdict(float)
+    groups: dict[tuple[int, str, int | str], set[str]] = defaultdict(set)
     for records in placements.values():
         for p in records:
             held[_item_key(p)] += cpus
+            groups[_item_key(p)].add(p.node_group_label)
             if p.hardware_type != NODE:
                 for local in p.local_hardware_ranks[1:]:
                     held.setdefault((p.cluster_node_rank, p.hardware_type, local), 0.0)
@@ -216,16 +274,18 @@ def _bundles(
     anchor: dict[tuple[int, str, int | str], int] = {}
     for key in sorted(held, key=_bundle_order(held)):
         node_rank, kind, item = key
+        node = nodes[node_rank]
         resources = {"CPU": held[key]} if held[key] else {}
         if kind == ACCELERATOR:
-            resources["GPU"] = 1.0
+            resources.update({"GPU": 1.0, **gpu_model_resource(scheme, node)})
         elif kind != "cpu":
             resources[kind] = 1.0
         if not resources:
             resources = {"CPU": 0.001}
         label = f"gpu {item}" if kind == ACCELERATOR else (f"cpu {item}" if kind == "cpu" else f"{kind} {item}")
+        selector = {**node_selector(scheme, node, frozenset(groups.get(key, ())), kind == ACCELERATOR), **domains.get(node_rank, {})}
         anchor[key] = len(bundles)
-        bundles.append(Bundle(node_rank, nodes[node_rank].node_id, resources, label, idle=key not in used))
+        bundles.append(Bundle(node_rank, node.node_id, resources, label, selector, idle=key not in used))
     return bundles, anchor
 
 

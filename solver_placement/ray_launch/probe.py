@@ -12,6 +12,7 @@ one in between, which the worker's bind then reports (``Address already in use``
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -53,12 +54,14 @@ class Probed:
     gpus: list[list[str]]
 
 
-def probe_bundles(launch_plan: RayLaunchPlan, pg: PlacementGroup, timeout_s: float) -> Probed:
-    """Check every bundle is on its planned node; its GPUs (``gpu_match`` judges them) and the master ports."""
+def probe_bundles(launch_plan: RayLaunchPlan, groups: Sequence[PlacementGroup], timeout_s: float) -> Probed:
+    """Check every bundle is on its planned node; its GPUs (``gpu_match`` or ``free_gpus`` judges
+    them) and the master ports. ``groups``: the plan's placement groups, in order."""
     requests = port_requests(launch_plan)
     pending: list[Any] = []
-    for index, bundle in enumerate(launch_plan.bundles):
-        options: dict[str, Any] = {"scheduling_strategy": PlacementGroupSchedulingStrategy(pg, placement_group_bundle_index=index)}
+    for index, (bundle, (group, position)) in enumerate(zip(launch_plan.bundles, launch_plan.slots())):
+        strategy = PlacementGroupSchedulingStrategy(groups[group], placement_group_bundle_index=position)
+        options: dict[str, Any] = {"scheduling_strategy": strategy}
         options["num_gpus" if "GPU" in bundle.resources else "num_cpus"] = 0.0001
         pending.append(_probe.options(**options).remote(len(requests.get(index, []))))
     try:

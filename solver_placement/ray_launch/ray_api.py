@@ -13,6 +13,7 @@ from solver_placement.errors import LaunchError, missing_extra
 
 try:
     import ray
+    from ray._private.state import available_resources_per_node  # a DeveloperAPI, in every Ray from 2.49 on
     from ray.exceptions import GetTimeoutError, RayError
     from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
@@ -24,6 +25,7 @@ __all__ = [
     "PlacementGroup",
     "PlacementGroupSchedulingStrategy",
     "RayError",
+    "available_resources_per_node",
     "placement_group",
     "ray",
     "remove_placement_group",

@@ -1,17 +1,18 @@
 """Reserve a plan on Ray, check it, and start actors on exactly their hardware.
 
-``reserve`` creates one placement group for the whole plan (all or nothing, under a name no
-other reservation shares), probes every bundle to confirm Ray handed it the planned node and
-GPU and picks a distinct free ``MASTER_PORT`` per component on the node of its rank 0
-(``probe``). ``Reservation.launch`` starts one component's actors on it. Any failure, Ctrl-C
-included, removes everything created so far: no placement group or actor is left behind.
+``reserve`` creates the plan's placement groups (one for the whole plan, or one per required
+topology domain: ``domains``; all or nothing, under names no other reservation shares:
+``placement_groups``), probes every bundle to confirm Ray handed it the planned node and GPU
+(or, for a model of the free GPUs only, which device it holds: ``free_gpus``) and picks a
+distinct free ``MASTER_PORT`` per component on the node of its rank 0 (``probe``).
+``Reservation.launch`` starts one component's actors on it. Any failure, Ctrl-C included,
+removes everything created so far: no placement group or actor is left behind.
 """
 
 from __future__ import annotations
 
 import os
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -21,18 +22,15 @@ from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
 from solver_placement.errors import LaunchError
 from solver_placement.ray_launch.connect import ray_nodes
 from solver_placement.ray_launch.cpu_binding import bound_class, needs_binding
+from solver_placement.ray_launch.domains import required_domains
+from solver_placement.ray_launch.features import has_topology_strategy
+from solver_placement.ray_launch.free_gpus import with_given_devices
 from solver_placement.ray_launch.gpu_match import idle_gpus_for_next_attempt
 from solver_placement.ray_launch.parallel_layout import ParallelLayout
-from solver_placement.ray_launch.plan import NODE_ID_LABEL, ProcessLaunch, RayLaunchPlan, to_ray
+from solver_placement.ray_launch.placement_groups import create_groups, first_line, remove_groups, wait_reserved
+from solver_placement.ray_launch.plan import ProcessLaunch, RayLaunchPlan, to_ray
 from solver_placement.ray_launch.probe import probe_bundles
-from solver_placement.ray_launch.ray_api import (
-    PlacementGroup,
-    PlacementGroupSchedulingStrategy,
-    RayError,
-    placement_group,
-    ray,
-    remove_placement_group,
-)
+from solver_placement.ray_launch.ray_api import PlacementGroup, PlacementGroupSchedulingStrategy, RayError, ray
 from solver_placement.ray_launch.session import LocalRayCluster, ensure_ray
 from solver_placement.ray_launch.worker_group import WorkerGroup
 from solver_placement.records import Placement
@@ -41,18 +39,20 @@ from solver_placement.spec.pools import fuse
 
 
 class Reservation(AbstractContextManager):
-    """A reserved plan: its placement group, verified, ready to start components on."""
+    """A reserved plan: its placement groups, verified, ready to start components on."""
 
     def __init__(
         self,
         plan: RayLaunchPlan,
-        pg: PlacementGroup,
+        placement_groups: Sequence[PlacementGroup],
         placements: Mapping[str, Sequence[Placement]],
         local: LocalRayCluster | None,
         solution: Solution | None = None,
     ) -> None:
         self.plan = plan
-        self.pg = pg
+        #: Ray's placement groups of the reservation, in the order of ``plan.placement_groups``.
+        self.placement_groups = list(placement_groups)
+        self._slots = plan.slots()
         self.placements = dict(placements)
         #: The solved spec, when reserved from one: the source of each component's TP x PP layout.
         self.solution = solution
@@ -112,10 +112,11 @@ class Reservation(AbstractContextManager):
 
         ``env_first_remote`` (the class applying the env in its constructor) is None unless asked
         for; a process with its own interpreter always goes through ``runtime_env``."""
+        group, index = self._slots[process.bundle_index]
         options: dict[str, Any] = {
             "num_cpus": process.num_cpus,
             "num_gpus": 0,
-            "scheduling_strategy": PlacementGroupSchedulingStrategy(self.pg, placement_group_bundle_index=process.bundle_index),
+            "scheduling_strategy": PlacementGroupSchedulingStrategy(self.placement_groups[group], placement_group_bundle_index=index),
         }
         if process.resources:
             options["resources"] = process.resources
@@ -127,7 +128,7 @@ class Reservation(AbstractContextManager):
                 options["runtime_env"]["py_executable"] = process.py_executable
             return plain_remote.options(**options).remote(*args, **kwargs)
         except (RayError, TypeError, ValueError) as error:
-            raise LaunchError(f"{process.component} rank {process.rank}: Ray refused to start the worker: {_first_line(error)}") from None
+            raise LaunchError(f"{process.component} rank {process.rank}: Ray refused to start the worker: {first_line(error)}") from None
 
     def launch_fused(
         self, component: str, role_classes: Mapping[str, type], role_args: Mapping[str, Any] | None = None, *, timeout_s: float = 120.0
@@ -141,11 +142,11 @@ class Reservation(AbstractContextManager):
         }
 
     def release(self) -> None:
-        """Kill every actor started on the reservation and remove the placement group."""
+        """Kill every actor started on the reservation and remove its placement groups."""
         for group in self._groups:
             group.shutdown()
         self._groups = []
-        _remove(self.pg)
+        remove_groups(self.placement_groups)
         if self._local is not None:
             local, self._local = self._local, None
             local.shutdown()
@@ -167,7 +168,7 @@ def _wait_ready(component: str, worker_cls: type, actors: Sequence[Any], timeout
         try:
             ray.get(ready[0])
         except RayError as error:
-            raise LaunchError(f"{component} rank {rank}: starting {worker_cls.__name__} failed: {_first_line(error)}") from None
+            raise LaunchError(f"{component} rank {rank}: starting {worker_cls.__name__} failed: {first_line(error)}") from None
 
 
 def _env_first(worker_cls: type) -> type:
@@ -189,7 +190,14 @@ def plan(
 ) -> RayLaunchPlan:
     """The launch plan against the connected Ray cluster (nothing is reserved)."""
     placements, cluster = _placements_and_cluster(source, cluster)
-    return to_ray(placements, cluster, ray_nodes(), job_name=job_name, cpus_per_process=cpus_per_process)
+    return to_ray(placements, cluster, ray_nodes(), job_name=job_name, cpus_per_process=cpus_per_process, **_rules(source))
+
+
+def _rules(source: Solution | Mapping[str, Sequence[Placement]]) -> dict[str, Any]:
+    """What the plan needs of the solved spec beyond the records (required topology domains),
+    and whether Ray can hold them itself (``topology_strategy``)."""
+    required = required_domains(source.spec) if isinstance(source, Solution) else {}
+    return {"required_domains": required, "topology_strategy": has_topology_strategy()}
 
 
 def reserve(
@@ -216,65 +224,49 @@ def reserve(
     try:
         nodes = ray_nodes()
 
-        def plan_with(idle: Mapping[int, frozenset[int]]) -> RayLaunchPlan:
-            return to_ray(placements, cluster, nodes, job_name=job_name, cpus_per_process=cpus_per_process, idle_gpus=idle)
+        rules = _rules(source)
 
-        launch_plan, pg = _reserve_exactly(plan_with, timeout_s, stage)
+        def plan_with(idle: Mapping[int, frozenset[int]]) -> RayLaunchPlan:
+            return to_ray(placements, cluster, nodes, job_name=job_name, cpus_per_process=cpus_per_process, idle_gpus=idle, **rules)
+
+        launch_plan, groups = _reserve_exactly(plan_with, timeout_s, stage)
     except BaseException:
         if local is not None:
             local.shutdown()
         raise
-    return Reservation(launch_plan, pg, placements, local, source if isinstance(source, Solution) else None)
+    return Reservation(launch_plan, groups, placements, local, source if isinstance(source, Solution) else None)
 
 
 def _reserve_exactly(
     plan_with: Callable[[Mapping[int, frozenset[int]]], RayLaunchPlan], timeout_s: float, stage: Callable[[str], None]
-) -> tuple[RayLaunchPlan, PlacementGroup]:
+) -> tuple[RayLaunchPlan, list[PlacementGroup]]:
     """Reserve and probe until every GPU bundle holds its planned GPU (``gpu_match``: at most two
-    attempts on a clean node); the plan, with its master ports, and its placement group. Nothing
+    attempts on a clean node), or, on a model of the free GPUs only, once (the devices are what
+    Ray gave: ``free_gpus``); the plan, with its master ports, and its placement groups. Nothing
     of an attempt is left behind when it is retried or fails, Ctrl-C included."""
     idle: Mapping[int, frozenset[int]] = {}
     while True:
         launch_plan = plan_with(idle)
         stage(f"reserving {len(launch_plan.bundles)} bundle(s) on {len({b.node_rank for b in launch_plan.bundles})} node(s)")
-        pg = _create_group(launch_plan, launch_plan.job_name)
+        groups = create_groups(launch_plan)
         try:
-            _wait_reserved(pg, launch_plan, timeout_s)
+            wait_reserved(groups, launch_plan, timeout_s)
             stage("probing the reserved bundles: nodes, GPUs and rendezvous ports")
-            probed = probe_bundles(launch_plan, pg, timeout_s)
+            probed = probe_bundles(launch_plan, groups, timeout_s)
+            if launch_plan.free_gpus_only:
+                return with_given_devices(launch_plan, probed.gpus).with_master_ports(probed.ports), groups
             more_idle = idle_gpus_for_next_attempt(launch_plan, probed.gpus, idle)
         except BaseException:
-            _remove(pg)
+            remove_groups(groups)
             raise
         if more_idle is None:
-            return launch_plan.with_master_ports(probed.ports), pg
-        _remove(pg)
+            return launch_plan.with_master_ports(probed.ports), groups
+        remove_groups(groups)
         idle = more_idle
-
-
-def _wait_reserved(pg: PlacementGroup, launch_plan: RayLaunchPlan, timeout_s: float) -> None:
-    """Wait for the placement group through ``ray.wait``, which sees Ctrl-C at once (``pg.wait``
-    blocks in Ray's core and would hold a KeyboardInterrupt, and the cleanup it triggers, until the timeout)."""
-    ready, _ = ray.wait([pg.ready()], timeout=timeout_s)
-    if not ready:
-        raise LaunchError(_unfit_message(launch_plan, timeout_s))
 
 
 def _no_display(stage: str) -> None:
     """The stage report when nobody asked for one."""
-
-
-def _create_group(launch_plan: RayLaunchPlan, job_name: str) -> PlacementGroup:
-    """The job's placement group, named ``<job>-reservation-<random>`` so reservations never clash."""
-    try:
-        return placement_group(
-            [bundle.resources for bundle in launch_plan.bundles],
-            strategy="PACK",
-            name=f"{job_name}-reservation-{uuid.uuid4().hex[:8]}",
-            bundle_label_selector=[{NODE_ID_LABEL: bundle.node_id} for bundle in launch_plan.bundles],
-        )
-    except (RayError, ValueError) as error:
-        raise LaunchError(f"Ray refused the reservation of {job_name!r}: {_first_line(error)}") from None
 
 
 def launch(
@@ -315,38 +307,3 @@ def _placements_and_cluster(
     if isinstance(source, Solution):
         return source.placements_by_component(), cluster or source.cluster
     return {name: list(records) for name, records in source.items()}, cluster
-
-
-def _unfit_message(launch_plan: RayLaunchPlan, timeout_s: float) -> str:
-    from ray._private.state import available_resources_per_node
-
-    available = available_resources_per_node()
-    lacking = []
-    for node_rank, node_id in enumerate(launch_plan.node_ids):
-        wanted: dict[str, float] = {}
-        for bundle in launch_plan.bundles:
-            if bundle.node_rank == node_rank:
-                for key, value in bundle.resources.items():
-                    wanted[key] = wanted.get(key, 0.0) + value
-        have = available.get(node_id, {})
-        short = [f"{key} {value:g} (free {have.get(key, 0.0):g})" for key, value in sorted(wanted.items()) if have.get(key, 0.0) + 1e-9 < value]
-        if short:
-            items = [b.item for b in launch_plan.bundles if b.node_rank == node_rank]
-            lacking.append(f"node {node_rank} bundles [{', '.join(items[:6])}{' ...' if len(items) > 6 else ''}] need {', '.join(short)}")
-    detail = "; ".join(lacking) or "resources are held by other jobs or pending"
-    return f"the reservation did not fit within {timeout_s} s: {detail}"
-
-
-def _remove(pg: PlacementGroup) -> None:
-    try:
-        remove_placement_group(pg)
-    except (RayError, ValueError):
-        pass  # already removed
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    for line in reversed(text):
-        if line.strip() and not line.startswith(" "):
-            return line.strip()
-    return type(error).__name__

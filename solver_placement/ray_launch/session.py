@@ -10,9 +10,10 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, GPU_MODEL_PREFIX, NODE_RANK_LABEL
+from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, GPU_MODEL_PREFIX
 from solver_placement.errors import LaunchError, PlacementConfigError
 from solver_placement.ray_launch.connect import already_connected, chosen_address, connect_to, ray_nodes
+from solver_placement.ray_launch.labels import model_node_labels
 from solver_placement.ray_launch.model_check import check_model_matches, items_on
 from solver_placement.ray_launch.plan import map_nodes
 from solver_placement.ray_launch.ray_api import ray
@@ -24,9 +25,10 @@ MAX_EMBEDDED_NODES = 16
 class LocalRayCluster(AbstractContextManager):
     """A simulated multi-node Ray cluster on this machine, shaped like ``cluster``.
 
-    Node 0 is the head; every node carries the ``solver-placement/node-rank`` label and the
-    model's node labels, its GPUs as logical GPUs, its GPU model as Ray's
-    ``accelerator_type:<model>`` resource and its custom hardware (robots) as custom resources. ``cpus_per_node`` is what
+    Node 0 is the head; every node carries the labels a model's node carries on Ray
+    (``labels.model_node_labels``: its rank, node groups, GPU model, topology labels), its GPUs as
+    logical GPUs, its GPU model also as Ray's ``accelerator_type:<model>`` resource (as real GPU
+    nodes advertise both) and its custom hardware (robots) as custom resources. ``cpus_per_node`` is what
     each simulated node advertises (logical CPUs, not cores).
     """
 
@@ -54,7 +56,7 @@ class LocalRayCluster(AbstractContextManager):
             "num_cpus": cpus,
             "num_gpus": int(cluster.gpus_per_node[rank]),
             "resources": custom,
-            "labels": {**cluster.node_labels[rank], NODE_RANK_LABEL: str(rank)},
+            "labels": model_node_labels(cluster, rank),
         }
 
     def connect(self) -> None:

@@ -42,3 +42,20 @@ def test_rank_labels_decide_the_order_and_must_number_every_node_once() -> None:
 def test_grouping_by_a_label_no_node_carries_is_refused() -> None:
     with pytest.raises(LaunchError, match="group_by_labels: no Ray node carries the label 'rack'"):
         ray_cluster_kwargs(NODES, group_by_labels=["rack"])
+
+
+def test_ray_s_labels_give_gpu_models_node_groups_and_topology_and_reservations_are_not_hardware() -> None:
+    pg = "8ae1405d7dfa0040608ac4e8683801000000"
+    nodes = [
+        node("10.0.0.1", {"GPU": 8, f"GPU_group_{pg}": 2, f"GPU_group_0_{pg}": 1, f"bundle_group_{pg}": 2000},
+             **{"ray.io/accelerator-type": "H100", "ray.io/node-id": "a", "rack": "r1", "solver-placement/group.train": "true"}),
+        node("10.0.0.2", {"GPU": 8, "accelerator_type:A100": 1}, **{"ray.io/availability-zone": "z2", "rack": "r2"}),
+    ]  # fmt: skip
+    kwargs = ray_cluster_kwargs(nodes)
+    cluster = Cluster(**kwargs)
+    assert cluster.accelerator_models == ("H100", "A100") and not cluster.free_gpus_only
+    assert cluster.node_labels == [{"ray.io/accelerator-type": "H100", "rack": "r1"}, {"ray.io/availability-zone": "z2", "rack": "r2"}]
+    assert [group["label"] for group in kwargs["node_groups"]] == ["train"] and cluster.node_groups["train"].node_ranks == (0,)
+    by_model = Cluster(**ray_cluster_kwargs(nodes, group_by_labels=["ray.io/accelerator-type"]))
+    assert by_model.node_groups["H100"].node_ranks == (0,)
+    assert Cluster(**ray_cluster_kwargs(nodes, available=True)).free_gpus_only

@@ -152,7 +152,7 @@ OTHER_JOB = """
 import sys, ray
 from ray.util.placement_group import placement_group
 ray.init(address=sys.argv[1], log_to_driver=False)
-held = placement_group([{"GPU": 1.0}, {"GPU": 1.0}], strategy="STRICT_PACK", name="other-job",
+held = placement_group([{"GPU": 1.0}, {"GPU": 1.0}], strategy="PACK", name="other-job",  # Ray 2.49.0's STRICT_PACK ignores selectors
                        bundle_label_selector=[{sys.argv[2]: "1"}] * 2)
 assert held.wait(30)
 print("holding", flush=True)

@@ -64,7 +64,10 @@ def removing_leaks(simulated: LocalRayCluster) -> Iterator[None]:
 def test_read_solve_launch_and_report_then_a_lost_node_fails_before_reserving(simulated: LocalRayCluster) -> None:
     live = Cluster.from_ray(group_by_labels=["zone"])
     assert (live.num_nodes, live.gpus_per_node.tolist(), live.accelerator_models) == (3, [4, 2, 0], ("A800", "H100", None))
-    assert live.node_labels == SIMULATED.node_labels and live.node_groups["west"].node_ranks == (2,)
+    # the nodes' labels, Ray's GPU-model label included (real GPU nodes carry it too)
+    gpu_models = [{"ray.io/accelerator-type": "A800"}, {"ray.io/accelerator-type": "H100"}, {}]
+    assert live.node_labels == [{**labels, **model} for labels, model in zip(SIMULATED.node_labels, gpu_models)]
+    assert live.node_groups["west"].node_ranks == (2,)
     solution = solve(PlacementSpec.build(live, {
         "actor": {"node_group": "east", "placement": "0-5", "tensor_parallel_size": 2},
         "rollout": {"node_group": "east", "resources": "0-5", "hardware_per_process": 2, "collocate_with": "actor"},

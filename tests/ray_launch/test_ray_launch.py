@@ -287,5 +287,5 @@ def test_two_reservations_with_the_default_job_name_coexist(local_ray) -> None:
     with reserve(solved({"a": {"node_group": "gpu", "placement": "0"}}), cpus_per_process=0.25) as first:
         with reserve(solved({"a": {"node_group": "gpu", "placement": "1"}}), cpus_per_process=0.25) as second:
             names = [pg["name"] for pg in live_groups("solver-placement-reservation-")]
-            assert len(set(names)) == 2 and first.pg.id != second.pg.id
+            assert len(set(names)) == 2 and first.placement_groups[0].id != second.placement_groups[0].id
     assert_no_leaks()

@@ -14,7 +14,7 @@ def reservation(source_is_solution: bool) -> Reservation:
     }))  # fmt: skip
     placements = solution.placements_by_component()
     plan = to_ray(placements, cluster, modelled_nodes(cluster))
-    return Reservation(plan, None, placements, None, solution if source_is_solution else None)
+    return Reservation(plan, [], placements, None, solution if source_is_solution else None)
 
 
 def test_a_solution_gives_the_groups_real_pipeline_coordinates() -> None:

@@ -128,7 +128,7 @@ def test_every_launched_process_sees_exactly_its_record(local_ray, solution, env
 def test_ray_holds_each_gpu_process_s_own_gpus_in_the_bundles_it_stands_on(local_ray, solution) -> None:
     with reserve(solution, cpus_per_process=0.1) as reservation:
         plan = reservation.plan
-        held = probe_bundles(plan, reservation.pg, timeout_s=60).gpus
+        held = probe_bundles(plan, reservation.placement_groups, timeout_s=60).gpus
         bundle_of = {(bundle.node_rank, bundle.item): index for index, bundle in enumerate(plan.bundles)}
         for name in ("actor", "rollout", "engine"):
             for record in solution.placements(name):
