@@ -9,12 +9,17 @@ tests after it.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
+import pytest
 import ray
 from ray._private.state import actors as actor_table
 from ray.util import placement_group_table
 from ray.util.placement_group import PlacementGroup, remove_placement_group
+
+from solver_placement import Cluster
+from solver_placement.ray_launch.session import LocalRayCluster
 
 
 def live_groups(prefix: str | None = None) -> list[dict]:
@@ -45,3 +50,25 @@ def remove_own_groups() -> list[str]:
     for pg in leaked:
         remove_placement_group(PlacementGroup(ray.PlacementGroupID.from_hex(pg["placement_group_id"])))
     return [pg["name"] for pg in leaked]
+
+
+def local_ray_fixtures(model: Cluster, **options: Any) -> tuple[Callable[..., Iterator[LocalRayCluster]], Callable[..., Iterator[None]]]:
+    """A module's embedded Ray shaped like ``model`` (``LocalRayCluster`` options as given) and
+    the autouse leak check after each test; assign both to module names::
+
+        local_ray, removing_leaks = local_ray_fixtures(MODEL, cpus_per_node=16)
+    """
+
+    @pytest.fixture(scope="module")
+    def local_ray() -> Iterator[LocalRayCluster]:
+        with LocalRayCluster(model, **options) as local:
+            local.connect()
+            yield local
+
+    @pytest.fixture(autouse=True)
+    def removing_leaks(local_ray: LocalRayCluster) -> Iterator[None]:
+        """Whatever a test leaves (even after a failed assertion) is removed before the next one."""
+        yield
+        assert remove_own_groups() == []
+
+    return local_ray, removing_leaks

@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-from ray_leaks import alive_actors, live_groups, remove_own_groups
+from ray_leaks import alive_actors, live_groups, local_ray_fixtures
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
 from solver_placement.ray_launch.dispatch import Dispatch, register
 from solver_placement.ray_launch.reserve import LaunchError, launch, reserve
-from solver_placement.ray_launch.session import LocalRayCluster
 
 pytestmark = pytest.mark.ray
 
@@ -67,18 +66,7 @@ class Probe:
         return os.environ["RANK"]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    with LocalRayCluster(MODEL, cpus_per_node=16) as local:
-        local.connect()
-        yield
-
-
-@pytest.fixture(autouse=True)
-def removing_leaks(local_ray):
-    """Whatever a test leaves (even after a failed assertion) is removed before the next one."""
-    yield
-    assert remove_own_groups() == []
+local_ray, removing_leaks = local_ray_fixtures(MODEL, cpus_per_node=16)
 
 
 def assert_no_leaks() -> None:

@@ -23,13 +23,12 @@ from typing import Any
 
 import pytest
 import ray
-from ray_leaks import live_groups, remove_own_groups
+from ray_leaks import live_groups, local_ray_fixtures
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
 from solver_placement.cluster.ranks import parse_rank_list
 from solver_placement.ray_launch.probe import probe_bundles
 from solver_placement.ray_launch.reserve import reserve
-from solver_placement.ray_launch.session import LocalRayCluster
 
 #: The CPUs this machine lets processes use: node 0's two "NUMA nodes" below split them.
 CPUS = sorted(os.sched_getaffinity(0))
@@ -81,18 +80,7 @@ class Seen:
         }
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    with LocalRayCluster(MODEL, cpus_per_node=16) as local:
-        local.connect()
-        yield
-
-
-@pytest.fixture(autouse=True)
-def removing_leaks(local_ray):
-    """Whatever a test leaves (even after a failed assertion) is removed before the next one."""
-    yield
-    assert remove_own_groups() == []
+local_ray, removing_leaks = local_ray_fixtures(MODEL, cpus_per_node=16)
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,13 @@ import sys
 import pytest
 import ray
 from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
-from ray_leaks import live_groups, remove_own_groups
+from ray_leaks import live_groups, local_ray_fixtures
 
 from solver_placement import Cluster, solve, verify
 from solver_placement.ray_launch.connect import ray_nodes
 from solver_placement.ray_launch.dispatch import Dispatch, register
 from solver_placement.ray_launch.plan import map_nodes
 from solver_placement.ray_launch.reserve import reserve
-from solver_placement.ray_launch.session import LocalRayCluster
 from solver_placement.spec.pool_order import PoolRequest, land_pools
 from solver_placement.spec.pools import ResourcePool, pool_spec
 
@@ -30,20 +29,9 @@ MODEL = Cluster(num_nodes=3, num_gpus_per_node=GPUS)
 VERL_KEYS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "CUDA_VISIBLE_DEVICES", "MASTER_ADDR", "MASTER_PORT", "RAY_LOCAL_RANK", "RAY_LOCAL_WORLD_SIZE", "WG_BACKEND")
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    # one CPU per GPU: verl's bundles ask max_colocate_count (here 1) CPUs per GPU, so Ray's CPU
-    # score orders nodes as its GPU score does, and the GPUs alone decide, as pool_order assumes
-    with LocalRayCluster(MODEL, cpus_per_node=[float(g) for g in GPUS]) as local:
-        local.connect()
-        yield
-
-
-@pytest.fixture(autouse=True)
-def removing_leaks(local_ray):
-    """Whatever a test leaves (even after a failed assertion) is removed before the next one."""
-    yield
-    assert remove_own_groups() == []
+# one CPU per GPU: verl's bundles ask max_colocate_count (here 1) CPUs per GPU, so Ray's CPU
+# score orders nodes as its GPU score does, and the GPUs alone decide, as pool_order assumes
+local_ray, removing_leaks = local_ray_fixtures(MODEL, cpus_per_node=[float(g) for g in GPUS])
 
 
 def _rank_of_node() -> dict[str, int]:
