@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 import ray
@@ -18,7 +17,7 @@ from click.testing import CliRunner
 from ray.util import placement_group_table
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
-from ray_leaks import alive_actors, live_groups, remove_own_groups
+from ray_leaks import alive_actors, live_groups, local_ray_fixtures
 
 import solver_placement.ray_launch.reserve as reserve_module
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, Solution, solve, verify
@@ -48,18 +47,7 @@ class Where:
         return ray.get_runtime_context().get_node_id(), os.environ["CUDA_VISIBLE_DEVICES"]
 
 
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[LocalRayCluster]:
-    with LocalRayCluster(MODEL, cpus_per_node=8) as local:
-        local.connect()
-        yield local
-
-
-@pytest.fixture(autouse=True)
-def removing_leaks(local_ray: LocalRayCluster) -> Iterator[None]:
-    """Whatever a test leaves (even after a failed assertion) is removed before the next one."""
-    yield
-    assert remove_own_groups() == []
+local_ray, removing_leaks = local_ray_fixtures(MODEL, cpus_per_node=8)
 
 
 def assert_no_leaks() -> None:
