@@ -49,8 +49,9 @@ def count_path(
     patterns, no answer in time, or a layout the construction could not tile).
 
     ``weights`` are the objective's (defaults included). The ``changes`` term needs the flat
-    model (the caller does not come here with previous placements) and ``topology`` terms come
-    only from rules this path declines, so ``nodes`` and ``balance`` are all it weighs.
+    model (the caller does not come here with previous placements), and its answers cost nothing
+    in ``topology`` (a preferred pipeline domain is counted as required and proven against the
+    rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are all it weighs.
     """
     problem = count_problem(spec, requests)
     if isinstance(problem, Misfit):
