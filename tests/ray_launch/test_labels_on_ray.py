@@ -18,6 +18,7 @@ from ray.util import placement_group_table
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 from ray_leaks import alive_actors, live_groups, local_ray_fixtures
+from test_plan_labels import RACKS, TP_IN_RACK
 
 import solver_placement.ray_launch.reserve as reserve_module
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, Solution, solve, verify
@@ -32,14 +33,7 @@ pytestmark = pytest.mark.ray
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-MODEL = Cluster(
-    3, 2, accelerator_model="A800", node_labels=[{"rack": "r1"}, {"rack": "r1"}, {"rack": "r2"}],
-    node_groups=[{"label": "train", "node_ranks": "0-2"}],
-)  # fmt: skip
-TP_IN_RACK = {
-    "actor": {"node_group": "train", "processes": 4, "tensor_parallel_size": 4, "topology": {"tensor_parallel": {"rack": "require"}}},
-    "reward": {"node_group": "train", "processes": 2, "exclusive_with": ["actor"]},
-}
+MODEL = RACKS  # the plan tests' racks, now on a live Ray
 
 
 class Where:
