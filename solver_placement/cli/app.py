@@ -62,11 +62,11 @@ def _quiet_stdout() -> None:
 VERBOSITY = {1: logging.INFO, 2: logging.DEBUG}
 
 
-class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+class _CurrentStderr(logging.StreamHandler):
     """Log records on ``sys.stderr`` as it is when each is written, so a record printed while
     the spinner runs (which redirects stderr) goes above the spinner, not through it."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> object:
         return sys.stderr
 

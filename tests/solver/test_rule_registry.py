@@ -15,9 +15,9 @@ from solver_placement.errors import InternalError
 from solver_placement.solver import build
 from solver_placement.solver.build import build_model
 from solver_placement.solver.context import PreviousHardware
-from solver_placement.solver.exact import run_exact
 from solver_placement.solver.counting import COUNTED, counting_conflicts
 from solver_placement.solver.counts import count_path
+from solver_placement.solver.exact import run_exact
 from solver_placement.solver.options import SolverOptions
 from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES
 from solver_placement.spec.candidates import expand_all
