@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from import_graph import PACKAGE, graph, module_name
@@ -122,3 +123,13 @@ def test_no_import_cycles() -> None:
 def test_no_module_is_too_long() -> None:
     long = {module_name(path): n for path in PACKAGE.rglob("*.py") if (n := len(path.read_text().splitlines())) > 450}
     assert not long, f"split these modules: {long}"
+
+
+def test_every_test_file_the_code_and_docs_cite_exists() -> None:
+    """Docstrings and docs point readers at the tests that check a rule; a moved or renamed
+    test file must take its citations along."""
+    root = PACKAGE.parent
+    texts = [*PACKAGE.rglob("*.py"), *(root / "docs").glob("*.md"), root / "README.md"]
+    cited = {(path.relative_to(root), match) for path in texts for match in re.findall(r"tests/[\w/]+\.py", path.read_text())}
+    missing = sorted(f"{where} cites {test}" for where, test in cited if not (root / test).is_file())
+    assert not missing, missing
