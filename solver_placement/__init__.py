@@ -3,7 +3,12 @@
 State what each component needs (RLinf's ``component_placement`` strings or declarative
 fields), and a CP-SAT model picks the hardware, proves the layout is possible or names the
 conflicting statements, and returns RLinf-style :class:`Placement` records.
+
+Its loggers (``logging``) are named after its modules, under ``solver_placement``; they print
+nothing unless the application configures logging (``solver-placement -v`` does).
 """
+
+import logging
 
 from solver_placement.auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 from solver_placement.cluster.cluster import Cluster, NodeGroup, ResourceSet
@@ -51,6 +56,10 @@ from solver_placement.verify import verify
 from solver_placement.verl_export import VerlExport, export_verl
 
 __version__ = VERSION
+
+# A library prints nothing by itself: without this, Python's last-resort handler would print
+# warnings to stderr when the application has not configured logging.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 #: Names whose modules import Ray, loaded on first use so ``import solver_placement`` stays light.
 _LAZY = {

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-import solver_placement
+from import_graph import PACKAGE, graph, module_name
 
-PACKAGE = Path(solver_placement.__file__).resolve().parent
+import solver_placement
 
 #: Pipeline stages from the bottom up: a unit may import only itself and units listed before it.
 LAYERS = (
@@ -31,7 +32,6 @@ LAYERS = (
     "diagnose",
     "replan",
     "cli",
-    "launcher",
     "__init__",
     "__main__",
 )
@@ -56,34 +56,11 @@ PUBLIC_NAMES = [
 DEFERRED_UPWARD = {("solver_placement.cluster.cluster", "solver_placement.ray_launch.connect")}
 
 
-def _module_name(path: Path) -> str:
-    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
-
-
 def _module_level_imports(path: Path) -> set[str]:
     """Package modules ``path`` imports when it is imported (statements outside any function)."""
     tree = ast.parse(path.read_text())
     inside_functions = {id(node) for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(function)}
     return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and id(node) not in inside_functions}
-
-
-def _imports(path: Path) -> set[str]:
-    """Package modules ``path`` imports (at module level or inside functions)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("solver_placement"):
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name.startswith("solver_placement"))
-        elif isinstance(node, ast.ImportFrom) and node.level:
-            raise AssertionError(f"{path}: relative import; use absolute solver_placement imports")
-    return found
-
-
-def _graph() -> dict[str, set[str]]:
-    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
-    return {name: {target for target in _imports(path) if target in modules and target != name} for name, path in modules.items()}
 
 
 def _unit(module: str) -> str:
@@ -97,16 +74,17 @@ def test_public_names_are_pinned() -> None:
         assert getattr(solver_placement, name) is not None
 
 
-def test_every_unit_has_a_layer() -> None:
-    units = {_unit(module) for module in _graph()}
+def test_every_unit_has_a_layer_and_every_layer_a_unit() -> None:
+    units = {_unit(module) for module in graph()}
     assert units <= set(LAYERS), f"add {sorted(units - set(LAYERS))} to LAYERS"
+    assert set(LAYERS) <= units, f"remove {sorted(set(LAYERS) - units)} from LAYERS: no module has that name"
 
 
 def test_lower_layers_never_import_higher_ones() -> None:
     rank = {unit: position for position, unit in enumerate(LAYERS)}
     upward = [
         f"{module} -> {target}"
-        for module, targets in _graph().items()
+        for module, targets in graph().items()
         for target in targets
         if rank[_unit(target)] > rank[_unit(module)] and (module, target) not in DEFERRED_UPWARD
     ]
@@ -114,34 +92,44 @@ def test_lower_layers_never_import_higher_ones() -> None:
 
 
 def test_the_deferred_upward_imports_exist_and_run_only_when_called() -> None:
-    graph = _graph()
+    edges = graph()
     for module, target in sorted(DEFERRED_UPWARD):
         path = PACKAGE.parent.joinpath(*module.split(".")).with_suffix(".py")
-        assert target in graph[module], f"{module} no longer imports {target}: remove it from DEFERRED_UPWARD"
+        assert target in edges[module], f"{module} no longer imports {target}: remove it from DEFERRED_UPWARD"
         assert target not in _module_level_imports(path), f"{module} imports {target} at module level"
 
 
 def test_no_import_cycles() -> None:
-    graph = _graph()
+    edges = graph()
     # parents import their children for re-exports; a child importing its package's __init__ is the cycle to catch
     state: dict[str, int] = {}
     cycles: list[str] = []
 
     def visit(module: str, path: list[str]) -> None:
         state[module] = 1
-        for target in sorted(graph[module]):
+        for target in sorted(edges[module]):
             if state.get(target) == 1:
                 cycles.append(" -> ".join([*path[path.index(target):], target]))
             elif target not in state:
                 visit(target, [*path, target])
         state[module] = 2
 
-    for module in sorted(graph):
+    for module in sorted(edges):
         if module not in state:
             visit(module, [module])
     assert not cycles
 
 
 def test_no_module_is_too_long() -> None:
-    long = {_module_name(path): n for path in PACKAGE.rglob("*.py") if (n := len(path.read_text().splitlines())) > 450}
+    long = {module_name(path): n for path in PACKAGE.rglob("*.py") if (n := len(path.read_text().splitlines())) > 450}
     assert not long, f"split these modules: {long}"
+
+
+def test_every_test_file_the_code_and_docs_cite_exists() -> None:
+    """Docstrings and docs point readers at the tests that check a rule; a moved or renamed
+    test file must take its citations along."""
+    root = PACKAGE.parent
+    texts = [*PACKAGE.rglob("*.py"), *(root / "docs").glob("*.md"), root / "README.md"]
+    cited = {(path.relative_to(root), match) for path in texts for match in re.findall(r"tests/[\w/]+\.py", path.read_text())}
+    missing = sorted(f"{where} cites {test}" for where, test in cited if not (root / test).is_file())
+    assert not missing, missing

@@ -12,7 +12,7 @@ import yaml
 from helpers import config
 from omegaconf import OmegaConf
 
-from solver_placement import PlacementConfigError, PlacementError, solve
+from solver_placement import PlacementConfigError, solve
 from solver_placement import limits as limits_module
 from solver_placement.config import Unresolved, YamlText, load_config, load_yaml
 from solver_placement.limits import Limits, current, override
@@ -138,20 +138,31 @@ class _Unprintable(str):
         raise RuntimeError("repr")
 
 
-@pytest.mark.parametrize("source", [
-    pytest.param(config(1, 4, {"actor": [[[0]]] * 2}) | {"x": None}, id="plain"),
-    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {_Unprintable("actor"): "0"}}}, id="str-subclass-key"),
-    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {(1, 2): "0"}}}, id="tuple-key"),
-    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {10**5000: "0"}}}, id="huge-int-key"),
-    pytest.param(config(1, 4, {"actor": _Unprintable("0-3")}), id="str-subclass-value"),
-    pytest.param(config(1, 4, {"actor": "0"}, accelerator_type=10**5000), id="huge-int-name"),
-    pytest.param(config(1, 4, {"actor": {"processes": 1, "memory_gb": float("nan")}}, gpu_memory_gb=80), id="nan-memory"),
-])
-def test_odd_python_values_are_placement_errors_or_placed(source: dict[str, Any]) -> None:
-    try:
-        solve(source)
-    except PlacementError:
-        pass
+#: An odd Python value, and what it must give: the layout of ``actor`` (local GPU ids per process)
+#: or the error naming the key and the rule.
+ODD_VALUES = [
+    pytest.param(config(1, 4, {"actor": [[[0]]] * 2}) | {"x": None}, r"component 'actor': placement must be a rank string", id="plain"),
+    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {_Unprintable("actor"): "0"}}}, [[0]],
+                 id="str-subclass-key"),
+    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {(1, 2): "0"}}}, "a key must be a string or a number, not a tuple",
+                 id="tuple-key"),
+    pytest.param({"cluster": {"num_nodes": 1, "component_placement": {10**5000: "0"}}},
+                 r"key <an integer of about 5001 digits> is not a name", id="huge-int-key"),
+    pytest.param(config(1, 4, {"actor": _Unprintable("0-3")}), [[0], [1], [2], [3]], id="str-subclass-value"),
+    pytest.param(config(1, 4, {"actor": "0"}, accelerator_type=10**5000),
+                 r"cluster.accelerator_type\[0\] must be a string, not <an integer of about 5001 digits>", id="huge-int-name"),
+    pytest.param(config(1, 4, {"actor": {"processes": 1, "memory_gb": float("nan")}}, gpu_memory_gb=80),
+                 "component 'actor': memory_gb must be a non-negative number of GB, not nan", id="nan-memory"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "expected"), ODD_VALUES)
+def test_odd_python_values_are_placed_or_refused_by_name(source: dict[str, Any], expected: str | list[list[int]]) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(PlacementConfigError, match=expected):
+            solve(source)
+    else:
+        assert [p.local_hardware_ranks for p in solve(source).placements("actor")] == expected
 
 
 def test_a_mapping_that_holds_itself_is_refused() -> None:

@@ -7,6 +7,7 @@ catches for every subcommand, so subcommands added later behave the same for fre
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import warnings
@@ -56,9 +57,52 @@ def _quiet_stdout() -> None:
         pass
 
 
+#: Log levels by the number of ``-v``: the library's stages, sizes and solver statistics, then
+#: every CP-SAT run and step.
+VERBOSITY = {1: logging.INFO, 2: logging.DEBUG}
+
+
+class _CurrentStderr(logging.StreamHandler):
+    """Log records on ``sys.stderr`` as it is when each is written, so a record printed while
+    the spinner runs (which redirects stderr) goes above the spinner, not through it."""
+
+    @property
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        """Kept on ``sys.stderr`` whatever the base class sets."""
+
+
+def _log_to_stderr(ctx: click.Context, verbose: int) -> None:
+    """Show the library's log records on stderr at the level ``-v`` asks for, for this command
+    only (removed when it ends, so a process running several commands stacks no handlers)."""
+    logger = logging.getLogger("solver_placement")
+    handler = _CurrentStderr()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(VERBOSITY[min(verbose, max(VERBOSITY))])
+
+    def restore() -> None:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+    ctx.call_on_close(restore)
+
+
 @click.group(cls=_Commands, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(VERSION, "-V", "--version", prog_name="solver-placement")
-def main() -> None:
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Log on stderr what the library does: -v its stages, sizes, the path that answered and the solver's statistics; "
+    "-vv every CP-SAT run and step. What the command prints on stdout does not change.",
+)
+@click.pass_context
+def main(ctx: click.Context, verbose: int) -> None:
     """Decide where every process of a distributed RL job runs, draw it, or say why it cannot run.
 
     FILE is a YAML config with a cluster: section (num_nodes, num_gpus_per_node, node_groups,
@@ -76,6 +120,7 @@ def main() -> None:
       solver-placement plot models/quickstart.yaml -o layout.png
       solver-placement plot models/quickstart.yaml -o sync.svg --figure weight-sync
       solver-placement explain models/invalid/not_multiple.yaml
+      solver-placement -v solve models/quickstart.yaml    (what the solver did, on stderr)
       solver-placement launch models/quickstart.yaml --run
       solver-placement auto models/auto_reference_16x8.yaml
       solver-placement export --to verl models/verl_ppo_trainer_2x8.yaml
@@ -86,6 +131,8 @@ def main() -> None:
       eval "$(_SOLVER_PLACEMENT_COMPLETE=bash_source solver-placement)"
     (zsh: zsh_source, fish: fish_source)
     """
+    if verbose:
+        _log_to_stderr(ctx, verbose)
 
 
 for _command in (solve_command, plot_command, explain_command, auto_command, launch_command, export_command):

@@ -21,7 +21,7 @@ from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, ray_cl
 from solver_placement.cluster.schema import HardwareItem, NodeGroup, cluster_kwargs, node_properties, parse_node_groups, per_node
 from solver_placement.cluster.topology import NodeTopology, parse_gpu_topology
 from solver_placement.config import positive_int, text
-from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NO_ACCELERATOR, NODE, NODE_LABEL
+from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
 from solver_placement.errors import PlacementConfigError, shown
 
 
@@ -66,7 +66,7 @@ class Cluster:
         self,
         num_nodes: int | None = None,
         num_gpus_per_node: int | Sequence[int] = 8,
-        accelerator_type: str | Sequence[str] = "NV_GPU",
+        accelerator_type: str | Sequence[str] = DEFAULT_ACCELERATOR_TYPE,
         accelerator_model: str | Sequence[str | None] | None = None,
         node_groups: Sequence[Mapping[str, Any]] | None = None,
         gpu_memory_gb: float | Sequence[float | None] | None = None,
@@ -186,7 +186,7 @@ class Cluster:
             node_labels=[*self.node_labels, dict(self.node_labels[like])] if isinstance(labels, list) else labels,
             num_nodes=new + 1,
             num_gpus_per_node=[*self.gpus_per_node.tolist(), int(self.gpus_per_node[like])],
-            accelerator_type=[*[t if t != NO_ACCELERATOR else "NV_GPU" for t in self.accelerator_types], self.accelerator_types[like]],
+            accelerator_type=[*[t if t != NO_ACCELERATOR else DEFAULT_ACCELERATOR_TYPE for t in self.accelerator_types], self.accelerator_types[like]],
             accelerator_model=[*self.accelerator_models, self.accelerator_models[like]],
             node_groups=groups,
             gpu_topology=[*topology, topology[like]] if isinstance(topology, (list, tuple)) else topology,

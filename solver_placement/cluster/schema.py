@@ -23,7 +23,7 @@ import numpy as np
 
 from solver_placement.cluster.ranks import format_ranks, is_all, parse_rank_list
 from solver_placement.config import check_keys, gigabytes, load_config, require_mapping, text
-from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
+from solver_placement.constants import ACCELERATOR, DEFAULT_ACCELERATOR_TYPE, NODE, RESERVED_LABELS
 from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.limits import check, current, exceeded
 
@@ -154,7 +154,7 @@ def section_kwargs(section: dict[str, Any]) -> dict[str, Any]:
     return {
         "num_nodes": section["num_nodes"],
         "num_gpus_per_node": section.get("num_gpus_per_node", ASSUMED_GPUS_PER_NODE),
-        "accelerator_type": section.get("accelerator_type", "NV_GPU"),
+        "accelerator_type": section.get("accelerator_type", DEFAULT_ACCELERATOR_TYPE),
         "accelerator_model": section.get("accelerator_model"),
         "node_groups": section.get("node_groups") or [],
         "gpu_memory_gb": section.get("gpu_memory_gb"),

@@ -9,6 +9,7 @@ when there are several), so reservations never clash.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +17,8 @@ from typing import Any
 from solver_placement.errors import LaunchError
 from solver_placement.ray_launch.plan import RayLaunchPlan
 from solver_placement.ray_launch.ray_api import PlacementGroup, RayError, available_resources_per_node, placement_group, ray, remove_placement_group
+
+log = logging.getLogger(__name__)
 
 
 def create_groups(launch_plan: RayLaunchPlan) -> list[PlacementGroup]:
@@ -40,6 +43,7 @@ def create_groups(launch_plan: RayLaunchPlan) -> list[PlacementGroup]:
     except BaseException:
         remove_groups(created)
         raise
+    log.info("%d placement group(s) made, named %s%s: %d bundle(s)", len(created), name, "-<n>" if several else "", len(launch_plan.bundles))
     return created
 
 
@@ -47,6 +51,7 @@ def wait_reserved(groups: Sequence[PlacementGroup], launch_plan: RayLaunchPlan, 
     """Wait for every group through ``ray.wait``, which sees Ctrl-C at once (``pg.wait`` blocks in
     Ray's core and would hold a KeyboardInterrupt, and the cleanup it triggers, until the timeout)."""
     ready_refs = [group.ready() for group in groups]
+    log.debug("waiting up to %g s for %d placement group(s)", timeout_s, len(groups))
     ready, _ = ray.wait(ready_refs, num_returns=len(ready_refs), timeout=timeout_s)
     if len(ready) < len(ready_refs):
         done = set(ready)
@@ -60,6 +65,8 @@ def remove_groups(groups: Sequence[PlacementGroup]) -> None:
             remove_placement_group(group)
         except (RayError, ValueError):
             pass  # already removed
+    if groups:
+        log.info("%d placement group(s) removed", len(groups))
 
 
 def unfit_message(launch_plan: RayLaunchPlan, pending: Sequence[int], timeout_s: float) -> str:

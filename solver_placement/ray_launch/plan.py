@@ -46,16 +46,17 @@ from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ray_nodes import NODE_RANK_LABEL, RayNode, ip_key
-from solver_placement.constants import ACCELERATOR, NODE
+from solver_placement.constants import ACCELERATOR, DEFAULT_ACCELERATOR_TYPE, NODE
 from solver_placement.errors import PlacementConfigError
 from solver_placement.ray_launch.domains import PlacementGroupPlan, node_domains, placement_groups
 from solver_placement.ray_launch.labels import Scheme, choose_scheme, gpu_model_resource, model_node_labels, node_selector
 from solver_placement.ray_launch.model_check import EMBEDDED_RAY_HINT, check_model_matches, items_on
 from solver_placement.records import Placement
 
-#: Per accelerator type: the visible-devices variable and Ray's flag that leaves it alone.
+#: Per accelerator type: the visible-devices variable and Ray's flag that leaves it alone; a type
+#: not listed is launched as the default one (NVIDIA's).
 DEVICE_ENV = {
-    "NV_GPU": ("CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"),
+    DEFAULT_ACCELERATOR_TYPE: ("CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"),
     "AMD_GPU": ("HIP_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES"),
     "NPU": ("ASCEND_RT_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES"),
     "INTEL_GPU": ("ZE_AFFINITY_MASK", "RAY_EXPERIMENTAL_NOSET_ZE_AFFINITY_MASK"),
@@ -331,7 +332,7 @@ def _process(
     cpus: float,
 ) -> ProcessLaunch:
     env_vars, interpreter = _group_env(cluster, p)
-    device_var, noset = DEVICE_ENV.get(p.accelerator_type, DEVICE_ENV["NV_GPU"])
+    device_var, noset = DEVICE_ENV.get(p.accelerator_type, DEVICE_ENV[DEFAULT_ACCELERATOR_TYPE])
     env = {
         **env_vars,
         **p.env,

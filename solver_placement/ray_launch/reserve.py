@@ -11,6 +11,7 @@ removes everything created so far: no placement group or actor is left behind.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +37,8 @@ from solver_placement.ray_launch.worker_group import WorkerGroup
 from solver_placement.records import Placement
 from solver_placement.solver.solution import Solution
 from solver_placement.spec.pools import fuse
+
+log = logging.getLogger(__name__)
 
 
 class Reservation(AbstractContextManager):
@@ -93,6 +96,7 @@ class Reservation(AbstractContextManager):
             for actor in actors:
                 ray.kill(actor, no_restart=True)
             raise
+        log.info("%s: %d %s actor(s) started", component, len(actors), worker_cls.__name__)
         group = WorkerGroup(component, actors, self.placements[component], worker_cls, **self._layout(component, tp_size))
         self._groups.append(group)
         return group
@@ -260,7 +264,9 @@ def _reserve_exactly(
             remove_groups(groups)
             raise
         if more_idle is None:
+            log.info("every bundle holds its planned node and GPU")
             return launch_plan.with_master_ports(probed.ports), groups
+        log.info("Ray handed some GPU bundles other GPUs than planned: reserving again around the idle GPUs it showed")
         remove_groups(groups)
         idle = more_idle
 

@@ -1,7 +1,8 @@
 """Building the CP-SAT model of a spec: the ``x`` literals, then every rule in registry order.
 
-Each rule's builder gets the outputs of the rules before it (merged) and returns its own, so
-what flows between rules (objective terms, stride starts) is visible in one loop here.
+Each rule's builder gets the outputs of exactly the rules its ``after`` names (merged in that
+order) and returns its own, so what flows between rules (objective terms, stride starts) is
+visible in one loop here, and a rule that reads an output it did not declare reads nothing.
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from solver_placement.errors import Statement
+from solver_placement.errors import InternalError, Statement
 from solver_placement.solver.context import ModelContext, PreviousHardware
 from solver_placement.solver.options import Budget
-from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES, RuleOutput
+from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES, Rule, RuleOutput
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
 
@@ -34,11 +35,22 @@ def build_model(
     """
     weighed = {**DEFAULT_WEIGHTS, **(weights or {})}
     ctx = ModelContext.create(spec, requests, explain, weighed, previous or {}, **({} if check is None else {"check": check}))
-    built = RuleOutput()
+    returned: dict[str, RuleOutput] = {}
     for rule in RULES:
         ctx.check(f"building the model (the {rule.name} rule)")
-        built = built.merged(rule.build(ctx, built))
+        returned[rule.name] = rule.build(ctx, _declared_inputs(rule, returned))
     return ctx
+
+
+def _declared_inputs(rule: Rule, returned: Mapping[str, RuleOutput]) -> RuleOutput:
+    """What the rules ``rule.after`` names returned, merged in that order; a rule named there
+    that has not been built yet is a registry out of order, the library's fault."""
+    inputs = RuleOutput()
+    for name in rule.after:
+        if name not in returned:
+            raise InternalError(f"the {rule.name} rule reads the {name} rule's output, but {name} is not built before it in RULES")
+        inputs = inputs.merged(returned[name])
+    return inputs
 
 
 def fixed_conflicts(spec: PlacementSpec, budget: Budget) -> list[Statement]:

@@ -13,6 +13,7 @@ to the flat model, so infeasibility is only ever claimed by the exact model.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -34,6 +35,8 @@ from solver_placement.solver.statements import COUNTING
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.grammar import ComponentSpec
 from solver_placement.spec.placement_spec import PlacementSpec
+
+log = logging.getLogger(__name__)
 
 #: Below this many (process, candidate) pairs the flat model is solved directly.
 AGGREGATE_ABOVE_PAIRS = 5_000
@@ -64,6 +67,7 @@ def narrow(
     stage = NodeLevel.build(spec, requests)
     _objective(stage.model, stage.free, stage.count, stage.width, weights, cluster)
     solver, status = solve_model(stage.model, replace(options, num_workers=1, seed=0), budget)
+    log.info("decomposition stage 1 (processes per node, %d free component(s)): %s", len(stage.free), solver.status_name(status))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return status
     narrowed = dict(requests)
@@ -243,9 +247,11 @@ def solve_per_node(
     cluster = spec.cluster
     free = [name for name, r in narrowed.items() if not r.determined]
     if any(spec.components[name].constraints.topology for name in free):
+        log.info("decomposition stage 2 skipped: topology domains span nodes, which stage 1 does not model")
         return None  # domain rules span nodes: stage 1 does not model them
     node_of = {name: _process_nodes(cluster, r) for name, r in narrowed.items()}
     if any((nodes < 0).any() for nodes in node_of.values()):
+        log.info("decomposition stage 2 skipped: a rank-string process spans nodes")
         return None  # a determined process spanning nodes: the flat model reports it
     taken: dict[str, list[np.ndarray]] = {name: [] for name in free}
     solved: dict[tuple, dict[str, list[list[tuple[int, int]]]]] = {}
@@ -256,10 +262,12 @@ def solve_per_node(
         if key not in solved:
             choice = _solve_node(spec, local, weights, options, budget)
             if choice is None:
+                log.info("decomposition stage 2: node %d has no layout of what stage 1 gave it", node)
                 return None
             solved[key] = {name: [[(int(cluster.hw_kind[h]), int(cluster.hw_local[h])) for h in a.of(p)] for p in range(a.num_processes)] for name, a in choice.items() if name in free}
         for name, processes in solved[key].items():
             taken[name].extend(np.array([_physical(cluster, node, kind, item) for kind, item in items]) for items in processes)
+    log.info("decomposition stage 2: %d distinct node model(s) solved", len(solved))
     result = {name: _assignment(narrowed[name], taken[name], cluster) for name in free}
     for name, request in narrowed.items():
         if request.determined:

@@ -3,8 +3,8 @@
 
 Why: an answer that did not come out of CP-SAT (the first-fit construction) must be compared with
 one that did, on the same scale, so the library can keep the better one and say how far the
-answer it returns may be from the best bound. ``tests/solver/test_evaluate.py`` checks that this
-value equals CP-SAT's own objective value on the optimal solutions of the scenario models.
+answer it returns may be from the best bound. ``tests/solver/test_count_model.py`` checks that
+this value equals CP-SAT's own objective value on the flat model's optimal solutions.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ when it runs out, the set found so far is returned (still conflicting, perhaps n
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -25,6 +26,8 @@ from solver_placement.solver.exact import check_build_fits, run_exact, spec_opti
 from solver_placement.solver.options import Budget, SolverOptions
 from solver_placement.spec.candidates import expand_all
 from solver_placement.spec.placement_spec import PlacementSpec
+
+log = logging.getLogger(__name__)
 
 #: The conflict named when CP-SAT proves a spec infeasible without naming fewer statements.
 WHOLE_SPEC = Statement("the spec as a whole (CP-SAT found no smaller conflicting set)")
@@ -44,13 +47,18 @@ def explain(spec: PlacementSpec, options: SolverOptions | None = None, budget: B
     try:
         counted = counting_conflicts(spec, budget)
         if counted:
+            log.info("explained by the counting bounds: %d statement(s)", len(counted))
             return counted
         for alone in _each_component_alone(spec):
             own = _core(alone, options, budget)
             if own:
+                log.info("explained by %s's own rules: %d statement(s)", next(iter(alone.components)), len(own))
                 return own
-        return _core(spec, options, budget)
+        whole = _core(spec, options, budget)
+        log.info("explained by the whole spec's assumption core: %d statement(s)", len(whole))
+        return whole
     except SolverTimeoutError:
+        log.info("the time limit ran out before a conflict was named")
         return []
 
 
@@ -96,6 +104,7 @@ def _core(spec: PlacementSpec, options: SolverOptions, budget: Budget) -> list[S
         return []
     named = {literal.index: statement for statement, literal in ctx.statements.items()}
     core = [named[index] for index in solver.sufficient_assumptions_for_infeasibility() if index in named]
+    log.debug("assumption core: %d of %d statement(s), minimizing", len(core), len(ctx.statements))
     if not core:
         return [WHOLE_SPEC]
     return _minimize_core(ctx, core, one_worker, budget)

@@ -9,6 +9,7 @@ is one wall-clock deadline shared by every run of one call.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -19,6 +20,8 @@ from ortools.sat.python import cp_model
 from solver_placement.config import check_keys, positive_int
 from solver_placement.constants import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
 from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError, shown
+
+log = logging.getLogger(__name__)
 
 #: Keys of ``cluster.solver`` that :class:`SolverOptions` reads (``objective`` is the objective rule's).
 OPTION_KEYS = ("time_limit_s", "num_workers", "seed")
@@ -132,4 +135,16 @@ def solve_model(model: cp_model.CpModel, options: SolverOptions, budget: Budget,
     status = solver.solve(model)
     if status == cp_model.MODEL_INVALID:
         raise InternalError(f"the CP-SAT model is invalid: {model.validate()}")
+    if log.isEnabledFor(logging.DEBUG):
+        _log_run(model, solver, status)
     return solver, status
+
+
+def _log_run(model: cp_model.CpModel, solver: cp_model.CpSolver, status: Status) -> None:
+    """One CP-SAT run's size and statistics, what tells a slow run from a hard model."""
+    objective = (solver.objective_value, solver.best_objective_bound) if model.has_objective() and status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else (None, None)
+    log.debug(
+        "CP-SAT run: %d variables, %d constraints, %d worker(s), limit %.3f s: %s, objective %s, bound %s, %.3f s wall, %d branches, %d conflicts",
+        len(model.proto.variables), len(model.proto.constraints), solver.parameters.num_workers, solver.parameters.max_time_in_seconds,
+        solver.status_name(status), *objective, solver.wall_time, solver.num_branches, solver.num_conflicts,
+    )  # fmt: skip

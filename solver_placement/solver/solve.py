@@ -5,10 +5,14 @@ and CP-SAT's interleaved search, whose result does not depend on the number of w
 CP-SAT run of one call (decomposition, exact model, polish, explanation) shares one
 :class:`Budget` of ``time_limit_s``. An infeasible spec is explained by ``explain.py``: the
 statements CP-SAT names as conflicting make up the error message.
+
+Each call logs (``logging``, this module's logger, silent unless configured) the spec's size,
+which path answered and why the ones before it did not, and the exact model's statistics.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,7 +25,7 @@ from ortools.sat.python import cp_model
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.schema import cluster_part
 from solver_placement.config import ConfigSource, load_config
-from solver_placement.errors import InternalError, PlacementConfigError, SolverTimeoutError, Statement, VerificationError
+from solver_placement.errors import InternalError, PlacementConfigError, PlacementError, SolverTimeoutError, Statement, VerificationError
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.bounds.objective import objective_lower_bound
@@ -42,6 +46,8 @@ from solver_placement.spec.pools import has_pools, pool_spec_from_config
 from solver_placement.verify import verify
 
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
+
+log = logging.getLogger(__name__)
 
 
 #: The part of what is left of the time limit the count model may take: when it cannot answer
@@ -100,14 +106,52 @@ def solve(
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
     asked = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
     call = _Call(spec, options, options.start(at=started), {**DEFAULT_WEIGHTS, **asked}, weighs_contiguity="contiguity" in asked)
+    _log_size(spec, options)
+    try:
+        solution = _solved(call, previous, started)
+    except PlacementError as error:
+        log.info("no placement after %.3f s: %s", time.perf_counter() - started, type(error).__name__)
+        raise
+    log.info(
+        "placed by %s: %s, objective %s, bound %s, in %.3f s",
+        solution.method, solution.status, solution.objective, solution.bound, time.perf_counter() - started,
+    )  # fmt: skip
+    return solution
+
+
+def _log_size(spec: PlacementSpec, options: SolverOptions) -> None:
+    """The spec's size, the first thing someone debugging a slow or refused solve asks for."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    requests = spec.requests.values()
+    free = [request for request in requests if not request.determined]
+    log.info(
+        "solving %d component(s), %d process(es), %d declarative with %d candidate pairs, on %d node(s) with %d hardware items "
+        "(time limit %g s, %d worker(s))",
+        len(spec.components), sum(request.num_processes for request in requests), len(free), sum(request.candidate_pairs for request in free),
+        spec.cluster.num_nodes, spec.cluster.num_hardware, options.time_limit_s, options.num_workers,
+    )  # fmt: skip
+    for request in requests:
+        log.debug(
+            "%s: %d process(es), %s, %d candidate pairs",
+            request.name, request.num_processes, "rank strings" if request.determined else "declarative", request.candidate_pairs,
+        )  # fmt: skip
+
+
+def _solved(call: _Call, previous: PreviousPlacements | None, started: float) -> Solution:
+    """:func:`solve`'s answer: counting first, then the count model, first fit and the search."""
+    spec = call.spec
     call.budget.check("resolving the spec")
     conflicts = counting_conflicts(spec, call.budget)
     if conflicts:  # impossible by counting: no model is built
+        log.info("the counting bounds prove the spec infeasible (%d statement(s)): no model is built", len(conflicts))
         raise infeasible_error(conflicts)
+    log.debug("the counting bounds find no conflict")
     held_before = _previous_hardware(spec, previous)
     timings = {"parse": time.perf_counter() - started}
     fixed = fixed_conflicts(spec, call.budget)
     if fixed:  # rank strings that break their own rules: no path can place them
+        log.info("the rank-string components break their own rules (%d statement(s))", len(fixed))
         raise infeasible_error(fixed)
     counted = None if held_before else _counted(call, timings)  # exact by construction, its own share of the time
     if counted is not None and counted.status == "OPTIMAL":
@@ -117,10 +161,12 @@ def solve(
     if counted is None:
         for gap in (0.0, ACCEPTED_GAP):  # meets the counting bound: proven best; within the accepted gap: no search
             if (close := _within(call, constructed, bound, gap)) is not None:
+                log.info("first fit's placement %s the counting bound %d: no search", f"is within {gap:.0%} of" if gap else "meets", bound)
                 return _answer(call, close, timings, bound, against_bound=True)
     try:
         found = counted or _searched(call, held_before, constructed, timings)
     except SolverTimeoutError as timeout:
+        log.info("the search ran out of time; first fit's placement is the answer if there is one")
         return _kept(call, None, constructed, timings, timeout, bound)
     return _kept(call, found, constructed, timings)
 
@@ -137,6 +183,8 @@ def _kept(
     fit's only once the independent verifier accepts it. Raises ``timeout`` when neither exists.
     ``bound`` is the counting bound on the weighted terms, when first fit is measured against it."""
     if constructed is not None and (found is None or (found.objective or 0) > _comparable(found, constructed)) and _verified(call, constructed):
+        if found is not None:
+            log.info("first fit's placement (objective %d) is better than the search's (%s): kept", _comparable(found, constructed), found.objective)
         return _answer(call, constructed, timings, bound if found is None else found.bound, against_bound=bound is not None)
     if found is None:
         raise timeout or InternalError("no answer and no timeout")
@@ -157,6 +205,7 @@ def _verified(call: _Call, constructed: _Constructed) -> bool:
             verify(call.spec, _by_component(call.spec, constructed.assignments, "FEASIBLE", objective=None).placements_by_component())
             call.first_fit_verified = True
         except VerificationError:
+            log.info("first fit's placement breaks a rule the construction does not model: not used")
             call.notes.append("first fit (its placement breaks a rule the construction does not model)")
             call.first_fit_verified = False
     return call.first_fit_verified
@@ -173,6 +222,7 @@ def _counted(call: _Call, timings: dict[str, float]) -> Solution | None:
     them with the independent verifier, which costs more than the path itself at scale."""
     spec = call.spec
     if call.weighs_contiguity:
+        log.info("the count model declined: contiguity is weighed as asked, not only as a tie-break")
         call.notes.append("the count model (declined: contiguity is weighed as asked, not only as a tie-break)")
         return None
     share = Budget(time.perf_counter() + COUNT_SHARE * call.budget.remaining(), call.budget.limit_s)
@@ -182,8 +232,10 @@ def _counted(call: _Call, timings: dict[str, float]) -> Solution | None:
         except SolverTimeoutError:
             answer = f"its share of the time limit ({COUNT_SHARE:.0%}) ran out"
     if isinstance(answer, str):
+        log.info("the count model declined: %s", answer)
         call.notes.append(f"the count model (declined: {answer})")
         return None
+    log.debug("the count model answered: %s, objective %d, bound %d", answer.status, answer.value, answer.bound)
     return _by_component(
         spec, answer.assignments, answer.status, objective=answer.value, timings={**timings, **call.clock}, bound=answer.bound, method="counts"
     )
@@ -213,10 +265,13 @@ def _constructed(call: _Call, held_before: dict[str, list[list[int]]]) -> _Const
         try:
             built = first_fit(spec, spec.requests, call.budget, values)
         except SolverTimeoutError:
+            log.info("first fit ran out of time")
             built = None
         if built is None:
+            log.info("first fit built no placement (the construction cannot state the spec, or no order left every component room)")
             return None
         without, value = values(built)
+        log.debug("first fit placed every component: objective %d (%d without contiguity)", value, without)
         return _Constructed(built, value, without)
 
 
@@ -243,10 +298,14 @@ def _searched(call: _Call, held_before: dict[str, list[list[int]]], constructed:
     tried = [*call.notes, *([] if constructed is not None else ["first fit (no placement)"])]
     if not held_before and should_aggregate(spec, spec.requests):
         tried.append("the node-level decomposition (no layout found)")
+        log.info("solving by node-level decomposition")
         decomposed = _decomposed(call)
-        if decomposed is not None:
+        if decomposed is None:
+            log.info("the node-level decomposition found no layout: the exact model decides")
+        else:
             # optimal per stage, not proven optimal for the whole spec
             value = objective_value(spec, spec.requests, decomposed, call.weights, held_before)
+            log.info("the node-level decomposition placed every component: objective %d", value)
             return Solution(spec, spec.requests, decomposed, "FEASIBLE", value, {**timings, **call.clock}, notes=tuple(call.notes))
     return _exact(call, held_before, tried, timings, constructed)
 
@@ -285,12 +344,22 @@ def _exact(
     with call.timed("build"):
         ctx = build_model(spec, expand_all(spec.requests), weights=call.weights, previous=held_before, check=call.budget.check)
     call.budget.check("building the model")
+    log.info(
+        "the exact model: %d variables, %d constraints, built in %.3f s",
+        len(ctx.model.proto.variables), len(ctx.model.proto.constraints), call.clock["build"],
+    )  # fmt: skip
     if ctx.conflicts:
         raise infeasible_error(ctx.conflicts)
     if constructed is not None:
         ctx.hint(constructed.assignments)
     with call.timed("solve"):
         solver, status = solve_polished(ctx, call.options, call.budget)
+    solved = ctx.model.has_objective() and status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    log.info(
+        "the exact model: %s, objective %s, bound %s, %.3f s wall, %d branches, %d conflicts",
+        solver.status_name(status), *((solver.objective_value, solver.best_objective_bound) if solved else (None, None)),
+        solver.wall_time, solver.num_branches, solver.num_conflicts,
+    )  # fmt: skip
     if status == cp_model.INFEASIBLE:
         conflicts = explain(spec, call.options, call.budget)  # [] when the budget runs out first
         raise infeasible_error(conflicts or [Statement("the spec as a whole (the time limit left no time to name the conflicting statements)")])

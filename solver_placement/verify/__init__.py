@@ -10,12 +10,15 @@ in ``registry.CHECKS``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from solver_placement.errors import VerificationError
 from solver_placement.records import Placement
-from solver_placement.spec.placement_spec import PlacementSpec
 from solver_placement.verify.placed import read_placements
 from solver_placement.verify.registry import CHECKS, Check
+
+if TYPE_CHECKING:  # a type only: the verifier reads a spec's components and cluster, never the candidates it resolves
+    from solver_placement.spec.placement_spec import PlacementSpec
 
 __all__ = ["CHECKS", "Check", "verify"]
 

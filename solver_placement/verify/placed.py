@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.constants import NODE
 from solver_placement.errors import PlacementConfigError
 from solver_placement.records import Placement
 from solver_placement.spec.grammar import ComponentSpec
-from solver_placement.spec.placement_spec import PlacementSpec
+
+if TYPE_CHECKING:  # a type only: the verifier reads a spec's components and cluster, never the candidates it resolves
+    from solver_placement.spec.placement_spec import PlacementSpec
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Each :class:`Check` names the component config keys whose promise it tests (canonical names:
 aliases such as ``gpus_per_process`` read as the key they spell). Every canonical key of
 ``spec.grammar.COMPONENT_KEYS`` is owned by exactly one check, so a new key without a check, or a
-key checked twice, fails ``tests/verify/test_registry.py`` instead of going unnoticed.
+key checked twice, fails ``tests/verify/test_verify_registry.py`` instead of going unnoticed.
 """
 
 from __future__ import annotations

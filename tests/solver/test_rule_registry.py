@@ -7,11 +7,20 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+from ortools.sat.python import cp_model
+
 from solver_placement import Cluster, PlacementSpec
+from solver_placement.errors import InternalError
+from solver_placement.solver import build
+from solver_placement.solver.build import build_model
+from solver_placement.solver.context import PreviousHardware
 from solver_placement.solver.counting import COUNTED, counting_conflicts
 from solver_placement.solver.counts import count_path
+from solver_placement.solver.exact import run_exact
 from solver_placement.solver.options import SolverOptions
 from solver_placement.solver.rules import DEFAULT_WEIGHTS, RULES
+from solver_placement.spec.candidates import expand_all
 from solver_placement.spec.grammar import ALIASES, COMPONENT_KEYS
 from solver_placement.verify import CHECKS
 
@@ -48,9 +57,41 @@ def test_registry_order_respects_declared_dependencies() -> None:
             assert position[dependency] < position[rule.name], f"{rule.name} must come after {dependency}"
 
 
-def test_the_objective_reads_what_it_weighs() -> None:
+def _exact_hardware(spec: PlacementSpec, component: str, previous: PreviousHardware | None = None) -> list[list[int]]:
+    """Per process, the physical ids the exact model built by ``build_model`` gives it."""
+    ctx = build_model(spec, expand_all(spec.requests), previous=previous)
+    solver, status = run_exact(ctx, SolverOptions(), SolverOptions().start())
+    assert status == cp_model.OPTIMAL
+    taken = ctx.assignments(solver.response_proto.solution)[component]
+    return [taken.hardware[lo:hi].tolist() for lo, hi in zip(taken.indptr[:-1], taken.indptr[1:], strict=True)]
+
+
+def test_the_objective_weighs_the_topology_terms_the_domains_rule_returns() -> None:
+    """Packing from GPU 0 splits the pipeline over racks r0 and r1; only the ``topology`` term,
+    which the objective reads from the domains rule's output, moves it into rack r1."""
+    cluster = Cluster(3, 2, node_labels=[{"rack": "r0"}, {"rack": "r1"}, {"rack": "r1"}])
+    rule = {"processes": 4, "tensor_parallel_size": 2, "pipeline_parallel_size": 2}
+    assert _exact_hardware(PlacementSpec.build(cluster, {"pp": rule}), "pp") == [[0], [1], [2], [3]]
+    preferring = PlacementSpec.build(cluster, {"pp": {**rule, "topology": {"pipeline_parallel": {"rack": "prefer"}}}})
+    assert _exact_hardware(preferring, "pp") == [[2], [3], [4], [5]]
+
+
+def test_the_objective_keeps_previous_stride_patterns_the_stride_rule_returns() -> None:
+    """A strided process keeps its previous GPU pair only through the stride rule's pattern
+    starts, which the ``changes`` term reads; without them it would move to GPUs 0-3."""
+    spec = PlacementSpec.build(Cluster(1, 8), {"a": {"processes": 2, "hardware_per_process": 2, "stride": 2}})
+    assert _exact_hardware(spec, "a") == [[0, 2], [1, 3]]
+    assert _exact_hardware(spec, "a", previous={"a": [[4, 6], [5, 7]]}) == [[4, 6], [5, 7]]
+
+
+def test_a_rule_reading_a_rule_built_after_it_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build_model`` enforces ``after``: a registry that builds the objective before the rules
+    it reads fails loudly instead of building an objective without their terms."""
     objective = next(rule for rule in RULES if rule.name == "objective")
-    assert {"domains", "stride"} <= set(objective.after)
+    monkeypatch.setattr(build, "RULES", (objective, *(rule for rule in RULES if rule is not objective)))
+    spec = PlacementSpec.build(Cluster(1, 4), {"a": {"processes": 2}})
+    with pytest.raises(InternalError, match="the objective rule reads the domains rule's output, but domains is not built before it"):
+        build.build_model(spec, expand_all(spec.requests))
 
 
 # ------------------------------------------------------------------ the four forms of every rule

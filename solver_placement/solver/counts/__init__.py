@@ -8,6 +8,7 @@ the answer independently and falls back to the flat model when this path decline
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -25,6 +26,8 @@ from solver_placement.solver.counts.stacks import Misfit
 from solver_placement.solver.options import Budget, SolverOptions
 from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,12 @@ def _counted(
         except TooManyPatterns:
             if joint:
                 return "more node patterns than the count model enumerates (the balance term needs whole-node patterns)"
+            log.debug("too many whole-node patterns: enumerating them clique by clique")
             try:
                 found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)
             except TooManyPatterns:
                 return "more node patterns than the count model enumerates, even clique by clique"
+    log.debug("the count model: %d node shape(s) with their patterns", len(found))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_counts(problem, found, weights, node_start, options, budget)
     if counts is None:
@@ -97,6 +102,7 @@ def _count_separating(
 ) -> CountAnswer | str:
     """Memory that fits in pairs but not all together (``separate.py``): the best answer with a
     pair kept apart, bounded by the spec with memory stated by pairs only."""
+    log.debug("memory fits two by two but not all together: %s", misfit.reason)
     relaxed = count_problem(spec, requests, relaxed=True)
     looser = _counted(relaxed, spec, requests, weights, options, budget) if isinstance(relaxed, CountProblem) else None
     least = looser.bound if isinstance(looser, CountAnswer) else objective_lower_bound(spec, weights)
@@ -117,6 +123,7 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     """A spec preferring pipeline domains, counted with them required and proven against them
     dropped (``preferred.py``); None when the required spec is not counted either."""
     required, dropped = variants(spec)
+    log.debug("a preferred pipeline domain: counted as required, then proven against the rule dropped")
     answer = count_path(required, required.requests, weights, options, budget)
     if isinstance(answer, str):
         return None

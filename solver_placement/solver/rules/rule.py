@@ -6,9 +6,9 @@ together so a new rule cannot leave a stage out (``tests/solver/test_rule_regist
 - ``build``, the CP-SAT constraints of the exact model. A builder adds its constraints to the
   :class:`ModelContext` and *returns* what other rules need from it, as a :class:`RuleOutput`:
   its objective terms by name and, for the stride rule, the literals that choose each process's
-  pattern (read by the ``changes`` objective term). ``build_model`` merges the outputs in
-  registry order and hands the merge so far to every next builder, so a rule can only read what
-  a rule listed in its ``after`` returned;
+  pattern (read by the ``changes`` objective term). ``build_model`` hands every builder the
+  outputs of exactly the rules listed in its ``after`` (merged in that order), so a rule can
+  only read what those rules returned;
 - ``counts``, its node-level form: the count model (``solver/counts/``) states the rule with
   counts per node; the function says why it cannot for a given spec ("" when it can), which is
   the note a fallback to the flat model carries. A text instead says why every use is stated;
