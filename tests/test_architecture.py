@@ -145,3 +145,43 @@ def test_no_import_cycles() -> None:
 def test_no_module_is_too_long() -> None:
     long = {_module_name(path): n for path in PACKAGE.rglob("*.py") if (n := len(path.read_text().splitlines())) > 450}
     assert not long, f"split these modules: {long}"
+
+
+#: Units that draw what others computed, and the units they must never reach, by their own imports
+#: or by anything those import: ``plot`` draws a solved layout; solving it is the caller's job.
+NEVER_REACHED = {"plot": ("solver", "spec")}
+
+#: Imports that walk does not follow. A record's ``env`` holds the variables of its component's
+#: environment keys, so ``records`` names them from ``spec/environment.py``; that module reads no
+#: spec grammar and resolves nothing (the test below checks it reaches no forbidden unit itself).
+NOT_FOLLOWED = {("solver_placement.records", "solver_placement.spec.environment")}
+
+
+def _paths_from(graph: dict[str, set[str]], starts: list[str]) -> dict[str, list[str]]:
+    """Every module reachable from ``starts`` (edges in ``NOT_FOLLOWED`` skipped), with one import chain to it."""
+    paths = {start: [start] for start in starts}
+    stack = list(starts)
+    while stack:
+        module = stack.pop()
+        for target in sorted(graph[module]):
+            if target not in paths and (module, target) not in NOT_FOLLOWED:
+                paths[target] = [*paths[module], target]
+                stack.append(target)
+    return paths
+
+
+def test_drawing_units_reach_neither_the_solver_nor_the_spec() -> None:
+    graph = _graph()
+    for unit, forbidden in NEVER_REACHED.items():
+        paths = _paths_from(graph, sorted(module for module in graph if _unit(module) == unit))
+        reached = [" -> ".join(path) for module, path in sorted(paths.items()) if _unit(module) in forbidden]
+        assert not reached, f"{unit} must not reach {forbidden}: {reached}"
+
+
+def test_the_imports_not_followed_exist_and_reach_nothing_forbidden() -> None:
+    graph = _graph()
+    forbidden = {unit for units in NEVER_REACHED.values() for unit in units}
+    for module, target in sorted(NOT_FOLLOWED):
+        assert target in graph[module], f"{module} no longer imports {target}: remove it from NOT_FOLLOWED"
+        beyond = [" -> ".join(path) for reached, path in sorted(_paths_from(graph, [target]).items()) if reached != target and _unit(reached) in forbidden]
+        assert not beyond, f"{target} is not followed because it is a leaf of its unit, but it reaches {beyond}"
