@@ -7,7 +7,7 @@ import ast
 import re
 from pathlib import Path
 
-from import_graph import PACKAGE, graph, module_name
+from import_graph import PACKAGE, graph, module_name, path_to, reachable
 
 import solver_placement
 
@@ -133,3 +133,36 @@ def test_every_test_file_the_code_and_docs_cite_exists() -> None:
     cited = {(path.relative_to(root), match) for path in texts for match in re.findall(r"tests/[\w/]+\.py", path.read_text())}
     missing = sorted(f"{where} cites {test}" for where, test in cited if not (root / test).is_file())
     assert not missing, missing
+
+
+#: Units that draw what others computed, and the units they must never reach, by their own imports
+#: or by anything those import: ``plot`` draws a solved layout; solving it is the caller's job.
+NEVER_REACHED = {"plot": ("solver", "spec")}
+
+#: Imports that walk does not follow. A record's ``env`` holds the variables of its component's
+#: environment keys, so ``records`` names them from ``spec/environment.py``; that module reads no
+#: spec grammar and resolves nothing (the test below checks it reaches no forbidden unit itself).
+NOT_FOLLOWED = {("solver_placement.records", "solver_placement.spec.environment")}
+
+
+def _followed(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph without the edges in ``NOT_FOLLOWED``."""
+    return {module: {target for target in targets if (module, target) not in NOT_FOLLOWED} for module, targets in edges.items()}
+
+
+def test_drawing_units_reach_neither_the_solver_nor_the_spec() -> None:
+    edges = _followed(graph())
+    for unit, forbidden in NEVER_REACHED.items():
+        found = reachable({module for module in edges if _unit(module) == unit}, edges)
+        reached = [path_to(module, found) for module in sorted(found) if _unit(module) in forbidden]
+        assert not reached, f"{unit} must not reach {forbidden}: {reached}"
+
+
+def test_the_imports_not_followed_exist_and_reach_nothing_forbidden() -> None:
+    edges = graph()
+    forbidden = {unit for units in NEVER_REACHED.values() for unit in units}
+    for module, target in sorted(NOT_FOLLOWED):
+        assert target in edges[module], f"{module} no longer imports {target}: remove it from NOT_FOLLOWED"
+        found = reachable({target}, _followed(edges))
+        beyond = [path_to(reached, found) for reached in sorted(found) if reached != target and _unit(reached) in forbidden]
+        assert not beyond, f"{target} is not followed because it is a leaf of its unit, but it reaches {beyond}"

@@ -16,6 +16,7 @@ of a larger cluster.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from matplotlib.figure import Figure
 
@@ -29,7 +30,17 @@ from solver_placement.plot.rows import Row, layout_rows, occupancy
 from solver_placement.plot.scene import Scene
 from solver_placement.plot.source import Job, LayoutSource, resolve_job, select_nodes
 from solver_placement.plot.style import BRACKET_COLOR, TP_MARK, Mark, component_colors, pool_mark
-from solver_placement.spec.pools import PoolGroup
+
+
+class ComponentPool(Protocol):
+    """What the layout reads of the verl-style resource pool a component was placed from (a
+    ``spec.pools.PoolGroup``): the pool's name and the GPUs per node of one pool entry."""
+
+    @property
+    def pool(self) -> str: ...
+
+    @property
+    def entry(self) -> int: ...
 
 
 def plot_layout(
@@ -41,13 +52,14 @@ def plot_layout(
     mode: str = "auto",
     max_rows: int = 128,
     title: str | None = None,
-    pools: Mapping[str, PoolGroup] | None = None,
+    pools: Mapping[str, ComponentPool] | None = None,
 ) -> Figure:
     """Draw where every process runs: one row of hardware cells per node, one colour per component.
 
-    ``source`` is a :class:`Solution`, a :class:`ComponentPlacement`, placement records (a
-    ``{component: [Placement]}`` mapping or a flat list), or anything :func:`solve` takes (then it
-    is solved first). ``cluster`` completes bare records with the hardware no process uses.
+    ``source`` is a solved layout: a ``Solution``, an RLinf ``ComponentPlacement`` already built,
+    or placement records (a ``{component: [Placement]}`` mapping or a flat list). Drawing never
+    solves: a config, a path or a spec is refused; solve it first (``plot_layout(solve(path))``).
+    ``cluster`` completes bare records with the hardware no process uses.
     ``components`` restricts (and orders) the components drawn; colours stay those of the full
     job, so figures of one job agree. ``nodes`` selects nodes (``"0-15"`` or ints). ``mode``:
     ``cells`` draws every node, ``aggregate`` draws runs of like nodes as one row, ``auto`` picks
@@ -56,7 +68,7 @@ def plot_layout(
     :func:`~solver_placement.spec.pools.pool_groups` returns them): their groups are drawn as
     pool entries, each pool with its own mark.
     """
-    job = resolve_job(source, cluster)
+    job = resolve_job(source, cluster, "plot_layout")
     shown = job.select(components)
     node_list = select_nodes(nodes, job)
     aggregate = wants_aggregate(mode, len(node_list), max_rows)
@@ -69,7 +81,7 @@ def plot_layout(
     colors = component_colors(job.names)
     scene = Scene()
     legend = _legend(job, shown, rows, colors, groups, pooled, marks)
-    top = draw_header(scene, title or f"Layout{job.title_suffix}", _summary(job, shown), legend)
+    top = draw_header(scene, title or "Layout", _summary(job, shown), legend)
     bottom = draw_rows(scene, job, rows, colors, groups, top, {name: marks[group.pool] for name, group in pooled.items()})
     draw_notes(scene, _notes(rows, omitted), bottom)
     return scene.figure()
@@ -87,7 +99,7 @@ def _legend(
     rows: Sequence[Row],
     colors: dict[str, str],
     groups: dict[str, int],
-    pools: Mapping[str, PoolGroup],
+    pools: Mapping[str, ComponentPool],
     marks: Mapping[str, Mark],
 ) -> list[LegendEntry]:
     """A colour per drawn component (with its process count); bracket glyphs only when drawn,
@@ -108,7 +120,7 @@ def _legend(
     return legend
 
 
-def _pool_marks(pools: Mapping[str, PoolGroup]) -> dict[str, Mark]:
+def _pool_marks(pools: Mapping[str, ComponentPool]) -> dict[str, Mark]:
     """One mark per pool, by the pool's position in the whole job, so a figure of some of its
     components marks each pool as the full figure does."""
     names = list(dict.fromkeys(group.pool for group in pools.values()))

@@ -1,7 +1,11 @@
-"""What is drawn: any accepted input turned into placement records per component plus the
-hardware of every node.
+"""What is drawn: a solved layout or bare placement records turned into records per component
+plus the hardware of every node.
 
-The figures accept a solved layout, the inputs of a solve, or bare placement records. A
+Drawing never solves: solving is the caller's job, and the figures take what it returned (a
+``Solution``, an RLinf ``ComponentPlacement`` already built) or placement records. A config, a
+YAML path or a spec is refused with the call to make first. The solved layout and the placement
+are recognised by what drawing reads of them (:class:`SolvedLayout`, :class:`BuiltPlacement`),
+not by their classes, so this package imports neither the solver nor the spec layer. A
 :class:`Job` answers the questions drawing asks (which nodes, which hardware cells per node, what
 model of GPU, which node groups) from the cluster tables when they are known, and otherwise from
 what the records reveal, so bare records still draw a sensible picture.
@@ -14,10 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 import numpy as np
-from omegaconf import DictConfig
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ranks import parse_rank_list
@@ -26,16 +29,32 @@ from solver_placement.constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.plot.labels import Cell
 from solver_placement.records import Placement
-from solver_placement.rlinf.component_placement import ComponentPlacement
-from solver_placement.solver.solution import Solution
-from solver_placement.solver.solve import solve
-from solver_placement.spec.placement_spec import PlacementSpec
 
-#: What :func:`plot_layout` and :func:`plot_weight_sync` accept: a solved layout, the inputs of a
-#: solve (a spec, a YAML path, a config mapping or DictConfig), or placement records.
-LayoutSource: TypeAlias = (
-    Solution | ComponentPlacement | PlacementSpec | Mapping[str, Sequence[Placement]] | Sequence[Placement] | str | Path | DictConfig
-)
+
+@runtime_checkable
+class SolvedLayout(Protocol):
+    """What drawing reads of a solved layout (a ``Solution``): the records, the cluster they run
+    on and each component's tensor-parallel group size as its spec states it."""
+
+    @property
+    def cluster(self) -> Cluster: ...
+
+    def placements_by_component(self, isolate_accelerator: bool = True) -> dict[str, list[Placement]]: ...
+
+    def tensor_parallel_size(self, component: str) -> int: ...
+
+
+@runtime_checkable
+class BuiltPlacement(Protocol):
+    """An RLinf placement already built (a ``ComponentPlacement``): drawn from the solution it holds."""
+
+    @property
+    def solution(self) -> SolvedLayout: ...
+
+
+#: What :func:`plot_layout` and :func:`plot_weight_sync` accept: a solved layout, an RLinf
+#: placement already built, or placement records (per component, or one flat sequence).
+LayoutSource: TypeAlias = SolvedLayout | BuiltPlacement | Mapping[str, Sequence[Placement]] | Sequence[Placement]
 
 #: Hardware items per kind on one node.
 _Counts: TypeAlias = dict[str, int]
@@ -47,8 +66,7 @@ class Job:
 
     placements: dict[str, list[Placement]]
     cluster: Cluster | None
-    solution: Solution | None
-    title_suffix: str
+    solution: SolvedLayout | None
     names: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -122,7 +140,7 @@ class Job:
         """The component's TP group size as the spec states it (1 when only records are known)."""
         if self.solution is None:
             return 1
-        return self.solution.spec.components[component].constraints.tensor_parallel_size
+        return self.solution.tensor_parallel_size(component)
 
 
 def _counts_in_cluster(cluster: Cluster) -> dict[int, _Counts]:
@@ -150,33 +168,39 @@ def _counts_in_records(records: Iterable[Placement]) -> dict[int, _Counts]:
     return counts
 
 
-def resolve_job(source: Any, cluster: Cluster | None) -> Job:
-    """Normalise every accepted input to a :class:`Job` (solving configs and specs first).
+def resolve_job(source: object, cluster: Cluster | None, figure: str) -> Job:
+    """Normalise every accepted input to a :class:`Job`; refuse anything still to be solved.
 
-    ``cluster`` completes bare records with the hardware no process uses.
+    ``cluster`` completes bare records with the hardware no process uses; ``figure`` names the
+    function drawing, for the message that says what to pass instead.
     """
-    if isinstance(source, ComponentPlacement):
+    if isinstance(source, BuiltPlacement):
         source = source.solution
-    if isinstance(source, Solution):
-        return Job(source.placements_by_component(), source.cluster, source, "")
+    if isinstance(source, SolvedLayout):
+        return Job(source.placements_by_component(), source.cluster, source)
     if _is_records(source) and source:
         grouped: dict[str, list[Placement]] = defaultdict(list)
         for p in source:
             grouped[p.component].append(p)
-        return Job(dict(grouped), cluster, None, "")
+        return Job(dict(grouped), cluster, None)
     if isinstance(source, Mapping) and source and all(_is_records(value) for value in source.values()):
-        return Job({str(name): list(records) for name, records in source.items()}, cluster, None, "")
-    if isinstance(source, (PlacementSpec, str, Path, Mapping, DictConfig)):
-        solution = solve(source)
-        suffix = f" of {Path(source).name}" if isinstance(source, (str, Path)) else ""
-        return Job(solution.placements_by_component(), solution.cluster, solution, suffix)
-    raise PlacementConfigError(
-        f"cannot plot a {type(source).__name__}: give a Solution, a ComponentPlacement, placement records, "
-        "or a config (YAML path, mapping, DictConfig, PlacementSpec)"
+        return Job({str(name): list(records) for name, records in source.items()}, cluster, None)
+    raise _unsolved(source, figure)
+
+
+def _unsolved(source: object, figure: str) -> PlacementConfigError:
+    """The refusal of anything but a solved layout: drawing never solves, so it says which call to make first."""
+    if isinstance(source, (str, Path)):
+        what, argument = f"the path {str(source)!r}", repr(str(source))
+    else:
+        what, argument = f"a {type(source).__name__}", "config"
+    return PlacementConfigError(
+        f"{figure}: cannot draw {what}: it draws a solved layout (a Solution, an RLinf ComponentPlacement or placement "
+        f"records) and never solves; solve it first: {figure}(solve({argument}))"
     )
 
 
-def _is_records(value: Any) -> bool:
+def _is_records(value: object) -> TypeGuard[Sequence[Placement]]:
     return isinstance(value, Sequence) and not isinstance(value, str) and all(isinstance(p, Placement) for p in value)
 
 

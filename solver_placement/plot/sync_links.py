@@ -2,8 +2,9 @@
 
 In collocated mode every GPU of a rollout process also holds an actor rank, which hands its
 weight shard over CUDA IPC without a copy. The pairing comes from RLinf's own ``weight_sync_map``
-when a collocated :class:`ModelParallelComponentPlacement` is given, and from the placement
-records otherwise. Panels group the links per node (or per run of like nodes) for drawing.
+when a collocated ``ModelParallelComponentPlacement`` is given (recognised by what the pairing
+reads of it, :class:`ModelParallelPlacement`), and from the placement records otherwise. Panels
+group the links per node (or per run of like nodes) for drawing.
 """
 
 from __future__ import annotations
@@ -11,14 +12,31 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeGuard
+from enum import Enum
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import PlacementConfigError
 from solver_placement.plot.aggregate import like_node_runs
-from solver_placement.plot.source import Job, LayoutSource, resolve_job
-from solver_placement.rlinf.component_placement import RolloutSyncMode
-from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
+from solver_placement.plot.source import BuiltPlacement, Job, LayoutSource, resolve_job
+from solver_placement.records import Placement
+
+
+@runtime_checkable
+class ModelParallelPlacement(BuiltPlacement, Protocol):
+    """What the weight-sync figure reads of RLinf's model-parallel placement (a
+    ``ModelParallelComponentPlacement``): the actor's TP size as the job configures it, how
+    rollout weights are synced, and RLinf's own pairing when that is CUDA IPC."""
+
+    @property
+    def actor_tp_size(self) -> int: ...
+
+    @property
+    def rollout_sync_mode(self) -> Enum: ...
+
+    def weight_sync_map(self) -> dict[int, list[int]]: ...
+
+    def get_placements(self, component_name: str, isolate_accelerator: bool = True) -> list[Placement]: ...
 
 
 @dataclass(frozen=True)
@@ -37,20 +55,21 @@ class WeightSyncLink:
 def weight_sync_links(source: LayoutSource, *, actor: str = "actor", rollout: str = "rollout") -> list[WeightSyncLink]:
     """Per rollout process and per GPU it holds: the actor ranks on that same (node, GPU).
 
-    A :class:`ModelParallelComponentPlacement` in collocated mode answers with its own
-    ``weight_sync_map`` (RLinf's pairing); anything else is read from the placement records.
+    ``source`` is anything :func:`~solver_placement.plot.plot_layout` takes. A
+    ``ModelParallelComponentPlacement`` in collocated mode answers with its own ``weight_sync_map``
+    (RLinf's pairing); anything else is read from the placement records.
     """
     if uses_sync_map(source, actor, rollout):
         return links_from_sync_map(source)
-    return links_from_records(resolve_job(source, None), actor, rollout)
+    return links_from_records(resolve_job(source, None, "weight_sync_links"), actor, rollout)
 
 
-def uses_sync_map(source: object, actor: str, rollout: str) -> TypeGuard[ModelParallelComponentPlacement]:
+def uses_sync_map(source: object, actor: str, rollout: str) -> TypeGuard[ModelParallelPlacement]:
     """Whether RLinf's own pairing applies: a collocated model-parallel placement of its actor and rollout."""
-    return isinstance(source, ModelParallelComponentPlacement) and source.rollout_sync_mode is RolloutSyncMode.COLLOCATED and (actor, rollout) == ("actor", "rollout")
+    return isinstance(source, ModelParallelPlacement) and source.rollout_sync_mode.name == "COLLOCATED" and (actor, rollout) == ("actor", "rollout")
 
 
-def links_from_sync_map(source: ModelParallelComponentPlacement) -> list[WeightSyncLink]:
+def links_from_sync_map(source: ModelParallelPlacement) -> list[WeightSyncLink]:
     """RLinf's pairing: the actor rank listed at position ``i`` of a rollout rank shares its ``i``-th GPU."""
     sync_map = source.weight_sync_map()
     return [

@@ -34,8 +34,15 @@ from solver_placement.plot.style import (
     fit_text,
     text_color,
 )
-from solver_placement.plot.sync_links import Panel, WeightSyncLink, links_from_records, links_from_sync_map, sync_panels, uses_sync_map
-from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
+from solver_placement.plot.sync_links import (
+    ModelParallelPlacement,
+    Panel,
+    WeightSyncLink,
+    links_from_records,
+    links_from_sync_map,
+    sync_panels,
+    uses_sync_map,
+)
 
 # Weight-sync geometry, in inches: actor and rollout rows, the links between them, the TP brackets above.
 SYNC_ROW_H = 0.3
@@ -63,13 +70,14 @@ def plot_weight_sync(
     rollout GPU with no actor rank (disaggregated mode) gets a dashed link to an empty cell: its
     weights must come over the network. One panel per node; like nodes are merged when there are
     more than ``max_rows`` of them (``mode`` as in :func:`plot_layout`). ``source`` is anything
-    :func:`plot_layout` takes; for a :class:`ModelParallelComponentPlacement` in collocated mode
-    its own :meth:`~ModelParallelComponentPlacement.weight_sync_map` gives the pairing.
+    :func:`plot_layout` takes (a solved layout: drawing never solves); for a
+    ``ModelParallelComponentPlacement`` in collocated mode its own ``weight_sync_map`` gives the
+    pairing.
     """
-    job = resolve_job(source, cluster)
+    job = resolve_job(source, cluster, "plot_weight_sync")
     job.select([actor, rollout])
     links = links_from_sync_map(source) if uses_sync_map(source, actor, rollout) else links_from_records(job, actor, rollout)
-    actor_tp = source.actor_tp_size if isinstance(source, ModelParallelComponentPlacement) else job.tensor_parallel_size(actor)
+    actor_tp = source.actor_tp_size if isinstance(source, ModelParallelPlacement) else job.tensor_parallel_size(actor)
     aggregate = wants_aggregate(mode, len({link.node for link in links}), max_rows)
     all_panels = sync_panels(job, actor, links, aggregate)
     panels, omitted = all_panels[:max_rows], all_panels[max_rows:]
@@ -78,7 +86,7 @@ def plot_weight_sync(
     if actor_tp > 1 and any(panel.actor_ranks for panel in panels):
         legend.append(LegendEntry(BRACKET_COLOR, f"{actor} tensor-parallel group of {actor_tp}", "tp"))
     scene = Scene()
-    top = draw_header(scene, title or f"Weight sync {actor} -> {rollout}{job.title_suffix}", _summary(links, actor, rollout), legend)
+    top = draw_header(scene, title or f"Weight sync {actor} -> {rollout}", _summary(links, actor, rollout), legend)
     y = top
     for panel in panels:
         y = _draw_panel(scene, panel, colors, actor, rollout, actor_tp, y) + PANEL_GAP

@@ -73,6 +73,10 @@ class Solution:
     def placements_by_component(self, isolate_accelerator: bool = True) -> dict[str, list[Placement]]:
         return {name: self.placements(name, isolate_accelerator) for name in self.components}
 
+    def tensor_parallel_size(self, component: str) -> int:
+        """The component's tensor-parallel group size as its spec states it (what a figure brackets)."""
+        return self.spec.components[self._known(component)].constraints.tensor_parallel_size
+
     def _build_records(self, component: str, isolate: bool) -> list[Placement]:
         spec = self.spec.components[component]
         request = self.requests[spec.shares_rule_with or component]

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import MODELS
 from matplotlib.figure import Figure
+from omegaconf import OmegaConf
 
-from solver_placement import ModelParallelComponentPlacement, PlacementConfigError, solve
+from solver_placement import ModelParallelComponentPlacement, PlacementConfigError, PlacementSpec, solve
 from solver_placement.plot import WeightSyncLink, component_colors, plot_layout, plot_weight_sync, save_figure, weight_sync_links
 from solver_placement.plot.rows import layout_rows as _layout_rows
 from solver_placement.plot.rows import occupancy as _occupancy
@@ -29,14 +32,14 @@ def svg_text(figure: Figure, tmp_path: Path, name: str = "figure.svg") -> str:
 
 
 def rows_of(source: object, mode: str = "cells", components: list[str] | None = None) -> list:
-    job = _resolve(source, None)
+    job = _resolve(source, None, "plot_layout")
     shown = job.select(components)
     return _layout_rows(job, shown, job.nodes, _occupancy(job, shown, job.nodes), aggregate=mode == "aggregate")
 
 
 # ---------------------------------------------------------------------------- files
 def test_png_has_the_figure_size_at_the_requested_dpi(tmp_path: Path) -> None:
-    figure = plot_layout(MODELS / "quickstart.yaml")
+    figure = plot_layout(solve(MODELS / "quickstart.yaml"))
     width_in, height_in = figure.get_size_inches()
     path = save_figure(figure, tmp_path / "layout.png", dpi=100)
     width, height = png_size(path)
@@ -45,8 +48,8 @@ def test_png_has_the_figure_size_at_the_requested_dpi(tmp_path: Path) -> None:
 
 
 def test_svg_keeps_component_names_rank_labels_and_group_bands_as_text(tmp_path: Path) -> None:
-    svg = svg_text(plot_layout(MODELS / "quickstart.yaml"), tmp_path)
-    for text in ("actor (16)", "rollout (8)", "reward (8)", "env (4)", "Layout of quickstart.yaml"):
+    svg = svg_text(plot_layout(solve(MODELS / "quickstart.yaml")), tmp_path)
+    for text in ("actor (16)", "rollout (8)", "reward (8)", "env (4)", ">Layout<"):
         assert text in svg
     for label in (">15<", ">0-1<", ">6-7<", ">0-3<", ">GPU 7<", ">node 2<", ">gpu<", ">cpu<", ">A800<", ">no GPU<"):
         assert label in svg, label
@@ -78,7 +81,7 @@ def test_each_pool_gets_a_bracket_of_its_own() -> None:
 
 
 def test_pdf_is_written_and_other_suffixes_are_refused(tmp_path: Path) -> None:
-    figure = plot_layout(MODELS / "strategy_packed.yaml")
+    figure = plot_layout(solve(MODELS / "strategy_packed.yaml"))
     assert save_figure(figure, tmp_path / "x.pdf").read_bytes()[:5] == b"%PDF-"
     with pytest.raises(PlacementConfigError, match=r"must end in \.png, \.svg or \.pdf"):
         save_figure(figure, tmp_path / "x.jpg")
@@ -110,7 +113,7 @@ def test_shared_hardware_is_one_box_labelled_with_every_rank(tmp_path: Path) -> 
     assert robots == [("robot", 0, (0, 1)), ("robot", 1, (2, 3))]
     agent = [box for box in rows[0].boxes if box.component == "agent"]
     assert [(box.kind, box.ranks[0], box.ranks[-1], len(box.ranks)) for box in agent] == [("node", 0, 99, 100)]
-    svg = svg_text(plot_layout(MODELS / "api_node_groups.yaml"), tmp_path)
+    svg = svg_text(plot_layout(solve(MODELS / "api_node_groups.yaml")), tmp_path)
     assert ">0-99<" in svg and ">robot 1<" in svg and ">RTX4090<" in svg and ">4090<" in svg
 
 
@@ -123,12 +126,12 @@ def test_aggregate_mode_merges_runs_of_like_nodes(tmp_path: Path) -> None:
     rows = rows_of(solve(MODELS / "synthetic_1024x8.yaml"), mode="aggregate")
     assert [(row.nodes[0], row.nodes[-1]) for row in rows] == [(0, 767), (768, 831), (832, 895), (896, 1023)]
     assert rows[0].steps == {"actor": 8, "rollout": 8, "env": 2}
-    svg = svg_text(plot_layout(MODELS / "synthetic_1024x8.yaml"), tmp_path)  # auto: > 128 nodes aggregate
+    svg = svg_text(plot_layout(solve(MODELS / "synthetic_1024x8.yaml")), tmp_path)  # auto: > 128 nodes aggregate
     assert ">nodes 0-767<" in svg and "per node: actor +8, rollout +8, env +2" in svg and "same layout" in svg
 
 
 def test_128_nodes_get_a_row_each_in_four_columns(tmp_path: Path) -> None:
-    figure = plot_layout(MODELS / "synthetic_128x8.yaml")
+    figure = plot_layout(solve(MODELS / "synthetic_128x8.yaml"))
     svg = svg_text(figure, tmp_path)
     assert ">node 0<" in svg and ">node 127<" in svg and ">nodes " not in svg
     width, height = figure.get_size_inches()
@@ -136,14 +139,14 @@ def test_128_nodes_get_a_row_each_in_four_columns(tmp_path: Path) -> None:
 
 
 def test_nodes_and_components_select_what_is_drawn(tmp_path: Path) -> None:
-    figure = plot_layout(MODELS / "api_node_groups.yaml", components=["env"], nodes="2-3")
+    figure = plot_layout(solve(MODELS / "api_node_groups.yaml"), components=["env"], nodes="2-3")
     svg = svg_text(figure, tmp_path)
     assert ">node 2<" in svg and ">node 3<" in svg and ">node 0<" not in svg
     assert "env (8)" in svg and "actor" not in svg and ">robot<" in svg
 
 
 def test_too_many_rows_are_left_out_with_a_note(tmp_path: Path) -> None:
-    svg = svg_text(plot_layout(MODELS / "synthetic_16x8.yaml", mode="cells", max_rows=4), tmp_path)
+    svg = svg_text(plot_layout(solve(MODELS / "synthetic_16x8.yaml"), mode="cells", max_rows=4), tmp_path)
     assert ">node 3<" in svg and ">node 4<" not in svg
     assert "12 more row(s) (nodes 4-15) not drawn" in svg
 
@@ -175,17 +178,43 @@ def test_colours_are_distinct_and_stable_per_position() -> None:
 )
 def test_bad_arguments_are_placement_errors(kwargs: dict, message: str) -> None:
     with pytest.raises(PlacementConfigError, match=message):
-        plot_layout(MODELS / "quickstart.yaml", **kwargs)
+        plot_layout(solve(MODELS / "quickstart.yaml"), **kwargs)
 
 
-def test_an_unplottable_source_is_named() -> None:
-    with pytest.raises(PlacementConfigError, match="cannot plot a int"):
-        plot_layout(42)  # type: ignore[arg-type]
+QUICKSTART_CONFIG = {"cluster": {"num_nodes": 1, "num_gpus_per_node": 8, "component_placement": {"actor,rollout": "all"}}}
+
+
+@pytest.mark.parametrize(
+    ("draw", "source", "refusal"),
+    [
+        (plot_layout, "models/quickstart.yaml", "cannot draw the path 'models/quickstart.yaml'"),
+        (plot_layout, Path("models/quickstart.yaml"), "cannot draw the path 'models/quickstart.yaml'"),
+        (plot_weight_sync, QUICKSTART_CONFIG, "cannot draw a dict"),
+        (weight_sync_links, OmegaConf.create(QUICKSTART_CONFIG), "cannot draw a DictConfig"),
+        (plot_layout, PlacementSpec.from_config(QUICKSTART_CONFIG), "cannot draw a PlacementSpec"),
+        (plot_layout, [], "cannot draw a list"),
+        (plot_layout, 42, "cannot draw a int"),
+    ],
+)
+def test_drawing_never_solves_and_names_the_call_to_make_first(draw: Callable[[Any], object], source: object, refusal: str) -> None:
+    argument = repr(str(source)) if isinstance(source, (str, Path)) else "config"
+    with pytest.raises(PlacementConfigError) as raised:
+        draw(source)
+    message = str(raised.value)
+    assert message.startswith(f"{draw.__name__}: {refusal}: it draws a solved layout (a Solution, an RLinf ComponentPlacement")
+    assert message.endswith(f"never solves; solve it first: {draw.__name__}(solve({argument}))")
+
+
+def test_a_built_placement_is_drawn_from_the_solution_it_holds() -> None:
+    placement = ModelParallelComponentPlacement(MODELS / "modelparallel_collocated_tp8_tp2_1x8.yaml")
+    drawn, solved = plot_layout(placement), plot_layout(placement.solution)
+    assert [text.get_text() for text in drawn.axes[0].texts] == [text.get_text() for text in solved.axes[0].texts]
+    assert ">actor (8)<" in "".join(f">{text.get_text()}<" for text in drawn.axes[0].texts)
 
 
 # ---------------------------------------------------------------------------- weight sync
 def test_weight_sync_links_pair_each_rollout_gpu_with_the_actor_rank_on_it() -> None:
-    links = weight_sync_links(MODELS / "quickstart.yaml")
+    links = weight_sync_links(solve(MODELS / "quickstart.yaml"))
     assert links[:4] == [
         WeightSyncLink(0, 0, 0, (0,)),
         WeightSyncLink(0, 0, 2, (2,)),
@@ -213,7 +242,7 @@ def test_disaggregated_rollout_gpus_have_no_actor_peer(tmp_path: Path) -> None:
 
 
 def test_weight_sync_figure_shows_tp_groups_and_rollout_gpus(tmp_path: Path) -> None:
-    figure = plot_weight_sync(MODELS / "quickstart.yaml")
+    figure = plot_weight_sync(solve(MODELS / "quickstart.yaml"))
     svg = svg_text(figure, tmp_path)
     for text in (">TP group 0<", ">TP group 3<", ">0 · GPU 0,2<", ">7 · GPU 5,7<", ">node 1<", "actor tensor-parallel group of 4"):
         assert text in svg, text
@@ -223,14 +252,14 @@ def test_weight_sync_figure_shows_tp_groups_and_rollout_gpus(tmp_path: Path) -> 
 
 
 def test_weight_sync_merges_like_nodes_beyond_max_rows(tmp_path: Path) -> None:
-    svg = svg_text(plot_weight_sync(MODELS / "synthetic_16x8.yaml"), tmp_path)
+    svg = svg_text(plot_weight_sync(solve(MODELS / "synthetic_16x8.yaml")), tmp_path)
     assert ">nodes 0-11<" in svg and "same pairing" in svg
 
 
 def test_weight_sync_needs_gpu_processes() -> None:
     with pytest.raises(PlacementConfigError, match="rollout process 0 holds robot items"):
-        weight_sync_links(
+        weight_sync_links(solve(
             {"cluster": {"num_nodes": 1, "num_gpus_per_node": 2, "node_groups": [
                 {"label": "arm", "node_ranks": 0, "hardware": {"type": "robot", "configs": [{"node_rank": 0}]}}],
                 "component_placement": {"actor": "0-1", "rollout": {"node_group": "arm", "placement": "0"}}}}
-        )  # fmt: skip
+        ))  # fmt: skip
