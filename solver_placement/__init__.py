@@ -28,6 +28,7 @@ from solver_placement.errors import (
     VerificationError,
     VerlExportError,
 )
+from solver_placement.job import Job, load_job
 from solver_placement.layout_report import layout_report
 from solver_placement.records import Placement
 from solver_placement.rlinf import (
@@ -118,6 +119,8 @@ __all__ = [
     "VerificationError",
     "explain",
     "load_config",
+    "Job",
+    "load_job",
     "placement_for_config",
     "solve",
     "verify",

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.cluster.schema import cluster_part
-from solver_placement.config import ConfigSource, load_config, require_mapping
+from solver_placement.config import ConfigSource
 from solver_placement.constants import RESERVED_LABELS
-from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, Statement
+from solver_placement.errors import InfeasiblePlacementError, PlacementError, Statement
+from solver_placement.job import Job, load_job
 from solver_placement.solver.bounds.needs import needs_of
 from solver_placement.solver.conflicts import compact_statements, grouped_lines
 from solver_placement.solver.exact import spec_options
@@ -29,7 +29,7 @@ from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
 from solver_placement.spec.grammar import ComponentSpec, parse_component_placement
 from solver_placement.spec.placement_spec import PlacementSpec
-from solver_placement.spec.pools import has_pools, pool_spec_from_config
+from solver_placement.spec.pools import pool_spec_from_config
 
 #: Most seconds one tried variant may take; suggestions are best effort within it.
 TRY_TIME_LIMIT_S = 10.0
@@ -72,7 +72,7 @@ class Diagnosis:
         return "\n".join(lines)
 
 
-def diagnose(source: ConfigSource, cluster: Cluster | None = None, time_limit_s: float | None = None) -> Diagnosis:
+def diagnose(source: ConfigSource | Job, cluster: Cluster | None = None, time_limit_s: float | None = None) -> Diagnosis:
     """Solve ``source``; explain a failure and suggest fixes that were checked by solving, all
     within ``time_limit_s`` (default: the config's ``cluster.solver.time_limit_s``)."""
     try:
@@ -90,7 +90,7 @@ def diagnose(source: ConfigSource, cluster: Cluster | None = None, time_limit_s:
         return Diagnosis(None, error)
 
 
-def fixes(source: ConfigSource, conflicts: Sequence[Statement], time_limit_s: float | None = None) -> list[str]:
+def fixes(source: ConfigSource | Job, conflicts: Sequence[Statement], time_limit_s: float | None = None) -> list[str]:
     """Checked fixes for a config already known to be infeasible with ``conflicts`` (what
     ``diagnose`` adds to the error), within their own budget of ``time_limit_s``."""
     spec = _unchecked_spec(source, None)
@@ -118,17 +118,13 @@ def suggest(spec: PlacementSpec, conflicts: Sequence[Statement], budget: Budget 
     return found
 
 
-def _unchecked_spec(source: ConfigSource, cluster: Cluster | None) -> PlacementSpec:
+def _unchecked_spec(source: ConfigSource | Job, cluster: Cluster | None) -> PlacementSpec:
     """Parse without resolving, so capacity failures surface in ``solve`` with a spec at hand."""
-    plain = load_config(source)
-    if has_pools(plain):
-        return pool_spec_from_config(plain, cluster)[0]
-    section = cluster_part(plain)
-    if "component_placement" not in section:
-        raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
-    cluster = cluster or Cluster.from_config(section)
-    components = parse_component_placement(section["component_placement"])
-    return PlacementSpec(cluster, components, require_mapping(section.get("solver") or {}, "cluster.solver"))
+    job = load_job(source, cluster)
+    if job.form.has_pools:
+        return pool_spec_from_config(job)[0]
+    components = parse_component_placement(job.component_placement)
+    return PlacementSpec(job.stated_cluster, components, job.solver_options)
 
 
 def _named(spec: PlacementSpec, conflicts: Sequence[Statement]) -> list[str]:
@@ -211,7 +207,7 @@ def _more_gpu_memory(spec: PlacementSpec, name: str, budget: Budget) -> str | No
     if need <= have:
         return None
     gigabytes = math.ceil(need)
-    bigger = Cluster(**{**cluster.config, "gpu_memory_gb": [None if m is None else max(m, gigabytes) for m in cluster.gpu_memory_gb]})
+    bigger = cluster.with_gpu_memory_gb([None if m is None else max(m, gigabytes) for m in cluster.gpu_memory_gb])
     if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options), budget):
         return f"GPUs of {gigabytes} GB (instead of {have:g} GB) fit the memory of {', '.join(memories)} on one GPU"
     return None
@@ -270,7 +266,7 @@ def _bigger_nodes(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
     size = min((int(g) for g in cluster.gpus_per_node if g >= width), default=width)
     gpus = [size if n in small else int(g) for n, g in enumerate(cluster.gpus_per_node)]
     try:
-        bigger = Cluster(**{**cluster.config, "num_gpus_per_node": gpus})
+        bigger = cluster.with_gpus_per_node(gpus)
     except PlacementError:
         return None
     if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options), budget):

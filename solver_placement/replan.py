@@ -40,7 +40,6 @@ With the ``changes`` weight set to 0 moves do not matter: the exact model places
 
 from __future__ import annotations
 
-import copy
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -49,9 +48,7 @@ from typing import Any
 import numpy as np
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.cluster.ranks import parse_rank_list
-from solver_placement.cluster.schema import per_node
-from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, NODE_LABEL
+from solver_placement.constants import CLUSTER_LABEL, NODE_LABEL
 from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, shown, with_context
 from solver_placement.records import Placement
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS
@@ -87,7 +84,7 @@ def replan(
     context = f"replan without node(s) {', '.join(map(str, sorted(lost))) or 'none'}"
     owners = [c for c in solution.spec.components.values() if c.shares_rule_with is None]
     survivors = _survivors_label(old) if any(_counts_reserved_nodes(solution, c) for c in owners) else None
-    cluster = _surviving_cluster(old, lost, survivors)
+    cluster = old.without_nodes(lost, survivors)
     renamed = {c.name: _renamed_labels(solution, c, cluster, survivors, context) for c in owners}
     placement = {c.key: _restated(solution, c, cluster, lost, renamed[c.name], context) for c in owners}
     options: dict[str, Any] = {"time_limit_s": time_limit_s, "num_workers": num_workers, "objective": objective}
@@ -151,49 +148,6 @@ def _survivors_label(cluster: Cluster) -> str:
     while label in cluster.node_groups:
         label, number = f"{SURVIVORS_LABEL}_{number}", number + 1
     return label
-
-
-def _surviving_cluster(cluster: Cluster, lost: set[int], survivors: str | None) -> Cluster:
-    """The same cluster config with the lost nodes emptied and removed from every node group,
-    plus a group ``survivors`` of the remaining nodes (counting nodes) when it is named.
-
-    Groups that counted GPUs say so explicitly (``hardware_type``): a group whose surviving nodes
-    have no GPUs must offer no GPUs, not silently start counting nodes.
-    """
-    config = copy.deepcopy(cluster.config)
-    gpus = per_node(config["num_gpus_per_node"], cluster.num_nodes, "cluster.num_gpus_per_node")
-    config["num_gpus_per_node"] = [0 if node in lost else count for node, count in enumerate(gpus)]
-    if isinstance(config.get("gpu_topology"), (list, tuple)):  # a lost node keeps no GPUs to describe
-        config["gpu_topology"] = [None if node in lost else entry for node, entry in enumerate(config["gpu_topology"])]
-    groups = []
-    for raw in config["node_groups"]:
-        group = dict(raw)
-        label = str(group["label"])
-        where = f"node group {label!r}"
-        ranks = parse_rank_list(group["node_ranks"], "node_ranks", where, available=cluster.num_nodes)
-        nodes = [int(n) for n in ranks if int(n) not in lost]
-        if not nodes:
-            continue  # every node lost: components naming the group are refused by name
-        group["node_ranks"] = nodes
-        if group.get("hardware"):
-            hardware = dict(group["hardware"])
-            hardware["configs"] = [c for c in hardware.get("configs") or [] if c.get("node_rank") not in lost]
-            group["hardware"] = hardware
-        elif cluster.node_groups[label].hardware_type == ACCELERATOR:
-            group["hardware_type"] = ACCELERATOR
-        envs = []
-        for env in group.get("env_configs") or []:
-            kept = [int(n) for n in parse_rank_list(env["node_ranks"], "node_ranks", where) if int(n) not in lost]
-            if kept:
-                envs.append({**env, "node_ranks": kept})
-        if "env_configs" in group:
-            group["env_configs"] = envs
-        groups.append(group)
-    remaining = [node for node in range(cluster.num_nodes) if node not in lost]
-    if survivors is not None and remaining:
-        groups.append({"label": survivors, "node_ranks": remaining, "ignore_hardware": True})
-    config["node_groups"] = groups
-    return Cluster(**config)
 
 
 def _restated(

@@ -25,14 +25,15 @@ from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ranks import format_ranks
-from solver_placement.config import ConfigSource, load_config
+from solver_placement.config import ConfigSource
 from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import InfeasiblePlacementError, PlacementConfigError, VerlExportError, shown
+from solver_placement.job import Job, JobForm, load_job
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
 from solver_placement.spec.pool_order import PoolRequest, land_pools
 from solver_placement.spec.pools import FUSED, ResourcePool
-from solver_placement.spec.verl import is_verl_trainer_config, verl_pools
+from solver_placement.spec.verl import verl_pools
 from solver_placement.spec.verl.v0_9 import TRAINER_COLOCATE
 from solver_placement.spec.verl.versions import RULES as READ_RULES
 
@@ -84,14 +85,14 @@ class _Pool:
         return [role for name in self.components for role in name.split(FUSED)]
 
 
-def export_verl(source: Solution | ConfigSource, *, version: str | None = None, cluster: Cluster | None = None) -> VerlExport:
+def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = None, cluster: Cluster | None = None) -> VerlExport:
     """``source`` (a Solution, or a config to solve, on ``cluster`` if given) as verl ``version``
     states it; the version defaults to the config's when it is verl's trainer config, else main."""
     if isinstance(source, Solution):
         solution, stated = source, None
     else:
-        plain = load_config(source)
-        solution, stated = solve(plain, cluster=cluster), verl_pools(plain).version if is_verl_trainer_config(plain) else None
+        job = load_job(source, cluster)
+        solution, stated = solve(job), verl_pools(job.config).version if job.form is JobForm.VERL_TRAINER else None
     chosen = version or stated or "main"
     if chosen not in VERSIONS:
         raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")

@@ -19,6 +19,7 @@ LAYERS = (
     "limits",
     "config",
     "cluster",
+    "job",
     "spec",
     "records",
     "verify",
@@ -39,13 +40,13 @@ LAYERS = (
 PUBLIC_NAMES = [
     "Assignment", "AssumedGpuCountWarning", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
     "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "Execute", "FlexiblePlacementStrategy",
-    "HybridComponentPlacement", "InfeasiblePlacementError", "LaunchError", "LocalRayCluster",
+    "HybridComponentPlacement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster",
     "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "VerlExport", "VerlExportError",
-    "WorkerGroup", "YamlText", "as_cluster", "auto_place", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_config", "placement_for_config", "plan", "pool_spec",
+    "WorkerGroup", "YamlText", "as_cluster", "auto_place", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_config", "load_job", "placement_for_config", "plan", "pool_spec",
     "register",
     "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip

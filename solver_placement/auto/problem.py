@@ -15,6 +15,7 @@ from solver_placement.auto.costs import CostTable
 from solver_placement.auto.section import DEFAULT_TOP_K, REASONING, cluster_size, read_section, read_tables, read_top_k
 from solver_placement.config import ConfigSource, require_mapping
 from solver_placement.errors import PlacementConfigError
+from solver_placement.job import Job
 from solver_placement.solver.options import SolverOptions
 
 #: Largest integer the search's time and tie-break expressions may reach (inside CP-SAT's 64 bits).
@@ -44,8 +45,8 @@ class AutoProblem:
     solver: Mapping[str, Any]
 
     @classmethod
-    def from_config(cls, source: ConfigSource) -> AutoProblem:
-        """Parse a YAML path, a DictConfig or a mapping (keys in ``docs/cost_model.md``).
+    def from_config(cls, source: ConfigSource | Job) -> AutoProblem:
+        """Parse a YAML path, a DictConfig, a mapping or a loaded job (keys in ``docs/cost_model.md``).
 
         Either the auto-placement keys at the top level, or a job config with an
         ``auto_placement:`` section beside its ``cluster:`` (the collocated run the costs were

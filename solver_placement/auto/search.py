@@ -22,6 +22,7 @@ from solver_placement.auto.result import COLLOCATED, DISAGGREGATED, AutoCandidat
 from solver_placement.auto.section import read_top_k
 from solver_placement.config import ConfigSource
 from solver_placement.errors import InfeasiblePlacementError, InternalError, SolverTimeoutError
+from solver_placement.job import Job
 from solver_placement.solver.options import SolverOptions, Status, solve_model
 
 #: A placement read from a solve: its mode and, disaggregated, the GPU counts in pipeline order.
@@ -31,7 +32,7 @@ SHOWN_COUNTS = 12
 
 
 def auto_place(
-    source: AutoProblem | ConfigSource,
+    source: AutoProblem | ConfigSource | Job,
     *,
     top_k: int | None = None,
     time_limit_s: float | None = None,

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from solver_placement.auto.costs import CostTable, megatron_table, profile_table, rollout_table
-from solver_placement.config import ConfigSource, check_keys, load_config, positive_int, require_mapping
+from solver_placement.config import ConfigSource, check_keys, positive_int, require_mapping
 from solver_placement.errors import PlacementConfigError, shown
+from solver_placement.job import Job, load_job
 
 REASONING = "reasoning"
 EMBODIED = "embodied"
@@ -42,14 +43,14 @@ _EMBODIED_KEYS = (*_COMMON_KEYS, "env_num", "profiles")
 Tables = tuple[tuple[str, ...], dict[str, CostTable], int]
 
 
-def read_section(source: ConfigSource) -> tuple[str, dict[str, Any]]:
+def read_section(source: ConfigSource | Job) -> tuple[str, dict[str, Any]]:
     """The task and its auto-placement keys, checked against the task's key list.
 
     Either the keys at the top level, or a job config with an ``auto_placement:`` section beside
     its ``cluster:`` (the collocated run the costs were measured on), whose node count and GPUs
     per node are used unless the section gives them.
     """
-    config = load_config(source)
+    config = load_job(source).config
     if "auto_placement" in config:
         config = _section_with_cluster(config)
     task = config.get("task", REASONING)

@@ -42,13 +42,13 @@ def auto_command(file: str, overrides: Sequence[str], top_k: int | None, reward_
       solver-placement auto models/auto_reference_16x8.yaml cluster.num_nodes=32 --format json
     """
     model = read_model(file, overrides)
-    if "auto_placement" not in model.config and "cluster" in model.config:
+    if "auto_placement" not in model.job.config and "cluster" in model.job.config:
         raise PlacementConfigError(
             f"{model.name} has no auto_placement: section, so there are no measured costs to search; add one "
             f"(docs/cost_model.md lists its keys), or place the component_placement as written with: solver-placement solve {file}"
         )
     with working(f"searching the placements of {model.name}"):
-        result = auto_place(model.config, top_k=top_k, time_limit_s=time_limit)
+        result = auto_place(model.job, top_k=top_k, time_limit_s=time_limit)
     if fmt == "json":
         echo_document(_result_document(model, result, reward_with), fmt)
     elif fmt == "yaml":

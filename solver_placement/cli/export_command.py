@@ -12,7 +12,8 @@ from solver_placement.cli.options import ModelCommand, format_option, model_para
 from solver_placement.cli.output import document, echo_document
 from solver_placement.cli.placing import place
 from solver_placement.cli.progress import working
-from solver_placement.spec.verl import is_verl_trainer_config, verl_pools
+from solver_placement.job import JobForm
+from solver_placement.spec.verl import verl_pools
 from solver_placement.verl_export import VERSIONS, export_verl
 
 
@@ -52,8 +53,8 @@ def export_command(
     """
     model = read_model(file, overrides)
     with working(f"solving {model.name}"):
-        placed = place(model.config, time_limit, model_parallel)
-    stated = verl_pools(model.config).version if is_verl_trainer_config(model.config) else None
+        placed = place(model.job, time_limit, model_parallel)
+    stated = verl_pools(model.job.config).version if model.job.form is JobForm.VERL_TRAINER else None
     exported = export_verl(placed.solution, version=verl_version or stated)
     if fmt != "text":
         echo_document(document("export", model, to=target, verl_version=exported.version, resource_pools=exported.resource_pools(),

@@ -67,7 +67,7 @@ def launch_command(
     """
     model = read_model(file, overrides)
     with working(f"solving {model.name}"):
-        solution = place(model.config, time_limit, model_parallel).solution
+        solution = place(model.job, time_limit, model_parallel).solution
     if dry_run:
         _dry_run(model, solution, fmt)
     else:

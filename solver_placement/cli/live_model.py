@@ -15,24 +15,20 @@ the command's context.
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from solver_placement.cli.options import RayChoice
 from solver_placement.cli.progress import working
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.config import require_mapping
 from solver_placement.errors import PlacementConfigError
-from solver_placement.spec.verl import is_verl_trainer_config
+from solver_placement.job import Job
 
 
-def on_live_cluster(config: dict[str, Any], choice: RayChoice, name: str) -> dict[str, Any]:
-    """``config`` with the cluster the live Ray cluster gives it (see the module docstring)."""
+def on_live_cluster(job: Job, choice: RayChoice, name: str) -> Job:
+    """``job`` on the cluster the live Ray cluster gives it (see the module docstring)."""
     from solver_placement.ray_launch.session import attach, check_against_live  # Ray loads only when asked for
 
-    is_job, section = _cluster_section(config)
-    stated = "num_nodes" in section
+    stated = "num_nodes" in job.section
     if stated and choice.group_by_labels:
         raise click.UsageError(f"{name} states its cluster (cluster.num_nodes); --group-by-label only shapes a cluster read from Ray")
     if stated and choice.available:
@@ -42,28 +38,12 @@ def on_live_cluster(config: dict[str, Any], choice: RayChoice, name: str) -> dic
             f"--local starts an embedded Ray shaped like the model, but {name} states no cluster (cluster.num_nodes): "
             "give --ray ADDRESS to read a running cluster, or state the cluster"
         )
-    model = Cluster.from_config(section) if stated else None
+    model = job.stated_cluster if stated else None
     with working("connecting to the embedded Ray" if choice.address == "local" else f"connecting to Ray at {choice.address}"):
         release = attach(model, choice.address, choice.connect_timeout_s)
     click.get_current_context().call_on_close(release)
     if model is not None:
         check_against_live(model)
-        return config
+        return job
     live = Cluster.from_ray(group_by_labels=choice.group_by_labels, available=choice.available)  # this process is connected: reads that cluster
-    filled = _filled_section(section, live)
-    return {**config, "cluster": filled} if is_job else filled
-
-
-def _cluster_section(config: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-    """Whether ``config`` is a job config (its cluster under ``cluster:``; verl's trainer config
-    is one even without it), and its cluster section."""
-    if ("cluster" in config and "num_nodes" not in config) or is_verl_trainer_config(config):
-        return True, require_mapping(config.get("cluster", {}), "cluster")
-    return False, config
-
-
-def _filled_section(section: dict[str, Any], live: Cluster) -> dict[str, Any]:
-    """The live cluster's keys under FILE's own; node groups: the live ones, then FILE's."""
-    known = {key: value for key, value in live.config.items() if value is not None}
-    own_groups = list(section.get("node_groups") or [])
-    return {**known, **section, "node_groups": [*known["node_groups"], *own_groups]}
+    return job.with_cluster(live.under_section(job.section))

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import click
 from omegaconf import DictConfig
@@ -25,8 +25,9 @@ from omegaconf import DictConfig
 from solver_placement.cli.live_model import on_live_cluster
 from solver_placement.cli.options import Command, ray_choice
 from solver_placement.cli.overrides import apply_overrides
-from solver_placement.cluster.schema import assumed_gpu_count, cluster_part
-from solver_placement.config import existing_file, load_config, load_yaml
+from solver_placement.cluster.schema import assumed_gpu_count
+from solver_placement.config import existing_file, load_yaml
+from solver_placement.job import Job, load_job
 
 #: The FILE that means "read the model from standard input".
 STDIN = "-"
@@ -34,14 +35,14 @@ STDIN = "-"
 
 @dataclass(frozen=True)
 class Model:
-    """One model as the user gave it: what to call it in messages, the overrides, the merged config,
-    whether its cluster was read from or checked against a live Ray (``--ray``/``--local``;
+    """One model as the user gave it: what to call it in messages, the overrides, the job (the merged
+    config, loaded once), whether its cluster was read from or checked against a live Ray (``--ray``/``--local``;
     this process is then connected to that Ray until the command ends), and the GPUs per node
     assumed because its config states none (None when it states them or Ray gave them)."""
 
     name: str
     overrides: tuple[str, ...]
-    config: dict[str, Any]
+    job: Job
     on_ray: bool = False
     assumed_gpus_per_node: int | None = None
 
@@ -59,21 +60,20 @@ def read_model(file: str, overrides: Sequence[str]) -> Model:
     name = "<stdin>" if file == STDIN else file
     loaded = _load(file, name)
     apply_overrides(loaded, overrides, file, name)
-    config = load_config(loaded)
+    job = load_job(loaded)
     choice = ray_choice(click.get_current_context(silent=True))
-    section = cluster_part(config)
     # a real Ray gives the count or checks it; --local starts a Ray shaped like the model, which confirms nothing
-    assumed = assumed_gpu_count(section) if choice is None or choice.address == "local" else None
+    assumed = assumed_gpu_count(job.section) if choice is None or choice.address == "local" else None
     if assumed is not None:
-        key = "num_gpus_per_node" if section is config else "cluster.num_gpus_per_node"
+        key = job.key("num_gpus_per_node")
         click.echo(
             f"warning: {name} states no {key}, so {assumed} GPUs per node are assumed (RLinf reads the count from the "
             f"hardware); state it, in the file or as +{key}=N, or give --ray ADDRESS to read the live cluster",
             err=True,
         )
     if choice is not None:
-        return Model(name, tuple(overrides), on_live_cluster(config, choice, name), on_ray=True, assumed_gpus_per_node=assumed)
-    return Model(name, tuple(overrides), config, assumed_gpus_per_node=assumed)
+        return Model(name, tuple(overrides), on_live_cluster(job, choice, name), on_ray=True, assumed_gpus_per_node=assumed)
+    return Model(name, tuple(overrides), job, assumed_gpus_per_node=assumed)
 
 
 def _load(file: str, name: str) -> DictConfig:

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from solver_placement.config import require_mapping
 from solver_placement.errors import PlacementConfigError
+from solver_placement.job import Job
 from solver_placement.rlinf.component_placement import ComponentPlacement
 from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
 from solver_placement.rlinf.task_placement import placement_class, placement_for_config
 from solver_placement.solver.solution import Solution
 from solver_placement.solver.solve import solve
-from solver_placement.spec.pools import PoolGroup, has_pools, pool_spec_from_config
+from solver_placement.spec.pools import PoolGroup, pool_spec_from_config
 
 
 @dataclass(frozen=True)
@@ -53,33 +52,25 @@ class Placed:
         return mode.name.lower() if mode is not None else None
 
 
-def place(config: dict[str, Any], time_limit: float | None, model_parallel: bool) -> Placed:
-    """Solve ``config`` with the class RLinf would use (``--model-parallel`` forces the reasoning class).
+def place(job: Job, time_limit: float | None, model_parallel: bool) -> Placed:
+    """Solve ``job`` with the class RLinf would use (``--model-parallel`` forces the reasoning class).
 
     ``time_limit`` overrides ``cluster.solver.time_limit_s`` for every solve the placement runs.
     """
-    if has_pools(config):
+    if job.form.has_pools:
         if model_parallel:
             raise PlacementConfigError("--model-parallel reads cluster.component_placement; this config states resource_pools: instead")
-        spec, pools = pool_spec_from_config(config)
+        spec, pools = pool_spec_from_config(job)
         return Placed(solve(spec, time_limit_s=time_limit), None, pools)
-    chosen = ModelParallelComponentPlacement if model_parallel else placement_class(config)
+    chosen = ModelParallelComponentPlacement if model_parallel else placement_class(job)
     if chosen is ComponentPlacement:
-        return Placed(solve(config, time_limit_s=time_limit), None)
-    limited = _with_time_limit(config, time_limit)
-    placement = chosen(limited) if model_parallel else placement_for_config(limited)
+        return Placed(solve(job, time_limit_s=time_limit), None)
+    limit = {} if time_limit is None else {"time_limit_s": time_limit}
+    placement = chosen(job, solver_options=limit) if model_parallel else placement_for_config(job, solver_options=limit)
     return Placed(placement.solution, placement)
 
 
-def _with_time_limit(config: dict[str, Any], time_limit: float | None) -> dict[str, Any]:
-    """The config with ``cluster.solver.time_limit_s`` set: the placement classes solve from the
-    config alone, so the command line's limit has to be written into it."""
-    if time_limit is None:
-        return config
-    limited = dict(config)
-    if "cluster" in limited and "num_nodes" not in limited:  # a job config, not a bare cluster section
-        limited["cluster"] = section = require_mapping(limited["cluster"], "cluster")
-    else:
-        section = limited
-    section["solver"] = {**require_mapping(section.get("solver", {}), "cluster.solver"), "time_limit_s": time_limit}
-    return limited
+def placed_as_written(job: Job, model_parallel: bool) -> bool:
+    """Whether :func:`place` solves ``job``'s component_placement as written (no RLinf class
+    rewrites it, and it is not resource pools)."""
+    return not model_parallel and not job.form.has_pools and placement_class(job) is ComponentPlacement

@@ -78,7 +78,7 @@ def plot_command(
 
     model = read_model(file, overrides)
     with working(f"solving {model.name}"):
-        placed = place(model.config, time_limit, model_parallel)
+        placed = place(model.job, time_limit, model_parallel)
     figure_title = title or f"{'Layout' if figure == 'layout' else 'Weight sync'} of {model.name}"
     with working(f"drawing {output}"):
         if figure == "layout":

@@ -12,17 +12,14 @@ from solver_placement.cli.exit_codes import ExitCode
 from solver_placement.cli.model_input import Model, model_arguments, read_model
 from solver_placement.cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement.cli.output import document, echo_document, fail
-from solver_placement.cli.placing import Placed, place
+from solver_placement.cli.placing import Placed, place, placed_as_written
 from solver_placement.cli.progress import working
 from solver_placement.cli.text import format_table, heading, summary, usage_counts
 from solver_placement.diagnose import fixes as checked_fixes
 from solver_placement.errors import InfeasiblePlacementError
 from solver_placement.layout_report import layout_report
-from solver_placement.rlinf.component_placement import ComponentPlacement
-from solver_placement.rlinf.task_placement import placement_class
 from solver_placement.solver.conflicts import compact_statements, grouped_lines, statement_records
 from solver_placement.solver.solution import Solution
-from solver_placement.spec.pools import has_pools
 
 
 @click.command("solve", cls=ModelCommand)
@@ -57,7 +54,7 @@ def solve_command(
     """
     model = read_model(file, overrides)
     with working(f"solving {model.name}"):
-        placed = place(model.config, time_limit, model_parallel)
+        placed = place(model.job, time_limit, model_parallel)
     solution = placed.solution
     if fmt == "layout":  # the heading without the solve time, so logs of the same job read the same
         report = layout_report(solution, list(component) or None)  # before any output: a bad -c is an error alone
@@ -110,10 +107,9 @@ def explain_command(
     model = read_model(file, overrides)
     try:
         with working(f"solving {model.name}"):
-            placed = place(model.config, time_limit, model_parallel)
+            placed = place(model.job, time_limit, model_parallel)
     except InfeasiblePlacementError as error:
-        as_written = not model_parallel and not has_pools(model.config) and placement_class(model.config) is ComponentPlacement
-        _explain_infeasible(model, error, fmt, explain_time_limit, placed_as_written=as_written)
+        _explain_infeasible(model, error, fmt, explain_time_limit, placed_as_written=placed_as_written(model.job, model_parallel))
         raise
     if fmt == "json":
         echo_document(_feasible_document(model, placed), fmt)
@@ -131,7 +127,7 @@ def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str,
     fixes: Sequence[str] = ()
     if placed_as_written:
         with working(f"checking fixes for {model.name}"):
-            fixes = checked_fixes(model.config, error.statements, time_limit)
+            fixes = checked_fixes(model.job, error.statements, time_limit)
     if fmt == "json":
         conflicts = [statement.text for statement in statements]
         echo_document(document("explain", model, feasible=False, conflicts=conflicts, statements=statement_records(statements),

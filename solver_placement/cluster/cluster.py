@@ -9,7 +9,8 @@ collocation, exclusivity and capacity are decided on physical ids.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import copy
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -18,9 +19,9 @@ import numpy as np
 
 from solver_placement.cluster.ranks import parse_rank_list
 from solver_placement.cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, ray_cluster_kwargs
-from solver_placement.cluster.schema import HardwareItem, NodeGroup, cluster_kwargs, node_properties, parse_node_groups, per_node
+from solver_placement.cluster.schema import HardwareItem, NodeGroup, cluster_part, node_properties, parse_node_groups, per_node, section_kwargs
 from solver_placement.cluster.topology import NodeTopology, parse_gpu_topology
-from solver_placement.config import positive_int, text
+from solver_placement.config import load_config, positive_int, text
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
 from solver_placement.errors import PlacementConfigError, shown
 
@@ -81,7 +82,7 @@ class Cluster:
         if cluster_cfg is not None:  # RLinf's spelling: Cluster(cluster_cfg=cfg.cluster)
             if num_nodes is not None:
                 raise PlacementConfigError("give either num_nodes/... or cluster_cfg, not both")
-            kwargs = cluster_kwargs(cluster_cfg)
+            kwargs = section_kwargs(cluster_part(load_config(cluster_cfg)))
             num_nodes, num_gpus_per_node = kwargs["num_nodes"], kwargs["num_gpus_per_node"]
             accelerator_type, accelerator_model = kwargs["accelerator_type"], kwargs["accelerator_model"]
             node_groups = kwargs["node_groups"]
@@ -192,6 +193,67 @@ class Cluster:
             gpu_topology=[*topology, topology[like]] if isinstance(topology, (list, tuple)) else topology,
             free_gpus_only=self.free_gpus_only,
         )
+
+    def without_nodes(self, lost: Set[int], survivors: str | None = None) -> Cluster:
+        """This cluster with the ``lost`` nodes emptied (no GPUs, no custom hardware) and removed
+        from every node group, plus a group ``survivors`` of the remaining nodes (counting nodes)
+        when it is named. Node ranks keep naming the same machines.
+
+        Groups that counted GPUs say so explicitly (``hardware_type``): a group whose surviving
+        nodes have no GPUs must offer no GPUs, not silently start counting nodes.
+        """
+        config = copy.deepcopy(self.config)
+        gpus = per_node(config["num_gpus_per_node"], self.num_nodes, "cluster.num_gpus_per_node")
+        config["num_gpus_per_node"] = [0 if node in lost else count for node, count in enumerate(gpus)]
+        if isinstance(config.get("gpu_topology"), (list, tuple)):  # a lost node keeps no GPUs to describe
+            config["gpu_topology"] = [None if node in lost else entry for node, entry in enumerate(config["gpu_topology"])]
+        groups = [group for raw in config["node_groups"] if (group := self._surviving_group(raw, lost)) is not None]
+        remaining = [node for node in range(self.num_nodes) if node not in lost]
+        if survivors is not None and remaining:
+            groups.append({"label": survivors, "node_ranks": remaining, "ignore_hardware": True})
+        config["node_groups"] = groups
+        return Cluster(**config)
+
+    def _surviving_group(self, raw: Mapping[str, Any], lost: Set[int]) -> dict[str, Any] | None:
+        """A node group's config without the ``lost`` nodes; None when every node was lost
+        (components naming the group are then refused by name)."""
+        group = dict(raw)
+        label = str(group["label"])
+        where = f"node group {label!r}"
+        nodes = [int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", where, available=self.num_nodes) if int(n) not in lost]
+        if not nodes:
+            return None
+        group["node_ranks"] = nodes
+        if group.get("hardware"):
+            hardware = dict(group["hardware"])
+            hardware["configs"] = [c for c in hardware.get("configs") or [] if c.get("node_rank") not in lost]
+            group["hardware"] = hardware
+        elif self.node_groups[label].hardware_type == ACCELERATOR:
+            group["hardware_type"] = ACCELERATOR
+        envs = []
+        for env in group.get("env_configs") or []:
+            kept = [int(n) for n in parse_rank_list(env["node_ranks"], "node_ranks", where) if int(n) not in lost]
+            if kept:
+                envs.append({**env, "node_ranks": kept})
+        if "env_configs" in group:
+            group["env_configs"] = envs
+        return group
+
+    def with_gpus_per_node(self, gpus: Sequence[int]) -> Cluster:
+        """This cluster with ``gpus[n]`` GPUs on node ``n`` (everything else as it is)."""
+        return Cluster(**{**self.config, "num_gpus_per_node": list(gpus)})
+
+    def with_gpu_memory_gb(self, memory: Sequence[float | None]) -> Cluster:
+        """This cluster with ``memory[n]`` GB per GPU on node ``n`` (None: unknown)."""
+        return Cluster(**{**self.config, "gpu_memory_gb": list(memory)})
+
+    def under_section(self, section: Mapping[str, Any]) -> Cluster:
+        """This cluster (read from a live Ray) with a config's ``cluster:`` section over it: every
+        key the section states replaces this cluster's, and its node groups follow this cluster's
+        (which name the live ranks). The section is checked as any ``cluster:`` section is."""
+        known = {key: value for key, value in self.config.items() if value is not None}
+        own_groups = list(section.get("node_groups") or [])
+        return Cluster(**section_kwargs({**known, **section, "node_groups": [*known["node_groups"], *own_groups]}))
 
     # ----------------------------------------------------------------- hardware table
     def _build_hardware_table(self, items: Sequence[HardwareItem]) -> None:

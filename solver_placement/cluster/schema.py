@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from solver_placement.cluster.ranks import format_ranks, is_all, parse_rank_list
-from solver_placement.config import check_keys, gigabytes, load_config, require_mapping, text
+from solver_placement.config import check_keys, gigabytes, require_mapping, text
 from solver_placement.constants import ACCELERATOR, DEFAULT_ACCELERATOR_TYPE, NODE, RESERVED_LABELS
 from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.limits import check, current, exceeded
@@ -119,27 +119,16 @@ GROUP_KEYS = ("label", "node_ranks", "hardware", "hardware_type", "ignore_hardwa
 ENV_KEYS = ("node_ranks", "env_vars", "python_interpreter_path")
 
 
-def cluster_section(config: Any) -> dict[str, Any]:
-    """Return the ``cluster:`` mapping of a config, accepting the section itself too."""
-    return cluster_part(load_config(config))
-
-
 def cluster_part(plain: dict[str, Any]) -> dict[str, Any]:
-    """The ``cluster:`` mapping of a config already loaded by ``load_config`` (no second copy)."""
+    """The ``cluster:`` mapping of a plain config: under ``cluster:`` in a whole job config, else
+    the config itself (a bare section). The one place this is told apart."""
     if "cluster" in plain and "num_nodes" not in plain:
         return require_mapping(plain["cluster"], "cluster")
     return plain
 
 
-def cluster_kwargs(config: Any) -> dict[str, Any]:
-    """Translate a ``cluster:`` section (or a config holding one) into :class:`~solver_placement.Cluster` arguments."""
-    return section_kwargs(cluster_section(config))
-
-
 def section_kwargs(section: dict[str, Any]) -> dict[str, Any]:
-    """:class:`~solver_placement.Cluster` arguments of a ``cluster:`` section already loaded by
-    :func:`cluster_section` (loading copies every value, so a caller holding the section does not
-    pay for a second copy)."""
+    """:class:`~solver_placement.Cluster` arguments of a plain ``cluster:`` section, checked."""
     check_keys(section, (*CLUSTER_KEYS, *RLINF_IGNORED_KEYS), "cluster", required=("num_nodes",))
     assumed = assumed_gpu_count(section)
     if assumed is not None:

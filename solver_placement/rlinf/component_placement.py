@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.cluster.schema import cluster_section
-from solver_placement.config import ConfigSource, load_config, require_mapping
+from solver_placement.config import ConfigSource, require_mapping
 from solver_placement.errors import PlacementConfigError
+from solver_placement.job import Job, load_job
 from solver_placement.records import Placement
 from solver_placement.rlinf.parallel_keys import check_entry_meanings, check_laid_out_entries
 from solver_placement.rlinf.rlinf_cluster import as_cluster
@@ -80,24 +80,25 @@ class ComponentPlacement:
     """Parses ``config.cluster.component_placement`` and solves it (RLinf's base class).
 
     ``config`` is a ``DictConfig``, a mapping or a YAML path holding the whole job config (or just
-    its ``cluster:`` section). ``cluster`` is this project's :class:`Cluster` or the one RLinf
-    hands out (see :func:`~solver_placement.rlinf.rlinf_cluster.as_cluster`); without it the
-    cluster is built from the same config.
+    its ``cluster:`` section), or a :class:`~solver_placement.job.Job`. ``cluster`` is this project's
+    :class:`Cluster` or the one RLinf hands out (see :func:`~solver_placement.rlinf.rlinf_cluster.as_cluster`);
+    without it the cluster is built from the same config. ``solver_options`` go over the config's
+    ``cluster.solver`` (``{"time_limit_s": 30}``) for every solve the placement runs.
     """
 
-    def __init__(self, config: ConfigSource, cluster: Any = None) -> None:
-        self._config = load_config(config)
-        self._section = cluster_section(self._config)
-        if "component_placement" not in self._section:
-            raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
-        self._cluster = as_cluster(cluster) if cluster is not None else Cluster.from_config(self._section)
-        self._raw = require_mapping(self._section["component_placement"], "cluster.component_placement")
+    def __init__(self, config: ConfigSource | Job, cluster: Any = None, *, solver_options: Mapping[str, Any] | None = None) -> None:
+        job = load_job(config).with_solver_options(solver_options or {})
+        self._config = job.config
+        self._section = job.section
+        self._raw = require_mapping(job.component_placement, "cluster.component_placement")
+        self._cluster = as_cluster(cluster) if cluster is not None else job.stated_cluster
         check_entry_meanings(self._raw, self._config)
+        self._solver_options = job.solver_options
         #: set once by the subclasses that have a mode, before they lay out their components
         self._mode: PlacementMode | None = None
         #: RLinf's ``_placements``: what ``get_strategy`` hands out, writable as RLinf's scripts write it
         self._placements = StrategyTable(self)
-        self._use(PlacementSpec.build(self._cluster, self._raw, self._section.get("solver")))
+        self._use(PlacementSpec.from_config(job.with_cluster(self._cluster)))  # the job's plain values: no second copy
 
     def _use(self, spec: PlacementSpec) -> None:
         """Adopt ``spec`` and its solution as what every accessor reports."""
@@ -118,7 +119,7 @@ class ComponentPlacement:
             entries[name] = strategy.component_entry()
         for name, extra in relations.items():
             entries[name] = with_relations(entries[name], extra)
-        spec = PlacementSpec.build(self._cluster, entries, self._section.get("solver"))
+        spec = PlacementSpec.build(self._cluster, entries, self._solver_options)
         for strategy in strategies.values():
             strategy.build_spec(self._cluster)  # the strategy's own checks on the cluster
         self._use(spec)
@@ -215,8 +216,8 @@ class ComponentPlacement:
 class HybridComponentPlacement(ComponentPlacement):
     """Components on any sets of GPUs (embodied jobs); the base class in HYBRID mode."""
 
-    def __init__(self, config: ConfigSource, cluster: Any = None) -> None:
-        super().__init__(config, cluster)
+    def __init__(self, config: ConfigSource | Job, cluster: Any = None, *, solver_options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config, cluster, solver_options=solver_options)
         self._mode = PlacementMode.HYBRID
 
 

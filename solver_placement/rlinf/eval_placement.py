@@ -9,10 +9,12 @@ keeps the placement it was given.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from solver_placement.config import ConfigSource
 from solver_placement.errors import PlacementConfigError
+from solver_placement.job import Job
 from solver_placement.rlinf.component_placement import ComponentPlacement, PlacementMode
 from solver_placement.rlinf.held_gpus import HeldGpus, check_divides, check_tp_fits, read_held
 from solver_placement.rlinf.model_parallel_sizes import RolloutSizes
@@ -24,8 +26,8 @@ EVAL_ROLES = ("rollout", "reward")
 class ModelParallelEvalComponentPlacement(RolloutSizes, ComponentPlacement):
     """Rollout engines and reward for evaluation, always in collocated mode."""
 
-    def __init__(self, config: ConfigSource, cluster: Any = None) -> None:
-        super().__init__(config, cluster)
+    def __init__(self, config: ConfigSource | Job, cluster: Any = None, *, solver_options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config, cluster, solver_options=solver_options)
         self._held = self._read_held()
         self._rollout_num_gpus = self._held["rollout"].count
         self._mode = PlacementMode.COLLOCATED

@@ -8,11 +8,13 @@ ranks as if they were cluster ranks and places on the wrong node). The mode's la
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from solver_placement.cluster.ranks import format_ranks
 from solver_placement.config import ConfigSource
 from solver_placement.errors import PlacementConfigError
+from solver_placement.job import Job
 from solver_placement.rlinf.component_placement import ComponentPlacement, PlacementMode, RolloutSyncMode
 from solver_placement.rlinf.held_gpus import HeldGpus, check_disjoint, check_tp_fits, read_held
 from solver_placement.rlinf.model_parallel_layout import DISJOINT_PAIRS, Layout, auto_layout, collocated_layout, disaggregated_layout
@@ -40,8 +42,8 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
     critic_inference (optional); any other component keeps its own placement.
     """
 
-    def __init__(self, config: ConfigSource, cluster: Any = None) -> None:
-        super().__init__(config, cluster)
+    def __init__(self, config: ConfigSource | Job, cluster: Any = None, *, solver_options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config, cluster, solver_options=solver_options)
         self._held = self._read_held()
         self._rollout_num_gpus = self._held["rollout"].count
         self._mode = self._detect_mode()

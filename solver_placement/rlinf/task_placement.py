@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from solver_placement.cluster.schema import cluster_section
-from solver_placement.config import ConfigSource, load_config, positive_int
+from solver_placement.config import ConfigSource, positive_int
 from solver_placement.constants import ACCELERATOR
-from solver_placement.errors import PlacementConfigError, shown
+from solver_placement.errors import PlacementConfigError
+from solver_placement.job import Job, load_job
 from solver_placement.rlinf.component_placement import ComponentPlacement, HybridComponentPlacement
 from solver_placement.rlinf.eval_placement import ModelParallelEvalComponentPlacement
 from solver_placement.rlinf.model_parallel import ModelParallelComponentPlacement
@@ -48,32 +48,32 @@ TASK_TYPES = (*TRAINING_TASKS, *EVAL_TASKS, *HYBRID_TASKS)
 ENGINE_SIZE_KEYS = ("tensor_parallel_size", "pipeline_parallel_size")
 
 
-def placement_for_config(config: ConfigSource, cluster: Any = None) -> ComponentPlacement:
+def placement_for_config(config: ConfigSource | Job, cluster: Any = None, *, solver_options: Mapping[str, Any] | None = None) -> ComponentPlacement:
     """The placement RLinf's entry script for ``config`` would build, solved.
 
-    ``config`` is a YAML path, a ``DictConfig`` or a mapping holding the whole job config;
-    ``cluster`` is optional (ours or RLinf's; built from ``config.cluster`` when omitted). Raises
+    ``config`` is a YAML path, a ``DictConfig``, a mapping holding the whole job config, or a
+    :class:`~solver_placement.job.Job`; ``cluster`` is optional (ours or RLinf's; built from
+    ``config.cluster`` when omitted); ``solver_options`` go over ``cluster.solver``. Raises
     :class:`PlacementConfigError` naming what is ambiguous or unsupported.
     """
-    plain = load_config(config)
-    placement = placement_class(plain)(plain, cluster)
-    task = _task_type(plain)
-    if task == "coding_online_rl" and isinstance(placement, ModelParallelComponentPlacement) and not placement.is_disaggregated:
+    job = load_job(config)
+    placement = placement_class(job)(job, cluster, solver_options=solver_options)
+    if job.task_type == "coding_online_rl" and isinstance(placement, ModelParallelComponentPlacement) and not placement.is_disaggregated:
         mode = placement.placement_mode.name if placement.placement_mode else "none"
         raise PlacementConfigError(
             f"runner.task_type coding_online_rl: the online coding task must use disaggregated placement mode "
             f"(actor, rollout and inference on disjoint GPUs), but component_placement gives {mode} mode"
         )
-    if task in HYBRID_TASKS:
-        _check_hybrid_engine_sizes(plain, placement, task)
+    if job.task_type in HYBRID_TASKS:
+        _check_hybrid_engine_sizes(job.config, placement, job.task_type)
     return placement
 
 
-def placement_class(config: Mapping[str, Any]) -> type[ComponentPlacement]:
-    """The class for a plain job config (see the module docstring for the rules)."""
-    task = _task_type(config)
+def placement_class(job: Job) -> type[ComponentPlacement]:
+    """The class for a job (see the module docstring for the rules)."""
+    task = job.task_type
     if task is None:
-        stated = _engine_sizes(config)
+        stated = _engine_sizes(job.config)
         if stated:
             raise PlacementConfigError(
                 f"the config sets {stated} but no runner.task_type, so it is unknown whether RLinf lays the rollout "
@@ -83,7 +83,7 @@ def placement_class(config: Mapping[str, Any]) -> type[ComponentPlacement]:
         return ComponentPlacement
     if task in HYBRID_TASKS:
         return HybridComponentPlacement
-    multi_agent = bool(_extra_engines(config))
+    multi_agent = bool(_extra_engines(job.section))
     if task == "reasoning" and multi_agent:
         return MultiAgentModelParallelComponentPlacement
     if task in TRAINING_TASKS:
@@ -91,14 +91,6 @@ def placement_class(config: Mapping[str, Any]) -> type[ComponentPlacement]:
     if task in EVAL_TASKS:
         return MultiAgentModelParallelEvalComponentPlacement if multi_agent else ModelParallelEvalComponentPlacement
     raise PlacementConfigError(f"runner.task_type {task!r} is not one of RLinf's task types ({', '.join(TASK_TYPES)})")
-
-
-def _task_type(config: Mapping[str, Any]) -> str | None:
-    runner = config.get("runner")
-    task = runner.get("task_type") if isinstance(runner, Mapping) else None
-    if task is not None and not isinstance(task, str):
-        raise PlacementConfigError(f"runner.task_type must be a string, not {shown(task)}")
-    return task
 
 
 def _engine_sizes(config: Mapping[str, Any]) -> str:
@@ -110,9 +102,9 @@ def _engine_sizes(config: Mapping[str, Any]) -> str:
     return ", ".join(f"rollout.{key}: {size}" for key, size in sizes.items() if size > 1)
 
 
-def _extra_engines(config: Mapping[str, Any]) -> list[str]:
+def _extra_engines(section: Mapping[str, Any]) -> list[str]:
     """Components named ``rollout_*`` in ``cluster.component_placement``: engines beside the rollout."""
-    entries = cluster_section(config).get("component_placement")
+    entries = section.get("component_placement")
     if not isinstance(entries, Mapping):
         return []
     names = (name.strip() for key in entries for name in str(key).split(","))

@@ -23,9 +23,9 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.cluster.schema import cluster_part
-from solver_placement.config import ConfigSource, load_config
+from solver_placement.config import ConfigSource
 from solver_placement.errors import InternalError, PlacementConfigError, PlacementError, SolverTimeoutError, Statement, VerificationError
+from solver_placement.job import Job, load_job
 from solver_placement.records import Placement
 from solver_placement.solver.assignment import Assignment
 from solver_placement.solver.bounds.objective import objective_lower_bound
@@ -42,7 +42,7 @@ from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY
 from solver_placement.solver.solution import Solution
 from solver_placement.spec.candidates import expand_all
 from solver_placement.spec.placement_spec import PlacementSpec
-from solver_placement.spec.pools import has_pools, pool_spec_from_config
+from solver_placement.spec.pools import pool_spec_from_config
 from solver_placement.verify import verify
 
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
@@ -84,7 +84,7 @@ class _Call:
 
 
 def solve(
-    source: PlacementSpec | ConfigSource,
+    source: PlacementSpec | ConfigSource | Job,
     *,
     cluster: Cluster | None = None,
     time_limit_s: float | None = None,
@@ -93,7 +93,7 @@ def solve(
     objective: Mapping[str, int] | None = None,
     previous: PreviousPlacements | None = None,
 ) -> Solution:
-    """Place every component of ``source`` (a spec, a YAML path, a dict or a DictConfig).
+    """Place every component of ``source`` (a spec, a job, a YAML path, a dict or a DictConfig).
 
     Keyword arguments override the config's ``cluster.solver`` section; ``objective`` weighs
     the terms of the objective (see ``rules/objective.py``); ``previous`` (an earlier solution
@@ -102,7 +102,7 @@ def solve(
     conflicting statements, or :class:`SolverTimeoutError`.
     """
     started = time.perf_counter()
-    spec = source if isinstance(source, PlacementSpec) else spec_of_config(source, cluster)
+    spec = source if isinstance(source, PlacementSpec) else spec_of_job(load_job(source, cluster))
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
     asked = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
     call = _Call(spec, options, options.start(at=started), {**DEFAULT_WEIGHTS, **asked}, weighs_contiguity="contiguity" in asked)
@@ -310,13 +310,12 @@ def _searched(call: _Call, held_before: dict[str, list[list[int]]], constructed:
     return _exact(call, held_before, tried, timings, constructed)
 
 
-def spec_of_config(source: ConfigSource, cluster: Cluster | None = None) -> PlacementSpec:
-    """The spec a job config states: ``cluster.component_placement``, or verl's ``resource_pools:``
-    (compiled by ``spec/pools.py``), so every entry point reads either form."""
-    plain = load_config(source)
-    if has_pools(plain):
-        return pool_spec_from_config(plain, cluster)[0]
-    return PlacementSpec.from_section(cluster_part(plain), cluster)
+def spec_of_job(job: Job) -> PlacementSpec:
+    """The spec a job states: ``cluster.component_placement``, or verl's pools (compiled by
+    ``spec/pools.py``), so every entry point reads either form."""
+    if job.form.has_pools:
+        return pool_spec_from_config(job)[0]
+    return PlacementSpec.from_config(job)
 
 
 def _decomposed(call: _Call) -> dict[str, Assignment] | None:

@@ -13,9 +13,8 @@ from functools import cached_property
 from typing import Any
 
 from solver_placement.cluster.cluster import Cluster, ResourceSet
-from solver_placement.cluster.schema import cluster_section, section_kwargs
 from solver_placement.config import ConfigSource, require_mapping, to_plain
-from solver_placement.errors import PlacementConfigError
+from solver_placement.job import Job, load_job
 from solver_placement.limits import check
 from solver_placement.limits.memory import check_memory, estimate
 from solver_placement.spec.candidates import MAX_CANDIDATE_PAIRS, ComponentRequest, resolve_components
@@ -32,17 +31,12 @@ class PlacementSpec:
     solver_options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_config(cls, config: ConfigSource, cluster: Cluster | None = None) -> PlacementSpec:
-        """Parse ``cluster.component_placement`` (and build the cluster from the same config)."""
-        return cls.from_section(cluster_section(config), cluster)
-
-    @classmethod
-    def from_section(cls, section: dict[str, Any], cluster: Cluster | None = None) -> PlacementSpec:
-        """:meth:`from_config` of a ``cluster:`` section already loaded (plain values)."""
-        cluster = cluster if cluster is not None else Cluster(**section_kwargs(section))
-        if "component_placement" not in section:
-            raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
-        return cls._checked(cluster, section["component_placement"], section.get("solver"))
+    def from_config(cls, config: ConfigSource | Job, cluster: Cluster | None = None) -> PlacementSpec:
+        """Parse ``cluster.component_placement`` of a job (loaded by ``load_job`` unless it is one)
+        on its cluster, or on ``cluster`` when given."""
+        job = load_job(config, cluster)
+        placed_on = job.stated_cluster
+        return cls._checked(placed_on, job.component_placement, job.solver_options)
 
     @classmethod
     def build(

@@ -36,16 +36,16 @@ from typing import Any
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.cluster.ranks import format_ranks
-from solver_placement.cluster.schema import cluster_section
-from solver_placement.config import ConfigSource, check_keys, load_config, positive_int, require_mapping, text
+from solver_placement.config import ConfigSource, check_keys, positive_int, require_mapping, text
 from solver_placement.constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement.errors import PlacementConfigError, shown
+from solver_placement.job import POOLS_SECTION, Job, JobForm, load_job
 from solver_placement.spec.placement_spec import PlacementSpec
 from solver_placement.spec.pool_order import Landed, PoolRequest, land_pools
-from solver_placement.spec.verl import is_verl_trainer_config, verl_cluster, verl_pools
+from solver_placement.spec.verl import verl_cluster, verl_pools
 
 #: The top-level config section that states verl-style pools, and its keys.
-SECTION = "resource_pools"
+SECTION = POOLS_SECTION
 SECTION_KEYS = ("resource_pool_spec", "mapping")
 #: Keys of one pool written as a mapping (a list is ``process_on_nodes`` alone).
 POOL_KEYS = ("process_on_nodes", "max_colocate_count", "own_worker_group", "node_group")
@@ -167,47 +167,38 @@ def _ranks(cluster: Cluster, nodes: Sequence[int], landed: Sequence[Landed]) -> 
     return format_ranks(start[group.node] + gpu for group in landed for gpu in group.gpus)
 
 
-def has_pools(config: Mapping[str, Any]) -> bool:
-    """Does this (plain) job config state its placement as resource pools: a ``resource_pools:``
-    section, or verl's own trainer config (whose pools verl's driver builds, ``spec/verl``)?"""
-    return SECTION in config or is_verl_trainer_config(config)
-
-
-def pool_spec_from_config(config: ConfigSource, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
-    """The spec of a config's ``resource_pools:`` section (or of verl's trainer config) on its
+def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
+    """The spec of a job's ``resource_pools:`` section (or of verl's trainer config) on its
     ``cluster:`` (or on ``cluster``, as :meth:`PlacementSpec.from_config` takes one), and the
     pool and roles of each of its components."""
-    plain = load_config(config)
-    if is_verl_trainer_config(plain):
-        if SECTION in plain:
+    job = load_job(config, cluster)
+    if job.form is JobForm.VERL_TRAINER:
+        if SECTION in job.config:
             raise PlacementConfigError(f"the config is verl's trainer config and has a {SECTION}: section too; verl builds its pools from the trainer config alone")
-        return _verl_spec(plain, cluster)
-    section = require_mapping(plain.get(SECTION), SECTION)
+        return _verl_spec(job)
+    section = require_mapping(job.config.get(SECTION), SECTION)
     check_keys(section, SECTION_KEYS, SECTION, required=SECTION_KEYS)
-    cluster_keys = cluster_section(plain)
-    if "component_placement" in cluster_keys:
+    if "component_placement" in job.section:
         raise PlacementConfigError(
             f"the config has both cluster.component_placement and {SECTION}:; state the placement one way (pools compile into component_placement)"
         )
     mapping = {str(role): text(pool, f"{SECTION}.mapping.{role}") for role, pool in require_mapping(section["mapping"], f"{SECTION}.mapping").items()}
     raw_pools = require_mapping(section["resource_pool_spec"], f"{SECTION}.resource_pool_spec")
     pools = {str(name): _pool(value, f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
-    return pool_groups(cluster if cluster is not None else Cluster.from_config(cluster_keys), pools, mapping, cluster_keys.get("solver"))
+    return pool_groups(job.stated_cluster, pools, mapping, job.solver_options)
 
 
-def _verl_spec(plain: dict[str, Any], cluster: Cluster | None) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
-    """verl's pools from its trainer config, placed on its ``cluster:``, on ``cluster``, or on the
-    nodes the config describes, with the version's ``max_colocate_count`` and worker groups."""
-    built = verl_pools(plain)
-    cluster_keys = require_mapping(plain.get("cluster", {}), "cluster")
-    if "component_placement" in cluster_keys:
+def _verl_spec(job: Job) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
+    """verl's pools from its trainer config, placed on its ``cluster:``, on the given cluster, or
+    on the nodes the config describes, with the version's ``max_colocate_count`` and worker groups."""
+    built = verl_pools(job.config)
+    if "component_placement" in job.section:
         raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
-    given = cluster if cluster is not None else Cluster.from_config(cluster_keys) if cluster_keys else None
     pools = {
         name: ResourcePool(pool.process_on_nodes, pool.max_colocate_count, None, [r for r, p in built.workers.items() if p == name and r in built.own_groups])
         for name, pool in built.pools.items()
     }
-    return pool_groups(verl_cluster(built, given), pools, built.workers, cluster_keys.get("solver"))
+    return pool_groups(verl_cluster(built, job.cluster), pools, built.workers, job.solver_options)
 
 
 def _pool(value: Any, where: str) -> ResourcePool:

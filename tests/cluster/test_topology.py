@@ -10,7 +10,6 @@ import pytest
 from solver_placement import Cluster, PlacementConfigError
 from solver_placement.cluster.topology import MAX_CPUS, NodeTopology
 from solver_placement.cluster.topology_reader import read_node_topology
-from solver_placement.replan import _surviving_cluster
 
 H100_NODE = {"numa_nodes": [0, 0, 0, 0, 1, 1, 1, 1], "numa_cpus": {0: "0-31,64-95", 1: "32-63,96-127"}, "egl_devices": [2, 3, 0, 1, 6, 7, 4, 5]}
 
@@ -79,7 +78,7 @@ def test_a_node_added_like_another_or_lost_keeps_the_topology_consistent() -> No
     cluster = Cluster(2, [2, 2], gpu_topology=[{"egl_devices": [1, 0]}, None])
     grown = cluster.with_extra_node(like=0)
     assert grown.gpu_topology[2] == cluster.gpu_topology[0]
-    survived = _surviving_cluster(cluster, {0}, None)
+    survived = cluster.without_nodes({0})
     assert survived.gpu_topology == (None, None)  # node 0 lost its GPUs, so its entry went with them
 
 

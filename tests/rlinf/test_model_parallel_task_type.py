@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from solver_placement import Cluster, PlacementConfigError, PlacementMode
+from solver_placement import Cluster, PlacementConfigError, PlacementMode, load_job
 from solver_placement.rlinf import (
     ComponentPlacement,
     HybridComponentPlacement,
@@ -61,7 +61,7 @@ def job(placement: dict[str, Any], task: str | None, rollout_tp: int = 1, **sect
 )
 def test_class_follows_the_entry_scripts(placement, task, expected):
     config = job(placement, task, rollout_judge={"tensor_parallel_size": 1})
-    assert placement_class(config) is expected
+    assert placement_class(load_job(config)) is expected
     assert type(placement_for_config(config)) is expected
 
 
@@ -105,7 +105,7 @@ def test_unknown_task_type():
 
 def test_task_type_must_be_text():
     with pytest.raises(PlacementConfigError, match="runner.task_type must be a string"):
-        placement_class(job(COLLOCATED, None, runner={"task_type": 3}))
+        placement_class(load_job(job(COLLOCATED, None, runner={"task_type": 3})))
 
 
 def test_hybrid_rollout_must_hold_whole_engines():

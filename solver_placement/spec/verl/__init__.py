@@ -2,8 +2,8 @@
 it builds (``versions`` picks 0.4.1's or 0.9's rules), on the cluster the config describes or a
 given one (``cluster``). ``spec/pools.py`` compiles the result like a ``resource_pools:`` section."""
 
+from solver_placement.job import VERSION_KEY, is_verl_trainer_config
 from solver_placement.spec.verl.cluster import verl_cluster
-from solver_placement.spec.verl.keys import VERSION_KEY, is_verl_trainer_config
 from solver_placement.spec.verl.pools import VerlPool, VerlPools
 from solver_placement.spec.verl.versions import verl_pools
 

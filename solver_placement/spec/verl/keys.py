@@ -1,4 +1,4 @@
-"""Reading the keys of a verl trainer config: the one predicate that recognises one, and bounded,
+"""Reading the keys of a verl trainer config (``job.is_verl_trainer_config`` recognises one): bounded,
 typed reads of the few keys placement needs.
 
 verl composes its config with Hydra, so the file it runs with holds every key with verl's
@@ -18,18 +18,8 @@ from solver_placement.config import MAX_COUNT
 from solver_placement.errors import PlacementConfigError, shown
 from solver_placement.limits import check
 
-#: The top-level key that says which verl's rules to read the config with (``verl_version: 0.4.1``).
-VERSION_KEY = "verl_version"
-#: verl's top-level sections that, together, make a config verl's PPO trainer config.
-TRAINER_SECTIONS = ("trainer", "actor_rollout_ref")
 #: Limits that bound node and per-node GPU counts (``limits``), by what they count.
 NODE_LIMIT, GPU_LIMIT = "max_nodes", "max_items_per_node"
-
-
-def is_verl_trainer_config(config: Mapping[str, Any]) -> bool:
-    """Is this (plain) config verl's trainer config: ``trainer:`` and ``actor_rollout_ref:``
-    mappings (no other trainer has both), or any config naming :data:`VERSION_KEY`?"""
-    return VERSION_KEY in config or all(isinstance(config.get(section), Mapping) for section in TRAINER_SECTIONS)
 
 
 _MISSING = object()

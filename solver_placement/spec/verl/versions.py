@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from solver_placement.errors import PlacementConfigError, shown
-from solver_placement.spec.verl.keys import TRAINER_SECTIONS, VERSION_KEY, VerlKeys
+from solver_placement.job import TRAINER_SECTIONS, VERSION_KEY
+from solver_placement.spec.verl.keys import VerlKeys
 from solver_placement.spec.verl.pools import VerlPools
 from solver_placement.spec.verl.v0_4 import pools_v0_4
 from solver_placement.spec.verl.v0_9 import pools_v0_9
