@@ -201,7 +201,7 @@ def _resolve_segments(component: ComponentSpec, segments: tuple[Segment, ...], r
             offset += num_processes
         origin_parts.append(np.full(num_processes, index))
     if offset > MAX_RANK:
-        raise PlacementConfigError(f"{component.where()}: asks for {offset} process slots; the limit is {MAX_RANK}")
+        raise PlacementConfigError(f'{component.name}: placement "{component.text}": asks for {offset} process slots; the limit is {MAX_RANK}')
     cand_rank = np.concatenate(rank_parts)
     return ComponentRequest(
         spec=component,

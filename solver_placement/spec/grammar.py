@@ -149,9 +149,6 @@ class ComponentSpec:
     def is_declarative(self) -> bool:
         return isinstance(self.form, Declarative)
 
-    def where(self) -> str:
-        return f"{self.name}: placement \"{self.text}\"" if not self.is_declarative else f"{self.name}"
-
 
 def parse_component_placement(raw: Any) -> dict[str, ComponentSpec]:
     """Parse the ``component_placement`` mapping (YAML order kept)."""
