@@ -4,7 +4,7 @@ Parsing is purely syntactic and never produces placements. A component's ``form`
 three: RLinf's ``resource_ranks[:process_ranks]`` segments (:class:`RankSegments`) or an
 explicit list of ranks per process (:class:`ExplicitRanks`), both of which fix the layout, or
 :class:`Declarative` (a count of processes and hardware per process; the solver picks the hardware).
-Both forms may carry the constraints no rank string can say (tensor-parallel groups,
+Every form may carry the constraints no rank string can say (tensor-parallel groups,
 collocation, exclusivity, capacity). Everything the text alone can tell is checked here.
 As in RLinf, blanks and empty segments from a stray comma (``"0-3,,4-7,"``) are accepted, and
 messages carry RLinf's phrase for each rule ("Resource ranks must be unique", ...).
@@ -109,7 +109,7 @@ class DomainRule:
 
 @dataclass(frozen=True)
 class Constraints:
-    """Rules beyond the layout itself, allowed on both forms."""
+    """Rules beyond the layout itself, allowed on every form."""
 
     tensor_parallel_size: int = 1
     collocate_with: str | None = None
