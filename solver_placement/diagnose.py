@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from solver_placement.cluster.cluster import Cluster
 from solver_placement.config import ConfigSource
@@ -26,10 +27,9 @@ from solver_placement.solver.exact import spec_options
 from solver_placement.solver.options import MIN_RUN_S, Budget
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement.solver.solution import Solution
-from solver_placement.solver.solve import solve
-from solver_placement.spec.grammar import ComponentSpec, parse_component_placement
+from solver_placement.solver.solve import solve, spec_of_job
+from solver_placement.spec.grammar import Declarative
 from solver_placement.spec.placement_spec import PlacementSpec
-from solver_placement.spec.pools import pool_spec_from_config
 
 #: Most seconds one tried variant may take; suggestions are best effort within it.
 TRY_TIME_LIMIT_S = 10.0
@@ -76,7 +76,7 @@ def diagnose(source: ConfigSource | Job, cluster: Cluster | None = None, time_li
     """Solve ``source``; explain a failure and suggest fixes that were checked by solving, all
     within ``time_limit_s`` (default: the config's ``cluster.solver.time_limit_s``)."""
     try:
-        spec = _unchecked_spec(source, cluster)
+        spec = spec_of_job(load_job(source, cluster))
     except InfeasiblePlacementError as error:  # resource pools Ray could not place in verl's order: no spec to vary
         return Diagnosis(None, error, error.statements)
     except PlacementError as error:
@@ -93,7 +93,7 @@ def diagnose(source: ConfigSource | Job, cluster: Cluster | None = None, time_li
 def fixes(source: ConfigSource | Job, conflicts: Sequence[Statement], time_limit_s: float | None = None) -> list[str]:
     """Checked fixes for a config already known to be infeasible with ``conflicts`` (what
     ``diagnose`` adds to the error), within their own budget of ``time_limit_s``."""
-    spec = _unchecked_spec(source, None)
+    spec = spec_of_job(load_job(source))
     return suggest(spec, conflicts, spec_options(spec, time_limit_s=time_limit_s).start())
 
 
@@ -118,15 +118,6 @@ def suggest(spec: PlacementSpec, conflicts: Sequence[Statement], budget: Budget 
     return found
 
 
-def _unchecked_spec(source: ConfigSource | Job, cluster: Cluster | None) -> PlacementSpec:
-    """Parse without resolving, so capacity failures surface in ``solve`` with a spec at hand."""
-    job = load_job(source, cluster)
-    if job.form.has_pools:
-        return pool_spec_from_config(job)[0]
-    components = parse_component_placement(job.component_placement)
-    return PlacementSpec(job.stated_cluster, components, job.solver_options)
-
-
 def _named(spec: PlacementSpec, conflicts: Sequence[Statement]) -> list[str]:
     """Components the conflicts are about, in config order, declarative ones first (they can
     change shape)."""
@@ -135,35 +126,33 @@ def _named(spec: PlacementSpec, conflicts: Sequence[Statement]) -> list[str]:
     return sorted(named, key=lambda n: not spec.components[n].is_declarative)
 
 
-def _feasible(spec: PlacementSpec, budget: Budget) -> bool:
-    """Solved within what is left of the budget (at most ``TRY_TIME_LIMIT_S``). Any placement
-    proves the fix works, so the objective is switched off: the first one found ends the run."""
+def _feasible(variant: Callable[[], PlacementSpec], budget: Budget) -> bool:
+    """``variant`` resolved and solved within what is left of the budget (at most
+    ``TRY_TIME_LIMIT_S``); one its cluster refuses (a node group without the ranks it names ...)
+    does not fit. Any placement proves the fix works, so the objective is switched off: the
+    first one found ends the run."""
     remaining = budget.remaining()
     if remaining <= MIN_RUN_S:
         return False
     try:
-        solve(spec, time_limit_s=min(TRY_TIME_LIMIT_S, remaining), objective=NO_OBJECTIVE)
+        solve(variant(), time_limit_s=min(TRY_TIME_LIMIT_S, remaining), objective=NO_OBJECTIVE)
     except PlacementError:
         return False
     return True
 
 
-def _with(spec: PlacementSpec, component: ComponentSpec, cluster: Cluster | None = None) -> PlacementSpec:
-    return PlacementSpec(cluster or spec.cluster, {**spec.components, component.name: component}, spec.solver_options)
-
-
 def _fewer_processes(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
     """The largest process count below the requested one that fits (declarative components)."""
     component = spec.components[name]
-    decl = component.declarative
-    if decl is None or decl.processes is None or decl.processes <= 1:
+    decl = component.form
+    if not isinstance(decl, Declarative) or decl.processes is None or decl.processes <= 1:
         return None
     rules = component.constraints
     step = rules.tensor_parallel_size * (rules.pipeline_parallel_size if any(r.group == "pipeline_parallel" for r in rules.topology) else 1)
     counts = list(range(step, decl.processes, step))
 
     def fits(count: int) -> bool:
-        return _feasible(_with(spec, replace(component, declarative=replace(decl, processes=count))), budget)
+        return _feasible(partial(spec.with_component, replace(component, form=replace(decl, processes=count))), budget)
 
     lo, hi, best = 0, len(counts) - 1, None
     while lo <= hi:  # feasibility is monotone in the process count
@@ -179,18 +168,15 @@ def _covering_processes(spec: PlacementSpec, name: str, budget: Budget) -> str |
     """For a collocated declarative component, the process count that covers exactly its
     target's GPUs (collocation asks for the same hardware set, so no other count fits)."""
     component = spec.components[name]
-    decl, target = component.declarative, component.constraints.collocate_with
-    if decl is None or decl.processes is None or target is None:
+    decl, target = component.form, component.constraints.collocate_with
+    if not isinstance(decl, Declarative) or decl.processes is None or target is None:
         return None
-    try:
-        owner = spec.requests[spec.components[target].shares_rule_with or target]
-    except PlacementError:
-        return None
+    owner = spec.requests[spec.owner_of(target)]
     items, per_process = int(owner.amount.sum()), decl.hardware_per_process or 1
     cover = items // per_process
     if items % per_process or cover == decl.processes or cover % component.constraints.tensor_parallel_size:
         return None
-    if _feasible(_with(spec, replace(component, declarative=replace(decl, processes=cover))), budget):
+    if _feasible(partial(spec.with_component, replace(component, form=replace(decl, processes=cover))), budget):
         return f"{name}: processes {cover} instead of {decl.processes} fits (covers {target}'s {items} GPUs)"
     return None
 
@@ -208,7 +194,7 @@ def _more_gpu_memory(spec: PlacementSpec, name: str, budget: Budget) -> str | No
         return None
     gigabytes = math.ceil(need)
     bigger = cluster.with_gpu_memory_gb([None if m is None else max(m, gigabytes) for m in cluster.gpu_memory_gb])
-    if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options), budget):
+    if _feasible(partial(spec.on, bigger), budget):
         return f"GPUs of {gigabytes} GB (instead of {have:g} GB) fit the memory of {', '.join(memories)} on one GPU"
     return None
 
@@ -219,7 +205,7 @@ def _smaller_tensor_parallel(spec: PlacementSpec, name: str, budget: Budget) -> 
     rules = component.constraints
     tp = rules.tensor_parallel_size
     for smaller in (d for d in range(tp - 1, 0, -1) if tp % d == 0):
-        if _feasible(_with(spec, replace(component, constraints=replace(rules, tensor_parallel_size=smaller))), budget):
+        if _feasible(partial(spec.with_component, replace(component, constraints=replace(rules, tensor_parallel_size=smaller))), budget):
             return f"{name}: tensor_parallel_size {smaller} instead of {tp} fits"
     return None
 
@@ -230,7 +216,7 @@ def _other_group(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
     for label in spec.cluster.node_groups:
         if (label,) == component.node_groups or (label in RESERVED_LABELS and label != "cluster"):
             continue
-        if _feasible(_with(spec, replace(component, node_groups=(label,))), budget):
+        if _feasible(partial(spec.with_component, replace(component, node_groups=(label,))), budget):
             return f"{name}: node_group {label!r} instead of {','.join(component.node_groups)!r} fits"
     return None
 
@@ -246,7 +232,7 @@ def _one_more_node(spec: PlacementSpec, name: str, budget: Budget) -> str | None
     cluster = spec.cluster
     like = max(_group_nodes(spec, name), key=lambda n: (int(cluster.gpus_per_node[n]), -n))
     bigger = cluster.with_extra_node(like)
-    if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options), budget):
+    if _feasible(partial(spec.on, bigger), budget):
         return f"one more node like node {like} ({int(cluster.gpus_per_node[like])} GPUs, in {', '.join(component.node_groups)}) fits"
     return None
 
@@ -255,11 +241,7 @@ def _bigger_nodes(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
     """The component's nodes too small for one of its blocks (a TP group or a multi-GPU
     process) given the GPU count of the smallest node that holds one."""
     cluster = spec.cluster
-    owner = spec.components[name].shares_rule_with or name
-    try:
-        width = needs_of(spec)[owner].width
-    except PlacementError:
-        return None
+    width = needs_of(spec)[spec.owner_of(name)].width
     small = [n for n in _group_nodes(spec, name) if 0 < int(cluster.gpus_per_node[n]) < width]
     if not small:
         return None
@@ -269,7 +251,7 @@ def _bigger_nodes(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
         bigger = cluster.with_gpus_per_node(gpus)
     except PlacementError:
         return None
-    if _feasible(PlacementSpec(bigger, spec.components, spec.solver_options), budget):
+    if _feasible(partial(spec.on, bigger), budget):
         old = sorted({int(cluster.gpus_per_node[n]) for n in small})
         return f"{size}-GPU nodes in place of the {len(small)} node(s) with {'/'.join(map(str, old))} GPUs that {name} may use fit"
     return None

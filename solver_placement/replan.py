@@ -54,7 +54,7 @@ from solver_placement.records import Placement
 from solver_placement.solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement.solver.solution import Assignment, Solution
 from solver_placement.solver.solve import solve
-from solver_placement.spec.grammar import ComponentSpec, Constraints
+from solver_placement.spec.grammar import ComponentSpec, Constraints, Declarative
 from solver_placement.spec.placement_spec import PlacementSpec
 from solver_placement.verify import verify
 
@@ -261,7 +261,7 @@ def _kept_in_place(
     # One function on purpose: the split spec is built in one pass over the owners, and every
     # early ``return None`` (a case the fast path cannot state) must leave nothing half-built.
     owners = [c for c in spec.components.values() if c.shares_rule_with is None]
-    names = {c.name: [n for n, other in spec.components.items() if (other.shares_rule_with or n) == c.name] for c in owners}
+    names = {c.name: [n for n, other in spec.components.items() if other.rule_owner == c.name] for c in owners}
     records = {c.name: solution.placements(c.name) for c in owners}
     gone: dict[str, int] = {}
     for c in owners:
@@ -274,7 +274,7 @@ def _kept_in_place(
 
     def parts(name: str) -> list[str]:
         """The parts of a component in the split spec: itself (survivors), ``+MOVED_SUFFIX`` (displaced)."""
-        owner = spec.components[name].shares_rule_with or name
+        owner = spec.owner_of(name)
         survives = gone.get(owner, 0) < len(records[owner])
         return [name] * survives + [name + MOVED_SUFFIX] * (owner in gone)
 
@@ -297,8 +297,8 @@ def _kept_in_place(
             if exclusive:
                 body["exclusive_with"] = exclusive
             if moved_part:
-                decl = c.declarative
-                if decl is None:
+                decl = c.form
+                if not isinstance(decl, Declarative):
                     return None  # the restated spec is declarative; without a shape nothing can move
                 body.update(processes=gone[c.name], hardware_per_process=decl.hardware_per_process, stride=decl.stride)
             else:

@@ -67,12 +67,12 @@ def fixed_conflicts(spec: PlacementSpec, budget: Budget) -> list[Statement]:
         return []  # none, or all: the flat model checks them as it is built
     components = {}
     for component in spec.components.values():
-        if (component.shares_rule_with or component.name) not in fixed:
+        if component.rule_owner not in fixed:
             continue
         rules = component.constraints
-        kept = tuple(other for other in rules.exclusive_with if (spec.components[other].shares_rule_with or other) in fixed)
+        kept = tuple(other for other in rules.exclusive_with if spec.owner_of(other) in fixed)
         target = rules.collocate_with
-        target = target if target is not None and (spec.components[target].shares_rule_with or target) in fixed else None
+        target = target if target is not None and spec.owner_of(target) in fixed else None
         components[component.name] = replace(component, constraints=replace(rules, exclusive_with=kept, collocate_with=target))
-    ctx = build_model(PlacementSpec(spec.cluster, components, spec.solver_options), fixed, check=budget.check)
+    ctx = build_model(spec.with_rules(components), fixed, check=budget.check)
     return ctx.conflicts

@@ -157,8 +157,7 @@ class ModelContext:
 
     def owner(self, name: str) -> ComponentRequest:
         """The request that places ``name`` (components on one key share the first one's)."""
-        spec = self.spec.components[name]
-        return self.requests[spec.shares_rule_with or name]
+        return self.requests[self.spec.owner_of(name)]
 
     def copies(self, request: ComponentRequest) -> int:
         """How many components place processes by this request (itself plus shared-rule names)."""
@@ -227,5 +226,5 @@ class ModelContext:
         return {
             spec.name: taken_by[owner]
             for spec in self.spec.components.values()
-            if (owner := spec.shares_rule_with or spec.name) in taken_by
+            if (owner := spec.rule_owner) in taken_by
         }

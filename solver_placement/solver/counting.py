@@ -2,7 +2,8 @@
 
 The blocks are in ``solver/bounds/`` (see its docstring); the relations come from the rule
 registry, each family's ``bound`` form, so a new rule with a counting bound is counted here
-without an edit. This module is the one way in for the solve and the explanation.
+without an edit. A declarative component too large for its own window is asked first
+(``bounds/shortfall.py``). This module is the one way in for the solve and the explanation.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from solver_placement.solver.bounds.core import Guarded, minimal_core
 from solver_placement.solver.bounds.model import CountingModel
 from solver_placement.solver.bounds.needs import Need, domain_conflicts, is_free, needs_of
 from solver_placement.solver.bounds.relations import Relation
+from solver_placement.solver.bounds.shortfall import shortfall
 from solver_placement.solver.bounds.wording import counting_line
 from solver_placement.solver.options import Budget
 from solver_placement.solver.rules import RULES
@@ -32,7 +34,10 @@ def relations_of(spec: PlacementSpec, needs: Mapping[str, Need]) -> list[Relatio
 
 def counting_conflicts(spec: PlacementSpec, budget: Budget) -> list[Statement]:
     """The statements that cannot hold together by counting alone, then the counting line;
-    empty when counting finds no conflict (the spec may still be infeasible)."""
+    empty when counting finds no conflict (the spec may still be infeasible). A component too
+    large for its own window comes first, alone: its arithmetic is the whole reason."""
+    if (short := shortfall(spec)) is not None:
+        return [short]
     if not any(is_free(request) for request in spec.requests.values()):
         return []  # rank strings and filled windows: the exact model decides without search
     needs = needs_of(spec)

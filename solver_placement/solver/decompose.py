@@ -165,17 +165,16 @@ def _fixed_relations(stage: NodeLevel, spec: PlacementSpec, requests: Mapping[st
     relation with a rank-string component also holds only with that component's placement."""
     cluster, model, free, count, width = spec.cluster, stage.model, stage.free, stage.count, stage.width
 
-    def owner(name: str) -> str:
-        return spec.components[name].shares_rule_with or name
-
     def fixed(name: str) -> list[cp_model.IntVar]:
         """A rank-string component's own statement (its placement), none for a free one."""
-        return [] if owner(name) in free else guard(owner(name))
+        owner = spec.owner_of(name)
+        return [] if owner in free else guard(owner)
 
     def used(name: str, node: int) -> cp_model.LinearExpr | int:
-        if owner(name) in free:
-            return count[owner(name), node] * width[owner(name)] if (owner(name), node) in count else 0
-        held = requests[owner(name)].cand_hw
+        owner = spec.owner_of(name)
+        if owner in free:
+            return count[owner, node] * width[owner] if (owner, node) in count else 0
+        held = requests[owner].cand_hw
         return int(np.count_nonzero(cluster.hw_node[np.unique(held)] == node))
 
     for component in spec.components.values():
@@ -302,15 +301,15 @@ def _solve_node(
     present = set(local)
     components: dict[str, ComponentSpec] = {}
     for component in spec.components.values():
-        owner = component.shares_rule_with or component.name
+        owner = component.rule_owner
         if owner not in present:
             continue
         rules = component.constraints
-        if rules.collocate_with is not None and (spec.components[rules.collocate_with].shares_rule_with or rules.collocate_with) not in present:
+        if rules.collocate_with is not None and spec.owner_of(rules.collocate_with) not in present:
             return None
-        exclusive = tuple(o for o in rules.exclusive_with if (spec.components[o].shares_rule_with or o) in present)
+        exclusive = tuple(o for o in rules.exclusive_with if spec.owner_of(o) in present)
         components[component.name] = replace(component, constraints=replace(rules, exclusive_with=exclusive))
-    ctx = build_model(PlacementSpec(spec.cluster, components, spec.solver_options), dict(local), weights=weights, check=budget.check)
+    ctx = build_model(spec.with_rules(components), dict(local), weights=weights, check=budget.check)
     if ctx.conflicts:
         return None
     solver, status = solve_polished(ctx, options, budget)

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from ortools.sat.python import cp_model
 
-from solver_placement.errors import InfeasiblePlacementError, PlacementError, SolverTimeoutError, Statement
+from solver_placement.errors import InfeasiblePlacementError, SolverTimeoutError, Statement
 from solver_placement.solver.build import build_model
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.counting import counting_conflicts
@@ -78,16 +78,7 @@ def _each_component_alone(spec: PlacementSpec) -> list[PlacementSpec]:
         return []
     lone = [c for c in spec.components.values() if c.shares_rule_with is None and c.constraints.collocate_with is None]
     lone = [c for c in lone if not any(o.shares_rule_with == c.name for o in spec.components.values())]
-    alone = []
-    for component in lone:
-        own = replace(component, constraints=replace(component.constraints, exclusive_with=()))
-        single = PlacementSpec(spec.cluster, {component.name: own}, spec.solver_options)
-        try:
-            _ = single.requests
-        except PlacementError:
-            continue  # its own capacity arithmetic fails: the whole spec's explanation says so
-        alone.append(single)
-    return alone
+    return [spec.with_rules({c.name: replace(c, constraints=replace(c.constraints, exclusive_with=()))}) for c in lone]
 
 
 def _core(spec: PlacementSpec, options: SolverOptions, budget: Budget) -> list[Statement]:

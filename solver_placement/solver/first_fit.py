@@ -32,7 +32,7 @@ from solver_placement.cluster.cluster import Cluster
 from solver_placement.constants import ACCELERATOR
 from solver_placement.solver.assignment import Assignment, window_ranks
 from solver_placement.solver.bounds.needs import tensor_group_on_node
-from solver_placement.solver.first_fit_orders import Step, followers, owner, placing_orders
+from solver_placement.solver.first_fit_orders import Step, followers, placing_orders
 from solver_placement.solver.labels import label_values
 from solver_placement.solver.options import Budget
 from solver_placement.solver.rules.memory import megabytes
@@ -85,7 +85,7 @@ def _place_all(board: _Board, spec: PlacementSpec, requests: Mapping[str, Compon
         request = requests[name]
         target = spec.components[name].constraints.collocate_with
         if target is not None:
-            _place_collocated(board, request, owner(spec, target))
+            _place_collocated(board, request, spec.owner_of(target))
         elif request.fill_share is not None:
             _place_filled(board, request)
         else:
@@ -133,7 +133,7 @@ class _Board:
             limit = component.constraints.max_processes_per_hardware
             if limit is None:
                 continue
-            owner = component.shares_rule_with or component.name
+            owner = component.rule_owner
             on_item = np.ones(items.size, dtype=bool) if owner in coming else self.by.get(owner, np.zeros_like(self.load))[items] > 0
             ok &= ~on_item | (added <= limit)
         return ok & self._memory_fits(coming, items)
@@ -142,19 +142,19 @@ class _Board:
         """Requests that may share no item with request ``name`` (the rule holds both ways)."""
         apart = set()
         for component in self.spec.components.values():
-            mine = (component.shares_rule_with or component.name) == name
+            mine = component.rule_owner == name
             for other in component.constraints.exclusive_with:
-                other_owner = self.spec.components[other].shares_rule_with or other
+                other_owner = self.spec.owner_of(other)
                 if mine:
                     apart.add(other_owner)
                 elif other_owner == name:
-                    apart.add(component.shares_rule_with or component.name)
+                    apart.add(component.rule_owner)
         return apart
 
     def _memory_fits(self, coming: Sequence[str], items: np.ndarray) -> np.ndarray:
         """Whether every mix of running and idle components still fits each GPU's memory with one
         more process of each request in ``coming`` (whole megabytes, as the memory rule counts)."""
-        holders = [(c.shares_rule_with or c.name, c.constraints.memory) for c in self.spec.components.values() if c.constraints.memory]
+        holders = [(c.rule_owner, c.constraints.memory) for c in self.spec.components.values() if c.constraints.memory]
         if not holders:
             return np.ones(items.size, dtype=bool)
         limits = np.array([np.nan if m is None else m for m in self.cluster.gpu_memory_gb], dtype=float)[self.cluster.hw_node[items]]

@@ -16,11 +16,6 @@ from solver_placement.spec.candidates import ComponentRequest
 from solver_placement.spec.placement_spec import PlacementSpec
 
 
-def owner(spec: PlacementSpec, name: str) -> str:
-    """The component whose request places ``name`` (itself, or the first of its key)."""
-    return spec.components[name].shares_rule_with or name
-
-
 def followers(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], name: str) -> list[str]:
     """The free requests collocated with ``name`` (directly or through a chain): they will hold
     its GPUs too, so its GPUs must have room for them (memory, per-GPU limits)."""
@@ -30,7 +25,7 @@ def followers(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], nam
         frontier = [
             other for other, request in requests.items()
             if not request.determined and other != name and other not in found
-            and (t := spec.components[other].constraints.collocate_with) is not None and owner(spec, t) in frontier
+            and (t := spec.components[other].constraints.collocate_with) is not None and spec.owner_of(t) in frontier
         ]
         found.extend(frontier)
     return found
@@ -50,7 +45,7 @@ def placing_orders(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]
     neighbours grow towards each other instead of colliding. A greedy order can strand a component that another order
     places, and each try costs milliseconds. No order (an empty list) for a collocation cycle."""
     free = [name for name, request in requests.items() if not request.determined]
-    target_of = {name: owner(spec, t) for name in free if (t := spec.components[name].constraints.collocate_with) is not None}
+    target_of = {name: spec.owner_of(t) for name in free if (t := spec.components[name].constraints.collocate_with) is not None}
     roots = [name for name in free if name not in target_of or target_of[name] not in free]
 
     def width(name: str) -> int:
@@ -94,9 +89,9 @@ def _high_side(spec: PlacementSpec, roots: list[str], requests: Mapping[str, Com
         root_of.update(dict.fromkeys(followers(spec, requests, root), root))
     neighbours: dict[str, set[str]] = {root: set() for root in roots}
     for component in spec.components.values():
-        mine = root_of.get(owner(spec, component.name))
+        mine = root_of.get(component.rule_owner)
         for other in component.constraints.exclusive_with:
-            theirs = root_of.get(owner(spec, other))
+            theirs = root_of.get(spec.owner_of(other))
             if mine is not None and theirs is not None and mine != theirs:
                 neighbours[mine].add(theirs)
                 neighbours[theirs].add(mine)

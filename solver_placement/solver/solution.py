@@ -79,7 +79,7 @@ class Solution:
 
     def _build_records(self, component: str, isolate: bool) -> list[Placement]:
         spec = self.spec.components[component]
-        request = self.requests[spec.shares_rule_with or component]
+        request = self.requests[spec.rule_owner]
         assignment = self.assignments[component]
         return build_placements(
             component, assignment.indptr, assignment.hardware, assignment.ranks, request.resources, self.cluster, isolate, spec.environment

@@ -277,7 +277,7 @@ def _constructed(call: _Call, held_before: dict[str, list[list[int]]]) -> _Const
 
 def _by_component(spec: PlacementSpec, by_request: dict[str, Assignment], status: str, **details: Any) -> Solution:
     """A solution naming every component (shared-rule names reuse their key's first request)."""
-    assignments = {c.name: by_request[c.shares_rule_with or c.name] for c in spec.components.values()}
+    assignments = {c.name: by_request[c.rule_owner] for c in spec.components.values()}
     return Solution(spec, spec.requests, assignments, status, **details)
 
 
@@ -330,7 +330,7 @@ def _decomposed(call: _Call) -> dict[str, Assignment] | None:
         found = solve_per_node(spec, narrowed, call.weights, call.options, call.budget) if isinstance(narrowed, dict) else None
     if found is None:
         return None
-    return {c.name: found[c.shares_rule_with or c.name] for c in spec.components.values()}
+    return {c.name: found[c.rule_owner] for c in spec.components.values()}
 
 
 def _exact(

@@ -17,6 +17,7 @@ from solver_placement.cluster.cluster import Cluster
 from solver_placement.constants import ACCELERATOR, NODE
 from solver_placement.errors import Statement
 from solver_placement.spec.candidates import ComponentRequest, component_noun
+from solver_placement.spec.grammar import Declarative, ExplicitRanks
 
 #: The rule family of a process's amount (``rules/per_process.py``, which imports this module).
 AMOUNT_RULE = "per_process"
@@ -63,8 +64,8 @@ def attribute_values(cluster: Cluster, attribute_name: str, values: Sequence[int
 def shape_keys(request: ComponentRequest) -> tuple[str, ...]:
     """The keys a declarative component's size rests on: ``processes``, and
     ``hardware_per_process`` when the user wrote it (its default of 1 is nothing to change)."""
-    declarative = request.spec.declarative
-    return ("processes", "hardware_per_process") if declarative is not None and declarative.hardware_per_process is not None else ("processes",)
+    form = request.spec.form
+    return ("processes", "hardware_per_process") if isinstance(form, Declarative) and form.hardware_per_process is not None else ("processes",)
 
 
 def amount_statement(request: ComponentRequest, process: int) -> Statement:
@@ -78,7 +79,7 @@ def amount_statement(request: ComponentRequest, process: int) -> Statement:
     if not request.determined:
         text = f"{request.name} needs {request.num_processes} process(es) x {count(int(request.amount[0]), plural)}"
         return Statement(text, request.name, shape_keys(request), AMOUNT_RULE)
-    if request.spec.explicit is not None:
+    if isinstance(request.spec.form, ExplicitRanks):
         return Statement(f"{request.name}: placement {request.spec.text} fixes its {plural}", request.name, ("placement",), AMOUNT_RULE)
     segment = np.flatnonzero(request.origin == request.origin[process])
     text = f'{request.name}: segment "{request.origin_text[request.origin[process]]}" fixes its {plural}'

@@ -4,8 +4,9 @@ A rank-based component's segments fix each process's candidates to exactly the r
 grammar gives it (RLinf's even split), so the model has one candidate per needed item. A
 declarative component lets every process choose among all resources of its node groups (or its
 ``resources`` window). Candidates are stored CSR-style (``indptr`` + flat arrays) so 100,000
-GPUs never need a dense process x hardware matrix. Simple capacity arithmetic is checked here,
-before the solver is called, with messages in the user's terms.
+GPUs never need a dense process x hardware matrix. Only what the config states is checked here
+(groups exist, ranks in range, counts divide); whether the cluster has room is the counting
+bounds' question (``solver/bounds``), asked when the spec is solved.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from functools import cached_property
 
 import numpy as np
 
-from solver_placement.arrays import distinct
 from solver_placement.cluster.cluster import Cluster, ResourceSet
 from solver_placement.cluster.ranks import MAX_RANK, check_in_bounds
 from solver_placement.constants import ACCELERATOR
-from solver_placement.errors import InfeasiblePlacementError, InternalError, PlacementConfigError, Statement
-from solver_placement.spec.grammar import ComponentSpec, Declarative, check_multiple
+from solver_placement.errors import InternalError, PlacementConfigError
+from solver_placement.spec.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments, Segment, check_multiple
 
 #: Largest number of (process, candidate hardware) pairs a declarative component may create.
 MAX_CANDIDATE_PAIRS = 4_000_000
@@ -109,11 +109,13 @@ class ComponentRequest:
 
     def process_where(self, process: int) -> str:
         """How to name a process in messages: component, its segment and rank."""
-        if self.spec.is_declarative:
-            return f"{self.name}: process {process}"
-        if self.spec.explicit is not None:
-            return f"{self.name}: process {process} (ranks {list(self.spec.explicit[process])})"
-        return f'{self.name}: segment "{self.origin_text[self.origin[process]]}" (process {process})'
+        match self.spec.form:
+            case Declarative():
+                return f"{self.name}: process {process}"
+            case ExplicitRanks(processes):
+                return f"{self.name}: process {process} (ranks {list(processes[process])})"
+            case RankSegments():
+                return f'{self.name}: segment "{self.origin_text[self.origin[process]]}" (process {process})'
 
 
 
@@ -134,12 +136,13 @@ def resolve_components(components: Mapping[str, ComponentSpec], cluster: Cluster
 def resolve_component(component: ComponentSpec, components: Mapping[str, ComponentSpec], cluster: Cluster) -> ComponentRequest:
     """One component's candidates; ``components`` is the whole job (``stride: auto`` reads the target)."""
     resources = _selection(component, cluster)
-    if component.declarative is not None:
-        request = _resolve_declarative(component, component.declarative, resources, components, cluster)
-    elif component.explicit is not None:
-        request = _resolve_explicit(component, component.explicit, resources)
-    else:
-        request = _resolve_segments(component, resources)
+    match component.form:
+        case Declarative() as declarative:
+            request = _resolve_declarative(component, declarative, resources, components, cluster)
+        case ExplicitRanks(processes):
+            request = _resolve_explicit(component, processes, resources)
+        case RankSegments(segments):
+            request = _resolve_segments(component, segments, resources)
     _check_whole_groups(component, request.num_processes)
     return request
 
@@ -172,11 +175,11 @@ def _selection(component: ComponentSpec, cluster: Cluster) -> ResourceSet:
     return resources
 
 
-def _resolve_segments(component: ComponentSpec, resources: ResourceSet) -> ComponentRequest:
+def _resolve_segments(component: ComponentSpec, segments: tuple[Segment, ...], resources: ResourceSet) -> ComponentRequest:
     total = len(resources)
     rank_parts, indptr_parts, amount_parts, origin_parts = [], [], [], []
     offset = 0
-    for index, segment in enumerate(component.segments):
+    for index, segment in enumerate(segments):
         where = f'{component.name}: segment "{segment.text}"'
         if segment.resources is None:
             ranks = np.arange(total, dtype=np.int64)
@@ -198,7 +201,7 @@ def _resolve_segments(component: ComponentSpec, resources: ResourceSet) -> Compo
             offset += num_processes
         origin_parts.append(np.full(num_processes, index))
     if offset > MAX_RANK:
-        raise PlacementConfigError(f"{component.where()}: asks for {offset} process slots; the limit is {MAX_RANK}")
+        raise PlacementConfigError(f'{component.name}: placement "{component.text}": asks for {offset} process slots; the limit is {MAX_RANK}')
     cand_rank = np.concatenate(rank_parts)
     return ComponentRequest(
         spec=component,
@@ -208,7 +211,7 @@ def _resolve_segments(component: ComponentSpec, resources: ResourceSet) -> Compo
         cand_rank=cand_rank,
         cand_hw=resources.physical[cand_rank],
         origin=np.concatenate(origin_parts),
-        origin_text=tuple(segment.text for segment in component.segments),
+        origin_text=tuple(segment.text for segment in segments),
         determined=True,
     )
 
@@ -239,6 +242,8 @@ def _resolve_explicit(component: ComponentSpec, explicit: tuple[tuple[int, ...],
 def _resolve_declarative(
     component: ComponentSpec, decl: Declarative, resources: ResourceSet, components: Mapping[str, ComponentSpec], cluster: Cluster
 ) -> ComponentRequest:
+    """Every process may take any item of the window (a filled one in blocks, see below); how
+    many items the cluster has for them is counted by the bounds (``solver/bounds/shortfall.py``)."""
     where = component.name
     if decl.resources is not None:
         check_in_bounds(decl.resources, len(resources), "resources", f"{where} on {resources.describe()}")
@@ -254,7 +259,6 @@ def _resolve_declarative(
         window = window[np.sort(first)]
     processes, per_process, share = _shape(component.name, decl, window.size)
     stride = _stride(component, decl.stride, per_process, components, cluster)
-    _check_capacity(component, resources, window, processes, per_process, share, stride, cluster)
     shared = False
     if fill and share == 1 and window.size % (per_process * stride) == 0:
         # An exact cover of a window by stride-s progressions of g ranks is unique and tiles
@@ -330,48 +334,10 @@ def _stride(
 
 def _group_items(target: ComponentSpec, components: Mapping[str, ComponentSpec], cluster: Cluster) -> int | None:
     """Hardware items held by one TP group of ``target`` (None if processes differ in size)."""
-    owner = components[target.shares_rule_with] if target.shares_rule_with else target
+    owner = components[target.rule_owner]
     request = resolve_component(owner, components, cluster)
     sizes = np.unique(request.amount)
     return int(sizes[0]) * target.constraints.tensor_parallel_size if sizes.size == 1 else None
-
-
-def _check_capacity(
-    component: ComponentSpec,
-    resources: ResourceSet,
-    window: np.ndarray,
-    processes: int,
-    per_process: int,
-    share: int,
-    stride: int,
-    cluster: Cluster,
-) -> None:
-    """Arithmetic that proves infeasibility without a solver, phrased in the user's terms."""
-    noun = component_noun(resources)
-    keys = ("processes", *(["hardware_per_process"] if per_process > 1 else []), *(["stride"] if stride > 1 else []), "node_group")
-    needed = processes * per_process // share
-    offered = distinct(resources.physical[window]).size
-    if needed > offered:
-        raise _short(
-            component.name, keys,
-            f"{component.name}: needs {processes} processes x {per_process} {noun} = {needed} {noun}, "
-            f"but {resources.describe()} offers {offered}",
-        )
-    span = (per_process - 1) * stride + 1
-    per_node = np.bincount(cluster.hw_node[resources.physical[window]], minlength=cluster.num_nodes)
-    if span > per_node.max():
-        shape = f"{per_process} {noun} per process" + (f" with stride {stride}" if stride > 1 else "")
-        raise _short(
-            component.name, keys,
-            f"{component.name}: needs {shape} on one node (a span of {span}), but the largest node in "
-            f"{resources.describe()} has {per_node.max()}",
-        )
-
-
-def _short(name: str, keys: tuple[str, ...], message: str) -> InfeasiblePlacementError:
-    """Capacity arithmetic proves infeasibility without a solver; it is one conflict, about the
-    component's size (``keys``) within its node group or resources window."""
-    return InfeasiblePlacementError(message, [Statement(message, name, keys, "per_process")])
 
 
 def component_noun(resources: ResourceSet) -> str:

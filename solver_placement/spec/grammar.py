@@ -1,9 +1,10 @@
 """Placement specs: what each component asks for, parsed from ``cluster.component_placement``.
 
-Parsing is purely syntactic and never produces placements. A component is either
-*rank-based* (RLinf's ``resource_ranks[:process_ranks]`` segments, or an explicit list of
-ranks per process, both of which fix the layout) or *declarative* (a count of processes and hardware per process; the solver picks the hardware).
-Both forms may carry the constraints no rank string can say (tensor-parallel groups,
+Parsing is purely syntactic and never produces placements. A component's ``form`` is one of
+three: RLinf's ``resource_ranks[:process_ranks]`` segments (:class:`RankSegments`) or an
+explicit list of ranks per process (:class:`ExplicitRanks`), both of which fix the layout, or
+:class:`Declarative` (a count of processes and hardware per process; the solver picks the hardware).
+Every form may carry the constraints no rank string can say (tensor-parallel groups,
 collocation, exclusivity, capacity). Everything the text alone can tell is checked here.
 As in RLinf, blanks and empty segments from a stray comma (``"0-3,,4-7,"``) are accepted, and
 messages carry RLinf's phrase for each rule ("Resource ranks must be unique", ...).
@@ -53,6 +54,20 @@ class Segment:
 
 
 @dataclass(frozen=True)
+class RankSegments:
+    """A rank string: its segments in order, each process's ranks fixed by RLinf's even split."""
+
+    segments: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
+class ExplicitRanks:
+    """Ranks listed per process (sorted, processes ordered by first rank): the layout as written."""
+
+    processes: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
 class Declarative:
     """A component given by what it needs; the solver chooses its hardware.
 
@@ -66,6 +81,10 @@ class Declarative:
     stride: int | str
     resources: RankRange | None
     fill: bool = False
+
+
+#: How a component states its layout; code that depends on it matches on the class.
+Form = RankSegments | ExplicitRanks | Declarative
 
 
 @dataclass(frozen=True)
@@ -90,7 +109,7 @@ class DomainRule:
 
 @dataclass(frozen=True)
 class Constraints:
-    """Rules beyond the layout itself, allowed on both forms."""
+    """Rules beyond the layout itself, allowed on every form."""
 
     tensor_parallel_size: int = 1
     collocate_with: str | None = None
@@ -106,28 +125,29 @@ class ComponentSpec:
     """The placement rule of one component.
 
     ``key`` is the config key it came from; components on one comma-joined key share one rule
-    (``shares_rule_with`` names the first of them, whose solution they reuse). ``environment``:
-    what its processes see around their hardware (``spec/environment.py``), never where they run.
+    (``shares_rule_with`` names the first of them, whose solution they reuse). ``text`` is the
+    form as messages quote it. ``environment``: what its processes see around their hardware
+    (``spec/environment.py``), never where they run.
     """
 
     name: str
     key: str
     node_groups: tuple[str, ...]
     text: str
-    segments: tuple[Segment, ...] = ()
-    declarative: Declarative | None = None
+    form: Form
     constraints: Constraints = field(default_factory=Constraints)
     shares_rule_with: str | None = None
-    explicit: tuple[tuple[int, ...], ...] | None = None
     count_nodes: bool = False
     environment: ProcessEnvironment = DEFAULT_ENVIRONMENT
 
     @property
-    def is_declarative(self) -> bool:
-        return self.declarative is not None
+    def rule_owner(self) -> str:
+        """The component whose rule (and solution) this one uses: itself, or the first of its key."""
+        return self.shares_rule_with or self.name
 
-    def where(self) -> str:
-        return f"{self.name}: placement \"{self.text}\"" if not self.is_declarative else f"{self.name}"
+    @property
+    def is_declarative(self) -> bool:
+        return isinstance(self.form, Declarative)
 
 
 def parse_component_placement(raw: Any) -> dict[str, ComponentSpec]:
@@ -167,17 +187,17 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
                 f"({', '.join(SHAPE_KEYS)}), not both"
             )
         if isinstance(body.get("placement"), list):
-            explicit = parse_explicit(body["placement"], name)
-            return ComponentSpec(name, key, groups, _explicit_text(body["placement"]), (), None, constraints, first_name, explicit, count_nodes, environment)
+            explicit = ExplicitRanks(parse_explicit(body["placement"], name))
+            return ComponentSpec(name, key, groups, _explicit_text(body["placement"]), explicit, constraints, first_name, count_nodes, environment)
         if "placement" in body:
             text = _placement_text(body["placement"], name)
-            return ComponentSpec(name, key, groups, text, parse_segments(text, name), None, constraints, first_name, None, count_nodes, environment)
+            return ComponentSpec(name, key, groups, text, RankSegments(parse_segments(text, name)), constraints, first_name, count_nodes, environment)
         if not has_shape:
             raise PlacementConfigError(f"component {name!r}: needs a 'placement' rank string or 'processes' (placement must be specified in component_placement config)")
         declarative = _parse_declarative(body, name)
-        return ComponentSpec(name, key, groups, _describe(body), (), declarative, constraints, first_name, None, count_nodes, environment)
+        return ComponentSpec(name, key, groups, _describe(body), declarative, constraints, first_name, count_nodes, environment)
     text = _placement_text(value, name)
-    return ComponentSpec(name, key, (CLUSTER_LABEL,), text, parse_segments(text, name), None, Constraints(), first_name)
+    return ComponentSpec(name, key, (CLUSTER_LABEL,), text, RankSegments(parse_segments(text, name)), Constraints(), first_name)
 
 
 def _placement_text(value: Any, name: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from solver_placement.cluster.cluster import Cluster
-from solver_placement.spec.grammar import ComponentSpec
+from solver_placement.spec.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments
 from solver_placement.verify.placed import Placed, ranked_items
 
 
@@ -28,8 +28,8 @@ def check_layout(placed: Placed) -> Iterator[str]:
                 yield f"{name} rank {rank}: spans several nodes"
             if len({int(cluster.hw_kind[hw]) for hw in ids}) > 1:
                 yield f"{name} rank {rank}: mixes hardware types"
-        if not component.is_declarative:
-            yield from _segments(component, held, cluster)
+        if not isinstance(component.form, Declarative):
+            yield from _segments(component, component.form, held, cluster)
 
 
 def check_shared_rule(placed: Placed) -> Iterator[str]:
@@ -41,9 +41,9 @@ def check_shared_rule(placed: Placed) -> Iterator[str]:
             yield f"{name}: differs from {owner}, which shares its placement rule"
 
 
-def _segments(component: ComponentSpec, held: list[list[int]], cluster: Cluster) -> Iterator[str]:
+def _segments(component: ComponentSpec, form: RankSegments | ExplicitRanks, held: list[list[int]], cluster: Cluster) -> Iterator[str]:
     physical = ranked_items(component, cluster)
-    expected = [[physical[r] for r in ranks] for ranks in _expected_ranks(component, len(physical))]
+    expected = [[physical[r] for r in ranks] for ranks in _expected_ranks(form, len(physical))]
     if len(expected) != len(held):
         yield f"{component.name}: {len(held)} processes, the placement string gives {len(expected)}"
         return
@@ -52,13 +52,13 @@ def _segments(component: ComponentSpec, held: list[list[int]], cluster: Cluster)
             yield f"{component.name} rank {rank}: holds {got}, the placement string gives {want}"
 
 
-def _expected_ranks(component: ComponentSpec, total: int) -> list[list[int]]:
+def _expected_ranks(form: RankSegments | ExplicitRanks, total: int) -> list[list[int]]:
     """RLinf's even split (or the explicit lists), re-derived: per process the ranks it must
     hold, ``total`` being how many ranks the component's node groups count."""
-    if component.explicit is not None:
-        return [list(ranks) for ranks in component.explicit]
+    if isinstance(form, ExplicitRanks):
+        return [list(ranks) for ranks in form.processes]
     expected: list[list[int]] = []
-    for segment in component.segments:
+    for segment in form.segments:
         ranks = list(range(total)) if segment.resources is None else list(range(segment.resources.first, segment.resources.last + 1))
         count = len(segment.processes) if segment.processes is not None else len(ranks)
         if len(ranks) >= count:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from solver_placement.spec.grammar import Declarative
 from solver_placement.verify.placed import Placed, ranked_items
 
 
@@ -17,8 +18,8 @@ def check_shape(placed: Placed) -> Iterator[str]:
     """``processes`` and ``hardware_per_process`` hold; with ``resources`` every item of the
     window is used evenly, without it no two of the component's processes share an item."""
     for name, held in placed.held.items():
-        declared = placed.spec.components[name].declarative
-        if declared is None:
+        declared = placed.spec.components[name].form
+        if not isinstance(declared, Declarative):
             continue
         if declared.processes is not None and len(held) != declared.processes:
             yield f"{name}: {len(held)} processes, asked for {declared.processes}"
@@ -40,9 +41,9 @@ def check_stride(placed: Placed) -> Iterator[str]:
     two node groups has two ranks and may use either)."""
     for name, held in placed.held.items():
         component = placed.spec.components[name]
-        if component.declarative is None:
+        if not isinstance(component.form, Declarative):
             continue
-        stride = _stride(component.declarative.stride, name, placed)
+        stride = _stride(component.form.stride, name, placed)
         if stride is None:
             continue
         ranks_of: dict[int, list[int]] = {}

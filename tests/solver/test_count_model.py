@@ -92,7 +92,7 @@ def test_never_worse_than_first_fit_and_optimal_where_claimed(case: tuple[Cluste
     built = first_fit(spec, spec.requests, SolverOptions().start())
     greedy = None
     if built is not None:
-        greedy = Solution(spec, spec.requests, {c.name: built[c.shares_rule_with or c.name] for c in spec.components.values()}, "FEASIBLE", None)
+        greedy = Solution(spec, spec.requests, {c.name: built[c.rule_owner] for c in spec.components.values()}, "FEASIBLE", None)
         try:
             verify(spec, greedy.placements_by_component())
         except Exception:
@@ -140,7 +140,7 @@ def test_patterns_clique_by_clique_answer_as_whole_node_patterns(case: tuple[Clu
             except LayoutFailed:  # count_path declines these (its strides cannot tile a node's free GPUs)
                 return
             placed |= {n: Assignment(r.indptr, r.cand_hw, r.cand_rank, cluster.num_hardware) for n, r in spec.requests.items() if r.determined}
-            solution = Solution(spec, spec.requests, {c.name: placed[c.shares_rule_with or c.name] for c in spec.components.values()}, "FEASIBLE", None)
+            solution = Solution(spec, spec.requests, {c.name: placed[c.rule_owner] for c in spec.components.values()}, "FEASIBLE", None)
             verify(spec, solution.placements_by_component())
     event(f"{len(problem.classes)} classes, {answers[0]}")
     assert answers[0] == answers[1]

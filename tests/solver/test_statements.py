@@ -40,7 +40,7 @@ def test_every_statement_of_an_impossible_model_is_a_consistent_record(path: Pat
             assert statement.rule == COUNTING, f"only the arithmetic belongs to no component: {statement}"
         if statement.processes is not None:
             first, last = statement.processes
-            assert 0 <= first <= last < spec.requests[spec.components[statement.component].shares_rule_with or statement.component].num_processes
+            assert 0 <= first <= last < spec.requests[spec.owner_of(statement.component)].num_processes
     explained = explain(spec)
     assert [s.text for s in explained] == [s.text for s in statements]  # the same records from explain as from solve
 

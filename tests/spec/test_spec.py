@@ -5,10 +5,18 @@ from helpers import config
 
 from solver_placement import PlacementError, PlacementSpec, solve
 from solver_placement.errors import PlacementConfigError, PlacementSyntaxError
+from solver_placement.spec.grammar import RankSegments, Segment
 
 
 def parse(placement: dict, nodes: int = 2, gpus: int | list[int] = 8, **cluster: object) -> PlacementSpec:
     return PlacementSpec.from_config(config(nodes, gpus, placement, **cluster))
+
+
+def segments_of(placement: dict) -> tuple[Segment, ...]:
+    """The segments of component ``a``, which must be a rank string."""
+    form = parse(placement).components["a"].form
+    assert isinstance(form, RankSegments)
+    return form.segments
 
 
 def test_comma_key_shares_one_rule() -> None:
@@ -18,7 +26,7 @@ def test_comma_key_shares_one_rule() -> None:
 
 
 def test_segments_keep_implicit_and_explicit_process_ranks() -> None:
-    segments = parse({"a": "0-1:0-3,3-5,7-10:7-14"}).components["a"].segments
+    segments = segments_of({"a": "0-1:0-3,3-5,7-10:7-14"})
     assert [(s.text, str(s.resources), s.processes and str(s.processes)) for s in segments] == [
         ("0-1:0-3", "0-1", "0-3"), ("3-5", "3-5", None), ("7-10:7-14", "7-10", "7-14")]
 
@@ -33,7 +41,7 @@ def test_node_group_forms() -> None:
 
 def test_short_form_int_and_all_any_case() -> None:
     assert parse({"a": 3}).components["a"].text == "3"
-    assert parse({"a": "ALL"}).components["a"].segments[0].resources is None
+    assert segments_of({"a": "ALL"})[0].resources is None
 
 
 @pytest.mark.parametrize(
@@ -67,7 +75,7 @@ def test_grammar_rules(placement: str, error: type, message: str) -> None:
 def test_stray_commas_and_blanks_are_accepted_like_rlinf() -> None:
     """RLinf skips empty segments and strips blanks; the meaning is plain, so they are accepted."""
     for text in ("0-3,,4-7", "0-3,4-7,", ",0-3, 4-7", " 0 - 3 , 4-7 "):
-        segments = parse({"a": text}).components["a"].segments
+        segments = segments_of({"a": text})
         assert [(str(s.resources), s.processes) for s in segments] == [("0-3", None), ("4-7", None)]
 
 

@@ -4,6 +4,7 @@ the solver and of the resolved candidates it is meant to check."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from import_graph import graph, path_to, reachable
 
@@ -44,16 +45,23 @@ def test_the_verifier_runs_neither_the_solver_nor_the_candidates_not_even_throug
     assert not leaks, leaks
 
 
+class _Untouchable(dict):
+    """Candidates the verifier must not read: any look at them fails the test."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> object:
+        raise AssertionError("the verifier read the solver's candidates")
+
+    __getitem__ = __iter__ = __contains__ = __len__ = get = items = keys = values = _refuse  # type: ignore[assignment]
+
+
 def test_the_verifier_never_reads_the_resolved_candidates() -> None:
     """A spec holds its resolved candidates (``requests``), which the verifier could read
-    without importing them: it checks a spec whose candidates were never resolved, and leaves
-    them so."""
+    without importing them: it checks a spec whose candidates are poisoned, so any read fails."""
     cluster = Cluster(2, 8, gpu_memory_gb=80)
     solved = solve(PlacementSpec.build(cluster, {
         "actor": {"placement": "0-7", "memory_gb": 30, "tensor_parallel_size": 2},
         "rollout": {"processes": 4, "hardware_per_process": 2, "collocate_with": "actor", "memory_gb": 20},
         "reward": {"processes": 4, "stride": 2, "hardware_per_process": 2, "exclusive_with": ["actor"]},
     }))  # fmt: skip
-    unresolved = PlacementSpec(cluster, solved.spec.components)
-    verify(unresolved, solved.placements_by_component())
-    assert "requests" not in vars(unresolved)
+    poisoned = replace(solved.spec, requests=_Untouchable())
+    verify(poisoned, solved.placements_by_component())

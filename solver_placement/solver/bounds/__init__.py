@@ -7,7 +7,7 @@ names the fewest statements that make it so plus the arithmetic ("counting: the 
 nodes x 8 GPUs = 128 GPUs; together they need 129"). The bounds are sound: a spec they reject
 has no placement (``tests/solver/test_bounds.py`` checks this against the exact model).
 
-This package holds the building blocks (needs, the relation type, the counting model, the core
-shrinking, the wording); each rule family gives its own relations (``solver/rules/``), and
+This package holds the building blocks (a component's shortfall in its own window, needs, the
+relation type, the counting model, the core shrinking, the wording); each rule family gives its own relations (``solver/rules/``), and
 ``solver/counting.py`` puts them together. So the rules may use these blocks without a cycle.
 """

@@ -18,6 +18,7 @@ from solver_placement.errors import Statement
 from solver_placement.solver.labels import label_values
 from solver_placement.solver.statements import AMOUNT_RULE, COUNTING, count, noun, shape_keys
 from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.grammar import Declarative
 from solver_placement.spec.placement_spec import PlacementSpec
 
 
@@ -68,9 +69,9 @@ def _need(spec: PlacementSpec, request: ComponentRequest) -> Need:
     plural = noun(request)
     if not is_free(request):
         used = int(items.sum())
-        where = f'resources "{request.spec.declarative.resources or "all"}"' if request.spec.declarative else f'placement "{request.spec.text}"'
-        written = ("resources",) if request.spec.declarative else ("placement",)
-        statement = Statement(f"{request.name}: {where} uses {count(used, plural)}", request.name, written, AMOUNT_RULE)
+        form = request.spec.form
+        where, written = (f'resources "{form.resources or "all"}"', "resources") if isinstance(form, Declarative) else (f'placement "{request.spec.text}"', "placement")
+        statement = Statement(f"{request.name}: {where} uses {count(used, plural)}", request.name, (written,), AMOUNT_RULE)
         return Need(request.name, statement, hardware, items, fixed=True, copies=copies)
     amount, processes = int(request.amount[0]), request.num_processes
     tp = tensor_group_on_node(spec, request)

@@ -40,11 +40,6 @@ class Relation:
     room: np.ndarray | None = None
 
 
-def owner_of(spec: PlacementSpec, name: str) -> str:
-    """The rule owner of a component (the first of the components placed under one key)."""
-    return spec.components[name].shares_rule_with or name
-
-
 def everywhere(spec: PlacementSpec) -> np.ndarray:
     """Every node: the nodes a relation that holds on the whole cluster bites on."""
     return np.ones(spec.cluster.num_nodes, dtype=bool)

@@ -29,7 +29,7 @@ def variants(spec: PlacementSpec) -> tuple[PlacementSpec, PlacementSpec]:
     """The spec with every preferred pipeline domain required, and with it dropped."""
     required = {name: _with_rules(c, lambda rule: replace(rule, required=True)) for name, c in spec.components.items()}
     dropped = {name: _with_rules(c, lambda _: None) for name, c in spec.components.items()}
-    return PlacementSpec(spec.cluster, required, spec.solver_options), PlacementSpec(spec.cluster, dropped, spec.solver_options)
+    return spec.with_rules(required), spec.with_rules(dropped)
 
 
 def _preferred(component: ComponentSpec) -> bool:

@@ -105,9 +105,9 @@ def count_problem(
     index = {member: i for i, c in enumerate(classes) for member in c.members}
     exclusive = set()
     for component in spec.components.values():
-        mine = component.shares_rule_with or component.name
+        mine = component.rule_owner
         for other in component.constraints.exclusive_with:
-            theirs = spec.components[other].shares_rule_with or other
+            theirs = spec.owner_of(other)
             if mine in index and theirs in index and index[mine] != index[theirs]:
                 exclusive.add((min(index[mine], index[theirs]), max(index[mine], index[theirs])))
     reach = np.stack([np.bincount(spec.cluster.hw_node[distinct(free[c.root].cand_hw)], minlength=spec.cluster.num_nodes) > 0 for c in classes])
@@ -133,8 +133,8 @@ def _blocked(
     for count_class in classes:
         names = set()
         for component in spec.components.values():
-            mine = component.shares_rule_with or component.name
-            others = {spec.components[o].shares_rule_with or o for o in component.constraints.exclusive_with}
+            mine = component.rule_owner
+            others = {spec.owner_of(o) for o in component.constraints.exclusive_with}
             if mine in count_class.members:
                 names |= others & determined
             elif mine in determined and others & set(count_class.members):
@@ -166,7 +166,7 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
     for name in free:
         target = spec.components[name].constraints.collocate_with
         if target is not None:
-            follower_of[name] = spec.components[target].shares_rule_with or target
+            follower_of[name] = spec.owner_of(target)
     classes = []
     for name, request in free.items():
         if name in follower_of:
@@ -217,7 +217,7 @@ def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], co
     room = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes) - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes)
     allowed = room >= count_class.width
     memories = [m for name in count_class.members for c in spec.components.values()
-                if (c.shares_rule_with or c.name) == name and (m := c.constraints.memory) is not None]
+                if c.rule_owner == name and (m := c.constraints.memory) is not None]
     if memories:
         need_mb = max(megabytes(running.active) + sum(megabytes(other.idle) for j, other in enumerate(memories) if j != i)
                       for i, running in enumerate(memories))

@@ -92,7 +92,7 @@ def _holders(spec: PlacementSpec, members: Sequence[str]) -> Holders:
         (component.name, memory)
         for name in members
         for component in spec.components.values()
-        if (component.shares_rule_with or component.name) == name and (memory := component.constraints.memory) is not None
+        if component.rule_owner == name and (memory := component.constraints.memory) is not None
     )
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from solver_placement.errors import Statement
 from solver_placement.solver.bounds.needs import Need
-from solver_placement.solver.bounds.relations import APART, ROOM, Relation, everywhere, owner_of
+from solver_placement.solver.bounds.relations import APART, ROOM, Relation, everywhere
 from solver_placement.solver.context import Literal, ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import hardware_name
@@ -66,7 +66,7 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
         limit = component.constraints.max_processes_per_hardware
         if limit is None:
             continue
-        first = owner_of(spec, component.name)
+        first = component.rule_owner
         statement = capacity_statement(component.name, limit)
         if needs[first].copies > limit:
             yield Relation(statement, ROOM, first, first, everywhere(spec), np.zeros(cluster.num_nodes, dtype=np.int64))

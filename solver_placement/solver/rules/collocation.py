@@ -15,7 +15,7 @@ import numpy as np
 
 from solver_placement.errors import Statement
 from solver_placement.solver.bounds.needs import Need
-from solver_placement.solver.bounds.relations import TOGETHER, Relation, everywhere, owner_of
+from solver_placement.solver.bounds.relations import TOGETHER, Relation, everywhere
 from solver_placement.solver.context import PAIRS_PER_CHECK, Literal, ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import count, noun
@@ -123,9 +123,9 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
     """Counting: collocated owners use the same number of items on every node."""
     for component in spec.components.values():
         target = component.constraints.collocate_with
-        if target is not None and owner_of(spec, component.name) != owner_of(spec, target):
+        if target is not None and component.rule_owner != spec.owner_of(target):
             statement = collocation_statement(component.name, target)
-            yield Relation(statement, TOGETHER, owner_of(spec, component.name), owner_of(spec, target), everywhere(spec))
+            yield Relation(statement, TOGETHER, component.rule_owner, spec.owner_of(target), everywhere(spec))
 
 
 
@@ -137,7 +137,7 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
     for component in spec.components.values():
         target = component.constraints.collocate_with
         if target is not None:
-            mine, theirs = (not requests[owner_of(spec, name)].determined for name in (component.name, target))
+            mine, theirs = (not requests[spec.owner_of(name)].determined for name in (component.name, target))
             if mine != theirs:
                 return f"{component.name}: collocation between a rank-string component and a declarative one"
     return ""

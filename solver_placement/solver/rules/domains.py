@@ -46,7 +46,7 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
     pipeline domain on a component nothing collocates into); other topology rules are not
     counts."""
     for component in spec.components.values():
-        if not requests[component.shares_rule_with or component.name].determined:
+        if not requests[component.rule_owner].determined:
             unstated = _unstated_topology(component)
             if unstated:
                 return f"{component.name}: topology ({unstated})"

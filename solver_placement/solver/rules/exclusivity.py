@@ -9,7 +9,7 @@ import numpy as np
 
 from solver_placement.errors import Statement
 from solver_placement.solver.bounds.needs import Need
-from solver_placement.solver.bounds.relations import APART, ROOM, Relation, everywhere, owner_of
+from solver_placement.solver.bounds.relations import APART, ROOM, Relation, everywhere
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import hardware_list
@@ -46,7 +46,7 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
     leaves them no room)."""
     for component in spec.components.values():
         for other in component.constraints.exclusive_with:
-            first, second = owner_of(spec, component.name), owner_of(spec, other)
+            first, second = component.rule_owner, spec.owner_of(other)
             statement = exclusive_statement(component.name, other)
             if first == second:  # one key's copies place the same processes: nothing is left
                 yield Relation(statement, ROOM, first, first, everywhere(spec), np.zeros(spec.cluster.num_nodes, dtype=np.int64))

@@ -17,7 +17,7 @@ import numpy as np
 from solver_placement.constants import ACCELERATOR
 from solver_placement.errors import Statement
 from solver_placement.solver.bounds.needs import Need
-from solver_placement.solver.bounds.relations import APART, ROOM, Relation, owner_of
+from solver_placement.solver.bounds.relations import APART, ROOM, Relation
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.solver.statements import hardware_name
@@ -84,7 +84,7 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
     holders: dict[str, list[tuple[str, Memory]]] = {}
     for component in spec.components.values():
         if component.constraints.memory is not None:
-            holders.setdefault(owner_of(spec, component.name), []).append((component.name, component.constraints.memory))
+            holders.setdefault(component.rule_owner, []).append((component.name, component.constraints.memory))
     if not holders:
         return
     limits = {m for m in cluster.gpu_memory_gb if m is not None}
@@ -130,6 +130,6 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
     not fit one GPU may not share one); a rank string's memory would sit on GPUs it does not
     choose."""
     for component in spec.components.values():
-        if component.constraints.memory is not None and requests[owner_of(spec, component.name)].determined:
+        if component.constraints.memory is not None and requests[component.rule_owner].determined:
             return f"{component.name}: memory_gb on a rank-string component"
     return ""

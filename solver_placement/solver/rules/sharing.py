@@ -12,6 +12,7 @@ from solver_placement.errors import Statement
 from solver_placement.solver.context import ModelContext
 from solver_placement.solver.rules.rule import RuleOutput
 from solver_placement.spec.candidates import ComponentRequest
+from solver_placement.spec.grammar import Declarative
 
 KEYS: tuple[str, ...] = ()
 RULE = "sharing"
@@ -20,8 +21,8 @@ RULE = "sharing"
 def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
     """One count constraint per candidate item of every declarative request."""
     for request in ctx.requests.values():
-        declarative = request.spec.declarative
-        if declarative is None:
+        declarative = request.spec.form
+        if not isinstance(declarative, Declarative):
             continue  # a rank string: the grammar's even split is already in its candidates
         for takers in ctx.paced(ctx.takers(request).values(), f"{request.name}'s sharing"):
             if request.fill_share is not None:
