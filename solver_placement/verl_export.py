@@ -149,7 +149,7 @@ def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
             raise _refused(_holding(pool, standalone[0]), "verl's pools", why, ": ")
         own = OWN_POOLS.get(pool.roles[0]) if len(set(pool.roles)) == 1 else None
         if own is not None and version == "0.4.1":
-            raise _refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0 or main)")
+            raise _refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0, 0.9.1 or main)")
         name = own or "global_pool"
         if name in named:
             raise VerlExportError(pool.components[0], "verl's pools", _second_pool(name, named[name], pool))

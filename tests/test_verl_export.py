@@ -131,5 +131,5 @@ def test_what_verl_cannot_state_is_refused(source: Any, version: str | None, com
 
 
 def test_a_version_export_does_not_write_is_refused() -> None:
-    with pytest.raises(PlacementConfigError, match="verl version '0.6.0' is not one export writes; write one of 0.4.1, 0.9.0, main"):
+    with pytest.raises(PlacementConfigError, match="verl version '0.6.0' is not one export writes; write one of 0.4.1, 0.9.0, 0.9.1, main"):
         export_verl(TRAINER, version="0.6.0")

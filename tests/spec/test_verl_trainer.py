@@ -80,11 +80,12 @@ def test_the_version_is_stated_or_shown_by_the_keys() -> None:
     assert verl_pools(config(V041)).version == "0.4.1"
     assert verl_pools(config(MAIN)).version == "main"
     assert verl_pools(config(MAIN, "verl_version=0.9.0")).version == "0.9.0"
+    assert verl_pools(config(MAIN, "verl_version=0.9.1")).version == "0.9.1"
     with pytest.raises(PlacementConfigError, match=r"trainer.use_v1=True is ignored by verl 0.4.1"):
         verl_pools(config(MAIN, "verl_version=0.4.1"))
     with pytest.raises(PlacementConfigError, match="verl_version: '0.6.0' is not a verl version solver-placement reads"):
         verl_pools(config(MAIN, "verl_version=0.6.0"))
-    with pytest.raises(PlacementConfigError, match="write one of 0.4.1, 0.9.0, main as text"):
+    with pytest.raises(PlacementConfigError, match="write one of 0.4.1, 0.9.0, 0.9.1, main as text"):
         verl_pools(config(MAIN, "verl_version=0.9"))
 
 
