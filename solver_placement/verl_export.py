@@ -97,7 +97,7 @@ def export_verl(source: Solution | ConfigSource, *, version: str | None = None, 
         raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")
     named = _verl_pools(_pools_of(solution), chosen)
     exported = _export(named, chosen)
-    _check_verl_lands_them(solution, named)
+    _check_verl_lands_them(solution, named, exported.pools)
     return exported
 
 
@@ -222,12 +222,15 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool]) -> None:
+def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool], pools: Mapping[str, ResourcePool]) -> None:
     """Refuse a layout verl would not start as solved: Ray picks the nodes (``pool_order``) and
     verl the rank order (node, then GPU), and the config can choose neither."""
     cluster = solution.cluster
     nodes = tuple(range(cluster.num_nodes))
-    requests = [PoolRequest(name, tuple(len(held) for held in pool.gpus.values()), nodes, pool.components[0]) for name, pool in named.items()]
+    requests = [
+        PoolRequest(name, tuple(len(held) for held in pool.gpus.values()), nodes, pool.components[0], pools[name].max_colocate_count)
+        for name, pool in named.items()
+    ]
     try:
         landed = land_pools(cluster.gpus_per_node.tolist(), requests)
     except InfeasiblePlacementError as error:

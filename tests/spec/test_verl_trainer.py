@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 
 from solver_placement import InfeasiblePlacementError, PlacementConfigError, solve, verify
 from solver_placement.config import load_config
+from solver_placement.spec.pool_order import PoolRequest, land_pools
 from solver_placement.spec.pools import pool_spec_from_config
 from solver_placement.spec.verl import is_verl_trainer_config, verl_pools
 
@@ -192,3 +193,17 @@ def test_a_verl_file_solves_as_is_and_refuses_a_second_statement_of_its_pools(tm
         solve(str(both))
     with pytest.raises(PlacementConfigError, match="has cluster.component_placement"):
         solve({**config(V041), "cluster": {"num_nodes": 1, "component_placement": {"a": "all"}}})
+
+
+def test_ray_gives_a_tie_in_free_gpus_to_the_node_with_fewer_cpus_reserved() -> None:
+    # nodes of 8 and 4 GPUs: global_pool's 4 GPUs take the 8-GPU node (the freest), leaving both with
+    # 4 free; Ray's score counts the 3 CPUs verl's bundles ask per GPU, so reward_pool gets node 1
+    four = ["trainer.n_gpus_per_node=4", "reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True",
+            "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"]  # fmt: skip
+    solution = solve({**config(MAIN, *four), "cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 4]}})
+    assert {name: sorted({p.cluster_node_rank for p in solution.placements(name)}) for name in solution.components} == {"actor_rollout+critic": [0], "rm": [1]}
+    requests = [PoolRequest("global_pool", (4,), (0, 1), "a", 3), PoolRequest("reward_pool", (4,), (0, 1), "b", 3)]
+    assert [group.node for groups in land_pools([8, 4], requests).values() for group in groups] == [0, 1]
+    # equal CPUs reserved as well: Ray's node map decides, here the lowest rank
+    assert [group.node for groups in land_pools([4, 4], requests).values() for group in groups] == [0, 1]
+    assert [group.node for groups in land_pools([8, 8], [*requests, PoolRequest("teacher_pool", (4,), (0, 1), "c", 3)]).values() for group in groups] == [0, 1, 0]
