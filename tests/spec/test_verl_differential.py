@@ -35,8 +35,9 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
-from test_verl_trainer import CASES, V041, config
+from test_verl_trainer import CASES, MAIN, POOLS_MAIN, SEPARATE_MAIN, V041, config
 
+from solver_placement import export_verl
 from solver_placement.spec.verl import verl_pools
 
 DRIVERS = ROOT / "tests" / "verl_drivers"
@@ -153,3 +154,20 @@ def test_verl_builds_what_is_read(verl_source: Callable[[str], Path], path: Path
     trainer_roles = [role for role in ours.workers if not role.startswith("rollout_standalone_")]
     started = [role for role in built["mapping"] if role not in ("critic", "rm") or built[{"critic": "critic", "rm": "reward_model"}[role]]]
     assert trainer_roles == started
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        SEPARATE_MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4"], [*POOLS_MAIN, "distillation.n_gpus_per_node=4"],
+        [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5"],
+    ],
+)
+def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overrides: list[str]) -> None:
+    """The overrides ``export --to verl`` writes make verl's own driver build the exported pools."""
+    exported = export_verl(config(MAIN, *overrides))
+    built, _ = _verl(verl_source("main"), "main", [*overrides, *exported.overrides])
+    assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == exported.resource_pool_spec
+    standalone = {name: pool.max_colocate_count for name, pool in exported.pools.items() if name in built["standalone"]}
+    assert standalone == {name: s["max_colocate_count"] for name, s in built["standalone"].items()}
+    assert {pool.max_colocate_count for name, pool in exported.pools.items() if name not in standalone} == {built["max_colocate_count"]}

@@ -55,6 +55,10 @@ CASES = [
     (MAIN, GRPO_MAIN, {"global_pool": [8]}, {"actor_rollout_ref": "global_pool", "rm": "global_pool"}, ["actor_rollout_ref"]),
     (MAIN, SEPARATE_MAIN, {"global_pool": [4], "rollout_pool_2": [2], "rollout_pool_3": [2]}, {"actor_rollout": "global_pool", "rm": "global_pool"},
      ["actor_rollout", "rollout_standalone_2", "rollout_standalone_3"]),
+    # 0.9.1's separate_async without hybrid replicas: rollout on the standalone ones alone, numbered from 0; actor and ref fused
+    (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True"],
+     {"global_pool": [4], "rollout_pool_0": [2], "rollout_pool_1": [2]}, {"actor": "global_pool", "ref": "global_pool", "rm": "global_pool"},
+     ["actor", "ref", "rollout_standalone_0", "rollout_standalone_1"]),
     (MAIN, POOLS_MAIN, {"global_pool": [8], "reward_pool": [4], "teacher_pool": [8]},
      {"actor_rollout_ref": "global_pool", "critic": "global_pool", "rm": "reward_pool", "teacher": "teacher_pool"},
      ["actor_rollout_ref", "critic", "rm", "teacher"]),
@@ -117,6 +121,8 @@ def test_the_one_predicate_tells_verls_config_from_others() -> None:
         (MAIN, [*SEPARATE_MAIN, "reward.reward_model.enable=True"], "separate_async needs a standalone reward model"),
         (MAIN, ["actor_rollout_ref.rollout.tensor_model_parallel_size=12"], "a replica of 12 GPUs"),
         (MAIN, ["trainer.use_v1=False"], "legacy trainer (main_ppo_v0.py)"),
+        (MAIN, ["actor_rollout_ref.hybrid_engine=False"], "hybrid_engine=false is read by main_ppo's trainer only with trainer.v1.trainer_mode=separate_async"),
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"], "only from verl 0.9.1 on, with trainer.v1.trainer_mode"),
         (MAIN, ["actor_rollout_ref.rollout.disaggregation.enabled=True"], "not modelled"),
         (MAIN, ["trainer.v1.trainer_mode=fully_async"], "trainer.v1.trainer_mode must be one of sync, colocate_async, separate_async"),
         (MAIN, ["trainer.nnodes=1000000"], "above the limit max_nodes=100000"),
@@ -154,6 +160,8 @@ def test_without_a_cluster_the_pools_are_placed_on_the_nodes_the_config_describe
         (V041, [*RM_041, "trainer.nnodes=2"], {"actor_rollout+critic+rm": 16}),  # 0.4.1 fuses every role: one worker per GPU
         (MAIN, ["reward.reward_model.enable=True", "trainer.nnodes=2"], {"actor_rollout+critic": 16, "rm": 16}),  # 0.9: rm a group of its own
         (MAIN, SEPARATE_MAIN, {"actor_rollout": 4, "rollout_standalone_2": 2, "rollout_standalone_3": 2}),
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True", "trainer.n_gpus_per_node=5"],
+         {"actor+ref": 5, "rollout_standalone_0": 2, "rollout_standalone_1": 2}),  # no hybrid replica has to divide global_pool
     ],
 )
 def test_processes_are_the_workers_verl_starts(path: Path, overrides: list[str], processes: dict[str, int]) -> None:
