@@ -7,8 +7,9 @@ installs the released sources it compares with, pinned by version and wheel hash
 (``pip install --no-deps --target``), into pytest's cache directory (``.pytest_cache/d/verl``),
 once; nothing else is written outside it (the drivers' bytecode goes there too). The trimmed
 ``ppo_trainer_main.yaml`` is compared with verl's newest release, 0.9.1: a release is
-reproducible, a branch is not. To compare with other sources (a checkout of verl's main), name
-them; the test then installs nothing and runs in the fast tier too:
+reproducible, a branch is not. To compare with other sources (a checkout of verl's main, 0.9.1 or
+later: 0.9.0 does not read ``hybrid_engine=false``), name them; the test then installs nothing and
+runs in the fast tier too:
 
     VERL_0_4_1_SOURCE=<verl 0.4.1> VERL_MAIN_SOURCE=<a checkout of verl's main> pytest tests/spec/test_verl_differential.py
 

@@ -1,5 +1,6 @@
 """verl 0.9's pools, as its v1 trainer builds them (``verl/trainer/ppo/v1/trainer_base.py``
-``_init_resource_pool_mgr``; the same at tag v0.9.0, commit 483b8a00, and on main at 1dda039b).
+``_init_resource_pool_mgr``; the same at tag v0.9.0, commit 483b8a00, on main at 1dda039b, and
+at v0.9.1 but for ``hybrid_engine=false``, below).
 
 ``global_pool`` holds the actor (``actor_rollout_ref`` when a KL term needs the reference policy
 and no LoRA adapter stands in for it, else ``actor_rollout``) and the critic when
