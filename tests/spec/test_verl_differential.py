@@ -128,7 +128,7 @@ def _verl(source: Path, version: str, overrides: list[str]) -> tuple[dict[str, A
     """What verl builds (the driver's JSON) and verl's own full config with the overrides, plain."""
     spec = SOURCES[version]
     path = source / spec.full
-    bytecode = str(source.parent / "bytecode") if os.environ.get(spec.variable) is None else None
+    bytecode = None if os.environ.get(spec.variable) else str(source.parent / "bytecode")  # the installed release: its cache holds the bytecode too
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(DRIVERS)])}
     env.update({"PYTHONPYCACHEPREFIX": bytecode} if bytecode else {"PYTHONDONTWRITEBYTECODE": "1"})
     result = subprocess.run([sys.executable, str(DRIVERS / spec.driver), str(path), *spec.needed, *overrides], capture_output=True, text=True, timeout=300, env=env)
