@@ -12,9 +12,18 @@ rather than exported as a config that would run differently.
 
 Components on exactly the same GPUs become roles of one pool, which verl's trainer fuses into one
 worker per GPU; the reward model (``rm``) beside the trainer stays a worker group of its own, as
-verl 0.9 starts it. Pools and roles keep verl's names (``rm`` for the reward model, ``teacher``);
-standalone rollout replicas are not exported, since their pools follow from the rollout's
-parallel sizes, which a placement does not carry.
+verl 0.9 starts it. Pools and roles keep verl's names (``rm`` for the reward model, ``teacher``,
+``rollout_standalone_<rank>`` for a replica of ``separate_async``'s standalone rollout).
+
+Standalone replicas (verl 0.9's ``RolloutReplica.init_standalone``, ``LLMServerManager`` with
+``start_rank`` in ``trainer_separate_async.py``, 0.9.1) each make a pool ``rollout_pool_<rank>``
+of ``min(n_gpus_per_node, size)`` GPUs per node, ``max_colocate_count`` 2, after the trainer's
+pools, ranks numbered on from the hybrid replicas that split ``global_pool`` (replicas of the
+same size; from 0, with none, under 0.9.1's ``actor_rollout_ref.hybrid_engine=false``). So they
+export when they are all one size (dividing ``global_pool`` when there are hybrid replicas) and
+numbered as verl numbers them; a placement knows a replica's GPUs, not how its engine splits them, so the
+overrides state the size as tensor parallel (any ``tensor x data x pipeline`` of that product
+builds the same pools).
 """
 
 from __future__ import annotations
@@ -34,7 +43,8 @@ from solver_placement.solver.solve import solve
 from solver_placement.spec.pool_order import PoolRequest, land_pools
 from solver_placement.spec.pools import FUSED, ResourcePool
 from solver_placement.spec.verl import verl_pools
-from solver_placement.spec.verl.v0_9 import TRAINER_COLOCATE
+from solver_placement.spec.verl.replicas import STANDALONE_COLOCATE
+from solver_placement.spec.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
 from solver_placement.spec.verl.versions import RULES as READ_RULES
 
 #: The verl versions a layout can be exported to (those ``spec/verl`` reads back).
@@ -43,6 +53,8 @@ VERSIONS = tuple(READ_RULES)
 RULES = ("one worker per GPU", "pools share no GPU", "equal node entries", "verl's pools", "Ray's node order")
 #: verl's roles that get a pool of their own (0.9 and later), and the pool's name.
 OWN_POOLS = {"rm": "reward_pool", "teacher": "teacher_pool"}
+#: verl's names of a standalone rollout replica (``rollout_standalone_<rank>``) and of its pool.
+STANDALONE, STANDALONE_POOL = "rollout_standalone_", "rollout_pool_"
 #: Nodes a message lists before it says how many more there are.
 SHOWN_NODES = 4
 
@@ -59,7 +71,8 @@ class VerlExport:
 
     @property
     def resource_pool_spec(self) -> dict[str, list[int]]:
-        """The pools as verl's ``ResourcePoolManager`` takes them (``{name: process_on_nodes}``)."""
+        """The pools as verl's ``ResourcePoolManager`` takes them (``{name: process_on_nodes}``),
+        with those standalone rollout replicas make for themselves (``rollout_pool_<rank>``)."""
         return {name: list(pool.process_on_nodes) for name, pool in self.pools.items()}
 
     def resource_pools(self) -> dict[str, Any]:
@@ -98,7 +111,7 @@ def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = 
         raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")
     named = _verl_pools(_pools_of(solution), chosen)
     exported = _export(named, chosen)
-    _check_verl_lands_them(solution, named)
+    _check_verl_lands_them(solution, named, exported.pools)
     return exported
 
 
@@ -141,16 +154,17 @@ def _by_node(name: str, gpus: frozenset[tuple[int, int]]) -> dict[int, tuple[int
 
 
 def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
-    """The pools by verl's names, in the order verl creates them: global_pool, reward_pool, teacher_pool."""
+    """The pools by verl's names, in the order verl creates them: global_pool, reward_pool,
+    teacher_pool, then the standalone rollout replicas' by rank."""
     named: dict[str, _Pool] = {}
     for pool in pools:
-        standalone = [role for role in pool.roles if role.startswith("rollout_standalone_")]
+        standalone = [role for role in pool.roles if role.startswith(STANDALONE)]
         if standalone:
-            why = "standalone rollout replicas are not exported: their pools follow from the rollout's parallel sizes, which a placement does not carry"
-            raise _refused(_holding(pool, standalone[0]), "verl's pools", why, ": ")
+            named[_standalone_pool(pool, standalone[0], version)] = pool
+            continue
         own = OWN_POOLS.get(pool.roles[0]) if len(set(pool.roles)) == 1 else None
         if own is not None and version == "0.4.1":
-            raise _refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0 or main)")
+            raise _refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0, 0.9.1 or main)")
         name = own or "global_pool"
         if name in named:
             raise VerlExportError(pool.components[0], "verl's pools", _second_pool(name, named[name], pool))
@@ -159,7 +173,22 @@ def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
         raise _refused(pools[0].components[0], "verl's pools", "is a pool of its own and no component holds the trainer's GPUs; verl's trainer always starts its actor on global_pool")
     if "teacher" in named["global_pool"].roles:
         raise _refused(_holding(named["global_pool"], "teacher"), "verl's pools", "shares global_pool's GPUs; verl runs the teacher only on teacher_pool, GPUs of its own")
-    return {name: named[name] for name in ("global_pool", *OWN_POOLS.values()) if name in named}
+    replicas = sorted((name for name in named if name.startswith(STANDALONE_POOL)), key=lambda name: int(name[len(STANDALONE_POOL) :]))
+    return {name: named[name] for name in ("global_pool", *OWN_POOLS.values(), *replicas) if name in named}
+
+
+def _standalone_pool(pool: _Pool, role: str, version: str) -> str:
+    """``rollout_pool_<rank>``: the pool of a standalone replica, alone on its GPUs."""
+    component = _holding(pool, role)
+    rank = role[len(STANDALONE) :]
+    if not rank.isdigit() or str(int(rank)) != rank:
+        raise _refused(component, "verl's pools", f"serves role {role!r}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...)")
+    if version == "0.4.1":
+        raise _refused(component, "verl's pools", "is a standalone rollout replica; verl 0.4.1 has none (export to 0.9.0, 0.9.1 or main)")
+    if pool.roles != [role]:
+        others = ", ".join(repr(name) for name in pool.components if name != component) or repr(FUSED.join(pool.roles))
+        raise _refused(component, "verl's pools", f"shares its GPUs with {others}; verl starts each standalone rollout replica on a pool of its own")
+    return STANDALONE_POOL + rank
 
 
 def _holding(pool: _Pool, role: str) -> str:
@@ -191,9 +220,59 @@ def _export(named: Mapping[str, _Pool], version: str) -> VerlExport:
     for name, pool in named.items():
         entries = [len(held) for held in pool.gpus.values()]
         own = [role for role in pool.roles if role == "rm" and name == "global_pool" and version != "0.4.1"]
-        pools[name] = ResourcePool(entries, colocate, None, own)
+        pools[name] = ResourcePool(entries, STANDALONE_COLOCATE if name.startswith(STANDALONE_POOL) else colocate, None, own)
         mapping.update({role: name for role in pool.roles})
-    return VerlExport(version, pools, mapping, _overrides(pools, mapping, version))
+    overrides = _overrides(pools, mapping, version) + _rollout_overrides(pools, named, mapping, version)
+    return VerlExport(version, pools, mapping, overrides)
+
+
+def _rollout_overrides(pools: Mapping[str, ResourcePool], named: Mapping[str, _Pool], mapping: Mapping[str, str], version: str) -> tuple[str, ...]:
+    """``separate_async``'s keys when there are standalone replicas: their nodes, their size as
+    tensor parallel, and ``hybrid_engine=false`` when they are numbered from 0 (no hybrid
+    replicas, from 0.9.1), after checking verl would build and number them so."""
+    replicas = [name for name in pools if name.startswith(STANDALONE_POOL)]
+    if not replicas:
+        return ()
+    entries = list(pools[replicas[0]].process_on_nodes)
+    size, trainer = sum(entries), sum(pools["global_pool"].process_on_nodes)
+    first = named[replicas[0]].components[0]
+    for name in replicas:
+        if list(pools[name].process_on_nodes) != entries:
+            why = f"holds {list(pools[name].process_on_nodes)} GPUs per node and {first!r} {entries}; verl's standalone replicas are all one size"
+            raise _refused(named[name].components[0], "verl's pools", why)
+    hybrid = not (replicas[0] == f"{STANDALONE_POOL}0" and version in STANDALONE_ONLY)
+    if hybrid and trainer % size:
+        why = f"is a replica of {size} GPUs, which do not divide global_pool's {trainer}; verl sizes the hybrid replicas on global_pool alike and asserts they fill it"
+        raise _refused(first, "verl's pools", why)
+    start = trainer // size if hybrid else 0
+    expected = [f"{STANDALONE_POOL}{rank}" for rank in range(start, start + len(replicas))]
+    if replicas != expected:
+        wrong = next(name for name, want in zip(replicas, expected) if name != want)
+        why = f"is not numbered as verl numbers standalone replicas: on from global_pool's {start} hybrid replica(s), {STANDALONE}{start} to {STANDALONE}{start + len(replicas) - 1}"
+        raise _refused(named[wrong].components[0], "verl's pools", why)
+    if mapping.get("rm") == "global_pool":
+        raise _refused(_holding(named["global_pool"], "rm"), "verl's pools", "shares global_pool's GPUs, but verl's separate_async asserts the reward model runs on a pool of its own")
+    nnodes, gpus_per_node = _rollout_nodes([named[name] for name in replicas], entries)
+    rollout = "actor_rollout_ref.rollout"
+    return (
+        "trainer.v1.trainer_mode=separate_async", *(() if hybrid else ("actor_rollout_ref.hybrid_engine=false",)), f"{rollout}.nnodes={nnodes}",
+        f"{rollout}.n_gpus_per_node={gpus_per_node}", f"{rollout}.tensor_model_parallel_size={size}", f"{rollout}.data_parallel_size=1",
+        f"{rollout}.pipeline_model_parallel_size=1",
+    )  # fmt: skip
+
+
+def _rollout_nodes(replicas: Sequence[_Pool], entries: Sequence[int]) -> tuple[int, int]:
+    """``rollout.nnodes`` and ``rollout.n_gpus_per_node``: only their product and, for a replica
+    wider than a node, the GPUs per node decide verl's pools; they also describe the nodes (when
+    no cluster is given), so they are the solution's when its replicas fill nodes alike."""
+    held: dict[int, int] = {}
+    for replica in replicas:
+        for node, gpus in replica.gpus.items():
+            held[node] = held.get(node, 0) + len(gpus)
+    counts = set(held.values())
+    if len(entries) == 1 and len(counts) == 1 and counts.pop() % entries[0] == 0:
+        return len(held), next(iter(held.values()))
+    return len(entries) * len(replicas), entries[0]
 
 
 def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], version: str) -> tuple[str, ...]:
@@ -223,12 +302,15 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool]) -> None:
+def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool], pools: Mapping[str, ResourcePool]) -> None:
     """Refuse a layout verl would not start as solved: Ray picks the nodes (``pool_order``) and
     verl the rank order (node, then GPU), and the config can choose neither."""
     cluster = solution.cluster
     nodes = tuple(range(cluster.num_nodes))
-    requests = [PoolRequest(name, tuple(len(held) for held in pool.gpus.values()), nodes, pool.components[0]) for name, pool in named.items()]
+    requests = [
+        PoolRequest(name, tuple(len(held) for held in pool.gpus.values()), nodes, pool.components[0], pools[name].max_colocate_count)
+        for name, pool in named.items()
+    ]
     try:
         landed = land_pools(cluster.gpus_per_node.tolist(), requests)
     except InfeasiblePlacementError as error:

@@ -21,6 +21,9 @@ from solver_placement.verl_export import RULES
 DATA = ROOT / "tests" / "data" / "verl"
 V041, MAIN = DATA / "ppo_trainer_v0.4.1.yaml", DATA / "ppo_trainer_main.yaml"
 TRAINER = MODELS / "verl_ppo_trainer_2x8.yaml"
+#: verl's tests/special_e2e/run_v1_separate_async.sh with NUM_GPUS=8: 4 GPUs train, 4 serve two standalone replicas of TP 2.
+SEPARATE = ("trainer.v1.trainer_mode=separate_async", "algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n_gpus_per_node=4",
+            "actor_rollout_ref.rollout.nnodes=1", "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "trainer.n_gpus_per_node=4")  # fmt: skip
 
 
 def verl(path: Path, *overrides: str, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -57,6 +60,13 @@ def read_back(exported: Any, base: Path, cluster: dict[str, Any] | None, nodes: 
                       "reward.reward_model.n_gpus_per_node=4", "distillation.enabled=True", "distillation.nnodes=1",
                       "distillation.n_gpus_per_node=4")), MAIN, None),  # three pools, in the order verl creates them
         (config(2, 8, {"actor,rollout": "0-15"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),  # RLinf-style, pool-shaped
+        (verl(MAIN, *SEPARATE), MAIN, None),  # separate_async: two standalone replicas of 2 GPUs on a rollout node of 4
+        (verl(MAIN, *SEPARATE[:3], "trainer.n_gpus_per_node=8", "actor_rollout_ref.rollout.nnodes=2", "actor_rollout_ref.rollout.tensor_model_parallel_size=8",
+              "reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1",
+              "reward.reward_model.n_gpus_per_node=4"), MAIN, None),  # a standalone replica across two nodes of 4, after a reward pool
+        (config(3, 8, {"actor": "0-7", "rollout_standalone_1": "8-15", "rollout_standalone_2": "16-23"}), MAIN, {"num_nodes": 3, "num_gpus_per_node": 8}),
+        (verl(MAIN, *SEPARATE, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5"), MAIN, None),  # 0.9.1: standalone replicas alone
+        (config(2, 8, {"actor": "0-4", "rollout_standalone_0": "8-11"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),
     ],
 )  # fmt: skip
 def test_export_reads_back_to_the_same_placement(source: Any, base: Path, cluster: dict[str, Any] | None) -> None:
@@ -84,6 +94,18 @@ def test_the_trainer_models_export_is_verls_keys() -> None:
     beside = export_verl(verl(MAIN, "reward.reward_model.enable=True"))
     assert beside.resource_pools()["resource_pool_spec"] == {"global_pool": {"process_on_nodes": [8], "max_colocate_count": 3, "own_worker_group": ["rm"]}}
     assert "reward.reward_model.enable_resource_pool=false" in beside.overrides
+
+
+def test_standalone_replicas_export_as_separate_async() -> None:
+    exported = export_verl(verl(MAIN, *SEPARATE))
+    assert exported.resource_pool_spec == {"global_pool": [4], "rollout_pool_2": [2], "rollout_pool_3": [2]}
+    assert {name: pool.max_colocate_count for name, pool in exported.pools.items()} == {"global_pool": 3, "rollout_pool_2": 2, "rollout_pool_3": 2}
+    assert exported.overrides[-6:] == (
+        "trainer.v1.trainer_mode=separate_async", "actor_rollout_ref.rollout.nnodes=1", "actor_rollout_ref.rollout.n_gpus_per_node=4",
+        "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "actor_rollout_ref.rollout.data_parallel_size=1",
+        "actor_rollout_ref.rollout.pipeline_model_parallel_size=1",
+    )  # fmt: skip
+    assert not any("separate_async" in key for key in export_verl(TRAINER).overrides)
 
 
 def test_the_cli_prints_the_pools_then_the_overrides(tmp_path: Path) -> None:
@@ -119,8 +141,22 @@ def test_the_cli_prints_the_pools_then_the_overrides(tmp_path: Path) -> None:
         (config(1, 8, {"rm": "0-7"}), None, "rm", "verl's pools", "no component holds the trainer's GPUs"),
         # Ray gives global_pool's 4 GPUs the freer node 0, and then the reward pool's 8 fit nowhere
         (config(2, [8, 4], {"actor": "8-11", "rm": "0-7"}), None, "rm", "Ray's node order", "verl could not start this layout"),
-        (verl(MAIN, "trainer.v1.trainer_mode=separate_async", "actor_rollout_ref.rollout.nnodes=1", "trainer.n_gpus_per_node=4",
-              "actor_rollout_ref.rollout.n_gpus_per_node=4"), None, "rollout_standalone_2", "verl's pools", "standalone rollout replicas are not exported"),
+        # separate_async's standalone rollout replicas: verl sizes them alike, numbers them on from the hybrid ones, each on a pool of its own
+        (config(2, 8, {"actor": "0-7", "rollout_standalone_4": "8-9", "rollout_standalone_5": "10-13"}), None, "rollout_standalone_5", "verl's pools",
+         "holds [4] GPUs per node and 'rollout_standalone_4' [2]; verl's standalone replicas are all one size"),
+        (config(2, 8, {"actor": "0-7", "rollout_standalone_1": "8-11"}), None, "rollout_standalone_1", "verl's pools",
+         "on from global_pool's 2 hybrid replica(s), rollout_standalone_2 to rollout_standalone_2"),
+        (config(2, 8, {"actor": "0-7", "rollout_standalone_0": "8-11"}), "0.9.0", "rollout_standalone_0", "verl's pools",
+         "on from global_pool's 2 hybrid replica(s)"),  # numbered from 0 (no hybrid replicas) only from 0.9.1
+        (config(2, 8, {"actor": "0-5", "rollout_standalone_1": "8-11"}), None, "rollout_standalone_1", "verl's pools",
+         "is a replica of 4 GPUs, which do not divide global_pool's 6"),
+        (config(2, 8, {"actor": "0-7", "rollout_standalone_2": "8-11", "rm": "8-11"}), None, "rollout_standalone_2", "verl's pools",
+         "shares its GPUs with 'rm'; verl starts each standalone rollout replica on a pool of its own"),
+        (config(2, 8, {"actor": "0-7", "rm": "0-7", "rollout_standalone_2": "8-11", "rollout_standalone_3": "12-15"}), None, "rm", "verl's pools",
+         "verl's separate_async asserts the reward model runs on a pool of its own"),
+        (config(2, 8, {"actor": "0-7", "rollout_standalone_2": "8-11"}), "0.4.1", "rollout_standalone_2", "verl's pools", "verl 0.4.1 has none"),
+        (config(2, 8, {"actor": "0-4", "rollout_standalone_0": "8-11"}), "0.9.0", "rollout_standalone_0", "verl's pools", "which do not divide global_pool's 5"),
+        (config(2, 8, {"actor": "0-7", "rollout_standalone_x": "8-11"}), None, "rollout_standalone_x", "verl's pools", "not a standalone replica verl names"),
     ],
 )  # fmt: skip
 def test_what_verl_cannot_state_is_refused(source: Any, version: str | None, component: str, rule: str, words: str) -> None:
@@ -131,5 +167,5 @@ def test_what_verl_cannot_state_is_refused(source: Any, version: str | None, com
 
 
 def test_a_version_export_does_not_write_is_refused() -> None:
-    with pytest.raises(PlacementConfigError, match="verl version '0.6.0' is not one export writes; write one of 0.4.1, 0.9.0, main"):
+    with pytest.raises(PlacementConfigError, match="verl version '0.6.0' is not one export writes; write one of 0.4.1, 0.9.0, 0.9.1, main"):
         export_verl(TRAINER, version="0.6.0")

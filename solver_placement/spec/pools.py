@@ -98,7 +98,7 @@ def pool_groups(
         entries = _entries(name, pools[name])
         worker_groups = _worker_groups(name, pools[name], roles)
         groups.update({FUSED.join(group): PoolGroup(name, group, entries[0]) for group in worker_groups})
-        requests.append(PoolRequest(name, entries, _nodes(cluster, name, pools[name]), FUSED.join(worker_groups[0])))
+        requests.append(PoolRequest(name, entries, _nodes(cluster, name, pools[name]), FUSED.join(worker_groups[0]), pools[name].max_colocate_count))
     landed = land_pools(cluster.gpus_per_node.tolist(), requests)
     nodes = {request.name: request.nodes for request in requests}
     placement: dict[str, Any] = {}

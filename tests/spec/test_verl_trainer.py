@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 
 from solver_placement import InfeasiblePlacementError, PlacementConfigError, solve, verify
 from solver_placement.config import load_config
+from solver_placement.spec.pool_order import PoolRequest, land_pools
 from solver_placement.spec.pools import pool_spec_from_config
 from solver_placement.spec.verl import is_verl_trainer_config, verl_pools
 
@@ -54,6 +55,10 @@ CASES = [
     (MAIN, GRPO_MAIN, {"global_pool": [8]}, {"actor_rollout_ref": "global_pool", "rm": "global_pool"}, ["actor_rollout_ref"]),
     (MAIN, SEPARATE_MAIN, {"global_pool": [4], "rollout_pool_2": [2], "rollout_pool_3": [2]}, {"actor_rollout": "global_pool", "rm": "global_pool"},
      ["actor_rollout", "rollout_standalone_2", "rollout_standalone_3"]),
+    # 0.9.1's separate_async without hybrid replicas: rollout on the standalone ones alone, numbered from 0; actor and ref fused
+    (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True"],
+     {"global_pool": [4], "rollout_pool_0": [2], "rollout_pool_1": [2]}, {"actor": "global_pool", "ref": "global_pool", "rm": "global_pool"},
+     ["actor", "ref", "rollout_standalone_0", "rollout_standalone_1"]),
     (MAIN, POOLS_MAIN, {"global_pool": [8], "reward_pool": [4], "teacher_pool": [8]},
      {"actor_rollout_ref": "global_pool", "critic": "global_pool", "rm": "reward_pool", "teacher": "teacher_pool"},
      ["actor_rollout_ref", "critic", "rm", "teacher"]),
@@ -80,11 +85,12 @@ def test_the_version_is_stated_or_shown_by_the_keys() -> None:
     assert verl_pools(config(V041)).version == "0.4.1"
     assert verl_pools(config(MAIN)).version == "main"
     assert verl_pools(config(MAIN, "verl_version=0.9.0")).version == "0.9.0"
+    assert verl_pools(config(MAIN, "verl_version=0.9.1")).version == "0.9.1"
     with pytest.raises(PlacementConfigError, match=r"trainer.use_v1=True is ignored by verl 0.4.1"):
         verl_pools(config(MAIN, "verl_version=0.4.1"))
     with pytest.raises(PlacementConfigError, match="verl_version: '0.6.0' is not a verl version solver-placement reads"):
         verl_pools(config(MAIN, "verl_version=0.6.0"))
-    with pytest.raises(PlacementConfigError, match="write one of 0.4.1, 0.9.0, main as text"):
+    with pytest.raises(PlacementConfigError, match="write one of 0.4.1, 0.9.0, 0.9.1, main as text"):
         verl_pools(config(MAIN, "verl_version=0.9"))
 
 
@@ -115,6 +121,8 @@ def test_the_one_predicate_tells_verls_config_from_others() -> None:
         (MAIN, [*SEPARATE_MAIN, "reward.reward_model.enable=True"], "separate_async needs a standalone reward model"),
         (MAIN, ["actor_rollout_ref.rollout.tensor_model_parallel_size=12"], "a replica of 12 GPUs"),
         (MAIN, ["trainer.use_v1=False"], "legacy trainer (main_ppo_v0.py)"),
+        (MAIN, ["actor_rollout_ref.hybrid_engine=False"], "hybrid_engine=false is read by main_ppo's trainer only with trainer.v1.trainer_mode=separate_async"),
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"], "only from verl 0.9.1 on, with trainer.v1.trainer_mode"),
         (MAIN, ["actor_rollout_ref.rollout.disaggregation.enabled=True"], "not modelled"),
         (MAIN, ["trainer.v1.trainer_mode=fully_async"], "trainer.v1.trainer_mode must be one of sync, colocate_async, separate_async"),
         (MAIN, ["trainer.nnodes=1000000"], "above the limit max_nodes=100000"),
@@ -152,6 +160,8 @@ def test_without_a_cluster_the_pools_are_placed_on_the_nodes_the_config_describe
         (V041, [*RM_041, "trainer.nnodes=2"], {"actor_rollout+critic+rm": 16}),  # 0.4.1 fuses every role: one worker per GPU
         (MAIN, ["reward.reward_model.enable=True", "trainer.nnodes=2"], {"actor_rollout+critic": 16, "rm": 16}),  # 0.9: rm a group of its own
         (MAIN, SEPARATE_MAIN, {"actor_rollout": 4, "rollout_standalone_2": 2, "rollout_standalone_3": 2}),
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True", "trainer.n_gpus_per_node=5"],
+         {"actor+ref": 5, "rollout_standalone_0": 2, "rollout_standalone_1": 2}),  # no hybrid replica has to divide global_pool
     ],
 )
 def test_processes_are_the_workers_verl_starts(path: Path, overrides: list[str], processes: dict[str, int]) -> None:
@@ -191,3 +201,17 @@ def test_a_verl_file_solves_as_is_and_refuses_a_second_statement_of_its_pools(tm
         solve(str(both))
     with pytest.raises(PlacementConfigError, match="has cluster.component_placement"):
         solve({**config(V041), "cluster": {"num_nodes": 1, "component_placement": {"a": "all"}}})
+
+
+def test_ray_gives_a_tie_in_free_gpus_to_the_node_with_fewer_cpus_reserved() -> None:
+    # nodes of 8 and 4 GPUs: global_pool's 4 GPUs take the 8-GPU node (the freest), leaving both with
+    # 4 free; Ray's score counts the 3 CPUs verl's bundles ask per GPU, so reward_pool gets node 1
+    four = ["trainer.n_gpus_per_node=4", "reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True",
+            "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"]  # fmt: skip
+    solution = solve({**config(MAIN, *four), "cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 4]}})
+    assert {name: sorted({p.cluster_node_rank for p in solution.placements(name)}) for name in solution.components} == {"actor_rollout+critic": [0], "rm": [1]}
+    requests = [PoolRequest("global_pool", (4,), (0, 1), "a", 3), PoolRequest("reward_pool", (4,), (0, 1), "b", 3)]
+    assert [group.node for groups in land_pools([8, 4], requests).values() for group in groups] == [0, 1]
+    # equal CPUs reserved as well: Ray's node map decides, here the lowest rank
+    assert [group.node for groups in land_pools([4, 4], requests).values() for group in groups] == [0, 1]
+    assert [group.node for groups in land_pools([8, 8], [*requests, PoolRequest("teacher_pool", (4,), (0, 1), "c", 3)]).values() for group in groups] == [0, 1, 0]

@@ -26,10 +26,12 @@ from verl.workers.rollout.llm_server import LLMServerManager  # noqa: E402
 class _Holder:
     config: Any
     resource_pool_manager: Any
+    _enable_hybrid_replicas: bool
 
 
-def standalone_pools(config: Any, trainer_gpus: int) -> dict[str, Any]:
-    """The pools verl's standalone rollout replicas make, ranks counted after the hybrid ones."""
+def standalone_pools(config: Any, trainer_gpus: int, hybrid_replicas: bool) -> dict[str, Any]:
+    """The pools verl's standalone rollout replicas make, ranks counted after the hybrid ones
+    (none without hybrid replicas: ``LLMServerManager.create_empty``)."""
     base.ResourcePoolManager._check_resource_available = lambda self: None
     replica.RayWorkerGroup = lambda **kwargs: stubs.Anything()
     replica.omega_conf_to_dataclass = lambda section: section  # the dataclass holds the same fields; Hydra is stubbed
@@ -45,9 +47,12 @@ def standalone_pools(config: Any, trainer_gpus: int) -> dict[str, Any]:
     class Manager(LLMServerManager):
         rollout_replica_class = Replica
 
-    hybrid = Manager(config, worker_group=Group())
-    asyncio.run(LLMServerManager._initialize_llm_servers(hybrid))
-    standalone = Manager(config, start_rank=len(hybrid.rollout_replicas))
+    start = 0
+    if hybrid_replicas:
+        hybrid = Manager(config, worker_group=Group())
+        asyncio.run(LLMServerManager._initialize_llm_servers(hybrid))
+        start = len(hybrid.rollout_replicas)
+    standalone = Manager(config, start_rank=start)
     asyncio.run(LLMServerManager._initialize_llm_servers(standalone))
     pools = [server.resource_pool for server in standalone.rollout_replicas]
     return {pool.name_prefix: {"process_on_nodes": list(pool.store), "max_colocate_count": pool.max_colocate_count} for pool in pools}
@@ -58,16 +63,18 @@ def main() -> None:
     OmegaConf.resolve(config)
     holder = _Holder()
     holder.config = config
+    separate = config.trainer.v1.trainer_mode == "separate_async"
+    # what verl's separate_async trainer sets before its _setup (trainer_separate_async.py, 0.9.1); other trainers leave it unset
+    holder._enable_hybrid_replicas = not separate or bool(config.actor_rollout_ref.get("hybrid_engine", True))
     PPOTrainer._init_resource_pool_mgr(holder)
     manager = holder.resource_pool_manager
-    separate = config.trainer.v1.trainer_mode == "separate_async"
     out = {
         "resource_pool_spec": dict(manager.resource_pool_spec),
         "mapping": {str(role): pool for role, pool in manager.mapping.items()},
         "max_colocate_count": manager.max_colocate_count,
         "critic": need_critic(config),
         "reward_model": bool(need_reward_model(config)),
-        "standalone": standalone_pools(config, sum(manager.resource_pool_spec["global_pool"])) if separate else {},
+        "standalone": standalone_pools(config, sum(manager.resource_pool_spec["global_pool"]), holder._enable_hybrid_replicas) if separate else {},
     }
     print(json.dumps(out))
 

@@ -1,11 +1,12 @@
 """verl 0.9's LLM server replicas: how many GPUs one takes, and the pool each standalone one
-creates for itself (``verl/workers/rollout/replica.py`` and ``llm_server.py``, v0.9.0 to main
-1dda039b).
+creates for itself (``verl/workers/rollout/replica.py`` and ``llm_server.py``, v0.9.0, v0.9.1
+and main 1dda039b).
 
 A replica spans ``tensor x data x pipeline`` parallel GPUs. Hybrid replicas run inside the
 actor's workers, so they only have to divide its pool; standalone ones (``separate_async``)
 each make a pool ``rollout_pool_<rank>`` of ``min(n_gpus_per_node, size)`` GPUs per node,
-ranks counted on from the hybrid replicas so their Ray names do not collide.
+ranks counted on from the hybrid replicas so their Ray names do not collide (from 0 when 0.9.1's
+``hybrid_engine=false`` starts none).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """verl 0.9's pools, as its v1 trainer builds them (``verl/trainer/ppo/v1/trainer_base.py``
-``_init_resource_pool_mgr``; the same at tag v0.9.0, commit 483b8a00, and on main at 1dda039b).
+``_init_resource_pool_mgr``; the same at tag v0.9.0, commit 483b8a00, on main at 1dda039b, and
+at v0.9.1 but for ``hybrid_engine=false``, below).
 
 ``global_pool`` holds the actor (``actor_rollout_ref`` when a KL term needs the reference policy
 and no LoRA adapter stands in for it, else ``actor_rollout``) and the critic when
@@ -13,6 +14,11 @@ replica start a worker group of their own (on ``global_pool`` too: one more work
 Main's driver no longer migrates the old top-level ``reward_model.*`` keys (only verl's
 fully-async entry point does), and reads a pool size only where a switch turns its pool on;
 such keys are refused here, with the key that does count.
+
+From 0.9.1 (``trainer_separate_async.py``'s ``_enable_hybrid_replicas``), ``separate_async`` reads
+``actor_rollout_ref.hybrid_engine=false``: rollout runs on the standalone replicas alone, numbered
+from 0, and the trainer maps ``actor`` (and ``ref`` beside it when a KL term needs the reference
+policy), fused as ever. 0.9.0, and every other mode, ignore the key, so false is refused there.
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ from solver_placement.spec.verl.replicas import check_divides, replica_size, sta
 TRAINER_COLOCATE = 3
 #: The roles the trainer fuses into one worker per GPU (``_setup``); the reward model, the
 #: teacher and standalone rollout replicas start worker groups of their own.
-TRAINER_ROLES = ("actor_rollout", "actor_rollout_ref", "critic")
+TRAINER_ROLES = ("actor_rollout", "actor_rollout_ref", "actor", "ref", "critic")
+#: The versions whose ``separate_async`` reads ``actor_rollout_ref.hybrid_engine=false``.
+STANDALONE_ONLY = ("0.9.1", "main")
 #: ``trainer.v1.trainer_mode`` values with a registered trainer.
 MODES = ("sync", "colocate_async", "separate_async")
 _LEGACY = "main_ppo no longer migrates the top-level reward_model: section; write it as reward.reward_model.{}"
@@ -39,10 +47,11 @@ TEACHER_KEYS = SizeKeys("distillation.nnodes", "distillation.n_gpus_per_node")
 def pools_v0_9(keys: VerlKeys) -> VerlPools:
     """The pools, mapping and started roles verl 0.9 (and main) builds from ``keys``."""
     mode = _trainer_mode(keys)
+    hybrid_replicas = _hybrid_replicas(keys, mode)
     nnodes = keys.count("trainer.nnodes", 1, limit=NODE_LIMIT)
     gpus = keys.count("trainer.n_gpus_per_node", 8, limit=GPU_LIMIT)
     pools: dict[str, VerlPool] = {"global_pool": uniform_pool(nnodes, gpus, TRAINER_COLOCATE, GLOBAL_KEYS)}
-    mapping = {_actor_role(keys): "global_pool"}
+    mapping = dict.fromkeys(_actor_roles(keys, hybrid_replicas), "global_pool")
     if _needs_critic(keys):
         mapping["critic"] = "global_pool"
     workers = dict(mapping)
@@ -59,9 +68,10 @@ def pools_v0_9(keys: VerlKeys) -> VerlPools:
         mapping["teacher"] = workers["teacher"] = "teacher_pool"
     nodes = tuple(gpu for pool in pools.values() for gpu in pool.process_on_nodes)
     hybrid = replica_size(keys, ROLLOUT, keys.count(f"{ROLLOUT}.n_gpus_per_node", gpus, limit=GPU_LIMIT))
-    check_divides(keys, "global_pool", nnodes * gpus, hybrid, ROLLOUT)
+    if hybrid_replicas:
+        check_divides(keys, "global_pool", nnodes * gpus, hybrid, ROLLOUT)
     if mode == "separate_async":
-        standalone, rollout_nodes = standalone_pools(keys, nnodes * gpus // hybrid)
+        standalone, rollout_nodes = standalone_pools(keys, nnodes * gpus // hybrid if hybrid_replicas else 0)
         pools.update(standalone)
         workers.update({name.replace("pool", "standalone"): name for name in standalone})
         nodes += rollout_nodes
@@ -76,8 +86,6 @@ def _trainer_mode(keys: VerlKeys) -> str:
         keys.refuse(key, why)
     if not keys.flag("trainer.use_v1", True):
         raise keys.error("trainer.use_v1=false selects the deprecated legacy trainer (main_ppo_v0.py), whose pools solver-placement does not read")
-    if not keys.flag("actor_rollout_ref.hybrid_engine", True):
-        raise keys.error("actor_rollout_ref.hybrid_engine=false is read only by verl's fully-async entry point; main_ppo's trainer always uses the hybrid engine")
     if keys.flag(f"{ROLLOUT}.disaggregation.enabled", False):
         raise keys.error(f"{ROLLOUT}.disaggregation.enabled=true (prefill/decode replicas) is not modelled by solver-placement")
     return keys.word("trainer.v1.trainer_mode", "sync", MODES)
@@ -88,12 +96,26 @@ def _check_replicas(keys: VerlKeys, name: str, pool: VerlPool, section: str) -> 
     check_divides(keys, name, pool.gpus, replica_size(keys, section, pool.process_on_nodes[0]), section)
 
 
-def _actor_role(keys: VerlKeys) -> str:
-    """``actor_rollout_ref`` when the reference policy is needed and no LoRA adapter stands in for it."""
+def _hybrid_replicas(keys: VerlKeys, mode: str) -> bool:
+    """Whether rollout replicas run inside the actor's workers (``actor_rollout_ref.hybrid_engine``),
+    refusing false where this version's trainer does not read it."""
+    if keys.flag("actor_rollout_ref.hybrid_engine", True):
+        return True
+    if mode == "separate_async" and keys.label in STANDALONE_ONLY:
+        return False
+    where = "with trainer.v1.trainer_mode=separate_async" if keys.label in STANDALONE_ONLY else "from verl 0.9.1 on, with trainer.v1.trainer_mode=separate_async"
+    raise keys.error(f"actor_rollout_ref.hybrid_engine=false is read by main_ppo's trainer only {where} (rollout on standalone replicas alone); else it always uses the hybrid engine")
+
+
+def _actor_roles(keys: VerlKeys, hybrid_replicas: bool) -> list[str]:
+    """``actor_rollout_ref`` when the reference policy is needed and no LoRA adapter stands in for
+    it, else ``actor_rollout``; without hybrid replicas ``actor``, then ``ref`` when needed."""
     lora = keys.count("actor_rollout_ref.model.lora.rank", 0, allow_zero=True) or keys.count("actor_rollout_ref.model.lora_rank", 0, allow_zero=True)
     ref_in_actor = lora > 0 or keys.stated("actor_rollout_ref.model.lora_adapter_path")
     reference = keys.flag("algorithm.use_kl_in_reward", False) or keys.flag("actor_rollout_ref.actor.use_kl_loss", False)
-    return "actor_rollout_ref" if reference and not ref_in_actor else "actor_rollout"
+    if not hybrid_replicas:
+        return ["actor", "ref"] if reference and not ref_in_actor else ["actor"]
+    return ["actor_rollout_ref" if reference and not ref_in_actor else "actor_rollout"]
 
 
 def _needs_critic(keys: VerlKeys) -> bool:

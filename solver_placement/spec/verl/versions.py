@@ -21,8 +21,9 @@ from solver_placement.spec.verl.v0_4 import pools_v0_4
 from solver_placement.spec.verl.v0_9 import pools_v0_9
 
 #: Accepted ``verl_version`` values and the rules each is read with (checked against verl's
-#: source at v0.4.1 8d9e350e, v0.9.0 483b8a00 and main 1dda039b).
-RULES: dict[str, Callable[[VerlKeys], VerlPools]] = {"0.4.1": pools_v0_4, "0.9.0": pools_v0_9, "main": pools_v0_9}
+#: source at v0.4.1 8d9e350e, v0.9.0 483b8a00 and main 1dda039b, and run against the 0.4.1 and
+#: 0.9.1 releases by ``tests/spec/test_verl_differential.py``).
+RULES: dict[str, Callable[[VerlKeys], VerlPools]] = {"0.4.1": pools_v0_4, "0.9.0": pools_v0_9, "0.9.1": pools_v0_9, "main": pools_v0_9}
 #: Keys only verl 0.9 and later compose into a trainer config.
 NEWER_KEYS = (("trainer", "use_v1"), ("reward",), ("distillation",))
 
