@@ -25,7 +25,7 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from solver_placement.auto import AutoProblem, auto_place, fillable_counts  # noqa: E402
+from solver_placement._auto import AutoProblem, auto_place, fillable_counts  # noqa: E402
 
 ALL_SPLITS_LIMIT = 2_000_000
 STAGES = {

@@ -45,7 +45,7 @@ from declarative_specs import BIG_FAMILY, FAMILIES, Case, Section, draw_nodes, m
 from tabulate import tabulate
 
 from solver_placement import InfeasiblePlacementError, Solution, SolverTimeoutError, solve, verify
-from solver_placement.replan import replan
+from solver_placement._replan import replan
 
 BUCKETS = ((2, 16), (17, 128), (129, 1024))
 BIG_SIZES = (8_192, 65_536)

@@ -26,9 +26,9 @@ from typing import Any
 from tabulate import tabulate
 
 from solver_placement import InfeasiblePlacementError, PlacementSpec, solve
-from solver_placement.config import load_config
-from solver_placement.diagnose import suggest
-from solver_placement.solver import SolverOptions, explain
+from solver_placement._config import load_config
+from solver_placement._diagnose import suggest
+from solver_placement._solver import SolverOptions, explain
 
 FAMILY = Path(__file__).resolve().parents[1] / "models" / "infeasible"
 SIZES = (16, 128, 1024)

@@ -32,9 +32,9 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solver_placement import Cluster, PlacementSpec, solve  # noqa: E402
-from solver_placement.ray_launch.plan import RayLaunchPlan  # noqa: E402
-from solver_placement.ray_launch.reserve import reserve  # noqa: E402
-from solver_placement.ray_launch.session import LocalRayCluster  # noqa: E402
+from solver_placement._ray_launch.launch_plan import RayLaunchPlan  # noqa: E402
+from solver_placement._ray_launch.reserve import reserve  # noqa: E402
+from solver_placement._ray_launch.session import LocalRayCluster  # noqa: E402
 
 MODEL = Cluster(num_nodes=2, num_gpus_per_node=8, accelerator_model="A800", node_groups=[{"label": "train", "node_ranks": "0-1"}])
 CPUS = 0.25

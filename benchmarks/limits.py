@@ -98,7 +98,7 @@ def child(name: str, estimate: bool) -> None:
     from solver_placement import PlacementError, solve, verify
 
     if not estimate:  # the benchmark's own switch; the library always refuses up front
-        importlib.import_module("solver_placement.solver.solve").check_build_fits = lambda requests, budget: None
+        importlib.import_module("solver_placement._solver.solve").check_build_fits = lambda requests, budget: None
 
     make, size, limit = CASES[name]
     config = make(size, limit)

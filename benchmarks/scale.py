@@ -18,7 +18,7 @@ Every (size, spec) runs in a fresh interpreter, so its timings and its peak RSS 
   gc-off`` is the same loop with the cyclic garbage collector paused, as the library pauses it
   while it builds records; both are shown so the ratio is not flattered either way.
 * **RLinf**: RLinf 0.3.0's own ``HybridComponentPlacement`` and strategies on RLinf's own
-  ``Cluster`` object (built without Ray, as ``tests/rlinf/rlinf_builders.py`` does; its log
+  ``Cluster`` object (built without Ray, as ``tests/internals/rlinf/rlinf_builders.py`` does; its log
   output is discarded), in its own child process, given ``RLINF_LIMIT_S``; sizes its time at a
   smaller size already rules out (RLinf is at least linear) are not run.
 

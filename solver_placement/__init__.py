@@ -10,13 +10,13 @@ nothing unless the application configures logging (``solver-placement -v`` does)
 
 import logging
 
-from solver_placement.auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
-from solver_placement.cluster.cluster import Cluster, NodeGroup, ResourceSet
-from solver_placement.cluster.schema import AssumedGpuCountWarning
-from solver_placement.config import YamlText, load_config
-from solver_placement.constants import VERSION
-from solver_placement.diagnose import Diagnosis, diagnose
-from solver_placement.errors import (
+from solver_placement._auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
+from solver_placement._cluster.cluster import Cluster, NodeGroup, ResourceSet
+from solver_placement._cluster.schema import AssumedGpuCountWarning
+from solver_placement._config import YamlText, load_config
+from solver_placement._constants import VERSION
+from solver_placement._diagnose import Diagnosis, diagnose
+from solver_placement._errors import (
     InfeasiblePlacementError,
     LaunchError,
     NodeRankError,
@@ -28,10 +28,10 @@ from solver_placement.errors import (
     VerificationError,
     VerlExportError,
 )
-from solver_placement.job import Job, load_job
-from solver_placement.layout_report import layout_report
-from solver_placement.records import Placement
-from solver_placement.rlinf import (
+from solver_placement._job import Job, load_job
+from solver_placement._layout_report import layout_report
+from solver_placement._records import Placement
+from solver_placement._rlinf import (
     ComponentPlacement,
     HybridComponentPlacement,
     ModelParallelComponentPlacement,
@@ -41,20 +41,20 @@ from solver_placement.rlinf import (
     PlacementMode,
     RolloutSyncMode,
 )
-from solver_placement.rlinf.rlinf_cluster import as_cluster
-from solver_placement.rlinf.strategies import (
+from solver_placement._rlinf.rlinf_cluster import as_cluster
+from solver_placement._rlinf.strategies import (
     FlexiblePlacementStrategy,
     NodePlacementStrategy,
     PackedPlacementStrategy,
     PlacementStrategy,
 )
-from solver_placement.rlinf.task_placement import placement_for_config
-from solver_placement.solver import Assignment, Solution, explain, solve
-from solver_placement.spec.grammar import ComponentSpec
-from solver_placement.spec.placement_spec import PlacementSpec
-from solver_placement.spec.pools import ResourcePool, fuse, pool_spec
-from solver_placement.verify import verify
-from solver_placement.verl_export import VerlExport, export_verl
+from solver_placement._rlinf.task_placement import placement_for_config
+from solver_placement._solver import Assignment, Solution, explain, solve
+from solver_placement._specification.grammar import ComponentSpec
+from solver_placement._specification.placement_spec import PlacementSpec
+from solver_placement._specification.pools import ResourcePool, fuse, pool_spec
+from solver_placement._verify import verify
+from solver_placement._verl_export import VerlExport, export_verl
 
 __version__ = VERSION
 
@@ -64,17 +64,17 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 #: Names whose modules import Ray, loaded on first use so ``import solver_placement`` stays light.
 _LAZY = {
-    "launch": "ray_launch.reserve",
-    "reserve": "ray_launch.reserve",
-    "plan": "ray_launch.reserve",
-    "Reservation": "ray_launch.reserve",
-    "WorkerGroup": "ray_launch.worker_group",
-    "Dispatch": "ray_launch.dispatch",
-    "Execute": "ray_launch.dispatch",
-    "register": "ray_launch.dispatch",
-    "RayLaunchPlan": "ray_launch.plan",
-    "to_ray": "ray_launch.plan",
-    "LocalRayCluster": "ray_launch.session",
+    "launch": "solver_placement.\1",
+    "reserve": "solver_placement.\1",
+    "plan": "solver_placement.\1",
+    "Reservation": "solver_placement.\1",
+    "WorkerGroup": "solver_placement.\1",
+    "Dispatch": "solver_placement.\1",
+    "Execute": "solver_placement.\1",
+    "register": "solver_placement.\1",
+    "RayLaunchPlan": "solver_placement.\1",
+    "to_ray": "solver_placement.\1",
+    "LocalRayCluster": "solver_placement.\1",
 }
 
 
@@ -82,7 +82,7 @@ def __getattr__(name: str) -> object:
     if name in _LAZY:
         from importlib import import_module
 
-        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

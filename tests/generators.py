@@ -59,7 +59,7 @@ class GroupCase:
 @dataclass(frozen=True)
 class ClusterCase:
     """A generated ``cluster:`` section (without ``component_placement``) and its resource tables,
-    derived here from the README's rules, independently of ``solver_placement.cluster.cluster``."""
+    derived here from the README's rules, independently of ``solver_placement._cluster.cluster``."""
 
     config: dict[str, Any]
     gpus: tuple[int, ...]

@@ -12,7 +12,7 @@ PACKAGE = Path(solver_placement.__file__).resolve().parent
 
 
 def module_name(path: Path) -> str:
-    """``solver_placement/solver/build.py`` -> ``solver_placement.solver.build`` (a package's
+    """``solver_placement/_solver/build.py`` -> ``solver_placement._solver.build`` (a package's
     ``__init__.py`` is the package)."""
     return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
 

@@ -54,7 +54,7 @@ PUBLIC_NAMES = [
 
 #: Upward imports allowed, each inside a function (so it runs only when called, never at import):
 #: ``Cluster.from_ray`` connects to Ray by the launch's attach rules, which live once in ray_launch.
-DEFERRED_UPWARD = {("solver_placement.cluster.cluster", "solver_placement.ray_launch.connect")}
+DEFERRED_UPWARD = {("solver_placement._cluster.cluster", "solver_placement._ray_launch.connect")}
 
 
 def _module_level_imports(path: Path) -> set[str]:
@@ -141,9 +141,9 @@ def test_every_test_file_the_code_and_docs_cite_exists() -> None:
 NEVER_REACHED = {"plot": ("solver", "spec")}
 
 #: Imports that walk does not follow. A record's ``env`` holds the variables of its component's
-#: environment keys, so ``records`` names them from ``spec/environment.py``; that module reads no
+#: environment keys, so ``records`` names them from ``_specification/environment.py``; that module reads no
 #: spec grammar and resolves nothing (the test below checks it reaches no forbidden unit itself).
-NOT_FOLLOWED = {("solver_placement.records", "solver_placement.spec.environment")}
+NOT_FOLLOWED = {("solver_placement._records", "solver_placement._specification.environment")}
 
 
 def _followed(edges: dict[str, set[str]]) -> dict[str, set[str]]:

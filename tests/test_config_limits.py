@@ -14,10 +14,10 @@ from omegaconf import OmegaConf
 
 from solver_placement import PlacementConfigError, solve
 from solver_placement import limits as limits_module
-from solver_placement.config import Unresolved, YamlText, load_config, load_yaml
-from solver_placement.limits import Limits, current, override
-from solver_placement.limits import yaml_scan as limits_yaml_scan
-from solver_placement.limits.memory import memory_budget
+from solver_placement._config import Unresolved, YamlText, load_config, load_yaml
+from solver_placement._limits import Limits, current, override
+from solver_placement._limits import yaml_scan as limits_yaml_scan
+from solver_placement._limits.host_memory import memory_budget
 
 HEAD = "cluster:\n  num_nodes: 1\n  num_gpus_per_node: 4\n  component_placement:\n    actor: 0-3\n"
 
@@ -44,7 +44,7 @@ def test_yaml_limits_name_themselves(tmp_path: Path, text: str, limit: str) -> N
     path.write_text(text)
     with pytest.raises(PlacementConfigError, match=limit) as info:
         solve(path)
-    assert "solver_placement.limits.configure(" in str(info.value) or "max_file_bytes" in limit
+    assert "solver_placement._limits.configure(" in str(info.value) or "max_file_bytes" in limit
 
 
 @pytest.mark.parametrize("data", [b"\xff\xfe\x00\x00garbage", b"\x00" * 10, b"cluster: \xc3\x28", b"42", b"- 1\n"])

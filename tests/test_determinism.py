@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from solver_placement import HybridComponentPlacement, ModelParallelComponentPlacement, Solution, load_config, solve
-from solver_placement.replan import replan
+from solver_placement._replan import replan
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = sorted((ROOT / "models").glob("*.yaml"))
@@ -50,7 +50,7 @@ def digest(path: Path, num_workers: int = 1) -> str:
 
 
 #: The whole matrix (every model x runs x worker counts, other hash seeds) runs in CI and with
-#: --runslow; the fast tier keeps tests/solver's own worker-count check.
+#: --runslow; the fast tier keeps tests/internals/solver's own worker-count check.
 pytestmark = pytest.mark.slow
 
 def test_models_are_there() -> None:

@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from test_properties import check_broken, check_valid
 
 from solver_placement import PlacementConfigError, SolverTimeoutError, solve
-from solver_placement.cli import main
-from solver_placement.ray_launch.plan import NODE_RANK_LABEL, RayNode, to_ray
+from solver_placement._cli import main
+from solver_placement._ray_launch.launch_plan import NODE_RANK_LABEL, RayNode, to_ray
 
 #: Examples of the slow fuzz test: each one is a valid config AND a broken config.
 FUZZ_EXAMPLES = 10_000

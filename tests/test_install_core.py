@@ -36,7 +36,7 @@ class _Blocked(importlib.abc.MetaPathFinder):
         return None
 sys.meta_path.insert(0, _Blocked())
 """
-CLI = BLOCKER + "from solver_placement.cli import main\nmain()\n"
+CLI = BLOCKER + "from solver_placement._cli import main\nmain()\n"
 EXTRAS = {"ray", "matplotlib"}
 
 

@@ -11,9 +11,9 @@ import yaml
 from helpers import MODELS, config
 from omegaconf import OmegaConf
 
-import solver_placement.job as job_module
+import solver_placement._job as job_module
 from solver_placement import Cluster, ComponentPlacement, Job, PlacementConfigError, YamlText, diagnose, load_job, placement_for_config, solve
-from solver_placement.job import JobForm
+from solver_placement._job import JobForm
 
 QUICKSTART = MODELS / "quickstart.yaml"
 SMALL = config(2, 8, {"actor": "0-7", "rollout": {"processes": 4, "hardware_per_process": 2, "exclusive_with": ["actor"]}})

@@ -13,9 +13,9 @@ import pytest
 from helpers import MODELS, solved
 
 from solver_placement import PlacementConfigError, Solution, layout_report, solve, verify
-from solver_placement.constants import ACCELERATOR
-from solver_placement.layout_report import MAX_REPORT_ROWS
-from solver_placement.solver.assignment import Assignment
+from solver_placement._constants import ACCELERATOR
+from solver_placement._layout_report import MAX_REPORT_ROWS
+from solver_placement._solver.assignment import Assignment
 
 #: 8- and 4-GPU nodes in two node groups; the reward shares the actor's GPUs 0-3 of node 0, the
 #: rollout leaves 4 of the 16 RTX4090 GPUs free wherever the solver puts it.

@@ -22,7 +22,7 @@ def messages(caplog: pytest.LogCaptureFixture, logger: str) -> list[str]:
 def test_a_solve_logs_its_size_the_path_that_answered_and_why_the_count_model_declined(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="solver_placement"):
         solution = solve(QUICKSTART)
-    said = messages(caplog, "solver_placement.solver.solve")
+    said = messages(caplog, "solver_placement._solver.solve")
     assert said[0] == (
         "solving 4 component(s), 36 process(es), 1 declarative with 128 candidate pairs, on 3 node(s) with 19 hardware items "
         "(time limit 60 s, 1 worker(s))"
@@ -36,13 +36,13 @@ def test_a_solve_logs_its_size_the_path_that_answered_and_why_the_count_model_de
 def test_the_exact_model_logs_its_size_and_cp_sat_statistics(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG, logger="solver_placement"):
         solution = solve(QUICKSTART, objective={"contiguity": 5})
-    said = messages(caplog, "solver_placement.solver.solve")
+    said = messages(caplog, "solver_placement._solver.solve")
     assert "the count model declined: contiguity is weighed as asked, not only as a tie-break" in said
     built = [line for line in said if line.startswith("the exact model: ") and "variables" in line]
     solved = [line for line in said if line.startswith(f"the exact model: OPTIMAL, objective {float(solution.objective or 0)}, bound ")]
     assert len(built) == 1 and len(solved) == 1, said
     assert " s wall, " in solved[0] and " branches, " in solved[0] and solved[0].endswith(" conflicts")
-    runs = messages(caplog, "solver_placement.solver.options")
+    runs = messages(caplog, "solver_placement._solver.options")
     assert runs and all(run.startswith("CP-SAT run: ") for run in runs)
     assert said[-1].startswith("placed by search: OPTIMAL")
 
@@ -50,7 +50,7 @@ def test_the_exact_model_logs_its_size_and_cp_sat_statistics(caplog: pytest.LogC
 def test_a_refused_spec_logs_the_stage_that_refused_it(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="solver_placement"), pytest.raises(InfeasiblePlacementError):
         solve(config(1, 4, {"actor": "0-3", "rollout": {"processes": 4, "exclusive_with": ["actor"]}}))
-    said = messages(caplog, "solver_placement.solver.solve")
+    said = messages(caplog, "solver_placement._solver.solve")
     assert "the counting bounds prove the spec infeasible (4 statement(s)): no model is built" in said
     assert said[-1].startswith("no placement after ") and said[-1].endswith(" s: InfeasiblePlacementError")
 
@@ -68,7 +68,7 @@ def test_the_library_prints_nothing_unless_logging_is_configured() -> None:
     program = (
         "import logging, solver_placement\n"
         f"solver_placement.solve({str(QUICKSTART)!r}, objective={{'contiguity': 5}})\n"
-        "logging.getLogger('solver_placement.solver.solve').warning('a warning nobody asked to see')\n"
+        "logging.getLogger('solver_placement._solver.solve').warning('a warning nobody asked to see')\n"
     )
     run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True)
     assert (run.stdout, run.stderr) == ("", "")

@@ -13,8 +13,8 @@ import pytest
 from helpers import MODELS, cli_runner
 
 from solver_placement import PlacementConfigError, limits
-from solver_placement.cli import main
-from solver_placement.config import YamlText, load_config
+from solver_placement._cli import main
+from solver_placement._config import YamlText, load_config
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 from helpers import solved
 
 from solver_placement import Cluster, Placement, PlacementSpec, solve, verify
-from solver_placement.records import UnfrozenPlacement
+from solver_placement._records import UnfrozenPlacement
 
 
 def test_fields_of_a_two_node_layout() -> None:

@@ -17,7 +17,7 @@ from solver_placement import (
     solve,
     verify,
 )
-from solver_placement.replan import SURVIVORS_LABEL, displaced, moved, replan
+from solver_placement._replan import SURVIVORS_LABEL, displaced, moved, replan
 
 #: Nodes 0-3 have 4 GPUs each, node 4 is CPU-only; node 3 starts out idle.
 JOB = config(5, [4, 4, 4, 4, 0], {

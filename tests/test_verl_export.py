@@ -13,10 +13,10 @@ from helpers import MODELS, ROOT, cli_runner, config
 from omegaconf import OmegaConf
 
 from solver_placement import PlacementConfigError, VerlExportError, export_verl, solve
-from solver_placement.cli.app import main
-from solver_placement.config import load_config
-from solver_placement.spec.pools import pool_spec_from_config
-from solver_placement.verl_export import RULES
+from solver_placement._cli.app import main
+from solver_placement._config import load_config
+from solver_placement._specification.pools import pool_spec_from_config
+from solver_placement._verl_export import RULES
 
 DATA = ROOT / "tests" / "data" / "verl"
 V041, MAIN = DATA / "ppo_trainer_v0.4.1.yaml", DATA / "ppo_trainer_main.yaml"

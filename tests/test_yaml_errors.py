@@ -14,8 +14,8 @@ import pytest
 from helpers import cli_runner
 
 from solver_placement import PlacementConfigError, solve
-from solver_placement.cli import main
-from solver_placement.config import YamlText, load_config, load_yaml
+from solver_placement._cli import main
+from solver_placement._config import YamlText, load_config, load_yaml
 
 DATA = Path(__file__).resolve().parent / "data" / "rlinf"
 

@@ -41,11 +41,11 @@ from omegaconf.errors import OmegaConfBaseException
 from solver_placement import HybridComponentPlacement, ModelParallelComponentPlacement, NodePlacementStrategy, PlacementMode  # swapped
 
 # what this file itself needs: types for its hints, and the CLI's reading of a config and its overrides
-from solver_placement.cli.overrides import apply_overrides
-from solver_placement.config import load_yaml
-from solver_placement.errors import PlacementError
-from solver_placement.records import Placement
-from solver_placement.rlinf import ComponentPlacement, PlacementStrategy
+from solver_placement._cli.overrides import apply_overrides
+from solver_placement._config import load_yaml
+from solver_placement._errors import PlacementError
+from solver_placement._records import Placement
+from solver_placement._rlinf import ComponentPlacement, PlacementStrategy
 
 #: RLinf's WorkerGroup.launch default: each worker sees only its own GPUs.
 ISOLATE_GPU = True

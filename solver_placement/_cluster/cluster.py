@@ -1,0 +1,371 @@
+"""The cluster model: nodes, node groups, hardware types and the rank tables between them.
+
+Every piece of hardware gets one *physical id* in a flat table (``hw_node``, ``hw_kind``,
+``hw_local``): accelerators first (node by node), then custom hardware such as robots, then one
+pseudo-item per node for node-only placement. Node groups map their *group ranks* (what a
+placement string counts) to physical ids, so two groups that share a node share hardware, and
+collocation, exclusivity and capacity are decided on physical ids.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from solver_placement._cluster.ranks import parse_rank_list
+from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, ray_cluster_kwargs
+from solver_placement._cluster.schema import HardwareItem, NodeGroup, cluster_part, node_properties, parse_node_groups, per_node, section_kwargs
+from solver_placement._cluster.topology import NodeTopology, parse_gpu_topology
+from solver_placement._config import load_config, positive_int, text
+from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
+from solver_placement._errors import PlacementConfigError, shown
+
+
+@dataclass(frozen=True)
+class ResourceSet:
+    """The resources selected by one or more node groups, indexed by placement rank.
+
+    ``physical[r]`` is the physical hardware id of rank ``r``; ``group_of[r]`` indexes ``groups``.
+    """
+
+    groups: tuple[NodeGroup, ...]
+    physical: np.ndarray
+    group_of: np.ndarray
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(group.label for group in self.groups)
+
+    @property
+    def counts_nodes(self) -> bool:
+        return any(group.hardware_type is None for group in self.groups)
+
+    def __len__(self) -> int:
+        return int(self.physical.size)
+
+    def describe(self) -> str:
+        parts = [f"{group.label!r} ({self.group_size(i)} {group.resource_noun})" for i, group in enumerate(self.groups)]
+        return "node group " + " + ".join(parts)
+
+    def group_size(self, index: int) -> int:
+        return int(np.count_nonzero(self.group_of == index))
+
+
+class Cluster:
+    """Nodes with accelerators, optional custom hardware and labelled node groups.
+
+    Build it from code (``Cluster(num_nodes=2, num_gpus_per_node=8)``) or from a config with
+    :meth:`from_config`. ``node_groups`` takes the same dicts as the YAML ``cluster.node_groups``.
+    """
+
+    def __init__(
+        self,
+        num_nodes: int | None = None,
+        num_gpus_per_node: int | Sequence[int] = 8,
+        accelerator_type: str | Sequence[str] = DEFAULT_ACCELERATOR_TYPE,
+        accelerator_model: str | Sequence[str | None] | None = None,
+        node_groups: Sequence[Mapping[str, Any]] | None = None,
+        gpu_memory_gb: float | Sequence[float | None] | None = None,
+        node_labels: Sequence[Mapping[str, str]] | None = None,
+        gpu_topology: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+        *,
+        free_gpus_only: bool = False,
+        cluster_cfg: Any = None,
+    ) -> None:
+        # Long because it validates every per-node field in the order a config states them, so the
+        # first error reported is the first wrong key; each step is one call to a schema parser.
+        if cluster_cfg is not None:  # RLinf's spelling: Cluster(cluster_cfg=cfg.cluster)
+            if num_nodes is not None:
+                raise PlacementConfigError("give either num_nodes/... or cluster_cfg, not both")
+            kwargs = section_kwargs(cluster_part(load_config(cluster_cfg)))
+            num_nodes, num_gpus_per_node = kwargs["num_nodes"], kwargs["num_gpus_per_node"]
+            accelerator_type, accelerator_model = kwargs["accelerator_type"], kwargs["accelerator_model"]
+            node_groups = kwargs["node_groups"]
+            gpu_memory_gb, node_labels = kwargs["gpu_memory_gb"], kwargs["node_labels"]
+            gpu_topology, free_gpus_only = kwargs["gpu_topology"], kwargs["free_gpus_only"]
+        self.config: dict[str, Any] = {
+            "num_nodes": num_nodes,
+            "num_gpus_per_node": num_gpus_per_node,
+            "accelerator_type": accelerator_type,
+            "accelerator_model": accelerator_model,
+            "node_groups": node_groups or [],
+            "gpu_memory_gb": gpu_memory_gb,
+            "node_labels": node_labels,
+            "gpu_topology": gpu_topology,
+            "free_gpus_only": free_gpus_only,
+        }
+        self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
+        gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
+        self.gpus_per_node = np.array(
+            [positive_int(g, f"cluster.num_gpus_per_node[{i}]", allow_zero=True) for i, g in enumerate(gpus)],
+            dtype=np.int64,
+        )
+        types = per_node(accelerator_type, self.num_nodes, "cluster.accelerator_type")
+        types = [text(t, f"cluster.accelerator_type[{i}]") for i, t in enumerate(types)]
+        self.accelerator_types: tuple[str, ...] = tuple(
+            t if self.gpus_per_node[i] else NO_ACCELERATOR for i, t in enumerate(types)
+        )
+        models = per_node(accelerator_model, self.num_nodes, "cluster.accelerator_model")
+        models = [None if m is None else text(m, f"cluster.accelerator_model[{i}]") for i, m in enumerate(models)]
+        self.accelerator_models: tuple[str | None, ...] = tuple(
+            None if not self.gpus_per_node[i] else m for i, m in enumerate(models)
+        )
+        groups, items = parse_node_groups(node_groups or [], self.num_nodes, self.gpus_per_node)
+        self.gpu_memory_gb, self.node_labels = node_properties(
+            gpu_memory_gb, node_labels, node_groups or [], [g.node_ranks for g in groups], self.num_nodes
+        )
+        #: Per node, the NUMA node and EGL index of each GPU as the config states them (None: not stated).
+        self.gpu_topology: tuple[NodeTopology | None, ...] = parse_gpu_topology(gpu_topology, self.gpus_per_node)
+        #: The GPU counts are the GPUs that were free when the cluster was read, beside other jobs
+        #: (``from_ray(available=True)``): a GPU id is a position among its node's free GPUs, which
+        #: the launch maps to the devices Ray reserves (``ray_launch.free_gpus``).
+        self.free_gpus_only = _free_gpus_only(free_gpus_only, gpu_topology)
+        self._build_hardware_table(items)
+        self.node_groups: dict[str, NodeGroup] = {group.label: group for group in groups}
+        all_nodes = tuple(range(self.num_nodes))
+        self.node_groups[CLUSTER_LABEL] = NodeGroup(
+            CLUSTER_LABEL, all_nodes, ACCELERATOR if self.gpus_per_node.any() else None
+        )
+        self.node_groups[NODE_LABEL] = NodeGroup(NODE_LABEL, all_nodes, None)
+        self._resource_cache: dict[tuple[str | bool, ...], ResourceSet] = {}
+
+    @classmethod
+    def from_config(cls, config: Any) -> Cluster:
+        """Build from a ``cluster:`` mapping, a config holding one, a DictConfig or a YAML path."""
+        return cls(cluster_cfg=config)
+
+    @classmethod
+    def from_ray(
+        cls,
+        address: str | None = None,
+        *,
+        group_by_labels: Sequence[str] = (),
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        available: bool = False,
+    ) -> Cluster:
+        """The cluster a running Ray cluster describes: its nodes, GPUs, GPU models, robots and labels.
+
+        Attaches as a launch does (a Ray this process is connected to, ``address``, ``RAY_ADDRESS``,
+        the last ``ray start``; a dead address fails within ``connect_timeout_s``) and stays
+        connected. ``group_by_labels`` makes one node group per value of each node label key.
+        ``available=True`` counts only the GPUs and items free now (Ray's available resources), so a
+        job is placed beside the ones already running (``free_gpus_only``).
+        The mapping is in :mod:`solver_placement._cluster.ray_nodes`; Ray (an optional extra) is
+        imported only here, when called.
+        """
+        # The one upward import of _cluster/ (tests/test_architecture.py lists it): connecting follows
+        # the launch's attach rules, which have one home in ray_launch, and runs only when called.
+        from solver_placement._ray_launch.connect import live_nodes
+
+        nodes = live_nodes(address, connect_timeout_s, available=available)
+        return cls(**ray_cluster_kwargs(nodes, group_by_labels, available=available))
+
+    def with_extra_node(self, like: int) -> Cluster:
+        """This cluster plus one node shaped like node ``like`` (same GPUs, groups and hardware)."""
+        new = self.num_nodes
+        groups = []
+        for group in self.config["node_groups"]:
+            group = dict(group)
+            members = {int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", group.get("label", ""), available=self.num_nodes)}
+            if like in members:
+                group["node_ranks"] = sorted(members | {new})
+                hardware = group.get("hardware")
+                if hardware:
+                    copies = [{**config, "node_rank": new} for config in hardware.get("configs") or [] if config.get("node_rank") == like]
+                    group["hardware"] = {**hardware, "configs": [*(hardware.get("configs") or []), *copies]}
+            groups.append(group)
+        memory = self.config["gpu_memory_gb"]
+        labels = self.config["node_labels"]
+        topology = self.config["gpu_topology"]
+        return Cluster(
+            gpu_memory_gb=[*self.gpu_memory_gb, self.gpu_memory_gb[like]] if isinstance(memory, list) else memory,
+            node_labels=[*self.node_labels, dict(self.node_labels[like])] if isinstance(labels, list) else labels,
+            num_nodes=new + 1,
+            num_gpus_per_node=[*self.gpus_per_node.tolist(), int(self.gpus_per_node[like])],
+            accelerator_type=[*[t if t != NO_ACCELERATOR else DEFAULT_ACCELERATOR_TYPE for t in self.accelerator_types], self.accelerator_types[like]],
+            accelerator_model=[*self.accelerator_models, self.accelerator_models[like]],
+            node_groups=groups,
+            gpu_topology=[*topology, topology[like]] if isinstance(topology, (list, tuple)) else topology,
+            free_gpus_only=self.free_gpus_only,
+        )
+
+    def without_nodes(self, lost: Set[int], survivors: str | None = None) -> Cluster:
+        """This cluster with the ``lost`` nodes emptied (no GPUs, no custom hardware) and removed
+        from every node group, plus a group ``survivors`` of the remaining nodes (counting nodes)
+        when it is named. Node ranks keep naming the same machines.
+
+        Groups that counted GPUs say so explicitly (``hardware_type``): a group whose surviving
+        nodes have no GPUs must offer no GPUs, not silently start counting nodes.
+        """
+        config = copy.deepcopy(self.config)
+        gpus = per_node(config["num_gpus_per_node"], self.num_nodes, "cluster.num_gpus_per_node")
+        config["num_gpus_per_node"] = [0 if node in lost else count for node, count in enumerate(gpus)]
+        if isinstance(config.get("gpu_topology"), (list, tuple)):  # a lost node keeps no GPUs to describe
+            config["gpu_topology"] = [None if node in lost else entry for node, entry in enumerate(config["gpu_topology"])]
+        groups = [group for raw in config["node_groups"] if (group := self._surviving_group(raw, lost)) is not None]
+        remaining = [node for node in range(self.num_nodes) if node not in lost]
+        if survivors is not None and remaining:
+            groups.append({"label": survivors, "node_ranks": remaining, "ignore_hardware": True})
+        config["node_groups"] = groups
+        return Cluster(**config)
+
+    def _surviving_group(self, raw: Mapping[str, Any], lost: Set[int]) -> dict[str, Any] | None:
+        """A node group's config without the ``lost`` nodes; None when every node was lost
+        (components naming the group are then refused by name)."""
+        group = dict(raw)
+        label = str(group["label"])
+        where = f"node group {label!r}"
+        nodes = [int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", where, available=self.num_nodes) if int(n) not in lost]
+        if not nodes:
+            return None
+        group["node_ranks"] = nodes
+        if group.get("hardware"):
+            hardware = dict(group["hardware"])
+            hardware["configs"] = [c for c in hardware.get("configs") or [] if c.get("node_rank") not in lost]
+            group["hardware"] = hardware
+        elif self.node_groups[label].hardware_type == ACCELERATOR:
+            group["hardware_type"] = ACCELERATOR
+        envs = []
+        for env in group.get("env_configs") or []:
+            kept = [int(n) for n in parse_rank_list(env["node_ranks"], "node_ranks", where) if int(n) not in lost]
+            if kept:
+                envs.append({**env, "node_ranks": kept})
+        if "env_configs" in group:
+            group["env_configs"] = envs
+        return group
+
+    def with_gpus_per_node(self, gpus: Sequence[int]) -> Cluster:
+        """This cluster with ``gpus[n]`` GPUs on node ``n`` (everything else as it is)."""
+        return Cluster(**{**self.config, "num_gpus_per_node": list(gpus)})
+
+    def with_gpu_memory_gb(self, memory: Sequence[float | None]) -> Cluster:
+        """This cluster with ``memory[n]`` GB per GPU on node ``n`` (None: unknown)."""
+        return Cluster(**{**self.config, "gpu_memory_gb": list(memory)})
+
+    def under_section(self, section: Mapping[str, Any]) -> Cluster:
+        """This cluster (read from a live Ray) with a config's ``cluster:`` section over it: every
+        key the section states replaces this cluster's, and its node groups follow this cluster's
+        (which name the live ranks). The section is checked as any ``cluster:`` section is."""
+        known = {key: value for key, value in self.config.items() if value is not None}
+        own_groups = list(section.get("node_groups") or [])
+        return Cluster(**section_kwargs({**known, **section, "node_groups": [*known["node_groups"], *own_groups]}))
+
+    # ----------------------------------------------------------------- hardware table
+    def _build_hardware_table(self, items: Sequence[HardwareItem]) -> None:
+        num_accelerators = int(self.gpus_per_node.sum())
+        acc_node = np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.gpus_per_node)
+        acc_start = np.concatenate(([0], np.cumsum(self.gpus_per_node)[:-1]))
+        acc_local = np.arange(num_accelerators, dtype=np.int64) - np.repeat(acc_start, self.gpus_per_node)
+        custom_types = list(dict.fromkeys(item.type for item in items))
+        self.kinds: tuple[str, ...] = (ACCELERATOR, *custom_types, NODE)
+        ordered = sorted(enumerate(items), key=lambda pair: (custom_types.index(pair[1].type), pair[1].node_rank, pair[0]))
+        custom_node = np.array([item.node_rank for _, item in ordered], dtype=np.int64)
+        custom_kind = np.array([1 + custom_types.index(item.type) for _, item in ordered], dtype=np.int64)
+        custom_local = np.zeros(len(ordered), dtype=np.int64)
+        seen: dict[tuple[str, int], int] = {}
+        for position, (_, item) in enumerate(ordered):
+            key = (item.type, item.node_rank)
+            custom_local[position] = seen.get(key, 0)
+            seen[key] = custom_local[position] + 1
+        self.hw_node = np.concatenate((acc_node, custom_node, np.arange(self.num_nodes, dtype=np.int64)))
+        self.hw_kind = np.concatenate(
+            (np.zeros(num_accelerators, dtype=np.int64), custom_kind, np.full(self.num_nodes, len(self.kinds) - 1))
+        )
+        self.hw_local = np.concatenate((acc_local, custom_local, np.zeros(self.num_nodes, dtype=np.int64)))
+        self.hw_metadata: dict[int, Mapping[str, Any]] = {
+            num_accelerators + position: item.metadata for position, (_, item) in enumerate(ordered)
+        }
+        self._node_item_offset = num_accelerators + len(ordered)
+
+    @property
+    def num_accelerators(self) -> int:
+        return int(self.gpus_per_node.sum())
+
+    @property
+    def num_hardware(self) -> int:
+        """Number of physical ids (accelerators + custom items + one per node)."""
+        return int(self.hw_node.size)
+
+    def physical_id(self, node: int, kind: str, local: int) -> int:
+        """The physical id of item ``local`` of type ``kind`` on ``node`` (``kind`` "node": the node)."""
+        key = (node, kind, local if kind != NODE else 0)
+        if key not in self._physical_index:
+            raise PlacementConfigError(f"node {node} has no {kind} {local}")
+        return self._physical_index[key]
+
+    @cached_property
+    def _physical_index(self) -> dict[tuple[int, str, int], int]:
+        return {
+            (node, self.kinds[kind], local): hw
+            for hw, (node, kind, local) in enumerate(zip(self.hw_node.tolist(), self.hw_kind.tolist(), self.hw_local.tolist()))
+        }
+
+    def kind_of(self, physical_id: int) -> str:
+        return self.kinds[int(self.hw_kind[physical_id])]
+
+    # ----------------------------------------------------------------- node groups
+    def node_group(self, label: str) -> NodeGroup:
+        try:
+            return self.node_groups[label]
+        except KeyError:
+            known = ", ".join(repr(name) for name in self.node_groups)
+            raise PlacementConfigError(f"node group {label!r} not found; known groups: {known}") from None
+
+    def resources(self, labels: Sequence[str], count_nodes: bool = False) -> ResourceSet:
+        """The resources of the given groups, ranked group after group in the listed order.
+
+        ``count_nodes`` ranks the groups' nodes instead of their hardware.
+        """
+        key: tuple[str | bool, ...] = (*labels, count_nodes)
+        if key not in self._resource_cache:
+            groups = tuple(self.node_group(label) for label in labels)
+            if count_nodes:
+                groups = tuple(replace(group, hardware_type=None) for group in groups)
+            per_group = [self._group_physical(group) for group in groups]
+            self._resource_cache[key] = ResourceSet(
+                groups=groups,
+                physical=np.concatenate(per_group) if per_group else np.zeros(0, dtype=np.int64),
+                group_of=np.repeat(np.arange(len(groups)), [ids.size for ids in per_group]),
+            )
+        return self._resource_cache[key]
+
+    def _group_physical(self, group: NodeGroup) -> np.ndarray:
+        nodes = np.array(group.node_ranks, dtype=np.int64)
+        if group.hardware_type is None:
+            return self._node_item_offset + nodes
+        if group.hardware_type not in self.kinds:
+            return np.zeros(0, dtype=np.int64)  # a type no node group declared items of
+        kind = self.kinds.index(group.hardware_type)
+        in_group = np.zeros(self.num_nodes, dtype=bool)
+        in_group[nodes] = True
+        return np.flatnonzero((self.hw_kind == kind) & in_group[self.hw_node])
+
+    def describe(self) -> str:
+        gpus = self.gpus_per_node
+        shape = f"{gpus[0]} GPUs each" if (gpus == gpus[0]).all() else f"GPUs per node {gpus.tolist()}"
+        custom = [kind for kind in self.kinds[1:-1]]
+        extra = f", custom hardware: {', '.join(custom)}" if custom else ""
+        return f"{self.num_nodes} node(s), {shape}{extra}"
+
+    @cached_property
+    def node_accelerator_ids(self) -> list[list[str]]:
+        """Per node, the visible-device strings of all its accelerators ("0".."n-1")."""
+        return [[str(i) for i in range(int(n))] for n in self.gpus_per_node]
+
+
+def _free_gpus_only(value: Any, gpu_topology: Any) -> bool:
+    """``cluster.free_gpus_only``: a bool, and never with ``gpu_topology``, whose NUMA nodes and EGL
+    indices are per device id, which a position among the free GPUs is not."""
+    if not isinstance(value, bool):
+        raise PlacementConfigError(f"cluster.free_gpus_only must be true or false, not {shown(value)}")
+    if value and gpu_topology is not None:
+        raise PlacementConfigError(
+            "cluster.free_gpus_only numbers each node's free GPUs 0, 1, ... whichever devices they are, so "
+            "cluster.gpu_topology (stated per device id) cannot describe them: give one or the other"
+        )
+    return value

@@ -1,0 +1,446 @@
+"""Loading configs from YAML files, YAML text, OmegaConf objects or dicts into plain Python containers.
+
+Everything downstream works on plain ``dict``/``list`` values, so OmegaConf's ``ListConfig``
+(which RLinf mistakes for a string) never reaches the parsers. YAML is read by OmegaConf, which
+uses PyYAML's safe loader: no object construction, nothing executed.
+
+**One input contract.** A ``str`` or ``Path`` is always a file path, never YAML text: YAML text
+is passed as :class:`YamlText`; a ``DictConfig`` or a mapping is taken as the config itself.
+Nothing is told apart by looking at the content.
+
+**Bounded work.** A config may come from someone else, so every step checks a named limit
+(``limits``) before the work it bounds: bytes read, then nesting, values and characters of the
+YAML (aliases counted as copies), then the work of its interpolations; copying a mapping checks
+nesting, counts the values copied (a list shared by reference counted at every place, the Python
+form of an alias bomb) and refuses a mapping that contains itself. Keys become exact ``str``/``int``/... values
+and scalars exact built-in types, so no user object's ``__str__`` runs past this module.
+
+Interpolations are resolved value by value. A whole RLinf job config holds sections placement
+never reads whose values cannot be resolved here (``reward.tokenizer`` pointing at
+``${actor.tokenizer...}`` of a composed config, ``${not:...}`` resolvers that RLinf registers
+only when it is imported); such a value becomes an :class:`Unresolved` marker instead of failing
+the whole load, and fails with its path and reason only if placement reads it. So does a value
+whose interpolation is above the limits (see ``_limits/interpolations.py``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import gc
+import itertools
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import yaml
+from omegaconf import DictConfig, ListConfig, Node, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from yaml import MarkedYAMLError, YAMLError
+
+from solver_placement._errors import PlacementConfigError, cut, shown
+from solver_placement._limits import current, exceeded
+from solver_placement._limits.interpolations import blocked_interpolations
+from solver_placement._limits.yaml_scan import PARSERS, check_text, load_checked, read_bounded
+
+
+@dataclass(frozen=True)
+class YamlText:
+    """YAML given as text rather than as a file: ``solve(YamlText("cluster: ..."))``.
+
+    ``name`` is what messages call it.
+    """
+
+    text: str
+    name: str = "<yaml text>"
+
+
+ConfigSource = str | Path | YamlText | Mapping[str, Any] | DictConfig
+
+
+def load_yaml(source: Path | IO[str] | YamlText, name: str) -> DictConfig:
+    """A YAML file, stream or text as an unresolved DictConfig with a mapping at the top; ``name``
+    says which file in messages (the CLI reads ``-`` from stdin through this too)."""
+    text = source.text if isinstance(source, YamlText) else read_bounded(source, name)
+    if not isinstance(text, str):
+        raise PlacementConfigError(f"YAML text {name!r} must be a str, not {type(text).__name__}")
+    check_text(text, name)
+    try:
+        loaded = load_checked(text)
+    except MarkedYAMLError as error:
+        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {_placed(error, text)}") from None
+    except (YAMLError, OmegaConfBaseException, ValueError, TypeError, OSError) as error:
+        # ValueError: an int past Python's 4,300-digit limit; TypeError: an unhashable key
+        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {_first_line(error)}") from None
+    if not isinstance(loaded, DictConfig):
+        raise PlacementConfigError(f"config file {name!r} must hold a mapping at the top level")
+    _refuse_hydra_defaults(loaded, name)
+    return loaded
+
+
+def _placed(error: MarkedYAMLError, text: str) -> str:
+    """The loader's problem with its place: ``found duplicate key num_nodes at line 3, column 3,
+    while constructing a mapping at line 2, column 3 (key 'cluster.num_nodes')``. Lines and
+    columns count from 1, as editors do (PyYAML's marks count from 0)."""
+    parts = [
+        f"{_bounded(words)} at line {mark.line + 1}, column {mark.column + 1}"
+        for words, mark in ((error.problem, error.problem_mark), (error.context, error.context_mark))
+        if words and mark is not None
+    ]
+    if not parts:
+        return _first_line(error)
+    mark = error.problem_mark or error.context_mark
+    key, exact = _key_at(text, (mark.line, mark.column)) if mark is not None else ("", False)
+    where = f" ({'key' if exact else 'the last key read:'} {shown(key)})" if key else ""
+    return ", ".join(parts) + where
+
+
+def _key_at(text: str, target: tuple[int, int]) -> tuple[str, bool]:
+    """The dotted key of the node at ``target`` (line, column; exact: True) or, when the document
+    breaks before a node starts there, of the last key read (False). One pass over the parser's
+    events up to ``target``, bounded as ``check_text``'s pass over the same text was."""
+    frames: list[list[Any]] = []  # per open mapping or list: [is a mapping, its latest key or [index], nodes begun in it]
+    try:
+        for event in yaml.parse(text, Loader=PARSERS[0]):
+            if isinstance(event, yaml.NodeEvent):
+                if frames:
+                    frame = frames[-1]
+                    if not frame[0] or frame[2] % 2 == 0:  # a list item, or a mapping's key
+                        frame[1] = f"[{frame[2]}]" if not frame[0] else cut(event.value, 40) if isinstance(event, yaml.ScalarEvent) else "<key>"
+                    frame[2] += 1
+                start = (event.start_mark.line, event.start_mark.column)
+                if start >= target:
+                    return _dotted(frames), start == target
+                if isinstance(event, yaml.CollectionStartEvent):
+                    frames.append([isinstance(event, yaml.MappingStartEvent), "", 0])
+            elif isinstance(event, yaml.CollectionEndEvent):
+                frames.pop()
+    except YAMLError:  # the syntax error itself: the keys read so far end before it
+        pass
+    while frames and not frames[-1][0]:  # "the last key read", not the list item after it
+        frames.pop()
+    return _dotted(frames), False
+
+
+def _dotted(frames: list[list[Any]]) -> str:
+    return "".join(key if key.startswith("[") else f".{key}" for _, key, _ in frames if key).lstrip(".")
+
+
+def _bounded(words: str) -> str:
+    """A loader's words for a one-line message: whitespace collapsed, cut and escaped (they may quote the input)."""
+    return repr(cut(" ".join(words.split()), 160))[1:-1]
+
+
+#: Defaults entries that set only Hydra's own settings (``override hydra/job_logging: stdout``).
+_HYDRA_OWN = re.compile(r"(?:(?:override|optional)\s+)?hydra/[^@]*")
+
+
+def _refuse_hydra_defaults(loaded: DictConfig, name: str) -> None:
+    """Refuse a Hydra ``defaults:`` list that composes other files into this one: read alone, the
+    file lacks what they bring (an ``env``, a ``model``, maybe the ``cluster`` itself), and placing
+    it would place half a config. Entries changing only Hydra's own settings, and ``_self_``, are fine."""
+    node = loaded._get_node("defaults")
+    if not isinstance(node, Node):
+        return
+    value = OmegaConf.to_container(node, resolve=False) if isinstance(node, (DictConfig, ListConfig)) else node._value()
+    composed = [entry for entry in (value if isinstance(value, list) else [value]) if entry is not None and not _hydra_own(entry)]
+    if composed:
+        raise PlacementConfigError(
+            f"config file {name!r} has a Hydra defaults: list, which composes other files into it ({shown(composed[0])}"
+            f"{f' and {len(composed) - 1} more' if len(composed) > 1 else ''}); solver-placement does not compose Hydra "
+            "configs, so what they bring would be missing: give the composed config (a Hydra app prints it with "
+            "--cfg job), or remove those entries"
+        )
+
+
+def _hydra_own(entry: Any) -> bool:
+    """Whether a defaults entry composes nothing placement reads (``_self_``, ``hydra/...``)."""
+    if isinstance(entry, dict) and len(entry) == 1:
+        entry = next(iter(entry))
+    return isinstance(entry, str) and (entry.strip() == "_self_" or _HYDRA_OWN.fullmatch(entry.strip()) is not None)
+
+
+def load_config(source: ConfigSource) -> dict[str, Any]:
+    """Return ``source`` (a YAML path, :class:`YamlText`, a ``DictConfig`` or a mapping) as a plain, resolved dict."""
+    if isinstance(source, YamlText):
+        return to_plain(load_yaml(source, source.name), "")
+    if isinstance(source, (str, Path)):
+        return to_plain(load_yaml(existing_file(source), str(source)), "")
+    if isinstance(source, (DictConfig, Mapping)):
+        return to_plain(source, "")
+    raise PlacementConfigError(
+        f"a config must be a YAML path, YamlText, a DictConfig or a mapping, not {type(source).__name__}"
+    )
+
+
+def existing_file(source: str | Path) -> Path:
+    """``source`` as the path of a regular file, or an error that says what it is instead."""
+    hint = "; YAML text is passed as YamlText(text)" if isinstance(source, str) and ("\n" in source or ": " in source) else ""
+    try:
+        path = Path(source)
+        if path.is_file():
+            return path
+        problem = "is not a regular file" if path.exists() else "does not exist"
+    except (OSError, ValueError) as error:  # a name too long for the OS, a NUL byte in it
+        problem = f"is not a usable path ({error.__class__.__name__}: {_first_line(error)})"
+    raise PlacementConfigError(f"config file {shown(str(source))} {problem}{hint}")
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return shown(text[0])[1:-1] if text else type(error).__name__
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """A config value whose interpolation could not be resolved (or a ``???`` placeholder).
+
+    Harmless where nothing reads it. Where placement reads it, every validator reports it by its
+    ``repr`` (path, text and reason), and asking for its truth value raises, because a flag such
+    as ``auto_scheduler: ${oops}`` has no answer.
+    """
+
+    path: str
+    text: str
+    reason: str
+
+    def __repr__(self) -> str:
+        return f"<unresolved {self.path}: {shown(self.text)} ({self.reason})>"
+
+    def __bool__(self) -> bool:
+        raise PlacementConfigError(f"{self.path}: cannot resolve {shown(self.text)}: {self.reason}")
+
+
+def to_plain(value: Any, where: str = "") -> Any:
+    """Convert OmegaConf containers to plain dicts/lists and copy mappings, resolving each value
+    on its own (an unresolvable one becomes :class:`Unresolved`, see the module docstring).
+
+    ``where`` is the dotted path of ``value`` in the whole config ("" for the config itself).
+    Refuses nesting deeper than ``max_depth`` and a mapping or list that contains itself.
+    """
+    blocked = blocked_interpolations(value) if isinstance(value, DictConfig) else {}
+    with _collector_paused():
+        return _Copier(blocked).copy(value, where, 0)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a config is copied. The copy makes no cycles
+    (a container holding itself is refused), yet a million new lists (an explicit placement of a
+    million processes) would trigger collections that walk every live object: 4x the copy time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@dataclass
+class _Copier:
+    """One copy of a config: the interpolations not to resolve, and the containers being copied."""
+
+    blocked: dict[str, str]
+
+    def __post_init__(self) -> None:
+        self.open: set[int] = set()
+        self.copied = 0
+
+    def copy(self, value: Any, where: str, depth: int) -> Any:
+        kind = type(value)
+        if kind in _EXACT_SCALARS:
+            return value
+        if kind is not dict and kind is not list and not isinstance(value, (DictConfig, ListConfig, Mapping, list, tuple)):
+            return plain_scalar(value)
+        if depth >= current().max_depth:
+            raise exceeded("max_depth", f"more than {current().max_depth} levels", where or "config", "its nesting")
+        self._count(len(value), where)
+        if id(value) in self.open:
+            raise PlacementConfigError(f"{where or 'config'}: contains itself (a mapping or list that holds itself cannot be a config)")
+        self.open.add(id(value))
+        try:
+            return self._children(value, where, depth + 1)
+        finally:
+            self.open.discard(id(value))
+
+    def _children(self, value: Any, where: str, depth: int) -> Any:
+        if type(value) is dict and set(map(type, value)) <= {str}:  # the common mapping, exact types only
+            if set(map(type, value.values())) <= _EXACT_SCALARS:
+                return dict(value)  # the common leaf mapping (labels, env vars, hardware configs) at C speed
+            return {key: self.copy(item, _path(where, key), depth) for key, item in value.items()}
+        if isinstance(value, DictConfig):
+            return {plain_key(key, where): self._resolved(value, key, _path(where, key_text(key, where)), depth) for key in value.keys()}
+        if isinstance(value, ListConfig):
+            return [self._resolved(value, index, f"{where}[{index}]", depth) for index in range(len(value))]
+        if isinstance(value, Mapping):
+            items = [(plain_key(key, where), item) for key, item in value.items()]
+            return {key: self.copy(item, _path(where, key_text(key, where)), depth) for key, item in items}
+        flat = self._flat_copy(value, where) if depth < current().max_depth else None
+        if flat is not None:
+            return flat
+        return [self.copy(item, f"{where}[{index}]", depth) for index, item in enumerate(value)]
+
+    def _flat_copy(self, value: list[Any] | tuple[Any, ...], where: str) -> list[Any] | None:
+        """The common long lists (ranks, per-node values, explicit placements: exact scalars, or
+        lists of them) copied at C speed; None for any other list. A list of scalars cannot hold
+        itself, so nothing is tracked; inner lists are counted before they are read."""
+        kinds = set(map(type, value))
+        if kinds <= _EXACT_SCALARS:
+            return list(value)
+        if not kinds <= _EXACT_SCALARS | _SEQUENCES:
+            return None
+        inner = [item for item in value if type(item) in _SEQUENCES]
+        inner_values = sum(map(len, inner))
+        self._count(inner_values, where)
+        if not set(map(type, itertools.chain.from_iterable(inner))) <= _EXACT_SCALARS:
+            self.copied -= inner_values  # the item-by-item copy counts them
+            return None
+        return [list(item) if type(item) in _SEQUENCES else item for item in value]
+
+    def _count(self, values: int, where: str) -> None:
+        """Count ``values`` more copied values, refusing before the copy above ``max_copied_values``
+        (a list shared by reference many times over is copied, and counted, each time)."""
+        self.copied += values
+        if self.copied > current().max_copied_values:
+            raise exceeded("max_copied_values", f"more than {current().max_copied_values}", where or "config", "the number of values copied (shared lists and mappings counted as copies)")
+
+    def _resolved(self, container: DictConfig | ListConfig, key: Any, path: str, depth: int) -> Any:
+        """One entry of an OmegaConf container, resolved, or :class:`Unresolved` when it cannot be."""
+        if path in self.blocked:
+            return Unresolved(path, _raw_text(container, key), self.blocked[path])
+        try:
+            value = container[key]
+        except OmegaConfBaseException as error:
+            return Unresolved(path, _raw_text(container, key), _first_line(error))
+        return self.copy(value, path, depth)
+
+
+#: Scalars copied as they are (exact types: no user override can run).
+_EXACT_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: Sequences a config holds as lists.
+_SEQUENCES = frozenset({list, tuple})
+
+
+def _raw_text(container: DictConfig | ListConfig, key: Any) -> str:
+    node = container._get_node(key)
+    return str(node._value()) if isinstance(node, Node) else "???"
+
+
+def _path(where: str, key: Any) -> str:
+    return f"{where}.{key}" if where else str(key)
+
+
+def plain_key(key: Any, where: str) -> Any:
+    """A mapping key as an exact built-in value (a ``str`` subclass's ``__str__`` never runs)."""
+    if isinstance(key, enum.Enum):
+        return key.name
+    if key is None or isinstance(key, (str, int, float)):
+        return plain_scalar(key)
+    raise PlacementConfigError(f"{where or 'config'}: a key must be a string or a number, not a {type(key).__name__}")
+
+
+def plain_scalar(value: Any) -> Any:
+    """A scalar as its exact built-in type (subclasses' overrides dropped); other objects as they are."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return value
+
+
+def key_text(key: Any, where: str) -> str:
+    """A mapping key as the text messages and lookups use; a huge int key is refused, not printed."""
+    key = plain_key(key, where)
+    if isinstance(key, int) and key.bit_length() > 1_000:
+        raise PlacementConfigError(f"{where}: key {shown(key)} is not a name")
+    return str(key)
+
+
+def require_mapping(value: Any, where: str) -> dict[str, Any]:
+    """Return ``value`` as a dict with string keys, or raise naming ``where``."""
+    if not isinstance(value, Mapping):
+        raise PlacementConfigError(f"{where} must be a mapping, not {type(value).__name__}")
+    return {key_text(key, where): item for key, item in value.items()}
+
+
+
+def check_keys(
+    mapping: Mapping[str, Any],
+    allowed: Iterable[str],
+    where: str,
+    required: Iterable[str] = (),
+) -> None:
+    """Reject unknown keys (suggesting the closest known one) and report missing required keys."""
+    allowed = list(allowed)
+    for key in mapping:
+        if key not in allowed:
+            raise PlacementConfigError(f"{where}: unknown key {shown(key)}{did_you_mean(key, allowed, 'keys')}")
+    missing = [key for key in required if key not in mapping]
+    if missing:
+        raise PlacementConfigError(f"{where}: missing required key(s) {', '.join(map(repr, missing))}")
+
+
+#: Longest name a close match is looked for (longer ones are not typos) and most names listed.
+_MATCHED_NAME_CHARS, _LISTED_NAMES = 100, 20
+
+
+def did_you_mean(name: Any, known: Iterable[str], noun: str) -> str:
+    """The hint after "unknown X": ``; did you mean 'actor'?``, else ``; known <noun>: a, b, c``.
+
+    The one close-match hint of the library, for keys, component names and node groups alike.
+    """
+    known = [str(item) for item in known]
+    close = difflib.get_close_matches(name, known, n=1) if isinstance(name, str) and len(name) <= _MATCHED_NAME_CHARS else []
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    listed = ", ".join(known[:_LISTED_NAMES]) + (f", ... ({len(known)} in all)" if len(known) > _LISTED_NAMES else "")
+    return f"; known {noun}: {listed or 'none'}"
+
+
+#: Largest count accepted for any integer setting (nodes, GPUs, processes, sizes).
+MAX_COUNT = 10_000_000
+
+
+def positive_int(value: Any, where: str, *, allow_zero: bool = False, maximum: int = MAX_COUNT) -> int:
+    """Validate a (non-negative or positive) int that is not a bool, up to ``maximum``.
+
+    The bound keeps absurd values (``num_nodes: 10**30``) from reaching numpy or CP-SAT.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PlacementConfigError(f"{where} must be an integer, not {shown(value)}")
+    if value < 0 or (value == 0 and not allow_zero):
+        bound = "non-negative" if allow_zero else "positive"
+        raise PlacementConfigError(f"{where} must be {bound}, got {shown(value)}")
+    if value > maximum:
+        raise PlacementConfigError(f"{where} is {shown(value)}, above the supported limit of {maximum}")
+    return value
+
+
+def text(value: Any, where: str) -> str:
+    """A name given as a string (or an int, as YAML reads ``4090``), never None/bool/containers."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, int) and value.bit_length() > 1_000):
+        raise PlacementConfigError(f"{where} must be a string, not {shown(value)}")
+    return str(plain_scalar(value))
+
+
+#: Largest memory size accepted anywhere, in GB.
+MAX_GIGABYTES = 1_000_000
+
+
+def gigabytes(value: Any, where: str, *, allow_zero: bool) -> float:
+    """A memory size in GB: a number up to ``MAX_GIGABYTES``; zero only where ``allow_zero``
+    (a part of a process's memory may be empty, a GPU's memory may not)."""
+    number = not isinstance(value, bool) and isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value))
+    if not number or (value < 0 if allow_zero else value <= 0) or value > MAX_GIGABYTES:
+        bound = "non-negative" if allow_zero else "positive"
+        raise PlacementConfigError(f"{where} must be a {bound} number of GB, not {shown(value)}")
+    return float(value)

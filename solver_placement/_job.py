@@ -1,0 +1,156 @@
+"""One loaded job: a config read once, with what every stage asks of it decided once.
+
+Every front end (``solve``, ``diagnose``, ``export_verl``, the RLinf classes, the command line)
+turns what the user gave (a YAML path, :class:`~solver_placement._config.YamlText`, a mapping, a
+``DictConfig``, Hydra overrides applied by the command line) into a :class:`Job` with
+:func:`load_job`, once, and hands that value on. The config is copied and its limits checked
+once, so no stage re-reads or re-copies it, and the questions each stage used to answer again
+from the raw dict have one answer here:
+
+* where the ``cluster:`` section is (a whole job config holds it under ``cluster:``; a bare
+  section is the config itself; verl's trainer config is a whole job config even without one);
+* which form states the placement (:class:`JobForm`): ``cluster.component_placement`` (RLinf's
+  grammar and the declarative components), a ``resource_pools:`` section, or verl's trainer config;
+* RLinf's ``runner.task_type``, which picks RLinf's placement class;
+* the solver options: the config's ``cluster.solver`` with the caller's overrides on top, so a
+  command line's ``--time-limit`` never has to be written into the user's config;
+* the cluster, built from the section when first asked for (a config for the auto placer states
+  no placeable cluster, so building it eagerly would refuse it), or the one the caller gave.
+
+The value is frozen: stages read it and derive new jobs (:meth:`Job.with_cluster`,
+:meth:`Job.with_solver_options`); none writes into its config.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._cluster.schema import cluster_part, section_kwargs
+from solver_placement._config import ConfigSource, load_config, require_mapping
+from solver_placement._errors import PlacementConfigError, shown
+
+#: The top-level key that says which verl's rules to read the config with (``verl_version: 0.4.1``).
+VERSION_KEY = "verl_version"
+#: verl's top-level sections that, together, make a config verl's PPO trainer config.
+TRAINER_SECTIONS = ("trainer", "actor_rollout_ref")
+#: The top-level section that states verl-style resource pools (``_specification/pools.py``).
+POOLS_SECTION = "resource_pools"
+
+
+def is_verl_trainer_config(config: Mapping[str, Any]) -> bool:
+    """Is this (plain) config verl's trainer config: ``trainer:`` and ``actor_rollout_ref:``
+    mappings (no other trainer has both), or any config naming :data:`VERSION_KEY`?"""
+    return VERSION_KEY in config or all(isinstance(config.get(section), Mapping) for section in TRAINER_SECTIONS)
+
+
+class JobForm(enum.Enum):
+    """How a job config states its placement."""
+
+    #: ``cluster.component_placement``: RLinf's rank strings and the declarative components.
+    COMPONENT_PLACEMENT = "component_placement"
+    #: A top-level ``resource_pools:`` section (verl's pools and role mapping, ``_specification/pools.py``).
+    RESOURCE_POOLS = "resource_pools"
+    #: verl's own trainer config, whose pools verl's driver builds (``_specification/verl``).
+    VERL_TRAINER = "verl_trainer"
+
+    @property
+    def has_pools(self) -> bool:
+        """Placed as resource pools (compiled by ``_specification/pools.py``), not as component_placement."""
+        return self is not JobForm.COMPONENT_PLACEMENT
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job config loaded once (see the module docstring); made by :func:`load_job`.
+
+    ``config`` is the plain, resolved config and ``section`` its ``cluster:`` mapping (the config
+    itself when it is a bare section). ``given_cluster`` is the cluster the caller placed the job
+    on (None: the one ``section`` states); ``solver_overrides`` go over ``cluster.solver``.
+    """
+
+    config: dict[str, Any]
+    section: dict[str, Any]
+    form: JobForm
+    task_type: str | None
+    given_cluster: Cluster | None = None
+    solver_overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_bare_section(self) -> bool:
+        """The config is a ``cluster:`` section alone, not a whole job config."""
+        return self.section is self.config
+
+    def key(self, name: str) -> str:
+        """The dotted key of the section's ``name`` as the user writes it (``cluster.num_nodes``,
+        or ``num_nodes`` in a bare section), for messages."""
+        return name if self.is_bare_section else f"cluster.{name}"
+
+    @cached_property
+    def cluster(self) -> Cluster | None:
+        """The cluster the job is placed on: the given one, else the one its section states. None
+        only for verl's trainer config without a ``cluster:`` section, whose nodes verl's trainer
+        keys give (``_specification/verl``)."""
+        if self.given_cluster is not None:
+            return self.given_cluster
+        if self.form is JobForm.VERL_TRAINER and not self.section:
+            return None
+        return Cluster(**section_kwargs(self.section))
+
+    @property
+    def stated_cluster(self) -> Cluster:
+        """:attr:`cluster`, for the forms that always state one."""
+        if self.cluster is None:
+            raise PlacementConfigError("the config states no cluster: section, and no cluster was given")
+        return self.cluster
+
+    @property
+    def component_placement(self) -> Any:
+        """The ``cluster.component_placement`` entries (plain values), or an error: nothing to place."""
+        if "component_placement" not in self.section:
+            raise PlacementConfigError("cluster.component_placement is missing: nothing to place")
+        return self.section["component_placement"]
+
+    @cached_property
+    def solver_options(self) -> dict[str, Any]:
+        """``cluster.solver`` with the caller's overrides on top."""
+        return {**require_mapping(self.section.get("solver") or {}, "cluster.solver"), **self.solver_overrides}
+
+    def with_cluster(self, cluster: Cluster) -> Job:
+        """The same job placed on ``cluster`` (a live Ray cluster's, RLinf's, a derived one)."""
+        return replace(self, given_cluster=cluster)
+
+    def with_solver_options(self, overrides: Mapping[str, Any]) -> Job:
+        """The same job with ``overrides`` over its solver options (``{"time_limit_s": 30}``);
+        the config is left as the user wrote it."""
+        if not overrides:
+            return self
+        return replace(self, solver_overrides={**self.solver_overrides, **overrides})
+
+
+def load_job(source: ConfigSource | Job, cluster: Cluster | None = None) -> Job:
+    """The job ``source`` states (a YAML path, ``YamlText``, a mapping or a ``DictConfig``; a
+    :class:`Job` is taken as it is), placed on ``cluster`` when one is given.
+
+    The only place a job config is loaded: the config is copied here and nowhere after.
+    """
+    if isinstance(source, Job):
+        return source if cluster is None else source.with_cluster(cluster)
+    plain = load_config(source)
+    verl = is_verl_trainer_config(plain)
+    section = require_mapping(plain.get("cluster", {}), "cluster") if verl else cluster_part(plain)
+    form = JobForm.VERL_TRAINER if verl else JobForm.RESOURCE_POOLS if POOLS_SECTION in plain else JobForm.COMPONENT_PLACEMENT
+    return Job(plain, section, form, _task_type(plain), cluster)
+
+
+def _task_type(config: Mapping[str, Any]) -> str | None:
+    """RLinf's ``runner.task_type`` (None when not stated)."""
+    runner = config.get("runner")
+    task = runner.get("task_type") if isinstance(runner, Mapping) else None
+    if task is not None and not isinstance(task, str):
+        raise PlacementConfigError(f"runner.task_type must be a string, not {shown(task)}")
+    return task

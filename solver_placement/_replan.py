@@ -1,0 +1,355 @@
+"""Re-plan a solved job after losing nodes, moving as few processes as possible.
+
+The cluster model keeps its node numbering, so node ranks in placements, logs and Ray labels keep
+naming the same machines. A lost node stays in the model but holds nothing: its GPUs and custom
+hardware are removed and it leaves every labelled node group (components that count nodes must
+not land on it either). Rank strings are meaningless after that (group ranks shift when a node's
+GPUs disappear), so every component is restated as a declarative component of the same shape:
+node groups, process count, items per process, stride, tensor/pipeline-parallel sizes,
+collocation, exclusivity, capacity, memory and topology rules.
+
+Two ways to place that spec, the cheap one first:
+
+* keep in place: every surviving process is pinned to its items and only the displaced processes
+  (those of lost nodes) are placed, as a declarative "moved" part of their component. It moves
+  exactly the displaced processes, the least any re-plan can move, and its model holds only their
+  candidates. Used when it can state the job (every tensor-parallel group lost whole or not at
+  all, no topology rule on a component that lost processes, collocated partners lost together),
+  has a placement and passes :func:`verify`; the moved processes then take the highest ranks,
+  the status is ``FEASIBLE`` and ``timings["keep_in_place"]`` holds the time it took;
+* the exact model: ``solve(spec, previous=solution)``, whose ``changes`` objective term (dominant
+  by default) is charged for every process that gives up its hardware, so it may move a
+  surviving process when nothing else fits. It holds every process's candidates: seconds up to
+  about a hundred GPUs per component, quickly more beyond (``time_limit_s`` bounds it).
+
+What a declarative component cannot state, and what ``replan`` does about it:
+
+* processes of one component sharing an item (``0-3:0-7``, several env workers on one node, a
+  ``resources`` window filled by several processes per item) and processes of different sizes
+  (``0-1:0-1,2-5:2-3``) or with different rank gaps (explicit lists): such a component is pinned
+  to its old hardware (an explicit rank list in the new numbering) if none of its processes was
+  on a lost node, and is a :class:`PlacementConfigError` naming it otherwise;
+* a ``resources`` window: its ranks no longer name the same items; the process count and sizes
+  are kept and the window is dropped;
+* components on the reserved ``node`` label (or on ``cluster`` when it counts nodes) move to a
+  node group of the surviving nodes, labelled :data:`SURVIVORS_LABEL`, because reserved groups
+  always hold every node; their records carry that label.
+
+With the ``changes`` weight set to 0 moves do not matter: the exact model places the job afresh.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._constants import CLUSTER_LABEL, NODE_LABEL
+from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, shown, with_context
+from solver_placement._records import Placement
+from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
+from solver_placement._solver.solution import Assignment, Solution
+from solver_placement._solver.solve import solve
+from solver_placement._specification.grammar import ComponentSpec, Constraints, Declarative
+from solver_placement._specification.placement_spec import PlacementSpec
+from solver_placement._verify import verify
+
+#: Label of the node group that replaces the reserved ``node`` label (nodes that survived).
+SURVIVORS_LABEL = "surviving_nodes"
+#: Suffix of the part of a component that holds its displaced processes while keeping in place.
+MOVED_SUFFIX = "/moved"
+
+
+def replan(
+    solution: Solution,
+    lost_nodes: Sequence[int],
+    *,
+    time_limit_s: float | None = None,
+    num_workers: int | None = None,
+    objective: Mapping[str, int] | None = None,
+) -> Solution:
+    """Place ``solution``'s job again without ``lost_nodes``, keeping every process that can stay.
+
+    The keyword arguments override the job's ``cluster.solver`` options as in :func:`solve`.
+    The result is checked by :func:`verify` (a recovery that relaunches a wrong layout costs more
+    than the check). Raises a :class:`PlacementError` naming the lost nodes when the job no longer
+    fits, or naming the component that cannot be restated.
+    """
+    old = solution.cluster
+    lost = _lost_nodes(lost_nodes, old.num_nodes)
+    context = f"replan without node(s) {', '.join(map(str, sorted(lost))) or 'none'}"
+    owners = [c for c in solution.spec.components.values() if c.shares_rule_with is None]
+    survivors = _survivors_label(old) if any(_counts_reserved_nodes(solution, c) for c in owners) else None
+    cluster = old.without_nodes(lost, survivors)
+    renamed = {c.name: _renamed_labels(solution, c, cluster, survivors, context) for c in owners}
+    placement = {c.key: _restated(solution, c, cluster, lost, renamed[c.name], context) for c in owners}
+    options: dict[str, Any] = {"time_limit_s": time_limit_s, "num_workers": num_workers, "objective": objective}
+    weights = {**DEFAULT_WEIGHTS, **solution.spec.solver_options.get("objective", {}), **(objective or {})}
+    try:
+        spec = PlacementSpec.build(cluster, placement, solution.spec.solver_options)
+        kept = _kept_in_place(solution, spec, lost, renamed, options) if weights["changes"] else None
+        if kept is not None:
+            return kept
+        result = solve(spec, previous=solution, **options)
+    except (InfeasiblePlacementError, PlacementConfigError, SolverTimeoutError) as error:
+        raise with_context(error, context) from None
+    verify(result.spec, result.placements_by_component())
+    return result
+
+
+def displaced(solution: Solution, lost_nodes: Sequence[int]) -> dict[str, int]:
+    """Per component, how many of its processes ran on ``lost_nodes`` (they must move)."""
+    lost = set(lost_nodes)
+    return {
+        name: sum(1 for p in records if p.cluster_node_rank in lost)
+        for name, records in solution.placements_by_component().items()
+    }
+
+
+def moved(before: Solution, after: Solution) -> dict[str, int]:
+    """Per component, how many hardware sets of ``before`` no process of ``after`` holds.
+
+    Processes of a component are interchangeable (the solver orders them by rank), so a process
+    "moves" when its set of items (node, type, local ids) is given up, whatever its new rank;
+    this is what the ``changes`` objective term counts.
+    """
+    def sets(solution: Solution, name: str) -> Counter:
+        return Counter((p.cluster_node_rank, p.hardware_type, tuple(p.local_hardware_ranks)) for p in solution.placements(name))
+
+    kept = [name for name in before.components if name in after.components]
+    return {name: sum((sets(before, name) - sets(after, name)).values()) for name in kept}
+
+
+def _lost_nodes(lost_nodes: Sequence[int], num_nodes: int) -> set[int]:
+    """The lost node ranks, checked: a typo must not re-plan around the wrong machine."""
+    if isinstance(lost_nodes, (str, bytes)) or not isinstance(lost_nodes, Sequence):
+        raise PlacementConfigError(f"replan: lost_nodes must be a list of node ranks, not {shown(lost_nodes)}")
+    for node in lost_nodes:
+        if isinstance(node, bool) or not isinstance(node, (int, np.integer)) or not 0 <= node < num_nodes:
+            raise PlacementConfigError(f"replan: lost node {shown(node)} is not a node rank of the cluster (0-{num_nodes - 1})")
+    if len(set(lost_nodes)) != len(lost_nodes):
+        raise PlacementConfigError(f"replan: lost_nodes {list(lost_nodes)} lists a node twice")
+    return {int(node) for node in lost_nodes}
+
+
+def _counts_reserved_nodes(solution: Solution, component: ComponentSpec) -> bool:
+    """True if the component's ranks count nodes of a reserved group (which holds lost nodes too)."""
+    counts_nodes = solution.spec.resources_of(component.name).counts_nodes
+    return counts_nodes and any(label in (CLUSTER_LABEL, NODE_LABEL) for label in component.node_groups)
+
+
+def _survivors_label(cluster: Cluster) -> str:
+    """:data:`SURVIVORS_LABEL`, numbered if the cluster already has a group of that name."""
+    label, number = SURVIVORS_LABEL, 1
+    while label in cluster.node_groups:
+        label, number = f"{SURVIVORS_LABEL}_{number}", number + 1
+    return label
+
+
+def _restated(
+    solution: Solution, component: ComponentSpec, cluster: Cluster, lost: set[int], renamed: Mapping[str, str], context: str
+) -> dict[str, Any]:
+    """The component as a declarative body, or pinned to its old items when it cannot be."""
+    name = component.name
+    labels = list(dict.fromkeys(renamed.values()))
+    if cluster.resources(labels, component.count_nodes).counts_nodes and not solution.spec.resources_of(name).counts_nodes:
+        # the reserved ``cluster`` group counts nodes once no node has a GPU: never place GPU work on nodes
+        raise PlacementConfigError(f"{context}: {name}: node group {', '.join(map(repr, labels))} has no GPUs left")
+    body: dict[str, Any] = {"node_group": labels}
+    if component.count_nodes:
+        body["unit"] = "node"
+    assignment = solution.assignment(name)
+    reason = _not_declarative(assignment.indptr, assignment.hardware, assignment.ranks)
+    if reason is None:
+        size = int(assignment.indptr[1] - assignment.indptr[0])
+        body["processes"] = assignment.num_processes
+        body["hardware_per_process"] = size
+        body["stride"] = _stride(assignment.indptr, assignment.ranks)
+    else:
+        body["placement"] = _pinned(solution, component, renamed, cluster, lost, f"{context}: {name}: {reason}")
+    body.update(_constraints(component.constraints))
+    body.update(component.environment.as_config())  # what its processes see does not move with them
+    return body
+
+
+def _renamed_labels(
+    solution: Solution, component: ComponentSpec, cluster: Cluster, survivors: str | None, context: str
+) -> dict[str, str]:
+    """Old node group label -> the label the restated component uses (reserved groups that
+    count nodes become the survivors' group)."""
+    moves = survivors is not None and _counts_reserved_nodes(solution, component)
+    renamed = {}
+    for label in component.node_groups:
+        new = survivors if moves and label in (CLUSTER_LABEL, NODE_LABEL) else label
+        if new not in cluster.node_groups:
+            raise PlacementConfigError(f"{context}: {component.name}: node group {label!r} has no node left")
+        renamed[label] = new
+    return renamed
+
+
+def _not_declarative(indptr: np.ndarray, hardware: np.ndarray, ranks: np.ndarray) -> str | None:
+    """Why this layout has no declarative equivalent (None if it has one)."""
+    sizes = np.unique(np.diff(indptr))
+    if sizes.size > 1:
+        return f"its processes hold different numbers of items ({', '.join(map(str, sizes.tolist()))})"
+    shared = int(np.bincount(hardware).max())
+    if shared > 1:
+        return f"its processes share items (up to {shared} processes on one item)"
+    gaps = {int(gap) for gap in _gaps(indptr, ranks)}
+    if len(gaps) > 1:
+        return f"its processes' ranks are spaced differently ({', '.join(map(str, sorted(gaps)))})"
+    return None
+
+
+def _gaps(indptr: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Rank differences between consecutive items of each process."""
+    per_process = np.split(ranks, indptr[1:-1])
+    return np.concatenate([np.diff(np.sort(r)) for r in per_process]) if per_process else np.zeros(0, dtype=np.int64)
+
+
+def _stride(indptr: np.ndarray, ranks: np.ndarray) -> int:
+    """The one rank gap inside processes (1 when every process holds a single item)."""
+    gaps = _gaps(indptr, ranks)
+    return int(gaps[0]) if gaps.size else 1
+
+
+def _pinned(
+    solution: Solution, component: ComponentSpec, renamed: Mapping[str, str], cluster: Cluster, lost: set[int], why: str
+) -> list[list[int]]:
+    """Explicit rank lists that give every process its old items, or an error if it lost some."""
+    records = solution.placements(component.name)
+    on_lost = sorted({p.cluster_node_rank for p in records if p.cluster_node_rank in lost})
+    if on_lost:
+        raise PlacementConfigError(
+            f"{why}, which a declarative component cannot state, and it ran on lost node(s) "
+            f"{', '.join(map(str, on_lost))}; give it a placement on the surviving nodes by hand"
+        )
+    return _ranks_of(solution, component, records, renamed, cluster)
+
+
+def _ranks_of(
+    solution: Solution, component: ComponentSpec, records: Sequence[Placement], renamed: Mapping[str, str], cluster: Cluster
+) -> list[list[int]]:
+    """Per record, the ranks of its items in the component's node groups on the new cluster
+    (each item counted in the group it was taken from, which matters when groups overlap)."""
+    labels = list(dict.fromkeys(renamed.values()))
+    resources = cluster.resources(labels, component.count_nodes)
+    rank_of: dict[tuple[int, int], int] = {}
+    for rank, (group, hw) in enumerate(zip(resources.group_of.tolist(), resources.physical.tolist(), strict=True)):
+        rank_of.setdefault((group, hw), rank)
+    old = solution.spec.resources_of(component.name)
+    new_group = [labels.index(renamed[group.label]) for group in old.groups]
+    ranks = []
+    for p in records:
+        locals_ = p.local_hardware_ranks or [0]  # a node-only process holds its node, item 0
+        ranks.append([
+            rank_of[(new_group[int(old.group_of[rank])], cluster.physical_id(p.cluster_node_rank, p.hardware_type, local))]
+            for rank, local in zip(p.hardware_ranks, locals_, strict=True)
+        ])
+    return ranks
+
+
+def _kept_in_place(
+    solution: Solution, spec: PlacementSpec, lost: set[int], renamed: Mapping[str, Mapping[str, str]], options: Mapping[str, Any]
+) -> Solution | None:
+    """``spec`` placed with every surviving process pinned and only the displaced ones free
+    (see the module docstring), verified; None when that cannot state the job or finds nothing."""
+    # One function on purpose: the split spec is built in one pass over the owners, and every
+    # early ``return None`` (a case the fast path cannot state) must leave nothing half-built.
+    owners = [c for c in spec.components.values() if c.shares_rule_with is None]
+    names = {c.name: [n for n, other in spec.components.items() if other.rule_owner == c.name] for c in owners}
+    records = {c.name: solution.placements(c.name) for c in owners}
+    gone: dict[str, int] = {}
+    for c in owners:
+        ranks = [p.rank for p in records[c.name] if p.cluster_node_rank in lost]
+        tp = c.constraints.tensor_parallel_size
+        if ranks and (c.constraints.topology or len(ranks) != tp * len({r // tp for r in ranks})):
+            return None  # a domain or a tensor-parallel group lost only some of its processes
+        if ranks:
+            gone[c.name] = len(ranks)
+
+    def parts(name: str) -> list[str]:
+        """The parts of a component in the split spec: itself (survivors), ``+MOVED_SUFFIX`` (displaced)."""
+        owner = spec.owner_of(name)
+        survives = gone.get(owner, 0) < len(records[owner])
+        return [name] * survives + [name + MOVED_SUFFIX] * (owner in gone)
+
+    placement: dict[str, Any] = {}
+    for c in owners:
+        for part in parts(c.name):
+            moved_part = part != c.name
+            body = {"node_group": list(c.node_groups), **({"unit": "node"} if c.count_nodes else {}), **_constraints(c.constraints)}
+            body.update(c.environment.as_config())
+            body.pop("collocate_with", None)
+            target = c.constraints.collocate_with
+            if target is not None:
+                mate = target + MOVED_SUFFIX if moved_part else target
+                if mate not in parts(target):
+                    return None  # collocated partners must lose their processes together
+                body["collocate_with"] = mate
+            exclusive = [p for other in c.constraints.exclusive_with for p in parts(other)]
+            exclusive += [c.name] if moved_part and c.name in parts(c.name) else []  # never onto a survivor's items
+            body.pop("exclusive_with", None)
+            if exclusive:
+                body["exclusive_with"] = exclusive
+            if moved_part:
+                decl = c.form
+                if not isinstance(decl, Declarative):
+                    return None  # the restated spec is declarative; without a shape nothing can move
+                body.update(processes=gone[c.name], hardware_per_process=decl.hardware_per_process, stride=decl.stride)
+            else:
+                survivors = [p for p in records[c.name] if p.cluster_node_rank not in lost]
+                body["placement"] = _ranks_of(solution, solution.spec.components[c.name], survivors, renamed[c.name], spec.cluster)
+            placement[",".join(name + (MOVED_SUFFIX if moved_part else "") for name in names[c.name])] = body
+    started = time.perf_counter()
+    try:
+        split = solve(PlacementSpec.build(spec.cluster, placement, spec.solver_options), **options)
+        assignments: dict[str, Assignment] = {}
+        for c in owners:
+            pieces = [split.assignment(part) for part in parts(c.name)]
+            sizes = np.concatenate([np.diff(piece.indptr) for piece in pieces])
+            merged = Assignment(
+                indptr=np.concatenate(([0], np.cumsum(sizes))),
+                hardware=np.concatenate([piece.hardware for piece in pieces]),
+                ranks=np.concatenate([piece.ranks for piece in pieces]),
+                num_hardware=spec.cluster.num_hardware,
+            )
+            assignments.update(dict.fromkeys(names[c.name], merged))
+        timings = {**split.timings, "keep_in_place": 0.0}
+        result = Solution(spec, spec.requests, {name: assignments[name] for name in spec.names}, "FEASIBLE", None, timings)
+        verify(result.spec, result.placements_by_component())
+        timings["keep_in_place"] = time.perf_counter() - started  # marks the path taken; merge and check included
+    except PlacementError:
+        return None  # the exact model decides (it may move survivors to make room)
+    return result
+
+
+def _constraints(rules: Constraints) -> dict[str, Any]:
+    """The rule keys of a component body, as the user would write them."""
+    body: dict[str, Any] = {}
+    if rules.tensor_parallel_size > 1:
+        body["tensor_parallel_size"] = rules.tensor_parallel_size
+    if rules.pipeline_parallel_size > 1:
+        body["pipeline_parallel_size"] = rules.pipeline_parallel_size
+    if rules.collocate_with is not None:
+        body["collocate_with"] = rules.collocate_with
+    if rules.exclusive_with:
+        body["exclusive_with"] = list(rules.exclusive_with)
+    if rules.max_processes_per_hardware is not None:
+        body["max_processes_per_hardware"] = rules.max_processes_per_hardware
+    if rules.memory is not None:
+        # idle = what stays resident while a collocated component runs; the rest is activations
+        memory = rules.memory
+        parts = {"weights": memory.idle, "activations": memory.active - memory.idle}
+        body["memory_gb"] = memory.active if memory.active == memory.idle else parts
+    if rules.topology:
+        topology: dict[str, dict[str, str]] = {}
+        for rule in rules.topology:
+            topology.setdefault(rule.group, {})[rule.label] = "require" if rule.required else "prefer"
+        body["topology"] = topology
+    return body
+

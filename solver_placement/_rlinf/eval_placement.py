@@ -1,0 +1,68 @@
+"""RLinf's ``ModelParallelEvalComponentPlacement``: evaluating a reasoning model (no training).
+
+Only the rollout and the reward are laid out: the rollout as engines of
+``rollout.tensor_parallel_size`` consecutive GPUs (RLinf's ``Packed(n=rollout_tp, stride=1)``;
+there is no actor to pair with, so no stride), the reward one process per GPU. The mode is
+always collocated. Every other component (an ``actor`` left in the config, a judge engine)
+keeps the placement it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from solver_placement._config import ConfigSource
+from solver_placement._errors import PlacementConfigError
+from solver_placement._job import Job
+from solver_placement._rlinf.component_placement import ComponentPlacement, PlacementMode
+from solver_placement._rlinf.held_gpus import HeldGpus, check_divides, check_tp_fits, read_held
+from solver_placement._rlinf.model_parallel_sizes import RolloutSizes
+
+#: The components an eval placement lays out, both required (as in RLinf).
+EVAL_ROLES = ("rollout", "reward")
+
+
+class ModelParallelEvalComponentPlacement(RolloutSizes, ComponentPlacement):
+    """Rollout engines and reward for evaluation, always in collocated mode."""
+
+    def __init__(self, config: ConfigSource | Job, cluster: Any = None, *, solver_options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config, cluster, solver_options=solver_options)
+        self._held = self._read_held()
+        self._rollout_num_gpus = self._held["rollout"].count
+        self._mode = PlacementMode.COLLOCATED
+        rollout, reward = self._held["rollout"], self._held["reward"]
+        check_tp_fits(rollout, self.rollout_tp_size, "rollout.tensor_parallel_size", "Rollout")
+        check_divides(rollout, self.rollout_tp_size, "rollout.tensor_parallel_size")
+        self._lay_out({rollout.name: rollout.packed(self.rollout_tp_size), reward.name: reward.packed()}, {})
+
+    def _read_held(self) -> dict[str, HeldGpus]:
+        held: dict[str, HeldGpus] = {}
+        for role in EVAL_ROLES:
+            if role not in self._spec.components:
+                raise PlacementConfigError(
+                    f"component_placement has no '{role}' component; {type(self).__name__} needs rollout and reward "
+                    f"({role.capitalize()} GPUs must be specified in the component_placement config.)"
+                )
+            held[role] = read_held(self._solution, role)
+        return held
+
+    @property
+    def is_collocated(self) -> bool:
+        return True
+
+    @property
+    def is_disaggregated(self) -> bool:
+        return False
+
+    @property
+    def is_auto(self) -> bool:
+        return False
+
+    @property
+    def is_pipeline(self) -> bool:
+        return False
+
+    @property
+    def has_dedicated_inference(self) -> bool:
+        return False

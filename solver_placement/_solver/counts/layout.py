@@ -1,0 +1,188 @@
+"""From counts to GPU ids, by construction: which node gets which pattern, which GPUs each group.
+
+``contiguity`` ("low ranks first") is applied here, as a canonical order among equally good
+answers rather than a weighted term the search must prove: the nodes of one shape take their
+patterns heaviest first (on nodes of equal size and consecutive ranks that minimises the sum of
+the ranks taken for the chosen counts), and on a node the classes, in an order where each one's
+neighbours already placed (classes it may not share a GPU with) form a clique, take the lowest
+GPUs those neighbours left.
+A node's local layout depends only on its GPU count and pattern, so it is built once per
+distinct pair and stamped onto every node that has it. The result goes to the independent
+verifier like any other answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import InternalError
+from solver_placement._solver.assignment import Assignment, window_ranks
+from solver_placement._solver.counts.graphs import ApartGraph
+from solver_placement._solver.counts.model import Counts
+from solver_placement._solver.counts.patterns import Shape
+from solver_placement._solver.counts.problem import CountClass, CountProblem
+from solver_placement._specification.candidates import ComponentRequest
+
+
+class LayoutFailed(Exception):
+    """No per-node layout in the tried orders keeps every group's items tileable."""
+
+
+@dataclass(frozen=True)
+class _NodeAsk:
+    """What one node must hold: ``pattern`` groups per class on ``capacity`` GPUs, class ``c``
+    keeping off local ids ``keep_off[c]``, classes paired in ``graph`` on different GPUs. Nodes
+    asked the same get the same local layout."""
+
+    graph: ApartGraph
+    capacity: int
+    pattern: tuple[int, ...]
+    keep_off: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class _NodeLayout:
+    """Local GPU ids per member on a node: ``items[member]`` is processes x items per process."""
+
+    items: dict[str, np.ndarray]
+
+
+def assignments(
+    problem: CountProblem, shapes: list[Shape], counts: Counts, requests: Mapping[str, ComponentRequest], cluster: Cluster
+) -> dict[str, Assignment]:
+    """Assignments of every free member request, processes ordered by node, then by GPU."""
+    patterns_on = _patterns_per_node(problem, shapes, counts, cluster.num_nodes)
+    start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    avoided = [_locals_per_node(cluster, held) for held in problem.blocked]
+    per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
+    keys: dict[_NodeAsk, list[int]] = {}
+    for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
+        pattern = tuple(patterns_on[node].tolist())
+        keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
+        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], int(cluster.gpus_per_node[node]), pattern, keep_off)
+        keys.setdefault(ask, []).append(node)
+    for key, nodes in keys.items():
+        layout = _node_layout(problem, requests, key)
+        node_array = np.array(nodes, dtype=np.int64)
+        for member, local in layout.items.items():
+            if local.size:
+                per_member[member].append((node_array, start[node_array][:, None, None] + local[None]))
+    order_of = {m: _node_order(c, cluster.num_nodes) for c in problem.classes for m in c.members}
+    return {member: _assignment(requests[member], parts, order_of[member], cluster) for member, parts in per_member.items()}
+
+
+def _locals_per_node(cluster: Cluster, held: np.ndarray) -> dict[int, tuple[int, ...]]:
+    """The local ids of ``held`` (physical ids) on each node that has any."""
+    found: dict[int, list[int]] = {}
+    for node, local in zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist()):
+        found.setdefault(node, []).append(local)
+    return {node: tuple(sorted(locals_)) for node, locals_ in found.items()}
+
+
+def _node_order(count_class: CountClass, num_nodes: int) -> np.ndarray:
+    """Per node, its position in the order the class numbers its processes: node rank, or for a
+    class whose pipelines must stay in a domain, domain by domain (first node first), so each
+    domain's whole pipelines are consecutive processes."""
+    if count_class.domain is None:
+        return np.arange(num_nodes)
+    _, first = np.unique(count_class.domain, return_index=True)
+    domain_rank = np.empty(first.size, dtype=np.int64)
+    domain_rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return domain_rank[np.unique(count_class.domain, return_inverse=True)[1]] * num_nodes + np.arange(num_nodes)
+
+
+def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int) -> np.ndarray:
+    """Groups of each class per node: each shape's nodes in rank order take its patterns heaviest first."""
+    on = np.zeros((num_nodes, len(problem.classes)), dtype=np.int64)
+    for s, shape in enumerate(shapes):
+        chosen = shape.whole_patterns(counts.of_shape(s))
+        weight = [sum(g * problem.classes[c].width for c, g in zip(shape.part, pattern)) for pattern, _ in chosen]
+        order = sorted(range(len(chosen)), key=lambda i: (-weight[i], tuple(-g for g in chosen[i][0])))
+        sequence = np.repeat(np.array(order, dtype=np.int64), [chosen[i][1] for i in order])
+        if sequence.size != shape.nodes.size:
+            raise InternalError("the count model's nodes per shape do not add up to the shape's nodes")
+        table = np.array([pattern for pattern, _ in chosen], dtype=np.int64).reshape(len(chosen), len(shape.part))
+        on[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = table[sequence]
+    return on
+
+
+def _node_layout(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk) -> _NodeLayout:
+    """Local ids of every member's processes on a node asked ``ask``; classes whose groups must
+    be tiled by a stride are tried first, then the clique-safe order alone."""
+    present = [c for c in ask.graph.order if ask.pattern[c]]
+    blocky = [c for c in present if _run(problem, requests, c) > 1]
+    for order in ([*blocky, *(c for c in present if c not in blocky)], present):
+        layout = _try_order(problem, requests, ask, order)
+        if layout is not None:
+            return layout
+    raise LayoutFailed
+
+
+def _run(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int) -> int:
+    """The consecutive GPUs the class's layout is made of: a process of several GPUs takes ranks
+    ``h, h + stride, ...``, so ``amount * stride`` consecutive GPUs hold ``stride`` such
+    processes (1: any GPU will do). The largest over the members; it divides the group width
+    (``problem.py`` declines a spec where it does not)."""
+    return max(int(requests[m].amount[0]) * int(requests[m].stride or 1) if int(requests[m].amount[0]) > 1 else 1 for m in problem.classes[c].members)
+
+
+def _runs_of(free: np.ndarray, run: int, need: int) -> np.ndarray | None:
+    """``need`` of the ``free`` local ids (ascending), as whole runs of ``run`` consecutive ids,
+    lowest first; None when the free ids do not hold that many runs."""
+    if run == 1:
+        return free[:need] if free.size >= need else None
+    breaks = np.flatnonzero(np.diff(free) != 1) + 1
+    taken = [chunk[: chunk.size // run * run] for chunk in np.split(free, breaks)]
+    joined = np.concatenate(taken) if taken else free[:0]
+    return joined[:need] if joined.size >= need else None
+
+
+def _try_order(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk, order: list[int]) -> _NodeLayout | None:
+    taken: dict[int, np.ndarray] = {}
+    for c in order:
+        blocked = np.zeros(ask.capacity, dtype=bool)
+        blocked[list(ask.keep_off[c])] = True
+        for other, gpus in taken.items():
+            if (min(c, other), max(c, other)) in ask.graph.pairs:
+                blocked[gpus] = True
+        chosen = _runs_of(np.flatnonzero(~blocked), _run(problem, requests, c), ask.pattern[c] * problem.classes[c].width)
+        if chosen is None:
+            return None
+        taken[c] = chosen
+    items: dict[str, np.ndarray] = {}
+    for c, gpus in taken.items():
+        count_class = problem.classes[c]
+        groups = gpus.reshape(ask.pattern[c], count_class.width)
+        for member in count_class.members:
+            items[member] = _tile(groups, requests[member])
+    return _NodeLayout(items)
+
+
+def _tile(groups: np.ndarray, request: ComponentRequest) -> np.ndarray:
+    """Each group's GPUs split among the member's processes in order (``amount`` each, a block of
+    ``amount * stride`` interleaved among ``stride`` processes): processes x amount."""
+    amount, step = int(request.amount[0]), int(request.stride or 1)
+    flat = groups.reshape(-1)
+    if amount > 1 and step > 1:
+        flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
+    return flat.reshape(-1, amount)
+
+
+def _assignment(request: ComponentRequest, parts: list[tuple[np.ndarray, np.ndarray]], node_order: np.ndarray, cluster: Cluster) -> Assignment:
+    """Processes in the class's node order (stable within a node), from per-key (nodes, physical
+    ids) blocks."""
+    amount = int(request.amount[0])
+    nodes = np.concatenate([np.repeat(node_array, items.shape[1]) for node_array, items in parts])
+    hardware = np.concatenate([items.reshape(-1, amount) for _, items in parts])
+    order = np.argsort(node_order[nodes], kind="stable")
+    hardware = hardware[order]
+    if hardware.shape[0] != request.num_processes:
+        raise InternalError(f"{request.name}: the count layout placed {hardware.shape[0]} of {request.num_processes} processes")
+    flat = hardware.reshape(-1).astype(np.int64)
+    indptr = np.arange(request.num_processes + 1, dtype=np.int64) * amount
+    ranks = window_ranks(request.cand_hw, request.cand_rank, indptr, flat, int(request.stride or 1), cluster.num_hardware)
+    return Assignment(indptr=indptr, hardware=flat, ranks=ranks, num_hardware=cluster.num_hardware)

@@ -1,0 +1,130 @@
+"""The count model: how many nodes of each shape use each pattern, decided by CP-SAT.
+
+One integer per (shape, pattern) counts the nodes of that shape holding that pattern (the
+cutting-stock form): the model's size follows the number of node shapes and patterns, never the
+GPU count, and identical nodes leave no symmetry to search. Its terms are the flat model's
+``nodes`` (nodes used, summed over components) and ``balance`` (the most GPUs taken on a node,
+summed over components); ``contiguity`` orders equal answers afterwards (``layout.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from solver_placement._solver.counts.patterns import Shape
+from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.options import Budget, SolverOptions, solve_model
+
+#: CP-SAT parameters of the count model. Its presolve spends most of a run (0.4 s of 0.41 on a
+#: model of 1,500 patterns) on a model that is already small and tight: off, the same optimum
+#: is proven in milliseconds.
+COUNT_PARAMETERS = {"cp_model_presolve": False}
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The model's answer: nodes per (shape, table, local pattern), its status and objective (and bound)."""
+
+    uses: dict[tuple[int, int, int], int]  # (shape index, table index, pattern index) -> nodes
+    status: str
+    value: int
+    bound: int
+
+    def of_shape(self, s: int) -> dict[tuple[int, int], int]:
+        """Shape ``s``'s nodes per (table, local pattern)."""
+        return {(t, p): n for (shape, t, p), n in self.uses.items() if shape == s}
+
+
+def solve_counts(
+    problem: CountProblem, shapes: list[Shape], weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
+) -> Counts | None:
+    """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
+    machine), or None when CP-SAT finds none in time or proves there is none.
+
+    Every table of a shape counts all its nodes; tables linked in a clique tree agree, value by
+    value, on the classes they share; each class's groups, nodes and GPUs are counted in its home
+    table. Once the weighted terms are proven best, a second run keeps them at that value and
+    moves GPUs to low ranks: it minimises each pattern's GPUs times the first rank of its shape
+    (``node_start``: per node, the rank of its first GPU), so "low ranks first" also chooses
+    among shapes; within a shape the layout puts heavier nodes first."""
+    model = cp_model.CpModel()
+    uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
+    groups: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
+    in_domain: dict[tuple[int, int], list[cp_model.LinearExprT]] = {}  # (class, pipeline domain) -> its groups there
+    nodes_terms: list[cp_model.LinearExprT] = []
+    low_ranks: list[cp_model.LinearExprT] = []
+    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes)
+    peak = model.new_int_var(0, most, "peak GPUs taken on a node")
+    for s, shape in enumerate(shapes):
+        count = int(shape.nodes.size)
+        homes = [shape.home(k) for k in range(len(shape.part))]
+        for t, table in enumerate(shape.tables):
+            row = []
+            for p, pattern in enumerate(table.patterns):
+                var = model.new_int_var(0, count, "")
+                uses[s, t, p] = var
+                row.append(var)
+                counted = [(k, shape.part[k], g) for k, g in zip(table.columns, pattern) if homes[k] == t]
+                gpus = sum(g * problem.classes[c].width * len(problem.classes[c].members) for _, c, g in counted)
+                low_ranks.append(gpus * int(node_start[shape.nodes[0]]) * var)
+                cost = sum(len(problem.classes[c].members) for _, c, g in counted if g)
+                if cost:
+                    nodes_terms.append(cost * var)
+                for k, c, g in counted:
+                    if g:
+                        groups[c].append(g * var)
+                        if shape.domains[k] >= 0:
+                            in_domain.setdefault((c, shape.domains[k]), []).append(g * var)
+                if weights.get("balance", 0) and any(pattern):  # one table then (patterns.py): gpus is the node's
+                    used = model.new_bool_var("")
+                    model.add(var <= count * used)
+                    model.add(peak >= gpus * used)
+            model.add(sum(row) == count)
+        _agree(model, shape, s, uses)
+    for c, terms in groups.items():
+        model.add(sum(terms) == problem.classes[c].groups)
+    for (c, _), terms in sorted(in_domain.items()):  # a domain holds whole pipelines
+        pipeline = problem.classes[c].pipeline
+        model.add(sum(terms) == pipeline * model.new_int_var(0, problem.classes[c].groups // pipeline, ""))
+    weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak
+    model.minimize(weighted)
+    one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
+    solver, status = solve_model(model, one_worker, budget, **COUNT_PARAMETERS)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    found = Counts(
+        {key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)},
+        solver.status_name(status),
+        int(round(solver.objective_value)),
+        int(round(solver.best_objective_bound)),
+    )
+    if status != cp_model.OPTIMAL:
+        return found
+    model.add(weighted == found.value)
+    for key, var in uses.items():
+        model.add_hint(var, found.uses.get(key, 0))
+    model.minimize(cp_model.LinearExpr.sum(low_ranks))
+    solver, status = solve_model(model, one_worker, budget, **COUNT_PARAMETERS)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return found
+    return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound)
+
+
+def _agree(model: cp_model.CpModel, shape: Shape, s: int, uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> None:
+    """Linked tables count the same nodes for every value of the classes they share."""
+    for parent, child, shared in shape.links:
+        if not shared:
+            continue  # both tables count all the shape's nodes already
+        sides: dict[tuple[int, ...], tuple[list[cp_model.IntVar], list[cp_model.IntVar]]] = {}
+        for side, t in enumerate((parent, child)):
+            table = shape.tables[t]
+            positions = [table.columns.index(k) for k in shared]
+            for p, pattern in enumerate(table.patterns):
+                sides.setdefault(tuple(pattern[i] for i in positions), ([], []))[side].append(uses[s, t, p])
+        for key in sorted(sides):
+            mine, theirs = sides[key]
+            model.add(sum(mine) == sum(theirs))

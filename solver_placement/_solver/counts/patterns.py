@@ -1,0 +1,162 @@
+"""Node patterns: what one node may hold, as a vector of group counts per class.
+
+A pattern fits a node when every clique of classes that may not share a GPU there (exclusive, or
+memory that does not fit together) fits its GPUs. Classes that no such pair connects never
+compete for a node's GPUs, so patterns are formed per connected part of that graph, unless the
+``balance`` term needs whole-node loads (then one part holds every class). Patterns are
+enumerated per shape of node; past ``MAX_PATTERNS`` whole-node patterns the count path lists
+them per maximal clique instead (``junction.py``), and past that many clique patterns it gives
+way to the flat model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver_placement._solver.counts.graphs import connected_parts
+from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
+from solver_placement._solver.counts.problem import CountProblem
+
+#: Most patterns the count model enumerates over all shapes (each is one integer variable): past
+#: a few thousand, enumerating them in Python and solving take seconds, and the flat model or
+#: first fit answer sooner.
+MAX_PATTERNS = 4_000
+#: Patterns enumerated between two budget checks.
+PATTERNS_PER_CHECK = 256
+
+
+class TooManyPatterns(Exception):
+    """The enumeration passed ``MAX_PATTERNS``."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """What one node may hold of some classes of a part: ``columns`` are positions in the part,
+    ``patterns[p][k]`` the groups of class ``part[columns[k]]`` pattern ``p`` puts on the node
+    (pattern 0 is the empty one)."""
+
+    columns: tuple[int, ...]
+    patterns: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Nodes alike for one part of the classes: same GPU count, the same room for each class
+    (its GPUs less those of the rank-string components it avoids), the same allowed classes, the
+    same pipeline domain for each class that has one and the same graph of classes that may not
+    share a GPU.
+
+    ``tables`` list what a node may hold: one table of whole-node patterns over the part, or one
+    per maximal clique joined by ``links`` (``junction.py``) when whole-node patterns are too
+    many. ``nodes`` are the node ranks of this shape, ascending; ``domains[k]`` is the pipeline
+    domain of class ``part[k]`` on these nodes (-1: none).
+    """
+
+    part: tuple[int, ...]
+    capacity: int
+    nodes: np.ndarray
+    tables: tuple[Table, ...]
+    domains: tuple[int, ...]
+    links: tuple[Link, ...] = ()
+
+    @property
+    def size(self) -> int:
+        """Local patterns over all tables: the count model's integer variables for this shape."""
+        return sum(len(table.patterns) for table in self.tables)
+
+    def home(self, k: int) -> int:
+        """The table that counts class ``part[k]``'s groups (the first that holds it)."""
+        return next(t for t, table in enumerate(self.tables) if k in table.columns)
+
+    def whole_patterns(self, used: Mapping[tuple[int, int], int]) -> list[tuple[tuple[int, ...], int]]:
+        """Whole-node patterns and their node counts from ``used[table, pattern]``."""
+        columns = [table.columns for table in self.tables]
+        return glue(columns, [table.patterns for table in self.tables], self.links, used, len(self.part))
+
+
+def parts(problem: CountProblem, joint: bool) -> list[tuple[int, ...]]:
+    """The classes in connected parts of the graph of classes that may not share a GPU somewhere
+    (one part when ``joint``)."""
+    if joint:
+        return [tuple(range(len(problem.classes)))]
+    return connected_parts(len(problem.classes), problem.apart_somewhere)
+
+
+def shapes(
+    problem: CountProblem, gpus_per_node: np.ndarray, part: tuple[int, ...], check: Callable[[str], None], by_clique: bool = False
+) -> list[Shape]:
+    """The shapes of the nodes where some class of ``part`` may go, each with what a node may
+    hold: whole-node patterns, or with ``by_clique`` patterns per maximal clique."""
+    num_nodes = gpus_per_node.size
+    allowed = problem.allowed[list(part)]
+    useful = np.flatnonzero(allowed.any(axis=0))
+    room = np.stack([gpus_per_node - problem.blocked_per_node(c, num_nodes) for c in part])
+    domains = np.stack([_domains(problem.classes[c].domain, num_nodes) for c in part])
+    keys: dict[tuple, list[int]] = {}
+    for node in useful.tolist():
+        key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(domains[:, node].tolist()),
+               int(problem.graph_of[node]))  # fmt: skip
+        keys.setdefault(key, []).append(node)
+    widths = [problem.classes[c].width for c in part]
+    found = []
+    for (capacity, mask, rooms, domain, graph), nodes in keys.items():
+        check("enumerating node patterns")
+        cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
+        if by_clique:
+            tables = tuple(_clique_table(clique, widths, mask, rooms, check) for clique in maximal_cliques(cliques))
+            links = clique_tree([table.columns for table in tables])
+        else:
+            tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check))),), ()
+        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links))
+        if sum(shape.size for shape in found) > MAX_PATTERNS:
+            raise TooManyPatterns
+    return found
+
+
+def _clique_table(
+    clique: tuple[int, ...], widths: list[int], mask: tuple[bool, ...], rooms: tuple[int, ...], check: Callable[[str], None]
+) -> Table:
+    """The local patterns of one clique: its classes' GPUs add up to at most its room."""
+    columns = tuple(sorted(clique))
+    pick = list(columns)
+    local = _fitting([widths[k] for k in pick], tuple(mask[k] for k in pick), [tuple(range(len(pick)))], tuple(rooms[k] for k in pick), check)
+    return Table(columns, tuple(local))
+
+
+def _domains(domain: np.ndarray | None, num_nodes: int) -> np.ndarray:
+    """Per node, the class's pipeline domain, -1 for a class without one."""
+    return np.full(num_nodes, -1, dtype=np.int64) if domain is None else domain
+
+
+def _fitting(
+    widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int, ...]], rooms: tuple[int, ...], check: Callable[[str], None]
+) -> Iterator[tuple[int, ...]]:
+    """Every vector of group counts (empty first) that fits each clique's room (the room of its
+    members, one number: they avoid the same rank-string GPUs)."""
+    size = len(widths)
+    counts = [0] * size
+    produced = 0
+
+    def fits(upto: int) -> bool:
+        return all(sum(counts[k] * widths[k] for k in clique if k <= upto) <= rooms[clique[0]] for clique in cliques)
+
+    def walk(k: int) -> Iterator[tuple[int, ...]]:
+        nonlocal produced
+        if k == size:
+            produced += 1
+            if produced > MAX_PATTERNS:
+                raise TooManyPatterns
+            if produced % PATTERNS_PER_CHECK == 0:
+                check("enumerating node patterns")
+            yield tuple(counts)
+            return
+        most = max(rooms[k], 0) // widths[k] if mask[k] else 0
+        for value in range(most + 1):
+            counts[k] = value
+            if fits(k):
+                yield from walk(k + 1)
+        counts[k] = 0
+
+    yield from walk(0)

@@ -1,0 +1,226 @@
+"""Which specs the count model states exactly, and what it is built from.
+
+GPUs of one node are interchangeable for every rule but exact ids and strides, and nodes of one
+*shape* (GPU count, GPU memory and which components may use them) are interchangeable for every
+objective term but the order of ranks. So a spec whose free components each use whole nodes is
+decided by counts: how many tensor-parallel groups of each component a node holds. This module
+reads a spec into that form, a :class:`CountProblem`, or returns the reason it cannot (the
+caller says it when it falls back to the flat model):
+
+- a *class* is a free component plus the free components collocated with it (they use exactly
+  its GPUs, nested in its groups, so they add no choice, only cost);
+- per node, the classes' GPUs must satisfy every clique of the graph of classes that may not
+  share a GPU there (exclusive ones, and those whose ``memory_gb`` does not fit one of its GPUs
+  together: ``stacks.py``); the GPUs of such a clique add up. For a chordal graph that is also
+  sufficient, and the per-node construction (``layout.py``) finds the ids in a perfect
+  elimination order;
+- a rank-string component a class is exclusive with takes its GPUs out of every node it uses
+  (the same ones for every class of a connected part, so each clique's room is one number);
+- a required ``pipeline_parallel`` domain makes a domain hold whole pipelines (its groups of the
+  class are a multiple of ``pipeline_parallel_size``); a preferred ``tensor_parallel`` domain
+  costs nothing, since a group on one node spans one value of any label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver_placement._arrays import distinct
+from solver_placement._solver.bounds.needs import tensor_group_on_node
+from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
+from solver_placement._solver.counts.stacks import Misfit, apart_graphs
+from solver_placement._solver.labels import label_values
+from solver_placement._solver.rules import RULES
+from solver_placement._solver.rules.memory import megabytes
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.placement_spec import PlacementSpec
+
+
+@dataclass(frozen=True)
+class CountClass:
+    """A free component and the free components collocated with it.
+
+    ``group`` processes of the root make one group of ``width`` GPUs on one node; ``groups`` is
+    how many it has; every member holds each GPU of the class once (``members`` root first).
+    """
+
+    root: str
+    members: tuple[str, ...]
+    group: int
+    width: int
+    groups: int
+    pipeline: int = 1  # groups per pipeline, when a domain must hold whole pipelines
+    domain: np.ndarray | None = None  # per node, its value of the pipeline label (index)
+
+
+@dataclass(frozen=True)
+class CountProblem:
+    """A spec as counts: classes, their cliques, and the nodes each class may use.
+
+    ``allowed[c, n]``: class ``c`` may put groups on node ``n`` (its window holds the whole node
+    and the members' memory fits its GPUs). ``graphs[graph_of[n]]`` says which classes may not
+    share a GPU on node ``n`` (exclusive, or memory that does not fit together there), with its
+    cliques and a placing order (``graphs.py``).
+    """
+
+    classes: tuple[CountClass, ...]
+    allowed: np.ndarray
+    graphs: tuple[ApartGraph, ...]
+    graph_of: np.ndarray
+    blocked: tuple[np.ndarray, ...]  # per class, the physical ids rank-string components it is exclusive with use
+    hw_node: np.ndarray  # the cluster's node of every physical id
+
+    @property
+    def apart_somewhere(self) -> frozenset[tuple[int, int]]:
+        """Pairs of classes that may not share a GPU on some node: they compete for nodes."""
+        return frozenset(pair for graph in self.graphs for pair in graph.pairs)
+
+    def blocked_per_node(self, c: int, num_nodes: int) -> np.ndarray:
+        """How many GPUs of each node class ``c`` must leave to rank-string components."""
+        return np.bincount(self.hw_node[self.blocked[c]], minlength=num_nodes)
+
+
+def count_problem(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    separate: frozenset[tuple[int, int]] = frozenset(),
+    relaxed: bool = False,
+) -> CountProblem | Misfit | str:
+    """The spec as a :class:`CountProblem`, or the reason the counts cannot state it exactly (a
+    :class:`Misfit` when memory fits two by two but not all together). ``separate`` keeps pairs of
+    classes apart besides the rules; ``relaxed`` states memory by pairs only, a relaxation of
+    the spec (``stacks.py``)."""
+    free = {name: request for name, request in requests.items() if not request.determined}
+    if not free:
+        return "no declarative component"
+    reason = _unsupported(spec, requests)
+    if reason:
+        return reason
+    classes = _classes(spec, free)
+    if isinstance(classes, str):
+        return classes
+    index = {member: i for i, c in enumerate(classes) for member in c.members}
+    exclusive = set()
+    for component in spec.components.values():
+        mine = component.rule_owner
+        for other in component.constraints.exclusive_with:
+            theirs = spec.owner_of(other)
+            if mine in index and theirs in index and index[mine] != index[theirs]:
+                exclusive.add((min(index[mine], index[theirs]), max(index[mine], index[theirs])))
+    reach = np.stack([np.bincount(spec.cluster.hw_node[distinct(free[c.root].cand_hw)], minlength=spec.cluster.num_nodes) > 0 for c in classes])
+    graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach, separate, relaxed)
+    if isinstance(graphs, (str, Misfit)):
+        return graphs
+    apart = frozenset(pair for graph in graphs[0] for pair in graph.pairs)
+    blocked = _blocked(spec, requests, classes, apart)
+    if isinstance(blocked, str):
+        return blocked
+    allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
+    return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node)
+
+
+def _blocked(
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass], apart: frozenset[tuple[int, int]]
+) -> tuple[np.ndarray, ...] | str:
+    """Per class, the GPUs of the rank-string components it is exclusive with; refused when two
+    classes of one connected part (of ``apart``: pairs that may not share a GPU somewhere) are
+    kept off different GPUs (then a clique's room is no longer one number per node)."""
+    determined = {name for name, request in requests.items() if request.determined}
+    avoid: list[frozenset[str]] = []
+    for count_class in classes:
+        names = set()
+        for component in spec.components.values():
+            mine = component.rule_owner
+            others = {spec.owner_of(o) for o in component.constraints.exclusive_with}
+            if mine in count_class.members:
+                names |= others & determined
+            elif mine in determined and others & set(count_class.members):
+                names.add(mine)
+        avoid.append(frozenset(names))
+    for part in connected_parts(len(classes), apart):
+        if len({avoid[c] for c in part}) > 1:
+            return f"{classes[part[0]].root}: exclusive with rank-string components its exclusive partners are not exclusive with"
+    return tuple(
+        distinct(np.concatenate([requests[name].cand_hw for name in sorted(names)])) if names else np.zeros(0, dtype=np.int64)
+        for names in avoid
+    )
+
+
+def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The first rule of the spec the counts do not state exactly, or '': each rule family's
+    node-level form says it (``counts`` of the registry's :class:`Rule`)."""
+    for rule in RULES:
+        if callable(rule.counts):
+            reason = rule.counts(spec, requests)
+            if reason:
+                return reason
+    return ""
+
+
+def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[CountClass] | str:
+    """Free components grouped under the component they collocate with (config order)."""
+    follower_of: dict[str, str] = {}
+    for name in free:
+        target = spec.components[name].constraints.collocate_with
+        if target is not None:
+            follower_of[name] = spec.owner_of(target)
+    classes = []
+    for name, request in free.items():
+        if name in follower_of:
+            if follower_of[name] in follower_of:
+                return f"{name}: a chain of collocated components"
+            continue
+        members = (name, *(f for f, root in follower_of.items() if root == name))
+        group = tensor_group_on_node(spec, request)
+        width = group * int(request.amount[0])
+        for follower in members[1:]:
+            reason = _nests(spec, free[follower], follower, request, width)
+            if reason:
+                return reason
+        pipeline, domain = _pipeline(spec, name, group)
+        if request.num_processes % (group * pipeline):
+            return f"{name}: processes that do not form whole pipelines"
+        classes.append(CountClass(name, members, group, width, request.num_processes // group, pipeline, domain))
+    return classes
+
+
+def _pipeline(spec: PlacementSpec, name: str, group: int) -> tuple[int, np.ndarray | None]:
+    """Groups per pipeline and each node's domain, for a required pipeline domain (else 1, None)."""
+    rules = spec.components[name].constraints
+    for rule in rules.topology:
+        if rule.group == "pipeline_parallel" and rule.required:
+            return rules.tensor_parallel_size * rules.pipeline_parallel_size // group, label_values(spec.cluster, rule.label)
+    return 1, None
+
+
+def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: ComponentRequest, width: int) -> str:
+    """'' when ``follower`` tiles every group of ``root`` exactly, else why not."""
+    amount, step = int(follower.amount[0]), int(follower.stride or 1)
+    if follower.num_processes * amount != root.num_processes * int(root.amount[0]):
+        return f"{name}: collocated with {root.name} but holding a different number of GPUs"
+    follower_group = tensor_group_on_node(spec, follower) * amount
+    if width % (amount * step if amount > 1 else 1) or width % follower_group:
+        return f"{name}: processes that do not tile {root.name}'s tensor-parallel groups"
+    if np.setdiff1d(distinct(root.cand_hw), distinct(follower.cand_hw), assume_unique=True).size:
+        return f"{name}: node groups that do not hold all of {root.name}'s"
+    return ""
+
+
+def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass, blocked: np.ndarray) -> np.ndarray:
+    """Nodes whose every GPU the class's root may use, with room for one group beside the
+    rank-string components it avoids, and whose memory holds the members' mix."""
+    cluster = spec.cluster
+    window = distinct(free[count_class.root].cand_hw)
+    room = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes) - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes)
+    allowed = room >= count_class.width
+    memories = [m for name in count_class.members for c in spec.components.values()
+                if c.rule_owner == name and (m := c.constraints.memory) is not None]
+    if memories:
+        need_mb = max(megabytes(running.active) + sum(megabytes(other.idle) for j, other in enumerate(memories) if j != i)
+                      for i, running in enumerate(memories))
+        limits = [float("inf") if m is None else m for m in cluster.gpu_memory_gb]
+        allowed &= np.array([need_mb <= np.ceil(limit * 1024) for limit in limits])
+    return allowed

@@ -1,0 +1,144 @@
+"""Which classes may share one GPU, node by node: never when exclusive, and with ``memory_gb``
+only when their memory fits together.
+
+Components with memory time-share a GPU (``rules/memory.py`` states the rule for the flat
+model): while one process runs (its active memory) every other on the GPU keeps its idle memory,
+and every such mix must fit the GPU, in whole megabytes as the flat model counts them. GPU memory
+differs between nodes, so the pairs that may not share differ too: the nodes of one GPU memory
+get one graph.
+
+The count model states "may not share" pair by pair. That is exact when every set of classes
+that may share two by two also fits together; memory can break it (three that fit in pairs may
+not fit all at once): such a set is returned as a :class:`Misfit` for ``separate.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
+from solver_placement._solver.rules.memory import megabytes
+from solver_placement._specification.grammar import Memory
+from solver_placement._specification.placement_spec import PlacementSpec
+
+#: Most sets of three or more classes checked for fitting together, per GPU memory size: past
+#: it the count model declines rather than spend seconds proving pairs are enough.
+MAX_STACKS_CHECKED = 4_096
+
+#: Each member of a class with memory: its name and its memory need (members without it count 0).
+Holders = tuple[tuple[str, Memory], ...]
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """Classes that may share a GPU two by two but do not fit one all together: pairs cannot
+    state that (``separate.py`` keeps one pair of them apart at a time instead)."""
+
+    classes: tuple[int, ...]
+    reason: str
+
+
+def apart_graphs(
+    spec: PlacementSpec,
+    classes: Sequence[Sequence[str]],
+    exclusive: frozenset[tuple[int, int]],
+    reach: np.ndarray,
+    separate: frozenset[tuple[int, int]] = frozenset(),
+    relaxed: bool = False,
+) -> tuple[tuple[ApartGraph, ...], np.ndarray] | Misfit | str:
+    """One graph per distinct set of pairs that may not share a GPU, and per node the index of
+    its graph; or why the pairs do not state the rule (a :class:`Misfit`, or a text: not
+    chordal, too many sets to check). ``classes`` are the member names of each class (rule
+    owners); ``reach[c, n]`` says whether class ``c``'s window holds node ``n``: a pair only
+    matters where both may go, and leaving out the others keeps graphs chordal that would not
+    be as a whole. ``separate`` are pairs kept apart besides; ``relaxed`` skips the check of
+    sets of three or more, so the graphs allow more than the rule (a relaxation, for bounds)."""
+    holders = [_holders(spec, members) for members in classes]
+    limits = [None if limit is None else megabytes(limit) for limit in spec.cluster.gpu_memory_gb]
+    graphs: list[ApartGraph] = []
+    index: dict[frozenset[tuple[int, int]], int] = {}
+    graph_of = np.zeros(spec.cluster.num_nodes, dtype=np.int64)
+    kinds: dict[tuple[int | None, tuple[bool, ...]], list[int]] = {}
+    for node, limit in enumerate(limits):
+        kinds.setdefault((limit, tuple(reach[:, node].tolist())), []).append(node)
+    for (limit, here), nodes in sorted(kinds.items(), key=lambda item: item[1][0]):
+        present = [c for c, there in enumerate(here) if there]
+        pairs = frozenset((a, b) for a, b in exclusive | separate | _memory_pairs(holders, exclusive, limit) if here[a] and here[b])
+        gpus = "GPUs of unknown memory" if limit is None else f"{limit / 1024:g} GB GPUs"
+        if pairs not in index:
+            try:
+                misfit = () if relaxed else _misfit_in_pairs([holders[c] if c in present else () for c in range(len(classes))], pairs, limit)
+            except _TooManyStacks:
+                return f"memory_gb: more than {MAX_STACKS_CHECKED:,} sets of components that may share a GPU to check (MAX_STACKS_CHECKED)"
+            if misfit:
+                return Misfit(misfit, f"memory_gb: {', '.join(classes[c][0] for c in misfit)} fit {gpus} two by two but not all together")
+            graph = apart_graph(len(classes), pairs)
+            if graph is None:
+                how = "exclusive_with" if pairs <= exclusive else f"exclusive_with with the memory of {gpus}"
+                return f"{how} forms a cycle of four or more components with no chord (not a chordal graph)"
+            index[pairs] = len(graphs)
+            graphs.append(graph)
+        graph_of[nodes] = index[pairs]
+    return tuple(graphs), graph_of
+
+
+def _holders(spec: PlacementSpec, members: Sequence[str]) -> Holders:
+    """The memory holders of a class: every component whose rule owner is a member."""
+    return tuple(
+        (component.name, memory)
+        for name in members
+        for component in spec.components.values()
+        if component.rule_owner == name and (memory := component.constraints.memory) is not None
+    )
+
+
+def _fits(holders: Sequence[Holders], stack: Sequence[int], limit: int | None) -> bool:
+    """Whether the classes of ``stack`` fit one GPU of ``limit`` MB whichever of them runs."""
+    memories = [memory for c in stack for _, memory in holders[c]]
+    if limit is None or not memories:
+        return True
+    idle = sum(megabytes(m.idle) for m in memories)
+    return idle + max(megabytes(m.active) - megabytes(m.idle) for m in memories) <= limit
+
+
+def _memory_pairs(holders: Sequence[Holders], exclusive: frozenset[tuple[int, int]], limit: int | None) -> set[tuple[int, int]]:
+    """Pairs of classes, not already exclusive, whose memory does not fit one GPU together."""
+    with_memory = [c for c, held in enumerate(holders) if held]
+    return {(a, b) for a, b in combinations(with_memory, 2) if (a, b) not in exclusive and not _fits(holders, (a, b), limit)}
+
+
+def _misfit_in_pairs(holders: Sequence[Holders], pairs: frozenset[tuple[int, int]], limit: int | None) -> tuple[int, ...]:
+    """A set of three or more classes that may share two by two but does not fit together, or ();
+    raises ``_TooManyStacks`` past ``MAX_STACKS_CHECKED`` sets."""
+    with_memory = [c for c, held in enumerate(holders) if held]
+    if limit is None or len(with_memory) < 3:
+        return ()
+    checked = 0
+
+    def grow(stack: tuple[int, ...], rest: Sequence[int]) -> tuple[int, ...]:
+        nonlocal checked
+        for k, c in enumerate(rest):
+            if any((min(c, s), max(c, s)) in pairs for s in stack):
+                continue
+            bigger = (*stack, c)
+            if len(bigger) >= 3:
+                checked += 1
+                if checked > MAX_STACKS_CHECKED:
+                    raise _TooManyStacks
+                if not _fits(holders, bigger, limit):
+                    return bigger
+            found = grow(bigger, rest[k + 1:])
+            if found:
+                return found
+        return ()
+
+    return grow((), with_memory)
+
+
+class _TooManyStacks(Exception):
+    """More sets than ``MAX_STACKS_CHECKED`` share pairwise."""
+

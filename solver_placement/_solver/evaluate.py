@@ -1,0 +1,92 @@
+"""The objective's value of any assignment, computed in plain numpy, term by term as
+``rules/objective.py`` defines it for CP-SAT.
+
+Why: an answer that did not come out of CP-SAT (the first-fit construction) must be compared with
+one that did, on the same scale, so the library can keep the better one and say how far the
+answer it returns may be from the best bound. ``tests/internals/solver/test_count_model.py`` checks that
+this value equals CP-SAT's own objective value on the flat model's optimal solutions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.labels import label_values
+from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
+from solver_placement._solver.rules.stride import enforced_stride
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.placement_spec import PlacementSpec
+
+
+def objective_value(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    assignments: Mapping[str, Assignment],
+    weights: Mapping[str, int],
+    previous: Mapping[str, Sequence[Sequence[int]]],
+) -> int:
+    """The weighted sum the CP-SAT model minimises, for ``assignments`` (by request name);
+    ``weights`` override ``DEFAULT_WEIGHTS`` as in ``build_model``."""
+    weights = {**DEFAULT_WEIGHTS, **weights}
+    free = [request for request in requests.values() if not request.determined]
+    if not free:
+        return 0
+    taken = {request.name: assignments[request.name] for request in free}
+    terms = {
+        "changes": lambda: _changes(free, taken, previous),
+        "topology": lambda: _topology(spec, free, taken),
+        "nodes": lambda: sum(np.unique(spec.cluster.hw_node[taken[r.name].hardware]).size for r in free),
+        "balance": lambda: _peak_load(spec, free, taken),
+        "contiguity": lambda: sum(int(taken[r.name].ranks.sum()) for r in free),
+    }
+    return sum(int(weights.get(name, 0)) * int(term()) for name, term in terms.items() if weights.get(name, 0))
+
+
+def _peak_load(spec: PlacementSpec, free: Sequence[ComponentRequest], taken: Mapping[str, Assignment]) -> int:
+    """The most items taken on one node, over every free component."""
+    nodes = np.concatenate([spec.cluster.hw_node[taken[r.name].hardware] for r in free])
+    return int(np.bincount(nodes).max(initial=0)) if nodes.size else 0
+
+
+def _changes(free: Sequence[ComponentRequest], taken: Mapping[str, Assignment], previous: Mapping[str, Sequence[Sequence[int]]]) -> int:
+    """Previous hardware sets no process holds any more. As in the model, a set of several items
+    counts as kept only for a strided component (where a pattern takes exactly a set)."""
+    lost = 0
+    for request in free:
+        held = previous.get(request.name, ())
+        if not held:
+            continue
+        assignment = taken[request.name]
+        items = set(assignment.hardware.tolist())
+        sets = {tuple(sorted(assignment.of(p).tolist())) for p in range(assignment.num_processes)}
+        strided = enforced_stride(request) is not None
+        for old in held:
+            key = tuple(sorted(old))
+            kept = key[0] in items if len(key) == 1 else (strided and key in sets)
+            lost += 0 if kept else 1
+    return lost
+
+
+def _topology(spec: PlacementSpec, free: Sequence[ComponentRequest], taken: Mapping[str, Assignment]) -> int:
+    """Per ``prefer`` topology rule, the label values each group or pipeline spans beyond its
+    first, counted where its candidates span several values (as ``add_one_of`` counts them)."""
+    extra = 0
+    for request in free:
+        rules = spec.components[request.name].constraints
+        assignment = taken[request.name]
+        for rule in rules.topology:
+            size = rules.tensor_parallel_size * (rules.pipeline_parallel_size if rule.group == "pipeline_parallel" else 1)
+            if rule.required or size <= 1:
+                continue
+            values = label_values(spec.cluster, rule.label)
+            candidate_values = values[spec.cluster.hw_node[np.unique(request.cand_hw)]]
+            if np.unique(candidate_values).size <= 1:
+                continue
+            held = values[spec.cluster.hw_node[assignment.hardware]]
+            unit_of = np.repeat(np.arange(assignment.num_processes), np.diff(assignment.indptr)) // size
+            pairs = np.unique(np.stack([unit_of, held]), axis=1)
+            extra += int(pairs.shape[1] - np.unique(unit_of).size)
+    return extra

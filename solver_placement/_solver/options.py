@@ -1,0 +1,150 @@
+"""Solver options as one validated value, and the only place a CP-SAT solver is configured.
+
+Every CP-SAT run of the library (the exact model, the decomposition's first stage, the polish
+that breaks ties, explanations, the auto-placement search) gets its solver from
+:func:`make_solver`, or runs through :func:`solve_model`, which also checks the model, so seed,
+worker count, determinism and the time budget mean the same thing everywhere. A :class:`Budget`
+is one wall-clock deadline shared by every run of one call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from solver_placement._config import check_keys, positive_int
+from solver_placement._constants import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
+from solver_placement._errors import InternalError, PlacementConfigError, SolverTimeoutError, shown
+
+log = logging.getLogger(__name__)
+
+#: Keys of ``cluster.solver`` that :class:`SolverOptions` reads (``objective`` is the objective rule's).
+OPTION_KEYS = ("time_limit_s", "num_workers", "seed")
+#: Most CP-SAT workers accepted.
+MAX_WORKERS = 64
+#: What a CP-SAT run ends with (OPTIMAL, FEASIBLE, INFEASIBLE, UNKNOWN, MODEL_INVALID).
+Status = cp_model.CpSolverStatus
+#: Time a CP-SAT run still gets once the budget is spent (enough to report, not to search).
+MIN_RUN_S = 0.01
+#: Seconds per model variable that a CP-SAT run spends beyond its own time limit (loading the
+#: model, stopping the search): 1.1 s for 112,000 variables and 184,000 constraints, measured.
+#: Kept back from the budget, so the run ends when the budget does; models up to
+#: ``OVERRUN_FREE_VARIABLES`` overrun by a negligible amount and get their whole budget.
+OVERRUN_S_PER_VARIABLE = 10e-6
+OVERRUN_FREE_VARIABLES = 20_000
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """How long and how CP-SAT may search; validated on construction.
+
+    ``num_workers`` > 1 uses interleaved search, whose answer does not depend on the worker
+    count, so the same input gives the same placement on any machine.
+    """
+
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
+    num_workers: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        limit = self.time_limit_s
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TIME_LIMIT_S:
+            raise PlacementConfigError(f"solver time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S}], not {shown(limit)}")
+        positive_int(self.num_workers, "solver num_workers", maximum=MAX_WORKERS)
+        positive_int(self.seed, "solver seed", allow_zero=True, maximum=2**31 - 1)
+
+    @classmethod
+    def from_config(
+        cls, section: Mapping[str, Any], where: str, extra_keys: tuple[str, ...] = (), **overrides: Any
+    ) -> SolverOptions:
+        """Options from a config section (``where`` names it in errors); keyword overrides that
+        are not None win. ``extra_keys`` are keys of the section that belong to someone else."""
+        check_keys(section, (*OPTION_KEYS, *extra_keys), where)
+        given = {key: section[key] for key in OPTION_KEYS if key in section}
+        given.update({key: value for key, value in overrides.items() if value is not None})
+        return cls(**given)
+
+    def with_workers(self, num_workers: int) -> SolverOptions:
+        return replace(self, num_workers=num_workers)
+
+    def start(self, at: float | None = None) -> Budget:
+        """A budget of ``time_limit_s`` from ``at`` (``time.perf_counter`` seconds; default
+        now). A call that did other work first passes its own start, so that work counts."""
+        return Budget((time.perf_counter() if at is None else at) + float(self.time_limit_s), self.time_limit_s)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One wall-clock deadline (``time.perf_counter`` seconds) shared by every run of a call;
+    ``limit_s`` is the time limit it was made from, for messages."""
+
+    deadline: float
+    limit_s: float | None = None
+
+    def remaining(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def check(self, stage: str) -> None:
+        """Raise :class:`SolverTimeoutError` naming ``stage`` once the deadline has passed.
+
+        Long Python loops (candidate expansion, model building, read-out) call this between
+        steps, so ``time_limit_s`` bounds the whole call and not only CP-SAT's search.
+        """
+        if self.remaining() <= 0:
+            limit = "the time limit" if self.limit_s is None else f"time_limit_s={self.limit_s} s"
+            raise SolverTimeoutError(
+                f"the solver found no placement within {limit} (the time ran out while {stage}); "
+                "raise cluster.solver.time_limit_s (or --time-limit)"
+            )
+
+
+def make_solver(options: SolverOptions, budget: Budget, reserve_s: float = 0.0, **parameters: Any) -> cp_model.CpSolver:
+    """A CpSolver with the options' seed and workers and what is left of ``budget`` (less
+    ``reserve_s``, the time the run is expected to take beyond its limit).
+
+    ``parameters`` are further CP-SAT parameters a caller needs for its model (e.g.
+    ``symmetry_level=0`` where symmetry is broken explicitly).
+    """
+    solver = cp_model.CpSolver()
+    params = solver.parameters
+    params.max_time_in_seconds = max(MIN_RUN_S, budget.remaining() - reserve_s)
+    params.random_seed = int(options.seed)
+    params.num_workers = int(options.num_workers)
+    params.interleave_search = options.num_workers > 1  # same answer whatever the worker count
+    # CP-SAT otherwise resets SIGINT to the OS default after every solve: Ctrl-C would then kill
+    # the process with no KeyboardInterrupt, so no cleanup (Ray placement groups) would run.
+    params.catch_sigint_signal = False
+    for key, value in parameters.items():
+        setattr(params, key, value)
+    return solver
+
+
+def solve_model(model: cp_model.CpModel, options: SolverOptions, budget: Budget, **parameters: Any) -> tuple[cp_model.CpSolver, Status]:
+    """Run CP-SAT on ``model`` with :func:`make_solver`'s solver; returns it and the status.
+
+    A MODEL_INVALID status means the library built a bad model, never bad input: it raises
+    :class:`InternalError` with CP-SAT's reason.
+    """
+    overrun = max(0, len(model.proto.variables) - OVERRUN_FREE_VARIABLES) * OVERRUN_S_PER_VARIABLE
+    solver = make_solver(options, budget, overrun, **parameters)
+    status = solver.solve(model)
+    if status == cp_model.MODEL_INVALID:
+        raise InternalError(f"the CP-SAT model is invalid: {model.validate()}")
+    if log.isEnabledFor(logging.DEBUG):
+        _log_run(model, solver, status)
+    return solver, status
+
+
+def _log_run(model: cp_model.CpModel, solver: cp_model.CpSolver, status: Status) -> None:
+    """One CP-SAT run's size and statistics, what tells a slow run from a hard model."""
+    objective = (solver.objective_value, solver.best_objective_bound) if model.has_objective() and status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else (None, None)
+    log.debug(
+        "CP-SAT run: %d variables, %d constraints, %d worker(s), limit %.3f s: %s, objective %s, bound %s, %.3f s wall, %d branches, %d conflicts",
+        len(model.proto.variables), len(model.proto.constraints), solver.parameters.num_workers, solver.parameters.max_time_in_seconds,
+        solver.status_name(status), *objective, solver.wall_time, solver.num_branches, solver.num_conflicts,
+    )  # fmt: skip

@@ -1,0 +1,69 @@
+"""Tensor- and pipeline-parallel groups: on one node, or inside one value of a node label.
+
+A tensor-parallel group is ``tensor_parallel_size`` consecutive processes and must lie on one
+node, or inside one value of a label when ``topology.tensor_parallel`` requires it; a pipeline
+(``tp * pp`` consecutive processes) lies inside one value when ``topology.pipeline_parallel``
+asks. A ``prefer`` rule is no constraint: the rule returns it as the ``topology`` objective term.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from solver_placement._solver.context import ModelContext
+from solver_placement._solver.labels import label_values
+from solver_placement._solver.rules.one_of import Unit, add_one_of
+from solver_placement._solver.rules.rule import RuleOutput, Term
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.grammar import ComponentSpec
+from solver_placement._specification.placement_spec import PlacementSpec
+
+KEYS = ("tensor_parallel_size", "pipeline_parallel_size", "topology")
+
+
+def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
+    """Every group's constraint; the ``topology`` term of the preferred ones."""
+    preferred: list[Term] = []
+    for request in ctx.requests.values():
+        rules = ctx.spec.components[request.name].constraints
+        tp, pp = rules.tensor_parallel_size, rules.pipeline_parallel_size
+        tensor_group = Unit(tp, "tensor-parallel group", ("tensor_parallel_size",), "domains")
+        node_of_candidate = ctx.cluster.hw_node[request.cand_hw]
+        if tp > 1 and not any(rule.group == "tensor_parallel" and rule.required for rule in rules.topology):
+            add_one_of(ctx, request, node_of_candidate, tensor_group, "node")
+        for rule in rules.topology:
+            size, name = (tp, "tensor-parallel group") if rule.group == "tensor_parallel" else (tp * pp, "pipeline")
+            unit = Unit(size, name, ("topology",), "domains")
+            if unit.size > 1:
+                values = label_values(ctx.cluster, rule.label)[node_of_candidate]
+                preferred += add_one_of(ctx, request, values, unit, f"{rule.label!r} domain", required=rule.required)
+    return RuleOutput(terms={"topology": tuple(preferred)} if preferred else {})
+
+
+def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The count model puts every tensor-parallel group on one node (so a preferred
+    tensor-parallel domain costs nothing) and can make a domain hold whole pipelines (a required
+    pipeline domain on a component nothing collocates into); other topology rules are not
+    counts."""
+    for component in spec.components.values():
+        if not requests[component.rule_owner].determined:
+            unstated = _unstated_topology(component)
+            if unstated:
+                return f"{component.name}: topology ({unstated})"
+    return ""
+
+
+#: The counting bound of required domains: ``bounds/needs.py``'s ``domain_conflicts`` counts the
+#: groups each domain holds before any relation is read.
+BOUND = "required domains are counted per domain by domain_conflicts (bounds/needs.py)"
+
+
+def _unstated_topology(component: ComponentSpec) -> str:
+    rules = component.constraints
+    for rule in rules.topology:
+        if rule.group == "tensor_parallel" and not rule.required:
+            continue
+        if rule.group == "pipeline_parallel" and rule.required and rules.collocate_with is None:
+            continue
+        return f"{rule.group}.{rule.label}: {'require' if rule.required else 'prefer'}"
+    return ""

@@ -1,0 +1,61 @@
+"""``exclusive_with``: the two components share no hardware item."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+
+import numpy as np
+
+from solver_placement._errors import Statement
+from solver_placement._solver.bounds.needs import Need
+from solver_placement._solver.bounds.relations import APART, ROOM, Relation, everywhere
+from solver_placement._solver.context import ModelContext
+from solver_placement._solver.rules.rule import RuleOutput
+from solver_placement._solver.statements import hardware_list
+from solver_placement._specification.placement_spec import PlacementSpec
+
+KEYS = ("exclusive_with",)
+RULE = "exclusivity"
+
+
+def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
+    """Per item both could take, at most one uses it; two rank strings are compared as sets."""
+    for spec in ctx.spec.components.values():
+        for other in spec.constraints.exclusive_with:
+            mine, theirs = ctx.owner(spec.name), ctx.owner(other)
+            statement = exclusive_statement(spec.name, other)
+            common = sorted(set(mine.cand_hw.tolist()) & set(theirs.cand_hw.tolist()))
+            if mine.determined and theirs.determined:
+                if common:
+                    ctx.conflict(replace(statement, text=f"{statement.text}, but both use {hardware_list(ctx.cluster, common)}"))
+                continue
+            guard = ctx.guard(statement)
+            for hw in ctx.paced(common, statement.text):
+                ctx.model.add(ctx.used(mine, hw) + ctx.used(theirs, hw) <= 1).only_enforce_if(guard)
+    return RuleOutput()
+
+
+def exclusive_statement(name: str, other: str) -> Statement:
+    """``name``'s ``exclusive_with`` naming ``other``, as every stage words it."""
+    return Statement(f"{name} is exclusive with {other} (no shared hardware)", name, KEYS, RULE, others=(other,))
+
+
+def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
+    """Counting: two exclusive owners' items add up on every node (a key excluding its own copies
+    leaves them no room)."""
+    for component in spec.components.values():
+        for other in component.constraints.exclusive_with:
+            first, second = component.rule_owner, spec.owner_of(other)
+            statement = exclusive_statement(component.name, other)
+            if first == second:  # one key's copies place the same processes: nothing is left
+                yield Relation(statement, ROOM, first, first, everywhere(spec), np.zeros(spec.cluster.num_nodes, dtype=np.int64))
+            else:
+                yield Relation(statement, APART, first, second, everywhere(spec))
+
+
+
+
+#: Node-level form: the count model keeps exclusive classes on different GPUs of a node (a clique
+#: of them shares the node's room; ``counts/stacks.py`` builds the graph and checks it is chordal).
+COUNTS = "stated by the count model's graph of classes that may not share a GPU (counts/stacks.py)"

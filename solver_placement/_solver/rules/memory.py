@@ -1,0 +1,135 @@
+"""GPU memory of collocated components (``memory_gb`` and the ``offload_*`` switches).
+
+Collocated components time-share a GPU: while one runs (its ``active`` memory per process), the
+others keep their ``idle`` memory (what offloading leaves resident). Every such mix must fit the
+GPU's memory. Components without ``memory_gb`` count as zero; GPUs of unknown memory are not
+checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from solver_placement._constants import ACCELERATOR
+from solver_placement._errors import Statement
+from solver_placement._solver.bounds.needs import Need
+from solver_placement._solver.bounds.relations import APART, ROOM, Relation
+from solver_placement._solver.context import ModelContext
+from solver_placement._solver.rules.rule import RuleOutput
+from solver_placement._solver.statements import hardware_name
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.grammar import Memory
+from solver_placement._specification.placement_spec import PlacementSpec
+
+KEYS = ("memory_gb", "offload_weight", "offload_optimizer", "offload_grad")
+RULE = "memory"
+
+#: (component name, the request placing it, its memory need)
+Holder = tuple[str, ComponentRequest, Memory]
+
+
+def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
+    """Per GPU of known memory that a component with ``memory_gb`` may use, one constraint per
+    component that may be the one running."""
+    holders: list[Holder] = [
+        (spec.name, ctx.owner(spec.name), memory)
+        for spec in ctx.spec.components.values()
+        if (memory := spec.constraints.memory) is not None
+    ]
+    for hw in ctx.paced(sorted({hw for _, request, _ in holders for hw in ctx.takers(request)}), "GPU memory"):
+        limit = ctx.cluster.gpu_memory_gb[int(ctx.cluster.hw_node[hw])]
+        if limit is not None and ctx.cluster.kind_of(hw) == ACCELERATOR:
+            _add_gpu(ctx, holders, hw, limit)
+    return RuleOutput()
+
+
+def _add_gpu(ctx: ModelContext, holders: list[Holder], hw: int, limit: float) -> None:
+    loads = [(name, memory, _load(ctx, request, hw)) for name, request, memory in holders]
+    for running, _, _ in loads:
+        terms = [(load, megabytes(memory.active if name == running else memory.idle)) for name, memory, load in loads]
+        fixed = sum(mb * load for load, mb in terms if isinstance(load, int))
+        idle = ", ".join(f"{name} {memory.idle:g}" for name, memory, _ in loads if name != running)
+        active = next(memory.active for name, memory, _ in loads if name == running)
+        others = f" with the others idle ({idle} GB)" if idle else ""  # alone on the GPU: nothing idles beside it
+        text = f"GPU memory: {running} running ({active:g} GB per process){others} must fit {limit:g} GB per GPU"
+        statement = Statement(text, running, ("memory_gb",), RULE, others=tuple(name for name, _, _ in loads if name != running))
+        if all(isinstance(load, int) for load, _ in terms):
+            if fixed > megabytes(limit):
+                ctx.conflict(replace(statement, text=f"{text}, but {hardware_name(ctx.cluster, hw)} would need {fixed / 1024:g} GB"))
+            continue
+        variable = sum(mb * load for load, mb in terms if not isinstance(load, int))
+        ctx.model.add(fixed + variable <= megabytes(limit)).only_enforce_if(ctx.guard(statement))
+
+
+def _load(ctx: ModelContext, request: ComponentRequest, hw: int) -> Any:
+    """Processes of ``request`` on ``hw``: a constant for determined requests, else a sum."""
+    takers = ctx.takers(request).get(hw, [])
+    return len(takers) if request.determined else sum(takers)
+
+
+def megabytes(gigabytes: float) -> int:
+    """Whole megabytes, rounded up, so the constraint is integer and never under-counts (the count
+    model and first fit count the same way, so all three agree on what fits)."""
+    return int(np.ceil(gigabytes * 1024))
+
+
+def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
+    """Counting, per distinct GPU size: an owner whose memory alone overflows a GPU has no room
+    there; two owners that do not fit one GPU together are apart there."""
+    cluster = spec.cluster
+    holders: dict[str, list[tuple[str, Memory]]] = {}
+    for component in spec.components.values():
+        if component.constraints.memory is not None:
+            holders.setdefault(component.rule_owner, []).append((component.name, component.constraints.memory))
+    if not holders:
+        return
+    limits = {m for m in cluster.gpu_memory_gb if m is not None}
+    owners = list(holders)
+    for limit in sorted(limits):
+        on = np.array([m == limit for m in cluster.gpu_memory_gb], dtype=bool)
+        for position, first in enumerate(owners):
+            gpus = on & _gpu_only(spec, needs[first])
+            too_much = _overflow(holders[first], limit)
+            if too_much and gpus.any():
+                yield Relation(too_much, ROOM, first, first, gpus, np.zeros(cluster.num_nodes, dtype=np.int64))
+                continue
+            for second in owners[position + 1:]:
+                together = _overflow([*holders[first], *holders[second]], limit)
+                both = gpus & _gpu_only(spec, needs[second])
+                if together and both.any() and needs[first].items[both].any() and needs[second].items[both].any():
+                    yield Relation(together, APART, first, second, both)
+
+
+def _gpu_only(spec: PlacementSpec, need: Need) -> np.ndarray:
+    """Per node: every candidate item of ``need`` there is a GPU (the memory rule's items)."""
+    cluster = spec.cluster
+    others = need.hardware[cluster.hw_kind[need.hardware] != cluster.kinds.index(ACCELERATOR)]
+    return np.bincount(cluster.hw_node[others], minlength=cluster.num_nodes) == 0
+
+
+def _overflow(holders: Sequence[tuple[str, Memory]], limit: float) -> Statement | None:
+    """The memory rule's statement that one process of each holder on one GPU breaks, if any."""
+    for running, memory in holders:
+        idle = [(name, other.idle) for name, other in holders if name != running]
+        if memory.active + sum(gb for _, gb in idle) > limit:
+            listed = ", ".join(f"{name} {gb:g}" for name, gb in idle)
+            others = f" with the others idle ({listed} GB)" if idle else ""
+            text = f"GPU memory: {running} running ({memory.active:g} GB per process){others} must fit {limit:g} GB per GPU"
+            return Statement(text, running, ("memory_gb",), "memory", others=tuple(name for name, _ in idle))
+    return None
+
+
+
+
+def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
+    """The count model states memory per node shape (``counts/stacks.py``: pairs whose memory does
+    not fit one GPU may not share one); a rank string's memory would sit on GPUs it does not
+    choose."""
+    for component in spec.components.values():
+        if component.constraints.memory is not None and requests[component.rule_owner].determined:
+            return f"{component.name}: memory_gb on a rank-string component"
+    return ""

@@ -1,0 +1,91 @@
+"""The solver's answer: a compact process x hardware assignment per component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._config import did_you_mean
+from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._records import Placement, build_placements
+from solver_placement._solver.assignment import Assignment
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.placement_spec import PlacementSpec
+
+
+@dataclass(frozen=True)
+class Solution:
+    """Assignments of every component, plus how the solve went.
+
+    ``status`` is ``OPTIMAL`` when the objective is proven best, ``FEASIBLE`` otherwise;
+    ``bound`` is the best lower bound on the objective the search proved (None when it proved
+    none), so :attr:`gap` says how far a ``FEASIBLE`` answer may be from the best.
+    ``method`` names what produced the assignments: ``counts`` (the count model, whose
+    objective is the ``nodes`` and ``balance`` terms, ``contiguity`` ordering equal answers),
+    ``search`` (the flat CP-SAT model, or its node-level decomposition) or ``first fit`` (the
+    construction, kept when the search found nothing better in time). ``notes`` say why a path
+    was not taken (e.g. the rule that sent a spec from the count model to the flat one).
+    """
+
+    spec: PlacementSpec
+    requests: dict[str, ComponentRequest]
+    assignments: dict[str, Assignment]
+    status: str
+    objective: float | None
+    timings: dict[str, float] = field(default_factory=dict)
+    bound: float | None = None
+    method: str = "search"
+    notes: tuple[str, ...] = ()
+    _records: dict[tuple[str, bool], list[Placement]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def gap(self) -> float | None:
+        """``(objective - bound) / objective``: 0 when proven optimal, None when either is unknown."""
+        if self.status == "OPTIMAL":
+            return 0.0
+        if self.objective is None or self.bound is None:
+            return None
+        return max(0.0, self.objective - self.bound) / max(abs(self.objective), 1.0)
+
+    @property
+    def components(self) -> list[str]:
+        return self.spec.names
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.spec.cluster
+
+    def assignment(self, component: str) -> Assignment:
+        return self.assignments[self._known(component)]
+
+    def placements(self, component: str, isolate_accelerator: bool = True) -> list[Placement]:
+        """RLinf-style placement records of one component, ordered by rank.
+
+        Built once per component and ``isolate_accelerator`` value: every later call (every
+        ``get_placement`` of a strategy served by this solution) gets the same frozen records in a
+        new list, so a caller that sorts or extends its list cannot change what others are given.
+        """
+        key = (self._known(component), bool(isolate_accelerator))
+        if key not in self._records:
+            self._records[key] = self._build_records(*key)
+        return list(self._records[key])
+
+    def placements_by_component(self, isolate_accelerator: bool = True) -> dict[str, list[Placement]]:
+        return {name: self.placements(name, isolate_accelerator) for name in self.components}
+
+    def tensor_parallel_size(self, component: str) -> int:
+        """The component's tensor-parallel group size as its spec states it (what a figure brackets)."""
+        return self.spec.components[self._known(component)].constraints.tensor_parallel_size
+
+    def _build_records(self, component: str, isolate: bool) -> list[Placement]:
+        spec = self.spec.components[component]
+        request = self.requests[spec.rule_owner]
+        assignment = self.assignments[component]
+        return build_placements(
+            component, assignment.indptr, assignment.hardware, assignment.ranks, request.resources, self.cluster, isolate, spec.environment
+        )
+
+    def _known(self, component: str) -> str:
+        if component not in self.spec.components:
+            raise PlacementConfigError(f"unknown component {shown(component)}{did_you_mean(component, self.components, 'components')}")
+        return component

@@ -1,0 +1,272 @@
+"""verl-style resource pools and role mappings, compiled into placement specs.
+
+A pool is verl's ``process_on_nodes`` list (GPUs per placement group, each group on one node).
+verl's trainer fuses the roles it maps to a pool into one worker class (``WorkerDict``) and
+starts one worker of it per GPU, so the roles of a pool are one component here, named by its
+roles joined with ``+`` (``actor_rollout+critic``): a summary counts the 16 workers verl starts on
+16 GPUs, not 16 per role. A role verl runs as a worker group of its own on a pool (0.9's reward
+model beside the trainer on ``global_pool``) is a component of its own on the same GPUs.
+``max_colocate_count`` is verl's: how many worker groups may share the pool's GPUs (each worker
+asks Ray for ``1/max_colocate_count`` of one, so one group more would wait for a GPU forever).
+
+Where each pool runs is not the solver's choice but Ray's: ``pool_order`` places the pools'
+placement groups in the order verl creates them, on the nodes Ray would give them, and each
+component gets those GPUs as its fixed ranks, in verl's rank order.
+
+The same pools read from a config's top-level ``resource_pools:`` section (verl's vocabulary),
+so the command line places them like any ``component_placement``::
+
+    resource_pools:
+      resource_pool_spec:
+        global_pool: {process_on_nodes: [8, 8], max_colocate_count: 2, own_worker_group: [rm]}
+        teacher_pool: [8]                   # process_on_nodes; its roles fused, max_colocate_count 1
+      mapping: {actor_rollout: global_pool, critic: global_pool, rm: global_pool, teacher: teacher_pool}
+
+Pools are created in ``resource_pool_spec`` order; a pool's ``node_group`` limits its nodes. verl's own trainer config needs no such
+section: ``_specification/verl`` builds the pools and mapping from it as verl's driver does, with the
+version's ``max_colocate_count`` and the roles it starts as groups of their own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._cluster.ranks import format_ranks
+from solver_placement._config import ConfigSource, check_keys, positive_int, require_mapping, text
+from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
+from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._job import POOLS_SECTION, Job, JobForm, load_job
+from solver_placement._specification.placement_spec import PlacementSpec
+from solver_placement._specification.pool_order import Landed, PoolRequest, land_pools
+from solver_placement._specification.verl import verl_cluster, verl_pools
+
+#: The top-level config section that states verl-style pools, and its keys.
+SECTION = POOLS_SECTION
+SECTION_KEYS = ("resource_pool_spec", "mapping")
+#: Keys of one pool written as a mapping (a list is ``process_on_nodes`` alone).
+POOL_KEYS = ("process_on_nodes", "max_colocate_count", "own_worker_group", "node_group")
+#: Joins the roles of a fused worker group into its component name; never part of a role name.
+FUSED = "+"
+
+
+@dataclass(frozen=True)
+class ResourcePool:
+    """GPUs per node entry (verl's ``process_on_nodes``); the roles mapped to it share those GPUs.
+
+    The roles are fused into one worker per GPU, except those in ``own_worker_group``, which
+    each run as a worker group of their own on the same GPUs. ``max_colocate_count`` bounds the
+    worker groups (verl gives each worker ``1/max_colocate_count`` of a GPU); ``node_group``
+    restricts the nodes Ray may give the pool.
+    """
+
+    process_on_nodes: Sequence[int]
+    max_colocate_count: int = 1
+    node_group: str | None = None
+    own_worker_group: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class PoolGroup:
+    """One component placed from a pool: the pool, the roles its workers serve (several: fused
+    into one worker per GPU) and the GPUs of each of the pool's placement groups."""
+
+    pool: str
+    roles: tuple[str, ...]
+    entry: int
+
+
+def pool_spec(
+    cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], solver_options: Mapping[str, Any] | None = None
+) -> PlacementSpec:
+    """Compile pools and a role -> pool mapping into a spec (pools created in ``pools`` order).
+
+    ``solver_options`` is a ``cluster.solver`` section (time limit, workers, ...)."""
+    return pool_groups(cluster, pools, mapping, solver_options)[0]
+
+
+def pool_groups(
+    cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], solver_options: Mapping[str, Any] | None = None
+) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
+    """:func:`pool_spec`, and the pool and roles of each component it makes."""
+    groups: dict[str, PoolGroup] = {}
+    requests: list[PoolRequest] = []
+    for name, roles in _roles_by_pool(pools, mapping).items():
+        entries = _entries(name, pools[name])
+        worker_groups = _worker_groups(name, pools[name], roles)
+        groups.update({FUSED.join(group): PoolGroup(name, group, entries[0]) for group in worker_groups})
+        requests.append(PoolRequest(name, entries, _nodes(cluster, name, pools[name]), FUSED.join(worker_groups[0]), pools[name].max_colocate_count))
+    landed = land_pools(cluster.gpus_per_node.tolist(), requests)
+    nodes = {request.name: request.nodes for request in requests}
+    placement: dict[str, Any] = {}
+    for component, group in groups.items():
+        rule = {"placement": _ranks(cluster, nodes[group.pool], landed[group.pool])}
+        node_group = pools[group.pool].node_group
+        placement[component] = rule if node_group is None else {**rule, "node_group": node_group}
+    return PlacementSpec.build(cluster, placement, solver_options), groups
+
+
+def _roles_by_pool(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str]) -> dict[str, list[str]]:
+    """The roles of each pool that has any, pools in their given order."""
+    roles_of: dict[str, list[str]] = {name: [] for name in pools}
+    for role, pool_name in mapping.items():
+        if not isinstance(role, str) or not role or FUSED in role or "," in role:
+            raise PlacementConfigError(f"role {shown(role)}: a role name is a non-empty string without {FUSED!r} or ','")
+        if pool_name not in pools:
+            raise PlacementConfigError(f"role {role!r} is mapped to unknown resource pool {pool_name!r}; pools: {', '.join(pools)}")
+        roles_of[pool_name].append(role)
+    used = {name: roles for name, roles in roles_of.items() if roles}
+    if not used:
+        raise PlacementConfigError("no role is mapped to any resource pool")
+    return used
+
+
+def _entries(name: str, pool: ResourcePool) -> tuple[int, ...]:
+    entries = tuple(pool.process_on_nodes)
+    if not entries or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in entries):
+        raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes must be positive GPU counts, not {shown(list(entries))}")
+    if len(set(entries)) != 1:
+        raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes {list(entries)} mixes entry sizes; like verl, a pool's entries must be equal")
+    return entries
+
+
+def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[tuple[str, ...]]:
+    """The pool's fused roles as one group, then each role that runs as a group of its own."""
+    own = list(pool.own_worker_group)
+    strays = [role for role in own if role not in roles]
+    if strays:
+        raise PlacementConfigError(f"resource pool {name!r}: own_worker_group names {', '.join(map(repr, strays))}, not mapped to the pool")
+    fused = tuple(role for role in roles if role not in own)
+    groups = ([fused] if fused else []) + [(role,) for role in own]
+    if len(groups) > pool.max_colocate_count:
+        listed = ", ".join(FUSED.join(group) for group in groups)
+        raise PlacementConfigError(
+            f"resource pool {name!r}: {len(groups)} worker groups ({listed}) exceed max_colocate_count={pool.max_colocate_count}; "
+            f"verl gives each worker 1/{pool.max_colocate_count} of a GPU, so a further group would wait for GPUs forever"
+        )
+    return groups
+
+
+def _nodes(cluster: Cluster, name: str, pool: ResourcePool) -> tuple[int, ...]:
+    """The nodes Ray may give the pool: its node group's (which must count GPUs), else all."""
+    group = cluster.node_group(pool.node_group if pool.node_group is not None else CLUSTER_LABEL)
+    if group.hardware_type != ACCELERATOR:
+        raise PlacementConfigError(f"resource pool {name!r}: node group {group.label!r} counts {group.resource_noun}, not GPUs; a pool holds GPUs")
+    return tuple(sorted(group.node_ranks))
+
+
+def _ranks(cluster: Cluster, nodes: Sequence[int], landed: Sequence[Landed]) -> str:
+    """The pool's GPUs as ranks of its node group (GPUs counted node after node), in rank text."""
+    offset, start = 0, {}
+    for node in nodes:
+        start[node] = offset
+        offset += int(cluster.gpus_per_node[node])
+    return format_ranks(start[group.node] + gpu for group in landed for gpu in group.gpus)
+
+
+def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
+    """The spec of a job's ``resource_pools:`` section (or of verl's trainer config) on its
+    ``cluster:`` (or on ``cluster``, as :meth:`PlacementSpec.from_config` takes one), and the
+    pool and roles of each of its components."""
+    job = load_job(config, cluster)
+    if job.form is JobForm.VERL_TRAINER:
+        if SECTION in job.config:
+            raise PlacementConfigError(f"the config is verl's trainer config and has a {SECTION}: section too; verl builds its pools from the trainer config alone")
+        return _verl_spec(job)
+    section = require_mapping(job.config.get(SECTION), SECTION)
+    check_keys(section, SECTION_KEYS, SECTION, required=SECTION_KEYS)
+    if "component_placement" in job.section:
+        raise PlacementConfigError(
+            f"the config has both cluster.component_placement and {SECTION}:; state the placement one way (pools compile into component_placement)"
+        )
+    mapping = {str(role): text(pool, f"{SECTION}.mapping.{role}") for role, pool in require_mapping(section["mapping"], f"{SECTION}.mapping").items()}
+    raw_pools = require_mapping(section["resource_pool_spec"], f"{SECTION}.resource_pool_spec")
+    pools = {str(name): _pool(value, f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
+    return pool_groups(job.stated_cluster, pools, mapping, job.solver_options)
+
+
+def _verl_spec(job: Job) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
+    """verl's pools from its trainer config, placed on its ``cluster:``, on the given cluster, or
+    on the nodes the config describes, with the version's ``max_colocate_count`` and worker groups."""
+    built = verl_pools(job.config)
+    if "component_placement" in job.section:
+        raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
+    pools = {
+        name: ResourcePool(pool.process_on_nodes, pool.max_colocate_count, None, [r for r, p in built.workers.items() if p == name and r in built.own_groups])
+        for name, pool in built.pools.items()
+    }
+    return pool_groups(verl_cluster(built, job.cluster), pools, built.workers, job.solver_options)
+
+
+def _pool(value: Any, where: str) -> ResourcePool:
+    """One pool: a ``process_on_nodes`` list, or a mapping of :data:`POOL_KEYS`."""
+    if isinstance(value, list):
+        return ResourcePool(value)
+    body = require_mapping(value, where)
+    check_keys(body, POOL_KEYS, where, required=("process_on_nodes",))
+    if not isinstance(body["process_on_nodes"], list):
+        raise PlacementConfigError(f"{where}.process_on_nodes must be a list of GPU counts per node, e.g. [8, 8], not {shown(body['process_on_nodes'])}")
+    own = body.get("own_worker_group", [])
+    if not isinstance(own, list):
+        raise PlacementConfigError(f"{where}.own_worker_group must be a list of role names, not {shown(own)}")
+    group = body.get("node_group")
+    return ResourcePool(
+        body["process_on_nodes"],
+        positive_int(body.get("max_colocate_count", 1), f"{where}.max_colocate_count"),
+        None if group is None else text(group, f"{where}.node_group"),
+        [text(role, f"{where}.own_worker_group[{index}]") for index, role in enumerate(own)],
+    )
+
+
+def fuse(role_classes: Mapping[str, type]) -> type:
+    """One worker class holding an instance of every role's class (verl's WorkDict).
+
+    The fused class takes ``{role: (args, kwargs)}``; each public method ``m`` of role ``r`` is
+    exposed as ``r_m``, so one actor per GPU serves all roles of a pool. Launched by a
+    reservation, it adds verl's worker-group variables (:func:`verl_worker_env`) before the
+    roles are built, since verl's role classes read them in their constructors.
+    """
+    if not role_classes:
+        raise PlacementConfigError("fuse needs at least one role class")
+
+    def __init__(self: Any, role_args: Mapping[str, tuple[Sequence[Any], Mapping[str, Any]]] | None = None) -> None:
+        for name, value in verl_worker_env(os.environ).items():
+            os.environ.setdefault(name, value)
+        role_args = role_args or {}
+        self._roles = {role: cls(*role_args.get(role, ((), {}))[0], **role_args.get(role, ((), {}))[1]) for role, cls in role_classes.items()}
+
+    namespace: dict[str, Any] = {"__init__": __init__, "__doc__": f"Fused worker of roles {', '.join(role_classes)}."}
+    for role, cls in role_classes.items():
+        for name in dir(cls):
+            if name.startswith("_") or not callable(getattr(cls, name)):
+                continue
+            namespace[f"{role}_{name}"] = _forward(role, name)
+    return type("FusedWorker_" + "_".join(role_classes), (), namespace)
+
+
+def verl_worker_env(planned: Mapping[str, str]) -> dict[str, str]:
+    """The variables verl's ``RayWorkerGroup`` gives a worker beyond the plan's ``RANK``,
+    ``WORLD_SIZE`` and ``MASTER_*``, from the plan's own (none when the plan's are absent).
+
+    ``RAY_LOCAL_WORLD_SIZE`` is the worker's placement group size (verl 0.9's vLLM rollout
+    reads it): the pool's workers on the node. ``RAY_LOCAL_RANK`` is verl's bundle index, which
+    verl 0.4.1's ``Worker`` passes to ``set_device`` when Ray leaves the device variable alone,
+    as the plan does; a planned worker sees only its own GPU, so the index that names it is the
+    plan's ``LOCAL_RANK`` (0), not the bundle's position. ``WG_PREFIX`` is left out on purpose:
+    with it, 0.4.1's ``Worker`` has rank 0 create a register center the other ranks look up as
+    they start, which only verl's driver orders (it waits for rank 0 first); a reservation starts
+    every rank at once, and the plan already gives every rank ``MASTER_ADDR``/``MASTER_PORT``."""
+    if "LOCAL_RANK" not in planned or "NODE_LOCAL_WORLD_SIZE" not in planned:
+        return {}
+    return {"WG_BACKEND": "ray", "RAY_LOCAL_RANK": planned["LOCAL_RANK"], "RAY_LOCAL_WORLD_SIZE": planned["NODE_LOCAL_WORLD_SIZE"]}
+
+
+def _forward(role: str, name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._roles[role], name)(*args, **kwargs)
+
+    method.__name__ = f"{role}_{name}"
+    return method

@@ -1,0 +1,153 @@
+"""verl 0.9's pools, as its v1 trainer builds them (``verl/trainer/ppo/v1/trainer_base.py``
+``_init_resource_pool_mgr``; the same at tag v0.9.0, commit 483b8a00, on main at 1dda039b, and
+at v0.9.1 but for ``hybrid_engine=false``, below).
+
+``global_pool`` holds the actor (``actor_rollout_ref`` when a KL term needs the reference policy
+and no LoRA adapter stands in for it, else ``actor_rollout``) and the critic when
+``critic.enable`` (or, when null, the GAE estimator) asks for one. The reward model runs on
+``reward_pool`` when ``reward.reward_model.enable_resource_pool``, else on global_pool; the teacher
+on ``teacher_pool`` when ``distillation.enabled``. ``separate_async`` adds a pool per standalone
+rollout replica (``replicas``). Trainer pools get ``max_colocate_count=3``. The trainer fuses the
+actor and critic into one worker per GPU; the reward model, the teacher and each standalone
+replica start a worker group of their own (on ``global_pool`` too: one more worker per GPU).
+
+Main's driver no longer migrates the old top-level ``reward_model.*`` keys (only verl's
+fully-async entry point does), and reads a pool size only where a switch turns its pool on;
+such keys are refused here, with the key that does count.
+
+From 0.9.1 (``trainer_separate_async.py``'s ``_enable_hybrid_replicas``), ``separate_async`` reads
+``actor_rollout_ref.hybrid_engine=false``: rollout runs on the standalone replicas alone, numbered
+from 0, and the trainer maps ``actor`` (and ``ref`` beside it when a KL term needs the reference
+policy), fused as ever. 0.9.0, and every other mode, ignore the key, so false is refused there.
+"""
+
+from __future__ import annotations
+
+from solver_placement._specification.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
+from solver_placement._specification.verl.pools import SizeKeys, VerlPool, VerlPools, uniform_pool
+from solver_placement._specification.verl.replicas import check_divides, replica_size, standalone_pools
+
+#: ``ResourcePoolManager``'s ``max_colocate_count`` for the trainer's pools.
+TRAINER_COLOCATE = 3
+#: The roles the trainer fuses into one worker per GPU (``_setup``); the reward model, the
+#: teacher and standalone rollout replicas start worker groups of their own.
+TRAINER_ROLES = ("actor_rollout", "actor_rollout_ref", "actor", "ref", "critic")
+#: The versions whose ``separate_async`` reads ``actor_rollout_ref.hybrid_engine=false``.
+STANDALONE_ONLY = ("0.9.1", "main")
+#: ``trainer.v1.trainer_mode`` values with a registered trainer.
+MODES = ("sync", "colocate_async", "separate_async")
+_LEGACY = "main_ppo no longer migrates the top-level reward_model: section; write it as reward.reward_model.{}"
+IGNORED = {f"reward_model.{key}": _LEGACY.format(key) for key in ("enable", "enable_resource_pool", "nnodes", "n_gpus_per_node")}
+ROLLOUT, REWARD = "actor_rollout_ref.rollout", "reward.reward_model"
+GLOBAL_KEYS = SizeKeys("trainer.nnodes", "trainer.n_gpus_per_node")
+REWARD_KEYS = SizeKeys(f"{REWARD}.nnodes", f"{REWARD}.n_gpus_per_node", f"{REWARD}.enable_resource_pool=false (the reward model then shares global_pool)")
+TEACHER_KEYS = SizeKeys("distillation.nnodes", "distillation.n_gpus_per_node")
+
+
+def pools_v0_9(keys: VerlKeys) -> VerlPools:
+    """The pools, mapping and started roles verl 0.9 (and main) builds from ``keys``."""
+    mode = _trainer_mode(keys)
+    hybrid_replicas = _hybrid_replicas(keys, mode)
+    nnodes = keys.count("trainer.nnodes", 1, limit=NODE_LIMIT)
+    gpus = keys.count("trainer.n_gpus_per_node", 8, limit=GPU_LIMIT)
+    pools: dict[str, VerlPool] = {"global_pool": uniform_pool(nnodes, gpus, TRAINER_COLOCATE, GLOBAL_KEYS)}
+    mapping = dict.fromkeys(_actor_roles(keys, hybrid_replicas), "global_pool")
+    if _needs_critic(keys):
+        mapping["critic"] = "global_pool"
+    workers = dict(mapping)
+    reward = _reward_pool(keys, mode, nnodes)
+    if reward is not None:
+        pools["reward_pool"] = reward
+    mapping["rm"] = "reward_pool" if reward is not None else "global_pool"
+    if keys.flag(f"{REWARD}.enable", False):
+        workers["rm"] = mapping["rm"]
+        _check_replicas(keys, mapping["rm"], pools[mapping["rm"]], f"{REWARD}.rollout")
+    if _distillation(keys):
+        teacher_nodes = keys.count("distillation.nnodes", 0, limit=NODE_LIMIT)
+        pools["teacher_pool"] = uniform_pool(teacher_nodes, keys.count("distillation.n_gpus_per_node", 8, limit=GPU_LIMIT), TRAINER_COLOCATE, TEACHER_KEYS)
+        mapping["teacher"] = workers["teacher"] = "teacher_pool"
+    nodes = tuple(gpu for pool in pools.values() for gpu in pool.process_on_nodes)
+    hybrid = replica_size(keys, ROLLOUT, keys.count(f"{ROLLOUT}.n_gpus_per_node", gpus, limit=GPU_LIMIT))
+    if hybrid_replicas:
+        check_divides(keys, "global_pool", nnodes * gpus, hybrid, ROLLOUT)
+    if mode == "separate_async":
+        standalone, rollout_nodes = standalone_pools(keys, nnodes * gpus // hybrid if hybrid_replicas else 0)
+        pools.update(standalone)
+        workers.update({name.replace("pool", "standalone"): name for name in standalone})
+        nodes += rollout_nodes
+    elif keys.count(f"{ROLLOUT}.nnodes", 0, allow_zero=True):
+        keys.refuse(f"{ROLLOUT}.nnodes", "only trainer.v1.trainer_mode=separate_async starts rollout replicas on GPUs of their own")
+    return VerlPools(keys.label, pools, mapping, workers, nodes, frozenset(workers) - frozenset(TRAINER_ROLES))
+
+
+def _trainer_mode(keys: VerlKeys) -> str:
+    """``trainer.v1.trainer_mode``, after refusing what main's driver would not read as written."""
+    for key, why in IGNORED.items():
+        keys.refuse(key, why)
+    if not keys.flag("trainer.use_v1", True):
+        raise keys.error("trainer.use_v1=false selects the deprecated legacy trainer (main_ppo_v0.py), whose pools solver-placement does not read")
+    if keys.flag(f"{ROLLOUT}.disaggregation.enabled", False):
+        raise keys.error(f"{ROLLOUT}.disaggregation.enabled=true (prefill/decode replicas) is not modelled by solver-placement")
+    return keys.word("trainer.v1.trainer_mode", "sync", MODES)
+
+
+def _check_replicas(keys: VerlKeys, name: str, pool: VerlPool, section: str) -> None:
+    """A model served from ``pool`` in replicas (the reward model): they must fill it exactly."""
+    check_divides(keys, name, pool.gpus, replica_size(keys, section, pool.process_on_nodes[0]), section)
+
+
+def _hybrid_replicas(keys: VerlKeys, mode: str) -> bool:
+    """Whether rollout replicas run inside the actor's workers (``actor_rollout_ref.hybrid_engine``),
+    refusing false where this version's trainer does not read it."""
+    if keys.flag("actor_rollout_ref.hybrid_engine", True):
+        return True
+    if mode == "separate_async" and keys.label in STANDALONE_ONLY:
+        return False
+    where = "with trainer.v1.trainer_mode=separate_async" if keys.label in STANDALONE_ONLY else "from verl 0.9.1 on, with trainer.v1.trainer_mode=separate_async"
+    raise keys.error(f"actor_rollout_ref.hybrid_engine=false is read by main_ppo's trainer only {where} (rollout on standalone replicas alone); else it always uses the hybrid engine")
+
+
+def _actor_roles(keys: VerlKeys, hybrid_replicas: bool) -> list[str]:
+    """``actor_rollout_ref`` when the reference policy is needed and no LoRA adapter stands in for
+    it, else ``actor_rollout``; without hybrid replicas ``actor``, then ``ref`` when needed."""
+    lora = keys.count("actor_rollout_ref.model.lora.rank", 0, allow_zero=True) or keys.count("actor_rollout_ref.model.lora_rank", 0, allow_zero=True)
+    ref_in_actor = lora > 0 or keys.stated("actor_rollout_ref.model.lora_adapter_path")
+    reference = keys.flag("algorithm.use_kl_in_reward", False) or keys.flag("actor_rollout_ref.actor.use_kl_loss", False)
+    if not hybrid_replicas:
+        return ["actor", "ref"] if reference and not ref_in_actor else ["actor"]
+    return ["actor_rollout_ref" if reference and not ref_in_actor else "actor_rollout"]
+
+
+def _needs_critic(keys: VerlKeys) -> bool:
+    """``critic.enable`` when stated, else whether the estimator is GAE (verl's ``need_critic``)."""
+    enable = keys.optional_flag("critic.enable")
+    return enable if enable is not None else keys.word("algorithm.adv_estimator", "gae") == "gae"
+
+
+def _reward_pool(keys: VerlKeys, mode: str, nnodes: int) -> VerlPool | None:
+    """``reward_pool`` when the reward model gets GPUs of its own, else None (it shares global_pool)."""
+    enabled = keys.flag(f"{REWARD}.enable", False)
+    if not keys.flag(f"{REWARD}.enable_resource_pool", False):
+        if enabled and mode == "separate_async":
+            raise keys.error(f"{REWARD}.enable_resource_pool=false: separate_async needs a standalone reward model (verl asserts it; set it to true)")
+        if keys.count(f"{REWARD}.nnodes", 0, allow_zero=True):
+            keys.refuse(f"{REWARD}.nnodes", f"with {REWARD}.enable_resource_pool=false verl overwrites it with trainer.nnodes={nnodes}")
+        return None
+    if not enabled:
+        raise keys.error(f"{REWARD}.enable_resource_pool=true but {REWARD}.enable=false: verl counts reward_pool's GPUs as needed yet starts nothing on them")
+    pool_nodes = keys.count(f"{REWARD}.nnodes", 0, allow_zero=True, limit=NODE_LIMIT)
+    pool_gpus = keys.count(f"{REWARD}.n_gpus_per_node", 8, allow_zero=True, limit=GPU_LIMIT)
+    if pool_nodes == 0 or pool_gpus == 0:
+        raise keys.error(f"{REWARD}.enable_resource_pool=true needs {REWARD}.nnodes and {REWARD}.n_gpus_per_node above 0 (verl raises otherwise), got {pool_nodes} and {pool_gpus}")
+    return uniform_pool(pool_nodes, pool_gpus, TRAINER_COLOCATE, REWARD_KEYS)
+
+
+def _distillation(keys: VerlKeys) -> bool:
+    """Whether a teacher pool is made; a teacher pool size without ``distillation.enabled`` is refused."""
+    if keys.flag("distillation.enabled", False):
+        if keys.count("distillation.nnodes", 0, allow_zero=True) == 0 or keys.count("distillation.n_gpus_per_node", 8, allow_zero=True) == 0:
+            raise keys.error("distillation.enabled=true needs distillation.nnodes and distillation.n_gpus_per_node above 0 (verl raises otherwise)")
+        return True
+    if keys.count("distillation.nnodes", 0, allow_zero=True):
+        keys.refuse("distillation.nnodes", "verl makes teacher_pool only when distillation.enabled=true")
+    return False

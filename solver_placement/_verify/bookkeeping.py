@@ -1,0 +1,84 @@
+"""The record fields no config key states: ranks, per-node positions, device fields, metadata.
+
+RLinf derives them from where the processes landed; they are recomputed here from scratch
+(from the records' own nodes and items) so a record that contradicts its neighbours is caught.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._constants import ACCELERATOR, NODE
+from solver_placement._records import Placement
+from solver_placement._verify.placed import Placed
+
+
+def check_bookkeeping(placed: Placed) -> Iterator[str]:
+    """Every component has records, each names items that exist, once each, and the derived
+    fields (rank order, local rank, node order, visible devices, accelerator) are RLinf's."""
+    for name, records in placed.records.items():
+        if not records:
+            yield f"{name}: no placements"
+            continue
+        yield from placed.unknown[name]
+        yield from _held_items(name, records, placed.held[name])
+        if [record.rank for record in records] != list(range(len(records))):
+            yield f"{name}: ranks are not 0..{len(records) - 1} in order"
+        yield from _node_positions(name, records)
+        for record, ids in zip(records, placed.held[name], strict=True):
+            if 0 <= record.cluster_node_rank < placed.cluster.num_nodes:  # else reported as unknown items
+                yield from _device_fields(f"{name} rank {record.rank}", record, placed.cluster)
+                yield from _hardware_metadata(f"{name} rank {record.rank}", record, ids, placed.cluster)
+
+
+def _held_items(name: str, records: Sequence[Placement], held: Sequence[list[int]]) -> Iterator[str]:
+    for record, ids in zip(records, held, strict=True):
+        if not ids:
+            yield f"{name} rank {record.rank}: holds no hardware"
+        if len(set(ids)) != len(ids):
+            yield f"{name} rank {record.rank}: holds an item twice {record.local_hardware_ranks}"
+
+
+def _node_positions(name: str, records: Sequence[Placement]) -> Iterator[str]:
+    """``local_rank``/``local_world_size`` count the component's processes per node (rank
+    order); ``placement_node_rank`` numbers the nodes by first appearance."""
+    per_node: dict[int, list[Placement]] = {}
+    for record in records:
+        per_node.setdefault(record.cluster_node_rank, []).append(record)
+    for node_position, group in enumerate(per_node.values()):
+        for position, record in enumerate(group):
+            where = f"{name} rank {record.rank}"
+            if (record.local_rank, record.local_world_size) != (position, len(group)):
+                yield f"{where}: local_rank/local_world_size {record.local_rank}/{record.local_world_size}, expected {position}/{len(group)}"
+            if record.placement_node_rank != node_position:
+                yield f"{where}: placement_node_rank {record.placement_node_rank}, expected {node_position}"
+
+
+def _device_fields(where: str, record: Placement, cluster: Cluster) -> Iterator[str]:
+    """What CUDA_VISIBLE_DEVICES and the accelerator fields must say for this record's node (what
+    a process holding no GPU sees depends on ``hide_accelerators``: the environment check)."""
+    node = record.cluster_node_rank
+    own_gpus = record.hardware_type == ACCELERATOR
+    isolated = own_gpus and record.isolate_accelerator
+    expected_visible = [str(g) for g in record.local_hardware_ranks] if isolated else cluster.node_accelerator_ids[node]
+    if own_gpus and record.visible_accelerators != expected_visible:
+        yield f"{where}: visible_accelerators {record.visible_accelerators}, expected {expected_visible}"
+    expected_first = record.local_hardware_ranks[0] if own_gpus and record.local_hardware_ranks else -1
+    if record.local_accelerator_rank != expected_first:
+        yield f"{where}: local_accelerator_rank {record.local_accelerator_rank}, expected {expected_first}"
+    if record.accelerator_type != cluster.accelerator_types[node]:
+        yield f"{where}: accelerator_type {record.accelerator_type!r} differs from node {node}'s"
+
+
+def _hardware_metadata(where: str, record: Placement, ids: Sequence[int], cluster: Cluster) -> Iterator[str]:
+    """A robot's ``hardware_metadata`` is its items' ``hardware.configs`` entries (what the
+    launch hands the worker as HARDWARE_CONFIGS), looked up by the items the record names;
+    GPUs and node-only processes carry none."""
+    if len(ids) != len(record.local_hardware_ranks if record.hardware_type != NODE else [0]):
+        return  # some item does not exist: reported as unknown, nothing to compare with
+    custom = record.hardware_type not in (ACCELERATOR, NODE)
+    expected = [dict(cluster.hw_metadata.get(hw, {})) for hw in ids] if custom else []
+    actual = record.hardware_metadata
+    if not isinstance(actual, tuple | list) or list(actual) != expected:
+        yield f"{where}: hardware_metadata {actual!r}, expected the items' hardware.configs {expected}"

@@ -1,0 +1,36 @@
+"""Model-parallel groups: ``tensor_parallel_size`` consecutive processes form a TP group,
+``tensor_parallel_size * pipeline_parallel_size`` a pipeline, and ``topology`` may move the
+boundary they must stay inside from "one node" to one value of a node label."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from solver_placement._specification.grammar import Constraints
+from solver_placement._verify.placed import Placed
+
+
+def check_groups(placed: Placed) -> Iterator[str]:
+    """Each TP group on one node (or inside one value of a required ``tensor_parallel`` label);
+    each pipeline inside one value of a required ``pipeline_parallel`` label. ``prefer`` rules
+    are objective terms, not rules, so they are not checked."""
+    cluster = placed.cluster
+    for name, held in placed.held.items():
+        for size, label in _boundaries(placed.spec.components[name].constraints):
+            for start in range(0, len(held), size):
+                nodes = sorted({int(cluster.hw_node[hw]) for ids in held[start:start + size] for hw in ids})
+                values = {cluster.node_labels[n].get(label, f"node {n}") for n in nodes} if label else set(nodes)
+                if len(values) > 1:
+                    where = "nodes" if label is None else f"{label!r} values {sorted(values)} on nodes"
+                    yield f"{name}: group of ranks {start}-{start + size - 1} spans {where} {nodes}"
+
+
+def _boundaries(rules: Constraints) -> list[tuple[int, str | None]]:
+    """(group size, label whose value the group must keep; None: the node) per hard rule."""
+    required = [rule for rule in rules.topology if rule.required]
+    tp, pipeline = rules.tensor_parallel_size, rules.tensor_parallel_size * rules.pipeline_parallel_size
+    boundaries: list[tuple[int, str | None]] = []
+    if not any(rule.group == "tensor_parallel" for rule in required):
+        boundaries.append((tp, None))
+    boundaries += [(tp if rule.group == "tensor_parallel" else pipeline, rule.label) for rule in required]
+    return boundaries

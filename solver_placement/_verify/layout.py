@@ -1,0 +1,70 @@
+"""Where a component may be and, for rank strings, exactly where it is.
+
+``node_group`` and ``unit`` say which items the component's ranks count; ``placement`` (a rank
+string or explicit lists) fixes each process's ranks by RLinf's even split, re-derived here from
+the parsed segments. Components on one comma-joined key share that rule and so one layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._specification.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments
+from solver_placement._verify.placed import Placed, ranked_items
+
+
+def check_layout(placed: Placed) -> Iterator[str]:
+    """Every process holds items of its node groups, on one node, of one type; rank-string
+    components hold exactly the items their string gives each process."""
+    cluster = placed.cluster
+    for name, held in placed.held.items():
+        component = placed.spec.components[name]
+        allowed = set(ranked_items(component, cluster))
+        for rank, ids in enumerate(held):
+            if any(hw not in allowed for hw in ids):
+                yield f"{name} rank {rank}: uses hardware outside node_group {','.join(component.node_groups)}"
+            if len({int(cluster.hw_node[hw]) for hw in ids}) > 1:
+                yield f"{name} rank {rank}: spans several nodes"
+            if len({int(cluster.hw_kind[hw]) for hw in ids}) > 1:
+                yield f"{name} rank {rank}: mixes hardware types"
+        if not isinstance(component.form, Declarative):
+            yield from _segments(component, component.form, held, cluster)
+
+
+def check_shared_rule(placed: Placed) -> Iterator[str]:
+    """Components named together on one comma-joined key take the same placement; the key
+    itself (not any value under it) states this, so the check owns no config key."""
+    for name, held in placed.held.items():
+        owner = placed.spec.components[name].shares_rule_with
+        if owner is not None and owner in placed.held and held != placed.held[owner]:
+            yield f"{name}: differs from {owner}, which shares its placement rule"
+
+
+def _segments(component: ComponentSpec, form: RankSegments | ExplicitRanks, held: list[list[int]], cluster: Cluster) -> Iterator[str]:
+    physical = ranked_items(component, cluster)
+    expected = [[physical[r] for r in ranks] for ranks in _expected_ranks(form, len(physical))]
+    if len(expected) != len(held):
+        yield f"{component.name}: {len(held)} processes, the placement string gives {len(expected)}"
+        return
+    for rank, (want, got) in enumerate(zip(expected, held, strict=True)):
+        if sorted(want) != sorted(got):
+            yield f"{component.name} rank {rank}: holds {got}, the placement string gives {want}"
+
+
+def _expected_ranks(form: RankSegments | ExplicitRanks, total: int) -> list[list[int]]:
+    """RLinf's even split (or the explicit lists), re-derived: per process the ranks it must
+    hold, ``total`` being how many ranks the component's node groups count."""
+    if isinstance(form, ExplicitRanks):
+        return [list(ranks) for ranks in form.processes]
+    expected: list[list[int]] = []
+    for segment in form.segments:
+        ranks = list(range(total)) if segment.resources is None else list(range(segment.resources.first, segment.resources.last + 1))
+        count = len(segment.processes) if segment.processes is not None else len(ranks)
+        if len(ranks) >= count:
+            share = len(ranks) // count
+            expected.extend(ranks[i * share:(i + 1) * share] for i in range(count))
+        else:
+            sharers = count // len(ranks)
+            expected.extend([ranks[i // sharers]] for i in range(count))
+    return expected

@@ -1,0 +1,81 @@
+"""The placements under check, read once so every check sees the same physical ids.
+
+Each record names its items the way RLinf does (node, hardware type, local index); the checks
+reason about physical ids, looked up with the cluster's own index (:meth:`Cluster.physical_id`)
+so the verifier and the records agree on what an id means. Items that do not exist are kept
+aside as violations instead of ids, so no check ever has to guard against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._constants import NODE
+from solver_placement._errors import PlacementConfigError
+from solver_placement._records import Placement
+from solver_placement._specification.grammar import ComponentSpec
+
+if TYPE_CHECKING:  # a type only: the verifier reads a spec's components and cluster, never the candidates it resolves
+    from solver_placement._specification.placement_spec import PlacementSpec
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A spec and the placements to check against it.
+
+    ``records``: every component of the spec, in config order (``[]`` when none were given).
+    ``held``: only components that have records; per process (rank order) the physical ids of
+    the items it holds that exist. ``unknown``: per component in ``held``, one violation per
+    item a record names that the cluster does not have.
+    """
+
+    spec: PlacementSpec
+    records: Mapping[str, list[Placement]]
+    held: Mapping[str, list[list[int]]]
+    unknown: Mapping[str, list[str]]
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.spec.cluster
+
+    def used(self, name: str) -> set[int]:
+        """Every item any process of ``name`` holds."""
+        return {hw for ids in self.held[name] for hw in ids}
+
+
+def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -> Placed:
+    """Look every record's items up once; components the spec does not know are ignored."""
+    records = {name: list(placements.get(name, [])) for name in spec.components}
+    held: dict[str, list[list[int]]] = {}
+    unknown: dict[str, list[str]] = {}
+    for name, component_records in records.items():
+        if not component_records:
+            continue
+        held[name], unknown[name] = [], []
+        for record in component_records:
+            ids, missing = _physical_ids(spec.cluster, record)
+            held[name].append(ids)
+            unknown[name].extend(f"{name} rank {record.rank}: {problem}" for problem in missing)
+    return Placed(spec, records, held, unknown)
+
+
+def _physical_ids(cluster: Cluster, record: Placement) -> tuple[list[int], list[str]]:
+    """The ids of the record's items that exist, and what the cluster says about the others."""
+    locals_ = record.local_hardware_ranks if record.hardware_type != NODE else [0]
+    ids: list[int] = []
+    missing: list[str] = []
+    for local in locals_:
+        try:
+            ids.append(cluster.physical_id(record.cluster_node_rank, record.hardware_type, local))
+        except PlacementConfigError as error:
+            missing.append(str(error))
+    return ids, missing
+
+
+def ranked_items(component: ComponentSpec, cluster: Cluster) -> list[int]:
+    """The physical id of each rank the component's placement counts (its node groups' items,
+    or their nodes with ``unit: node``), re-read from the cluster tables, not the candidates."""
+    return cluster.resources(component.node_groups, component.count_nodes).physical.tolist()

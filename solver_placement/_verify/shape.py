@@ -1,0 +1,88 @@
+"""What a declarative component asks for: how many processes, how many items each, which
+window of ranks, and the stride between a process's ranks.
+
+The solver picks the items; these checks read the declared fields back and test the records
+against them, counting ranks over the component's node groups as the cluster tables give them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from solver_placement._specification.grammar import Declarative
+from solver_placement._verify.placed import Placed, ranked_items
+
+
+def check_shape(placed: Placed) -> Iterator[str]:
+    """``processes`` and ``hardware_per_process`` hold; with ``resources`` every item of the
+    window is used evenly, without it no two of the component's processes share an item."""
+    for name, held in placed.held.items():
+        declared = placed.spec.components[name].form
+        if not isinstance(declared, Declarative):
+            continue
+        if declared.processes is not None and len(held) != declared.processes:
+            yield f"{name}: {len(held)} processes, asked for {declared.processes}"
+        sizes = {len(ids) for ids in held}
+        if len(sizes) != 1 or (declared.hardware_per_process is not None and sizes != {declared.hardware_per_process}):
+            yield f"{name}: processes hold {sorted(sizes)} items, asked for {declared.hardware_per_process}"
+        use = Counter(hw for ids in held for hw in ids)
+        if declared.fill:
+            physical = ranked_items(placed.spec.components[name], placed.cluster)
+            window = physical if declared.resources is None else physical[declared.resources.first:declared.resources.last + 1]
+            if set(use) != set(window) or len(set(use.values())) != 1:
+                yield f"{name}: does not use every item of resources {declared.resources or 'all'} evenly"
+        elif use and max(use.values()) > 1:
+            yield f"{name}: two of its processes share an item"
+
+
+def check_stride(placed: Placed) -> Iterator[str]:
+    """Each process's ranks are ``h, h+s, ..., h+(g-1)s`` in some order (an item listed in
+    two node groups has two ranks and may use either)."""
+    for name, held in placed.held.items():
+        component = placed.spec.components[name]
+        if not isinstance(component.form, Declarative):
+            continue
+        stride = _stride(component.form.stride, name, placed)
+        if stride is None:
+            continue
+        ranks_of: dict[int, list[int]] = {}
+        for rank, hw in enumerate(ranked_items(component, placed.cluster)):
+            ranks_of.setdefault(hw, []).append(rank)
+        for rank, ids in enumerate(held):
+            if not ids or any(hw not in ranks_of for hw in ids):
+                continue  # no items, or items outside its node groups: other checks report it
+            choices = [ranks_of[hw] for hw in ids]
+            if not _follows_stride(choices, stride):
+                yield f"{name} rank {rank}: ranks {choices} do not follow stride {stride}"
+
+
+def _stride(declared: int | str, name: str, placed: Placed) -> int | None:
+    """The declared stride; ``auto`` is the collocation target's items per TP group over this
+    component's items per process (None when that is unknown: no target records, uneven sizes)."""
+    if isinstance(declared, int):
+        return declared
+    target = placed.spec.components[name].constraints.collocate_with
+    if target is None or target not in placed.held:
+        return None
+    target_held, own = placed.held[target], placed.held[name]
+    if len({len(ids) for ids in target_held}) != 1 or len({len(ids) for ids in own}) != 1 or not own[0]:
+        return None
+    return len(target_held[0]) * placed.spec.components[target].constraints.tensor_parallel_size // len(own[0])
+
+
+def _follows_stride(rank_choices: list[list[int]], stride: int) -> bool:
+    """Some choice of one rank per item (at least one item) is ``h, h+stride, ...`` in some order."""
+    for start in rank_choices[0]:
+        for first in range(start - stride * (len(rank_choices) - 1), start + 1, stride):
+            wanted = {first + k * stride for k in range(len(rank_choices))}
+            if _matches(rank_choices, wanted):
+                return True
+    return False
+
+
+def _matches(rank_choices: list[list[int]], wanted: set[int]) -> bool:
+    """Each item takes a distinct rank of ``wanted`` from its own choices (small: a process's items)."""
+    if not rank_choices:
+        return not wanted
+    return any(_matches(rank_choices[1:], wanted - {rank}) for rank in rank_choices[0] if rank in wanted)

@@ -1,0 +1,340 @@
+"""A solved layout in verl's words: the ``resource_pool_spec``, ``mapping`` and trainer overrides
+that make verl's driver start the same workers on the same GPUs (``export --to verl``).
+
+verl can state little about where things run: a pool is placement groups of equal GPU counts,
+one per node, every role of a pool on all of its GPUs, one worker per GPU; its trainer config
+sizes ``global_pool`` (the trainer's roles, fused) and, from 0.9, pools of their own for the
+reward model and the teacher; and Ray, not the config, picks the nodes. So a layout is exported
+only when it has that shape and when verl, creating the pools in its order on the solved cluster,
+would land them where the solution has them, in the same rank order (``spec.pool_order``).
+Anything else is refused with a :class:`VerlExportError` naming the component and the rule,
+rather than exported as a config that would run differently.
+
+Components on exactly the same GPUs become roles of one pool, which verl's trainer fuses into one
+worker per GPU; the reward model (``rm``) beside the trainer stays a worker group of its own, as
+verl 0.9 starts it. Pools and roles keep verl's names (``rm`` for the reward model, ``teacher``,
+``rollout_standalone_<rank>`` for a replica of ``separate_async``'s standalone rollout).
+
+Standalone replicas (verl 0.9's ``RolloutReplica.init_standalone``, ``LLMServerManager`` with
+``start_rank`` in ``trainer_separate_async.py``, 0.9.1) each make a pool ``rollout_pool_<rank>``
+of ``min(n_gpus_per_node, size)`` GPUs per node, ``max_colocate_count`` 2, after the trainer's
+pools, ranks numbered on from the hybrid replicas that split ``global_pool`` (replicas of the
+same size; from 0, with none, under 0.9.1's ``actor_rollout_ref.hybrid_engine=false``). So they
+export when they are all one size (dividing ``global_pool`` when there are hybrid replicas) and
+numbered as verl numbers them; a placement knows a replica's GPUs, not how its engine splits them, so the
+overrides state the size as tensor parallel (any ``tensor x data x pipeline`` of that product
+builds the same pools).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._cluster.ranks import format_ranks
+from solver_placement._config import ConfigSource
+from solver_placement._constants import ACCELERATOR
+from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, VerlExportError, shown
+from solver_placement._job import Job, JobForm, load_job
+from solver_placement._solver.solution import Solution
+from solver_placement._solver.solve import solve
+from solver_placement._specification.pool_order import PoolRequest, land_pools
+from solver_placement._specification.pools import FUSED, ResourcePool
+from solver_placement._specification.verl import verl_pools
+from solver_placement._specification.verl.replicas import STANDALONE_COLOCATE
+from solver_placement._specification.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
+from solver_placement._specification.verl.versions import RULES as READ_RULES
+
+#: The verl versions a layout can be exported to (those ``_specification/verl`` reads back).
+VERSIONS = tuple(READ_RULES)
+#: The rules a refusal names (``VerlExportError.rule``).
+RULES = ("one worker per GPU", "pools share no GPU", "equal node entries", "verl's pools", "Ray's node order")
+#: verl's roles that get a pool of their own (0.9 and later), and the pool's name.
+OWN_POOLS = {"rm": "reward_pool", "teacher": "teacher_pool"}
+#: verl's names of a standalone rollout replica (``rollout_standalone_<rank>``) and of its pool.
+STANDALONE, STANDALONE_POOL = "rollout_standalone_", "rollout_pool_"
+#: Nodes a message lists before it says how many more there are.
+SHOWN_NODES = 4
+
+
+@dataclass(frozen=True)
+class VerlExport:
+    """The layout for verl ``version``: its pools in the order verl creates them, the role ->
+    pool mapping, and the Hydra overrides of verl's trainer config that build those pools."""
+
+    version: str
+    pools: Mapping[str, ResourcePool]
+    mapping: Mapping[str, str]
+    overrides: tuple[str, ...]
+
+    @property
+    def resource_pool_spec(self) -> dict[str, list[int]]:
+        """The pools as verl's ``ResourcePoolManager`` takes them (``{name: process_on_nodes}``),
+        with those standalone rollout replicas make for themselves (``rollout_pool_<rank>``)."""
+        return {name: list(pool.process_on_nodes) for name, pool in self.pools.items()}
+
+    def resource_pools(self) -> dict[str, Any]:
+        """The pools as a ``resource_pools:`` section, which places the same layout when read back."""
+        spec: dict[str, Any] = {}
+        for name, pool in self.pools.items():
+            body: dict[str, Any] = {"process_on_nodes": list(pool.process_on_nodes), "max_colocate_count": pool.max_colocate_count}
+            if pool.own_worker_group:
+                body["own_worker_group"] = list(pool.own_worker_group)
+            spec[name] = body
+        return {"resource_pool_spec": spec, "mapping": dict(self.mapping)}
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """Components on one set of GPUs: their names and those GPUs by node."""
+
+    components: tuple[str, ...]
+    gpus: Mapping[int, tuple[int, ...]]
+
+    @property
+    def roles(self) -> list[str]:
+        return [role for name in self.components for role in name.split(FUSED)]
+
+
+def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = None, cluster: Cluster | None = None) -> VerlExport:
+    """``source`` (a Solution, or a config to solve, on ``cluster`` if given) as verl ``version``
+    states it; the version defaults to the config's when it is verl's trainer config, else main."""
+    if isinstance(source, Solution):
+        solution, stated = source, None
+    else:
+        job = load_job(source, cluster)
+        solution, stated = solve(job), verl_pools(job.config).version if job.form is JobForm.VERL_TRAINER else None
+    chosen = version or stated or "main"
+    if chosen not in VERSIONS:
+        raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")
+    named = _verl_pools(_pools_of(solution), chosen)
+    exported = _export(named, chosen)
+    _check_verl_lands_them(solution, named, exported.pools)
+    return exported
+
+
+def _pools_of(solution: Solution) -> list[_Pool]:
+    """The components grouped by the GPUs they hold (in component order), refusing what is not
+    one worker per GPU or shares part of another's GPUs."""
+    owner: dict[tuple[int, int], str] = {}
+    pools: dict[frozenset[tuple[int, int]], list[str]] = {}
+    for name in solution.components:
+        held = [_gpu(name, p) for p in solution.placements(name)]
+        gpus = frozenset(held)
+        if len(gpus) != len(held):
+            raise _refused(name, "one worker per GPU", "runs several processes on one GPU; verl starts one worker per GPU of a pool")
+        clash = sorted({owner[gpu] for gpu in gpus if gpu in owner and gpus not in pools})
+        if clash:
+            raise _refused(name, "pools share no GPU", f"shares some GPUs of {clash[0]!r} but not all; the roles of a verl pool hold all of its GPUs and pools share none")
+        owner.update(dict.fromkeys(gpus, name))
+        pools.setdefault(gpus, []).append(name)
+    return [_Pool(tuple(names), _by_node(names[0], gpus)) for gpus, names in pools.items()]
+
+
+def _gpu(name: str, record: Any) -> tuple[int, int]:
+    """The one GPU a process holds, as (node, GPU)."""
+    if record.hardware_type != ACCELERATOR or len(record.local_hardware_ranks) != 1:
+        held = f"{len(record.local_hardware_ranks)} GPUs" if record.hardware_type == ACCELERATOR else f"no GPU (it runs on a {record.hardware_type})"
+        raise _refused(name, "one worker per GPU", f"process {record.rank} holds {held}; verl starts one worker per GPU of a pool", ": ")
+    return record.cluster_node_rank, record.local_hardware_ranks[0]
+
+
+def _by_node(name: str, gpus: frozenset[tuple[int, int]]) -> dict[int, tuple[int, ...]]:
+    """The GPUs per node, refused when nodes hold different counts (a pool's entries are equal)."""
+    by_node: dict[int, list[int]] = {}
+    for node, gpu in sorted(gpus):
+        by_node.setdefault(node, []).append(gpu)
+    counts = sorted({len(held) for held in by_node.values()})
+    if len(counts) > 1:
+        sizes = ", ".join(f"node {node}: {len(held)}" for node, held in list(by_node.items())[:SHOWN_NODES])
+        raise _refused(name, "equal node entries", f"holds {counts[0]} to {counts[-1]} GPUs per node ({sizes}); a verl pool's process_on_nodes entries are equal")
+    return {node: tuple(held) for node, held in by_node.items()}
+
+
+def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
+    """The pools by verl's names, in the order verl creates them: global_pool, reward_pool,
+    teacher_pool, then the standalone rollout replicas' by rank."""
+    named: dict[str, _Pool] = {}
+    for pool in pools:
+        standalone = [role for role in pool.roles if role.startswith(STANDALONE)]
+        if standalone:
+            named[_standalone_pool(pool, standalone[0], version)] = pool
+            continue
+        own = OWN_POOLS.get(pool.roles[0]) if len(set(pool.roles)) == 1 else None
+        if own is not None and version == "0.4.1":
+            raise _refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0, 0.9.1 or main)")
+        name = own or "global_pool"
+        if name in named:
+            raise VerlExportError(pool.components[0], "verl's pools", _second_pool(name, named[name], pool))
+        named[name] = pool
+    if "global_pool" not in named:
+        raise _refused(pools[0].components[0], "verl's pools", "is a pool of its own and no component holds the trainer's GPUs; verl's trainer always starts its actor on global_pool")
+    if "teacher" in named["global_pool"].roles:
+        raise _refused(_holding(named["global_pool"], "teacher"), "verl's pools", "shares global_pool's GPUs; verl runs the teacher only on teacher_pool, GPUs of its own")
+    replicas = sorted((name for name in named if name.startswith(STANDALONE_POOL)), key=lambda name: int(name[len(STANDALONE_POOL) :]))
+    return {name: named[name] for name in ("global_pool", *OWN_POOLS.values(), *replicas) if name in named}
+
+
+def _standalone_pool(pool: _Pool, role: str, version: str) -> str:
+    """``rollout_pool_<rank>``: the pool of a standalone replica, alone on its GPUs."""
+    component = _holding(pool, role)
+    rank = role[len(STANDALONE) :]
+    if not rank.isdigit() or str(int(rank)) != rank:
+        raise _refused(component, "verl's pools", f"serves role {role!r}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...)")
+    if version == "0.4.1":
+        raise _refused(component, "verl's pools", "is a standalone rollout replica; verl 0.4.1 has none (export to 0.9.0, 0.9.1 or main)")
+    if pool.roles != [role]:
+        others = ", ".join(repr(name) for name in pool.components if name != component) or repr(FUSED.join(pool.roles))
+        raise _refused(component, "verl's pools", f"shares its GPUs with {others}; verl starts each standalone rollout replica on a pool of its own")
+    return STANDALONE_POOL + rank
+
+
+def _holding(pool: _Pool, role: str) -> str:
+    """The component of ``pool`` whose workers serve ``role``."""
+    return next(name for name in pool.components if role in name.split(FUSED))
+
+
+def _refused(component: str, rule: str, why: str, joint: str = " ") -> VerlExportError:
+    """The refusal of ``component`` under ``rule``: ``component 'x' <why>``."""
+    return VerlExportError(component, rule, f"component {component!r}{joint}{why}")
+
+
+def _second_pool(name: str, first: _Pool, second: _Pool) -> str:
+    component = second.components[0]
+    if name != "global_pool":
+        return f"component {component!r} is a second {name}; verl starts one"
+    return (
+        f"components {first.components[0]!r} and {component!r} hold GPUs of their own; verl's trainer config has one pool for the "
+        f"trainer's roles (global_pool) and pools of their own only for the reward model (role rm) and the teacher (teacher): "
+        f"name the component so, or place it on {first.components[0]!r}'s GPUs"
+    )
+
+
+def _export(named: Mapping[str, _Pool], version: str) -> VerlExport:
+    """The pools with the version's worker groups and ``max_colocate_count``, and the overrides."""
+    colocate = 1 if version == "0.4.1" else TRAINER_COLOCATE
+    pools: dict[str, ResourcePool] = {}
+    mapping: dict[str, str] = {}
+    for name, pool in named.items():
+        entries = [len(held) for held in pool.gpus.values()]
+        own = [role for role in pool.roles if role == "rm" and name == "global_pool" and version != "0.4.1"]
+        pools[name] = ResourcePool(entries, STANDALONE_COLOCATE if name.startswith(STANDALONE_POOL) else colocate, None, own)
+        mapping.update({role: name for role in pool.roles})
+    overrides = _overrides(pools, mapping, version) + _rollout_overrides(pools, named, mapping, version)
+    return VerlExport(version, pools, mapping, overrides)
+
+
+def _rollout_overrides(pools: Mapping[str, ResourcePool], named: Mapping[str, _Pool], mapping: Mapping[str, str], version: str) -> tuple[str, ...]:
+    """``separate_async``'s keys when there are standalone replicas: their nodes, their size as
+    tensor parallel, and ``hybrid_engine=false`` when they are numbered from 0 (no hybrid
+    replicas, from 0.9.1), after checking verl would build and number them so."""
+    replicas = [name for name in pools if name.startswith(STANDALONE_POOL)]
+    if not replicas:
+        return ()
+    entries = list(pools[replicas[0]].process_on_nodes)
+    size, trainer = sum(entries), sum(pools["global_pool"].process_on_nodes)
+    first = named[replicas[0]].components[0]
+    for name in replicas:
+        if list(pools[name].process_on_nodes) != entries:
+            why = f"holds {list(pools[name].process_on_nodes)} GPUs per node and {first!r} {entries}; verl's standalone replicas are all one size"
+            raise _refused(named[name].components[0], "verl's pools", why)
+    hybrid = not (replicas[0] == f"{STANDALONE_POOL}0" and version in STANDALONE_ONLY)
+    if hybrid and trainer % size:
+        why = f"is a replica of {size} GPUs, which do not divide global_pool's {trainer}; verl sizes the hybrid replicas on global_pool alike and asserts they fill it"
+        raise _refused(first, "verl's pools", why)
+    start = trainer // size if hybrid else 0
+    expected = [f"{STANDALONE_POOL}{rank}" for rank in range(start, start + len(replicas))]
+    if replicas != expected:
+        wrong = next(name for name, want in zip(replicas, expected) if name != want)
+        why = f"is not numbered as verl numbers standalone replicas: on from global_pool's {start} hybrid replica(s), {STANDALONE}{start} to {STANDALONE}{start + len(replicas) - 1}"
+        raise _refused(named[wrong].components[0], "verl's pools", why)
+    if mapping.get("rm") == "global_pool":
+        raise _refused(_holding(named["global_pool"], "rm"), "verl's pools", "shares global_pool's GPUs, but verl's separate_async asserts the reward model runs on a pool of its own")
+    nnodes, gpus_per_node = _rollout_nodes([named[name] for name in replicas], entries)
+    rollout = "actor_rollout_ref.rollout"
+    return (
+        "trainer.v1.trainer_mode=separate_async", *(() if hybrid else ("actor_rollout_ref.hybrid_engine=false",)), f"{rollout}.nnodes={nnodes}",
+        f"{rollout}.n_gpus_per_node={gpus_per_node}", f"{rollout}.tensor_model_parallel_size={size}", f"{rollout}.data_parallel_size=1",
+        f"{rollout}.pipeline_model_parallel_size=1",
+    )  # fmt: skip
+
+
+def _rollout_nodes(replicas: Sequence[_Pool], entries: Sequence[int]) -> tuple[int, int]:
+    """``rollout.nnodes`` and ``rollout.n_gpus_per_node``: only their product and, for a replica
+    wider than a node, the GPUs per node decide verl's pools; they also describe the nodes (when
+    no cluster is given), so they are the solution's when its replicas fill nodes alike."""
+    held: dict[int, int] = {}
+    for replica in replicas:
+        for node, gpus in replica.gpus.items():
+            held[node] = held.get(node, 0) + len(gpus)
+    counts = set(held.values())
+    if len(entries) == 1 and len(counts) == 1 and counts.pop() % entries[0] == 0:
+        return len(held), next(iter(held.values()))
+    return len(entries) * len(replicas), entries[0]
+
+
+def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], version: str) -> tuple[str, ...]:
+    """The trainer keys that decide verl's pools, each set (the ones read only with a switch on)."""
+    trainer = pools["global_pool"].process_on_nodes
+    keys = [f"trainer.nnodes={len(trainer)}", f"trainer.n_gpus_per_node={trainer[0]}"]
+    if version == "0.4.1":
+        return tuple(keys)
+    reward = mapping.get("rm")
+    keys.append(f"reward.reward_model.enable={_flag(reward is not None)}")
+    if reward is not None:
+        keys.append(f"reward.reward_model.enable_resource_pool={_flag(reward == 'reward_pool')}")
+        keys += _sizes("reward.reward_model", pools.get("reward_pool"))
+    teacher = pools.get("teacher_pool")
+    keys.append(f"distillation.enabled={_flag(teacher is not None)}")
+    keys += _sizes("distillation", teacher)
+    return tuple(keys)
+
+
+def _sizes(section: str, pool: ResourcePool | None) -> list[str]:
+    if pool is None:
+        return []
+    return [f"{section}.nnodes={len(pool.process_on_nodes)}", f"{section}.n_gpus_per_node={pool.process_on_nodes[0]}"]
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool], pools: Mapping[str, ResourcePool]) -> None:
+    """Refuse a layout verl would not start as solved: Ray picks the nodes (``pool_order``) and
+    verl the rank order (node, then GPU), and the config can choose neither."""
+    cluster = solution.cluster
+    nodes = tuple(range(cluster.num_nodes))
+    requests = [
+        PoolRequest(name, tuple(len(held) for held in pool.gpus.values()), nodes, pool.components[0], pools[name].max_colocate_count)
+        for name, pool in named.items()
+    ]
+    try:
+        landed = land_pools(cluster.gpus_per_node.tolist(), requests)
+    except InfeasiblePlacementError as error:
+        pending = error.statements[0].component
+        raise VerlExportError(pending, "Ray's node order", f"component {pending!r}: verl could not start this layout: {error.conflicts[0]}") from None
+    for name, pool in named.items():
+        verl = [(group.node, gpu) for group in landed[name] for gpu in group.gpus]
+        for component in pool.components:
+            solved = [_gpu(component, p) for p in solution.placements(component)]
+            if solved != verl:
+                same = "the same GPUs in another rank order (verl ranks by node, then GPU)" if sorted(solved) == sorted(verl) else _where(solved)
+                raise VerlExportError(
+                    component,
+                    "Ray's node order",
+                    f"component {component!r}: verl would start {name}'s workers on {_where(verl)} (Ray gives each placement group "
+                    f"the freest node, pools in the order verl creates them), but the solution has {same}; verl's config cannot choose nodes",
+                )
+
+
+def _where(gpus: Sequence[tuple[int, int]]) -> str:
+    """``node 0 GPUs 0-7, node 2 GPUs 0-3``, the first few nodes only."""
+    by_node: dict[int, list[int]] = {}
+    for node, gpu in gpus:
+        by_node.setdefault(node, []).append(gpu)
+    parts = [f"node {node} GPUs {format_ranks(held)}" for node, held in list(by_node.items())[:SHOWN_NODES]]
+    more = f" and {len(by_node) - SHOWN_NODES} more node(s)" if len(by_node) > SHOWN_NODES else ""
+    return ", ".join(parts) + more

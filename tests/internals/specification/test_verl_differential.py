@@ -1,0 +1,174 @@
+"""Differential: verl's own driver builds the same pools, mapping and worker groups as
+``_specification/verl`` reads from the same config, for every case of ``test_verl_trainer.py``.
+
+verl's code runs for real in a subprocess (``tests/verl_drivers``) with torch, the models and
+Ray's actors stubbed: no GPU, no Ray cluster. verl is no dependency of this package, so the test
+installs the released sources it compares with, pinned by version and wheel hash
+(``pip install --no-deps --target``), into pytest's cache directory (``.pytest_cache/d/verl``),
+once; nothing else is written outside it (the drivers' bytecode goes there too). The trimmed
+``ppo_trainer_main.yaml`` is compared with verl's newest release, 0.9.1: a release is
+reproducible, a branch is not. To compare with other sources (a checkout of verl's main, 0.9.1 or
+later: 0.9.0 does not read ``hybrid_engine=false``), name them; the test then installs nothing and
+runs in the fast tier too:
+
+    VERL_0_4_1_SOURCE=<verl 0.4.1> VERL_MAIN_SOURCE=<a checkout of verl's main> pytest tests/internals/specification/test_verl_differential.py
+
+Without them the test downloads, so it is ``slow``: CI runs it (``CI=true``), and must, so there
+a download that fails fails the test; elsewhere (``--runslow``) an index out of reach skips it.
+
+Each case also reads verl's own full config file (``ppo_trainer.yaml`` at 0.4.1, the composed
+``_generated_ppo_trainer.yaml`` from 0.9) with the case's overrides, so the trimmed files under
+``tests/data/verl`` are checked to hold verl's defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ROOT
+from test_verl_trainer import CASES, MAIN, POOLS_MAIN, SEPARATE_MAIN, V041, config
+
+from solver_placement import export_verl
+from solver_placement._specification.verl import verl_pools
+
+DRIVERS = ROOT / "tests" / "verl_drivers"
+
+
+@dataclass(frozen=True)
+class Source:
+    """verl's sources for one trimmed file: the variable that names them, else the release
+    installed (and its wheel's SHA-256), the driver that runs them, verl's full config in them,
+    and the overrides that config needs to resolve."""
+
+    variable: str
+    release: str
+    sha256: str
+    driver: str
+    full: str
+    needed: tuple[str, ...] = ()
+
+
+SOURCES = {
+    "0.4.1": Source("VERL_0_4_1_SOURCE", "0.4.1", "160a9fe5509f8d1c1ec98c00a18925128387b25c97420fb8e836f6e848cf20aa", "driver_v0_4.py",
+                    "verl/trainer/config/ppo_trainer.yaml"),
+    "main": Source("VERL_MAIN_SOURCE", "0.9.1", "db6e6f2a8d9d5808d9ec32d357a42319fdc6967df688ff9d9810050f49bfdd14", "driver_main.py",
+                   "verl/trainer/config/_generated_ppo_trainer.yaml", ("actor_rollout_ref.rollout.name=vllm",)),
+}  # fmt: skip
+#: Seconds pip may wait for the index before the download counts as out of reach.
+INDEX_TIMEOUT = 30
+
+pytestmark = [] if all(os.environ.get(source.variable) for source in SOURCES.values()) else [pytest.mark.slow]
+
+
+def _install(cache: Path, source: Source) -> Path | str:
+    """The release's sources under ``cache``, installed unless already there, or why pip could
+    not install them. Each install goes to a directory of its own first and is renamed into
+    place, so test workers running at once never see half an install; the one that renames
+    second throws its copy away."""
+    installed = cache / f"verl-{source.release}"
+    if (installed / "verl").is_dir():
+        return installed
+    staging = Path(tempfile.mkdtemp(prefix=f".verl-{source.release}-", dir=cache))
+    try:
+        requirement = staging / "requirement.txt"
+        requirement.write_text(f"verl=={source.release} --hash=sha256:{source.sha256}\n")
+        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
+               "--require-hashes", "--timeout", str(INDEX_TIMEOUT), "--retries", "1", "--target", str(staging / "site"), "-r", str(requirement)]  # fmt: skip
+        result = subprocess.run(pip, capture_output=True, text=True, timeout=10 * INDEX_TIMEOUT)
+        if result.returncode != 0:
+            errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")] or result.stderr.splitlines()[-1:]
+            return f"pip could not install verl {source.release} ({' '.join(errors)[-500:]})"
+        try:
+            (staging / "site").rename(installed)
+        except OSError:
+            if not (installed / "verl").is_dir():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return installed
+
+
+@pytest.fixture(scope="session")
+def verl_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """The directory of verl's sources for a trimmed file's version: the variable's, else the
+    pinned release installed into pytest's cache (a temporary directory when the cache is off).
+    A failed install is tried once a session: in CI the test fails, elsewhere it is skipped."""
+    cache_of_pytest = getattr(request.config, "cache", None)
+    cache = cache_of_pytest.mkdir("verl") if cache_of_pytest is not None else tmp_path_factory.mktemp("verl")
+    installs: dict[str, Path | str] = {}
+
+    def source(version: str) -> Path:
+        spec = SOURCES[version]
+        given = os.environ.get(spec.variable)
+        if given:
+            return Path(given)
+        if version not in installs:
+            installs[version] = _install(cache, spec)
+        got = installs[version]
+        if isinstance(got, Path):
+            return got
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{got}; CI must run verl's own driver, so it needs the package index")
+        pytest.skip(f"{got}: is the package index out of reach? Set {spec.variable} to verl's sources to run without it")
+
+    return source
+
+
+def _verl(source: Path, version: str, overrides: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What verl builds (the driver's JSON) and verl's own full config with the overrides, plain."""
+    spec = SOURCES[version]
+    path = source / spec.full
+    bytecode = None if os.environ.get(spec.variable) else str(source.parent / "bytecode")  # the installed release: its cache holds the bytecode too
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(DRIVERS)])}
+    env.update({"PYTHONPYCACHEPREFIX": bytecode} if bytecode else {"PYTHONDONTWRITEBYTECODE": "1"})
+    result = subprocess.run([sys.executable, str(DRIVERS / spec.driver), str(path), *spec.needed, *overrides], capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1]), config(path, *spec.needed, *overrides)
+
+
+@pytest.mark.parametrize(("path", "overrides", "pools", "mapping", "workers"), CASES)
+def test_verl_builds_what_is_read(verl_source: Callable[[str], Path], path: Path, overrides: list[str], pools: dict, mapping: dict, workers: list[str]) -> None:
+    version = "0.4.1" if path == V041 else "main"
+    built, full = _verl(verl_source(version), version, overrides)
+    ours = verl_pools(full)
+    assert ours == verl_pools(config(path, *overrides))  # the trimmed file holds verl's defaults
+    assert built["mapping"] == dict(ours.mapping) == mapping
+    if path == V041:
+        assert built["resource_pool_spec"] == ours.resource_pool_spec == pools
+        assert built["groups"] == [{"pool": "global_pool", "max_colocate_count": 1, "roles": sorted(workers)}]
+        return
+    standalone = {name: {"process_on_nodes": list(p.process_on_nodes), "max_colocate_count": p.max_colocate_count}
+                  for name, p in ours.pools.items() if name.startswith("rollout_pool_")}  # fmt: skip
+    assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == ours.resource_pool_spec == pools
+    assert built["standalone"] == standalone
+    assert {p.max_colocate_count for name, p in ours.pools.items() if name not in standalone} == {built["max_colocate_count"]}
+    trainer_roles = [role for role in ours.workers if not role.startswith("rollout_standalone_")]
+    started = [role for role in built["mapping"] if role not in ("critic", "rm") or built[{"critic": "critic", "rm": "reward_model"}[role]]]
+    assert trainer_roles == started
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        SEPARATE_MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4"], [*POOLS_MAIN, "distillation.n_gpus_per_node=4"],
+        [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5"],
+    ],
+)
+def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overrides: list[str]) -> None:
+    """The overrides ``export --to verl`` writes make verl's own driver build the exported pools."""
+    exported = export_verl(config(MAIN, *overrides))
+    built, _ = _verl(verl_source("main"), "main", [*overrides, *exported.overrides])
+    assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == exported.resource_pool_spec
+    standalone = {name: pool.max_colocate_count for name, pool in exported.pools.items() if name in built["standalone"]}
+    assert standalone == {name: s["max_colocate_count"] for name, s in built["standalone"].items()}
+    assert {pool.max_colocate_count for name, pool in exported.pools.items() if name not in standalone} == {built["max_colocate_count"]}

@@ -1,0 +1,217 @@
+"""verl's own trainer config is read as verl's driver reads it: the pools, the role mapping and the
+started roles, for verl 0.4.1 and for main, then placed like ``resource_pools:``.
+
+The expected values are what verl itself builds for the same config and overrides:
+``test_verl_differential.py`` runs verl's driver on them when verl is at hand; the overrides are
+those of verl's example scripts named in each case.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ROOT
+from omegaconf import OmegaConf
+
+from solver_placement import InfeasiblePlacementError, PlacementConfigError, solve, verify
+from solver_placement._config import load_config
+from solver_placement._specification.pool_order import PoolRequest, land_pools
+from solver_placement._specification.pools import pool_spec_from_config
+from solver_placement._specification.verl import is_verl_trainer_config, verl_pools
+
+DATA = ROOT / "tests" / "data" / "verl"
+V041, MAIN = DATA / "ppo_trainer_v0.4.1.yaml", DATA / "ppo_trainer_main.yaml"
+#: verl's examples/grpo_trainer/run_qwen2-7b.sh at v0.4.1 (the keys that decide pools).
+GRPO_041 = ["algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.rollout.tensor_model_parallel_size=2",
+            "algorithm.use_kl_in_reward=False", "trainer.n_gpus_per_node=8", "trainer.nnodes=1"]  # fmt: skip
+#: verl's examples/ppo_trainer/run_qwen2-7b_rm.sh at v0.4.1.
+RM_041 = ["algorithm.adv_estimator=gae", "actor_rollout_ref.actor.use_kl_loss=False", "actor_rollout_ref.rollout.tensor_model_parallel_size=1",
+          "reward_model.enable=True", "algorithm.use_kl_in_reward=False", "trainer.n_gpus_per_node=8", "trainer.nnodes=1"]  # fmt: skip
+#: verl's examples/grpo_trainer/run_qwen3_8b_fsdp.sh on main (GPU defaults: 8 GPUs per node, rollout TP 2).
+GRPO_MAIN = ["algorithm.adv_estimator=grpo", "algorithm.use_kl_in_reward=False", "actor_rollout_ref.actor.use_kl_loss=True",
+             "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "trainer.n_gpus_per_node=8", "trainer.nnodes=1"]  # fmt: skip
+#: verl's tests/special_e2e/run_v1_separate_async.sh on main with NUM_GPUS=8 (4 to train, 4 to roll out).
+SEPARATE_MAIN = ["trainer.v1.trainer_mode=separate_async", "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=False",
+                 "actor_rollout_ref.rollout.nnodes=1", "actor_rollout_ref.rollout.n_gpus_per_node=4",
+                 "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "trainer.nnodes=1", "trainer.n_gpus_per_node=4"]  # fmt: skip
+#: A reward model on GPUs of its own, a teacher, and the reference policy (main).
+POOLS_MAIN = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1",
+              "reward.reward_model.n_gpus_per_node=4", "actor_rollout_ref.actor.use_kl_loss=True", "distillation.enabled=True", "distillation.nnodes=1"]  # fmt: skip
+
+
+def config(path: Path, *overrides: str) -> dict[str, Any]:
+    """The file with Hydra-style overrides merged in, as plain values."""
+    return load_config(OmegaConf.merge(OmegaConf.load(path), OmegaConf.from_dotlist(list(overrides))))
+
+
+CASES = [
+    (V041, [], {"global_pool": [8]}, {"actor_rollout": "global_pool", "critic": "global_pool"}, ["actor_rollout", "critic"]),
+    (V041, GRPO_041, {"global_pool": [8]}, {"actor_rollout": "global_pool", "critic": "global_pool", "ref": "global_pool"}, ["actor_rollout", "ref"]),
+    (V041, [*RM_041, "trainer.nnodes=2"], {"global_pool": [8, 8]}, {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "global_pool"},
+     ["actor_rollout", "critic", "rm"]),
+    (MAIN, [], {"global_pool": [8]}, {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "global_pool"}, ["actor_rollout", "critic"]),
+    (MAIN, GRPO_MAIN, {"global_pool": [8]}, {"actor_rollout_ref": "global_pool", "rm": "global_pool"}, ["actor_rollout_ref"]),
+    (MAIN, SEPARATE_MAIN, {"global_pool": [4], "rollout_pool_2": [2], "rollout_pool_3": [2]}, {"actor_rollout": "global_pool", "rm": "global_pool"},
+     ["actor_rollout", "rollout_standalone_2", "rollout_standalone_3"]),
+    # 0.9.1's separate_async without hybrid replicas: rollout on the standalone ones alone, numbered from 0; actor and ref fused
+    (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True"],
+     {"global_pool": [4], "rollout_pool_0": [2], "rollout_pool_1": [2]}, {"actor": "global_pool", "ref": "global_pool", "rm": "global_pool"},
+     ["actor", "ref", "rollout_standalone_0", "rollout_standalone_1"]),
+    (MAIN, POOLS_MAIN, {"global_pool": [8], "reward_pool": [4], "teacher_pool": [8]},
+     {"actor_rollout_ref": "global_pool", "critic": "global_pool", "rm": "reward_pool", "teacher": "teacher_pool"},
+     ["actor_rollout_ref", "critic", "rm", "teacher"]),
+    (MAIN, ["actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.model.lora.rank=8"], {"global_pool": [8]},
+     {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "global_pool"}, ["actor_rollout", "critic"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "overrides", "pools", "mapping", "workers"), CASES)
+def test_pools_and_mapping_are_verls(path: Path, overrides: list[str], pools: dict, mapping: dict, workers: list[str]) -> None:
+    built = verl_pools(config(path, *overrides))
+    assert built.resource_pool_spec == pools
+    assert dict(built.mapping) == mapping
+    assert list(built.workers) == workers
+
+
+def test_max_colocate_count_is_verls() -> None:
+    assert {p.max_colocate_count for p in verl_pools(config(V041)).pools.values()} == {1}
+    built = verl_pools(config(MAIN, *SEPARATE_MAIN))
+    assert {name: p.max_colocate_count for name, p in built.pools.items()} == {"global_pool": 3, "rollout_pool_2": 2, "rollout_pool_3": 2}
+
+
+def test_the_version_is_stated_or_shown_by_the_keys() -> None:
+    assert verl_pools(config(V041)).version == "0.4.1"
+    assert verl_pools(config(MAIN)).version == "main"
+    assert verl_pools(config(MAIN, "verl_version=0.9.0")).version == "0.9.0"
+    assert verl_pools(config(MAIN, "verl_version=0.9.1")).version == "0.9.1"
+    with pytest.raises(PlacementConfigError, match=r"trainer.use_v1=True is ignored by verl 0.4.1"):
+        verl_pools(config(MAIN, "verl_version=0.4.1"))
+    with pytest.raises(PlacementConfigError, match="verl_version: '0.6.0' is not a verl version solver-placement reads"):
+        verl_pools(config(MAIN, "verl_version=0.6.0"))
+    with pytest.raises(PlacementConfigError, match="write one of 0.4.1, 0.9.0, 0.9.1, main as text"):
+        verl_pools(config(MAIN, "verl_version=0.9"))
+
+
+def test_the_one_predicate_tells_verls_config_from_others() -> None:
+    assert is_verl_trainer_config(config(V041)) and is_verl_trainer_config(config(MAIN))
+    assert not is_verl_trainer_config(load_config(ROOT / "models" / "verl_pools_2x8.yaml"))
+    assert not is_verl_trainer_config({"cluster": {"num_nodes": 1}, "trainer": {"nnodes": 1}})
+
+
+@pytest.mark.parametrize(
+    ("path", "overrides", "words"),
+    [
+        (V041, ["reward_model.enable_resource_pool=True"], "reward_model.enable_resource_pool=True is ignored by verl 0.4.1: it runs the reward model on global_pool"),
+        (V041, ["critic.enable=True"], "critic.enable=True is ignored by verl 0.4.1: it starts a critic exactly when algorithm.adv_estimator is gae"),
+        (V041, ["actor_rollout_ref.rollout.pipeline_model_parallel_size=2"], "pipeline_model_parallel_size=2 is ignored by verl 0.4.1"),
+        (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3"], "tensor_model_parallel_size=3 does not divide global_pool's 8 GPUs"),
+        (V041, ["critic.strategy=megatron"], "needs both megatron or both fsdp/fsdp2"),
+        (V041, ["algorithm.adv_estimator=gpg"], "algorithm.adv_estimator must be one of gae, grpo"),
+        (V041, ["actor_rollout_ref.hybrid_engine=False"], "supports only the hybrid engine"),
+        (MAIN, ["reward_model.enable=True"], "reward_model.enable=True is ignored by verl main: main_ppo no longer migrates the top-level reward_model"),
+        (MAIN, ["reward.reward_model.nnodes=2"], "reward.reward_model.nnodes=2 is ignored by verl main: with reward.reward_model.enable_resource_pool=false"),
+        (MAIN, ["reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1"], "starts nothing on them"),
+        (MAIN, ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True"], "needs reward.reward_model.nnodes and"),
+        (MAIN, ["reward.reward_model.enable=True", "reward.reward_model.rollout.tensor_model_parallel_size=3"], "global_pool has 8 GPUs, which replicas of 3"),
+        (MAIN, ["distillation.nnodes=1"], "distillation.nnodes=1 is ignored by verl main: verl makes teacher_pool only when distillation.enabled=true"),
+        (MAIN, ["actor_rollout_ref.rollout.nnodes=1"], "only trainer.v1.trainer_mode=separate_async starts rollout replicas"),
+        (MAIN, ["trainer.v1.trainer_mode=separate_async"], "verl asserts both are above 0 (e.g. actor_rollout_ref.rollout.nnodes=1)"),
+        (MAIN, [*SEPARATE_MAIN, "reward.reward_model.enable=True"], "separate_async needs a standalone reward model"),
+        (MAIN, ["actor_rollout_ref.rollout.tensor_model_parallel_size=12"], "a replica of 12 GPUs"),
+        (MAIN, ["trainer.use_v1=False"], "legacy trainer (main_ppo_v0.py)"),
+        (MAIN, ["actor_rollout_ref.hybrid_engine=False"], "hybrid_engine=false is read by main_ppo's trainer only with trainer.v1.trainer_mode=separate_async"),
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"], "only from verl 0.9.1 on, with trainer.v1.trainer_mode"),
+        (MAIN, ["actor_rollout_ref.rollout.disaggregation.enabled=True"], "not modelled"),
+        (MAIN, ["trainer.v1.trainer_mode=fully_async"], "trainer.v1.trainer_mode must be one of sync, colocate_async, separate_async"),
+        (MAIN, ["trainer.nnodes=1000000"], "above the limit max_nodes=100000"),
+        (MAIN, ["trainer.n_gpus_per_node=0"], "trainer.n_gpus_per_node must be a positive integer, not 0"),
+        (MAIN, ["critic.enable=3"], "critic.enable must be true, false or null"),
+    ],
+)  # fmt: skip
+def test_refusals_name_the_key_and_the_rule(path: Path, overrides: list[str], words: str) -> None:
+    with pytest.raises(PlacementConfigError, match=None) as caught:
+        verl_pools(config(path, *overrides))
+    assert words in str(caught.value)
+
+
+def test_without_a_cluster_the_pools_are_placed_on_the_nodes_the_config_describes() -> None:
+    # nodes [8, 4, 8]: Ray gives reward_pool's 4 GPUs the freest node, the teacher's 8-GPU one, so
+    # on exactly these nodes verl would wait for teacher_pool forever
+    with pytest.raises(InfeasiblePlacementError, match="resource pool 'teacher_pool': placement group 0 needs 8 GPUs on one node") as caught:
+        pool_spec_from_config(config(MAIN, *POOLS_MAIN))
+    assert "reward_pool took node(s) 2" in str(caught.value)
+    spec, groups = pool_spec_from_config(config(MAIN, *POOLS_MAIN, "distillation.n_gpus_per_node=4"))
+    assert spec.cluster.gpus_per_node.tolist() == [8, 4, 4]
+    assert {name: (group.pool, group.roles) for name, group in groups.items()} == {
+        "actor_rollout_ref+critic": ("global_pool", ("actor_rollout_ref", "critic")), "rm": ("reward_pool", ("rm",)),
+        "teacher": ("teacher_pool", ("teacher",)),
+    }  # fmt: skip
+    solution = solve(spec)
+    verify(solution.spec, solution.placements_by_component())
+    nodes = {name: {p.cluster_node_rank for p in solution.placements(name)} for name in solution.components}
+    assert nodes == {"actor_rollout_ref+critic": {0}, "rm": {1}, "teacher": {2}}
+
+
+@pytest.mark.parametrize(
+    ("path", "overrides", "processes"),
+    [
+        (V041, [*RM_041, "trainer.nnodes=2"], {"actor_rollout+critic+rm": 16}),  # 0.4.1 fuses every role: one worker per GPU
+        (MAIN, ["reward.reward_model.enable=True", "trainer.nnodes=2"], {"actor_rollout+critic": 16, "rm": 16}),  # 0.9: rm a group of its own
+        (MAIN, SEPARATE_MAIN, {"actor_rollout": 4, "rollout_standalone_2": 2, "rollout_standalone_3": 2}),
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True", "trainer.n_gpus_per_node=5"],
+         {"actor+ref": 5, "rollout_standalone_0": 2, "rollout_standalone_1": 2}),  # no hybrid replica has to divide global_pool
+    ],
+)
+def test_processes_are_the_workers_verl_starts(path: Path, overrides: list[str], processes: dict[str, int]) -> None:
+    solution = solve(config(path, *overrides))
+    assert {name: len(solution.placements(name)) for name in solution.components} == processes
+
+
+def test_a_given_cluster_is_checked_node_by_node_with_nodes_of_other_sizes() -> None:
+    mixed = {"cluster": {"num_nodes": 3, "num_gpus_per_node": [8, 4, 8]}}
+    solution = solve({**config(MAIN, *POOLS_MAIN[:5]), **mixed})
+    gpus = {name: {(p.cluster_node_rank, g) for p in solution.placements(name) for g in p.local_hardware_ranks} for name in solution.components}
+    assert len(gpus["rm"]) == 4 and not gpus["rm"] & gpus["actor_rollout_ref+critic"]
+    with pytest.raises(PlacementConfigError) as caught:
+        solve({**config(MAIN, "trainer.nnodes=2"), "cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 4]}})
+    assert "global_pool needs 2 placement group(s) of 8 GPUs, each on one node (trainer.nnodes, trainer.n_gpus_per_node: 2 x 8)" in str(caught.value)
+    assert "has room for 1; set trainer.nnodes=1" in str(caught.value)
+    with pytest.raises(PlacementConfigError, match=r"no node has 16 GPUs \(the largest has 8\): set trainer.n_gpus_per_node=8"):
+        solve({**config(V041, "trainer.n_gpus_per_node=16"), "cluster": {"num_nodes": 2, "num_gpus_per_node": 8}})
+
+
+def test_reward_pool_nodes_missing_from_the_cluster_are_named_in_verls_keys() -> None:
+    reward = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1", "trainer.nnodes=2"]
+    with pytest.raises(PlacementConfigError) as caught:
+        solve({**config(MAIN, *reward), "cluster": {"num_nodes": 2, "num_gpus_per_node": 8}})
+    message = str(caught.value)
+    assert "reward_pool needs 8 GPUs (reward.reward_model.nnodes, reward.reward_model.n_gpus_per_node: 1 x 8) beyond the 16 of global_pool" in message
+    assert "reward_pool's nodes are not in the cluster. Add 1 node(s) of 8 GPUs to the cluster" in message
+    assert "or set reward.reward_model.enable_resource_pool=false" in message
+
+
+def test_a_verl_file_solves_as_is_and_refuses_a_second_statement_of_its_pools(tmp_path: Path) -> None:
+    solution = solve(str(V041))
+    assert solution.components == ["actor_rollout+critic"] and len(solution.placements("actor_rollout+critic")) == 8
+    both = tmp_path / "both.yaml"
+    both.write_text(V041.read_text() + "resource_pools: {resource_pool_spec: {p: [8]}, mapping: {a: p}}\n")
+    with pytest.raises(PlacementConfigError, match="has a resource_pools: section too"):
+        solve(str(both))
+    with pytest.raises(PlacementConfigError, match="has cluster.component_placement"):
+        solve({**config(V041), "cluster": {"num_nodes": 1, "component_placement": {"a": "all"}}})
+
+
+def test_ray_gives_a_tie_in_free_gpus_to_the_node_with_fewer_cpus_reserved() -> None:
+    # nodes of 8 and 4 GPUs: global_pool's 4 GPUs take the 8-GPU node (the freest), leaving both with
+    # 4 free; Ray's score counts the 3 CPUs verl's bundles ask per GPU, so reward_pool gets node 1
+    four = ["trainer.n_gpus_per_node=4", "reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True",
+            "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"]  # fmt: skip
+    solution = solve({**config(MAIN, *four), "cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 4]}})
+    assert {name: sorted({p.cluster_node_rank for p in solution.placements(name)}) for name in solution.components} == {"actor_rollout+critic": [0], "rm": [1]}
+    requests = [PoolRequest("global_pool", (4,), (0, 1), "a", 3), PoolRequest("reward_pool", (4,), (0, 1), "b", 3)]
+    assert [group.node for groups in land_pools([8, 4], requests).values() for group in groups] == [0, 1]
+    # equal CPUs reserved as well: Ray's node map decides, here the lowest rank
+    assert [group.node for groups in land_pools([4, 4], requests).values() for group in groups] == [0, 1]
+    assert [group.node for groups in land_pools([8, 8], [*requests, PoolRequest("teacher_pool", (4,), (0, 1), "c", 3)]).values() for group in groups] == [0, 1, 0]
