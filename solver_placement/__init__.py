@@ -16,7 +16,9 @@ from solver_placement._cluster.schema import AssumedGpuCountWarning
 from solver_placement._config import YamlText, load_config
 from solver_placement._constants import VERSION
 from solver_placement._diagnose import Diagnosis, diagnose
+from solver_placement._dispatch.fuse import fuse
 from solver_placement._errors import (
+    DispatchError,
     InfeasiblePlacementError,
     LaunchError,
     NodeRankError,
@@ -31,6 +33,7 @@ from solver_placement._errors import (
 from solver_placement._job import Job, load_job
 from solver_placement._layout_report import layout_report
 from solver_placement._records import Placement
+from solver_placement._replan import replan
 from solver_placement._rlinf import (
     ComponentPlacement,
     HybridComponentPlacement,
@@ -52,7 +55,7 @@ from solver_placement._rlinf.task_placement import placement_for_config
 from solver_placement._solver import Assignment, Solution, explain, solve
 from solver_placement._specification.grammar import ComponentSpec
 from solver_placement._specification.placement_spec import PlacementSpec
-from solver_placement._specification.pools import ResourcePool, fuse, pool_spec
+from solver_placement._specification.pools import ResourcePool, pool_spec
 from solver_placement._verify import verify
 from solver_placement._verl_export import VerlExport, export_verl
 
@@ -64,17 +67,17 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 #: Names whose modules import Ray, loaded on first use so ``import solver_placement`` stays light.
 _LAZY = {
-    "launch": "solver_placement.\1",
-    "reserve": "solver_placement.\1",
-    "plan": "solver_placement.\1",
-    "Reservation": "solver_placement.\1",
-    "WorkerGroup": "solver_placement.\1",
-    "Dispatch": "solver_placement.\1",
-    "Execute": "solver_placement.\1",
-    "register": "solver_placement.\1",
-    "RayLaunchPlan": "solver_placement.\1",
-    "to_ray": "solver_placement.\1",
-    "LocalRayCluster": "solver_placement.\1",
+    "launch": "solver_placement._ray_launch.reserve",
+    "reserve": "solver_placement._ray_launch.reserve",
+    "plan": "solver_placement._ray_launch.reserve",
+    "Reservation": "solver_placement._ray_launch.reserve",
+    "WorkerGroup": "solver_placement._dispatch.worker_group",
+    "Dispatch": "solver_placement._dispatch.modes",
+    "Execute": "solver_placement._dispatch.modes",
+    "register": "solver_placement._dispatch.modes",
+    "RayLaunchPlan": "solver_placement._ray_launch.launch_plan",
+    "to_ray": "solver_placement._ray_launch.launch_plan",
+    "LocalRayCluster": "solver_placement._ray_launch.session",
 }
 
 
@@ -117,6 +120,7 @@ __all__ = [
     "SolverTimeoutError",
     "Statement",
     "VerificationError",
+    "DispatchError",
     "explain",
     "load_config",
     "Job",
@@ -124,6 +128,7 @@ __all__ = [
     "placement_for_config",
     "solve",
     "verify",
+    "replan",
     "Diagnosis",
     "diagnose",
     "layout_report",

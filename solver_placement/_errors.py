@@ -16,6 +16,7 @@ PlacementError (ValueError)
   VerificationError                           a placement breaks a rule of its spec
   LaunchError                                 Ray could not reserve, verify or start the plan
   VerlExportError                             a solved layout verl's config cannot state (export)
+DispatchError (ValueError)    a worker-group call that cannot be split over its workers (not placement)
 InternalError (RuntimeError)  a bug in solver_placement (e.g. a CP-SAT model it built is invalid)
 ```
 
@@ -105,7 +106,7 @@ class SolverTimeoutError(PlacementError):
 
 
 class VerificationError(PlacementError):
-    """A placement violates a rule of its spec (raised by :func:`solver_placement._verify`)."""
+    """A placement violates a rule of its spec (raised by :func:`solver_placement.verify`)."""
 
     def __init__(self, violations: Sequence[str]) -> None:
         self.violations: tuple[str, ...] = tuple(violations)
@@ -126,6 +127,12 @@ class VerlExportError(PlacementError):
         super().__init__(message)
         self.component = component
         self.rule = rule
+
+
+class DispatchError(ValueError):
+    """A call the worker groups cannot dispatch (``Dispatch`` modes, ``Batch``, ``fuse``): a
+    batch that does not split over the workers, arguments of the wrong shape, answers that do
+    not match the workers. Not a :class:`PlacementError`: the placement is fine, the call is not."""
 
 
 class InternalError(RuntimeError):

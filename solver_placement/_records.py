@@ -20,7 +20,7 @@ hands out one Python object per process, so two things keep them cheap:
   times slower than plain slot stores. Records are therefore made as an unfrozen twin with the
   same slots in the same order and then switched to :class:`Placement` (``__class__``
   assignment, which CPython allows between such layouts): each is then exactly a Placement,
-  frozen and equal to one built by its constructor (``tests/test_records.py`` checks);
+  frozen and equal to one built by its constructor (``tests/internals/test_records.py`` checks);
 * the cyclic garbage collector is paused meanwhile: every few hundred new lists and records
   would start a collection over them although none can be garbage yet.
 """

@@ -13,33 +13,42 @@ import solver_placement
 
 #: Pipeline stages from the bottom up: a unit may import only itself and units listed before it.
 LAYERS = (
-    "errors",
-    "constants",
-    "arrays",
+    "_errors",
+    "_constants",
+    "_arrays",
+    "_ray_api",
+    "_limits",
     "limits",
-    "config",
-    "cluster",
-    "job",
-    "spec",
-    "records",
-    "verify",
-    "solver",
-    "auto",
-    "rlinf",
-    "ray_launch",
-    "layout_report",
-    "verl_export",
+    "_config",
+    "_cluster",
+    "_job",
+    "_specification",
+    "_records",
+    "_verify",
+    "_solver",
+    "_auto",
+    "_rlinf",
+    "_dispatch",
+    "_ray_launch",
+    "_layout_report",
+    "_verl_export",
+    "_plot",
     "plot",
-    "diagnose",
-    "replan",
-    "cli",
+    "_diagnose",
+    "_replan",
+    "_cli",
     "__init__",
     "__main__",
 )
 
+#: The modules a user may import: the package itself, its command line and two namespaces whose
+#: names read better qualified (``limits.configure``, ``plot.plot_layout``). Everything else is an
+#: implementation module, named with a leading underscore.
+PUBLIC_MODULES = {"solver_placement", "solver_placement.__main__", "solver_placement.limits", "solver_placement.plot"}
+
 PUBLIC_NAMES = [
     "Assignment", "AssumedGpuCountWarning", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
-    "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "Execute", "FlexiblePlacementStrategy",
+    "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "DispatchError", "Execute", "FlexiblePlacementStrategy",
     "HybridComponentPlacement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster",
     "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
@@ -48,7 +57,7 @@ PUBLIC_NAMES = [
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "VerlExport", "VerlExportError",
     "WorkerGroup", "YamlText", "as_cluster", "auto_place", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_config", "load_job", "placement_for_config", "plan", "pool_spec",
     "register",
-    "reserve", "solve", "to_ray", "verify",
+    "replan", "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip
 
 
@@ -73,6 +82,20 @@ def test_public_names_are_pinned() -> None:
     assert sorted(solver_placement.__all__) == sorted(PUBLIC_NAMES)
     for name in PUBLIC_NAMES:
         assert getattr(solver_placement, name) is not None
+
+
+def test_only_the_public_modules_go_without_an_underscore() -> None:
+    public = {name for name in graph() if not any(part.startswith("_") and part != "__main__" for part in name.split(".")[1:])}
+    assert public == PUBLIC_MODULES
+
+
+def test_tests_of_internals_live_under_tests_internals() -> None:
+    """A test that imports an implementation module tests an internal and says so by its folder;
+    the tests elsewhere use what a user may import."""
+    tests = PACKAGE.parent / "tests"
+    private = re.compile(r"^\s*(?:from|import) solver_placement\.(?!(?:limits|plot)\b)\w", re.M)
+    outside = sorted(str(path.relative_to(tests)) for path in tests.rglob("*.py") if "internals" not in path.relative_to(tests).parts and private.search(path.read_text()))
+    assert not outside, f"move to tests/internals/ or use the public API: {outside}"
 
 
 def test_every_unit_has_a_layer_and_every_layer_a_unit() -> None:
@@ -138,7 +161,7 @@ def test_every_test_file_the_code_and_docs_cite_exists() -> None:
 
 #: Units that draw what others computed, and the units they must never reach, by their own imports
 #: or by anything those import: ``plot`` draws a solved layout; solving it is the caller's job.
-NEVER_REACHED = {"plot": ("solver", "spec")}
+NEVER_REACHED = {"_plot": ("_solver", "_specification"), "plot": ("_solver", "_specification")}
 
 #: Imports that walk does not follow. A record's ``env`` holds the variables of its component's
 #: environment keys, so ``records`` names them from ``_specification/environment.py``; that module reads no

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from solver_placement import HybridComponentPlacement, ModelParallelComponentPlacement, Solution, load_config, solve
-from solver_placement._replan import replan
+from solver_placement import HybridComponentPlacement, ModelParallelComponentPlacement, Solution, load_config, replan, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = sorted((ROOT / "models").glob("*.yaml"))

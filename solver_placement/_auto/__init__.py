@@ -13,11 +13,11 @@ CP-SAT model, ``search`` solves it, ``result`` holds and prints the answer.
 from __future__ import annotations
 
 from solver_placement._auto.costs import CostTable, megatron_gpu_counts, megatron_table, profile_table, rollout_saturation, rollout_table
-from solver_placement._auto.value_domains import fillable_counts, time_unit
 from solver_placement._auto.problem import AutoProblem
 from solver_placement._auto.profile_fit import ProfileFit
 from solver_placement._auto.result import COLLOCATED, DISAGGREGATED, AutoCandidate, AutoPlacement, SearchStats
 from solver_placement._auto.search import auto_place
+from solver_placement._auto.value_domains import fillable_counts, time_unit
 
 __all__ = [
     "COLLOCATED",

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 from ortools.sat.python import cp_model
 
-from solver_placement._auto.value_domains import fillable_counts, time_unit
 from solver_placement._auto.problem import MAX_UNITS, AutoProblem
 from solver_placement._auto.result import COLLOCATED, DISAGGREGATED, AutoCandidate, AutoPlacement, SearchStats
 from solver_placement._auto.section import read_top_k
+from solver_placement._auto.value_domains import fillable_counts, time_unit
 from solver_placement._config import ConfigSource
 from solver_placement._errors import InfeasiblePlacementError, InternalError, SolverTimeoutError
 from solver_placement._job import Job

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import click
 from tabulate import tabulate
 
-from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.config_input import Model, model_arguments, read_model
+from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement._cli.output import document, echo_document
 from solver_placement._cli.placing import place

@@ -24,8 +24,8 @@ from typing import Any, NoReturn
 import click
 import yaml
 
-from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.config_input import Model
+from solver_placement._cli.exit_codes import ExitCode
 
 SCHEMA_VERSION = 1
 

@@ -8,8 +8,8 @@ from dataclasses import asdict
 
 import click
 
-from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.config_input import Model, model_arguments, read_model
+from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement._cli.output import document, echo_document, fail
 from solver_placement._cli.placing import Placed, place, placed_as_written

@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import DispatchError
 
 #: One column: rows along the first axis.
 Column: TypeAlias = np.ndarray | list[Any]
@@ -38,9 +38,9 @@ class Batch(Mapping[str, Column]):
         lengths = {name: len(column) for name, column in self.columns.items()}
         bad = [name for name, column in self.columns.items() if not isinstance(column, (np.ndarray, list))]
         if not lengths or bad:
-            raise PlacementConfigError(f"a batch needs at least one column, each a numpy array or a list (not: {', '.join(bad) or 'no columns'})")
+            raise DispatchError(f"a batch needs at least one column, each a numpy array or a list (not: {', '.join(bad) or 'no columns'})")
         if len(set(lengths.values())) > 1:
-            raise PlacementConfigError(f"batch columns differ in length: {lengths}; every column holds one entry per row")
+            raise DispatchError(f"batch columns differ in length: {lengths}; every column holds one entry per row")
 
     def __getitem__(self, name: str) -> Column:
         return self.columns[name]
@@ -55,7 +55,7 @@ class Batch(Mapping[str, Column]):
     def chunk(self, chunks: int) -> list[Batch]:
         """``chunks`` equal consecutive slices, each with this batch's ``meta_info``."""
         if len(self) % chunks:
-            raise PlacementConfigError(
+            raise DispatchError(
                 f"a batch of {len(self)} rows does not split into {chunks} equal chunks (only equal chunks are supported; "
                 "build it with auto_padding=True to pad it with copies of its last row in DP_COMPUTE_PROTO)"
             )
@@ -76,7 +76,7 @@ class Batch(Mapping[str, Column]):
         """Join batches (or plain column mappings) row-wise; ``meta_info`` is the first part's."""
         batches = [as_batch(part) for part in parts]
         if not batches or any(set(b.columns) != set(batches[0].columns) for b in batches):
-            raise PlacementConfigError(f"cannot join batches with different columns: {[sorted(b.columns) for b in batches] or 'none given'}")
+            raise DispatchError(f"cannot join batches with different columns: {[sorted(b.columns) for b in batches] or 'none given'}")
         joined = {name: _join([b.columns[name] for b in batches]) for name in batches[0].columns}
         return Batch(joined, batches[0].meta_info, batches[0].auto_padding)
 
@@ -87,7 +87,7 @@ def as_batch(value: Any) -> Batch:
         return value
     if isinstance(value, Mapping):
         return Batch(dict(value))
-    raise PlacementConfigError(f"the *_PROTO dispatch modes split batches (a Batch or a mapping of columns), not {type(value).__name__}")
+    raise DispatchError(f"the *_PROTO dispatch modes split batches (a Batch or a mapping of columns), not {type(value).__name__}")
 
 
 def _join(columns: list[Column]) -> Column:

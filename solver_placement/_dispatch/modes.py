@@ -26,9 +26,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from solver_placement._errors import PlacementConfigError
 from solver_placement._dispatch.batch import Batch, as_batch
 from solver_placement._dispatch.parallel_layout import ParallelLayout
+from solver_placement._errors import DispatchError
 
 REGISTER_ATTR = "_solver_placement_dispatch"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -106,7 +106,7 @@ class CallPlan:
     def collect(self, results: Sequence[Any]) -> Any:
         """The call's answer from every worker's result (rank order), as the mode promises."""
         if len(results) != self.layout.world_size:
-            raise PlacementConfigError(f"{self.mode.name}: {len(results)} results for {self.layout.world_size} workers")
+            raise DispatchError(f"{self.mode.name}: {len(results)} results for {self.layout.world_size} workers")
         if self.mode == Dispatch.RANK_ZERO:
             return results[0]
         if self.mode in (Dispatch.ONE_TO_ALL, Dispatch.ALL_TO_ALL):
@@ -159,7 +159,7 @@ def _per_entry(mode: Dispatch, args: Sequence[Any], kwargs: dict[str, Any], entr
     count = max(entry_of) + 1
     for value in [*args, *kwargs.values()]:
         if not isinstance(value, (list, tuple)) or len(value) != count:
-            raise PlacementConfigError(f"{mode.name} needs every argument to be a list with one entry per {count} {_unit(mode)}")
+            raise DispatchError(f"{mode.name} needs every argument to be a list with one entry per {count} {_unit(mode)}")
     return [(tuple(value[entry] for value in args), {key: value[entry] for key, value in kwargs.items()}) for entry in entry_of]
 
 
@@ -177,7 +177,7 @@ def _chunk_batches(
     named = {key: as_batch(value) for key, value in kwargs.items()}
     padded = [len(b) for b in [*batches, *named.values()] if pad and b.auto_padding]
     if len(set(padded)) > 1:
-        raise PlacementConfigError(f"{mode.name}: auto-padded batches must have one length, not {sorted(set(padded))}")
+        raise DispatchError(f"{mode.name}: auto-padded batches must have one length, not {sorted(set(padded))}")
     padding = -padded[0] % chunks if padded else 0
 
     def chunked(batch: Batch) -> list[Batch]:
@@ -209,7 +209,7 @@ def _split(value: Any, parts: int) -> list[Any]:
     if isinstance(value, (list, tuple)):
         bounds = np.linspace(0, len(value), parts + 1).round().astype(int)
         return [value[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
-    raise PlacementConfigError(f"DP_COMPUTE_SPLIT splits lists, tuples and numpy arrays, not {type(value).__name__}")
+    raise DispatchError(f"DP_COMPUTE_SPLIT splits lists, tuples and numpy arrays, not {type(value).__name__}")
 
 
 def _concat(parts: list[Any]) -> Any:

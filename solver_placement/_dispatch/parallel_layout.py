@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import DispatchError
 from solver_placement._solver.solution import Solution
 
 #: Rank axes, fastest-varying first: the order the placement's TP groups and pipelines imply.
@@ -45,10 +45,10 @@ class ParallelLayout:
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(PLACEMENT_ORDER):
-            raise PlacementConfigError(f"parallel layout order {self.order} must list each of {', '.join(PLACEMENT_ORDER)} once")
+            raise DispatchError(f"parallel layout order {self.order} must list each of {', '.join(PLACEMENT_ORDER)} once")
         model_parallel = self.tp_size * self.pp_size * self.cp_size
         if min(self.world_size, self.tp_size, self.pp_size, self.cp_size) < 1 or self.world_size % model_parallel:
-            raise PlacementConfigError(
+            raise DispatchError(
                 f"parallel layout: world size {self.world_size} is not a positive multiple of tp {self.tp_size} x "
                 f"pp {self.pp_size} x cp {self.cp_size}"
             )

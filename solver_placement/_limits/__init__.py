@@ -110,7 +110,7 @@ def exceeded(name: str, value: int | str, where: str, what: str) -> PlacementCon
     limit = getattr(_current, name)
     return PlacementConfigError(
         f"{where}: {what} is {value}, above the limit {name}={limit} (input limits, see SECURITY.md); "
-        f"if the input is trusted, raise it with solver_placement._limits.configure({name}=...)"
+        f"if the input is trusted, raise it with solver_placement.limits.configure({name}=...)"
     )
 
 

@@ -53,7 +53,7 @@ def check_memory(needed: int, where: str, why: str, shrink: str) -> None:
         source = "memory_budget_bytes" if current().memory_budget_bytes is not None else "half of this machine's memory"
         raise PlacementConfigError(
             f"{where}: {why} would need about {_size(needed)} of memory, above the budget of {_size(budget)} "
-            f"({source}); {shrink}, or raise the budget with solver_placement._limits.configure(memory_budget_bytes=...)"
+            f"({source}); {shrink}, or raise the budget with solver_placement.limits.configure(memory_budget_bytes=...)"
         )
 
 

@@ -3,7 +3,7 @@
 A model that states its cluster was solved for that hardware; launched on a Ray cluster with
 fewer GPUs on a node, another GPU model or a missing robot, the plan would land on hardware it
 was not made for. Ray nodes the model has but Ray lacks are only a difference when the plan
-uses them: a plan re-planned around a lost node (``solver_placement._replan``) still launches.
+uses them: a plan re-planned around a lost node (``solver_placement.replan``) still launches.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def differences(cluster: Cluster, nodes: Sequence[RayNode | None], used: Collect
     for rank, node in enumerate(nodes):
         if node is None:
             if rank in used:
-                found.append(f"node {rank} of the plan has no Ray node (no Ray node carries {NODE_RANK_LABEL}={rank}; re-plan without it: solver_placement._replan)")
+                found.append(f"node {rank} of the plan has no Ray node (no Ray node carries {NODE_RANK_LABEL}={rank}; re-plan without it: solver_placement.replan)")
             continue
         found.extend(_node_differences(cluster, rank, node))
     return found

@@ -11,8 +11,8 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from solver_placement._ray_launch.launch_plan import DEVICE_ENV, RayLaunchPlan
 from solver_placement._ray_api import ray
+from solver_placement._ray_launch.launch_plan import DEVICE_ENV, RayLaunchPlan
 from solver_placement._ray_launch.reserve import reserve
 from solver_placement._solver.solution import Solution
 

@@ -48,9 +48,9 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import NODE_RANK_LABEL, RayNode, ip_key
 from solver_placement._constants import ACCELERATOR, DEFAULT_ACCELERATOR_TYPE, NODE
 from solver_placement._errors import PlacementConfigError
+from solver_placement._ray_launch.cluster_check import EMBEDDED_RAY_HINT, check_model_matches, items_on
 from solver_placement._ray_launch.domain_groups import PlacementGroupPlan, node_domains, placement_groups
 from solver_placement._ray_launch.labels import Scheme, choose_scheme, gpu_model_resource, model_node_labels, node_selector
-from solver_placement._ray_launch.cluster_check import EMBEDDED_RAY_HINT, check_model_matches, items_on
 from solver_placement._records import Placement
 
 #: Per accelerator type: the visible-devices variable and Ray's flag that leaves it alone; a type
@@ -200,7 +200,7 @@ def to_ray(
     if missing:
         raise PlacementConfigError(
             f"node(s) {missing} of the plan have no Ray node (no Ray node carries {NODE_RANK_LABEL}={missing[0]}); "
-            "re-plan without them (solver_placement._replan) or bring them back"
+            "re-plan without them (solver_placement.replan) or bring them back"
         )
     used_nodes = {rank: node for rank in used if (node := nodes[rank]) is not None}
     scheme = choose_scheme(used_nodes)
@@ -393,5 +393,5 @@ def _group_env(cluster: Cluster | None, p: Placement) -> tuple[dict[str, str], s
     group = cluster.node_groups.get(p.node_group_label) if cluster is not None else None
     for config in group.env_configs if group else ():
         if p.cluster_node_rank in config.node_ranks:
-            return dict(config.env_vars), _config.python_interpreter_path
+            return dict(config.env_vars), config.python_interpreter_path
     return {}, None

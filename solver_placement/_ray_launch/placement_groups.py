@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from solver_placement._errors import LaunchError
-from solver_placement._ray_launch.launch_plan import RayLaunchPlan
 from solver_placement._ray_api import PlacementGroup, RayError, available_resources_per_node, placement_group, ray, remove_placement_group
+from solver_placement._ray_launch.launch_plan import RayLaunchPlan
 
 log = logging.getLogger(__name__)
 

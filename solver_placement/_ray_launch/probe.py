@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from solver_placement._errors import LaunchError
-from solver_placement._ray_launch.launch_plan import RayLaunchPlan
 from solver_placement._ray_api import GetTimeoutError, PlacementGroup, PlacementGroupSchedulingStrategy, RayError, ray
+from solver_placement._ray_launch.launch_plan import RayLaunchPlan
 
 
 @ray.remote(num_cpus=0)

@@ -20,23 +20,23 @@ from typing import Any
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
+from solver_placement._dispatch.fuse import fuse
+from solver_placement._dispatch.parallel_layout import ParallelLayout
+from solver_placement._dispatch.worker_group import WorkerGroup
 from solver_placement._errors import LaunchError
+from solver_placement._ray_api import PlacementGroup, PlacementGroupSchedulingStrategy, RayError, ray
 from solver_placement._ray_launch.connect import ray_nodes
 from solver_placement._ray_launch.cpu_binding import bound_class, needs_binding
 from solver_placement._ray_launch.domain_groups import required_domains
 from solver_placement._ray_launch.features import has_topology_strategy
 from solver_placement._ray_launch.free_gpus import with_given_devices
 from solver_placement._ray_launch.gpu_match import idle_gpus_for_next_attempt
-from solver_placement._dispatch.parallel_layout import ParallelLayout
-from solver_placement._ray_launch.placement_groups import create_groups, first_line, remove_groups, wait_reserved
 from solver_placement._ray_launch.launch_plan import ProcessLaunch, RayLaunchPlan, to_ray
+from solver_placement._ray_launch.placement_groups import create_groups, first_line, remove_groups, wait_reserved
 from solver_placement._ray_launch.probe import probe_bundles
-from solver_placement._ray_api import PlacementGroup, PlacementGroupSchedulingStrategy, RayError, ray
 from solver_placement._ray_launch.session import LocalRayCluster, ensure_ray
-from solver_placement._dispatch.worker_group import WorkerGroup
 from solver_placement._records import Placement
 from solver_placement._solver.solution import Solution
-from solver_placement._specification.pools import fuse
 
 log = logging.getLogger(__name__)
 

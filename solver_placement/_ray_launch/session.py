@@ -12,11 +12,11 @@ from typing import Any
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, GPU_MODEL_PREFIX
 from solver_placement._errors import LaunchError, PlacementConfigError
+from solver_placement._ray_api import ray
+from solver_placement._ray_launch.cluster_check import check_model_matches, items_on
 from solver_placement._ray_launch.connect import already_connected, chosen_address, connect_to, ray_nodes
 from solver_placement._ray_launch.labels import model_node_labels
-from solver_placement._ray_launch.cluster_check import check_model_matches, items_on
 from solver_placement._ray_launch.launch_plan import map_nodes
-from solver_placement._ray_api import ray
 
 #: Largest model the embedded local cluster simulates (each node is a raylet process here).
 MAX_EMBEDDED_NODES = 16

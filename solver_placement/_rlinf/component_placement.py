@@ -185,7 +185,7 @@ class ComponentPlacement:
 
     @property
     def spec(self) -> PlacementSpec:
-        """The spec that was solved (for :func:`solver_placement._verify`)."""
+        """The spec that was solved (for :func:`solver_placement.verify`)."""
         return self._spec
 
     @property

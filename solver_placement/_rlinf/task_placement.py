@@ -1,7 +1,7 @@
 """Which RLinf placement class a job config asks for, picked the way RLinf's entry scripts pick it.
 
 RLinf has no config key naming the class: each entry script hard-codes one, and
-``runner.task_type`` says which script a config is written for (``_rlinf/config.py`` validates
+``runner.task_type`` says which script a config is written for (``rlinf/config.py`` validates
 by it). The scripts map task types to classes as follows:
 
 =========================================  ===================================================

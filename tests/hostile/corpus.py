@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from omegaconf import OmegaConf
 
-from solver_placement._config import YamlText
+from solver_placement import YamlText
 
 Case = tuple[str, str, Callable[[], Any]]
 ROOT = Path(__file__).resolve().parents[2]

@@ -59,7 +59,7 @@ def test_every_difference_between_model_and_ray_is_listed_before_reserving() -> 
     assert str(info.value) == (
         "the Ray cluster differs from the cluster model in 4 way(s): node 0 (Ray node id0, 10.0.0.1) has 4 GPU(s), the model 8; "
         "node 1 (Ray node id1, 10.0.0.2) has A100 GPUs, the model H100; node 1 (Ray node id1, 10.0.0.2) has 0 franka, the model 1; "
-        "node 2 of the plan has no Ray node (no Ray node carries solver-placement/node-rank=2; re-plan without it: solver_placement._replan) "
+        "node 2 of the plan has no Ray node (no Ray node carries solver-placement/node-rank=2; re-plan without it: solver_placement.replan) "
         "(launch on a matching cluster; solve against the live one: Cluster.from_ray; or launch on the embedded Ray shaped like the model: "
         '--local on the command line, address="local" in Python)'
     )

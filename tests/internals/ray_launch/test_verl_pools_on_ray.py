@@ -13,8 +13,8 @@ from ray.util.placement_group import placement_group, placement_group_table, rem
 from ray_leaks import live_groups, local_ray_fixtures
 
 from solver_placement import Cluster, solve, verify
-from solver_placement._ray_launch.connect import ray_nodes
 from solver_placement._dispatch.modes import Dispatch, register
+from solver_placement._ray_launch.connect import ray_nodes
 from solver_placement._ray_launch.launch_plan import map_nodes
 from solver_placement._ray_launch.reserve import reserve
 from solver_placement._specification.pool_order import PoolRequest, land_pools

@@ -5,14 +5,14 @@ Its placement modules need only the standard library, omegaconf, PyYAML, packagi
 installed here) at run time, but three package ``__init__`` files and two annotations pull in
 torch. This shim replaces exactly these, and nothing else:
 
-1. ``_rlinf/__init__.py`` (registers RLinf's OmegaConf resolvers; imports torch) -> an empty
+1. ``rlinf/__init__.py`` (registers RLinf's OmegaConf resolvers; imports torch) -> an empty
    package module ``rlinf`` pointing at the installed directory, so its submodules still load
    from RLinf's own files.
-2. ``_rlinf/scheduler/__init__.py`` (imports channels, workers, collectives: torch and Ray actors)
+2. ``rlinf/scheduler/__init__.py`` (imports channels, workers, collectives: torch and Ray actors)
    -> an empty package module that afterwards exposes only the names ``rlinf.utils.placement``
    imports from it (``Cluster``, ``ComponentPlacement``, ``PackedPlacementStrategy``) and the
    other two strategies.
-3. ``_rlinf/utils/__init__.py`` (imports torch) -> an empty package module.
+3. ``rlinf/utils/__init__.py`` (imports torch) -> an empty package module.
 4. ``torch``, only when it is not installed and only while the modules above are imported: a
    module whose attributes are empty placeholder classes. RLinf's placement modules touch torch
    only in annotations evaluated at import time (``torch.Tensor | list[torch.Tensor]`` in

@@ -1,6 +1,6 @@
 """ModelParallelEvalComponentPlacement: rollout engines and reward for evaluation.
 
-Expected layouts are derived by hand from RLinf's ``_rlinf/utils/placement.py`` (0.3.0):
+Expected layouts are derived by hand from RLinf's ``rlinf/utils/placement.py`` (0.3.0):
 ``_generate_placements`` makes the rollout ``PackedPlacementStrategy(r0, rN,
 num_hardware_per_process=rollout_tp, stride=1)`` and the reward ``PackedPlacementStrategy(w0,
 wN)``; the mode is always COLLOCATED. Packed with ``n`` GPUs per process and stride 1 takes

@@ -1,6 +1,6 @@
 """ModelParallelComponentPlacement.has_dedicated_inference_for_role, RLinf's per-role question:
 ``actor`` -> has_dedicated_actor_inference, ``critic`` -> has_dedicated_critic_inference, both true
-only in DISAGGREGATED or AUTO mode with the inference GPUs placed (_rlinf/utils/placement.py)."""
+only in DISAGGREGATED or AUTO mode with the inference GPUs placed (rlinf/utils/placement.py)."""
 
 from __future__ import annotations
 

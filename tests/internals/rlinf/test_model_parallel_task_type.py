@@ -1,6 +1,6 @@
 """placement_for_config: the placement class RLinf's entry script for a config would use.
 
-The mapping is read from RLinf 0.3.0's entry scripts and ``_rlinf/config.py``:
+The mapping is read from RLinf 0.3.0's entry scripts and ``rlinf/config.py``:
 ``examples/reasoning/main_grpo.py`` (task_type reasoning) builds ModelParallelComponentPlacement;
 coding online RL too, and ``validate_coding_online_rl_cfg`` asserts "Online coding task must use
 disaggregated placement mode"; Search-R1 ``eval.py`` (reasoning_eval) builds
@@ -78,7 +78,7 @@ def test_coding_online_rl_is_disaggregated():
 
 
 def test_coding_online_rl_refuses_collocated_mode():
-    # _rlinf/config.py: "Online coding task must use disaggregated placement mode"
+    # rlinf/config.py: "Online coding task must use disaggregated placement mode"
     with pytest.raises(PlacementConfigError, match="coding_online_rl.*must use disaggregated.*COLLOCATED mode"):
         placement_for_config(job(COLLOCATED, "coding_online_rl"))
 

@@ -1,6 +1,6 @@
 """MultiAgentModelParallelComponentPlacement and its eval variant: several engines in the actor's GPUs.
 
-Expected layouts are derived by hand from RLinf 0.3.0 (``_rlinf/utils/placement.py``) and the
+Expected layouts are derived by hand from RLinf 0.3.0 (``rlinf/utils/placement.py``) and the
 WideSeek-R1 entry scripts and configs (``examples/agent/wideseek_r1/{train,eval}.py``,
 ``config/train_qwen3_hybrid_local_judge.yaml``, ``config/eval_qwen3_widesearch_local_judge.yaml``):
 

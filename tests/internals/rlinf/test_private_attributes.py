@@ -27,20 +27,20 @@ from solver_placement._rlinf import MultiAgentModelParallelComponentPlacement
 
 #: attribute -> where RLinf reads (r) or writes (w) it on a placement or strategy it did not make itself
 READERS = {
-    "_placement_mode": "r _rlinf/workers/megatron_worker.py:150; examples/reasoning/main_grpo.py:126",
-    "_rollout_sync_mode": "r _rlinf/workers/megatron_worker.py:151; _rlinf/hybrid_engines/sglang/common/sgl_scheduler.py:248; "
-    "_rlinf/workers/rollout/utils.py:98,112",
-    "_cluster_num_gpus": "r _rlinf/workers/megatron_worker.py:975,982,990; _rlinf/scheduler/dynamic_scheduler/manager.py:135; "
-    "_rlinf/scheduler/dynamic_scheduler/scheduler_worker.py:82; toolkits/auto_placement/util.py:32",
-    "_components": "r _rlinf/scheduler/dynamic_scheduler/manager.py:81; toolkits/auto_placement/util.py:42,55,81",
-    "_placements": "w examples/agent/wideseek_r1/eval.py:90; r (rollout's n, stride) _rlinf/utils/placement.py:866,967",
+    "_placement_mode": "r rlinf/workers/megatron_worker.py:150; examples/reasoning/main_grpo.py:126",
+    "_rollout_sync_mode": "r rlinf/workers/megatron_worker.py:151; rlinf/hybrid_engines/sglang/common/sgl_scheduler.py:248; "
+    "rlinf/workers/rollout/utils.py:98,112",
+    "_cluster_num_gpus": "r rlinf/workers/megatron_worker.py:975,982,990; rlinf/scheduler/dynamic_scheduler/manager.py:135; "
+    "rlinf/scheduler/dynamic_scheduler/scheduler_worker.py:82; toolkits/auto_placement/util.py:32",
+    "_components": "r rlinf/scheduler/dynamic_scheduler/manager.py:81; toolkits/auto_placement/util.py:42,55,81",
+    "_placements": "w examples/agent/wideseek_r1/eval.py:90; r (rollout's n, stride) rlinf/utils/placement.py:866,967",
     "_rollout_num_gpus": "w examples/agent/wideseek_r1/eval.py:91; r rollout_world_size, rollout_dp_size",
     "_node_ranks": "r examples/agent/{searchr1/train.py,searchr1/eval.py,rstar2/main_rstar2.py}:65-66; wideseek_r1/train.py:93; "
     "wideseek_r1/eval.py:150",
-    "_start_hw_rank": "r examples/agent/wideseek_r1/eval.py:60,79-85; _rlinf/utils/placement.py:814,915",
-    "_end_hw_rank": "r examples/agent/wideseek_r1/eval.py:59,86; _rlinf/utils/placement.py:814,915",
-    "_num_hardware_per_process": "r examples/agent/wideseek_r1/eval.py:81,87; _rlinf/utils/placement.py:866,967",
-    "_stride": "r examples/agent/wideseek_r1/eval.py:82,88; _rlinf/utils/placement.py:867,968",
+    "_start_hw_rank": "r examples/agent/wideseek_r1/eval.py:60,79-85; rlinf/utils/placement.py:814,915",
+    "_end_hw_rank": "r examples/agent/wideseek_r1/eval.py:59,86; rlinf/utils/placement.py:814,915",
+    "_num_hardware_per_process": "r examples/agent/wideseek_r1/eval.py:81,87; rlinf/utils/placement.py:866,967",
+    "_stride": "r examples/agent/wideseek_r1/eval.py:82,88; rlinf/utils/placement.py:867,968",
 }
 PLACEMENT_ATTRIBUTES = ("_placement_mode", "_rollout_sync_mode", "_cluster_num_gpus", "_components", "_rollout_num_gpus")
 STRATEGY_ATTRIBUTES = ("_node_ranks", "_start_hw_rank", "_end_hw_rank", "_num_hardware_per_process", "_stride")

@@ -6,7 +6,8 @@ import pytest
 from helpers import MODELS
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, solve, verify
-from solver_placement._specification.pools import PoolGroup, ResourcePool, fuse, pool_spec, pool_spec_from_config, verl_worker_env
+from solver_placement._dispatch.fuse import fuse, verl_worker_env
+from solver_placement._specification.pools import PoolGroup, ResourcePool, pool_spec, pool_spec_from_config
 
 
 def placed(cluster: Cluster, pools: dict, mapping: dict):

@@ -17,7 +17,7 @@ from solver_placement import PlacementConfigError, solve
 from solver_placement._cli import main
 from solver_placement._config import YamlText, load_config, load_yaml
 
-DATA = Path(__file__).resolve().parent / "data" / "rlinf"
+DATA = Path(__file__).resolve().parents[1] / "data" / "rlinf"
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,7 @@ def test_yaml_limits_name_themselves(tmp_path: Path, text: str, limit: str) -> N
     path.write_text(text)
     with pytest.raises(PlacementConfigError, match=limit) as info:
         solve(path)
-    assert "solver_placement._limits.configure(" in str(info.value) or "max_file_bytes" in limit
+    assert "solver_placement.limits.configure(" in str(info.value) or "max_file_bytes" in limit
 
 
 @pytest.mark.parametrize("data", [b"\xff\xfe\x00\x00garbage", b"\x00" * 10, b"cluster: \xc3\x28", b"42", b"- 1\n"])

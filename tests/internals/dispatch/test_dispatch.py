@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solver_placement import PlacementError, solve
+from solver_placement import DispatchError, solve
 from solver_placement._dispatch.batch import Batch
 from solver_placement._dispatch.modes import REGISTER_ATTR, Dispatch, Execute, plan_call, register
 from solver_placement._dispatch.parallel_layout import ParallelLayout, RankInfo
@@ -27,7 +27,7 @@ def test_one_to_all_all_to_all_and_rank_zero() -> None:
     assert plan_call(Dispatch.ONE_TO_ALL, (1,), {"k": 2}, layout).per_worker == [((1,), {"k": 2})] * 3
     assert run(Dispatch.ALL_TO_ALL, layout, lambda rank, x: (rank, x), ["a", "b", "c"]) == [(0, "a"), (1, "b"), (2, "c")]
     assert run(Dispatch.RANK_ZERO, layout, lambda rank: rank) == 0
-    with pytest.raises(PlacementError, match="one entry per 3 workers"):
+    with pytest.raises(DispatchError, match="one entry per 3 workers"):
         plan_call(Dispatch.ALL_TO_ALL, ([1, 2],), {}, layout)
 
 
@@ -38,7 +38,7 @@ def test_dp_split_respects_tensor_parallel_groups() -> None:
         0, 10, 20, 30, 40, 50,
     ]  # fmt: skip
     assert run(Dispatch.DP_COMPUTE_SPLIT, ParallelLayout(2), lambda rank, a: a + 1, np.arange(5)).tolist() == [1, 2, 3, 4, 5]
-    with pytest.raises(PlacementError, match="splits lists, tuples and numpy arrays"):
+    with pytest.raises(DispatchError, match="splits lists, tuples and numpy arrays"):
         plan_call(Dispatch.DP_COMPUTE_SPLIT, ({"a": 1},), {}, ParallelLayout(2))
 
 
@@ -66,7 +66,7 @@ def test_dp_compute_proto_round_trip_keeps_order_and_meta() -> None:
 
 
 def test_dp_compute_proto_refuses_an_uneven_split_unless_padding_is_asked() -> None:
-    with pytest.raises(PlacementError, match="does not split into 4 equal chunks"):
+    with pytest.raises(DispatchError, match="does not split into 4 equal chunks"):
         plan_call(Dispatch.DP_COMPUTE_PROTO, (batch(7),), {}, ParallelLayout(4))
     padded = Batch(batch(7).columns, auto_padding=True)
     plan = plan_call(Dispatch.DP_COMPUTE_PROTO, (padded,), {}, ParallelLayout(4))
@@ -91,9 +91,9 @@ def test_megatron_rank_info_follows_the_placement_order() -> None:
     assert layout.rank_infos()[:4] == [RankInfo(0, 0, 0, 0), RankInfo(1, 0, 0, 0), RankInfo(0, 0, 1, 0), RankInfo(1, 0, 1, 0)]
     megatron_default = ParallelLayout(8, tp_size=2, pp_size=2, order=("tp", "cp", "dp", "pp"))
     assert megatron_default.rank_info(2) == RankInfo(tp_rank=0, dp_rank=1, pp_rank=0, cp_rank=0)
-    with pytest.raises(PlacementError, match="not a positive multiple"):
+    with pytest.raises(DispatchError, match="not a positive multiple"):
         ParallelLayout(6, tp_size=4)
-    with pytest.raises(PlacementError, match="each of tp, cp, pp, dp once"):
+    with pytest.raises(DispatchError, match="each of tp, cp, pp, dp once"):
         ParallelLayout(4, order=("tp", "dp"))
 
 
@@ -114,7 +114,7 @@ def test_megatron_pp_as_dp_round_trip(order: tuple[str, ...]) -> None:
     collected = run(Dispatch.MEGATRON_PP_AS_DP_PROTO, layout, answer, batch(16))
     assert collected["ids"].tolist() == [2 * i for i in range(16)]
     assert all(layout.rank_info(rank).tp_rank == 0 for rank in collected["rank"])
-    with pytest.raises(PlacementError, match=r"one entry per 8 \(data, context, pipeline\) coordinates"):
+    with pytest.raises(DispatchError, match=r"one entry per 8 \(data, context, pipeline\) coordinates"):
         plan_call(Dispatch.MEGATRON_PP_AS_DP, (["x"] * 4,), {}, layout)
 
 
@@ -135,14 +135,14 @@ def test_layout_of_a_solved_component() -> None:
     [({}, "at least one column"), ({"a": [1, 2], "b": [1]}, "differ in length"), ({"a": (1, 2)}, "numpy array or a list")],
 )
 def test_bad_batches(columns: dict, words: str) -> None:
-    with pytest.raises(PlacementError, match=words):
+    with pytest.raises(DispatchError, match=words):
         Batch(columns)
 
 
 def test_batches_join_only_with_the_same_columns() -> None:
-    with pytest.raises(PlacementError, match="different columns"):
+    with pytest.raises(DispatchError, match="different columns"):
         Batch.concat([{"a": [1]}, {"b": [2]}])
-    with pytest.raises(PlacementError, match="not int"):
+    with pytest.raises(DispatchError, match="not int"):
         plan_call(Dispatch.DP_COMPUTE_PROTO, (3,), {}, ParallelLayout(1))
 
 
@@ -152,3 +152,12 @@ def test_register_marks_the_method() -> None:
         """A worker method."""
 
     assert getattr(step, REGISTER_ATTR) == {"dispatch_mode": Dispatch.DP_COMPUTE, "execute_mode": Execute.ALL, "blocking": False}
+
+
+def test_a_call_that_cannot_be_dispatched_is_no_placement_error() -> None:
+    """A caller catching ``PlacementError`` around solving must not swallow a bad call."""
+    from solver_placement import PlacementError, fuse
+
+    with pytest.raises(DispatchError, match="at least one role class") as info:
+        fuse({})
+    assert not isinstance(info.value, PlacementError)
