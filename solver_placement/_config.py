@@ -42,7 +42,7 @@ from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from yaml import MarkedYAMLError, YAMLError
 
-from solver_placement._errors import PlacementConfigError, cut, shown
+from solver_placement._errors import PlacementConfigError, cut, first_line, shown
 from solver_placement._limits import current, exceeded
 from solver_placement._limits.interpolations import blocked_interpolations
 from solver_placement._limits.yaml_scan import PARSERS, check_text, load_checked, read_bounded
@@ -75,7 +75,7 @@ def load_yaml(source: Path | IO[str] | YamlText, name: str) -> DictConfig:
         raise PlacementConfigError(f"config file {name!r} is not valid YAML: {_placed(error, text)}") from None
     except (YAMLError, OmegaConfBaseException, ValueError, TypeError, OSError) as error:
         # ValueError: an int past Python's 4,300-digit limit; TypeError: an unhashable key
-        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {_first_line(error)}") from None
+        raise PlacementConfigError(f"config file {name!r} is not valid YAML: {first_line(error)}") from None
     if not isinstance(loaded, DictConfig):
         raise PlacementConfigError(f"config file {name!r} must hold a mapping at the top level")
     _refuse_hydra_defaults(loaded, name)
@@ -92,7 +92,7 @@ def _placed(error: MarkedYAMLError, text: str) -> str:
         if words and mark is not None
     ]
     if not parts:
-        return _first_line(error)
+        return first_line(error)
     mark = error.problem_mark or error.context_mark
     key, exact = _key_at(text, (mark.line, mark.column)) if mark is not None else ("", False)
     where = f" ({'key' if exact else 'the last key read:'} {shown(key)})" if key else ""
@@ -186,13 +186,9 @@ def existing_file(source: str | Path) -> Path:
             return path
         problem = "is not a regular file" if path.exists() else "does not exist"
     except (OSError, ValueError) as error:  # a name too long for the OS, a NUL byte in it
-        problem = f"is not a usable path ({error.__class__.__name__}: {_first_line(error)})"
+        problem = f"is not a usable path ({error.__class__.__name__}: {first_line(error)})"
     raise PlacementConfigError(f"config file {shown(str(source))} {problem}{hint}")
 
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return shown(text[0])[1:-1] if text else type(error).__name__
 
 
 @dataclass(frozen=True)
@@ -316,7 +312,7 @@ class _Copier:
         try:
             value = container[key]
         except OmegaConfBaseException as error:
-            return Unresolved(path, _raw_text(container, key), _first_line(error))
+            return Unresolved(path, _raw_text(container, key), first_line(error))
         return self.copy(value, path, depth)
 
 

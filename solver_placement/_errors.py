@@ -162,6 +162,13 @@ def shown(value: object) -> str:
         return f"<unprintable {type(value).__name__}>"
 
 
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (a loader's, the OS's), bounded and escaped for a
+    one-line error of ours; the error's type name when it says nothing."""
+    lines = str(error).strip().splitlines()
+    return shown(lines[0])[1:-1] if lines else type(error).__name__
+
+
 def cut(text: str, limit: int = 80) -> str:
     """``text`` for a message, its middle elided past ``limit`` characters (a user's own
     quoting kept, so ``f'"{cut(text)}"'`` reads as before for a normal-sized text)."""

@@ -23,6 +23,7 @@ from solver_placement._cli.output import fail
 from solver_placement._cli.plot_command import plot_command
 from solver_placement._cli.solve_commands import explain_command, solve_command
 from solver_placement._cli.text import one_line
+from solver_placement._cli.topology_command import topology_command
 from solver_placement._cluster.schema import AssumedGpuCountWarning
 from solver_placement._constants import VERSION
 from solver_placement._errors import InternalError, PlacementError
@@ -124,6 +125,7 @@ def main(ctx: click.Context, verbose: int) -> None:
       solver-placement launch models/quickstart.yaml --run
       solver-placement auto models/auto_reference_16x8.yaml
       solver-placement export --to verl models/verl_ppo_trainer_2x8.yaml
+      solver-placement gpu-topology    (on a node: its cluster.gpu_topology entry)
       python -m solver_placement solve - < models/quickstart.yaml
 
     \b
@@ -135,5 +137,5 @@ def main(ctx: click.Context, verbose: int) -> None:
         _log_to_stderr(ctx, verbose)
 
 
-for _command in (solve_command, plot_command, explain_command, auto_command, launch_command, export_command):
+for _command in (solve_command, plot_command, explain_command, auto_command, launch_command, export_command, topology_command):
     main.add_command(_command)

@@ -101,11 +101,11 @@ def _modelled_plan(solution: Solution) -> RayLaunchPlan:
     whether it has ``topology_strategy``, when a required topology domain makes it matter)."""
     from solver_placement._ray_launch.domain_groups import required_domains
     from solver_placement._ray_launch.features import has_topology_strategy
-    from solver_placement._ray_launch.launch_plan import modelled_nodes, to_ray
+    from solver_placement._ray_launch.launch_plan import stated_ray_nodes, to_ray
 
     required = required_domains(solution.spec)
     return to_ray(
-        solution.placements_by_component(), solution.cluster, modelled_nodes(solution.cluster),
+        solution.placements_by_component(), solution.cluster, stated_ray_nodes(solution.cluster),
         required_domains=required, topology_strategy=bool(required) and has_topology_strategy(),
     )  # fmt: skip
 

@@ -41,7 +41,7 @@ from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
-from solver_placement._errors import PlacementConfigError, cut, shown
+from solver_placement._errors import PlacementConfigError, cut, first_line, shown
 from solver_placement._limits.yaml_scan import check_text, load_checked
 
 #: Hydra's grammar functions (sweeps, casts and list extension): only Hydra evaluates them.
@@ -141,7 +141,7 @@ def _value(item: str, raw: str) -> Any:
     try:
         loaded = load_checked(document)
     except (YAMLError, OmegaConfBaseException, ValueError, TypeError) as error:  # ValueError, TypeError: as in config.load_yaml
-        reason = getattr(error, "problem", None) or _first_line(error)
+        reason = getattr(error, "problem", None) or first_line(error)
         raise PlacementConfigError(f"override {shown(item)}: the value is not valid YAML ({shown(reason)[1:-1]})") from None
     return cast(dict[str, Any], OmegaConf.to_container(loaded, resolve=False))[_WRAPPER]
 
@@ -163,7 +163,7 @@ def _assign(config: DictConfig, override: Override, name: str) -> None:
         else:
             _put(container, last, override.value)
     except OmegaConfBaseException as error:
-        raise override.refused(f"cannot set {override.key}: {_first_line(error)}") from None
+        raise override.refused(f"cannot set {override.key}: {first_line(error)}") from None
 
 
 def _delete(config: DictConfig, override: Override, name: str) -> None:
@@ -245,8 +245,3 @@ def _close_key(container: DictConfig | ListConfig | None, last: str | int) -> st
     close = difflib.get_close_matches(last, [str(key) for key in container.keys()], n=1)
     return f" (did you mean {shown(close[0])}?)" if close else ""
 
-
-def _first_line(error: BaseException) -> str:
-    """The first line of a loader's message, bounded and escaped for a one-line error."""
-    lines = str(error).strip().splitlines()
-    return shown(lines[0])[1:-1] if lines else type(error).__name__

@@ -26,7 +26,7 @@ from solver_placement._specification.pools import PoolGroup, pool_spec_from_conf
 
 
 @dataclass(frozen=True)
-class Placed:
+class SolvedJob:
     """A solved model and, when an RLinf placement class placed it, that placement (it knows the
     mode and the weight-sync pairing the figures and summaries show); ``pools`` maps each
     component of a ``resource_pools:`` or verl config to its pool and roles (empty otherwise),
@@ -52,7 +52,7 @@ class Placed:
         return mode.name.lower() if mode is not None else None
 
 
-def place(job: Job, time_limit: float | None, model_parallel: bool) -> Placed:
+def place(job: Job, time_limit: float | None, model_parallel: bool) -> SolvedJob:
     """Solve ``job`` with the class RLinf would use (``--model-parallel`` forces the reasoning class).
 
     ``time_limit`` overrides ``cluster.solver.time_limit_s`` for every solve the placement runs.
@@ -61,13 +61,13 @@ def place(job: Job, time_limit: float | None, model_parallel: bool) -> Placed:
         if model_parallel:
             raise PlacementConfigError("--model-parallel reads cluster.component_placement; this config states resource_pools: instead")
         spec, pools = pool_spec_from_config(job)
-        return Placed(solve(spec, time_limit_s=time_limit), None, pools)
+        return SolvedJob(solve(spec, time_limit_s=time_limit), None, pools)
     chosen = ModelParallelComponentPlacement if model_parallel else placement_class(job)
     if chosen is ComponentPlacement:
-        return Placed(solve(job, time_limit_s=time_limit), None)
+        return SolvedJob(solve(job, time_limit_s=time_limit), None)
     limit = {} if time_limit is None else {"time_limit_s": time_limit}
     placement = chosen(job, solver_options=limit) if model_parallel else placement_for_config(job, solver_options=limit)
-    return Placed(placement.solution, placement)
+    return SolvedJob(placement.solution, placement)
 
 
 def placed_as_written(job: Job, model_parallel: bool) -> bool:

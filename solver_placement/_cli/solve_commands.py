@@ -12,7 +12,7 @@ from solver_placement._cli.config_input import Model, model_arguments, read_mode
 from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement._cli.output import document, echo_document, fail
-from solver_placement._cli.placing import Placed, place, placed_as_written
+from solver_placement._cli.placing import SolvedJob, place, placed_as_written
 from solver_placement._cli.progress import working
 from solver_placement._cli.text import format_table, heading, summary, usage_counts
 from solver_placement._diagnose import fixes as checked_fixes
@@ -139,7 +139,7 @@ def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str,
         fail(f"no placement exists; these statements cannot all hold:{listed}{tips}", ExitCode.INFEASIBLE)
 
 
-def _feasible_document(model: Model, placed: Placed) -> dict[str, object]:
+def _feasible_document(model: Model, placed: SolvedJob) -> dict[str, object]:
     records = placed.solution.placements_by_component()
     return document(
         "explain", model, feasible=True, summary=summary(placed), status=placed.solution.status.lower(),

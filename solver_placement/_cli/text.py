@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from solver_placement._cli.config_input import Model
-from solver_placement._cli.placing import Placed
+from solver_placement._cli.placing import SolvedJob
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import InfeasiblePlacementError, PlacementError
 from solver_placement._records import Placement
@@ -36,7 +36,7 @@ def heading(model: Model) -> str:
     return f"{model.name} ({model.assumed_gpus_per_node} GPUs per node assumed: no num_gpus_per_node)"
 
 
-def usage_counts(placed: Placed) -> dict[str, int]:
+def usage_counts(placed: SolvedJob) -> dict[str, int]:
     """Processes, nodes and GPUs in use, and the cluster's nodes and GPUs: what a summary states."""
     flat = [p for pls in placed.solution.placements_by_component().values() for p in pls]
     cluster = placed.solution.cluster
@@ -49,7 +49,7 @@ def usage_counts(placed: Placed) -> dict[str, int]:
     }
 
 
-def summary(placed: Placed) -> str:
+def summary(placed: SolvedJob) -> str:
     """One line on a valid config: components, processes, nodes and GPUs in use, solver status."""
     records = placed.solution.placements_by_component()
     counts = ", ".join(f"{name} {len(pls)}" for name, pls in records.items())

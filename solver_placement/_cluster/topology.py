@@ -8,7 +8,7 @@ GPU it renders on. None of it can be derived from a GPU id. NUMA locality is a p
 board (which socket's PCIe root a GPU hangs off), and EGL enumerates every device the driver
 sees in driver order, while CUDA ids number only the GPUs a container was given (RLinf's PR #1458
 saw CUDA devices 0-3 as EGL devices 2, 3, 0, 1). So the config states them, as read on the node
-(``python -m solver_placement._cluster.topology_reader`` prints a node's entry), and nothing is
+(``solver-placement gpu-topology`` prints a node's entry), and nothing is
 guessed: a component that asks for a binding on a node that states none is refused by name.
 Without ``egl_devices`` a GPU's EGL index is its CUDA id, RLinf's fallback when it cannot ask
 the driver.

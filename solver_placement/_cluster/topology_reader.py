@@ -2,7 +2,7 @@
 
 Run on each node, as the workers will run there (same container, same ``CUDA_VISIBLE_DEVICES``)::
 
-    python -m solver_placement._cluster.topology_reader        # prints the node's entry as YAML
+    solver-placement gpu-topology        # prints the node's entry as YAML
 
 * GPUs, in CUDA id order: ``nvidia-smi --query-gpu=pci.bus_id`` when it is installed (it lists
   the GPUs this container was given, by index), else the NVIDIA display and 3D controllers of

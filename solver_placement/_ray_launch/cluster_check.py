@@ -22,7 +22,7 @@ from solver_placement._errors import PlacementConfigError
 EMBEDDED_RAY_HINT = 'or launch on the embedded Ray shaped like the model: --local on the command line, address="local" in Python'
 
 
-def check_model_matches(cluster: Cluster, nodes: Sequence[RayNode | None], used: Collection[int]) -> None:
+def check_cluster_matches(cluster: Cluster, nodes: Sequence[RayNode | None], used: Collection[int]) -> None:
     """Raise one error listing every difference between the model and Ray's nodes."""
     found = differences(cluster, nodes, used)
     if found:

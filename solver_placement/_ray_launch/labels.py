@@ -53,7 +53,7 @@ class Scheme:
     reason: str
 
 
-def model_node_labels(cluster: Cluster, rank: int) -> dict[str, str]:
+def cluster_node_labels(cluster: Cluster, rank: int) -> dict[str, str]:
     """The labels node ``rank`` of the model carries on Ray (the module docstring lists them).
 
     A group with custom hardware is its resource, not a label; a name or GPU model Ray would

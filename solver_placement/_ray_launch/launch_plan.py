@@ -48,9 +48,9 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import NODE_RANK_LABEL, RayNode, ip_key
 from solver_placement._constants import ACCELERATOR, DEFAULT_ACCELERATOR_TYPE, NODE
 from solver_placement._errors import PlacementConfigError
-from solver_placement._ray_launch.cluster_check import EMBEDDED_RAY_HINT, check_model_matches, items_on
+from solver_placement._ray_launch.cluster_check import EMBEDDED_RAY_HINT, check_cluster_matches, items_on
 from solver_placement._ray_launch.domain_groups import PlacementGroupPlan, node_domains, placement_groups
-from solver_placement._ray_launch.labels import Scheme, choose_scheme, gpu_model_resource, model_node_labels, node_selector
+from solver_placement._ray_launch.labels import Scheme, choose_scheme, cluster_node_labels, gpu_model_resource, node_selector
 from solver_placement._records import Placement
 
 #: Per accelerator type: the visible-devices variable and Ray's flag that leaves it alone; a type
@@ -133,13 +133,13 @@ class RayLaunchPlan:
         return self.with_env({name: [{"MASTER_PORT": str(ports[name])}] * len(launches) for name, launches in self.processes.items()})
 
 
-def modelled_nodes(cluster: Cluster, cpus_per_node: float = 64.0) -> list[RayNode]:
+def stated_ray_nodes(cluster: Cluster, cpus_per_node: float = 64.0) -> list[RayNode]:
     """Ray nodes as the cluster model describes them, for a plan made without Ray (dry runs)."""
     nodes = []
     for rank in range(cluster.num_nodes):
         resources: dict[str, float] = {"CPU": cpus_per_node, "GPU": float(cluster.gpus_per_node[rank])}
         resources.update({kind: float(count) for kind, count in items_on(cluster, rank).items()})
-        nodes.append(RayNode(f"model-node-{rank}", f"node-{rank}", resources, model_node_labels(cluster, rank)))
+        nodes.append(RayNode(f"model-node-{rank}", f"node-{rank}", resources, cluster_node_labels(cluster, rank)))
     return nodes
 
 
@@ -195,7 +195,7 @@ def to_ray(
     nodes = map_nodes(ray_nodes, cluster.num_nodes if cluster is not None else live_node_count(ray_nodes))
     used = sorted({p.cluster_node_rank for records in placements.values() for p in records})
     if cluster is not None:
-        check_model_matches(cluster, nodes, used)
+        check_cluster_matches(cluster, nodes, used)
     missing = [rank for rank in used if nodes[rank] is None]
     if missing:
         raise PlacementConfigError(

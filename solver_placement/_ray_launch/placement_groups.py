@@ -39,7 +39,7 @@ def create_groups(launch_plan: RayLaunchPlan) -> list[PlacementGroup]:
             )
     except (RayError, ValueError) as error:
         remove_groups(created)
-        raise LaunchError(f"Ray refused the reservation of {launch_plan.job_name!r}: {first_line(error)}") from None
+        raise LaunchError(f"Ray refused the reservation of {launch_plan.job_name!r}: {ray_error_line(error)}") from None
     except BaseException:
         remove_groups(created)
         raise
@@ -92,7 +92,7 @@ def unfit_message(launch_plan: RayLaunchPlan, pending: Sequence[int], timeout_s:
     return f"the reservation did not fit within {timeout_s} s: {detail}{inside}"
 
 
-def first_line(error: BaseException) -> str:
+def ray_error_line(error: BaseException) -> str:
     """The line of a Ray error that says what went wrong (its last unindented one)."""
     text = str(error).strip().splitlines()
     for line in reversed(text):

@@ -32,7 +32,7 @@ from solver_placement._ray_launch.features import has_topology_strategy
 from solver_placement._ray_launch.free_gpus import with_given_devices
 from solver_placement._ray_launch.gpu_match import idle_gpus_for_next_attempt
 from solver_placement._ray_launch.launch_plan import ProcessLaunch, RayLaunchPlan, to_ray
-from solver_placement._ray_launch.placement_groups import create_groups, first_line, remove_groups, wait_reserved
+from solver_placement._ray_launch.placement_groups import create_groups, ray_error_line, remove_groups, wait_reserved
 from solver_placement._ray_launch.probe import probe_bundles
 from solver_placement._ray_launch.session import LocalRayCluster, ensure_ray
 from solver_placement._records import Placement
@@ -132,7 +132,7 @@ class Reservation(AbstractContextManager):
                 options["runtime_env"]["py_executable"] = process.py_executable
             return plain_remote.options(**options).remote(*args, **kwargs)
         except (RayError, TypeError, ValueError) as error:
-            raise LaunchError(f"{process.component} rank {process.rank}: Ray refused to start the worker: {first_line(error)}") from None
+            raise LaunchError(f"{process.component} rank {process.rank}: Ray refused to start the worker: {ray_error_line(error)}") from None
 
     def launch_fused(
         self, component: str, role_classes: Mapping[str, type], role_args: Mapping[str, Any] | None = None, *, timeout_s: float = 120.0
@@ -172,7 +172,7 @@ def _wait_ready(component: str, worker_cls: type, actors: Sequence[Any], timeout
         try:
             ray.get(ready[0])
         except RayError as error:
-            raise LaunchError(f"{component} rank {rank}: starting {worker_cls.__name__} failed: {first_line(error)}") from None
+            raise LaunchError(f"{component} rank {rank}: starting {worker_cls.__name__} failed: {ray_error_line(error)}") from None
 
 
 def _env_first(worker_cls: type) -> type:

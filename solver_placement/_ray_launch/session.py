@@ -13,9 +13,9 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, GPU_MODEL_PREFIX
 from solver_placement._errors import LaunchError, PlacementConfigError
 from solver_placement._ray_api import ray
-from solver_placement._ray_launch.cluster_check import check_model_matches, items_on
+from solver_placement._ray_launch.cluster_check import check_cluster_matches, items_on
 from solver_placement._ray_launch.connect import already_connected, chosen_address, connect_to, ray_nodes
-from solver_placement._ray_launch.labels import model_node_labels
+from solver_placement._ray_launch.labels import cluster_node_labels
 from solver_placement._ray_launch.launch_plan import map_nodes
 
 #: Largest model the embedded local cluster simulates (each node is a raylet process here).
@@ -26,7 +26,7 @@ class LocalRayCluster(AbstractContextManager):
     """A simulated multi-node Ray cluster on this machine, shaped like ``cluster``.
 
     Node 0 is the head; every node carries the labels a model's node carries on Ray
-    (``labels.model_node_labels``: its rank, node groups, GPU model, topology labels), its GPUs as
+    (``labels.cluster_node_labels``: its rank, node groups, GPU model, topology labels), its GPUs as
     logical GPUs, its GPU model also as Ray's ``accelerator_type:<model>`` resource (as real GPU
     nodes advertise both) and its custom hardware (robots) as custom resources. ``cpus_per_node`` is what
     each simulated node advertises (logical CPUs, not cores).
@@ -56,7 +56,7 @@ class LocalRayCluster(AbstractContextManager):
             "num_cpus": cpus,
             "num_gpus": int(cluster.gpus_per_node[rank]),
             "resources": custom,
-            "labels": model_node_labels(cluster, rank),
+            "labels": cluster_node_labels(cluster, rank),
         }
 
     def connect(self) -> None:
@@ -114,4 +114,4 @@ def _keep_connected() -> None:
 def check_against_live(cluster: Cluster) -> None:
     """Raise one error listing every difference between the model and the connected Ray's nodes,
     counting every model node as used (a model checked before solving may use any of them)."""
-    check_model_matches(cluster, map_nodes(ray_nodes(), cluster.num_nodes), range(cluster.num_nodes))
+    check_cluster_matches(cluster, map_nodes(ray_nodes(), cluster.num_nodes), range(cluster.num_nodes))

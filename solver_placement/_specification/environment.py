@@ -40,7 +40,7 @@ ENVIRONMENT_KEYS = ("hide_accelerators", "egl_device", "numa_bind")
 EGL_VARIABLES = ("MUJOCO_EGL_DEVICE_ID", "EGL_DEVICE_ID")
 NUMA_VARIABLES = ("NUMA_NODES", "NUMA_CPUS")
 #: Where a node's ``gpu_topology`` entry comes from, for the messages that ask for one.
-READER_HINT = "python -m solver_placement._cluster.topology_reader prints a node's entry"
+READER_HINT = "solver-placement gpu-topology prints a node's entry"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from solver_placement import Cluster, PlacementConfigError
 from solver_placement._cluster.topology import MAX_CPUS, NodeTopology
@@ -121,3 +122,15 @@ def test_the_reader_on_this_machine_finds_what_its_sysfs_holds() -> None:
     has_nvidia = any((d / "vendor").read_text().strip() == "0x10de" for d in Path("/sys/bus/pci/devices").glob("*")) if Path("/sys/bus/pci/devices").is_dir() else False
     entry = read_node_topology(use_nvidia_smi=False)
     assert (entry is not None) == has_nvidia
+
+
+def test_the_command_prints_this_nodes_entry_as_yaml() -> None:
+    """``solver-placement gpu-topology`` prints what the reader finds here (no NVIDIA GPU on this
+    machine or a real one: either way a YAML value the config can take)."""
+    from click.testing import CliRunner
+
+    from solver_placement._cli import main
+
+    result = CliRunner().invoke(main, ["gpu-topology"])
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout) == read_node_topology()

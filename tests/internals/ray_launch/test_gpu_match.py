@@ -6,14 +6,14 @@ import pytest
 
 from solver_placement import Cluster, LaunchError, PlacementSpec, solve
 from solver_placement._ray_launch.gpu_match import idle_gpus_for_next_attempt
-from solver_placement._ray_launch.launch_plan import RayLaunchPlan, modelled_nodes, to_ray
+from solver_placement._ray_launch.launch_plan import RayLaunchPlan, stated_ray_nodes, to_ray
 
 CLUSTER = Cluster(1, 8)
 
 
 def planned(placement: str, idle: dict[int, frozenset[int]] | None = None) -> RayLaunchPlan:
     solution = solve(PlacementSpec.build(CLUSTER, {"a": placement}))
-    return to_ray(solution.placements_by_component(), CLUSTER, modelled_nodes(CLUSTER), idle_gpus=idle)
+    return to_ray(solution.placements_by_component(), CLUSTER, stated_ray_nodes(CLUSTER), idle_gpus=idle)
 
 
 def lowest_free(plan: RayLaunchPlan, held_by_others: set[int]) -> list[list[str]]:

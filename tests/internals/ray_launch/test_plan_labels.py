@@ -14,8 +14,8 @@ from solver_placement import Cluster, PlacementConfigError, PlacementSpec, Solut
 from solver_placement._cluster.ray_nodes import ACCELERATOR_TYPE_LABEL, NODE_ID_LABEL, NODE_RANK_LABEL, RayNode
 from solver_placement._ray_launch.domain_groups import required_domains
 from solver_placement._ray_launch.free_gpus import with_given_devices
-from solver_placement._ray_launch.labels import model_node_labels
-from solver_placement._ray_launch.launch_plan import RayLaunchPlan, modelled_nodes, to_ray
+from solver_placement._ray_launch.labels import cluster_node_labels
+from solver_placement._ray_launch.launch_plan import RayLaunchPlan, stated_ray_nodes, to_ray
 
 RACKS = Cluster(
     3, 2, accelerator_model="A800", node_labels=[{"rack": "r1"}, {"rack": "r1"}, {"rack": "r2"}],
@@ -29,7 +29,7 @@ TP_IN_RACK = {
 
 def planned(solution: Solution, nodes: list[RayNode] | None = None, topology_strategy: bool = False) -> RayLaunchPlan:
     return to_ray(
-        solution.placements_by_component(), solution.cluster, nodes or modelled_nodes(solution.cluster),
+        solution.placements_by_component(), solution.cluster, nodes or stated_ray_nodes(solution.cluster),
         required_domains=required_domains(solution.spec), topology_strategy=topology_strategy,
     )  # fmt: skip
 
@@ -38,7 +38,7 @@ def unlabelled(cluster: Cluster) -> list[RayNode]:
     """The model's nodes as a Ray cluster started without our labels (topology labels kept)."""
     return [
         RayNode(f"id{rank}", f"10.0.0.{rank + 1}", {**node.resources, "accelerator_type:A800": 1.0}, dict(cluster.node_labels[rank]))
-        for rank, node in enumerate(modelled_nodes(cluster))
+        for rank, node in enumerate(stated_ray_nodes(cluster))
     ]
 
 
@@ -47,11 +47,11 @@ def test_a_model_node_carries_its_rank_groups_gpu_model_and_topology_as_labels()
     cluster = Cluster(3, [2, 2, 0], accelerator_model=["A800", "H100 80GB", None], node_labels=[{"rack": "r1"}, {}, {}],
                       node_groups=[{"label": "train", "node_ranks": "0-1"}, {"label": "arm", "node_ranks": 2, "hardware": robots},
                                    {"label": "not a label", "node_ranks": 0}])  # fmt: skip
-    assert model_node_labels(cluster, 0) == {
+    assert cluster_node_labels(cluster, 0) == {
         "rack": "r1", NODE_RANK_LABEL: "0", "solver-placement/group.train": "true", ACCELERATOR_TYPE_LABEL: "A800"}
     # a GPU model Ray would refuse as a label value is left out; a robot group is its resource, not a label
-    assert model_node_labels(cluster, 1) == {NODE_RANK_LABEL: "1", "solver-placement/group.train": "true"}
-    assert model_node_labels(cluster, 2) == {NODE_RANK_LABEL: "2"}
+    assert cluster_node_labels(cluster, 1) == {NODE_RANK_LABEL: "1", "solver-placement/group.train": "true"}
+    assert cluster_node_labels(cluster, 2) == {NODE_RANK_LABEL: "2"}
 
 
 def test_labelled_nodes_give_the_label_scheme_and_selectors_name_no_node_id() -> None:
@@ -95,7 +95,7 @@ def test_a_required_domain_adds_its_label_and_ray_s_topology_strategy_where_ray_
 
 def test_nodes_whose_required_domain_label_ray_lacks_are_named_before_reserving() -> None:
     solution = solve(PlacementSpec.build(RACKS, TP_IN_RACK))
-    nodes = modelled_nodes(RACKS)
+    nodes = stated_ray_nodes(RACKS)
     stripped = [RayNode(n.node_id, n.ip, n.resources, {k: v for k, v in n.labels.items() if k != "rack"}) for n in nodes]
     with pytest.raises(PlacementConfigError, match=r"Ray cannot see on \d node label\(s\): node \d \(Ray node model-node-\d, node-\d\) carries no 'rack' label, "
                        r"which actor require\(s\) there.*label the nodes"):  # fmt: skip

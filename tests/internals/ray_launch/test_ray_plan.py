@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, solve
-from solver_placement._ray_launch.launch_plan import NODE_RANK_LABEL, RayNode, map_nodes, modelled_nodes, to_ray
+from solver_placement._ray_launch.launch_plan import NODE_RANK_LABEL, RayNode, map_nodes, stated_ray_nodes, to_ray
 
 
 def node(rank: int | None, ip: str = "10.0.0.1", gpus: float = 4) -> RayNode:
@@ -65,9 +65,9 @@ def test_every_difference_between_model_and_ray_is_listed_before_reserving() -> 
     )
 
 
-def test_modelled_nodes_carry_gpus_robots_and_labels() -> None:
+def test_stated_ray_nodes_carry_gpus_robots_and_labels() -> None:
     cluster = Cluster(2, [2, 0], node_groups=[{"label": "r", "node_ranks": 1, "hardware": {"type": "arm", "configs": [{"node_rank": 1}]}}])
-    nodes = modelled_nodes(cluster)
+    nodes = stated_ray_nodes(cluster)
     assert nodes[0].resources["GPU"] == 2 and nodes[1].resources["arm"] == 1 and nodes[1].labels[NODE_RANK_LABEL] == "1"
 
 
@@ -120,7 +120,7 @@ def test_robot_metadata_comes_from_the_records_so_a_plan_without_the_cluster_kee
 def test_idle_gpus_are_reserved_below_the_planned_ones_in_gpu_order() -> None:
     cluster = Cluster(2, 4)
     solution = solve(PlacementSpec.build(cluster, {"a": "2-3", "b": "5"}))
-    plan = to_ray(solution.placements_by_component(), cluster, modelled_nodes(cluster), idle_gpus={0: {1, 0}, 1: {0}})
+    plan = to_ray(solution.placements_by_component(), cluster, stated_ray_nodes(cluster), idle_gpus={0: {1, 0}, 1: {0}})
     assert [(b.node_rank, b.item, b.idle, b.resources) for b in plan.bundles] == [
         (0, "gpu 0", True, {"GPU": 1.0}), (0, "gpu 1", True, {"GPU": 1.0}),
         (0, "gpu 2", False, {"CPU": 1.0, "GPU": 1.0}), (0, "gpu 3", False, {"CPU": 1.0, "GPU": 1.0}),
@@ -128,4 +128,4 @@ def test_idle_gpus_are_reserved_below_the_planned_ones_in_gpu_order() -> None:
     ]  # fmt: skip
     anchors = [(p.bundle_index, p.env["CUDA_VISIBLE_DEVICES"]) for processes in plan.processes.values() for p in processes]
     assert anchors == [(2, "2"), (3, "3"), (5, "1")]
-    assert [b.idle for b in to_ray(solution.placements_by_component(), cluster, modelled_nodes(cluster)).bundles] == [False] * 3
+    assert [b.idle for b in to_ray(solution.placements_by_component(), cluster, stated_ray_nodes(cluster)).bundles] == [False] * 3

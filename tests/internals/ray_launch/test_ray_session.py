@@ -72,10 +72,10 @@ import sys
 sys.modules["ray"] = None  # what an install without the [ray] extra sees: import ray fails
 import solver_placement
 from solver_placement import Cluster, LaunchError, solve
-from solver_placement._ray_launch.launch_plan import modelled_nodes, to_ray  # the dry-run plan needs no Ray
+from solver_placement._ray_launch.launch_plan import stated_ray_nodes, to_ray  # the dry-run plan needs no Ray
 cluster = Cluster(num_nodes=1, num_gpus_per_node=2)
 to_ray(solve({"cluster": {"num_nodes": 1, "num_gpus_per_node": 2, "component_placement": {"a": "0-1"}}}).placements_by_component(),
-       cluster, modelled_nodes(cluster))
+       cluster, stated_ray_nodes(cluster))
 for use in (lambda: solver_placement.reserve, lambda: Cluster.from_ray("127.0.0.1:1")):
     try:
         use()

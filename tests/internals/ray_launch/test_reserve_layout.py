@@ -2,7 +2,7 @@
 runtime needed: the layout is chosen before any actor exists)."""
 
 from solver_placement import Cluster, PlacementSpec, solve
-from solver_placement._ray_launch.launch_plan import modelled_nodes, to_ray
+from solver_placement._ray_launch.launch_plan import stated_ray_nodes, to_ray
 from solver_placement._ray_launch.reserve import Reservation
 
 
@@ -13,7 +13,7 @@ def reservation(source_is_solution: bool) -> Reservation:
         "rollout": "0-15",
     }))  # fmt: skip
     placements = solution.placements_by_component()
-    plan = to_ray(placements, cluster, modelled_nodes(cluster))
+    plan = to_ray(placements, cluster, stated_ray_nodes(cluster))
     return Reservation(plan, [], placements, None, solution if source_is_solution else None)
 
 

@@ -11,7 +11,7 @@ import pytest
 from helpers import MODELS
 
 from solver_placement import Cluster, PlacementConfigError, PlacementSpec, VerificationError, solve, verify
-from solver_placement._ray_launch.launch_plan import modelled_nodes, to_ray
+from solver_placement._ray_launch.launch_plan import stated_ray_nodes, to_ray
 from solver_placement._replan import replan
 
 TOPOLOGY = [
@@ -73,7 +73,7 @@ def test_processes_without_gpu_see_their_node_s_gpus_as_in_rlinf_unless_hidden(s
 
 def test_the_launch_plan_says_what_every_record_says(solution) -> None:
     records = solution.placements_by_component()
-    plan = to_ray(records, CLUSTER, modelled_nodes(CLUSTER))
+    plan = to_ray(records, CLUSTER, stated_ray_nodes(CLUSTER))
     for name, launches in plan.processes.items():
         for record, launch in zip(records[name], launches, strict=True):
             assert launch.env["CUDA_VISIBLE_DEVICES"] == ",".join(record.visible_accelerators), (name, record.rank)
@@ -85,7 +85,7 @@ def test_the_launch_plan_says_what_every_record_says(solution) -> None:
 def test_every_model_s_plan_sets_the_devices_its_records_name(model) -> None:
     solved = solve(str(model))
     records = solved.placements_by_component()
-    plan = to_ray(records, solved.cluster, modelled_nodes(solved.cluster), cpus_per_process=0.001)
+    plan = to_ray(records, solved.cluster, stated_ray_nodes(solved.cluster), cpus_per_process=0.001)
     for name, launches in plan.processes.items():
         for record, launch in zip(records[name], launches, strict=True):
             device_variable = next(key for key in launch.env if key.endswith("VISIBLE_DEVICES") or key == "ZE_AFFINITY_MASK")
@@ -134,7 +134,7 @@ def test_a_key_that_can_do_nothing_here_is_refused(component: dict, message: str
 
 def test_numa_bind_needs_every_gpu_node_it_may_use_to_state_its_numa_nodes() -> None:
     cluster = Cluster(3, 4, gpu_topology=[TOPOLOGY[0], {"egl_devices": [0, 1, 2, 3]}, None])
-    with pytest.raises(PlacementConfigError, match=r"component 'x': numa_bind .* states no numa_nodes for node 1-2 \(python -m solver_placement"):
+    with pytest.raises(PlacementConfigError, match=r"component 'x': numa_bind .* states no numa_nodes for node 1-2 \(solver-placement gpu-topology"):
         PlacementSpec.build(cluster, {"x": {"processes": 4, "numa_bind": True}})
     PlacementSpec.build(cluster, {"x": {"processes": 4, "resources": "0-3", "numa_bind": True}})  # a window on node 0 only
 
