@@ -9,7 +9,7 @@ import click
 
 from solver_placement._auto import auto_place
 from solver_placement._auto.result import AutoPlacement
-from solver_placement._cli.config_input import Model, model_arguments, read_model
+from solver_placement._cli.config_input import JobInput, job_arguments, read_job_input
 from solver_placement._cli.options import ModelCommand, format_option, time_limit_option
 from solver_placement._cli.output import document, echo_document
 from solver_placement._cli.progress import working
@@ -18,7 +18,7 @@ from solver_placement._errors import PlacementConfigError
 
 
 @click.command("auto", cls=ModelCommand, short_help="Choose collocation or a disaggregated GPU split from measured costs.")
-@model_arguments
+@job_arguments
 @click.option("--top-k", type=click.IntRange(1, 100), default=None, help="How many ranked candidates to show (default: the file's top_k, else 5).")
 @click.option("--reward-with", default=None, help="Add reward on the GPUs of this component in the output block.")
 @format_option("table", "yaml", "json", help="table for people; yaml: a ready cluster: block; json: the document described above.")
@@ -41,30 +41,30 @@ def auto_command(file: str, overrides: Sequence[str], top_k: int | None, reward_
       solver-placement auto models/auto_reference_16x8.yaml --format yaml --reward-with actor
       solver-placement auto models/auto_reference_16x8.yaml cluster.num_nodes=32 --format json
     """
-    model = read_model(file, overrides)
-    if "auto_placement" not in model.job.config and "cluster" in model.job.config:
+    given = read_job_input(file, overrides)
+    if "auto_placement" not in given.job.config and "cluster" in given.job.config:
         raise PlacementConfigError(
-            f"{model.name} has no auto_placement: section, so there are no measured costs to search; add one "
+            f"{given.name} has no auto_placement: section, so there are no measured costs to search; add one "
             f"(docs/cost_model.md lists its keys), or place the component_placement as written with: solver-placement solve {file}"
         )
-    with working(f"searching the placements of {model.name}"):
-        result = auto_place(model.job, top_k=top_k, time_limit_s=time_limit)
+    with working(f"searching the placements of {given.name}"):
+        result = auto_place(given.job, top_k=top_k, time_limit_s=time_limit)
     if fmt == "json":
-        echo_document(_result_document(model, result, reward_with), fmt)
+        echo_document(_result_document(given, result, reward_with), fmt)
     elif fmt == "yaml":
-        if model.assumed_gpus_per_node is not None:  # a comment, so the block still pastes as it is
-            click.echo(f"# {heading(model)}")
+        if given.assumed_gpus_per_node is not None:  # a comment, so the block still pastes as it is
+            click.echo(f"# {heading(given)}")
         click.echo(result.to_yaml(reward_with), nl=False)
     else:
         proof = "proven optimal" if result.stats.proven_optimal else f"gap {100 * result.stats.gap:.2f}% at the time limit"
-        click.echo(f"{heading(model)}: {result.mode}, predicted {result.time_s:.3f} s per iteration ({proof})")
+        click.echo(f"{heading(given)}: {result.mode}, predicted {result.time_s:.3f} s per iteration ({proof})")
         click.echo(result.table())
         click.echo("component_placement:")
         for key, value in result.to_component_placement(reward_with).items():
             click.echo(f"  {key}: {value}")
 
 
-def _result_document(model: Model, result: AutoPlacement, reward_with: str | None) -> dict[str, Any]:
+def _result_document(given: JobInput, result: AutoPlacement, reward_with: str | None) -> dict[str, Any]:
     stats = result.stats
     candidates = [
         {"mode": c.mode, "gpus": dict(c.gpus), "ranges": {name: list(bounds) for name, bounds in c.ranges.items()},
@@ -72,7 +72,7 @@ def _result_document(model: Model, result: AutoPlacement, reward_with: str | Non
         for c in result.candidates
     ]  # fmt: skip
     return document(
-        "auto", model, task=result.problem.task, num_gpus=result.problem.num_gpus, proven_optimal=stats.proven_optimal,
+        "auto", given, task=result.problem.task, num_gpus=result.problem.num_gpus, proven_optimal=stats.proven_optimal,
         gap=stats.gap, solves=stats.solves, wall_time_s=stats.wall_time_s,
         component_placement=result.to_component_placement(reward_with), candidates=candidates,
     )  # fmt: skip

@@ -34,8 +34,8 @@ STDIN = "-"
 
 
 @dataclass(frozen=True)
-class Model:
-    """One model as the user gave it: what to call it in messages, the overrides, the job (the merged
+class JobInput:
+    """One job as the user gave it on the command line (FILE): what to call it in messages, the overrides, the job (the merged
     config, loaded once), whether its cluster was read from or checked against a live Ray (``--ray``/``--local``;
     this process is then connected to that Ray until the command ends), and the GPUs per node
     assumed because its config states none (None when it states them or Ray gave them)."""
@@ -47,13 +47,13 @@ class Model:
     assumed_gpus_per_node: int | None = None
 
 
-def model_arguments(command: Command) -> Command:
+def job_arguments(command: Command) -> Command:
     """Add the FILE and [KEY=VALUE]... arguments every command that takes a model shares."""
     command = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE]...")(command)
     return click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))(command)
 
 
-def read_model(file: str, overrides: Sequence[str]) -> Model:
+def read_job_input(file: str, overrides: Sequence[str]) -> JobInput:
     """Load FILE (or stdin for ``-``), apply the overrides to it and resolve it to plain values;
     with the command's ``--ray``/``--local``, its cluster comes from (or is checked against) that Ray.
     A cluster with no GPU count that no real Ray checks is warned about on stderr (the module docstring)."""
@@ -72,8 +72,8 @@ def read_model(file: str, overrides: Sequence[str]) -> Model:
             err=True,
         )
     if choice is not None:
-        return Model(name, tuple(overrides), on_live_cluster(job, choice, name), on_ray=True, assumed_gpus_per_node=assumed)
-    return Model(name, tuple(overrides), job, assumed_gpus_per_node=assumed)
+        return JobInput(name, tuple(overrides), on_live_cluster(job, choice, name), on_ray=True, assumed_gpus_per_node=assumed)
+    return JobInput(name, tuple(overrides), job, assumed_gpus_per_node=assumed)
 
 
 def _load(file: str, name: str) -> DictConfig:

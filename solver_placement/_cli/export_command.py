@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import click
 import yaml
 
-from solver_placement._cli.config_input import model_arguments, read_model
+from solver_placement._cli.config_input import job_arguments, read_job_input
 from solver_placement._cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement._cli.output import document, echo_document
 from solver_placement._cli.placing import place
@@ -18,7 +18,7 @@ from solver_placement._verl_export import VERSIONS, export_verl
 
 
 @click.command("export", cls=ModelCommand)
-@model_arguments
+@job_arguments
 @click.option("--to", "target", type=click.Choice(["verl"]), required=True, help="Whose config to state the layout in.")
 @click.option(
     "--verl-version", type=click.Choice(VERSIONS), default=None,
@@ -51,13 +51,13 @@ def export_command(
       solver-placement export --to verl models/verl_ppo_trainer_2x8.yaml
       solver-placement export --to verl models/verl_pools_2x8.yaml --verl-version 0.9.0 --format json
     """
-    model = read_model(file, overrides)
-    with working(f"solving {model.name}"):
-        placed = place(model.job, time_limit, model_parallel)
-    stated = verl_pools(model.job.config).version if model.job.form is JobForm.VERL_TRAINER else None
+    given = read_job_input(file, overrides)
+    with working(f"solving {given.name}"):
+        placed = place(given.job, time_limit, model_parallel)
+    stated = verl_pools(given.job.config).version if given.job.form is JobForm.VERL_TRAINER else None
     exported = export_verl(placed.solution, version=verl_version or stated)
     if fmt != "text":
-        echo_document(document("export", model, to=target, verl_version=exported.version, resource_pools=exported.resource_pools(),
+        echo_document(document("export", given, to=target, verl_version=exported.version, resource_pools=exported.resource_pools(),
                                trainer_overrides=list(exported.overrides)), fmt)  # fmt: skip
         return
     section = yaml.safe_dump({"resource_pools": exported.resource_pools()}, sort_keys=False, default_flow_style=None)

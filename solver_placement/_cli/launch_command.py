@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 from tabulate import tabulate
 
-from solver_placement._cli.config_input import Model, model_arguments, read_model
+from solver_placement._cli.config_input import JobInput, job_arguments, read_job_input
 from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement._cli.output import document, echo_document
@@ -27,7 +27,7 @@ LANDED_HEADERS = ["component", "rank", "node", "planned devices", "seen by the a
 
 
 @click.command("launch", cls=ModelCommand, short_help="Show the Ray launch plan of FILE, or launch it and check every process.")
-@model_arguments
+@job_arguments
 @click.option("--dry-run/--run", default=True, show_default=True, help="Only print the plan, or really launch on Ray.")
 @format_option("table", "json", help="table for people; json: the document described above.")
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait for the reservation and actors.")
@@ -65,19 +65,19 @@ def launch_command(
       solver-placement launch models/quickstart.yaml --run --ray 10.0.0.1:6379
       solver-placement launch job.yaml --ray auto --group-by-label zone --dry-run
     """
-    model = read_model(file, overrides)
-    with working(f"solving {model.name}"):
-        solution = place(model.job, time_limit, model_parallel).solution
+    given = read_job_input(file, overrides)
+    with working(f"solving {given.name}"):
+        solution = place(given.job, time_limit, model_parallel).solution
     if dry_run:
-        _dry_run(model, solution, fmt)
+        _dry_run(given, solution, fmt)
     else:
-        _run(model, solution, fmt, timeout)
+        _run(given, solution, fmt, timeout)
 
 
-def _dry_run(model: Model, solution: Solution, fmt: str) -> None:
-    plan = _live_plan(solution) if model.on_ray else _modelled_plan(solution)
+def _dry_run(given: JobInput, solution: Solution, fmt: str) -> None:
+    plan = _live_plan(solution) if given.on_ray else _modelled_plan(solution)
     if fmt == "json":
-        echo_document(document("launch", model, run=False, **plan.to_dict()), fmt)
+        echo_document(document("launch", given, run=False, **plan.to_dict()), fmt)
         return
     rows = [
         [p.component, p.rank, p.node_rank, p.bundle_index, plan.bundles[p.bundle_index].item, p.env.get("CUDA_VISIBLE_DEVICES", ""),
@@ -86,7 +86,7 @@ def _dry_run(model: Model, solution: Solution, fmt: str) -> None:
     ]  # fmt: skip
     groups = len(plan.placement_groups)
     reserved_in = "one placement group" if groups == 1 else f"{groups} placement groups"
-    click.echo(f"{heading(model)}: {len(plan.bundles)} bundles in {reserved_in}, {len(rows)} processes")
+    click.echo(f"{heading(given)}: {len(plan.bundles)} bundles in {reserved_in}, {len(rows)} processes")
     click.echo(f"scheme: {plan.scheme} ({plan.scheme_reason})")
     for group in plan.placement_groups if groups > 1 else ():
         how = f"topology_strategy {group.topology_strategy}" if group.topology_strategy else f"strategy {group.strategy}"
@@ -111,16 +111,16 @@ def _modelled_plan(solution: Solution) -> RayLaunchPlan:
 
 
 def _live_plan(solution: Solution) -> RayLaunchPlan:
-    """The plan on the live Ray nodes ``read_model`` connected to (nothing is reserved)."""
+    """The plan on the live Ray nodes ``read_job_input`` connected to (nothing is reserved)."""
     from solver_placement._ray_launch.reserve import plan
 
     return plan(solution)
 
 
-def _run(model: Model, solution: Solution, fmt: str, timeout: float) -> None:
+def _run(given: JobInput, solution: Solution, fmt: str, timeout: float) -> None:
     """Launch, report every process, and exit 5 if any landed off its planned node or devices.
 
-    With --ray/--local, ``read_model`` already connected this process (and checked the model), so
+    With --ray/--local, ``read_job_input`` already connected this process (and checked the model), so
     the reservation uses that connection."""
     from solver_placement._ray_launch.landing_check import launch_and_check
 
@@ -129,10 +129,10 @@ def _run(model: Model, solution: Solution, fmt: str, timeout: float) -> None:
     exact = sum(p.exact for p in landed)
     if fmt == "json":
         processes = [{**asdict(p), "exact": p.exact} for p in landed]
-        echo_document(document("launch", model, run=True, processes=processes, exact=exact), fmt)
+        echo_document(document("launch", given, run=True, processes=processes, exact=exact), fmt)
     else:
-        if model.assumed_gpus_per_node is not None:
-            click.echo(heading(model))
+        if given.assumed_gpus_per_node is not None:
+            click.echo(heading(given))
         rows = [[p.component, p.rank, p.node_rank, p.planned_devices, p.seen_devices, "yes" if p.exact else "NO"] for p in landed]
         click.echo(tabulate(rows, headers=LANDED_HEADERS))
         click.echo(f"{exact} of {len(landed)} processes ran on exactly their planned node and devices; reservation released")

@@ -38,12 +38,12 @@ def on_live_cluster(job: Job, choice: RayChoice, name: str) -> Job:
             f"--local starts an embedded Ray shaped like the model, but {name} states no cluster (cluster.num_nodes): "
             "give --ray ADDRESS to read a running cluster, or state the cluster"
         )
-    model = job.stated_cluster if stated else None
+    given = job.stated_cluster if stated else None
     with working("connecting to the embedded Ray" if choice.address == "local" else f"connecting to Ray at {choice.address}"):
-        release = attach(model, choice.address, choice.connect_timeout_s)
+        release = attach(given, choice.address, choice.connect_timeout_s)
     click.get_current_context().call_on_close(release)
-    if model is not None:
-        check_against_live(model)
+    if given is not None:
+        check_against_live(given)
         return job
     live = Cluster.from_ray(group_by_labels=choice.group_by_labels, available=choice.available)  # this process is connected: reads that cluster
     return job.with_cluster(live.under_section(job.section))

@@ -70,7 +70,7 @@ class RayChoice:
 
 
 #: Where the options' callbacks leave their values in the click context (``ctx.meta``), so the
-#: commands' signatures stay as they are and the model loader reads them (``read_model``).
+#: commands' signatures stay as they are and the model loader reads them (``read_job_input``).
 _RAY_META = "solver_placement.ray_options"
 
 
@@ -95,7 +95,7 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 
 
 def _ray_options() -> list[click.Parameter]:
-    """--ray, --local, --connect-timeout, --group-by-label and --available, read by ``read_model`` (not passed to the command)."""
+    """--ray, --local, --connect-timeout, --group-by-label and --available, read by ``read_job_input`` (not passed to the command)."""
     common: dict[str, Any] = {"expose_value": False, "callback": _remember}
     return [
         click.Option(["--ray", "ray"], metavar="ADDRESS", help="Use the live Ray cluster at ADDRESS (HOST:PORT, or auto).", **common),

@@ -24,17 +24,17 @@ from typing import Any, NoReturn
 import click
 import yaml
 
-from solver_placement._cli.config_input import Model
+from solver_placement._cli.config_input import JobInput
 from solver_placement._cli.exit_codes import ExitCode
 
 SCHEMA_VERSION = 1
 
 
-def document(command: str, model: Model, **payload: Any) -> dict[str, Any]:
+def document(command: str, given: JobInput, **payload: Any) -> dict[str, Any]:
     """The envelope (see the module docstring) followed by the command's own keys."""
-    envelope: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": command, "file": model.name, "overrides": list(model.overrides)}
-    if model.assumed_gpus_per_node is not None:
-        envelope["assumed"] = {"num_gpus_per_node": model.assumed_gpus_per_node}
+    envelope: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": command, "file": given.name, "overrides": list(given.overrides)}
+    if given.assumed_gpus_per_node is not None:
+        envelope["assumed"] = {"num_gpus_per_node": given.assumed_gpus_per_node}
     return {**envelope, **payload}
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from solver_placement._cli.config_input import model_arguments, read_model
+from solver_placement._cli.config_input import job_arguments, read_job_input
 from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement._cli.output import document, echo_document, fail
@@ -17,7 +17,7 @@ from solver_placement._cli.text import heading
 
 
 @click.command("plot", cls=ModelCommand)
-@model_arguments
+@job_arguments
 @click.option("--output", "-o", required=True, metavar="OUT", type=click.Path(dir_okay=False), help="Where to write: .png, .svg or .pdf.")
 @click.option(
     "--figure",
@@ -74,12 +74,12 @@ def plot_command(
     folder = Path(output).parent
     if not folder.is_dir():  # before solving, which can take minutes
         fail(f"cannot write {output}: the directory {str(folder)!r} does not exist", ExitCode.IO)
-    from solver_placement._plot import plot_layout, plot_weight_sync, save_figure  # matplotlib loads only when drawing
+    from solver_placement.plot import plot_layout, plot_weight_sync, save_figure  # matplotlib loads only when drawing
 
-    model = read_model(file, overrides)
-    with working(f"solving {model.name}"):
-        placed = place(model.job, time_limit, model_parallel)
-    figure_title = title or f"{'Layout' if figure == 'layout' else 'Weight sync'} of {model.name}"
+    given = read_job_input(file, overrides)
+    with working(f"solving {given.name}"):
+        placed = place(given.job, time_limit, model_parallel)
+    figure_title = title or f"{'Layout' if figure == 'layout' else 'Weight sync'} of {given.name}"
     with working(f"drawing {output}"):
         if figure == "layout":
             drawn = plot_layout(placed.source, components=list(component) or None, nodes=nodes, mode=mode, title=figure_title, pools=placed.pools)
@@ -87,6 +87,6 @@ def plot_command(
             drawn = plot_weight_sync(placed.source, actor=actor, rollout=rollout, mode=mode, title=figure_title)
         written = save_figure(drawn, output, dpi=dpi)
     if fmt == "json":
-        echo_document(document("plot", model, figure=figure, written=str(written)), fmt)
+        echo_document(document("plot", given, figure=figure, written=str(written)), fmt)
     else:
-        click.echo(f"wrote {written}" if model.assumed_gpus_per_node is None else f"wrote {written}: {heading(model)}")
+        click.echo(f"wrote {written}" if given.assumed_gpus_per_node is None else f"wrote {written}: {heading(given)}")

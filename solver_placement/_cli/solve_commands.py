@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 import click
 
-from solver_placement._cli.config_input import Model, model_arguments, read_model
+from solver_placement._cli.config_input import JobInput, job_arguments, read_job_input
 from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.options import ModelCommand, format_option, model_parallel_option, time_limit_option
 from solver_placement._cli.output import document, echo_document, fail
@@ -23,7 +23,7 @@ from solver_placement._solver.solution import Solution
 
 
 @click.command("solve", cls=ModelCommand)
-@model_arguments
+@job_arguments
 @click.option("--component", "-c", multiple=True, help="Only show this component (repeatable).")
 @format_option(
     "table", "json", "yaml", "layout",
@@ -52,26 +52,26 @@ def solve_command(
       solver-placement solve models/modelparallel_collocated_tp4_tp2_1x8.yaml
       solver-placement solve models/synthetic_1024x8.yaml --format layout
     """
-    model = read_model(file, overrides)
-    with working(f"solving {model.name}"):
-        placed = place(model.job, time_limit, model_parallel)
+    given = read_job_input(file, overrides)
+    with working(f"solving {given.name}"):
+        placed = place(given.job, time_limit, model_parallel)
     solution = placed.solution
     if fmt == "layout":  # the heading without the solve time, so logs of the same job read the same
         report = layout_report(solution, list(component) or None)  # before any output: a bad -c is an error alone
-        click.echo(f"{heading(model)}: {solution.cluster.describe()}; {_verdict(solution)}\n{report}")
+        click.echo(f"{heading(given)}: {solution.cluster.describe()}; {_verdict(solution)}\n{report}")
         return
     records = {name: solution.placements(name) for name in list(component) or solution.components}
     if fmt != "table":
         components = {name: [asdict(p) for p in pls] for name, pls in records.items()}
-        echo_document(document("solve", model, status=solution.status.lower(), placement_class=placed.class_name,
+        echo_document(document("solve", given, status=solution.status.lower(), placement_class=placed.class_name,
                                placement_mode=placed.mode, components=components), fmt)  # fmt: skip
         return
-    click.echo(f"{heading(model)}: {solution.cluster.describe()}; {_verdict(solution)} in {sum(solution.timings.values()):.3f} s")
+    click.echo(f"{heading(given)}: {solution.cluster.describe()}; {_verdict(solution)} in {sum(solution.timings.values()):.3f} s")
     click.echo(format_table([p for pls in records.values() for p in pls]))
 
 
 @click.command("explain", cls=ModelCommand, short_help="Say why FILE cannot be placed, or summarise it in one line.")
-@model_arguments
+@job_arguments
 @format_option("text", "json", help="text for people; json prints the document described above.")
 @time_limit_option
 @click.option(
@@ -104,20 +104,20 @@ def explain_command(
       solver-placement explain models/invalid/process_spans_nodes_gpu.yaml
       solver-placement explain models/quickstart.yaml cluster.component_placement.rollout.processes=9 --format json
     """
-    model = read_model(file, overrides)
+    given = read_job_input(file, overrides)
     try:
-        with working(f"solving {model.name}"):
-            placed = place(model.job, time_limit, model_parallel)
+        with working(f"solving {given.name}"):
+            placed = place(given.job, time_limit, model_parallel)
     except InfeasiblePlacementError as error:
-        _explain_infeasible(model, error, fmt, explain_time_limit, placed_as_written=placed_as_written(model.job, model_parallel))
+        _explain_infeasible(given, error, fmt, explain_time_limit, placed_as_written=placed_as_written(given.job, model_parallel))
         raise
     if fmt == "json":
-        echo_document(_feasible_document(model, placed), fmt)
+        echo_document(_feasible_document(given, placed), fmt)
         return
-    click.echo(f"{heading(model)}: {summary(placed)}")
+    click.echo(f"{heading(given)}: {summary(placed)}")
 
 
-def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str, time_limit: float | None, placed_as_written: bool) -> None:
+def _explain_infeasible(given: JobInput, error: InfeasiblePlacementError, fmt: str, time_limit: float | None, placed_as_written: bool) -> None:
     """Print the conflicts and checked fixes and exit 3; return only when a one-line error says it all.
 
     Fixes are searched only for configs placed as written: they are edits of component_placement,
@@ -126,11 +126,11 @@ def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str,
     statements = compact_statements(error.statements)
     fixes: Sequence[str] = ()
     if placed_as_written:
-        with working(f"checking fixes for {model.name}"):
-            fixes = checked_fixes(model.job, error.statements, time_limit)
+        with working(f"checking fixes for {given.name}"):
+            fixes = checked_fixes(given.job, error.statements, time_limit)
     if fmt == "json":
         conflicts = [statement.text for statement in statements]
-        echo_document(document("explain", model, feasible=False, conflicts=conflicts, statements=statement_records(statements),
+        echo_document(document("explain", given, feasible=False, conflicts=conflicts, statements=statement_records(statements),
                                suggestions=list(fixes)), fmt)  # fmt: skip
         sys.exit(ExitCode.INFEASIBLE)
     if len(statements) > 1 or fixes:
@@ -139,10 +139,10 @@ def _explain_infeasible(model: Model, error: InfeasiblePlacementError, fmt: str,
         fail(f"no placement exists; these statements cannot all hold:{listed}{tips}", ExitCode.INFEASIBLE)
 
 
-def _feasible_document(model: Model, placed: SolvedJob) -> dict[str, object]:
+def _feasible_document(given: JobInput, placed: SolvedJob) -> dict[str, object]:
     records = placed.solution.placements_by_component()
     return document(
-        "explain", model, feasible=True, summary=summary(placed), status=placed.solution.status.lower(),
+        "explain", given, feasible=True, summary=summary(placed), status=placed.solution.status.lower(),
         placement_class=placed.class_name, placement_mode=placed.mode, **usage_counts(placed),
         components={name: len(pls) for name, pls in records.items()},
     )  # fmt: skip

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from solver_placement._cli.config_input import Model
+from solver_placement._cli.config_input import JobInput
 from solver_placement._cli.placing import SolvedJob
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import InfeasiblePlacementError, PlacementError
@@ -28,12 +28,12 @@ TABLE_COLUMNS = (
 QUOTED_CONFLICTS = 3
 
 
-def heading(model: Model) -> str:
+def heading(given: JobInput) -> str:
     """What an answer's first line calls the model: its name, and the GPUs per node assumed when
     its cluster states none (``m.yaml (8 GPUs per node assumed: no num_gpus_per_node)``)."""
-    if model.assumed_gpus_per_node is None:
-        return model.name
-    return f"{model.name} ({model.assumed_gpus_per_node} GPUs per node assumed: no num_gpus_per_node)"
+    if given.assumed_gpus_per_node is None:
+        return given.name
+    return f"{given.name} ({given.assumed_gpus_per_node} GPUs per node assumed: no num_gpus_per_node)"
 
 
 def usage_counts(placed: SolvedJob) -> dict[str, int]:

@@ -24,21 +24,3 @@ try:
     import matplotlib  # noqa: F401  (checked here once: every module of the package draws with it)
 except ModuleNotFoundError as error:
     raise missing_extra(error, "matplotlib", "matplotlib is not installed; drawing placements needs it", "plot", PlacementError) from None
-
-from solver_placement._plot.layout import plot_layout
-from solver_placement._plot.save import SAVE_FORMATS, save_figure
-from solver_placement._plot.source import LayoutSource
-from solver_placement._plot.style import component_colors
-from solver_placement._plot.sync_links import WeightSyncLink, weight_sync_links
-from solver_placement._plot.weight_sync import plot_weight_sync
-
-__all__ = [
-    "SAVE_FORMATS",
-    "LayoutSource",
-    "WeightSyncLink",
-    "component_colors",
-    "plot_layout",
-    "plot_weight_sync",
-    "save_figure",
-    "weight_sync_links",
-]

@@ -14,7 +14,8 @@ from click.testing import Result
 from helpers import INFEASIBLE, ROOT, cli_runner
 
 from solver_placement import Statement, __version__
-from solver_placement._cli import compact_conflicts, main
+from solver_placement._cli import main
+from solver_placement._solver.conflicts import compact_conflicts
 
 VALID = sorted((ROOT / "models").glob("*.yaml"))
 INVALID = sorted((ROOT / "models" / "invalid").glob("*.yaml"))

@@ -13,11 +13,11 @@ from matplotlib.figure import Figure
 from omegaconf import OmegaConf
 
 from solver_placement import ModelParallelComponentPlacement, PlacementConfigError, PlacementSpec, solve
-from solver_placement._plot import WeightSyncLink, component_colors, plot_layout, plot_weight_sync, save_figure, weight_sync_links
 from solver_placement._plot.rows import layout_rows as _layout_rows
 from solver_placement._plot.rows import occupancy as _occupancy
 from solver_placement._plot.source import resolve_job as _resolve
 from solver_placement._plot.style import PALETTE, pool_mark
+from solver_placement.plot import WeightSyncLink, component_colors, plot_layout, plot_weight_sync, save_figure, weight_sync_links
 
 
 def png_size(path: Path) -> tuple[int, int]:
