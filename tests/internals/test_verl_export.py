@@ -88,11 +88,16 @@ def test_the_trainer_models_export_is_verls_keys() -> None:
     assert dict(exported.mapping) == {"actor_rollout_ref": "global_pool", "rm": "reward_pool"}
     assert exported.overrides == (
         "trainer.nnodes=2", "trainer.n_gpus_per_node=8", "reward.reward_model.enable=true", "reward.reward_model.enable_resource_pool=true",
-        "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4", "distillation.enabled=false",
+        "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4", "reward.reward_model.rollout.tensor_model_parallel_size=2",
+        "reward.reward_model.rollout.data_parallel_size=1", "reward.reward_model.rollout.pipeline_model_parallel_size=1", "distillation.enabled=false",
     )  # fmt: skip
     assert export_verl(verl(V041)).overrides == ("trainer.nnodes=1", "trainer.n_gpus_per_node=8")
     beside = export_verl(verl(MAIN, "reward.reward_model.enable=True"))
-    assert beside.resource_pools()["resource_pool_spec"] == {"global_pool": {"process_on_nodes": [8], "max_colocate_count": 3, "own_worker_group": ["rm"]}}
+    replicas = {f"rollout_reward_colocate_{rank}": [2 * rank, 2] for rank in range(4)}  # four replicas of 2 slice global_pool's 8 GPUs
+    assert beside.resource_pools() == {
+        "resource_pool_spec": {"global_pool": {"process_on_nodes": [8], "max_colocate_count": 3, "slices": replicas}},
+        "mapping": {"actor_rollout": "global_pool", "critic": "global_pool", **dict.fromkeys(replicas, "global_pool")},
+    }
     assert "reward.reward_model.enable_resource_pool=false" in beside.overrides
 
 
