@@ -167,9 +167,9 @@ def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[
         for gpu in range(first, first + count):
             sharing[gpu] += 1
     if len(whole) + max(sharing) > pool.max_colocate_count:
-        listed = ", ".join(FUSED.join(group) for group in whole) + (f" and up to {max(sharing)} slice(s) on one GPU" if pool.slices else "")
+        listed = " and ".join(part for part in (", ".join(FUSED.join(group) for group in whole), f"up to {max(sharing)} slice(s) on one GPU" * bool(pool.slices)) if part)
         raise PlacementConfigError(
-            f"resource pool {name!r}: {len(whole) + max(sharing)} worker groups ({listed.lstrip(', ')}) exceed max_colocate_count="
+            f"resource pool {name!r}: {len(whole) + max(sharing)} worker groups ({listed}) exceed max_colocate_count="
             f"{pool.max_colocate_count}; verl gives each worker 1/{pool.max_colocate_count} of a GPU, so a further group would wait for GPUs forever"
         )
     return whole + [(role,) for role in pool.slices]

@@ -37,17 +37,16 @@ def reward_replicas(keys: VerlKeys, name: str, pool: VerlPool) -> dict[str, tupl
 def teacher_replicas(keys: VerlKeys, pool: VerlPool) -> dict[str, tuple[int, int]]:
     """Every teacher's replicas on ``teacher_pool``, teachers in their order, after verl's checks."""
     gpus_per_node = pool.process_on_nodes[0]
-    entries = keys.names(TEACHERS) or [LONE]
-    if LONE not in entries:
-        raise keys.error(f"{TEACHERS} has no {LONE} entry; verl asserts it (composed configs always hold it)")
+    stated = keys.names(TEACHERS)
+    entries = stated if LONE in stated else [LONE, *stated]  # a composed config always holds the lone teacher's entry
     if len(entries) == 1:
         inference = f"{TEACHERS}.{LONE}.inference"
         size = replica_size(keys, inference, gpus_per_node)
         check_divides(keys, "teacher_pool", pool.gpus, size, inference)
-        stated = keys.count(f"{TEACHERS}.{LONE}.num_replicas", 0, allow_zero=True)
-        if stated and stated != pool.gpus // size:
+        replicas = keys.count(f"{TEACHERS}.{LONE}.num_replicas", 0, allow_zero=True)
+        if replicas and replicas != pool.gpus // size:
             raise keys.error(
-                f"{TEACHERS}.{LONE}.num_replicas={stated} is ignored by verl {keys.label}: a lone teacher fills teacher_pool, "
+                f"{TEACHERS}.{LONE}.num_replicas={replicas} is ignored by verl {keys.label}: a lone teacher fills teacher_pool, "
                 f"so verl sets it to {pool.gpus // size} ({pool.gpus} GPUs / replicas of {size})"
             )
         teachers = [("default", pool.gpus // size, size)]

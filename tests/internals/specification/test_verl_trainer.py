@@ -38,7 +38,8 @@ SEPARATE_MAIN = ["trainer.v1.trainer_mode=separate_async", "algorithm.adv_estima
                  "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "trainer.nnodes=1", "trainer.n_gpus_per_node=4"]  # fmt: skip
 #: A reward model on GPUs of its own, a teacher, and the reference policy (main).
 POOLS_MAIN = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1",
-              "reward.reward_model.n_gpus_per_node=4", "actor_rollout_ref.actor.use_kl_loss=True", "distillation.enabled=True", "distillation.nnodes=1"]  # fmt: skip
+              "reward.reward_model.n_gpus_per_node=4", "actor_rollout_ref.actor.use_kl_loss=True", "distillation.enabled=True", "distillation.nnodes=1",
+              "distillation.teacher_models.teacher_model.model_path=teacher"]  # fmt: skip
 
 
 def replicas(name: str, count: int) -> list[str]:
@@ -225,3 +226,51 @@ def test_ray_gives_a_tie_in_free_gpus_to_the_node_with_fewer_cpus_reserved() -> 
     # equal CPUs reserved as well: Ray's node map decides, here the lowest rank
     assert [group.node for groups in land_pools([4, 4], requests).values() for group in groups] == [0, 1]
     assert [group.node for groups in land_pools([8, 8], [*requests, PoolRequest("teacher_pool", (4,), (0, 1), "c", 3)]).values() for group in groups] == [0, 1, 0]
+
+
+#: Two teachers on a teacher pool of 2 nodes of 4 GPUs: two replicas of 2, then one of 4 (verl cuts in entry order).
+TEACHERS = ["distillation.enabled=True", "distillation.nnodes=2", "distillation.n_gpus_per_node=4",
+            "distillation.teacher_models.a.key=math/gsm8k", "distillation.teacher_models.a.num_replicas=2",
+            "distillation.teacher_models.a.inference.tensor_model_parallel_size=2", "distillation.teacher_models.b.key=code",
+            "distillation.teacher_models.b.num_replicas=1", "distillation.teacher_models.b.inference.tensor_model_parallel_size=4"]  # fmt: skip
+
+
+def test_each_teacher_replica_is_a_worker_group_on_its_slice_named_by_its_key() -> None:
+    built = verl_pools(config(MAIN, *TEACHERS))
+    assert dict(built.slices) == {"rollout_teacher_colocate_0_math_gsm8k": (0, 2), "rollout_teacher_colocate_1_math_gsm8k": (2, 2), "rollout_teacher_colocate_0_code": (4, 4)}
+    solution = solve(config(MAIN, *TEACHERS))
+    nodes = {name: [(p.rank, p.cluster_node_rank) for p in solution.placements(name)] for name in built.slices}
+    assert nodes["rollout_teacher_colocate_0_code"] == [(0, 2), (1, 2), (2, 2), (3, 2)]  # ranks from 0 on the teacher pool's second node
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ([*TEACHERS, "distillation.teacher_models.b.key=math/gsm8k"], "teacher key 'math/gsm8k' is given twice"),
+        ([*TEACHERS, "distillation.teacher_models.b.num_replicas=2"], "the teachers take 12 GPUs"),
+        ([*TEACHERS, "distillation.teacher_models.a.num_replicas=1", "distillation.teacher_models.b.num_replicas=1",
+          "distillation.teacher_models.c.key=x", "distillation.teacher_models.c.num_replicas=1",
+          "distillation.teacher_models.c.inference.tensor_model_parallel_size=2"],
+         "teacher 'code' replica 0 takes GPUs 2 to 5 of teacher_pool, across 2 node(s) of 4, where a replica of 4 needs 1"),
+        ([*TEACHERS, "distillation.teacher_models.teacher_model.model_path=m"], "teacher_model.model_path='m' is ignored by verl main: with several"),
+        ([*TEACHERS, "distillation.teacher_models.b.key=null"], "distillation.teacher_models.b.key is not set"),
+        ([*TEACHERS, "distillation.teacher_models.b.num_replicas=0"], "distillation.teacher_models.b.num_replicas must be a positive integer, not 0"),
+        (POOLS_MAIN + ["distillation.teacher_models.teacher_model.num_replicas=2"], "num_replicas=2 is ignored by verl main: a lone teacher fills teacher_pool, so verl sets it to 4"),
+        (POOLS_MAIN + ["distillation.teacher_models.teacher_model.inference.tensor_model_parallel_size=3"], "teacher_pool has 8 GPUs, which replicas of 3"),
+        (POOLS_MAIN + ["reward.reward_model.rollout.tensor_model_parallel_size=8"], "reward_pool has 4 GPUs, which replicas of 8"),
+    ],
+)  # fmt: skip
+def test_replicas_verl_would_not_start_are_refused(overrides: list[str], words: str) -> None:
+    with pytest.raises(PlacementConfigError) as caught:
+        verl_pools(config(MAIN, *overrides))
+    assert words in str(caught.value)
+
+
+def test_reward_pool_is_cut_in_the_order_its_groups_were_created() -> None:
+    # nodes of 8, 6 and 8: global_pool takes node 0, reward_pool's first group node 2 (the freest), its second node 1;
+    # its first user is verl's split, which gets the groups unsorted: replica 0 on node 2 (the differential test runs verl on this)
+    reward = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=2",
+              "reward.reward_model.n_gpus_per_node=4", "trainer.nnodes=1"]  # fmt: skip
+    solution = solve({**config(MAIN, *reward), "cluster": {"num_nodes": 3, "num_gpus_per_node": [8, 6, 8]}})
+    nodes = [sorted({p.cluster_node_rank for p in solution.placements(f"rollout_reward_colocate_{rank}")}) for rank in range(4)]
+    assert nodes == [[2], [2], [1], [1]]
