@@ -22,12 +22,11 @@ stubs.install()
 
 import verl.single_controller.ray.base as base  # noqa: E402
 import verl.workers.rollout.replica as replica  # noqa: E402
+from model_servers import server_groups  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 from verl.trainer.ppo.utils import need_critic, need_reward_model  # noqa: E402
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer  # noqa: E402
 from verl.workers.rollout.llm_server import LLMServerManager  # noqa: E402
-
-from model_servers import server_groups  # noqa: E402
 
 
 class _Holder:
