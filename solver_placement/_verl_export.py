@@ -51,7 +51,7 @@ from solver_placement._specification.pool_order import PoolRequest, land_pools
 from solver_placement._specification.pools import FUSED, ResourcePool, slice_gpus
 from solver_placement._specification.verl import verl_pools
 from solver_placement._specification.verl.replicas import STANDALONE_COLOCATE
-from solver_placement._specification.verl.servers import LONE, REWARD_REPLICA, TEACHER_REPLICA, TEACHERS
+from solver_placement._specification.verl.servers import LONE, LONE_KEY, REWARD_REPLICA, TEACHER_REPLICA, TEACHERS
 from solver_placement._specification.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
 from solver_placement._specification.verl.versions import RULES as READ_RULES
 
@@ -65,8 +65,6 @@ OWN_POOLS = {"rm": "reward_pool", "teacher": "teacher_pool"}
 STANDALONE, STANDALONE_POOL = "rollout_standalone_", "rollout_pool_"
 #: Nodes a message lists before it says how many more there are.
 SHOWN_NODES = 4
-#: The key verl gives a lone teacher, the suffix of its replicas' names.
-LONE_KEY = "default"
 
 
 @dataclass(frozen=True)

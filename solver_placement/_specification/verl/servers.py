@@ -15,6 +15,7 @@ sets its ``num_replicas``); with several, ``teacher_model`` is dropped.
 
 from __future__ import annotations
 
+from solver_placement._limits import check
 from solver_placement._specification.verl.keys import VerlKeys
 from solver_placement._specification.verl.pools import VerlPool
 from solver_placement._specification.verl.replicas import check_divides, replica_size
@@ -22,8 +23,9 @@ from solver_placement._specification.verl.replicas import check_divides, replica
 #: verl's names of the worker group of a reward model's and of a teacher's replica, before the rank.
 REWARD_REPLICA, TEACHER_REPLICA = "rollout_reward_colocate_", "rollout_teacher_colocate_"
 TEACHERS = "distillation.teacher_models"
-#: The entry of ``teacher_models`` verl's composed config always holds: the lone teacher's.
-LONE = "teacher_model"
+#: The entry of ``teacher_models`` verl's composed config always holds: the lone teacher's, and
+#: the key verl gives it (the suffix of its replicas' names).
+LONE, LONE_KEY = "teacher_model", "default"
 
 
 def reward_replicas(keys: VerlKeys, name: str, pool: VerlPool) -> dict[str, tuple[int, int]]:
@@ -31,6 +33,7 @@ def reward_replicas(keys: VerlKeys, name: str, pool: VerlPool) -> dict[str, tupl
     section = "reward.reward_model.rollout"
     size = replica_size(keys, section, pool.process_on_nodes[0])
     check_divides(keys, name, pool.gpus, size, section)
+    check("max_components", pool.gpus // size, section, "the number of reward model replicas (a component each)")
     return {f"{REWARD_REPLICA}{rank}": (rank * size, size) for rank in range(pool.gpus // size)}
 
 
@@ -49,7 +52,7 @@ def teacher_replicas(keys: VerlKeys, pool: VerlPool) -> dict[str, tuple[int, int
                 f"{TEACHERS}.{LONE}.num_replicas={replicas} is ignored by verl {keys.label}: a lone teacher fills teacher_pool, "
                 f"so verl sets it to {pool.gpus // size} ({pool.gpus} GPUs / replicas of {size})"
             )
-        teachers = [("default", pool.gpus // size, size)]
+        teachers = [(LONE_KEY, pool.gpus // size, size)]
     else:
         keys.refuse(f"{TEACHERS}.{LONE}.model_path", f"with several {TEACHERS} verl drops the {LONE} entry; give it another name")
         teachers = [_teacher(keys, entry, gpus_per_node) for entry in entries if entry != LONE]
@@ -72,6 +75,7 @@ def _split(keys: VerlKeys, teachers: list[tuple[str, int, int]], gpus: int, gpus
     twice = sorted({key for key in seen if seen.count(key) > 1})
     if twice:
         raise keys.error(f"{TEACHERS}: teacher key {twice[0]!r} is given twice; verl raises on a duplicate teacher key")
+    check("max_components", sum(replicas for _, replicas, _ in teachers), TEACHERS, "the number of teacher replicas (a component each)")
     total = sum(replicas * size for _, replicas, size in teachers)
     if total != gpus:
         raise keys.error(
