@@ -11,9 +11,16 @@ Anything else is refused with a :class:`VerlExportError` naming the component an
 rather than exported as a config that would run differently.
 
 Components on exactly the same GPUs become roles of one pool, which verl's trainer fuses into one
-worker per GPU; the reward model (``rm``) beside the trainer stays a worker group of its own, as
-verl 0.9 starts it. Pools and roles keep verl's names (``rm`` for the reward model, ``teacher``,
+worker per GPU. Pools and roles keep verl's names (``rm`` for the reward model, ``teacher``,
 ``rollout_standalone_<rank>`` for a replica of ``separate_async``'s standalone rollout).
+
+From 0.9 the reward model and the teacher serve in replicas, each a worker group on its slice of
+the pool (``_specification/verl/servers``): components named as verl names them
+(``rollout_reward_colocate_<rank>``, ``rollout_teacher_colocate_<rank>_default``; a component
+``rm`` or ``teacher`` is one replica) make a pool together, ``global_pool`` when they hold the
+trainer's GPUs, else their own. They export when they are all one size, numbered from 0 in the
+pool's order, and one teacher only (verl keys a lone teacher ``default``; several need their
+keys, which a placement does not hold); the overrides state the size as tensor parallel.
 
 Standalone replicas (verl 0.9's ``RolloutReplica.init_standalone``, ``LLMServerManager`` with
 ``start_rank`` in ``trainer_separate_async.py``, 0.9.1) each make a pool ``rollout_pool_<rank>``
@@ -41,9 +48,10 @@ from solver_placement._job import Job, JobForm, load_job
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
 from solver_placement._specification.pool_order import PoolRequest, land_pools
-from solver_placement._specification.pools import FUSED, ResourcePool
+from solver_placement._specification.pools import FUSED, ResourcePool, slice_gpus
 from solver_placement._specification.verl import verl_pools
 from solver_placement._specification.verl.replicas import STANDALONE_COLOCATE
+from solver_placement._specification.verl.servers import LONE, LONE_KEY, REWARD_REPLICA, TEACHER_REPLICA, TEACHERS
 from solver_placement._specification.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
 from solver_placement._specification.verl.versions import RULES as READ_RULES
 
@@ -78,12 +86,16 @@ class VerlExport:
     def resource_pools(self) -> dict[str, Any]:
         """The pools as a ``resource_pools:`` section, which places the same layout when read back."""
         spec: dict[str, Any] = {}
+        mapping = {role: pool for role, pool in self.mapping.items() if role not in OWN_POOLS or self.pools[pool].own_worker_group}
         for name, pool in self.pools.items():
             body: dict[str, Any] = {"process_on_nodes": list(pool.process_on_nodes), "max_colocate_count": pool.max_colocate_count}
             if pool.own_worker_group:
                 body["own_worker_group"] = list(pool.own_worker_group)
+            if pool.slices:
+                body["slices"] = {replica: list(bounds) for replica, bounds in pool.slices.items()}
+                mapping.update(dict.fromkeys(pool.slices, name))
             spec[name] = body
-        return {"resource_pool_spec": spec, "mapping": dict(self.mapping)}
+        return {"resource_pool_spec": spec, "mapping": mapping}
 
 
 @dataclass(frozen=True)
@@ -92,10 +104,32 @@ class _Pool:
 
     components: tuple[str, ...]
     gpus: Mapping[int, tuple[int, ...]]
+    #: How many of the GPUs each component holds (a model server replica: its slice).
+    sizes: Mapping[str, int]
 
     @property
     def roles(self) -> list[str]:
-        return [role for name in self.components for role in name.split(FUSED)]
+        """verl's roles: a replica's is its model's (``rm``, ``teacher``)."""
+        return [role for name in self.components for role in _roles(name)]
+
+
+def _server(component: str) -> tuple[str, str, int] | None:
+    """(role, teacher key, rank) of a component verl starts as a model server replica, else None."""
+    if component in OWN_POOLS:
+        return component, LONE_KEY if component == "teacher" else "", 0
+    for prefix, role in ((REWARD_REPLICA, "rm"), (TEACHER_REPLICA, "teacher")):
+        if component.startswith(prefix):
+            rank, _, key = component[len(prefix) :].partition("_")
+            if not rank.isdigit() or str(int(rank)) != rank or (role == "teacher") != bool(key):
+                named = f"{prefix}<rank>{'_<key>' if role == 'teacher' else ''}"
+                raise _refused(component, "verl's pools", f"is not a replica verl names ({named}, rank 0, 1, ...)")
+            return role, key, int(rank)
+    return None
+
+
+def _roles(component: str) -> list[str]:
+    server = _server(component)
+    return [server[0]] if server else component.split(FUSED)
 
 
 def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = None, cluster: Cluster | None = None) -> VerlExport:
@@ -120,17 +154,32 @@ def _pools_of(solution: Solution) -> list[_Pool]:
     one worker per GPU or shares part of another's GPUs."""
     owner: dict[tuple[int, int], str] = {}
     pools: dict[frozenset[tuple[int, int]], list[str]] = {}
+    held_by = {name: _held(solution, name) for name in solution.components}
+    servers: dict[str, frozenset[tuple[int, int]]] = {}  # the GPUs of each model's replicas together
+    for name, gpus in held_by.items():
+        server = _server(name)
+        if server is not None:
+            if servers.get(server[0], frozenset()) & gpus:
+                other = next(other for other in held_by if other != name and _roles(other) == [server[0]] and held_by[other] & gpus)
+                raise _refused(name, "pools share no GPU", f"shares GPUs with {other!r}; verl starts each replica of a model on GPUs of its own")
+            servers[server[0]] = servers.get(server[0], frozenset()) | gpus
     for name in solution.components:
-        held = [_gpu(name, p) for p in solution.placements(name)]
-        gpus = frozenset(held)
-        if len(gpus) != len(held):
-            raise _refused(name, "one worker per GPU", "runs several processes on one GPU; verl starts one worker per GPU of a pool")
+        server = _server(name)
+        gpus = servers[server[0]] if server is not None else held_by[name]
         clash = sorted({owner[gpu] for gpu in gpus if gpu in owner and gpus not in pools})
         if clash:
             raise _refused(name, "pools share no GPU", f"shares some GPUs of {clash[0]!r} but not all; the roles of a verl pool hold all of its GPUs and pools share none")
         owner.update(dict.fromkeys(gpus, name))
         pools.setdefault(gpus, []).append(name)
-    return [_Pool(tuple(names), _by_node(names[0], gpus)) for gpus, names in pools.items()]
+    return [_Pool(tuple(names), _by_node(names[0], gpus), {name: len(held_by[name]) for name in names}) for gpus, names in pools.items()]
+
+
+def _held(solution: Solution, name: str) -> frozenset[tuple[int, int]]:
+    """The GPUs of a component, refused unless each process holds one of its own."""
+    held = [_gpu(name, p) for p in solution.placements(name)]
+    if len(set(held)) != len(held):
+        raise _refused(name, "one worker per GPU", "runs several processes on one GPU; verl starts one worker per GPU of a pool")
+    return frozenset(held)
 
 
 def _gpu(name: str, record: Any) -> tuple[int, int]:
@@ -193,7 +242,7 @@ def _standalone_pool(pool: _Pool, role: str, version: str) -> str:
 
 def _holding(pool: _Pool, role: str) -> str:
     """The component of ``pool`` whose workers serve ``role``."""
-    return next(name for name in pool.components if role in name.split(FUSED))
+    return next(name for name in pool.components if role in _roles(name))
 
 
 def _refused(component: str, rule: str, why: str, joint: str = " ") -> VerlExportError:
@@ -219,11 +268,41 @@ def _export(named: Mapping[str, _Pool], version: str) -> VerlExport:
     mapping: dict[str, str] = {}
     for name, pool in named.items():
         entries = [len(held) for held in pool.gpus.values()]
-        own = [role for role in pool.roles if role == "rm" and name == "global_pool" and version != "0.4.1"]
-        pools[name] = ResourcePool(entries, STANDALONE_COLOCATE if name.startswith(STANDALONE_POOL) else colocate, None, own)
+        slices = _replicas(pool, entries[0], version)
+        pools[name] = ResourcePool(entries, STANDALONE_COLOCATE if name.startswith(STANDALONE_POOL) else colocate, None, (), slices)
         mapping.update({role: name for role in pool.roles})
     overrides = _overrides(pools, mapping, version) + _rollout_overrides(pools, named, mapping, version)
     return VerlExport(version, pools, mapping, overrides)
+
+
+def _replicas(pool: _Pool, gpus_per_node: int, version: str) -> dict[str, tuple[int, int]]:
+    """The pool's model server replicas as verl slices the pool for them, (first GPU, count) by
+    name, after checking verl would number and size them so (none in 0.4.1, which fuses ``rm``)."""
+    servers = {name: server for name in pool.components if (server := _server(name)) is not None}
+    if version == "0.4.1":
+        replica = next((name for name in servers if name not in OWN_POOLS), None)
+        if replica is not None:
+            raise _refused(replica, "verl's pools", "is a model server replica; verl 0.4.1 fuses its reward model into the trainer's workers (export to 0.9.0, 0.9.1 or main)")
+        return {}
+    other = next((name for name, (role, key, _) in servers.items() if role == "teacher" and key != LONE_KEY), None)
+    if other is not None:
+        why = f"is a replica of teacher {servers[other][1]!r}; export writes one teacher, which verl keys {LONE_KEY!r} (several need their keys in verl's config)"
+        raise _refused(other, "verl's pools", why)
+    ranked = sorted(servers, key=lambda name: servers[name][2])
+    slices: dict[str, tuple[int, int]] = {}
+    for rank, name in enumerate(ranked):
+        size = pool.sizes[name]
+        if size != pool.sizes[ranked[0]]:
+            raise _refused(name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size")
+        if servers[name][2] != rank:
+            raise _refused(name, "verl's pools", f"is replica {servers[name][2]} where verl numbers the replicas of a model 0 to {len(ranked) - 1}")
+        per_node = min(gpus_per_node, size)
+        spans = (rank * size + size - 1) // gpus_per_node - rank * size // gpus_per_node + 1
+        if size % per_node or (servers[name][0] == "teacher" and spans != -(-size // gpus_per_node)):
+            why = f"is a replica of {size} GPUs in a pool of nodes of {gpus_per_node}, which verl cannot cut so (a replica wider than a node fills whole nodes, a teacher's spans no more nodes than it needs)"
+            raise _refused(name, "verl's pools", why)
+        slices[name] = (rank * size, size)
+    return slices
 
 
 def _rollout_overrides(pools: Mapping[str, ResourcePool], named: Mapping[str, _Pool], mapping: Mapping[str, str], version: str) -> tuple[str, ...]:
@@ -286,10 +365,19 @@ def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], ve
     if reward is not None:
         keys.append(f"reward.reward_model.enable_resource_pool={_flag(reward == 'reward_pool')}")
         keys += _sizes("reward.reward_model", pools.get("reward_pool"))
+        keys += _replica_size("reward.reward_model.rollout", pools[reward], ("data_parallel_size", "pipeline_model_parallel_size"))
     teacher = pools.get("teacher_pool")
     keys.append(f"distillation.enabled={_flag(teacher is not None)}")
     keys += _sizes("distillation", teacher)
+    if teacher is not None:  # the teacher's inference section has no pipeline key to override
+        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", teacher, ("data_parallel_size",))
     return tuple(keys)
+
+
+def _replica_size(section: str, pool: ResourcePool, others: tuple[str, ...]) -> list[str]:
+    """A model's replica size on ``pool``, stated as tensor parallel (the other sizes 1)."""
+    size = next(iter(pool.slices.values()))[1]
+    return [f"{section}.tensor_model_parallel_size={size}", *(f"{section}.{key}=1" for key in others)]
 
 
 def _sizes(section: str, pool: ResourcePool | None) -> list[str]:
@@ -304,7 +392,7 @@ def _flag(value: bool) -> str:
 
 def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool], pools: Mapping[str, ResourcePool]) -> None:
     """Refuse a layout verl would not start as solved: Ray picks the nodes (``pool_order``) and
-    verl the rank order (node, then GPU), and the config can choose neither."""
+    verl the rank order (node, then GPU) and each replica's slice, and the config can choose none."""
     cluster = solution.cluster
     nodes = tuple(range(cluster.num_nodes))
     requests = [
@@ -317,8 +405,11 @@ def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool], pools
         pending = error.statements[0].component
         raise VerlExportError(pending, "Ray's node order", f"component {pending!r}: verl could not start this layout: {error.conflicts[0]}") from None
     for name, pool in named.items():
-        verl = [(group.node, gpu) for group in landed[name] for gpu in group.gpus]
+        slices = pools[name].slices
+        whole = any(component not in slices for component in pool.components)
         for component in pool.components:
+            groups = slice_gpus(landed[name], *slices[component], whole) if component in slices else landed[name]
+            verl = [(group.node, gpu) for group in groups for gpu in group.gpus]
             solved = [_gpu(component, p) for p in solution.placements(component)]
             if solved != verl:
                 same = "the same GPUs in another rank order (verl ranks by node, then GPU)" if sorted(solved) == sorted(verl) else _where(solved)

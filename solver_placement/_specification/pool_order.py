@@ -53,10 +53,12 @@ class PoolRequest:
 
 @dataclass(frozen=True)
 class Landed:
-    """A placement group on its node: the node's GPUs it holds, ascending."""
+    """A placement group on its node: the node's GPUs it holds, ascending, and its place in the
+    order its pool created its groups (verl's split of a pool can see them in that order)."""
 
     node: int
     gpus: range
+    created: int = 0
 
 
 def land_pools(gpus_per_node: Sequence[int], requests: Sequence[PoolRequest]) -> dict[str, list[Landed]]:
@@ -80,7 +82,7 @@ def land_pools(gpus_per_node: Sequence[int], requests: Sequence[PoolRequest]) ->
             if node is None or free[node] < size:
                 raise _pending(request, index, free, {**landed, request.name: groups}, requests)
             used = int(gpus_per_node[node]) - free[node]
-            groups.append(Landed(node, range(used, used + size)))
+            groups.append(Landed(node, range(used, used + size), index))
             free[node] -= size
             cpus[node] += size * request.cpus_per_gpu
             for heap, members in heaps.values():

@@ -6,6 +6,8 @@ starts one worker of it per GPU, so the roles of a pool are one component here, 
 roles joined with ``+`` (``actor_rollout+critic``): a summary counts the 16 workers verl starts on
 16 GPUs, not 16 per role. A role verl runs as a worker group of its own on a pool (0.9's reward
 model beside the trainer on ``global_pool``) is a component of its own on the same GPUs.
+A role in ``slices`` runs as a worker group of its own on a slice of the pool, ranks from 0: verl
+0.9 serves its reward model and teachers so, one group per replica (``split_resource_pool``).
 ``max_colocate_count`` is verl's: how many worker groups may share the pool's GPUs (each worker
 asks Ray for ``1/max_colocate_count`` of one, so one group more would wait for a GPU forever).
 
@@ -19,8 +21,15 @@ so the command line places them like any ``component_placement``::
     resource_pools:
       resource_pool_spec:
         global_pool: {process_on_nodes: [8, 8], max_colocate_count: 2, own_worker_group: [rm]}
-        teacher_pool: [8]                   # process_on_nodes; its roles fused, max_colocate_count 1
-      mapping: {actor_rollout: global_pool, critic: global_pool, rm: global_pool, teacher: teacher_pool}
+        teacher_pool: {process_on_nodes: [8], max_colocate_count: 3, slices: {teacher_0: [0, 4], teacher_1: [4, 4]}}
+        eval_pool: [8]                      # process_on_nodes; its roles fused, max_colocate_count 1
+      mapping: {actor_rollout: global_pool, critic: global_pool, rm: global_pool, teacher_0: teacher_pool,
+                teacher_1: teacher_pool, evaluator: eval_pool}
+
+A slice is ``[first, count]``: GPUs ``first`` to ``first + count - 1`` of the pool, counted over its
+placement groups as verl's split sees them: by node when a group runs on all of the pool's GPUs
+(verl creates that group first and sorts the pool's placement groups by node), else in the order
+the pool created them (the split is then the first to ask for them, and gets them unsorted).
 
 Pools are created in ``resource_pool_spec`` order; a pool's ``node_group`` limits its nodes. verl's own trainer config needs no such
 section: ``_specification/verl`` builds the pools and mapping from it as verl's driver does, with the
@@ -30,7 +39,7 @@ version's ``max_colocate_count`` and the roles it starts as groups of their own.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from solver_placement._cluster.cluster import Cluster
@@ -47,7 +56,7 @@ from solver_placement._specification.verl import verl_cluster, verl_pools
 SECTION = POOLS_SECTION
 SECTION_KEYS = ("resource_pool_spec", "mapping")
 #: Keys of one pool written as a mapping (a list is ``process_on_nodes`` alone).
-POOL_KEYS = ("process_on_nodes", "max_colocate_count", "own_worker_group", "node_group")
+POOL_KEYS = ("process_on_nodes", "max_colocate_count", "own_worker_group", "node_group", "slices")
 #: Joins the roles of a fused worker group into its component name; never part of a role name.
 FUSED = "+"
 
@@ -57,8 +66,9 @@ class ResourcePool:
     """GPUs per node entry (verl's ``process_on_nodes``); the roles mapped to it share those GPUs.
 
     The roles are fused into one worker per GPU, except those in ``own_worker_group``, which
-    each run as a worker group of their own on the same GPUs. ``max_colocate_count`` bounds the
-    worker groups (verl gives each worker ``1/max_colocate_count`` of a GPU); ``node_group``
+    each run as a worker group of their own on the same GPUs, and those in ``slices``, each a
+    group of its own on ``(first, count)`` of the pool's GPUs. ``max_colocate_count`` bounds the
+    worker groups on a GPU (verl gives each worker ``1/max_colocate_count`` of one); ``node_group``
     restricts the nodes Ray may give the pool.
     """
 
@@ -66,6 +76,7 @@ class ResourcePool:
     max_colocate_count: int = 1
     node_group: str | None = None
     own_worker_group: Sequence[str] = ()
+    slices: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,10 @@ def pool_groups(
     nodes = {request.name: request.nodes for request in requests}
     placement: dict[str, Any] = {}
     for component, group in groups.items():
-        rule = {"placement": _ranks(cluster, nodes[group.pool], landed[group.pool])}
+        pool = pools[group.pool]
+        whole = any(role not in pool.slices for role in mapping if mapping[role] == group.pool)
+        held = slice_gpus(landed[group.pool], *pool.slices[component], whole) if component in pool.slices else landed[group.pool]
+        rule = {"placement": _ranks(cluster, nodes[group.pool], held)}
         node_group = pools[group.pool].node_group
         placement[component] = rule if node_group is None else {**rule, "node_group": node_group}
     return PlacementSpec.build(cluster, placement, solver_options), groups
@@ -133,20 +147,47 @@ def _entries(name: str, pool: ResourcePool) -> tuple[int, ...]:
 
 
 def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[tuple[str, ...]]:
-    """The pool's fused roles as one group, then each role that runs as a group of its own."""
+    """The pool's fused roles as one group, then each role that runs as a group of its own (on
+    all of the pool's GPUs, then on its slice)."""
     own = list(pool.own_worker_group)
-    strays = [role for role in own if role not in roles]
-    if strays:
-        raise PlacementConfigError(f"resource pool {name!r}: own_worker_group names {', '.join(map(repr, strays))}, not mapped to the pool")
-    fused = tuple(role for role in roles if role not in own)
-    groups = ([fused] if fused else []) + [(role,) for role in own]
-    if len(groups) > pool.max_colocate_count:
-        listed = ", ".join(FUSED.join(group) for group in groups)
+    for key, named in (("own_worker_group", own), ("slices", list(pool.slices))):
+        strays = [role for role in named if role not in roles]
+        if strays:
+            raise PlacementConfigError(f"resource pool {name!r}: {key} names {', '.join(map(repr, strays))}, not mapped to the pool")
+    both = [role for role in own if role in pool.slices]
+    if both:
+        raise PlacementConfigError(f"resource pool {name!r}: {both[0]!r} is in own_worker_group and slices; a role runs on all of the pool's GPUs or on a slice")
+    fused = tuple(role for role in roles if role not in own and role not in pool.slices)
+    whole = ([fused] if fused else []) + [(role,) for role in own]
+    gpus = sum(pool.process_on_nodes)
+    sharing = [0] * gpus  # the slices on each GPU
+    for role, (first, count) in pool.slices.items():
+        if first < 0 or count < 1 or first + count > gpus:
+            raise PlacementConfigError(f"resource pool {name!r}: slice {role!r} [{first}, {count}] is not within the pool's {gpus} GPUs (first from 0, count from 1)")
+        for gpu in range(first, first + count):
+            sharing[gpu] += 1
+    if len(whole) + max(sharing) > pool.max_colocate_count:
+        listed = " and ".join(part for part in (", ".join(FUSED.join(group) for group in whole), f"up to {max(sharing)} slice(s) on one GPU" * bool(pool.slices)) if part)
         raise PlacementConfigError(
-            f"resource pool {name!r}: {len(groups)} worker groups ({listed}) exceed max_colocate_count={pool.max_colocate_count}; "
-            f"verl gives each worker 1/{pool.max_colocate_count} of a GPU, so a further group would wait for GPUs forever"
+            f"resource pool {name!r}: {len(whole) + max(sharing)} worker groups ({listed}) exceed max_colocate_count="
+            f"{pool.max_colocate_count}; verl gives each worker 1/{pool.max_colocate_count} of a GPU, so a further group would wait for GPUs forever"
         )
-    return groups
+    return whole + [(role,) for role in pool.slices]
+
+
+def slice_gpus(landed: Sequence[Landed], first: int, count: int, by_node: bool) -> list[Landed]:
+    """The GPUs of the slice ``[first, count]``, as the parts of the pool's placement groups it
+    holds: the groups taken by node (``by_node``: a group runs on all of the pool's GPUs), else in
+    the order the pool created them (module docstring)."""
+    ordered = landed if by_node else sorted(landed, key=lambda group: group.created)
+    held: list[Landed] = []
+    start = 0
+    for group in ordered:
+        low, high = max(first - start, 0), min(first + count - start, len(group.gpus))
+        if low < high:
+            held.append(Landed(group.node, group.gpus[low:high], group.created))
+        start += len(group.gpus)
+    return sorted(held, key=lambda group: group.node)
 
 
 def _nodes(cluster: Cluster, name: str, pool: ResourcePool) -> tuple[int, ...]:
@@ -194,9 +235,13 @@ def _verl_spec(job: Job) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     if "component_placement" in job.section:
         raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
     pools = {
-        name: ResourcePool(pool.process_on_nodes, pool.max_colocate_count, None, [r for r, p in built.workers.items() if p == name and r in built.own_groups])
+        name: ResourcePool(
+            pool.process_on_nodes, pool.max_colocate_count, None,
+            [r for r, p in built.workers.items() if p == name and r in built.own_groups and r not in built.slices],
+            {r: built.slices[r] for r, p in built.workers.items() if p == name and r in built.slices},
+        )
         for name, pool in built.pools.items()
-    }
+    }  # fmt: skip
     return pool_groups(verl_cluster(built, job.cluster), pools, built.workers, job.solver_options)
 
 
@@ -217,4 +262,12 @@ def _pool(value: Any, where: str) -> ResourcePool:
         positive_int(body.get("max_colocate_count", 1), f"{where}.max_colocate_count"),
         None if group is None else text(group, f"{where}.node_group"),
         [text(role, f"{where}.own_worker_group[{index}]") for index, role in enumerate(own)],
+        {str(role): _slice(bounds, f"{where}.slices.{role}") for role, bounds in require_mapping(body.get("slices", {}), f"{where}.slices").items()},
     )
+
+
+def _slice(value: Any, where: str) -> tuple[int, int]:
+    """``[first, count]``: the first of the pool's GPUs a slice holds (from 0) and how many."""
+    if not isinstance(value, list) or len(value) != 2 or any(isinstance(n, bool) or not isinstance(n, int) for n in value) or value[0] < 0 or value[1] < 1:
+        raise PlacementConfigError(f"{where} must be [first, count]: the first of the pool's GPUs (from 0) and how many (from 1), not {shown(value)}")
+    return value[0], value[1]

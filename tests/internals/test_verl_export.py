@@ -67,6 +67,10 @@ def read_back(exported: Any, base: Path, cluster: dict[str, Any] | None, nodes: 
         (config(3, 8, {"actor": "0-7", "rollout_standalone_1": "8-15", "rollout_standalone_2": "16-23"}), MAIN, {"num_nodes": 3, "num_gpus_per_node": 8}),
         (verl(MAIN, *SEPARATE, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5"), MAIN, None),  # 0.9.1: standalone replicas alone
         (config(2, 8, {"actor": "0-4", "rollout_standalone_0": "8-11"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),
+        # replicas named as verl names them: the reward model's beside the trainer, a teacher's on GPUs of their own
+        (config(2, 8, {"actor": "0-15", "rollout_reward_colocate_0": "0-7", "rollout_reward_colocate_1": "8-15"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),
+        (config(2, 8, {"actor": "0-7", "rollout_teacher_colocate_0_default": "8-11", "rollout_teacher_colocate_1_default": "12-15"}), MAIN,
+         {"num_nodes": 2, "num_gpus_per_node": 8}),
     ],
 )  # fmt: skip
 def test_export_reads_back_to_the_same_placement(source: Any, base: Path, cluster: dict[str, Any] | None) -> None:
@@ -88,11 +92,16 @@ def test_the_trainer_models_export_is_verls_keys() -> None:
     assert dict(exported.mapping) == {"actor_rollout_ref": "global_pool", "rm": "reward_pool"}
     assert exported.overrides == (
         "trainer.nnodes=2", "trainer.n_gpus_per_node=8", "reward.reward_model.enable=true", "reward.reward_model.enable_resource_pool=true",
-        "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4", "distillation.enabled=false",
+        "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4", "reward.reward_model.rollout.tensor_model_parallel_size=2",
+        "reward.reward_model.rollout.data_parallel_size=1", "reward.reward_model.rollout.pipeline_model_parallel_size=1", "distillation.enabled=false",
     )  # fmt: skip
     assert export_verl(verl(V041)).overrides == ("trainer.nnodes=1", "trainer.n_gpus_per_node=8")
     beside = export_verl(verl(MAIN, "reward.reward_model.enable=True"))
-    assert beside.resource_pools()["resource_pool_spec"] == {"global_pool": {"process_on_nodes": [8], "max_colocate_count": 3, "own_worker_group": ["rm"]}}
+    replicas = {f"rollout_reward_colocate_{rank}": [2 * rank, 2] for rank in range(4)}  # four replicas of 2 slice global_pool's 8 GPUs
+    assert beside.resource_pools() == {
+        "resource_pool_spec": {"global_pool": {"process_on_nodes": [8], "max_colocate_count": 3, "slices": replicas}},
+        "mapping": {"actor_rollout": "global_pool", "critic": "global_pool", **dict.fromkeys(replicas, "global_pool")},
+    }
     assert "reward.reward_model.enable_resource_pool=false" in beside.overrides
 
 
@@ -157,6 +166,23 @@ def test_the_cli_prints_the_pools_then_the_overrides(tmp_path: Path) -> None:
         (config(2, 8, {"actor": "0-7", "rollout_standalone_2": "8-11"}), "0.4.1", "rollout_standalone_2", "verl's pools", "verl 0.4.1 has none"),
         (config(2, 8, {"actor": "0-4", "rollout_standalone_0": "8-11"}), "0.9.0", "rollout_standalone_0", "verl's pools", "which do not divide global_pool's 5"),
         (config(2, 8, {"actor": "0-7", "rollout_standalone_x": "8-11"}), None, "rollout_standalone_x", "verl's pools", "not a standalone replica verl names"),
+        # the reward model's and the teacher's replicas: one size, numbered from 0 in the pool's order, one teacher, none in 0.4.1
+        (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_0": "8-9", "rollout_reward_colocate_1": "10-13"}), None, "rollout_reward_colocate_1",
+         "verl's pools", "holds 4 GPUs and 'rollout_reward_colocate_0' 2; verl's replicas of a model are all one size"),
+        (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_1": "8-11"}), None, "rollout_reward_colocate_1", "verl's pools",
+         "is replica 1 where verl numbers the replicas of a model 0 to 0"),
+        (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_0": "10-11", "rollout_reward_colocate_1": "8-9"}), None, "rollout_reward_colocate_0",
+         "Ray's node order", "verl would start reward_pool's workers on node 1 GPUs 0-1"),
+        (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_0": "8-11", "rollout_reward_colocate_1": "10-13"}), None, "rollout_reward_colocate_1",
+         "pools share no GPU", "shares GPUs with 'rollout_reward_colocate_0'; verl starts each replica of a model on GPUs of its own"),
+        (config(2, 8, {"actor": "0-7", "rollout_teacher_colocate_0_code": "8-11"}), None, "rollout_teacher_colocate_0_code", "verl's pools",
+         "is a replica of teacher 'code'; export writes one teacher"),
+        (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_0": "0-7"}), "0.4.1", "rollout_reward_colocate_0", "verl's pools",
+         "verl 0.4.1 fuses its reward model into the trainer's workers"),
+        (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_x": "8-11"}), None, "rollout_reward_colocate_x", "verl's pools",
+         "is not a replica verl names (rollout_reward_colocate_<rank>, rank 0, 1, ...)"),
+        (config(3, 8, {"actor": "0-7", **{f"rollout_teacher_colocate_{rank}_default": gpus for rank, gpus in enumerate(("8-11", "12-13,16-17", "18-21"))}}),
+         None, "rollout_teacher_colocate_1_default", "verl's pools", "is a replica of 4 GPUs in a pool of nodes of 6"),  # a teacher's across two nodes
     ],
 )  # fmt: skip
 def test_what_verl_cannot_state_is_refused(source: Any, version: str | None, component: str, rule: str, words: str) -> None:

@@ -1,12 +1,17 @@
 """Run verl's own pool construction on main (the v1 trainer's ``_init_resource_pool_mgr`` and, for
 ``separate_async``, ``LLMServerManager``'s standalone replicas with verl's base replica class) on a
 config, with Ray and the models stubbed, and print the pools and the mapping as JSON. Usage:
-``PYTHONPATH=<verl main>:tests/verl_drivers python driver_main.py CONFIG [KEY=VALUE]...``."""
+``PYTHONPATH=<verl main>:tests/verl_drivers python driver_main.py CONFIG [KEY=VALUE]...``.
+
+With ``VERL_DRIVER_LANDING`` set to JSON ``{pool: [node of each placement group, in creation
+order]}``, it also starts the reward model's and the teachers' replicas on those pools as verl's
+managers do (``model_servers``) and prints each replica's worker group under ``servers``."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from typing import Any
 
@@ -17,6 +22,7 @@ stubs.install()
 
 import verl.single_controller.ray.base as base  # noqa: E402
 import verl.workers.rollout.replica as replica  # noqa: E402
+from model_servers import server_groups  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 from verl.trainer.ppo.utils import need_critic, need_reward_model  # noqa: E402
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer  # noqa: E402
@@ -68,12 +74,19 @@ def main() -> None:
     holder._enable_hybrid_replicas = not separate or bool(config.actor_rollout_ref.get("hybrid_engine", True))
     PPOTrainer._init_resource_pool_mgr(holder)
     manager = holder.resource_pool_manager
+    landing = os.environ.get("VERL_DRIVER_LANDING")
+    servers = {}
+    if landing:
+        base.ResourcePoolManager._check_resource_available = lambda self: None
+        manager.create_resource_pool()
+        servers = server_groups(config, manager, json.loads(landing))
     out = {
         "resource_pool_spec": dict(manager.resource_pool_spec),
         "mapping": {str(role): pool for role, pool in manager.mapping.items()},
         "max_colocate_count": manager.max_colocate_count,
         "critic": need_critic(config),
         "reward_model": bool(need_reward_model(config)),
+        "servers": servers,
         "standalone": standalone_pools(config, sum(manager.resource_pool_spec["global_pool"]), holder._enable_hybrid_replicas) if separate else {},
     }
     print(json.dumps(out))

@@ -79,6 +79,15 @@ class VerlKeys:
         if self.stated(key):
             raise self.error(f"{key}={shown(self._raw(key))} is ignored by verl {self.label}: {why}")
 
+    def names(self, key: str) -> list[str]:
+        """The names of the mapping at ``key`` in their order (verl's ``teacher_models``), none when left out."""
+        value = self._raw(key)
+        if value in (_MISSING, None):
+            return []
+        if not isinstance(value, Mapping):
+            raise self.error(f"{key} must be a mapping, not {shown(value)}")
+        return [str(name) for name in value]
+
     def _value(self, key: str, default: Any) -> Any:
         value = self._raw(key)
         return default if value is _MISSING else value

@@ -10,7 +10,7 @@ take GPUs, so only they are placed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,9 @@ class VerlPools:
     node the config describes (``trainer.nnodes`` nodes, then those of separate pools), for ``version``.
 
     ``own_groups`` are the started roles verl runs as a worker group of their own; the others of
-    a pool are fused into one worker per GPU (the trainer's ``create_colocated_worker_cls``)."""
+    a pool are fused into one worker per GPU (the trainer's ``create_colocated_worker_cls``).
+    ``slices`` are the own groups that hold a slice of their pool, (first GPU, count): the
+    replicas of 0.9's reward model and teachers (``servers``)."""
 
     version: str
     pools: Mapping[str, VerlPool]
@@ -53,6 +55,7 @@ class VerlPools:
     workers: Mapping[str, str]
     nodes: tuple[int, ...]
     own_groups: frozenset[str] = frozenset()
+    slices: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def resource_pool_spec(self) -> dict[str, list[int]]:

@@ -8,8 +8,9 @@ and no LoRA adapter stands in for it, else ``actor_rollout``) and the critic whe
 ``reward_pool`` when ``reward.reward_model.enable_resource_pool``, else on global_pool; the teacher
 on ``teacher_pool`` when ``distillation.enabled``. ``separate_async`` adds a pool per standalone
 rollout replica (``replicas``). Trainer pools get ``max_colocate_count=3``. The trainer fuses the
-actor and critic into one worker per GPU; the reward model, the teacher and each standalone
-replica start a worker group of their own (on ``global_pool`` too: one more worker per GPU).
+actor and critic into one worker per GPU; each replica of the reward model and of a teacher
+starts a worker group of its own on a slice of its pool (``servers``; on ``global_pool`` too: one
+more worker per GPU), and each standalone rollout replica one on its own pool.
 
 Main's driver no longer migrates the old top-level ``reward_model.*`` keys (only verl's
 fully-async entry point does), and reads a pool size only where a switch turns its pool on;
@@ -26,6 +27,7 @@ from __future__ import annotations
 from solver_placement._specification.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
 from solver_placement._specification.verl.pools import SizeKeys, VerlPool, VerlPools, uniform_pool
 from solver_placement._specification.verl.replicas import check_divides, replica_size, standalone_pools
+from solver_placement._specification.verl.servers import reward_replicas, teacher_replicas
 
 #: ``ResourcePoolManager``'s ``max_colocate_count`` for the trainer's pools.
 TRAINER_COLOCATE = 3
@@ -59,13 +61,17 @@ def pools_v0_9(keys: VerlKeys) -> VerlPools:
     if reward is not None:
         pools["reward_pool"] = reward
     mapping["rm"] = "reward_pool" if reward is not None else "global_pool"
+    slices: dict[str, tuple[int, int]] = {}
     if keys.flag(f"{REWARD}.enable", False):
-        workers["rm"] = mapping["rm"]
-        _check_replicas(keys, mapping["rm"], pools[mapping["rm"]], f"{REWARD}.rollout")
+        slices.update(reward_replicas(keys, mapping["rm"], pools[mapping["rm"]]))
+        workers.update(dict.fromkeys(slices, mapping["rm"]))
     if _distillation(keys):
         teacher_nodes = keys.count("distillation.nnodes", 0, limit=NODE_LIMIT)
         pools["teacher_pool"] = uniform_pool(teacher_nodes, keys.count("distillation.n_gpus_per_node", 8, limit=GPU_LIMIT), TRAINER_COLOCATE, TEACHER_KEYS)
-        mapping["teacher"] = workers["teacher"] = "teacher_pool"
+        mapping["teacher"] = "teacher_pool"
+        teachers = teacher_replicas(keys, pools["teacher_pool"])
+        slices.update(teachers)
+        workers.update(dict.fromkeys(teachers, "teacher_pool"))
     nodes = tuple(gpu for pool in pools.values() for gpu in pool.process_on_nodes)
     hybrid = replica_size(keys, ROLLOUT, keys.count(f"{ROLLOUT}.n_gpus_per_node", gpus, limit=GPU_LIMIT))
     if hybrid_replicas:
@@ -77,7 +83,7 @@ def pools_v0_9(keys: VerlKeys) -> VerlPools:
         nodes += rollout_nodes
     elif keys.count(f"{ROLLOUT}.nnodes", 0, allow_zero=True):
         keys.refuse(f"{ROLLOUT}.nnodes", "only trainer.v1.trainer_mode=separate_async starts rollout replicas on GPUs of their own")
-    return VerlPools(keys.label, pools, mapping, workers, nodes, frozenset(workers) - frozenset(TRAINER_ROLES))
+    return VerlPools(keys.label, pools, mapping, workers, nodes, frozenset(workers) - frozenset(TRAINER_ROLES), slices)
 
 
 def _trainer_mode(keys: VerlKeys) -> str:
@@ -89,11 +95,6 @@ def _trainer_mode(keys: VerlKeys) -> str:
     if keys.flag(f"{ROLLOUT}.disaggregation.enabled", False):
         raise keys.error(f"{ROLLOUT}.disaggregation.enabled=true (prefill/decode replicas) is not modelled by solver-placement")
     return keys.word("trainer.v1.trainer_mode", "sync", MODES)
-
-
-def _check_replicas(keys: VerlKeys, name: str, pool: VerlPool, section: str) -> None:
-    """A model served from ``pool`` in replicas (the reward model): they must fill it exactly."""
-    check_divides(keys, name, pool.gpus, replica_size(keys, section, pool.process_on_nodes[0]), section)
 
 
 def _hybrid_replicas(keys: VerlKeys, mode: str) -> bool:

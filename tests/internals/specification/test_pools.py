@@ -75,8 +75,13 @@ def test_pool_that_cannot_fit_is_explained() -> None:
         ({"p": ResourcePool([8], node_group="node")}, {"a": "p"}, "node group 'node' counts nodes, not GPUs"),
         ({"p": ResourcePool([0])}, {"a": "p"}, "positive GPU counts"),
         ({"p": ResourcePool([8])}, {}, "no role is mapped"),
+        ({"p": ResourcePool([8], 2, slices={"b": (0, 4), "c": (2, 4)})}, {"a": "p", "b": "p", "c": "p"},
+         r"3 worker groups \(a and up to 2 slice\(s\) on one GPU\) exceed max_colocate_count=2"),
+        ({"p": ResourcePool([8], 2, slices={"b": (6, 4)})}, {"a": "p", "b": "p"}, r"slice 'b' \[6, 4\] is not within the pool's 8 GPUs"),
+        ({"p": ResourcePool([8], 2, slices={"c": (0, 4)})}, {"a": "p"}, "slices names 'c', not mapped to the pool"),
+        ({"p": ResourcePool([8], 3, own_worker_group=["b"], slices={"b": (0, 4)})}, {"a": "p", "b": "p"}, "'b' is in own_worker_group and slices"),
     ],
-)
+)  # fmt: skip
 def test_bad_pools(pools: dict, mapping: dict, words: str) -> None:
     with pytest.raises(PlacementConfigError, match=words):
         pool_spec(Cluster(2, 8), pools, mapping)
@@ -162,3 +167,22 @@ def test_yaml_pools_keep_node_groups_and_solver_options(tmp_path: Path) -> None:
     spec, _ = pool_spec_from_config(path)
     assert spec.solver_options == {"time_limit_s": 5}
     assert {p.cluster_node_rank for p in solve(spec).placements("a")} == {1}
+
+
+def test_a_slice_is_a_worker_group_on_part_of_the_pool_ranks_from_0() -> None:
+    pools = {"p": ResourcePool([4, 4], 2, slices={"s0": (0, 2), "s1": (2, 4), "s2": (6, 2)})}
+    layout = placed(Cluster(2, 4), pools, {"a": "p", "s0": "p", "s1": "p", "s2": "p"})
+    assert layout["s0"] == [(0, [0]), (0, [1])] and layout["s1"] == [(0, [2]), (0, [3]), (1, [0]), (1, [1])] and layout["s2"] == [(1, [2]), (1, [3])]
+    assert len(layout["a"]) == 8  # the fused group on all of the pool's GPUs: slices counted over its groups by node
+
+
+def test_slices_in_a_config_read_as_first_and_count() -> None:
+    text = {"cluster": {"num_nodes": 1, "num_gpus_per_node": 8},
+            "resource_pools": {"resource_pool_spec": {"p": {"process_on_nodes": [8], "max_colocate_count": 1, "slices": {"r0": [0, 4], "r1": [4, 4]}}},
+                               "mapping": {"r0": "p", "r1": "p"}}}  # fmt: skip
+    spec, groups = pool_spec_from_config(text)
+    assert {name: group.pool for name, group in groups.items()} == {"r0": "p", "r1": "p"}
+    assert [len(solve(spec).placements(name)) for name in ("r0", "r1")] == [4, 4]
+    text["resource_pools"]["resource_pool_spec"]["p"]["slices"] = {"r0": [0, 0]}
+    with pytest.raises(PlacementConfigError, match=r"slices.r0 must be \[first, count\]"):
+        pool_spec_from_config(text)

@@ -38,7 +38,8 @@ import pytest
 from helpers import ROOT
 from test_verl_trainer import CASES, MAIN, POOLS_MAIN, SEPARATE_MAIN, V041, config
 
-from solver_placement import export_verl
+from solver_placement import Cluster, export_verl, solve
+from solver_placement._specification.pool_order import PoolRequest, land_pools
 from solver_placement._specification.verl import verl_pools
 
 DRIVERS = ROOT / "tests" / "verl_drivers"
@@ -62,7 +63,8 @@ SOURCES = {
     "0.4.1": Source("VERL_0_4_1_SOURCE", "0.4.1", "160a9fe5509f8d1c1ec98c00a18925128387b25c97420fb8e836f6e848cf20aa", "driver_v0_4.py",
                     "verl/trainer/config/ppo_trainer.yaml"),
     "main": Source("VERL_MAIN_SOURCE", "0.9.1", "db6e6f2a8d9d5808d9ec32d357a42319fdc6967df688ff9d9810050f49bfdd14", "driver_main.py",
-                   "verl/trainer/config/_generated_ppo_trainer.yaml", ("actor_rollout_ref.rollout.name=vllm",)),
+                   "verl/trainer/config/_generated_ppo_trainer.yaml",
+                   ("actor_rollout_ref.rollout.name=vllm", "reward.reward_model.rollout.name=vllm")),
 }  # fmt: skip
 #: Seconds pip may wait for the index before the download counts as out of reach.
 INDEX_TIMEOUT = 30
@@ -124,13 +126,15 @@ def verl_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     return source
 
 
-def _verl(source: Path, version: str, overrides: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What verl builds (the driver's JSON) and verl's own full config with the overrides, plain."""
+def _verl(source: Path, version: str, overrides: list[str], landing: dict[str, list[int]] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What verl builds (the driver's JSON; with ``landing``, its model server replicas on those
+    nodes too) and verl's own full config with the overrides, plain."""
     spec = SOURCES[version]
     path = source / spec.full
     bytecode = None if os.environ.get(spec.variable) else str(source.parent / "bytecode")  # the installed release: its cache holds the bytecode too
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(DRIVERS)])}
     env.update({"PYTHONPYCACHEPREFIX": bytecode} if bytecode else {"PYTHONDONTWRITEBYTECODE": "1"})
+    env.update({"VERL_DRIVER_LANDING": json.dumps(landing)} if landing is not None else {})
     result = subprocess.run([sys.executable, str(DRIVERS / spec.driver), str(path), *spec.needed, *overrides], capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1]), config(path, *spec.needed, *overrides)
@@ -152,9 +156,54 @@ def test_verl_builds_what_is_read(verl_source: Callable[[str], Path], path: Path
     assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == ours.resource_pool_spec == pools
     assert built["standalone"] == standalone
     assert {p.max_colocate_count for name, p in ours.pools.items() if name not in standalone} == {built["max_colocate_count"]}
-    trainer_roles = [role for role in ours.workers if not role.startswith("rollout_standalone_")]
-    started = [role for role in built["mapping"] if role not in ("critic", "rm") or built[{"critic": "critic", "rm": "reward_model"}[role]]]
+    trainer_roles = [role for role in ours.workers if role not in ours.own_groups]
+    started = [role for role in built["mapping"] if role not in ("rm", "teacher") and (role != "critic" or built["critic"])]
     assert trainer_roles == started
+    assert bool(built["reward_model"]) == any(role.startswith("rollout_reward_") for role in ours.workers)
+    _check_replicas(verl_source("main"), overrides, None)
+
+
+def _check_replicas(source: Path, overrides: list[str], cluster: Cluster | None) -> None:
+    """verl's managers cut the reward model's and teachers' pools into the replicas we place, each
+    on the GPUs we place it on, rank by rank, with the pools' placement groups where Ray puts them
+    (on ``cluster``, else a node of its own for each)."""
+    _, full = _verl(source, "main", overrides)
+    ours = verl_pools(full)
+    if cluster is None:
+        groups = [entry for pool in ours.pools.values() for entry in pool.process_on_nodes]
+        cluster = Cluster(num_nodes=len(groups), num_gpus_per_node=max(groups))
+    requests = [PoolRequest(name, pool.process_on_nodes, tuple(range(cluster.num_nodes)), name, pool.max_colocate_count) for name, pool in ours.pools.items()]
+    landed = {name: sorted(groups, key=lambda group: group.created) for name, groups in land_pools(cluster.gpus_per_node.tolist(), requests).items()}
+    built, _ = _verl(source, "main", overrides, {name: [group.node for group in groups] for name, groups in landed.items()})
+    solution = solve({**full, "cluster": {"num_nodes": cluster.num_nodes, "num_gpus_per_node": cluster.gpus_per_node.tolist()}})
+    assert sorted(built["servers"]) == sorted(ours.slices)
+    for name, group in built["servers"].items():
+        assert group["pool"] == ours.workers[name]
+        verl = [(landed[group["pool"]][index].node, landed[group["pool"]][index].gpus[bundle]) for index, bundle in group["workers"]]
+        assert [(p.cluster_node_rank, *p.local_hardware_ranks) for p in solution.placements(name)] == verl, name
+
+
+REWARD_POOL = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=2", "reward.reward_model.n_gpus_per_node=4"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "cluster"),
+    [
+        # nodes of 8, 6 and 8: global_pool takes node 0, then reward_pool's first group node 2 (the freest), its second node 1;
+        # verl cuts reward_pool in creation order (its first user is the split), so replica 0 is on node 2
+        ([*REWARD_POOL, "trainer.nnodes=1"], Cluster(num_nodes=3, num_gpus_per_node=[8, 6, 8])),
+        # beside the trainer on global_pool: replicas of 4 in node order (the trainer's worker group sorted the groups first)
+        (["reward.reward_model.enable=True", "reward.reward_model.rollout.tensor_model_parallel_size=4", "trainer.nnodes=2"], None),
+        # two teachers on a teacher pool of 2 x 4: replicas of 2, then one of 4 on the second node
+        (["distillation.enabled=True", "distillation.nnodes=2", "distillation.n_gpus_per_node=4", "distillation.teacher_models.a.key=math/gsm8k",
+          "distillation.teacher_models.a.model_path=a", "distillation.teacher_models.a.num_replicas=2",
+          "distillation.teacher_models.a.inference.tensor_model_parallel_size=2", "distillation.teacher_models.a.inference.name=vllm",
+          "distillation.teacher_models.b.key=code", "distillation.teacher_models.b.model_path=b", "distillation.teacher_models.b.num_replicas=1",
+          "distillation.teacher_models.b.inference.tensor_model_parallel_size=4", "distillation.teacher_models.b.inference.name=vllm"], None),
+    ],
+)  # fmt: skip
+def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], overrides: list[str], cluster: Cluster | None) -> None:
+    _check_replicas(verl_source("main"), overrides, cluster)
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,13 @@ SEPARATE_MAIN = ["trainer.v1.trainer_mode=separate_async", "algorithm.adv_estima
                  "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "trainer.nnodes=1", "trainer.n_gpus_per_node=4"]  # fmt: skip
 #: A reward model on GPUs of its own, a teacher, and the reference policy (main).
 POOLS_MAIN = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1",
-              "reward.reward_model.n_gpus_per_node=4", "actor_rollout_ref.actor.use_kl_loss=True", "distillation.enabled=True", "distillation.nnodes=1"]  # fmt: skip
+              "reward.reward_model.n_gpus_per_node=4", "actor_rollout_ref.actor.use_kl_loss=True", "distillation.enabled=True", "distillation.nnodes=1",
+              "distillation.teacher_models.teacher_model.model_path=teacher"]  # fmt: skip
+
+
+def replicas(name: str, count: int) -> list[str]:
+    """verl's names of ``count`` replicas' worker groups (``name`` with ``{}`` for the rank)."""
+    return [name.format(rank) for rank in range(count)]
 
 
 def config(path: Path, *overrides: str) -> dict[str, Any]:
@@ -61,7 +67,7 @@ CASES = [
      ["actor", "ref", "rollout_standalone_0", "rollout_standalone_1"]),
     (MAIN, POOLS_MAIN, {"global_pool": [8], "reward_pool": [4], "teacher_pool": [8]},
      {"actor_rollout_ref": "global_pool", "critic": "global_pool", "rm": "reward_pool", "teacher": "teacher_pool"},
-     ["actor_rollout_ref", "critic", "rm", "teacher"]),
+     ["actor_rollout_ref", "critic", *replicas("rollout_reward_colocate_{}", 2), *replicas("rollout_teacher_colocate_{}_default", 4)]),
     (MAIN, ["actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.model.lora.rank=8"], {"global_pool": [8]},
      {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "global_pool"}, ["actor_rollout", "critic"]),
 ]  # fmt: skip
@@ -144,21 +150,24 @@ def test_without_a_cluster_the_pools_are_placed_on_the_nodes_the_config_describe
     assert "reward_pool took node(s) 2" in str(caught.value)
     spec, groups = pool_spec_from_config(config(MAIN, *POOLS_MAIN, "distillation.n_gpus_per_node=4"))
     assert spec.cluster.gpus_per_node.tolist() == [8, 4, 4]
+    servers = [*replicas("rollout_reward_colocate_{}", 2), *replicas("rollout_teacher_colocate_{}_default", 2)]
     assert {name: (group.pool, group.roles) for name, group in groups.items()} == {
-        "actor_rollout_ref+critic": ("global_pool", ("actor_rollout_ref", "critic")), "rm": ("reward_pool", ("rm",)),
-        "teacher": ("teacher_pool", ("teacher",)),
+        "actor_rollout_ref+critic": ("global_pool", ("actor_rollout_ref", "critic")),
+        **{name: ("reward_pool" if "reward" in name else "teacher_pool", (name,)) for name in servers},
     }  # fmt: skip
     solution = solve(spec)
     verify(solution.spec, solution.placements_by_component())
-    nodes = {name: {p.cluster_node_rank for p in solution.placements(name)} for name in solution.components}
-    assert nodes == {"actor_rollout_ref+critic": {0}, "rm": {1}, "teacher": {2}}
+    gpus = {name: [(p.cluster_node_rank, *p.local_hardware_ranks) for p in solution.placements(name)] for name in solution.components}
+    assert gpus["actor_rollout_ref+critic"] == [(0, gpu) for gpu in range(8)]
+    assert [gpus[name] for name in servers] == [[(1, 0), (1, 1)], [(1, 2), (1, 3)], [(2, 0), (2, 1)], [(2, 2), (2, 3)]]  # each replica a slice, ranks from 0
 
 
 @pytest.mark.parametrize(
     ("path", "overrides", "processes"),
     [
         (V041, [*RM_041, "trainer.nnodes=2"], {"actor_rollout+critic+rm": 16}),  # 0.4.1 fuses every role: one worker per GPU
-        (MAIN, ["reward.reward_model.enable=True", "trainer.nnodes=2"], {"actor_rollout+critic": 16, "rm": 16}),  # 0.9: rm a group of its own
+        # 0.9: each reward model replica (tensor parallel 2) a group of its own on a slice of global_pool
+        (MAIN, ["reward.reward_model.enable=True", "trainer.nnodes=2"], {"actor_rollout+critic": 16, **dict.fromkeys(replicas("rollout_reward_colocate_{}", 8), 2)}),
         (MAIN, SEPARATE_MAIN, {"actor_rollout": 4, "rollout_standalone_2": 2, "rollout_standalone_3": 2}),
         (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True", "trainer.n_gpus_per_node=5"],
          {"actor+ref": 5, "rollout_standalone_0": 2, "rollout_standalone_1": 2}),  # no hybrid replica has to divide global_pool
@@ -173,7 +182,8 @@ def test_a_given_cluster_is_checked_node_by_node_with_nodes_of_other_sizes() -> 
     mixed = {"cluster": {"num_nodes": 3, "num_gpus_per_node": [8, 4, 8]}}
     solution = solve({**config(MAIN, *POOLS_MAIN[:5]), **mixed})
     gpus = {name: {(p.cluster_node_rank, g) for p in solution.placements(name) for g in p.local_hardware_ranks} for name in solution.components}
-    assert len(gpus["rm"]) == 4 and not gpus["rm"] & gpus["actor_rollout_ref+critic"]
+    reward = gpus["rollout_reward_colocate_0"] | gpus["rollout_reward_colocate_1"]
+    assert len(reward) == 4 and not reward & gpus["actor_rollout_ref+critic"]
     with pytest.raises(PlacementConfigError) as caught:
         solve({**config(MAIN, "trainer.nnodes=2"), "cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 4]}})
     assert "global_pool needs 2 placement group(s) of 8 GPUs, each on one node (trainer.nnodes, trainer.n_gpus_per_node: 2 x 8)" in str(caught.value)
@@ -209,9 +219,58 @@ def test_ray_gives_a_tie_in_free_gpus_to_the_node_with_fewer_cpus_reserved() -> 
     four = ["trainer.n_gpus_per_node=4", "reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True",
             "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"]  # fmt: skip
     solution = solve({**config(MAIN, *four), "cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 4]}})
-    assert {name: sorted({p.cluster_node_rank for p in solution.placements(name)}) for name in solution.components} == {"actor_rollout+critic": [0], "rm": [1]}
+    nodes = {name: sorted({p.cluster_node_rank for p in solution.placements(name)}) for name in solution.components}
+    assert nodes == {"actor_rollout+critic": [0], "rollout_reward_colocate_0": [1], "rollout_reward_colocate_1": [1]}
     requests = [PoolRequest("global_pool", (4,), (0, 1), "a", 3), PoolRequest("reward_pool", (4,), (0, 1), "b", 3)]
     assert [group.node for groups in land_pools([8, 4], requests).values() for group in groups] == [0, 1]
     # equal CPUs reserved as well: Ray's node map decides, here the lowest rank
     assert [group.node for groups in land_pools([4, 4], requests).values() for group in groups] == [0, 1]
     assert [group.node for groups in land_pools([8, 8], [*requests, PoolRequest("teacher_pool", (4,), (0, 1), "c", 3)]).values() for group in groups] == [0, 1, 0]
+
+
+#: Two teachers on a teacher pool of 2 nodes of 4 GPUs: two replicas of 2, then one of 4 (verl cuts in entry order).
+TEACHERS = ["distillation.enabled=True", "distillation.nnodes=2", "distillation.n_gpus_per_node=4",
+            "distillation.teacher_models.a.key=math/gsm8k", "distillation.teacher_models.a.num_replicas=2",
+            "distillation.teacher_models.a.inference.tensor_model_parallel_size=2", "distillation.teacher_models.b.key=code",
+            "distillation.teacher_models.b.num_replicas=1", "distillation.teacher_models.b.inference.tensor_model_parallel_size=4"]  # fmt: skip
+
+
+def test_each_teacher_replica_is_a_worker_group_on_its_slice_named_by_its_key() -> None:
+    built = verl_pools(config(MAIN, *TEACHERS))
+    assert dict(built.slices) == {"rollout_teacher_colocate_0_math_gsm8k": (0, 2), "rollout_teacher_colocate_1_math_gsm8k": (2, 2), "rollout_teacher_colocate_0_code": (4, 4)}
+    solution = solve(config(MAIN, *TEACHERS))
+    nodes = {name: [(p.rank, p.cluster_node_rank) for p in solution.placements(name)] for name in built.slices}
+    assert nodes["rollout_teacher_colocate_0_code"] == [(0, 2), (1, 2), (2, 2), (3, 2)]  # ranks from 0 on the teacher pool's second node
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ([*TEACHERS, "distillation.teacher_models.b.key=math/gsm8k"], "teacher key 'math/gsm8k' is given twice"),
+        ([*TEACHERS, "distillation.teacher_models.b.num_replicas=2"], "the teachers take 12 GPUs"),
+        ([*TEACHERS, "distillation.teacher_models.a.num_replicas=1", "distillation.teacher_models.b.num_replicas=1",
+          "distillation.teacher_models.c.key=x", "distillation.teacher_models.c.num_replicas=1",
+          "distillation.teacher_models.c.inference.tensor_model_parallel_size=2"],
+         "teacher 'code' replica 0 takes GPUs 2 to 5 of teacher_pool, across 2 node(s) of 4, where a replica of 4 needs 1"),
+        ([*TEACHERS, "distillation.teacher_models.teacher_model.model_path=m"], "teacher_model.model_path='m' is ignored by verl main: with several"),
+        ([*TEACHERS, "distillation.teacher_models.b.key=null"], "distillation.teacher_models.b.key is not set"),
+        ([*TEACHERS, "distillation.teacher_models.b.num_replicas=0"], "distillation.teacher_models.b.num_replicas must be a positive integer, not 0"),
+        (POOLS_MAIN + ["distillation.teacher_models.teacher_model.num_replicas=2"], "num_replicas=2 is ignored by verl main: a lone teacher fills teacher_pool, so verl sets it to 4"),
+        (POOLS_MAIN + ["distillation.teacher_models.teacher_model.inference.tensor_model_parallel_size=3"], "teacher_pool has 8 GPUs, which replicas of 3"),
+        (POOLS_MAIN + ["reward.reward_model.rollout.tensor_model_parallel_size=8"], "reward_pool has 4 GPUs, which replicas of 8"),
+    ],
+)  # fmt: skip
+def test_replicas_verl_would_not_start_are_refused(overrides: list[str], words: str) -> None:
+    with pytest.raises(PlacementConfigError) as caught:
+        verl_pools(config(MAIN, *overrides))
+    assert words in str(caught.value)
+
+
+def test_reward_pool_is_cut_in_the_order_its_groups_were_created() -> None:
+    # nodes of 8, 6 and 8: global_pool takes node 0, reward_pool's first group node 2 (the freest), its second node 1;
+    # its first user is verl's split, which gets the groups unsorted: replica 0 on node 2 (the differential test runs verl on this)
+    reward = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=2",
+              "reward.reward_model.n_gpus_per_node=4", "trainer.nnodes=1"]  # fmt: skip
+    solution = solve({**config(MAIN, *reward), "cluster": {"num_nodes": 3, "num_gpus_per_node": [8, 6, 8]}})
+    nodes = [sorted({p.cluster_node_rank for p in solution.placements(f"rollout_reward_colocate_{rank}")}) for rank in range(4)]
+    assert nodes == [[2], [2], [1], [1]]
