@@ -43,7 +43,7 @@ def estimate(processes: int, table_pairs: int, model_pairs: int) -> int:
     return processes * BYTES_PER_PROCESS + table_pairs * TABLE_BYTES_PER_PAIR + model_pairs * MODEL_BYTES_PER_PAIR
 
 
-def check_memory(needed: int, where: str, why: str, shrink: str) -> None:
+def check_host_memory(needed: int, where: str, why: str, shrink: str) -> None:
     """Refuse a spec part needing ``needed`` bytes (``why``: the counts) above the budget.
 
     ``shrink`` names the option that makes it smaller, in the user's terms.

@@ -84,7 +84,7 @@ def check_text(text: str, name: str) -> None:
     to convert. Syntax errors are left to the loader, which words them better.
     """
     where = f"config file {name!r}"
-    check_size(len(text), current().max_file_bytes, where)
+    check_text_size(len(text), current().max_file_bytes, where)
     for parser in PARSERS:
         try:
             _measure(yaml.parse(text, Loader=parser), where)
@@ -214,7 +214,7 @@ def _check_interpolation(value: str, where: str) -> int:
     return 1
 
 
-def check_size(size: int, limit: int, where: str) -> None:
+def check_text_size(size: int, limit: int, where: str) -> None:
     """Refuse a text longer than ``max_file_bytes`` (a YAML text is measured like a file)."""
     if size > limit:
         raise exceeded("max_file_bytes", size, where, "its size")

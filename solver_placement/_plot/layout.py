@@ -28,7 +28,7 @@ from solver_placement._plot.labels import kinds_word
 from solver_placement._plot.row_drawing import draw_rows
 from solver_placement._plot.rows import Row, layout_rows, occupancy
 from solver_placement._plot.scene import Scene
-from solver_placement._plot.source import Job, LayoutSource, resolve_job, select_nodes
+from solver_placement._plot.source import Drawn, LayoutSource, drawn_from, select_nodes
 from solver_placement._plot.style import BRACKET_COLOR, TP_MARK, Mark, component_colors, pool_mark
 
 
@@ -68,33 +68,33 @@ def plot_layout(
     :func:`~solver_placement._specification.pools.pool_groups` returns them): their groups are drawn as
     pool entries, each pool with its own mark.
     """
-    job = resolve_job(source, cluster, "plot_layout")
-    shown = job.select(components)
-    node_list = select_nodes(nodes, job)
+    drawn = drawn_from(source, cluster, "plot_layout")
+    shown = drawn.select(components)
+    node_list = select_nodes(nodes, drawn)
     aggregate = wants_aggregate(mode, len(node_list), max_rows)
-    all_rows = layout_rows(job, shown, node_list, occupancy(job, shown, node_list), aggregate)
+    all_rows = layout_rows(drawn, shown, node_list, occupancy(drawn, shown, node_list), aggregate)
     rows, omitted = all_rows[:max_rows], all_rows[max_rows:]
     pooled = {name: group for name, group in (pools or {}).items() if name in shown}
-    groups = {name: pooled[name].entry if name in pooled else job.tensor_parallel_size(name) for name in shown}
+    groups = {name: pooled[name].entry if name in pooled else drawn.tensor_parallel_size(name) for name in shown}
     groups = {name: size for name, size in groups.items() if size > 1 or name in pooled}
     marks = _pool_marks(pools or {})
-    colors = component_colors(job.names)
+    colors = component_colors(drawn.names)
     scene = Scene()
-    legend = _legend(job, shown, rows, colors, groups, pooled, marks)
-    top = draw_header(scene, title or "Layout", _summary(job, shown), legend)
-    bottom = draw_rows(scene, job, rows, colors, groups, top, {name: marks[group.pool] for name, group in pooled.items()})
+    legend = _legend(drawn, shown, rows, colors, groups, pooled, marks)
+    top = draw_header(scene, title or "Layout", _summary(drawn, shown), legend)
+    bottom = draw_rows(scene, drawn, rows, colors, groups, top, {name: marks[group.pool] for name, group in pooled.items()})
     draw_notes(scene, _notes(rows, omitted), bottom)
     return scene.figure()
 
 
-def _summary(job: Job, shown: Sequence[str]) -> str:
-    used = {p.cluster_node_rank for name in shown for p in job.placements[name]}
-    processes = sum(len(job.placements[name]) for name in shown)
-    return f"{len(job.nodes)} node(s), {len(used)} in use · {processes} processes · labels are process ranks · collocated components stack in lanes"
+def _summary(drawn: Drawn, shown: Sequence[str]) -> str:
+    used = {p.cluster_node_rank for name in shown for p in drawn.placements[name]}
+    processes = sum(len(drawn.placements[name]) for name in shown)
+    return f"{len(drawn.nodes)} node(s), {len(used)} in use · {processes} processes · labels are process ranks · collocated components stack in lanes"
 
 
 def _legend(
-    job: Job,
+    drawn: Drawn,
     shown: Sequence[str],
     rows: Sequence[Row],
     colors: dict[str, str],
@@ -105,7 +105,7 @@ def _legend(
     """A colour per drawn component (with its process count); bracket glyphs only when drawn,
     worded with the hardware they join (GPUs, robots, nodes) and what their group is; a pool's
     glyph in its own mark, with its components (roles joined by ``+`` share one worker)."""
-    legend = [LegendEntry(colors[name], f"{name} ({len(job.placements[name])})") for name in shown]
+    legend = [LegendEntry(colors[name], f"{name} ({len(drawn.placements[name])})") for name in shown]
     joined = [join.kind for row in rows for join in row.joins]
     if joined:
         legend.append(LegendEntry(BRACKET_COLOR, f"one process on several {kinds_word(joined)}", "bracket"))

@@ -29,7 +29,7 @@ from solver_placement._plot.row_geometry import (
 )
 from solver_placement._plot.rows import Row
 from solver_placement._plot.scene import BOX_PAD, CELL_W, HEADER_H, LABEL_W, MARGIN, Scene
-from solver_placement._plot.source import Job
+from solver_placement._plot.source import Drawn
 from solver_placement._plot.style import (
     BAND_COLORS,
     BAND_EDGE,
@@ -65,7 +65,7 @@ class _PlacedRow:
 
 
 def draw_rows(
-    scene: Scene, job: Job, rows: Sequence[Row], colors: Mapping[str, str], tp: Mapping[str, int], top: float, marks: Mapping[str, Mark] | None = None
+    scene: Scene, drawn: Drawn, rows: Sequence[Row], colors: Mapping[str, str], tp: Mapping[str, int], top: float, marks: Mapping[str, Mark] | None = None
 ) -> float:
     """Draw the rows in columns of at most ROWS_PER_COLUMN; returns the y below the lowest.
     ``marks`` gives a component's group brackets their own look (its resource pool's)."""
@@ -74,7 +74,7 @@ def draw_rows(
         return top + 0.4
     columns = -(-len(rows) // ROWS_PER_COLUMN)
     per_column = -(-len(rows) // columns)
-    groups = job.groups()
+    groups = drawn.groups()
     tracks = band_tracks(groups)
     band_width = (max(tracks.values()) + 1) * BAND_W if tracks else 0.0
     step_width = max((text_width(steps_text(row.steps), STEP_FONT) + 0.3 for row in rows if row.steps), default=0.0)

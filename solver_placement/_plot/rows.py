@@ -15,7 +15,7 @@ from typing import NamedTuple
 from solver_placement._constants import NODE
 from solver_placement._plot.aggregate import like_node_runs
 from solver_placement._plot.labels import Cell
-from solver_placement._plot.source import Job
+from solver_placement._plot.source import Drawn
 
 
 @dataclass
@@ -26,12 +26,12 @@ class NodeUse:
     items: dict[tuple[str, int], list[Cell]] = field(default_factory=dict)
 
 
-def occupancy(job: Job, shown: Sequence[str], nodes: Sequence[int]) -> dict[int, NodeUse]:
+def occupancy(drawn: Drawn, shown: Sequence[str], nodes: Sequence[int]) -> dict[int, NodeUse]:
     """Per drawn node, what the ``shown`` components hold on it (a node process holds the node cell)."""
     wanted = set(nodes)
     use: dict[int, NodeUse] = {node: NodeUse() for node in nodes}
     for name in shown:
-        for p in job.placements[name]:
+        for p in drawn.placements[name]:
             if p.cluster_node_rank not in wanted:
                 continue
             cells = [(NODE, 0)] if p.hardware_type == NODE else [(p.hardware_type, i) for i in p.local_hardware_ranks]
@@ -75,15 +75,15 @@ class Row:
     groups: frozenset[str]
 
 
-def layout_rows(job: Job, shown: Sequence[str], nodes: Sequence[int], use_by_node: Mapping[int, NodeUse], aggregate: bool) -> list[Row]:
+def layout_rows(drawn: Drawn, shown: Sequence[str], nodes: Sequence[int], use_by_node: Mapping[int, NodeUse], aggregate: bool) -> list[Row]:
     """One row per node, or (``aggregate``) per run of like nodes."""
-    group_list = job.groups()
+    group_list = drawn.groups()
 
     def describe(node: int) -> tuple[list[Cell], str, frozenset[str]]:
-        hardware = job.hardware_of(node)
+        hardware = drawn.hardware_of(node)
         uses_node = any(cell[0] == NODE for (_, cell) in use_by_node[node].ranks)
         cells = [*hardware, (NODE, 0)] if uses_node or not hardware else hardware
-        return cells, job.model_of(node), frozenset(label for label, members in group_list if node in members)
+        return cells, drawn.model_of(node), frozenset(label for label, members in group_list if node in members)
 
     def bases(node: int) -> dict[str, int]:
         found: dict[str, int] = {}

@@ -6,7 +6,7 @@ Drawing never solves: solving is the caller's job, and the figures take what it 
 YAML path or a spec is refused with the call to make first. The solved layout and the placement
 are recognised by what drawing reads of them (:class:`SolvedLayout`, :class:`BuiltPlacement`),
 not by their classes, so this package imports neither the solver nor the spec layer. A
-:class:`Job` answers the questions drawing asks (which nodes, which hardware cells per node, what
+:class:`Drawn` answers the questions drawing asks (which nodes, which hardware cells per node, what
 model of GPU, which node groups) from the cluster tables when they are known, and otherwise from
 what the records reveal, so bare records still draw a sensible picture.
 """
@@ -61,7 +61,7 @@ _Counts: TypeAlias = dict[str, int]
 
 
 @dataclass
-class Job:
+class Drawn:
     """Placement records per component plus what is known of the cluster they run on."""
 
     placements: dict[str, list[Placement]]
@@ -168,8 +168,8 @@ def _counts_in_records(records: Iterable[Placement]) -> dict[int, _Counts]:
     return counts
 
 
-def resolve_job(source: object, cluster: Cluster | None, figure: str) -> Job:
-    """Normalise every accepted input to a :class:`Job`; refuse anything still to be solved.
+def drawn_from(source: object, cluster: Cluster | None, figure: str) -> Drawn:
+    """Normalise every accepted input to a :class:`Drawn`; refuse anything still to be solved.
 
     ``cluster`` completes bare records with the hardware no process uses; ``figure`` names the
     function drawing, for the message that says what to pass instead.
@@ -177,14 +177,14 @@ def resolve_job(source: object, cluster: Cluster | None, figure: str) -> Job:
     if isinstance(source, BuiltPlacement):
         source = source.solution
     if isinstance(source, SolvedLayout):
-        return Job(source.placements_by_component(), source.cluster, source)
+        return Drawn(source.placements_by_component(), source.cluster, source)
     if _is_records(source) and source:
         grouped: dict[str, list[Placement]] = defaultdict(list)
         for p in source:
             grouped[p.component].append(p)
-        return Job(dict(grouped), cluster, None)
+        return Drawn(dict(grouped), cluster, None)
     if isinstance(source, Mapping) and source and all(_is_records(value) for value in source.values()):
-        return Job({str(name): list(records) for name, records in source.items()}, cluster, None)
+        return Drawn({str(name): list(records) for name, records in source.items()}, cluster, None)
     raise _unsolved(source, figure)
 
 
@@ -204,9 +204,9 @@ def _is_records(value: object) -> TypeGuard[Sequence[Placement]]:
     return isinstance(value, Sequence) and not isinstance(value, str) and all(isinstance(p, Placement) for p in value)
 
 
-def select_nodes(nodes: str | Iterable[int] | None, job: Job) -> list[int]:
+def select_nodes(nodes: str | Iterable[int] | None, drawn: Drawn) -> list[int]:
     """The nodes to draw: all of the job's, or the ``"0-15"``-style (or int) selection, checked."""
-    known = job.nodes
+    known = drawn.nodes
     if nodes is None:
         return known
     limit = (max(known) + 1) if known else 0

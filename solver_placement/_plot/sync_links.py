@@ -18,7 +18,7 @@ from typing import Protocol, TypeGuard, runtime_checkable
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import PlacementConfigError
 from solver_placement._plot.aggregate import like_node_runs
-from solver_placement._plot.source import BuiltPlacement, Job, LayoutSource, resolve_job
+from solver_placement._plot.source import BuiltPlacement, Drawn, LayoutSource, drawn_from
 from solver_placement._records import Placement
 
 
@@ -61,7 +61,7 @@ def weight_sync_links(source: LayoutSource, *, actor: str = "actor", rollout: st
     """
     if uses_sync_map(source, actor, rollout):
         return links_from_sync_map(source)
-    return links_from_records(resolve_job(source, None, "weight_sync_links"), actor, rollout)
+    return links_from_records(drawn_from(source, None, "weight_sync_links"), actor, rollout)
 
 
 def uses_sync_map(source: object, actor: str, rollout: str) -> TypeGuard[ModelParallelPlacement]:
@@ -79,16 +79,16 @@ def links_from_sync_map(source: ModelParallelPlacement) -> list[WeightSyncLink]:
     ]
 
 
-def links_from_records(job: Job, actor: str, rollout: str) -> list[WeightSyncLink]:
+def links_from_records(drawn: Drawn, actor: str, rollout: str) -> list[WeightSyncLink]:
     """Pair each GPU of each ``rollout`` process with the ``actor`` ranks the records put on it."""
-    job.select([actor, rollout])
+    drawn.select([actor, rollout])
     on_gpu: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for p in job.placements[actor]:
+    for p in drawn.placements[actor]:
         if p.hardware_type == ACCELERATOR:
             for gpu in p.local_hardware_ranks:
                 on_gpu[(p.cluster_node_rank, gpu)].append(p.rank)
     links: list[WeightSyncLink] = []
-    for p in job.placements[rollout]:
+    for p in drawn.placements[rollout]:
         if p.hardware_type != ACCELERATOR:
             raise PlacementConfigError(f"weight sync: {rollout} process {p.rank} holds {p.hardware_type} items, not GPUs; CUDA IPC needs GPUs")
         links.extend(
@@ -107,26 +107,26 @@ class Panel:
     links: list[WeightSyncLink]
 
 
-def _actor_cells(job: Job, actor: str, nodes: Sequence[int]) -> dict[int, dict[int, tuple[int, ...]]]:
+def _actor_cells(drawn: Drawn, actor: str, nodes: Sequence[int]) -> dict[int, dict[int, tuple[int, ...]]]:
     """Per node, per GPU: the actor ranks on it (sorted)."""
     cells: dict[int, dict[int, list[int]]] = {node: defaultdict(list) for node in nodes}
-    for p in job.placements[actor]:
+    for p in drawn.placements[actor]:
         if p.cluster_node_rank in cells and p.hardware_type == ACCELERATOR:
             for gpu in p.local_hardware_ranks:
                 cells[p.cluster_node_rank][gpu].append(p.rank)
     return {node: {gpu: tuple(sorted(ranks)) for gpu, ranks in per_gpu.items()} for node, per_gpu in cells.items()}
 
 
-def sync_panels(job: Job, actor: str, links: Sequence[WeightSyncLink], aggregate: bool) -> list[Panel]:
+def sync_panels(drawn: Drawn, actor: str, links: Sequence[WeightSyncLink], aggregate: bool) -> list[Panel]:
     """A panel per node with rollout GPUs, or (``aggregate``) per run of nodes with the same pairing."""
     by_node: dict[int, list[WeightSyncLink]] = defaultdict(list)
     for link in links:
         by_node[link.node].append(link)
-    actor_cells = _actor_cells(job, actor, sorted(by_node))
+    actor_cells = _actor_cells(drawn, actor, sorted(by_node))
 
     def gpus(node: int) -> int:
         used = [link.gpu for link in by_node[node]] + list(actor_cells[node])
-        return max(job.gpus_of(node), max(used) + 1)
+        return max(drawn.gpus_of(node), max(used) + 1)
 
     def bases(node: int) -> dict[str, int]:
         actor_ranks = [r for ranks in actor_cells[node].values() for r in ranks]

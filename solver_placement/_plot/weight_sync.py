@@ -19,7 +19,7 @@ from solver_placement._plot.aggregate import wants_aggregate
 from solver_placement._plot.captions import LegendEntry, draw_header, draw_notes
 from solver_placement._plot.labels import nodes_name
 from solver_placement._plot.scene import BOX_PAD, CELL_W, HEADER_H, LABEL_W, MARGIN, Scene
-from solver_placement._plot.source import LayoutSource, resolve_job
+from solver_placement._plot.source import LayoutSource, drawn_from
 from solver_placement._plot.style import (
     BRACKET_COLOR,
     EMPTY_EDGE,
@@ -74,14 +74,14 @@ def plot_weight_sync(
     ``ModelParallelComponentPlacement`` in collocated mode its own ``weight_sync_map`` gives the
     pairing.
     """
-    job = resolve_job(source, cluster, "plot_weight_sync")
-    job.select([actor, rollout])
-    links = links_from_sync_map(source) if uses_sync_map(source, actor, rollout) else links_from_records(job, actor, rollout)
-    actor_tp = source.actor_tp_size if isinstance(source, ModelParallelPlacement) else job.tensor_parallel_size(actor)
+    drawn = drawn_from(source, cluster, "plot_weight_sync")
+    drawn.select([actor, rollout])
+    links = links_from_sync_map(source) if uses_sync_map(source, actor, rollout) else links_from_records(drawn, actor, rollout)
+    actor_tp = source.actor_tp_size if isinstance(source, ModelParallelPlacement) else drawn.tensor_parallel_size(actor)
     aggregate = wants_aggregate(mode, len({link.node for link in links}), max_rows)
-    all_panels = sync_panels(job, actor, links, aggregate)
+    all_panels = sync_panels(drawn, actor, links, aggregate)
     panels, omitted = all_panels[:max_rows], all_panels[max_rows:]
-    colors = component_colors(job.names)
+    colors = component_colors(drawn.names)
     legend = [LegendEntry(colors[actor], f"{actor} rank on the GPU"), LegendEntry(colors[rollout], f"{rollout} process")]
     if actor_tp > 1 and any(panel.actor_ranks for panel in panels):
         legend.append(LegendEntry(BRACKET_COLOR, f"{actor} tensor-parallel group of {actor_tp}", "tp"))

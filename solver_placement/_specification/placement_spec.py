@@ -19,7 +19,7 @@ from solver_placement._config import ConfigSource, to_plain
 from solver_placement._errors import InternalError
 from solver_placement._job import Job, load_job
 from solver_placement._limits import check
-from solver_placement._limits.host_memory import check_memory, estimate
+from solver_placement._limits.host_memory import check_host_memory, estimate
 from solver_placement._specification.candidates import MAX_CANDIDATE_PAIRS, ComponentRequest, resolve_components
 from solver_placement._specification.environment import check_environment
 from solver_placement._specification.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments
@@ -39,7 +39,7 @@ class PlacementSpec:
     def resolve(cls, parsed: ParsedSpec, cluster: Cluster) -> PlacementSpec:
         """The spec of ``parsed`` on ``cluster``. Its size is checked from counts
         (``max_processes``, the memory budget) before any candidate array is allocated."""
-        check_size(parsed.components, cluster)
+        check_spec_size(parsed.components, cluster)
         requests = resolve_components(parsed.components, cluster)
         for name, component in parsed.components.items():
             request = requests[component.rule_owner]
@@ -100,7 +100,7 @@ class PlacementSpec:
         return PlacementSpec(ParsedSpec(components, self.solver_options), self.cluster, requests)
 
 
-def check_size(components: Mapping[str, ComponentSpec], cluster: Cluster) -> None:
+def check_spec_size(components: Mapping[str, ComponentSpec], cluster: Cluster) -> None:
     """Refuse a spec above ``max_processes`` or the memory budget, from counts alone, naming the
     component that makes it large and what shrinks it."""
     processes = 0
@@ -117,7 +117,7 @@ def check_size(components: Mapping[str, ComponentSpec], cluster: Cluster) -> Non
             else "give it fewer processes or leave the layout to a declarative component (node-level decomposition)"
         )
         why = f"{component_processes} processes with {model_pairs} (process, candidate) pairs"
-        check_memory(estimate(component_processes, table_pairs, model_pairs), f"component {component.name!r}", why, shrink)
+        check_host_memory(estimate(component_processes, table_pairs, model_pairs), f"component {component.name!r}", why, shrink)
 
 
 def _counts(component: ComponentSpec, cluster: Cluster) -> tuple[int, int, int] | None:

@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 from solver_placement import ModelParallelComponentPlacement, PlacementConfigError, PlacementSpec, solve
 from solver_placement._plot.rows import layout_rows as _layout_rows
 from solver_placement._plot.rows import occupancy as _occupancy
-from solver_placement._plot.source import resolve_job as _resolve
+from solver_placement._plot.source import drawn_from as _resolve
 from solver_placement._plot.style import PALETTE, pool_mark
 from solver_placement.plot import WeightSyncLink, component_colors, plot_layout, plot_weight_sync, save_figure, weight_sync_links
 
@@ -32,9 +32,9 @@ def svg_text(figure: Figure, tmp_path: Path, name: str = "figure.svg") -> str:
 
 
 def rows_of(source: object, mode: str = "cells", components: list[str] | None = None) -> list:
-    job = _resolve(source, None, "plot_layout")
-    shown = job.select(components)
-    return _layout_rows(job, shown, job.nodes, _occupancy(job, shown, job.nodes), aggregate=mode == "aggregate")
+    drawn = _resolve(source, None, "plot_layout")
+    shown = drawn.select(components)
+    return _layout_rows(drawn, shown, drawn.nodes, _occupancy(drawn, shown, drawn.nodes), aggregate=mode == "aggregate")
 
 
 # ---------------------------------------------------------------------------- files
