@@ -126,28 +126,60 @@ def verl_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     return source
 
 
-def _verl(source: Path, version: str, overrides: list[str], landing: dict[str, list[int]] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What verl builds (the driver's JSON; with ``landing``, its model server replicas on those
-    nodes too) and verl's own full config with the overrides, plain."""
+def _full(source: Path, version: str, overrides: list[str]) -> dict[str, Any]:
+    """verl's own full config with the overrides, plain (read here: the driver is not needed)."""
     spec = SOURCES[version]
-    path = source / spec.full
+    return config(source / spec.full, *spec.needed, *overrides)
+
+
+def _verl(source: Path, version: str, overrides: list[str], landing: dict[str, list[int]] | None = None) -> dict[str, Any]:
+    """What verl builds: the driver's JSON; with ``landing``, its model server replicas on those
+    nodes too. One run of verl's driver per call (importing verl is most of its time)."""
+    spec = SOURCES[version]
     bytecode = None if os.environ.get(spec.variable) else str(source.parent / "bytecode")  # the installed release: its cache holds the bytecode too
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(DRIVERS)])}
     env.update({"PYTHONPYCACHEPREFIX": bytecode} if bytecode else {"PYTHONDONTWRITEBYTECODE": "1"})
     env.update({"VERL_DRIVER_LANDING": json.dumps(landing)} if landing is not None else {})
-    result = subprocess.run([sys.executable, str(DRIVERS / spec.driver), str(path), *spec.needed, *overrides], capture_output=True, text=True, timeout=300, env=env)
+    command = [sys.executable, str(DRIVERS / spec.driver), str(source / spec.full), *spec.needed, *overrides]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1]), config(path, *spec.needed, *overrides)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where Ray puts every pool's placement groups (in creation order) on ``cluster``."""
+
+    cluster: Cluster
+    groups: dict[str, list[Any]]
+
+    @classmethod
+    def of(cls, pools: Any, cluster: Cluster | None) -> Landing:
+        """The landing of ``pools`` (``verl_pools``'s) on ``cluster``, else on a node of its own per group."""
+        if cluster is None:
+            sizes = [entry for pool in pools.pools.values() for entry in pool.process_on_nodes]
+            cluster = Cluster(num_nodes=len(sizes), num_gpus_per_node=max(sizes))
+        requests = [PoolRequest(name, pool.process_on_nodes, tuple(range(cluster.num_nodes)), name, pool.max_colocate_count) for name, pool in pools.pools.items()]
+        landed = land_pools(cluster.gpus_per_node.tolist(), requests)
+        return cls(cluster, {name: sorted(groups, key=lambda group: group.created) for name, groups in landed.items()})
+
+    @property
+    def nodes(self) -> dict[str, list[int]]:
+        """What the driver is told: per pool, the node of each group in creation order."""
+        return {name: [group.node for group in groups] for name, groups in self.groups.items()}
 
 
 @pytest.mark.parametrize(("path", "overrides", "pools", "mapping", "workers"), CASES)
 def test_verl_builds_what_is_read(verl_source: Callable[[str], Path], path: Path, overrides: list[str], pools: dict, mapping: dict, workers: list[str]) -> None:
     version = "0.4.1" if path == V041 else "main"
-    built, full = _verl(verl_source(version), version, overrides)
+    source = verl_source(version)
+    full = _full(source, version, overrides)
     ours = verl_pools(full)
     assert ours == verl_pools(config(path, *overrides))  # the trimmed file holds verl's defaults
+    landing = None if path == V041 else Landing.of(ours, None)
+    built = _verl(source, version, overrides, None if landing is None else landing.nodes)
     assert built["mapping"] == dict(ours.mapping) == mapping
-    if path == V041:
+    if landing is None:
         assert built["resource_pool_spec"] == ours.resource_pool_spec == pools
         assert built["groups"] == [{"pool": "global_pool", "max_colocate_count": 1, "roles": sorted(workers)}]
         return
@@ -160,26 +192,20 @@ def test_verl_builds_what_is_read(verl_source: Callable[[str], Path], path: Path
     started = [role for role in built["mapping"] if role not in ("rm", "teacher") and (role != "critic" or built["critic"])]
     assert trainer_roles == started
     assert bool(built["reward_model"]) == any(role.startswith("rollout_reward_") for role in ours.workers)
-    _check_replicas(verl_source("main"), overrides, None)
+    _check_replicas(built, full, landing)
 
 
-def _check_replicas(source: Path, overrides: list[str], cluster: Cluster | None) -> None:
-    """verl's managers cut the reward model's and teachers' pools into the replicas we place, each
-    on the GPUs we place it on, rank by rank, with the pools' placement groups where Ray puts them
-    (on ``cluster``, else a node of its own for each)."""
-    _, full = _verl(source, "main", overrides)
+def _check_replicas(built: dict[str, Any], full: dict[str, Any], landing: Landing) -> None:
+    """verl's managers (``built``, run with ``landing``) cut the reward model's and teachers'
+    pools into the replicas we place, each on the GPUs we place it on, rank by rank."""
     ours = verl_pools(full)
-    if cluster is None:
-        groups = [entry for pool in ours.pools.values() for entry in pool.process_on_nodes]
-        cluster = Cluster(num_nodes=len(groups), num_gpus_per_node=max(groups))
-    requests = [PoolRequest(name, pool.process_on_nodes, tuple(range(cluster.num_nodes)), name, pool.max_colocate_count) for name, pool in ours.pools.items()]
-    landed = {name: sorted(groups, key=lambda group: group.created) for name, groups in land_pools(cluster.gpus_per_node.tolist(), requests).items()}
-    built, _ = _verl(source, "main", overrides, {name: [group.node for group in groups] for name, groups in landed.items()})
+    cluster = landing.cluster
     solution = solve({**full, "cluster": {"num_nodes": cluster.num_nodes, "num_gpus_per_node": cluster.gpus_per_node.tolist()}})
     assert sorted(built["servers"]) == sorted(ours.slices)
     for name, group in built["servers"].items():
         assert group["pool"] == ours.workers[name]
-        verl = [(landed[group["pool"]][index].node, landed[group["pool"]][index].gpus[bundle]) for index, bundle in group["workers"]]
+        landed = landing.groups[group["pool"]]
+        verl = [(landed[index].node, landed[index].gpus[bundle]) for index, bundle in group["workers"]]
         assert [(p.cluster_node_rank, *p.local_hardware_ranks) for p in solution.placements(name)] == verl, name
 
 
@@ -203,7 +229,10 @@ REWARD_POOL = ["reward.reward_model.enable=True", "reward.reward_model.enable_re
     ],
 )  # fmt: skip
 def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], overrides: list[str], cluster: Cluster | None) -> None:
-    _check_replicas(verl_source("main"), overrides, cluster)
+    source = verl_source("main")
+    full = _full(source, "main", overrides)
+    landing = Landing.of(verl_pools(full), cluster)
+    _check_replicas(_verl(source, "main", overrides, landing.nodes), full, landing)
 
 
 @pytest.mark.parametrize(
@@ -216,7 +245,7 @@ def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], ove
 def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overrides: list[str]) -> None:
     """The overrides ``export --to verl`` writes make verl's own driver build the exported pools."""
     exported = export_verl(config(MAIN, *overrides))
-    built, _ = _verl(verl_source("main"), "main", [*overrides, *exported.overrides])
+    built = _verl(verl_source("main"), "main", [*overrides, *exported.overrides])
     assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == exported.resource_pool_spec
     standalone = {name: pool.max_colocate_count for name, pool in exported.pools.items() if name in built["standalone"]}
     assert standalone == {name: s["max_colocate_count"] for name, s in built["standalone"].items()}
