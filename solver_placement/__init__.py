@@ -30,11 +30,7 @@ from solver_placement._errors import (
     VerificationError,
     VerlExportError,
 )
-from solver_placement._job import Job, load_job
-from solver_placement._layout_report import layout_report
-from solver_placement._records import Placement
-from solver_placement._replan import replan
-from solver_placement._rlinf import (
+from solver_placement._frontends.rlinf import (
     ComponentPlacement,
     HybridComponentPlacement,
     ModelParallelComponentPlacement,
@@ -44,20 +40,24 @@ from solver_placement._rlinf import (
     PlacementMode,
     RolloutSyncMode,
 )
-from solver_placement._rlinf.rlinf_cluster import as_cluster
-from solver_placement._rlinf.strategies import (
+from solver_placement._frontends.rlinf.rlinf_cluster import as_cluster
+from solver_placement._frontends.rlinf.strategies import (
     FlexiblePlacementStrategy,
     NodePlacementStrategy,
     PackedPlacementStrategy,
     PlacementStrategy,
 )
-from solver_placement._rlinf.task_placement import placement_for_config
+from solver_placement._frontends.rlinf.task_placement import placement_for_config
+from solver_placement._frontends.verl.export import VerlExport, export_verl
+from solver_placement._frontends.verl.resource_pools import ResourcePool, pool_spec
+from solver_placement._job import Job, load_job
+from solver_placement._layout_report import layout_report
+from solver_placement._records import Placement
+from solver_placement._replan import replan
 from solver_placement._solver import Assignment, Solution, explain, solve
 from solver_placement._specification.grammar import ComponentSpec
 from solver_placement._specification.placement_spec import PlacementSpec
-from solver_placement._specification.pools import ResourcePool, pool_spec
 from solver_placement._verify import verify
-from solver_placement._verl_export import VerlExport, export_verl
 
 __version__ = VERSION
 

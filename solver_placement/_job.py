@@ -1,6 +1,6 @@
 """One loaded job: a config read once, with what every stage asks of it decided once.
 
-Every front end (``solve``, ``diagnose``, ``export_verl``, the RLinf classes, the command line)
+Every entry point (``solve``, ``diagnose``, ``export_verl``, the RLinf classes, the command line)
 turns what the user gave (a YAML path, :class:`~solver_placement._config.YamlText`, a mapping, a
 ``DictConfig``, Hydra overrides applied by the command line) into a :class:`Job` with
 :func:`load_job`, once, and hands that value on. The config is copied and its limits checked
@@ -9,8 +9,9 @@ from the raw dict have one answer here:
 
 * where the ``cluster:`` section is (a whole job config holds it under ``cluster:``; a bare
   section is the config itself; verl's trainer config is a whole job config even without one);
-* which form states the placement (:class:`JobForm`): ``cluster.component_placement`` (RLinf's
-  grammar and the declarative components), a ``resource_pools:`` section, or verl's trainer config;
+* which front end reads it (:class:`Frontend`, registered by ``_frontends/``): verl's trainer
+  config, a ``resource_pools:`` section, or ``cluster.component_placement`` (RLinf's grammar and
+  the declarative components), asked in that order; the core knows none of them by name;
 * RLinf's ``runner.task_type``, which picks RLinf's placement class;
 * the solver options: the config's ``cluster.solver`` with the caller's overrides on top, so a
   command line's ``--time-limit`` never has to be written into the user's config;
@@ -23,8 +24,7 @@ The value is frozen: stages read it and derive new jobs (:meth:`Job.with_cluster
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -32,36 +32,49 @@ from typing import Any
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.schema import cluster_part, section_kwargs
 from solver_placement._config import ConfigSource, load_config, require_mapping
-from solver_placement._errors import PlacementConfigError, shown
-
-#: The top-level key that says which verl's rules to read the config with (``verl_version: 0.4.1``).
-VERSION_KEY = "verl_version"
-#: verl's top-level sections that, together, make a config verl's PPO trainer config.
-TRAINER_SECTIONS = ("trainer", "actor_rollout_ref")
-#: The top-level section that states verl-style resource pools (``_specification/pools.py``).
-POOLS_SECTION = "resource_pools"
+from solver_placement._errors import InternalError, PlacementConfigError, shown
 
 
-def is_verl_trainer_config(config: Mapping[str, Any]) -> bool:
-    """Is this (plain) config verl's trainer config: ``trainer:`` and ``actor_rollout_ref:``
-    mappings (no other trainer has both), or any config naming :data:`VERSION_KEY`?"""
-    return VERSION_KEY in config or all(isinstance(config.get(section), Mapping) for section in TRAINER_SECTIONS)
+@dataclass(frozen=True)
+class Frontend:
+    """A framework's front end as the core sees it: how to recognise its config, where that
+    config's ``cluster:`` section is, and how to translate a loaded job into a placement spec.
+
+    Front ends live in ``_frontends/`` (one folder per framework) and register here with
+    :func:`register_frontend` when the package is imported; the core calls them through this
+    value and never imports them, so a new framework is a new folder plus its registration.
+    """
+
+    #: The name jobs of this front end carry (``job.frontend.name``), e.g. ``verl_trainer``.
+    name: str
+    #: Whether a plain config is this front end's input (asked in registration order).
+    recognises: Callable[[Mapping[str, Any]], bool]
+    #: The job's placement spec (``PlacementSpec``), translated from the loaded job.
+    translate: Callable[[Job], Any]
+    #: The config always holds a whole job config, so its ``cluster:`` section sits under
+    #: ``cluster:`` and may be absent (verl's trainer config: its nodes come from its own keys).
+    whole_config: bool = False
+    #: Placed as resource pools (worker groups verl's way), not by RLinf's placement classes.
+    places_pools: bool = False
 
 
-class JobForm(enum.Enum):
-    """How a job config states its placement."""
+#: Registered front ends, in the order their ``recognises`` is asked; the last recognises any config.
+_FRONTENDS: list[Frontend] = []
 
-    #: ``cluster.component_placement``: RLinf's rank strings and the declarative components.
-    COMPONENT_PLACEMENT = "component_placement"
-    #: A top-level ``resource_pools:`` section (verl's pools and role mapping, ``_specification/pools.py``).
-    RESOURCE_POOLS = "resource_pools"
-    #: verl's own trainer config, whose pools verl's driver builds (``_specification/verl``).
-    VERL_TRAINER = "verl_trainer"
 
-    @property
-    def has_pools(self) -> bool:
-        """Placed as resource pools (compiled by ``_specification/pools.py``), not as component_placement."""
-        return self is not JobForm.COMPONENT_PLACEMENT
+def register_frontend(frontend: Frontend) -> None:
+    """Add a front end (``_frontends/__init__.py`` registers every one, in order)."""
+    if any(known.name == frontend.name for known in _FRONTENDS):
+        raise InternalError(f"front end {frontend.name!r} is registered twice")
+    _FRONTENDS.append(frontend)
+
+
+def frontend_of(config: Mapping[str, Any]) -> Frontend:
+    """The first registered front end that recognises ``config``."""
+    for frontend in _FRONTENDS:
+        if frontend.recognises(config):
+            return frontend
+    raise InternalError("no front end recognises the config (solver_placement._frontends registers them on import)")
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,7 @@ class Job:
 
     config: dict[str, Any]
     section: dict[str, Any]
-    form: JobForm
+    frontend: Frontend
     task_type: str | None
     given_cluster: Cluster | None = None
     solver_overrides: Mapping[str, Any] = field(default_factory=dict)
@@ -94,10 +107,10 @@ class Job:
     def cluster(self) -> Cluster | None:
         """The cluster the job is placed on: the given one, else the one its section states. None
         only for verl's trainer config without a ``cluster:`` section, whose nodes verl's trainer
-        keys give (``_specification/verl``)."""
+        keys give (``_frontends/verl``)."""
         if self.given_cluster is not None:
             return self.given_cluster
-        if self.form is JobForm.VERL_TRAINER and not self.section:
+        if self.frontend.whole_config and not self.section:
             return None
         return Cluster(**section_kwargs(self.section))
 
@@ -141,10 +154,9 @@ def load_job(source: ConfigSource | Job, cluster: Cluster | None = None) -> Job:
     if isinstance(source, Job):
         return source if cluster is None else source.with_cluster(cluster)
     plain = load_config(source)
-    verl = is_verl_trainer_config(plain)
-    section = require_mapping(plain.get("cluster", {}), "cluster") if verl else cluster_part(plain)
-    form = JobForm.VERL_TRAINER if verl else JobForm.RESOURCE_POOLS if POOLS_SECTION in plain else JobForm.COMPONENT_PLACEMENT
-    return Job(plain, section, form, _task_type(plain), cluster)
+    frontend = frontend_of(plain)
+    section = require_mapping(plain.get("cluster", {}), "cluster") if frontend.whole_config else cluster_part(plain)
+    return Job(plain, section, frontend, _task_type(plain), cluster)
 
 
 def _task_type(config: Mapping[str, Any]) -> str | None:

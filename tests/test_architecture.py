@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -27,11 +28,10 @@ LAYERS = (
     "_verify",
     "_solver",
     "_auto",
-    "_rlinf",
     "_dispatch",
     "_ray_launch",
     "_layout_report",
-    "_verl_export",
+    "_frontends",
     "_plot",
     "plot",
     "_diagnose",
@@ -190,3 +190,46 @@ def test_the_imports_not_followed_exist_and_reach_nothing_forbidden() -> None:
         found = reachable({target}, _followed(edges))
         beyond = [path_to(reached, found) for reached in sorted(found) if reached != target and _unit(reached) in forbidden]
         assert not beyond, f"{target} is not followed because it is a leaf of its unit, but it reaches {beyond}"
+
+
+#: The units that sit above the front ends and may use a framework's own API: the public package
+#: and the command line (which offer RLinf's classes and ``export --to verl`` by name).
+FACES = {"_cli", "__init__", "__main__"}
+
+
+def _framework(module: str) -> str | None:
+    """The front-end folder (``verl``, ``rlinf``) or module a module belongs to, if any."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "_frontends" else None
+
+
+def test_the_core_imports_no_front_end() -> None:
+    """Frameworks are translators: nothing below them knows where a job came from. The core
+    reaches a front end only through the ``Frontend`` values registered in ``_job``."""
+    offending = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph().items()
+        for target in targets
+        if _framework(target) is not None and _framework(module) is None and _unit(module) not in FACES | {"_frontends"}
+    )
+    assert not offending, f"the core imports a front end: {offending}"
+
+
+def test_front_ends_do_not_import_each_other() -> None:
+    """A new framework is a new folder plus its registration: no folder leans on another's code."""
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph().items()
+        for target in targets
+        if None not in (_framework(module), _framework(target)) and _framework(module) != _framework(target) and _framework(target) != "__init__"
+    )
+    assert not crossing, crossing
+
+
+def test_every_front_end_is_registered_in_order() -> None:
+    """``load_job`` asks the registered front ends in order; the default one, which recognises any
+    config, comes last, so it never hides a framework's own input."""
+    registered = importlib.import_module("solver_placement._job")._FRONTENDS
+    names = [frontend.name for frontend in registered]
+    assert names == ["verl_trainer", "resource_pools", "component_placement"]
+    assert all(not frontend.recognises({}) for frontend in registered[:-1]) and registered[-1].recognises({})

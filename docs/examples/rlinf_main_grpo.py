@@ -45,7 +45,7 @@ from solver_placement._cli.overrides import apply_overrides
 from solver_placement._config import load_yaml
 from solver_placement._errors import PlacementError
 from solver_placement._records import Placement
-from solver_placement._rlinf import ComponentPlacement, PlacementStrategy
+from solver_placement._frontends.rlinf import ComponentPlacement, PlacementStrategy
 
 #: RLinf's WorkerGroup.launch default: each worker sees only its own GPUs.
 ISOLATE_GPU = True

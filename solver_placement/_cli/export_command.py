@@ -12,9 +12,9 @@ from solver_placement._cli.options import ModelCommand, format_option, model_par
 from solver_placement._cli.output import document, echo_document
 from solver_placement._cli.placing import place
 from solver_placement._cli.progress import working
-from solver_placement._job import JobForm
-from solver_placement._specification.verl import verl_pools
-from solver_placement._verl_export import VERSIONS, export_verl
+from solver_placement._frontends.verl import verl_pools
+from solver_placement._frontends.verl.export import VERSIONS, export_verl
+from solver_placement._frontends.verl.versions import VERL_TRAINER
 
 
 @click.command("export", cls=ModelCommand)
@@ -54,7 +54,7 @@ def export_command(
     given = read_job_input(file, overrides)
     with working(f"solving {given.name}"):
         placed = place(given.job, time_limit, model_parallel)
-    stated = verl_pools(given.job.config).version if given.job.form is JobForm.VERL_TRAINER else None
+    stated = verl_pools(given.job.config).version if given.job.frontend.name == VERL_TRAINER else None
     exported = export_verl(placed.solution, version=verl_version or stated)
     if fmt != "text":
         echo_document(document("export", given, to=target, verl_version=exported.version, resource_pools=exported.resource_pools(),

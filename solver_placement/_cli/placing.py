@@ -1,13 +1,13 @@
 """Placing a model as RLinf would: the placement class its ``runner.task_type`` asks for, else as written.
 
 RLinf has no key naming the placement class; its entry scripts pick it by task type (see
-:mod:`solver_placement._rlinf.task_placement`). Placing such a config as written would, for a
+:mod:`solver_placement._frontends.rlinf.task_placement`). Placing such a config as written would, for a
 reasoning job with ``rollout.tensor_parallel_size: 2``, start one-GPU rollouts where RLinf starts
 two-GPU engines, silently. So every command that places a model goes through :func:`place`:
 a config without a task type and without engine sizes is solved as written, one with a task
 type gets its class, and one that is ambiguous is refused by ``placement_class``. A config
 with a ``resource_pools:`` section (verl's pools and role mapping) is compiled into its spec by
-:mod:`solver_placement._specification.pools` and solved as written.
+:mod:`solver_placement._frontends.verl.resource_pools` and solved as written.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.component_placement import ComponentPlacement
+from solver_placement._frontends.rlinf.model_parallel import ModelParallelComponentPlacement
+from solver_placement._frontends.rlinf.task_placement import placement_class, placement_for_config
+from solver_placement._frontends.verl.resource_pools import PoolGroup, pool_spec_from_config
 from solver_placement._job import Job
-from solver_placement._rlinf.component_placement import ComponentPlacement
-from solver_placement._rlinf.model_parallel import ModelParallelComponentPlacement
-from solver_placement._rlinf.task_placement import placement_class, placement_for_config
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
-from solver_placement._specification.pools import PoolGroup, pool_spec_from_config
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def place(job: Job, time_limit: float | None, model_parallel: bool) -> SolvedJob
 
     ``time_limit`` overrides ``cluster.solver.time_limit_s`` for every solve the placement runs.
     """
-    if job.form.has_pools:
+    if job.frontend.places_pools:
         if model_parallel:
             raise PlacementConfigError("--model-parallel reads cluster.component_placement; this config states resource_pools: instead")
         spec, pools = pool_spec_from_config(job)
@@ -73,4 +73,4 @@ def place(job: Job, time_limit: float | None, model_parallel: bool) -> SolvedJob
 def placed_as_written(job: Job, model_parallel: bool) -> bool:
     """Whether :func:`place` solves ``job``'s component_placement as written (no RLinf class
     rewrites it, and it is not resource pools)."""
-    return not model_parallel and not job.form.has_pools and placement_class(job) is ComponentPlacement
+    return not model_parallel and not job.frontend.places_pools and placement_class(job) is ComponentPlacement

@@ -65,7 +65,7 @@ def plot_layout(
     ``cells`` draws every node, ``aggregate`` draws runs of like nodes as one row, ``auto`` picks
     ``cells`` up to ``max_rows`` nodes. Rows past ``max_rows`` are left out, with a note.
     ``pools`` maps components to the verl-style resource pool they were placed from (as
-    :func:`~solver_placement._specification.pools.pool_groups` returns them): their groups are drawn as
+    :func:`~solver_placement._frontends.verl.resource_pools.pool_groups` returns them): their groups are drawn as
     pool entries, each pool with its own mark.
     """
     drawn = drawn_from(source, cluster, "plot_layout")

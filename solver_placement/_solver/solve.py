@@ -42,7 +42,6 @@ from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KE
 from solver_placement._solver.solution import Solution
 from solver_placement._specification.candidates import expand_all
 from solver_placement._specification.placement_spec import PlacementSpec
-from solver_placement._specification.pools import pool_spec_from_config
 from solver_placement._verify import verify
 
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
@@ -311,11 +310,12 @@ def _searched(call: _Call, held_before: dict[str, list[list[int]]], constructed:
 
 
 def spec_of_job(job: Job) -> PlacementSpec:
-    """The spec a job states: ``cluster.component_placement``, or verl's pools (compiled by
-    ``_specification/pools.py``), so every entry point reads either form."""
-    if job.form.has_pools:
-        return pool_spec_from_config(job)[0]
-    return PlacementSpec.from_config(job)
+    """The spec a job states, translated by the front end that read it (``_frontends/``), so
+    every entry point reads every framework's input and the solver knows none of them."""
+    spec = job.frontend.translate(job)
+    if not isinstance(spec, PlacementSpec):
+        raise InternalError(f"front end {job.frontend.name!r} translated the job into {type(spec).__name__}, not a PlacementSpec")
+    return spec
 
 
 def _decomposed(call: _Call) -> dict[str, Assignment] | None:

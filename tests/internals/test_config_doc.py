@@ -15,12 +15,12 @@ from internals.specification.test_verl_trainer import CASES, config
 from solver_placement._auto.section import _EMBODIED_KEYS, _REASONING_KEYS
 from solver_placement._cluster.schema import CLUSTER_KEYS, ENV_KEYS, GROUP_KEYS, RLINF_IGNORED_KEYS
 from solver_placement._cluster.topology import TOPOLOGY_KEYS
+from solver_placement._frontends.verl import VERSION_KEY, verl_pools
+from solver_placement._frontends.verl.keys import VerlKeys
+from solver_placement._frontends.verl.resource_pools import POOL_KEYS, SECTION, SECTION_KEYS
 from solver_placement._solver.options import OPTION_KEYS
 from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY
 from solver_placement._specification.grammar import ALIASES, COMPONENT_KEYS, MEMORY_PARTS, TOPOLOGY_GROUPS
-from solver_placement._specification.pools import POOL_KEYS, SECTION, SECTION_KEYS
-from solver_placement._specification.verl import VERSION_KEY, verl_pools
-from solver_placement._specification.verl.keys import VerlKeys
 
 DOC = (ROOT / "docs" / "config.md").read_text()
 #: Every name written as inline code in the reference (``key``, fenced examples left out), split

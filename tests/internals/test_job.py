@@ -1,4 +1,4 @@
-"""The loaded job: one value from every accepted input, its form, task type and solver options
+"""The loaded job: one value from every accepted input, its front end, task type and solver options
 decided once, and the stages taking it without loading the config again."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from omegaconf import OmegaConf
 
 import solver_placement._job as job_module
 from solver_placement import Cluster, ComponentPlacement, Job, PlacementConfigError, YamlText, diagnose, load_job, placement_for_config, solve
-from solver_placement._job import JobForm
 
 QUICKSTART = MODELS / "quickstart.yaml"
 SMALL = config(2, 8, {"actor": "0-7", "rollout": {"processes": 4, "hardware_per_process": 2, "exclusive_with": ["actor"]}})
@@ -37,7 +36,7 @@ def _placed(job_or_source: Any) -> dict[str, list[tuple[int, list[int]]]]:
 )
 def test_every_input_form_loads_the_same_job(source: Any) -> None:
     job = load_job(source)
-    assert job.form is JobForm.COMPONENT_PLACEMENT and not job.is_bare_section
+    assert job.frontend.name == "component_placement" and not job.frontend.places_pools and not job.is_bare_section
     assert job.config == load_job(QUICKSTART).config
     assert job.section == job.config["cluster"]
     assert job.cluster is not None and job.cluster.num_nodes == 3
@@ -72,11 +71,11 @@ def test_a_bare_cluster_section_is_its_own_section() -> None:
     assert _placed(bare) == _placed(SMALL)
 
 
-def test_the_form_is_decided_once() -> None:
-    assert load_job(MODELS / "verl_pools_2x8.yaml").form is JobForm.RESOURCE_POOLS
+def test_the_front_end_is_decided_once() -> None:
+    pools = load_job(MODELS / "verl_pools_2x8.yaml")
+    assert pools.frontend.name == "resource_pools" and pools.frontend.places_pools and not pools.frontend.whole_config
     verl = load_job(MODELS / "verl_ppo_trainer_2x8.yaml")
-    assert verl.form is JobForm.VERL_TRAINER and verl.form.has_pools
-    assert not JobForm.COMPONENT_PLACEMENT.has_pools
+    assert verl.frontend.name == "verl_trainer" and verl.frontend.places_pools and verl.frontend.whole_config
 
 
 def test_verl_trainer_config_without_a_cluster_section_states_no_cluster() -> None:

@@ -15,8 +15,8 @@ from omegaconf import OmegaConf
 from solver_placement import PlacementConfigError, VerlExportError, export_verl, solve
 from solver_placement._cli.app import main
 from solver_placement._config import load_config
-from solver_placement._specification.pools import pool_spec_from_config
-from solver_placement._verl_export import RULES
+from solver_placement._frontends.verl.export import RULES
+from solver_placement._frontends.verl.resource_pools import pool_spec_from_config
 
 DATA = ROOT / "tests" / "data" / "verl"
 V041, MAIN = DATA / "ppo_trainer_v0.4.1.yaml", DATA / "ppo_trainer_main.yaml"

@@ -57,7 +57,7 @@ def test_svg_keeps_component_names_rank_labels_and_group_bands_as_text(tmp_path:
 
 
 def test_pool_groups_are_drawn_as_pools_not_tensor_parallel_groups(tmp_path: Path) -> None:
-    from solver_placement._specification.pools import pool_spec_from_config
+    from solver_placement._frontends.verl.resource_pools import pool_spec_from_config
 
     spec, pools = pool_spec_from_config(MODELS / "verl_pools_2x8.yaml")
     svg = svg_text(plot_layout(solve(spec), pools=pools), tmp_path)
@@ -71,7 +71,7 @@ def test_each_pool_gets_a_bracket_of_its_own() -> None:
     from matplotlib.collections import LineCollection
     from matplotlib.colors import to_hex
 
-    from solver_placement._specification.pools import pool_spec_from_config
+    from solver_placement._frontends.verl.resource_pools import pool_spec_from_config
 
     spec, pools = pool_spec_from_config(MODELS / "verl_pools_2x8.yaml")
     figure = plot_layout(solve(spec), pools=pools)

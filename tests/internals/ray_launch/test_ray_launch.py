@@ -223,7 +223,7 @@ class Reference:
 
 
 def test_pool_roles_fused_in_one_actor_per_gpu(local_ray) -> None:
-    from solver_placement._specification.pools import ResourcePool, pool_spec
+    from solver_placement._frontends.verl.resource_pools import ResourcePool, pool_spec
 
     solution = solve(pool_spec(MODEL, {"pool": ResourcePool([2, 2], max_colocate_count=2, node_group="gpu")}, {"actor": "pool", "ref": "pool"}))
     with reserve(solution, cpus_per_process=0.5) as reservation:

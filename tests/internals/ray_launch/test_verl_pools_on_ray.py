@@ -14,11 +14,11 @@ from ray_leaks import live_groups, local_ray_fixtures
 
 from solver_placement import Cluster, solve, verify
 from solver_placement._dispatch.modes import Dispatch, register
+from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
+from solver_placement._frontends.verl.resource_pools import ResourcePool, pool_spec
 from solver_placement._ray_launch.connect import ray_nodes
 from solver_placement._ray_launch.launch_plan import map_nodes
 from solver_placement._ray_launch.reserve import reserve
-from solver_placement._specification.pool_order import PoolRequest, land_pools
-from solver_placement._specification.pools import ResourcePool, pool_spec
 
 pytestmark = pytest.mark.ray
 

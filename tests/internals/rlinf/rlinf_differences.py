@@ -22,7 +22,7 @@ from rlinf_builders import FIELDS, Record, records, rlinf_cluster
 from rlinf_cases import Case
 
 import solver_placement as ours_api
-from solver_placement._rlinf.rlinf_cluster import as_cluster
+from solver_placement._frontends.rlinf.rlinf_cluster import as_cluster
 
 rl = rlinf_shim.load()
 

@@ -14,11 +14,11 @@ import sys
 
 import rlinf_shim
 
-import solver_placement._rlinf
+import solver_placement._frontends.rlinf
 
 rlinf_shim.load()
 for module_name in ("rlinf.scheduler", "rlinf.utils.placement"):
     module = sys.modules[module_name]
-    for name in solver_placement._rlinf.__all__:
+    for name in solver_placement._frontends.rlinf.__all__:
         if hasattr(module, name):
-            setattr(module, name, getattr(solver_placement._rlinf, name))
+            setattr(module, name, getattr(solver_placement._frontends.rlinf, name))

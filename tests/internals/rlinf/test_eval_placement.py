@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from solver_placement import Cluster, FlexiblePlacementStrategy, PackedPlacementStrategy, PlacementConfigError, PlacementMode, verify
-from solver_placement._rlinf import ModelParallelEvalComponentPlacement
+from solver_placement._frontends.rlinf import ModelParallelEvalComponentPlacement
 
 
 def job(placement: dict[str, Any], nodes: int = 1, gpus: int = 8, groups: list[dict[str, Any]] | None = None, **sections: Any) -> dict[str, Any]:

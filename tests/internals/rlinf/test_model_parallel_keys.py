@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from solver_placement import ComponentPlacement, ModelParallelComponentPlacement, PlacementConfigError
-from solver_placement._rlinf import HybridComponentPlacement, ModelParallelEvalComponentPlacement
+from solver_placement._frontends.rlinf import HybridComponentPlacement, ModelParallelEvalComponentPlacement
 
 
 def job(placement: dict[str, Any], **sections: Any) -> dict[str, Any]:

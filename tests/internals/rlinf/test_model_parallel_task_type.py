@@ -17,7 +17,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from solver_placement import Cluster, PlacementConfigError, PlacementMode, load_job
-from solver_placement._rlinf import (
+from solver_placement._frontends.rlinf import (
     ComponentPlacement,
     HybridComponentPlacement,
     ModelParallelComponentPlacement,
@@ -25,7 +25,7 @@ from solver_placement._rlinf import (
     MultiAgentModelParallelComponentPlacement,
     MultiAgentModelParallelEvalComponentPlacement,
 )
-from solver_placement._rlinf.task_placement import placement_class, placement_for_config
+from solver_placement._frontends.rlinf.task_placement import placement_class, placement_for_config
 
 COLLOCATED = {"actor,rollout,reward": "all"}
 DISAGGREGATED = {"actor": "0-3", "rollout": "4-5", "inference": "6-7", "reward": "6-7"}

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from solver_placement import FlexiblePlacementStrategy, PackedPlacementStrategy, PlacementConfigError, PlacementMode, RolloutSyncMode, verify
-from solver_placement._rlinf import (
+from solver_placement._frontends.rlinf import (
     ComponentPlacement,
     MultiAgentModelParallelComponentPlacement,
     MultiAgentModelParallelEvalComponentPlacement,

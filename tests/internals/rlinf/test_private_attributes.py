@@ -23,7 +23,7 @@ from test_real_configs import read, rlinf_validate
 
 import solver_placement
 from solver_placement import PlacementConfigError
-from solver_placement._rlinf import MultiAgentModelParallelComponentPlacement
+from solver_placement._frontends.rlinf import MultiAgentModelParallelComponentPlacement
 
 #: attribute -> where RLinf reads (r) or writes (w) it on a placement or strategy it did not make itself
 READERS = {

@@ -25,7 +25,7 @@ from solver_placement import (
     PackedPlacementStrategy,
     PlacementConfigError,
 )
-from solver_placement._rlinf.rlinf_cluster import as_cluster
+from solver_placement._frontends.rlinf.rlinf_cluster import as_cluster
 
 
 # ----------------------------------------------------------------------- look-alikes

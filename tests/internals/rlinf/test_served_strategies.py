@@ -18,7 +18,7 @@ from solver_placement import (
     Solution,
     solve,
 )
-from solver_placement._rlinf.stated_layout import in_normal_form, packed_ranks
+from solver_placement._frontends.rlinf.stated_layout import in_normal_form, packed_ranks
 
 
 def hybrid(placement: dict, num_nodes: int = 2, gpus: int = 4) -> tuple[HybridComponentPlacement, Cluster]:

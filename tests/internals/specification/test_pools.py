@@ -7,7 +7,7 @@ from helpers import MODELS
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, solve, verify
 from solver_placement._dispatch.fuse import fuse, verl_worker_env
-from solver_placement._specification.pools import PoolGroup, ResourcePool, pool_spec, pool_spec_from_config
+from solver_placement._frontends.verl.resource_pools import PoolGroup, ResourcePool, pool_spec, pool_spec_from_config
 
 
 def placed(cluster: Cluster, pools: dict, mapping: dict):

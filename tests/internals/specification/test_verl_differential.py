@@ -1,5 +1,5 @@
 """Differential: verl's own driver builds the same pools, mapping and worker groups as
-``_specification/verl`` reads from the same config, for every case of ``test_verl_trainer.py``.
+``_frontends/verl`` reads from the same config, for every case of ``test_verl_trainer.py``.
 
 verl's code runs for real in a subprocess (``tests/verl_drivers``) with torch, the models and
 Ray's actors stubbed: no GPU, no Ray cluster. verl is no dependency of this package, so the test
@@ -39,8 +39,8 @@ from helpers import ROOT
 from test_verl_trainer import CASES, MAIN, POOLS_MAIN, SEPARATE_MAIN, V041, config
 
 from solver_placement import Cluster, export_verl, solve
-from solver_placement._specification.pool_order import PoolRequest, land_pools
-from solver_placement._specification.verl import verl_pools
+from solver_placement._frontends.verl import verl_pools
+from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
 
 DRIVERS = ROOT / "tests" / "verl_drivers"
 

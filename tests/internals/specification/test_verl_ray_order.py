@@ -11,10 +11,10 @@ import ray
 from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
 
 from solver_placement import Cluster
+from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
 from solver_placement._ray_launch.connect import ray_nodes
 from solver_placement._ray_launch.launch_plan import map_nodes
 from solver_placement._ray_launch.session import LocalRayCluster
-from solver_placement._specification.pool_order import PoolRequest, land_pools
 
 pytestmark = pytest.mark.ray
 

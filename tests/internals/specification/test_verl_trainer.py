@@ -17,9 +17,9 @@ from omegaconf import OmegaConf
 
 from solver_placement import InfeasiblePlacementError, PlacementConfigError, solve, verify
 from solver_placement._config import load_config
-from solver_placement._specification.pool_order import PoolRequest, land_pools
-from solver_placement._specification.pools import pool_spec_from_config
-from solver_placement._specification.verl import is_verl_trainer_config, verl_pools
+from solver_placement._frontends.verl import is_verl_trainer_config, verl_pools
+from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
+from solver_placement._frontends.verl.resource_pools import pool_spec_from_config
 
 DATA = ROOT / "tests" / "data" / "verl"
 V041, MAIN = DATA / "ppo_trainer_v0.4.1.yaml", DATA / "ppo_trainer_main.yaml"

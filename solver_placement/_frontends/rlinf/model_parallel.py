@@ -14,12 +14,12 @@ from typing import Any
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._config import ConfigSource
 from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.component_placement import ComponentPlacement, PlacementMode, RolloutSyncMode
+from solver_placement._frontends.rlinf.held_gpus import HeldGpus, check_disjoint, check_tp_fits, read_held
+from solver_placement._frontends.rlinf.model_parallel_layout import DISJOINT_PAIRS, Layout, auto_layout, collocated_layout, disaggregated_layout
+from solver_placement._frontends.rlinf.model_parallel_sizes import ModelParallelSizes
+from solver_placement._frontends.rlinf.weight_sync import weight_sync_map
 from solver_placement._job import Job
-from solver_placement._rlinf.component_placement import ComponentPlacement, PlacementMode, RolloutSyncMode
-from solver_placement._rlinf.held_gpus import HeldGpus, check_disjoint, check_tp_fits, read_held
-from solver_placement._rlinf.model_parallel_layout import DISJOINT_PAIRS, Layout, auto_layout, collocated_layout, disaggregated_layout
-from solver_placement._rlinf.model_parallel_sizes import ModelParallelSizes
-from solver_placement._rlinf.weight_sync import weight_sync_map
 
 REQUIRED = ("actor", "rollout", "reward")
 OPTIONAL = ("critic", "critic_inference")

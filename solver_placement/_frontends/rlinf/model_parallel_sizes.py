@@ -18,7 +18,7 @@ from typing import Any
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import positive_int
-from solver_placement._rlinf.held_gpus import HeldGpus
+from solver_placement._frontends.rlinf.held_gpus import HeldGpus
 
 
 class ConfigReader:

@@ -1,4 +1,4 @@
-"""Reading the keys of a verl trainer config (``job.is_verl_trainer_config`` recognises one): bounded,
+"""Reading the keys of a verl trainer config (``versions.is_verl_trainer_config`` recognises one): bounded,
 typed reads of the few keys placement needs.
 
 verl composes its config with Hydra, so the file it runs with holds every key with verl's

@@ -24,10 +24,10 @@ policy), fused as ever. 0.9.0, and every other mode, ignore the key, so false is
 
 from __future__ import annotations
 
-from solver_placement._specification.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
-from solver_placement._specification.verl.pools import SizeKeys, VerlPool, VerlPools, uniform_pool
-from solver_placement._specification.verl.replicas import check_divides, replica_size, standalone_pools
-from solver_placement._specification.verl.servers import reward_replicas, teacher_replicas
+from solver_placement._frontends.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
+from solver_placement._frontends.verl.pools import SizeKeys, VerlPool, VerlPools, uniform_pool
+from solver_placement._frontends.verl.replicas import check_divides, replica_size, standalone_pools
+from solver_placement._frontends.verl.servers import reward_replicas, teacher_replicas
 
 #: ``ResourcePoolManager``'s ``max_colocate_count`` for the trainer's pools.
 TRAINER_COLOCATE = 3

@@ -14,10 +14,10 @@ from typing import Any
 
 from solver_placement._config import ConfigSource
 from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.component_placement import ComponentPlacement, PlacementMode
+from solver_placement._frontends.rlinf.held_gpus import HeldGpus, check_divides, check_tp_fits, read_held
+from solver_placement._frontends.rlinf.model_parallel_sizes import RolloutSizes
 from solver_placement._job import Job
-from solver_placement._rlinf.component_placement import ComponentPlacement, PlacementMode
-from solver_placement._rlinf.held_gpus import HeldGpus, check_divides, check_tp_fits, read_held
-from solver_placement._rlinf.model_parallel_sizes import RolloutSizes
 
 #: The components an eval placement lays out, both required (as in RLinf).
 EVAL_ROLES = ("rollout", "reward")

@@ -20,13 +20,13 @@ from itertools import combinations
 
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._errors import PlacementConfigError
-from solver_placement._rlinf.component_placement import ComponentPlacement, PlacementMode, RolloutSyncMode
-from solver_placement._rlinf.eval_placement import ModelParallelEvalComponentPlacement
-from solver_placement._rlinf.held_gpus import check_divides, gpus_of, read_held
-from solver_placement._rlinf.model_parallel import ModelParallelComponentPlacement
-from solver_placement._rlinf.model_parallel_layout import Layout, collocated_layout
-from solver_placement._rlinf.model_parallel_sizes import ConfigReader
-from solver_placement._rlinf.strategies import PackedPlacementStrategy, PlacementStrategy
+from solver_placement._frontends.rlinf.component_placement import ComponentPlacement, PlacementMode, RolloutSyncMode
+from solver_placement._frontends.rlinf.eval_placement import ModelParallelEvalComponentPlacement
+from solver_placement._frontends.rlinf.held_gpus import check_divides, gpus_of, read_held
+from solver_placement._frontends.rlinf.model_parallel import ModelParallelComponentPlacement
+from solver_placement._frontends.rlinf.model_parallel_layout import Layout, collocated_layout
+from solver_placement._frontends.rlinf.model_parallel_sizes import ConfigReader
+from solver_placement._frontends.rlinf.strategies import PackedPlacementStrategy, PlacementStrategy
 
 #: Components that may share GPUs with everything (RLinf's "shared" names); all others are exclusive.
 SHARED = ("actor", "rollout", "reward", "inference")

@@ -30,12 +30,12 @@ import numpy as np
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import ConfigSource, require_mapping
 from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.parallel_keys import check_entry_meanings, check_laid_out_entries
+from solver_placement._frontends.rlinf.rlinf_cluster import as_cluster
+from solver_placement._frontends.rlinf.strategies import FlexiblePlacementStrategy, NodePlacementStrategy, PlacementStrategy
+from solver_placement._frontends.rlinf.strategy_table import StrategyTable
 from solver_placement._job import Job, load_job
 from solver_placement._records import Placement
-from solver_placement._rlinf.parallel_keys import check_entry_meanings, check_laid_out_entries
-from solver_placement._rlinf.rlinf_cluster import as_cluster
-from solver_placement._rlinf.strategies import FlexiblePlacementStrategy, NodePlacementStrategy, PlacementStrategy
-from solver_placement._rlinf.strategy_table import StrategyTable
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -81,7 +81,7 @@ class ComponentPlacement:
 
     ``config`` is a ``DictConfig``, a mapping or a YAML path holding the whole job config (or just
     its ``cluster:`` section), or a :class:`~solver_placement._job.Job`. ``cluster`` is this project's
-    :class:`Cluster` or the one RLinf hands out (see :func:`~solver_placement._rlinf.rlinf_cluster.as_cluster`);
+    :class:`Cluster` or the one RLinf hands out (see :func:`~solver_placement._frontends.rlinf.rlinf_cluster.as_cluster`);
     without it the cluster is built from the same config. ``solver_options`` go over the config's
     ``cluster.solver`` (``{"time_limit_s": 30}``) for every solve the placement runs.
     """

@@ -33,11 +33,11 @@ from typing import Any
 from solver_placement._config import ConfigSource, positive_int
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.component_placement import ComponentPlacement, HybridComponentPlacement
+from solver_placement._frontends.rlinf.eval_placement import ModelParallelEvalComponentPlacement
+from solver_placement._frontends.rlinf.model_parallel import ModelParallelComponentPlacement
+from solver_placement._frontends.rlinf.multi_agent import MultiAgentModelParallelComponentPlacement, MultiAgentModelParallelEvalComponentPlacement
 from solver_placement._job import Job, load_job
-from solver_placement._rlinf.component_placement import ComponentPlacement, HybridComponentPlacement
-from solver_placement._rlinf.eval_placement import ModelParallelEvalComponentPlacement
-from solver_placement._rlinf.model_parallel import ModelParallelComponentPlacement
-from solver_placement._rlinf.multi_agent import MultiAgentModelParallelComponentPlacement, MultiAgentModelParallelEvalComponentPlacement
 
 HYBRID_TASKS = ("embodied", "embodied_eval", "sft", "offline")
 TRAINING_TASKS = ("reasoning", "coding_online_rl")

@@ -17,7 +17,7 @@ import numpy as np
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import PlacementConfigError
-from solver_placement._rlinf.strategies import PackedPlacementStrategy
+from solver_placement._frontends.rlinf.strategies import PackedPlacementStrategy
 from solver_placement._solver.solution import Solution
 
 

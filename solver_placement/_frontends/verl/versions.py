@@ -14,18 +14,29 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from solver_placement._errors import PlacementConfigError, shown
-from solver_placement._job import TRAINER_SECTIONS, VERSION_KEY
-from solver_placement._specification.verl.keys import VerlKeys
-from solver_placement._specification.verl.pools import VerlPools
-from solver_placement._specification.verl.v0_4 import pools_v0_4
-from solver_placement._specification.verl.v0_9 import pools_v0_9
+from solver_placement._frontends.verl.keys import VerlKeys
+from solver_placement._frontends.verl.pools import VerlPools
+from solver_placement._frontends.verl.v0_4 import pools_v0_4
+from solver_placement._frontends.verl.v0_9 import pools_v0_9
 
+#: The front end's name for verl's trainer config (``job.frontend.name``).
+VERL_TRAINER = "verl_trainer"
+#: The top-level key that says which verl's rules to read the config with (``verl_version: 0.4.1``).
+VERSION_KEY = "verl_version"
+#: verl's top-level sections that, together, make a config verl's PPO trainer config.
+TRAINER_SECTIONS = ("trainer", "actor_rollout_ref")
 #: Accepted ``verl_version`` values and the rules each is read with (checked against verl's
 #: source at v0.4.1 8d9e350e, v0.9.0 483b8a00 and main 1dda039b, and run against the 0.4.1 and
 #: 0.9.1 releases by ``tests/internals/specification/test_verl_differential.py``).
 RULES: dict[str, Callable[[VerlKeys], VerlPools]] = {"0.4.1": pools_v0_4, "0.9.0": pools_v0_9, "0.9.1": pools_v0_9, "main": pools_v0_9}
 #: Keys only verl 0.9 and later compose into a trainer config.
 NEWER_KEYS = (("trainer", "use_v1"), ("reward",), ("distillation",))
+
+
+def is_verl_trainer_config(config: Mapping[str, Any]) -> bool:
+    """Is this (plain) config verl's trainer config: ``trainer:`` and ``actor_rollout_ref:``
+    mappings (no other trainer has both), or any config naming :data:`VERSION_KEY`?"""
+    return VERSION_KEY in config or all(isinstance(config.get(section), Mapping) for section in TRAINER_SECTIONS)
 
 
 def verl_pools(config: Mapping[str, Any]) -> VerlPools:

@@ -11,9 +11,9 @@ ranks counted on from the hybrid replicas so their Ray names do not collide (fro
 
 from __future__ import annotations
 
+from solver_placement._frontends.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
+from solver_placement._frontends.verl.pools import SizeKeys, VerlPool
 from solver_placement._limits import check
-from solver_placement._specification.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
-from solver_placement._specification.verl.pools import SizeKeys, VerlPool
 
 #: ``max_colocate_count`` of a standalone replica's own pool (its server and its workers).
 STANDALONE_COLOCATE = 2

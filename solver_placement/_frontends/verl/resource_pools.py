@@ -32,7 +32,7 @@ placement groups as verl's split sees them: by node when a group runs on all of 
 the pool created them (the split is then the first to ask for them, and gets them unsorted).
 
 Pools are created in ``resource_pool_spec`` order; a pool's ``node_group`` limits its nodes. verl's own trainer config needs no such
-section: ``_specification/verl`` builds the pools and mapping from it as verl's driver does, with the
+section: ``_frontends/verl`` builds the pools and mapping from it as verl's driver does, with the
 version's ``max_colocate_count`` and the roles it starts as groups of their own.
 """
 
@@ -47,13 +47,14 @@ from solver_placement._cluster.ranks import format_ranks
 from solver_placement._config import ConfigSource, check_keys, positive_int, require_mapping, text
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._errors import PlacementConfigError, shown
-from solver_placement._job import POOLS_SECTION, Job, JobForm, load_job
+from solver_placement._frontends.verl import verl_cluster, verl_pools
+from solver_placement._frontends.verl.pool_order import Landed, PoolRequest, land_pools
+from solver_placement._frontends.verl.versions import VERL_TRAINER
+from solver_placement._job import Job, load_job
 from solver_placement._specification.placement_spec import PlacementSpec
-from solver_placement._specification.pool_order import Landed, PoolRequest, land_pools
-from solver_placement._specification.verl import verl_cluster, verl_pools
 
 #: The top-level config section that states verl-style pools, and its keys.
-SECTION = POOLS_SECTION
+SECTION = "resource_pools"
 SECTION_KEYS = ("resource_pool_spec", "mapping")
 #: Keys of one pool written as a mapping (a list is ``process_on_nodes`` alone).
 POOL_KEYS = ("process_on_nodes", "max_colocate_count", "own_worker_group", "node_group", "slices")
@@ -212,7 +213,7 @@ def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = 
     ``cluster:`` (or on ``cluster``, as :meth:`PlacementSpec.from_config` takes one), and the
     pool and roles of each of its components."""
     job = load_job(config, cluster)
-    if job.form is JobForm.VERL_TRAINER:
+    if job.frontend.name == VERL_TRAINER:
         if SECTION in job.config:
             raise PlacementConfigError(f"the config is verl's trainer config and has a {SECTION}: section too; verl builds its pools from the trainer config alone")
         return _verl_spec(job)

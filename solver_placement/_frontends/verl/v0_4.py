@@ -10,8 +10,8 @@ are ignored by it, so they are refused here rather than placed as if they counte
 
 from __future__ import annotations
 
-from solver_placement._specification.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
-from solver_placement._specification.verl.pools import SizeKeys, VerlPools, uniform_pool
+from solver_placement._frontends.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
+from solver_placement._frontends.verl.pools import SizeKeys, VerlPools, uniform_pool
 
 #: The estimators 0.4.1's trainer accepts (``AdvantageEstimator`` members it lists); only GAE uses a critic.
 ESTIMATORS = ("gae", "grpo", "grpo_passk", "reinforce_plus_plus", "remax", "rloo", "opo", "reinforce_plus_plus_baseline")

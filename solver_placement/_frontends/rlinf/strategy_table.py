@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Protocol
 
 from solver_placement._errors import PlacementConfigError, shown
-from solver_placement._rlinf.strategies import PlacementStrategy
+from solver_placement._frontends.rlinf.strategies import PlacementStrategy
 
 
 class Owner(Protocol):

@@ -15,7 +15,7 @@ worker per GPU. Pools and roles keep verl's names (``rm`` for the reward model, 
 ``rollout_standalone_<rank>`` for a replica of ``separate_async``'s standalone rollout).
 
 From 0.9 the reward model and the teacher serve in replicas, each a worker group on its slice of
-the pool (``_specification/verl/servers``): components named as verl names them
+the pool (``_frontends/verl/servers``): components named as verl names them
 (``rollout_reward_colocate_<rank>``, ``rollout_teacher_colocate_<rank>_default``; a component
 ``rm`` or ``teacher`` is one replica) make a pool together, ``global_pool`` when they hold the
 trainer's GPUs, else their own. They export when they are all one size, numbered from 0 in the
@@ -44,18 +44,19 @@ from solver_placement._cluster.ranks import format_ranks
 from solver_placement._config import ConfigSource
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, VerlExportError, shown
-from solver_placement._job import Job, JobForm, load_job
+from solver_placement._frontends.verl import verl_pools
+from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
+from solver_placement._frontends.verl.replicas import STANDALONE_COLOCATE
+from solver_placement._frontends.verl.resource_pools import FUSED, ResourcePool, slice_gpus
+from solver_placement._frontends.verl.servers import LONE, LONE_KEY, REWARD_REPLICA, TEACHER_REPLICA, TEACHERS
+from solver_placement._frontends.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
+from solver_placement._frontends.verl.versions import RULES as READ_RULES
+from solver_placement._frontends.verl.versions import VERL_TRAINER
+from solver_placement._job import Job, load_job
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
-from solver_placement._specification.pool_order import PoolRequest, land_pools
-from solver_placement._specification.pools import FUSED, ResourcePool, slice_gpus
-from solver_placement._specification.verl import verl_pools
-from solver_placement._specification.verl.replicas import STANDALONE_COLOCATE
-from solver_placement._specification.verl.servers import LONE, LONE_KEY, REWARD_REPLICA, TEACHER_REPLICA, TEACHERS
-from solver_placement._specification.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
-from solver_placement._specification.verl.versions import RULES as READ_RULES
 
-#: The verl versions a layout can be exported to (those ``_specification/verl`` reads back).
+#: The verl versions a layout can be exported to (those ``_frontends/verl`` reads back).
 VERSIONS = tuple(READ_RULES)
 #: The rules a refusal names (``VerlExportError.rule``).
 RULES = ("one worker per GPU", "pools share no GPU", "equal node entries", "verl's pools", "Ray's node order")
@@ -139,7 +140,7 @@ def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = 
         solution, stated = source, None
     else:
         job = load_job(source, cluster)
-        solution, stated = solve(job), verl_pools(job.config).version if job.form is JobForm.VERL_TRAINER else None
+        solution, stated = solve(job), verl_pools(job.config).version if job.frontend.name == VERL_TRAINER else None
     chosen = version or stated or "main"
     if chosen not in VERSIONS:
         raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import PlacementConfigError
-from solver_placement._specification.verl.pools import VerlPool, VerlPools
+from solver_placement._frontends.verl.pools import VerlPool, VerlPools
 
 
 def verl_cluster(built: VerlPools, given: Cluster | None) -> Cluster:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solver_placement._errors import PlacementConfigError
-from solver_placement._rlinf.held_gpus import HeldGpus
-from solver_placement._rlinf.strategies import PackedPlacementStrategy
+from solver_placement._frontends.rlinf.held_gpus import HeldGpus
+from solver_placement._frontends.rlinf.strategies import PackedPlacementStrategy
 
 #: Pairs that must hold disjoint GPUs in disaggregated mode (RLinf's list; reward is free).
 DISJOINT_PAIRS = (

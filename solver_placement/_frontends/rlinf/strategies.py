@@ -16,7 +16,7 @@ a Node strategy; ``_start_hw_rank``, ``_end_hw_rank``, ``_num_hardware_per_proce
 view of the public attribute holding the same value.
 
 ``get_placement`` takes this project's :class:`Cluster` or RLinf's own ``Cluster`` (converted by
-:func:`~solver_placement._rlinf.rlinf_cluster.as_cluster`), so RLinf's ``WorkerGroup`` can call it
+:func:`~solver_placement._frontends.rlinf.rlinf_cluster.as_cluster`), so RLinf's ``WorkerGroup`` can call it
 unchanged. Errors are catchable as RLinf's (``AssertionError``; ``IndexError`` for a node rank
 outside the selected groups) and carry RLinf's phrase for the rule.
 
@@ -38,9 +38,9 @@ import numpy as np
 from solver_placement._cluster.cluster import Cluster, ResourceSet
 from solver_placement._constants import CLUSTER_LABEL
 from solver_placement._errors import NodeRankError, PlacementConfigError, PlacementError, shown, with_context
+from solver_placement._frontends.rlinf.rlinf_cluster import as_cluster
+from solver_placement._frontends.rlinf.stated_layout import StatedLayout, csr_of, in_normal_form, packed_ranks
 from solver_placement._records import Placement
-from solver_placement._rlinf.rlinf_cluster import as_cluster
-from solver_placement._rlinf.stated_layout import StatedLayout, csr_of, in_normal_form, packed_ranks
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
 from solver_placement._specification.placement_spec import PlacementSpec

@@ -15,10 +15,10 @@ sets its ``num_replicas``); with several, ``teacher_model`` is dropped.
 
 from __future__ import annotations
 
+from solver_placement._frontends.verl.keys import VerlKeys
+from solver_placement._frontends.verl.pools import VerlPool
+from solver_placement._frontends.verl.replicas import check_divides, replica_size
 from solver_placement._limits import check
-from solver_placement._specification.verl.keys import VerlKeys
-from solver_placement._specification.verl.pools import VerlPool
-from solver_placement._specification.verl.replicas import check_divides, replica_size
 
 #: verl's names of the worker group of a reward model's and of a teacher's replica, before the rank.
 REWARD_REPLICA, TEACHER_REPLICA = "rollout_reward_colocate_", "rollout_teacher_colocate_"

@@ -1,0 +1,22 @@
+"""Front ends: one folder (or module) per framework, each translating that framework's own input
+into the job the core places, and the answer back into the framework's terms.
+
+* ``verl/``: verl's trainer config as verl's driver reads it, ``resource_pools:`` in verl's words,
+  where Ray lands the pools, and ``export --to verl``;
+* ``rlinf/``: RLinf's placement API (component placements, strategies, the class a job's
+  ``runner.task_type`` asks for), which RLinf code calls as it calls its own;
+* ``component_placement``: ``cluster.component_placement`` (RLinf's rank strings and the
+  declarative components), the default.
+
+The core (``_job`` and everything below ``_frontends`` in the layers) never imports a front end:
+each registers a :class:`~solver_placement._job.Frontend` here, on import of the package, and
+``load_job`` asks them in this order which one reads a config. A new framework is a new folder
+plus one line below.
+"""
+
+from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
+from solver_placement._frontends.verl.frontends import RESOURCE_POOLS, TRAINER
+from solver_placement._job import register_frontend
+
+for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
+    register_frontend(_frontend)
