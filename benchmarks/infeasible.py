@@ -28,7 +28,7 @@ from tabulate import tabulate
 from solver_placement import InfeasiblePlacementError, PlacementSpec, solve
 from solver_placement._config import load_config
 from solver_placement._diagnose import suggest
-from solver_placement._solver import SolverOptions, explain
+from solver_placement._solver import SolverOptions, explain_spec
 
 FAMILY = Path(__file__).resolve().parents[1] / "models" / "infeasible"
 SIZES = (16, 128, 1024)
@@ -68,7 +68,7 @@ def measure(name: str, config: dict[str, Any]) -> list[Any]:
         answered = time.perf_counter() - started
         conflicts = tuple(error.conflicts)
     started = time.perf_counter()
-    explained = explain(spec, SolverOptions(time_limit_s=60))
+    explained = explain_spec(spec, SolverOptions(time_limit_s=60))
     explain_s = time.perf_counter() - started
     statements = [s for s in explained if not s.startswith("counting:")]
     started = time.perf_counter()

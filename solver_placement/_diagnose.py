@@ -17,19 +17,17 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._config import ConfigSource
 from solver_placement._constants import RESERVED_LABELS
 from solver_placement._errors import InfeasiblePlacementError, PlacementError, Statement
-from solver_placement._job import Job, load_job
 from solver_placement._solver.bounds.needs import needs_of
 from solver_placement._solver.conflicts import compact_statements, grouped_lines
 from solver_placement._solver.exact import spec_options
 from solver_placement._solver.options import MIN_RUN_S, Budget
 from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement._solver.solution import Solution
-from solver_placement._solver.solve import solve, spec_of_job
+from solver_placement._solver.solve import solve
 from solver_placement._specification.grammar import Declarative
-from solver_placement._specification.placement_spec import PlacementSpec
+from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of
 
 #: Most seconds one tried variant may take; suggestions are best effort within it.
 TRY_TIME_LIMIT_S = 10.0
@@ -72,28 +70,36 @@ class Diagnosis:
         return "\n".join(lines)
 
 
-def diagnose(source: ConfigSource | Job, cluster: Cluster | None = None, time_limit_s: float | None = None) -> Diagnosis:
-    """Solve ``source``; explain a failure and suggest fixes that were checked by solving, all
-    within ``time_limit_s`` (default: the config's ``cluster.solver.time_limit_s``)."""
+def diagnose(
+    source: SpecSource,
+    *,
+    cluster: Cluster | None = None,
+    time_limit_s: float | None = None,
+    num_workers: int | None = None,
+    seed: int | None = None,
+) -> Diagnosis:
+    """Solve ``source`` (what :func:`~solver_placement.solve` takes, on ``cluster`` when given);
+    explain a failure and suggest fixes that were checked by solving, all within ``time_limit_s``
+    (default: the config's ``cluster.solver.time_limit_s``). A bad config is a diagnosis, not a raise."""
     try:
-        spec = spec_of_job(load_job(source, cluster))
+        spec = spec_of(source, cluster)
     except InfeasiblePlacementError as error:  # resource pools Ray could not place in verl's order: no spec to vary
         return Diagnosis(None, error, error.statements)
     except PlacementError as error:
         return Diagnosis(None, error)
     try:
-        budget = spec_options(spec, time_limit_s=time_limit_s).start()
-        return Diagnosis(solve(spec, time_limit_s=time_limit_s))
+        budget = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed).start()
+        return Diagnosis(solve(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed))
     except InfeasiblePlacementError as error:
         return Diagnosis(None, error, error.statements, tuple(suggest(spec, error.statements, budget)))
     except PlacementError as error:
         return Diagnosis(None, error)
 
 
-def fixes(source: ConfigSource | Job, conflicts: Sequence[Statement], time_limit_s: float | None = None) -> list[str]:
+def fixes(source: SpecSource, conflicts: Sequence[Statement], time_limit_s: float | None = None) -> list[str]:
     """Checked fixes for a config already known to be infeasible with ``conflicts`` (what
     ``diagnose`` adds to the error), within their own budget of ``time_limit_s``."""
-    spec = spec_of_job(load_job(source))
+    spec = spec_of(source)
     return suggest(spec, conflicts, spec_options(spec, time_limit_s=time_limit_s).start())
 
 

@@ -21,6 +21,7 @@ LAYERS = (
     "_limits",
     "limits",
     "_config",
+    "_overrides",
     "_cluster",
     "_job",
     "_specification",
@@ -55,7 +56,7 @@ PUBLIC_NAMES = [
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "VerlExport", "VerlExportError",
-    "WorkerGroup", "YamlText", "as_cluster", "auto_place", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_config", "load_job", "placement_for_config", "plan", "pool_spec",
+    "WorkerGroup", "YamlText", "apply_overrides", "as_cluster", "auto_place", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_config", "load_job", "placement_for_config", "plan", "pool_spec",
     "register",
     "replan", "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip
@@ -79,6 +80,7 @@ def _unit(module: str) -> str:
 
 
 def test_public_names_are_pinned() -> None:
+    assert solver_placement.__all__ == sorted(solver_placement.__all__), "keep __all__ sorted"
     assert sorted(solver_placement.__all__) == sorted(PUBLIC_NAMES)
     for name in PUBLIC_NAMES:
         assert getattr(solver_placement, name) is not None

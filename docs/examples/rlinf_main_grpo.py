@@ -38,14 +38,18 @@ from omegaconf.errors import OmegaConfBaseException
 #   from rlinf.utils.placement import ModelParallelComponentPlacement, PlacementMode
 # (train_embodied_agent.py: HybridComponentPlacement). Cluster stays RLinf's; it is imported in
 # main() only because RLinf's package needs torch, which a dry run does without.
-from solver_placement import HybridComponentPlacement, ModelParallelComponentPlacement, NodePlacementStrategy, PlacementMode  # swapped
-
-# what this file itself needs: types for its hints, and the CLI's reading of a config and its overrides
-from solver_placement._cli.overrides import apply_overrides
-from solver_placement._config import load_yaml
-from solver_placement._errors import PlacementError
-from solver_placement._records import Placement
-from solver_placement._frontends.rlinf import ComponentPlacement, PlacementStrategy
+# what this file itself needs: types for its hints, and reading a config with its Hydra overrides
+from solver_placement import (  # swapped
+    ComponentPlacement,
+    HybridComponentPlacement,
+    ModelParallelComponentPlacement,
+    NodePlacementStrategy,
+    Placement,
+    PlacementError,
+    PlacementMode,
+    PlacementStrategy,
+    apply_overrides,
+)
 
 #: RLinf's WorkerGroup.launch default: each worker sees only its own GPUs.
 ISOLATE_GPU = True
@@ -155,8 +159,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--gpus-per-node", type=int, default=8, help="GPUs on each node for --dry-run (default 8)")
     args = parser.parse_intermixed_args(argv)
     try:
-        cfg = load_yaml(args.config, str(args.config))  # refuses a defaults: list it cannot compose
-        apply_overrides(cfg, args.overrides, str(args.config), str(args.config))
+        cfg = apply_overrides(args.config, args.overrides)  # refuses a defaults: list it cannot compose
         if args.dry_run:
             from solver_placement import Cluster  # the stand-in: RLinf's constructor, no Ray
 

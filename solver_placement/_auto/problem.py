@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from solver_placement._auto.costs import CostTable
-from solver_placement._auto.section import DEFAULT_TOP_K, REASONING, cluster_size, read_section, read_tables, read_top_k
+from solver_placement._auto.section import DEFAULT_TOP_K, REASONING, cluster_size, read_section, read_tables, read_top_k, size_of
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import ConfigSource, require_mapping
 from solver_placement._errors import PlacementConfigError
 from solver_placement._job import Job
@@ -45,15 +46,16 @@ class AutoProblem:
     solver: Mapping[str, Any]
 
     @classmethod
-    def from_config(cls, source: ConfigSource | Job) -> AutoProblem:
+    def from_config(cls, source: ConfigSource | Job, cluster: Cluster | None = None) -> AutoProblem:
         """Parse a YAML path, a DictConfig, a mapping or a loaded job (keys in ``docs/cost_model.md``).
 
         Either the auto-placement keys at the top level, or a job config with an
         ``auto_placement:`` section beside its ``cluster:`` (the collocated run the costs were
         measured on), whose node count and GPUs per node are used unless the section gives them.
+        A given ``cluster`` (a live Ray cluster's, say) decides the size instead of any of them.
         """
         task, config = read_section(source)
-        num_gpus, gpus_per_node = cluster_size(config)
+        num_gpus, gpus_per_node = cluster_size(config) if cluster is None else size_of(cluster)
         top_k = read_top_k(config.get("top_k", DEFAULT_TOP_K))
         solver = require_mapping(config.get("solver", {}), SOLVER_SECTION)
         SolverOptions.from_config(solver, SOLVER_SECTION)  # fail on a bad solver: section before any table is built

@@ -20,8 +20,9 @@ from solver_placement._auto.problem import MAX_UNITS, AutoProblem
 from solver_placement._auto.result import COLLOCATED, DISAGGREGATED, AutoCandidate, AutoPlacement, SearchStats
 from solver_placement._auto.section import read_top_k
 from solver_placement._auto.value_domains import fillable_counts, time_unit
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import ConfigSource
-from solver_placement._errors import InfeasiblePlacementError, InternalError, SolverTimeoutError
+from solver_placement._errors import InfeasiblePlacementError, InternalError, PlacementConfigError, SolverTimeoutError
 from solver_placement._job import Job
 from solver_placement._solver.options import SolverOptions, Status, solve_model
 
@@ -34,6 +35,7 @@ SHOWN_COUNTS = 12
 def auto_place(
     source: AutoProblem | ConfigSource | Job,
     *,
+    cluster: Cluster | None = None,
     top_k: int | None = None,
     time_limit_s: float | None = None,
     num_workers: int | None = None,
@@ -44,12 +46,15 @@ def auto_place(
     Returns the proven-optimal candidate and the next ``top_k - 1`` best distinct ones, each
     found by re-solving with the earlier ones forbidden. Among equal modelled times collocation
     wins, then the split giving more GPUs to earlier pipeline stages. The keyword arguments
-    override the ``solver:`` section; one time limit covers every solve of the call. Raises
+    override the ``solver:`` section; one time limit covers every solve of the call. A given
+    ``cluster`` sizes the search instead of the config (one GPU count on every node). Raises
     :class:`PlacementConfigError` on bad input, :class:`InfeasiblePlacementError` when no GPU
     count satisfies the tables, :class:`SolverTimeoutError` when the time limit passes before
     any placement is found.
     """
-    problem = source if isinstance(source, AutoProblem) else AutoProblem.from_config(source)
+    if isinstance(source, AutoProblem) and cluster is not None:
+        raise PlacementConfigError("an AutoProblem is already sized; give the config with cluster=, not the problem")
+    problem = source if isinstance(source, AutoProblem) else AutoProblem.from_config(source, cluster)
     options = problem.solver_options(time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
     k = problem.top_k if top_k is None else read_top_k(top_k)
     return _Search(problem, options).run(k)

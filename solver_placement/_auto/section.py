@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from solver_placement._auto.costs import CostTable, megatron_table, profile_table, rollout_table
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import ConfigSource, check_keys, positive_int, require_mapping
 from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._job import Job, load_job
@@ -97,6 +98,18 @@ def cluster_size(config: Mapping[str, Any]) -> tuple[int, int | None]:
     if total > MAX_AUTO_GPUS:
         raise PlacementConfigError(f"the cluster has {total} GPUs, above the auto placer's limit of {MAX_AUTO_GPUS}")
     return total, per_node
+
+
+def size_of(cluster: Cluster) -> tuple[int, int]:
+    """Total GPUs and GPUs per node of a given cluster, which the auto placer needs alike on
+    every node (its splits are whole nodes or GPU blocks of one node size)."""
+    counts = sorted({int(count) for count in cluster.gpus_per_node})
+    if len(counts) != 1 or not counts[0]:
+        raise PlacementConfigError(f"auto placement needs one GPU count on every node; the given cluster has {', '.join(map(str, counts))} GPUs per node")
+    total = counts[0] * cluster.num_nodes
+    if total > MAX_AUTO_GPUS:
+        raise PlacementConfigError(f"the cluster has {total} GPUs, above the auto placer's limit of {MAX_AUTO_GPUS}")
+    return total, counts[0]
 
 
 def read_top_k(value: Any) -> int:

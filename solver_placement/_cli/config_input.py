@@ -24,10 +24,10 @@ from omegaconf import DictConfig
 
 from solver_placement._cli.live_cluster import on_live_cluster
 from solver_placement._cli.options import Command, ray_choice
-from solver_placement._cli.overrides import apply_overrides
 from solver_placement._cluster.schema import assumed_gpu_count
 from solver_placement._config import existing_file, load_yaml
 from solver_placement._job import Job, load_job
+from solver_placement._overrides import apply_to
 
 #: The FILE that means "read the model from standard input".
 STDIN = "-"
@@ -59,7 +59,7 @@ def read_job_input(file: str, overrides: Sequence[str]) -> JobInput:
     A cluster with no GPU count that no real Ray checks is warned about on stderr (the module docstring)."""
     name = "<stdin>" if file == STDIN else file
     loaded = _load(file, name)
-    apply_overrides(loaded, overrides, file, name)
+    apply_to(loaded, overrides, file, name)
     job = load_job(loaded)
     choice = ray_choice(click.get_current_context(silent=True))
     # a real Ray gives the count or checks it; --local starts a Ray shaped like the model, which confirms nothing

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from solver_placement._job import Frontend, Job
+from solver_placement._job import Frontend
 from solver_placement._specification.placement_spec import PlacementSpec
 
 
@@ -18,10 +18,5 @@ def _any_config(config: Mapping[str, Any]) -> bool:
     return True
 
 
-def _spec(job: Job) -> PlacementSpec:
-    """The spec of the job's ``cluster.component_placement`` on its cluster."""
-    return PlacementSpec.from_config(job)
-
-
 #: The default front end (registered last).
-COMPONENT_PLACEMENT = Frontend("component_placement", _any_config, _spec)
+COMPONENT_PLACEMENT = Frontend("component_placement", _any_config, PlacementSpec.from_component_placement)

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from ortools.sat.python import cp_model
 
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InfeasiblePlacementError, SolverTimeoutError, Statement
 from solver_placement._solver.build import build_model
 from solver_placement._solver.context import ModelContext
@@ -25,7 +26,7 @@ from solver_placement._solver.counting import counting_conflicts
 from solver_placement._solver.exact import check_build_fits, run_exact, spec_options
 from solver_placement._solver.options import Budget, SolverOptions
 from solver_placement._specification.candidates import expand_all
-from solver_placement._specification.placement_spec import PlacementSpec
+from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,23 @@ WHOLE_SPEC = Statement("the spec as a whole (CP-SAT found no smaller conflicting
 EXPLAIN_PARAMETERS = {"linearization_level": 2}
 
 
-def explain(spec: PlacementSpec, options: SolverOptions | None = None, budget: Budget | None = None) -> list[Statement]:
+def explain(
+    source: SpecSource,
+    *,
+    cluster: Cluster | None = None,
+    time_limit_s: float | None = None,
+    num_workers: int | None = None,
+    seed: int | None = None,
+) -> list[Statement]:
+    """The user statements of ``source`` (what :func:`~solver_placement.solve` takes: a spec, a job,
+    a path, ``YamlText``, a mapping or a ``DictConfig``, on ``cluster`` when given) that cannot hold
+    together; empty when it has a placement or the time limit ran out before a conflict was found.
+    The keyword arguments override the config's ``cluster.solver`` options, as in ``solve``."""
+    spec = spec_of(source, cluster)
+    return explain_spec(spec, spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed))
+
+
+def explain_spec(spec: PlacementSpec, options: SolverOptions | None = None, budget: Budget | None = None) -> list[Statement]:
     """The user statements that cannot hold together (empty if the spec is feasible or the
     budget ran out before a conflict was found).
 

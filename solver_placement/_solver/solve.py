@@ -23,9 +23,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._config import ConfigSource
 from solver_placement._errors import InternalError, PlacementConfigError, PlacementError, SolverTimeoutError, Statement, VerificationError
-from solver_placement._job import Job, load_job
 from solver_placement._records import Placement
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
@@ -35,13 +33,13 @@ from solver_placement._solver.counts import count_path
 from solver_placement._solver.decompose import narrow, node_level_conflicts, should_aggregate, solve_per_node
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import check_build_fits, solve_polished, spec_options
-from solver_placement._solver.explain import explain, infeasible_error
+from solver_placement._solver.explain import explain_spec, infeasible_error
 from solver_placement._solver.first_fit import first_fit
 from solver_placement._solver.options import Budget, SolverOptions, Status
 from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY, objective_weights
 from solver_placement._solver.solution import Solution
 from solver_placement._specification.candidates import expand_all
-from solver_placement._specification.placement_spec import PlacementSpec
+from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of
 from solver_placement._verify import verify
 
 PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
@@ -83,7 +81,7 @@ class _Call:
 
 
 def solve(
-    source: PlacementSpec | ConfigSource | Job,
+    source: SpecSource,
     *,
     cluster: Cluster | None = None,
     time_limit_s: float | None = None,
@@ -101,7 +99,7 @@ def solve(
     conflicting statements, or :class:`SolverTimeoutError`.
     """
     started = time.perf_counter()
-    spec = source if isinstance(source, PlacementSpec) else spec_of_job(load_job(source, cluster))
+    spec = spec_of(source, cluster)
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
     asked = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
     call = _Call(spec, options, options.start(at=started), {**DEFAULT_WEIGHTS, **asked}, weighs_contiguity="contiguity" in asked)
@@ -309,15 +307,6 @@ def _searched(call: _Call, held_before: dict[str, list[list[int]]], constructed:
     return _exact(call, held_before, tried, timings, constructed)
 
 
-def spec_of_job(job: Job) -> PlacementSpec:
-    """The spec a job states, translated by the front end that read it (``_frontends/``), so
-    every entry point reads every framework's input and the solver knows none of them."""
-    spec = job.frontend.translate(job)
-    if not isinstance(spec, PlacementSpec):
-        raise InternalError(f"front end {job.frontend.name!r} translated the job into {type(spec).__name__}, not a PlacementSpec")
-    return spec
-
-
 def _decomposed(call: _Call) -> dict[str, Assignment] | None:
     """Assignments of every component by the node-level decomposition, None if it fails."""
     spec = call.spec
@@ -360,7 +349,7 @@ def _exact(
         solver.wall_time, solver.num_branches, solver.num_conflicts,
     )  # fmt: skip
     if status == cp_model.INFEASIBLE:
-        conflicts = explain(spec, call.options, call.budget)  # [] when the budget runs out first
+        conflicts = explain_spec(spec, call.options, call.budget)  # [] when the budget runs out first
         raise infeasible_error(conflicts or [Statement("the spec as a whole (the time limit left no time to name the conflicting statements)")])
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         pairs = sum(request.cand_hw.size for request in ctx.requests.values())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Union
 
 from solver_placement._cluster.cluster import Cluster, ResourceSet
 from solver_placement._config import ConfigSource, to_plain
@@ -48,9 +48,14 @@ class PlacementSpec:
 
     @classmethod
     def from_config(cls, config: ConfigSource | Job, cluster: Cluster | None = None) -> PlacementSpec:
-        """Parse ``cluster.component_placement`` of a job (loaded by ``load_job`` unless it is one)
-        and resolve it on the job's cluster, or on ``cluster`` when given."""
-        job = load_job(config, cluster)
+        """The spec of any job ``load_job`` reads (``cluster.component_placement``, ``resource_pools:``,
+        verl's trainer config, ...), on the job's cluster or on ``cluster`` when given."""
+        return spec_of_job(load_job(config, cluster))
+
+    @classmethod
+    def from_component_placement(cls, job: Job) -> PlacementSpec:
+        """The spec of the job's ``cluster.component_placement`` on its cluster: the translation
+        of the default front end, and what RLinf's classes place whatever else a config holds."""
         return cls.resolve(ParsedSpec.from_job(job), job.stated_cluster)
 
     @classmethod
@@ -98,6 +103,26 @@ class PlacementSpec:
                 raise InternalError(f"{name}: a view of a spec changes rules only and keeps the component whose rule it shares")
         requests = {name: replace(self.requests[name], spec=component) for name, component in components.items() if name in self.requests}
         return PlacementSpec(ParsedSpec(components, self.solver_options), self.cluster, requests)
+
+
+#: What every solving entry point takes (``solve``, ``explain``, ``diagnose``): a spec, or
+#: anything :func:`~solver_placement._job.load_job` reads.
+SpecSource = Union["PlacementSpec", ConfigSource, Job]
+
+
+def spec_of(source: SpecSource, cluster: Cluster | None = None) -> PlacementSpec:
+    """``source`` as a spec: a spec as it is, anything else loaded once and translated by its front
+    end, on ``cluster`` when given."""
+    return source if isinstance(source, PlacementSpec) else spec_of_job(load_job(source, cluster))
+
+
+def spec_of_job(job: Job) -> PlacementSpec:
+    """The spec a job states, translated by the front end that read it (``_frontends/``), so
+    every entry point reads every framework's input and the core knows none of them."""
+    spec = job.frontend.translate(job)
+    if not isinstance(spec, PlacementSpec):
+        raise InternalError(f"front end {job.frontend.name!r} translated the job into {type(spec).__name__}, not a PlacementSpec")
+    return spec
 
 
 def check_spec_size(components: Mapping[str, ComponentSpec], cluster: Cluster) -> None:

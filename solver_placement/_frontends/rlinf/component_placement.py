@@ -98,7 +98,7 @@ class ComponentPlacement:
         self._mode: PlacementMode | None = None
         #: RLinf's ``_placements``: what ``get_strategy`` hands out, writable as RLinf's scripts write it
         self._placements = StrategyTable(self)
-        self._use(PlacementSpec.from_config(job.with_cluster(self._cluster)))  # the job's plain values: no second copy
+        self._use(PlacementSpec.from_component_placement(job.with_cluster(self._cluster)))  # the job's plain values: no second copy
 
     def _use(self, spec: PlacementSpec) -> None:
         """Adopt ``spec`` and its solution as what every accessor reports."""

@@ -11,7 +11,7 @@ from helpers import MODELS, config
 
 from solver_placement import InfeasiblePlacementError, PlacementSpec, solve
 from solver_placement._diagnose import diagnose
-from solver_placement._solver import SolverOptions, explain
+from solver_placement._solver import SolverOptions, explain_spec
 
 FAMILY = MODELS / "infeasible"
 ACTOR_120_TP8 = "actor needs 120 process(es) x 1 GPU in tensor-parallel groups of 8 (15 groups of 8 GPUs, each on one node)"
@@ -62,7 +62,7 @@ def test_solve_and_explain_name_exactly_the_statements_that_matter(name: str) ->
     with pytest.raises(InfeasiblePlacementError) as caught:
         solve(path)
     assert list(caught.value.conflicts) == EXPECTED[name]
-    assert [s.text for s in explain(PlacementSpec.from_config(path), SolverOptions(time_limit_s=10))] == EXPECTED[name]
+    assert [s.text for s in explain_spec(PlacementSpec.from_config(path), SolverOptions(time_limit_s=10))] == EXPECTED[name]
 
 
 @pytest.mark.parametrize(("name", "first_fixes"), [

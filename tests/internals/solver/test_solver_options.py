@@ -11,7 +11,7 @@ from ortools.sat.python import cp_model
 
 from solver_placement import PlacementError, PlacementSpec, solve
 from solver_placement._errors import InternalError
-from solver_placement._solver import SolverOptions, explain, solve_model
+from solver_placement._solver import SolverOptions, explain_spec, solve_model
 
 
 def test_an_invalid_model_is_an_internal_error_not_a_placement_error() -> None:
@@ -41,7 +41,7 @@ def test_solve_leaves_the_solver_section_as_given() -> None:
 def test_explain_runs_within_a_given_budget() -> None:
     spec = PlacementSpec.from_config(config(2, 4, {"actor": "0-3", "rollout": {"processes": 6, "exclusive_with": ["actor"]}}))
     options = SolverOptions(time_limit_s=5)
-    assert [statement.text for statement in explain(spec, options, options.start())] == [
+    assert [statement.text for statement in explain_spec(spec, options, options.start())] == [
         'actor: placement "0-3" uses 4 GPUs', "rollout needs 6 process(es) x 1 GPU", "rollout is exclusive with actor (no shared hardware)",
         "counting: the cluster has 2 nodes x 4 GPUs = 8 GPUs; together they need 10",
     ]

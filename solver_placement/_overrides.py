@@ -1,4 +1,5 @@
-"""The arguments after FILE, in Hydra's override grammar, applied to FILE as Hydra applies them.
+"""Hydra-style overrides applied to a config as Hydra applies them: the command line's arguments
+after FILE, and :func:`apply_overrides` for code (``load_job(apply_overrides(path, ["cluster.num_nodes=4"]))``).
 
 RLinf's entry scripts are Hydra apps, so RLinf users type Hydra overrides; each form means here
 what it means to Hydra, and a form Hydra reads differently from this module is refused, never
@@ -30,17 +31,20 @@ for ``++`` instead: ``+`` here always means "this key is new".
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
+from solver_placement._config import ConfigSource, YamlText, existing_file, load_yaml, to_plain
 from solver_placement._errors import PlacementConfigError, cut, first_line, shown
 from solver_placement._limits.yaml_scan import check_text, load_checked
 
@@ -75,9 +79,33 @@ class Override:
         return PlacementConfigError(f"override {shown(self.text)}: {problem}")
 
 
-def apply_overrides(config: DictConfig, overrides: Sequence[str], file: str, name: str) -> None:
-    """Apply ``overrides`` to ``config`` (FILE as loaded, unresolved) in order; ``file`` is FILE as
-    given (named when an argument looks like a second FILE), ``name`` what messages call it."""
+def apply_overrides(source: ConfigSource, overrides: Sequence[str]) -> DictConfig:
+    """``source`` (a YAML path, :class:`YamlText`, a mapping or a ``DictConfig``) with
+    ``overrides`` (``["cluster.num_nodes=4", "+actor.model.tensor_model_parallel_size=2"]``)
+    applied in order, as a new unresolved ``DictConfig``: interpolations see the new values, and
+    the caller's config is left as it was. Give the result to ``load_job``, ``solve`` or any
+    call that takes a config. Paths and text are read within the input limits first; a mapping is
+    copied within them; a ``DictConfig`` (built in the caller's process, as Hydra builds one) is
+    copied as it is, and bounded when a call loads it.
+    """
+    name = source.name if isinstance(source, YamlText) else str(source) if isinstance(source, (str, Path)) else "the config"
+    if isinstance(source, YamlText):
+        loaded = load_yaml(source, name)
+    elif isinstance(source, (str, Path)):
+        loaded = load_yaml(existing_file(source), name)
+    elif isinstance(source, DictConfig):
+        loaded = copy.deepcopy(source)
+    elif isinstance(source, Mapping):
+        loaded = OmegaConf.create(to_plain(source, ""))
+    else:
+        raise PlacementConfigError(f"a config must be a YAML path, YamlText, a DictConfig or a mapping, not {type(source).__name__}")
+    apply_to(loaded, overrides, name, name)
+    return loaded
+
+
+def apply_to(config: DictConfig, overrides: Sequence[str], file: str, name: str) -> None:
+    """Apply ``overrides`` to ``config`` (FILE as loaded, unresolved) in order, in place; ``file``
+    is FILE as given (named when an argument looks like a second FILE), ``name`` what messages call it."""
     for item in overrides:
         override = parse_override(item, file)
         if override.form == "~":
