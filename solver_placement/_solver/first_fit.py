@@ -12,10 +12,12 @@ A free component's processes come in *groups* that must share a node (``tensor_p
 consecutive processes) and *units* that must share a zone (a node, or one value of a label that
 a required ``topology`` rule names); zones are tried in rank order and each takes as many whole
 units as its usable items allow, filling its nodes in rank order with each node's lowest usable
-items. An item is usable when it is a candidate, holds no process of the component yet, no
-component exclusive with this one uses it, every ``max_processes_per_hardware`` on it still
-holds and its GPU memory still fits. A collocated component takes exactly its target's items,
-group by group, each group tiled by the component's processes (interleaved by its stride).
+items. An item is usable when it is a candidate and every rule family's first-fit form admits
+one more process there (``rules/``: no component exclusive with this one uses it, every
+``max_processes_per_hardware`` on it still holds, its GPU memory still fits); first fit holds no
+copy of a rule, and the families its shape keeps say how in their registry entries (each
+component is placed once, each item of its window once). A collocated component takes exactly
+its target's items, group by group, each group tiled by the component's processes (interleaved by its stride).
 What the construction cannot express (a component's processes with different candidates, a
 window shared unevenly, two domain labels) gives None: the search then decides alone.
 """
@@ -29,13 +31,13 @@ from typing import Any
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._constants import ACCELERATOR
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.first_fit_orders import Step, followers, placing_orders
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.options import Budget
-from solver_placement._solver.rules.memory import megabytes
+from solver_placement._solver.rules import RULES
+from solver_placement._solver.rules.rule import FitForm
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -94,17 +96,20 @@ def _place_all(board: _Board, spec: PlacementSpec, requests: Mapping[str, Compon
 
 @dataclass
 class _Board:
-    """What is placed so far: processes per item, per rule-owning request and in all."""
+    """What is placed so far: processes per item, per rule-owning request and in all; and the
+    rule families' first-fit forms, which decide what may be added (a :class:`Placed`)."""
 
     spec: PlacementSpec
     requests: Mapping[str, ComponentRequest]
     load: np.ndarray  # processes on each item, shared-rule copies counted
+    fits: tuple[FitForm, ...]  # every family's first-fit form, in registry order
     by: dict[str, np.ndarray] = field(default_factory=dict)  # request -> processes on each item
     taken: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # request -> (process per item, item)
 
     @classmethod
     def of(cls, spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> _Board:
-        return cls(spec, requests, np.zeros(spec.cluster.num_hardware, dtype=np.int64))
+        fits = tuple(rule.fits for rule in RULES if callable(rule.fits))
+        return cls(spec, requests, np.zeros(spec.cluster.num_hardware, dtype=np.int64), fits)
 
     @property
     def cluster(self) -> Cluster:
@@ -113,58 +118,26 @@ class _Board:
     def copies(self, name: str) -> int:
         return 1 + sum(1 for c in self.spec.components.values() if c.shares_rule_with == name)
 
+    def on(self, name: str) -> np.ndarray:
+        """Processes of request ``name`` on each item (zeros before it is placed)."""
+        return self.by.get(name, np.zeros_like(self.load))
+
     def take(self, name: str, processes: np.ndarray, items: np.ndarray) -> None:
         """Record that ``processes[i]`` of request ``name`` holds ``items[i]``."""
         per_item = np.bincount(items, minlength=self.cluster.num_hardware)
-        self.by[name] = self.by.get(name, np.zeros_like(self.load)) + per_item
+        self.by[name] = self.on(name) + per_item
         self.load += per_item * self.copies(name)
         self.taken[name] = (processes, items)
 
     def usable(self, name: str, items: np.ndarray, companions: Sequence[str] = ()) -> np.ndarray:
-        """Which of ``items`` one more process of request ``name`` may take (see the module
-        docstring), with one process of each of ``companions`` (the requests collocated with it,
+        """Which of ``items`` one more process of request ``name`` may take (every first-fit form
+        admits it), with one process of each of ``companions`` (the requests collocated with it,
         placed next on the same GPUs) counted as already there."""
         coming = (name, *companions)
-        ok = self.by.get(name, np.zeros_like(self.load))[items] == 0
-        for other in set().union(*(self._exclusive_with(n) for n in coming)):
-            ok &= self.by.get(other, np.zeros_like(self.load))[items] == 0
-        added = self.load[items] + sum(self.copies(n) for n in coming)
-        for component in self.spec.components.values():
-            limit = component.constraints.max_processes_per_hardware
-            if limit is None:
-                continue
-            owner = component.rule_owner
-            on_item = np.ones(items.size, dtype=bool) if owner in coming else self.by.get(owner, np.zeros_like(self.load))[items] > 0
-            ok &= ~on_item | (added <= limit)
-        return ok & self._memory_fits(coming, items)
-
-    def _exclusive_with(self, name: str) -> set[str]:
-        """Requests that may share no item with request ``name`` (the rule holds both ways)."""
-        apart = set()
-        for component in self.spec.components.values():
-            mine = component.rule_owner == name
-            for other in component.constraints.exclusive_with:
-                other_owner = self.spec.owner_of(other)
-                if mine:
-                    apart.add(other_owner)
-                elif other_owner == name:
-                    apart.add(component.rule_owner)
-        return apart
-
-    def _memory_fits(self, coming: Sequence[str], items: np.ndarray) -> np.ndarray:
-        """Whether every mix of running and idle components still fits each GPU's memory with one
-        more process of each request in ``coming`` (whole megabytes, as the memory rule counts)."""
-        holders = [(c.rule_owner, c.constraints.memory) for c in self.spec.components.values() if c.constraints.memory]
-        if not holders:
-            return np.ones(items.size, dtype=bool)
-        limits = np.array([np.nan if m is None else m for m in self.cluster.gpu_memory_gb], dtype=float)[self.cluster.hw_node[items]]
-        checked = ~np.isnan(limits) & (self.cluster.hw_kind[items] == self.cluster.kinds.index(ACCELERATOR))
-        loads = [self.by.get(owner, np.zeros_like(self.load))[items] + (owner in coming) for owner, _ in holders]
-        fits = np.ones(items.size, dtype=bool)
-        for running in range(len(holders)):
-            need = sum(megabytes(m.active if i == running else m.idle) * load for i, ((_, m), load) in enumerate(zip(holders, loads)))
-            fits &= need <= np.ceil(np.nan_to_num(limits) * 1024)
-        return fits | ~checked
+        ok = np.ones(items.size, dtype=bool)
+        for fits in self.fits:
+            ok &= fits(self, coming, items)
+        return ok
 
     def assignment(self, request: ComponentRequest) -> Assignment:
         """The request's processes as an assignment: items in process order, ranks from its window."""

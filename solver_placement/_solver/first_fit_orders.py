@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from solver_placement._solver.bounds.needs import tensor_group_on_node
+from solver_placement._solver.rules.exclusivity import exclusive_owners
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -88,13 +89,11 @@ def _high_side(spec: PlacementSpec, roots: list[str], requests: Mapping[str, Com
     for root in roots:
         root_of.update(dict.fromkeys(followers(spec, requests, root), root))
     neighbours: dict[str, set[str]] = {root: set() for root in roots}
-    for component in spec.components.values():
-        mine = root_of.get(component.rule_owner)
-        for other in component.constraints.exclusive_with:
-            theirs = root_of.get(spec.owner_of(other))
-            if mine is not None and theirs is not None and mine != theirs:
-                neighbours[mine].add(theirs)
-                neighbours[theirs].add(mine)
+    for first, second in exclusive_owners(spec):
+        mine, theirs = root_of.get(first), root_of.get(second)
+        if mine is not None and theirs is not None and mine != theirs:
+            neighbours[mine].add(theirs)
+            neighbours[theirs].add(mine)
     if not any(neighbours.values()):
         return None
     side: dict[str, bool] = {}

@@ -2,9 +2,10 @@
 
 ``RULES`` is the registry: each :class:`Rule` names the component config keys it owns (every
 canonical key of ``_specification/grammar.py`` is owned by exactly one rule, checked by
-``tests/internals/solver/test_rule_registry.py``) and its four forms: the CP-SAT builder, the count
-model's node-level form, the counting bound and the verifier checks (see ``rule.py``). Adding a
-rule is a new module holding the first three and one line here naming its checks.
+``tests/internals/solver/test_rule_registry.py``) and its five forms: the CP-SAT builder, the count
+model's node-level form, the counting bound, the first-fit form and the verifier checks (see
+``rule.py``). Adding a rule is a new module holding the first four and one line here naming its
+checks.
 
 Order matters twice. First, ``after`` declares data dependencies: a rule reads what the rules it
 names returned, so they come earlier. Second, the registry order *is* the order constraints and
@@ -29,24 +30,24 @@ from solver_placement._solver.rules import (
     symmetry,
 )
 from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS, objective_weights
-from solver_placement._solver.rules.rule import Builder, Rule, RuleOutput, Term
+from solver_placement._solver.rules.rule import Builder, Placed, Rule, RuleOutput, Term
 
 RULES: tuple[Rule, ...] = (
-    Rule("per_process", per_process.KEYS, per_process.build, per_process.counts, per_process.BOUND, ("bookkeeping", "layout", "shared_rule", "shape")),
-    Rule("domains", domains.KEYS, domains.build, domains.counts, domains.BOUND, ("groups",)),
-    Rule("stride", stride.KEYS, stride.build, stride.counts, stride.BOUND, ("stride",)),
-    Rule("sharing", sharing.KEYS, sharing.build, sharing.COUNTS, sharing.BOUND, ("shape",)),
-    Rule("collocation", collocation.KEYS, collocation.build, collocation.counts, collocation.bound, ("collocation",)),
-    Rule("exclusivity", exclusivity.KEYS, exclusivity.build, exclusivity.COUNTS, exclusivity.bound, ("exclusion",)),
-    Rule("capacity", capacity.KEYS, capacity.build, capacity.counts, capacity.bound, ("capacity",)),
-    Rule("memory", memory.KEYS, memory.build, memory.counts, memory.bound, ("memory",)),
+    Rule("per_process", per_process.KEYS, per_process.build, per_process.counts, per_process.BOUND, per_process.FITS, ("bookkeeping", "layout", "shared_rule", "shape")),
+    Rule("domains", domains.KEYS, domains.build, domains.counts, domains.BOUND, domains.FITS, ("groups",)),
+    Rule("stride", stride.KEYS, stride.build, stride.counts, stride.BOUND, stride.FITS, ("stride",)),
+    Rule("sharing", sharing.KEYS, sharing.build, sharing.COUNTS, sharing.BOUND, sharing.FITS, ("shape",)),
+    Rule("collocation", collocation.KEYS, collocation.build, collocation.counts, collocation.bound, collocation.FITS, ("collocation",)),
+    Rule("exclusivity", exclusivity.KEYS, exclusivity.build, exclusivity.COUNTS, exclusivity.bound, exclusivity.fits, ("exclusion",)),
+    Rule("capacity", capacity.KEYS, capacity.build, capacity.counts, capacity.bound, capacity.fits, ("capacity",)),
+    Rule("memory", memory.KEYS, memory.build, memory.counts, memory.bound, memory.fits, ("memory",)),
     # adds nothing to the model: what a process sees around its hardware (records, launch)
     Rule("environment", environment.KEYS, environment.build, "places nothing: nothing to count",
-         "places nothing: it changes no count", ("environment",)),
+         "places nothing: it changes no count", "places nothing: no item to refuse", ("environment",)),
     # not a rule of the spec: it guides the search over what the rules above allow
-    Rule("symmetry", symmetry.KEYS, symmetry.build, symmetry.COUNTS, symmetry.BOUND, ()),
+    Rule("symmetry", symmetry.KEYS, symmetry.build, symmetry.COUNTS, symmetry.BOUND, symmetry.FITS, ()),
     # last: it weighs the domains rule's ``topology`` terms and the stride rule's pattern starts
-    Rule("objective", objective.KEYS, objective.build, objective.COUNTS, objective.BOUND, (), after=("domains", "stride")),
+    Rule("objective", objective.KEYS, objective.build, objective.COUNTS, objective.BOUND, objective.FITS, (), after=("domains", "stride")),
 )  # fmt: skip
 
-__all__ = ["DEFAULT_WEIGHTS", "RULES", "Builder", "Rule", "RuleOutput", "Term", "objective_weights"]
+__all__ = ["DEFAULT_WEIGHTS", "RULES", "Builder", "Placed", "Rule", "RuleOutput", "Term", "objective_weights"]

@@ -15,7 +15,7 @@ from solver_placement._errors import Statement
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, Relation, everywhere
 from solver_placement._solver.context import Literal, ModelContext
-from solver_placement._solver.rules.rule import RuleOutput
+from solver_placement._solver.rules.rule import Placed, RuleOutput
 from solver_placement._solver.statements import hardware_name
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -104,3 +104,23 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
         if component.constraints.max_processes_per_hardware is not None:
             return f"{component.name}: max_processes_per_hardware"
     return ""
+
+
+def fits(placed: Placed, coming: tuple[str, ...], items: np.ndarray) -> np.ndarray:
+    """First fit: every limit on the item still holds with one more process of each of
+    ``coming`` (each shared-rule copy counted). A limit binds only items its component uses, so
+    it is checked where its owner already is or is one of those coming."""
+    ok = np.ones(items.size, dtype=bool)
+    added: np.ndarray | None = None
+    for component in placed.spec.components.values():
+        limit = component.constraints.max_processes_per_hardware
+        if limit is None:
+            continue
+        if added is None:
+            added = placed.load[items] + sum(placed.copies(name) for name in coming)
+        owner = component.rule_owner
+        if owner in coming:
+            ok &= added <= limit
+        else:
+            ok &= (placed.on(owner)[items] == 0) | (added <= limit)
+    return ok

@@ -141,3 +141,7 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
             if mine != theirs:
                 return f"{component.name}: collocation between a rank-string component and a declarative one"
     return ""
+
+#: First-fit form: the construction places a collocated component on exactly its target's items,
+#: right after the target (``first_fit.py`` ``_place_collocated``, ``first_fit_orders.py``).
+FITS = "first fit gives a collocated component exactly its target's items, group by group"

@@ -11,7 +11,7 @@ from solver_placement._errors import Statement
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, Relation, everywhere
 from solver_placement._solver.context import ModelContext
-from solver_placement._solver.rules.rule import RuleOutput
+from solver_placement._solver.rules.rule import Placed, RuleOutput
 from solver_placement._solver.statements import hardware_list
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -54,6 +54,22 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
                 yield Relation(statement, APART, first, second, everywhere(spec))
 
 
+def exclusive_owners(spec: PlacementSpec) -> Iterator[tuple[str, str]]:
+    """Every ``exclusive_with`` as the two rule-owning requests it keeps apart, in config order
+    (the rule holds both ways, so a reader takes each pair as an edge)."""
+    for component in spec.components.values():
+        for other in component.constraints.exclusive_with:
+            yield component.rule_owner, spec.owner_of(other)
+
+
+def fits(placed: Placed, coming: tuple[str, ...], items: np.ndarray) -> np.ndarray:
+    """First fit: an item no request exclusive with one of ``coming`` uses yet."""
+    pairs = list(exclusive_owners(placed.spec))
+    apart = {b for a, b in pairs if a in coming} | {a for a, b in pairs if b in coming}
+    ok = np.ones(items.size, dtype=bool)
+    for other in apart:
+        ok &= placed.on(other)[items] == 0
+    return ok
 
 
 #: Node-level form: the count model keeps exclusive classes on different GPUs of a node (a clique

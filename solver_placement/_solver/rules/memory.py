@@ -19,7 +19,7 @@ from solver_placement._errors import Statement
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, Relation
 from solver_placement._solver.context import ModelContext
-from solver_placement._solver.rules.rule import RuleOutput
+from solver_placement._solver.rules.rule import Placed, RuleOutput
 from solver_placement._solver.statements import hardware_name
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.grammar import Memory
@@ -133,3 +133,23 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
         if component.constraints.memory is not None and requests[component.rule_owner].determined:
             return f"{component.name}: memory_gb on a rank-string component"
     return ""
+
+
+def fits(placed: Placed, coming: tuple[str, ...], items: np.ndarray) -> np.ndarray:
+    """First fit: whether every mix of running and idle components still fits each GPU's memory
+    with one more process of each request in ``coming`` (whole megabytes, as ``build`` counts);
+    items other than GPUs, and GPUs of unknown memory, always fit."""
+    spec = placed.spec
+    holders = [(c.rule_owner, c.constraints.memory) for c in spec.components.values() if c.constraints.memory]
+    if not holders:
+        return np.ones(items.size, dtype=bool)
+    cluster = spec.cluster
+    limits = np.array([np.nan if m is None else m for m in cluster.gpu_memory_gb], dtype=float)[cluster.hw_node[items]]
+    checked = ~np.isnan(limits) & (cluster.hw_kind[items] == cluster.kinds.index(ACCELERATOR))
+    loads = [placed.on(owner)[items] + (owner in coming) for owner, _ in holders]
+    room = np.ceil(np.nan_to_num(limits) * 1024)
+    ok = np.ones(items.size, dtype=bool)
+    for running in range(len(holders)):
+        need = sum(megabytes(m.active if i == running else m.idle) * load for i, ((_, m), load) in enumerate(zip(holders, loads, strict=True)))
+        ok &= need <= room
+    return ok | ~checked

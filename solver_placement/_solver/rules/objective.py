@@ -158,3 +158,5 @@ def _changes_term(ctx: ModelContext, free: Sequence[ComponentRequest], starts: S
 #: a tie-break); their lower bounds are ``bounds/objective.py``'s.
 COUNTS = "the count model weighs nodes and balance itself and orders ties by low ranks (counts/model.py)"
 BOUND = "the objective's lower bound is bounds/objective.py's, from the needs"
+#: First fit tries several orders (``first_fit_orders.py``) and keeps the one the objective rates best.
+FITS = "not a rule of the spec: first fit keeps the order whose placement the objective rates best"

@@ -117,3 +117,7 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
 
 #: Every counting bound starts from these rules: a component's amount is its need.
 BOUND = "its amounts are the needs (bounds/needs.py) every relation is counted against"
+
+#: First-fit form: the construction's shape keeps it (``first_fit.py`` declines a component whose
+#: processes differ in amount, hardware type or candidates).
+FITS = "first fit gives each process its amount of distinct window items, its group on one node, of one hardware type"

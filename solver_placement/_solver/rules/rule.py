@@ -1,6 +1,6 @@
-"""What a rule family is: the component keys it owns and its four forms, side by side.
+"""What a rule family is: the component keys it owns and its five forms, side by side.
 
-Every family states its rule four times, once per stage, and the :class:`Rule` record ties them
+Every family states its rule five times, once per stage, and the :class:`Rule` record ties them
 together so a new rule cannot leave a stage out (``tests/internals/solver/test_rule_registry.py``):
 
 - ``build``, the CP-SAT constraints of the exact model. A builder adds its constraints to the
@@ -15,6 +15,11 @@ together so a new rule cannot leave a stage out (``tests/internals/solver/test_r
 - ``bound``, its counting bound: the relations (``_solver/bounds/relations.py``) the rule adds
   to the count of items per node, from which infeasibility and objective bounds follow. A text
   instead says where its count is kept or why it changes no count;
+- ``fits``, its first-fit form: which hardware items may take one more process of the
+  components first fit (``_solver/first_fit.py``) is placing, given what it has placed so far
+  (a :class:`Placed`). First fit asks every family's form and takes an item only when all say
+  yes, so it holds no copy of any rule. A text instead says how the construction keeps the rule
+  by its shape, or why it is not one first fit must keep;
 - ``checks``, the independent verifier checks (``_verify/registry.py``) that test its keys on a
   placement without the model; named, not imported, so the verifier stays independent.
 """
@@ -23,7 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._solver.bounds.needs import Need
@@ -60,14 +67,38 @@ CountForm = Callable[[PlacementSpec, Mapping[str, ComponentRequest]], str]
 BoundForm = Callable[[PlacementSpec, Mapping[str, Need]], Iterable[Relation]]
 
 
+class Placed(Protocol):
+    """What first fit has placed so far, as a first-fit form reads it: a protocol, so the forms
+    need nothing of the construction but these numbers (first fit's board provides them)."""
+
+    @property
+    def spec(self) -> PlacementSpec:
+        """The spec being placed."""
+
+    @property
+    def load(self) -> np.ndarray:
+        """Processes on each hardware item, shared-rule copies counted."""
+
+    def on(self, name: str) -> np.ndarray:
+        """Processes of the rule-owning request ``name`` on each hardware item."""
+
+    def copies(self, name: str) -> int:
+        """How many times each process of request ``name`` is placed (its shared-rule copies)."""
+
+
+#: Which of ``items`` may take one more process of each request named (the one being placed and
+#: those about to be collocated on its items), given what is placed: a boolean per item.
+FitForm = Callable[[Placed, tuple[str, ...], np.ndarray], np.ndarray]
+
+
 @dataclass(frozen=True)
 class Rule:
-    """One rule family and its four forms (see the module docstring).
+    """One rule family and its five forms (see the module docstring).
 
     ``keys`` are the canonical component config keys whose meaning this rule enforces (see
     ``COMPONENT_KEYS`` in ``_specification/grammar.py``); ``after`` names the rules whose output
-    ``build`` reads, which must come earlier in the registry. ``counts`` and ``bound`` are a
-    function or the sentence that says why none is needed; ``checks`` may be empty only for a
+    ``build`` reads, which must come earlier in the registry. ``counts``, ``bound`` and ``fits``
+    are a function or the sentence that says why none is needed; ``checks`` may be empty only for a
     rule that is not a promise of the spec (symmetry breaking, the objective).
     """
 
@@ -76,5 +107,6 @@ class Rule:
     build: Builder
     counts: CountForm | str
     bound: BoundForm | str
+    fits: FitForm | str
     checks: tuple[str, ...]
     after: tuple[str, ...] = ()

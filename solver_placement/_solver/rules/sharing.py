@@ -56,3 +56,7 @@ def _demand_fills_items(ctx: ModelContext, request: ComponentRequest) -> bool:
 #: per-process rule's form.
 COUNTS = "one process per GPU of a group is how the count model lays groups out"
 BOUND = "an item's share is part of the need's width (bounds/needs.py)"
+
+#: First-fit form: the construction places each component once, each window item once, and lays
+#: a filled window out whole (``first_fit.py`` ``_place_filled``), so no item is over-shared.
+FITS = "first fit gives each window item to one process of a component, and a filled window its exact share"

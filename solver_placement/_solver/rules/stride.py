@@ -93,3 +93,6 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
 
 
 BOUND = "a stride changes which items a process takes, not how many (counted with its amount)"
+
+#: First-fit form: the construction interleaves its blocks (``first_fit.py`` ``_take_in_blocks``).
+FITS = "first fit deals each block of amount * stride items out among stride processes"

@@ -31,3 +31,4 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
 #: Not a rule of the spec: nothing for the other stages to state.
 COUNTS = "not a rule of the spec: the count model has no processes to order (it counts nodes)"
 BOUND = "not a rule of the spec: it changes no count"
+FITS = "not a rule of the spec: first fit numbers processes in the order it places them"
