@@ -26,6 +26,7 @@ from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import Statement
 from solver_placement._solver.bounds.core import Guarded, minimal_core
 from solver_placement._solver.bounds.needs import is_free, needs_of, tensor_group_on_node
+from solver_placement._solver.counts.problem import window_per_node
 from solver_placement._solver.options import Budget
 from solver_placement._solver.rules.collocation import collocation_statement
 from solver_placement._solver.rules.exclusivity import exclusive_statement
@@ -67,7 +68,7 @@ class NodeLevel:
         cluster = spec.cluster
         free = {name: r for name, r in requests.items() if is_free(r)}
         model = cp_model.CpModel() if model is None else model
-        gpus_on = {name: _gpus_per_node(cluster, r) for name, r in free.items()}
+        gpus_on = {name: window_per_node(cluster, r) for name, r in free.items()}
         unit = {name: spec.components[name].constraints.tensor_parallel_size for name in free}
         width = {name: unit[name] * int(r.amount[0]) for name, r in free.items()}  # GPUs per TP group
         count = {
@@ -141,12 +142,6 @@ def _relaxes(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> b
         if is_free(request) and tensor_group_on_node(spec, request) != spec.components[name].constraints.tensor_parallel_size:
             return False
     return True
-
-
-def _gpus_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
-    """Distinct candidate items of the request's first process, counted per node."""
-    window = np.unique(request.cand_hw[request.indptr[0]:request.indptr[1]])
-    return np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes)
 
 
 def _fixed_relations(stage: NodeLevel, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], guard: Guard) -> None:
