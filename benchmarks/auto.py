@@ -19,7 +19,7 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import solver_placement._solver.decompose as aggregate  # noqa: E402
+import solver_placement._solver.counts.narrowing as aggregate  # noqa: E402
 from solver_placement import Cluster, PlacementError, PlacementSpec, solve, verify  # noqa: E402
 
 GPUS_PER_NODE = 8

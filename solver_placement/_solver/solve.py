@@ -30,7 +30,8 @@ from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.build import build_model, fixed_conflicts
 from solver_placement._solver.counting import counting_conflicts
 from solver_placement._solver.counts import count_path
-from solver_placement._solver.decompose import narrow, node_level_conflicts, should_aggregate, solve_per_node
+from solver_placement._solver.counts.narrowing import narrow, should_aggregate, solve_per_node
+from solver_placement._solver.counts.node_level import node_level_conflicts
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import check_build_fits, solve_polished, spec_options
 from solver_placement._solver.explain import explain_spec, infeasible_error

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement._arrays import distinct
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs
@@ -110,7 +111,7 @@ def count_problem(
             theirs = spec.owner_of(other)
             if mine in index and theirs in index and index[mine] != index[theirs]:
                 exclusive.add((min(index[mine], index[theirs]), max(index[mine], index[theirs])))
-    reach = np.stack([np.bincount(spec.cluster.hw_node[distinct(free[c.root].cand_hw)], minlength=spec.cluster.num_nodes) > 0 for c in classes])
+    reach = np.stack([window_per_node(spec.cluster, free[c.root]) > 0 for c in classes])
     graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach, separate, relaxed)
     if isinstance(graphs, (str, Misfit)):
         return graphs
@@ -120,6 +121,13 @@ def count_problem(
         return blocked
     allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
     return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node)
+
+
+def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
+    """Per node, the GPUs of a free request's window: what one node offers its groups, read the
+    same way by the count model and the node-level model (``node_level.py``). Every process of a
+    free request has the same window, so the distinct candidates are that window."""
+    return np.bincount(cluster.hw_node[distinct(request.cand_hw)], minlength=cluster.num_nodes)
 
 
 def _blocked(
@@ -213,8 +221,7 @@ def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], co
     """Nodes whose every GPU the class's root may use, with room for one group beside the
     rank-string components it avoids, and whose memory holds the members' mix."""
     cluster = spec.cluster
-    window = distinct(free[count_class.root].cand_hw)
-    room = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes) - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes)
+    room = window_per_node(cluster, free[count_class.root]) - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes)
     allowed = room >= count_class.width
     memories = [m for name in count_class.members for c in spec.components.values()
                 if c.rule_owner == name and (m := c.constraints.memory) is not None]

@@ -1,11 +1,11 @@
-"""The decomposition's node-level model names conflicts only where it relaxes the spec."""
+"""The node-level model names conflicts only where it relaxes the spec."""
 
 from __future__ import annotations
 
 from helpers import MODELS, config
 
 from solver_placement import PlacementSpec
-from solver_placement._solver.decompose import node_level_conflicts
+from solver_placement._solver.counts.node_level import node_level_conflicts
 from solver_placement._solver.options import SolverOptions
 
 

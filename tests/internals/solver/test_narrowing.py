@@ -1,11 +1,11 @@
-"""The node-level decomposition gives verified layouts and, on small cases, the flat optimum."""
+"""Narrowing by the node-level model gives verified layouts and, on small cases, the flat optimum."""
 
 from __future__ import annotations
 
 import pytest
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
-from solver_placement._solver import decompose
+from solver_placement._solver.counts import narrowing
 
 SPECS = [
     {"actor": {"processes": 8, "tensor_parallel_size": 4}, "reward": {"processes": 4, "exclusive_with": ["actor"]}},
@@ -18,7 +18,7 @@ SPECS = [
 def solved(spec: PlacementSpec, threshold: int, monkeypatch: pytest.MonkeyPatch):
     """Solved by the flat model (or its decomposition above ``threshold`` pairs): contiguity
     weighed as a term keeps the count model out (it treats contiguity as a tie-break only)."""
-    monkeypatch.setattr(decompose, "AGGREGATE_ABOVE_PAIRS", threshold)
+    monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", threshold)
     solution = solve(spec, objective={"contiguity": 1})
     assert solution.method == "search"
     verify(solution.spec, solution.placements_by_component())
@@ -48,7 +48,7 @@ def test_sixteen_nodes_four_components() -> None:
         "inference": {"processes": gpus // 8, "hardware_per_process": 2, "exclusive_with": ["actor"]},
         "reward": {"processes": gpus // 8, "exclusive_with": ["actor", "inference"]},
     })
-    assert decompose.should_aggregate(spec, spec.requests)
+    assert narrowing.should_aggregate(spec, spec.requests)
     solution = solve(spec)
     verify(solution.spec, solution.placements_by_component())
     actor_nodes = {p.cluster_node_rank for p in solution.placements("actor")}
