@@ -117,13 +117,7 @@ class Cluster:
         check_group_limits(layout.groups, self.gpus_per_node, layout.num_nodes)
         self.accelerator_types: tuple[str, ...] = tuple(t if g else NO_ACCELERATOR for t, g in zip(layout.accelerator_types, layout.gpus))
         self.accelerator_models: tuple[str | None, ...] = tuple(m if g else None for m, g in zip(layout.accelerator_models, layout.gpus))
-        self.gpu_memory_gb: list[float | None] = list(layout.gpu_memory_gb)
-        self.node_labels: list[dict[str, str]] = [dict(labels) for labels in layout.node_labels]
-        for spec in layout.groups:  # a group's memory and labels apply to its nodes, in config order
-            for node in spec.node_ranks:
-                if spec.gpu_memory_gb is not None:
-                    self.gpu_memory_gb[node] = spec.gpu_memory_gb
-                self.node_labels[node].update(spec.labels)
+        self.gpu_memory_gb, self.node_labels = layout.node_properties()
         #: Per node, the NUMA node and EGL index of each GPU as the config states them (None: not stated).
         self.gpu_topology: tuple[NodeTopology | None, ...] = bind_topology(layout.gpu_topology, "gpu_topology" in layout.shared, layout.gpus)
         #: The GPU counts are the GPUs that were free when the cluster was read, beside other jobs

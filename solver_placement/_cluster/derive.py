@@ -15,24 +15,35 @@ from dataclasses import replace
 
 from solver_placement._cluster.layout import ClusterLayout, GroupSpec
 from solver_placement._cluster.schema_groups import admit_group, parse_label
-from solver_placement._constants import ACCELERATOR
+from solver_placement._constants import ACCELERATOR, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR
 
 
 def layout_with_extra_node(layout: ClusterLayout, like: int) -> ClusterLayout:
     """``layout`` plus one node shaped like node ``like``: its GPUs, memory, labels and topology,
-    a member of each group ``like`` is in, with a copy of each hardware item ``like`` holds."""
+    a member of each group ``like`` is in, with a copy of each hardware item ``like`` holds.
+
+    The new cluster states each node as it is: per-node memory and labels as its groups left
+    them, a node without GPUs as the default accelerator type with no model (a value stated once
+    for every node stays so).
+    """
     new = layout.num_nodes
-    groups = tuple(_grown(group, like, new) for group in layout.groups)
+    memory, labels = layout.node_properties()
+    types = tuple(stated if gpus else DEFAULT_ACCELERATOR_TYPE for stated, gpus in zip(layout.accelerator_types, layout.gpus))
+    models = tuple(stated if gpus else None for stated, gpus in zip(layout.accelerator_models, layout.gpus))
+    if "gpu_memory_gb" in layout.shared:
+        memory = list(layout.gpu_memory_gb)
+    if "node_labels" in layout.shared:
+        labels = list(layout.node_labels)
     topology = None if layout.gpu_topology is None else (*layout.gpu_topology, layout.gpu_topology[like])
     return replace(
         layout,
         num_nodes=new + 1,
         gpus=(*layout.gpus, layout.gpus[like]),
-        accelerator_types=(*layout.accelerator_types, layout.accelerator_types[like]),
-        accelerator_models=(*layout.accelerator_models, layout.accelerator_models[like]),
-        groups=groups,
-        gpu_memory_gb=(*layout.gpu_memory_gb, layout.gpu_memory_gb[like]),
-        node_labels=(*layout.node_labels, layout.node_labels[like]),
+        accelerator_types=(*types, layout.accelerator_types[like] if layout.gpus[like] else NO_ACCELERATOR),
+        accelerator_models=(*models, models[like]),
+        groups=tuple(_grown(group, like, new) for group in layout.groups),
+        gpu_memory_gb=(*memory, memory[like]),
+        node_labels=(*labels, labels[like]),
         gpu_topology=topology,
         shared=layout.shared - {"num_gpus_per_node", "accelerator_type", "accelerator_model"},
     )

@@ -110,3 +110,16 @@ class ClusterLayout:
     gpu_topology: tuple[StatedTopology | None, ...] | None
     free_gpus_only: bool
     shared: frozenset[str] = frozenset()
+
+    def node_properties(self) -> tuple[list[float | None], list[dict[str, str]]]:
+        """Per node, its GPU memory (GB, None if unknown) and topology labels: the cluster-level
+        values, then each group's over its nodes, in config order (a later group wins)."""
+        memory = list(self.gpu_memory_gb)
+        labels = [dict(stated) for stated in self.node_labels]
+        for group in self.groups:
+            for node in group.node_ranks:
+                if group.gpu_memory_gb is not None:
+                    memory[node] = group.gpu_memory_gb
+                labels[node].update(group.labels)
+        return memory, labels
+
