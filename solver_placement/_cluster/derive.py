@@ -10,7 +10,7 @@ config section) read them with ``schema.parse_layout`` over the source instead.
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import replace
 
 from solver_placement._cluster.layout import ClusterLayout, GroupSpec
@@ -27,13 +27,11 @@ def layout_with_extra_node(layout: ClusterLayout, like: int) -> ClusterLayout:
     for every node stays so).
     """
     new = layout.num_nodes
-    memory, labels = layout.node_properties()
+    merged_memory, merged_labels = layout.node_properties()
+    memory = layout.gpu_memory_gb if "gpu_memory_gb" in layout.shared else tuple(merged_memory)
+    labels: tuple[Mapping[str, str], ...] = layout.node_labels if "node_labels" in layout.shared else tuple(merged_labels)
     types = tuple(stated if gpus else DEFAULT_ACCELERATOR_TYPE for stated, gpus in zip(layout.accelerator_types, layout.gpus))
     models = tuple(stated if gpus else None for stated, gpus in zip(layout.accelerator_models, layout.gpus))
-    if "gpu_memory_gb" in layout.shared:
-        memory = list(layout.gpu_memory_gb)
-    if "node_labels" in layout.shared:
-        labels = list(layout.node_labels)
     topology = None if layout.gpu_topology is None else (*layout.gpu_topology, layout.gpu_topology[like])
     return replace(
         layout,
