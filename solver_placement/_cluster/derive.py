@@ -48,11 +48,14 @@ def layout_with_extra_node(layout: ClusterLayout, like: int) -> ClusterLayout:
 
 
 def _grown(group: GroupSpec, like: int, new: int) -> GroupSpec:
-    """The group with node ``new`` beside ``like`` (and copies of ``like``'s items), if it holds ``like``."""
+    """The group with node ``new`` beside ``like`` (and copies of ``like``'s items), if it holds
+    ``like``; its ranks are then listed, and an env config for ``all`` its nodes covers ``new``."""
     if like not in group.node_ranks:
         return group
     copies = tuple(replace(item, node_rank=new) for item in group.items if item.node_rank == like)
-    return replace(group, node_ranks=tuple(sorted({*group.node_ranks, new})), items=(*group.items, *copies))
+    nodes = tuple(sorted({*group.node_ranks, new}))
+    envs = tuple(replace(env, node_ranks=nodes) if position in group.env_all else env for position, env in enumerate(group.env_configs))
+    return replace(group, node_ranks=nodes, items=(*group.items, *copies), env_configs=envs, ranges=())
 
 
 def layout_without_nodes(layout: ClusterLayout, lost: Set[int], survivors: str | None) -> ClusterLayout:
@@ -95,4 +98,4 @@ def _surviving(group: GroupSpec, lost: Set[int], gpus: tuple[int, ...]) -> Group
     )
     pinned = ACCELERATOR if group.custom_type is None and group.resource_type(gpus) == ACCELERATOR else group.hardware_type
     items = tuple(item for item in group.items if item.node_rank not in lost)
-    return replace(group, node_ranks=nodes, items=items, hardware_type=pinned, env_configs=envs)
+    return replace(group, node_ranks=nodes, items=items, hardware_type=pinned, env_configs=envs, ranges=(), env_all=frozenset())

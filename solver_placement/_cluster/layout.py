@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver_placement._cluster.ranks import RankRange
 from solver_placement._cluster.topology import StatedTopology
 from solver_placement._constants import ACCELERATOR
 
@@ -74,6 +75,15 @@ class GroupSpec:
     env_configs: tuple[EnvConfig, ...] = ()
     gpu_memory_gb: float | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    #: ``node_ranks`` as stated, range by range (None: ``all``; empty: the ranks listed one by one),
+    #: so a cluster of another node count checks them as their text would be checked.
+    ranges: tuple[RankRange, ...] | None = ()
+    #: Positions in ``env_configs`` of those stated for ``all`` the group's nodes.
+    env_all: frozenset[int] = frozenset()
+
+    def stated_ranges(self) -> tuple[RankRange, ...] | None:
+        """:attr:`ranges`, a listed group's ranks as one range each."""
+        return self.ranges if self.ranges is None or self.ranges else tuple(RankRange(rank, rank) for rank in self.node_ranks)
 
     def resource_type(self, gpus_per_node: Sequence[int]) -> str | None:
         """The kind of resource the group's ranks count on nodes with these GPU counts: its

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from solver_placement._cluster.layout import EnvConfig, GroupSpec, HardwareItem
-from solver_placement._cluster.ranks import RankRange, check_in_bounds, format_ranks, is_all, parse_rank_list
+from solver_placement._cluster.ranks import format_ranks, is_all, parse_rank_list, rank_ranges, ranks_within
 from solver_placement._config import check_keys, gigabytes, require_mapping, text
 from solver_placement._constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement._errors import PlacementConfigError, shown
@@ -122,11 +122,33 @@ def _check_config_count(configs: int, nodes: int, where: str) -> None:
 
 
 def _within(group: GroupSpec, num_nodes: int) -> GroupSpec:
-    """A base group on a cluster of ``num_nodes`` nodes: its ranks must still name nodes."""
-    outside = [rank for rank in group.node_ranks if rank >= num_nodes]
-    if outside:
-        check_in_bounds(RankRange(outside[0], outside[0]), num_nodes, "node_ranks", f"node group {group.label!r}")
-    return group
+    """A base group on a cluster of ``num_nodes`` nodes, checked as its config would be: its ranks
+    must name nodes (``all``: every node), its hardware and env configs nodes of the group."""
+    where = f"node group {group.label!r}"
+    ranges = group.stated_ranges()
+    nodes = tuple(int(n) for n in ranks_within(ranges, num_nodes, "node_ranks", where))
+    if group.custom_type is not None:
+        _check_config_count(len(group.items), len(nodes), where)
+    for position, item in enumerate(group.items):
+        if item.node_rank not in nodes:
+            raise PlacementConfigError(_outside_group(where, position, item.node_rank))
+    envs = []
+    for position, env in enumerate(group.env_configs):
+        outside = sorted(set(env.node_ranks) - set(nodes)) if position not in group.env_all else []
+        if outside:
+            raise PlacementConfigError(_env_outside_group(f"{where}: env_configs[{position}]", outside[0]))
+        envs.append(replace(env, node_ranks=nodes) if position in group.env_all else env)
+    return replace(group, node_ranks=nodes, env_configs=tuple(envs))
+
+
+def _outside_group(where: str, position: int, node: int) -> str:
+    """The refusal of a hardware config on a node outside its group."""
+    return f"{where}: hardware.configs[{position}] names node_rank {node}, which is not in the group's node_ranks (must be within node_ranks)"
+
+
+def _env_outside_group(here: str, node: int) -> str:
+    """The refusal of an env config naming a node outside its group."""
+    return f"{here}: node {node} is not in the group's node_ranks (must be a subset of node_ranks)"
 
 
 def check_hardware_counts(per_node_counts: np.ndarray, where: str, noun: str) -> None:
@@ -143,7 +165,8 @@ def _parse_group(raw: Any, index: int, num_nodes: int) -> tuple[GroupSpec, dict[
     check_keys(group, GROUP_KEYS, f"cluster.node_groups[{index}]", required=("label", "node_ranks"))
     label = parse_label(group["label"], index)
     where = f"node group {label!r}"
-    nodes = tuple(int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", where, available=num_nodes))
+    ranges = rank_ranges(group["node_ranks"], "node_ranks", where)
+    nodes = tuple(int(n) for n in ranks_within(ranges, num_nodes, "node_ranks", where))
     ignore = group.get("ignore_hardware", False)
     if not isinstance(ignore, bool):
         raise PlacementConfigError(f"{where}: ignore_hardware must be true or false, not {shown(ignore)}")
@@ -163,7 +186,8 @@ def _parse_group(raw: Any, index: int, num_nodes: int) -> tuple[GroupSpec, dict[
     elif not ignore and "hardware_type" in group:
         stated_type = text(group["hardware_type"], f"{where}: hardware_type")
     env_configs = _parse_env_configs(group.get("env_configs") or [], nodes, where)
-    spec = GroupSpec(label, nodes, custom_type, items, stated_type, ignore, env_configs)
+    env_all = frozenset(position for position, env in enumerate(group.get("env_configs") or []) if is_all(env["node_ranks"]))
+    spec = GroupSpec(label, nodes, custom_type, items, stated_type, ignore, env_configs, ranges=ranges, env_all=env_all)
     return spec, group
 
 
@@ -186,9 +210,7 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
         if isinstance(node, bool) or not isinstance(node, int):
             raise PlacementConfigError(f"{where}: hardware.configs[{position}] needs an integer node_rank")
         if node not in nodes:
-            raise PlacementConfigError(
-                f"{where}: hardware.configs[{position}] names node_rank {node}, which is not in the group's node_ranks (must be within node_ranks)"
-            )
+            raise PlacementConfigError(_outside_group(where, position, node))
         fingerprint = json.dumps(config, sort_keys=True, default=repr)  # plain values: equal configs, equal text
         if fingerprint in seen:
             raise PlacementConfigError(f"{where}: hardware.configs[{position}] duplicates an earlier config (Duplicate hardware configs found)")
@@ -214,7 +236,7 @@ def _parse_env_configs(raw: Any, nodes: tuple[int, ...], where: str) -> tuple[En
             env_nodes = tuple(int(n) for n in parse_rank_list(config["node_ranks"], "node_ranks", here))
         outside = sorted(set(env_nodes) - set(nodes))
         if outside:
-            raise PlacementConfigError(f"{here}: node {outside[0]} is not in the group's node_ranks (must be a subset of node_ranks)")
+            raise PlacementConfigError(_env_outside_group(here, outside[0]))
         overlap = sorted(covered & set(env_nodes))
         if overlap:
             raise PlacementConfigError(

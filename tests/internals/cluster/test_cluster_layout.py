@@ -78,3 +78,14 @@ def test_repr_of_a_large_cluster_is_bounded() -> None:
     assert text == repr(Cluster(4000, [8, 4] * 2000, node_groups=groups))
     assert len(text) < 200 and text.startswith("Cluster(4000 nodes: 0 x 8 NV_GPU, 1 x 4 NV_GPU,")
     assert "+3996 more runs" in text and "g0 (572 nodes)" in text and "+3 more groups" in text
+
+
+def test_a_section_stating_the_node_count_rereads_groups_stated_for_all_nodes() -> None:
+    group = {"label": "a", "node_ranks": "all", "env_configs": [{"node_ranks": "all", "env_vars": {"B": "2"}}]}
+    grown = Cluster(2, 4, node_groups=[group]).under_section({"num_nodes": 3})
+    assert grown.node_group("a").node_ranks == (0, 1, 2) and grown.node_group("a").env_configs[0].node_ranks == (0, 1, 2)
+    robots = {"label": "h", "node_ranks": "all", "hardware": {"type": "Arm", "configs": [{"node_rank": 0}, {"node_rank": 2}]}}
+    with pytest.raises(PlacementConfigError, match=r"node group 'h': hardware.configs\[1\] names node_rank 2, which is not in the group's node_ranks"):
+        Cluster(3, 4, node_groups=[robots]).under_section({"num_nodes": 2})
+    with pytest.raises(PlacementConfigError, match="node group 'p': node_ranks \"0-1\" is out of range; valid ranks are 0-0"):
+        Cluster(2, 4, node_groups=[{"label": "p", "node_ranks": ["0-1"]}]).under_section({"num_nodes": 1})
