@@ -9,7 +9,6 @@ collocation, exclusivity and capacity are decided on physical ids.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -17,13 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement._cluster.ranks import parse_rank_list
+from solver_placement._cluster.derive import layout_with_extra_node, layout_without_nodes
+from solver_placement._cluster.layout import ClusterLayout, HardwareItem, NodeGroup
 from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, ray_cluster_kwargs
-from solver_placement._cluster.schema import HardwareItem, NodeGroup, cluster_part, node_properties, parse_node_groups, per_node, section_kwargs
-from solver_placement._cluster.topology import NodeTopology, parse_gpu_topology
-from solver_placement._config import load_config, positive_int, text
+from solver_placement._cluster.schema import cluster_part, overlay_section, parse_layout, section_kwargs
+from solver_placement._cluster.schema_groups import check_group_limits
+from solver_placement._cluster.summary import describe_cluster
+from solver_placement._cluster.topology import NodeTopology, bind_topology
+from solver_placement._config import load_config
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import PlacementConfigError
+from solver_placement._limits import check
 
 
 @dataclass(frozen=True)
@@ -77,56 +80,54 @@ class Cluster:
         free_gpus_only: bool = False,
         cluster_cfg: Any = None,
     ) -> None:
-        # Long because it validates every per-node field in the order a config states them, so the
-        # first error reported is the first wrong key; each step is one call to a schema parser.
         if cluster_cfg is not None:  # RLinf's spelling: Cluster(cluster_cfg=cfg.cluster)
             if num_nodes is not None:
                 raise PlacementConfigError("give either num_nodes/... or cluster_cfg, not both")
-            kwargs = section_kwargs(cluster_part(load_config(cluster_cfg)))
-            num_nodes, num_gpus_per_node = kwargs["num_nodes"], kwargs["num_gpus_per_node"]
-            accelerator_type, accelerator_model = kwargs["accelerator_type"], kwargs["accelerator_model"]
-            node_groups = kwargs["node_groups"]
-            gpu_memory_gb, node_labels = kwargs["gpu_memory_gb"], kwargs["node_labels"]
-            gpu_topology, free_gpus_only = kwargs["gpu_topology"], kwargs["free_gpus_only"]
-        self.config: dict[str, Any] = {
-            "num_nodes": num_nodes,
-            "num_gpus_per_node": num_gpus_per_node,
-            "accelerator_type": accelerator_type,
-            "accelerator_model": accelerator_model,
-            "node_groups": node_groups or [],
-            "gpu_memory_gb": gpu_memory_gb,
-            "node_labels": node_labels,
-            "gpu_topology": gpu_topology,
-            "free_gpus_only": free_gpus_only,
-        }
-        self.num_nodes = positive_int(num_nodes, "cluster.num_nodes")
-        gpus = per_node(num_gpus_per_node, self.num_nodes, "cluster.num_gpus_per_node")
-        self.gpus_per_node = np.array(
-            [positive_int(g, f"cluster.num_gpus_per_node[{i}]", allow_zero=True) for i, g in enumerate(gpus)],
-            dtype=np.int64,
-        )
-        types = per_node(accelerator_type, self.num_nodes, "cluster.accelerator_type")
-        types = [text(t, f"cluster.accelerator_type[{i}]") for i, t in enumerate(types)]
-        self.accelerator_types: tuple[str, ...] = tuple(
-            t if self.gpus_per_node[i] else NO_ACCELERATOR for i, t in enumerate(types)
-        )
-        models = per_node(accelerator_model, self.num_nodes, "cluster.accelerator_model")
-        models = [None if m is None else text(m, f"cluster.accelerator_model[{i}]") for i, m in enumerate(models)]
-        self.accelerator_models: tuple[str | None, ...] = tuple(
-            None if not self.gpus_per_node[i] else m for i, m in enumerate(models)
-        )
-        groups, items = parse_node_groups(node_groups or [], self.num_nodes, self.gpus_per_node)
-        self.gpu_memory_gb, self.node_labels = node_properties(
-            gpu_memory_gb, node_labels, node_groups or [], [g.node_ranks for g in groups], self.num_nodes
-        )
+            stated = section_kwargs(cluster_part(load_config(cluster_cfg)))
+        else:
+            stated = {
+                "num_nodes": num_nodes,
+                "num_gpus_per_node": num_gpus_per_node,
+                "accelerator_type": accelerator_type,
+                "accelerator_model": accelerator_model,
+                "node_groups": node_groups,
+                "gpu_memory_gb": gpu_memory_gb,
+                "node_labels": node_labels,
+                "gpu_topology": gpu_topology,
+                "free_gpus_only": free_gpus_only,
+            }
+        self._bind(parse_layout(stated))
+
+    @classmethod
+    def from_layout(cls, layout: ClusterLayout) -> Cluster:
+        """The cluster of typed values already read (a derived cluster's): checked against the
+        limits as a config stating them is, never read from a mapping again."""
+        cluster = cls.__new__(cls)
+        cluster._bind(layout)
+        return cluster
+
+    def _bind(self, layout: ClusterLayout) -> None:
+        """The tables every stage reads, from what ``layout`` states: what follows from its values
+        together (a group's resource type, a node's memory after its groups) is decided here."""
+        #: What the config states, typed: every derived cluster is built from an edited copy.
+        self.layout = layout
+        self.num_nodes = layout.num_nodes
+        check("max_nodes", layout.num_nodes, "cluster.num_nodes", "the number of nodes")
+        self.gpus_per_node = np.array(layout.gpus, dtype=np.int64)
+        check_group_limits(layout.groups, self.gpus_per_node, layout.num_nodes)
+        self.accelerator_types: tuple[str, ...] = tuple(t if g else NO_ACCELERATOR for t, g in zip(layout.accelerator_types, layout.gpus))
+        self.accelerator_models: tuple[str | None, ...] = tuple(m if g else None for m, g in zip(layout.accelerator_models, layout.gpus))
+        self.gpu_memory_gb, self.node_labels = layout.node_properties()
         #: Per node, the NUMA node and EGL index of each GPU as the config states them (None: not stated).
-        self.gpu_topology: tuple[NodeTopology | None, ...] = parse_gpu_topology(gpu_topology, self.gpus_per_node)
+        self.gpu_topology: tuple[NodeTopology | None, ...] = bind_topology(layout.gpu_topology, "gpu_topology" in layout.shared, layout.gpus)
         #: The GPU counts are the GPUs that were free when the cluster was read, beside other jobs
         #: (``from_ray(available=True)``): a GPU id is a position among its node's free GPUs, which
         #: the launch maps to the devices Ray reserves (``ray_launch.free_gpus``).
-        self.free_gpus_only = _free_gpus_only(free_gpus_only, gpu_topology)
-        self._build_hardware_table(items)
-        self.node_groups: dict[str, NodeGroup] = {group.label: group for group in groups}
+        self.free_gpus_only = layout.free_gpus_only
+        self._build_hardware_table([item for spec in layout.groups for item in spec.items])
+        self.node_groups: dict[str, NodeGroup] = {
+            spec.label: NodeGroup(spec.label, spec.node_ranks, spec.resource_type(layout.gpus), spec.env_configs) for spec in layout.groups
+        }
         all_nodes = tuple(range(self.num_nodes))
         self.node_groups[CLUSTER_LABEL] = NodeGroup(
             CLUSTER_LABEL, all_nodes, ACCELERATOR if self.gpus_per_node.any() else None
@@ -167,32 +168,7 @@ class Cluster:
 
     def with_extra_node(self, like: int) -> Cluster:
         """This cluster plus one node shaped like node ``like`` (same GPUs, groups and hardware)."""
-        new = self.num_nodes
-        groups = []
-        for group in self.config["node_groups"]:
-            group = dict(group)
-            members = {int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", group.get("label", ""), available=self.num_nodes)}
-            if like in members:
-                group["node_ranks"] = sorted(members | {new})
-                hardware = group.get("hardware")
-                if hardware:
-                    copies = [{**config, "node_rank": new} for config in hardware.get("configs") or [] if config.get("node_rank") == like]
-                    group["hardware"] = {**hardware, "configs": [*(hardware.get("configs") or []), *copies]}
-            groups.append(group)
-        memory = self.config["gpu_memory_gb"]
-        labels = self.config["node_labels"]
-        topology = self.config["gpu_topology"]
-        return Cluster(
-            gpu_memory_gb=[*self.gpu_memory_gb, self.gpu_memory_gb[like]] if isinstance(memory, list) else memory,
-            node_labels=[*self.node_labels, dict(self.node_labels[like])] if isinstance(labels, list) else labels,
-            num_nodes=new + 1,
-            num_gpus_per_node=[*self.gpus_per_node.tolist(), int(self.gpus_per_node[like])],
-            accelerator_type=[*[t if t != NO_ACCELERATOR else DEFAULT_ACCELERATOR_TYPE for t in self.accelerator_types], self.accelerator_types[like]],
-            accelerator_model=[*self.accelerator_models, self.accelerator_models[like]],
-            node_groups=groups,
-            gpu_topology=[*topology, topology[like]] if isinstance(topology, (list, tuple)) else topology,
-            free_gpus_only=self.free_gpus_only,
-        )
+        return Cluster.from_layout(layout_with_extra_node(self.layout, like))
 
     def without_nodes(self, lost: Set[int], survivors: str | None = None) -> Cluster:
         """This cluster with the ``lost`` nodes emptied (no GPUs, no custom hardware) and removed
@@ -202,58 +178,28 @@ class Cluster:
         Groups that counted GPUs say so explicitly (``hardware_type``): a group whose surviving
         nodes have no GPUs must offer no GPUs, not silently start counting nodes.
         """
-        config = copy.deepcopy(self.config)
-        gpus = per_node(config["num_gpus_per_node"], self.num_nodes, "cluster.num_gpus_per_node")
-        config["num_gpus_per_node"] = [0 if node in lost else count for node, count in enumerate(gpus)]
-        if isinstance(config.get("gpu_topology"), (list, tuple)):  # a lost node keeps no GPUs to describe
-            config["gpu_topology"] = [None if node in lost else entry for node, entry in enumerate(config["gpu_topology"])]
-        groups = [group for raw in config["node_groups"] if (group := self._surviving_group(raw, lost)) is not None]
-        remaining = [node for node in range(self.num_nodes) if node not in lost]
-        if survivors is not None and remaining:
-            groups.append({"label": survivors, "node_ranks": remaining, "ignore_hardware": True})
-        config["node_groups"] = groups
-        return Cluster(**config)
-
-    def _surviving_group(self, raw: Mapping[str, Any], lost: Set[int]) -> dict[str, Any] | None:
-        """A node group's config without the ``lost`` nodes; None when every node was lost
-        (components naming the group are then refused by name)."""
-        group = dict(raw)
-        label = str(group["label"])
-        where = f"node group {label!r}"
-        nodes = [int(n) for n in parse_rank_list(group["node_ranks"], "node_ranks", where, available=self.num_nodes) if int(n) not in lost]
-        if not nodes:
-            return None
-        group["node_ranks"] = nodes
-        if group.get("hardware"):
-            hardware = dict(group["hardware"])
-            hardware["configs"] = [c for c in hardware.get("configs") or [] if c.get("node_rank") not in lost]
-            group["hardware"] = hardware
-        elif self.node_groups[label].hardware_type == ACCELERATOR:
-            group["hardware_type"] = ACCELERATOR
-        envs = []
-        for env in group.get("env_configs") or []:
-            kept = [int(n) for n in parse_rank_list(env["node_ranks"], "node_ranks", where) if int(n) not in lost]
-            if kept:
-                envs.append({**env, "node_ranks": kept})
-        if "env_configs" in group:
-            group["env_configs"] = envs
-        return group
+        return Cluster.from_layout(layout_without_nodes(self.layout, lost, survivors))
 
     def with_gpus_per_node(self, gpus: Sequence[int]) -> Cluster:
         """This cluster with ``gpus[n]`` GPUs on node ``n`` (everything else as it is)."""
-        return Cluster(**{**self.config, "num_gpus_per_node": list(gpus)})
+        return Cluster.from_layout(parse_layout({"num_gpus_per_node": list(gpus)}, self.layout))
 
     def with_gpu_memory_gb(self, memory: Sequence[float | None]) -> Cluster:
         """This cluster with ``memory[n]`` GB per GPU on node ``n`` (None: unknown)."""
-        return Cluster(**{**self.config, "gpu_memory_gb": list(memory)})
+        return Cluster.from_layout(parse_layout({"gpu_memory_gb": list(memory)}, self.layout))
 
     def under_section(self, section: Mapping[str, Any]) -> Cluster:
         """This cluster (read from a live Ray) with a config's ``cluster:`` section over it: every
         key the section states replaces this cluster's, and its node groups follow this cluster's
         (which name the live ranks). The section is checked as any ``cluster:`` section is."""
-        known = {key: value for key, value in self.config.items() if value is not None}
-        own_groups = list(section.get("node_groups") or [])
-        return Cluster(**section_kwargs({**known, **section, "node_groups": [*known["node_groups"], *own_groups]}))
+        return Cluster.from_layout(overlay_section(self.layout, section))
+
+    def __repr__(self) -> str:
+        """One short line: runs of like nodes and the stated groups (``_cluster/summary.py``)."""
+        custom = range(1, len(self.kinds) - 1)
+        items = [(self.kinds[k], np.bincount(self.hw_node[self.hw_kind == k], minlength=self.num_nodes)) for k in custom]
+        groups = [group for label, group in self.node_groups.items() if label not in (CLUSTER_LABEL, NODE_LABEL)]
+        return describe_cluster(self.layout.gpus, self.accelerator_models, self.accelerator_types, items, groups, self.free_gpus_only)
 
     # ----------------------------------------------------------------- hardware table
     def _build_hardware_table(self, items: Sequence[HardwareItem]) -> None:
@@ -356,16 +302,3 @@ class Cluster:
     def node_accelerator_ids(self) -> list[list[str]]:
         """Per node, the visible-device strings of all its accelerators ("0".."n-1")."""
         return [[str(i) for i in range(int(n))] for n in self.gpus_per_node]
-
-
-def _free_gpus_only(value: Any, gpu_topology: Any) -> bool:
-    """``cluster.free_gpus_only``: a bool, and never with ``gpu_topology``, whose NUMA nodes and EGL
-    indices are per device id, which a position among the free GPUs is not."""
-    if not isinstance(value, bool):
-        raise PlacementConfigError(f"cluster.free_gpus_only must be true or false, not {shown(value)}")
-    if value and gpu_topology is not None:
-        raise PlacementConfigError(
-            "cluster.free_gpus_only numbers each node's free GPUs 0, 1, ... whichever devices they are, so "
-            "cluster.gpu_topology (stated per device id) cannot describe them: give one or the other"
-        )
-    return value

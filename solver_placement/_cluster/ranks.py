@@ -100,14 +100,29 @@ def parse_rank_list(value: Any, what: str, where: str, available: int | None = N
     bounds the ranks (and enables ``all``); out-of-range ranks are reported with the available
     range.
     """
+    ranges = rank_ranges(value, what, where)
+    if ranges is None and available is None:
+        raise PlacementSyntaxError(f'{where}: {what} cannot be "all" here')
+    return ranks_within(ranges, available, what, where)
+
+
+def rank_ranges(value: Any, what: str, where: str) -> tuple[RankRange, ...] | None:
+    """The ranges of a rank list in the order it states them, None for ``all``: kept by a value
+    that may meet another rank count later, so it is checked then as its text would be."""
     pieces = _split_pieces(value, what, where)
     if len(pieces) == 1 and is_all(pieces[0]):
-        if available is None:
-            raise PlacementSyntaxError(f'{where}: {what} cannot be "all" here')
-        return np.arange(available, dtype=np.int64)
-    ranges = [parse_range(piece, what, where) for piece in pieces]
+        return None
+    ranges = tuple(parse_range(piece, what, where) for piece in pieces)
     if not ranges:
         raise PlacementConfigError(f'{where}: {what} "{cut(str(value))}" selects no ranks')
+    return ranges
+
+
+def ranks_within(ranges: tuple[RankRange, ...] | None, available: int | None, what: str, where: str) -> np.ndarray:
+    """The sorted unique ranks of ``ranges`` (None: every one of ``available``), each range
+    checked to lie below ``available`` in the order stated."""
+    if ranges is None:
+        return np.arange(0 if available is None else available, dtype=np.int64)
     if available is not None:
         for rank_range in ranges:
             check_in_bounds(rank_range, available, what, where)

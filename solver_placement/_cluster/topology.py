@@ -17,20 +17,16 @@ Every number is bounded by what the kernel (or EGL) can hold, before anything is
 nodes below :data:`MAX_NUMA_NODES`, CPU ids below :data:`MAX_CPUS`, EGL indices below
 :data:`MAX_EGL_DEVICES`; CPU lists are rank lists (``"0-31,64-95"``, Linux's ``cpulist``
 format), so their text is bounded by the rank-string limits.
+The entries are read in ``schema_topology``; this module holds what they state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
-
-from solver_placement._cluster.ranks import check_in_bounds, format_ranks, parse_range, rank_pieces
-from solver_placement._config import check_keys, positive_int, require_mapping
-from solver_placement._errors import PlacementConfigError, shown
-from solver_placement._limits import check
+from solver_placement._cluster.ranks import format_ranks
+from solver_placement._errors import PlacementConfigError
 
 #: Keys of one node's entry.
 TOPOLOGY_KEYS = ("numa_nodes", "numa_cpus", "egl_devices")
@@ -69,100 +65,41 @@ class NodeTopology:
         return self.egl_devices[gpu] if self.egl_devices else gpu
 
 
-def parse_gpu_topology(value: Any, gpus_per_node: np.ndarray) -> tuple[NodeTopology | None, ...]:
-    """Per node, its topology or None: from one mapping (every node with GPUs), or a list with
-    one entry per node (``null`` where a node states none)."""
-    num_nodes = int(gpus_per_node.size)
-    if value is None:
-        return (None,) * num_nodes
-    if isinstance(value, Mapping):
-        shared: dict[int, NodeTopology] = {}  # one object per GPU count: a large cluster shares it
-        nodes: list[NodeTopology | None] = []
-        for node, gpus in enumerate(gpus_per_node.tolist()):
-            if gpus and gpus not in shared:
-                shared[gpus] = _parse_node(value, gpus, f"cluster.gpu_topology (node {node}, {gpus} GPUs)")
-            nodes.append(shared[gpus] if gpus else None)
-        return tuple(nodes)
-    if not isinstance(value, Sequence) or isinstance(value, str):
-        raise PlacementConfigError(f"cluster.gpu_topology must be a mapping or a list with one per node, not {shown(value)}")
-    if len(value) != num_nodes:
-        raise PlacementConfigError(f"cluster.gpu_topology lists {len(value)} entries but the cluster has {num_nodes} nodes")
+@dataclass(frozen=True)
+class StatedTopology:
+    """One node's ``gpu_topology`` entry as parsed, with which per-GPU lists it states: a list
+    has one value per GPU id, so a cluster derived with other GPU counts checks it again
+    (:meth:`fit`) with the message a config stating those counts gets."""
+
+    topology: NodeTopology
+    numa_stated: bool
+    egl_stated: bool
+
+    def fit(self, gpus: int, where: str) -> NodeTopology:
+        """The entry on a node with ``gpus`` GPUs; a stated list of another length is refused."""
+        for key, stated, values in (("numa_nodes", self.numa_stated, self.topology.numa_nodes), ("egl_devices", self.egl_stated, self.topology.egl_devices)):
+            if stated and len(values) != gpus:
+                raise PlacementConfigError(per_gpu_length_message(f"{where}: {key}", len(values), gpus))
+        return self.topology
+
+
+def per_gpu_length_message(where: str, listed: int, gpus: int) -> str:
+    """The refusal of a per-GPU list of the wrong length, worded once for the parser and :meth:`StatedTopology.fit`."""
+    return f"{where} lists {listed} values but the node has {gpus} GPUs (one per GPU id, in order)"
+
+
+def topology_where(node: int, gpus: int, shared: bool) -> str:
+    """Where a node's entry is stated, for messages: its part of the one mapping, or its list entry."""
+    return f"cluster.gpu_topology (node {node}, {gpus} GPUs)" if shared else f"cluster.gpu_topology[{node}]"
+
+
+def bind_topology(entries: Sequence[StatedTopology | None] | None, shared: bool, gpus_per_node: Sequence[int]) -> tuple[NodeTopology | None, ...]:
+    """Per node, its topology on its GPU count (None: states none; one shared mapping describes
+    only nodes with GPUs), each stated list checked against that count in node order."""
+    if entries is None:
+        return (None,) * len(gpus_per_node)
     return tuple(
-        None if entry is None else _parse_node(entry, int(gpus), f"cluster.gpu_topology[{node}]")
-        for node, (entry, gpus) in enumerate(zip(value, gpus_per_node.tolist()))
+        None if entry is None or (shared and not gpus) else entry.fit(gpus, topology_where(node, gpus, shared))
+        for node, (entry, gpus) in enumerate(zip(entries, gpus_per_node))
     )
 
-
-def _parse_node(raw: Any, gpus: int, where: str) -> NodeTopology:
-    entry = require_mapping(raw, where)
-    check_keys(entry, TOPOLOGY_KEYS, where)
-    if ("numa_nodes" in entry) != ("numa_cpus" in entry):
-        given, missing = ("numa_nodes", "numa_cpus") if "numa_nodes" in entry else ("numa_cpus", "numa_nodes")
-        raise PlacementConfigError(f"{where}: {given} needs {missing} (a binding names both the CPUs and the memory node)")
-    numa_nodes = _per_gpu(entry.get("numa_nodes"), gpus, MAX_NUMA_NODES, f"{where}: numa_nodes")
-    numa_cpus = _cpus(entry.get("numa_cpus"), f"{where}: numa_cpus")
-    unlisted = sorted(set(numa_nodes) - set(numa_cpus))
-    if unlisted:
-        raise PlacementConfigError(f"{where}: numa_cpus does not list the CPUs of NUMA node {unlisted[0]}, which numa_nodes names")
-    egl = _per_gpu(entry.get("egl_devices"), gpus, MAX_EGL_DEVICES, f"{where}: egl_devices")
-    if len(set(egl)) != len(egl):
-        twice = next(index for index in egl if egl.count(index) > 1)
-        raise PlacementConfigError(f"{where}: egl_devices names EGL device {twice} for two GPUs; each GPU renders on its own device")
-    return NodeTopology(numa_nodes, numa_cpus, egl)
-
-
-def _per_gpu(raw: Any, gpus: int, bound: int, where: str) -> tuple[int, ...]:
-    """One integer below ``bound`` per GPU id of the node, or () when not given."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, Sequence) or isinstance(raw, str):
-        raise PlacementConfigError(f"{where} must be a list with one integer per GPU, not {shown(raw)}")
-    if len(raw) != gpus:
-        raise PlacementConfigError(f"{where} lists {len(raw)} values but the node has {gpus} GPUs (one per GPU id, in order)")
-    values = tuple(positive_int(item, f"{where}[{gpu}]", allow_zero=True, maximum=bound - 1) for gpu, item in enumerate(raw))
-    return values
-
-
-def _cpus(raw: Any, where: str) -> dict[int, tuple[int, ...]]:
-    """``{numa node: cpu list}``; a CPU belongs to one NUMA node."""
-    if raw is None:
-        return {}
-    listed = require_mapping(raw, where)
-    cpus: dict[int, tuple[int, ...]] = {}
-    owner = np.full(MAX_CPUS, -1, dtype=np.int64)
-    for key, value in listed.items():
-        if not (key.isascii() and key.isdigit()) or len(key.lstrip("0")) > len(str(MAX_NUMA_NODES)):
-            raise PlacementConfigError(f"{where}: key {shown(key)} is not a NUMA node id (0-{MAX_NUMA_NODES - 1})")
-        node = positive_int(int(key), f"{where}: NUMA node {key}", allow_zero=True, maximum=MAX_NUMA_NODES - 1)
-        mask = _cpu_mask(value, f"{where}.{node}")
-        clash = np.flatnonzero(mask & (owner >= 0))
-        if clash.size:
-            raise PlacementConfigError(
-                f"{where}: CPU {int(clash[0])} is listed for NUMA nodes {int(owner[clash[0]])} and {node}; a CPU belongs to one"
-            )
-        owner[mask] = node
-        cpus[node] = tuple(np.flatnonzero(mask).tolist())
-    return cpus
-
-
-def _cpu_mask(value: Any, where: str) -> np.ndarray:
-    """The CPUs of a Linux CPU list (``"0-31,64-95"``, an int, or a list of either) as a mask of
-    :data:`MAX_CPUS` flags: each range is one slice assignment, so overlapping or repeated
-    ranges cost nothing however wide they are."""
-    pieces = [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
-    if not isinstance(pieces, Sequence) or isinstance(pieces, str) or not pieces:
-        raise PlacementConfigError(f"{where} must be a CPU list such as \"0-31,64-95\", an int or a list of them, not {shown(value)}")
-    check("max_rank_pieces", len(pieces), where, "the number of CPU list entries")
-    mask = np.zeros(MAX_CPUS, dtype=bool)
-    for piece in pieces:
-        if isinstance(piece, bool) or not isinstance(piece, (str, int)):
-            raise PlacementConfigError(f"{where}: {shown(piece)} is not a CPU id or range")
-        if isinstance(piece, int) and not 0 <= piece < MAX_CPUS:
-            raise PlacementConfigError(f"{where}: CPU {shown(piece)} is out of range; CPU ids are 0-{MAX_CPUS - 1}")
-        for text in rank_pieces(piece, "CPU list", where) if isinstance(piece, str) else [str(piece)]:
-            cpus = parse_range(text, "CPU list", where)
-            check_in_bounds(cpus, MAX_CPUS, "CPU list", where)
-            mask[cpus.first : cpus.last + 1] = True
-    if not mask.any():
-        raise PlacementConfigError(f"{where} lists no CPUs")
-    return mask

@@ -22,7 +22,7 @@ def _cluster() -> Cluster:
 
 def test_without_nodes_empties_them_and_drops_them_from_every_group() -> None:
     cluster = _cluster()
-    before = copy.deepcopy(cluster.config)
+    before = cluster.layout
     survived = cluster.without_nodes({1}, "survivors")
     assert survived.num_nodes == 3 and survived.gpus_per_node.tolist() == [8, 0, 8]
     assert survived.node_group("gpu").node_ranks == (0, 2) and survived.node_group("gpu").hardware_type == ACCELERATOR
@@ -30,7 +30,7 @@ def test_without_nodes_empties_them_and_drops_them_from_every_group() -> None:
     assert [survived.kind_of(hw) for hw in survived.resources(["robots"]).physical] == ["Franka"]
     assert [env.node_ranks for env in survived.node_group("envs").env_configs] == [(0, 2)]
     assert survived.node_group("survivors").node_ranks == (0, 2) and survived.node_group("survivors").hardware_type is None
-    assert cluster.config == before and cluster.gpus_per_node.tolist() == [8, 8, 8]
+    assert cluster.layout == before and cluster.gpus_per_node.tolist() == [8, 8, 8]
 
 
 def test_a_group_whose_nodes_are_all_lost_is_gone() -> None:
