@@ -13,6 +13,7 @@ from ortools.sat.python import cp_model
 from solver_placement import Cluster, PlacementSpec
 from solver_placement._errors import InternalError
 from solver_placement._solver import build
+from solver_placement._solver.answer import Declined, PathName
 from solver_placement._solver.build import build_model
 from solver_placement._solver.context import PreviousHardware
 from solver_placement._solver.counting import COUNTED, counting_conflicts
@@ -132,7 +133,7 @@ def test_the_node_level_forms_are_the_reasons_the_count_path_declines() -> None:
     cluster = Cluster(2, 8, gpu_memory_gb=80, node_labels=[{"rack": "0"}, {"rack": "1"}])
     for name, (placement, reason) in DECLINED.items():
         spec = PlacementSpec.build(cluster, placement)
-        assert count_path(spec, spec.requests, DEFAULT_WEIGHTS, SolverOptions(), SolverOptions().start()) == reason, name
+        assert count_path(spec, spec.requests, DEFAULT_WEIGHTS, SolverOptions(), SolverOptions().start()) == Declined(PathName.COUNTS, reason), name
 
 
 #: Per rule with relations: a spec that only its relation makes impossible by counting.
