@@ -3,7 +3,9 @@
 Each record names its items the way RLinf does (node, hardware type, local index); the checks
 reason about physical ids, looked up with the cluster's own index (:meth:`Cluster.physical_id`)
 so the verifier and the records agree on what an id means. Items that do not exist are kept
-aside as violations instead of ids, so no check ever has to guard against them.
+aside as violations instead of ids, so no check ever has to guard against them. A component
+whose records all name existing items is also read as numpy columns (``columns.py``), which the
+checks test first at scale.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from solver_placement._constants import NODE
 from solver_placement._errors import PlacementConfigError
 from solver_placement._records import Placement
 from solver_placement._specification.grammar import ComponentSpec
+from solver_placement._verify.columns import Columns, read_columns
 
 if TYPE_CHECKING:  # a type only: the verifier reads a spec's components and cluster, never the candidates it resolves
     from solver_placement._specification.placement_spec import PlacementSpec
@@ -29,13 +32,15 @@ class Placed:
     ``records``: every component of the spec, in config order (``[]`` when none were given).
     ``held``: only components that have records; per process (rank order) the physical ids of
     the items it holds that exist. ``unknown``: per component in ``held``, one violation per
-    item a record names that the cluster does not have.
+    item a record names that the cluster does not have. ``columns``: the components in ``held``
+    whose records all name existing items, as numpy columns.
     """
 
     spec: PlacementSpec
     records: Mapping[str, list[Placement]]
     held: Mapping[str, list[list[int]]]
     unknown: Mapping[str, list[str]]
+    columns: Mapping[str, Columns]
 
     @property
     def cluster(self) -> Cluster:
@@ -51,15 +56,20 @@ def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Place
     records = {name: list(placements.get(name, [])) for name in spec.components}
     held: dict[str, list[list[int]]] = {}
     unknown: dict[str, list[str]] = {}
+    columns: dict[str, Columns] = {}
     for name, component_records in records.items():
         if not component_records:
+            continue
+        read = read_columns(spec.cluster, component_records)
+        if read is not None:  # every item exists: nothing unknown
+            held[name], unknown[name], columns[name] = read.held(), [], read
             continue
         held[name], unknown[name] = [], []
         for record in component_records:
             ids, missing = _physical_ids(spec.cluster, record)
             held[name].append(ids)
             unknown[name].extend(f"{name} rank {record.rank}: {problem}" for problem in missing)
-    return Placed(spec, records, held, unknown)
+    return Placed(spec, records, held, unknown, columns)
 
 
 def _physical_ids(cluster: Cluster, record: Placement) -> tuple[list[int], list[str]]:
