@@ -47,7 +47,7 @@ class Paths:
 def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Solution:
     """The best verified answer of ``paths`` for ``call`` (``timings``: the stages before the
     loop, carried by every answer with the call's clock)."""
-    counted = None if call.held_before else _counted(call, paths.counts(call), timings)
+    counted = None if call.held_before else _from_counts(call, paths.counts(call), timings)
     if counted is not None and counted.status == SolveStatus.OPTIMAL:
         return counted
     built = paths.first_fit(call)
@@ -59,36 +59,36 @@ def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Sol
                 log.info("first fit's placement %s the counting bound %d: no search", f"is within {gap:.0%} of" if gap else "meets", bound)
                 return close
     try:
-        found = counted or _searched(call, paths, built, timings)
+        found = counted or _search(call, paths, built, timings)
     except SolverTimeoutError as timeout:
         log.info("the search ran out of time; first fit's placement is the answer if there is one")
         return _better(first, None, timeout, bound)
     return _better(first, found)
 
 
-def _counted(call: SolveCall, counted: Answer | Declined, timings: dict[str, float]) -> Solution | None:
+def _from_counts(call: SolveCall, counted: Answer | Declined, timings: dict[str, float]) -> Solution | None:
     """The count model's verified answer, or None when it declined (its reason goes in the
     call's notes, which every later answer carries; the count answer itself carries none)."""
     if isinstance(counted, Declined):
         log.info("the count model declined: %s", counted.reason)
         call.notes.append(f"{counted.path} (declined: {counted.reason})")
         return None
-    return _checked(call, counted, timings, notes=())
+    return _accept(call, counted, timings, notes=())
 
 
-def _searched(call: SolveCall, paths: Paths, built: Answer | Declined, timings: dict[str, float]) -> Solution:
+def _search(call: SolveCall, paths: Paths, built: Answer | Declined, timings: dict[str, float]) -> Solution:
     """The search's verified answer: the node-level decomposition at scale, else the exact model."""
     tried = [*call.notes, *([f"{built.path} ({built.reason})"] if isinstance(built, Declined) else [])]
     decomposed = paths.decomposition(call)
     if isinstance(decomposed, Answer):
-        return _checked(call, decomposed, timings, tuple(call.notes))
+        return _accept(call, decomposed, timings, tuple(call.notes))
     if decomposed.attempted:
         tried.append(f"{decomposed.path} ({decomposed.reason})")
     hint = built if isinstance(built, Answer) else None
-    return _checked(call, paths.exact(call, hint, tried), timings, tuple(call.notes))
+    return _accept(call, paths.exact(call, hint, tried), timings, tuple(call.notes))
 
 
-def _checked(call: SolveCall, answer: Answer, timings: dict[str, float], notes: tuple[str, ...]) -> Solution:
+def _accept(call: SolveCall, answer: Answer, timings: dict[str, float], notes: tuple[str, ...]) -> Solution:
     """``answer`` as a solution, once the independent verifier accepts it: a placement of the
     count model, the decomposition or the exact model that breaks a rule is the library's bug."""
     solution = _solution(call, answer, timings, notes)

@@ -74,7 +74,8 @@ def solve(
     the terms of the objective (see ``rules/objective.py``); ``previous`` (an earlier solution
     or its placements) makes the ``changes`` term count the processes that move. Raises a
     :class:`PlacementError` subclass on bad input, :class:`InfeasiblePlacementError` naming the
-    conflicting statements, or :class:`SolverTimeoutError`.
+    conflicting statements, or :class:`SolverTimeoutError`; every answer has passed the
+    independent verifier (one it rejects is a bug of the library: :class:`VerificationError`).
     """
     started = time.perf_counter()
     spec = source if isinstance(source, PlacementSpec) else spec_of_job(load_job(source, cluster))
@@ -82,7 +83,7 @@ def solve(
     asked = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
     _log_size(spec, options)
     try:
-        solution = _placed(spec, options, asked, previous, started)
+        solution = _solve_spec(spec, options, asked, previous, started)
     except PlacementError as error:
         log.info("no placement after %.3f s: %s", time.perf_counter() - started, type(error).__name__)
         raise
@@ -112,7 +113,7 @@ def _log_size(spec: PlacementSpec, options: SolverOptions) -> None:
         )  # fmt: skip
 
 
-def _placed(spec: PlacementSpec, options: SolverOptions, asked: dict[str, int], previous: PreviousPlacements | None, started: float) -> Solution:
+def _solve_spec(spec: PlacementSpec, options: SolverOptions, asked: dict[str, int], previous: PreviousPlacements | None, started: float) -> Solution:
     """:func:`solve`'s answer: the counting bounds and the rank strings' own rules first (either
     refuses the spec before any model), then the answer loop over the paths below."""
     budget = options.start(at=started)
