@@ -7,7 +7,8 @@ RLinf derives them from where the processes landed; they are recomputed here fro
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from itertools import chain
+from itertools import chain, compress
+from operator import attrgetter
 
 import numpy as np
 
@@ -103,20 +104,23 @@ def _accepted(records: Sequence[Placement], columns: Columns, cluster: Cluster) 
     if ranks is None or not np.array_equal(ranks, np.arange(count)) or not _positions_hold(records, columns.node):
         return False
     own = columns.kind == cluster.kinds.index(ACCELERATOR)
-    mine = [record for record, holds_gpus in zip(records, own.tolist(), strict=True) if holds_gpus]
-    if not np.all(own | (columns.kind == cluster.kinds.index(NODE))) or not all(record.isolate_accelerator is True for record in mine):
+    mine = list(compress(records, own.tolist()))
+    if not np.all(own | (columns.kind == cluster.kinds.index(NODE))) or not set(map(attrgetter("isolate_accelerator"), mine)) <= {True}:
         return False  # custom items (their metadata) or shared visibility: one by one
-    visible = [record.visible_accelerators for record in mine]
-    if not all(type(shown) is list for shown in visible) or [len(shown) for shown in visible] != lengths[own].tolist():
+    visible = list(map(attrgetter("visible_accelerators"), mine))
+    if not set(map(type, visible)) <= {list} or list(map(len, visible)) != lengths[own].tolist():
         return False
-    if list(chain.from_iterable(visible)) != [str(local) for local in columns.local[np.repeat(own, lengths)].tolist()]:
+    if list(chain.from_iterable(visible)) != list(map(str, columns.local[np.repeat(own, lengths)].tolist())):
         return False
     first = int_column(records, "local_accelerator_rank")
     if first is None or not np.array_equal(first, np.where(own, columns.local[columns.indptr[:-1]], -1)):
         return False
     types = cluster.accelerator_types
-    return all(record.accelerator_type == types[node] for record, node in zip(records, columns.node.tolist(), strict=True)) and all(
-        isinstance(record.hardware_metadata, tuple | list) and not record.hardware_metadata for record in records
+    metadata = list(map(attrgetter("hardware_metadata"), records))
+    return (
+        list(map(attrgetter("accelerator_type"), records)) == [types[node] for node in columns.node.tolist()]
+        and set(map(type, metadata)) <= {tuple, list}
+        and not any(metadata)
     )
 
 

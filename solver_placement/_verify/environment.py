@@ -10,6 +10,7 @@ records) is checked through them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -73,4 +74,5 @@ def _accepted(records: Sequence[Placement], columns: Columns, keys: ProcessEnvir
     any other case is left to the loop."""
     if keys.egl_device or keys.numa_bind or np.any(columns.kind != cluster.kinds.index(ACCELERATOR)):
         return False
-    return all(type(record.env) is dict and not record.env for record in records)
+    envs = list(map(attrgetter("env"), records))
+    return set(map(type, envs)) <= {dict} and not any(envs)

@@ -19,10 +19,11 @@ def check_groups(placed: Placed) -> Iterator[str]:
     each pipeline inside one value of a required ``pipeline_parallel`` label. ``prefer`` rules
     are objective terms, not rules, so they are not checked."""
     cluster = placed.cluster
-    for name, held in placed.held.items():
+    for name in placed.held:
         for size, label in _boundaries(placed.spec.components[name].constraints):
             if name in placed.columns and _within(placed.columns[name], cluster, size, label):
                 continue  # every group inside its boundary, tested by arrays
+            held = placed.held[name]
             for start in range(0, len(held), size):
                 nodes = sorted({int(cluster.hw_node[hw]) for ids in held[start:start + size] for hw in ids})
                 values = {cluster.node_labels[n].get(label, f"node {n}") for n in nodes} if label else set(nodes)

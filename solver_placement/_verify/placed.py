@@ -10,7 +10,7 @@ checks test first at scale.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -48,7 +48,32 @@ class Placed:
 
     def used(self, name: str) -> set[int]:
         """Every item any process of ``name`` holds."""
+        if name in self.columns:
+            return set(self.columns[name].ids.tolist())
         return {hw for ids in self.held[name] for hw in ids}
+
+
+class _Held(Mapping[str, list[list[int]]]):
+    """``Placed.held``: the lists of a component read as columns are made the first time a
+    check asks for them (a list per process: most checks at scale never need them)."""
+
+    def __init__(self, lists: dict[str, list[list[int]]], columns: Mapping[str, Columns], order: list[str]) -> None:
+        self._lists = lists
+        self._columns = columns
+        self._order = order
+
+    def __getitem__(self, name: str) -> list[list[int]]:
+        if name not in self._lists:
+            if name not in self._columns:
+                raise KeyError(name)
+            self._lists[name] = self._columns[name].held()
+        return self._lists[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
 
 
 def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -> Placed:
@@ -62,14 +87,14 @@ def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Place
             continue
         read = read_columns(spec.cluster, component_records)
         if read is not None:  # every item exists: nothing unknown
-            held[name], unknown[name], columns[name] = read.held(), [], read
+            unknown[name], columns[name] = [], read
             continue
         held[name], unknown[name] = [], []
         for record in component_records:
             ids, missing = _physical_ids(spec.cluster, record)
             held[name].append(ids)
             unknown[name].extend(f"{name} rank {record.rank}: {problem}" for problem in missing)
-    return Placed(spec, records, held, unknown, columns)
+    return Placed(spec, records, _Held(held, columns, list(unknown)), unknown, columns)
 
 
 def _physical_ids(cluster: Cluster, record: Placement) -> tuple[list[int], list[str]]:
