@@ -10,8 +10,10 @@ Every (size, spec) runs in a fresh interpreter, so its timings and its peak RSS 
 
 * **ours**: the RLinf-compatible path end to end -- ``Cluster.from_config`` ->
   ``HybridComponentPlacement(cfg, cluster)`` -> ``get_strategy(c).get_placement(cluster)`` for every
-  component. ``solve`` is the first two steps (parse, model, CP-SAT, read-out), ``records`` the
-  third.
+  component. ``solve`` is the first two steps (parse, model, CP-SAT, read-out, and the
+  independent verifier on the answer, which asks for the records: they are built there, once,
+  and the third step hands the same records out), ``records`` the third. ``verify s`` is the
+  verifier's checks within ``ours`` (records not included), ``verify %`` their share of ``ours``.
 * **floor**: building the same number of plain Python records with RLinf's 11 fields (a small
   ``@dataclass``, the shape of RLinf's ``Placement``) from numpy arrays of the expected layout,
   in the same process: what any code handing out one Python object per process pays. ``floor
@@ -49,6 +51,7 @@ from omegaconf import OmegaConf
 from tabulate import tabulate
 
 from solver_placement import Cluster, HybridComponentPlacement
+from solver_placement._solver import loop
 
 SIZES = (1_024, 8_192, 100_000, 400_000)
 QUICK_SIZES = (1_024, 8_192)
@@ -142,6 +145,21 @@ def best_of(repeats: int, run: Callable[[], Any]) -> tuple[float, Any]:
     return best, result
 
 
+def timing_verify(seconds: list[float]) -> None:
+    """Time every call of the answer loop's verifier into ``seconds`` (its checks: the records it
+    is handed are built before the call, once, and handed out again by ``get_placement``)."""
+    verify = loop.verify
+
+    def timed(spec: Any, placements: Any) -> None:
+        started = time.perf_counter()
+        try:
+            verify(spec, placements)
+        finally:
+            seconds.append(time.perf_counter() - started)
+
+    loop.verify = timed
+
+
 def ours_once(cfg: Any) -> tuple[dict[str, list[Any]], float]:
     """Our end-to-end path; returns the records and the seconds spent before ``get_strategy``."""
     started = time.perf_counter()
@@ -166,19 +184,23 @@ def measure_ours(spec: str, gpus: int) -> dict[str, Any]:
     """Ours, then the floor, in this process; peak RSS read before the floor runs."""
     cfg = job_config(spec, gpus)
     base_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    total, solved = float("inf"), 0.0
+    total, solved, verified = float("inf"), 0.0, 0.0
+    verify_s: list[float] = []
+    timing_verify(verify_s)
     for _ in range(REPEATS):
         records: dict[str, list[Any]] = {}  # the previous run's records are released untimed
+        gc.collect()  # and collected: RLinf's placement objects hold them in reference cycles
+        verify_s.clear()
         started = time.perf_counter()
         records, solved_s = ours_once(cfg)
         if time.perf_counter() - started < total:
-            total, solved = time.perf_counter() - started, solved_s
+            total, solved, verified = time.perf_counter() - started, solved_s, sum(verify_s)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
     layout = expected_layout(spec, gpus)
     floor_s, reference = best_of(REPEATS, lambda: floor_records(layout))
     floor_gc_off_s, _ = best_of(REPEATS, with_collector_paused(lambda: floor_records(layout)))
     return {
-        "records": sum(len(r) for r in records.values()), "objects": len({id(p) for r in records.values() for p in r}), "ours": total, "solve": solved, "records_s": total - solved,
+        "records": sum(len(r) for r in records.values()), "objects": len({id(p) for r in records.values() for p in r}), "ours": total, "solve": solved, "records_s": total - solved, "verify_s": verified,
         "floor": floor_s, "floor_gc_off": floor_gc_off_s, "peak_mib": peak_mib, "base_mib": base_mib,
         "matches": matches(records, reference),
     }  # fmt: skip
@@ -236,6 +258,7 @@ def row(gpus: int, spec: str, ours: dict[str, Any], rlinf: dict[str, Any] | str,
         rlinf_cells = [g(rlinf["rlinf"]), f"{rlinf['rlinf'] / ours['ours']:,.0f}", "yes" if rlinf["matches"] else "NO"]
     return [
         f"{gpus:,}", spec, f"{ours['records']:,}", f"{ours['objects']:,}", g(ours["ours"]), g(ours["solve"]), g(ours["records_s"]),
+        g(ours["verify_s"]), f"{ours['verify_s'] / ours['ours']:.0%}",
         g(ours["floor"]), f"{ours['ours'] / ours['floor']:.2f}", g(ours["floor_gc_off"]), f"{ours['ours'] / ours['floor_gc_off']:.2f}",
         *rlinf_cells[:2], g(per_record), "" if per_record_8k is None else f"{per_record / per_record_8k:.2f}",
         f"{ours['peak_mib']:.0f}", f"{ours['peak_mib'] - ours['base_mib']:.0f}", "yes" if ours["matches"] else "NO", rlinf_cells[2],
@@ -243,7 +266,7 @@ def row(gpus: int, spec: str, ours: dict[str, Any], rlinf: dict[str, Any] | str,
 
 
 HEADERS = [
-    "GPUs", "spec", "records", "objects", "ours s", "solve s", "records s", "floor s", "ours/floor", "floor gc-off s", "ours/gc-off",
+    "GPUs", "spec", "records", "objects", "ours s", "solve s", "records s", "verify s", "verify %", "floor s", "ours/floor", "floor gc-off s", "ours/gc-off",
     "RLinf s", "RLinf/ours", "µs/record", "µs/record vs 8,192", "peak RSS MiB", "RSS over imports MiB", "ours = layout", "RLinf = layout",
 ]  # fmt: skip
 

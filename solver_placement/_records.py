@@ -105,7 +105,7 @@ def build_placements(
     num_processes = int(indptr.size - 1)
     if num_processes == 0:
         return []
-    with _collector_paused():
+    with collector_paused():
         return _build(component, _Columns(indptr, hardware, ranks, resources, cluster, isolate_accelerator), environment)
 
 
@@ -139,8 +139,10 @@ def _build(component: str, columns: _Columns, environment: ProcessEnvironment) -
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector (if it runs) while records are made; see the module doc."""
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (if it runs) while records are made (see the module doc)
+    or read back by the verifier: both make an object or a list per process, and collections
+    meanwhile walk every live object."""
     running = gc.isenabled()
     gc.disable()
     try:

@@ -51,6 +51,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import CLUSTER_LABEL, NODE_LABEL
 from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, shown, with_context
 from solver_placement._records import Placement
+from solver_placement._solver.options import SolveStatus
 from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement._solver.solution import Assignment, Solution
 from solver_placement._solver.solve import solve
@@ -320,7 +321,7 @@ def _kept_in_place(
             )
             assignments.update(dict.fromkeys(names[c.name], merged))
         timings = {**split.timings, "keep_in_place": 0.0}
-        result = Solution(spec, spec.requests, {name: assignments[name] for name in spec.names}, "FEASIBLE", None, timings)
+        result = Solution(spec, spec.requests, {name: assignments[name] for name in spec.names}, SolveStatus.FEASIBLE, None, timings)
         verify(result.spec, result.placements_by_component())
         timings["keep_in_place"] = time.perf_counter() - started  # marks the path taken; merge and check included
     except PlacementError:

@@ -19,6 +19,7 @@ from solver_placement._diagnose import fixes as checked_fixes
 from solver_placement._errors import InfeasiblePlacementError
 from solver_placement._layout_report import layout_report
 from solver_placement._solver.conflicts import compact_statements, grouped_lines, statement_records
+from solver_placement._solver.options import SolveStatus
 from solver_placement._solver.solution import Solution
 
 
@@ -151,7 +152,7 @@ def _feasible_document(given: JobInput, placed: SolvedJob) -> dict[str, object]:
 def _verdict(solution: Solution) -> str:
     """The status word, and for an answer not proven best, how far it may be from the best and
     what produced it (``feasible (gap 4.8%, first fit)``)."""
-    if solution.status == "OPTIMAL":
+    if solution.status == SolveStatus.OPTIMAL:
         return "optimal"
     gap = "gap unknown" if solution.gap is None else f"gap {solution.gap:.1%}"
     return f"{solution.status.lower()} ({gap}, {solution.method})"

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -37,6 +38,15 @@ MIN_RUN_S = 0.01
 #: ``OVERRUN_FREE_VARIABLES`` overrun by a negligible amount and get their whole budget.
 OVERRUN_S_PER_VARIABLE = 10e-6
 OVERRUN_FREE_VARIABLES = 20_000
+
+
+class SolveStatus(StrEnum):
+    """What an answer proves of its objective, in CP-SAT's words: a string enum, so the status
+    compares, prints and serialises as the text it always was (``SolveStatus.OPTIMAL == "OPTIMAL"``)
+    while the package spells every status one way."""
+
+    OPTIMAL = "OPTIMAL"  # the objective is proven best
+    FEASIBLE = "FEASIBLE"  # a placement, not proven best
 
 
 @dataclass(frozen=True)

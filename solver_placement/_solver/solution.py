@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import did_you_mean
 from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._records import Placement, build_placements
 from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.options import SolveStatus
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
+
+
+class Method(StrEnum):
+    """What produced a solution's assignments: a string enum, so it compares, prints and
+    serialises as the text it always was (``Method.FIRST_FIT == "first fit"``)."""
+
+    COUNTS = "counts"  # the count model
+    FIRST_FIT = "first fit"  # the construction
+    SEARCH = "search"  # the flat CP-SAT model, or its node-level decomposition
 
 
 @dataclass(frozen=True)
@@ -30,18 +41,24 @@ class Solution:
     spec: PlacementSpec
     requests: dict[str, ComponentRequest]
     assignments: dict[str, Assignment]
-    status: str
+    status: SolveStatus
     objective: float | None
     timings: dict[str, float] = field(default_factory=dict)
     bound: float | None = None
-    method: str = "search"
+    method: Method = Method.SEARCH
     notes: tuple[str, ...] = ()
     _records: dict[tuple[str, bool], list[Placement]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Status and method as their enums even when a caller passes their text (``"FEASIBLE"``),
+        so every solution reads the same way whoever built it."""
+        object.__setattr__(self, "status", SolveStatus(self.status))
+        object.__setattr__(self, "method", Method(self.method))
 
     @property
     def gap(self) -> float | None:
         """``(objective - bound) / objective``: 0 when proven optimal, None when either is unknown."""
-        if self.status == "OPTIMAL":
+        if self.status == SolveStatus.OPTIMAL:
             return 0.0
         if self.objective is None or self.bound is None:
             return None

@@ -7,10 +7,15 @@ RLinf derives them from where the processes landed; they are recomputed here fro
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import chain, compress
+from operator import attrgetter
+
+import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import ACCELERATOR, NODE
 from solver_placement._records import Placement
+from solver_placement._verify.columns import Columns, int_column
 from solver_placement._verify.placed import Placed
 
 
@@ -21,6 +26,8 @@ def check_bookkeeping(placed: Placed) -> Iterator[str]:
         if not records:
             yield f"{name}: no placements"
             continue
+        if name in placed.columns and _accepted(records, placed.columns[name], placed.cluster):
+            continue  # every rule below holds, tested by arrays
         yield from placed.unknown[name]
         yield from _held_items(name, records, placed.held[name])
         if [record.rank for record in records] != list(range(len(records))):
@@ -82,3 +89,53 @@ def _hardware_metadata(where: str, record: Placement, ids: Sequence[int], cluste
     actual = record.hardware_metadata
     if not isinstance(actual, tuple | list) or list(actual) != expected:
         yield f"{where}: hardware_metadata {actual!r}, expected the items' hardware.configs {expected}"
+
+
+def _accepted(records: Sequence[Placement], columns: Columns, cluster: Cluster) -> bool:
+    """Whether every rule :func:`check_bookkeeping` tests holds, tested by arrays; False also
+    when a record is of a kind the arrays do not cover (another process's GPUs visible, a custom
+    item's metadata), whose records the loop then tests one by one."""
+    count = len(records)
+    lengths = columns.lengths
+    items = columns.sorted_rows()
+    if not lengths.all() or np.any((items[1:] == items[:-1]) & (columns.row[1:] == columns.row[:-1])):
+        return False  # a record holds nothing, or an item twice
+    ranks = int_column(records, "rank")
+    if ranks is None or not np.array_equal(ranks, np.arange(count)) or not _positions_hold(records, columns.node):
+        return False
+    own = columns.kind == cluster.kinds.index(ACCELERATOR)
+    mine = list(compress(records, own.tolist()))
+    if not np.all(own | (columns.kind == cluster.kinds.index(NODE))) or not set(map(attrgetter("isolate_accelerator"), mine)) <= {True}:
+        return False  # custom items (their metadata) or shared visibility: one by one
+    visible = list(map(attrgetter("visible_accelerators"), mine))
+    if not set(map(type, visible)) <= {list} or list(map(len, visible)) != lengths[own].tolist():
+        return False
+    if list(chain.from_iterable(visible)) != list(map(str, columns.local[np.repeat(own, lengths)].tolist())):
+        return False
+    first = int_column(records, "local_accelerator_rank")
+    if first is None or not np.array_equal(first, np.where(own, columns.local[columns.indptr[:-1]], -1)):
+        return False
+    types = cluster.accelerator_types
+    metadata = list(map(attrgetter("hardware_metadata"), records))
+    return (
+        list(map(attrgetter("accelerator_type"), records)) == [types[node] for node in columns.node.tolist()]
+        and set(map(type, metadata)) <= {tuple, list}
+        and not any(metadata)
+    )
+
+
+def _positions_hold(records: Sequence[Placement], node: np.ndarray) -> bool:
+    """Whether ``local_rank``, ``local_world_size`` and ``placement_node_rank`` are what
+    :func:`_node_positions` expects, computed by arrays: per node in order of first appearance."""
+    _, first, inverse, counts = np.unique(node, return_index=True, return_inverse=True, return_counts=True)
+    node_position = np.empty_like(first)
+    node_position[np.argsort(first)] = np.arange(first.size)
+    order = np.argsort(inverse, kind="stable")
+    within = np.empty(node.size, dtype=np.int64)
+    within[order] = np.arange(node.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    expected = {"local_rank": within, "local_world_size": counts[inverse], "placement_node_rank": node_position[inverse]}
+    for field, values in expected.items():
+        column = int_column(records, field)
+        if column is None or not np.array_equal(column, values):
+            return False
+    return True

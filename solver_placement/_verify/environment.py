@@ -9,13 +9,17 @@ records) is checked through them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from operator import attrgetter
+
+import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
 from solver_placement._records import Placement
 from solver_placement._specification.environment import EGL_VARIABLES, NUMA_VARIABLES, ProcessEnvironment
+from solver_placement._verify.columns import Columns
 from solver_placement._verify.placed import Placed
 
 
@@ -25,6 +29,8 @@ def check_environment(placed: Placed) -> Iterator[str]:
     cluster = placed.cluster
     for name, records in placed.records.items():
         keys = placed.spec.components[name].environment
+        if name in placed.columns and _accepted(records, placed.columns[name], keys, cluster):
+            continue  # every record holds its own GPUs and an empty env, as its keys ask
         for record in records:
             node = record.cluster_node_rank
             if not 0 <= node < cluster.num_nodes:
@@ -60,3 +66,13 @@ def _env(where: str, record: Placement, keys: ProcessEnvironment, cluster: Clust
         expected.update(zip(NUMA_VARIABLES, (",".join(map(str, numa)), cpus)))
     if dict(record.env) != expected:
         yield f"{where}: env {dict(record.env)}, expected {expected} (egl_device: {keys.egl_device}, numa_bind: {keys.numa_bind})"
+
+
+def _accepted(records: Sequence[Placement], columns: Columns, keys: ProcessEnvironment, cluster: Cluster) -> bool:
+    """Whether every record holds GPUs (no ``visible_accelerators`` to check here) and carries
+    the empty ``env`` its keys give without ``egl_device`` and ``numa_bind``, tested at once;
+    any other case is left to the loop."""
+    if keys.egl_device or keys.numa_bind or np.any(columns.kind != cluster.kinds.index(ACCELERATOR)):
+        return False
+    envs = list(map(attrgetter("env"), records))
+    return set(map(type, envs)) <= {dict} and not any(envs)

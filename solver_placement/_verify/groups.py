@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
+
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._specification.grammar import Constraints
+from solver_placement._verify.columns import Columns
 from solver_placement._verify.placed import Placed
 
 
@@ -15,8 +19,11 @@ def check_groups(placed: Placed) -> Iterator[str]:
     each pipeline inside one value of a required ``pipeline_parallel`` label. ``prefer`` rules
     are objective terms, not rules, so they are not checked."""
     cluster = placed.cluster
-    for name, held in placed.held.items():
+    for name in placed.held:
         for size, label in _boundaries(placed.spec.components[name].constraints):
+            if name in placed.columns and _within(placed.columns[name], cluster, size, label):
+                continue  # every group inside its boundary, tested by arrays
+            held = placed.held[name]
             for start in range(0, len(held), size):
                 nodes = sorted({int(cluster.hw_node[hw]) for ids in held[start:start + size] for hw in ids})
                 values = {cluster.node_labels[n].get(label, f"node {n}") for n in nodes} if label else set(nodes)
@@ -34,3 +41,19 @@ def _boundaries(rules: Constraints) -> list[tuple[int, str | None]]:
         boundaries.append((tp, None))
     boundaries += [(tp if rule.group == "tensor_parallel" else pipeline, rule.label) for rule in required]
     return boundaries
+
+
+def _within(columns: Columns, cluster: Cluster, size: int, label: str | None) -> bool:
+    """Whether every group of ``size`` consecutive processes keeps one node (``label`` None) or
+    one value of ``label``, tested by arrays: the least and the greatest value per group agree."""
+    if not columns.ids.size:
+        return True
+    if label is None:
+        per_node = np.arange(cluster.num_nodes)
+    else:
+        codes: dict[object, int] = {}
+        per_node = np.array([codes.setdefault(labels.get(label, f"node {n}"), len(codes)) for n, labels in enumerate(cluster.node_labels)])
+    value = per_node[cluster.hw_node[columns.ids]]
+    group = columns.row // size
+    starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    return bool(np.array_equal(np.minimum.reduceat(value, starts), np.maximum.reduceat(value, starts)))

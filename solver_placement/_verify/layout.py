@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
+
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._specification.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments
+from solver_placement._verify.columns import Columns
 from solver_placement._verify.placed import Placed, ranked_items
 
 
@@ -18,8 +21,11 @@ def check_layout(placed: Placed) -> Iterator[str]:
     """Every process holds items of its node groups, on one node, of one type; rank-string
     components hold exactly the items their string gives each process."""
     cluster = placed.cluster
-    for name, held in placed.held.items():
+    for name in placed.held:
         component = placed.spec.components[name]
+        if name in placed.columns and _accepted(component, placed.columns[name], cluster):
+            continue  # every rule below holds, tested by arrays
+        held = placed.held[name]
         allowed = set(ranked_items(component, cluster))
         for rank, ids in enumerate(held):
             if any(hw not in allowed for hw in ids):
@@ -35,10 +41,19 @@ def check_layout(placed: Placed) -> Iterator[str]:
 def check_shared_rule(placed: Placed) -> Iterator[str]:
     """Components named together on one comma-joined key take the same placement; the key
     itself (not any value under it) states this, so the check owns no config key."""
-    for name, held in placed.held.items():
+    for name in placed.held:
         owner = placed.spec.components[name].shares_rule_with
-        if owner is not None and owner in placed.held and held != placed.held[owner]:
+        if owner is not None and owner in placed.held and not _same(placed, name, owner):
             yield f"{name}: differs from {owner}, which shares its placement rule"
+
+
+def _same(placed: Placed, name: str, owner: str) -> bool:
+    """Whether two components hold the same items process by process (by their columns when
+    both were read so: the lists are made from them)."""
+    if name in placed.columns and owner in placed.columns:
+        mine, theirs = placed.columns[name], placed.columns[owner]
+        return np.array_equal(mine.indptr, theirs.indptr) and np.array_equal(mine.ids, theirs.ids)
+    return placed.held[name] == placed.held[owner]
 
 
 def _segments(component: ComponentSpec, form: RankSegments | ExplicitRanks, held: list[list[int]], cluster: Cluster) -> Iterator[str]:
@@ -68,3 +83,52 @@ def _expected_ranks(form: RankSegments | ExplicitRanks, total: int) -> list[list
             sharers = count // len(ranks)
             expected.extend([ranks[i // sharers]] for i in range(count))
     return expected
+
+
+def _accepted(component: ComponentSpec, columns: Columns, cluster: Cluster) -> bool:
+    """Whether every rule :func:`check_layout` tests holds, tested by arrays (explicit rank
+    lists, short by nature, are left to the loop)."""
+    physical = np.asarray(ranked_items(component, cluster), dtype=np.int64)
+    allowed = np.zeros(cluster.num_hardware, dtype=bool)
+    allowed[physical] = True
+    ids, lengths = columns.ids, columns.lengths
+    first = ids[np.repeat(columns.indptr[:-1], lengths)]  # each item's record's first item
+    if not allowed[ids].all() or np.any(cluster.hw_node[ids] != cluster.hw_node[first]) or np.any(cluster.hw_kind[ids] != cluster.hw_kind[first]):
+        return False
+    if isinstance(component.form, Declarative):
+        return True
+    if isinstance(component.form, ExplicitRanks):
+        return False
+    expected = _expected_columns(component.form, physical.size)
+    if expected is None:
+        return False
+    want_lengths, want_ranks = expected
+    if not np.array_equal(want_lengths, lengths):
+        return False
+    want = physical[want_ranks]
+    want_sorted = want[np.lexsort((want, columns.row))] if want.size else want
+    return np.array_equal(want_sorted, columns.sorted_rows())
+
+
+def _expected_columns(form: RankSegments, total: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_expected_ranks` by arrays: ranks per process and the ranks, flat; None for a
+    segment the arrays do not state (no processes, or ranks past the ``total`` counted)."""
+    lengths: list[np.ndarray] = []
+    ranks: list[np.ndarray] = []
+    for segment in form.segments:
+        first, last = (0, total - 1) if segment.resources is None else (segment.resources.first, segment.resources.last)
+        available = last - first + 1
+        count = len(segment.processes) if segment.processes is not None else available
+        if count <= 0 or available <= 0 or last >= total:
+            return None
+        if available >= count:
+            share = available // count
+            lengths.append(np.full(count, share, dtype=np.int64))
+            ranks.append(first + np.arange(count * share, dtype=np.int64))
+        else:
+            taken = np.arange(count, dtype=np.int64) // (count // available)
+            if taken.max() >= available:
+                return None
+            lengths.append(np.ones(count, dtype=np.int64))
+            ranks.append(first + taken)
+    return np.concatenate(lengths), np.concatenate(ranks)

@@ -32,6 +32,8 @@ def check_memory(placed: Placed) -> Iterator[str]:
     since a process's idle memory never exceeds its active memory.
     """
     memory = {name: rule for name in placed.held if (rule := placed.spec.components[name].constraints.memory) is not None}
+    if not memory:
+        return  # only a component with memory_gb takes a turn running: no mix to weigh
     overflows: dict[tuple[str, str, float], dict[int, list[int]]] = {}
     for hw, processes in _processes_per_gpu(placed).items():
         node = int(placed.cluster.hw_node[hw])

@@ -3,12 +3,14 @@
 Each record names its items the way RLinf does (node, hardware type, local index); the checks
 reason about physical ids, looked up with the cluster's own index (:meth:`Cluster.physical_id`)
 so the verifier and the records agree on what an id means. Items that do not exist are kept
-aside as violations instead of ids, so no check ever has to guard against them.
+aside as violations instead of ids, so no check ever has to guard against them. A component
+whose records all name existing items is also read as numpy columns (``columns.py``), which the
+checks test first at scale.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ from solver_placement._constants import NODE
 from solver_placement._errors import PlacementConfigError
 from solver_placement._records import Placement
 from solver_placement._specification.grammar import ComponentSpec
+from solver_placement._verify.columns import Columns, read_columns
 
 if TYPE_CHECKING:  # a type only: the verifier reads a spec's components and cluster, never the candidates it resolves
     from solver_placement._specification.placement_spec import PlacementSpec
@@ -29,13 +32,15 @@ class Placed:
     ``records``: every component of the spec, in config order (``[]`` when none were given).
     ``held``: only components that have records; per process (rank order) the physical ids of
     the items it holds that exist. ``unknown``: per component in ``held``, one violation per
-    item a record names that the cluster does not have.
+    item a record names that the cluster does not have. ``columns``: the components in ``held``
+    whose records all name existing items, as numpy columns.
     """
 
     spec: PlacementSpec
     records: Mapping[str, list[Placement]]
     held: Mapping[str, list[list[int]]]
     unknown: Mapping[str, list[str]]
+    columns: Mapping[str, Columns]
 
     @property
     def cluster(self) -> Cluster:
@@ -43,7 +48,32 @@ class Placed:
 
     def used(self, name: str) -> set[int]:
         """Every item any process of ``name`` holds."""
+        if name in self.columns:
+            return set(self.columns[name].ids.tolist())
         return {hw for ids in self.held[name] for hw in ids}
+
+
+class _Held(Mapping[str, list[list[int]]]):
+    """``Placed.held``: the lists of a component read as columns are made the first time a
+    check asks for them (a list per process: most checks at scale never need them)."""
+
+    def __init__(self, lists: dict[str, list[list[int]]], columns: Mapping[str, Columns], order: list[str]) -> None:
+        self._lists = lists
+        self._columns = columns
+        self._order = order
+
+    def __getitem__(self, name: str) -> list[list[int]]:
+        if name not in self._lists:
+            if name not in self._columns:
+                raise KeyError(name)
+            self._lists[name] = self._columns[name].held()
+        return self._lists[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
 
 
 def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -> Placed:
@@ -51,15 +81,20 @@ def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Place
     records = {name: list(placements.get(name, [])) for name in spec.components}
     held: dict[str, list[list[int]]] = {}
     unknown: dict[str, list[str]] = {}
+    columns: dict[str, Columns] = {}
     for name, component_records in records.items():
         if not component_records:
+            continue
+        read = read_columns(spec.cluster, component_records)
+        if read is not None:  # every item exists: nothing unknown
+            unknown[name], columns[name] = [], read
             continue
         held[name], unknown[name] = [], []
         for record in component_records:
             ids, missing = _physical_ids(spec.cluster, record)
             held[name].append(ids)
             unknown[name].extend(f"{name} rank {record.rank}: {problem}" for problem in missing)
-    return Placed(spec, records, held, unknown)
+    return Placed(spec, records, _Held(held, columns, list(unknown)), unknown, columns)
 
 
 def _physical_ids(cluster: Cluster, record: Placement) -> tuple[list[int], list[str]]:

@@ -52,8 +52,10 @@ def check_exclusion(placed: Placed) -> Iterator[str]:
 
 def check_capacity(placed: Placed) -> Iterator[str]:
     """Processes of all components counted on every item the capped component uses."""
+    capped = {name: limit for name in placed.held if (limit := placed.spec.components[name].constraints.max_processes_per_hardware) is not None}
+    if not capped:
+        return  # no component caps its items
     load = Counter(hw for processes in placed.held.values() for ids in processes for hw in ids)
-    for name in placed.held:
-        limit = placed.spec.components[name].constraints.max_processes_per_hardware
-        if limit is not None and any(load[hw] > limit for hw in placed.used(name)):
+    for name, limit in capped.items():
+        if any(load[hw] > limit for hw in placed.used(name)):
             yield f"{name}: an item holds more than {limit} processes (max_processes_per_hardware)"

@@ -17,10 +17,11 @@ from solver_placement._verify.placed import Placed, ranked_items
 def check_shape(placed: Placed) -> Iterator[str]:
     """``processes`` and ``hardware_per_process`` hold; with ``resources`` every item of the
     window is used evenly, without it no two of the component's processes share an item."""
-    for name, held in placed.held.items():
+    for name in placed.held:
         declared = placed.spec.components[name].form
         if not isinstance(declared, Declarative):
             continue
+        held = placed.held[name]
         if declared.processes is not None and len(held) != declared.processes:
             yield f"{name}: {len(held)} processes, asked for {declared.processes}"
         sizes = {len(ids) for ids in held}
@@ -39,13 +40,14 @@ def check_shape(placed: Placed) -> Iterator[str]:
 def check_stride(placed: Placed) -> Iterator[str]:
     """Each process's ranks are ``h, h+s, ..., h+(g-1)s`` in some order (an item listed in
     two node groups has two ranks and may use either)."""
-    for name, held in placed.held.items():
+    for name in placed.held:
         component = placed.spec.components[name]
         if not isinstance(component.form, Declarative):
             continue
         stride = _stride(component.form.stride, name, placed)
         if stride is None:
             continue
+        held = placed.held[name]
         ranks_of: dict[int, list[int]] = {}
         for rank, hw in enumerate(ranked_items(component, placed.cluster)):
             ranks_of.setdefault(hw, []).append(rank)

@@ -3,17 +3,22 @@
 ``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which rule it cannot
 state), ``patterns.py`` enumerates what one node may hold, ``model.py`` decides how many nodes
 of each shape hold each pattern, and ``layout.py`` turns that into GPU ids. The caller verifies
-the answer independently and falls back to the flat model when this path declines.
+the answer independently and falls back to the flat model when this path declines. Every
+function here returns the solver's one shape (``answer.py``): an :class:`Answer` whose value and
+bound are of the ``nodes`` and ``balance`` terms (``contiguity`` is a tie-break, see
+``layout.py``), or a :class:`Declined` saying why.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
+from solver_placement._errors import InternalError
+from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
@@ -23,22 +28,12 @@ from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
-from solver_placement._solver.options import Budget, SolverOptions
+from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
+from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class CountAnswer:
-    """Assignments of every rule-owning request, the count model's status, value and bound
-    (of the ``nodes`` and ``balance`` terms; ``contiguity`` is a tie-break, see ``layout.py``)."""
-
-    assignments: dict[str, Assignment]
-    status: str
-    value: int
-    bound: int
 
 
 def count_path(
@@ -47,7 +42,7 @@ def count_path(
     weights: Mapping[str, int],
     options: SolverOptions,
     budget: Budget,
-) -> CountAnswer | str:
+) -> Answer | Declined:
     """The spec placed by counts, or why this path declines (a rule it cannot state, too many
     patterns, no answer in time, or a layout the construction could not tile).
 
@@ -60,13 +55,13 @@ def count_path(
     if isinstance(problem, Misfit):
         return _count_separating(spec, requests, problem, weights, options, budget)
     if isinstance(problem, str):
-        return _count_preferring(spec, weights, options, budget) or problem if preferring(spec) else problem
+        return (_count_preferring(spec, weights, options, budget) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
     return _counted(problem, spec, requests, weights, options, budget)
 
 
 def _counted(
     problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
-) -> CountAnswer | str:
+) -> Answer | Declined:
     """Patterns, counts and layout of one count problem (see :func:`count_path`)."""
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
@@ -76,62 +71,82 @@ def _counted(
             found += shapes(problem, cluster.gpus_per_node, part, budget.check)
         except TooManyPatterns:
             if joint:
-                return "more node patterns than the count model enumerates (the balance term needs whole-node patterns)"
+                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (the balance term needs whole-node patterns)")
             log.debug("too many whole-node patterns: enumerating them clique by clique")
             try:
                 found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)
             except TooManyPatterns:
-                return "more node patterns than the count model enumerates, even clique by clique"
+                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates, even clique by clique")
     log.debug("the count model: %d node shape(s) with their patterns", len(found))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_counts(problem, found, weights, node_start, options, budget)
     if counts is None:
-        return "no count answer within the time limit"
+        return Declined(PathName.COUNTS, "no count answer within the time limit")
     try:
         placed = assignments(problem, found, counts, requests, cluster)
     except LayoutFailed:
-        return "a node whose groups could not be tiled by their strides"
+        return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
-    return CountAnswer(placed, counts.status, counts.value, counts.bound)
+    return _answer(spec, placed, SolveStatus(counts.status), counts.value, counts.bound)
 
 
 def _count_separating(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], misfit: Misfit, weights: Mapping[str, int], options: SolverOptions, budget: Budget
-) -> CountAnswer | str:
+) -> Answer | Declined:
     """Memory that fits in pairs but not all together (``separate.py``): the best answer with a
     pair kept apart, bounded by the spec with memory stated by pairs only."""
     log.debug("memory fits two by two but not all together: %s", misfit.reason)
     relaxed = count_problem(spec, requests, relaxed=True)
     looser = _counted(relaxed, spec, requests, weights, options, budget) if isinstance(relaxed, CountProblem) else None
-    least = looser.bound if isinstance(looser, CountAnswer) else objective_lower_bound(spec, weights)
-    best: CountAnswer | None = None
+    least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
+    best: Answer | None = None
     for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
         answer = _counted(problem, spec, requests, weights, options, budget)
-        if isinstance(answer, CountAnswer) and (best is None or answer.value < best.value):
+        if isinstance(answer, Answer) and (best is None or _value(answer) < _value(best)):
             best = answer
-            if best.value <= least:
+            if _value(best) <= least:
                 break  # meets the bound: no other separation can do better
     if best is None:
-        return misfit.reason
-    status = "OPTIMAL" if best.status == "OPTIMAL" and best.value <= least else "FEASIBLE"
-    return CountAnswer(best.assignments, status, best.value, min(least, best.value))
+        return Declined(PathName.COUNTS, misfit.reason)
+    status = SolveStatus.OPTIMAL if best.status == SolveStatus.OPTIMAL and _value(best) <= least else SolveStatus.FEASIBLE
+    return replace(best, status=status, bound=min(least, _value(best)))
 
 
-def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> CountAnswer | None:
+def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
     """A spec preferring pipeline domains, counted with them required and proven against them
     dropped (``preferred.py``); None when the required spec is not counted either."""
     required, dropped = variants(spec)
     log.debug("a preferred pipeline domain: counted as required, then proven against the rule dropped")
     answer = count_path(required, required.requests, weights, options, budget)
-    if isinstance(answer, str):
+    if isinstance(answer, Declined):
         return None
     other = count_path(dropped, dropped.requests, weights, options, budget)
-    least_other = other.bound if isinstance(other, CountAnswer) else objective_lower_bound(dropped, weights)
-    bound = min(answer.bound, int(weights.get("topology", 0)) + least_other)
-    status = "OPTIMAL" if answer.status == "OPTIMAL" and bound == answer.value else "FEASIBLE"
-    return CountAnswer(answer.assignments, status, answer.value, bound)
+    least_other = other.bound if isinstance(other, Answer) and other.bound is not None else objective_lower_bound(dropped, weights)
+    bound = min(_bound(answer), int(weights.get("topology", 0)) + least_other)
+    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == _value(answer) else SolveStatus.FEASIBLE
+    return replace(answer, status=status, bound=bound)
 
 
-__all__ = ["CountAnswer", "count_path"]
+def _answer(spec: PlacementSpec, placed: Mapping[str, Assignment], status: SolveStatus, value: int, bound: int) -> Answer:
+    """The count path's answer from assignments by rule-owning request; its value, on the count
+    model's scale, is also its value without ``contiguity``."""
+    return Answer(PathName.COUNTS, Method.COUNTS, by_component(spec, placed), status, value, bound, primary=value)
+
+
+def _value(answer: Answer) -> int:
+    """A count answer's value (every count answer has one; None would be a bug here)."""
+    if answer.objective is None:
+        raise InternalError("a count answer without a value")
+    return answer.objective
+
+
+def _bound(answer: Answer) -> int:
+    """A count answer's bound (every count answer proves one; None would be a bug here)."""
+    if answer.bound is None:
+        raise InternalError("a count answer without a bound")
+    return answer.bound
+
+
+__all__ = ["count_path"]

@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
+from solver_placement._solver.answer import Answer, Declined, PathName
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.counts import CountAnswer, count_path
+from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import solve_counts
 from solver_placement._solver.counts.patterns import parts, shapes
@@ -185,8 +186,8 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     budget = SolverOptions().start()
     weights = DEFAULT_WEIGHTS
     first, again = (count_path(spec, spec.requests, weights, SolverOptions(), budget) for _ in range(2))
-    assert isinstance(first, CountAnswer) and isinstance(again, CountAnswer)
-    assert first.status == "OPTIMAL" and first.value == first.bound == 6 * DEFAULT_WEIGHTS["nodes"]
+    assert isinstance(first, Answer) and isinstance(again, Answer)
+    assert first.status == "OPTIMAL" and first.objective == first.bound == 6 * DEFAULT_WEIGHTS["nodes"]
     assert {k: (v.hardware.tolist(), v.indptr.tolist()) for k, v in first.assignments.items()} == {
         k: (v.hardware.tolist(), v.indptr.tolist()) for k, v in again.assignments.items()}
     solved = solve(spec)  # 21 and 22 GPUs on 3 nodes each: the flat model took 60 s to not prove it
@@ -194,7 +195,7 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     assert solved.placements_by_component() == solve(spec, num_workers=2).placements_by_component()
     racked = {"processes": 4, "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "require"}}}
     declined = PlacementSpec.build(Cluster(2, 8), {"a": racked})
-    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == "a: topology (tensor_parallel.rack: require)"
+    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == Declined(PathName.COUNTS, "a: topology (tensor_parallel.rack: require)")
 
 
 def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None:

@@ -19,6 +19,7 @@ from ortools.sat.python import cp_model
 from solver_placement import Cluster, PlacementSpec
 from solver_placement._errors import InternalError
 from solver_placement._solver import build, first_fit
+from solver_placement._solver.answer import Declined, PathName
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.build import build_model
 from solver_placement._solver.context import PreviousHardware
@@ -142,7 +143,7 @@ def test_the_node_level_forms_are_the_reasons_the_count_path_declines() -> None:
     cluster = Cluster(2, 8, gpu_memory_gb=80, node_labels=[{"rack": "0"}, {"rack": "1"}])
     for name, (placement, reason) in DECLINED.items():
         spec = PlacementSpec.build(cluster, placement)
-        assert count_path(spec, spec.requests, DEFAULT_WEIGHTS, SolverOptions(), SolverOptions().start()) == reason, name
+        assert count_path(spec, spec.requests, DEFAULT_WEIGHTS, SolverOptions(), SolverOptions().start()) == Declined(PathName.COUNTS, reason), name
 
 
 #: Per rule with relations: a spec that only its relation makes impossible by counting.

@@ -1,0 +1,66 @@
+"""What each path of the solver returns: an answer, or the reason it declined, in one shape.
+
+The count model, first fit, the node-level decomposition and the flat exact model are tried one
+after another by ``loop.py``; each hands back an :class:`Answer` (assignments of every component
+and what it proves) or a :class:`Declined` naming the path and why, so the loop compares,
+verifies and reports them all the same way. Infeasibility and timeouts stay errors: they end the
+call (a timeout only after the loop has kept what it already has).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.options import SolveStatus
+from solver_placement._solver.solution import Method
+from solver_placement._specification.placement_spec import PlacementSpec
+
+
+class PathName(StrEnum):
+    """The solver's paths, in the words the notes, logs and errors use for them."""
+
+    COUNTS = "the count model"
+    FIRST_FIT = "first fit"
+    DECOMPOSITION = "the node-level decomposition"
+    EXACT = "the exact model"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One path's placement: assignments by component name and what the path proves of them.
+
+    ``objective`` is on the path's own scale (the count model's leaves ``contiguity`` out, as
+    its tie-break); ``primary`` is the objective without ``contiguity`` when the path knows it
+    (the count model's and first fit's), which is how first fit is held against the counting
+    bound and against the count model. ``bound`` is None when the path proves none.
+    """
+
+    path: PathName
+    method: Method
+    assignments: dict[str, Assignment]
+    status: SolveStatus
+    objective: int | None
+    bound: int | None = None
+    primary: int | None = None
+
+
+@dataclass(frozen=True)
+class Declined:
+    """A path that gives no answer, and why, in words a note or a log line can carry.
+
+    ``attempted`` is False for a path that did not apply to the spec at all (the decomposition
+    below the scale it is for): a timeout's message lists only the paths that were tried.
+    """
+
+    path: PathName
+    reason: str
+    attempted: bool = True
+
+
+def by_component(spec: PlacementSpec, by_request: Mapping[str, Assignment]) -> dict[str, Assignment]:
+    """Assignments of every component from those of the rule-owning requests (a shared-rule
+    name reuses its key's first request), the form every :class:`Answer` holds."""
+    return {c.name: by_request[c.rule_owner] for c in spec.components.values()}

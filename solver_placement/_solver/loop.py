@@ -1,0 +1,175 @@
+"""The answer loop: the solver's paths tried in order, the best answer kept, every answer verified.
+
+The order and its rules: the count model first (exact by construction, with its share of the
+time limit); when it proves its answer optimal, that is the answer. Otherwise first fit builds a
+placement in milliseconds; without a count answer, one that meets the counting bound (or comes
+within ``ACCEPTED_GAP`` of it) is the answer with no search. Then the node-level decomposition at
+scale, else the flat exact model, both started from first fit's placement; first fit's is kept
+when it is better, or when the search runs out of time.
+
+Every answer goes through the independent verifier (``_verify``) before it leaves. An answer of
+the count model, the decomposition or the exact model that the verifier rejects is a bug of the
+library: :class:`VerificationError` names the path. First fit's construction does not model every
+rule, so a placement of its that the verifier rejects is noted and not used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from solver_placement._errors import InternalError, SolverTimeoutError, VerificationError, with_context
+from solver_placement._solver.answer import Answer, Declined, PathName
+from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.call import SolveCall, log
+from solver_placement._solver.options import SolveStatus
+from solver_placement._solver.solution import Method, Solution
+from solver_placement._verify import verify
+
+#: A first-fit placement within this fraction of the counting bound is the answer when the
+#: count model declines: the flat model rarely improves it within a person's wait, and the
+#: answer says its gap.
+ACCEPTED_GAP = 0.01
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The solver's paths, in the order the loop tries them. Each returns an :class:`Answer` or
+    a :class:`Declined`, except the exact model, the last resort, which answers or raises; it
+    takes first fit's answer (its hint) and the paths tried before it (for a timeout's message)."""
+
+    counts: Callable[[SolveCall], Answer | Declined]
+    first_fit: Callable[[SolveCall], Answer | Declined]
+    decomposition: Callable[[SolveCall], Answer | Declined]
+    exact: Callable[[SolveCall, Answer | None, list[str]], Answer]
+
+
+def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Solution:
+    """The best verified answer of ``paths`` for ``call`` (``timings``: the stages before the
+    loop, carried by every answer with the call's clock)."""
+    counted = None if call.held_before else _from_counts(call, paths.counts(call), timings)
+    if counted is not None and counted.status == SolveStatus.OPTIMAL:
+        return counted
+    built = paths.first_fit(call)
+    first = _FirstFit(call, built if isinstance(built, Answer) else None, timings)
+    bound = None if call.held_before or call.weighs_contiguity else objective_lower_bound(call.spec, call.weights)
+    if counted is None and first.answer is not None and bound is not None:
+        for gap in (0.0, ACCEPTED_GAP):  # meets the counting bound: proven best; within the accepted gap: no search
+            if _primary(first.answer) <= (1 + gap) * bound and (close := first.solution(bound, against_bound=True)) is not None:
+                log.info("first fit's placement %s the counting bound %d: no search", f"is within {gap:.0%} of" if gap else "meets", bound)
+                return close
+    try:
+        found = counted or _search(call, paths, built, timings)
+    except SolverTimeoutError as timeout:
+        log.info("the search ran out of time; first fit's placement is the answer if there is one")
+        return _better(first, None, timeout, bound)
+    return _better(first, found)
+
+
+def _from_counts(call: SolveCall, counted: Answer | Declined, timings: dict[str, float]) -> Solution | None:
+    """The count model's verified answer, or None when it declined (its reason goes in the
+    call's notes, which every later answer carries; the count answer itself carries none)."""
+    if isinstance(counted, Declined):
+        log.info("the count model declined: %s", counted.reason)
+        call.notes.append(f"{counted.path} (declined: {counted.reason})")
+        return None
+    return _accept(call, counted, timings, notes=())
+
+
+def _search(call: SolveCall, paths: Paths, built: Answer | Declined, timings: dict[str, float]) -> Solution:
+    """The search's verified answer: the node-level decomposition at scale, else the exact model."""
+    tried = [*call.notes, *([f"{built.path} ({built.reason})"] if isinstance(built, Declined) else [])]
+    decomposed = paths.decomposition(call)
+    if isinstance(decomposed, Answer):
+        return _accept(call, decomposed, timings, tuple(call.notes))
+    if decomposed.attempted:
+        tried.append(f"{decomposed.path} ({decomposed.reason})")
+    hint = built if isinstance(built, Answer) else None
+    return _accept(call, paths.exact(call, hint, tried), timings, tuple(call.notes))
+
+
+def _accept(call: SolveCall, answer: Answer, timings: dict[str, float], notes: tuple[str, ...]) -> Solution:
+    """``answer`` as a solution, once the independent verifier accepts it: a placement of the
+    count model, the decomposition or the exact model that breaks a rule is the library's bug."""
+    solution = _solution(call, answer, timings, notes)
+    try:
+        verify(call.spec, solution.placements_by_component())
+    except VerificationError as error:
+        raise with_context(error, f"{answer.path}'s answer breaks a rule of the spec (a bug of solver_placement)") from None
+    return solution
+
+
+def _solution(call: SolveCall, answer: Answer, timings: dict[str, float], notes: tuple[str, ...]) -> Solution:
+    """A path's answer as a solution, its timings read now: the stages so far and the clock."""
+    spec = call.spec
+    return Solution(
+        spec, spec.requests, answer.assignments, answer.status, answer.objective, {**timings, **call.clock},
+        bound=answer.bound, method=answer.method, notes=notes,
+    )  # fmt: skip
+
+
+class _FirstFit:
+    """First fit's placement as a candidate answer, verified the first time it would be used:
+    once the verifier rejects it, it is noted and never offered again (it stays the search's hint)."""
+
+    def __init__(self, call: SolveCall, answer: Answer | None, timings: dict[str, float]) -> None:
+        self.call = call
+        self.answer = answer
+        self.timings = timings
+        self.rejected = False
+
+    def solution(self, bound: float | None, against_bound: bool) -> Solution | None:
+        """The placement as the answer, proven optimal only when it meets ``bound``; None when
+        there is none or the verifier rejects it. Against the counting bound (``against_bound``)
+        it is measured without contiguity, a tie-break there."""
+        if self.answer is None or self.rejected:
+            return None
+        value = _primary(self.answer) if against_bound else self.answer.objective
+        status = SolveStatus.OPTIMAL if bound is not None and value is not None and value <= bound else SolveStatus.FEASIBLE
+        spec, clock = self.call.spec, self.call.clock
+        solution = Solution(
+            spec, spec.requests, self.answer.assignments, status, value, {**self.timings, **clock}, bound=bound, method=Method.FIRST_FIT,
+            notes=tuple(self.call.notes),
+        )  # fmt: skip
+        try:
+            verify(self.call.spec, solution.placements_by_component())
+        except VerificationError:
+            log.info("first fit's placement breaks a rule the construction does not model: not used")
+            self.call.notes.append(f"{PathName.FIRST_FIT} (its placement breaks a rule the construction does not model)")
+            self.rejected = True
+            return None
+        return solution
+
+
+def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutError | None = None, bound: int | None = None) -> Solution:
+    """The better of the search's answer and first fit's (never worse than first fit, whose
+    placement is used only once verified). Raises ``timeout`` when neither exists. ``bound`` is
+    the counting bound on the weighted terms, when first fit is measured against it."""
+    if first.answer is not None and (found is None or (found.objective or 0) > _comparable(found, first.answer)):
+        kept = first.solution(bound if found is None else found.bound, against_bound=bound is not None)
+        if kept is not None:
+            if found is not None:
+                log.info("first fit's placement (objective %d) is better than the search's (%s): kept", _comparable(found, first.answer), found.objective)
+            return kept
+    if found is None:
+        raise timeout or InternalError("no answer and no timeout")
+    return found
+
+
+def _comparable(found: Solution, first: Answer) -> int:
+    """First fit's value on the found answer's scale (the count model leaves contiguity out)."""
+    return _primary(first) if found.method == Method.COUNTS else _value(first)
+
+
+def _primary(first: Answer) -> int:
+    """First fit's value without the ``contiguity`` term (first fit always knows it)."""
+    if first.primary is None:
+        raise InternalError("first fit's answer without its value without contiguity")
+    return first.primary
+
+
+def _value(first: Answer) -> int:
+    """First fit's value with every term (first fit always knows it)."""
+    if first.objective is None:
+        raise InternalError("first fit's answer without its value")
+    return first.objective

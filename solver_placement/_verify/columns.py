@@ -1,0 +1,106 @@
+"""One component's records as numpy columns, so the checks accept a large placement in a few
+array passes instead of one Python loop per record and rule.
+
+Read only for records whose every item exists and whose fields have their declared types: a
+component read this way is one every check can test by arrays. Any other component is left to
+the record-by-record reading (``placed.py``), which names what is wrong; so are the records a
+fast test does not accept, whose checks then run record by record and word the violations.
+Nothing here decides a violation by itself: a column test only ever says "all of these hold".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
+
+import numpy as np
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._constants import NODE
+from solver_placement._records import Placement
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Per record (rank order): its node and hardware-type code (``Cluster.kinds``), and its
+    items as CSR: record ``i`` holds physical ids ``ids[indptr[i]:indptr[i + 1]]``, whose local
+    indices (``local_hardware_ranks``; ``[0]`` for a node-only process) are ``local``."""
+
+    node: np.ndarray
+    kind: np.ndarray
+    indptr: np.ndarray
+    local: np.ndarray
+    ids: np.ndarray
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    @property
+    def row(self) -> np.ndarray:
+        """The record each item belongs to."""
+        return np.repeat(np.arange(self.node.size), self.lengths)
+
+    def held(self) -> list[list[int]]:
+        """Per record, the physical ids it holds (``Placed.held``'s form)."""
+        ids = self.ids.tolist()
+        if np.all(self.lengths == 1):  # one item each, the common case: no slicing
+            return [[hw] for hw in ids]
+        return [ids[start:end] for start, end in zip(self.indptr[:-1].tolist(), self.indptr[1:].tolist(), strict=True)]
+
+    def sorted_rows(self) -> np.ndarray:
+        """The ids sorted within each record (records keep their order)."""
+        if not self.ids.size or int(self.lengths.max()) == 1:
+            return self.ids
+        return self.ids[np.lexsort((self.ids, self.row))]
+
+
+def int_column(records: Sequence[Placement], field: str) -> np.ndarray | None:
+    """One integer field of every record; None when some record's value is not an int."""
+    values = list(map(attrgetter(field), records))
+    if not set(map(type, values)) <= {int}:
+        return None
+    return np.array(values, dtype=np.int64)
+
+
+def read_columns(cluster: Cluster, records: Sequence[Placement]) -> Columns | None:
+    """The records' columns, or None when some item does not exist or some field is not of its
+    declared type (the record-by-record reading then says which)."""
+    node = int_column(records, "cluster_node_rank")
+    codes = {name: code for code, name in enumerate(cluster.kinds)}
+    kind = np.array([codes.get(record.hardware_type, -1) for record in records], dtype=np.int64)
+    lists = [record.local_hardware_ranks if record.hardware_type != NODE else [0] for record in records]
+    if node is None or not set(map(type, lists)) <= {list}:
+        return None
+    flat = list(chain.from_iterable(lists))
+    if not set(map(type, flat)) <= {int}:
+        return None
+    lengths = np.array([len(ranks) for ranks in lists], dtype=np.int64)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    local = np.array(flat, dtype=np.int64)
+    ids = _physical_ids(cluster, np.repeat(node, lengths), np.repeat(kind, lengths), local)
+    if ids is None:
+        return None
+    return Columns(node, kind, indptr, local, ids)
+
+
+def _physical_ids(cluster: Cluster, node: np.ndarray, kind: np.ndarray, local: np.ndarray) -> np.ndarray | None:
+    """The physical id of every (node, kind, local) triple, from the cluster's own tables
+    (``hw_node``, ``hw_kind``, ``hw_local``, what :meth:`Cluster.physical_id` indexes); None
+    when some triple names an item the cluster does not have."""
+    width = int(cluster.hw_local.max()) + 1 if cluster.hw_local.size else 1
+    kinds = len(cluster.kinds)
+    if not node.size:
+        return np.zeros(0, dtype=np.int64)
+    if node.min() < 0 or node.max() >= cluster.num_nodes or kind.min() < 0 or local.min() < 0 or local.max() >= width:
+        return None
+    table = (cluster.hw_node.astype(np.int64) * kinds + cluster.hw_kind) * width + cluster.hw_local
+    order = np.argsort(table, kind="stable")
+    keys = (node * kinds + kind) * width + local
+    found = np.searchsorted(table[order], keys)
+    found = np.minimum(found, order.size - 1)
+    if not np.array_equal(table[order][found], keys):
+        return None
+    return order[found].astype(np.int64)

@@ -1,0 +1,125 @@
+"""The answer loop verifies every answer before it leaves: a path's answer that breaks a rule is
+caught and named (first fit's is noted and not used), and each path's answer goes through the
+independent verifier exactly when the loop returns it."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from solver_placement import Cluster, PlacementSpec, VerificationError, solve, verify
+from solver_placement._solver import decompose, loop
+from solver_placement._solver.answer import Answer, Declined, PathName
+from solver_placement._solver.options import SolveStatus
+from solver_placement._solver.solution import Method
+
+#: The module of the paths (``solver_placement._solver.solve`` the attribute is the function).
+solve_module = importlib.import_module("solver_placement._solver.solve")
+#: Two declarative components that may not share a GPU: the count model answers it exactly.
+APART = {"a": {"processes": 4}, "b": {"processes": 4, "exclusive_with": ["a"]}}
+#: The same with a rule the count model cannot state (``max_processes_per_hardware``): it
+#: declines, and first fit's placement meets the counting bound.
+CAPPED = {"a": {"processes": 4, "max_processes_per_hardware": 1}, "b": {"processes": 4, "exclusive_with": ["a"]}}
+#: Contiguity weighed as a term: the count model declines and no counting bound is used, so the
+#: search (the decomposition at scale, else the exact model) answers.
+SEARCHED = {"contiguity": 1}
+
+
+def poisoned(answer: Answer | Declined) -> Answer | Declined:
+    """``answer`` with ``b`` on exactly ``a``'s GPUs: a layout that breaks ``exclusive_with``."""
+    if isinstance(answer, Declined):
+        return answer
+    return replace(answer, assignments={**answer.assignments, "b": answer.assignments["a"]})
+
+
+def poison(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """Make ``solve.py``'s path ``path`` answer a poisoned layout (the loop reads the paths anew on every call)."""
+    real: Callable[..., Any] = getattr(solve_module, path)
+    monkeypatch.setattr(solve_module, path, lambda *args: poisoned(real(*args)))
+
+
+def spec_of(placement: dict[str, Any]) -> PlacementSpec:
+    return PlacementSpec.build(Cluster(2, 8), placement)
+
+
+@pytest.mark.parametrize(
+    ("path", "placement", "objective", "name"),
+    [
+        ("_count_answer", APART, None, PathName.COUNTS),
+        ("_decomposition_answer", APART, SEARCHED, PathName.DECOMPOSITION),
+        ("_exact_answer", APART, SEARCHED, PathName.EXACT),
+    ],
+)
+def test_a_poisoned_answer_of_a_model_is_a_verification_error_naming_its_path(
+    path: str, placement: dict[str, Any], objective: dict[str, int] | None, name: PathName, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(decompose, "AGGREGATE_ABOVE_PAIRS", 0 if path == "_decomposition_answer" else 10**12)
+    poison(monkeypatch, path)
+    with pytest.raises(VerificationError, match=f"^{name}'s answer breaks a rule of the spec") as caught:
+        solve(spec_of(placement), objective=objective)
+    assert any("exclusive_with" in violation for violation in caught.value.violations)
+
+
+def test_a_poisoned_first_fit_placement_is_noted_and_the_search_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    clean = solve(spec_of(CAPPED))
+    assert (clean.method, clean.status) == (Method.FIRST_FIT, SolveStatus.OPTIMAL)
+    poison(monkeypatch, "_first_fit_answer")
+    solution = solve(spec_of(CAPPED))
+    assert solution.method == Method.SEARCH and solution.status == SolveStatus.OPTIMAL
+    assert solution.notes == (
+        "the count model (declined: a: max_processes_per_hardware)",
+        "first fit (its placement breaks a rule the construction does not model)",
+    )
+    verify(solution.spec, solution.placements_by_component())
+
+
+@pytest.fixture
+def verified(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
+    """Every layout the loop hands the verifier, in order."""
+    seen: list[dict[str, Any]] = []
+
+    def counting(spec: PlacementSpec, placements: dict[str, Any]) -> None:
+        seen.append(placements)
+        verify(spec, placements)
+
+    monkeypatch.setattr(loop, "verify", counting)
+    yield seen
+
+
+@pytest.mark.parametrize(
+    ("placement", "objective", "aggregate_above", "method"),
+    [
+        (APART, None, 10**12, Method.COUNTS),
+        (CAPPED, None, 10**12, Method.FIRST_FIT),
+        (APART, SEARCHED, 0, Method.SEARCH),  # the node-level decomposition
+        (APART, SEARCHED, 10**12, Method.SEARCH),  # the exact model
+    ],
+)
+def test_every_paths_answer_is_verified_once_and_is_what_leaves(
+    placement: dict[str, Any],
+    objective: dict[str, int] | None,
+    aggregate_above: int,
+    method: Method,
+    verified: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(decompose, "AGGREGATE_ABOVE_PAIRS", aggregate_above)
+    solution = solve(spec_of(placement), objective=objective)
+    assert solution.method == method
+    assert verified == [solution.placements_by_component()]
+
+
+def test_the_decomposition_answers_when_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parametrised case above really reaches the decomposition (its answer proves no optimum)."""
+    monkeypatch.setattr(decompose, "AGGREGATE_ABOVE_PAIRS", 0)
+    assert solve(spec_of(APART), objective=SEARCHED).status == SolveStatus.FEASIBLE
+
+
+def test_status_and_method_are_enums_that_read_as_their_text() -> None:
+    solution = solve(spec_of(APART))
+    assert solution.status is SolveStatus.OPTIMAL and solution.method is Method.COUNTS
+    assert (solution.status, solution.method, f"{solution.method}: {solution.status}") == ("OPTIMAL", "counts", "counts: OPTIMAL")
