@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from solver_placement import Cluster, PlacementSpec, VerificationError, solve, verify
-from solver_placement._solver import decompose, loop
+from solver_placement._solver import loop
+from solver_placement._solver.counts import narrowing
 from solver_placement._solver.answer import Answer, Declined, PathName
 from solver_placement._solver.options import SolveStatus
 from solver_placement._solver.solution import Method
@@ -57,7 +58,7 @@ def spec_of(placement: dict[str, Any]) -> PlacementSpec:
 def test_a_poisoned_answer_of_a_model_is_a_verification_error_naming_its_path(
     path: str, placement: dict[str, Any], objective: dict[str, int] | None, name: PathName, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(decompose, "AGGREGATE_ABOVE_PAIRS", 0 if path == "_decomposition_answer" else 10**12)
+    monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", 0 if path == "_decomposition_answer" else 10**12)
     poison(monkeypatch, path)
     with pytest.raises(VerificationError, match=f"^{name}'s answer breaks a rule of the spec") as caught:
         solve(spec_of(placement), objective=objective)
@@ -107,7 +108,7 @@ def test_every_paths_answer_is_verified_once_and_is_what_leaves(
     verified: list[dict[str, Any]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(decompose, "AGGREGATE_ABOVE_PAIRS", aggregate_above)
+    monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", aggregate_above)
     solution = solve(spec_of(placement), objective=objective)
     assert solution.method == method
     assert verified == [solution.placements_by_component()]
@@ -115,7 +116,7 @@ def test_every_paths_answer_is_verified_once_and_is_what_leaves(
 
 def test_the_decomposition_answers_when_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
     """The parametrised case above really reaches the decomposition (its answer proves no optimum)."""
-    monkeypatch.setattr(decompose, "AGGREGATE_ABOVE_PAIRS", 0)
+    monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", 0)
     assert solve(spec_of(APART), objective=SEARCHED).status == SolveStatus.FEASIBLE
 
 
