@@ -23,9 +23,9 @@ from solver_placement._solver.bounds.needs import needs_of
 from solver_placement._solver.conflicts import compact_statements, grouped_lines
 from solver_placement._solver.exact import spec_options
 from solver_placement._solver.options import MIN_RUN_S, Budget
-from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.grammar import Declarative
 from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of
 

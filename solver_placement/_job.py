@@ -33,6 +33,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.schema import cluster_part, section_kwargs
 from solver_placement._config import ConfigSource, load_config, require_mapping
 from solver_placement._errors import InternalError, PlacementConfigError, shown
+from solver_placement._solver_settings import SOLVER_SECTION, SolverSettings
 
 
 @dataclass(frozen=True)
@@ -129,9 +130,9 @@ class Job:
         return self.section["component_placement"]
 
     @cached_property
-    def solver_options(self) -> dict[str, Any]:
-        """``cluster.solver`` with the caller's overrides on top."""
-        return {**require_mapping(self.section.get("solver") or {}, "cluster.solver"), **self.solver_overrides}
+    def solver_options(self) -> SolverSettings:
+        """``cluster.solver`` with the caller's overrides on top, read once."""
+        return SolverSettings.parse(self.section.get("solver"), SOLVER_SECTION).with_overrides(self.solver_overrides)
 
     def with_cluster(self, cluster: Cluster) -> Job:
         """The same job placed on ``cluster`` (a live Ray cluster's, RLinf's, a derived one)."""

@@ -52,9 +52,9 @@ from solver_placement._constants import CLUSTER_LABEL, NODE_LABEL
 from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, shown, with_context
 from solver_placement._records import Placement
 from solver_placement._solver.options import SolveStatus
-from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement._solver.solution import Assignment, Solution
 from solver_placement._solver.solve import solve
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.grammar import ComponentSpec, Constraints, Declarative
 from solver_placement._specification.placement_spec import PlacementSpec
 from solver_placement._verify import verify
@@ -89,7 +89,7 @@ def replan(
     renamed = {c.name: _renamed_labels(solution, c, cluster, survivors, context) for c in owners}
     placement = {c.key: _restated(solution, c, cluster, lost, renamed[c.name], context) for c in owners}
     options: dict[str, Any] = {"time_limit_s": time_limit_s, "num_workers": num_workers, "objective": objective}
-    weights = {**DEFAULT_WEIGHTS, **solution.spec.solver_options.get("objective", {}), **(objective or {})}
+    weights = {**DEFAULT_WEIGHTS, **solution.spec.solver_options.weights(objective)}
     try:
         spec = PlacementSpec.build(cluster, placement, solution.spec.solver_options)
         kept = _kept_in_place(solution, spec, lost, renamed, options) if weights["changes"] else None

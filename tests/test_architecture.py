@@ -22,6 +22,7 @@ LAYERS = (
     "limits",
     "_config",
     "_overrides",
+    "_solver_settings",
     "_cluster",
     "_job",
     "_specification",
@@ -235,3 +236,31 @@ def test_every_front_end_is_registered_in_order() -> None:
     names = [frontend.name for frontend in registered]
     assert names == ["verl_trainer", "resource_pools", "component_placement"]
     assert all(not frontend.recognises({}) for frontend in registered[:-1]) and registered[-1].recognises({})
+
+
+#: The modules that read a raw config mapping: each parses one section into typed values (or,
+#: under ``_frontends``, translates a framework's input), so validation happens once, here.
+PARSERS = {
+    "_config", "_overrides", "_solver_settings", "_job", "_cluster.schema", "_cluster.schema_groups", "_cluster.schema_topology",
+    "_specification.grammar", "_specification.environment", "_specification.placement_spec", "_auto.section",
+}  # fmt: skip
+#: The core's units that take typed values only: the spec once parsed, the solver, the verifier.
+TYPED_UNITS = ("_specification", "_solver", "_verify")
+_RAW_MAPPING = re.compile(r"(?:dict|Mapping)\[str, Any\]")
+
+
+def _relative(path: Path) -> str:
+    """``_cluster.schema`` for ``solver_placement/_cluster/schema.py``."""
+    return ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+
+
+def test_raw_config_mappings_are_read_only_by_the_parsers() -> None:
+    """Parse, don't validate: a section is checked where it is read, and every layer below takes
+    the typed values (no ``require_mapping`` and no ``Mapping[str, Any]`` down there)."""
+    modules = {_relative(path): path.read_text() for path in PACKAGE.rglob("*.py")}
+    validating = sorted(name for name, text in modules.items() if "require_mapping(" in text and name not in PARSERS and not name.startswith("_frontends."))
+    assert not validating, f"only the parsers and the front ends read raw mappings: {validating}"
+    untyped = sorted(
+        name for name, text in modules.items() if name.split(".")[0] in TYPED_UNITS and name not in PARSERS and _RAW_MAPPING.search(text)
+    )
+    assert not untyped, f"typed values only below the parsers: {untyped}"

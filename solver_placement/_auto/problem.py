@@ -14,10 +14,11 @@ from typing import Any
 from solver_placement._auto.costs import CostTable
 from solver_placement._auto.section import DEFAULT_TOP_K, REASONING, cluster_size, read_section, read_tables, read_top_k, size_of
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._config import ConfigSource, require_mapping
+from solver_placement._config import ConfigSource
 from solver_placement._errors import PlacementConfigError
 from solver_placement._job import Job
 from solver_placement._solver.options import SolverOptions
+from solver_placement._solver_settings import SolverSettings
 
 #: Largest integer the search's time and tie-break expressions may reach (inside CP-SAT's 64 bits).
 MAX_UNITS = 1 << 61
@@ -43,7 +44,7 @@ class AutoProblem:
     tables: Mapping[str, CostTable]
     pipeline_batches: int
     top_k: int
-    solver: Mapping[str, Any]
+    solver: SolverSettings
 
     @classmethod
     def from_config(cls, source: ConfigSource | Job, cluster: Cluster | None = None) -> AutoProblem:
@@ -57,8 +58,7 @@ class AutoProblem:
         task, config = read_section(source)
         num_gpus, gpus_per_node = cluster_size(config) if cluster is None else size_of(cluster)
         top_k = read_top_k(config.get("top_k", DEFAULT_TOP_K))
-        solver = require_mapping(config.get("solver", {}), SOLVER_SECTION)
-        SolverOptions.from_config(solver, SOLVER_SECTION)  # fail on a bad solver: section before any table is built
+        solver = SolverSettings.parse(config.get("solver"), SOLVER_SECTION, objective=False)  # before any table is built
         pipeline, tables, batches = read_tables(task, config, num_gpus)
         resident = () if task == REASONING else ("actor",)
         if (num_gpus + 1) ** (len(pipeline) - 1) > MAX_UNITS:
@@ -73,7 +73,7 @@ class AutoProblem:
 
     def solver_options(self, **overrides: Any) -> SolverOptions:
         """The ``solver:`` section's options; keyword overrides that are not None win."""
-        return SolverOptions.from_config(self.solver, SOLVER_SECTION, **overrides)
+        return self.solver.options(**overrides)
 
     def alignment(self, name: str) -> int:
         """A disaggregated block of ``name`` must start at a multiple of this GPU rank.

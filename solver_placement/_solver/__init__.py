@@ -9,8 +9,8 @@ from __future__ import annotations
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.explain import explain, explain_spec
 from solver_placement._solver.options import Budget, SolverOptions, make_solver, solve_model
-from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
 __all__ = ["DEFAULT_WEIGHTS", "Assignment", "Budget", "Solution", "SolverOptions", "explain", "explain_spec", "make_solver", "solve", "solve_model"]

@@ -13,7 +13,8 @@ from dataclasses import replace
 from solver_placement._errors import InternalError, Statement
 from solver_placement._solver.context import ModelContext, PreviousHardware
 from solver_placement._solver.options import Budget
-from solver_placement._solver.rules import DEFAULT_WEIGHTS, RULES, Rule, RuleOutput
+from solver_placement._solver.rules import RULES, Rule, RuleOutput
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 

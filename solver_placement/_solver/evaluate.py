@@ -15,8 +15,8 @@ import numpy as np
 
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.labels import label_values
-from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
 from solver_placement._solver.rules.stride import enforced_stride
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 

@@ -15,12 +15,9 @@ from ortools.sat.python import cp_model
 from solver_placement._errors import SolverTimeoutError
 from solver_placement._solver.context import ModelContext
 from solver_placement._solver.options import Budget, SolverOptions, Status, solve_model
-from solver_placement._solver.rules import objective
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
-#: Where a spec's solver options come from, for error messages.
-SOLVER_SECTION = "cluster.solver"
 #: Symmetry is broken explicitly by the symmetry rule; CP-SAT's detection costs seconds at scale.
 EXACT_PARAMETERS = {"symmetry_level": 0}
 #: Seconds building the flat model takes per (process, candidate) pair of a declarative
@@ -55,7 +52,7 @@ def check_build_fits(requests: Mapping[str, ComponentRequest], budget: Budget) -
 def spec_options(spec: PlacementSpec, **overrides: Any) -> SolverOptions:
     """The options of the spec's ``cluster.solver`` section (its ``objective`` weights belong
     to the objective rule); keyword overrides that are not None win."""
-    return SolverOptions.from_config(spec.solver_options, SOLVER_SECTION, extra_keys=(objective.SECTION_KEY,), **overrides)
+    return spec.solver_options.options(**overrides)
 
 
 def run_exact(ctx: ModelContext, options: SolverOptions, budget: Budget, **parameters: Any) -> tuple[cp_model.CpSolver, Status]:

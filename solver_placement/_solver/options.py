@@ -1,4 +1,5 @@
-"""Solver options as one validated value, and the only place a CP-SAT solver is configured.
+"""The only place a CP-SAT solver is configured, from the validated :class:`SolverOptions` and
+:class:`Budget` that ``_solver_settings.py`` reads from a config.
 
 Every CP-SAT run of the library (the exact model, the decomposition's first stage, the polish
 that breaks ties, explanations, the auto-placement search) gets its solver from
@@ -10,24 +11,16 @@ is one wall-clock deadline shared by every run of one call.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
 from ortools.sat.python import cp_model
 
-from solver_placement._config import check_keys, positive_int
-from solver_placement._constants import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
-from solver_placement._errors import InternalError, PlacementConfigError, SolverTimeoutError, shown
+from solver_placement._errors import InternalError
+from solver_placement._solver_settings import Budget, SolverOptions
 
 log = logging.getLogger(__name__)
 
-#: Keys of ``cluster.solver`` that :class:`SolverOptions` reads (``objective`` is the objective rule's).
-OPTION_KEYS = ("time_limit_s", "num_workers", "seed")
-#: Most CP-SAT workers accepted.
-MAX_WORKERS = 64
 #: What a CP-SAT run ends with (OPTIMAL, FEASIBLE, INFEASIBLE, UNKNOWN, MODEL_INVALID).
 Status = cp_model.CpSolverStatus
 #: Time a CP-SAT run still gets once the budget is spent (enough to report, not to search).
@@ -47,70 +40,6 @@ class SolveStatus(StrEnum):
 
     OPTIMAL = "OPTIMAL"  # the objective is proven best
     FEASIBLE = "FEASIBLE"  # a placement, not proven best
-
-
-@dataclass(frozen=True)
-class SolverOptions:
-    """How long and how CP-SAT may search; validated on construction.
-
-    ``num_workers`` > 1 uses interleaved search, whose answer does not depend on the worker
-    count, so the same input gives the same placement on any machine.
-    """
-
-    time_limit_s: float = DEFAULT_TIME_LIMIT_S
-    num_workers: int = 1
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        limit = self.time_limit_s
-        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TIME_LIMIT_S:
-            raise PlacementConfigError(f"solver time_limit_s must be a number of seconds in (0, {MAX_TIME_LIMIT_S}], not {shown(limit)}")
-        positive_int(self.num_workers, "solver num_workers", maximum=MAX_WORKERS)
-        positive_int(self.seed, "solver seed", allow_zero=True, maximum=2**31 - 1)
-
-    @classmethod
-    def from_config(
-        cls, section: Mapping[str, Any], where: str, extra_keys: tuple[str, ...] = (), **overrides: Any
-    ) -> SolverOptions:
-        """Options from a config section (``where`` names it in errors); keyword overrides that
-        are not None win. ``extra_keys`` are keys of the section that belong to someone else."""
-        check_keys(section, (*OPTION_KEYS, *extra_keys), where)
-        given = {key: section[key] for key in OPTION_KEYS if key in section}
-        given.update({key: value for key, value in overrides.items() if value is not None})
-        return cls(**given)
-
-    def with_workers(self, num_workers: int) -> SolverOptions:
-        return replace(self, num_workers=num_workers)
-
-    def start(self, at: float | None = None) -> Budget:
-        """A budget of ``time_limit_s`` from ``at`` (``time.perf_counter`` seconds; default
-        now). A call that did other work first passes its own start, so that work counts."""
-        return Budget((time.perf_counter() if at is None else at) + float(self.time_limit_s), self.time_limit_s)
-
-
-@dataclass(frozen=True)
-class Budget:
-    """One wall-clock deadline (``time.perf_counter`` seconds) shared by every run of a call;
-    ``limit_s`` is the time limit it was made from, for messages."""
-
-    deadline: float
-    limit_s: float | None = None
-
-    def remaining(self) -> float:
-        return self.deadline - time.perf_counter()
-
-    def check(self, stage: str) -> None:
-        """Raise :class:`SolverTimeoutError` naming ``stage`` once the deadline has passed.
-
-        Long Python loops (candidate expansion, model building, read-out) call this between
-        steps, so ``time_limit_s`` bounds the whole call and not only CP-SAT's search.
-        """
-        if self.remaining() <= 0:
-            limit = "the time limit" if self.limit_s is None else f"time_limit_s={self.limit_s} s"
-            raise SolverTimeoutError(
-                f"the solver found no placement within {limit} (the time ran out while {stage}); "
-                "raise cluster.solver.time_limit_s (or --time-limit)"
-            )
 
 
 def make_solver(options: SolverOptions, budget: Budget, reserve_s: float = 0.0, **parameters: Any) -> cp_model.CpSolver:

@@ -39,8 +39,8 @@ from solver_placement._solver.explain import explain_spec, infeasible_error
 from solver_placement._solver.first_fit import first_fit
 from solver_placement._solver.loop import Paths, answer_loop
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus, Status
-from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY, objective_weights
 from solver_placement._solver.solution import Method, Solution
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import expand_all
 from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of
 
@@ -78,7 +78,7 @@ def solve(
     started = time.perf_counter()
     spec = spec_of(source, cluster)
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
-    asked = objective_weights(spec.solver_options.get(SECTION_KEY, {}), objective)
+    asked = spec.solver_options.weights(objective)
     _log_size(spec, options)
     try:
         solution = _solve_spec(spec, options, asked, previous, started)

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from solver_placement._config import require_mapping
 from solver_placement._job import Job
+from solver_placement._solver_settings import SolverSettings
 from solver_placement._specification.grammar import ComponentSpec, parse_component_placement
 
 
@@ -22,7 +22,7 @@ class ParsedSpec:
     """All components of a job (config order) and its ``cluster.solver`` options."""
 
     components: Mapping[str, ComponentSpec]
-    solver_options: Mapping[str, Any] = field(default_factory=dict)
+    solver_options: SolverSettings = field(default_factory=SolverSettings)
 
     @classmethod
     def from_job(cls, job: Job) -> ParsedSpec:
@@ -30,9 +30,11 @@ class ParsedSpec:
         return cls.parse(job.component_placement, job.solver_options)
 
     @classmethod
-    def parse(cls, component_placement: Any, solver_options: Any = None) -> ParsedSpec:
-        """The spec of plain (already copied) ``component_placement`` and ``solver`` values."""
-        return cls(parse_component_placement(component_placement), require_mapping(solver_options or {}, "cluster.solver"))
+    def parse(cls, component_placement: Any, solver_options: SolverSettings | Any = None) -> ParsedSpec:
+        """The spec of plain (already copied) ``component_placement`` and ``solver`` values (the
+        section as a config states it, or settings read already)."""
+        settings = solver_options if isinstance(solver_options, SolverSettings) else SolverSettings.parse(solver_options)
+        return cls(parse_component_placement(component_placement), settings)
 
     def with_component(self, component: ComponentSpec) -> ParsedSpec:
         """The same spec with one component (by its name) stated otherwise."""

@@ -20,6 +20,7 @@ from solver_placement._errors import InternalError
 from solver_placement._job import Job, load_job
 from solver_placement._limits import check
 from solver_placement._limits.host_memory import check_host_memory, estimate
+from solver_placement._solver_settings import SOLVER_SECTION, SolverSettings
 from solver_placement._specification.candidates import MAX_CANDIDATE_PAIRS, ComponentRequest, resolve_components
 from solver_placement._specification.environment import check_environment
 from solver_placement._specification.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments
@@ -60,10 +61,11 @@ class PlacementSpec:
 
     @classmethod
     def build(
-        cls, cluster: Cluster, component_placement: Mapping[str, Any], solver_options: Mapping[str, Any] | None = None
+        cls, cluster: Cluster, component_placement: Mapping[str, Any], solver_options: SolverSettings | Mapping[str, Any] | None = None
     ) -> PlacementSpec:
         """Parse a ``component_placement`` mapping for a given cluster (the programmatic entry)."""
-        parsed = ParsedSpec.parse(to_plain(component_placement, "cluster.component_placement"), to_plain(solver_options, "cluster.solver"))
+        settings = solver_options if isinstance(solver_options, SolverSettings) else to_plain(solver_options, SOLVER_SECTION)
+        parsed = ParsedSpec.parse(to_plain(component_placement, "cluster.component_placement"), settings)
         return cls.resolve(parsed, cluster)
 
     @property
@@ -71,7 +73,7 @@ class PlacementSpec:
         return self.parsed.components
 
     @property
-    def solver_options(self) -> Mapping[str, Any]:
+    def solver_options(self) -> SolverSettings:
         return self.parsed.solver_options
 
     @property

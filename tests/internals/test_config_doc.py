@@ -18,8 +18,7 @@ from solver_placement._cluster.topology import TOPOLOGY_KEYS
 from solver_placement._frontends.verl import VERSION_KEY, verl_pools
 from solver_placement._frontends.verl.keys import VerlKeys
 from solver_placement._frontends.verl.resource_pools import POOL_KEYS, SECTION, SECTION_KEYS
-from solver_placement._solver.options import OPTION_KEYS
-from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS, SECTION_KEY
+from solver_placement._solver_settings import DEFAULT_WEIGHTS, OBJECTIVE_KEY, OPTION_KEYS
 from solver_placement._specification.grammar import ALIASES, COMPONENT_KEYS, MEMORY_PARTS, TOPOLOGY_GROUPS
 
 DOC = (ROOT / "docs" / "config.md").read_text()
@@ -41,7 +40,7 @@ ACCEPTED = {
     "component aliases": (*ALIASES, *ALIASES.values()),
     "component memory_gb": MEMORY_PARTS,
     "component topology": (*TOPOLOGY_GROUPS, "require", "prefer"),
-    "cluster.solver": (*OPTION_KEYS, SECTION_KEY),
+    "cluster.solver": (*OPTION_KEYS, OBJECTIVE_KEY),
     "cluster.solver.objective": tuple(DEFAULT_WEIGHTS),
     "top level": (SECTION, "auto_placement", "cluster"),
     "resource_pools": SECTION_KEYS,

@@ -51,6 +51,7 @@ from solver_placement._frontends.verl import verl_cluster, verl_pools
 from solver_placement._frontends.verl.pool_order import Landed, PoolRequest, land_pools
 from solver_placement._frontends.verl.versions import VERL_TRAINER
 from solver_placement._job import Job, load_job
+from solver_placement._solver_settings import SolverSettings
 from solver_placement._specification.placement_spec import PlacementSpec
 
 #: The top-level config section that states verl-style pools, and its keys.
@@ -95,12 +96,13 @@ def pool_spec(
 ) -> PlacementSpec:
     """Compile pools and a role -> pool mapping into a spec (pools created in ``pools`` order).
 
-    ``solver_options`` is a ``cluster.solver`` section (time limit, workers, ...)."""
+    ``solver_options`` is a ``cluster.solver`` section (time limit, workers, ...) as a config
+    writes it."""
     return pool_groups(cluster, pools, mapping, solver_options)[0]
 
 
 def pool_groups(
-    cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], solver_options: Mapping[str, Any] | None = None
+    cluster: Cluster, pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], solver_options: SolverSettings | Mapping[str, Any] | None = None
 ) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     """:func:`pool_spec`, and the pool and roles of each component it makes."""
     groups: dict[str, PoolGroup] = {}

@@ -29,7 +29,6 @@ from solver_placement._solver.rules import (
     stride,
     symmetry,
 )
-from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS, objective_weights
 from solver_placement._solver.rules.rule import Builder, Placed, Rule, RuleOutput, Term
 
 RULES: tuple[Rule, ...] = (
@@ -50,4 +49,4 @@ RULES: tuple[Rule, ...] = (
     Rule("objective", objective.KEYS, objective.build, objective.COUNTS, objective.BOUND, objective.FITS, (), after=("domains", "stride")),
 )  # fmt: skip
 
-__all__ = ["DEFAULT_WEIGHTS", "RULES", "Builder", "Placed", "Rule", "RuleOutput", "Term", "objective_weights"]
+__all__ = ["RULES", "Builder", "Placed", "Rule", "RuleOutput", "Term"]

@@ -7,39 +7,23 @@
 - ``balance``: the largest number of items taken on one node;
 - ``contiguity``: the sum of the ranks taken (small = packed from rank 0, contiguous).
 
-Weights come from ``cluster.solver.objective`` (defaults in ``DEFAULT_WEIGHTS``); a term of
+Weights come from ``cluster.solver.objective`` (read by ``_solver_settings.py``, defaults in
+``DEFAULT_WEIGHTS`` there); a term of
 weight 0 is not built at all. A spec of rank strings only is a pure feasibility model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from solver_placement._config import check_keys, positive_int
-from solver_placement._errors import InternalError, PlacementConfigError
+from solver_placement._errors import InternalError
 from solver_placement._solver.context import PAIRS_PER_CHECK, Literal, ModelContext
 from solver_placement._solver.rules.rule import RuleOutput, StartLiterals, Term
 from solver_placement._specification.candidates import ComponentRequest
 
-#: Objective weight of each term (see above); a user gives any subset.
-DEFAULT_WEIGHTS = {"changes": 1_000_000, "topology": 100_000, "nodes": 10_000, "balance": 0, "contiguity": 1}
-#: The key of ``cluster.solver`` that holds the weights.
-SECTION_KEY = "objective"
-OBJECTIVE_SECTION = f"cluster.solver.{SECTION_KEY}"
 KEYS: tuple[str, ...] = ()
-
-
-def objective_weights(configured: Any, overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
-    """The validated weights a config section (``configured``) and keyword overrides give;
-    terms not named keep their default."""
-    if not isinstance(configured, Mapping):
-        raise PlacementConfigError(f"{OBJECTIVE_SECTION} must map term names to integer weights")
-    raw = {**configured, **(overrides or {})}
-    check_keys(raw, DEFAULT_WEIGHTS, OBJECTIVE_SECTION)
-    return {key: positive_int(value, f"{OBJECTIVE_SECTION}.{key}", allow_zero=True) for key, value in raw.items()}
 
 
 def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:

@@ -13,8 +13,8 @@ import pytest
 
 from solver_placement import Cluster, PlacementSpec, VerificationError, solve, verify
 from solver_placement._solver import loop
-from solver_placement._solver.counts import narrowing
 from solver_placement._solver.answer import Answer, Declined, PathName
+from solver_placement._solver.counts import narrowing
 from solver_placement._solver.options import SolveStatus
 from solver_placement._solver.solution import Method
 

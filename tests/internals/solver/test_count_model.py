@@ -31,7 +31,7 @@ from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.first_fit import first_fit
 from solver_placement._solver.options import SolverOptions
-from solver_placement._solver.rules.objective import DEFAULT_WEIGHTS
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
 NAMES = ("actor", "reward", "critic", "judge")
 

@@ -27,8 +27,9 @@ from solver_placement._solver.counting import COUNTED, counting_conflicts
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.exact import run_exact
 from solver_placement._solver.options import SolverOptions
-from solver_placement._solver.rules import DEFAULT_WEIGHTS, RULES, Rule, RuleOutput
+from solver_placement._solver.rules import RULES, Rule, RuleOutput
 from solver_placement._solver.solution import Solution
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import expand_all
 from solver_placement._specification.grammar import ALIASES, COMPONENT_KEYS
 from solver_placement._verify import CHECKS

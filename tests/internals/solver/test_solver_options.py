@@ -33,9 +33,11 @@ def test_a_budget_started_earlier_has_less_left() -> None:
 def test_solve_leaves_the_solver_section_as_given() -> None:
     section = {"time_limit_s": 5, "seed": 3, "objective": {"nodes": 7}}
     spec = PlacementSpec.from_config(config(1, 8, {"a": {"processes": 2}}, solver=section))
-    given = {key: (dict(value) if isinstance(value, dict) else value) for key, value in spec.solver_options.items()}
+    assert spec.solver_options.as_section() == section
     solve(spec)
-    assert dict(spec.solver_options) == given
+    assert spec.solver_options.as_section() == section
+    with pytest.raises(TypeError):  # read once into frozen values: no stage can write into them
+        spec.solver_options.objective["nodes"] = 1  # type: ignore[index]
 
 
 def test_explain_runs_within_a_given_budget() -> None:
