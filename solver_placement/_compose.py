@@ -13,11 +13,11 @@ Hydra is an optional extra (``solver_placement[hydra]``): RLinf's environments p
 1.3, and a core install must not move it. Without Hydra a ``defaults:`` list is refused, saying how
 to install it; YAML given as text or on stdin is refused too, since Hydra composes from a folder.
 
-**Bounded before Hydra reads anything.** Hydra reads every file of the defaults tree itself, so the
-folders it searches are measured first (``_limits``): at most ``max_config_files`` YAML files,
-each within the byte, nesting, value and alias limits of any config, and the defaults tree they
-can form (every group counted at its largest option, so any group override is covered) at most
-``max_composed_configs`` configs. The primary config's ``hydra.searchpath`` is honoured for
+**Bounded before Hydra reads anything.** Hydra reads every file of the defaults tree itself, so
+what it would read is measured first (``_compose_bounds``): the folders it searches hold at most
+``max_config_files`` files and folders, each file the tree can reach is within the byte, nesting,
+value and alias limits of any config, and the tree (every group counted at its largest option,
+so any group override is covered) holds at most ``max_composed_configs`` configs. The primary config's ``hydra.searchpath`` is honoured for
 ``file://`` folders it names (measured the same way); an entry needing an environment variable
 that is unset, or naming a Python package (``pkg://``, which would import code), is left out, and
 a config Hydra then cannot find names that entry and its variable.
@@ -127,7 +127,7 @@ def compose(
     if not hydra_available():
         raise PlacementConfigError(f"composing config {name!r} of {shown(str(folder))} needs Hydra: {WITHOUT_HYDRA}")
     searched, skipped = _search_path(folder, name)
-    check_folders(searched, folder, name)
+    check_folders(searched, folder, name, overrides)
     searchpath = "hydra.searchpath=[" + ",".join(f"'file://{_quoted(str(extra))}'" for extra in searched[1:]) + "]"
     try:
         with _hydra_state(folder, version_base):

@@ -1,14 +1,13 @@
 """The input limits of a Hydra compose, checked before Hydra reads a file (``_compose`` composes).
 
 Hydra reads the files of a defaults tree itself, with nothing bounding them, so what it could
-read is measured first: every YAML file under the folders it searches (``max_config_files`` of
-them, each within the limits any config file meets), the overrides' text, and the size of the
-defaults tree those files can form. A config may name the same group twice under two packages,
-and each option again, so a few small files can form a tree of millions of configs; the bound
-counts every group entry at its largest option (whatever overrides choose) and refuses a tree
-above ``max_composed_configs`` before Hydra builds it, and a cycle, which Hydra would refuse only
-after recursing through it.
-"""
+read is measured first: the folders it searches are listed (``max_config_files`` files and
+folders), every file the defaults tree can reach (with the overrides' groups) is read within the
+limits any config file meets, the overrides' text is bounded, and so is the size of the tree. A
+config may name the same group twice under two packages, and each option again, so a few small
+files can form a tree of millions of configs; the bound counts every group entry at its largest
+option (whatever overrides choose) and refuses a tree above ``max_composed_configs`` before
+Hydra builds it, and a cycle, which Hydra would refuse only after recursing through it."""
 
 from __future__ import annotations
 
@@ -57,16 +56,27 @@ def check_overrides(overrides: Sequence[str]) -> tuple[str, ...]:
 
 @dataclass
 class _Folders:
-    """The YAML files of the searched folders: each config path (``env/maniskill``) and its defaults entries."""
+    """The searched folders: every config path there (``env/maniskill``) and its file, and the
+    defaults entries of each config read so far (only those the tree can reach are read)."""
 
     roots: list[Path]
+    files: dict[str, Path] = field(default_factory=dict)
     defaults: dict[str, list[Any]] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
     open: list[str] = field(default_factory=list)
 
+    def entries(self, config: str) -> list[Any]:
+        """The defaults entries of ``config``, its file read within the limits the first time."""
+        if config not in self.defaults:
+            file = self.files[config]
+            self.defaults[config] = _defaults_of(read_config(file, str(file)))
+        return self.defaults[config]
 
-def check_folders(folders: list[Path], primary_folder: Path, name: str) -> None:
-    """Measure every YAML file under ``folders`` and the defaults tree of config ``name``, refusing above a limit."""
+
+def check_folders(folders: list[Path], primary_folder: Path, name: str, overrides: Sequence[str] = ()) -> None:
+    """Measure the YAML files under ``folders`` that the defaults tree of config ``name`` (with
+    ``overrides``' groups) can reach, and that tree, refusing above a limit. Listing the folders is
+    bounded by ``max_config_files``; a file is read only when the tree can reach it, as Hydra reads it."""
     found = _Folders(folders)
     seen = 0
     for folder in folders:
@@ -77,9 +87,12 @@ def check_folders(folders: list[Path], primary_folder: Path, name: str) -> None:
             for file in sorted(files):
                 if file.endswith(".yaml"):
                     path = Path(root) / file
-                    config = path.relative_to(folder).with_suffix("").as_posix()
-                    found.defaults.setdefault(config, _defaults_of(read_config(path, str(path))))
-    tree = _size(found, name)
+                    found.files.setdefault(path.relative_to(folder).with_suffix("").as_posix(), path)
+    tree = _size(found, name) if name in found.files else 1
+    for item in overrides:
+        key, equals, value = item.lstrip("+~").partition("=")
+        if equals and "." not in key.split("@")[0] and "/" + key.split("@")[0].strip() != "/hydra":
+            tree += _entry_size(found, {key: value}, "")
     check("max_composed_configs", tree, f"config {name!r} of {shown(str(primary_folder))}", "the size its defaults tree may reach")
 
 
@@ -101,7 +114,7 @@ def _size(found: _Folders, config: str) -> int:
     found.open.append(config)
     group = config.rpartition("/")[0]
     total = 1
-    for entry in found.defaults.get(config, []):
+    for entry in found.entries(config):
         total += _entry_size(found, entry, group)
         if total > current().max_composed_configs:
             raise exceeded("max_composed_configs", f"more than {current().max_composed_configs}", f"config {config!r}", "the size its defaults tree may reach")
@@ -116,7 +129,7 @@ def _entry_size(found: _Folders, entry: Any, group: str) -> int:
         path = _within(entry.split("@")[0].strip(), group)
         if path.startswith("../"):
             _read_outside(found, path)
-        return 0 if path in ("_self_", "") or path.startswith("hydra/") else _size(found, path) if path in found.defaults else 1
+        return 0 if path in ("_self_", "") or path.startswith("hydra/") else _size(found, path) if path in found.files else 1
     if not isinstance(entry, dict) or len(entry) != 1:
         return 1
     key, value = next(iter(entry.items()))
@@ -124,7 +137,7 @@ def _entry_size(found: _Folders, entry: Any, group: str) -> int:
     path = _within(words[-1].split("@")[0] if words else "", group)
     if path == "hydra" or path.startswith("hydra/") or value is None:
         return 0
-    options = [config for config in found.defaults if config.startswith(f"{path}/")]
+    options = [config for config in found.files if config.startswith(f"{path}/")]
     largest = max((_size(found, option) for option in options), default=1)
     return largest * (len(value) if isinstance(value, list) else 1)
 
@@ -139,13 +152,12 @@ def _within(path: str, group: str) -> str:
 
 
 def _read_outside(found: _Folders, path: str) -> None:
-    """Measure a config a ``..`` entry names above the searched folders, which Hydra reads too."""
-    if path in found.defaults:
+    """Admit a config a ``..`` entry names above the searched folders, which Hydra reads too."""
+    if path in found.files:
         return
-    found.defaults[path] = []
     for root in found.roots:
         file = root / f"{path}.yaml"
         if file.is_file():
-            check("max_config_files", len(found.defaults), shown(path), "the number of configs read above the searched folders and in them")
-            found.defaults[path] = _defaults_of(read_config(file, str(file)))
+            check("max_config_files", len(found.files) + 1, shown(path), "the number of configs in and above the searched folders")
+            found.files[path] = file
             return

@@ -90,6 +90,8 @@ def test_composing_is_bounded_before_hydra_reads(folder: Path) -> None:
     (folder / "boom.yaml").write_text("defaults:\n  - bomb/l0\n")
     with pytest.raises(PlacementConfigError, match="above the limit max_composed_configs="):
         compose(folder, "boom")
+    with pytest.raises(PlacementConfigError, match="above the limit max_composed_configs="):
+        compose(folder, "job", ["+bomb=l0"])  # a group the command line adds is measured too
     (folder / "loop").mkdir()
     (folder / "loop" / "a.yaml").write_text("defaults:\n  - b\n")
     (folder / "loop" / "b.yaml").write_text("defaults:\n  - a\n")
@@ -117,9 +119,9 @@ def test_the_command_line_composes_file_and_config_name(folder: Path) -> None:
         named = runner.invoke(main, ["solve", *flags, "size=big", "--format", "json"])
         assert named.exit_code == 0 and named.output.count('"rank"') == 8, named.output
     half = runner.invoke(main, ["solve", "--config-name", "job"])
-    assert half.exit_code == 2 and "--config-path DIR and --config-name NAME together" in half.output
+    assert half.exit_code == 2 and "--config-path DIR and --config-name NAME together" in half.stderr
     neither = runner.invoke(main, ["solve"])
-    assert neither.exit_code == 2 and "give FILE" in neither.output
+    assert neither.exit_code == 2 and "give FILE" in neither.stderr
 
 
 def test_an_unset_environment_variable_is_named_where_placement_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,4 +130,4 @@ def test_an_unset_environment_variable_is_named_where_placement_reads_it(tmp_pat
     with pytest.raises(PlacementConfigError, match=r"cluster\.num_nodes must be an integer, not <unresolved cluster\.num_nodes: environment variable NUM_NODES_OF_THIS_TEST is not set"):
         solve(tmp_path / "env.yaml")
     result = cli_runner().invoke(main, ["solve", str(tmp_path / "env.yaml")])
-    assert result.exit_code == 2 and "environment variable NUM_NODES_OF_THIS_TEST is not set" in result.output
+    assert result.exit_code == 2 and "environment variable NUM_NODES_OF_THIS_TEST is not set" in result.stderr
