@@ -13,6 +13,7 @@ import logging
 from solver_placement._auto import AutoCandidate, AutoPlacement, AutoProblem, CostTable, auto_place
 from solver_placement._cluster.cluster import Cluster, NodeGroup, ResourceSet
 from solver_placement._cluster.schema import AssumedGpuCountWarning
+from solver_placement._compose import compose
 from solver_placement._config import YamlText, load_config
 from solver_placement._constants import VERSION
 from solver_placement._diagnose import Diagnosis, diagnose
@@ -141,6 +142,7 @@ __all__ = [
     "apply_overrides",
     "as_cluster",
     "auto_place",
+    "compose",
     "diagnose",
     "explain",
     "export_verl",

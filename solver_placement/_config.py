@@ -30,19 +30,19 @@ import enum
 import gc
 import itertools
 import math
-import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import yaml
-from omegaconf import DictConfig, ListConfig, Node, OmegaConf
+from omegaconf import DictConfig, ListConfig, Node
 from omegaconf.errors import OmegaConfBaseException
 from yaml import MarkedYAMLError, YAMLError
 
-from solver_placement._errors import PlacementConfigError, cut, first_line, shown
+from solver_placement._compose import WITHOUT_HYDRA, compose_file, composed_entries, hydra_available, uncomposed_error, unset_variable
+from solver_placement._errors import PlacementConfigError, WholeRepr, cut, first_line, shown
 from solver_placement._limits import current, exceeded
 from solver_placement._limits.interpolations import blocked_interpolations
 from solver_placement._limits.yaml_scan import PARSERS, check_text, load_checked, read_bounded
@@ -64,7 +64,13 @@ ConfigSource = str | Path | YamlText | Mapping[str, Any] | DictConfig
 
 def load_yaml(source: Path | IO[str] | YamlText, name: str) -> DictConfig:
     """A YAML file, stream or text as an unresolved DictConfig with a mapping at the top; ``name``
-    says which file in messages (the CLI reads ``-`` from stdin through this too)."""
+    says which file in messages (the CLI reads ``-`` from stdin through this too). A file with a
+    Hydra ``defaults:`` list is composed from its folder (:func:`composed`)."""
+    return composed(source, name, read_yaml(source, name), ())
+
+
+def read_yaml(source: Path | IO[str] | YamlText, name: str) -> DictConfig:
+    """The file, stream or text as written, its ``defaults:`` list not composed."""
     text = source.text if isinstance(source, YamlText) else read_bounded(source, name)
     if not isinstance(text, str):
         raise PlacementConfigError(f"YAML text {name!r} must be a str, not {type(text).__name__}")
@@ -78,7 +84,6 @@ def load_yaml(source: Path | IO[str] | YamlText, name: str) -> DictConfig:
         raise PlacementConfigError(f"config file {name!r} is not valid YAML: {first_line(error)}") from None
     if not isinstance(loaded, DictConfig):
         raise PlacementConfigError(f"config file {name!r} must hold a mapping at the top level")
-    _refuse_hydra_defaults(loaded, name)
     return loaded
 
 
@@ -135,33 +140,20 @@ def _bounded(words: str) -> str:
     return repr(cut(" ".join(words.split()), 160))[1:-1]
 
 
-#: Defaults entries that set only Hydra's own settings (``override hydra/job_logging: stdout``).
-_HYDRA_OWN = re.compile(r"(?:(?:override|optional)\s+)?hydra/[^@]*")
-
-
-def _refuse_hydra_defaults(loaded: DictConfig, name: str) -> None:
-    """Refuse a Hydra ``defaults:`` list that composes other files into this one: read alone, the
-    file lacks what they bring (an ``env``, a ``model``, maybe the ``cluster`` itself), and placing
-    it would place half a config. Entries changing only Hydra's own settings, and ``_self_``, are fine."""
-    node = loaded._get_node("defaults")
-    if not isinstance(node, Node):
-        return
-    value = OmegaConf.to_container(node, resolve=False) if isinstance(node, (DictConfig, ListConfig)) else node._value()
-    composed = [entry for entry in (value if isinstance(value, list) else [value]) if entry is not None and not _hydra_own(entry)]
-    if composed:
-        raise PlacementConfigError(
-            f"config file {name!r} has a Hydra defaults: list, which composes other files into it ({shown(composed[0])}"
-            f"{f' and {len(composed) - 1} more' if len(composed) > 1 else ''}); solver-placement does not compose Hydra "
-            "configs, so what they bring would be missing: give the composed config (a Hydra app prints it with "
-            "--cfg job), or remove those entries"
-        )
-
-
-def _hydra_own(entry: Any) -> bool:
-    """Whether a defaults entry composes nothing placement reads (``_self_``, ``hydra/...``)."""
-    if isinstance(entry, dict) and len(entry) == 1:
-        entry = next(iter(entry))
-    return isinstance(entry, str) and (entry.strip() == "_self_" or _HYDRA_OWN.fullmatch(entry.strip()) is not None)
+def composed(source: Path | IO[str] | YamlText, name: str, loaded: DictConfig, overrides: Sequence[str]) -> DictConfig:
+    """``loaded`` as it is, or, when its ``defaults:`` list composes other files, the file
+    ``source`` composed from its folder by Hydra with ``overrides`` in Hydra's grammar
+    (``_compose``). Text and streams have no folder, and without Hydra nothing composes: those
+    are refused, since read alone the file lacks what its defaults bring."""
+    entries = composed_entries(loaded)
+    if not entries:
+        return loaded
+    if not isinstance(source, Path):
+        folder = "Hydra composes a config from its folder: give the file's path (or --config-path DIR --config-name NAME)"
+        raise uncomposed_error(name, entries, folder if hydra_available() else f"{folder}, after {WITHOUT_HYDRA}")
+    if not hydra_available():
+        raise uncomposed_error(name, entries, WITHOUT_HYDRA)
+    return compose_file(source, overrides)
 
 
 def load_config(source: ConfigSource) -> dict[str, Any]:
@@ -192,20 +184,25 @@ def existing_file(source: str | Path) -> Path:
 
 
 @dataclass(frozen=True)
-class Unresolved:
+class Unresolved(WholeRepr):
     """A config value whose interpolation could not be resolved (or a ``???`` placeholder).
 
     Harmless where nothing reads it. Where placement reads it, every validator reports it by its
-    ``repr`` (path, text and reason), and asking for its truth value raises, because a flag such
-    as ``auto_scheduler: ${oops}`` has no answer.
+    ``repr`` (path, text and reason, each bounded, so messages quote it whole), and asking for its
+    truth value raises, because a flag such as ``auto_scheduler: ${oops}`` has no answer. A value
+    that needs an unset environment variable (``${oc.env:EMBODIED_PATH}``, which RLinf's run
+    scripts export) names the ``variable`` first, since that is what the user has to set.
     """
 
     path: str
     text: str
     reason: str
+    variable: str | None = None
 
     def __repr__(self) -> str:
-        return f"<unresolved {self.path}: {shown(self.text)} ({self.reason})>"
+        if self.variable is not None:
+            return f"<unresolved {cut(self.path, 60)}: environment variable {self.variable} is not set ({shown(cut(self.text, 60))})>"
+        return f"<unresolved {cut(self.path, 60)}: {shown(cut(self.text, 60))} ({cut(self.reason, 120)})>"
 
     def __bool__(self) -> bool:
         raise PlacementConfigError(f"{self.path}: cannot resolve {shown(self.text)}: {self.reason}")
@@ -312,7 +309,8 @@ class _Copier:
         try:
             value = container[key]
         except OmegaConfBaseException as error:
-            return Unresolved(path, _raw_text(container, key), first_line(error))
+            raw = _raw_text(container, key)
+            return Unresolved(path, raw, first_line(error), unset_variable(raw, error))
         return self.copy(value, path, depth)
 
 

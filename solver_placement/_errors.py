@@ -146,6 +146,13 @@ _QUOTE.maxlevel, _QUOTE.maxstring, _QUOTE.maxother, _QUOTE.maxlong = 3, 80, 80, 
 _QUOTE.maxdict = _QUOTE.maxlist = _QUOTE.maxtuple = _QUOTE.maxset = 6
 
 
+class WholeRepr:
+    """A value of ours whose ``repr`` bounds itself (each part cut), so :func:`shown` quotes it whole:
+    cutting its middle would drop what it says (an unresolved value's reason, the variable to set)."""
+
+    __slots__ = ()
+
+
 def shown(value: object) -> str:
     """``value`` quoted for an error message: a bounded ``repr`` that never raises.
 
@@ -157,7 +164,7 @@ def shown(value: object) -> str:
     if isinstance(value, int) and value.bit_length() > 200:
         return f"<an integer of about {int(value.bit_length() * 0.30103) + 1} digits>"
     try:
-        return _QUOTE.repr(value)
+        return repr(value) if isinstance(value, WholeRepr) else _QUOTE.repr(value)
     except Exception:  # a user object's __repr__ may raise anything; the message must still be made
         return f"<unprintable {type(value).__name__}>"
 

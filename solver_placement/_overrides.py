@@ -38,13 +38,14 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import IO, Any, cast
 
 from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from yaml import YAMLError
 
-from solver_placement._config import ConfigSource, YamlText, existing_file, load_yaml, to_plain
+from solver_placement._compose import composed_entries
+from solver_placement._config import ConfigSource, YamlText, composed, existing_file, read_yaml, to_plain
 from solver_placement._errors import PlacementConfigError, cut, first_line, shown
 from solver_placement._limits.yaml_scan import check_text, load_checked
 
@@ -90,16 +91,27 @@ def apply_overrides(source: ConfigSource, overrides: Sequence[str]) -> DictConfi
     """
     name = source.name if isinstance(source, YamlText) else str(source) if isinstance(source, (str, Path)) else "the config"
     if isinstance(source, YamlText):
-        loaded = load_yaml(source, name)
-    elif isinstance(source, (str, Path)):
-        loaded = load_yaml(existing_file(source), name)
-    elif isinstance(source, DictConfig):
+        return load_overridden(source, name, overrides, name)
+    if isinstance(source, (str, Path)):
+        return load_overridden(existing_file(source), name, overrides, name)
+    if isinstance(source, DictConfig):
         loaded = copy.deepcopy(source)
     elif isinstance(source, Mapping):
         loaded = OmegaConf.create(to_plain(source, ""))
     else:
         raise PlacementConfigError(f"a config must be a YAML path, YamlText, a DictConfig or a mapping, not {type(source).__name__}")
     apply_to(loaded, overrides, name, name)
+    return loaded
+
+
+def load_overridden(source: Path | IO[str] | YamlText, name: str, overrides: Sequence[str], file: str) -> DictConfig:
+    """FILE (a path, stdin or text) with ``overrides``: composed by Hydra, which parses them in its
+    own grammar, when its ``defaults:`` list composes other files (``_compose``); else read as
+    written and the overrides applied here (:func:`apply_to`; ``file`` is FILE as given)."""
+    loaded = read_yaml(source, name)
+    if composed_entries(loaded):
+        return composed(source, name, loaded, overrides)
+    apply_to(loaded, overrides, file, name)
     return loaded
 
 

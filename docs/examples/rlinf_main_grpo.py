@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--gpus-per-node", type=int, default=8, help="GPUs on each node for --dry-run (default 8)")
     args = parser.parse_intermixed_args(argv)
     try:
-        cfg = apply_overrides(args.config, args.overrides)  # refuses a defaults: list it cannot compose
+        cfg = apply_overrides(args.config, args.overrides)  # a defaults: list is composed by Hydra from its folder
         if args.dry_run:
             from solver_placement import Cluster  # the stand-in: RLinf's constructor, no Ray
 

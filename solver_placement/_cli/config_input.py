@@ -4,6 +4,9 @@ with ``--ray``/``--local``, its cluster from the live Ray cluster (``live_model`
 The overrides are Hydra's, the form RLinf users already type (``overrides``): ``KEY=VALUE``
 replaces a value, ``+KEY=VALUE`` adds a key, ``++KEY=VALUE`` adds or replaces, ``~KEY`` deletes.
 They apply before interpolations are resolved, so ``${...}`` references see the new values.
+A FILE with a Hydra ``defaults:`` list is composed from its folder by Hydra, as is the config
+``--config-path DIR --config-name NAME`` names (then every argument is an override), and Hydra
+parses the overrides (group overrides such as ``env/train=maniskill`` included).
 
 A model whose cluster states its nodes but no GPU count gets 8 GPUs per node (the library's
 assumption, ``AssumedGpuCountWarning``); RLinf configs never state the count, since RLinf reads
@@ -17,17 +20,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import click
-from omegaconf import DictConfig
 
 from solver_placement._cli.live_cluster import on_live_cluster
-from solver_placement._cli.options import Command, ray_choice
+from solver_placement._cli.options import Command, hydra_choice, ray_choice
 from solver_placement._cluster.schema import assumed_gpu_count
-from solver_placement._config import existing_file, load_yaml
+from solver_placement._compose import compose
+from solver_placement._config import existing_file
 from solver_placement._job import Job, load_job
-from solver_placement._overrides import apply_to
+from solver_placement._overrides import load_overridden
 
 #: The FILE that means "read the model from standard input".
 STDIN = "-"
@@ -48,20 +50,30 @@ class JobInput:
 
 
 def job_arguments(command: Command) -> Command:
-    """Add the FILE and [KEY=VALUE]... arguments every command that takes a model shares."""
+    """Add the FILE and [KEY=VALUE]... arguments every command that takes a model shares (FILE
+    is left out with ``--config-path DIR --config-name NAME``, so every argument is an override)."""
     command = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE]...")(command)
-    return click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))(command)
+    return click.argument("file", metavar="FILE", required=False)(command)
 
 
-def read_job_input(file: str, overrides: Sequence[str]) -> JobInput:
-    """Load FILE (or stdin for ``-``), apply the overrides to it and resolve it to plain values;
-    with the command's ``--ray``/``--local``, its cluster comes from (or is checked against) that Ray.
-    A cluster with no GPU count that no real Ray checks is warned about on stderr (the module docstring)."""
-    name = "<stdin>" if file == STDIN else file
-    loaded = _load(file, name)
-    apply_to(loaded, overrides, file, name)
+def read_job_input(file: str | None, overrides: Sequence[str]) -> JobInput:
+    """Load FILE (or stdin for ``-``, or the config ``--config-path``/``--config-name`` name), with
+    the overrides, and resolve it to plain values; with the command's ``--ray``/``--local``, its
+    cluster comes from (or is checked against) that Ray. A cluster with no GPU count that no real
+    Ray checks is warned about on stderr (the module docstring)."""
+    context = click.get_current_context(silent=True)
+    hydra = hydra_choice(context)
+    if hydra is not None:
+        overrides = (*((file,) if file is not None else ()), *overrides)
+        name = str(Path(hydra[0]) / hydra[1])
+        loaded = compose(hydra[0], hydra[1], overrides)
+    elif file is None:
+        raise click.UsageError("give FILE (a YAML config, or - for stdin), or --config-path DIR --config-name NAME")
+    else:
+        name = "<stdin>" if file == STDIN else file
+        loaded = load_overridden(sys.stdin if file == STDIN else existing_file(file), name, overrides, file)
     job = load_job(loaded)
-    choice = ray_choice(click.get_current_context(silent=True))
+    choice = ray_choice(context)
     # a real Ray gives the count or checks it; --local starts a Ray shaped like the model, which confirms nothing
     assumed = assumed_gpu_count(job.section) if choice is None or choice.address == "local" else None
     if assumed is not None:
@@ -74,14 +86,3 @@ def read_job_input(file: str, overrides: Sequence[str]) -> JobInput:
     if choice is not None:
         return JobInput(name, tuple(overrides), on_live_cluster(job, choice, name), on_ray=True, assumed_gpus_per_node=assumed)
     return JobInput(name, tuple(overrides), job, assumed_gpus_per_node=assumed)
-
-
-def _load(file: str, name: str) -> DictConfig:
-    """FILE as an unresolved DictConfig; the messages match the library's for a path it loads itself."""
-    source: IO[str] | Path
-    if file == STDIN:
-        source = sys.stdin
-    else:
-        source = existing_file(file)
-    return load_yaml(source, name)
-

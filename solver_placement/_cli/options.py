@@ -19,9 +19,11 @@ MODEL_HELP = (
     "FILE is a YAML config, or - to read it from stdin. Arguments after it are Hydra overrides, "
     "values in YAML: KEY=VALUE replaces a value FILE has (cluster.num_nodes=4), +KEY=VALUE adds a key "
     "it lacks (+cluster.num_gpus_per_node=[8,8,0]), ++KEY=VALUE adds or replaces, ~KEY deletes. A "
-    "FILE with a Hydra defaults: list is refused (it would be read only in part): give the composed "
-    "config. A cluster without num_gpus_per_node is assumed to have 8 GPUs per node, said on stderr "
-    "and in the answer's header."
+    "FILE with a Hydra defaults: list is composed from its folder by Hydra (pip install "
+    "'solver_placement[hydra]'), as RLinf's @hydra.main composes it, and Hydra reads the overrides "
+    "(group overrides such as env/train=maniskill too); --config-path DIR --config-name NAME (-cp, -cn) "
+    "compose config NAME of DIR instead of FILE, every argument then an override. A cluster without "
+    "num_gpus_per_node is assumed to have 8 GPUs per node, said on stderr and in the answer's header."
 )
 
 
@@ -123,6 +125,35 @@ def _ray_options() -> list[click.Parameter]:
     ]
 
 
+#: Where ``--config-path``/``--config-name`` leave their values in the click context.
+_HYDRA_META = "solver_placement.hydra_options"
+
+
+def hydra_choice(ctx: click.Context | None) -> tuple[str, str] | None:
+    """The folder and config name ``--config-path``/``--config-name`` give, or None (FILE is the config)."""
+    given = ctx.meta.get(_HYDRA_META, {}) if ctx is not None else {}
+    path, name = given.get("config_path"), given.get("config_name")
+    if path is None and name is None:
+        return None
+    if path is None or name is None:
+        raise click.UsageError("give --config-path DIR and --config-name NAME together (Hydra's flags: the folder and the config in it)")
+    return str(path), str(name)
+
+
+def _remember_hydra(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if param.name is not None and value is not None:
+        ctx.meta.setdefault(_HYDRA_META, {})[param.name] = value
+
+
+def _hydra_options() -> list[click.Parameter]:
+    """--config-path and --config-name, Hydra's own flags, read by ``read_job_input``."""
+    common: dict[str, Any] = {"expose_value": False, "callback": _remember_hydra}
+    return [
+        click.Option(["--config-path", "-cp", "config_path"], metavar="DIR", help="Compose a Hydra config of folder DIR (with --config-name).", **common),
+        click.Option(["--config-name", "-cn", "config_name"], metavar="NAME", help="The config of --config-path to compose, as Hydra names it.", **common),
+    ]
+
+
 class ModelCommand(click.Command):
     """A command that takes a model: its help explains FILE, the overrides and the live-cluster
     options after its first paragraph and ends with the exit status table, worded once for every
@@ -134,4 +165,4 @@ class ModelCommand(click.Command):
         first, _, rest = inspect.cleandoc(self.help or "").partition("\n\n")
         self.help = "\n\n".join(part for part in (first, MODEL_HELP, RAY_HELP, rest) if part)
         self.epilog = EXIT_CODES_HELP
-        self.params.extend(_ray_options())
+        self.params.extend([*_hydra_options(), *_ray_options()])

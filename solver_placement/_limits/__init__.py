@@ -48,6 +48,13 @@ class Limits:
     #: each step is refused before it is resolved (a step costs OmegaConf about 0.4 ms, so the
     #: limit is 0.4 s of resolving; RLinf's largest job configs measure about 120 steps).
     max_interpolation_work: int = 1_000
+    #: Files and folders under the folders Hydra searches when it composes a config with a
+    #: ``defaults:`` list (each YAML file among them also within the limits above; RLinf's
+    #: largest config folder holds about 250).
+    max_config_files: int = 1_000
+    #: Configs a composed config's defaults tree may reach, each group counted at its largest
+    #: option (RLinf's embodied configs reach about 10).
+    max_composed_configs: int = 1_000
     #: Characters of one rank string (``placement``, ``node_ranks``, ``resources``).
     max_rank_text: int = 100_000
     #: Comma-separated pieces of one rank string.

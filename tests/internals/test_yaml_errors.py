@@ -8,6 +8,7 @@ problem differently, a case lists both (libyaml's first) and the message must be
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,9 @@ def test_the_message_stays_one_bounded_line_for_a_huge_or_odd_key() -> None:
 
 
 @pytest.mark.parametrize("name", ["frankasim_ppo_mlp.yaml", "realworld_charger_sac_cnn_async.yaml"])
-def test_rlinf_files_composed_by_hydra_are_refused_naming_defaults(name: str) -> None:
+def test_rlinf_files_composed_by_hydra_are_refused_naming_defaults(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without Hydra (the core install) a defaults: list cannot be composed; with it, see tests/internals/test_compose.py."""
+    monkeypatch.setitem(sys.modules, "hydra", None)
     with pytest.raises(PlacementConfigError, match=r"has a Hydra defaults: list, which composes other files into it \('env/\S+@env\.train' and 3 more\)"):
         load_config(DATA / name)
 

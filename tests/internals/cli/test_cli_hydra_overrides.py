@@ -11,6 +11,7 @@ exist"), ``key=`` sets the empty string, and a mapping value is merged into a ma
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -166,13 +167,15 @@ def test_keys_with_commas_are_addressed_as_rlinf_writes_them() -> None:
     assert [p["local_hardware_ranks"] for p in data["components"]["rollout"]] == [[2], [3]]
 
 
-def test_a_file_with_a_hydra_defaults_list_is_refused_naming_it(tmp_path: Path) -> None:
+def test_a_file_with_a_hydra_defaults_list_is_refused_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without Hydra installed (the core install); with it the file is composed (tests/internals/test_compose.py)."""
+    monkeypatch.setitem(sys.modules, "hydra", None)
     composed = tmp_path / "job.yaml"
     composed.write_text("defaults:\n  - model/mlp_policy@actor.model\n  - override hydra/job_logging: stdout\n" + MODEL)
     result = cli_runner().invoke(main, ["solve", str(composed)])
     assert result.exit_code == 2, result.output
     assert "has a Hydra defaults: list, which composes other files into it ('model/mlp_policy@actor.model')" in result.stderr
-    assert "solver-placement does not compose Hydra configs" in result.stderr and "--cfg job" in result.stderr
+    assert "pip install 'solver_placement[hydra]'" in result.stderr and "--cfg job" in result.stderr
     only_hydra = tmp_path / "hydra_only.yaml"
     only_hydra.write_text("defaults:\n  - override hydra/job_logging: stdout\n  - _self_\n" + MODEL)
     assert cli_runner().invoke(main, ["solve", str(only_hydra)]).exit_code == 0
