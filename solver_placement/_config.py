@@ -270,11 +270,12 @@ class _Copier:
                 return dict(value)  # the common leaf mapping (labels, env vars, hardware configs) at C speed
             return {key: self.copy(item, _path(where, key), depth) for key, item in value.items()}
         if isinstance(value, DictConfig):
-            return {plain_key(key, where): self._resolved(value, key, _path(where, key_text(key, where)), depth) for key in value.keys()}
+            keys = list(value.keys())
+            return {plain: self._resolved(value, key, _path(where, key_text(plain, where)), depth) for plain, key in zip(plain_keys(keys, where), keys)}
         if isinstance(value, ListConfig):
             return [self._resolved(value, index, f"{where}[{index}]", depth) for index in range(len(value))]
         if isinstance(value, Mapping):
-            items = [(plain_key(key, where), item) for key, item in value.items()]
+            items = list(zip(plain_keys(value.keys(), where), value.values()))
             return {key: self.copy(item, _path(where, key_text(key, where)), depth) for key, item in items}
         flat = self._flat_copy(value, where) if depth < current().max_depth else None
         if flat is not None:
@@ -331,6 +332,29 @@ def _path(where: str, key: Any) -> str:
     return f"{where}.{key}" if where else str(key)
 
 
+def plain_keys(keys: Iterable[Any], where: str) -> list[Any]:
+    """The keys of one mapping as exact built-in values (:func:`plain_key`), refused when two of
+    them name the same thing: every reader looks entries up by the key's text (``require_mapping``,
+    dotted paths, component and role names), so ``1`` and ``'1'``, YAML's ``true`` and ``'True'`` or
+    ``1.5`` and ``'1.5'`` would become one entry there and the other would be dropped unsaid. Every
+    mapping of a config is copied once (``to_plain``) and read through here, so this is the one check."""
+    plain = [plain_key(key, where) for key in keys]
+    if all(type(key) is str for key in plain):
+        return plain  # distinct as dict keys, so distinct as text
+    seen: dict[str, Any] = {}
+    for key in plain:
+        if isinstance(key, int) and key.bit_length() > 1_000:
+            continue  # never a name (key_text refuses it where it is read), and its text is not made
+        spelled = str(key)
+        if spelled in seen:
+            raise PlacementConfigError(
+                f"{where or 'config'}: keys {shown(seen[spelled])} and {shown(key)} name the same thing ({shown(spelled)} as text), "
+                "so one would be dropped; keep one of them"
+            )
+        seen[spelled] = key
+    return plain
+
+
 def plain_key(key: Any, where: str) -> Any:
     """A mapping key as an exact built-in value (a ``str`` subclass's ``__str__`` never runs)."""
     if isinstance(key, enum.Enum):
@@ -365,7 +389,7 @@ def require_mapping(value: Any, where: str) -> dict[str, Any]:
     """Return ``value`` as a dict with string keys, or raise naming ``where``."""
     if not isinstance(value, Mapping):
         raise PlacementConfigError(f"{where} must be a mapping, not {type(value).__name__}")
-    return {key_text(key, where): item for key, item in value.items()}
+    return {key_text(key, where): item for key, item in zip(plain_keys(value.keys(), where), value.values())}
 
 
 
