@@ -53,6 +53,8 @@ from solver_placement._frontends.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOC
 from solver_placement._frontends.verl.versions import RULES as READ_RULES
 from solver_placement._frontends.verl.versions import VERL_TRAINER
 from solver_placement._job import Job, load_job
+from solver_placement._limits import current
+from solver_placement._limits.numbers import decimal
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
 
@@ -64,6 +66,8 @@ RULES = ("one worker per GPU", "pools share no GPU", "equal node entries", "verl
 OWN_POOLS = {"rm": "reward_pool", "teacher": "teacher_pool"}
 #: verl's names of a standalone rollout replica (``rollout_standalone_<rank>``) and of its pool.
 STANDALONE, STANDALONE_POOL = "rollout_standalone_", "rollout_pool_"
+#: What a refused rank may have broken beyond the form (each replica is a component).
+_RANK_BOUND = ", ASCII digits up to max_components"
 #: Nodes a message lists before it says how many more there are.
 SHOWN_NODES = 4
 
@@ -120,17 +124,55 @@ def _server(component: str) -> tuple[str, str, int] | None:
         return component, LONE_KEY if component == "teacher" else "", 0
     for prefix, role in ((REWARD_REPLICA, "rm"), (TEACHER_REPLICA, "teacher")):
         if component.startswith(prefix):
-            rank, _, key = component[len(prefix) :].partition("_")
-            if not rank.isdigit() or str(int(rank)) != rank or (role == "teacher") != bool(key):
+            text, _, key = component[len(prefix) :].partition("_")
+            rank = _rank(text)
+            if rank is None or (role == "teacher") != bool(key):
                 named = f"{prefix}<rank>{'_<key>' if role == 'teacher' else ''}"
-                raise _refused(component, "verl's pools", f"is not a replica verl names ({named}, rank 0, 1, ...)")
-            return role, key, int(rank)
+                raise _refused(component, "verl's pools", f"is not a replica verl names ({named}, rank 0, 1, ...){_RANK_BOUND}")
+            return role, key, rank
     return None
+
+
+def _rank(text: str) -> int | None:
+    """The rank in a replica's name as verl writes it (``0``, ``1``, ... without leading zeros), at
+    most ``max_components`` (each replica is a component); None for any other text (``²``, 5,000 digits)."""
+    return decimal(text, current().max_components, canonical=True)
 
 
 def _roles(component: str) -> list[str]:
     server = _server(component)
     return [server[0]] if server else component.split(FUSED)
+
+
+def _check_roles(solution: Solution, version: str) -> None:
+    """Refuse components whose roles verl's mapping cannot hold as the solution has them: a role
+    named twice (``rm+rm``, or by two components: verl maps a role to one pool and starts it once),
+    and a model server's role or replica fused into another worker (``actor+rm``, ``teacher+teacher``):
+    verl 0.9 and later start the reward model and the teacher only as replicas of their own
+    (0.4.1 fuses ``rm`` into the trainer's workers, which it exports so)."""
+    named_by: dict[str, str] = {}
+    for component in solution.components:
+        if _server(component) is not None:
+            continue  # a replica: its model's replicas are numbered and sized in _replicas
+        parts = component.split(FUSED)
+        for part in parts:
+            if part in named_by or parts.count(part) > 1:
+                where = "twice" if parts.count(part) > 1 else f"and so does {shown(named_by[part])}"
+                raise _refused(component, "verl's pools", f"serves role {shown(part)} {where}; verl maps each role to one pool and starts it once")
+            named_by[part] = component
+            fused_server = len(parts) > 1 and (_is_server_name(part) or part.startswith(STANDALONE)) and not (version == "0.4.1" and part == "rm")
+            if fused_server:
+                why = (
+                    f"fuses {shown(part)} into one worker with {', '.join(shown(other) for other in parts if other != part)}; verl {version} starts "
+                    "a reward model, a teacher and a rollout replica as worker groups of their own (a component rm, teacher, "
+                    "rollout_reward_colocate_<rank>, ...), never fused into another role's workers"
+                )
+                raise _refused(component, "verl's pools", why + (" (0.4.1 fuses rm: export to 0.4.1)" if part == "rm" else ""))
+
+
+def _is_server_name(part: str) -> bool:
+    """Whether a role is a model server's (``rm``, ``teacher``, or one of their replicas' names)."""
+    return part in OWN_POOLS or part.startswith((REWARD_REPLICA, TEACHER_REPLICA))
 
 
 def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = None, cluster: Cluster | None = None) -> VerlExport:
@@ -144,6 +186,7 @@ def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = 
     chosen = version or stated or "main"
     if chosen not in VERSIONS:
         raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")
+    _check_roles(solution, chosen)
     named = _verl_pools(_pools_of(solution), chosen)
     exported = _export(named, chosen)
     _check_verl_lands_them(solution, named, exported.pools)
@@ -230,15 +273,15 @@ def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
 def _standalone_pool(pool: _Pool, role: str, version: str) -> str:
     """``rollout_pool_<rank>``: the pool of a standalone replica, alone on its GPUs."""
     component = _holding(pool, role)
-    rank = role[len(STANDALONE) :]
-    if not rank.isdigit() or str(int(rank)) != rank:
-        raise _refused(component, "verl's pools", f"serves role {role!r}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...)")
+    rank = _rank(role[len(STANDALONE) :])
+    if rank is None:
+        raise _refused(component, "verl's pools", f"serves role {shown(role)}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...){_RANK_BOUND}")
     if version == "0.4.1":
         raise _refused(component, "verl's pools", "is a standalone rollout replica; verl 0.4.1 has none (export to 0.9.0, 0.9.1 or main)")
     if pool.roles != [role]:
         others = ", ".join(repr(name) for name in pool.components if name != component) or repr(FUSED.join(pool.roles))
         raise _refused(component, "verl's pools", f"shares its GPUs with {others}; verl starts each standalone rollout replica on a pool of its own")
-    return STANDALONE_POOL + rank
+    return f"{STANDALONE_POOL}{rank}"
 
 
 def _holding(pool: _Pool, role: str) -> str:
@@ -248,7 +291,7 @@ def _holding(pool: _Pool, role: str) -> str:
 
 def _refused(component: str, rule: str, why: str, joint: str = " ") -> VerlExportError:
     """The refusal of ``component`` under ``rule``: ``component 'x' <why>``."""
-    return VerlExportError(component, rule, f"component {component!r}{joint}{why}")
+    return VerlExportError(component, rule, f"component {shown(component)}{joint}{why}")
 
 
 def _second_pool(name: str, first: _Pool, second: _Pool) -> str:
@@ -267,12 +310,14 @@ def _export(named: Mapping[str, _Pool], version: str) -> VerlExport:
     colocate = 1 if version == "0.4.1" else TRAINER_COLOCATE
     pools: dict[str, ResourcePool] = {}
     mapping: dict[str, str] = {}
+    replica_sizes: dict[str, int] = {}  # GPUs of one replica of each model, as the solution's replicas hold them
     for name, pool in named.items():
         entries = [len(held) for held in pool.gpus.values()]
         slices = _replicas(pool, entries[0], version)
         pools[name] = ResourcePool(entries, STANDALONE_COLOCATE if name.startswith(STANDALONE_POOL) else colocate, None, (), slices)
         mapping.update({role: name for role in pool.roles})
-    overrides = _overrides(pools, mapping, version) + _rollout_overrides(pools, named, mapping, version)
+        replica_sizes.update({_roles(replica)[0]: count for replica, (_, count) in slices.items()})
+    overrides = _overrides(pools, mapping, replica_sizes, version) + _rollout_overrides(pools, named, mapping, version)
     return VerlExport(version, pools, mapping, overrides)
 
 
@@ -355,8 +400,9 @@ def _rollout_nodes(replicas: Sequence[_Pool], entries: Sequence[int]) -> tuple[i
     return len(entries) * len(replicas), entries[0]
 
 
-def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], version: str) -> tuple[str, ...]:
-    """The trainer keys that decide verl's pools, each set (the ones read only with a switch on)."""
+def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], replica_sizes: Mapping[str, int], version: str) -> tuple[str, ...]:
+    """The trainer keys that decide verl's pools, each set (the ones read only with a switch on);
+    from 0.9 every ``rm`` and ``teacher`` is a replica (``_check_roles``), so each has its size."""
     trainer = pools["global_pool"].process_on_nodes
     keys = [f"trainer.nnodes={len(trainer)}", f"trainer.n_gpus_per_node={trainer[0]}"]
     if version == "0.4.1":
@@ -366,18 +412,17 @@ def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], ve
     if reward is not None:
         keys.append(f"reward.reward_model.enable_resource_pool={_flag(reward == 'reward_pool')}")
         keys += _sizes("reward.reward_model", pools.get("reward_pool"))
-        keys += _replica_size("reward.reward_model.rollout", pools[reward], ("data_parallel_size", "pipeline_model_parallel_size"))
+        keys += _replica_size("reward.reward_model.rollout", replica_sizes["rm"], ("data_parallel_size", "pipeline_model_parallel_size"))
     teacher = pools.get("teacher_pool")
     keys.append(f"distillation.enabled={_flag(teacher is not None)}")
     keys += _sizes("distillation", teacher)
     if teacher is not None:  # the teacher's inference section has no pipeline key to override
-        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", teacher, ("data_parallel_size",))
+        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", replica_sizes["teacher"], ("data_parallel_size",))
     return tuple(keys)
 
 
-def _replica_size(section: str, pool: ResourcePool, others: tuple[str, ...]) -> list[str]:
-    """A model's replica size on ``pool``, stated as tensor parallel (the other sizes 1)."""
-    size = next(iter(pool.slices.values()))[1]
+def _replica_size(section: str, size: int, others: tuple[str, ...]) -> list[str]:
+    """A model's replica size, stated as tensor parallel (the other sizes 1)."""
     return [f"{section}.tensor_model_parallel_size={size}", *(f"{section}.{key}=1" for key in others)]
 
 
