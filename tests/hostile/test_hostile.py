@@ -17,6 +17,7 @@ from collections import defaultdict
 import pytest
 from corpus import hostile_cases, mutated
 from pool import Result, run_cases
+from surfaces import PROMISES
 
 MAX_SECONDS = 5.0
 MAX_PEAK_BYTES = 1 << 30
@@ -86,4 +87,25 @@ def test_every_hostile_case_and_5000_mutated_configs_within_bounds() -> None:
     results = run_cases(cases, workers=2)
     print("\n" + table(results))
     assert len(results) == len(cases)
+    assert not failures(results), "\n".join(failures(results))
+
+
+def test_the_newest_surfaces_keep_their_promises() -> None:
+    """Issue 35: verl's export, keys naming one thing, pool sizes, loops over the input, override
+    arguments and odd numbers each end in the promised outcome (the error class, its message
+    naming the key and the limit or rule; or a placement), within the same time and memory bounds."""
+    names = hostile_cases()
+    cases = [("hostile", index) for index, (klass, name, _) in enumerate(names) if (klass, name) in PROMISES]
+    results = run_cases(cases, workers=2)
+    print("\n" + table(results))
+    broken = []
+    for result in results:
+        klass, name, _ = names[result.index]
+        outcome, words = PROMISES[(klass, name)]
+        expected = ["placed" if one == "placed" else f"refused:{one}" for one in outcome.split("|")]
+        missing = [word for word in words if word not in result.message]
+        if result.outcome not in expected or missing:
+            broken.append(f"{klass} / {name}: {result.outcome} {result.message[:300]!r}, expected {expected} with {missing}")
+    assert len(results) == len(PROMISES)
+    assert not broken, "\n".join(broken)
     assert not failures(results), "\n".join(failures(results))

@@ -262,6 +262,7 @@ def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = 
         )
     mapping = {str(role): text(pool, f"{SECTION}.mapping.{role}") for role, pool in require_mapping(section["mapping"], f"{SECTION}.mapping").items()}
     raw_pools = require_mapping(section["resource_pool_spec"], f"{SECTION}.resource_pool_spec")
+    check("max_components", len(raw_pools), f"{SECTION}.resource_pool_spec", "the number of pools (a worker group each at least)")
     pools = {str(name): _pool(value, f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
     return pool_groups(job.stated_cluster, pools, mapping, job.solver_options)
 
