@@ -45,6 +45,7 @@ from yaml import MarkedYAMLError, YAMLError
 from solver_placement._errors import PlacementConfigError, cut, first_line, shown
 from solver_placement._limits import current, exceeded
 from solver_placement._limits.interpolations import blocked_interpolations
+from solver_placement._limits.keys import distinct_as_text
 from solver_placement._limits.yaml_scan import PARSERS, check_text, load_checked, read_bounded
 
 
@@ -271,12 +272,14 @@ class _Copier:
             return {key: self.copy(item, _path(where, key), depth) for key, item in value.items()}
         if isinstance(value, DictConfig):
             keys = list(value.keys())
-            return {plain: self._resolved(value, key, _path(where, key_text(plain, where)), depth) for plain, key in zip(plain_keys(keys, where), keys)}
+            plain = distinct_as_text([plain_key(key, where) for key in keys], where)
+            return {name: self._resolved(value, key, _path(where, key_text(name, where)), depth) for name, key in zip(plain, keys)}
         if isinstance(value, ListConfig):
             return [self._resolved(value, index, f"{where}[{index}]", depth) for index in range(len(value))]
         if isinstance(value, Mapping):
-            items = list(zip(plain_keys(value.keys(), where), value.values()))
-            return {key: self.copy(item, _path(where, key_text(key, where)), depth) for key, item in items}
+            pairs = list(value.items())
+            names = distinct_as_text([plain_key(key, where) for key, _ in pairs], where)
+            return {key: self.copy(item, _path(where, key_text(key, where)), depth) for key, (_, item) in zip(names, pairs)}
         flat = self._flat_copy(value, where) if depth < current().max_depth else None
         if flat is not None:
             return flat
@@ -332,29 +335,6 @@ def _path(where: str, key: Any) -> str:
     return f"{where}.{key}" if where else str(key)
 
 
-def plain_keys(keys: Iterable[Any], where: str) -> list[Any]:
-    """The keys of one mapping as exact built-in values (:func:`plain_key`), refused when two of
-    them name the same thing: every reader looks entries up by the key's text (``require_mapping``,
-    dotted paths, component and role names), so ``1`` and ``'1'``, YAML's ``true`` and ``'True'`` or
-    ``1.5`` and ``'1.5'`` would become one entry there and the other would be dropped unsaid. Every
-    mapping of a config is copied once (``to_plain``) and read through here, so this is the one check."""
-    plain = [plain_key(key, where) for key in keys]
-    if all(type(key) is str for key in plain):
-        return plain  # distinct as dict keys, so distinct as text
-    seen: dict[str, Any] = {}
-    for key in plain:
-        if isinstance(key, int) and key.bit_length() > 1_000:
-            continue  # never a name (key_text refuses it where it is read), and its text is not made
-        spelled = str(key)
-        if spelled in seen:
-            raise PlacementConfigError(
-                f"{where or 'config'}: keys {shown(seen[spelled])} and {shown(key)} name the same thing ({shown(spelled)} as text), "
-                "so one would be dropped; keep one of them"
-            )
-        seen[spelled] = key
-    return plain
-
-
 def plain_key(key: Any, where: str) -> Any:
     """A mapping key as an exact built-in value (a ``str`` subclass's ``__str__`` never runs)."""
     if isinstance(key, enum.Enum):
@@ -389,7 +369,9 @@ def require_mapping(value: Any, where: str) -> dict[str, Any]:
     """Return ``value`` as a dict with string keys, or raise naming ``where``."""
     if not isinstance(value, Mapping):
         raise PlacementConfigError(f"{where} must be a mapping, not {type(value).__name__}")
-    return {key_text(key, where): item for key, item in zip(plain_keys(value.keys(), where), value.values())}
+    pairs = list(value.items())
+    keys = distinct_as_text([plain_key(key, where) for key, _ in pairs], where)  # two keys naming one thing: refused, not merged
+    return {key_text(key, where): item for key, (_, item) in zip(keys, pairs)}
 
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 from omegaconf import OmegaConf
+from surfaces import newest_surfaces
 
 from solver_placement import YamlText
-from surfaces import newest_surfaces
 
 Case = tuple[str, str, Callable[[], Any]]
 ROOT = Path(__file__).resolve().parents[2]
