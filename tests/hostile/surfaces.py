@@ -20,12 +20,14 @@ from solver_placement import YamlText, apply_overrides, export_verl, limits, sol
 Case = tuple[str, str, Callable[[], Any]]
 VERL = Path(__file__).resolve().parents[1] / "data" / "verl"
 HUGE = 10**5000
-#: The worker's time limit for a valid case that is large (``worker.SOLVE_LIMIT_S``).
-LIMIT_S = 3.0
+#: The time limit of a large valid case here (below the worker's ``SOLVE_LIMIT_S``: the case must end within MAX_SECONDS on a busy machine).
+LIMIT_S = 2.0
 #: The default limits, which the cases of loops that grow with the input run under (the worker sets a service's smaller ones).
 DEFAULTS = {"max_nodes": 100_000, "max_processes": 1_000_000, "max_copied_values": 4_000_000}
 
 
+#: The class of large inputs whose loops must end on time (seconds each: the slow tier runs them).
+LOOPS = "loops over the input"
 #: A valid input that is large: placed, or refused when its time limit runs out, on time either way.
 ON_TIME = "placed|SolverTimeoutError"
 
@@ -150,7 +152,7 @@ def _default_limits(make: Callable[[], Any]) -> Run:
 def long_loops() -> Iterator[Case]:
     """Item 5: counts checked before per-item work, and no per-item work over the whole input, so
     each ends within its time limit (placed, or refused) at the default limits."""
-    klass = "loops over the input"
+    klass = LOOPS
     yield _case(klass, "8,000 slices at the time limit", lambda: _default_limits(lambda: _slices(8_000)), ON_TIME)
     yield _case(klass, "10,001 slices", lambda: _default_limits(lambda: _slices(10_001)), "PlacementConfigError", "resource pools", "max_components")
     yield _case(klass, "verl trainer.nnodes 80,000", lambda: _default_limits(lambda: verl("main", "trainer.nnodes=80000")), "PlacementConfigError", "memory_budget_bytes")
@@ -158,12 +160,12 @@ def long_loops() -> Iterator[Case]:
     yield _case(klass, "80,000 pools", lambda: _default_limits(lambda: pools({f"p{i}": [1] for i in range(80_000)}, {f"r{i}": f"p{i}" for i in range(80_000)}, nodes=80_000, gpus=1)),
                 "PlacementConfigError", "max_components")  # fmt: skip
     yield _case(klass, "80,000 overrides", lambda: Run(lambda: apply_overrides(placement({"actor": "0-15"}), [f"++x{i}=1" for i in range(80_000)])), "PlacementConfigError", "max_overrides")
-    yield _case(klass, "20,000 teachers", _teachers, "PlacementConfigError", "distillation.teacher_models", "max_components")
+    yield _case(klass, "12,000 teachers", _teachers, "PlacementConfigError", "distillation.teacher_models", "max_components")
 
 
 def _teachers() -> Any:
     config = verl("main", "distillation.enabled=True", "distillation.nnodes=1", "distillation.n_gpus_per_node=8")
-    config.distillation.teacher_models = {f"t{index}": {"key": f"k{index}", "num_replicas": 1} for index in range(20_000)}
+    config.distillation.teacher_models = {f"t{index}": {"key": f"k{index}", "num_replicas": 1} for index in range(12_000)}
     return config
 
 
