@@ -48,7 +48,7 @@ from solver_placement._frontends.verl import verl_pools
 from solver_placement._frontends.verl.export_names import OWN_POOLS, RANK_BOUND, STANDALONE, check_roles, rank_of, refused, roles_of, server_of
 from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
 from solver_placement._frontends.verl.replicas import STANDALONE_COLOCATE
-from solver_placement._frontends.verl.resource_pools import FUSED, ResourcePool, slice_gpus
+from solver_placement._frontends.verl.resource_pools import FUSED, ResourcePool, in_slice_order, slice_gpus
 from solver_placement._frontends.verl.servers import LONE, LONE_KEY, TEACHERS
 from solver_placement._frontends.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
 from solver_placement._frontends.verl.versions import RULES as READ_RULES
@@ -387,7 +387,7 @@ def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool], pools
         slices = pools[name].slices
         whole = any(component not in slices for component in pool.components)
         for component in pool.components:
-            groups = slice_gpus(landed[name], *slices[component], whole) if component in slices else landed[name]
+            groups = slice_gpus(in_slice_order(landed[name], whole), *slices[component]) if component in slices else landed[name]
             verl = [(group.node, gpu) for group in groups for gpu in group.gpus]
             solved = [_gpu(component, p) for p in solution.placements(component)]
             if solved != verl:

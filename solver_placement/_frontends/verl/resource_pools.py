@@ -117,14 +117,15 @@ def pool_groups(
             node_sets[pools[name].node_group] = _nodes(cluster, name, pools[name])
         requests.append(PoolRequest(name, entries, node_sets[pools[name].node_group], FUSED.join(worker_groups[0]), pools[name].max_colocate_count))
     landed = land_pools(cluster.gpus_per_node.tolist(), requests)
-    nodes = {request.name: request.nodes for request in requests}
-    whole_pools = {name for name, roles in roles_by_pool.items() if any(role not in pools[name].slices for role in roles)}
+    first_gpus = {node_group: _first_gpus(cluster, nodes) for node_group, nodes in node_sets.items()}
+    ordered = {
+        name: in_slice_order(landed[name], any(role not in pools[name].slices for role in roles)) for name, roles in roles_by_pool.items() if pools[name].slices
+    }
     placement: dict[str, Any] = {}
     for component, group in groups.items():
         pool = pools[group.pool]
-        whole = group.pool in whole_pools
-        held = slice_gpus(landed[group.pool], *pool.slices[component], whole) if component in pool.slices else landed[group.pool]
-        rule = {"placement": _ranks(cluster, nodes[group.pool], held)}
+        held = slice_gpus(ordered[group.pool], *pool.slices[component]) if component in pool.slices else landed[group.pool]
+        rule = {"placement": _ranks(first_gpus[pool.node_group], held)}
         node_group = pools[group.pool].node_group
         placement[component] = rule if node_group is None else {**rule, "node_group": node_group}
     return PlacementSpec.build(cluster, placement, solver_options), groups
@@ -178,7 +179,7 @@ def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[
     """The pool's fused roles as one group, then each role that runs as a group of its own (on
     all of the pool's GPUs, then on its slice)."""
     own = list(pool.own_worker_group)
-    mapped = set(roles)
+    mapped, own_roles = set(roles), set(own)
     for key, named in (("own_worker_group", own), ("slices", list(pool.slices))):
         strays = [role for role in named if role not in mapped]
         if strays:
@@ -186,7 +187,7 @@ def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[
     both = [role for role in own if role in pool.slices]
     if both:
         raise PlacementConfigError(f"resource pool {name!r}: {both[0]!r} is in own_worker_group and slices; a role runs on all of the pool's GPUs or on a slice")
-    fused = tuple(role for role in roles if role not in own and role not in pool.slices)
+    fused = tuple(role for role in roles if role not in own_roles and role not in pool.slices)
     whole = ([fused] if fused else []) + [(role,) for role in own]
     gpus = sum(pool.process_on_nodes)
     for role, (first, count) in pool.slices.items():
@@ -213,18 +214,22 @@ def _most_slices_on_a_gpu(slices: Iterable[tuple[int, int]]) -> int:
     return most
 
 
-def slice_gpus(landed: Sequence[Landed], first: int, count: int, by_node: bool) -> list[Landed]:
-    """The GPUs of the slice ``[first, count]``, as the parts of the pool's placement groups it
-    holds: the groups taken by node (``by_node``: a group runs on all of the pool's GPUs), else in
-    the order the pool created them (module docstring)."""
-    ordered = landed if by_node else sorted(landed, key=lambda group: group.created)
+def in_slice_order(landed: Sequence[Landed], by_node: bool) -> list[Landed]:
+    """A pool's placement groups in the order its slices count GPUs over them: by node (``by_node``:
+    a group runs on all of the pool's GPUs), else in the order the pool created them (module
+    docstring). Made once per pool, not once per slice."""
+    return list(landed) if by_node else sorted(landed, key=lambda group: group.created)
+
+
+def slice_gpus(ordered: Sequence[Landed], first: int, count: int) -> list[Landed]:
+    """The GPUs of the slice ``[first, count]`` (within the pool), as the parts of the pool's
+    placement groups (``in_slice_order``) it holds. A pool's groups are equal (its entries are), so
+    the slice's groups are found by division: the work follows the slice, not the pool."""
+    size = len(ordered[0].gpus)
     held: list[Landed] = []
-    start = 0
-    for group in ordered:
-        low, high = max(first - start, 0), min(first + count - start, len(group.gpus))
-        if low < high:
-            held.append(Landed(group.node, group.gpus[low:high], group.created))
-        start += len(group.gpus)
+    for index in range(first // size, (first + count - 1) // size + 1):
+        group, start = ordered[index], index * size
+        held.append(Landed(group.node, group.gpus[max(first - start, 0) : min(first + count - start, size)], group.created))
     return sorted(held, key=lambda group: group.node)
 
 
@@ -236,13 +241,19 @@ def _nodes(cluster: Cluster, name: str, pool: ResourcePool) -> tuple[int, ...]:
     return tuple(sorted(group.node_ranks))
 
 
-def _ranks(cluster: Cluster, nodes: Sequence[int], landed: Sequence[Landed]) -> str:
-    """The pool's GPUs as ranks of its node group (GPUs counted node after node), in rank text."""
+def _first_gpus(cluster: Cluster, nodes: Sequence[int]) -> dict[int, int]:
+    """The rank of each node's first GPU in its node group (GPUs counted node after node): once per
+    node group, not once per component."""
     offset, start = 0, {}
     for node in nodes:
         start[node] = offset
         offset += int(cluster.gpus_per_node[node])
-    return format_ranks(start[group.node] + gpu for group in landed for gpu in group.gpus)
+    return start
+
+
+def _ranks(first_gpus: Mapping[int, int], landed: Sequence[Landed]) -> str:
+    """The GPUs of ``landed`` as ranks of their node group, in rank text."""
+    return format_ranks(first_gpus[group.node] + gpu for group in landed for gpu in group.gpus)
 
 
 def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
@@ -273,11 +284,14 @@ def _verl_spec(job: Job) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     built = verl_pools(job.config)
     if "component_placement" in job.section:
         raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
+    workers: dict[str, list[str]] = {name: [] for name in built.pools}  # each pool's roles, in one pass (10,000 replica pools)
+    for role, pool_name in built.workers.items():
+        workers[pool_name].append(role)
     pools = {
         name: ResourcePool(
             pool.process_on_nodes, pool.max_colocate_count, None,
-            [r for r, p in built.workers.items() if p == name and r in built.own_groups and r not in built.slices],
-            {r: built.slices[r] for r, p in built.workers.items() if p == name and r in built.slices},
+            [r for r in workers[name] if r in built.own_groups and r not in built.slices],
+            {r: built.slices[r] for r in workers[name] if r in built.slices},
         )
         for name, pool in built.pools.items()
     }  # fmt: skip
