@@ -45,6 +45,7 @@ from solver_placement._compose import WITHOUT_HYDRA, compose_file, composed_entr
 from solver_placement._errors import PlacementConfigError, WholeRepr, cut, first_line, shown
 from solver_placement._limits import current, exceeded
 from solver_placement._limits.interpolations import blocked_interpolations
+from solver_placement._limits.keys import distinct_as_text
 from solver_placement._limits.yaml_scan import PARSERS, check_text, load_checked, read_bounded
 
 
@@ -267,12 +268,15 @@ class _Copier:
                 return dict(value)  # the common leaf mapping (labels, env vars, hardware configs) at C speed
             return {key: self.copy(item, _path(where, key), depth) for key, item in value.items()}
         if isinstance(value, DictConfig):
-            return {plain_key(key, where): self._resolved(value, key, _path(where, key_text(key, where)), depth) for key in value.keys()}
+            keys = list(value.keys())
+            plain = distinct_as_text([plain_key(key, where) for key in keys], where)
+            return {name: self._resolved(value, key, _path(where, key_text(name, where)), depth) for name, key in zip(plain, keys)}
         if isinstance(value, ListConfig):
             return [self._resolved(value, index, f"{where}[{index}]", depth) for index in range(len(value))]
         if isinstance(value, Mapping):
-            items = [(plain_key(key, where), item) for key, item in value.items()]
-            return {key: self.copy(item, _path(where, key_text(key, where)), depth) for key, item in items}
+            pairs = list(value.items())
+            names = distinct_as_text([plain_key(key, where) for key, _ in pairs], where)
+            return {key: self.copy(item, _path(where, key_text(key, where)), depth) for key, (_, item) in zip(names, pairs)}
         flat = self._flat_copy(value, where) if depth < current().max_depth else None
         if flat is not None:
             return flat
@@ -363,7 +367,9 @@ def require_mapping(value: Any, where: str) -> dict[str, Any]:
     """Return ``value`` as a dict with string keys, or raise naming ``where``."""
     if not isinstance(value, Mapping):
         raise PlacementConfigError(f"{where} must be a mapping, not {type(value).__name__}")
-    return {key_text(key, where): item for key, item in value.items()}
+    pairs = list(value.items())
+    keys = distinct_as_text([plain_key(key, where) for key, _ in pairs], where)  # two keys naming one thing: refused, not merged
+    return {key_text(key, where): item for key, (_, item) in zip(keys, pairs)}
 
 
 

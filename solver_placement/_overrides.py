@@ -47,6 +47,8 @@ from yaml import YAMLError
 from solver_placement._compose import composed_entries
 from solver_placement._config import ConfigSource, YamlText, composed, existing_file, read_yaml, to_plain
 from solver_placement._errors import PlacementConfigError, cut, first_line, shown
+from solver_placement._limits import check
+from solver_placement._limits.numbers import decimal
 from solver_placement._limits.yaml_scan import check_text, load_checked
 
 #: Hydra's grammar functions (sweeps, casts and list extension): only Hydra evaluates them.
@@ -117,7 +119,9 @@ def load_overridden(source: Path | IO[str] | YamlText, name: str, overrides: Seq
 
 def apply_to(config: DictConfig, overrides: Sequence[str], file: str, name: str) -> None:
     """Apply ``overrides`` to ``config`` (FILE as loaded, unresolved) in order, in place; ``file``
-    is FILE as given (named when an argument looks like a second FILE), ``name`` what messages call it."""
+    is FILE as given (named when an argument looks like a second FILE), ``name`` what messages call it.
+    Their number is checked first (``max_overrides``): each one is parsed and merged on its own."""
+    check("max_overrides", len(overrides), "overrides", "the number of overrides")
     for item in overrides:
         override = parse_override(item, file)
         if override.form == "~":
@@ -149,6 +153,7 @@ def _path(item: str, key: str) -> tuple[str, ...]:
             f"override {shown(item)} selects a Hydra config group (a '/' or '@' in the key), which only Hydra's defaults list "
             "composes; solver-placement reads one YAML file: pass the composed config (a Hydra app prints it with --cfg job)"
         )
+    check("max_depth", key.count(".") + 1, f"override {shown(item)}", "the number of parts of its key (each a level of nesting)")
     parts = tuple(key.split("."))
     if parts[0] == "hydra":
         raise PlacementConfigError(
@@ -247,14 +252,15 @@ def _parent(config: DictConfig, override: Override, create: bool) -> tuple[DictC
 
 def _index(container: DictConfig | ListConfig, override: Override, depth: int) -> str | int:
     """The key's part at ``depth`` as a key of ``container`` (a mapping), or as an index of it (a
-    list; refused unless it is one)."""
+    list; refused unless it is one, read within the list's length: ``²`` or 5,000 digits are no index)."""
     part = override.path[depth]
     if isinstance(container, DictConfig):
         return part
-    if not part.isdigit() or int(part) >= len(container):
+    index = decimal(part, max(len(container) - 1, 0))
+    if index is None or index >= len(container):
         where = cut(".".join(override.path[:depth]), 120)
         raise override.refused(f"{where} is a list of {len(container)} item(s), so {shown(part)} is not one of its indices")
-    return int(part)
+    return index
 
 
 def _node(container: DictConfig | ListConfig, key: str | int) -> Node | None:

@@ -23,6 +23,7 @@ from solver_placement._cluster.topology import (
 from solver_placement._config import check_keys, positive_int, require_mapping
 from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._limits import check
+from solver_placement._limits.numbers import decimal
 
 
 def parse_gpu_topology(value: Any, gpus_per_node: Sequence[int]) -> tuple[tuple[StatedTopology | None, ...] | None, bool]:
@@ -110,10 +111,14 @@ def _cpus(raw: Any, where: str) -> dict[int, tuple[int, ...]]:
     listed = require_mapping(raw, where)
     cpus: dict[int, tuple[int, ...]] = {}
     owner = np.full(MAX_CPUS, -1, dtype=np.int64)
+    keys: dict[int, str] = {}  # NUMA node -> the key that named it ("0" and "00" name one node)
     for key, value in listed.items():
-        if not (key.isascii() and key.isdigit()) or len(key.lstrip("0")) > len(str(MAX_NUMA_NODES)):
+        node = decimal(key, MAX_NUMA_NODES - 1)
+        if node is None:
             raise PlacementConfigError(f"{where}: key {shown(key)} is not a NUMA node id (0-{MAX_NUMA_NODES - 1})")
-        node = positive_int(int(key), f"{where}: NUMA node {key}", allow_zero=True, maximum=MAX_NUMA_NODES - 1)
+        if node in keys:
+            raise PlacementConfigError(f"{where}: keys {shown(keys[node])} and {shown(key)} both name NUMA node {node}; keep one of them")
+        keys[node] = key
         mask = _cpu_mask(value, f"{where}.{node}")
         clash = np.flatnonzero(mask & (owner >= 0))
         if clash.size:

@@ -69,6 +69,9 @@ class Limits:
     max_processes: int = 1_000_000
     #: Components of a spec (names under ``component_placement``, comma-joined keys counted apart).
     max_components: int = 10_000
+    #: Hydra-style overrides applied to one config (each is parsed and merged on its own, about
+    #: 0.4 ms apiece; a command line holds a few dozen).
+    max_overrides: int = 1_000
     #: Bytes a spec's arrays and CP-SAT model may take; ``None``: half of the machine's memory
     #: (or of the address-space limit, when the process has one), see ``limits.memory``.
     memory_budget_bytes: int | None = None
@@ -113,10 +116,11 @@ def _changed(limits: Limits, changes: dict[str, Any]) -> Limits:
 
 
 def exceeded(name: str, value: int | str, where: str, what: str) -> PlacementConfigError:
-    """The error for ``what`` at ``where`` being ``value``, above the limit called ``name``."""
+    """The error for ``what`` at ``where`` being ``value``, above the limit called ``name``; an
+    int is quoted bounded (``10**5000`` would raise Python's own ``ValueError`` when formatted)."""
     limit = getattr(_current, name)
     return PlacementConfigError(
-        f"{where}: {what} is {value}, above the limit {name}={limit} (input limits, see SECURITY.md); "
+        f"{where}: {what} is {shown(value) if isinstance(value, int) else value}, above the limit {name}={limit} (input limits, see SECURITY.md); "
         f"if the input is trusted, raise it with solver_placement.limits.configure({name}=...)"
     )
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 from omegaconf import OmegaConf
+from surfaces import newest_surfaces
 
 from solver_placement import YamlText
 
@@ -336,7 +337,7 @@ def shared_references() -> Iterator[Case]:
 def hostile_cases() -> list[Case]:
     """Every hostile case, in a fixed order."""
     makers = (deep_nesting, alias_bombs, interpolation_bombs, huge_ints, huge_strings, encodings, yaml_tags, odd_keys, evil_objects, oversized, shared_references)
-    return [case for maker in makers for case in maker()]
+    return [case for maker in makers for case in maker()] + newest_surfaces()
 
 
 # ------------------------------------------------------------------------------ mutated valid configs

@@ -30,6 +30,8 @@ class Result:
     outcome: str
     seconds: float
     peak_bytes: int
+    #: The error's message when the case was refused (cut), else "".
+    message: str = ""
 
 
 class _Worker:
@@ -89,7 +91,7 @@ def _answer(worker: _Worker, line: str) -> Result:
         outcome = f"hung (killed after {KILL_AFTER_S:.0f} s)" if elapsed >= KILL_AFTER_S else f"crashed: exit status {code}"
         return Result(kind, index, outcome, elapsed, 0)
     answer = json.loads(line)
-    return Result(kind, index, answer["outcome"], answer["seconds"], answer["peak_bytes"])
+    return Result(kind, index, answer["outcome"], answer["seconds"], answer["peak_bytes"], answer["message"])
 
 
 def _next(worker: _Worker, pending: list[tuple[str, int]], selector: selectors.BaseSelector, pool: list[_Worker]) -> _Worker:

@@ -17,6 +17,7 @@ from collections import defaultdict
 import pytest
 from corpus import hostile_cases, mutated
 from pool import Result, run_cases
+from surfaces import LOOPS, PROMISES
 
 MAX_SECONDS = 5.0
 MAX_PEAK_BYTES = 1 << 30
@@ -86,4 +87,45 @@ def test_every_hostile_case_and_5000_mutated_configs_within_bounds() -> None:
     results = run_cases(cases, workers=2)
     print("\n" + table(results))
     assert len(results) == len(cases)
+    assert not failures(results), "\n".join(failures(results))
+
+
+def broken_promises(results: list[Result]) -> list[str]:
+    """Every case of ``surfaces.py`` that did not end as :data:`surfaces.PROMISES` says: its outcome, or
+    a word its message must hold (the key, the limit or rule)."""
+    names = hostile_cases()
+    broken = []
+    for result in results:
+        klass, name, _ = names[result.index]
+        outcome, words = PROMISES[(klass, name)]
+        expected = ["placed" if one == "placed" else f"refused:{one}" for one in outcome.split("|")]
+        missing = [word for word in words if word not in result.message]
+        if result.outcome not in expected or missing:
+            broken.append(f"{klass} / {name}: {result.outcome} {result.message[:300]!r}, expected {' or '.join(expected)} with {missing}")
+    return broken
+
+
+def promised_cases(slow: bool) -> list[tuple[str, int]]:
+    """The cases of ``surfaces.py``: the large valid inputs of the loops class (seconds each) or all the others."""
+    return [("hostile", index) for index, (klass, name, _) in enumerate(hostile_cases()) if (klass, name) in PROMISES and (klass == LOOPS) == slow]
+
+
+def test_the_newest_surfaces_keep_their_promises() -> None:
+    """Issue 35: verl's export, keys naming one thing, pool sizes, override arguments and odd numbers
+    each end in the promised outcome, the message naming the key and the limit or rule, within the
+    same time and memory bounds as every hostile case."""
+    results = run_cases(promised_cases(slow=False), workers=2)
+    print("\n" + table(results))
+    assert not broken_promises(results), "\n".join(broken_promises(results))
+    assert not failures(results), "\n".join(failures(results))
+
+
+@pytest.mark.slow
+def test_loops_over_the_input_end_on_time() -> None:
+    """Issue 35 item 5, at the default size limits: counts are checked before per-item work and no
+    item's work reads the whole input, so each case is placed or refused within the bounds (8,000
+    slices at their time limit, 80,000 nodes, 80,000 pools or overrides, 12,000 teachers)."""
+    results = run_cases(promised_cases(slow=True), workers=1)
+    print("\n" + table(results))
+    assert not broken_promises(results), "\n".join(broken_promises(results))
     assert not failures(results), "\n".join(failures(results))

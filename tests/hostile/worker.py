@@ -42,17 +42,23 @@ def _peak_bytes() -> int:
     return 0
 
 
-def _outcome(source: Any) -> str:
+def _outcome(source: Any) -> tuple[str, str]:
+    """What the case ended in, and the error's message (cut) when it was refused."""
+    from surfaces import Run
+
     from solver_placement import PlacementError, solve, verify
 
     try:
-        solution = solve(source, time_limit_s=SOLVE_LIMIT_S)
-        verify(solution.spec, solution.placements_by_component())
+        if isinstance(source, Run):
+            source.action()
+        else:
+            solution = solve(source, time_limit_s=SOLVE_LIMIT_S)
+            verify(solution.spec, solution.placements_by_component())
     except PlacementError as error:
-        return f"refused:{type(error).__name__}"
+        return f"refused:{type(error).__name__}", str(error)[:2_000]
     except BaseException as error:  # noqa: BLE001 - anything else is what the suite looks for
-        return f"escaped:{type(error).__name__}: {str(error)[:300]!r}"
-    return "placed"
+        return f"escaped:{type(error).__name__}: {str(error)[:300]!r}", ""
+    return "placed", ""
 
 
 def main() -> None:
@@ -69,14 +75,15 @@ def main() -> None:
         kind, index = line.split()
         _reset_peak()
         started = time.perf_counter()
+        message = ""
         try:
             source = cases[int(index)][2]() if kind == "hostile" else corpus.mutated(int(index))
             started = time.perf_counter()  # the library's time, not the time to build the case
-            outcome = _outcome(source)
+            outcome, message = _outcome(source)
         except BaseException as error:  # noqa: BLE001 - building the case failed: report, keep serving
             outcome = f"escaped:{type(error).__name__} while building: {str(error)[:200]!r}"
         seconds = time.perf_counter() - started
-        print(json.dumps({"outcome": outcome, "seconds": seconds, "peak_bytes": _peak_bytes()}), flush=True)
+        print(json.dumps({"outcome": outcome, "message": message, "seconds": seconds, "peak_bytes": _peak_bytes()}), flush=True)
 
 
 if __name__ == "__main__":

@@ -45,10 +45,11 @@ from solver_placement._config import ConfigSource
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, VerlExportError, shown
 from solver_placement._frontends.verl import verl_pools
+from solver_placement._frontends.verl.export_names import OWN_POOLS, RANK_BOUND, STANDALONE, check_roles, rank_of, refused, roles_of, server_of
 from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
 from solver_placement._frontends.verl.replicas import STANDALONE_COLOCATE
-from solver_placement._frontends.verl.resource_pools import FUSED, ResourcePool, slice_gpus
-from solver_placement._frontends.verl.servers import LONE, LONE_KEY, REWARD_REPLICA, TEACHER_REPLICA, TEACHERS
+from solver_placement._frontends.verl.resource_pools import FUSED, ResourcePool, in_slice_order, slice_gpus
+from solver_placement._frontends.verl.servers import LONE, LONE_KEY, TEACHERS
 from solver_placement._frontends.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
 from solver_placement._frontends.verl.versions import RULES as READ_RULES
 from solver_placement._frontends.verl.versions import VERL_TRAINER
@@ -60,10 +61,8 @@ from solver_placement._solver.solve import solve
 VERSIONS = tuple(READ_RULES)
 #: The rules a refusal names (``VerlExportError.rule``).
 RULES = ("one worker per GPU", "pools share no GPU", "equal node entries", "verl's pools", "Ray's node order")
-#: verl's roles that get a pool of their own (0.9 and later), and the pool's name.
-OWN_POOLS = {"rm": "reward_pool", "teacher": "teacher_pool"}
-#: verl's names of a standalone rollout replica (``rollout_standalone_<rank>``) and of its pool.
-STANDALONE, STANDALONE_POOL = "rollout_standalone_", "rollout_pool_"
+#: verl's name of a standalone rollout replica's pool (``rollout_pool_<rank>``).
+STANDALONE_POOL = "rollout_pool_"
 #: Nodes a message lists before it says how many more there are.
 SHOWN_NODES = 4
 
@@ -111,26 +110,7 @@ class _Pool:
     @property
     def roles(self) -> list[str]:
         """verl's roles: a replica's is its model's (``rm``, ``teacher``)."""
-        return [role for name in self.components for role in _roles(name)]
-
-
-def _server(component: str) -> tuple[str, str, int] | None:
-    """(role, teacher key, rank) of a component verl starts as a model server replica, else None."""
-    if component in OWN_POOLS:
-        return component, LONE_KEY if component == "teacher" else "", 0
-    for prefix, role in ((REWARD_REPLICA, "rm"), (TEACHER_REPLICA, "teacher")):
-        if component.startswith(prefix):
-            rank, _, key = component[len(prefix) :].partition("_")
-            if not rank.isdigit() or str(int(rank)) != rank or (role == "teacher") != bool(key):
-                named = f"{prefix}<rank>{'_<key>' if role == 'teacher' else ''}"
-                raise _refused(component, "verl's pools", f"is not a replica verl names ({named}, rank 0, 1, ...)")
-            return role, key, int(rank)
-    return None
-
-
-def _roles(component: str) -> list[str]:
-    server = _server(component)
-    return [server[0]] if server else component.split(FUSED)
+        return [role for name in self.components for role in roles_of(name)]
 
 
 def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = None, cluster: Cluster | None = None) -> VerlExport:
@@ -144,6 +124,7 @@ def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = 
     chosen = version or stated or "main"
     if chosen not in VERSIONS:
         raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")
+    check_roles(solution, chosen)
     named = _verl_pools(_pools_of(solution), chosen)
     exported = _export(named, chosen)
     _check_verl_lands_them(solution, named, exported.pools)
@@ -158,18 +139,18 @@ def _pools_of(solution: Solution) -> list[_Pool]:
     held_by = {name: _held(solution, name) for name in solution.components}
     servers: dict[str, frozenset[tuple[int, int]]] = {}  # the GPUs of each model's replicas together
     for name, gpus in held_by.items():
-        server = _server(name)
+        server = server_of(name)
         if server is not None:
             if servers.get(server[0], frozenset()) & gpus:
-                other = next(other for other in held_by if other != name and _roles(other) == [server[0]] and held_by[other] & gpus)
-                raise _refused(name, "pools share no GPU", f"shares GPUs with {other!r}; verl starts each replica of a model on GPUs of its own")
+                other = next(other for other in held_by if other != name and roles_of(other) == [server[0]] and held_by[other] & gpus)
+                raise refused(name, "pools share no GPU", f"shares GPUs with {other!r}; verl starts each replica of a model on GPUs of its own")
             servers[server[0]] = servers.get(server[0], frozenset()) | gpus
     for name in solution.components:
-        server = _server(name)
+        server = server_of(name)
         gpus = servers[server[0]] if server is not None else held_by[name]
         clash = sorted({owner[gpu] for gpu in gpus if gpu in owner and gpus not in pools})
         if clash:
-            raise _refused(name, "pools share no GPU", f"shares some GPUs of {clash[0]!r} but not all; the roles of a verl pool hold all of its GPUs and pools share none")
+            raise refused(name, "pools share no GPU", f"shares some GPUs of {clash[0]!r} but not all; the roles of a verl pool hold all of its GPUs and pools share none")
         owner.update(dict.fromkeys(gpus, name))
         pools.setdefault(gpus, []).append(name)
     return [_Pool(tuple(names), _by_node(names[0], gpus), {name: len(held_by[name]) for name in names}) for gpus, names in pools.items()]
@@ -179,7 +160,7 @@ def _held(solution: Solution, name: str) -> frozenset[tuple[int, int]]:
     """The GPUs of a component, refused unless each process holds one of its own."""
     held = [_gpu(name, p) for p in solution.placements(name)]
     if len(set(held)) != len(held):
-        raise _refused(name, "one worker per GPU", "runs several processes on one GPU; verl starts one worker per GPU of a pool")
+        raise refused(name, "one worker per GPU", "runs several processes on one GPU; verl starts one worker per GPU of a pool")
     return frozenset(held)
 
 
@@ -187,7 +168,7 @@ def _gpu(name: str, record: Any) -> tuple[int, int]:
     """The one GPU a process holds, as (node, GPU)."""
     if record.hardware_type != ACCELERATOR or len(record.local_hardware_ranks) != 1:
         held = f"{len(record.local_hardware_ranks)} GPUs" if record.hardware_type == ACCELERATOR else f"no GPU (it runs on a {record.hardware_type})"
-        raise _refused(name, "one worker per GPU", f"process {record.rank} holds {held}; verl starts one worker per GPU of a pool", ": ")
+        raise refused(name, "one worker per GPU", f"process {record.rank} holds {held}; verl starts one worker per GPU of a pool", ": ")
     return record.cluster_node_rank, record.local_hardware_ranks[0]
 
 
@@ -199,7 +180,7 @@ def _by_node(name: str, gpus: frozenset[tuple[int, int]]) -> dict[int, tuple[int
     counts = sorted({len(held) for held in by_node.values()})
     if len(counts) > 1:
         sizes = ", ".join(f"node {node}: {len(held)}" for node, held in list(by_node.items())[:SHOWN_NODES])
-        raise _refused(name, "equal node entries", f"holds {counts[0]} to {counts[-1]} GPUs per node ({sizes}); a verl pool's process_on_nodes entries are equal")
+        raise refused(name, "equal node entries", f"holds {counts[0]} to {counts[-1]} GPUs per node ({sizes}); a verl pool's process_on_nodes entries are equal")
     return {node: tuple(held) for node, held in by_node.items()}
 
 
@@ -214,15 +195,15 @@ def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
             continue
         own = OWN_POOLS.get(pool.roles[0]) if len(set(pool.roles)) == 1 else None
         if own is not None and version == "0.4.1":
-            raise _refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0, 0.9.1 or main)")
+            raise refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0, 0.9.1 or main)")
         name = own or "global_pool"
         if name in named:
             raise VerlExportError(pool.components[0], "verl's pools", _second_pool(name, named[name], pool))
         named[name] = pool
     if "global_pool" not in named:
-        raise _refused(pools[0].components[0], "verl's pools", "is a pool of its own and no component holds the trainer's GPUs; verl's trainer always starts its actor on global_pool")
+        raise refused(pools[0].components[0], "verl's pools", "is a pool of its own and no component holds the trainer's GPUs; verl's trainer always starts its actor on global_pool")
     if "teacher" in named["global_pool"].roles:
-        raise _refused(_holding(named["global_pool"], "teacher"), "verl's pools", "shares global_pool's GPUs; verl runs the teacher only on teacher_pool, GPUs of its own")
+        raise refused(_holding(named["global_pool"], "teacher"), "verl's pools", "shares global_pool's GPUs; verl runs the teacher only on teacher_pool, GPUs of its own")
     replicas = sorted((name for name in named if name.startswith(STANDALONE_POOL)), key=lambda name: int(name[len(STANDALONE_POOL) :]))
     return {name: named[name] for name in ("global_pool", *OWN_POOLS.values(), *replicas) if name in named}
 
@@ -230,25 +211,20 @@ def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
 def _standalone_pool(pool: _Pool, role: str, version: str) -> str:
     """``rollout_pool_<rank>``: the pool of a standalone replica, alone on its GPUs."""
     component = _holding(pool, role)
-    rank = role[len(STANDALONE) :]
-    if not rank.isdigit() or str(int(rank)) != rank:
-        raise _refused(component, "verl's pools", f"serves role {role!r}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...)")
+    rank = rank_of(role[len(STANDALONE) :])
+    if rank is None:
+        raise refused(component, "verl's pools", f"serves role {shown(role)}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...){RANK_BOUND}")
     if version == "0.4.1":
-        raise _refused(component, "verl's pools", "is a standalone rollout replica; verl 0.4.1 has none (export to 0.9.0, 0.9.1 or main)")
+        raise refused(component, "verl's pools", "is a standalone rollout replica; verl 0.4.1 has none (export to 0.9.0, 0.9.1 or main)")
     if pool.roles != [role]:
         others = ", ".join(repr(name) for name in pool.components if name != component) or repr(FUSED.join(pool.roles))
-        raise _refused(component, "verl's pools", f"shares its GPUs with {others}; verl starts each standalone rollout replica on a pool of its own")
-    return STANDALONE_POOL + rank
+        raise refused(component, "verl's pools", f"shares its GPUs with {others}; verl starts each standalone rollout replica on a pool of its own")
+    return f"{STANDALONE_POOL}{rank}"
 
 
 def _holding(pool: _Pool, role: str) -> str:
     """The component of ``pool`` whose workers serve ``role``."""
-    return next(name for name in pool.components if role in _roles(name))
-
-
-def _refused(component: str, rule: str, why: str, joint: str = " ") -> VerlExportError:
-    """The refusal of ``component`` under ``rule``: ``component 'x' <why>``."""
-    return VerlExportError(component, rule, f"component {component!r}{joint}{why}")
+    return next(name for name in pool.components if role in roles_of(name))
 
 
 def _second_pool(name: str, first: _Pool, second: _Pool) -> str:
@@ -267,41 +243,43 @@ def _export(named: Mapping[str, _Pool], version: str) -> VerlExport:
     colocate = 1 if version == "0.4.1" else TRAINER_COLOCATE
     pools: dict[str, ResourcePool] = {}
     mapping: dict[str, str] = {}
+    replica_sizes: dict[str, int] = {}  # GPUs of one replica of each model, as the solution's replicas hold them
     for name, pool in named.items():
         entries = [len(held) for held in pool.gpus.values()]
         slices = _replicas(pool, entries[0], version)
         pools[name] = ResourcePool(entries, STANDALONE_COLOCATE if name.startswith(STANDALONE_POOL) else colocate, None, (), slices)
         mapping.update({role: name for role in pool.roles})
-    overrides = _overrides(pools, mapping, version) + _rollout_overrides(pools, named, mapping, version)
+        replica_sizes.update({roles_of(replica)[0]: count for replica, (_, count) in slices.items()})
+    overrides = _overrides(pools, mapping, replica_sizes, version) + _rollout_overrides(pools, named, mapping, version)
     return VerlExport(version, pools, mapping, overrides)
 
 
 def _replicas(pool: _Pool, gpus_per_node: int, version: str) -> dict[str, tuple[int, int]]:
     """The pool's model server replicas as verl slices the pool for them, (first GPU, count) by
     name, after checking verl would number and size them so (none in 0.4.1, which fuses ``rm``)."""
-    servers = {name: server for name in pool.components if (server := _server(name)) is not None}
+    servers = {name: server for name in pool.components if (server := server_of(name)) is not None}
     if version == "0.4.1":
         replica = next((name for name in servers if name not in OWN_POOLS), None)
         if replica is not None:
-            raise _refused(replica, "verl's pools", "is a model server replica; verl 0.4.1 fuses its reward model into the trainer's workers (export to 0.9.0, 0.9.1 or main)")
+            raise refused(replica, "verl's pools", "is a model server replica; verl 0.4.1 fuses its reward model into the trainer's workers (export to 0.9.0, 0.9.1 or main)")
         return {}
     other = next((name for name, (role, key, _) in servers.items() if role == "teacher" and key != LONE_KEY), None)
     if other is not None:
         why = f"is a replica of teacher {servers[other][1]!r}; export writes one teacher, which verl keys {LONE_KEY!r} (several need their keys in verl's config)"
-        raise _refused(other, "verl's pools", why)
+        raise refused(other, "verl's pools", why)
     ranked = sorted(servers, key=lambda name: servers[name][2])
     slices: dict[str, tuple[int, int]] = {}
     for rank, name in enumerate(ranked):
         size = pool.sizes[name]
         if size != pool.sizes[ranked[0]]:
-            raise _refused(name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size")
+            raise refused(name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size")
         if servers[name][2] != rank:
-            raise _refused(name, "verl's pools", f"is replica {servers[name][2]} where verl numbers the replicas of a model 0 to {len(ranked) - 1}")
+            raise refused(name, "verl's pools", f"is replica {servers[name][2]} where verl numbers the replicas of a model 0 to {len(ranked) - 1}")
         per_node = min(gpus_per_node, size)
         spans = (rank * size + size - 1) // gpus_per_node - rank * size // gpus_per_node + 1
         if size % per_node or (servers[name][0] == "teacher" and spans != -(-size // gpus_per_node)):
             why = f"is a replica of {size} GPUs in a pool of nodes of {gpus_per_node}, which verl cannot cut so (a replica wider than a node fills whole nodes, a teacher's spans no more nodes than it needs)"
-            raise _refused(name, "verl's pools", why)
+            raise refused(name, "verl's pools", why)
         slices[name] = (rank * size, size)
     return slices
 
@@ -319,19 +297,19 @@ def _rollout_overrides(pools: Mapping[str, ResourcePool], named: Mapping[str, _P
     for name in replicas:
         if list(pools[name].process_on_nodes) != entries:
             why = f"holds {list(pools[name].process_on_nodes)} GPUs per node and {first!r} {entries}; verl's standalone replicas are all one size"
-            raise _refused(named[name].components[0], "verl's pools", why)
+            raise refused(named[name].components[0], "verl's pools", why)
     hybrid = not (replicas[0] == f"{STANDALONE_POOL}0" and version in STANDALONE_ONLY)
     if hybrid and trainer % size:
         why = f"is a replica of {size} GPUs, which do not divide global_pool's {trainer}; verl sizes the hybrid replicas on global_pool alike and asserts they fill it"
-        raise _refused(first, "verl's pools", why)
+        raise refused(first, "verl's pools", why)
     start = trainer // size if hybrid else 0
     expected = [f"{STANDALONE_POOL}{rank}" for rank in range(start, start + len(replicas))]
     if replicas != expected:
         wrong = next(name for name, want in zip(replicas, expected) if name != want)
         why = f"is not numbered as verl numbers standalone replicas: on from global_pool's {start} hybrid replica(s), {STANDALONE}{start} to {STANDALONE}{start + len(replicas) - 1}"
-        raise _refused(named[wrong].components[0], "verl's pools", why)
+        raise refused(named[wrong].components[0], "verl's pools", why)
     if mapping.get("rm") == "global_pool":
-        raise _refused(_holding(named["global_pool"], "rm"), "verl's pools", "shares global_pool's GPUs, but verl's separate_async asserts the reward model runs on a pool of its own")
+        raise refused(_holding(named["global_pool"], "rm"), "verl's pools", "shares global_pool's GPUs, but verl's separate_async asserts the reward model runs on a pool of its own")
     nnodes, gpus_per_node = _rollout_nodes([named[name] for name in replicas], entries)
     rollout = "actor_rollout_ref.rollout"
     return (
@@ -355,8 +333,9 @@ def _rollout_nodes(replicas: Sequence[_Pool], entries: Sequence[int]) -> tuple[i
     return len(entries) * len(replicas), entries[0]
 
 
-def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], version: str) -> tuple[str, ...]:
-    """The trainer keys that decide verl's pools, each set (the ones read only with a switch on)."""
+def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], replica_sizes: Mapping[str, int], version: str) -> tuple[str, ...]:
+    """The trainer keys that decide verl's pools, each set (the ones read only with a switch on);
+    from 0.9 every ``rm`` and ``teacher`` is a replica (``export_names.check_roles``), so each has its size."""
     trainer = pools["global_pool"].process_on_nodes
     keys = [f"trainer.nnodes={len(trainer)}", f"trainer.n_gpus_per_node={trainer[0]}"]
     if version == "0.4.1":
@@ -366,18 +345,17 @@ def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], ve
     if reward is not None:
         keys.append(f"reward.reward_model.enable_resource_pool={_flag(reward == 'reward_pool')}")
         keys += _sizes("reward.reward_model", pools.get("reward_pool"))
-        keys += _replica_size("reward.reward_model.rollout", pools[reward], ("data_parallel_size", "pipeline_model_parallel_size"))
+        keys += _replica_size("reward.reward_model.rollout", replica_sizes["rm"], ("data_parallel_size", "pipeline_model_parallel_size"))
     teacher = pools.get("teacher_pool")
     keys.append(f"distillation.enabled={_flag(teacher is not None)}")
     keys += _sizes("distillation", teacher)
     if teacher is not None:  # the teacher's inference section has no pipeline key to override
-        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", teacher, ("data_parallel_size",))
+        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", replica_sizes["teacher"], ("data_parallel_size",))
     return tuple(keys)
 
 
-def _replica_size(section: str, pool: ResourcePool, others: tuple[str, ...]) -> list[str]:
-    """A model's replica size on ``pool``, stated as tensor parallel (the other sizes 1)."""
-    size = next(iter(pool.slices.values()))[1]
+def _replica_size(section: str, size: int, others: tuple[str, ...]) -> list[str]:
+    """A model's replica size, stated as tensor parallel (the other sizes 1)."""
     return [f"{section}.tensor_model_parallel_size={size}", *(f"{section}.{key}=1" for key in others)]
 
 
@@ -409,7 +387,7 @@ def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool], pools
         slices = pools[name].slices
         whole = any(component not in slices for component in pool.components)
         for component in pool.components:
-            groups = slice_gpus(landed[name], *slices[component], whole) if component in slices else landed[name]
+            groups = slice_gpus(in_slice_order(landed[name], whole), *slices[component]) if component in slices else landed[name]
             verl = [(group.node, gpu) for group in groups for gpu in group.gpus]
             solved = [_gpu(component, p) for p in solution.placements(component)]
             if solved != verl:

@@ -38,7 +38,7 @@ version's ``max_colocate_count`` and the roles it starts as groups of their own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,7 @@ from solver_placement._frontends.verl import verl_cluster, verl_pools
 from solver_placement._frontends.verl.pool_order import Landed, PoolRequest, land_pools
 from solver_placement._frontends.verl.versions import VERL_TRAINER
 from solver_placement._job import Job, load_job
+from solver_placement._limits import check
 from solver_placement._solver_settings import SolverSettings
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -107,19 +108,26 @@ def pool_groups(
     """:func:`pool_spec`, and the pool and roles of each component it makes."""
     groups: dict[str, PoolGroup] = {}
     requests: list[PoolRequest] = []
-    for name, roles in _roles_by_pool(pools, mapping).items():
-        entries = _entries(name, pools[name])
+    roles_by_pool = _roles_by_pool(pools, mapping)
+    entries_by_pool = _sizes_checked(pools, roles_by_pool)
+    node_sets: dict[str | None, tuple[int, ...]] = {}  # one tuple per node group, shared by its pools' requests
+    for name, roles in roles_by_pool.items():
+        entries = entries_by_pool[name]
         worker_groups = _worker_groups(name, pools[name], roles)
         groups.update({FUSED.join(group): PoolGroup(name, group, entries[0]) for group in worker_groups})
-        requests.append(PoolRequest(name, entries, _nodes(cluster, name, pools[name]), FUSED.join(worker_groups[0]), pools[name].max_colocate_count))
+        if pools[name].node_group not in node_sets:
+            node_sets[pools[name].node_group] = _nodes(cluster, name, pools[name])
+        requests.append(PoolRequest(name, entries, node_sets[pools[name].node_group], FUSED.join(worker_groups[0]), pools[name].max_colocate_count))
     landed = land_pools(cluster.gpus_per_node.tolist(), requests)
-    nodes = {request.name: request.nodes for request in requests}
+    first_gpus = {node_group: _first_gpus(cluster, nodes) for node_group, nodes in node_sets.items()}
+    ordered = {
+        name: in_slice_order(landed[name], any(role not in pools[name].slices for role in roles)) for name, roles in roles_by_pool.items() if pools[name].slices
+    }
     placement: dict[str, Any] = {}
     for component, group in groups.items():
         pool = pools[group.pool]
-        whole = any(role not in pool.slices for role in mapping if mapping[role] == group.pool)
-        held = slice_gpus(landed[group.pool], *pool.slices[component], whole) if component in pool.slices else landed[group.pool]
-        rule = {"placement": _ranks(cluster, nodes[group.pool], held)}
+        held = slice_gpus(ordered[group.pool], *pool.slices[component]) if component in pool.slices else landed[group.pool]
+        rule = {"placement": _ranks(first_gpus[pool.node_group], held)}
         node_group = pools[group.pool].node_group
         placement[component] = rule if node_group is None else {**rule, "node_group": node_group}
     return PlacementSpec.build(cluster, placement, solver_options), groups
@@ -140,10 +148,30 @@ def _roles_by_pool(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str]
     return used
 
 
+def _sizes_checked(pools: Mapping[str, ResourcePool], roles_by_pool: Mapping[str, Sequence[str]]) -> dict[str, tuple[int, ...]]:
+    """Each used pool's entries, after the counts every later step grows with are checked against
+    their limits: worker groups (components), GPUs of all pools, slices. Checked from the input's
+    own sizes, before any list per GPU or per node is made (``process_on_nodes: [10**9]`` is
+    refused here, not after a list of a billion GPUs)."""
+    entries = {name: _entries(name, pools[name]) for name in roles_by_pool}
+    components = sum(
+        bool(set(roles) - set(pools[name].own_worker_group) - set(pools[name].slices)) + len(pools[name].own_worker_group) + len(pools[name].slices)
+        for name, roles in roles_by_pool.items()
+    )
+    check("max_components", components, "resource pools", "the number of worker groups (a component each)")
+    check("max_processes", sum(map(sum, entries.values())), "resource pools", "the number of GPUs the pools ask for")
+    return entries
+
+
 def _entries(name: str, pool: ResourcePool) -> tuple[int, ...]:
+    """``process_on_nodes``: one entry per node (``max_nodes``), each a placement group on one node
+    (``max_items_per_node`` GPUs at most), all equal."""
     entries = tuple(pool.process_on_nodes)
+    where = f"resource pool {name!r}: process_on_nodes"
+    check("max_nodes", len(entries), where, "the number of entries (a node each)")
     if not entries or any(isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in entries):
-        raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes must be positive GPU counts, not {shown(list(entries))}")
+        raise PlacementConfigError(f"{where} must be positive GPU counts, not {shown(list(entries))}")
+    check("max_items_per_node", max(entries), where, "the GPUs of one entry (a placement group on one node)")
     if len(set(entries)) != 1:
         raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes {list(entries)} mixes entry sizes; like verl, a pool's entries must be equal")
     return entries
@@ -153,43 +181,57 @@ def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[
     """The pool's fused roles as one group, then each role that runs as a group of its own (on
     all of the pool's GPUs, then on its slice)."""
     own = list(pool.own_worker_group)
+    mapped, own_roles = set(roles), set(own)
     for key, named in (("own_worker_group", own), ("slices", list(pool.slices))):
-        strays = [role for role in named if role not in roles]
+        strays = [role for role in named if role not in mapped]
         if strays:
             raise PlacementConfigError(f"resource pool {name!r}: {key} names {', '.join(map(repr, strays))}, not mapped to the pool")
     both = [role for role in own if role in pool.slices]
     if both:
         raise PlacementConfigError(f"resource pool {name!r}: {both[0]!r} is in own_worker_group and slices; a role runs on all of the pool's GPUs or on a slice")
-    fused = tuple(role for role in roles if role not in own and role not in pool.slices)
+    fused = tuple(role for role in roles if role not in own_roles and role not in pool.slices)
     whole = ([fused] if fused else []) + [(role,) for role in own]
     gpus = sum(pool.process_on_nodes)
-    sharing = [0] * gpus  # the slices on each GPU
     for role, (first, count) in pool.slices.items():
         if first < 0 or count < 1 or first + count > gpus:
             raise PlacementConfigError(f"resource pool {name!r}: slice {role!r} [{first}, {count}] is not within the pool's {gpus} GPUs (first from 0, count from 1)")
-        for gpu in range(first, first + count):
-            sharing[gpu] += 1
-    if len(whole) + max(sharing) > pool.max_colocate_count:
-        listed = " and ".join(part for part in (", ".join(FUSED.join(group) for group in whole), f"up to {max(sharing)} slice(s) on one GPU" * bool(pool.slices)) if part)
+    sharing = _most_slices_on_a_gpu(pool.slices.values())
+    if len(whole) + sharing > pool.max_colocate_count:
+        listed = " and ".join(part for part in (", ".join(FUSED.join(group) for group in whole), f"up to {sharing} slice(s) on one GPU" * bool(pool.slices)) if part)
         raise PlacementConfigError(
-            f"resource pool {name!r}: {len(whole) + max(sharing)} worker groups ({listed}) exceed max_colocate_count="
+            f"resource pool {name!r}: {len(whole) + sharing} worker groups ({listed}) exceed max_colocate_count="
             f"{pool.max_colocate_count}; verl gives each worker 1/{pool.max_colocate_count} of a GPU, so a further group would wait for GPUs forever"
         )
     return whole + [(role,) for role in pool.slices]
 
 
-def slice_gpus(landed: Sequence[Landed], first: int, count: int, by_node: bool) -> list[Landed]:
-    """The GPUs of the slice ``[first, count]``, as the parts of the pool's placement groups it
-    holds: the groups taken by node (``by_node``: a group runs on all of the pool's GPUs), else in
-    the order the pool created them (module docstring)."""
-    ordered = landed if by_node else sorted(landed, key=lambda group: group.created)
+def _most_slices_on_a_gpu(slices: Iterable[tuple[int, int]]) -> int:
+    """The most slices holding one GPU, swept over the slices' ends (not a count per GPU: the work
+    follows the slices, not the pool's size); a slice ends before the next one starts on its GPU."""
+    edges = sorted(edge for first, count in slices for edge in ((first, 1), (first + count, -1)))  # an end (-1) sorts first
+    most = held = 0
+    for _, change in edges:
+        held += change
+        most = max(most, held)
+    return most
+
+
+def in_slice_order(landed: Sequence[Landed], by_node: bool) -> list[Landed]:
+    """A pool's placement groups in the order its slices count GPUs over them: by node (``by_node``:
+    a group runs on all of the pool's GPUs), else in the order the pool created them (module
+    docstring). Made once per pool, not once per slice."""
+    return list(landed) if by_node else sorted(landed, key=lambda group: group.created)
+
+
+def slice_gpus(ordered: Sequence[Landed], first: int, count: int) -> list[Landed]:
+    """The GPUs of the slice ``[first, count]`` (within the pool), as the parts of the pool's
+    placement groups (``in_slice_order``) it holds. A pool's groups are equal (its entries are), so
+    the slice's groups are found by division: the work follows the slice, not the pool."""
+    size = len(ordered[0].gpus)
     held: list[Landed] = []
-    start = 0
-    for group in ordered:
-        low, high = max(first - start, 0), min(first + count - start, len(group.gpus))
-        if low < high:
-            held.append(Landed(group.node, group.gpus[low:high], group.created))
-        start += len(group.gpus)
+    for index in range(first // size, (first + count - 1) // size + 1):
+        group, start = ordered[index], index * size
+        held.append(Landed(group.node, group.gpus[max(first - start, 0) : min(first + count - start, size)], group.created))
     return sorted(held, key=lambda group: group.node)
 
 
@@ -201,13 +243,19 @@ def _nodes(cluster: Cluster, name: str, pool: ResourcePool) -> tuple[int, ...]:
     return tuple(sorted(group.node_ranks))
 
 
-def _ranks(cluster: Cluster, nodes: Sequence[int], landed: Sequence[Landed]) -> str:
-    """The pool's GPUs as ranks of its node group (GPUs counted node after node), in rank text."""
+def _first_gpus(cluster: Cluster, nodes: Sequence[int]) -> dict[int, int]:
+    """The rank of each node's first GPU in its node group (GPUs counted node after node): once per
+    node group, not once per component."""
     offset, start = 0, {}
     for node in nodes:
         start[node] = offset
         offset += int(cluster.gpus_per_node[node])
-    return format_ranks(start[group.node] + gpu for group in landed for gpu in group.gpus)
+    return start
+
+
+def _ranks(first_gpus: Mapping[int, int], landed: Sequence[Landed]) -> str:
+    """The GPUs of ``landed`` as ranks of their node group, in rank text."""
+    return format_ranks(first_gpus[group.node] + gpu for group in landed for gpu in group.gpus)
 
 
 def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = None) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
@@ -227,6 +275,7 @@ def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = 
         )
     mapping = {str(role): text(pool, f"{SECTION}.mapping.{role}") for role, pool in require_mapping(section["mapping"], f"{SECTION}.mapping").items()}
     raw_pools = require_mapping(section["resource_pool_spec"], f"{SECTION}.resource_pool_spec")
+    check("max_components", len(raw_pools), f"{SECTION}.resource_pool_spec", "the number of pools (a worker group each at least)")
     pools = {str(name): _pool(value, f"{SECTION}.resource_pool_spec.{name}") for name, value in raw_pools.items()}
     return pool_groups(job.stated_cluster, pools, mapping, job.solver_options)
 
@@ -237,11 +286,14 @@ def _verl_spec(job: Job) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     built = verl_pools(job.config)
     if "component_placement" in job.section:
         raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
+    workers: dict[str, list[str]] = {name: [] for name in built.pools}  # each pool's roles, in one pass (10,000 replica pools)
+    for role, pool_name in built.workers.items():
+        workers[pool_name].append(role)
     pools = {
         name: ResourcePool(
             pool.process_on_nodes, pool.max_colocate_count, None,
-            [r for r, p in built.workers.items() if p == name and r in built.own_groups and r not in built.slices],
-            {r: built.slices[r] for r, p in built.workers.items() if p == name and r in built.slices},
+            [r for r in workers[name] if r in built.own_groups and r not in built.slices],
+            {r: built.slices[r] for r in workers[name] if r in built.slices},
         )
         for name, pool in built.pools.items()
     }  # fmt: skip
@@ -273,4 +325,5 @@ def _slice(value: Any, where: str) -> tuple[int, int]:
     """``[first, count]``: the first of the pool's GPUs a slice holds (from 0) and how many."""
     if not isinstance(value, list) or len(value) != 2 or any(isinstance(n, bool) or not isinstance(n, int) for n in value) or value[0] < 0 or value[1] < 1:
         raise PlacementConfigError(f"{where} must be [first, count]: the first of the pool's GPUs (from 0) and how many (from 1), not {shown(value)}")
+    check("max_processes", value[0] + value[1], where, "the GPUs up to the slice's last (first + count)")
     return value[0], value[1]

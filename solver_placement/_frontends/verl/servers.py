@@ -15,6 +15,7 @@ sets its ``num_replicas``); with several, ``teacher_model`` is dropped.
 
 from __future__ import annotations
 
+from solver_placement._errors import cut, shown
 from solver_placement._frontends.verl.keys import VerlKeys
 from solver_placement._frontends.verl.pools import VerlPool
 from solver_placement._frontends.verl.replicas import check_divides, replica_size
@@ -55,6 +56,7 @@ def teacher_replicas(keys: VerlKeys, pool: VerlPool) -> dict[str, tuple[int, int
         teachers = [(LONE_KEY, pool.gpus // size, size)]
     else:
         keys.refuse(f"{TEACHERS}.{LONE}.model_path", f"with several {TEACHERS} verl drops the {LONE} entry; give it another name")
+        check("max_components", len(entries) - 1, TEACHERS, "the number of teachers (a component each at least)")
         teachers = [_teacher(keys, entry, gpus_per_node) for entry in entries if entry != LONE]
     return _split(keys, teachers, pool.gpus, gpus_per_node)
 
@@ -70,11 +72,20 @@ def _teacher(keys: VerlKeys, entry: str, gpus_per_node: int) -> tuple[str, int, 
 
 def _split(keys: VerlKeys, teachers: list[tuple[str, int, int]], gpus: int, gpus_per_node: int) -> dict[str, tuple[int, int]]:
     """The teachers' replicas in bundle order, refused where verl raises: keys twice, sizes that
-    do not sum to the pool, a replica across more nodes than its size needs."""
-    seen = [key for key, _, _ in teachers]
-    twice = sorted({key for key in seen if seen.count(key) > 1})
-    if twice:
-        raise keys.error(f"{TEACHERS}: teacher key {twice[0]!r} is given twice; verl raises on a duplicate teacher key")
+    do not sum to the pool, a replica across more nodes than its size needs; and keys that name
+    the same replicas once ``/`` is written ``_`` (``x/y`` and ``x_y``), which would be one
+    component here and one Ray name in verl, half of the replicas lost."""
+    spelled: dict[str, str] = {}  # replica-name suffix -> the key it came from
+    for key, _, _ in teachers:
+        suffix = key.replace("/", "_")
+        if suffix in spelled and spelled[suffix] == key:
+            raise keys.error(f"{TEACHERS}: teacher key {shown(key)} is given twice; verl raises on a duplicate teacher key")
+        if suffix in spelled:
+            raise keys.error(
+                f"{TEACHERS}: teacher keys {shown(spelled[suffix])} and {shown(key)} both name replicas {TEACHER_REPLICA}<rank>_{cut(suffix, 60)} "
+                "(verl writes '/' in a key as '_'), so one teacher's replicas would take the other's names; rename one of them"
+            )
+        spelled[suffix] = key
     check("max_components", sum(replicas for _, replicas, _ in teachers), TEACHERS, "the number of teacher replicas (a component each)")
     total = sum(replicas * size for _, replicas, size in teachers)
     if total != gpus:

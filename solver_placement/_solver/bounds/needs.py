@@ -9,6 +9,7 @@ constants. Every number comes with the user statement it follows from.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,14 +59,15 @@ def is_free(request: ComponentRequest) -> bool:
 
 
 def needs_of(spec: PlacementSpec) -> dict[str, Need]:
-    """Every rule-owning component's need, in config order."""
-    return {name: _need(spec, request) for name, request in spec.requests.items()}
+    """Every rule-owning component's need, in config order (the components sharing each one's rule
+    counted in one pass: a scan of all components per component took 37 s for 8,000)."""
+    sharing = Counter(component.shares_rule_with for component in spec.components.values())
+    return {name: _need(spec, request, 1 + sharing[name]) for name, request in spec.requests.items()}
 
 
-def _need(spec: PlacementSpec, request: ComponentRequest) -> Need:
+def _need(spec: PlacementSpec, request: ComponentRequest, copies: int) -> Need:
     hardware = distinct(request.cand_hw)
     items = np.bincount(spec.cluster.hw_node[hardware], minlength=spec.cluster.num_nodes).astype(np.int64)
-    copies = 1 + sum(1 for c in spec.components.values() if c.shares_rule_with == request.name)
     plural = noun(request)
     if not is_free(request):
         used = int(items.sum())
