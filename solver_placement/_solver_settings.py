@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from types import MappingProxyType
+from dataclasses import dataclass, replace
 from typing import Any
 
 from solver_placement._config import check_keys, positive_int, require_mapping
@@ -29,7 +28,7 @@ OBJECTIVE_KEY = "objective"
 SOLVER_SECTION = "cluster.solver"
 #: Objective weight of each term (``_solver/rules/objective.py`` says what each counts); a config
 #: gives any subset, the others keep these.
-DEFAULT_WEIGHTS = MappingProxyType({"changes": 1_000_000, "topology": 100_000, "nodes": 10_000, "balance": 0, "contiguity": 1})
+DEFAULT_WEIGHTS = {"changes": 1_000_000, "topology": 100_000, "nodes": 10_000, "balance": 0, "contiguity": 1}
 #: Most CP-SAT workers accepted.
 MAX_WORKERS = 64
 
@@ -95,8 +94,10 @@ class SolverSettings:
     time_limit_s: float | None = None
     num_workers: int | None = None
     seed: int | None = None
-    #: The weights the section names (validated); terms not named keep :data:`DEFAULT_WEIGHTS`.
-    objective: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    #: The weights the section names (validated), as (term, weight) pairs in the section's order:
+    #: frozen and picklable (a placement crosses to Ray workers); terms not named keep
+    #: :data:`DEFAULT_WEIGHTS`. :meth:`weights` gives them as a mapping.
+    objective: tuple[tuple[str, int], ...] = ()
     #: The section's key, for messages (``cluster.solver``, ``auto_placement.solver``).
     where: str = SOLVER_SECTION
 
@@ -109,7 +110,7 @@ class SolverSettings:
         stated = {key: section[key] for key in OPTION_KEYS if key in section}
         SolverOptions(**stated)  # the values are checked here, where the section is read
         weights = _weights(section.get(OBJECTIVE_KEY, {}), f"{where}.{OBJECTIVE_KEY}")
-        return cls(**stated, objective=MappingProxyType(weights), where=where)
+        return cls(**stated, objective=tuple(weights.items()), where=where)
 
     def options(self, **overrides: Any) -> SolverOptions:
         """The options the section states, with keyword overrides that are not None on top."""
@@ -120,7 +121,7 @@ class SolverSettings:
     def weights(self, overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
         """The weights the section names with ``overrides`` (a caller's ``objective=``) on top,
         checked; terms named by neither are left out (they keep their default)."""
-        return {**self.objective, **_weights(overrides or {}, f"{self.where}.{OBJECTIVE_KEY}")}
+        return {**dict(self.objective), **_weights(overrides or {}, f"{self.where}.{OBJECTIVE_KEY}")}
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> SolverSettings:
         """The same section with a caller's values on top (``{"time_limit_s": 30}``, objective
@@ -129,7 +130,7 @@ class SolverSettings:
             return self
         merged = {**self.as_section(), **overrides}
         if OBJECTIVE_KEY in overrides:
-            merged[OBJECTIVE_KEY] = {**self.objective, **_mapping(overrides[OBJECTIVE_KEY], f"{self.where}.{OBJECTIVE_KEY}")}
+            merged[OBJECTIVE_KEY] = {**dict(self.objective), **_mapping(overrides[OBJECTIVE_KEY], f"{self.where}.{OBJECTIVE_KEY}")}
         return SolverSettings.parse(merged, self.where)
 
     def stated_options(self) -> dict[str, Any]:
