@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.options import SolveStatus
 from solver_placement._solver.solution import Method
@@ -45,6 +46,14 @@ class Answer:
     objective: int | None
     bound: int | None = None
     primary: int | None = None
+
+    def known(self, field: str) -> int:
+        """``objective``, ``bound`` or ``primary``, where the path always knows it (the count
+        model's values and bound, first fit's values): None there is a bug of the path."""
+        value = getattr(self, field)
+        if value is None:
+            raise InternalError(f"{self.path}'s answer has no {field}")
+        return int(value)
 
 
 @dataclass(frozen=True)

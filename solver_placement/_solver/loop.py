@@ -55,7 +55,7 @@ def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Sol
     bound = None if call.held_before or call.weighs_contiguity else objective_lower_bound(call.spec, call.weights)
     if counted is None and first.answer is not None and bound is not None:
         for gap in (0.0, ACCEPTED_GAP):  # meets the counting bound: proven best; within the accepted gap: no search
-            if _primary(first.answer) <= (1 + gap) * bound and (close := first.solution(bound, against_bound=True)) is not None:
+            if first.answer.known("primary") <= (1 + gap) * bound and (close := first.solution(bound, against_bound=True)) is not None:
                 log.info("first fit's placement %s the counting bound %d: no search", f"is within {gap:.0%} of" if gap else "meets", bound)
                 return close
     try:
@@ -124,7 +124,7 @@ class _FirstFit:
         it is measured without contiguity, a tie-break there."""
         if self.answer is None or self.rejected:
             return None
-        value = _primary(self.answer) if against_bound else self.answer.objective
+        value = self.answer.known("primary") if against_bound else self.answer.objective
         status = SolveStatus.OPTIMAL if bound is not None and value is not None and value <= bound else SolveStatus.FEASIBLE
         spec, clock = self.call.spec, self.call.clock
         solution = Solution(
@@ -158,18 +158,4 @@ def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutErro
 
 def _comparable(found: Solution, first: Answer) -> int:
     """First fit's value on the found answer's scale (the count model leaves contiguity out)."""
-    return _primary(first) if found.method == Method.COUNTS else _value(first)
-
-
-def _primary(first: Answer) -> int:
-    """First fit's value without the ``contiguity`` term (first fit always knows it)."""
-    if first.primary is None:
-        raise InternalError("first fit's answer without its value without contiguity")
-    return first.primary
-
-
-def _value(first: Answer) -> int:
-    """First fit's value with every term (first fit always knows it)."""
-    if first.objective is None:
-        raise InternalError("first fit's answer without its value")
-    return first.objective
+    return first.known("primary") if found.method == Method.COUNTS else first.known("objective")

@@ -17,7 +17,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._errors import InternalError
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
@@ -104,14 +103,14 @@ def _count_separating(
     best: Answer | None = None
     for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
         answer = _counted(problem, spec, requests, weights, options, budget)
-        if isinstance(answer, Answer) and (best is None or _value(answer) < _value(best)):
+        if isinstance(answer, Answer) and (best is None or answer.known("objective") < best.known("objective")):
             best = answer
-            if _value(best) <= least:
+            if best.known("objective") <= least:
                 break  # meets the bound: no other separation can do better
     if best is None:
         return Declined(PathName.COUNTS, misfit.reason)
-    status = SolveStatus.OPTIMAL if best.status == SolveStatus.OPTIMAL and _value(best) <= least else SolveStatus.FEASIBLE
-    return replace(best, status=status, bound=min(least, _value(best)))
+    status = SolveStatus.OPTIMAL if best.status == SolveStatus.OPTIMAL and best.known("objective") <= least else SolveStatus.FEASIBLE
+    return replace(best, status=status, bound=min(least, best.known("objective")))
 
 
 def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
@@ -124,8 +123,8 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
         return None
     other = count_path(dropped, dropped.requests, weights, options, budget)
     least_other = other.bound if isinstance(other, Answer) and other.bound is not None else objective_lower_bound(dropped, weights)
-    bound = min(_bound(answer), int(weights.get("topology", 0)) + least_other)
-    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == _value(answer) else SolveStatus.FEASIBLE
+    bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
+    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
     return replace(answer, status=status, bound=bound)
 
 
@@ -133,20 +132,6 @@ def _answer(spec: PlacementSpec, placed: Mapping[str, Assignment], status: Solve
     """The count path's answer from assignments by rule-owning request; its value, on the count
     model's scale, is also its value without ``contiguity``."""
     return Answer(PathName.COUNTS, Method.COUNTS, by_component(spec, placed), status, value, bound, primary=value)
-
-
-def _value(answer: Answer) -> int:
-    """A count answer's value (every count answer has one; None would be a bug here)."""
-    if answer.objective is None:
-        raise InternalError("a count answer without a value")
-    return answer.objective
-
-
-def _bound(answer: Answer) -> int:
-    """A count answer's bound (every count answer proves one; None would be a bug here)."""
-    if answer.bound is None:
-        raise InternalError("a count answer without a bound")
-    return answer.bound
 
 
 __all__ = ["count_path"]
