@@ -5,20 +5,37 @@ derandomized.
 Hypothesis profiles: ``ci`` (default) derives every example from the test itself, so CI is
 deterministic and a failure reproduces on any machine; ``explore`` (``HYPOTHESIS_PROFILE=explore``)
 uses fresh randomness, for hunting bugs locally.
+
+Every :class:`~solver_placement.Solution` a test builds (through ``solve``, a front end, a fixture
+of any scope or by hand) is checked by the independent verifier when the test ends, so no test can
+obtain a wrong answer unnoticed; a test whose point is a broken answer says so with
+``@pytest.mark.unverified_solutions``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from solver_placement import Placement, Solution, VerificationError, verify
+from solver_placement._specification.placement_spec import PlacementSpec
 
 settings.register_profile(
     "ci", derandomize=True, database=None, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: Every Solution built since the last test ended, in the order they were built.
+BUILT: list[Solution] = []
+#: The placements the library's own calls of ``verify`` refused since the last test ended (first
+#: fit's candidate, checked before it may be the answer): the library discarded those answers.
+REFUSED: list[Mapping[str, Sequence[Placement]]] = []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,3 +54,72 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def record_solutions() -> Iterator[None]:
+    """Record every Solution from the first test on, fixtures of any scope included, so that
+    :func:`verify_solutions` sees answers a module fixture solved once for many tests. Hooked on the
+    public class object, so moving the module that defines it does not unhook the check. The
+    library's own modules get a ``verify`` that notes what it refuses: a candidate the library
+    checked, refused and dropped is no answer of the test's (whichever module the check moves to)."""
+    build = Solution.__init__
+
+    def recorded(self: Solution, *args: Any, **kwargs: Any) -> None:
+        build(self, *args, **kwargs)
+        BUILT.append(self)
+
+    def noting_refusals(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -> None:
+        try:
+            verify(spec, placements)
+        except VerificationError:
+            REFUSED.append(placements)
+            raise
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Solution, "__init__", recorded)
+        for name, module in list(sys.modules.items()):
+            if name.startswith("solver_placement.") and getattr(module, "verify", None) is verify:
+                patch.setattr(module, "verify", noting_refusals)
+        yield
+
+
+def _verified_once(solutions: list[Solution]) -> list[Solution]:
+    """One Solution per (spec, assignments): ``dataclasses.replace`` copies (new notes, timings)
+    hold the same placements and need no second check."""
+    distinct: dict[tuple[int, ...], Solution] = {}
+    for solution in solutions:
+        key = (id(solution.spec), *(id(a) for a in solution.assignments.values()))
+        distinct.setdefault(key, solution)
+    return list(distinct.values())
+
+
+def _refused_by_the_library(solution: Solution) -> bool:
+    """Whether the library verified this very Solution's records and refused them (its records
+    are built once and cached, so the refused mapping holds the same objects)."""
+    records = {id(p) for placements in solution.placements_by_component().values() for p in placements}
+    return any(records & {id(p) for placements in refused.values() for p in placements} for refused in REFUSED)
+
+
+@pytest.fixture(autouse=True)
+def verify_solutions(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Check every Solution the test built with the independent verifier when it ends: most
+    solving tests assert one property of an answer, this makes every answer also obey every rule.
+    A test about broken answers (poisoned assignments, hand-built violations) opts out with
+    ``@pytest.mark.unverified_solutions``."""
+    yield
+    solutions, BUILT[:] = _verified_once(BUILT), []
+    refused = [solution for solution in solutions if REFUSED and _refused_by_the_library(solution)]
+    REFUSED.clear()
+    if request.node.get_closest_marker("unverified_solutions") is not None:
+        return
+    failures = []
+    for solution in solutions:
+        if any(solution is r for r in refused):
+            continue
+        try:
+            verify(solution.spec, solution.placements_by_component())
+        except VerificationError as error:
+            failures.append(f"{solution.components} ({solution.method}, {solution.status}): {error}")
+    if failures:
+        pytest.fail("a Solution the test built fails verify():\n" + "\n".join(failures), pytrace=False)
