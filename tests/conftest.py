@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from solver_placement import Placement, Solution, VerificationError, verify
-from solver_placement._specification.placement_spec import PlacementSpec
+from solver_placement import Placement, PlacementSpec, Solution, VerificationError, verify
 
 settings.register_profile(
     "ci", derandomize=True, database=None, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
@@ -31,6 +30,9 @@ settings.register_profile(
 settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+#: The fast tier verifies Solutions up to this many processes (about a second of the verifier's
+#: plain Python); larger ones, from the tests of scale, are verified in the slow tier (CI).
+FAST_TIER_MAX_PROCESSES = 50_000
 #: Every Solution built since the last test ended, in the order they were built.
 BUILT: list[Solution] = []
 #: The placements the library's own calls of ``verify`` refused since the last test ended (first
@@ -94,6 +96,11 @@ def _verified_once(solutions: list[Solution]) -> list[Solution]:
     return list(distinct.values())
 
 
+def _processes(solution: Solution) -> int:
+    """How many processes the verifier would read: its cost grows with them."""
+    return sum(assignment.num_processes for assignment in solution.assignments.values())
+
+
 def _refused_by_the_library(solution: Solution) -> bool:
     """Whether the library verified this very Solution's records and refused them (its records
     are built once and cached, so the refused mapping holds the same objects)."""
@@ -106,16 +113,18 @@ def verify_solutions(request: pytest.FixtureRequest) -> Iterator[None]:
     """Check every Solution the test built with the independent verifier when it ends: most
     solving tests assert one property of an answer, this makes every answer also obey every rule.
     A test about broken answers (poisoned assignments, hand-built violations) opts out with
-    ``@pytest.mark.unverified_solutions``."""
+    ``@pytest.mark.unverified_solutions``. Answers above ``FAST_TIER_MAX_PROCESSES`` are checked
+    with the slow tests only."""
     yield
     solutions, BUILT[:] = _verified_once(BUILT), []
     refused = [solution for solution in solutions if REFUSED and _refused_by_the_library(solution)]
     REFUSED.clear()
     if request.node.get_closest_marker("unverified_solutions") is not None:
         return
+    everything = run_slow(request.config)
     failures = []
     for solution in solutions:
-        if any(solution is r for r in refused):
+        if any(solution is r for r in refused) or not (everything or _processes(solution) <= FAST_TIER_MAX_PROCESSES):
             continue
         try:
             verify(solution.spec, solution.placements_by_component())
