@@ -23,13 +23,13 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from helpers import ROOT
-
-from solver_placement._cli import main
 
 README = ROOT / "README.md"
 ELLIPSIS = "..."
@@ -80,6 +80,15 @@ def matches(shown: tuple[str, ...], printed: list[str]) -> bool:
     """``printed`` is ``shown`` line for line, a ``...`` line standing for any run of lines."""
     pattern = "".join(".*?" if line == ELLIPSIS else re.escape(line + "\n") for line in shown)
     return re.fullmatch(pattern, "".join(line + "\n" for line in printed), flags=re.DOTALL) is not None
+
+
+def installed_command() -> click.Command:
+    """The command the installed ``solver-placement`` script runs, found as the shell finds it:
+    through the package's console-script entry point."""
+    (script,) = entry_points(group="console_scripts", name="solver-placement")
+    command = script.load()
+    assert isinstance(command, click.Command)
+    return command
 
 
 def arguments(command: str) -> list[str] | None:
@@ -158,7 +167,7 @@ def test_a_plain_readme_command_prints_as_shown(shown: Shown, tmp_path: Path, mo
     monkeypatch.chdir(tmp_path)
     args = arguments(shown.command)
     assert args is not None
-    result = CliRunner().invoke(main, args)
+    result = CliRunner().invoke(installed_command(), args)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     if shown.output:
