@@ -107,18 +107,26 @@ def _outcome(make: Callable[[], Reading]) -> Reading:
         return Reading(f"error:{type(error).__name__}", {"error": type(error).__name__})
 
 
-def readings() -> dict[str, Reading]:
-    """Every model file, every reading of it that applies."""
-    out: dict[str, Reading] = {}
-    for path in sorted(MODELS.rglob("*.yaml")):
-        name = str(path.relative_to(MODELS))
-        raw = OmegaConf.to_container(OmegaConf.load(path))
-        out[f"{name}:solve"] = _outcome(partial(_solved, str(path)))
-        if path.name.startswith("modelparallel_") or (isinstance(raw, dict) and "actor" in raw):
-            out[f"{name}:model_parallel"] = _outcome(partial(_model_parallel, path))
-        if isinstance(raw, dict) and "auto_placement" in raw:
-            out[f"{name}:auto"] = _outcome(partial(_auto, path))
+def model_files() -> list[Path]:
+    """Every model file, in the record's order."""
+    return sorted(MODELS.rglob("*.yaml"))
+
+
+def ways(path: Path) -> dict[str, Callable[[], Reading]]:
+    """Every reading of one model that applies, by record key, not yet run."""
+    name = str(path.relative_to(MODELS))
+    raw = OmegaConf.to_container(OmegaConf.load(path))
+    out: dict[str, Callable[[], Reading]] = {f"{name}:solve": partial(_solved, str(path))}
+    if path.name.startswith("modelparallel_") or (isinstance(raw, dict) and "actor" in raw):
+        out[f"{name}:model_parallel"] = partial(_model_parallel, path)
+    if isinstance(raw, dict) and "auto_placement" in raw:
+        out[f"{name}:auto"] = partial(_auto, path)
     return out
+
+
+def readings(path: Path) -> dict[str, Reading]:
+    """What every reading of one model gives now."""
+    return {key: _outcome(make) for key, make in ways(path).items()}
 
 
 def _shown(places: list[str], rank: int) -> str:
@@ -164,7 +172,7 @@ def explain_change(key: str, old: dict[str, Any] | None, new: Reading) -> list[s
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
         sys.exit("usage: python tests/model_digests.py --record")
-    now = readings()
+    now = {key: reading for path in model_files() for key, reading in readings(path).items()}
     RECORD.write_text(json.dumps({key: r.digest for key, r in now.items()}, indent=1, sort_keys=True) + "\n")
     LAYOUTS.write_text(json.dumps({key: r.detail for key, r in now.items()}, sort_keys=True, separators=(",", ":")) + "\n")
     print(f"wrote {RECORD} and {LAYOUTS}")
