@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from solution_check import BUILT, FAST_TIER_PROCESSES, REFUSED, distinct, failures, refused_records
 
 from solver_placement import Placement, PlacementSpec, Solution, VerificationError, verify
 
@@ -29,17 +30,6 @@ settings.register_profile(
 )
 settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-#: The fast tier verifies a test's Solutions, in the order built, while their processes add up to
-#: at most this many (about a second of the verifier's plain Python); the others, from the tests
-#: of scale, are verified in the slow tier (CI), where every Solution is.
-FAST_TIER_PROCESSES = 50_000
-#: Every Solution built since the last test ended, in the order they were built.
-BUILT: list[Solution] = []
-#: The placements the library's own calls of ``verify`` refused since the last test ended (first
-#: fit's candidate, checked before it may be the answer): the library discarded those answers.
-REFUSED: list[Mapping[str, Sequence[Placement]]] = []
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
@@ -87,28 +77,6 @@ def record_solutions() -> Iterator[None]:
         yield
 
 
-def _verified_once(solutions: list[Solution]) -> list[Solution]:
-    """One Solution per (spec, assignments): ``dataclasses.replace`` copies (new notes, timings)
-    hold the same placements and need no second check."""
-    distinct: dict[tuple[int, ...], Solution] = {}
-    for solution in solutions:
-        key = (id(solution.spec), *(id(a) for a in solution.assignments.values()))
-        distinct.setdefault(key, solution)
-    return list(distinct.values())
-
-
-def _processes(solution: Solution) -> int:
-    """How many processes the verifier would read: its cost grows with them."""
-    return sum(assignment.num_processes for assignment in solution.assignments.values())
-
-
-def _refused_by_the_library(solution: Solution) -> bool:
-    """Whether the library verified this very Solution's records and refused them (its records
-    are built once and cached, so the refused mapping holds the same objects)."""
-    records = {id(p) for placements in solution.placements_by_component().values() for p in placements}
-    return any(records & {id(p) for placements in refused.values() for p in placements} for refused in REFUSED)
-
-
 @pytest.fixture(autouse=True)
 def verify_solutions(request: pytest.FixtureRequest) -> Iterator[None]:
     """Check every Solution the test built with the independent verifier when it ends: most
@@ -117,23 +85,11 @@ def verify_solutions(request: pytest.FixtureRequest) -> Iterator[None]:
     ``@pytest.mark.unverified_solutions``. Answers beyond ``FAST_TIER_PROCESSES`` are checked
     with the slow tests only."""
     yield
-    solutions, BUILT[:] = _verified_once(BUILT), []
-    refused = [solution for solution in solutions if REFUSED and _refused_by_the_library(solution)]
-    REFUSED.clear()
+    solutions, BUILT[:] = distinct(BUILT), []
+    refused = refused_records(REFUSED)
+    REFUSED.clear()  # the refused mappings held their records alive until here, so no id was reused
     if request.node.get_closest_marker("unverified_solutions") is not None:
         return
-    budget = None if run_slow(request.config) else FAST_TIER_PROCESSES
-    failures = []
-    for solution in solutions:
-        if any(solution is r for r in refused):
-            continue
-        if budget is not None:
-            if _processes(solution) > budget:
-                continue
-            budget -= _processes(solution)
-        try:
-            verify(solution.spec, solution.placements_by_component())
-        except VerificationError as error:
-            failures.append(f"{solution.components} ({solution.method}, {solution.status}): {error}")
-    if failures:
-        pytest.fail("a Solution the test built fails verify():\n" + "\n".join(failures), pytrace=False)
+    found = failures(solutions, refused, None if run_slow(request.config) else FAST_TIER_PROCESSES)
+    if found:
+        pytest.fail("a Solution the test built fails verify():\n" + "\n".join(found), pytrace=False)
