@@ -5,21 +5,31 @@ derandomized.
 Hypothesis profiles: ``ci`` (default) derives every example from the test itself, so CI is
 deterministic and a failure reproduces on any machine; ``explore`` (``HYPOTHESIS_PROFILE=explore``)
 uses fresh randomness, for hunting bugs locally.
+
+Every :class:`~solver_placement.Solution` a test builds (through ``solve``, a front end, a fixture
+of any scope or by hand) is checked by the independent verifier when the test ends, so no test can
+obtain a wrong answer unnoticed; a test whose point is a broken answer says so with
+``@pytest.mark.unverified_solutions``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from solution_check import BUILT, FAST_TIER_PROCESSES, REFUSED, distinct, failures, refused_records
+
+from solver_placement import Placement, PlacementSpec, Solution, VerificationError, verify
 
 settings.register_profile(
     "ci", derandomize=True, database=None, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
@@ -37,3 +47,49 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def record_solutions() -> Iterator[None]:
+    """Record every Solution from the first test on, fixtures of any scope included, so that
+    :func:`verify_solutions` sees answers a module fixture solved once for many tests. Hooked on the
+    public class object, so moving the module that defines it does not unhook the check. The
+    library's own modules get a ``verify`` that notes what it refuses: a candidate the library
+    checked, refused and dropped is no answer of the test's (whichever module the check moves to)."""
+    build = Solution.__init__
+
+    def recorded(self: Solution, *args: Any, **kwargs: Any) -> None:
+        build(self, *args, **kwargs)
+        BUILT.append(self)
+
+    def noting_refusals(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -> None:
+        try:
+            verify(spec, placements)
+        except VerificationError:
+            REFUSED.append(placements)
+            raise
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Solution, "__init__", recorded)
+        for name, module in list(sys.modules.items()):
+            if name.startswith("solver_placement.") and getattr(module, "verify", None) is verify:
+                patch.setattr(module, "verify", noting_refusals)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def verify_solutions(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Check every Solution the test built with the independent verifier when it ends: most
+    solving tests assert one property of an answer, this makes every answer also obey every rule.
+    A test about broken answers (poisoned assignments, hand-built violations) opts out with
+    ``@pytest.mark.unverified_solutions``. Answers beyond ``FAST_TIER_PROCESSES`` are checked
+    with the slow tests only."""
+    yield
+    solutions, BUILT[:] = distinct(BUILT), []
+    refused = refused_records(REFUSED)
+    REFUSED.clear()  # the refused mappings held their records alive until here, so no id was reused
+    if request.node.get_closest_marker("unverified_solutions") is not None:
+        return
+    found = failures(solutions, refused, None if run_slow(request.config) else FAST_TIER_PROCESSES)
+    if found:
+        pytest.fail("a Solution the test built fails verify():\n" + "\n".join(found), pytrace=False)

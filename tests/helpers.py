@@ -6,6 +6,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from solver_placement import Solution, solve, verify
@@ -50,3 +51,10 @@ def cli_runner() -> CliRunner:
     if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:
         return CliRunner(mix_stderr=False)  # type: ignore[call-arg]  # click < 8.2
     return CliRunner()
+
+
+def example_tiers(fast: int, full: int) -> pytest.MarkDecorator:
+    """Parametrize a property test by its example count: ``fast`` in the fast tier, the ``full``
+    count under ``slow`` (which CI runs), so a property keeps every example in CI while the fast
+    tier stays under a minute. The test runs its ``@given`` check with ``settings(max_examples=examples)``."""
+    return pytest.mark.parametrize("examples", [pytest.param(fast, id="fast"), pytest.param(full, id="full", marks=pytest.mark.slow)])

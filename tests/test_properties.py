@@ -31,6 +31,7 @@ from generators import (
     one_place,
     valid_specs,
 )
+from helpers import example_tiers
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
@@ -142,6 +143,11 @@ def _sharing_its_key(config: object, component: str) -> list[str]:
     return [component]
 
 
+def check_raises(broken: BrokenCase) -> None:
+    """:func:`check_broken` as a Hypothesis test, which must return None."""
+    check_broken(broken)
+
+
 def check_broken(broken: BrokenCase) -> PlacementError:
     """The PlacementError ``broken`` raises (any other exception propagates and fails); its message
     names the broken component, or another of its key."""
@@ -155,15 +161,12 @@ def check_broken(broken: BrokenCase) -> PlacementError:
 
 
 # ------------------------------------------------------------------------------ valid specs
-@settings(max_examples=250)
-@given(valid_specs())
-def test_valid_specs_solve_verify_and_match_the_rules(case: SpecCase) -> None:
-    check_valid(case)
+@example_tiers(40, 250)
+def test_valid_specs_solve_verify_and_match_the_rules(examples: int) -> None:
+    settings(max_examples=examples)(given(valid_specs())(check_valid))()
 
 
-@settings(max_examples=100)
-@given(valid_specs(declarative=False))
-def test_rank_only_specs_are_pure_feasibility(case: SpecCase) -> None:
+def check_rank_only(case: SpecCase) -> None:
     """Rank strings fix everything: no objective, and the layout is RLinf's even split."""
     solution = solve(case.config())
     assert solution.objective is None
@@ -171,15 +174,24 @@ def test_rank_only_specs_are_pure_feasibility(case: SpecCase) -> None:
         check_rank_layout(component, solution.placements(component.name))
 
 
-@settings(max_examples=100)
-@given(valid_specs())
-def test_same_input_same_placement(case: SpecCase) -> None:
+@example_tiers(25, 100)
+def test_rank_only_specs_are_pure_feasibility(examples: int) -> None:
+    settings(max_examples=examples)(given(valid_specs(declarative=False))(check_rank_only))()
+
+
+def check_same_placement(case: SpecCase) -> None:
+    """Solved again, with two CP-SAT workers and from a DictConfig: the same placements."""
     config = case.config()
     note(repr(config))
     first = solve(config).placements_by_component()
     assert solve(case.config()).placements_by_component() == first
     assert solve(case.config(), num_workers=2).placements_by_component() == first
     assert solve(OmegaConf.create(case.config())).placements_by_component() == first
+
+
+@example_tiers(12, 100)
+def test_same_input_same_placement(examples: int) -> None:
+    settings(max_examples=examples)(given(valid_specs())(check_same_placement))()
 
 
 @settings(max_examples=100)
@@ -205,10 +217,9 @@ def test_all_with_process_ranks_splits_evenly_or_is_refused(data: st.DataObject)
 
 
 # ------------------------------------------------------------------------------ broken inputs
-@settings(max_examples=600)
-@given(broken_configs())
-def test_broken_configs_raise_placement_error_naming_the_component(broken: BrokenCase) -> None:
-    check_broken(broken)
+@example_tiers(100, 600)
+def test_broken_configs_raise_placement_error_naming_the_component(examples: int) -> None:
+    settings(max_examples=examples)(given(broken_configs())(check_raises))()
 
 
 @settings(max_examples=60)
@@ -222,9 +233,12 @@ def test_infeasible_declarative_specs_name_the_conflict(broken: BrokenCase) -> N
 
 
 # ------------------------------------------------------------------------------ corrupted valid specs
-@settings(max_examples=150)
-@given(valid_specs(), st.integers(0, 2**32 - 1), st.integers(1, 4))
-def test_corrupted_valid_specs_place_or_raise_placement_errors(case: SpecCase, seed: int, rounds: int) -> None:
+@example_tiers(40, 150)
+def test_corrupted_valid_specs_place_or_raise_placement_errors(examples: int) -> None:
+    settings(max_examples=examples)(given(valid_specs(), st.integers(0, 2**32 - 1), st.integers(1, 4))(check_corrupted))()
+
+
+def check_corrupted(case: SpecCase, seed: int, rounds: int) -> None:
     """A valid config with values dropped, duplicated, retyped or inflated (the mutator of the
     hostile-input suite, ``tests/hostile/corpus.py``) gives a verified placement or a
     ``PlacementError``; nothing else escapes."""

@@ -7,19 +7,28 @@ output under a command, the command must print exactly those lines (stdout and s
 as a terminal shows them); a line ``...`` stands for any number of lines. Commands that start
 Ray are marked ``ray``; the set-up lines build a virtual environment from a copy of the
 repository (``slow``); the test command is the one CI runs, so it is not run from inside itself.
+
+A plain ``solver-placement`` line (no pipe, redirection or second command) also runs in-process
+through click's runner, which prints the same lines without a Python start per command: the fast
+tier runs that form, and the line as printed in bash runs with the slow tests (CI). Lines that
+need the shell run in bash in both tiers.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
 from helpers import ROOT
 
 README = ROOT / "README.md"
@@ -73,22 +82,55 @@ def matches(shown: tuple[str, ...], printed: list[str]) -> bool:
     return re.fullmatch(pattern, "".join(line + "\n" for line in printed), flags=re.DOTALL) is not None
 
 
+def installed_command() -> click.Command:
+    """The command the installed ``solver-placement`` script runs, found as the shell finds it:
+    through the package's console-script entry point."""
+    (script,) = entry_points(group="console_scripts", name="solver-placement")
+    command = script.load()
+    assert isinstance(command, click.Command)
+    return command
+
+
+def arguments(command: str) -> list[str] | None:
+    """The arguments of a plain ``solver-placement`` line (a trailing comment allowed), or None
+    when the line needs bash: another program, a pipe, a redirection, a second command."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True  # words as bash splits them (``+key=value`` is one), operators apart
+    words = list(lexer)
+    if words[:1] != ["solver-placement"] or any(set(word) <= set(lexer.punctuation_chars) for word in words):
+        return None
+    return words[1:]
+
+
 def _params() -> list[object]:
     params = []
     for shown in readme_commands(README.read_text()):
         marks = [pytest.mark.ray] if shown.needs_ray else []
-        if shown.setup:
-            marks.append(pytest.mark.slow)
+        if shown.setup or (arguments(shown.command) is not None and not shown.needs_ray):
+            marks.append(pytest.mark.slow)  # the set-up lines, and the lines the fast tier runs in-process
         if "pytest" in shown.command:
             marks.append(pytest.mark.skip(reason="the README's test command is the one CI runs; it cannot run inside itself"))
         params.append(pytest.param(shown, marks=marks, id=f"README:{shown.line}"))
     return params
 
 
+def _in_process() -> list[object]:
+    commands = [shown for shown in readme_commands(README.read_text()) if not shown.setup and not shown.needs_ray]
+    return [pytest.param(shown, id=f"README:{shown.line}") for shown in commands if arguments(shown.command) is not None]
+
+
 def test_the_readme_shows_commands_and_their_output() -> None:
     commands = readme_commands(README.read_text())
     assert len(commands) >= 10 and sum(bool(c.output) for c in commands) >= 3
     assert sum(c.setup for c in commands) == 2  # the two set-up lines
+
+
+def test_plain_lines_are_told_from_shell_lines() -> None:
+    assert arguments("solver-placement plot m.yaml -o big.png    # >128 nodes: like nodes share a row") == ["plot", "m.yaml", "-o", "big.png"]
+    assert arguments('solver-placement explain m.yaml; echo "exit $?"') is None
+    assert arguments("solver-placement -v solve m.yaml > /dev/null") is None
+    assert arguments("python -m solver_placement solve m.yaml") is None
+    assert arguments("solver-placement explain m.yaml +cluster.num_nodes=2 a.b=false") == ["explain", "m.yaml", "+cluster.num_nodes=2", "a.b=false"]
 
 
 def test_the_matcher_can_fail() -> None:
@@ -114,3 +156,21 @@ def test_a_readme_command_runs_as_printed(shown: Shown, tmp_path: Path) -> None:
     else:
         assert result.returncode == 0, f"README line {shown.line}: {shown.command}\n{result.stdout}"
     assert "Traceback" not in result.stdout
+
+
+@pytest.mark.parametrize("shown", _in_process())
+def test_a_plain_readme_command_prints_as_shown(shown: Shown, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast tier's form of :func:`test_a_readme_command_runs_as_printed`: the same scratch
+    directory, stdout and stderr together (click's runner interleaves them as a terminal does)."""
+    shutil.copytree(ROOT / "models", tmp_path / "models")
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    args = arguments(shown.command)
+    assert args is not None
+    result = CliRunner().invoke(installed_command(), args)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    if shown.output:
+        assert matches(shown.output, result.output.splitlines()), f"README line {shown.line} shows:\n" + "\n".join(shown.output) + "\nbut prints:\n" + result.output
+    else:
+        assert result.exit_code == 0, f"README line {shown.line}: {shown.command}\n{result.output}"

@@ -94,6 +94,7 @@ ROBOTS = [{"label": "arm", "node_ranks": "0-1", "hardware": {"type": "arm", "con
     {"node_rank": 1, "robot_ip": "10.0.0.3"}]}}]  # fmt: skip
 
 
+@pytest.mark.unverified_solutions  # the point is a poisoned answer
 def test_robot_processes_carry_their_items_configs() -> None:
     cluster = Cluster(2, [2, 2], node_groups=ROBOTS)
     s = solve(PlacementSpec.build(cluster, {"env": {"node_group": "arm", "placement": "0:0,1-2:1"}, "gpu": "0-3", "cpu": {"node_group": "node", "placement": "0"}}))

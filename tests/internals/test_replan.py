@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from generators import SpecCase, valid_specs
-from helpers import config, layout
+from helpers import config, example_tiers, layout
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -166,9 +166,13 @@ def test_collocation_nesting_holds_for_a_declarative_target() -> None:
     verify(solution.spec, solution.placements_by_component())
 
 
-@settings(max_examples=60)
-@given(valid_specs(max_nodes=4).filter(lambda case: case.cluster.num_nodes > 1), st.data())
-def test_any_replan_keeps_the_job_or_refuses_with_a_placement_error(case: SpecCase, data: st.DataObject) -> None:
+@example_tiers(20, 60)
+def test_any_replan_keeps_the_job_or_refuses_with_a_placement_error(examples: int) -> None:
+    jobs = valid_specs(max_nodes=4).filter(lambda case: case.cluster.num_nodes > 1)
+    settings(max_examples=examples)(given(jobs, st.data())(check_replan))()
+
+
+def check_replan(case: SpecCase, data: st.DataObject) -> None:
     """Generated jobs lose a random node: either a verified job of the same shape with nothing on
     the lost node, at least the displaced processes moved, or a PlacementError (never another)."""
     before = solve(case.config())

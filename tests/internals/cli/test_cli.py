@@ -19,6 +19,9 @@ from solver_placement._solver.conflicts import compact_conflicts
 
 VALID = sorted((ROOT / "models").glob("*.yaml"))
 INVALID = sorted((ROOT / "models" / "invalid").glob("*.yaml"))
+#: Models whose solve, plot and explain take seconds each: run with the slow tests (CI); the fast
+#: tier solves them in the digest test and draws 128 nodes in ``tests/internals/plot``.
+AT_SCALE = {"synthetic_128x8.yaml", "synthetic_1024x8.yaml"}
 
 
 def run(*args: str) -> Result:
@@ -37,7 +40,7 @@ def test_every_model_is_there() -> None:
     assert len(VALID) >= 20 and len(INVALID) >= 18
 
 
-@pytest.mark.parametrize("model", VALID, ids=lambda p: p.name)
+@pytest.mark.parametrize("model", [pytest.param(path, marks=[pytest.mark.slow] if path.name in AT_SCALE else []) for path in VALID], ids=lambda p: p.name)
 def test_valid_models_solve_plot_and_explain(model: Path, tmp_path: Path) -> None:
     solved = run("solve", model)
     assert solved.exit_code == 0, solved.stderr

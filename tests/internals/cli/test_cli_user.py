@@ -1,13 +1,17 @@
-"""The command line driven as a user drives it, in a subprocess: overrides, stdin, every ``--format``,
-a closed pipe, a terminal, and each exit status."""
+"""The command line driven as a user drives it: overrides, stdin, every ``--format``, each exit
+status (in-process through click's runner, which reads the same streams and exit status without a
+Python start per call), and, in a subprocess, what only a real process shows: a closed pipe, a
+terminal, ``python -m``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -43,13 +47,27 @@ rollout:
 ENVELOPE = ["schema_version", "command", "file", "overrides"]
 
 
-def cli(*args: object, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "solver_placement", *map(str, args)], input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
+@dataclass(frozen=True)
+class Ran:
+    """What one command did, in the terms a finished process reports."""
+
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def assert_error(result: subprocess.CompletedProcess[str], code: int, text: str) -> None:
+def cli(*args: object, stdin: str | None = None) -> Ran:
+    """``solver-placement ARGS`` run in-process from the repository root (relative model paths as a
+    user types them). An exception the command let escape is raised here, as a process would print
+    its traceback."""
+    with contextlib.chdir(ROOT):
+        result = cli_runner().invoke(main, [str(arg) for arg in args], input=stdin)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def assert_error(result: Ran, code: int, text: str) -> None:
     assert result.returncode == code, result.stderr
     assert result.stdout == "" and result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
     assert text in result.stderr

@@ -4,6 +4,7 @@ its solution, and give exactly what solving them alone would give."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import MODELS, config
 
 from solver_placement import (
@@ -64,6 +65,7 @@ def test_another_cluster_is_solved_anew() -> None:
     assert strategy.get_placement(other) == strategy.get_placement(cluster)
 
 
+@pytest.mark.unverified_solutions  # the point is a poisoned answer
 def test_an_order_rlinf_would_sort_is_not_served() -> None:
     # a solution whose processes are out of first-rank order (the grammar never gives one, so it
     # is made by hand): RLinf's strategy sorts them, so serving the solution's records would
