@@ -14,7 +14,7 @@ from solver_placement._auto import AutoCandidate, AutoPlacement, AutoProblem, Co
 from solver_placement._cluster.cluster import Cluster, NodeGroup, ResourceSet
 from solver_placement._cluster.schema import AssumedGpuCountWarning
 from solver_placement._compose import compose
-from solver_placement._config import YamlText, load_config
+from solver_placement._config import YamlText
 from solver_placement._constants import VERSION
 from solver_placement._diagnose import Diagnosis, diagnose
 from solver_placement._dispatch.fuse import fuse
@@ -149,7 +149,6 @@ __all__ = [
     "fuse",
     "launch",
     "layout_report",
-    "load_config",
     "load_job",
     "placement_for_config",
     "plan",

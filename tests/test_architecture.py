@@ -59,7 +59,7 @@ PUBLIC_NAMES = [
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "VerlExport", "VerlExportError",
-    "WorkerGroup", "YamlText", "apply_overrides", "as_cluster", "auto_place", "compose", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_config", "load_job", "placement_for_config", "plan", "pool_spec",
+    "WorkerGroup", "YamlText", "apply_overrides", "as_cluster", "auto_place", "compose", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_job", "placement_for_config", "plan", "pool_spec",
     "register",
     "replan", "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip

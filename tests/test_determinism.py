@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from solver_placement import HybridComponentPlacement, ModelParallelComponentPlacement, Solution, load_config, replan, solve
+from solver_placement import HybridComponentPlacement, ModelParallelComponentPlacement, Solution, replan, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = sorted((ROOT / "models").glob("*.yaml"))
@@ -33,10 +33,8 @@ def solved(path: Path, num_workers: int) -> Solution:
     """The model solved as it is meant to be read, with ``num_workers`` CP-SAT workers."""
     if not path.name.startswith("modelparallel_"):
         return solve(path, num_workers=num_workers)
-    job = load_config(path)
-    job["cluster"]["solver"] = {**job["cluster"].get("solver", {}), "num_workers": num_workers}
     cls = HybridComponentPlacement if "hybrid" in path.name else ModelParallelComponentPlacement
-    return cls(job).solution
+    return cls(path, solver_options={"num_workers": num_workers}).solution
 
 
 def output(solution: Solution) -> bytes:

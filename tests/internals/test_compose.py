@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from helpers import cli_runner
 
-from solver_placement import PlacementConfigError, YamlText, compose, limits, load_config, solve
+from solver_placement import PlacementConfigError, YamlText, compose, limits, solve
 from solver_placement._cli import main
+from solver_placement._config import load_config
 
 if not os.environ.get("SOLVER_PLACEMENT_REQUIRE_HYDRA"):
     pytest.importorskip("hydra")

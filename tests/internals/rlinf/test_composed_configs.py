@@ -19,7 +19,8 @@ from rlinf_builders import records, rlinf_cluster
 from test_real_configs import rlinf_validate
 
 import solver_placement
-from solver_placement import compose, load_config, solve
+from solver_placement import compose, solve
+from solver_placement._config import load_config
 
 if not os.environ.get("SOLVER_PLACEMENT_REQUIRE_HYDRA"):
     pytest.importorskip("hydra")
