@@ -47,7 +47,9 @@ class Solution:
     bound: float | None = None
     method: Method = Method.SEARCH
     notes: tuple[str, ...] = ()
-    _records: dict[tuple[str, bool], list[Placement]] = field(default_factory=dict, repr=False, compare=False)
+    #: Records built once per (component, isolate), never passed in: a ``dataclasses.replace``
+    #: copy with other assignments starts with none, so it cannot hand out the old ones.
+    _records: dict[tuple[str, bool], list[Placement]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Status and method as their enums even when a caller passes their text (``"FEASIBLE"``),

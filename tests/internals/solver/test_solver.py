@@ -1,6 +1,8 @@
 """Solver behaviour: each constraint family changes or blocks the answer, explanations name the
 conflicting statements, and answers are deterministic."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from helpers import config, layout, solved
@@ -197,3 +199,12 @@ def test_item_in_two_listed_groups_may_use_either_rank_for_a_stride() -> None:
         "critic": {"node_group": "cluster,a800", "processes": 1, "hardware_per_process": 2, "collocate_with": "reward"},
     }, cluster={"node_groups": [{"label": "a800", "node_ranks": "4"}]})
     assert sorted(layout(s, "critic")[0][1]) == [0, 3] and layout(s, "critic")[0][0] == 4
+
+
+@pytest.mark.unverified_solutions  # the copy pairs one spec with another's layout on purpose
+def test_a_copy_with_other_assignments_hands_out_their_records() -> None:
+    """Records are cached per Solution, never copied into a ``dataclasses.replace`` of it."""
+    first, second = solve(config(1, 8, {"a": "0-3"})), solve(config(1, 8, {"a": "4-7"}))
+    assert [p.local_hardware_ranks for p in first.placements("a")] == [[0], [1], [2], [3]]
+    copied = replace(first, assignments=second.assignments)
+    assert [p.local_hardware_ranks for p in copied.placements("a")] == [[4], [5], [6], [7]]
