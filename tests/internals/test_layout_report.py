@@ -209,6 +209,7 @@ def test_a_node_with_gpus_and_robots_shows_both() -> None:
     assert report.totals == ["total", "2 nodes, 2 GPUs, 2 arms", "2 proc", "1", "1 proc", "1"]
 
 
+@pytest.mark.unverified_solutions  # a hand-made layout no spec states: what the report counts
 def test_a_process_spanning_nodes_counts_on_each_node_and_once_in_the_totals() -> None:
     solution = solved(2, 8, {"actor": "0-1", "env": {"node_group": "node", "placement": "0"}})
     cluster = solution.cluster

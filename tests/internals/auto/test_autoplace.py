@@ -22,7 +22,6 @@ from solver_placement import (
     InfeasiblePlacementError,
     ModelParallelComponentPlacement,
     PlacementConfigError,
-    load_config,
 )
 from solver_placement._auto import (
     AutoProblem,
@@ -35,6 +34,7 @@ from solver_placement._auto import (
     rollout_saturation,
     rollout_table,
 )
+from solver_placement._config import load_config
 
 # The worked reference of RLinf's toolkit (its unit test): 16 nodes x 8 GPUs, Megatron actor and
 # inference with model-parallel size 2, rollout engines of 1 GPU, measured in collocated mode.
