@@ -85,7 +85,10 @@ def test_a_required_rack_is_held_by_ray_and_every_bundle_lands_on_its_labelled_n
 
 
 def test_a_node_without_the_required_domain_label_is_named_and_nothing_is_reserved() -> None:
-    nvlink = Cluster(**{**MODEL.config, "node_labels": [{"rack": "r1", "nvlink": "n1"}, {"rack": "r1", "nvlink": "n1"}, {"rack": "r2"}]})
+    nvlink = Cluster(  # MODEL with an NVLink domain label on nodes 0 and 1 only
+        3, 2, accelerator_model="A800", node_labels=[{"rack": "r1", "nvlink": "n1"}, {"rack": "r1", "nvlink": "n1"}, {"rack": "r2"}],
+        node_groups=[{"label": "train", "node_ranks": "0-2"}],
+    )  # fmt: skip
     solution = solved({"actor": {"processes": 4, "tensor_parallel_size": 4, "topology": {"tensor_parallel": {"nvlink": "require"}}}}, nvlink)
     groups_before = len(placement_group_table())
     with pytest.raises(PlacementConfigError, match=r"node 0 \(Ray node \w+, [\d.]+\) carries no 'nvlink' label, which actor require\(s\) there; "
