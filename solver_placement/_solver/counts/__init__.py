@@ -22,7 +22,7 @@ from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import solve_counts
-from solver_placement._solver.counts.patterns import TooManyPatterns, parts, shapes
+from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
@@ -76,6 +76,8 @@ def _counted(
                 found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)
             except TooManyPatterns:
                 return Declined(PathName.COUNTS, "more node patterns than the count model enumerates, even clique by clique")
+            except NotChordal:
+                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (a cycle of four or more components kept apart, with no chord, needs whole-node patterns)")
     log.debug("the count model: %d node shape(s) with their patterns", len(found))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_counts(problem, found, weights, node_start, options, budget)

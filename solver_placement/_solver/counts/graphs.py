@@ -3,12 +3,16 @@
 The count model states "these classes may not share a GPU" as one capacity row per clique of
 such a graph, which is exact only for a chordal graph; a perfect elimination order (reversed)
 then also lets the per-node construction give every class the GPUs its placed neighbours left.
+A connected part that is not chordal (a cycle of four or more with no chord) is a *hole*: its
+patterns are checked, and its GPUs given, by stacks over independent sets (``covers.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+
+from solver_placement._solver.counts.covers import Hole, hole
 
 Pairs = Collection[tuple[int, int]]
 
@@ -17,19 +21,32 @@ Pairs = Collection[tuple[int, int]]
 class ApartGraph:
     """Which classes may not share a GPU on some nodes (``pairs``, low index first), its
     cliques (maximal ones plus every class alone) and ``order``: placing classes in it, each
-    one's neighbours placed before it form a clique."""
+    one's neighbours placed before it form a clique, in every part but the ``holes`` (parts that
+    are not chordal, whose cliques are their maximal ones)."""
 
     pairs: frozenset[tuple[int, int]]
     cliques: tuple[tuple[int, ...], ...]
     order: tuple[int, ...]
+    holes: tuple[Hole, ...] = ()
+
+    @property
+    def chordal(self) -> bool:
+        """Whether the cliques state the graph exactly (no hole)."""
+        return not self.holes
 
 
-def apart_graph(size: int, pairs: Pairs) -> ApartGraph | None:
-    """The graph on ``size`` classes, or None when it is not chordal."""
-    elimination = _perfect_elimination_order(size, pairs)
-    if elimination is None:
-        return None
-    return ApartGraph(frozenset(pairs), _cliques(size, pairs, elimination), tuple(reversed(elimination)))
+def apart_graph(size: int, pairs: Pairs) -> ApartGraph:
+    """The graph on ``size`` classes; a graph that is not chordal has holes."""
+    elimination = _search_order(size, pairs)
+    broken = _not_chordal(size, pairs, elimination)
+    if not broken:
+        return ApartGraph(frozenset(pairs), _cliques(size, pairs, elimination), tuple(reversed(elimination)))
+    holes = tuple(hole(part, pairs) for part in connected_parts(size, pairs) if broken & set(part))
+    in_holes = {c for found in holes for c in found.classes}
+    kept = {clique for clique in _cliques(size, pairs, elimination) if not in_holes & set(clique)}
+    kept |= {tuple(found.classes[k] for k in clique) for found in holes for clique in found.cliques}
+    kept |= {(c,) for c in in_holes}
+    return ApartGraph(frozenset(pairs), tuple(sorted(kept)), tuple(reversed(elimination)), holes)
 
 
 def connected_parts(size: int, edges: Pairs) -> list[tuple[int, ...]]:
@@ -57,9 +74,9 @@ def _neighbours(size: int, edges: Pairs) -> list[set[int]]:
     return neighbours
 
 
-def _perfect_elimination_order(size: int, edges: Pairs) -> list[int] | None:
-    """A perfect elimination order of the graph (maximum cardinality search, reversed), or None
-    when the graph is not chordal."""
+def _search_order(size: int, edges: Pairs) -> list[int]:
+    """Maximum cardinality search, reversed: a perfect elimination order of every chordal part
+    (the search restricted to one part is a search of that part)."""
     neighbours = _neighbours(size, edges)
     weight = [0] * size
     visited: list[int] = []
@@ -68,15 +85,22 @@ def _perfect_elimination_order(size: int, edges: Pairs) -> list[int] | None:
         visited.append(pick)
         for other in neighbours[pick]:
             weight[other] += 1
-    order = visited[::-1]
+    return visited[::-1]
+
+
+def _not_chordal(size: int, edges: Pairs, order: list[int]) -> set[int]:
+    """The vertices where ``order`` fails to be a perfect elimination order: none exactly when
+    the graph is chordal, and otherwise only in the parts that are not."""
+    neighbours = _neighbours(size, edges)
     position = {v: i for i, v in enumerate(order)}
+    broken = set()
     for v in order:
         later = [u for u in neighbours[v] if position[u] > position[v]]
         if later:
             first = min(later, key=lambda u: position[u])
             if not set(later) - {first} <= neighbours[first]:
-                return None
-    return order
+                broken.add(v)
+    return broken
 
 
 def _cliques(size: int, edges: Pairs, order: list[int]) -> tuple[tuple[int, ...], ...]:

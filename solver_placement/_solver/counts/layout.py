@@ -5,7 +5,9 @@ answers rather than a weighted term the search must prove: the nodes of one shap
 patterns heaviest first (on nodes of equal size and consecutive ranks that minimises the sum of
 the ranks taken for the chosen counts), and on a node the classes, in an order where each one's
 neighbours already placed (classes it may not share a GPU with) form a clique, take the lowest
-GPUs those neighbours left.
+GPUs those neighbours left. The classes of a part that is not chordal (no such order) take the
+GPUs of the stacks that cover them (``covers.py``), the node's free GPUs given the stacks in
+order, so a stack used twice takes consecutive GPUs.
 A node's local layout depends only on its GPU count and pattern, so it is built once per
 distinct pair and stamped onto every node that has it. The result goes to the independent
 verifier like any other answer.
@@ -21,6 +23,7 @@ import numpy as np
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
+from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape
@@ -113,13 +116,42 @@ def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Count
 def _node_layout(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk) -> _NodeLayout:
     """Local ids of every member's processes on a node asked ``ask``; classes whose groups must
     be tiled by a stride are tried first, then the clique-safe order alone."""
-    present = [c for c in ask.graph.order if ask.pattern[c]]
+    stacked = _stacked(problem, requests, ask)
+    if stacked is None:
+        raise LayoutFailed
+    present = [c for c in ask.graph.order if ask.pattern[c] and c not in stacked]
     blocky = [c for c in present if _run(problem, requests, c) > 1]
     for order in ([*blocky, *(c for c in present if c not in blocky)], present):
-        layout = _try_order(problem, requests, ask, order)
+        layout = _try_order(problem, requests, ask, order, stacked)
         if layout is not None:
             return layout
     raise LayoutFailed
+
+
+def _stacked(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk) -> dict[int, np.ndarray] | None:
+    """Local ids of the classes of each hole on the node, from the stacks that cover them; None
+    when a class's ids do not make whole runs of its stride (the node cannot be tiled this way).
+    The classes of a hole avoid the same rank-string GPUs (``problem.py``)."""
+    taken: dict[int, np.ndarray] = {}
+    for found in ask.graph.holes:
+        demand = tuple(ask.pattern[c] * problem.classes[c].width for c in found.classes)
+        if not any(demand):
+            continue
+        blocked = np.zeros(ask.capacity, dtype=bool)
+        blocked[[gpu for c in found.classes for gpu in ask.keep_off[c]]] = True
+        free = np.flatnonzero(~blocked)
+        stacks = Covers(found).cover(demand, int(free.size))
+        if stacks is None:
+            raise InternalError("the count model chose a node pattern its stacks do not cover")
+        given = [found.sets[index] for index in sorted(stacks)]
+        for k, c in enumerate(found.classes):
+            if demand[k]:
+                mine = free[[gpu for gpu, stack in enumerate(given) if k in stack]]
+                chosen = _runs_of(mine, _run(problem, requests, c), demand[k])
+                if chosen is None:
+                    return None
+                taken[c] = chosen
+    return taken
 
 
 def _run(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int) -> int:
@@ -141,8 +173,12 @@ def _runs_of(free: np.ndarray, run: int, need: int) -> np.ndarray | None:
     return joined[:need] if joined.size >= need else None
 
 
-def _try_order(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk, order: list[int]) -> _NodeLayout | None:
-    taken: dict[int, np.ndarray] = {}
+def _try_order(
+    problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk, order: list[int], stacked: Mapping[int, np.ndarray]
+) -> _NodeLayout | None:
+    """The node's layout with the classes of ``order`` placed in it, each on the lowest GPUs its
+    placed neighbours left, beside the stacked classes; None when a stride cannot be tiled."""
+    taken: dict[int, np.ndarray] = dict(stacked)
     for c in order:
         blocked = np.zeros(ask.capacity, dtype=bool)
         blocked[list(ask.keep_off[c])] = True

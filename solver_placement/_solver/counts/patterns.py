@@ -1,7 +1,8 @@
 """Node patterns: what one node may hold, as a vector of group counts per class.
 
 A pattern fits a node when every clique of classes that may not share a GPU there (exclusive, or
-memory that does not fit together) fits its GPUs. Classes that no such pair connects never
+memory that does not fit together) fits its GPUs, and, in a part of that graph that is not
+chordal, when GPU stacks over its independent sets hold it (``covers.py``). Classes that no such pair connects never
 compete for a node's GPUs, so patterns are formed per connected part of that graph, unless the
 ``balance`` term needs whole-node loads (then one part holds every class). Patterns are
 enumerated per shape of node; past ``MAX_PATTERNS`` whole-node patterns the count path lists
@@ -10,11 +11,12 @@ way to the flat model."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
 from solver_placement._solver.counts.problem import CountProblem
@@ -29,6 +31,11 @@ PATTERNS_PER_CHECK = 256
 
 class TooManyPatterns(Exception):
     """The enumeration passed ``MAX_PATTERNS``."""
+
+
+class NotChordal(Exception):
+    """Patterns by clique were asked of a part that is not chordal: its cliques do not state it
+    (whole-node patterns, checked by stacks, do)."""
 
 
 @dataclass(frozen=True)
@@ -104,11 +111,14 @@ def shapes(
     for (capacity, mask, rooms, domain, graph), nodes in keys.items():
         check("enumerating node patterns")
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
+        holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
         if by_clique:
+            if holes:
+                raise NotChordal
             tables = tuple(_clique_table(clique, widths, mask, rooms, check) for clique in maximal_cliques(cliques))
             links = clique_tree([table.columns for table in tables])
         else:
-            tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check))),), ()
+            tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check, holes))),), ()
         found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links))
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
@@ -131,10 +141,17 @@ def _domains(domain: np.ndarray | None, num_nodes: int) -> np.ndarray:
 
 
 def _fitting(
-    widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int, ...]], rooms: tuple[int, ...], check: Callable[[str], None]
+    widths: list[int],
+    mask: tuple[bool, ...],
+    cliques: list[tuple[int, ...]],
+    rooms: tuple[int, ...],
+    check: Callable[[str], None],
+    holes: Sequence[tuple[tuple[int, ...], Covers]] = (),
 ) -> Iterator[tuple[int, ...]]:
     """Every vector of group counts (empty first) that fits each clique's room (the room of its
-    members, one number: they avoid the same rank-string GPUs)."""
+    members, one number: they avoid the same rank-string GPUs) and that stacks cover in each
+    hole (its columns and covers): cliques prune as counts are chosen, covers judge whole
+    vectors."""
     size = len(widths)
     counts = [0] * size
     produced = 0
@@ -145,6 +162,8 @@ def _fitting(
     def walk(k: int) -> Iterator[tuple[int, ...]]:
         nonlocal produced
         if k == size:
+            if any(covers.cover(tuple(counts[j] * widths[j] for j in columns), rooms[columns[0]]) is None for columns, covers in holes):
+                return
             produced += 1
             if produced > MAX_PATTERNS:
                 raise TooManyPatterns

@@ -13,7 +13,8 @@ caller says it when it falls back to the flat model):
   share a GPU there (exclusive ones, and those whose ``memory_gb`` does not fit one of its GPUs
   together: ``stacks.py``); the GPUs of such a clique add up. For a chordal graph that is also
   sufficient, and the per-node construction (``layout.py``) finds the ids in a perfect
-  elimination order;
+  elimination order; a part that is not chordal is checked by GPU stacks over its independent
+  sets instead (``covers.py``);
 - a rank-string component a class is exclusive with takes its GPUs out of every node it uses
   (the same ones for every class of a connected part, so each clique's room is one number);
 - a required ``pipeline_parallel`` domain makes a domain hold whole pipelines (its groups of the

@@ -51,11 +51,11 @@ def apart_graphs(
     relaxed: bool = False,
 ) -> tuple[tuple[ApartGraph, ...], np.ndarray] | Misfit | str:
     """One graph per distinct set of pairs that may not share a GPU, and per node the index of
-    its graph; or why the pairs do not state the rule (a :class:`Misfit`, or a text: not
-    chordal, too many sets to check). ``classes`` are the member names of each class (rule
+    its graph; or why the pairs do not state the rule (a :class:`Misfit`, or a text: too many
+    sets to check). ``classes`` are the member names of each class (rule
     owners); ``reach[c, n]`` says whether class ``c``'s window holds node ``n``: a pair only
-    matters where both may go, and leaving out the others keeps graphs chordal that would not
-    be as a whole. ``separate`` are pairs kept apart besides; ``relaxed`` skips the check of
+    matters where both may go, and leaving out the others keeps graphs chordal (cheaper to
+    count, ``graphs.py``) that would not be as a whole. ``separate`` are pairs kept apart besides; ``relaxed`` skips the check of
     sets of three or more, so the graphs allow more than the rule (a relaxation, for bounds)."""
     holders = [_holders(spec, members) for members in classes]
     limits = [None if limit is None else megabytes(limit) for limit in spec.cluster.gpu_memory_gb]
@@ -76,12 +76,8 @@ def apart_graphs(
                 return f"memory_gb: more than {MAX_STACKS_CHECKED:,} sets of components that may share a GPU to check (MAX_STACKS_CHECKED)"
             if misfit:
                 return Misfit(misfit, f"memory_gb: {', '.join(classes[c][0] for c in misfit)} fit {gpus} two by two but not all together")
-            graph = apart_graph(len(classes), pairs)
-            if graph is None:
-                how = "exclusive_with" if pairs <= exclusive else f"exclusive_with with the memory of {gpus}"
-                return f"{how} forms a cycle of four or more components with no chord (not a chordal graph)"
             index[pairs] = len(graphs)
-            graphs.append(graph)
+            graphs.append(apart_graph(len(classes), pairs))
         graph_of[nodes] = index[pairs]
     return tuple(graphs), graph_of
 

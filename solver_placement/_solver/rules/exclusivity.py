@@ -73,5 +73,6 @@ def fits(placed: Placed, coming: tuple[str, ...], items: np.ndarray) -> np.ndarr
 
 
 #: Node-level form: the count model keeps exclusive classes on different GPUs of a node (a clique
-#: of them shares the node's room; ``counts/stacks.py`` builds the graph and checks it is chordal).
+#: of them shares the node's room; ``counts/stacks.py`` builds the graph, ``counts/covers.py``
+#: gives a part that is not chordal GPU stacks over its independent sets).
 COUNTS = "stated by the count model's graph of classes that may not share a GPU (counts/stacks.py)"
