@@ -285,7 +285,7 @@ def planned(args: argparse.Namespace) -> list[tuple[str, tuple[int, int], Case]]
     """(family, bucket, case) for every case of the run."""
     buckets = [(low, min(high, args.max_nodes)) for low, high in BUCKETS if low <= args.max_nodes]
     cases = []
-    for family in FAMILIES:
+    for family in args.family or FAMILIES:
         for j in range(args.cases_per_family):
             seed, bucket = args.seed + j, buckets[j % len(buckets)]
             cases.append((family, bucket, make_case(family, draw_nodes(family, seed, *bucket), seed)))
@@ -416,6 +416,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=5.0, help="time_limit_s of every solve (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first case of each family (default 0)")
     parser.add_argument("--big", action="store_true", help=f"add {BIG_CASES} one-process-per-node specs on each of {', '.join(f'{s:,}' for s in BIG_SIZES)} nodes")
+    parser.add_argument("--family", action="append", choices=FAMILIES, help="run only this family (repeatable; default: all)")
     parser.add_argument("--case", help="rerun one case, family:nodes:seed, and print its spec")
     args = parser.parse_args()
     if args.case:

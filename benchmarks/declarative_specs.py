@@ -20,6 +20,11 @@ neither side places is a finding, not noise:
   ones pack the 80 GB nodes alone (one partial node at most) and the light ones the rest;
 * ``topology`` sizes pipelines to fit a rack of 8 nodes and asks at most ``fill`` of the
   pipelines the racks hold.
+* ``ring`` puts 4-6 components on a cycle of exclusions (each exclusive with the next, the last
+  with the first: an exclusivity graph that is not chordal); an even ring alternates two colours
+  on two halves of every node, an odd one needs a third colour for its last component (three
+  colours on a quarter of every node each), and each component asks at most ``fill`` of its
+  colour's GPUs.
 
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
@@ -177,6 +182,17 @@ def heterogeneous(rng: random.Random, nodes: int, fill: float) -> Section:
     )  # fmt: skip
 
 
+def ring(rng: random.Random, nodes: int, fill: float) -> Section:
+    """4-6 components in TP groups of 1-4 on a cycle of exclusions (see the module docstring)."""
+    count = rng.randint(4, 6)
+    width = GPUS // 2 if count % 2 == 0 else GPUS // 4
+    placement: dict[str, Any] = {}
+    for i in range(count):
+        tp = rng.choice([t for t in (1, 2, 4) if t <= width])
+        placement[NAMES[i]] = body(tp, 1, max(1, int(fill * nodes * width) // tp), exclusive_with=[NAMES[(i + 1) % count]])
+    return section(nodes, GPUS, placement)
+
+
 MEMORY_SHAPES = ((1, 1), (2, 1), (4, 1))
 
 
@@ -308,6 +324,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "heterogeneous": heterogeneous,
     "memory": memory,
     "topology": topology,
+    "ring": ring,
 }
 FAMILIES = (*FEASIBLE, "replan", "infeasible")
 #: The family of the huge sizes (``--big``).
