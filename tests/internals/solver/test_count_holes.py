@@ -104,3 +104,18 @@ def test_random_graphs_are_counted_at_the_flat_optimum(case: tuple[Cluster, dict
     event(f"{solution.method} {solution.status}, {'chordal' if apart_graph(len(placement), pairs).chordal else 'not chordal'}")
     if solution.method == "counts" and solution.status == "OPTIMAL":
         assert counted(solution) == flat_optimum(spec)
+
+
+def test_a_cycle_beside_a_rank_string_component_and_a_strided_rollout() -> None:
+    """The 4-cycle's components all exclusive with a rank-string component (their stacks keep off
+    its GPUs) and a strided rollout collocated with the actor (its GPUs from the stacks make
+    whole runs): counted, verified, at the flat model's optimum."""
+    placement = ring(["actor", "reward", "critic", "ref"], [8, 4, 8, 4], tp=2)
+    for body in placement.values():
+        body["exclusive_with"].append("fixed")
+    placement["fixed"] = {"placement": "0-1"}
+    placement["rollout"] = {"processes": 4, "hardware_per_process": 2, "stride": "auto", "collocate_with": "actor"}
+    spec = PlacementSpec.build(Cluster(4, 8), placement)
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    assert counted(solution) == flat_optimum(spec)
