@@ -16,23 +16,23 @@ from surfaces import Case, Run, _case, placement
 from solver_placement import limits, solve
 
 
-def _env_group(env_vars: dict[str, Any], label: str = "g") -> dict[str, Any]:
+def _env_group(env_vars: Any, label: str = "g") -> dict[str, Any]:
     return placement({"actor": "0-15"}, node_groups=[{"label": label, "node_ranks": "0-1", "env_configs": [{"node_ranks": "all", "env_vars": env_vars}]}])
 
 
 def env_configs() -> Iterator[Case]:
     """Item 3: a node group's env_vars may not set what the plan sets, pick other devices, or choose code."""
     klass = "env_configs variables"
-    planned = ("NUMA_CPUS", "NUMA_NODES", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "RANK", "MASTER_PORT", "OMP_NUM_THREADS", "EGL_DEVICE_ID", "HARDWARE_CONFIGS")
+    planned = ("NUMA_CPUS", "NUMA_NODES", "RANK", "LOCAL_RANK", "MASTER_PORT", "OMP_NUM_THREADS", "EGL_DEVICE_ID", "HARDWARE_CONFIGS")
     for name in planned:
         yield _case(klass, f"plan's {name}", lambda n=name: _env_group({n: "0"}, label="trainers"), "PlacementConfigError", "'trainers'", repr(name), "the plan sets")
-    for name in ("ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES"):
-        yield _case(klass, f"devices {name}", lambda n=name: _env_group({n: "1"}), "PlacementConfigError", repr(name), "'g'")
+    for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES"):
+        yield _case(klass, f"devices {name}", lambda n=name: _env_group({n: "1"}), "PlacementConfigError", repr(name), "'g'", "devices beside the plan's")
     yield _case(klass, "CUDA_DEVICE_ORDER FASTEST_FIRST", lambda: _env_group({"CUDA_DEVICE_ORDER": "FASTEST_FIRST"}), "PlacementConfigError", "'CUDA_DEVICE_ORDER'", "PCI_BUS_ID")
     yield _case(klass, "CUDA_DEVICE_ORDER PCI_BUS_ID", lambda: _env_group({"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}), "placed")
     for name in ("PYTHONPATH", "LD_PRELOAD", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONBREAKPOINT", "LD_AUDIT", "PYTHONSTARTUP"):
         yield _case(klass, f"code {name}", lambda n=name: _env_group({n: "/tmp/x"}), "PlacementConfigError", repr(name), "python_interpreter_path")
-    yield _case(klass, "RLinf list form PYTHONPATH", lambda: _env_group([{"NCCL_DEBUG": "INFO"}, {"PYTHONPATH": "/x"}]), "PlacementConfigError", "'PYTHONPATH'")  # type: ignore[arg-type]
+    yield _case(klass, "RLinf list form PYTHONPATH", lambda: _env_group([{"NCCL_DEBUG": "INFO"}, {"PYTHONPATH": "/x"}]), "PlacementConfigError", "'PYTHONPATH'")
     yield _case(klass, "lower-case pythonpath", lambda: _env_group({"pythonpath": "/x", "NCCL_DEBUG": "INFO"}), "placed")
     yield _case(klass, "allowed NCCL, LD_LIBRARY_PATH, PATH", lambda: _env_group({"NCCL_DEBUG": "INFO", "LD_LIBRARY_PATH": "/opt/cuda/lib64", "PATH": "/opt/bin:/usr/bin"}), "placed")
 
@@ -107,5 +107,5 @@ def topology_reader() -> Iterator[Case]:
 
 def machine_surfaces() -> list[Case]:
     """Every case of this module, in a fixed order."""
-    makers = (limit_threads, topology_reader)
+    makers = (env_configs, limit_threads, topology_reader)
     return [case for maker in makers for case in maker()]
