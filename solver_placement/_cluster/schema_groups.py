@@ -17,6 +17,7 @@ import numpy as np
 
 from solver_placement._cluster.layout import EnvConfig, GroupSpec, HardwareItem
 from solver_placement._cluster.ranks import format_ranks, is_all, parse_rank_list, rank_ranges, ranks_within
+from solver_placement._cluster.worker_env import check_env_var
 from solver_placement._config import check_keys, gigabytes, require_mapping, text
 from solver_placement._constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement._errors import PlacementConfigError, shown
@@ -260,6 +261,7 @@ def _parse_env_vars(raw: Any, where: str) -> dict[str, str]:
             if key in env:
                 raise PlacementConfigError(f"{where}: env var {shown(key)} is set twice")
             env[key] = _env_value(value, f"{where}: env var {shown(key)}")
+            check_env_var(key, env[key], where)
     return env
 
 

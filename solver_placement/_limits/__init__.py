@@ -7,14 +7,18 @@ the value it saw and how to raise it (SECURITY.md lists them). The defaults are 
 real job (RLinf's largest configs are a few kB with a few hundred values) and far below what
 would exhaust a machine.
 
-The limits are process-wide; :func:`configure` changes them (e.g. a trusted sweep of huge
-clusters) and :func:`override` changes them for a ``with`` block.
+:func:`configure` changes the process-wide limits (e.g. a trusted sweep of huge clusters) under a
+lock; :func:`override` changes them for a ``with`` block *of the calling thread only* (a context
+variable), so two threads overriding at once never see each other's values and neither can leave
+the process on the other's when its block ends (restoring a saved process-wide value could).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -78,29 +82,40 @@ class Limits:
 
 
 _current = Limits()
+#: Serialises :func:`configure`'s read-modify-write of the process-wide limits.
+_lock = threading.Lock()
+#: The limits of the innermost :func:`override` block of this thread (or task), None outside any.
+_overridden: ContextVar[Limits | None] = ContextVar("solver_placement_limits", default=None)
 
 
 def current() -> Limits:
-    """The limits in force."""
-    return _current
+    """The limits in force for the caller: its innermost ``override`` block's, else the process's."""
+    overridden = _overridden.get()
+    return _current if overridden is None else overridden
 
 
 def configure(**changes: Any) -> Limits:
-    """Change limits by name for the whole process; returns the previous limits (to restore)."""
+    """Change limits by name for the whole process; returns the previous limits (to restore).
+
+    Inside an :func:`override` block of this thread the block's values stay in force until it ends.
+    """
     global _current
-    previous = _current
-    _current = _changed(_current, changes)
+    with _lock:
+        previous = _current
+        _current = _changed(_current, changes)
     return previous
 
 
 @contextmanager
 def override(**changes: Any) -> Iterator[Limits]:
-    """Change limits by name inside a ``with`` block (restored on exit, also on error)."""
-    previous = configure(**changes)
+    """Change limits by name inside a ``with`` block, for the calling thread only (restored on
+    exit, also on error; other threads and the process-wide limits are never touched)."""
+    limits = _changed(current(), changes)
+    token = _overridden.set(limits)
     try:
-        yield _current
+        yield limits
     finally:
-        configure(**{field.name: getattr(previous, field.name) for field in fields(Limits)})
+        _overridden.reset(token)
 
 
 def _changed(limits: Limits, changes: dict[str, Any]) -> Limits:
@@ -118,7 +133,7 @@ def _changed(limits: Limits, changes: dict[str, Any]) -> Limits:
 def exceeded(name: str, value: int | str, where: str, what: str) -> PlacementConfigError:
     """The error for ``what`` at ``where`` being ``value``, above the limit called ``name``; an
     int is quoted bounded (``10**5000`` would raise Python's own ``ValueError`` when formatted)."""
-    limit = getattr(_current, name)
+    limit = getattr(current(), name)
     return PlacementConfigError(
         f"{where}: {what} is {shown(value) if isinstance(value, int) else value}, above the limit {name}={limit} (input limits, see SECURITY.md); "
         f"if the input is trusted, raise it with solver_placement.limits.configure({name}=...)"
@@ -127,5 +142,5 @@ def exceeded(name: str, value: int | str, where: str, what: str) -> PlacementCon
 
 def check(name: str, value: int, where: str, what: str) -> None:
     """Refuse ``value`` (a count of something ``what`` at ``where``) above the limit ``name``."""
-    if value > getattr(_current, name):
+    if value > getattr(current(), name):
         raise exceeded(name, value, where, what)

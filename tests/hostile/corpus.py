@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from machine_surfaces import machine_surfaces
 from omegaconf import OmegaConf
 from surfaces import newest_surfaces
 
@@ -337,7 +338,7 @@ def shared_references() -> Iterator[Case]:
 def hostile_cases() -> list[Case]:
     """Every hostile case, in a fixed order."""
     makers = (deep_nesting, alias_bombs, interpolation_bombs, huge_ints, huge_strings, encodings, yaml_tags, odd_keys, evil_objects, oversized, shared_references)
-    return [case for maker in makers for case in maker()] + newest_surfaces()
+    return [case for maker in makers for case in maker()] + newest_surfaces() + machine_surfaces()
 
 
 # ------------------------------------------------------------------------------ mutated valid configs

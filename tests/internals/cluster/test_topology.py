@@ -3,6 +3,8 @@ cluster's derived forms, and read from a node's sysfs."""
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import yaml
 
 from solver_placement import Cluster, PlacementConfigError
 from solver_placement._cluster.topology import MAX_CPUS, NodeTopology
-from solver_placement._cluster.topology_reader import read_node_topology
+from solver_placement._cluster.topology_reader import MAX_FILE_BYTES, read_node_topology
 
 H100_NODE = {"numa_nodes": [0, 0, 0, 0, 1, 1, 1, 1], "numa_cpus": {0: "0-31,64-95", 1: "32-63,96-127"}, "egl_devices": [2, 3, 0, 1, 6, 7, 4, 5]}
 
@@ -134,3 +136,64 @@ def test_the_command_prints_this_nodes_entry_as_yaml() -> None:
     result = CliRunner().invoke(main, ["gpu-topology"])
     assert result.exit_code == 0, result.output
     assert yaml.safe_load(result.stdout) == read_node_topology()
+
+
+@pytest.mark.parametrize(
+    ("numa", "words"),
+    [("--5", "'--5', not a NUMA node id"), ("²", "holds byte 0xc2 at offset 0, not ASCII text"), ("1" * 5000, "not a NUMA node id"), ("1024", "'1024', not a NUMA node id"), ("0x1", "not a NUMA node id")],
+)
+def test_a_numa_node_that_is_not_an_ascii_decimal_is_refused_naming_the_file(tmp_path: Path, numa: str, words: str) -> None:
+    sys_root = _fake_sys(tmp_path, {"0000:18:00.0": ("0x10de", "0x030200", numa)}, {0: "0-7", 1: "8-15"})
+    with pytest.raises(PlacementConfigError, match=re.escape(words)) as caught:
+        read_node_topology(sys_root, use_nvidia_smi=False, read_egl=False)
+    assert "0000:18:00.0/numa_node" in str(caught.value) and len(str(caught.value)) < 500
+
+
+@pytest.mark.parametrize("name", ["vendor", "numa_node"])
+def test_a_sysfs_file_that_is_not_ascii_or_too_long_is_refused_naming_it(tmp_path: Path, name: str) -> None:
+    sys_root = _fake_sys(tmp_path, {"0000:18:00.0": ("0x10de", "0x030200", "0")}, {0: "0-7"})
+    target = sys_root / "bus/pci/devices/0000:18:00.0" / name
+    target.write_bytes(b"\xff\xfe0\n")
+    with pytest.raises(PlacementConfigError, match=rf"{name}: holds byte 0xff at offset 0, not ASCII text"):
+        read_node_topology(sys_root, use_nvidia_smi=False, read_egl=False)
+    target.write_bytes(b"0" * (MAX_FILE_BYTES + 1))
+    with pytest.raises(PlacementConfigError, match=rf"{name}: holds more than {MAX_FILE_BYTES} bytes"):
+        read_node_topology(sys_root, use_nvidia_smi=False, read_egl=False)
+
+
+def test_a_cpu_list_that_is_not_one_is_refused_naming_the_file(tmp_path: Path) -> None:
+    sys_root = _fake_sys(tmp_path, {"0000:18:00.0": ("0x10de", "0x030200", "0")}, {0: "0-7; rm -rf"})
+    with pytest.raises(PlacementConfigError, match=r"node0/cpulist: holds '0-7; rm -rf', not a Linux CPU list"):
+        read_node_topology(sys_root, use_nvidia_smi=False, read_egl=False)
+
+
+def _fake_nvidia_smi(tmp_path: Path, script: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    command = bin_dir / "nvidia-smi"
+    command.write_text(f"#!/bin/sh\n{script}\n")
+    command.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+@pytest.mark.parametrize(
+    ("printed", "words"),
+    [("echo 'No devices were found'", "printed 'No devices were found', which is not a PCI bus id"),
+     ("echo '[N/A]'", "printed '[N/A]', which is not a PCI bus id"),
+     ("echo '00000000:18:00.0/../../x'", "which is not a PCI bus id"),
+     ("printf '\\377\\n'", "holds byte 0xff at offset 0, not ASCII text"),
+     ("yes 00000000:18:00.0", "printed more than")],
+)  # fmt: skip
+def test_nvidia_smi_output_that_is_not_bus_ids_is_refused_naming_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, printed: str, words: str) -> None:
+    _fake_nvidia_smi(tmp_path, printed, monkeypatch)
+    with pytest.raises(PlacementConfigError, match=re.escape(words)) as caught:
+        read_node_topology(tmp_path / "sys", read_egl=False)
+    assert "nvidia-smi --query-gpu=pci.bus_id" in str(caught.value) and len(str(caught.value)) < 500
+
+
+def test_nvidia_smi_bus_ids_are_read_as_sysfs_names_them_and_a_failing_one_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sys_root = _fake_sys(tmp_path / "sys", {"0000:18:00.0": ("0x10de", "0x030200", "1"), "0000:c1:00.0": ("0x10de", "0x030200", "0")}, {0: "0-3", 1: "4-7"})
+    _fake_nvidia_smi(tmp_path, "echo 00000000:C1:00.0; echo 00000000:18:00.0", monkeypatch)
+    assert read_node_topology(sys_root, read_egl=False) == {"numa_nodes": [0, 1], "numa_cpus": {0: "0-3", 1: "4-7"}}
+    (tmp_path / "bin/nvidia-smi").write_text("#!/bin/sh\necho 'No devices were found'\nexit 6\n")
+    assert read_node_topology(sys_root, read_egl=False) == {"numa_nodes": [1, 0], "numa_cpus": {0: "0-3", 1: "4-7"}}  # sysfs, in PCI order
