@@ -124,10 +124,10 @@ def pipelined_rollout(first: int, last: int, labels: tuple[str, ...] | None, tp:
     gpus = last - first + 1
     sizes = f"rollout TP size {tp} (rollout.tensor_parallel_size) x PP size {pp} (rollout.pipeline_parallel_size) = {per_process}"
     if per_process > gpus:
-        raise PlacementConfigError(f"rollout: {sizes} GPUs per process exceeds the rollout's {gpus} GPUs ({first}-{last})")
+        raise PlacementConfigError(f"rollout: {sizes} GPUs per process exceeds the rollout's {counted(gpus, 'GPU')} ({first}-{last})")
     if gpus % per_process:
         raise PlacementConfigError(
-            f"rollout: its {gpus} GPUs ({first}-{last}) are not divisible by {sizes} GPUs per process; "
+            f"rollout: its {counted(gpus, 'GPU')} ({first}-{last}) are not divisible by {sizes} GPUs per process; "
             "every rollout replica needs a full set"
         )
     return PackedPlacementStrategy(first, last, per_process, 1, None if labels is None else list(labels), name="rollout")

@@ -93,3 +93,20 @@ def test_tries_go_nearest_first_and_only_over_divisors():
     assert {"a": 3, "b": 2} not in order  # the stated sizes themselves are no fix
     assert all(sizes["a"] in (1, 2, 3, 4, 8) and sizes["b"] in (1, 2, 4, 8) for sizes in order)
     assert all(len([k for k in sizes if sizes[k] != {"a": 3, "b": 2}[k]]) == 1 for sizes in order[:7])
+
+
+def test_counts_of_one_read_as_one():
+    """Issue 31 item 6: no "1 GPUs", "1 components" or "valid ranks are 0-0" in a message."""
+    from solver_placement._cluster.ranks import valid_ranks
+    from solver_placement._errors import counted
+
+    assert (counted(1, "GPU"), counted(2, "GPU"), counted(1, "process", "processes"), counted(3, "process", "processes")) == (
+        "1 GPU",
+        "2 GPUs",
+        "1 process",
+        "3 processes",
+    )
+    assert (valid_ranks(0), valid_ranks(1), valid_ranks(8)) == ("there are none", "the only valid rank is 0", "valid ranks are 0-7")
+    with pytest.raises(PlacementConfigError) as info:
+        ModelParallelComponentPlacement(job({"actor": "0-6", "rollout": "7", "reward": "0-6"}, rollout_tp=2))
+    assert "its 1 GPU " in str(info.value) and "1 GPUs" not in str(info.value), str(info.value)
