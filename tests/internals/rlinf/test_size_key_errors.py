@@ -110,3 +110,19 @@ def test_counts_of_one_read_as_one():
     with pytest.raises(PlacementConfigError) as info:
         ModelParallelComponentPlacement(job({"actor": "0-6", "rollout": "7", "reward": "0-6"}, rollout_tp=2))
     assert "its 1 GPU " in str(info.value) and "1 GPUs" not in str(info.value), str(info.value)
+
+
+def test_a_misspelt_node_group_gets_the_close_name():
+    """Issue 31 item 6: ``node_group: franak`` suggests ``franka``; a name close to none lists the groups."""
+    from solver_placement._job import load_job
+    from solver_placement._specification.placement_spec import PlacementSpec
+
+    def spec(group: str) -> PlacementSpec:
+        groups = [{"label": "gpu", "node_ranks": "0"}, {"label": "franka", "node_ranks": "1"}]
+        cluster = {"num_nodes": 2, "num_gpus_per_node": 8, "node_groups": groups}
+        return PlacementSpec.from_component_placement(load_job({"cluster": {**cluster, "component_placement": {"env": {"node_group": group, "placement": "0"}}}}))
+
+    with pytest.raises(PlacementConfigError, match="node group 'franak' not found; did you mean 'franka'\\?"):
+        spec("franak")
+    with pytest.raises(PlacementConfigError, match="node group 'zzz' not found; known groups: .*franka"):
+        spec("zzz")
