@@ -18,7 +18,7 @@ from functools import partial
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import RESERVED_LABELS
-from solver_placement._errors import InfeasiblePlacementError, PlacementError, Statement
+from solver_placement._errors import InfeasiblePlacementError, PlacementError, Statement, counted
 from solver_placement._solver.bounds.needs import needs_of
 from solver_placement._solver.conflicts import compact_statements, grouped_lines
 from solver_placement._solver.exact import spec_options
@@ -61,7 +61,8 @@ class Diagnosis:
             s = self.solution
             processes = sum(len(s.placements(name)) for name in s.components)
             nodes = len({p.cluster_node_rank for name in s.components for p in s.placements(name)})
-            return f"valid: {len(s.components)} components, {processes} processes on {nodes} of {s.cluster.num_nodes} nodes ({s.status.lower()})"
+            placed = f"{counted(len(s.components), 'component')}, {counted(processes, 'process', 'processes')}"
+            return f"valid: {placed} on {nodes} of {counted(s.cluster.num_nodes, 'node')} ({s.status.lower()})"
         if self.statements:  # under each component and the keys they rest on, as ``explain`` prints them
             lines = ["no placement exists; these statements conflict:", *grouped_lines(compact_statements(self.statements))]
         else:

@@ -185,6 +185,12 @@ def cut(text: str, limit: int = 80) -> str:
     return f"{text[:half]}...{text[-half:]}"
 
 
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """``count`` and ``noun``, plural (``plural``, else ``noun`` + s) unless it is one (``1 GPU``,
+    ``2 GPUs``): a message that says "1 components" reads as a bug and hides the count it reports."""
+    return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
+
+
 def with_context(error: PlacementError, where: str) -> PlacementError:
     """The same error (same type, same extra fields) with ``where: `` in front of its message.
 

@@ -23,7 +23,7 @@ from solver_placement._cluster.schema import cluster_part, overlay_section, pars
 from solver_placement._cluster.schema_groups import check_group_limits
 from solver_placement._cluster.summary import describe_cluster
 from solver_placement._cluster.topology import NodeTopology, bind_topology
-from solver_placement._config import load_config
+from solver_placement._config import did_you_mean, load_config
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
 from solver_placement._errors import PlacementConfigError
 from solver_placement._limits import check
@@ -259,8 +259,7 @@ class Cluster:
         try:
             return self.node_groups[label]
         except KeyError:
-            known = ", ".join(repr(name) for name in self.node_groups)
-            raise PlacementConfigError(f"node group {label!r} not found; known groups: {known}") from None
+            raise PlacementConfigError(f"node group {label!r} not found{did_you_mean(label, self.node_groups, 'groups')}") from None
 
     def resources(self, labels: Sequence[str], count_nodes: bool = False) -> ResourceSet:
         """The resources of the given groups, ranked group after group in the listed order.

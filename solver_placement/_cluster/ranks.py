@@ -129,10 +129,18 @@ def ranks_within(ranges: tuple[RankRange, ...] | None, available: int | None, wh
     return np.unique(np.concatenate([r.to_array() for r in ranges]))
 
 
+def valid_ranks(available: int) -> str:
+    """The ranks an out-of-range rank could have been, said as a person would: "valid ranks are
+    0-7", "the only valid rank is 0" (never "0-0", which reads as a range typed by mistake)."""
+    if available == 0:
+        return "there are none"
+    return "the only valid rank is 0" if available == 1 else f"valid ranks are 0-{available - 1}"
+
+
 def check_in_bounds(rank_range: RankRange, available: int, what: str, where: str) -> None:
     """Raise if ``rank_range`` is not inside ``0..available-1``."""
     if rank_range.last >= available:
-        limit = "there are none" if available == 0 else f"valid ranks are 0-{available - 1}"
+        limit = valid_ranks(available)
         raise PlacementConfigError(
             f'{where}: {what} "{rank_range}" is out of range; {limit} (ranks must be within the available ranks)'
         )

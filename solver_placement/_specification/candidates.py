@@ -18,7 +18,8 @@ from functools import cached_property
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster, ResourceSet
-from solver_placement._cluster.ranks import MAX_RANK, check_in_bounds
+from solver_placement._cluster.ranks import MAX_RANK, check_in_bounds, valid_ranks
+from solver_placement._config import did_you_mean
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import InternalError, PlacementConfigError
 from solver_placement._specification.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments, Segment, check_multiple
@@ -162,8 +163,7 @@ def _check_whole_groups(component: ComponentSpec, processes: int) -> None:
 def _selection(component: ComponentSpec, cluster: Cluster) -> ResourceSet:
     for label in component.node_groups:
         if label not in cluster.node_groups:
-            known = ", ".join(repr(name) for name in cluster.node_groups)
-            raise PlacementConfigError(f"{component.name}: node group {label!r} not found; known groups: {known}")
+            raise PlacementConfigError(f"{component.name}: node group {label!r} not found{did_you_mean(label, cluster.node_groups, 'groups')}")
     resources = cluster.resources(component.node_groups, component.count_nodes)
     if resources.counts_nodes and not all(g.hardware_type is None for g in resources.groups):
         raise PlacementConfigError(
@@ -220,7 +220,7 @@ def _resolve_explicit(component: ComponentSpec, explicit: tuple[tuple[int, ...],
     total = len(resources)
     for position, ranks in enumerate(explicit):
         if ranks[-1] >= total:
-            limit = "there are none" if total == 0 else f"valid ranks are 0-{total - 1}"
+            limit = valid_ranks(total)
             raise PlacementConfigError(
                 f"{component.name}: process {position} ranks {list(ranks)} are out of range on {resources.describe()}; {limit}"
             )

@@ -101,9 +101,11 @@ class ComponentPlacement:
         self._use(PlacementSpec.from_component_placement(job.with_cluster(self._cluster)))  # the job's plain values: no second copy
 
     def _use(self, spec: PlacementSpec) -> None:
-        """Adopt ``spec`` and its solution as what every accessor reports."""
+        """Adopt ``spec`` and its solution as what every accessor reports (nothing changes when it
+        has none, so a failed layout can still be tried with other sizes)."""
+        solution = solve(spec)
         self._spec = spec
-        self._solution = solve(spec)
+        self._solution = solution
 
     def _lay_out(self, strategies: Mapping[str, PlacementStrategy], relations: Mapping[str, Mapping[str, Any]]) -> None:
         """Re-state the named components as ``strategies`` and solve again; every other component
@@ -113,6 +115,14 @@ class ComponentPlacement:
         This is how the model-parallel subclasses place their layouts: the rule becomes a spec,
         the solver places it, and the strategies are what :meth:`get_strategy` hands out.
         """
+        self._use(self._laid_out_spec(strategies, relations))
+        for strategy in strategies.values():
+            strategy.serve(self._solution)
+        self._placements.adopt(strategies)
+
+    def _laid_out_spec(self, strategies: Mapping[str, PlacementStrategy], relations: Mapping[str, Mapping[str, Any]]) -> PlacementSpec:
+        """The spec :meth:`_lay_out` solves, built without changing this placement (so a layout
+        with other sizes can be tried on it)."""
         entries = {name: self._raw_entry(name) for name in self._spec.names}
         check_laid_out_entries(entries, strategies, type(self).__name__)
         for name, strategy in strategies.items():
@@ -122,10 +132,7 @@ class ComponentPlacement:
         spec = PlacementSpec.build(self._cluster, entries, self._solver_options)
         for strategy in strategies.values():
             strategy.build_spec(self._cluster)  # the strategy's own checks on the cluster
-        self._use(spec)
-        for strategy in strategies.values():
-            strategy.serve(self._solution)
-        self._placements.adopt(strategies)
+        return spec
 
     def _raw_entry(self, name: str) -> Any:
         """The ``component_placement`` value ``name`` was given (under its possibly shared key)."""

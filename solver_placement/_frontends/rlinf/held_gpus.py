@@ -16,7 +16,7 @@ import numpy as np
 
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, counted
 from solver_placement._frontends.rlinf.strategies import PackedPlacementStrategy
 from solver_placement._solver.solution import Solution
 
@@ -100,7 +100,7 @@ def check_tp_fits(held: HeldGpus, tp: int, key: str, rlinf_role: str) -> None:
     code written against RLinf matches."""
     if tp > held.count:
         raise PlacementConfigError(
-            f"{held.name}: TP size {tp} ({key}) must be less than or equal to its {held.count} GPUs "
+            f"{held.name}: TP size {tp} ({key}) must be less than or equal to its {counted(held.count, 'GPU')} "
             f"({rlinf_role} TP size {tp} must be less than or equal to {rlinf_role} world size {held.count}.)"
         )
 
@@ -109,6 +109,6 @@ def check_divides(held: HeldGpus, size: int, key: str) -> None:
     """``held``'s GPU count is a multiple of ``size`` (the setting ``key``): every engine gets a full set."""
     if held.count % size:
         raise PlacementConfigError(
-            f"{held.name}: its {held.count} GPUs ({format_ranks(held.ranks)}) are not divisible by {key} = {size}; "
+            f"{held.name}: its {counted(held.count, 'GPU')} ({format_ranks(held.ranks)}) are not divisible by {key} = {size}; "
             "every engine needs a full set"
         )

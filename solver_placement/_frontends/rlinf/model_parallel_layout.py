@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, counted
 from solver_placement._frontends.rlinf.held_gpus import HeldGpus
 from solver_placement._frontends.rlinf.strategies import PackedPlacementStrategy
 
@@ -64,7 +64,20 @@ def collocated_layout(held: Mapping[str, HeldGpus], actor_tp: int, rollout_tp: i
     """
     strategies = _one_per_gpu(held, skip=("rollout",))
     rollout = held["rollout"]
-    strategies[rollout.name] = rollout.packed(rollout_tp, rollout_stride(actor_tp, rollout_tp))
+    stride = rollout_stride(actor_tp, rollout_tp)
+    block = rollout_tp * stride
+    if rollout.count % block:
+        why = (
+            f"in collocated mode each actor TP group of {block} GPUs holds {stride} rollout engines of {counted(rollout_tp, 'GPU')}"
+            if stride > 1
+            else f"one rollout engine holds {rollout_tp} GPUs"
+        )
+        raise PlacementConfigError(
+            f"{rollout.name}: actor.model.tensor_model_parallel_size={actor_tp} and rollout.tensor_parallel_size={rollout_tp} "
+            f"do not split the rollout's {counted(rollout.count, 'GPU')} into whole engines: {why}, so the "
+            f"rollout's GPUs must be divisible by {block}"
+        )
+    strategies[rollout.name] = rollout.packed(rollout_tp, stride)
     relations: Relations = {}
     if pair_with_actor:
         relations[rollout.name] = {"collocate_with": held["actor"].name}
@@ -109,12 +122,12 @@ def pipelined_rollout(first: int, last: int, labels: tuple[str, ...] | None, tp:
     """
     per_process = tp * pp
     gpus = last - first + 1
-    sizes = f"rollout TP size {tp} x PP size {pp} = {per_process}"
+    sizes = f"rollout TP size {tp} (rollout.tensor_parallel_size) x PP size {pp} (rollout.pipeline_parallel_size) = {per_process}"
     if per_process > gpus:
-        raise PlacementConfigError(f"rollout: {sizes} GPUs per process exceeds the rollout's {gpus} GPUs ({first}-{last})")
+        raise PlacementConfigError(f"rollout: {sizes} GPUs per process exceeds the rollout's {counted(gpus, 'GPU')} ({first}-{last})")
     if gpus % per_process:
         raise PlacementConfigError(
-            f"rollout: its {gpus} GPUs ({first}-{last}) are not divisible by {sizes} GPUs per process; "
+            f"rollout: its {counted(gpus, 'GPU')} ({first}-{last}) are not divisible by {sizes} GPUs per process; "
             "every rollout replica needs a full set"
         )
     return PackedPlacementStrategy(first, last, per_process, 1, None if labels is None else list(labels), name="rollout")

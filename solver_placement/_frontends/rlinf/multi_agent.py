@@ -26,6 +26,7 @@ from solver_placement._frontends.rlinf.held_gpus import check_divides, gpus_of, 
 from solver_placement._frontends.rlinf.model_parallel import ModelParallelComponentPlacement
 from solver_placement._frontends.rlinf.model_parallel_layout import Layout, collocated_layout
 from solver_placement._frontends.rlinf.model_parallel_sizes import ConfigReader
+from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_TP, Sizes
 from solver_placement._frontends.rlinf.strategies import PackedPlacementStrategy, PlacementStrategy
 
 #: Components that may share GPUs with everything (RLinf's "shared" names); all others are exclusive.
@@ -139,8 +140,8 @@ class MultiAgentModelParallelComponentPlacement(EngineStrategies, ModelParallelC
                     f"cluster GPUs {format_ranks(a & b)}; in a multi-agent job only {', '.join(SHARED)} may share GPUs"
                 )
 
-    def _layout(self) -> Layout:
-        layout = collocated_layout(self._held, self.actor_tp_size, self.rollout_tp_size, pair_with_actor=self._single_engine)
+    def _layout(self, sizes: Sizes) -> Layout:
+        layout = collocated_layout(self._held, sizes[ACTOR_TP], sizes[ROLLOUT_TP], pair_with_actor=self._single_engine)
         exclusive = list(self._exclusive_components())
         relations = {name: {"exclusive_with": exclusive[position + 1:]} for position, name in enumerate(exclusive[:-1])}
         return Layout(layout.strategies, layout.rollout_gpus, {**layout.relations, **relations})

@@ -58,7 +58,7 @@ def test_a_section_stating_the_node_count_spreads_single_values_and_refuses_per_
     assert Cluster(2, 4, gpu_memory_gb=80).under_section({"num_nodes": 3}).gpu_memory_gb == [80.0] * 3
     with pytest.raises(PlacementConfigError, match="cluster.num_gpus_per_node lists 2 values but the cluster has 3 nodes"):
         Cluster(2, [4, 4]).under_section({"num_nodes": 3})
-    with pytest.raises(PlacementConfigError, match="node group 'g': node_ranks \"1\" is out of range; valid ranks are 0-0"):
+    with pytest.raises(PlacementConfigError, match="node group 'g': node_ranks \"1\" is out of range; the only valid rank is 0"):
         Cluster(2, 4, node_groups=[{"label": "g", "node_ranks": [0, 1]}]).under_section({"num_nodes": 1})
 
 
@@ -87,5 +87,5 @@ def test_a_section_stating_the_node_count_rereads_groups_stated_for_all_nodes() 
     robots = {"label": "h", "node_ranks": "all", "hardware": {"type": "Arm", "configs": [{"node_rank": 0}, {"node_rank": 2}]}}
     with pytest.raises(PlacementConfigError, match=r"node group 'h': hardware.configs\[1\] names node_rank 2, which is not in the group's node_ranks"):
         Cluster(3, 4, node_groups=[robots]).under_section({"num_nodes": 2})
-    with pytest.raises(PlacementConfigError, match="node group 'p': node_ranks \"0-1\" is out of range; valid ranks are 0-0"):
+    with pytest.raises(PlacementConfigError, match="node group 'p': node_ranks \"0-1\" is out of range; the only valid rank is 0"):
         Cluster(2, 4, node_groups=[{"label": "p", "node_ranks": ["0-1"]}]).under_section({"num_nodes": 1})

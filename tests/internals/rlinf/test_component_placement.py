@@ -456,7 +456,7 @@ MP_ERRORS = [
     # issue: "rollout GPUs not divisible by tp*pp (RLinf makes one process holding all of them)"
     ({"actor": "0-1", "rollout": "2-7", "reward": "0-1"}, 1, None, sizes(1, 4), ["rollout", "6 GPUs (2-7)", "not divisible", "= 4"]),
     # issue: "tp*pp larger than the GPU count (RLinf divides by zero)"
-    ({"actor": "0-5", "rollout": "6-7", "reward": "0-1"}, 1, None, sizes(1, 2, 2), ["rollout", "2 x PP size 2 = 4", "exceeds"]),
+    ({"actor": "0-5", "rollout": "6-7", "reward": "0-1"}, 1, None, sizes(1, 2, 2), ["rollout", "2 (rollout.tensor_parallel_size) x PP size 2 (rollout.pipeline_parallel_size) = 4", "exceeds"]),
     ({"actor": "0-5", "rollout": "6-7", "reward": "0-1"}, 1, None, sizes(1, 4), ["rollout", "TP size 4", "less than or equal", "2 GPUs"]),
     ({"actor,rollout,reward": "0-1"}, 1, None, sizes(4, 1), ["actor", "TP size 4", "less than or equal", "2 GPUs"]),
     # issue: "a partial overlap that is neither collocated nor disaggregated"

@@ -200,7 +200,7 @@ MULTI_AGENT_ERRORS = [
     # RLinf: "Actor TP size (4) must be divisible by Rollout TP size (3)"
     (job({"actor,rollout,reward": "all"}, actor_tp=4, rollout_tp=3), ["actor TP size 4", "divisible by", "rollout TP size 3"]),
     # stride 2 from actor TP 2 needs blocks of 2 GPUs: a 1-GPU rollout window cannot tile
-    (job({"actor,reward": "0-3", "rollout": "0"}, actor_tp=2), ["rollout", "divisible by num_hardware_per_process * stride"]),
+    (job({"actor,reward": "0-3", "rollout": "0"}, actor_tp=2), ["rollout", "actor.model.tensor_model_parallel_size=2", "divisible by"]),
 ]
 
 
