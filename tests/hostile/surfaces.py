@@ -204,6 +204,30 @@ def odd_numbers() -> Iterator[Case]:
     yield _case(klass, "numa_cpus key of 5,000 zeros", lambda: placement({"actor": "0-15"}, gpu_topology=[{**topology, "numa_cpus": {"0" * 5_000: "0-3"}}, None]), "placed")
 
 
+#: Nodes of 128 GPUs of the verl config at the memory budget: 49,920 workers, within the worker's ``max_processes``.
+BUDGET_NODES = 390
+#: The library's estimate of one verl worker (one candidate each), SECURITY.md's memory model of verl-sized inputs:
+#: a change to the estimate moves the boundary, and these cases say so.
+WORKER_BYTES = 1_432
+
+
+def memory_budget() -> Iterator[Case]:
+    """Item 11: a verl config whose estimate (processes and candidate pairs, about 1.4 kB a worker,
+    SECURITY.md) is above the memory budget is refused from its counts, before its arrays exist,
+    naming the limit; at exactly the budget it is placed."""
+    klass = "memory budget"
+    workers = BUDGET_NODES * 128
+    needed = workers * WORKER_BYTES
+    yield _case(klass, f"verl of {workers} workers at the budget", lambda: Run(lambda: _verl_within(needed)), "placed")
+    yield _case(klass, f"verl of {workers} workers one byte over the budget", lambda: Run(lambda: _verl_within(needed - 1)),
+                "PlacementConfigError", "actor_rollout+critic", f"{workers} processes", "memory_budget_bytes")  # fmt: skip
+
+
+def _verl_within(budget: int) -> None:
+    with limits.override(memory_budget_bytes=budget):
+        solve(verl("main", f"trainer.nnodes={BUDGET_NODES}", "trainer.n_gpus_per_node=128"), time_limit_s=LIMIT_S)
+
+
 def _set(config: Any, key: str, value: Any) -> Any:
     """``config`` (a DictConfig) with the dotted ``key`` set to ``value`` (which an override could not write)."""
     *parents, last = key.split(".")
@@ -216,5 +240,5 @@ def _set(config: Any, key: str, value: Any) -> Any:
 
 def newest_surfaces() -> list[Case]:
     """Every case of this module, in a fixed order."""
-    makers = (verl_exports, equal_keys, pool_sizes, long_loops, override_arguments, odd_numbers)
+    makers = (verl_exports, equal_keys, pool_sizes, long_loops, override_arguments, odd_numbers, memory_budget)
     return [case for maker in makers for case in maker()]
