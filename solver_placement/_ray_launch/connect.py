@@ -2,9 +2,7 @@
 
 The attach order (README "Launching on Ray"): a Ray this process is already connected to; a
 given address (``"auto"`` keeps Ray's meaning); the ``RAY_ADDRESS`` variable; the cluster the
-last ``ray start`` on this machine recorded, while its head still answers (a record whose head is
-down, say left by a Ray killed before it could remove it, counts as no running Ray and is
-named in the messages as ignored). ``address="local"`` asks for the embedded Ray
+last ``ray start`` on this machine recorded. ``address="local"`` asks for the embedded Ray
 instead, which ``session`` starts because it needs a cluster model to shape it. Unlike
 ``ray.init(address="auto")`` nothing here attaches to some other Ray process merely found
 running (a stranger's cluster). Every address is first tried with a plain TCP connection,
@@ -16,7 +14,6 @@ upward import of ``_cluster/``, listed in ``tests/test_architecture.py``).
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 
@@ -27,8 +24,6 @@ from solver_placement._ray_api import available_resources_per_node, ray
 #: ``address`` value that forces the embedded local Ray, even when another Ray is reachable.
 LOCAL_ADDRESS = "local"
 
-log = logging.getLogger(__name__)
-
 
 def live_nodes(address: str | None = None, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S, *, available: bool = False) -> list[RayNode]:
     """The alive nodes of the Ray cluster ``address`` chooses (this process stays connected);
@@ -38,7 +33,7 @@ def live_nodes(address: str | None = None, connect_timeout_s: float = DEFAULT_CO
     ``LaunchError`` saying how to name one.
     """
     if not already_connected(address):
-        target, source = chosen_address(address, connect_timeout_s)
+        target, source = chosen_address(address)
         if target is None:
             raise LaunchError(
                 f"no running Ray cluster to read ({source}): pass its address (--ray ADDRESS, Cluster.from_ray(address)), "
@@ -76,13 +71,11 @@ def already_connected(address: str | None) -> bool:
     return True
 
 
-def chosen_address(address: str | None, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> tuple[str | None, str]:
+def chosen_address(address: str | None) -> tuple[str | None, str]:
     """The Ray address to attach to and where it came from; None: nothing chosen (the embedded Ray).
 
     A given address is named with its value (``address='10.0.0.1:6379'``), so a message about a
-    failed attach says which address was tried. The ``ray start`` record is the only address
-    the user did not name, so a dead head there (no answer within ``connect_timeout_s``) means
-    no running Ray rather than an error: a stale record must not break the next command."""
+    failed attach says which address was tried."""
     if address == LOCAL_ADDRESS:
         return None, "address='local'"
     if address == "auto":
@@ -98,12 +91,7 @@ def chosen_address(address: str | None, connect_timeout_s: float = DEFAULT_CONNE
         return os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
     recorded = ray_start_address()
     if recorded:
-        source = "the address `ray start` recorded on this machine"
-        if answers(recorded, connect_timeout_s):
-            return recorded, source
-        ignored = f"{source}, {cut(recorded)}, is ignored: no Ray answers there (run `ray stop` to forget it)"
-        log.warning("%s", ignored)
-        return None, ignored
+        return recorded, "the address `ray start` recorded on this machine"
     return None, "no address=, RAY_ADDRESS or `ray start` cluster"
 
 
@@ -124,18 +112,6 @@ def connect_to(target: str, source: str, connect_timeout_s: float) -> None:
             f"connecting to Ray at {cut(target)} ({source}) failed: {error}; "
             'to use the embedded Ray instead: --local on the command line, address="local" in Python'
         ) from None
-
-
-def answers(target: str, timeout_s: float) -> bool:
-    """Whether something accepts a TCP connection at ``target`` (HOST:PORT) within ``timeout_s``."""
-    host, _, port = target.removeprefix("ray://").rpartition(":")
-    if not port.isdigit():
-        return False
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout_s).close()
-    except OSError:
-        return False
-    return True
 
 
 def _check_reachable(target: str, source: str, timeout_s: float) -> None:

@@ -5,7 +5,6 @@ simulated nodes (logical GPUs, robot resources, node-rank labels) match the mode
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -15,50 +14,12 @@ from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, GPU_M
 from solver_placement._errors import LaunchError, PlacementConfigError
 from solver_placement._ray_api import ray
 from solver_placement._ray_launch.cluster_check import check_cluster_matches, items_on
-from solver_placement._ray_launch.connect import already_connected, answers, chosen_address, connect_to, ray_nodes
+from solver_placement._ray_launch.connect import already_connected, chosen_address, connect_to, ray_nodes
 from solver_placement._ray_launch.labels import cluster_node_labels
 from solver_placement._ray_launch.launch_plan import map_nodes
 
 #: Largest model the embedded local cluster simulates (each node is a raylet process here).
 MAX_EMBEDDED_NODES = 16
-#: Seconds to wait for the head of a ``ray start`` record to answer before putting the record back.
-RECORDED_HEAD_TIMEOUT_S = 2.0
-
-
-class RayStartRecord:
-    """Ray's record of the last ``ray start`` on this machine (``ray_current_cluster`` in Ray's temp
-    dir), as it was before the embedded Ray overwrote it with its own head.
-
-    Ray's test cluster writes its head there when it starts and deletes the file when it stops, so
-    without this an interrupted run leaves a record naming a dead head, and a clean one deletes the
-    record of the user's own ``ray start`` cluster: either way ``ray.init(address="auto")`` and the
-    next command lose the user's Ray.
-    """
-
-    def __init__(self) -> None:
-        from ray._common.utils import get_ray_address_file
-
-        self.path = get_ray_address_file(None)
-        self.previous = self._read()
-
-    def _read(self) -> str | None:
-        if not os.path.exists(self.path):
-            return None
-        with open(self.path, encoding="utf-8") as record:
-            return record.read().strip() or None
-
-    def restore(self, ours: str | None) -> None:
-        """Put back the record as it was, replacing ``ours`` (the embedded head, which an
-        interrupted shutdown may leave running until exit), unless a ``ray start`` since then
-        wrote its own live head; a previous head that no longer answers is not put back."""
-        now = self._read()
-        if now is not None and now != ours and answers(now, RECORDED_HEAD_TIMEOUT_S):
-            return
-        if self.previous is not None and answers(self.previous, RECORDED_HEAD_TIMEOUT_S):
-            with open(self.path, "w", encoding="utf-8") as record:
-                record.write(self.previous)
-        elif now is not None:
-            os.remove(self.path)
 
 
 class LocalRayCluster(AbstractContextManager):
@@ -80,16 +41,10 @@ class LocalRayCluster(AbstractContextManager):
                 f"{cluster.num_nodes}: connect to a real cluster with address=..."
             )
         cpus = cpus_per_node if isinstance(cpus_per_node, list) else [cpus_per_node] * cluster.num_nodes
-        self._record = RayStartRecord()
-        self._cluster = RayTestCluster()
-        try:
-            self._cluster.add_node(**self._node_args(cluster, 0, cpus[0]))
-            self.address: str = self._cluster.address
-            for rank in range(1, cluster.num_nodes):
-                self._cluster.add_node(**self._node_args(cluster, rank, cpus[rank]))
-        except BaseException:  # a failed or interrupted start stops what started and restores the record
-            self._stop()
-            raise
+        self._cluster = RayTestCluster(initialize_head=True, head_node_args=self._node_args(cluster, 0, cpus[0]))
+        for rank in range(1, cluster.num_nodes):
+            self._cluster.add_node(**self._node_args(cluster, rank, cpus[rank]))
+        self.address = self._cluster.address
 
     @staticmethod
     def _node_args(cluster: Cluster, rank: int, cpus: float) -> dict[str, Any]:
@@ -108,21 +63,9 @@ class LocalRayCluster(AbstractContextManager):
         ray.init(address=self.address, log_to_driver=False, configure_logging=False)
 
     def shutdown(self) -> None:
-        """Disconnect, stop every node and restore Ray's ``ray start`` record; each step runs even
-        when the one before is interrupted (Ctrl-C or SIGTERM, which ``ray.init`` turns into
-        ``SystemExit``, during teardown), so no exit path leaves a record naming a dead head."""
-        try:
-            if ray.is_initialized():
-                ray.shutdown()
-        finally:
-            self._stop()
-
-    def _stop(self) -> None:
-        ours = self._cluster.address  # None once the head is stopped, so read first
-        try:
-            self._cluster.shutdown()
-        finally:
-            self._record.restore(ours)
+        if ray.is_initialized():
+            ray.shutdown()
+        self._cluster.shutdown()
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
@@ -140,7 +83,7 @@ def ensure_ray(
     """
     if already_connected(address):
         return None
-    target, source = chosen_address(address, connect_timeout_s)
+    target, source = chosen_address(address)
     if target is None:
         if cluster is None:
             raise LaunchError(

@@ -32,19 +32,11 @@ def test_a_dead_ray_address_fails_fast_with_a_launch_error(monkeypatch: pytest.M
     assert time.monotonic() - started < 5 and not ray.is_initialized()
 
 
-def test_a_stale_ray_start_address_file_counts_as_no_running_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The record is the one address the user did not name: a dead head there is no running Ray
-    (the embedded one starts when there is a model), and the message says it was ignored."""
+def test_a_stale_ray_start_address_file_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    port = closed_port()
-    monkeypatch.setattr(connect, "ray_start_address", lambda: f"127.0.0.1:{port}")
-    started = time.monotonic()
-    ignored = rf"the address `ray start` recorded on this machine, 127\.0\.0\.1:{port}, is ignored: no Ray answers there \(run `ray stop` to forget it\)"
-    with pytest.raises(LaunchError, match=rf"no Ray cluster to attach to \({ignored}\) and no cluster model"):
+    monkeypatch.setattr(connect, "ray_start_address", lambda: f"127.0.0.1:{closed_port()}")
+    with pytest.raises(LaunchError, match=r"the address `ray start` recorded on this machine.*`ray stop`"):
         ensure_ray(None, connect_timeout_s=2)
-    with pytest.raises(LaunchError, match=rf"no running Ray cluster to read \({ignored}\)"):
-        Cluster.from_ray(connect_timeout_s=2)
-    assert time.monotonic() - started < 5 and not ray.is_initialized()
 
 
 def test_a_given_address_wins_over_ray_address_and_must_be_host_port(monkeypatch: pytest.MonkeyPatch) -> None:
