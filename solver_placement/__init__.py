@@ -54,6 +54,10 @@ from solver_placement._frontends.verl.resource_pools import ResourcePool, pool_s
 from solver_placement._job import Job, load_job
 from solver_placement._layout_report import layout_report
 from solver_placement._overrides import apply_overrides
+from solver_placement._prediction.findings import Finding, FindingKind, FrameworkLayoutError
+from solver_placement._prediction.frameworks import Improvement
+from solver_placement._prediction.layout import PredictedRank, Prediction
+from solver_placement._prediction.predict import improve, predict
 from solver_placement._records import Placement
 from solver_placement._replan import replan
 from solver_placement._solver import Assignment, Solution, explain, solve
@@ -105,8 +109,12 @@ __all__ = [
     "Dispatch",
     "DispatchError",
     "Execute",
+    "Finding",
+    "FindingKind",
     "FlexiblePlacementStrategy",
+    "FrameworkLayoutError",
     "HybridComponentPlacement",
+    "Improvement",
     "InfeasiblePlacementError",
     "Job",
     "LaunchError",
@@ -126,6 +134,8 @@ __all__ = [
     "PlacementSpec",
     "PlacementStrategy",
     "PlacementSyntaxError",
+    "PredictedRank",
+    "Prediction",
     "RayLaunchPlan",
     "Reservation",
     "ResourcePool",
@@ -147,12 +157,14 @@ __all__ = [
     "explain",
     "export_verl",
     "fuse",
+    "improve",
     "launch",
     "layout_report",
     "load_job",
     "placement_for_config",
     "plan",
     "pool_spec",
+    "predict",
     "register",
     "replan",
     "reserve",

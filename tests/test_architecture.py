@@ -35,6 +35,7 @@ LAYERS = (
     "_dispatch",
     "_ray_launch",
     "_layout_report",
+    "_prediction",
     "_frontends",
     "_plot",
     "plot",
@@ -52,14 +53,14 @@ PUBLIC_MODULES = {"solver_placement", "solver_placement.__main__", "solver_place
 
 PUBLIC_NAMES = [
     "Assignment", "AssumedGpuCountWarning", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
-    "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "DispatchError", "Execute", "FlexiblePlacementStrategy",
-    "HybridComponentPlacement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster",
+    "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "DispatchError", "Execute", "Finding", "FindingKind", "FlexiblePlacementStrategy", "FrameworkLayoutError",
+    "HybridComponentPlacement", "Improvement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster",
     "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
-    "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",
+    "Placement", "PlacementConfigError", "PredictedRank", "Prediction", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "VerlExport", "VerlExportError",
-    "WorkerGroup", "YamlText", "apply_overrides", "as_cluster", "auto_place", "compose", "diagnose", "explain", "export_verl", "fuse", "launch", "layout_report", "load_job", "placement_for_config", "plan", "pool_spec",
+    "WorkerGroup", "YamlText", "apply_overrides", "as_cluster", "auto_place", "compose", "diagnose", "explain", "export_verl", "fuse", "improve", "launch", "layout_report", "load_job", "placement_for_config", "plan", "pool_spec", "predict",
     "register",
     "replan", "reserve", "solve", "to_ray", "verify",
 ]  # fmt: skip

@@ -21,6 +21,7 @@ from solver_placement._cli.export_command import export_command
 from solver_placement._cli.launch_command import launch_command
 from solver_placement._cli.output import fail
 from solver_placement._cli.plot_command import plot_command
+from solver_placement._cli.predict_command import predict_command
 from solver_placement._cli.solve_commands import explain_command, solve_command
 from solver_placement._cli.text import one_line
 from solver_placement._cli.topology_command import topology_command
@@ -126,6 +127,7 @@ def main(ctx: click.Context, verbose: int) -> None:
       solver-placement auto models/auto_reference_16x8.yaml
       solver-placement export --to verl models/verl_ppo_trainer_2x8.yaml
       solver-placement gpu-topology    (on a node: its cluster.gpu_topology entry)
+      solver-placement predict openrlhf -- --actor.num_gpus_per_node 8 --vllm.num_engines 2   (OpenRLHF's own layout, checked)
       python -m solver_placement solve - < models/quickstart.yaml
 
     \b
@@ -137,5 +139,5 @@ def main(ctx: click.Context, verbose: int) -> None:
         _log_to_stderr(ctx, verbose)
 
 
-for _command in (solve_command, plot_command, explain_command, auto_command, launch_command, export_command, topology_command):
+for _command in (solve_command, plot_command, explain_command, auto_command, launch_command, export_command, topology_command, predict_command):
     main.add_command(_command)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from solver_placement._errors import InfeasiblePlacementError, LaunchError, PlacementError, SolverTimeoutError
+from solver_placement._prediction.findings import FrameworkLayoutError
 
 
 class ExitCode(IntEnum):
@@ -19,7 +20,8 @@ class ExitCode(IntEnum):
     OK = 0
     #: The input is wrong: a usage error, a missing FILE, a bad key, value, rank text or override.
     BAD_INPUT = 2
-    #: The solver proved that no placement exists (``explain`` says why).
+    #: The solver proved that no placement exists (``explain`` says why), or a framework's own
+    #: layout would hang, split an engine or give two ranks one GPU (``predict``).
     INFEASIBLE = 3
     #: The time limit passed before a placement was found or proven impossible: unknown, not "no".
     TIMEOUT = 4
@@ -33,7 +35,7 @@ class ExitCode(IntEnum):
 
 def exit_code_for(error: PlacementError) -> ExitCode:
     """The status for a refused input: the most specific kind of answer the error stands for."""
-    if isinstance(error, InfeasiblePlacementError):
+    if isinstance(error, (InfeasiblePlacementError, FrameworkLayoutError)):
         return ExitCode.INFEASIBLE
     if isinstance(error, SolverTimeoutError):
         return ExitCode.TIMEOUT
@@ -48,7 +50,7 @@ EXIT_CODES_HELP = "\b\nExit status:\n" + "\n".join(
     for code, line in (
         (ExitCode.OK, "done: valid placement, figure written, plan or search result printed"),
         (ExitCode.BAD_INPUT, "bad input: usage, missing FILE, bad key, value, rank text or override"),
-        (ExitCode.INFEASIBLE, "infeasible: no placement exists (proven); explain FILE says why"),
+        (ExitCode.INFEASIBLE, "infeasible: no placement exists (proven; explain FILE says why), or predict found errors"),
         (ExitCode.TIMEOUT, "timeout: no answer within the time limit (unknown, not infeasible)"),
         (ExitCode.LAUNCH_FAILED, "launch failed: Ray could not reserve or start it, or a process landed elsewhere"),
         (ExitCode.INTERNAL, "internal error: a bug in solver_placement; please report it with the config"),

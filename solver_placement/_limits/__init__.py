@@ -76,6 +76,9 @@ class Limits:
     #: Hydra-style overrides applied to one config (each is parsed and merged on its own, about
     #: 0.4 ms apiece; a command line holds a few dozen).
     max_overrides: int = 1_000
+    #: Arguments of one framework command line (``predict``: OpenRLHF's or slime's flags, as a
+    #: list or read from a launch script; a real one holds a few hundred).
+    max_arguments: int = 10_000
     #: Bytes a spec's arrays and CP-SAT model may take; ``None``: half of the machine's memory
     #: (or of the address-space limit, when the process has one), see ``limits.memory``.
     memory_budget_bytes: int | None = None

@@ -1,0 +1,106 @@
+"""``predict FRAMEWORK``: where a framework's own code puts every rank, what would fail, and better.
+
+The framework's input comes after ``--`` (its command-line flags) or from ``--input`` (a launch
+script that runs it, or its YAML config). The cluster is ``--cluster FILE`` (a YAML config with a
+``cluster:`` section, or a bare one), a live Ray cluster (``--ray ADDRESS``), or, by default, the
+smallest the input describes. Errors in the predicted layout exit 3, after the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from solver_placement._cli.exit_codes import ExitCode
+from solver_placement._cli.options import format_option
+from solver_placement._cli.output import echo_document
+from solver_placement._cli.progress import working
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
+from solver_placement._job import load_job
+from solver_placement._layout_report import layout_report
+from solver_placement._prediction.frameworks import Improvement, framework_names
+from solver_placement._prediction.launch_input import LaunchSource
+from solver_placement._prediction.predict import improve, predict
+
+
+@click.command("predict", context_settings={"ignore_unknown_options": True})
+@click.argument("framework")
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+@click.option("--input", "input_file", type=click.Path(dir_okay=False, path_type=Path), help="A launch script that runs the framework, or its YAML config.")
+@click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), help="A YAML config whose cluster: section states the cluster.")
+@click.option("--ray", "ray_address", default=None, help="Predict on the live Ray cluster at ADDRESS (auto: the one this machine runs).")
+@click.option("--release", default=None, help="The framework release whose rules to read the input with (default: the one it shows, else the newest).")
+@click.option("--better", is_flag=True, help="Also solve the job and print the solver's layout and the flags that ask the framework for it.")
+@format_option("text", "json", help="text for people; json prints the prediction (and the improvement with --better).")
+def predict_command(
+    framework: str, arguments: Sequence[str], input_file: Path | None, cluster_file: Path | None, ray_address: str | None,
+    release: str | None, better: bool, fmt: str,
+) -> None:  # fmt: skip
+    """Predict where FRAMEWORK's own code puts every rank of a job, check it node by node, and offer better.
+
+    FRAMEWORK is one of the frameworks the library reads (see below). Its input is the flags
+    after -- (as you would pass them to the framework) or --input FILE. Each rank is shown with
+    its node, GPUs, what it sees in CUDA_VISIBLE_DEVICES, its GPU share and its engine;
+    findings follow: a placement group Ray would never satisfy, an engine split across nodes,
+    two ranks on one GPU, a rank told the wrong GPU (errors, exit 3), reserved GPUs left idle
+    (warnings), each with a fix in the framework's own flags, checked by predicting it.
+
+    \b
+    Examples:
+      solver-placement predict openrlhf -- --actor.num_nodes 1 --actor.num_gpus_per_node 8 --vllm.num_engines 2 --vllm.tensor_parallel_size 4
+      solver-placement predict slime --input run-qwen3-4B.sh --cluster models/quickstart.yaml --better
+    """
+    if not arguments and input_file is None:
+        raise click.UsageError(f"give {framework}'s flags after -- or a file with --input (frameworks: {', '.join(framework_names())})")
+    if arguments and input_file is not None:
+        raise click.UsageError("give the framework's flags after -- or --input FILE, not both")
+    source: LaunchSource = input_file if input_file is not None else list(arguments)
+    cluster = _cluster(cluster_file, ray_address)
+    with working(f"predicting {framework}'s layout"):
+        prediction = predict(framework, source, cluster=cluster, release=release)
+        improvement = improve(framework, source, cluster=prediction.cluster, release=prediction.release) if better else None
+    if fmt == "json":
+        data = {"schema_version": 1, "command": "predict", **prediction.as_dict()}
+        if improvement is not None:
+            data["better"] = _improvement_document(improvement)
+        echo_document(data, "json")
+    else:
+        click.echo(prediction.report())
+        if improvement is not None:
+            click.echo(_improvement_text(improvement))
+    if prediction.errors:
+        raise SystemExit(ExitCode.INFEASIBLE)
+
+
+def _cluster(cluster_file: Path | None, ray_address: str | None) -> Cluster | None:
+    if cluster_file is not None and ray_address is not None:
+        raise click.UsageError("give --cluster FILE or --ray ADDRESS, not both")
+    if cluster_file is not None:
+        return load_job(cluster_file).stated_cluster
+    if ray_address is None:
+        return None
+    from solver_placement._ray_launch.session import attach  # Ray loads only when asked for
+
+    with working(f"connecting to Ray at {ray_address}"):
+        click.get_current_context().call_on_close(attach(None, ray_address, DEFAULT_CONNECT_TIMEOUT_S))
+    return Cluster.from_ray()
+
+
+def _improvement_document(improvement: Improvement) -> dict[str, object]:
+    return {
+        "components": {name: [p.local_hardware_ranks for p in improvement.solution.placements(name)] for name in improvement.solution.components},
+        "nodes": {name: [p.cluster_node_rank for p in improvement.solution.placements(name)] for name in improvement.solution.components},
+        "arguments": None if improvement.arguments is None else list(improvement.arguments),
+        "cannot_express": list(improvement.cannot_express),
+    }
+
+
+def _improvement_text(improvement: Improvement) -> str:
+    lines = ["", "The solver's layout:", layout_report(improvement.solution)]
+    if improvement.arguments is not None:
+        lines.append("Flags that make the framework place it so: " + " ".join(improvement.arguments))
+    lines += [f"cannot be asked for: {reason}" for reason in improvement.cannot_express]
+    return "\n".join(lines)

@@ -1,0 +1,136 @@
+"""A framework's own layout: where its code puts every rank of every role, quirks included.
+
+The records carry what a user compares with the framework's logs: the role and rank as the
+framework names and numbers them, the cluster node, the node's GPUs the rank holds, what the
+process sees in ``CUDA_VISIBLE_DEVICES`` (which a framework may compute apart from what Ray
+gave it: that difference is a finding), the share of each GPU Ray accounts for it (colocated
+roles ask fractions), its tensor-parallel engine and its placement-group bundle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._prediction.findings import Finding, FrameworkLayoutError
+
+#: Ranks shown by :meth:`Prediction.report` before it summarises the rest (``--format json`` has all).
+MAX_REPORT_RANKS = 200
+
+
+@dataclass(frozen=True)
+class PredictedRank:
+    """One process of one role where the framework's code puts it.
+
+    ``node`` is None when the framework never starts the rank (its placement group stays
+    pending). ``gpus`` are the node-local GPU ids Ray gives the process; ``visible_devices`` what
+    the framework sets or leaves in ``CUDA_VISIBLE_DEVICES`` for it; ``gpu_share`` the fraction
+    of each GPU Ray accounts (1.0 unless the framework colocates roles at fractions); ``engine``
+    the tensor-parallel group the rank belongs to (None: a rank of its own), numbered per role;
+    ``bundle`` its placement-group bundle index, where it has one.
+    """
+
+    role: str
+    rank: int
+    node: int | None
+    gpus: tuple[int, ...]
+    visible_devices: tuple[str, ...]
+    gpu_share: float = 1.0
+    engine: int | None = None
+    bundle: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "node": self.node,
+            "gpus": list(self.gpus),
+            "visible_devices": list(self.visible_devices),
+            "gpu_share": self.gpu_share,
+            "engine": self.engine,
+            "bundle": self.bundle,
+        }
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Every rank a framework's code would start for a job, on one cluster, and what is wrong with it.
+
+    ``release`` names the rule set used (the framework release whose code was read);
+    ``findings`` the node-by-node checks that failed (errors and warnings, each with a checked
+    fix where one exists); ``notes`` what the reading assumed (a default cluster, a flag's default).
+    """
+
+    framework: str
+    release: str
+    cluster: Cluster
+    ranks: tuple[PredictedRank, ...]
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def roles(self) -> list[str]:
+        """The roles, in the order the framework creates them."""
+        return list(dict.fromkeys(rank.role for rank in self.ranks))
+
+    def of_role(self, role: str) -> list[PredictedRank]:
+        """The ranks of one role, ordered as the framework numbers them."""
+        return sorted((rank for rank in self.ranks if rank.role == role), key=lambda rank: rank.rank)
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(finding for finding in self.findings if finding.is_error)
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        return tuple(finding for finding in self.findings if not finding.is_error)
+
+    def check(self) -> None:
+        """Raise :class:`FrameworkLayoutError` when the layout cannot run as predicted."""
+        if self.errors:
+            raise FrameworkLayoutError(self.framework, self.errors)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The prediction as plain values (``--format json``)."""
+        return {
+            "framework": self.framework,
+            "release": self.release,
+            "cluster": self.cluster.describe(),
+            "roles": {role: [rank.as_dict() for rank in self.of_role(role)] for role in self.roles},
+            "findings": [
+                {"kind": str(f.kind), "error": f.is_error, "role": f.role, "node": f.node, "count": f.count, "message": f.message, "fix": [list(step) for step in f.fix]}
+                for f in self.findings
+            ],
+            "notes": list(self.notes),
+        }
+
+    def report(self, max_ranks: int = MAX_REPORT_RANKS) -> str:
+        """A table of every rank (the first ``max_ranks``), then the findings and notes."""
+        header = ["role", "rank", "node", "GPUs", "CUDA_VISIBLE_DEVICES", "share", "engine"]
+        rows = [_row(rank) for rank in self._ordered()]
+        shown_rows = rows[:max_ranks]
+        widths = [max(len(cell) for cell in column) for column in zip(header, *shown_rows, strict=False)]
+        lines = [f"{self.framework} {self.release} on {self.cluster.describe()}"]
+        lines += ["  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip() for cells in [header, *shown_rows]]
+        if len(rows) > max_ranks:
+            lines.append(f"... {len(rows) - max_ranks} more ranks (--format json lists every one)")
+        lines += [f"{'error' if finding.is_error else 'warning'}: {finding.describe()}" for finding in self.findings]
+        lines += [f"note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+    def _ordered(self) -> Iterator[PredictedRank]:
+        for role in self.roles:
+            yield from self.of_role(role)
+
+
+def _row(rank: PredictedRank) -> list[str]:
+    return [
+        rank.role,
+        str(rank.rank),
+        "pending" if rank.node is None else str(rank.node),
+        ",".join(map(str, rank.gpus)) or "-",
+        ",".join(rank.visible_devices) or "-",
+        f"{rank.gpu_share:g}",
+        "-" if rank.engine is None else str(rank.engine),
+    ]
