@@ -8,7 +8,8 @@ role's ranks on exactly the nodes and GPUs of the solver's answer.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
+from typing import Any
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import PlacementError
@@ -65,18 +66,39 @@ def improve(framework: str, source: LaunchSource, *, cluster: Cluster | None = N
     return offered
 
 
-def layout_differences(prediction: Prediction, solution: object) -> list[str]:
-    """Per role, how the predicted ranks' (node, GPUs) differ from the solution's processes
-    (empty when every role holds the same GPUs, whatever the rank order)."""
+def layout_differences(prediction: Prediction, solution: Any) -> list[str]:
+    """Per role, how the predicted engines' GPUs differ from the solution's (empty when every
+    role's engines hold the same (node, GPU) sets, whatever the rank order).
+
+    A framework numbers one rank per GPU of an engine or one rank per engine; the solver one
+    process per ``gpus_per_process`` GPUs, or one-GPU processes in tensor-parallel groups. Both
+    sides are compared as engines: the GPU sets of their tensor-parallel groups.
+    """
     differences = []
-    for role in solution.components:  # type: ignore[attr-defined]
-        wanted = Counter((p.cluster_node_rank, tuple(sorted(p.local_hardware_ranks))) for p in solution.placements(role))  # type: ignore[attr-defined]
-        got = Counter((rank.node, tuple(sorted(rank.gpus))) for rank in prediction.of_role(role))
+    for role in solution.components:
+        wanted = _solution_engines(solution, role)
+        got = _predicted_engines(prediction, role)
         if wanted != got:
-            missing = sorted(wanted - got, key=str)[:3]
-            extra = sorted(got - wanted, key=str)[:3]
-            differences.append(f"{role}: solver wants (node, GPUs) {missing}, the framework gives {extra}")
+            missing = sorted((sorted(engine) for engine in wanted - got), key=str)[:2]
+            extra = sorted((sorted(engine) for engine in got - wanted), key=str)[:2]
+            differences.append(f"{role}: the solver's engines on (node, GPU) {missing}, the framework's {extra}")
     return differences
+
+
+def _solution_engines(solution: Any, role: str) -> Counter[frozenset[tuple[int, int]]]:
+    held = [frozenset((p.cluster_node_rank, gpu) for gpu in p.local_hardware_ranks) for p in solution.placements(role)]
+    size = solution.tensor_parallel_size(role)
+    if size > 1 and all(len(gpus) == 1 for gpus in held):  # one GPU per process, ``size`` processes an engine
+        held = [frozenset().union(*held[start : start + size]) for start in range(0, len(held), size)]
+    return Counter(held)
+
+
+def _predicted_engines(prediction: Prediction, role: str) -> Counter[frozenset[tuple[int, int]]]:
+    engines: dict[tuple[str, int], set[tuple[int, int]]] = defaultdict(set)
+    for rank in prediction.of_role(role):
+        key = ("engine", rank.engine) if rank.engine is not None else ("rank", rank.rank)
+        engines[key].update((-1 if rank.node is None else rank.node, gpu) for gpu in rank.gpus)
+    return Counter(frozenset(gpus) for gpus in engines.values())
 
 
 def _cluster_for(job: object, cluster: Cluster | None) -> tuple[Cluster, tuple[str, ...]]:
