@@ -1,6 +1,6 @@
 """Placement records with RLinf's field names and meaning, built from an assignment.
 
-Differences from RLinf (all deliberate, listed in the README): a process never spills into the
+Differences from RLinf (all deliberate, listed in docs/rlinf.md): a process never spills into the
 next node; ``local_accelerator_rank`` is always an int, the process's own first GPU (also when
 ``isolate_accelerator=False``), and -1 for processes that hold no GPU.
 

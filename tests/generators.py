@@ -59,7 +59,7 @@ class GroupCase:
 @dataclass(frozen=True)
 class ClusterCase:
     """A generated ``cluster:`` section (without ``component_placement``) and its resource tables,
-    derived here from the README's rules, independently of ``solver_placement._cluster.cluster``."""
+    derived here from the rules of docs/guide.md, independently of ``solver_placement._cluster.cluster``."""
 
     config: dict[str, Any]
     gpus: tuple[int, ...]
@@ -71,7 +71,7 @@ class ClusterCase:
         return len(self.gpus)
 
     def items(self, labels: Sequence[str]) -> tuple[Item, ...]:
-        """Resources of the labels, ranked group after group (README: "one group after the other")."""
+        """Resources of the labels, ranked group after group (docs/guide.md: "one group after the other")."""
         out: list[Item] = []
         for label in labels:
             group = self.groups[label]
@@ -114,7 +114,7 @@ def _run_text(first: int, last: int) -> str:
 
 @st.composite
 def rank_list_values(draw: st.DrawFn, ranks: Sequence[int], available: int) -> Any:
-    """A node rank list in one of the README's spellings: "0-3,5", an int, a YAML list, all."""
+    """A node rank list in one of the spellings of docs/guide.md: "0-3,5", an int, a YAML list, all."""
     runs = _compress(ranks)
     forms: list[Any] = [",".join(_run_text(*run) for run in runs), sorted(ranks), [_run_text(*run) for run in runs]]
     if len(ranks) == 1:
@@ -263,7 +263,7 @@ def even_split(segments: Sequence[SegmentCase]) -> list[list[int]]:
 
 
 def explicit_layout(explicit: Sequence[Sequence[int]]) -> list[list[int]]:
-    """README/RLinf: ranks sorted within a process, processes ordered (stably) by their first rank."""
+    """docs/guide.md/RLinf: ranks sorted within a process, processes ordered (stably) by their first rank."""
     return sorted((sorted(ranks) for ranks in explicit), key=lambda ranks: ranks[0])
 
 

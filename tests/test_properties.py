@@ -315,7 +315,7 @@ def test_resources_all_without_processes_fills_every_item() -> None:
 
 
 def test_resources_all_is_the_whole_window() -> None:
-    """README: a ``resources`` window is used evenly, and ``all`` means every resource; ``all``
+    """docs/guide.md: a ``resources`` window is used evenly, and ``all`` means every resource; ``all``
     was read as "no window" (4 processes took 1 GPU each, leaving 4 idle)."""
     def layout(resources: str) -> list[list[int]]:
         solution = solve({"cluster": {"num_nodes": 1, "num_gpus_per_node": 8,

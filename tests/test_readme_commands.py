@@ -1,12 +1,15 @@
-"""The README's command lines run as printed, and print what the README shows.
+"""The command lines of the README and of the pages under ``docs/`` run as printed, and print what
+the page shows.
 
 Every line of a ```console block that starts with ``$ solver-placement`` or ``$ python`` and
 every line of a ```bash block that starts with ``python`` is run with bash in a scratch copy of
-the models (so figures and outputs land there, not in the repository). Where the README shows
+the models (so figures and outputs land there, not in the repository). Where a page shows
 output under a command, the command must print exactly those lines (stdout and stderr together,
 as a terminal shows them); a line ``...`` stands for any number of lines. Commands that start
-Ray are marked ``ray``; the set-up lines build a virtual environment from a copy of the
+Ray are marked ``ray``; the README's set-up lines build a virtual environment from a copy of the
 repository (``slow``); the test command is the one CI runs, so it is not run from inside itself.
+The README keeps its three paths short and sends readers to ``docs/`` for the rest, so the
+examples there are held to the same check: a moved example keeps its test.
 
 A plain ``solver-placement`` line (no pipe, redirection or second command) also runs in-process
 through click's runner, which prints the same lines without a Python start per command: the fast
@@ -32,6 +35,8 @@ from click.testing import CliRunner
 from helpers import ROOT
 
 README = ROOT / "README.md"
+#: Every page whose command lines are run: the README, then the pages it links under ``docs/``.
+PAGES = (README, *sorted((ROOT / "docs").glob("*.md")))
 ELLIPSIS = "..."
 #: The venv this test runs in: its ``solver-placement`` and ``python`` are the ones the README means.
 BIN = Path(sys.executable).parent
@@ -39,9 +44,10 @@ BIN = Path(sys.executable).parent
 
 @dataclass(frozen=True)
 class Shown:
-    """One README command line, where it is, and the output the README prints under it (if any)."""
+    """One command line of a page, where it is, and the output the page prints under it (if any)."""
 
     command: str
+    page: str
     line: int
     output: tuple[str, ...]
     setup: bool
@@ -51,19 +57,19 @@ class Shown:
         return "--run" in self.command.split()
 
 
-def readme_commands(text: str) -> list[Shown]:
+def readme_commands(text: str, page: str = "README.md") -> list[Shown]:
     found: list[Shown] = []
     for block in re.finditer(r"^```(console|bash)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL):
         first_line = text.count("\n", 0, block.start(2)) + 1
         lines = block.group(2).splitlines()
         if block.group(1) == "bash":
-            found += [Shown(line, first_line + i, (), True) for i, line in enumerate(lines) if line.startswith("python")]
+            found += [Shown(line, page, first_line + i, (), True) for i, line in enumerate(lines) if line.startswith("python")]
             continue
         for i, line in enumerate(lines):
             command = line.removeprefix("$ ")
             if line.startswith("$ ") and command.startswith(("solver-placement", "python")):
                 output = [shown for shown in _until_next_prompt(lines[i + 1:])]
-                found.append(Shown(command, first_line + i, tuple(output), False))
+                found.append(Shown(command, page, first_line + i, tuple(output), False))
     return found
 
 
@@ -102,27 +108,34 @@ def arguments(command: str) -> list[str] | None:
     return words[1:]
 
 
+def page_commands() -> list[Shown]:
+    """The command lines of every page in :data:`PAGES`, each named by its path in the repository."""
+    return [shown for page in PAGES for shown in readme_commands(page.read_text(), str(page.relative_to(ROOT)))]
+
+
 def _params() -> list[object]:
     params = []
-    for shown in readme_commands(README.read_text()):
+    for shown in page_commands():
         marks = [pytest.mark.ray] if shown.needs_ray else []
         if shown.setup or (arguments(shown.command) is not None and not shown.needs_ray):
             marks.append(pytest.mark.slow)  # the set-up lines, and the lines the fast tier runs in-process
         if "pytest" in shown.command:
             marks.append(pytest.mark.skip(reason="the README's test command is the one CI runs; it cannot run inside itself"))
-        params.append(pytest.param(shown, marks=marks, id=f"README:{shown.line}"))
+        params.append(pytest.param(shown, marks=marks, id=f"{shown.page}:{shown.line}"))
     return params
 
 
 def _in_process() -> list[object]:
-    commands = [shown for shown in readme_commands(README.read_text()) if not shown.setup and not shown.needs_ray]
-    return [pytest.param(shown, id=f"README:{shown.line}") for shown in commands if arguments(shown.command) is not None]
+    commands = [shown for shown in page_commands() if not shown.setup and not shown.needs_ray]
+    return [pytest.param(shown, id=f"{shown.page}:{shown.line}") for shown in commands if arguments(shown.command) is not None]
 
 
 def test_the_readme_shows_commands_and_their_output() -> None:
     commands = readme_commands(README.read_text())
-    assert len(commands) >= 10 and sum(bool(c.output) for c in commands) >= 3
     assert sum(c.setup for c in commands) == 2  # the two set-up lines
+    assert sum(bool(c.output) for c in commands) >= 3  # the three paths: RLinf, verl, the solver deciding
+    everywhere = page_commands()
+    assert len(everywhere) >= 20 and sum(c.setup for c in everywhere) == 2  # only the README sets up
 
 
 def test_plain_lines_are_told_from_shell_lines() -> None:
@@ -152,9 +165,9 @@ def test_a_readme_command_runs_as_printed(shown: Shown, tmp_path: Path) -> None:
     result = subprocess.run(["bash", "-c", "exec 2>&1\n" + shown.command], cwd=workdir, env=env, capture_output=True, text=True, timeout=3600)
     printed = result.stdout.splitlines()
     if shown.output:
-        assert matches(shown.output, printed), f"README line {shown.line} shows:\n" + "\n".join(shown.output) + "\nbut prints:\n" + result.stdout
+        assert matches(shown.output, printed), f"{shown.page} line {shown.line} shows:\n" + "\n".join(shown.output) + "\nbut prints:\n" + result.stdout
     else:
-        assert result.returncode == 0, f"README line {shown.line}: {shown.command}\n{result.stdout}"
+        assert result.returncode == 0, f"{shown.page} line {shown.line}: {shown.command}\n{result.stdout}"
     assert "Traceback" not in result.stdout
 
 
@@ -171,6 +184,6 @@ def test_a_plain_readme_command_prints_as_shown(shown: Shown, tmp_path: Path, mo
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     if shown.output:
-        assert matches(shown.output, result.output.splitlines()), f"README line {shown.line} shows:\n" + "\n".join(shown.output) + "\nbut prints:\n" + result.output
+        assert matches(shown.output, result.output.splitlines()), f"{shown.page} line {shown.line} shows:\n" + "\n".join(shown.output) + "\nbut prints:\n" + result.output
     else:
-        assert result.exit_code == 0, f"README line {shown.line}: {shown.command}\n{result.output}"
+        assert result.exit_code == 0, f"{shown.page} line {shown.line}: {shown.command}\n{result.output}"

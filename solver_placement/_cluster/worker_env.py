@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from solver_placement._errors import PlacementConfigError, shown
 
-#: Variables the launch sets for every process (the README's table), for every accelerator type.
+#: Variables the launch sets for every process (the table of docs/ray.md), for every accelerator type.
 PLANNED = frozenset({
     "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_LOCAL_RANK", "NODE_LOCAL_WORLD_SIZE", "NODE_RANK",
     "CLUSTER_NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "OMP_NUM_THREADS", "NODE_GROUP_LABEL", "LOCAL_HARDWARE_RANKS",

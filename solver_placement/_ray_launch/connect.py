@@ -1,6 +1,6 @@
 """Attaching to a running Ray as Ray users expect, failing fast on a dead address, and reading its nodes.
 
-The attach order (README "Launching on Ray"): a Ray this process is already connected to; a
+The attach order (docs/ray.md, "Reserving and launching"): a Ray this process is already connected to; a
 given address (``"auto"`` keeps Ray's meaning); the ``RAY_ADDRESS`` variable; the cluster the
 last ``ray start`` on this machine recorded. ``address="local"`` asks for the embedded Ray
 instead, which ``session`` starts because it needs a cluster model to shape it. Unlike

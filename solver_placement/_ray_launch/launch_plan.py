@@ -17,7 +17,7 @@ bookkeeping matches the devices the workers use (``gpu_match`` explains the atte
 of the free GPUs only (``cluster.free_gpus_only``) instead reserves every GPU id a process on the
 node sees, and the devices are what Ray gives (``free_gpus``).
 
-The environment of a worker follows fixed rules (the README's table lists every variable):
+The environment of a worker follows fixed rules (the table of docs/ray.md lists every variable):
 
 * The device variable (``CUDA_VISIBLE_DEVICES``) is the record's ``visible_accelerators``, joined,
   for every process, and the record's ``env`` (``egl_device`` / ``numa_bind`` variables) is set

@@ -151,7 +151,7 @@ def test_yaml_alias_bomb_is_refused(tmp_path: Path) -> None:
         solve(path)
 
 
-#: What the launch plan sets for every process (README, "Launching on Ray"); MASTER_PORT is added
+#: What the launch plan sets for every process (docs/ray.md, "Environment of a launched worker"); MASTER_PORT is added
 #: when the reservation probes a free port.
 PLANNED_ENV = {
     "CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES", "RANK", "WORLD_SIZE", "LOCAL_RANK",

@@ -1,7 +1,7 @@
 """The comparison engine of the differential tests: run one case through RLinf 0.3.0's code and
 through solver_placement (both given RLinf's own ``Cluster`` object), and account for every
 disagreement with one of the named, documented differences in :data:`DIFFERENCES` (a row of the
-README table each: what RLinf does, what we do). Used by ``test_differential*.py``.
+table of docs/rlinf.md each: what RLinf does, what we do). Used by ``test_differential*.py``.
 
 Importing this module loads RLinf through ``rlinf_shim`` and skips the importing test module
 when ``rlinf==0.3.0`` is not installed.
@@ -75,7 +75,7 @@ def quiet() -> Iterator[None]:
 # ------------------------------------------------------------------------- differences
 @dataclass(frozen=True)
 class Difference:
-    """A documented way the two libraries differ (a row of the README table).
+    """A documented way the two libraries differ (a row of the table in docs/rlinf.md).
 
     ``outcome`` predicates explain a case where one side fails and the other does not;
     ``record`` predicates explain one pair of placements that differ in some fields.

@@ -50,6 +50,6 @@ def test_differential_quick(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.slow
 def test_differential_ci(capsys: pytest.CaptureFixture[str]) -> None:
-    """The CI run: at least 2,000 configs (the count is printed for the README)."""
+    """The CI run: at least 2,000 configs (the count is printed for docs/rlinf.md)."""
     tally = differential_run(3000, capsys)
     assert len(tally["distinct"]) >= 2000

@@ -53,7 +53,7 @@ def test_each_documented_difference_occurs(name: str) -> None:
     assert tally["differed"] == 1 and [n for n in DIFFERENCE_NAMES if tally[n]] == [name]
 
 
-#: Spellings RLinf accepts, and what we decided (README "accept the spelling" list): the
+#: Spellings RLinf accepts, and what we decided (docs/rlinf.md, "Differences from RLinf"): the
 #: placement text, whether RLinf places it, whether we do.
 SPELLINGS = [
     ("0-1,,2-3,", True, True),  # stray commas: empty segments skipped, as RLinf does

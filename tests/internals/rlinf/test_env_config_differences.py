@@ -1,5 +1,5 @@
 """How node groups' ``env_configs`` are read here and by RLinf 0.3.0's own ``ClusterConfig``, on
-one hand-made case per difference (README "Differences from RLinf"). The generated differential
+one hand-made case per difference (docs/rlinf.md, "Differences from RLinf"). The generated differential
 run gives every entry the same variable, so these cases are shown here."""
 
 from __future__ import annotations

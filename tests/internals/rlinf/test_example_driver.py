@@ -1,4 +1,4 @@
-"""The README's example RLinf driver (``docs/examples/rlinf_main_grpo.py``) plans every worker group
+"""The example RLinf driver of ``docs/rlinf.md`` (``docs/examples/rlinf_main_grpo.py``) plans every worker group
 RLinf's scripts launch, with RLinf's placements.
 
 The driver's :func:`plan` runs on RLinf's own example configs (``tests/data/rlinf``) and on
@@ -20,9 +20,9 @@ The embodied examples carry a Hydra ``defaults:`` list, which the library refuse
 (it cannot compose it); the test hands the driver the same DictConfig ``test_real_configs`` reads
 (placement reads only ``cluster``), as a Hydra app hands its composed config to RLinf's script.
 The command line is run too: ``--dry-run`` on a reasoning config file, with a Hydra override,
-the refusal of an embodied file with its ``defaults:`` list, and the command the README shows in
-its RLinf section, which must print the lines shown under it (a ``text`` block: the README's
-``console`` blocks run in a scratch copy of ``models/``, where this file and the data are absent).
+the refusal of an embodied file with its ``defaults:`` list, and the command ``docs/rlinf.md``
+shows, which must print the lines shown under it (a ``text`` block: the ``console`` blocks of the
+README and of ``docs/`` run in a scratch copy of ``models/``, where this file and the data are absent).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ EXPECTED_GROUPS: dict[str, dict[str, tuple[str, str | None]]] = {
 }
 
 
-#: Differences (``rlinf_differences.DIFFERENCES``, rows of the README table) a group's records may show.
+#: Differences (``rlinf_differences.DIFFERENCES``, rows of the table in docs/rlinf.md) a group's records may show.
 ALLOWED_DIFFERENCES = ("no_gpu_local_accelerator_rank",)
 
 
@@ -142,7 +142,7 @@ def test_the_driver_accepts_the_stand_in_cluster() -> None:
 
 
 def test_the_dry_run_prints_every_group(capsys: pytest.CaptureFixture[str]) -> None:
-    """The command line the README shows, with a Hydra override shrinking the 8-node example to one node."""
+    """The command line of the docs, with a Hydra override shrinking the 8-node example to one node."""
     load_driver().main([str(DATA / "qwen2.5-1.5b-grpo-megatron.yaml"), "cluster.num_nodes=1", "--dry-run"])
     assert capsys.readouterr().out.splitlines() == [
         "ModelParallelComponentPlacement, mode COLLOCATED",
@@ -160,11 +160,11 @@ def test_the_dry_run_refuses_a_file_it_cannot_compose(monkeypatch: pytest.Monkey
         load_driver().main([str(DATA / "frankasim_ppo_mlp.yaml"), "--dry-run"])
 
 
-def test_the_readme_shows_what_the_driver_prints(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (ROOT / "README.md").read_text()
-    shown = re.findall(r"^```text\n\$ (python docs/examples/rlinf_main_grpo\.py[^\n]*)\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL)
-    assert len(shown) == 1, "the README's RLinf section shows one run of the example driver"
+def test_the_rlinf_page_shows_what_the_driver_prints(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    page = (ROOT / "docs" / "rlinf.md").read_text()
+    shown = re.findall(r"^```text\n\$ (python docs/examples/rlinf_main_grpo\.py[^\n]*)\n(.*?)^```", page, flags=re.MULTILINE | re.DOTALL)
+    assert len(shown) == 1, "docs/rlinf.md shows one run of the example driver"
     command, output = shown[0]
-    monkeypatch.chdir(ROOT)  # the README's paths are relative to the repository root
+    monkeypatch.chdir(ROOT)  # the page's paths are relative to the repository root
     load_driver().main(shlex.split(command)[2:])
     assert capsys.readouterr().out.splitlines() == output.splitlines()

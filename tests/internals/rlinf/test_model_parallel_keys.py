@@ -1,5 +1,5 @@
 """The two meanings of tensor_parallel_size: a component_placement entry (tp consecutive processes
-per group, README "Both forms accept") versus RLinf's rollout section (GPUs per engine,
+per group, docs/guide.md "Both forms accept") versus RLinf's rollout section (GPUs per engine,
 ``rollout.tensor_parallel_size`` read by ``ModelParallelComponentPlacement.rollout_tp_size``).
 A config that could mean either is refused with both meanings explained."""
 
