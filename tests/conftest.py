@@ -40,7 +40,17 @@ def run_slow(config: pytest.Config) -> bool:
     return config.getoption("--runslow") or os.environ.get("CI", "").lower() == "true"
 
 
+#: Markers of tests that start a Ray cluster (the notebooks launch too): under pytest-xdist
+#: (``-n``, with ``--dist loadgroup`` from ``pyproject.toml``) they all run in one worker, one
+#: after the other, as they would in a serial run, so two embedded Ray clusters never compete
+#: for the machine's ports, its ``ray start`` record or its two cores.
+ONE_RAY_AT_A_TIME = ("ray", "notebook")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(marker in item.keywords for marker in ONE_RAY_AT_A_TIME):
+            item.add_marker(pytest.mark.xdist_group("ray"))
     if run_slow(config):
         return
     skip = pytest.mark.skip(reason="slow: run with --runslow or CI=true")
