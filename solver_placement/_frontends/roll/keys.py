@@ -99,7 +99,7 @@ def _config(given: LaunchInput) -> dict[str, Any]:
             f"{given.origin}: ROLL's start scripts take --config_path and --config_name only (argparse: unrecognized arguments: "
             f"{cut(' '.join(bad), 120)}); overrides are written key=value (Hydra's forms)"
         )
-    return load_config(apply_overrides(base, overrides)) if overrides else dict(base)
+    return load_config(apply_overrides(base, overrides) if overrides else base)
 
 
 def _from_command_line(given: LaunchInput) -> tuple[Path, list[str]]:
