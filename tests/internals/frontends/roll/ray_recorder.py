@@ -139,6 +139,15 @@ class Recorder:
 _RECORDER = Recorder()
 
 
+def remote(*args: Any, **options: Any) -> Any:
+    """``ray.remote`` bare (``@ray.remote``) or with options (``@ray.remote(num_gpus=1)``, v0.1.0):
+    functions become :class:`RemoteFunction`; classes stay as they are (ROLL's ``Cluster`` gets
+    the recorder's actor class instead)."""
+    if args and callable(args[0]):
+        return args[0] if isinstance(args[0], type) else RemoteFunction(args[0], options)
+    return lambda target: remote(target, **options)
+
+
 def install(gpus: list[int], cpus: list[int]) -> Recorder:
     """The fake ``ray`` modules in ``sys.modules`` (once), their cluster reset to these nodes."""
     _RECORDER.state = State(list(gpus), list(cpus))
@@ -154,9 +163,8 @@ def install(gpus: list[int], cpus: list[int]) -> Recorder:
         for i, (g, c) in enumerate(zip(state().gpus, state().cpus, strict=True))
     ]  # type: ignore[attr-defined]
     ray.get = lambda value, **kwargs: list(value) if isinstance(value, list) else value  # type: ignore[attr-defined]
-    ray.remote = lambda *args, **kwargs: (
-        RemoteFunction(args[0]) if args and callable(args[0]) and not isinstance(args[0], type) else (args[0] if args else (lambda target: target))
-    )  # type: ignore[attr-defined]
+    ray.remote = remote  # type: ignore[attr-defined]
+    ray.get_gpu_ids = lambda: [int(gpu) for gpu in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if gpu]  # type: ignore[attr-defined]
     ray.get_runtime_context = lambda: types.SimpleNamespace(gcs_address="10.0.0.1:6379")  # type: ignore[attr-defined]
     util = RayModule("ray.util")
     util.__path__ = []  # type: ignore[attr-defined]

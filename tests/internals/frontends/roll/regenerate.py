@@ -1,6 +1,8 @@
-"""Record ROLL's own layouts for the differential test: ``tests/data/roll/layouts.json``.
+"""Record ROLL's own layouts for the differential test: ``tests/data/roll/layouts.json`` (main,
+0.3.0's rules) and ``layouts_0_1_0.json`` (v0.1.0), for the sources named.
 
-    ROLL_SOURCE=<a checkout of alibaba/ROLL> [ROLL_COMMIT=<its commit>] python tests/internals/frontends/roll/regenerate.py
+    ROLL_SOURCE=<a checkout of ROLL's main> [ROLL_COMMIT=<its commit>] \
+    ROLL_0_1_0_SOURCE=<a checkout of v0.1.0> [ROLL_0_1_0_COMMIT=<its commit>] python tests/internals/frontends/roll/regenerate.py
 
 Every example config of the checkout (``examples/**/*.yaml``, composed by Hydra as ROLL's start
 scripts compose them) is cut to what placement reads and run, with the hand-made edges below,
@@ -130,15 +132,28 @@ def _devices(text: Any) -> list[int]:
     return list(eval(text, {"__builtins__": {"list": list, "range": range}})) if isinstance(text, str) else []  # noqa: S307 -- ROLL's own example files
 
 
+#: The sources recorded: the variable naming a checkout, the release whose rules it has, whether
+#: the driver's GPU count is ``num_gpus_per_node`` (``releases.py``), and the file written.
+SOURCES = (
+    ("ROLL_SOURCE", "ROLL_COMMIT", "0.3.0", True, OUTPUT),
+    ("ROLL_0_1_0_SOURCE", "ROLL_0_1_0_COMMIT", "0.1.0", False, OUTPUT.with_name("layouts_0_1_0.json")),
+)
+
+
 def main() -> None:
-    source = Path(os.environ["ROLL_SOURCE"]).resolve()
-    commit = (
-        os.environ.get("ROLL_COMMIT")
-        or subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    )
     sys.path.insert(0, str(ROOT))
+    named = [source for source in SOURCES if os.environ.get(source[0])]
+    if not named:
+        raise SystemExit(f"name a ROLL checkout: {' or '.join(source[0] for source in SOURCES)}")
+    for variable, commit_variable, release, driver_decides, output in named:
+        record(Path(os.environ[variable]).resolve(), os.environ.get(commit_variable), release, driver_decides, output)
+
+
+def record(source: Path, commit: str | None, release: str, driver_decides: bool, output: Path) -> None:
+    """Every example of the checkout and the edges, through ROLL's code at ``source``, into ``output``."""
     from solver_placement._prediction.launch_input import launch_input
 
+    commit = commit or subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     cases: dict[str, dict[str, Any]] = {}
     unread: dict[str, str] = {}
     for path in sorted((source / "examples").rglob("*.yaml")):
@@ -150,9 +165,9 @@ def main() -> None:
             continue
         if any(key not in TOP_KEYS for key in config):
             cases[name] = {"nodes": stated_nodes(config), "config": config}
-    cases.update(EDGES)
+    cases.update(json.loads(json.dumps(EDGES)))
     for case in cases.values():
-        case.update(cpus=[CPUS] * len(case["nodes"]), driver_decides=True, release="0.3.0")
+        case.update(cpus=[CPUS] * len(case["nodes"]), driver_decides=driver_decides, release=release)
     with tempfile.TemporaryDirectory() as folder:  # ROLL writes its log files under the working folder
         run = subprocess.run(
             [sys.executable, str(DRIVER)],
@@ -166,11 +181,11 @@ def main() -> None:
     answers = json.loads(run.stdout.splitlines()[-1])
     for name, case in cases.items():
         case["roll"] = answers[name]
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"{json.dumps(name)}: {json.dumps(case, sort_keys=True, separators=(',', ':'))}" for name, case in sorted(cases.items())]
-    head = f'{{"roll_commit": {json.dumps(commit)}, "release": "0.3.0", "unread": {json.dumps(unread, sort_keys=True)},\n"cases": {{\n'
-    OUTPUT.write_text(head + ",\n".join(lines) + "\n}}\n")  # one case a line: a change shows as a diff of its line
-    print(f"{len(cases)} cases ({len(EDGES)} hand-made), {len(unread)} example(s) not composed, ROLL {commit} -> {OUTPUT}")
+    head = f'{{"roll_commit": {json.dumps(commit)}, "release": {json.dumps(release)}, "unread": {json.dumps(unread, sort_keys=True)},\n"cases": {{\n'
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(head + ",\n".join(lines) + "\n}}\n")  # one case a line: a change shows as a diff of its line
+    print(f"{len(cases)} cases ({len(EDGES)} hand-made), {len(unread)} example(s) not composed, ROLL {release} {commit} -> {output}")
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ def run(case: dict[str, Any]) -> dict[str, Any]:
             roles[role] = recorder.workers(cluster.worker_cls)
     except ray_recorder.Pending as pending:
         return {"pending": str(pending)}
-    except Exception as error:  # ROLL's own refusal (an assert, a TypeError of its eval)
+    except (AssertionError, TypeError, ValueError, KeyError, ZeroDivisionError) as error:  # ROLL's own refusal (an assert, its eval)
         return {"refused": f"{type(error).__name__}: {error}", "where": traceback.format_exc(limit=-1).splitlines()[-3].strip()}
     return {"roles": roles}
 

@@ -1,14 +1,14 @@
 """Differential: the front end's prediction against ROLL's own placement code, worker by worker.
 
-``tests/data/roll/layouts.json`` holds ROLL's answers (``regenerate.py`` ran ROLL's
+``tests/data/roll/layouts.json`` (main at 8eb27cc2, 0.3.0's rules) and ``layouts_0_1_0.json`` hold ROLL's answers (``regenerate.py`` ran ROLL's
 ``WorkerConfig``, ``num_nodes`` block, ``ResourceManager`` and ``Cluster._create_workers`` on a
 recorded Ray, at the commit it names) for every example config of ROLL's repository and the
 hand-made edges. Each case is predicted here on the same nodes and compared worker by worker:
 the node, the placement group (node rank), the GPUs it reserved and ``CUDA_VISIBLE_DEVICES``;
 a case ROLL refuses must be refused here with ROLL's words; CPU workers hold no GPU in both.
 
-With ``ROLL_SOURCE`` naming a checkout of ROLL (and ``ROLL_COMMIT`` its commit when it is no git
-checkout), the live test also runs ROLL's code now and checks the recording still matches it.
+With ``ROLL_SOURCE`` (main) or ``ROLL_0_1_0_SOURCE`` (v0.1.0) naming a checkout of ROLL, the live
+test also runs that ROLL's code now and checks its recording still matches it.
 """
 
 from __future__ import annotations
@@ -28,8 +28,14 @@ from solver_placement import Cluster, PlacementError
 from solver_placement._prediction.findings import FindingKind
 from solver_placement._prediction.predict import predict
 
-RECORDED = json.loads((ROOT / "tests" / "data" / "roll" / "layouts.json").read_text())
-CASES: dict[str, dict[str, Any]] = RECORDED["cases"]
+#: ROLL's answers per recording: main (0.3.0's rules) and v0.1.0, each with its commit.
+RECORDINGS = {path.stem: json.loads(path.read_text()) for path in sorted((ROOT / "tests" / "data" / "roll").glob("layouts*.json"))}
+#: Every recorded case, by (recording, case name).
+CASES: dict[tuple[str, str], dict[str, Any]] = {
+    (stem, name): case for stem, recorded in RECORDINGS.items() for name, case in recorded["cases"].items()
+}
+#: The variable naming a checkout of each recording's ROLL (``regenerate.py``).
+SOURCES = {"layouts": "ROLL_SOURCE", "layouts_0_1_0": "ROLL_0_1_0_SOURCE"}
 DRIVER = Path(__file__).with_name("roll_driver.py")
 
 
@@ -65,9 +71,9 @@ def rolls(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_every_worker_lands_where_rolls_own_code_put_it(name: str) -> None:
-    case = CASES[name]
+@pytest.mark.parametrize("key", sorted(CASES), ids="/".join)
+def test_every_worker_lands_where_rolls_own_code_put_it(key: tuple[str, str]) -> None:
+    case = CASES[key]
     expected, got = rolls(case), ours(case)
     if "refused" in expected:
         assert "refused" in got, f"ROLL refuses it ({expected['refused']}), the front end predicts {got}"
@@ -77,16 +83,21 @@ def test_every_worker_lands_where_rolls_own_code_put_it(name: str) -> None:
     assert got == expected
 
 
-def test_the_recording_covers_rolls_examples() -> None:
-    examples = [name for name in CASES if name.startswith("examples/")]
-    assert len(examples) >= 100 and len(RECORDED["roll_commit"]) == 40
-    assert sum("roles" in CASES[name]["roll"] for name in examples) == len(examples)
+@pytest.mark.parametrize(("stem", "least"), [("layouts", 100), ("layouts_0_1_0", 45)])
+def test_the_recordings_cover_rolls_examples(stem: str, least: int) -> None:
+    recorded = RECORDINGS[stem]
+    examples = [name for name in recorded["cases"] if name.startswith("examples/")]
+    assert len(examples) >= least and len(recorded["roll_commit"]) == 40
+    assert sum("roles" in recorded["cases"][name]["roll"] for name in examples) == len(examples)
 
 
-@pytest.mark.skipif(not os.environ.get("ROLL_SOURCE"), reason="set ROLL_SOURCE to a checkout of alibaba/ROLL to run its code now")
-def test_rolls_code_still_gives_the_recorded_layouts() -> None:
-    source = Path(os.environ["ROLL_SOURCE"]).resolve()
-    inputs = {name: {key: case[key] for key in ("nodes", "cpus", "config", "driver_decides", "release")} for name, case in CASES.items()}
+@pytest.mark.parametrize("stem", sorted(SOURCES))
+def test_rolls_code_still_gives_the_recorded_layouts(stem: str) -> None:
+    if not os.environ.get(SOURCES[stem]):
+        pytest.skip(f"set {SOURCES[stem]} to a checkout of alibaba/ROLL to run its code now")
+    source = Path(os.environ[SOURCES[stem]]).resolve()
+    recorded = RECORDINGS[stem]
+    inputs = {name: {key: case[key] for key in ("nodes", "cpus", "config", "driver_decides", "release")} for name, case in recorded["cases"].items()}
     with tempfile.TemporaryDirectory() as folder:
         run = subprocess.run(
             [sys.executable, str(DRIVER)],
@@ -99,7 +110,7 @@ def test_rolls_code_still_gives_the_recorded_layouts() -> None:
             timeout=600,
         )
     answers = json.loads(run.stdout.splitlines()[-1])
-    changed = sorted(name for name in CASES if answers[name] != CASES[name]["roll"])
+    changed = sorted(name for name, case in recorded["cases"].items() if answers[name] != case["roll"])
     assert not changed, (
-        f"ROLL at {source} places these differently from the recording ({RECORDED['roll_commit']}): {changed[:5]}; rerun regenerate.py"
+        f"ROLL at {source} places these differently from the recording ({recorded['roll_commit']}): {changed[:5]}; rerun regenerate.py"
     )
