@@ -29,10 +29,10 @@ def roll_findings(job: RollJob, size: int, groups: Sequence[LandedGroup], ranks:
     return [
         *pending(groups, size),
         *cut_workers(job, size, groups),
-        *split_engines(rank for rank in ranks if rank.gpus and _megatron(job, rank.role)),
+        *split_engines(rank for rank in ranks if rank.gpus and _megatron(job, rank.role, size)),
         *shared_gpus(ranks),
         *told_other_gpus(ranks),
-        *idle_gpus(size, groups, ranks),
+        *idle_gpus(job, size, groups),
     ]
 
 
@@ -46,10 +46,16 @@ def pending(groups: Iterable[LandedGroup], size: int) -> list[Finding]:
 
 
 def cut_workers(job: RollJob, size: int, groups: Sequence[LandedGroup]) -> list[Finding]:
-    """Workers whose device slice spans node ranks: ROLL keeps the first node rank's devices only."""
+    """Workers whose device slice spans node ranks though it fits one: ROLL sets the worker's
+    ``CUDA_VISIBLE_DEVICES`` from its first node rank only; vLLM, finding fewer GPUs than its
+    world size, starts its ranks through Ray in each device's group (``third_party/vllm/__init__.py``
+    lines 88-91 at 8eb27cc2), so the engine runs across nodes, and other engines see too few GPUs.
+    A slice larger than a node rank (tensor_parallel_size 16 on 8-GPU nodes) must span: not a finding."""
     findings = []
     for worker in job.workers:
-        for rank in range(worker.world_size if worker.devices else 0):
+        if worker.devices is None or worker.gpus_per_worker > size:
+            continue
+        for rank in range(worker.world_size):
             devices = worker.worker_devices(rank)
             node_ranks = sorted({device // size for device in devices})
             if len(node_ranks) > 1:
@@ -57,15 +63,17 @@ def cut_workers(job: RollJob, size: int, groups: Sequence[LandedGroup]) -> list[
                 findings.append(
                     Finding(
                         FindingKind.SPLIT_ENGINE, worker.role, groups[node_ranks[0]].node, len(devices),
-                        f"worker {rank} holds device numbers {format_ranks(devices)} on node ranks {', '.join(map(str, node_ranks))}; "
-                        f"ROLL sets its CUDA_VISIBLE_DEVICES from node rank {node_ranks[0]} only, so it sees {len(kept)} of its {len(devices)} GPUs",
+                        f"worker {rank} holds device numbers {format_ranks(devices)} on node ranks {', '.join(map(str, node_ranks))} "
+                        f"(nodes {', '.join(str(groups[n].node) for n in node_ranks)}); ROLL sets its CUDA_VISIBLE_DEVICES from node rank "
+                        f"{node_ranks[0]} only ({len(kept)} of its {len(devices)} GPUs), so its engine runs across nodes or sees too few GPUs",
                     )
                 )  # fmt: skip
     return findings
 
 
-def _megatron(job: RollJob, role: str) -> bool:
-    return any(worker.role == role and worker.tensor_parallel > 1 for worker in job.workers)
+def _megatron(job: RollJob, role: str, size: int) -> bool:
+    """Whether ``role`` is a Megatron section whose tensor-parallel groups fit a node rank (larger ones must span)."""
+    return any(worker.role == role and 1 < worker.tensor_parallel <= size for worker in job.workers)
 
 
 def shared_gpus(ranks: Iterable[PredictedRank]) -> list[Finding]:
@@ -113,12 +121,13 @@ def told_other_gpus(ranks: Iterable[PredictedRank]) -> list[Finding]:
     ]  # fmt: skip
 
 
-def idle_gpus(size: int, groups: Iterable[LandedGroup], ranks: Sequence[PredictedRank]) -> list[Finding]:
-    """GPUs of a node rank's group that no worker of any role is told (a warning)."""
+def idle_gpus(job: RollJob, size: int, groups: Iterable[LandedGroup]) -> list[Finding]:
+    """GPUs of a node rank's group that no section's device_mapping names (a warning). Devices a
+    spanning worker does not see still count: vLLM's Ray executor runs a rank on each of them."""
     used: dict[int, set[int]] = defaultdict(set)
-    for rank in ranks:
-        if rank.bundle is not None and rank.gpus:
-            used[rank.bundle].update(int(gpu) for gpu in rank.visible_devices)
+    for worker in job.workers:
+        for device in worker.devices or ():
+            used[device // size].add(device % size)
     findings = []
     for group in groups:
         idle = sorted(set(range(size)) - used[group.node_rank])

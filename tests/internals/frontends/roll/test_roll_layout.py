@@ -84,7 +84,7 @@ def test_a_vllm_engine_across_node_ranks_sees_only_its_first_part_and_is_realign
     prediction = predict("roll", config)
     split = [finding for finding in prediction.findings if finding.kind == FindingKind.SPLIT_ENGINE]
     assert [(finding.role, finding.node, finding.count) for finding in split] == [("actor_infer", 0, 4)]
-    assert "sees 2 of its 4 GPUs" in split[0].message
+    assert "from node rank 0 only (2 of its 4 GPUs), so its engine runs across nodes" in split[0].message
     assert prediction.of_role("actor_infer")[1].visible_devices == ("6", "7")
     assert split[0].fix == (("actor_infer.device_mapping", "list(range(2,6))+list(range(8,12))"),)
     assert FindingKind.IDLE_GPUS in kinds(prediction)
@@ -97,6 +97,12 @@ def test_a_megatron_tensor_parallel_group_across_nodes_is_realigned() -> None:
     assert [(finding.message, finding.fix) for finding in split] == [
         ("engine 0 (4 ranks) spans nodes 0, 1", (("actor_train.device_mapping", "list(range(8,16))"),))
     ]
+
+
+def test_an_engine_larger_than_a_node_rank_spans_nodes_without_a_finding() -> None:
+    config = {"actor_infer": section("list(range(0,32))", "vllm", strategy_config={"tensor_parallel_size": 16})}
+    prediction = predict("roll", config)
+    assert prediction.findings == () and [rank.visible_devices for rank in prediction.of_role("actor_infer")] == [tuple(map(str, range(8)))] * 2
 
 
 def test_reserved_gpus_no_worker_uses_are_a_warning_without_a_fix() -> None:
