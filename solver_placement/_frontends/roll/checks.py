@@ -114,9 +114,10 @@ def told_other_gpus(ranks: Iterable[PredictedRank]) -> list[Finding]:
             told[(rank.role, rank.node)].append(rank)
     return [
         Finding(FindingKind.WRONG_DEVICE, role, node, len(on),
-                f"ranks {format_ranks(rank.rank for rank in on)} are told GPU(s) {format_ranks(int(g) for rank in on for g in rank.visible_devices)} "
+                f"{'ranks' if len(on) > 1 else 'rank'} {format_ranks(rank.rank for rank in on)} {'are' if len(on) > 1 else 'is'} told GPU(s) {format_ranks(int(g) for rank in on for g in rank.visible_devices)} "
                 f"but their placement group (node rank {on[0].bundle}) holds GPU(s) {format_ranks(g for rank in on for g in rank.gpus)}: "
-                "ROLL numbers GPUs from 0 on every node rank, and another node rank's group is on this node too")
+                "ROLL numbers GPUs from 0 on every node rank, and another node rank's group is on this node too "
+                "(start ROLL's driver on this node, whose GPU count then sizes the node ranks)")
         for (role, node), on in sorted(told.items())
     ]  # fmt: skip
 
