@@ -26,6 +26,9 @@ from solver_placement._frontends.roll.releases import driver_decides_gpus_per_no
 from solver_placement._prediction.findings import Finding, FindingKind, Fix
 from solver_placement._prediction.launch_input import LaunchInput
 
+#: Larger node sizes tried as ``num_gpus_per_node`` (each costs one prediction), smallest first.
+MAX_NODE_SIZES_TRIED = 8
+
 
 def with_fixes(job: RollJob, cluster: Cluster, size: int, findings: Sequence[Finding], errors_of: Callable[[RollJob], int]) -> list[Finding]:
     """``findings`` with a proposed fix where one is known; ``errors_of`` counts a job's errors
@@ -82,7 +85,7 @@ def mapping_text(devices: Sequence[int]) -> str:
 def _node_size_fix(job: RollJob, cluster: Cluster, size: int, errors_of: Callable[[RollJob], int]) -> Fix:
     if driver_decides_gpus_per_node(job.release):
         return ()
-    for larger in sorted({int(gpus) for gpus in cluster.gpus_per_node if gpus > size}):
+    for larger in sorted({int(gpus) for gpus in cluster.gpus_per_node if gpus > size})[:MAX_NODE_SIZES_TRIED]:
         try:
             if errors_of(dataclasses.replace(job, num_gpus_per_node=larger)) == 0:
                 return (("num_gpus_per_node", str(larger)),)

@@ -10,22 +10,22 @@ from solver_placement._frontends.roll.job import RollJob
 from solver_placement._frontends.roll.keys import read_roll
 from solver_placement._frontends.roll.layout import landed_groups, predicted_ranks
 from solver_placement._frontends.roll.releases import RELEASES, driver_decides_gpus_per_node
-from solver_placement._prediction.findings import Finding
 from solver_placement._prediction.frameworks import Framework
 from solver_placement._prediction.layout import Prediction
 
 
 def predict_roll(job: RollJob, cluster: Cluster) -> Prediction:
     """Every worker of ``job`` where ROLL's code puts it on ``cluster``, with its findings and proposed fixes."""
-    findings = _findings(job, cluster)
     size, groups = landed_groups(job, cluster)
-    fixed = with_fixes(job, cluster, size, findings, lambda other: sum(finding.is_error for finding in _findings(other, cluster)))
-    return Prediction("ROLL", job.release, cluster, tuple(predicted_ranks(job, size, groups)), tuple(fixed), _notes(job, size))
+    ranks = predicted_ranks(job, size, groups)
+    findings = roll_findings(job, size, groups, ranks)
+    fixed = with_fixes(job, cluster, size, findings, lambda other: _error_count(other, cluster))
+    return Prediction("ROLL", job.release, cluster, tuple(ranks), tuple(fixed), _notes(job, size))
 
 
-def _findings(job: RollJob, cluster: Cluster) -> list[Finding]:
+def _error_count(job: RollJob, cluster: Cluster) -> int:
     size, groups = landed_groups(job, cluster)
-    return roll_findings(job, size, groups, predicted_ranks(job, size, groups))
+    return sum(finding.is_error for finding in roll_findings(job, size, groups, predicted_ranks(job, size, groups)))
 
 
 def _notes(job: RollJob, size: int) -> tuple[str, ...]:

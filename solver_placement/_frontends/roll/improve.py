@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import PlacementConfigError
 from solver_placement._frontends.roll.fixes import mapping_text
 from solver_placement._frontends.roll.job import RollJob, RollWorker
 from solver_placement._frontends.roll.layout import gpus_per_node
@@ -29,6 +30,8 @@ from solver_placement._solver.solve import solve
 def improve_roll(job: RollJob, cluster: Cluster) -> Improvement:
     """The solver's layout of ``job`` on ``cluster`` and the ``device_mapping`` overrides that realise it."""
     workers = [worker for worker in job.workers if worker.devices]
+    if not workers:
+        raise PlacementConfigError("ROLL: no section has a device_mapping, so no worker holds a GPU and there is no layout to improve")
     solution = solve({"cluster": {"component_placement": components(workers)}}, cluster=cluster)
     size = gpus_per_node(job, cluster)
     nodes = [int(gpus) for gpus in cluster.gpus_per_node]

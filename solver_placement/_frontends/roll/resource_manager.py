@@ -21,10 +21,12 @@ others (a 32-GPU node against 4-GPU ones) -- and there both node ranks are told 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from solver_placement._errors import PlacementConfigError
+from solver_placement._limits import check
 
 #: Placement groups one node holds when each asks half of its CPUs.
 GROUPS_PER_NODE = 2
@@ -41,19 +43,33 @@ class LandedGroup:
 
 
 def land_groups(gpus_per_node: Sequence[int], size: int, count: int) -> list[LandedGroup]:
-    """The ``count`` groups of ``size`` GPUs, in creation (node rank) order, where Ray puts them."""
+    """The ``count`` groups of ``size`` GPUs, in creation (node rank) order, where Ray puts them.
+
+    A node scores ``(free - size) / free`` on GPUs plus 0.5 on CPUs while it holds no group, 0
+    with one, and cannot take a third; so the best node is the best of two heaps, untouched nodes
+    by free GPUs and nodes holding one group by their score, ties to the lowest node rank."""
+    check("max_nodes", count, "ROLL's node ranks", "the placement groups ROLL creates")
     free = [int(gpus) for gpus in gpus_per_node]
-    held = [0] * len(free)
+    untouched: list[tuple[float, int]] = [(-float(gpus), node) for node, gpus in enumerate(free) if gpus >= size]
+    heapq.heapify(untouched)
+    holding_one: list[tuple[float, int]] = []
     landed = []
     for rank in range(count):
-        feasible = [node for node in range(len(free)) if free[node] >= size and held[node] < GROUPS_PER_NODE]
-        if not feasible:
+        options = []
+        if untouched:
+            options.append((_score(free[untouched[0][1]], size, 0), -untouched[0][1], untouched))
+        if holding_one:
+            options.append((-holding_one[0][0], -holding_one[0][1], holding_one))
+        if not options:
             landed.append(LandedGroup(rank, None))
             continue
-        node = max(feasible, key=lambda node: (_score(free[node], size, held[node]), -node))
+        _, negative_node, heap = max(options, key=lambda option: (option[0], option[1]))
+        heapq.heappop(heap)
+        node = -negative_node
         landed.append(LandedGroup(rank, node, int(gpus_per_node[node]) - free[node]))
         free[node] -= size
-        held[node] += 1
+        if heap is untouched and free[node] >= size:
+            heapq.heappush(holding_one, (-_score(free[node], size, 1), node))
     return landed
 
 

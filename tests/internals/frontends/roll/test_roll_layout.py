@@ -156,3 +156,8 @@ def test_gpus_rolls_node_ranks_cannot_reach_are_stated_not_offered() -> None:
     offered = improve("roll", config, cluster=Cluster(num_nodes=2, num_gpus_per_node=[8, 16]))
     assert offered.arguments is None
     assert any("no node rank of ROLL reaches (num_gpus_per_node=8" in reason for reason in offered.cannot_express)
+
+
+def test_a_job_without_gpu_sections_has_nothing_to_improve() -> None:
+    with pytest.raises(PlacementConfigError, match="no section has a device_mapping"):
+        improve("roll", {"rewards": {"math": section(None, "hf_infer", world_size=2)}})
