@@ -161,3 +161,10 @@ def test_gpus_rolls_node_ranks_cannot_reach_are_stated_not_offered() -> None:
 def test_a_job_without_gpu_sections_has_nothing_to_improve() -> None:
     with pytest.raises(PlacementConfigError, match="no section has a device_mapping"):
         improve("roll", {"rewards": {"math": section(None, "hf_infer", world_size=2)}})
+
+
+def test_one_section_naming_a_device_twice_puts_two_of_its_ranks_on_one_gpu() -> None:
+    prediction = predict("roll", {"actor_train": section("[0, 0, 1, 1]", "fsdp2_train")}, cluster=Cluster(num_nodes=1, num_gpus_per_node=8))
+    [shared] = prediction.errors
+    assert (shared.kind, shared.role, shared.node, shared.count, shared.fix) == (FindingKind.SHARED_GPU, "actor_train", 0, 2, ())
+    assert "actor_train rank 0 (node rank 0), actor_train rank 1 (node rank 0)" in shared.message
