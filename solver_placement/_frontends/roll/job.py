@@ -66,7 +66,7 @@ class RollJob:
 
     def required_nodes(self, gpus_per_node: int) -> int:
         """``num_nodes`` as ``BaseConfig.__post_init__`` recomputes it from the device mappings
-        (``roll/configs/base_config.py`` lines 399-414 at 8eb27cc2): the node ranks the highest
+        (``roll/configs/base_config.py`` lines 397-414 at 8eb27cc2): the node ranks the highest
         counted device number needs, 1 when it fits one node, the config's value when none is mapped."""
         devices = [device for worker in self.workers if worker.counts_for_nodes and worker.devices for device in worker.devices]
         if not devices:

@@ -17,7 +17,7 @@ lines 278-292), ``world_size`` (recomputed as ``len(device_mapping) // num_gpus_
 line 316; read only for CPU workers), ``strategy_args.strategy_name`` (default ``fsdp2_train``)
 and, for Megatron, ``strategy_config.tensor_model_parallel_size``. Top level: ``num_gpus_per_node``
 (default 8) and ``num_nodes`` (default 1; recomputed from the mappings). A worker's
-``system_envs`` are set after ROLL's own device variables (``cluster.py`` line 143), so one that
+``system_envs`` are set after ROLL's own device variables (``cluster.py`` line 142), so one that
 sets ``CUDA_VISIBLE_DEVICES`` or Ray's ``NOSET`` switch places the worker by itself: it is refused,
 as is a misspelt placement key, which dacite would drop silently.
 """
@@ -214,7 +214,7 @@ def _check_variables(envs: Any, where: str) -> None:
         if named:
             raise PlacementConfigError(
                 f"{where}.{named[0]}: set in system_envs it replaces the devices ROLL computes for each worker "
-                f"(roll/distributed/executor/cluster.py line 143), which the library does not model; remove it and place workers with device_mapping"
+                f"(roll/distributed/executor/cluster.py line 142), which the library does not model; remove it and place workers with device_mapping"
             )
 
 

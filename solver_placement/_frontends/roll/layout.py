@@ -3,14 +3,14 @@
 For a worker section with a ``device_mapping``, ROLL's ``allocate_placement_group`` cuts the
 mapping into ``world_size`` slices of ``num_gpus_per_worker`` device numbers, worker ``r`` the
 ``r``-th (ranks as ROLL numbers them); a device number ``d`` is GPU ``d % num_gpus_per_node`` of
-node rank ``d // num_gpus_per_node`` (``resource_manager.py`` lines 118-134 at 8eb27cc2). The
+node rank ``d // num_gpus_per_node`` (``resource_manager.py`` lines 112-130 at 8eb27cc2). The
 worker's actor goes into the placement group of its first device's node rank, and
 ``Cluster._create_workers`` sets its ``CUDA_VISIBLE_DEVICES`` to the sorted GPU numbers of its
 devices on that node rank, with ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1`` so Ray keeps
-out (``cluster.py`` lines 114-139, ``platforms/platform.py`` lines 130-146): devices on another
-node rank are dropped. The actor asks Ray for 0.01 GPU and 0.01 CPU (lines 160-166), so roles on
+out (``cluster.py`` lines 115-139, ``platforms/platform.py`` lines 130-146): devices on another
+node rank are dropped. The actor asks Ray for 0.01 GPU and 0.01 CPU (lines 160-165), so roles on
 the same device numbers share GPUs by design. A section without a mapping starts ``world_size``
-CPU workers, worker ``r`` in the group of node rank ``r % num_nodes`` (lines 136-149).
+CPU workers, worker ``r`` in the group of node rank ``r % num_nodes`` (``resource_manager.py`` lines 132-146).
 
 ``PredictedRank.gpus`` are the GPUs Ray reserved for the device (the group's ``first_gpu`` plus the
 GPU number), ``visible_devices`` what ROLL tells the worker; they differ when a group is not the
@@ -27,7 +27,7 @@ from solver_placement._frontends.roll.releases import driver_decides_gpus_per_no
 from solver_placement._frontends.roll.resource_manager import LandedGroup, check_resources, land_groups
 from solver_placement._prediction.layout import PredictedRank
 
-#: The GPU share each worker asks Ray for (``num_gpus=0.01``, ``cluster.py`` line 161 at 8eb27cc2).
+#: The GPU share each worker asks Ray for (``num_gpus=0.01``, ``cluster.py`` line 165 at 8eb27cc2).
 WORKER_GPU_SHARE = 0.01
 
 

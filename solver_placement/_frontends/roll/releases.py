@@ -5,7 +5,7 @@ ROLL is not on PyPI; its releases are the tags of ``alibaba/ROLL``. The placemen
 ``WorkerConfig.__post_init__``) places the same way from v0.1.0 to main; one rule changed:
 
 * v0.1.0 (9eb672cf): ``num_gpus_per_node`` is the config's key (default 8,
-  ``roll/configs/base_config.py`` lines 150-160);
+  ``roll/configs/base_config.py`` line 147);
 * v0.1.3 (e1695f2d) and later (v0.2.0, v0.2.1, v0.3.0 7f9d4d38, main 8eb27cc2): ``BaseConfig.__post_init__``
   overwrites it with ``current_platform.device_count()``, the GPUs the driver process sees
   (``roll/configs/base_config.py`` line 352 at 8eb27cc2), so the key is ignored and the node the

@@ -2,12 +2,12 @@
 
 ROLL reserves ``num_nodes`` placement groups of one bundle each, ``{"GPU": num_gpus_per_node,
 "CPU": max(node_cpu / 2, 1)}``, with Ray's default strategy and no node named
-(``roll/distributed/scheduler/resource_manager.py`` lines 38-48 at 8eb27cc2, the same at
-v0.1.0). Before that it asserts that enough nodes have ``num_gpus_per_node`` GPUs (line 33) and
-that the cluster has ``num_nodes x num_gpus_per_node`` GPUs free (line 40). The group of node rank
+(``roll/distributed/scheduler/resource_manager.py`` lines 43-48 at 8eb27cc2, the same at
+v0.1.0). Before that it asserts that enough nodes have ``num_gpus_per_node`` GPUs (line 34) and
+that the cluster has ``num_nodes x num_gpus_per_node`` GPUs free (line 41). The group of node rank
 ``i`` is the ``i``-th created: ROLL asks each group's node for ``NODE_RANK`` and, when that is 0
 everywhere (the variable unset, as on a plain ``ray start`` cluster), numbers the groups in
-creation order (lines 62-65); a single group is node rank 0.
+creation order (lines 62-66); a single group is node rank 0.
 
 Ray's GCS schedules the groups in order, each on the feasible node scoring highest by its
 ``LeastResourceScorer``, the sum over the asked resources of ``(free - asked) / free``; ties go
