@@ -9,7 +9,7 @@ from solver_placement._frontends.roll.improve import improve_roll
 from solver_placement._frontends.roll.job import RollJob
 from solver_placement._frontends.roll.keys import read_roll
 from solver_placement._frontends.roll.layout import landed_groups, predicted_ranks
-from solver_placement._frontends.roll.releases import RELEASES, driver_decides_gpus_per_node
+from solver_placement._frontends.roll.releases import COMMITS, MAIN_COMMIT, RELEASES, driver_decides_gpus_per_node
 from solver_placement._prediction.frameworks import Framework
 from solver_placement._prediction.layout import Prediction
 
@@ -34,7 +34,11 @@ def _notes(job: RollJob, size: int) -> tuple[str, ...]:
         source += f"; the config's {job.num_gpus_per_node} is not read)" if job.gpus_per_node_stated and job.num_gpus_per_node != size else ")"
     else:
         source = f"num_gpus_per_node={size} from the config (ROLL {job.release})"
+    read = f"rules of ROLL {job.release} (v{job.release} at {COMMITS[job.release][:8]}" + (
+        f"; main at {MAIN_COMMIT[:8]} places the same)" if job.release == RELEASES[-1] else ")"
+    )
     notes = [
+        read,
         source,
         "node ranks follow the order ROLL creates its placement groups (NODE_RANK unset on the nodes); nodes are taken to have equal CPU counts",
     ]

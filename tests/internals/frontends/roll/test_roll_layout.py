@@ -118,7 +118,8 @@ def test_the_driver_node_decides_the_node_rank_width_from_0_1_3_and_the_config_i
     cluster = Cluster(num_nodes=2, num_gpus_per_node=[4, 8])
     newer = predict("roll", config, cluster=cluster)
     assert [rank.bundle for rank in newer.ranks] == [0, 0, 0, 0, 1, 1, 1, 1]
-    assert "num_gpus_per_node=4: the GPUs of node 0" in newer.notes[0] and "config's 8 is not read" in newer.notes[0]
+    assert newer.notes[0] == "rules of ROLL 0.3.0 (v0.3.0 at 7f9d4d38; main at 8eb27cc2 places the same)"
+    assert "num_gpus_per_node=4: the GPUs of node 0" in newer.notes[1] and "config's 8 is not read" in newer.notes[1]
     older = predict("roll", config, cluster=cluster, release="0.1.0")
     assert {rank.node for rank in older.ranks} == {1} and [rank.bundle for rank in older.ranks] == [0] * 8
 
