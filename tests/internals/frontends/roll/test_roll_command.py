@@ -57,3 +57,14 @@ def test_a_defaults_list_composes_as_rolls_hydra_does(tmp_path: Path) -> None:
     prediction = predict("roll", config)
     assert prediction.roles == ["rewards.math", "actor_train"]  # the group first: the primary's _self_ comes last
     assert [rank.node for rank in prediction.of_role("rewards.math")] == [0, 0]
+
+
+def test_the_docs_example_prints_what_the_page_shows(tmp_path: Path) -> None:
+    """docs/frameworks/roll.md's console block is the command's real output for the files it describes."""
+    page = (Path(__file__).resolve().parents[4] / "docs" / "frameworks" / "roll.md").read_text()
+    block = page.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
+    write(tmp_path, "rlvr.yaml", "actor_train:\n  device_mapping: list(range(0,8))\n  strategy_args:\n    strategy_name: megatron_train\n")
+    write(tmp_path, "cluster.yaml", SHARED_NODE)
+    command = block[0].removeprefix("$ solver-placement ").split()
+    result = cli_runner().invoke(main, [word if not word.endswith(".yaml") else str(tmp_path / word) for word in command])
+    assert result.exit_code == 3 and result.output.splitlines() == block[1:]
