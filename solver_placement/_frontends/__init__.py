@@ -5,6 +5,7 @@ into the job the core places, and the answer back into the framework's terms.
   where Ray lands the pools, and ``export --to verl``;
 * ``rlinf/``: RLinf's placement API (component placements, strategies, the class a job's
   ``runner.task_type`` asks for), which RLinf code calls as it calls its own;
+* ``roll/``: ROLL's YAML as ROLL reads it and where its own code puts every worker (``predict roll``);
 * ``component_placement``: ``cluster.component_placement`` (RLinf's rank strings and the
   declarative components), the default.
 
@@ -15,8 +16,11 @@ plus one line below.
 """
 
 from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
+from solver_placement._frontends.roll.framework import ROLL
 from solver_placement._frontends.verl.frontends import RESOURCE_POOLS, TRAINER
 from solver_placement._job import register_frontend
+from solver_placement._prediction.frameworks import register_framework
 
 for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
     register_frontend(_frontend)
+register_framework(ROLL)
