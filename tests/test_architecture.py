@@ -53,7 +53,7 @@ PUBLIC_MODULES = {"solver_placement", "solver_placement.__main__", "solver_place
 PUBLIC_NAMES = [
     "Assignment", "AssumedGpuCountWarning", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
     "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "DispatchError", "Execute", "FlexiblePlacementStrategy",
-    "HybridComponentPlacement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster",
+    "HybridComponentPlacement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster", "MisspeltComponentWarning",
     "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
     "Placement", "PlacementConfigError", "PlacementError", "PlacementMode", "PlacementSpec",

@@ -14,6 +14,7 @@ from typing import Any
 
 from solver_placement._config import ConfigSource
 from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.component_names import stands_for
 from solver_placement._frontends.rlinf.component_placement import PlacementMode
 from solver_placement._frontends.rlinf.held_gpus import HeldGpus, check_divides, check_tp_fits, read_held
 from solver_placement._frontends.rlinf.keyed_layout import KeyedLayout
@@ -54,7 +55,7 @@ class ModelParallelEvalComponentPlacement(RolloutSizes, KeyedLayout):
             if role not in self._spec.components:
                 raise PlacementConfigError(
                     f"component_placement has no '{role}' component; {type(self).__name__} needs rollout and reward "
-                    f"({role.capitalize()} GPUs must be specified in the component_placement config.)"
+                    f"({role.capitalize()} GPUs must be specified in the component_placement config.){stands_for(role, self._spec.names)}"
                 )
             held[role] = read_held(self._solution, role)
         return held

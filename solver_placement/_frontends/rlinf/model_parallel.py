@@ -14,6 +14,7 @@ from typing import Any
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._config import ConfigSource
 from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.component_names import stands_for
 from solver_placement._frontends.rlinf.component_placement import PlacementMode, RolloutSyncMode
 from solver_placement._frontends.rlinf.held_gpus import HeldGpus, check_disjoint, check_tp_fits, read_held
 from solver_placement._frontends.rlinf.keyed_layout import KeyedLayout
@@ -73,7 +74,7 @@ class ModelParallelComponentPlacement(ModelParallelSizes, KeyedLayout):
                 if role in REQUIRED:
                     raise PlacementConfigError(
                         f"component_placement has no '{role}' component; {type(self).__name__} needs actor, rollout and reward "
-                        f"({role.capitalize()} GPUs must be specified in the component_placement config.)"
+                        f"({role.capitalize()} GPUs must be specified in the component_placement config.){stands_for(role, self._spec.names)}"
                     )
                 continue
             held[role] = read_held(self._solution, name)
