@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
+from solver_placement._errors import agreeing, counted
 from solver_placement._plot.aggregate import wants_aggregate
 from solver_placement._plot.captions import LegendEntry, draw_header, draw_notes
 from solver_placement._plot.labels import kinds_word
@@ -90,7 +91,7 @@ def plot_layout(
 def _summary(drawn: Drawn, shown: Sequence[str]) -> str:
     used = {p.cluster_node_rank for name in shown for p in drawn.placements[name]}
     processes = sum(len(drawn.placements[name]) for name in shown)
-    return f"{len(drawn.nodes)} node(s), {len(used)} in use · {processes} processes · labels are process ranks · collocated components stack in lanes"
+    return f"{counted(len(drawn.nodes), 'node')}, {len(used)} in use · {counted(processes, 'process', 'processes')} · labels are process ranks · collocated components stack in lanes"
 
 
 def _legend(
@@ -136,5 +137,5 @@ def _notes(rows: Sequence[Row], omitted: Sequence[Row]) -> list[str]:
         )
     if omitted:
         left_out = format_ranks(node for row in omitted for node in row.nodes)
-        notes.append(f"{len(omitted)} more row(s) (nodes {left_out}) not drawn; pass nodes= (CLI: --nodes) to draw a slice.")
+        notes.append(f"{counted(len(omitted), 'more row')} ({agreeing(len(omitted), 'node')} {left_out}) not drawn; pass nodes= (CLI: --nodes) to draw a slice.")
     return notes
