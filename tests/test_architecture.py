@@ -34,6 +34,7 @@ LAYERS = (
     "_auto",
     "_dispatch",
     "_ray_launch",
+    "_replica_groups",
     "_layout_report",
     "_frontends",
     "_plot",
