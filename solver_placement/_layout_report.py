@@ -13,6 +13,7 @@ What a cell counts, per node of its row:
 
 * a component's GPUs: distinct GPUs, so processes that share a GPU count it once, and collocated
   components each count the GPUs they share (their columns may add up to more than the node has);
+  a column of replicas counts the distinct GPUs of all of them, as one component's;
 * ``N proc``: a component's processes that hold robots (custom hardware) or the node itself,
   counted on every node they hold items on;
 * ``unused GPUs``: GPUs no process of any component holds, each counted once however many
