@@ -150,6 +150,8 @@ def test_eval_rollout_engine_wider_than_a_node_names_the_keys_not_a_segment():
     message = str(info.value)
     assert "rollout.tensor_parallel_size=16" in message and "with rollout.tensor_parallel_size=8 it places" in message, message
     assert "cluster.num_nodes=2, cluster.num_gpus_per_node=8" in message, message
+    assert "each rollout process must have all its GPUs on one node" in message, message  # the rule, without the segment
+    assert "All hardware ranks for a process must be on the same node" in message, message  # RLinf's phrase, which code matches
     assert "segment" not in message and "0-15" not in message, message
     (statement,) = info.value.statements
     assert (statement.component, statement.keys) == ("rollout", ("rollout.tensor_parallel_size",))
