@@ -21,7 +21,8 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 #: Names RLinf's entry scripts and workers ask a placement for (``get_strategy("actor")`` and the
 #: like in ``examples/`` and ``rlinf/``, the model-parallel classes' ``_get_component_hardware``,
@@ -42,6 +43,7 @@ VARIANT_CHARS = 3
 #: Longest name compared: longer ones are not typed by hand.
 MAX_NAME_CHARS = 100
 _REPLICA_NUMBER = re.compile(r"_?\d+$")
+_DIGITS = re.compile(r"\d+")
 _SEPARATOR = re.compile(r"[_.-]")
 
 
@@ -112,19 +114,26 @@ def _closest(name: str, candidates: Sequence[str]) -> str | None:
 def _related(name: str, other: str) -> bool:
     """Names of related components, not typos of each other: an extension (``rollout_judge``
     beside ``rollout``, ``actor_inference`` beside ``actor``), a numbered replica (``reward_0`` or
-    ``reward1`` beside ``reward``, ``reward_1``) or a short variant (``env_a`` beside ``env_b``)."""
-    return name.startswith(f"{other}_") or other.startswith(f"{name}_") or _unnumbered(name) == _unnumbered(other) or _variants(name, other)
+    ``reward1`` beside ``reward``, ``reward_1``), names numbered alike (``c001x``, ``c002x``:
+    generated, not typed) or a short variant (``env_a`` beside ``env_b``)."""
+    if name.startswith(f"{other}_") or other.startswith(f"{name}_"):
+        return True
+    mine, theirs = _forms(name), _forms(other)
+    if mine.unnumbered == theirs.unnumbered or mine.masked == theirs.masked:
+        return True
+    differing = [(a, b) for a, b in zip(mine.parts, theirs.parts, strict=True) if a != b] if len(mine.parts) == len(theirs.parts) > 1 else []
+    return len(differing) == 1 and max(map(len, differing[0])) <= VARIANT_CHARS
 
 
-def _unnumbered(name: str) -> str:
-    """``name`` without its replica number (``reward_3``, ``reward3`` -> ``reward``)."""
-    return _REPLICA_NUMBER.sub("", name)
+class _Forms(NamedTuple):
+    """What :func:`_related` compares of a name: without its replica number (``reward_3`` ->
+    ``reward``), every number masked (``c001x`` -> ``c#x``), and its parts between separators."""
+
+    unnumbered: str
+    masked: str
+    parts: tuple[str, ...]
 
 
-def _variants(name: str, other: str) -> bool:
-    """Names that differ in one short part between separators (``env_a``, ``env_b``; ``gpu-x1``, ``gpu-x2``)."""
-    parts, others = _SEPARATOR.split(name), _SEPARATOR.split(other)
-    if len(parts) != len(others) or len(parts) < 2:
-        return False
-    differing = [(a, b) for a, b in zip(parts, others, strict=True) if a != b]
-    return len(differing) == 1 and max(len(differing[0][0]), len(differing[0][1])) <= VARIANT_CHARS
+@lru_cache(maxsize=4096)  # each name is compared with every role and up to MAX_COMPARED others: worked out once
+def _forms(name: str) -> _Forms:
+    return _Forms(_REPLICA_NUMBER.sub("", name), _DIGITS.sub("#", name), tuple(_SEPARATOR.split(name)))

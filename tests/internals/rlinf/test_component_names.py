@@ -99,7 +99,7 @@ def test_many_components_are_checked_in_bounded_time():
     names = [f"worker{index:05d}x" for index in range(10_000)]
     started = time.perf_counter()
     assert near_misses(names) == []
-    assert time.perf_counter() - started < 10  # about 0.6 s here; a pairwise scan takes minutes
+    assert time.perf_counter() - started < 10  # 0.6-1.3 s on a loaded 2-core machine; the pairwise scan took 135 s
     assert near_misses([f"w{index}" for index in range(MAX_COMPARED)] + ["agent", "agnet"]) == []
     assert [miss.name for miss in near_misses([f"w{index}" for index in range(MAX_COMPARED)] + ["rolout"])] == ["rolout"]
 
@@ -120,3 +120,10 @@ def test_the_command_line_says_it_on_stderr_and_in_explains_answer():
     assert any("did you mean 'rollout'?" in sentence for sentence in json.loads(as_json.stdout)["warnings"])
     plain = runner.invoke(main, ["explain", "-", "--format", "json"], input=model)
     assert "warnings" not in json.loads(plain.stdout) and "warning" not in plain.stderr
+
+
+def test_names_numbered_alike_are_generated_not_misspelt():
+    """``c001abc`` beside ``c002abc`` differ by one character, as a typo does, but by a number: a
+    generated set of components, never warned about (and cheap: no string matcher runs)."""
+    assert near_misses([f"c{index:03d}abcdefghij" for index in range(MAX_COMPARED)]) == []
+    assert near_misses([f"rollout_{index}x" for index in range(MAX_COMPARED)]) == []
