@@ -41,6 +41,7 @@ from solver_placement._frontends.rlinf import (
     PlacementMode,
     RolloutSyncMode,
 )
+from solver_placement._frontends.rlinf.component_names import MisspeltComponentWarning
 from solver_placement._frontends.rlinf.rlinf_cluster import as_cluster
 from solver_placement._frontends.rlinf.strategies import (
     FlexiblePlacementStrategy,
@@ -119,6 +120,7 @@ __all__ = [
     "Job",
     "LaunchError",
     "LocalRayCluster",
+    "MisspeltComponentWarning",
     "ModelParallelComponentPlacement",
     "ModelParallelEvalComponentPlacement",
     "MultiAgentModelParallelComponentPlacement",

@@ -38,7 +38,7 @@ from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from solver_placement._compose_bounds import check_folders, check_overrides, read_config
-from solver_placement._errors import PlacementConfigError, first_line, shown
+from solver_placement._errors import PlacementConfigError, counted, first_line, shown
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def compose(
         raise PlacementConfigError(f"composing config {name!r} of {shown(str(folder))} with Hydra: {first_line(error)}{note}") from None
     if not isinstance(composed, DictConfig):
         raise PlacementConfigError(f"composing config {name!r} of {shown(str(folder))} with Hydra gave no mapping")
-    log.info("composed config %r of %s with Hydra (%d override(s))", name, folder, len(overrides))
+    log.info("composed config %r of %s with Hydra (%s)", name, folder, counted(len(overrides), "override"))
     return composed
 
 

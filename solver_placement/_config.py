@@ -42,7 +42,7 @@ from omegaconf.errors import OmegaConfBaseException
 from yaml import MarkedYAMLError, YAMLError
 
 from solver_placement._compose import WITHOUT_HYDRA, compose_file, composed_entries, hydra_available, uncomposed_error, unset_variable
-from solver_placement._errors import PlacementConfigError, WholeRepr, cut, first_line, shown
+from solver_placement._errors import PlacementConfigError, WholeRepr, agreeing, cut, first_line, shown
 from solver_placement._limits import current, exceeded
 from solver_placement._limits.interpolations import blocked_interpolations
 from solver_placement._limits.keys import distinct_as_text
@@ -386,7 +386,7 @@ def check_keys(
             raise PlacementConfigError(f"{where}: unknown key {shown(key)}{did_you_mean(key, allowed, 'keys')}")
     missing = [key for key in required if key not in mapping]
     if missing:
-        raise PlacementConfigError(f"{where}: missing required key(s) {', '.join(map(repr, missing))}")
+        raise PlacementConfigError(f"{where}: missing required {agreeing(len(missing), 'key')} {', '.join(map(repr, missing))}")
 
 
 #: Longest name a close match is looked for (longer ones are not typos) and most names listed.

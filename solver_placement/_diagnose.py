@@ -184,7 +184,7 @@ def _covering_processes(spec: PlacementSpec, name: str, budget: Budget) -> str |
     if items % per_process or cover == decl.processes or cover % component.constraints.tensor_parallel_size:
         return None
     if _feasible(partial(spec.with_component, replace(component, form=replace(decl, processes=cover))), budget):
-        return f"{name}: processes {cover} instead of {decl.processes} fits (covers {target}'s {items} GPUs)"
+        return f"{name}: processes {cover} instead of {decl.processes} fits (covers {target}'s {counted(items, 'GPU')})"
     return None
 
 
@@ -240,7 +240,7 @@ def _one_more_node(spec: PlacementSpec, name: str, budget: Budget) -> str | None
     like = max(_group_nodes(spec, name), key=lambda n: (int(cluster.gpus_per_node[n]), -n))
     bigger = cluster.with_extra_node(like)
     if _feasible(partial(spec.on, bigger), budget):
-        return f"one more node like node {like} ({int(cluster.gpus_per_node[like])} GPUs, in {', '.join(component.node_groups)}) fits"
+        return f"one more node like node {like} ({counted(int(cluster.gpus_per_node[like]), 'GPU')}, in {', '.join(component.node_groups)}) fits"
     return None
 
 
@@ -260,5 +260,5 @@ def _bigger_nodes(spec: PlacementSpec, name: str, budget: Budget) -> str | None:
         return None
     if _feasible(partial(spec.on, bigger), budget):
         old = sorted({int(cluster.gpus_per_node[n]) for n in small})
-        return f"{size}-GPU nodes in place of the {len(small)} node(s) with {'/'.join(map(str, old))} GPUs that {name} may use fit"
+        return f"{size}-GPU nodes in place of the {counted(len(small), 'node')} with {'/'.join(map(str, old))} GPUs that {name} may use fit"
     return None

@@ -112,7 +112,7 @@ class VerificationError(PlacementError):
         self.violations: tuple[str, ...] = tuple(violations)
         shown = "\n  - ".join(self.violations[:20])
         more = f"\n  ... and {len(self.violations) - 20} more" if len(self.violations) > 20 else ""
-        super().__init__(f"{len(self.violations)} placement rule(s) violated:\n  - {shown}{more}")
+        super().__init__(f"{counted(len(self.violations), 'placement rule')} violated:\n  - {shown}{more}")
 
 
 class LaunchError(PlacementError):
@@ -187,8 +187,15 @@ def cut(text: str, limit: int = 80) -> str:
 
 def counted(count: int, noun: str, plural: str = "") -> str:
     """``count`` and ``noun``, plural (``plural``, else ``noun`` + s) unless it is one (``1 GPU``,
-    ``2 GPUs``): a message that says "1 components" reads as a bug and hides the count it reports."""
-    return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
+    ``2 GPUs``): a message that says "1 components" or "2 node(s)" reads as a bug and hides the
+    count it reports. The library's one way to put a count before a noun (with :func:`agreeing`)."""
+    return f"{count} {agreeing(count, noun, plural)}"
+
+
+def agreeing(count: int, noun: str, plural: str = "") -> str:
+    """``noun`` as it reads for ``count`` items, without the count: ``node`` for one, ``nodes``
+    (``plural``, else ``noun`` + s) otherwise; for a list that follows (``nodes 3, 5``)."""
+    return noun if count == 1 else plural or f"{noun}s"
 
 
 def with_context(error: PlacementError, where: str) -> PlacementError:

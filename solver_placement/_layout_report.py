@@ -2,8 +2,9 @@
 
 A figure (``_plot/``) does not go into a log or an ssh session, and the per-process table
 (``solve --format table``) runs to a line per process. This report sits between them, like
-NeMo-RL's placement report: one row per run of like nodes, one column per component, the GPUs no
-process holds, and a totals line. It reads the solution's assignment arrays and the cluster tables
+NeMo-RL's placement report: one row per run of like nodes, one column per component (the numbered
+replicas of one component, ``reward_0`` to ``reward_31``, in one column: ``_replica_groups``), the
+GPUs no process holds, and a totals line. It reads the solution's assignment arrays and the cluster tables
 with numpy (no records are built, so 65,536 nodes take well under a second) and needs no optional
 extra. That is why it is a module beside ``_plot/`` and not inside it: importing ``plot`` needs
 matplotlib, and ``solve --format layout`` must work on a core install.
@@ -12,6 +13,7 @@ What a cell counts, per node of its row:
 
 * a component's GPUs: distinct GPUs, so processes that share a GPU count it once, and collocated
   components each count the GPUs they share (their columns may add up to more than the node has);
+  a column of replicas counts the distinct GPUs of all of them, as one component's;
 * ``N proc``: a component's processes that hold robots (custom hardware) or the node itself,
   counted on every node they hold items on;
 * ``unused GPUs``: GPUs no process of any component holds, each counted once however many
@@ -33,7 +35,8 @@ import numpy as np
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import ACCELERATOR
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import PlacementConfigError, agreeing, counted, shown
+from solver_placement._replica_groups import ReplicaGroup, replica_groups
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.solution import Solution
 
@@ -80,12 +83,16 @@ class _Use(NamedTuple):
     total_processes: int
 
     @classmethod
-    def of(cls, assignment: Assignment, cluster: Cluster) -> _Use:
-        """Counted from the physical ids every process holds, each item on its own node."""
-        items = assignment.hardware
+    def of(cls, assignments: Sequence[Assignment], cluster: Cluster) -> _Use:
+        """Counted from the physical ids every process holds, each item on its own node; the
+        assignments of a component's replicas count together (their processes numbered on)."""
+        items = np.concatenate([assignment.hardware for assignment in assignments])
         on_gpu = cluster.hw_kind[items] == cluster.kinds.index(ACCELERATOR)
         gpus = distinct(items[on_gpu])
-        process = np.repeat(np.arange(assignment.num_processes), np.diff(assignment.indptr))[~on_gpu]
+        first = np.cumsum([0, *(assignment.num_processes for assignment in assignments)])
+        process = np.concatenate([
+            start + np.repeat(np.arange(assignment.num_processes), np.diff(assignment.indptr)) for start, assignment in zip(first, assignments)
+        ])[~on_gpu]  # fmt: skip
         node_pairs = distinct(process * cluster.num_nodes + cluster.hw_node[items[~on_gpu]])  # a process once per node
         return cls(
             _Counts.of(cluster.hw_node[gpus], cluster.num_nodes),
@@ -115,18 +122,19 @@ def layout_report(solution: Solution, components: Sequence[str] | None = None, m
         )
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
         raise PlacementConfigError(f"layout_report max_rows must be a positive integer, not {shown(max_rows)}")
-    names = _columns(solution, components)
-    layout = _Layout.of(solution, names)
+    groups = replica_groups(_columns(solution, components))
+    layout = _Layout.of(solution, groups)
     starts = layout.run_starts()
     ends = np.r_[starts[1:], layout.cluster.num_nodes] - 1
     rows = layout.rows(starts[:max_rows], ends[:max_rows])
     if starts.size > max_rows:
         left = int(starts.size - max_rows)
         first, last = int(starts[max_rows]), int(ends[-1])
-        more = f"... {_plural(left, 'more node range')} ({'node' if first == last else 'nodes'} {_node_range(first, last)}), counted in the totals"
+        more = f"... {counted(left, 'more node range')} ({agreeing(last - first + 1, 'node')} {_node_range(first, last)}), counted in the totals"
     else:
         more = None
-    return "\n".join([*_table(["nodes", "hardware", *names, "unused GPUs"], rows, more, layout.totals()), *layout.footer()])
+    header = ["nodes", "hardware", *(group.label for group in groups), "unused GPUs"]
+    return "\n".join([*_table(header, rows, more, layout.totals()), *layout.footer(), *map(_replicas_line, (g for g in groups if g.replicas > 1))])
 
 
 def _columns(solution: Solution, components: Sequence[str] | None) -> list[str]:
@@ -152,7 +160,7 @@ class _Layout(NamedTuple):
     unused: np.ndarray
 
     @classmethod
-    def of(cls, solution: Solution, names: Sequence[str]) -> _Layout:
+    def of(cls, solution: Solution, groups: Sequence[ReplicaGroup]) -> _Layout:
         cluster = solution.cluster
         held = np.zeros(cluster.num_hardware, dtype=bool)
         for name in solution.components:  # every component, shown or not, holds what it holds
@@ -160,7 +168,7 @@ class _Layout(NamedTuple):
         held &= cluster.hw_kind == cluster.kinds.index(ACCELERATOR)
         return cls(
             cluster,
-            [_Use.of(solution.assignment(name), cluster) for name in names],
+            [_Use.of([solution.assignment(name) for name in group.members], cluster) for group in groups],
             [_Counts.of(cluster.hw_node[cluster.hw_kind == kind], cluster.num_nodes) for kind in range(1, len(cluster.kinds) - 1)],
             cluster.gpus_per_node - np.bincount(cluster.hw_node[held], minlength=cluster.num_nodes),
         )
@@ -197,7 +205,7 @@ class _Layout(NamedTuple):
     def totals(self) -> list[str]:
         """The totals row: every node, every GPU and item, each component's GPUs or processes."""
         items = [(kind, int(counts.values.sum())) for kind, counts in zip(self.custom_kinds, self.custom)]
-        hardware = f"{_plural(self.cluster.num_nodes, 'node')}, {_hardware(self.cluster.num_accelerators, None, items)}"
+        hardware = f"{counted(self.cluster.num_nodes, 'node')}, {_hardware(self.cluster.num_accelerators, None, items)}"
         uses = [_cell(int(use.gpus.values.sum()), use.total_processes) for use in self.uses]
         return ["total", hardware, *uses, str(int(self.unused.sum()))]
 
@@ -205,7 +213,7 @@ class _Layout(NamedTuple):
         """GPUs in use over the whole cluster, and how to read a cell."""
         unused, gpus = int(self.unused.sum()), self.cluster.num_accelerators
         return [
-            f"{gpus - unused} of {_plural(gpus, 'GPU')} in use, {unused} unused.",
+            f"{gpus - unused} of {counted(gpus, 'GPU')} in use, {unused} unused.",
             "Cells are per node of their row: a component's GPUs, or 'proc', its processes on robots or whole nodes.",
             "Components that share a GPU each count it; 'unused GPUs' and 'in use' count it once.",
         ]
@@ -224,14 +232,19 @@ def _table(header: list[str], rows: list[list[str]], more: str | None, totals: l
     return [line(header), rule, *map(line, rows), *([more] if more else []), rule, line(totals)]
 
 
+def _replicas_line(group: ReplicaGroup) -> str:
+    """What a column of replicas stands for: how many, and the components it counts together."""
+    return f"Column {group.label} counts {group.replicas} replicas together: components {group.members[0]} to {group.members[-1]}."
+
+
 def _node_range(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
 
 
 def _hardware(gpus: int, model: str | None, custom: Sequence[tuple[str, int]]) -> str:
     """``8x A800``, ``4 GPUs``, ``2 robots`` or ``no GPUs``: what a node (or the cluster) offers."""
-    parts = [f"{gpus}x {model}" if model else _plural(gpus, "GPU")] if gpus else []
-    parts += [_plural(count, kind) for kind, count in custom if count]
+    parts = [f"{gpus}x {model}" if model else counted(gpus, "GPU")] if gpus else []
+    parts += [counted(count, kind) for kind, count in custom if count]
     return ", ".join(parts) or "no GPUs"
 
 
@@ -240,6 +253,3 @@ def _cell(gpus: int, processes: int) -> str:
     parts = ([str(gpus)] if gpus else []) + ([f"{processes} proc"] if processes else [])
     return " + ".join(parts) or _EMPTY
 
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"

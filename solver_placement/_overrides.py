@@ -46,7 +46,7 @@ from yaml import YAMLError
 
 from solver_placement._compose import composed_entries
 from solver_placement._config import ConfigSource, YamlText, composed, existing_file, read_yaml, to_plain
-from solver_placement._errors import PlacementConfigError, cut, first_line, shown
+from solver_placement._errors import PlacementConfigError, counted, cut, first_line, shown
 from solver_placement._limits import check
 from solver_placement._limits.numbers import decimal
 from solver_placement._limits.yaml_scan import check_text, load_checked
@@ -259,7 +259,7 @@ def _index(container: DictConfig | ListConfig, override: Override, depth: int) -
     index = decimal(part, max(len(container) - 1, 0))
     if index is None or index >= len(container):
         where = cut(".".join(override.path[:depth]), 120)
-        raise override.refused(f"{where} is a list of {len(container)} item(s), so {shown(part)} is not one of its indices")
+        raise override.refused(f"{where} is a list of {counted(len(container), 'item')}, so {shown(part)} is not one of its indices")
     return index
 
 

@@ -49,7 +49,16 @@ import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import CLUSTER_LABEL, NODE_LABEL
-from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, PlacementError, SolverTimeoutError, shown, with_context
+from solver_placement._errors import (
+    InfeasiblePlacementError,
+    PlacementConfigError,
+    PlacementError,
+    SolverTimeoutError,
+    agreeing,
+    counted,
+    shown,
+    with_context,
+)
 from solver_placement._records import Placement
 from solver_placement._solver.options import SolveStatus
 from solver_placement._solver.solution import Assignment, Solution
@@ -82,7 +91,7 @@ def replan(
     """
     old = solution.cluster
     lost = _lost_nodes(lost_nodes, old.num_nodes)
-    context = f"replan without node(s) {', '.join(map(str, sorted(lost))) or 'none'}"
+    context = f"replan without {agreeing(len(lost), 'node')} {', '.join(map(str, sorted(lost))) or 'none'}"
     owners = [c for c in solution.spec.components.values() if c.shares_rule_with is None]
     survivors = _survivors_label(old) if any(_counts_reserved_nodes(solution, c) for c in owners) else None
     cluster = old.without_nodes(lost, survivors)
@@ -199,7 +208,7 @@ def _not_declarative(indptr: np.ndarray, hardware: np.ndarray, ranks: np.ndarray
         return f"its processes hold different numbers of items ({', '.join(map(str, sizes.tolist()))})"
     shared = int(np.bincount(hardware).max())
     if shared > 1:
-        return f"its processes share items (up to {shared} processes on one item)"
+        return f"its processes share items (up to {counted(shared, 'process', 'processes')} on one item)"
     gaps = {int(gap) for gap in _gaps(indptr, ranks)}
     if len(gaps) > 1:
         return f"its processes' ranks are spaced differently ({', '.join(map(str, sorted(gaps)))})"
@@ -226,7 +235,7 @@ def _pinned(
     on_lost = sorted({p.cluster_node_rank for p in records if p.cluster_node_rank in lost})
     if on_lost:
         raise PlacementConfigError(
-            f"{why}, which a declarative component cannot state, and it ran on lost node(s) "
+            f"{why}, which a declarative component cannot state, and it ran on lost {agreeing(len(on_lost), 'node')} "
             f"{', '.join(map(str, on_lost))}; give it a placement on the surviving nodes by hand"
         )
     return _ranks_of(solution, component, records, renamed, cluster)

@@ -34,6 +34,7 @@ LAYERS = (
     "_auto",
     "_dispatch",
     "_ray_launch",
+    "_replica_groups",
     "_layout_report",
     "_prediction",
     "_frontends",
@@ -54,7 +55,7 @@ PUBLIC_MODULES = {"solver_placement", "solver_placement.__main__", "solver_place
 PUBLIC_NAMES = [
     "Assignment", "AssumedGpuCountWarning", "AutoCandidate", "AutoPlacement", "AutoProblem", "Cluster", "ComponentPlacement",
     "ComponentSpec", "CostTable", "Diagnosis", "Dispatch", "DispatchError", "Execute", "Finding", "FindingKind", "FlexiblePlacementStrategy", "FrameworkLayoutError",
-    "HybridComponentPlacement", "Improvement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster",
+    "HybridComponentPlacement", "Improvement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster", "MisspeltComponentWarning",
     "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
     "Placement", "PlacementConfigError", "PredictedRank", "Prediction", "PlacementError", "PlacementMode", "PlacementSpec",

@@ -24,8 +24,8 @@ def test_a_solve_logs_its_size_the_path_that_answered_and_why_the_count_model_de
         solution = solve(QUICKSTART)
     said = messages(caplog, "solver_placement._solver.solve")
     assert said[0] == (
-        "solving 4 component(s), 36 process(es), 1 declarative with 128 candidate pairs, on 3 node(s) with 19 hardware items "
-        "(time limit 60 s, 1 worker(s))"
+        "solving 4 components, 36 processes, 1 declarative with 128 candidate pairs, on 3 nodes with 19 hardware items "
+        "(time limit 60 s, 1 worker)"
     )
     assert "the count model declined: rollout: collocation between a rank-string component and a declarative one" in said
     assert "first fit's placement meets the counting bound 20000: no search" in said
@@ -51,7 +51,7 @@ def test_a_refused_spec_logs_the_stage_that_refused_it(caplog: pytest.LogCapture
     with caplog.at_level(logging.INFO, logger="solver_placement"), pytest.raises(InfeasiblePlacementError):
         solve(config(1, 4, {"actor": "0-3", "rollout": {"processes": 4, "exclusive_with": ["actor"]}}))
     said = messages(caplog, "solver_placement._solver.solve")
-    assert "the counting bounds prove the spec infeasible (4 statement(s)): no model is built" in said
+    assert "the counting bounds prove the spec infeasible (4 statements): no model is built" in said
     assert said[-1].startswith("no placement after ") and said[-1].endswith(" s: InfeasiblePlacementError")
 
 

@@ -28,6 +28,7 @@ from solver_placement._cli.topology_command import topology_command
 from solver_placement._cluster.schema import AssumedGpuCountWarning
 from solver_placement._constants import VERSION
 from solver_placement._errors import InternalError, PlacementError
+from solver_placement._frontends.rlinf.component_names import MisspeltComponentWarning
 
 
 class _Commands(click.Group):
@@ -38,6 +39,7 @@ class _Commands(click.Group):
             with warnings.catch_warnings():
                 # the command says it itself, in its own words and header (cli.model_input)
                 warnings.simplefilter("ignore", AssumedGpuCountWarning)
+                warnings.simplefilter("ignore", MisspeltComponentWarning)
                 return super().invoke(ctx)
         except PlacementError as error:
             fail(one_line(error), exit_code_for(error))
@@ -112,7 +114,7 @@ def main(ctx: click.Context, verbose: int) -> None:
     values: cluster.num_nodes=4 replaces, +KEY=VALUE adds, ++KEY=VALUE adds or replaces, ~KEY
     deletes. A config with runner.task_type is placed with the RLinf placement class RLinf's
     entry script for that task uses. Every command prints a document with --format json; errors
-    go to stderr as one "error: ..." line, warnings (an assumed GPU count) as "warning: ..." lines.
+    go to stderr as one "error: ..." line, warnings (an assumed GPU count, a component name that looks misspelt) as "warning: ..." lines.
 
     \b
     Examples:

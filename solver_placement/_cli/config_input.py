@@ -11,7 +11,10 @@ parses the overrides (group overrides such as ``env/train=maniskill`` included).
 A model whose cluster states its nodes but no GPU count gets 8 GPUs per node (the library's
 assumption, ``AssumedGpuCountWarning``); RLinf configs never state the count, since RLinf reads
 it from the hardware. The command says so on stderr and in the header of its answer, and the
-library's own Python warning is silenced for the command (``app``) so it is said once.
+library's own Python warning is silenced for the command (``app``) so it is said once. A placed
+component whose name reads as another typed wrong (``rolout`` beside ``rollout``, which RLinf
+places as one more component) is said the same way: on stderr, in the answer (``explain``, the
+JSON envelope's ``warnings``), and not again as the library's ``MisspeltComponentWarning``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from solver_placement._cli.options import Command, hydra_choice, ray_choice
 from solver_placement._cluster.schema import assumed_gpu_count
 from solver_placement._compose import compose
 from solver_placement._config import existing_file
+from solver_placement._frontends.rlinf.component_names import near_misses, placed_names
 from solver_placement._job import Job, load_job
 from solver_placement._overrides import load_overridden
 
@@ -47,6 +51,8 @@ class JobInput:
     job: Job
     on_ray: bool = False
     assumed_gpus_per_node: int | None = None
+    #: sentences about placed component names that read as another name typed wrong (``rolout``)
+    misspelt: tuple[str, ...] = ()
 
 
 def job_arguments(command: Command) -> Command:
@@ -83,6 +89,9 @@ def read_job_input(file: str | None, overrides: Sequence[str]) -> JobInput:
             f"hardware); state it, in the file or as +{key}=N, or give --ray ADDRESS to read the live cluster",
             err=True,
         )
+    misspelt = tuple(miss.sentence() for miss in near_misses(placed_names(job.section.get("component_placement"))))
+    for sentence in misspelt:
+        click.echo(f"warning: {name}: {sentence}", err=True)
     if choice is not None:
-        return JobInput(name, tuple(overrides), on_live_cluster(job, choice, name), on_ray=True, assumed_gpus_per_node=assumed)
-    return JobInput(name, tuple(overrides), job, assumed_gpus_per_node=assumed)
+        job = on_live_cluster(job, choice, name)
+    return JobInput(name, tuple(overrides), job, on_ray=choice is not None, assumed_gpus_per_node=assumed, misspelt=misspelt)

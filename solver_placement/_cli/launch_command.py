@@ -17,6 +17,7 @@ from solver_placement._cli.output import document, echo_document
 from solver_placement._cli.placing import place
 from solver_placement._cli.progress import working
 from solver_placement._cli.text import heading
+from solver_placement._errors import counted
 from solver_placement._solver.solution import Solution
 
 if TYPE_CHECKING:  # the plan module is imported when a command needs it
@@ -86,11 +87,11 @@ def _dry_run(given: JobInput, solution: Solution, fmt: str) -> None:
     ]  # fmt: skip
     groups = len(plan.placement_groups)
     reserved_in = "one placement group" if groups == 1 else f"{groups} placement groups"
-    click.echo(f"{heading(given)}: {len(plan.bundles)} bundles in {reserved_in}, {len(rows)} processes")
+    click.echo(f"{heading(given)}: {counted(len(plan.bundles), 'bundle')} in {reserved_in}, {counted(len(rows), 'process', 'processes')}")
     click.echo(f"scheme: {plan.scheme} ({plan.scheme_reason})")
     for group in plan.placement_groups if groups > 1 else ():
         how = f"topology_strategy {group.topology_strategy}" if group.topology_strategy else f"strategy {group.strategy}"
-        click.echo(f"  {len(group.bundles)} bundle(s) {how}" + (f" inside {group.domain}" if group.domain else ""))
+        click.echo(f"  {counted(len(group.bundles), 'bundle')} {how}" + (f" inside {group.domain}" if group.domain else ""))
     if plan.free_gpus_only:
         click.echo("free GPUs only: each GPU id stands for the device Ray gives its bundle when reserved")
     click.echo(tabulate(rows, headers=PLAN_HEADERS))
@@ -135,6 +136,6 @@ def _run(given: JobInput, solution: Solution, fmt: str, timeout: float) -> None:
             click.echo(heading(given))
         rows = [[p.component, p.rank, p.node_rank, p.planned_devices, p.seen_devices, "yes" if p.exact else "NO"] for p in landed]
         click.echo(tabulate(rows, headers=LANDED_HEADERS))
-        click.echo(f"{exact} of {len(landed)} processes ran on exactly their planned node and devices; reservation released")
+        click.echo(f"{exact} of {counted(len(landed), 'process', 'processes')} ran on exactly their planned node and devices; reservation released")
     if exact < len(landed):
         sys.exit(ExitCode.LAUNCH_FAILED)

@@ -11,6 +11,9 @@ Every JSON document has the same envelope, so a script can check what it reads b
 ``assumed``
     only when the model's cluster states no GPU count: ``{"num_gpus_per_node": 8}``, the count
     every node was given (the stderr warning says the same to people).
+``warnings``
+    only when a placed component's name reads as another typed wrong (``rolout`` beside
+    ``rollout``): one sentence each, naming the name meant (the stderr warning says the same).
 
 The other top-level keys belong to the command; each command's ``--help`` lists them.
 """
@@ -35,6 +38,8 @@ def document(command: str, given: JobInput, **payload: Any) -> dict[str, Any]:
     envelope: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "command": command, "file": given.name, "overrides": list(given.overrides)}
     if given.assumed_gpus_per_node is not None:
         envelope["assumed"] = {"num_gpus_per_node": given.assumed_gpus_per_node}
+    if given.misspelt:
+        envelope["warnings"] = list(given.misspelt)
     return {**envelope, **payload}
 
 

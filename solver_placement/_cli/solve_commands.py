@@ -116,6 +116,8 @@ def explain_command(
         echo_document(_feasible_document(given, placed), fmt)
         return
     click.echo(f"{heading(given)}: {summary(placed)}")
+    for sentence in given.misspelt:  # feasible is not fine when a component was meant to be another
+        click.echo(f"warning: {sentence}")
 
 
 def _explain_infeasible(given: JobInput, error: InfeasiblePlacementError, fmt: str, time_limit: float | None, placed_as_written: bool) -> None:

@@ -9,7 +9,7 @@ from tabulate import tabulate
 from solver_placement._cli.config_input import JobInput
 from solver_placement._cli.placing import SolvedJob
 from solver_placement._constants import ACCELERATOR
-from solver_placement._errors import InfeasiblePlacementError, PlacementError
+from solver_placement._errors import InfeasiblePlacementError, PlacementError, counted
 from solver_placement._records import Placement
 from solver_placement._solver.conflicts import compact_conflicts
 
@@ -56,8 +56,9 @@ def summary(placed: SolvedJob) -> str:
     used = usage_counts(placed)
     mode = f" in {placed.mode} mode" if placed.mode is not None else ""
     return (
-        f"valid{mode}; {len(records)} components, {used['processes']} processes ({counts}) on {used['nodes_used']} of "
-        f"{used['nodes']} nodes, {used['gpus_used']} of {used['gpus']} GPUs in use; {placed.solution.status.lower()}"
+        f"valid{mode}; {counted(len(records), 'component')}, {counted(used['processes'], 'process', 'processes')} ({counts}) on "
+        f"{used['nodes_used']} of {counted(used['nodes'], 'node')}, {used['gpus_used']} of {counted(used['gpus'], 'GPU')} in use; "
+        f"{placed.solution.status.lower()}"
     )
 
 

@@ -25,7 +25,7 @@ from solver_placement._cluster.summary import describe_cluster
 from solver_placement._cluster.topology import NodeTopology, bind_topology
 from solver_placement._config import did_you_mean, load_config
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, counted
 from solver_placement._limits import check
 
 
@@ -52,7 +52,7 @@ class ResourceSet:
         return int(self.physical.size)
 
     def describe(self) -> str:
-        parts = [f"{group.label!r} ({self.group_size(i)} {group.resource_noun})" for i, group in enumerate(self.groups)]
+        parts = [f"{group.label!r} ({counted(self.group_size(i), group.resource_unit)})" for i, group in enumerate(self.groups)]
         return "node group " + " + ".join(parts)
 
     def group_size(self, index: int) -> int:
@@ -292,10 +292,10 @@ class Cluster:
 
     def describe(self) -> str:
         gpus = self.gpus_per_node
-        shape = f"{gpus[0]} GPUs each" if (gpus == gpus[0]).all() else f"GPUs per node {gpus.tolist()}"
+        shape = f"{counted(int(gpus[0]), 'GPU')} each" if (gpus == gpus[0]).all() else f"GPUs per node {gpus.tolist()}"
         custom = [kind for kind in self.kinds[1:-1]]
         extra = f", custom hardware: {', '.join(custom)}" if custom else ""
-        return f"{self.num_nodes} node(s), {shape}{extra}"
+        return f"{counted(self.num_nodes, 'node')}, {shape}{extra}"
 
     @cached_property
     def node_accelerator_ids(self) -> list[list[str]]:

@@ -52,11 +52,17 @@ class NodeGroup:
     env_configs: tuple[EnvConfig, ...] = ()
 
     @property
-    def resource_noun(self) -> str:
-        """What the group's ranks count, in the words messages use."""
+    def resource_unit(self) -> str:
+        """What one of the group's ranks counts, in the words messages use (``GPU``, ``node``,
+        ``robot item``); :func:`~solver_placement._errors.counted` puts a count before it."""
         if self.hardware_type is None:
-            return "nodes"
-        return "GPUs" if self.hardware_type == ACCELERATOR else f"{self.hardware_type} items"
+            return "node"
+        return "GPU" if self.hardware_type == ACCELERATOR else f"{self.hardware_type} item"
+
+    @property
+    def resource_noun(self) -> str:
+        """What the group's ranks count, plural (``GPUs``, ``nodes``)."""
+        return f"{self.resource_unit}s"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver_placement._errors import LaunchError
+from solver_placement._errors import LaunchError, agreeing, counted
 
 #: Node label giving a Ray node its rank in the cluster model.
 NODE_RANK_LABEL = "solver-placement/node-rank"
@@ -118,7 +118,7 @@ def ordered_nodes(nodes: Sequence[RayNode]) -> list[RayNode]:
     if len(labelled) != len(nodes) or ranks != sorted(str(rank) for rank in range(len(nodes))):
         raise LaunchError(
             f"Ray's {NODE_RANK_LABEL} labels must number every alive node 0..{len(nodes) - 1} once; "
-            f"{len(labelled)} of {len(nodes)} node(s) carry ranks {', '.join(ranks)}"
+            f"{len(labelled)} of {counted(len(nodes), 'node')} {agreeing(len(labelled), 'carries', 'carry')} ranks {', '.join(ranks)}"
         )
     return sorted(nodes, key=lambda node: int(node.labels[NODE_RANK_LABEL]))
 

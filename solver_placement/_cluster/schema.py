@@ -31,7 +31,7 @@ from solver_placement._cluster.schema_groups import group_properties, parse_labe
 from solver_placement._cluster.schema_topology import parse_gpu_topology, restated_topology
 from solver_placement._config import check_keys, gigabytes, positive_int, require_mapping, text
 from solver_placement._constants import DEFAULT_ACCELERATOR_TYPE
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import PlacementConfigError, counted, shown
 from solver_placement._limits import check
 
 #: GPUs per node a ``cluster:`` section that states none is given (RLinf's usual node).
@@ -207,7 +207,7 @@ def per_node(value: Any, num_nodes: int, where: str) -> list[Any]:
     check("max_nodes", num_nodes, "cluster.num_nodes", "the number of nodes")
     if isinstance(value, (list, tuple)):
         if len(value) != num_nodes:
-            raise PlacementConfigError(f"{where} lists {len(value)} values but the cluster has {num_nodes} nodes")
+            raise PlacementConfigError(f"{where} lists {counted(len(value), 'value')} but the cluster has {counted(num_nodes, 'node')}")
         return list(value)
     return [value] * num_nodes
 

@@ -20,7 +20,7 @@ from solver_placement._cluster.ranks import format_ranks, is_all, parse_rank_lis
 from solver_placement._cluster.worker_env import check_env_var
 from solver_placement._config import check_keys, gigabytes, require_mapping, text
 from solver_placement._constants import ACCELERATOR, NODE, RESERVED_LABELS
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import PlacementConfigError, counted, shown
 from solver_placement._limits import check, current, exceeded
 
 GROUP_KEYS = ("label", "node_ranks", "hardware", "hardware_type", "ignore_hardware", "env_configs", "gpu_memory_gb", "labels")
@@ -118,7 +118,7 @@ def _check_config_count(configs: int, nodes: int, where: str) -> None:
     """A group's hardware configs within the limits: in all, and on its busiest node at least."""
     check("max_hardware_items", configs, f"{where}: hardware.configs", "the number of hardware configs")
     if configs > current().max_items_per_node * nodes:  # each names a node: one holds too many
-        busiest = f"at least {-(-configs // nodes)} ({configs} configs on {nodes} node(s))"
+        busiest = f"at least {-(-configs // nodes)} ({counted(configs, 'config')} on {counted(nodes, 'node')})"
         raise exceeded("max_items_per_node", busiest, f"{where}: hardware.configs", "the number of items of its busiest node")
 
 

@@ -21,7 +21,7 @@ from solver_placement._cluster.topology import (
     topology_where,
 )
 from solver_placement._config import check_keys, positive_int, require_mapping
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import PlacementConfigError, counted, shown
 from solver_placement._limits import check
 from solver_placement._limits.numbers import decimal
 
@@ -70,7 +70,7 @@ def restated_topology(
 def _check_length(listed: int, num_nodes: int) -> None:
     """A ``gpu_topology`` list has one entry per node."""
     if listed != num_nodes:
-        raise PlacementConfigError(f"cluster.gpu_topology lists {listed} entries but the cluster has {num_nodes} nodes")
+        raise PlacementConfigError(f"cluster.gpu_topology lists {counted(listed, 'entry', 'entries')} but the cluster has {counted(num_nodes, 'node')}")
 
 
 def _parse_node(raw: Any, gpus: int, where: str) -> StatedTopology:

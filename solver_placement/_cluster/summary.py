@@ -15,7 +15,7 @@ import numpy as np
 from solver_placement._cluster.layout import NodeGroup
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
-from solver_placement._errors import cut
+from solver_placement._errors import counted, cut
 
 #: Runs of like nodes named before the rest are counted.
 MAX_RUNS = 4
@@ -44,7 +44,7 @@ def describe_cluster(
             runs[-1] = (runs[-1][0], node, shape)
         else:
             runs.append((node, node, shape))
-    nodes = f"{len(gpus)} node{'s' if len(gpus) != 1 else ''}"
+    nodes = counted(len(gpus), "node")
     if len(runs) == 1:
         text = f"{nodes} x {runs[0][2]}"
     else:

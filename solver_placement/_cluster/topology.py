@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from solver_placement._cluster.ranks import format_ranks
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, counted
 
 #: Keys of one node's entry.
 TOPOLOGY_KEYS = ("numa_nodes", "numa_cpus", "egl_devices")
@@ -85,12 +85,12 @@ class StatedTopology:
 
 def per_gpu_length_message(where: str, listed: int, gpus: int) -> str:
     """The refusal of a per-GPU list of the wrong length, worded once for the parser and :meth:`StatedTopology.fit`."""
-    return f"{where} lists {listed} values but the node has {gpus} GPUs (one per GPU id, in order)"
+    return f"{where} lists {counted(listed, 'value')} but the node has {counted(gpus, 'GPU')} (one per GPU id, in order)"
 
 
 def topology_where(node: int, gpus: int, shared: bool) -> str:
     """Where a node's entry is stated, for messages: its part of the one mapping, or its list entry."""
-    return f"cluster.gpu_topology (node {node}, {gpus} GPUs)" if shared else f"cluster.gpu_topology[{node}]"
+    return f"cluster.gpu_topology (node {node}, {counted(gpus, 'GPU')})" if shared else f"cluster.gpu_topology[{node}]"
 
 
 def bind_topology(entries: Sequence[StatedTopology | None] | None, shared: bool, gpus_per_node: Sequence[int]) -> tuple[NodeTopology | None, ...]:

@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from solver_placement._errors import DispatchError
+from solver_placement._errors import DispatchError, counted
 
 #: One column: rows along the first axis.
 Column: TypeAlias = np.ndarray | list[Any]
@@ -56,7 +56,7 @@ class Batch(Mapping[str, Column]):
         """``chunks`` equal consecutive slices, each with this batch's ``meta_info``."""
         if len(self) % chunks:
             raise DispatchError(
-                f"a batch of {len(self)} rows does not split into {chunks} equal chunks (only equal chunks are supported; "
+                f"a batch of {counted(len(self), 'row')} does not split into {chunks} equal chunks (only equal chunks are supported; "
                 "build it with auto_padding=True to pad it with copies of its last row in DP_COMPUTE_PROTO)"
             )
         size = len(self) // chunks

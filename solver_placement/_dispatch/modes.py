@@ -28,7 +28,7 @@ import numpy as np
 
 from solver_placement._dispatch.batch import Batch, as_batch
 from solver_placement._dispatch.parallel_layout import ParallelLayout
-from solver_placement._errors import DispatchError
+from solver_placement._errors import DispatchError, counted
 
 REGISTER_ATTR = "_solver_placement_dispatch"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -106,7 +106,7 @@ class CallPlan:
     def collect(self, results: Sequence[Any]) -> Any:
         """The call's answer from every worker's result (rank order), as the mode promises."""
         if len(results) != self.layout.world_size:
-            raise DispatchError(f"{self.mode.name}: {len(results)} results for {self.layout.world_size} workers")
+            raise DispatchError(f"{self.mode.name}: {counted(len(results), 'result')} for {counted(self.layout.world_size, 'worker')}")
         if self.mode == Dispatch.RANK_ZERO:
             return results[0]
         if self.mode in (Dispatch.ONE_TO_ALL, Dispatch.ALL_TO_ALL):

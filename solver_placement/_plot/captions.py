@@ -14,6 +14,11 @@ from solver_placement._plot.scene import MARGIN, Color, Scene
 from solver_placement._plot.style import MUTED_TEXT, text_width
 
 LEGEND_FONT = 7.5
+#: Widest legend line, in inches: a screen's width at the figures' 120 dpi, so the legend never
+#: makes a figure wider than its body needs beyond that, however many components it names.
+LEGEND_WIDTH = 9.0
+#: Distance between legend lines, in inches.
+LEGEND_LINE = 0.22
 
 
 class LegendEntry(NamedTuple):
@@ -28,14 +33,19 @@ class LegendEntry(NamedTuple):
 
 
 def draw_header(scene: Scene, title: str, summary: str, legend: Sequence[LegendEntry]) -> float:
-    """Title, a summary line and the legend in one row; returns the y below them."""
+    """Title, a summary line and the legend, wrapped into lines of at most :data:`LEGEND_WIDTH`
+    (a legend in one row made a figure of 32 components 2,511 pixels wide whatever its body);
+    returns the y below them."""
     scene.text(MARGIN, MARGIN + 0.1, title, 11.0, measure=True, ha="left", weight="bold")
     scene.text(MARGIN, MARGIN + 0.34, summary, 7.0, measure=True, ha="left", color=MUTED_TEXT)
     x, y = MARGIN, MARGIN + 0.58
     for entry in legend:
+        width = 0.22 + text_width(entry.label, LEGEND_FONT, em=0.53) + 0.3
+        if x > MARGIN and x + width > MARGIN + LEGEND_WIDTH:
+            x, y = MARGIN, y + LEGEND_LINE
         _draw_glyph(scene, entry, x, y)
         scene.text(x + 0.22, y, entry.label, LEGEND_FONT, measure=True, ha="left")
-        x += 0.22 + text_width(entry.label, LEGEND_FONT, em=0.53) + 0.3
+        x += width
     return y + 0.3
 
 

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
+from solver_placement._errors import agreeing, counted
 from solver_placement._plot.aggregate import wants_aggregate
 from solver_placement._plot.captions import LegendEntry, draw_header, draw_notes
 from solver_placement._plot.labels import kinds_word
@@ -30,6 +31,7 @@ from solver_placement._plot.rows import Row, layout_rows, occupancy
 from solver_placement._plot.scene import Scene
 from solver_placement._plot.source import Drawn, LayoutSource, drawn_from, select_nodes
 from solver_placement._plot.style import BRACKET_COLOR, TP_MARK, Mark, component_colors, pool_mark
+from solver_placement._replica_groups import ReplicaGroup, replica_groups
 
 
 class ComponentPool(Protocol):
@@ -90,7 +92,7 @@ def plot_layout(
 def _summary(drawn: Drawn, shown: Sequence[str]) -> str:
     used = {p.cluster_node_rank for name in shown for p in drawn.placements[name]}
     processes = sum(len(drawn.placements[name]) for name in shown)
-    return f"{len(drawn.nodes)} node(s), {len(used)} in use · {processes} processes · labels are process ranks · collocated components stack in lanes"
+    return f"{counted(len(drawn.nodes), 'node')}, {len(used)} in use · {counted(processes, 'process', 'processes')} · labels are process ranks · collocated components stack in lanes"
 
 
 def _legend(
@@ -102,10 +104,11 @@ def _legend(
     pools: Mapping[str, ComponentPool],
     marks: Mapping[str, Mark],
 ) -> list[LegendEntry]:
-    """A colour per drawn component (with its process count); bracket glyphs only when drawn,
+    """A colour per drawn component (with its process count; replicas of one component share
+    one entry and colour); bracket glyphs only when drawn,
     worded with the hardware they join (GPUs, robots, nodes) and what their group is; a pool's
     glyph in its own mark, with its components (roles joined by ``+`` share one worker)."""
-    legend = [LegendEntry(colors[name], f"{name} ({len(drawn.placements[name])})") for name in shown]
+    legend = [LegendEntry(colors[group.members[0]], _legend_label(drawn, group)) for group in replica_groups(shown)]
     joined = [join.kind for row in rows for join in row.joins]
     if joined:
         legend.append(LegendEntry(BRACKET_COLOR, f"one process on several {kinds_word(joined)}", "bracket"))
@@ -118,6 +121,13 @@ def _legend(
         text = f"resource pool {pool} ({', '.join(names)}): {pools[names[0]].entry} GPUs per node entry"
         legend.append(LegendEntry(marks[pool].color, text, "tp", marks[pool].style))
     return legend
+
+
+def _legend_label(drawn: Drawn, group: ReplicaGroup) -> str:
+    """``actor (16)``: a component and its process count; replicas of one component as one entry,
+    ``reward_0-31, 32 replicas (32)``, so 32 replicas do not make a legend 32 entries long."""
+    processes = sum(len(drawn.placements[name]) for name in group.members)
+    return f"{group.label} ({processes})" if group.replicas == 1 else f"{group.label}, {counted(group.replicas, 'replica')} ({processes})"
 
 
 def _pool_marks(pools: Mapping[str, ComponentPool]) -> dict[str, Mark]:
@@ -136,5 +146,5 @@ def _notes(rows: Sequence[Row], omitted: Sequence[Row]) -> list[str]:
         )
     if omitted:
         left_out = format_ranks(node for row in omitted for node in row.nodes)
-        notes.append(f"{len(omitted)} more row(s) (nodes {left_out}) not drawn; pass nodes= (CLI: --nodes) to draw a slice.")
+        notes.append(f"{counted(len(omitted), 'more row')} ({agreeing(len(omitted), 'node')} {left_out}) not drawn; pass nodes= (CLI: --nodes) to draw a slice.")
     return notes

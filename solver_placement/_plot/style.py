@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 from matplotlib.colors import to_rgb
 
+from solver_placement._replica_groups import replica_groups
+
 #: Tableau 10, then matplotlib's tab10 for an 11th component on: distinct mid-tone hues on which a dark or
 #: white label stays legible; Tableau's grey comes last so it rarely meets the grey of empty cells.
 PALETTE = (
@@ -42,8 +44,10 @@ CHAR_EM = 0.64
 
 
 def component_colors(names: Sequence[str]) -> dict[str, str]:
-    """One colour per component, by position, so every figure of one job uses the same colours."""
-    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+    """One colour per component, by position, so every figure of one job uses the same colours;
+    the numbered replicas of one component (``reward_0`` to ``reward_31``, see
+    :mod:`~solver_placement._replica_groups`) share one, as they share one legend entry."""
+    return {member: PALETTE[i % len(PALETTE)] for i, group in enumerate(replica_groups(names)) for member in group.members}
 
 
 class Mark(NamedTuple):

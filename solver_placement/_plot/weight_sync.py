@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
+from solver_placement._errors import agreeing, counted
 from solver_placement._plot.aggregate import wants_aggregate
 from solver_placement._plot.captions import LegendEntry, draw_header, draw_notes
 from solver_placement._plot.labels import nodes_name
@@ -100,9 +101,9 @@ def _summary(links: Sequence[WeightSyncLink], actor: str, rollout: str) -> str:
     verdict = (
         "every rollout GPU holds an actor rank: weights go over CUDA IPC"
         if paired == len(links)
-        else f"{len(links) - paired} rollout GPU(s) hold no actor rank: their weights must go over the network"
+        else f"{counted(len(links) - paired, 'rollout GPU')} {agreeing(len(links) - paired, 'holds', 'hold')} no actor rank: their weights must go over the network"
     )
-    return f"{rollouts} {rollout} processes on {len(links)} GPUs, {paired} paired with {actor} ranks · {verdict}"
+    return f"{counted(rollouts, f'{rollout} process', f'{rollout} processes')} on {counted(len(links), 'GPU')}, {paired} paired with {actor} ranks · {verdict}"
 
 
 def _notes(panels: Sequence[Panel], omitted: Sequence[Panel]) -> list[str]:
@@ -111,7 +112,7 @@ def _notes(panels: Sequence[Panel], omitted: Sequence[Panel]) -> list[str]:
         notes.append("A panel 'nodes a-b' stands for nodes with the same pairing; its ranks are those of node a.")
     if omitted:
         left_out = format_ranks(node for panel in omitted for node in panel.nodes)
-        notes.append(f"{len(omitted)} more panel(s) not drawn (nodes {left_out}).")
+        notes.append(f"{counted(len(omitted), 'more panel')} not drawn ({agreeing(len(omitted), 'node')} {left_out}).")
     return notes
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 
+from solver_placement._errors import agreeing
 from solver_placement._prediction.findings import Finding, FindingKind
 from solver_placement._prediction.layout import PredictedRank
 
@@ -68,7 +69,7 @@ def wrong_devices(ranks: Iterable[PredictedRank], told: Mapping[tuple[str, int],
             findings.append(
                 Finding(
                     FindingKind.WRONG_DEVICE, rank.role, rank.node, 1,
-                    f"rank {rank.rank} holds GPU(s) {_ids(rank.gpus)} but is told {_ids(said)}",
+                    f"rank {rank.rank} holds {_gpus(rank.gpus)} but is told {_ids(said)}",
                 )
             )  # fmt: skip
     return findings
@@ -84,8 +85,13 @@ def idle_gpus(role: str, reserved: Mapping[int, Collection[int]], ranks: Iterabl
     for node, gpus in sorted(reserved.items()):
         idle = sorted(set(gpus) - used[node])
         if idle:
-            findings.append(Finding(FindingKind.IDLE_GPUS, role, node, len(idle), f"GPU(s) {_ids(idle)} are reserved for {role} and no rank uses them"))
+            findings.append(Finding(FindingKind.IDLE_GPUS, role, node, len(idle), f"{_gpus(idle)} {agreeing(len(idle), 'is', 'are')} reserved for {role} and no rank uses {agreeing(len(idle), 'it', 'them')}"))
     return findings
+
+
+def _gpus(gpus: Collection[int]) -> str:
+    """``GPU 3`` or ``GPUs 2,3``."""
+    return f"{agreeing(len(gpus), 'GPU')} {_ids(gpus)}"
 
 
 def _ids(gpus: Iterable[int]) -> str:

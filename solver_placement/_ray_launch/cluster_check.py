@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import NODE_RANK_LABEL, RayNode, gpu_models
 from solver_placement._constants import ACCELERATOR, NODE
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, agreeing, counted
 
 #: The way out of every model/Ray mismatch, for the messages that report one. A Ray already
 #: running on the machine (a ``ray start`` cluster, ``RAY_ADDRESS``) wins over the embedded one, so
@@ -27,7 +27,7 @@ def check_cluster_matches(cluster: Cluster, nodes: Sequence[RayNode | None], use
     found = differences(cluster, nodes, used)
     if found:
         raise PlacementConfigError(
-            f"the Ray cluster differs from the cluster model in {len(found)} way(s): " + "; ".join(found)
+            f"the Ray cluster differs from the cluster model in {counted(len(found), 'way')}: " + "; ".join(found)
             + f" (launch on a matching cluster; solve against the live one: Cluster.from_ray; {EMBEDDED_RAY_HINT})"
         )
 
@@ -48,8 +48,9 @@ def _node_differences(cluster: Cluster, rank: int, node: RayNode) -> list[str]:
     where = f"node {rank} (Ray node {node.node_id[:12]}, {node.ip})"
     found = []
     gpus = int(cluster.gpus_per_node[rank])
-    if node.resources.get("GPU", 0.0) + 1e-9 < gpus:
-        found.append(f"{where} has {node.resources.get('GPU', 0.0):g} GPU(s), the model {gpus}")
+    ray_gpus = node.resources.get("GPU", 0.0)
+    if ray_gpus + 1e-9 < gpus:
+        found.append(f"{where} has {ray_gpus:g} {agreeing(1 if ray_gpus == 1 else 0, 'GPU')}, the model {gpus}")
     model = cluster.accelerator_models[rank]
     ray_models = gpu_models(node)
     if model is not None and ray_models and model not in ray_models:

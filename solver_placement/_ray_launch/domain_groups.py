@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import NODE_ID_LABEL, RayNode
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, agreeing, counted
 from solver_placement._records import Placement
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -83,14 +83,14 @@ def node_domains(
             modelled = cluster.node_labels[rank].get(label) if cluster is not None else None
             users = ", ".join(sorted(needed_by[(rank, label)]))
             if value is None:
-                problems.append(f"{where} carries no {label!r} label, which {users} require(s) there")
+                problems.append(f"{where} carries no {label!r} label, which {users} {agreeing(len(needed_by[(rank, label)]), 'requires', 'require')} there")
             elif modelled is not None and modelled != value:
                 problems.append(f"{where} has {label}={value} on Ray but {label}={modelled} in the model")
             else:
                 domains[rank][label] = value
     if problems:
         raise PlacementConfigError(
-            f"the plan keeps groups inside topology domains Ray cannot see on {len(problems)} node label(s): " + "; ".join(problems)
+            f"the plan keeps groups inside topology domains Ray cannot see on {counted(len(problems), 'node label')}: " + "; ".join(problems)
             + " (label the nodes, e.g. `ray start --labels rack=r1`, or re-plan on nodes that carry the label)"
         )
     return domains

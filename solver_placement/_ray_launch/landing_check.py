@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from solver_placement._errors import counted
 from solver_placement._ray_api import ray
 from solver_placement._ray_launch.launch_plan import DEVICE_ENV, RayLaunchPlan
 from solver_placement._ray_launch.reserve import reserve
@@ -53,7 +54,7 @@ def launch_and_check(
         plan = reservation.plan
         for position, (component, processes) in enumerate(plan.processes.items(), start=1):
             if progress is not None:
-                progress(f"starting {len(processes)} probe actor(s) of {component} (component {position} of {len(plan.processes)})")
+                progress(f"starting {counted(len(processes), 'probe actor')} of {component} (component {position} of {len(plan.processes)})")
             group = reservation.launch(component, PlacementProbe, timeout_s=timeout_s)
             for process, (node_id, env) in zip(processes, group.execute_all("where")):
                 device_var = next(var for var, _ in DEVICE_ENV.values() if var in process.env)

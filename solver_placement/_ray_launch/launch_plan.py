@@ -47,7 +47,7 @@ from typing import Any
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import NODE_RANK_LABEL, RayNode, ip_key
 from solver_placement._constants import ACCELERATOR, DEFAULT_ACCELERATOR_TYPE, NODE
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, agreeing, counted
 from solver_placement._ray_launch.cluster_check import EMBEDDED_RAY_HINT, check_cluster_matches, items_on
 from solver_placement._ray_launch.domain_groups import PlacementGroupPlan, node_domains, placement_groups
 from solver_placement._ray_launch.labels import Scheme, choose_scheme, cluster_node_labels, gpu_model_resource, node_selector
@@ -156,8 +156,8 @@ def map_nodes(ray_nodes: Sequence[RayNode], num_nodes: int) -> list[RayNode | No
         ordered = sorted(ray_nodes, key=lambda node: (ip_key(node.ip), node.node_id))
         if len(ordered) != num_nodes:
             raise PlacementConfigError(
-                f"the cluster model has {num_nodes} node(s) but Ray has {len(ordered)}; they must match "
-                f"(launch on a cluster of {num_nodes} node(s); {EMBEDDED_RAY_HINT})"
+                f"the cluster model has {counted(num_nodes, 'node')} but Ray has {len(ordered)}; they must match "
+                f"(launch on a cluster of {counted(num_nodes, 'node')}; {EMBEDDED_RAY_HINT})"
             )
         return list(ordered)
     by_rank: dict[int, RayNode] = {}
@@ -199,7 +199,7 @@ def to_ray(
     missing = [rank for rank in used if nodes[rank] is None]
     if missing:
         raise PlacementConfigError(
-            f"node(s) {missing} of the plan have no Ray node (no Ray node carries {NODE_RANK_LABEL}={missing[0]}); "
+            f"{agreeing(len(missing), 'node')} {missing} of the plan {agreeing(len(missing), 'has', 'have')} no Ray node (no Ray node carries {NODE_RANK_LABEL}={missing[0]}); "
             "re-plan without them (solver_placement.replan) or bring them back"
         )
     used_nodes = {rank: node for rank in used if (node := nodes[rank]) is not None}

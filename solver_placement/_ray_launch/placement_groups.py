@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from solver_placement._errors import LaunchError
+from solver_placement._errors import LaunchError, counted
 from solver_placement._ray_api import PlacementGroup, RayError, available_resources_per_node, placement_group, ray, remove_placement_group
 from solver_placement._ray_launch.launch_plan import RayLaunchPlan
 
@@ -43,7 +43,7 @@ def create_groups(launch_plan: RayLaunchPlan) -> list[PlacementGroup]:
     except BaseException:
         remove_groups(created)
         raise
-    log.info("%d placement group(s) made, named %s%s: %d bundle(s)", len(created), name, "-<n>" if several else "", len(launch_plan.bundles))
+    log.info("%s made, named %s%s: %s", counted(len(created), "placement group"), name, "-<n>" if several else "", counted(len(launch_plan.bundles), "bundle"))
     return created
 
 
@@ -51,7 +51,7 @@ def wait_reserved(groups: Sequence[PlacementGroup], launch_plan: RayLaunchPlan, 
     """Wait for every group through ``ray.wait``, which sees Ctrl-C at once (``pg.wait`` blocks in
     Ray's core and would hold a KeyboardInterrupt, and the cleanup it triggers, until the timeout)."""
     ready_refs = [group.ready() for group in groups]
-    log.debug("waiting up to %g s for %d placement group(s)", timeout_s, len(groups))
+    log.debug("waiting up to %g s for %s", timeout_s, counted(len(groups), "placement group"))
     ready, _ = ray.wait(ready_refs, num_returns=len(ready_refs), timeout=timeout_s)
     if len(ready) < len(ready_refs):
         done = set(ready)
@@ -66,7 +66,7 @@ def remove_groups(groups: Sequence[PlacementGroup]) -> None:
         except (RayError, ValueError):
             pass  # already removed
     if groups:
-        log.info("%d placement group(s) removed", len(groups))
+        log.info("%s removed", counted(len(groups), "placement group"))
 
 
 def unfit_message(launch_plan: RayLaunchPlan, pending: Sequence[int], timeout_s: float) -> str:

@@ -23,7 +23,7 @@ from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
 from solver_placement._dispatch.fuse import fuse
 from solver_placement._dispatch.parallel_layout import ParallelLayout
 from solver_placement._dispatch.worker_group import WorkerGroup
-from solver_placement._errors import LaunchError
+from solver_placement._errors import LaunchError, agreeing, counted
 from solver_placement._ray_api import PlacementGroup, PlacementGroupSchedulingStrategy, RayError, ray
 from solver_placement._ray_launch.connect import ray_nodes
 from solver_placement._ray_launch.cpu_binding import bound_class, needs_binding
@@ -96,7 +96,7 @@ class Reservation(AbstractContextManager):
             for actor in actors:
                 ray.kill(actor, no_restart=True)
             raise
-        log.info("%s: %d %s actor(s) started", component, len(actors), worker_cls.__name__)
+        log.info("%s: %s started", component, counted(len(actors), f"{worker_cls.__name__} actor"))
         group = WorkerGroup(component, actors, self.placements[component], worker_cls, **self._layout(component, tp_size))
         self._groups.append(group)
         return group
@@ -167,7 +167,7 @@ def _wait_ready(component: str, worker_cls: type, actors: Sequence[Any], timeout
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
         if not ready:
             ranks = ", ".join(map(str, sorted(pending.values())))
-            raise LaunchError(f"{component}: starting {worker_cls.__name__} failed: rank(s) {ranks} not ready within {timeout_s:g} s")
+            raise LaunchError(f"{component}: starting {worker_cls.__name__} failed: {agreeing(len(pending), 'rank')} {ranks} not ready within {timeout_s:g} s")
         rank = pending.pop(ready[0])
         try:
             ray.get(ready[0])
@@ -251,7 +251,7 @@ def _reserve_exactly(
     idle: Mapping[int, frozenset[int]] = {}
     while True:
         launch_plan = plan_with(idle)
-        stage(f"reserving {len(launch_plan.bundles)} bundle(s) on {len({b.node_rank for b in launch_plan.bundles})} node(s)")
+        stage(f"reserving {counted(len(launch_plan.bundles), 'bundle')} on {counted(len({b.node_rank for b in launch_plan.bundles}), 'node')}")
         groups = create_groups(launch_plan)
         try:
             wait_reserved(groups, launch_plan, timeout_s)

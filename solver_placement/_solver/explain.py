@@ -19,7 +19,7 @@ from dataclasses import replace
 from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import InfeasiblePlacementError, SolverTimeoutError, Statement
+from solver_placement._errors import InfeasiblePlacementError, SolverTimeoutError, Statement, counted
 from solver_placement._solver.build import build_model
 from solver_placement._solver.context import ModelContext
 from solver_placement._solver.counting import counting_conflicts
@@ -62,17 +62,17 @@ def explain_spec(spec: PlacementSpec, options: SolverOptions | None = None, budg
     options = spec_options(spec) if options is None else options
     budget = options.start() if budget is None else budget
     try:
-        counted = counting_conflicts(spec, budget)
-        if counted:
-            log.info("explained by the counting bounds: %d statement(s)", len(counted))
-            return counted
+        by_counting = counting_conflicts(spec, budget)
+        if by_counting:
+            log.info("explained by the counting bounds: %s", counted(len(by_counting), "statement"))
+            return by_counting
         for alone in _each_component_alone(spec):
             own = _core(alone, options, budget)
             if own:
-                log.info("explained by %s's own rules: %d statement(s)", next(iter(alone.components)), len(own))
+                log.info("explained by %s's own rules: %s", next(iter(alone.components)), counted(len(own), "statement"))
                 return own
         whole = _core(spec, options, budget)
-        log.info("explained by the whole spec's assumption core: %d statement(s)", len(whole))
+        log.info("explained by the whole spec's assumption core: %s", counted(len(whole), "statement"))
         return whole
     except SolverTimeoutError:
         log.info("the time limit ran out before a conflict was named")
@@ -112,7 +112,7 @@ def _core(spec: PlacementSpec, options: SolverOptions, budget: Budget) -> list[S
         return []
     named = {literal.index: statement for statement, literal in ctx.statements.items()}
     core = [named[index] for index in solver.sufficient_assumptions_for_infeasibility() if index in named]
-    log.debug("assumption core: %d of %d statement(s), minimizing", len(core), len(ctx.statements))
+    log.debug("assumption core: %d of %s, minimizing", len(core), counted(len(ctx.statements), "statement"))
     if not core:
         return [WHOLE_SPEC]
     return _minimize_core(ctx, core, one_worker, budget)

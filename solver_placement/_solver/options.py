@@ -16,7 +16,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from solver_placement._errors import InternalError
+from solver_placement._errors import InternalError, counted
 from solver_placement._solver_settings import Budget, SolverOptions
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ def _log_run(model: cp_model.CpModel, solver: cp_model.CpSolver, status: Status)
     """One CP-SAT run's size and statistics, what tells a slow run from a hard model."""
     objective = (solver.objective_value, solver.best_objective_bound) if model.has_objective() and status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else (None, None)
     log.debug(
-        "CP-SAT run: %d variables, %d constraints, %d worker(s), limit %.3f s: %s, objective %s, bound %s, %.3f s wall, %d branches, %d conflicts",
-        len(model.proto.variables), len(model.proto.constraints), solver.parameters.num_workers, solver.parameters.max_time_in_seconds,
+        "CP-SAT run: %d variables, %d constraints, %s, limit %.3f s: %s, objective %s, bound %s, %.3f s wall, %d branches, %d conflicts",
+        len(model.proto.variables), len(model.proto.constraints), counted(solver.parameters.num_workers, "worker"), solver.parameters.max_time_in_seconds,
         solver.status_name(status), *objective, solver.wall_time, solver.num_branches, solver.num_conflicts,
     )  # fmt: skip

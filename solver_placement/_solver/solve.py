@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import InternalError, PlacementConfigError, PlacementError, SolverTimeoutError, Statement
+from solver_placement._errors import InternalError, PlacementConfigError, PlacementError, SolverTimeoutError, Statement, counted
 from solver_placement._records import Placement
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
@@ -99,15 +99,15 @@ def _log_size(spec: PlacementSpec, options: SolverOptions) -> None:
     requests = spec.requests.values()
     free = [request for request in requests if not request.determined]
     log.info(
-        "solving %d component(s), %d process(es), %d declarative with %d candidate pairs, on %d node(s) with %d hardware items "
-        "(time limit %g s, %d worker(s))",
-        len(spec.components), sum(request.num_processes for request in requests), len(free), sum(request.candidate_pairs for request in free),
-        spec.cluster.num_nodes, spec.cluster.num_hardware, options.time_limit_s, options.num_workers,
+        "solving %s, %s, %d declarative with %d candidate pairs, on %s with %d hardware items (time limit %g s, %s)",
+        counted(len(spec.components), "component"), counted(sum(request.num_processes for request in requests), "process", "processes"),
+        len(free), sum(request.candidate_pairs for request in free), counted(spec.cluster.num_nodes, "node"), spec.cluster.num_hardware,
+        options.time_limit_s, counted(options.num_workers, "worker"),
     )  # fmt: skip
     for request in requests:
         log.debug(
-            "%s: %d process(es), %s, %d candidate pairs",
-            request.name, request.num_processes, "rank strings" if request.determined else "declarative", request.candidate_pairs,
+            "%s: %s, %s, %d candidate pairs",
+            request.name, counted(request.num_processes, "process", "processes"), "rank strings" if request.determined else "declarative", request.candidate_pairs,
         )  # fmt: skip
 
 
@@ -118,14 +118,14 @@ def _solve_spec(spec: PlacementSpec, options: SolverOptions, asked: dict[str, in
     budget.check("resolving the spec")
     conflicts = counting_conflicts(spec, budget)
     if conflicts:  # impossible by counting: no model is built
-        log.info("the counting bounds prove the spec infeasible (%d statement(s)): no model is built", len(conflicts))
+        log.info("the counting bounds prove the spec infeasible (%s): no model is built", counted(len(conflicts), "statement"))
         raise infeasible_error(conflicts)
     log.debug("the counting bounds find no conflict")
     held_before = _previous_hardware(spec, previous)
     timings = {"parse": time.perf_counter() - started}
     fixed = fixed_conflicts(spec, budget)
     if fixed:  # rank strings that break their own rules: no path can place them
-        log.info("the rank-string components break their own rules (%d statement(s))", len(fixed))
+        log.info("the rank-string components break their own rules (%s)", counted(len(fixed), "statement"))
         raise infeasible_error(fixed)
     call = SolveCall(spec, options, budget, {**DEFAULT_WEIGHTS, **asked}, "contiguity" in asked, held_before)
     return answer_loop(call, Paths(_count_answer, _first_fit_answer, _decomposition_answer, _exact_answer), timings)

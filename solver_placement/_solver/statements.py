@@ -15,7 +15,7 @@ import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import ACCELERATOR, NODE
-from solver_placement._errors import Statement
+from solver_placement._errors import Statement, counted
 from solver_placement._specification.candidates import ComponentRequest, component_noun
 from solver_placement._specification.grammar import Declarative, ExplicitRanks
 
@@ -28,13 +28,8 @@ LISTED_HARDWARE = 4
 
 
 def noun(request: ComponentRequest) -> str:
-    """What the component's hardware is called: ``GPUs``, ``nodes`` or ``items``."""
+    """What one item of the component's hardware is called: ``GPU``, ``node`` or ``item``."""
     return component_noun(request.resources)
-
-
-def count(number: int, plural: str) -> str:
-    """``1 GPU``, ``2 GPUs``: plural nouns made singular for one."""
-    return f"{number} {plural[:-1] if number == 1 and plural.endswith('s') else plural}"
 
 
 def hardware_name(cluster: Cluster, hw: int) -> str:
@@ -75,12 +70,12 @@ def amount_statement(request: ComponentRequest, process: int) -> Statement:
     strings fix it per segment, so a conflict quotes the segment the user wrote and covers its
     processes.
     """
-    plural = noun(request)
+    unit = noun(request)
     if not request.determined:
-        text = f"{request.name} needs {request.num_processes} process(es) x {count(int(request.amount[0]), plural)}"
+        text = f"{request.name} needs {counted(request.num_processes, 'process', 'processes')} x {counted(int(request.amount[0]), unit)}"
         return Statement(text, request.name, shape_keys(request), AMOUNT_RULE)
     if isinstance(request.spec.form, ExplicitRanks):
-        return Statement(f"{request.name}: placement {request.spec.text} fixes its {plural}", request.name, ("placement",), AMOUNT_RULE)
+        return Statement(f"{request.name}: placement {request.spec.text} fixes its {unit}s", request.name, ("placement",), AMOUNT_RULE)
     segment = np.flatnonzero(request.origin == request.origin[process])
-    text = f'{request.name}: segment "{request.origin_text[request.origin[process]]}" fixes its {plural}'
+    text = f'{request.name}: segment "{request.origin_text[request.origin[process]]}" fixes its {unit}s'
     return Statement(text, request.name, ("placement",), AMOUNT_RULE, (int(segment[0]), int(segment[-1])))

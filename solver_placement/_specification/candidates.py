@@ -21,7 +21,7 @@ from solver_placement._cluster.cluster import Cluster, ResourceSet
 from solver_placement._cluster.ranks import MAX_RANK, check_in_bounds, valid_ranks
 from solver_placement._config import did_you_mean
 from solver_placement._constants import ACCELERATOR
-from solver_placement._errors import InternalError, PlacementConfigError
+from solver_placement._errors import InternalError, PlacementConfigError, counted
 from solver_placement._specification.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments, Segment, check_multiple
 
 #: Largest number of (process, candidate hardware) pairs a declarative component may create.
@@ -70,7 +70,7 @@ class ComponentRequest:
         if self.candidate_pairs > MAX_CANDIDATE_PAIRS:
             width = int(self.indptr[1])
             raise PlacementConfigError(
-                f"{self.name}: {self.num_processes} processes x {width} candidate {component_noun(self.resources)} = "
+                f"{self.name}: {counted(self.num_processes, 'process', 'processes')} x {counted(width, 'candidate ' + component_noun(self.resources))} = "
                 f"{self.candidate_pairs} pairs exceeds the limit of {MAX_CANDIDATE_PAIRS} for the exact model; "
                 "narrow it with 'resources' or node_group"
             )
@@ -153,7 +153,7 @@ def _check_whole_groups(component: ComponentSpec, processes: int) -> None:
     runs on exactly ``tp`` processes, so a remainder would be a group no model can use."""
     tp = component.constraints.tensor_parallel_size
     if processes % tp:
-        given = "processes" if component.is_declarative else f'placement "{component.text}" gives {processes} processes;'
+        given = "processes" if component.is_declarative else f'placement "{component.text}" gives {counted(processes, "process", "processes")};'
         raise PlacementConfigError(
             f"{component.name}: {given} {processes} is not a multiple of tensor_parallel_size {tp} "
             f"(its processes must form whole tensor-parallel groups of {tp})"
@@ -303,13 +303,13 @@ def _shape(name: str, decl: Declarative, window_size: int) -> tuple[int, int, in
     if processes is None:
         per_process = per_process or 1
         if window_size % per_process:
-            raise PlacementConfigError(f"{where} has {window_size} items, not a multiple of hardware_per_process={per_process}")
+            raise PlacementConfigError(f"{where} has {counted(window_size, 'item')}, not a multiple of hardware_per_process={per_process}")
         return window_size // per_process, per_process, 1
     check_multiple(window_size, processes, where)
     natural = max(1, window_size // processes)
     if per_process is not None and per_process != natural:
         raise PlacementConfigError(
-            f"{where} gives {processes} processes {natural} item(s) each, but hardware_per_process={per_process}"
+            f"{where} gives {counted(processes, 'process', 'processes')} {counted(natural, 'item')} each, but hardware_per_process={per_process}"
         )
     return processes, natural, max(1, processes // window_size)
 
@@ -341,9 +341,10 @@ def _group_items(target: ComponentSpec, components: Mapping[str, ComponentSpec],
 
 
 def component_noun(resources: ResourceSet) -> str:
+    """What one of the resources is called (``GPU``, ``node``, ``item``); :func:`counted` makes it plural."""
     kinds = {group.hardware_type for group in resources.groups}
     if kinds == {ACCELERATOR}:
-        return "GPUs"
+        return "GPU"
     if kinds == {None}:
-        return "nodes"
-    return "items"
+        return "node"
+    return "item"

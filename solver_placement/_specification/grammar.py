@@ -19,7 +19,7 @@ from typing import Any
 from solver_placement._cluster.ranks import MAX_RANK, RankRange, is_all, parse_range, rank_pieces
 from solver_placement._config import check_keys, did_you_mean, gigabytes, positive_int, require_mapping, text
 from solver_placement._constants import CLUSTER_LABEL
-from solver_placement._errors import PlacementConfigError, PlacementSyntaxError, cut, shown
+from solver_placement._errors import PlacementConfigError, PlacementSyntaxError, counted, cut, shown
 from solver_placement._limits import check
 from solver_placement._specification.environment import DEFAULT_ENVIRONMENT, ENVIRONMENT_KEYS, ProcessEnvironment, parse_environment
 
@@ -297,7 +297,7 @@ def check_multiple(num_resources: int, num_processes: int, where: str) -> None:
     """RLinf's even-sharing rule: one count must be a multiple of the other."""
     if num_resources % num_processes and num_processes % num_resources:
         raise PlacementSyntaxError(
-            f"{where} has {num_resources} resources and {num_processes} processes; one must be a multiple of the other "
+            f"{where} has {counted(num_resources, 'resource')} and {counted(num_processes, 'process', 'processes')}; one must be a multiple of the other "
             f"(The number of process ranks {num_processes} must be divisible by the number of resource ranks "
             f"{num_resources} or the number of resource ranks must be divisible by the number of process ranks)"
         )

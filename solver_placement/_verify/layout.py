@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import counted
 from solver_placement._specification.grammar import ComponentSpec, Declarative, ExplicitRanks, RankSegments
 from solver_placement._verify.columns import Columns
 from solver_placement._verify.placed import Placed, ranked_items
@@ -60,7 +61,7 @@ def _segments(component: ComponentSpec, form: RankSegments | ExplicitRanks, held
     physical = ranked_items(component, cluster)
     expected = [[physical[r] for r in ranks] for ranks in _expected_ranks(form, len(physical))]
     if len(expected) != len(held):
-        yield f"{component.name}: {len(held)} processes, the placement string gives {len(expected)}"
+        yield f"{component.name}: {counted(len(held), 'process', 'processes')}, the placement string gives {len(expected)}"
         return
     for rank, (want, got) in enumerate(zip(expected, held, strict=True)):
         if sorted(want) != sorted(got):

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
+from solver_placement._errors import agreeing
 from solver_placement._specification.grammar import Memory
 from solver_placement._verify.placed import Placed
 
@@ -45,7 +46,7 @@ def check_memory(placed: Placed) -> Iterator[str]:
             if mix is not None:
                 overflows.setdefault((running, mix, limit), {}).setdefault(node, []).append(int(placed.cluster.hw_local[hw]))
     for (running, mix, limit), gpus in overflows.items():
-        where = ", ".join(f"node {node} GPU{'s' if len(local) > 1 else ''} {format_ranks(local)}" for node, local in gpus.items())
+        where = ", ".join(f"node {node} {agreeing(len(local), 'GPU')} {format_ranks(local)}" for node, local in gpus.items())
         yield f"{running}: while it runs, {where} would need {mix}, more than the GPU's {limit:g} GB (memory_gb)"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from solver_placement._errors import counted
 from solver_placement._verify.placed import Placed
 
 
@@ -58,4 +59,4 @@ def check_capacity(placed: Placed) -> Iterator[str]:
     load = Counter(hw for processes in placed.held.values() for ids in processes for hw in ids)
     for name, limit in capped.items():
         if any(load[hw] > limit for hw in placed.used(name)):
-            yield f"{name}: an item holds more than {limit} processes (max_processes_per_hardware)"
+            yield f"{name}: an item holds more than {counted(limit, 'process', 'processes')} (max_processes_per_hardware)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from solver_placement._errors import counted
 from solver_placement._specification.grammar import Declarative
 from solver_placement._verify.placed import Placed, ranked_items
 
@@ -23,7 +24,7 @@ def check_shape(placed: Placed) -> Iterator[str]:
             continue
         held = placed.held[name]
         if declared.processes is not None and len(held) != declared.processes:
-            yield f"{name}: {len(held)} processes, asked for {declared.processes}"
+            yield f"{name}: {counted(len(held), 'process', 'processes')}, asked for {declared.processes}"
         sizes = {len(ids) for ids in held}
         if len(sizes) != 1 or (declared.hardware_per_process is not None and sizes != {declared.hardware_per_process}):
             yield f"{name}: processes hold {sorted(sizes)} items, asked for {declared.hardware_per_process}"

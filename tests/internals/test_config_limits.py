@@ -219,7 +219,7 @@ def test_the_fast_copies_keep_exact_types_and_copy_everything() -> None:
 def test_hardware_configs_beyond_the_items_of_a_node_are_refused_before_they_are_read() -> None:
     configs = [{"node_rank": 0, "id": i} for i in range(5_000)]
     group = {"label": "arms", "node_ranks": 0, "hardware": {"type": "robot", "configs": configs}}
-    with pytest.raises(PlacementConfigError, match=r"at least 5000 \(5000 configs on 1 node\(s\)\), above the limit max_items_per_node=4096"):
+    with pytest.raises(PlacementConfigError, match=r"at least 5000 \(5000 configs on 1 node\), above the limit max_items_per_node=4096"):
         solve(config(1, 4, {"actor": "0"}, node_groups=[group]))
 
 

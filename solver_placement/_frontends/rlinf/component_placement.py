@@ -30,6 +30,7 @@ import numpy as np
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import ConfigSource, require_mapping
 from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.component_names import warn_near_misses
 from solver_placement._frontends.rlinf.parallel_keys import check_entry_meanings, check_laid_out_entries
 from solver_placement._frontends.rlinf.rlinf_cluster import as_cluster
 from solver_placement._frontends.rlinf.strategies import FlexiblePlacementStrategy, NodePlacementStrategy, PlacementStrategy
@@ -99,6 +100,7 @@ class ComponentPlacement:
         #: RLinf's ``_placements``: what ``get_strategy`` hands out, writable as RLinf's scripts write it
         self._placements = StrategyTable(self)
         self._use(PlacementSpec.from_component_placement(job.with_cluster(self._cluster)))  # the job's plain values: no second copy
+        warn_near_misses(self._spec.names)  # RLinf places a misspelt name as one more component: say so
 
     def _use(self, spec: PlacementSpec) -> None:
         """Adopt ``spec`` and its solution as what every accessor reports (nothing changes when it

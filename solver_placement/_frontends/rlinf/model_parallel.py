@@ -13,21 +13,22 @@ from typing import Any
 
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._config import ConfigSource
-from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, PlacementError
-from solver_placement._frontends.rlinf.component_placement import ComponentPlacement, PlacementMode, RolloutSyncMode
+from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.rlinf.component_names import stands_for
+from solver_placement._frontends.rlinf.component_placement import PlacementMode, RolloutSyncMode
 from solver_placement._frontends.rlinf.held_gpus import HeldGpus, check_disjoint, check_tp_fits, read_held
+from solver_placement._frontends.rlinf.keyed_layout import KeyedLayout
 from solver_placement._frontends.rlinf.model_parallel_layout import DISJOINT_PAIRS, Layout, auto_layout, collocated_layout, disaggregated_layout
 from solver_placement._frontends.rlinf.model_parallel_sizes import ModelParallelSizes
-from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_PP, ROLLOUT_TP, Sizes, StatedSize, in_user_keys, nearest_fit
+from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_PP, ROLLOUT_TP, Sizes
 from solver_placement._frontends.rlinf.weight_sync import weight_sync_map
 from solver_placement._job import Job
-from solver_placement._solver.solve import solve
 
 REQUIRED = ("actor", "rollout", "reward")
 OPTIONAL = ("critic", "critic_inference")
 
 
-class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
+class ModelParallelComponentPlacement(ModelParallelSizes, KeyedLayout):
     """Model-parallel reasoning jobs, RLinf's modes.
 
     * collocated (actor and rollout on the same GPUs): rollout engines of ``rollout_tp`` GPUs with
@@ -50,14 +51,7 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
         self._rollout_num_gpus = self._held["rollout"].count
         self._mode = self._detect_mode()
         sizes = {ACTOR_TP: self.actor_tp_size, ROLLOUT_TP: self.rollout_tp_size, ROLLOUT_PP: self.rollout_pp_size}
-        try:
-            check_tp_fits(self._held["actor"], sizes[ACTOR_TP], ACTOR_TP, "Actor")
-            check_tp_fits(self._held["rollout"], sizes[ROLLOUT_TP], ROLLOUT_TP, "Rollout")
-            layout = self._layout(sizes)
-            self._lay_out(layout.strategies, layout.relations)
-        except (PlacementConfigError, InfeasiblePlacementError) as error:
-            raise self._in_user_keys(error, sizes) from error
-        self._rollout_num_gpus = layout.rollout_gpus
+        self._rollout_num_gpus = self._lay_out_sizes(sizes).rollout_gpus
 
     # ------------------------------------------------------------------ reading the config
     def _inference_component(self) -> str | None:
@@ -80,7 +74,7 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
                 if role in REQUIRED:
                     raise PlacementConfigError(
                         f"component_placement has no '{role}' component; {type(self).__name__} needs actor, rollout and reward "
-                        f"({role.capitalize()} GPUs must be specified in the component_placement config.)"
+                        f"({role.capitalize()} GPUs must be specified in the component_placement config.){stands_for(role, self._spec.names)}"
                     )
                 continue
             held[role] = read_held(self._solution, name)
@@ -152,7 +146,14 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
 
     # ------------------------------------------------------------------ layout
     def _layout(self, sizes: Sizes) -> Layout:
-        """The mode's layout with ``sizes`` (the model-parallel sizes by config key)."""
+        """The mode's layout with ``sizes`` (the model-parallel sizes by config key), after RLinf's
+        check that no TP group is larger than its component's GPUs."""
+        check_tp_fits(self._held["actor"], sizes[ACTOR_TP], ACTOR_TP, "Actor")
+        check_tp_fits(self._held["rollout"], sizes[ROLLOUT_TP], ROLLOUT_TP, "Rollout")
+        return self._mode_layout(sizes)
+
+    def _mode_layout(self, sizes: Sizes) -> Layout:
+        """The layout of the decided mode (the multi-agent placement states its own)."""
         if self.is_collocated:
             return collocated_layout(self._held, sizes[ACTOR_TP], sizes[ROLLOUT_TP])
         if self.is_auto:
@@ -161,27 +162,10 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
             return auto_layout(self._held, sizes[ROLLOUT_TP], sizes[ROLLOUT_PP], total, pre_process)
         return disaggregated_layout(self._held, sizes[ROLLOUT_TP], sizes[ROLLOUT_PP])
 
-    def _in_user_keys(self, error: PlacementError, sizes: Sizes) -> PlacementError:
-        """``error`` in the keys the config states, with the nearest sizes that place; unchanged
-        when the config states none of the sizes the mode's layout reads, or no change of them places."""
-        used = (ACTOR_TP, ROLLOUT_TP) if self.is_collocated else (ROLLOUT_TP, ROLLOUT_PP)
-        role = {ACTOR_TP: "actor", ROLLOUT_TP: "rollout", ROLLOUT_PP: "rollout"}
-        stated = [
-            StatedSize(key, sizes[key], self._held[role[key]].name, self._held[role[key]].count)
-            for key in used
-            if self._lookup(key) is not None
-        ]
-        fix = nearest_fit(stated, lambda changed: self._places({**sizes, **changed})) if stated else None
-        return error if fix is None else in_user_keys(error, stated, fix, self._cluster.describe())
-
-    def _places(self, sizes: Sizes) -> bool:
-        """Whether the mode's layout with ``sizes`` has a placement (solved, this placement unchanged)."""
-        try:
-            layout = self._layout(sizes)
-            solve(self._laid_out_spec(layout.strategies, layout.relations))
-        except PlacementError:  # every refusal of a layout is a "no" here: the caller reports the stated sizes' own error
-            return False
-        return True
+    def _size_keys(self) -> tuple[str, ...]:
+        """Collocated mode strides the rollout inside the actor's TP groups; the other modes size
+        only the rollout's processes."""
+        return (ACTOR_TP, ROLLOUT_TP) if self.is_collocated else (ROLLOUT_TP, ROLLOUT_PP)
 
     def weight_sync_map(self) -> dict[int, list[int]]:
         """Per rollout rank, the actor rank on each of its GPUs (in GPU order): the CUDA IPC pairing.

@@ -104,7 +104,7 @@ def auto_layout(held: Mapping[str, HeldGpus], rollout_tp: int, rollout_pp: int, 
         actor_gpus = held["actor"].count
         if actor_gpus % rollout_tp:
             raise PlacementConfigError(
-                f"cluster.use_pre_process_policy: the actor's {actor_gpus} GPUs must be divisible by rollout TP size "
+                f"cluster.use_pre_process_policy: the actor's {counted(actor_gpus, 'GPU')} must be divisible by rollout TP size "
                 f"{rollout_tp} (rollout.tensor_parallel_size), since rollout engines also run on them"
             )
         last = max(rollout.physical)

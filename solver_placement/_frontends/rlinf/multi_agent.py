@@ -19,21 +19,21 @@ from collections.abc import Mapping
 from itertools import combinations
 
 from solver_placement._cluster.ranks import format_ranks
-from solver_placement._errors import PlacementConfigError
-from solver_placement._frontends.rlinf.component_placement import ComponentPlacement, PlacementMode, RolloutSyncMode
+from solver_placement._errors import PlacementConfigError, PlacementError
+from solver_placement._frontends.rlinf.component_placement import PlacementMode, RolloutSyncMode
 from solver_placement._frontends.rlinf.eval_placement import ModelParallelEvalComponentPlacement
-from solver_placement._frontends.rlinf.held_gpus import check_divides, gpus_of, read_held
+from solver_placement._frontends.rlinf.held_gpus import HeldGpus, check_divides, gpus_of, read_held
+from solver_placement._frontends.rlinf.keyed_layout import KeyedLayout
 from solver_placement._frontends.rlinf.model_parallel import ModelParallelComponentPlacement
 from solver_placement._frontends.rlinf.model_parallel_layout import Layout, collocated_layout
-from solver_placement._frontends.rlinf.model_parallel_sizes import ConfigReader
-from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_TP, Sizes
+from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_TP, Sizes, StatedSize, in_user_keys, nearest_fit
 from solver_placement._frontends.rlinf.strategies import PackedPlacementStrategy, PlacementStrategy
 
 #: Components that may share GPUs with everything (RLinf's "shared" names); all others are exclusive.
 SHARED = ("actor", "rollout", "reward", "inference")
 
 
-class EngineStrategies(ConfigReader, ComponentPlacement):
+class EngineStrategies(KeyedLayout):
     """RLinf's ``get_strategy(name, placement_strategy)`` of the multi-agent placements."""
 
     def get_strategy(self, component_name: str, placement_strategy: type | None = None) -> PlacementStrategy:
@@ -76,8 +76,30 @@ class EngineStrategies(ConfigReader, ComponentPlacement):
         for key in ("pipeline_parallel_size", "dp_size"):
             check_divides(held, self._config_int(f"{name}.{key}", 1), f"{name}.{key}")
         strategy = held.packed(per_process, stride)
-        strategy.build_spec(self._cluster)  # eager: an engine that does not fit fails here
+        try:
+            strategy.get_placement(self._cluster)  # eager: an engine that does not fit fails here, solved once
+        except PlacementError as error:
+            raise self._engine_in_keys(error, held, tp) from error
         return strategy
+
+    def _engine_in_keys(self, error: PlacementError, held: HeldGpus, tp: int) -> PlacementError:
+        """An engine that does not place, said in its section's ``tensor_parallel_size`` with the
+        nearest size that places (solved); ``error`` as it is when the section states no size or
+        no other size places."""
+        key = f"{held.name}.tensor_parallel_size"
+        if self._lookup(key) is None:
+            return error
+        stated = [StatedSize(key, tp, held.name, held.count)]
+
+        def fits(sizes: Sizes) -> bool:
+            try:
+                held.packed(sizes[key]).solve(self._cluster)
+            except PlacementError:  # any refusal of the other size is a "no": the stated size's own error is reported
+                return False
+            return True
+
+        fix = nearest_fit(stated, fits)
+        return error if fix is None else in_user_keys(error, stated, fix, self._cluster_in_keys())
 
 
 class MultiAgentModelParallelComponentPlacement(EngineStrategies, ModelParallelComponentPlacement):
@@ -140,7 +162,8 @@ class MultiAgentModelParallelComponentPlacement(EngineStrategies, ModelParallelC
                     f"cluster GPUs {format_ranks(a & b)}; in a multi-agent job only {', '.join(SHARED)} may share GPUs"
                 )
 
-    def _layout(self, sizes: Sizes) -> Layout:
+    def _mode_layout(self, sizes: Sizes) -> Layout:
+        """Collocated, the rollout paired with the actor only as one engine; the exclusive components disjoint."""
         layout = collocated_layout(self._held, sizes[ACTOR_TP], sizes[ROLLOUT_TP], pair_with_actor=self._single_engine)
         exclusive = list(self._exclusive_components())
         relations = {name: {"exclusive_with": exclusive[position + 1:]} for position, name in enumerate(exclusive[:-1])}

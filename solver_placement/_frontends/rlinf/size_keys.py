@@ -68,7 +68,8 @@ def in_user_keys(error: PlacementError, stated: Sequence[StatedSize], fix: Sizes
     """``error`` said in the stated keys, with ``fix`` (sizes that were solved and place the job).
 
     An infeasible layout's statements name segments the layout wrote, so they are replaced by one
-    statement resting on the keys the fix changes; a config error's message already names its
+    statement resting on the keys the fix changes, which keeps what the rule says of each process
+    (with RLinf's phrase for it, which code written against RLinf matches); a config error's message already names its
     sizes and keeps its words (code written against RLinf matches them), the fix appended.
     """
     changed = [size for size in stated if fix[size.key] != size.value]
@@ -80,6 +81,10 @@ def in_user_keys(error: PlacementError, stated: Sequence[StatedSize], fix: Sizes
         return error
     stated_text = " and ".join(f"{size.key}={size.value}" for size in changed)
     rules = tuple(dict.fromkeys(statement.rule for statement in error.statements if statement.rule))
-    text = f"{changed[0].component}: {stated_text} leaves the job no placement on this cluster ({cluster}); {hint}"
-    statement = Statement(text, changed[0].component, tuple(size.key for size in changed), rules[0] if rules else "")
+    component = changed[0].component
+    # what the rule says of each of the component's processes (and RLinf's phrase for it), without the segment
+    said = next((statement.of_each for statement in error.statements if statement.of_each and statement.component == component), "")
+    why = f": each {component} process {said}" if said else ""
+    text = f"{component}: {stated_text} leaves the job no placement on this cluster ({cluster}){why}; {hint}"
+    statement = Statement(text, component, tuple(size.key for size in changed), rules[0] if rules else "")
     return InfeasiblePlacementError(f"no placement exists: {text}", [statement])

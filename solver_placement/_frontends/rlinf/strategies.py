@@ -37,7 +37,7 @@ import numpy as np
 
 from solver_placement._cluster.cluster import Cluster, ResourceSet
 from solver_placement._constants import CLUSTER_LABEL
-from solver_placement._errors import NodeRankError, PlacementConfigError, PlacementError, shown, with_context
+from solver_placement._errors import NodeRankError, PlacementConfigError, PlacementError, agreeing, counted, shown, with_context
 from solver_placement._frontends.rlinf.rlinf_cluster import as_cluster
 from solver_placement._frontends.rlinf.stated_layout import StatedLayout, csr_of, in_normal_form, packed_ranks
 from solver_placement._records import Placement
@@ -375,7 +375,7 @@ class NodePlacementStrategy(PlacementStrategy):
                 shared = sorted(set(first.node_ranks) & set(second.node_ranks))
                 if shared:
                     raise PlacementConfigError(
-                        f"{self.name}: node groups {first.label!r} and {second.label!r} share node(s) {shared}; "
+                        f"{self.name}: node groups {first.label!r} and {second.label!r} share {agreeing(len(shared), 'node')} {shared}; "
                         f"node ranks over overlapping groups would name one node twice "
                         f"(Node groups {list(labels)} have overlapping nodes {set(shared)})"
                     )
@@ -384,7 +384,7 @@ class NodePlacementStrategy(PlacementStrategy):
         if outside:
             raise NodeRankError(
                 f"{self.name}: node rank {outside[0]} does not index a node of {' + '.join(map(repr, labels))}, "
-                f"which hold {total} node(s) (Node rank {outside[0]} is out of range for selected node groups "
+                f"which hold {counted(total, 'node')} (Node rank {outside[0]} is out of range for selected node groups "
                 f"{list(labels)} (total nodes {total}))"
             )
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from solver_placement._config import ConfigSource, positive_int
 from solver_placement._constants import ACCELERATOR
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, agreeing
 from solver_placement._frontends.rlinf.component_placement import ComponentPlacement, HybridComponentPlacement
 from solver_placement._frontends.rlinf.eval_placement import ModelParallelEvalComponentPlacement
 from solver_placement._frontends.rlinf.model_parallel import ModelParallelComponentPlacement
@@ -123,7 +123,7 @@ def _check_hybrid_engine_sizes(config: Mapping[str, Any], placement: ComponentPl
     if engine > 1 and held - {engine}:
         raise PlacementConfigError(
             f"rollout: runner.task_type {task} places component_placement as written (HybridComponentPlacement), which "
-            f"gives rollout processes of {', '.join(map(str, sorted(held)))} GPU(s), but rollout.tensor_parallel_size x "
+            f"gives rollout processes of {', '.join(map(str, sorted(held)))} {agreeing(max(held), 'GPU')}, but rollout.tensor_parallel_size x "
             f"pipeline_parallel_size = {engine} GPUs per engine; write the rollout placement with {engine} GPUs per "
             f"process (e.g. \"0-{2 * engine - 1}:0-1\") or drop the sizes"
         )

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from solver_placement._cluster.ranks import format_ranks
+from solver_placement._errors import agreeing
 from solver_placement._frontends.roll.job import RollJob
 from solver_placement._frontends.roll.resource_manager import LandedGroup
 from solver_placement._prediction.checks import split_engines
@@ -100,7 +101,7 @@ def shared_gpus(ranks: Iterable[PredictedRank]) -> list[Finding]:
                 items[0][1][0].role,
                 node,
                 len(gpus),
-                f"GPU(s) {format_ranks(gpus)} are each told to workers of two device numbers, or to one role twice: {shown_names}",
+                f"{agreeing(len(gpus), 'GPU')} {format_ranks(gpus)} {agreeing(len(gpus), 'is', 'are each')} told to workers of two device numbers, or to one role twice: {shown_names}",
             )
         )
     return findings
@@ -114,8 +115,8 @@ def told_other_gpus(ranks: Iterable[PredictedRank]) -> list[Finding]:
             told[(rank.role, rank.node)].append(rank)
     return [
         Finding(FindingKind.WRONG_DEVICE, role, node, len(on),
-                f"{'ranks' if len(on) > 1 else 'rank'} {format_ranks(rank.rank for rank in on)} {'are' if len(on) > 1 else 'is'} told GPU(s) {format_ranks(int(g) for rank in on for g in rank.visible_devices)} "
-                f"but their placement group (node rank {on[0].bundle}) holds GPU(s) {format_ranks(g for rank in on for g in rank.gpus)}: "
+                f"{'ranks' if len(on) > 1 else 'rank'} {format_ranks(rank.rank for rank in on)} {'are' if len(on) > 1 else 'is'} told {_gpus(int(g) for rank in on for g in rank.visible_devices)} "
+                f"but their placement group (node rank {on[0].bundle}) holds {_gpus(g for rank in on for g in rank.gpus)}: "
                 "ROLL numbers GPUs from 0 on every node rank, and another node rank's group is on this node too "
                 "(start ROLL's driver on this node, whose GPU count then sizes the node ranks)")
         for (role, node), on in sorted(told.items())
@@ -135,7 +136,13 @@ def idle_gpus(job: RollJob, size: int, groups: Iterable[LandedGroup]) -> list[Fi
         if idle and group.node is not None:
             findings.append(
                 Finding(FindingKind.IDLE_GPUS, RESOURCE_MANAGER, group.node, len(idle),
-                        f"GPU(s) {format_ranks(group.first_gpu + gpu for gpu in idle)} are reserved for node rank {group.node_rank} "
+                        f"{_gpus(group.first_gpu + gpu for gpu in idle)} {agreeing(len(idle), 'is', 'are')} reserved for node rank {group.node_rank} "
                         f"(num_gpus_per_node={size}) and no worker uses them (device numbers {format_ranks(group.node_rank * size + gpu for gpu in idle)})")
             )  # fmt: skip
     return findings
+
+
+def _gpus(ids: Iterable[int]) -> str:
+    """``GPU 3`` or ``GPUs 0-3``."""
+    listed = list(ids)
+    return f"{agreeing(len(set(listed)), 'GPU')} {format_ranks(listed)}"

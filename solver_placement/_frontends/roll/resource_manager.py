@@ -25,7 +25,7 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, agreeing, counted
 from solver_placement._limits import check
 
 #: Placement groups one node holds when each asks half of its CPUs.
@@ -86,7 +86,7 @@ def check_resources(gpus_per_node: Sequence[int], size: int, count: int) -> None
     if count > able:
         raise PlacementConfigError(
             f"ROLL stops at start (ResourceManager): The Ray clusters(ray_num_nodes: {able}) cannot meet the required number of nodes "
-            f"(`num_nodes`{count}): {count} node ranks of {size} GPUs are needed by the highest device number, and {able} node(s) have "
+            f"(`num_nodes`{count}): {count} node ranks of {size} GPUs are needed by the highest device number, and {counted(able, 'node')} {agreeing(able, 'has', 'have')} "
             f"{size} GPUs; lower the device numbers of the device_mapping keys, or add nodes"
         )
     total = sum(int(gpus) for gpus in gpus_per_node)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement._arrays import distinct
-from solver_placement._errors import Statement
+from solver_placement._errors import Statement, agreeing, counted
 from solver_placement._solver.labels import label_values
-from solver_placement._solver.statements import AMOUNT_RULE, COUNTING, count, noun, shape_keys
+from solver_placement._solver.statements import AMOUNT_RULE, COUNTING, noun, shape_keys
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.grammar import Declarative
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -39,7 +39,8 @@ class Need:
     units: int = 0
     width: int = 1
     copies: int = 1
-    block: str = "processes"
+    #: what one unit is called, singular and plural (a process, or a tensor-parallel group)
+    block: tuple[str, str] = ("process", "processes")
 
     @property
     def total(self) -> int:
@@ -68,21 +69,21 @@ def needs_of(spec: PlacementSpec) -> dict[str, Need]:
 def _need(spec: PlacementSpec, request: ComponentRequest, copies: int) -> Need:
     hardware = distinct(request.cand_hw)
     items = np.bincount(spec.cluster.hw_node[hardware], minlength=spec.cluster.num_nodes).astype(np.int64)
-    plural = noun(request)
+    unit = noun(request)
     if not is_free(request):
         used = int(items.sum())
         form = request.spec.form
         where, written = (f'resources "{form.resources or "all"}"', "resources") if isinstance(form, Declarative) else (f'placement "{request.spec.text}"', "placement")
-        statement = Statement(f"{request.name}: {where} uses {count(used, plural)}", request.name, (written,), AMOUNT_RULE)
+        statement = Statement(f"{request.name}: {where} uses {counted(used, unit)}", request.name, (written,), AMOUNT_RULE)
         return Need(request.name, statement, hardware, items, fixed=True, copies=copies)
     amount, processes = int(request.amount[0]), request.num_processes
     tp = tensor_group_on_node(spec, request)
-    text = f"{request.name} needs {processes} process(es) x {count(amount, plural)}"
+    text = f"{request.name} needs {counted(processes, 'process', 'processes')} x {counted(amount, unit)}"
     keys = shape_keys(request)
     if tp > 1:
-        text += f" in tensor-parallel groups of {tp} ({processes // tp} groups of {count(amount * tp, plural)}, each on one node)"
+        text += f" in tensor-parallel groups of {tp} ({counted(processes // tp, 'group')} of {counted(amount * tp, unit)}, each on one node)"
         statement = Statement(text, request.name, (*keys, "tensor_parallel_size"), AMOUNT_RULE)
-        return Need(request.name, statement, hardware, items, fixed=False, units=processes // tp, width=amount * tp, copies=copies, block="groups")
+        return Need(request.name, statement, hardware, items, fixed=False, units=processes // tp, width=amount * tp, copies=copies, block=("group", "groups"))
     return Need(request.name, Statement(text, request.name, keys, AMOUNT_RULE), hardware, items, fixed=False, units=processes, width=amount, copies=copies)
 
 
@@ -118,10 +119,10 @@ def domain_conflicts(spec: PlacementSpec, needs: dict[str, Need]) -> list[list[S
             room = int((per_domain // (amount * size)).sum())
             if room < request.num_processes // size:
                 unit = "pipeline" if rule.group == "pipeline_parallel" else "tensor-parallel group"
-                plural = noun(request)
-                offer = f"counting: the largest {rule.label!r} domain offers {count(int(per_domain.max()), plural)}, room for {room} such {unit}s"
+                item = noun(request)
+                offer = f"counting: the largest {rule.label!r} domain offers {counted(int(per_domain.max()), item)}, room for {room} such {agreeing(room, unit)}"
                 conflicts.append([
-                    Statement(f"{name} needs {request.num_processes // size} {unit}s of {count(amount * size, plural)}", name,
+                    Statement(f"{name} needs {counted(request.num_processes // size, unit)} of {counted(amount * size, item)}", name,
                               (*shape_keys(request), "tensor_parallel_size", "pipeline_parallel_size"), AMOUNT_RULE),
                     Statement(f"{name}: topology.{rule.group}.{rule.label}: require (each {unit} inside one {rule.label!r} domain)", name,
                               ("topology",), "domains"),

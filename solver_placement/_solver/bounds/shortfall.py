@@ -14,7 +14,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import Statement
+from solver_placement._errors import Statement, counted
 from solver_placement._specification.candidates import ComponentRequest, component_noun
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -42,12 +42,15 @@ def _short(request: ComponentRequest, cluster: Cluster) -> Statement | None:
     needed = processes * per_process // request.max_share
     offered = distinct(window).size
     if needed > offered:
-        text = f"{request.name}: needs {processes} processes x {per_process} {noun} = {needed} {noun}, but {resources.describe()} offers {offered}"
+        text = (
+            f"{request.name}: needs {counted(processes, 'process', 'processes')} x {counted(per_process, noun)} = {counted(needed, noun)}, "
+            f"but {resources.describe()} offers {offered}"
+        )
         return Statement(text, request.name, keys, RULE)
     span = (per_process - 1) * stride + 1
     widest = int(np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes).max())
     if span > widest:
-        shape = f"{per_process} {noun} per process" + (f" with stride {stride}" if stride > 1 else "")
+        shape = f"{counted(per_process, noun)} per process" + (f" with stride {stride}" if stride > 1 else "")
         text = f"{request.name}: needs {shape} on one node (a span of {span}), but the largest node in {resources.describe()} has {widest}"
         return Statement(text, request.name, keys, RULE)
     return None

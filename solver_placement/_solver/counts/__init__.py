@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
@@ -78,7 +79,7 @@ def _counted(
                 return Declined(PathName.COUNTS, "more node patterns than the count model enumerates, even clique by clique")
             except NotChordal:
                 return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (a cycle of four or more components kept apart, with no chord, needs whole-node patterns)")
-    log.debug("the count model: %d node shape(s) with their patterns", len(found))
+    log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_counts(problem, found, weights, node_start, options, budget)
     if counts is None:

@@ -19,6 +19,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import counted
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.needs import is_free
 from solver_placement._solver.build import build_model
@@ -55,7 +56,7 @@ def narrow(
     stage = NodeLevel.build(spec, requests)
     stage.minimize(weights, cluster)
     solver, status = solve_model(stage.model, replace(options, num_workers=1, seed=0), budget)
-    log.info("decomposition stage 1 (processes per node, %d free component(s)): %s", len(stage.free), solver.status_name(status))
+    log.info("decomposition stage 1 (processes per node, %s): %s", counted(len(stage.free), "free component"), solver.status_name(status))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return status
     narrowed = dict(requests)
@@ -115,7 +116,7 @@ def solve_per_node(
             solved[key] = {name: [[(int(cluster.hw_kind[h]), int(cluster.hw_local[h])) for h in a.of(p)] for p in range(a.num_processes)] for name, a in choice.items() if name in free}
         for name, processes in solved[key].items():
             taken[name].extend(np.array([_physical(cluster, node, kind, item) for kind, item in items]) for items in processes)
-    log.info("decomposition stage 2: %d distinct node model(s) solved", len(solved))
+    log.info("decomposition stage 2: %s solved", counted(len(solved), "distinct node model"))
     result = {name: _assignment(narrowed[name], taken[name], cluster) for name in free}
     for name, request in narrowed.items():
         if request.determined:

@@ -23,7 +23,7 @@ from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import ACCELERATOR
-from solver_placement._errors import Statement
+from solver_placement._errors import Statement, counted
 from solver_placement._solver.bounds.core import Guarded, minimal_core
 from solver_placement._solver.bounds.needs import is_free, needs_of, tensor_group_on_node
 from solver_placement._solver.counts.problem import window_per_node
@@ -127,7 +127,7 @@ def node_level_conflicts(spec: PlacementSpec, requests: Mapping[str, ComponentRe
     core = minimal_core(Guarded(model, literal, own, [[s] for s in own]), budget)
     if not core:
         return []
-    line = f"counting node by node: no split of their groups over the {spec.cluster.num_nodes} nodes satisfies these"
+    line = f"counting node by node: no split of their groups over the {counted(spec.cluster.num_nodes, 'node')} satisfies these"
     return [*core, Statement(line, rule=COUNTING, others=tuple(dict.fromkeys(n for s in core for n in s.named)))]
 
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._errors import Statement
+from solver_placement._errors import Statement, counted
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, Relation, everywhere
 from solver_placement._solver.context import Literal, ModelContext
@@ -51,7 +51,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
 
 def capacity_statement(name: str, limit: int) -> Statement:
     """``name``'s ``max_processes_per_hardware``, as every stage words it."""
-    return Statement(f"{name}: at most {limit} process(es) per item (max_processes_per_hardware)", name, KEYS, RULE)
+    return Statement(f"{name}: at most {counted(limit, 'process', 'processes')} per item (max_processes_per_hardware)", name, KEYS, RULE)
 
 
 def _while_used(used: Literal | int) -> Sequence[Literal]:

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement._errors import Statement
+from solver_placement._errors import Statement, counted
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import TOGETHER, Relation, everywhere
 from solver_placement._solver.context import PAIRS_PER_CHECK, Literal, ModelContext
 from solver_placement._solver.rules.rule import RuleOutput
-from solver_placement._solver.statements import count, noun
+from solver_placement._solver.statements import noun
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -38,7 +38,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
             extra, missing = ctx.used_set(mine) - ctx.used_set(target), ctx.used_set(target) - ctx.used_set(mine)
             if extra or missing:
                 ctx.conflict(replace(statement, text=(
-                    f"{statement.text}, but {spec.name} uses {len(extra)} item(s) outside {target_name} "
+                    f"{statement.text}, but {spec.name} uses {counted(len(extra), 'item')} outside {target_name} "
                     f"and leaves {len(missing)} of {target_name}'s unused"
                 )))  # fmt: skip
         else:
@@ -72,7 +72,7 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
     if np.unique(target.cand_hw).size != target.cand_hw.size:
         return
     group_of_hw = dict(zip(target.cand_hw.tolist(), (target.cand_process // tp).tolist(), strict=True))
-    text = f"each {name} process sits inside one tensor-parallel group of {target.name} ({count(group_items, noun(target))})"
+    text = f"each {name} process sits inside one tensor-parallel group of {target.name} ({counted(group_items, noun(target))})"
     statement = _nesting_statement(name, target.name, text)
     if mine.determined:
         for p in range(mine.num_processes):

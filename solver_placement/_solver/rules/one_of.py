@@ -80,10 +80,10 @@ def add_one_of(
 
 
 def _rule(request: ComponentRequest, attribute_name: str) -> str:
-    plural = noun(request)
-    if plural == "nodes" and attribute_name == "node":
+    unit = noun(request)
+    if unit == "node" and attribute_name == "node":
         return "must run on one node"
-    return f"must have all its {plural} on one {attribute_name}"
+    return f"must have all its {unit}s on one {attribute_name}"
 
 
 def _unit_where(request: ComponentRequest, unit: Unit, first_process: int) -> str:

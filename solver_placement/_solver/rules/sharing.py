@@ -8,7 +8,7 @@ per-process rule owns), so this rule owns no key of its own.
 
 from __future__ import annotations
 
-from solver_placement._errors import Statement
+from solver_placement._errors import Statement, counted
 from solver_placement._solver.context import ModelContext
 from solver_placement._solver.rules.rule import RuleOutput
 from solver_placement._specification.candidates import ComponentRequest
@@ -27,7 +27,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         for takers in ctx.paced(ctx.takers(request).values(), f"{request.name}'s sharing"):
             if request.fill_share is not None:
                 window = declarative.resources or "all"
-                text = f'{request.name}: every item of resources "{window}" is shared by {request.fill_share} process(es)'
+                text = f'{request.name}: every item of resources "{window}" is shared by {counted(request.fill_share, "process", "processes")}'
                 statement = Statement(text, request.name, ("resources", "processes"), RULE)
                 ctx.model.add(sum(takers) == request.fill_share).only_enforce_if(ctx.guard(statement))
             elif _demand_fills_items(ctx, request):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from solver_placement._errors import Statement
+from solver_placement._errors import Statement, counted
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.context import Literal, ModelContext
 from solver_placement._solver.rules.rule import RuleOutput
-from solver_placement._solver.statements import count, noun
+from solver_placement._solver.statements import noun
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -53,7 +53,7 @@ def _add_process(
     window = tuple(request.cand_rank[lo:hi].tolist())
     if window not in patterns_of:
         patterns_of[window] = _patterns(window, need, step)
-    text = f"{request.name}: each process takes {count(need, noun(request))} with stride {step}"
+    text = f"{request.name}: each process takes {counted(need, noun(request))} with stride {step}"
     guard = ctx.guard(Statement(text, request.name, ("stride", "hardware_per_process"), RULE))
     starts = [ctx.model.new_bool_var("") for _ in patterns_of[window]]
     ctx.model.add(sum(starts) == 1).only_enforce_if(guard)

@@ -430,7 +430,7 @@ def test_yaml_is_a_ready_block() -> None:
     ("change", "message"),
     [
         ({"cost": {"actor": 1}}, "unknown key 'cost'; did you mean 'costs'"),
-        ({"costs": {"rollout": 1, "inference": 1}}, r"costs: missing required key\(s\) 'actor'"),
+        ({"costs": {"rollout": 1, "inference": 1}}, r"costs: missing required key 'actor'"),
         ({"costs": {"rollout": 1, "inference": 1, "actor": -3}}, "costs.actor must be a positive number"),
         ({"n_minibatches": 3}, "must split into n_minibatches = 3"),
         ({"num_gpus_per_node": 8, "model_parallel": {"actor": 3, "inference": 2}}, "model_parallel.actor: groups of 3 GPUs cannot tile nodes"),

@@ -82,7 +82,7 @@ def test_explain_lists_every_conflict_of_an_infeasible_config(tmp_path: Path) ->
         "  actor (placement):",
         '    - actor: placement "0-3" uses 4 GPUs',
         "  rollout (processes, hardware_per_process, exclusive_with):",
-        "    - rollout needs 2 process(es) x 2 GPUs",
+        "    - rollout needs 2 processes x 2 GPUs",
         "    - rollout is exclusive with actor (no shared hardware)",
         "  - counting: the cluster has 1 node x 4 GPUs; together they need 8",
     ]

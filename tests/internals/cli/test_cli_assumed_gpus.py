@@ -60,7 +60,7 @@ def test_a_stated_count_warns_nothing() -> None:
 @pytest.mark.parametrize(
     ("args", "first_line"),
     [
-        (("solve", "-"), f"<stdin> {HEADER}: 2 node(s), 8 GPUs each, custom hardware: Franka; optimal in "),
+        (("solve", "-"), f"<stdin> {HEADER}: 2 nodes, 8 GPUs each, custom hardware: Franka; optimal in "),
         (("explain", "-"), f"<stdin> {HEADER}: valid; 2 components, 9 processes"),
         (("launch", "-"), f"<stdin> {HEADER}: 9 bundles in one placement group, 9 processes"),
         (("plot", "-", "-o", "{tmp}/layout.svg"), f"wrote {{tmp}}/layout.svg: <stdin> {HEADER}"),
@@ -102,4 +102,4 @@ def test_local_ray_shaped_like_the_model_confirms_no_count() -> None:
     """``--local`` starts a Ray with the model's (assumed) GPUs: it checks nothing, so the warning stays."""
     result = run("solve", "-", "--local", stdin="cluster:\n  num_nodes: 1\n  component_placement:\n    actor: 0-1\n")
     assert result.stderr == WARNING.format(name="<stdin>", key="cluster.num_gpus_per_node")
-    assert result.stdout.startswith(f"<stdin> {HEADER}: 1 node(s), 8 GPUs each")
+    assert result.stdout.startswith(f"<stdin> {HEADER}: 1 node, 8 GPUs each")

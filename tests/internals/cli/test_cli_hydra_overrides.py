@@ -96,7 +96,7 @@ def test_tilde_deletes_a_key_only_when_it_is_there_and_holds_the_value_given() -
     assert "env" not in solved("~cluster.component_placement.env=")["components"]  # no value: whatever it holds, as in Hydra
     assert "cluster.component_placement.env is '0-1', not '0-2', so it is kept" in refused("~cluster.component_placement.env=0-2")
     assert "<stdin> has no cluster.component_placement.critic to delete" in refused("~cluster.component_placement.critic")
-    assert "missing required key(s) 'num_nodes'" in refused("~cluster.num_nodes")  # deleted: the schema asks for it
+    assert "missing required key 'num_nodes'" in refused("~cluster.num_nodes")  # deleted: the schema asks for it
 
 
 def test_a_mapping_merges_into_a_mapping_and_anything_else_replaces() -> None:
@@ -133,7 +133,7 @@ def test_an_empty_value_is_the_empty_string_as_in_hydra() -> None:
         ("cluster..num_nodes=1", "'cluster..num_nodes' is not a dotted key"),
         ("cluster.node_groups[0].label=x", "is not a dotted key"),
         ("+++cluster.x=1", "'+cluster.x' is not a dotted key"),
-        ("cluster.node_groups.3.label=x", "cluster.node_groups is a list of 1 item(s), so '3' is not one of its indices"),
+        ("cluster.node_groups.3.label=x", "cluster.node_groups is a list of 1 item, so '3' is not one of its indices"),
         ("+cluster.num_nodes.x=1", "cluster.num_nodes holds 2, not a mapping or a list, so it has no cluster.num_nodes.x"),
     ],
 )  # fmt: skip

@@ -87,8 +87,8 @@ def test_a_stated_cluster_unlike_the_live_one_fails_before_reserving_with_every_
     model.write_text(STATED_OTHER)
     result = CliRunner().invoke(main, ["launch", str(model), "--ray", live, "--run"])
     assert result.exit_code == 2, result.output
-    assert "differs from the cluster model in 3 way(s): " in result.output
-    for difference in ("node 0 (Ray node", "has A800 GPUs, the model H100", "has 2 GPU(s), the model 4", "has 2 franka, the model 3"):
+    assert "differs from the cluster model in 3 ways: " in result.output
+    for difference in ("node 0 (Ray node", "has A800 GPUs, the model H100", "has 2 GPUs, the model 4", "has 2 franka, the model 3"):
         assert difference in result.output
     assert not ray.is_initialized() and placement_groups_on(live) == []
     assert run("solve", model, "cluster.num_gpus_per_node=[4,2,0]", "cluster.accelerator_model=[A800,H100,null]",

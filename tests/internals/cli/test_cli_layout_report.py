@@ -12,7 +12,7 @@ def test_solve_format_layout_prints_the_report_and_refuses_an_unknown_component_
     model = MODELS / "api_node_groups.yaml"
     result = cli_runner().invoke(main, ["solve", str(model), "--format", "layout", "-c", "env", "-c", "agent"])
     assert result.exit_code == 0, result.output
-    heading = f"{model}: 4 node(s), GPUs per node [8, 8, 0, 0], custom hardware: robot; optimal"
+    heading = f"{model}: 4 nodes, GPUs per node [8, 8, 0, 0], custom hardware: robot; optimal"
     assert result.stdout == f"{heading}\n{layout_report(solve(model), ['env', 'agent'])}\n"
     assert result.stderr == ""
     unknown = cli_runner().invoke(main, ["solve", str(model), "--format", "layout", "-c", "nope"])

@@ -114,7 +114,7 @@ def test_every_command_prints_its_documented_json(args: tuple[str, ...], keys: l
 @pytest.mark.parametrize(
     ("args", "first_line"),
     [
-        (("solve", QUICKSTART), "models/quickstart.yaml: 3 node(s), GPUs per node [8, 8, 0]; optimal in "),
+        (("solve", QUICKSTART), "models/quickstart.yaml: 3 nodes, GPUs per node [8, 8, 0]; optimal in "),
         (("solve", QUICKSTART, "--format", "yaml"), "schema_version: 1"),
         (("explain", QUICKSTART), "models/quickstart.yaml: valid; 4 components, 36 processes"),
         (("auto", AUTO, "--top-k", "2"), "models/auto_reference_16x8.yaml: disaggregated, predicted 289.096 s per iteration"),

@@ -90,7 +90,7 @@ def test_bad_node_groups(groups: object, message: str) -> None:
     [
         ({"num_nodes": 0}, "positive"),
         ({"num_nodes": True}, "integer"),
-        ({"num_nodes": 2, "num_gpus_per_node": [8]}, "lists 1 values but the cluster has 2 nodes"),
+        ({"num_nodes": 2, "num_gpus_per_node": [8]}, "lists 1 value but the cluster has 2 nodes"),
         ({"num_nodes": 2, "num_gpus_per_node": -1}, "non-negative"),
     ],
 )

@@ -33,7 +33,7 @@ def test_nodes_without_rank_labels_are_ordered_by_ip_and_read_into_the_model() -
 def test_rank_labels_decide_the_order_and_must_number_every_node_once() -> None:
     labelled = [node("10.0.0.1", {"GPU": 1}, **{NODE_RANK_LABEL: "1"}), node("10.0.0.2", {"GPU": 2}, **{NODE_RANK_LABEL: "0"})]
     assert ray_cluster_kwargs(labelled)["num_gpus_per_node"] == [2, 1]
-    with pytest.raises(LaunchError, match=r"must number every alive node 0..1 once; 1 of 2 node\(s\) carry ranks 0"):
+    with pytest.raises(LaunchError, match=r"must number every alive node 0..1 once; 1 of 2 nodes carries ranks 0"):
         ray_cluster_kwargs([labelled[1], node("10.0.0.3", {})])
     with pytest.raises(LaunchError, match="no alive node"):
         ray_cluster_kwargs([])

@@ -46,7 +46,7 @@ def test_a_list_gives_each_node_its_own_entry_or_none() -> None:
     [
         ({"numa_nodes": [0, 0]}, r"cluster.gpu_topology \(node 0, 2 GPUs\): numa_nodes needs numa_cpus"),
         ({"numa_cpus": {0: "0-3"}}, r"numa_cpus needs numa_nodes"),
-        ({"numa_nodes": [0], "numa_cpus": {0: 1}}, r"numa_nodes lists 1 values but the node has 2 GPUs"),
+        ({"numa_nodes": [0], "numa_cpus": {0: 1}}, r"numa_nodes lists 1 value but the node has 2 GPUs"),
         ({"numa_nodes": [0, 1], "numa_cpus": {0: "0-3"}}, r"numa_cpus does not list the CPUs of NUMA node 1"),
         ({"numa_nodes": [0, 1024], "numa_cpus": {0: 0}}, r"numa_nodes\[1\] is 1024, above the supported limit of 1023"),
         ({"numa_nodes": [0, 1], "numa_cpus": {0: "0-3", 1: "3-5"}}, r"CPU 3 is listed for NUMA nodes 0 and 1"),
@@ -58,7 +58,7 @@ def test_a_list_gives_each_node_its_own_entry_or_none() -> None:
         ({"egl_devices": [0, 256]}, r"egl_devices\[1\] is 256, above the supported limit of 255"),
         ({"egl_devices": [0, True]}, r"egl_devices\[1\] must be an integer"),
         ({"egl_device": [0, 1]}, r"unknown key 'egl_device'; did you mean 'egl_devices'"),
-        ([{"egl_devices": [0, 1]}], r"cluster.gpu_topology lists 1 entries but the cluster has 2 nodes"),
+        ([{"egl_devices": [0, 1]}], r"cluster.gpu_topology lists 1 entry but the cluster has 2 nodes"),
         ("0-1", r"must be a mapping or a list with one per node"),
     ],
 )

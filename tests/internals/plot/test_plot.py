@@ -148,7 +148,7 @@ def test_nodes_and_components_select_what_is_drawn(tmp_path: Path) -> None:
 def test_too_many_rows_are_left_out_with_a_note(tmp_path: Path) -> None:
     svg = svg_text(plot_layout(solve(MODELS / "synthetic_16x8.yaml"), mode="cells", max_rows=4), tmp_path)
     assert ">node 3<" in svg and ">node 4<" not in svg
-    assert "12 more row(s) (nodes 4-15) not drawn" in svg
+    assert "12 more rows (nodes 4-15) not drawn" in svg
 
 
 def test_bare_records_are_drawn_with_the_hardware_they_reveal(tmp_path: Path) -> None:
@@ -238,7 +238,7 @@ def test_disaggregated_rollout_gpus_have_no_actor_peer(tmp_path: Path) -> None:
     links = weight_sync_links(placement)
     assert links and all(link.actor_ranks == () and link.node == 1 for link in links)
     svg = svg_text(plot_weight_sync(placement), tmp_path)
-    assert "6 rollout GPU(s) hold no actor rank" in svg and "tensor-parallel group" not in svg
+    assert "6 rollout GPUs hold no actor rank" in svg and "tensor-parallel group" not in svg
 
 
 def test_weight_sync_figure_shows_tp_groups_and_rollout_gpus(tmp_path: Path) -> None:

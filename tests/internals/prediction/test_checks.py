@@ -43,10 +43,10 @@ def test_a_rank_told_other_gpus_than_it_holds() -> None:
     ranks = [rank("rollout", 0, 0, (4, 5)), rank("rollout", 1, 0, (6, 7))]
     found = wrong_devices(ranks, {("rollout", 0): [5, 4], ("rollout", 1): [0, 1]})
     assert [(f.kind, f.role, f.node) for f in found] == [(FindingKind.WRONG_DEVICE, "rollout", 0)]
-    assert "rank 1 holds GPU(s) 6,7 but is told 0,1" in found[0].message
+    assert "rank 1 holds GPUs 6,7 but is told 0,1" in found[0].message
 
 
 def test_reserved_gpus_no_rank_uses_are_idle_and_only_a_warning() -> None:
     found = idle_gpus("rollout", {0: range(8)}, [rank("rollout", r, 0, (2 * r, 2 * r + 1)) for r in range(3)])
     assert [(f.kind, f.node, f.count, f.is_error) for f in found] == [(FindingKind.IDLE_GPUS, 0, 2, False)]
-    assert "GPU(s) 6,7 are reserved for rollout" in found[0].message
+    assert "GPUs 6,7 are reserved for rollout" in found[0].message

@@ -128,7 +128,7 @@ def test_the_readme_command_on_a_running_ray_of_another_size_names_local(found_r
     result = run("launch", MODELS / "quickstart.yaml", "--run")
     assert result.exit_code == 2, result.output
     assert one_line(result.output) == (
-        f"error: the cluster model has 3 node(s) but Ray has 1; they must match (launch on a cluster of 3 node(s); {HINT})"
+        f"error: the cluster model has 3 nodes but Ray has 1; they must match (launch on a cluster of 3 nodes; {HINT})"
     )
     nothing_reserved_and_disconnect()
 
@@ -140,8 +140,8 @@ def test_a_running_ray_with_fewer_gpus_lists_them_and_local_then_launches(found_
     result = run("launch", model, "--run")
     assert result.exit_code == 2, result.output
     message = one_line(result.output)
-    assert message.startswith("error: the Ray cluster differs from the cluster model in 1 way(s): node 0 (Ray node ")
-    assert message.endswith(f"has 2 GPU(s), the model 4 (launch on a matching cluster; solve against the live one: Cluster.from_ray; {HINT})")
+    assert message.startswith("error: the Ray cluster differs from the cluster model in 1 way: node 0 (Ray node ")
+    assert message.endswith(f"has 2 GPUs, the model 4 (launch on a matching cluster; solve against the live one: Cluster.from_ray; {HINT})")
     nothing_reserved_and_disconnect()
     followed = run("launch", model, "--run", "--local")
     assert followed.exit_code == 0, followed.output
@@ -154,7 +154,7 @@ def test_reserve_in_python_names_address_local_and_that_argument_launches(found_
     solution = four_gpu_solution()
     with pytest.raises(PlacementConfigError) as info:
         reserve(solution, timeout_s=5)
-    assert str(info.value).endswith(f"has 2 GPU(s), the model 4 (launch on a matching cluster; solve against the live one: Cluster.from_ray; {HINT})")
+    assert str(info.value).endswith(f"has 2 GPUs, the model 4 (launch on a matching cluster; solve against the live one: Cluster.from_ray; {HINT})")
     nothing_reserved_and_disconnect()
     with reserve(solution, address="local", timeout_s=30, cpus_per_process=0.1) as reservation:
         assert [bundle.resources.get("GPU") for bundle in reservation.plan.bundles] == [1.0] * 4

@@ -91,7 +91,7 @@ def test_a_node_without_the_required_domain_label_is_named_and_nothing_is_reserv
     )  # fmt: skip
     solution = solved({"actor": {"processes": 4, "tensor_parallel_size": 4, "topology": {"tensor_parallel": {"nvlink": "require"}}}}, nvlink)
     groups_before = len(placement_group_table())
-    with pytest.raises(PlacementConfigError, match=r"node 0 \(Ray node \w+, [\d.]+\) carries no 'nvlink' label, which actor require\(s\) there; "
+    with pytest.raises(PlacementConfigError, match=r"node 0 \(Ray node \w+, [\d.]+\) carries no 'nvlink' label, which actor requires there; "
                        r"node 1 .* carries no 'nvlink' label"):  # fmt: skip
         reserve(solution, cpus_per_process=0.25)
     assert len(placement_group_table()) == groups_before

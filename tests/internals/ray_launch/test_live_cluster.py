@@ -98,6 +98,6 @@ def test_read_solve_launch_and_report_then_a_lost_node_fails_before_reserving(si
         assert time.monotonic() < deadline
         time.sleep(0.5)
     groups_before = len(placement_group_table())
-    with pytest.raises(PlacementConfigError, match=r"differs from the cluster model in 1 way\(s\): node 2 of the plan has no Ray node"):
+    with pytest.raises(PlacementConfigError, match=r"differs from the cluster model in 1 way: node 2 of the plan has no Ray node"):
         reserve(solution, cpus_per_process=0.25)
     assert len(placement_group_table()) == groups_before

@@ -21,7 +21,7 @@ def test_labels_give_ranks_and_missing_nodes_map_to_none() -> None:
 def test_without_labels_nodes_sort_by_ip_and_counts_must_match() -> None:
     mapped = map_nodes([node(None, "10.0.0.10"), node(None, "10.0.0.9")], 2)
     assert [n.ip for n in mapped] == ["10.0.0.9", "10.0.0.10"]
-    with pytest.raises(PlacementConfigError, match="the cluster model has 3 node.s. but Ray has 2"):
+    with pytest.raises(PlacementConfigError, match="the cluster model has 3 nodes but Ray has 2"):
         map_nodes([node(None, "a"), node(None, "b")], 3)
 
 
@@ -57,7 +57,7 @@ def test_every_difference_between_model_and_ray_is_listed_before_reserving() -> 
     with pytest.raises(PlacementConfigError) as info:
         to_ray(placements, cluster, live)
     assert str(info.value) == (
-        "the Ray cluster differs from the cluster model in 4 way(s): node 0 (Ray node id0, 10.0.0.1) has 4 GPU(s), the model 8; "
+        "the Ray cluster differs from the cluster model in 4 ways: node 0 (Ray node id0, 10.0.0.1) has 4 GPUs, the model 8; "
         "node 1 (Ray node id1, 10.0.0.2) has A100 GPUs, the model H100; node 1 (Ray node id1, 10.0.0.2) has 0 franka, the model 1; "
         "node 2 of the plan has no Ray node (no Ray node carries solver-placement/node-rank=2; re-plan without it: solver_placement.replan) "
         "(launch on a matching cluster; solve against the live one: Cluster.from_ray; or launch on the embedded Ray shaped like the model: "

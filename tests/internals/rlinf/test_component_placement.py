@@ -477,7 +477,7 @@ MP_ERRORS = [
     ({"actor": "0-2", "rollout": "3-7", "reward": "3"}, 1, {"auto_scheduler": True, "use_pre_process_policy": True},
      sizes(1, 2), ["use_pre_process_policy", "3 GPUs", "divisible by rollout TP size 2"]),
     # model-parallel components need GPUs
-    ({"actor,rollout": {"node_group": "node", "placement": "0"}, "reward": "0"}, 1, None, sizes(), ["actor", "nodes", "need GPUs"]),
+    ({"actor,rollout": {"node_group": "node", "placement": "0"}, "reward": "0"}, 1, None, sizes(), ["actor", "(1 node)", "need GPUs"]),
     ({"actor,rollout,reward": "all"}, 1, None, {"actor": {"model": {"tensor_model_parallel_size": 0}}},
      ["actor.model.tensor_model_parallel_size", "positive"]),
 ]

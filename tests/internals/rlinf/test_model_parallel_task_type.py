@@ -112,7 +112,7 @@ def test_hybrid_rollout_must_hold_whole_engines():
     # embodied places the rollout as written: "4-7" is four 1-GPU processes, not engines of 2 GPUs
     with pytest.raises(PlacementConfigError) as info:
         placement_for_config(job({"actor": "0-3", "rollout": "4-7"}, "embodied", rollout_tp=2))
-    for fragment in ("rollout", "HybridComponentPlacement", "processes of 1 GPU(s)", "= 2 GPUs per engine"):
+    for fragment in ("rollout", "HybridComponentPlacement", "processes of 1 GPU,", "= 2 GPUs per engine"):
         assert fragment in str(info.value), str(info.value)
 
 

@@ -9,8 +9,16 @@ from typing import Any
 
 import pytest
 
-from solver_placement import InfeasiblePlacementError, ModelParallelComponentPlacement, PlacementConfigError
-from solver_placement._frontends.rlinf import MultiAgentModelParallelComponentPlacement
+from solver_placement import (
+    Cluster,
+    InfeasiblePlacementError,
+    ModelParallelComponentPlacement,
+    ModelParallelEvalComponentPlacement,
+    PackedPlacementStrategy,
+    PlacementConfigError,
+    PlacementError,
+)
+from solver_placement._frontends.rlinf import MultiAgentModelParallelComponentPlacement, MultiAgentModelParallelEvalComponentPlacement
 from solver_placement._frontends.rlinf.size_keys import MAX_TRIES, StatedSize, nearest_fit, tries
 
 
@@ -126,3 +134,80 @@ def test_a_misspelt_node_group_gets_the_close_name():
         spec("franak")
     with pytest.raises(PlacementConfigError, match="node group 'zzz' not found; known groups: .*franka"):
         spec("zzz")
+
+
+def eval_job(placement: dict[str, Any], nodes: int, **sections: Any) -> dict[str, Any]:
+    cluster = {"num_nodes": nodes, "num_gpus_per_node": 8, "component_placement": placement}
+    return {"cluster": cluster, "runner": {"task_type": "reasoning_eval"}, **sections}
+
+
+def test_eval_rollout_engine_wider_than_a_node_names_the_keys_not_a_segment():
+    """Issue 31 item 4 (eval): tp 16 on 2 x 8 GPUs said "segment "0-15:0-0" (process 0) must have
+    all its GPUs on one node"; now the key, its value, the cluster's keys and a checked fix."""
+    config = eval_job({"rollout": "0-15", "reward": "0-15"}, nodes=2, rollout={"tensor_parallel_size": 16})
+    with pytest.raises(InfeasiblePlacementError) as info:
+        ModelParallelEvalComponentPlacement(config)
+    message = str(info.value)
+    assert "rollout.tensor_parallel_size=16" in message and "with rollout.tensor_parallel_size=8 it places" in message, message
+    assert "cluster.num_nodes=2, cluster.num_gpus_per_node=8" in message, message
+    assert "each rollout process must have all its GPUs on one node" in message, message  # the rule, without the segment
+    assert "All hardware ranks for a process must be on the same node" in message, message  # RLinf's phrase, which code matches
+    assert "segment" not in message and "0-15" not in message, message
+    (statement,) = info.value.statements
+    assert (statement.component, statement.keys) == ("rollout", ("rollout.tensor_parallel_size",))
+    fixed = ModelParallelEvalComponentPlacement({**config, "rollout": {"tensor_parallel_size": 8}})
+    assert fixed.get_world_size("rollout") == 2
+
+
+@pytest.mark.parametrize(("gpus", "tp", "fix"), [("0-15", 3, 4), ("0-15", 32, 8), ("0-11", 8, 4)])
+def test_eval_sizes_refused_by_rlinfs_checks_get_a_checked_fix(gpus: str, tp: int, fix: int):
+    """RLinf's own wording stays (code matches it) and the nearest size that places is appended."""
+    config = eval_job({"rollout": gpus, "reward": "0-15"}, nodes=2, rollout={"tensor_parallel_size": tp})
+    with pytest.raises(PlacementConfigError) as info:
+        ModelParallelEvalComponentPlacement(config)
+    assert "rollout.tensor_parallel_size" in str(info.value) and f"with rollout.tensor_parallel_size={fix} it places" in str(info.value)
+    ModelParallelEvalComponentPlacement({**config, "rollout": {"tensor_parallel_size": fix}})
+
+
+def test_a_cluster_handed_in_is_described_as_it_is_not_by_the_configs_keys():
+    """The config says 2 x 8 GPUs but the placement runs on another cluster: naming
+    cluster.num_gpus_per_node=8 would describe a cluster the job is not placed on."""
+    config = eval_job({"rollout": "0-15", "reward": "0-15"}, nodes=2, rollout={"tensor_parallel_size": 16})
+    with pytest.raises(InfeasiblePlacementError) as info:
+        ModelParallelEvalComponentPlacement(config, Cluster(num_nodes=4, num_gpus_per_node=4))
+    assert "cluster.num_gpus_per_node" not in str(info.value) and "4 GPUs each" in str(info.value), str(info.value)
+    assert "with rollout.tensor_parallel_size=4 it places" in str(info.value)
+
+
+def test_multi_agent_eval_engine_wider_than_a_node_names_its_sections_key():
+    """An extra engine's size comes from its own section (``rollout_judge.tensor_parallel_size``);
+    a judge of 16 GPUs on 8-GPU nodes failed later, at get_placement, naming a segment."""
+    placement = {"rollout": "0-15", "reward": "0-15", "rollout_judge": "0-15"}
+    config = eval_job(placement, nodes=2, rollout={"tensor_parallel_size": 2}, rollout_judge={"tensor_parallel_size": 16})
+    cp = MultiAgentModelParallelEvalComponentPlacement(config)
+    with pytest.raises(InfeasiblePlacementError) as info:
+        cp.get_strategy("rollout_judge", PackedPlacementStrategy)
+    message = str(info.value)
+    assert "rollout_judge.tensor_parallel_size=16" in message and "with rollout_judge.tensor_parallel_size=8 it places" in message, message
+    assert "segment" not in message, message
+    fixed = MultiAgentModelParallelEvalComponentPlacement({**config, "rollout_judge": {"tensor_parallel_size": 8}})
+    assert len(fixed.get_strategy("rollout_judge", PackedPlacementStrategy).get_placement(fixed.cluster)) == 2
+
+
+@pytest.mark.parametrize(
+    ("cls", "placement", "sections"),
+    [
+        (ModelParallelComponentPlacement, {"actor,rollout,reward": "0-15"}, {"rollout": {"tensor_parallel_size": 16}}),
+        (ModelParallelComponentPlacement, {"actor": "0-7", "rollout": "8-15", "reward": "8-15"}, {"rollout": {"tensor_parallel_size": 4, "pipeline_parallel_size": 4}}),
+        (ModelParallelEvalComponentPlacement, {"rollout,reward": "0-15"}, {"rollout": {"tensor_parallel_size": 16}}),
+        (MultiAgentModelParallelComponentPlacement, {"actor,reward,rollout": "0-15", "rollout_judge": "0-15"}, {"rollout": {"tensor_parallel_size": 16}}),
+        (MultiAgentModelParallelEvalComponentPlacement, {"rollout,reward": "0-15", "rollout_judge": "0-15"}, {"rollout": {"tensor_parallel_size": 16}}),
+    ],
+)
+def test_no_rlinf_placement_class_names_a_segment_for_a_size_that_does_not_fit(cls: type, placement: dict[str, Any], sections: dict[str, Any]):
+    """Every model-parallel class, every size key it reads: a size wider than a node is said in the key."""
+    config = {"cluster": {"num_nodes": 2, "num_gpus_per_node": 8, "component_placement": placement}, **sections}
+    with pytest.raises(PlacementError) as info:
+        cls(config)
+    message = str(info.value)
+    assert "segment" not in message and "it places (checked by solving" in message, message

@@ -116,24 +116,24 @@ CASES = [
     (  # the example: 129 GPUs on 128
         {"actor": {"processes": 120, "tensor_parallel_size": 8}, "reward": {"processes": 9, "exclusive_with": ["actor"]}},
         16, 8, {},
-        ["actor needs 120 process(es) x 1 GPU in tensor-parallel groups of 8 (15 groups of 8 GPUs, each on one node)",
-         "reward needs 9 process(es) x 1 GPU", "reward is exclusive with actor (no shared hardware)",
+        ["actor needs 120 processes x 1 GPU in tensor-parallel groups of 8 (15 groups of 8 GPUs, each on one node)",
+         "reward needs 9 processes x 1 GPU", "reward is exclusive with actor (no shared hardware)",
          "counting: the cluster has 16 nodes x 8 GPUs = 128 GPUs; together they need 129"],
     ),
     (  # a rank string counts as the items it uses
         {"actor": "0-3", "rollout": {"processes": 6, "exclusive_with": ["actor"]}}, 2, 4, {},
-        ['actor: placement "0-3" uses 4 GPUs', "rollout needs 6 process(es) x 1 GPU",
+        ['actor: placement "0-3" uses 4 GPUs', "rollout needs 6 processes x 1 GPU",
          "rollout is exclusive with actor (no shared hardware)", "counting: the cluster has 2 nodes x 4 GPUs = 8 GPUs; together they need 10"],
     ),
     (  # one GPU too small for one process
         {"big": {"processes": 2, "memory_gb": 100}}, 2, 4, {"gpu_memory_gb": 80},
-        ["big needs 2 process(es) x 1 GPU", "GPU memory: big running (100 GB per process) must fit 80 GB per GPU",
+        ["big needs 2 processes x 1 GPU", "GPU memory: big running (100 GB per process) must fit 80 GB per GPU",
          "counting: the cluster has 2 nodes x 4 GPUs = 8 GPUs; big may use 0 GPUs of them"],
     ),
     (  # rank strings already fill every GPU to the limit
         {"reward": "0-3:0-7", "inference": {"processes": 2, "max_processes_per_hardware": 2}}, 1, 4, {},
-        ['reward: placement "0-3:0-7" uses 4 GPUs', "inference needs 2 process(es) x 1 GPU",
-         "inference: at most 2 process(es) per item (max_processes_per_hardware)",
+        ['reward: placement "0-3:0-7" uses 4 GPUs', "inference needs 2 processes x 1 GPU",
+         "inference: at most 2 processes per item (max_processes_per_hardware)",
          "counting: the cluster has 1 node x 4 GPUs; inference may use 0 GPUs of them"],
     ),
 ]

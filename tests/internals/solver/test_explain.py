@@ -34,14 +34,14 @@ CASES = [
     (
         "exclusive_leaves_too_few", {"num_nodes": 2, "num_gpus": 4},
         {"actor": "0-3", "rollout": {"processes": 6, "exclusive_with": ["actor"]}},
-        ['actor: placement "0-3" uses 4 GPUs', "rollout needs 6 process(es) x 1 GPU", "rollout is exclusive with actor (no shared hardware)",
+        ['actor: placement "0-3" uses 4 GPUs', "rollout needs 6 processes x 1 GPU", "rollout is exclusive with actor (no shared hardware)",
          "counting: the cluster has 2 nodes x 4 GPUs = 8 GPUs; together they need 10"],
         ["rollout: processes 4 instead of 6 fits", "one more node like node 0"],
     ),
     (
         "exclusive_fragmented_node", {"num_nodes": 2, "num_gpus": 4},
         {"actor": "0-5", "rollout": {"processes": 1, "hardware_per_process": 4, "exclusive_with": ["actor"]}},
-        ['actor: placement "0-5" uses 6 GPUs', "rollout needs 1 process(es) x 4 GPUs", "rollout is exclusive with actor (no shared hardware)",
+        ['actor: placement "0-5" uses 6 GPUs', "rollout needs 1 process x 4 GPUs", "rollout is exclusive with actor (no shared hardware)",
          "counting: the cluster has 2 nodes x 4 GPUs = 8 GPUs; together they need 10"],
         ["one more node like node 0"],
     ),
@@ -66,22 +66,22 @@ CASES = [
     (
         "capacity_exceeded", {"num_nodes": 1, "num_gpus": 4},
         {"reward": "0-1:0-3", "inference": {"placement": "0-1", "max_processes_per_hardware": 2}},
-        ["inference: at most 2 process(es) per item (max_processes_per_hardware), but GPU 0 of node 0 holds 3",
-         "inference: at most 2 process(es) per item (max_processes_per_hardware), but GPU 1 of node 0 holds 3"],
+        ["inference: at most 2 processes per item (max_processes_per_hardware), but GPU 0 of node 0 holds 3",
+         "inference: at most 2 processes per item (max_processes_per_hardware), but GPU 1 of node 0 holds 3"],
         [],
     ),
     (
         "capacity_declarative", {"num_nodes": 1, "num_gpus": 4},
         {"reward": "0-3:0-7", "inference": {"processes": 2, "max_processes_per_hardware": 2}},
-        ['reward: placement "0-3:0-7" uses 4 GPUs', "inference needs 2 process(es) x 1 GPU",
-         "inference: at most 2 process(es) per item (max_processes_per_hardware)",
+        ['reward: placement "0-3:0-7" uses 4 GPUs', "inference needs 2 processes x 1 GPU",
+         "inference: at most 2 processes per item (max_processes_per_hardware)",
          "counting: the cluster has 1 node x 4 GPUs; inference may use 0 GPUs of them"],
         [],  # every GPU already holds 2 reward processes: no smaller count fits either
     ),
     (
         "stride_window_no_cover", {"num_nodes": 1, "num_gpus": 8},
         {"rollout": {"resources": "0-5", "hardware_per_process": 2, "stride": 2}},
-        ["rollout: each process takes 2 GPUs with stride 2", 'rollout: every item of resources "0-5" is shared by 1 process(es)'],
+        ["rollout: each process takes 2 GPUs with stride 2", 'rollout: every item of resources "0-5" is shared by 1 process'],
         [],
     ),
     (
@@ -94,7 +94,7 @@ CASES = [
     (
         "collocated_sets_differ", {"num_nodes": 1, "num_gpus": 8},
         {"actor": "0-3", "rollout": {"placement": "2-5", "collocate_with": "actor"}},
-        ["rollout collocates with actor (same hardware set), but rollout uses 2 item(s) outside actor and leaves 2 of actor's unused",
+        ["rollout collocates with actor (same hardware set), but rollout uses 2 items outside actor and leaves 2 of actor's unused",
          'rollout: segment "2-5" (process 2): each rollout process sits inside one tensor-parallel group of actor',
          'rollout: segment "2-5" (process 3): each rollout process sits inside one tensor-parallel group of actor'],
         [],

@@ -14,28 +14,28 @@ from solver_placement._diagnose import diagnose
 from solver_placement._solver import SolverOptions, explain_spec
 
 FAMILY = MODELS / "infeasible"
-ACTOR_120_TP8 = "actor needs 120 process(es) x 1 GPU in tensor-parallel groups of 8 (15 groups of 8 GPUs, each on one node)"
-COUNTING_129 = [ACTOR_120_TP8, "reward needs 9 process(es) x 1 GPU", "reward is exclusive with actor (no shared hardware)",
+ACTOR_120_TP8 = "actor needs 120 processes x 1 GPU in tensor-parallel groups of 8 (15 groups of 8 GPUs, each on one node)"
+COUNTING_129 = [ACTOR_120_TP8, "reward needs 9 processes x 1 GPU", "reward is exclusive with actor (no shared hardware)",
                 "counting: the cluster has 16 nodes x 8 GPUs = 128 GPUs; together they need 129"]
 EXPECTED = {
     "counting_exclusive": COUNTING_129,
     "counting_collocated": COUNTING_129,  # the collocated rollout and the env play no part
     "tp_granularity": [  # the actor alone is impossible: the collocated rollout is not blamed
-        "actor needs 32 process(es) x 1 GPU in tensor-parallel groups of 8 (4 groups of 8 GPUs, each on one node)",
+        "actor needs 32 processes x 1 GPU in tensor-parallel groups of 8 (4 groups of 8 GPUs, each on one node)",
         "counting: the cluster has 16 nodes x 4 GPUs = 64 GPUs; room for 0 of actor's 4 groups of 8 GPUs",
     ],
     "tp_fragmented": [
-        "actor needs 68 process(es) x 1 GPU in tensor-parallel groups of 4 (17 groups of 4 GPUs, each on one node)",
+        "actor needs 68 processes x 1 GPU in tensor-parallel groups of 4 (17 groups of 4 GPUs, each on one node)",
         "counting: the cluster has 16 nodes x 6 GPUs = 96 GPUs; room for 16 of actor's 17 groups of 4 GPUs",
     ],
     "exclusive_granularity": [
-        "actor needs 104 process(es) x 1 GPU in tensor-parallel groups of 8 (13 groups of 8 GPUs, each on one node)",
-        "reward needs 4 process(es) x 5 GPUs", "reward is exclusive with actor (no shared hardware)",
-        "counting: the cluster has 16 nodes x 8 GPUs = 128 GPUs; at most 1 block(s) of more than 4 GPUs fit on a node, "
+        "actor needs 104 processes x 1 GPU in tensor-parallel groups of 8 (13 groups of 8 GPUs, each on one node)",
+        "reward needs 4 processes x 5 GPUs", "reward is exclusive with actor (no shared hardware)",
+        "counting: the cluster has 16 nodes x 8 GPUs = 128 GPUs; at most 1 block of more than 4 GPUs fit on a node, "
         "but they need 13 of actor, 4 of reward on 16 nodes",
     ],
     "memory": [
-        "actor needs 128 process(es) x 1 GPU", "rollout needs 128 process(es) x 1 GPU",
+        "actor needs 128 processes x 1 GPU", "rollout needs 128 processes x 1 GPU",
         "GPU memory: actor running (60 GB per process) with the others idle (rollout 40 GB) must fit 80 GB per GPU",
         "counting: the cluster has 16 nodes x 8 GPUs = 128 GPUs; together they need 256",
     ],
@@ -44,7 +44,7 @@ EXPECTED = {
         "counting: the largest 'rack' domain offers 16 GPUs, room for 0 such pipelines",
     ],
     "heterogeneous": [
-        "actor needs 24 process(es) x 1 GPU in tensor-parallel groups of 8 (3 groups of 8 GPUs, each on one node)",
+        "actor needs 24 processes x 1 GPU in tensor-parallel groups of 8 (3 groups of 8 GPUs, each on one node)",
         "counting: the cluster has 2 nodes x 8 GPUs + 14 nodes x 4 GPUs = 72 GPUs; room for 2 of actor's 3 groups of 8 GPUs",
     ],
 }
@@ -67,7 +67,7 @@ def test_solve_and_explain_name_exactly_the_statements_that_matter(name: str) ->
 
 @pytest.mark.parametrize(("name", "first_fixes"), [
     ("counting_exclusive", ["actor: processes 112 instead of 120 fits", "reward: processes 8 instead of 9 fits"]),
-    ("tp_granularity", ["actor: tensor_parallel_size 4 instead of 8 fits", "8-GPU nodes in place of the 16 node(s) with 4 GPUs that actor may use fit"]),
+    ("tp_granularity", ["actor: tensor_parallel_size 4 instead of 8 fits", "8-GPU nodes in place of the 16 nodes with 4 GPUs that actor may use fit"]),
     ("heterogeneous", ["actor: processes 16 instead of 24 fits", "actor: tensor_parallel_size 4 instead of 8 fits"]),
     ("memory", ["GPUs of 100 GB (instead of 80 GB) fit the memory of actor, rollout on one GPU"]),
     ("topology", ["actor: tensor_parallel_size 4 instead of 8 fits"]),

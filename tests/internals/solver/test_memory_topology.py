@@ -100,5 +100,5 @@ def test_bad_memory_and_topology_fields(component: dict, words: str) -> None:
 def test_bad_cluster_memory_and_labels() -> None:
     with pytest.raises(PlacementConfigError, match="positive number of GB"):
         solve(config(1, 4, {"a": "0"}, gpu_memory_gb=0))
-    with pytest.raises(PlacementConfigError, match="node_labels lists 1 values but the cluster has 2 nodes"):
+    with pytest.raises(PlacementConfigError, match="node_labels lists 1 value but the cluster has 2 nodes"):
         solve(config(2, 4, {"a": "0"}, node_labels=[{"rack": "r0"}]))

@@ -16,8 +16,8 @@ def _conflicts(source: object) -> list[str]:
 
 def test_node_level_model_names_the_counting_conflict() -> None:
     assert _conflicts(MODELS / "infeasible" / "counting_exclusive.yaml") == [
-        "actor needs 120 process(es) x 1 GPU in tensor-parallel groups of 8 (15 groups of 8 GPUs, each on one node)",
-        "reward needs 9 process(es) x 1 GPU",
+        "actor needs 120 processes x 1 GPU in tensor-parallel groups of 8 (15 groups of 8 GPUs, each on one node)",
+        "reward needs 9 processes x 1 GPU",
         "reward is exclusive with actor (no shared hardware)",
         "counting node by node: no split of their groups over the 16 nodes satisfies these",
     ]

@@ -45,6 +45,6 @@ def test_explain_runs_within_a_given_budget() -> None:
     spec = PlacementSpec.from_config(config(2, 4, {"actor": "0-3", "rollout": {"processes": 6, "exclusive_with": ["actor"]}}))
     options = SolverOptions(time_limit_s=5)
     assert [statement.text for statement in explain_spec(spec, options, options.start())] == [
-        'actor: placement "0-3" uses 4 GPUs', "rollout needs 6 process(es) x 1 GPU", "rollout is exclusive with actor (no shared hardware)",
+        'actor: placement "0-3" uses 4 GPUs', "rollout needs 6 processes x 1 GPU", "rollout is exclusive with actor (no shared hardware)",
         "counting: the cluster has 2 nodes x 4 GPUs = 8 GPUs; together they need 10",
     ]

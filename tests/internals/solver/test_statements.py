@@ -60,9 +60,9 @@ def test_explain_groups_statements_by_component_and_keys() -> None:
     _, statements = _conflict(config(2, 8, placement))
     assert grouped_lines(statements) == [
         "  actor (processes, tensor_parallel_size):",
-        "    - actor needs 16 process(es) x 1 GPU in tensor-parallel groups of 4 (4 groups of 4 GPUs, each on one node)",
+        "    - actor needs 16 processes x 1 GPU in tensor-parallel groups of 4 (4 groups of 4 GPUs, each on one node)",
         "  rollout (processes, hardware_per_process, collocate_with):",
-        "    - rollout needs 4 process(es) x 2 GPUs",
+        "    - rollout needs 4 processes x 2 GPUs",
         "    - rollout collocates with actor (same hardware set)",
         "  - counting: the cluster has 2 nodes x 8 GPUs = 16 GPUs; room for 4 of actor's 4 groups of 4 GPUs; "
         "room for 8 of rollout's 4 processes of 2 GPUs",

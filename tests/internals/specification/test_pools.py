@@ -135,7 +135,7 @@ def yaml_pools(tmp_path: Path, body: str) -> Path:
 @pytest.mark.parametrize(
     ("body", "words"),
     [
-        ("resource_pools: {resource_pool_spec: {p: [8]}}", "missing required key\\(s\\) 'mapping'"),
+        ("resource_pools: {resource_pool_spec: {p: [8]}}", "missing required key 'mapping'"),
         ("resource_pools: {resource_pool_spec: {p: [8]}, mapping: {a: p}, mappings: {}}", "did you mean 'mapping'"),
         ("resource_pools: {resource_pool_spec: {p: {process_on_nodes: [8], own_worker_group: [b]}}, mapping: {a: p, b: p}}",
          "exceed max_colocate_count=1"),

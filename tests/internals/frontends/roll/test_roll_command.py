@@ -29,7 +29,7 @@ def test_predict_prints_every_worker_and_exits_3_on_an_error(tmp_path: Path) -> 
     result = cli_runner().invoke(main, ["predict", "roll", "--input", str(config), "--cluster", str(cluster)])
     assert result.exit_code == 3, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "ROLL 0.3.0 on 2 node(s), GPUs per node [4, 32]"
+    assert lines[0] == "ROLL 0.3.0 on 2 nodes, GPUs per node [4, 32]"
     assert lines[2].split() == ["actor_train", "0", "1", "0", "0", "0.01", "-"]
     assert lines[6].split() == ["actor_train", "4", "1", "4", "0", "0.01", "-"]
     assert any(line.startswith("error: actor_train (node 1): two ranks on one GPU") for line in lines)

@@ -39,7 +39,7 @@ RLVR = {
 
 def test_every_worker_lands_where_rolls_code_puts_it() -> None:
     prediction = predict("roll", RLVR)
-    assert prediction.cluster.describe() == "2 node(s), 8 GPUs each" and prediction.release == "0.3.0"
+    assert prediction.cluster.describe() == "2 nodes, 8 GPUs each" and prediction.release == "0.3.0"
     assert rows(prediction, "actor_train")[7:9] == [(7, 0, (7,), ("7",), 0), (8, 1, (0,), ("0",), 1)]
     infer = prediction.of_role("actor_infer")
     assert [(rank.node, rank.visible_devices, rank.engine) for rank in infer] == [
@@ -60,9 +60,9 @@ def test_two_node_ranks_on_one_large_node_are_told_the_same_gpus_and_no_key_fixe
     assert set(kinds(prediction)) == {FindingKind.SHARED_GPU, FindingKind.WRONG_DEVICE}
     shared = next(finding for finding in prediction.findings if finding.kind == FindingKind.SHARED_GPU)
     assert (shared.node, shared.count, shared.fix) == (1, 4, ())
-    assert "GPU(s) 0-3 are each told to workers of two device numbers" in shared.message
+    assert "GPUs 0-3 are each told to workers of two device numbers" in shared.message
     with pytest.raises(
-        FrameworkLayoutError, match="ranks 4-7 are told GPU\\(s\\) 0-3 but their placement group \\(node rank 1\\) holds GPU\\(s\\) 4-7"
+        FrameworkLayoutError, match="ranks 4-7 are told GPUs 0-3 but their placement group \\(node rank 1\\) holds GPUs 4-7"
     ):
         prediction.check()
 
@@ -110,7 +110,7 @@ def test_reserved_gpus_no_worker_uses_are_a_warning_without_a_fix() -> None:
     assert prediction.errors == ()
     [idle] = prediction.warnings
     assert (idle.kind, idle.role, idle.node, idle.count, idle.fix) == (FindingKind.IDLE_GPUS, "ResourceManager", 1, 4, ())
-    assert "GPU(s) 4-7 are reserved for node rank 1 (num_gpus_per_node=8) and no worker uses them (device numbers 12-15)" in idle.message
+    assert "GPUs 4-7 are reserved for node rank 1 (num_gpus_per_node=8) and no worker uses them (device numbers 12-15)" in idle.message
 
 
 def test_the_driver_node_decides_the_node_rank_width_from_0_1_3_and_the_config_in_0_1_0() -> None:
