@@ -6,7 +6,9 @@ into the job the core places, and the answer back into the framework's terms.
 * ``rlinf/``: RLinf's placement API (component placements, strategies, the class a job's
   ``runner.task_type`` asks for), which RLinf code calls as it calls its own;
 * ``component_placement``: ``cluster.component_placement`` (RLinf's rank strings and the
-  declarative components), the default.
+  declarative components), the default;
+* ``slime/``: slime's ``train.py`` command line, its own layout predicted rank by rank
+  (registered with the prediction core, ``_prediction/frameworks.py``).
 
 The core (``_job`` and everything below ``_frontends`` in the layers) never imports a front end:
 each registers a :class:`~solver_placement._job.Frontend` here, on import of the package, and
@@ -15,8 +17,11 @@ plus one line below.
 """
 
 from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
+from solver_placement._frontends.slime.framework import SLIME
 from solver_placement._frontends.verl.frontends import RESOURCE_POOLS, TRAINER
 from solver_placement._job import register_frontend
+from solver_placement._prediction.frameworks import register_framework
 
 for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
     register_frontend(_frontend)
+register_framework(SLIME)

@@ -1,0 +1,70 @@
+"""slime's one placement group: its size, where Ray lands its bundles, and slime's re-sorting.
+
+slime asks Ray for one placement group of ``{"GPU": 1, "CPU": 1}`` bundles with ``PACK``
+(``slime/ray/placement_group.py:47-48``), sized by ``_get_placement_group_layout`` (``:103-117``):
+the actor's GPUs plus the rollout's, or the larger of the two under ``--colocate``. It then
+starts one probe actor per bundle, learns each bundle's node IP and GPU id, and re-sorts the
+bundles by (node IP, GPU id) (``sort_key``, ``:21-39``, and ``:83-86``): the actor takes the
+first ``actor`` sorted bundles, the rollout the ones from ``rollout_offset`` on (``:127-129``).
+
+Where Ray lands the bundles follows Ray's PACK policy (``BundlePackSchedulingPolicy::Schedule``
+in ``src/ray/raylet/scheduling/policy/bundle_scheduling_policy.cc``): the best-scored node (Ray's
+least-resource scorer: the most GPUs free) takes as many bundles as it holds, then the next
+best, until all are placed; when the free GPUs of the whole cluster are too few, ``pg.ready()``
+never returns. Two assumptions are stated in the prediction's notes: among equally free nodes
+Ray picks the lowest-numbered (Ray iterates a hash map there), and node numbers follow node IPs
+(as ``Cluster.from_ray`` numbers them and slime sorts them); a node's bundles get its GPUs from 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from solver_placement._cluster.cluster import Cluster
+
+if TYPE_CHECKING:
+    from solver_placement._frontends.slime.job import SlimeJob
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One bundle of slime's placement group, in slime's sorted order."""
+
+    node: int
+    gpu: int
+    #: The bundle's index in the placement group as created (``actual_bundle_index`` in slime's log).
+    bundle: int
+
+
+def placement_group_size(job: SlimeJob) -> tuple[int, int]:
+    """``(GPUs the group asks, index of the first rollout bundle)`` (``placement_group.py:103-117``)."""
+    actor = job.actor_gpus
+    if job.debug_train_only:
+        return actor, 0
+    if job.debug_rollout_only:
+        return job.rollout_num_gpus, 0
+    if job.colocate:
+        return max(actor, job.rollout_num_gpus), 0
+    return actor + job.rollout_num_gpus, actor
+
+
+def sorted_slots(cluster: Cluster, size: int) -> list[Slot] | None:
+    """The group's bundles in slime's sorted order, or None when Ray never places the group."""
+    free = [int(count) for count in cluster.gpus_per_node]
+    if size > sum(free):
+        return None
+    landed: list[tuple[int, int]] = []  # (node, GPU) per bundle index, as Ray places them
+    candidates = [node for node, count in enumerate(free) if count > 0]
+    while len(landed) < size:
+        best = max(candidates, key=lambda node: (_score(free[node]), -node))
+        candidates.remove(best)
+        taken = min(free[best], size - len(landed))
+        landed.extend((best, gpu) for gpu in range(taken))
+    order = sorted(range(size), key=lambda bundle: landed[bundle])
+    return [Slot(landed[bundle][0], landed[bundle][1], bundle) for bundle in order]
+
+
+def _score(free_gpus: int) -> float:
+    """Ray's least-resource score of a node for one GPU bundle: the share of its free GPUs left."""
+    return (free_gpus - 1) / free_gpus
