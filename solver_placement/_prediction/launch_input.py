@@ -81,6 +81,8 @@ def script_arguments(given: LaunchInput, markers: Sequence[str]) -> tuple[str, .
 
 #: ``$NAME`` and ``${NAME}`` in a script word (shell parameter expansion beyond these is not read).
 _VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+#: The inside of ``${NAME:-default}`` or ``${NAME-default}``: the name, the colon, the default.
+_WITH_DEFAULT = re.compile(r"^([A-Za-z_]\w*)(:?)-(.*)$", re.S)
 #: ``NAME=value`` words that set a shell variable (``export NAME=value`` included).
 _ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)=(.*)$", re.S)
 #: ``NAME=(`` or ``NAME+=(`` opening a bash array (its words may run over several lines to ``)``).
@@ -174,5 +176,39 @@ def _spliced(parts: Sequence[str], arrays: Mapping[str, Sequence[str]]) -> list[
 
 def _expand(word: str, variables: Mapping[str, str]) -> str:
     """``word`` with the variables the script set replaced; others stay as written, so a reader
-    that needs one names it."""
-    return _VARIABLE.sub(lambda match: variables.get(match.group(1) or match.group(2), match.group(0)), word)
+    that needs one names it. ``${NAME:-default}`` (and ``${NAME-default}``) take the default when
+    the script does not set the variable, as the shell does when the environment does not either
+    (launch scripts give their knobs so: ``--actor-num-nodes ${ACTOR_NUM_NODES:-4}``)."""
+    return _VARIABLE.sub(lambda match: variables.get(match.group(1) or match.group(2), match.group(0)), _defaults(word, variables))
+
+
+def _defaults(word: str, variables: Mapping[str, str]) -> str:
+    """``word`` with each ``${NAME:-default}`` / ``${NAME-default}`` resolved (defaults may nest)."""
+    out: list[str] = []
+    index = 0
+    while index < len(word):
+        start = word.find("${", index)
+        if start < 0:
+            break
+        end = _closing_brace(word, start + 2)
+        body = word[start + 2 : end] if end is not None else ""
+        match = _WITH_DEFAULT.match(body)
+        if end is None or match is None:
+            out.append(word[index : start + 2])
+            index = start + 2
+            continue
+        name, colon, default = match.groups()
+        value = variables.get(name)
+        unset = value is None or (colon and value == "")
+        out.append(word[index:start] + (_expand(default, variables) if unset else str(value)))
+        index = end + 1
+    return "".join(out) + word[index:]
+
+
+def _closing_brace(word: str, index: int) -> int | None:
+    depth = 1
+    for position in range(index, len(word)):
+        depth += {"{": 1, "}": -1}.get(word[position], 0)
+        if depth == 0:
+            return position
+    return None

@@ -11,6 +11,8 @@ checkout):
 * ``solver_placement/_frontends/slime/known_flags.py``: every flag slime's own argument code
   defines (read from its source's ``add_argument`` calls, not from a running parser: Megatron and
   SGLang are not installed here);
+* ``tests/data/slime/scripts.json``: the placement flags of slime's launch scripts (those the
+  library's reader takes; the others with its reason);
 * ``tests/data/slime/layouts.json``: the layouts slime's own placement code gives for each case
   of ``cases.py`` (the example scripts' flags and hand-made edges), run with torch, SGLang and
   Megatron stubbed and Ray replaced by a recorder (``slime_driver.py``), so CI compares the
@@ -30,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 REPOSITORY = HERE.parents[3]
 KNOWN_FLAGS = REPOSITORY / "solver_placement" / "_frontends" / "slime" / "known_flags.py"
 LAYOUTS = REPOSITORY / "tests" / "data" / "slime" / "layouts.json"
+SCRIPTS = REPOSITORY / "tests" / "data" / "slime" / "scripts.json"
 #: slime's files whose ``add_argument`` calls define its flags (Megatron's and SGLang's own
 #: flags are added from those packages at run time and are not listed).
 ARGUMENT_FILES = (
@@ -90,11 +93,56 @@ def write_known_flags(source: Path, commit: str) -> None:
     print(f"{KNOWN_FLAGS}: {len(flags)} flags at {commit}")
 
 
-def write_layouts(source: Path, commit: str) -> None:
-    from tests.internals.frontends.slime.cases import CASES
-    from tests.internals.frontends.slime.slime_driver import slime_layout
+def write_scripts(source: Path, commit: str) -> None:
+    """The placement flags of each slime launch script that runs ``train.py``, as the library's
+    reader finds them (arrays spliced, ``${VAR:-default}`` resolved), with the cluster it states;
+    scripts the reader refuses are listed with the reason."""
+    from solver_placement._errors import PlacementError
+    from solver_placement._frontends.slime.job import ENTRY_SCRIPTS, read_job
+    from solver_placement._prediction.launch_input import launch_input, script_arguments
 
-    recorded = {name: slime_layout(source, case.arguments, case.gpus_per_node) for name, case in CASES.items()}
+    scripts: dict[str, list] = {}
+    refused: dict[str, str] = {}
+    for path in sorted(source.rglob("*.sh")):
+        relative = str(path.relative_to(source))
+        if not any(entry in path.read_text(errors="replace") for entry in ENTRY_SCRIPTS):
+            continue
+        try:
+            given = launch_input(path)
+            job = read_job(given, None)
+        except PlacementError as error:
+            refused[relative] = str(error)
+            continue
+        flags = placement_words(script_arguments(given, ENTRY_SCRIPTS))
+        cluster = job.stated_cluster()
+        scripts[relative] = [flags, [int(count) for count in cluster.gpus_per_node]]
+    SCRIPTS.parent.mkdir(parents=True, exist_ok=True)
+    SCRIPTS.write_text(json.dumps({"slime_commit": commit, "scripts": scripts, "refused": refused}, indent=1, sort_keys=True) + "\n")
+    print(f"{SCRIPTS}: {len(scripts)} scripts read, {len(refused)} refused, at {commit}")
+
+
+def placement_words(arguments: tuple[str, ...]) -> list[str]:
+    """The words of ``arguments`` that give a placement flag (with its value)."""
+    from solver_placement._frontends.slime.flags import RULES
+
+    names = {name: rule for rule in RULES for name in (rule.name, *rule.aliases)}
+    words: list[str] = []
+    for index, word in enumerate(arguments):
+        rule = names.get(word.partition("=")[0])
+        if rule is None:
+            continue
+        words.append(word)
+        if rule.kind != "switch" and "=" not in word and index + 1 < len(arguments):
+            words.append(arguments[index + 1])
+    return words
+
+
+def write_layouts(source: Path, commit: str) -> None:
+    from tests.internals.frontends.slime.cases import all_cases
+    from tests.internals.frontends.slime.run_slime import run_slime
+
+    cases = all_cases()
+    recorded = dict(zip(cases, run_slime(source, list(cases.values())), strict=True))
     LAYOUTS.parent.mkdir(parents=True, exist_ok=True)
     LAYOUTS.write_text(json.dumps({"slime_commit": commit, "cases": recorded}, indent=1, sort_keys=True) + "\n")
     print(f"{LAYOUTS}: {len(recorded)} cases at {commit}")
@@ -104,9 +152,9 @@ def main() -> None:
     source = slime_source()
     commit = slime_commit(source)
     write_known_flags(source, commit)
-    if "--flags-only" not in sys.argv:
-        sys.path.insert(0, str(REPOSITORY))
-        write_layouts(source, commit)
+    sys.path.insert(0, str(REPOSITORY))
+    write_scripts(source, commit)
+    write_layouts(source, commit)
 
 
 if __name__ == "__main__":
