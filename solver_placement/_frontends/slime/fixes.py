@@ -2,7 +2,8 @@
 
 For each finding a few changes a slime user would make are tried in order (state the nodes' real
 GPU count with ``--num-gpus-per-node``, make ``--rollout-num-gpus`` a whole number of engines or
-fit the cluster, a smaller engine, ``--colocate``, a smaller Megatron tensor-parallel size); the
+fit the cluster, a smaller engine, another ``--prefill-num-servers``, ``--colocate``, a smaller
+Megatron tensor-parallel size); the
 first whose command line, read and predicted again, no longer has the finding and has no error
 the original lacked is attached. ``predict.py`` checks it once more the same way. A finding no
 candidate clears keeps no fix (an actor larger than the cluster, say).
@@ -63,6 +64,10 @@ def _ordered(job: SlimeJob, cluster: Cluster, finding: Finding) -> Iterator[Fix]
             yield (("--rollout-num-gpus", str(whole)),)
         yield (("--rollout-num-gpus", str(whole + job.rollout_num_gpus_per_engine)),)
     yield from ((("--rollout-num-gpus-per-engine", str(size)),) for size in _divisors_below(job.rollout_num_gpus_per_engine) if job.rollout_num_gpus % size == 0)
+    if job.prefill_num_servers is not None:  # another split between prefill and decode servers, nearest first
+        engines = job.rollout_num_gpus // job.rollout_num_gpus_per_engine
+        others = sorted(range(1, engines), key=lambda count: (abs(count - job.prefill_num_servers), count))  # type: ignore[operator]
+        yield from ((("--prefill-num-servers", str(count)),) for count in others if count != job.prefill_num_servers)
     if not job.colocate and not job.debug_rollout_only:
         yield (("--colocate", ""),)
 

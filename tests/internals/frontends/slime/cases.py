@@ -44,7 +44,7 @@ EDGES: dict[str, Case] = {
     "PPO critic on the actor's GPUs": _edge("--actor-num-gpus-per-node 4 --rollout-num-gpus 4 --advantage-estimator ppo --tensor-model-parallel-size 2", 8),
     "debug rollout only": _edge("--debug-rollout-only --rollout-num-gpus 12 --rollout-num-gpus-per-engine 2", 8, 8),
     "debug train only": _edge("--actor-num-nodes 2 --debug-train-only", 8, 8),
-    "Megatron tensor-parallel group across nodes": _edge("--actor-num-nodes 2 --actor-num-gpus-per-node 6 --colocate --tensor-model-parallel-size 4 --num-gpus-per-node 8", 8, 8),
+    "Megatron tensor-parallel group across nodes": _edge("--actor-num-nodes 2 --actor-num-gpus-per-node 6 --colocate --tensor-model-parallel-size 3", 8, 8),
     "a value after a switch is dropped": _edge("--colocate false --actor-num-gpus-per-node 4", 4),
     "the last occurrence wins, --flag=value": _edge("--actor-num-gpus-per-node=2 --rollout-num-gpus 2 --actor-num-gpus-per-node 4", 8),
     "a switch given a value": _edge("--colocate=true", 8),

@@ -144,7 +144,8 @@ def write_layouts(source: Path, commit: str) -> None:
     cases = all_cases()
     recorded = dict(zip(cases, run_slime(source, list(cases.values())), strict=True))
     LAYOUTS.parent.mkdir(parents=True, exist_ok=True)
-    LAYOUTS.write_text(json.dumps({"slime_commit": commit, "cases": recorded}, indent=1, sort_keys=True) + "\n")
+    lines = [f"  {json.dumps(name)}: {json.dumps(layout, sort_keys=True)}" for name, layout in sorted(recorded.items())]
+    LAYOUTS.write_text(f'{{"slime_commit": {json.dumps(commit)}, "cases": {{\n' + ",\n".join(lines) + "\n}}\n")  # a case a line: diffs show per case
     print(f"{LAYOUTS}: {len(recorded)} cases at {commit}")
 
 
