@@ -109,7 +109,8 @@ def _script(path: Path) -> LaunchInput:
     line_ends: list[int] = []
     filling: str | None = None
     for parts in _command_lines(text, path):
-        parts = _spliced([_expand(word, variables) for word in parts], arrays)
+        expanded = [(word, _expand(word, variables)) for word in parts]
+        parts = _spliced([new for old, new in expanded if new or not old], arrays)  # a word the expansion empties goes, as unquoted in the shell
         opened = _ARRAY_START.match(parts[0]) if parts and filling is None else None
         if opened:
             filling = opened.group(1)

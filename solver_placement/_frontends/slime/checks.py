@@ -5,7 +5,9 @@ tensor-parallel engine's bundles against node borders, the GPUs an SGLang server
 the bundles reserved for it (it counts from ``base_gpu_id`` on), the host it tells a server
 against where the server runs (it groups engines by ``--num-gpus-per-node``, which it never
 measures), or rollout GPUs that no engine takes (``--rollout-num-gpus`` not a multiple of the
-engine size). The findings here carry no fix; ``fixes.py`` adds them.
+engine size). The findings here carry no fix; ``fixes.py`` adds them. (A server never drives a
+train rank's GPU: the sorted bundles put the train ranks first, and a server counts upward from
+its own first bundle.)
 """
 
 from __future__ import annotations
@@ -26,9 +28,7 @@ def layout_findings(layout: SlimeLayout) -> list[Finding]:
     findings += split_engines(rank for rank in layout.ranks if rank.role != "rollout")
     findings += [_split(actor) for actor in layout.engines if len({slot.node for slot in actor.reserved}) > 1]
     findings += [finding for actor in layout.engines for finding in _wrong_devices(layout, actor)]
-    findings += shared_gpus(layout.ranks)
-    if layout.rollout_offset:
-        findings += _rollout_on_train_gpus(layout)
+    findings += shared_gpus(layout.ranks)  # engines driving past their bundles into the next engine's
     findings += _idle(layout, layout.slots)
     return findings
 
@@ -100,24 +100,6 @@ def _wrong_devices(layout: SlimeLayout, actor: EngineActor) -> list[Finding]:
                 f"engines per node from --num-gpus-per-node {layout.job.num_gpus_per_node})",
             )
         )  # fmt: skip
-    return findings
-
-
-def _rollout_on_train_gpus(layout: SlimeLayout) -> list[Finding]:
-    """Without colocation, a GPU a train rank holds and an SGLang server also drives."""
-    train = {(rank.node, gpu): rank for rank in layout.ranks if rank.role != "rollout" for gpu in rank.gpus}
-    findings = []
-    for rank in layout.ranks:
-        if rank.role == "rollout":
-            for gpu in rank.gpus:
-                holder = train.get((rank.node, gpu))
-                if holder is not None:
-                    findings.append(
-                        Finding(
-                            FindingKind.SHARED_GPU, "rollout", rank.node, 2,
-                            f"GPU {gpu} is held by {holder.role} rank {holder.rank} and driven by rollout rank {rank.rank} (no --colocate)",
-                        )
-                    )  # fmt: skip
     return findings
 
 
