@@ -115,3 +115,13 @@ def test_slime_still_gives_the_recorded_layouts() -> None:
 
 def test_the_edges_are_all_recorded() -> None:
     assert set(EDGES) <= set(RECORDED["cases"])
+
+
+@pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("script ")))
+def test_slimes_own_scripts_run_on_the_clusters_they_state(name: str) -> None:
+    """slime's launch scripts, on nodes of their --num-gpus-per-node GPUs, have no finding."""
+    from solver_placement._prediction.predict import predict
+
+    case = CASES[name]
+    prediction = predict("slime", list(case.arguments), cluster=Cluster(num_nodes=len(case.gpus_per_node), num_gpus_per_node=list(case.gpus_per_node)))
+    assert prediction.findings == (), prediction.report()
