@@ -1,8 +1,7 @@
-"""slime's one placement group: its size, where Ray lands its bundles, and slime's re-sorting.
+"""slime's one placement group: where Ray lands its bundles, and slime's re-sorting.
 
 slime asks Ray for one placement group of ``{"GPU": 1, "CPU": 1}`` bundles with ``PACK``
-(``slime/ray/placement_group.py:47-48``), sized by ``_get_placement_group_layout`` (``:103-117``):
-the actor's GPUs plus the rollout's, or the larger of the two under ``--colocate``. It then
+(``slime/ray/placement_group.py:47-48``), sized as ``SlimeJob.placement_group`` says. It then
 starts one probe actor per bundle, learns each bundle's node IP and GPU id, and re-sorts the
 bundles by (node IP, GPU id) (``sort_key``, ``:21-39``, and ``:83-86``): the actor takes the
 first ``actor`` sorted bundles, the rollout the ones from ``rollout_offset`` on (``:127-129``).
@@ -19,12 +18,8 @@ Ray picks the lowest-numbered (Ray iterates a hash map there), and node numbers 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from solver_placement._cluster.cluster import Cluster
-
-if TYPE_CHECKING:
-    from solver_placement._frontends.slime.job import SlimeJob
 
 
 @dataclass(frozen=True)
@@ -35,18 +30,6 @@ class Slot:
     gpu: int
     #: The bundle's index in the placement group as created (``actual_bundle_index`` in slime's log).
     bundle: int
-
-
-def placement_group_size(job: SlimeJob) -> tuple[int, int]:
-    """``(GPUs the group asks, index of the first rollout bundle)`` (``placement_group.py:103-117``)."""
-    actor = job.actor_gpus
-    if job.debug_train_only:
-        return actor, 0
-    if job.debug_rollout_only:
-        return job.rollout_num_gpus, 0
-    if job.colocate:
-        return max(actor, job.rollout_num_gpus), 0
-    return actor + job.rollout_num_gpus, actor
 
 
 def sorted_slots(cluster: Cluster, size: int) -> list[Slot] | None:

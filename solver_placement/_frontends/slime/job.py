@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import PlacementConfigError
-from solver_placement._frontends.slime.bundles import placement_group_size
 from solver_placement._frontends.slime.flags import read_flags
 from solver_placement._frontends.slime.known_flags import SLIME_COMMIT
 from solver_placement._limits import check
@@ -61,10 +60,23 @@ class SlimeJob:
     def actor_gpus(self) -> int:
         return self.actor_num_nodes * self.actor_num_gpus_per_node
 
+    def placement_group(self) -> tuple[int, int]:
+        """``(GPUs slime's placement group asks, index of the first rollout bundle)``
+        (``_get_placement_group_layout``, ``placement_group.py:103-117``): the actor's GPUs plus
+        the rollout's, or the larger of the two under ``--colocate``."""
+        actor = self.actor_gpus
+        if self.debug_train_only:
+            return actor, 0
+        if self.debug_rollout_only:
+            return self.rollout_num_gpus, 0
+        if self.colocate:
+            return max(actor, self.rollout_num_gpus), 0
+        return actor + self.rollout_num_gpus, actor
+
     def stated_cluster(self) -> Cluster:
         """Nodes of ``--num-gpus-per-node`` GPUs, as many as the placement group needs."""
         per_node = max(1, self.num_gpus_per_node)
-        return Cluster(num_nodes=max(1, -(-placement_group_size(self)[0] // per_node)), num_gpus_per_node=per_node)
+        return Cluster(num_nodes=max(1, -(-self.placement_group()[0] // per_node)), num_gpus_per_node=per_node)
 
 
 def read_job(given: LaunchInput, release: str | None) -> SlimeJob:

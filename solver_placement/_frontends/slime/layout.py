@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._frontends.slime.bundles import Slot, placement_group_size, sorted_slots
+from solver_placement._frontends.slime.bundles import Slot, sorted_slots
 from solver_placement._frontends.slime.job import ROLLOUT_GPU_SHARE, TRAIN_GPU_SHARE, SlimeJob
 from solver_placement._prediction.layout import PredictedRank
 
@@ -71,7 +71,7 @@ class SlimeLayout:
 
 
 def slime_layout(job: SlimeJob, cluster: Cluster) -> SlimeLayout:
-    size, offset = placement_group_size(job)
+    size, offset = job.placement_group()
     slots = sorted_slots(cluster, size) if size else []
     layout = SlimeLayout(job, cluster, size, offset, slots)
     for role in ("actor", "critic") if job.use_critic else ("actor",):
@@ -148,7 +148,7 @@ def _engine_actors(job: SlimeJob, slots: list[Slot] | None, offset: int) -> list
 
 
 def _rollout_ranks(actors: list[EngineActor], cluster: Cluster) -> list[PredictedRank]:
-    ranks = []
+    ranks: list[PredictedRank] = []
     for actor in actors:
         bundles = [slot.bundle for slot in actor.reserved]
         for index in range(actor.processes):
