@@ -38,12 +38,12 @@ def sorted_slots(cluster: Cluster, size: int) -> list[Slot] | None:
     if size > sum(free):
         return None
     landed: list[tuple[int, int]] = []  # (node, GPU) per bundle index, as Ray places them
-    candidates = [node for node, count in enumerate(free) if count > 0]
-    while len(landed) < size:
-        best = max(candidates, key=lambda node: (_score(free[node]), -node))
-        candidates.remove(best)
-        taken = min(free[best], size - len(landed))
-        landed.extend((best, gpu) for gpu in range(taken))
+    # Ray takes the best-scored node, fills it, drops it, and scores the rest again; a node's
+    # score only changes once it is used, so one sort gives the same order.
+    for best in sorted((node for node, count in enumerate(free) if count > 0), key=lambda node: (-_score(free[node]), node)):
+        if len(landed) == size:
+            break
+        landed.extend((best, gpu) for gpu in range(min(free[best], size - len(landed))))
     order = sorted(range(size), key=lambda bundle: landed[bundle])
     return [Slot(landed[bundle][0], landed[bundle][1], bundle) for bundle in order]
 

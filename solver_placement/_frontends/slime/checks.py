@@ -46,13 +46,14 @@ def _pending_group(layout: SlimeLayout) -> Finding:
 def _incomplete_engines(actors: list[EngineActor]) -> list[Finding]:
     """Multi-node engines missing a node part (SGLang's node 0 waits for it forever)."""
     parts: dict[int, list[int]] = defaultdict(list)
+    first: dict[int, EngineActor] = {}
     for actor in actors:
         parts[actor.engine].append(actor.node_rank)
+        first.setdefault(actor.engine, actor)
     findings = []
     for engine, ranks in sorted(parts.items()):
-        nnodes = next(actor.nnodes for actor in actors if actor.engine == engine)
+        nnodes, node = first[engine].nnodes, first[engine].node
         if sorted(ranks) != list(range(nnodes)):
-            node = next(actor.node for actor in actors if actor.engine == engine)
             findings.append(
                 Finding(
                     FindingKind.PENDING, "rollout", node, nnodes - len(set(ranks)) or 1,

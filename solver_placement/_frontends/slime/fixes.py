@@ -28,10 +28,13 @@ FindingsOf = Callable[[SlimeJob, Cluster], list[Finding]]
 
 def with_fixes(job: SlimeJob, cluster: Cluster, findings: list[Finding], findings_of: FindingsOf) -> list[Finding]:
     before = {_identity(finding) for finding in findings if finding.is_error}
+    chosen: dict[tuple[str, str, bool], Fix] = {}  # findings alike (engine after engine told the wrong host) share one search
     fixed = []
     for finding in findings:
-        chosen = next((fix for fix in _candidates(job, cluster, finding) if _clears(job, cluster, fix, finding, before, findings_of)), ())
-        fixed.append(finding.with_fix(chosen))
+        alike = (*_identity(finding), finding.node is None)
+        if alike not in chosen:
+            chosen[alike] = next((fix for fix in _candidates(job, cluster, finding) if _clears(job, cluster, fix, finding, before, findings_of)), ())
+        fixed.append(finding.with_fix(chosen[alike]))
     return fixed
 
 

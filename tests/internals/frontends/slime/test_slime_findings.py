@@ -141,3 +141,22 @@ def test_ranks_are_numbered_as_slime_numbers_them() -> None:
     assert [rank.engine for rank in rollout] == [0, 0, 1, 1, 2, 2, 3, 3]
     assert [rank.node for rank in rollout] == [1] * 8  # the 8-GPU node takes 8 bundles first, so it holds the rollout
     assert rollout[0].visible_devices == tuple(str(gpu) for gpu in range(8))
+
+
+@pytest.mark.slow
+def test_a_large_job_with_a_finding_per_engine_stays_quick() -> None:
+    """2,048 engines told the wrong host on 4,096 nodes: one fix search and one check for them all."""
+    import time
+
+    started = time.perf_counter()
+    prediction = predicted("--actor-num-nodes 2048 --colocate", *[4] * 4096)
+    assert len(prediction.findings) == 8192 and all(finding.fix == (("--num-gpus-per-node", "4"),) for finding in prediction.findings)
+    assert time.perf_counter() - started < 60
+
+
+def test_num_gpus_per_node_is_bounded_before_work() -> None:
+    from solver_placement._errors import PlacementConfigError
+    from solver_placement._frontends.slime.job import job_from_arguments
+
+    with pytest.raises(PlacementConfigError, match="max_items_per_node"):
+        job_from_arguments("--colocate --num-gpus-per-node 100000".split())
