@@ -2,7 +2,7 @@
 
 Two kinds: the placement flags of slime's own launch scripts (``tests/data/slime/scripts.json``,
 read from the scripts at the commit recorded there by ``regenerate.py``), each on the cluster it
-states (nodes of ``--num-gpus-per-node`` GPUs), and hand-made edges: uneven nodes, too few GPUs,
+states (nodes of ``--num-gpus-per-node`` GPUs) and on as many GPUs in 4-GPU nodes, and hand-made edges: uneven nodes, too few GPUs,
 engine sizes that do not divide, slime's default ``--num-gpus-per-node 8`` on smaller nodes,
 multi-node engines, prefill servers, the debug modes, a PPO critic, and argparse's own rules.
 """
@@ -55,11 +55,24 @@ EDGES: dict[str, Case] = {
 }
 
 
+#: GPUs per node of the smaller nodes each script is also run on (slime's scripts assume 8).
+SMALL_NODE_GPUS = 4
+
+
 def script_cases() -> dict[str, Case]:
     """Each launch script's placement flags on the cluster it states."""
     data = json.loads(SCRIPTS.read_text())
     return {f"script {path}": Case(tuple(flags), tuple(gpus)) for path, (flags, gpus) in sorted(data["scripts"].items())}
 
 
+def small_node_cases() -> dict[str, Case]:
+    """Each launch script as written, on as many GPUs in nodes of 4 (slime's default
+    ``--num-gpus-per-node 8`` then names wrong hosts and GPUs)."""
+    return {
+        f"{name} on {SMALL_NODE_GPUS}-GPU nodes": Case(case.arguments, (SMALL_NODE_GPUS,) * -(-sum(case.gpus_per_node) // SMALL_NODE_GPUS))
+        for name, case in script_cases().items()
+    }
+
+
 def all_cases() -> dict[str, Case]:
-    return {**script_cases(), **EDGES}
+    return {**script_cases(), **small_node_cases(), **EDGES}

@@ -24,7 +24,9 @@ from solver_placement._errors import PlacementConfigError
 from solver_placement._frontends.slime.job import job_from_arguments
 from solver_placement._frontends.slime.known_flags import SLIME_COMMIT
 from solver_placement._frontends.slime.layout import SlimeLayout, slime_layout
-from tests.internals.frontends.slime.cases import EDGES, all_cases
+from solver_placement._prediction.layout import Prediction
+from solver_placement._prediction.predict import predict
+from tests.internals.frontends.slime.cases import EDGES, all_cases, script_cases, small_node_cases
 from tests.internals.frontends.slime.run_slime import run_slime
 
 LAYOUTS = Path(__file__).resolve().parents[3] / "data" / "slime" / "layouts.json"
@@ -106,7 +108,6 @@ def test_edges_show_what_they_are_named_for() -> None:
     assert "refused" in cases["a switch given a value"]
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("SLIME_SOURCE"), reason="SLIME_SOURCE names no slime checkout")
 def test_slime_still_gives_the_recorded_layouts() -> None:
     live = run_slime(Path(os.environ["SLIME_SOURCE"]), list(CASES.values()))
@@ -117,11 +118,19 @@ def test_the_edges_are_all_recorded() -> None:
     assert set(EDGES) <= set(RECORDED["cases"])
 
 
-@pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("script ")))
+@pytest.mark.parametrize("name", sorted(script_cases()))
 def test_slimes_own_scripts_run_on_the_clusters_they_state(name: str) -> None:
     """slime's launch scripts, on nodes of their --num-gpus-per-node GPUs, have no finding."""
-    from solver_placement._prediction.predict import predict
+    assert _predicted(name).findings == (), _predicted(name).report()
 
+
+@pytest.mark.parametrize("name", sorted(small_node_cases()))
+def test_slimes_own_scripts_on_smaller_nodes_get_checked_fixes(name: str) -> None:
+    """On 4-GPU nodes, every finding on a slime script comes with a fix ``predict`` checked."""
+    prediction = _predicted(name)
+    assert all(finding.fix for finding in prediction.findings), prediction.report()
+
+
+def _predicted(name: str) -> Prediction:
     case = CASES[name]
-    prediction = predict("slime", list(case.arguments), cluster=Cluster(num_nodes=len(case.gpus_per_node), num_gpus_per_node=list(case.gpus_per_node)))
-    assert prediction.findings == (), prediction.report()
+    return predict("slime", list(case.arguments), cluster=Cluster(num_nodes=len(case.gpus_per_node), num_gpus_per_node=list(case.gpus_per_node)))
