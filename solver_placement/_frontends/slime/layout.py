@@ -1,9 +1,9 @@
 """Where slime's own code puts every rank of a job, rank by rank, with what each rank is told.
 
 Train ranks (``actor``, and ``critic`` under ``--advantage-estimator ppo``): rank ``r`` is
-scheduled on sorted bundle ``r`` at 0.4 GPU (``slime/ray/actor_group.py:120-128``, the critic on
+scheduled on sorted bundle ``r`` at 0.4 GPU (``slime/ray/actor_group.py:118-127``, the critic on
 the same bundles, ``placement_group.py:135``), and uses the GPU Ray gave that bundle
-(``LOCAL_RANK = ray.get_gpu_ids()[0]``, ``train_actor.py:21,44``). Consecutive ranks form
+(``LOCAL_RANK = ray.get_gpu_ids()[0]``, ``train_actor.py:21,45``). Consecutive ranks form
 Megatron's tensor-parallel groups (``engine``).
 
 SGLang engines (``rollout``): server group by server group (``rollout.py:1031-1063``; two groups,
@@ -13,12 +13,12 @@ prefill then decode, under ``--prefill-num-servers``, ``sglang_config.py:183-199
 from that bundle's GPU id on (``base_gpu_id``, ``gpu_id_step 1``, ``rollout.py:133-139``,
 ``sglang_engine.py:523-541``) on the bundle's node: ``E // nnodes`` of them, ``nnodes = max(1,
 E // G)``, node part ``node_rank = rank % nnodes``. Whether those GPUs are the bundles reserved
-for it, slime never checks. The server is told a host (``rollout.py:843-888``): engines are
+for it, slime never checks. The server is told a host (``rollout.py:843-889``): engines are
 grouped ``max(1, G // E)`` to a node by rank, and every engine of a group is told the address of
 the group's first engine, wherever it runs.
 
-Every process gets ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1`` (``actor_group.py:68``,
-``rollout.py:141``), so Ray leaves ``CUDA_VISIBLE_DEVICES`` alone and each process sees every GPU of
+Every process gets ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1`` (``actor_group.py:69``,
+``rollout.py:142``), so Ray leaves ``CUDA_VISIBLE_DEVICES`` alone and each process sees every GPU of
 its node; ``gpus`` is the one it drives. A rollout rank is one SGLang GPU process, numbered in
 engine order (engine actor ``rank`` in slime's log is ``engine`` here for single-node engines).
 """
