@@ -168,7 +168,10 @@ def _check_sglang(values: dict[str, object], engine: int, rollout: int) -> None:
 
 
 def _check_megatron(values: dict[str, object], world: int) -> None:
-    """Megatron's rule: the train world size divides into tensor x pipeline x context groups."""
+    """Megatron's rules: at least one train rank, and the train world size divides into tensor x
+    pipeline x context groups."""
+    if world == 0:
+        raise PlacementConfigError("--actor-num-nodes x --actor-num-gpus-per-node is 0: Megatron needs at least one train rank (a world size of 0 divides into no data-parallel group); give both at least 1")
     sizes = [int(values[key]) for key in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")]  # type: ignore[call-overload]
     model = sizes[0] * sizes[1] * sizes[2]
     if model == 0 or world % model:

@@ -66,6 +66,7 @@ def test_argparse_rules() -> None:
         ("--colocate --rollout-num-gpus-per-engine 4 --prefill-num-servers 2", "No decode GPUs: total 8, prefill 8"),
         ("--colocate --actor-num-gpus-per-node 6 --tensor-model-parallel-size 4", "world size"),
         ("--colocate --rollout-num-gpus-per-engine 0", "at least 1"),
+        ("--actor-num-nodes 0 --colocate", "at least one train rank"),
         ("--actor-num-nodes -1 --colocate", "negative"),
         ("--colocate --rollout-external-engine-addrs 10.0.0.1:30000", "does not model external engines"),
         ("--colocate --sglang-config groups.yaml", "does not read"),
