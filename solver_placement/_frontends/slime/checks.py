@@ -122,3 +122,22 @@ def _owner(layout: SlimeLayout, index: int) -> str:
     if layout.rollout_offset:
         return "actor" if index < layout.rollout_offset else "rollout"
     return "actor" if index < layout.job.actor_gpus and not layout.job.debug_rollout_only else "rollout"
+
+
+def affinity_notes(layout: SlimeLayout) -> tuple[str, ...]:
+    """Train ranks whose CPU affinity slime sets for another GPU than the one they drive.
+
+    ``TrainRayActor.init`` binds a rank to the NUMA node of GPU ``RANK % --num-gpus-per-node``
+    (``slime/ray/train_actor.py:83-86``); the rank drives the GPU of its bundle. The job runs (the
+    binding only slows it), so this is a note, not a finding.
+    """
+    per_node = layout.job.num_gpus_per_node
+    off = [rank for rank in layout.ranks if rank.role == "actor" and rank.gpus and rank.gpus[0] != rank.rank % per_node]
+    if not off:
+        return ()
+    first = off[0]
+    return (
+        f"{len(off)} train rank(s) get the CPU affinity of another GPU than the one they drive (slime binds RANK % "
+        f"--num-gpus-per-node {per_node}); e.g. actor rank {first.rank} drives GPU {first.gpus[0]} of node {first.node}, "
+        f"bound for GPU {first.rank % per_node}",
+    )

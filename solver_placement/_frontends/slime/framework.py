@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._frontends.slime.checks import layout_findings
+from solver_placement._frontends.slime.checks import affinity_notes, layout_findings
 from solver_placement._frontends.slime.fixes import with_fixes
 from solver_placement._frontends.slime.improve import improve_job
 from solver_placement._frontends.slime.job import ENTRY_SCRIPTS, RELEASE, SlimeJob, read_job
@@ -30,7 +30,7 @@ def predict_job(job: SlimeJob, cluster: Cluster) -> Prediction:
     """Every rank slime's code starts for ``job`` on ``cluster``, with its findings and their fixes."""
     layout = slime_layout(job, cluster)
     findings = with_fixes(job, cluster, layout_findings(layout), findings_of)
-    return Prediction("slime", job.release, cluster, tuple(layout.ranks), tuple(findings), (*job.notes, RAY_ASSUMPTION))
+    return Prediction("slime", job.release, cluster, tuple(layout.ranks), tuple(findings), (*job.notes, *affinity_notes(layout), RAY_ASSUMPTION))
 
 
 def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:

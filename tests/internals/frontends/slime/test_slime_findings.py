@@ -160,3 +160,11 @@ def test_num_gpus_per_node_is_bounded_before_work() -> None:
 
     with pytest.raises(PlacementConfigError, match="max_items_per_node"):
         job_from_arguments("--colocate --num-gpus-per-node 100000".split())
+
+
+def test_cpu_affinity_for_another_gpu_is_noted() -> None:
+    """slime binds a train rank to GPU RANK % --num-gpus-per-node's NUMA node: on 4-GPU nodes with
+    the default 8, ranks 4-7 drive GPUs 0-3 of node 1 but are bound for GPUs 4-7."""
+    notes = predicted("--actor-num-nodes 2 --actor-num-gpus-per-node 4 --colocate", 4, 4).notes
+    assert any(note.startswith("4 train rank(s) get the CPU affinity of another GPU") for note in notes)
+    assert not any("CPU affinity" in note for note in predicted("--actor-num-nodes 2 --actor-num-gpus-per-node 4 --colocate --num-gpus-per-node 4", 4, 4).notes)
