@@ -7,12 +7,14 @@ bundles by (node IP, GPU id) (``sort_key``, ``:21-39``, and ``:83-86``): the act
 first ``actor`` sorted bundles, the rollout the ones from ``rollout_offset`` on (``:127-129``).
 
 Where Ray lands the bundles follows Ray's PACK policy (``BundlePackSchedulingPolicy::Schedule``
-in ``src/ray/raylet/scheduling/policy/bundle_scheduling_policy.cc``): the best-scored node (Ray's
-least-resource scorer: the most GPUs free) takes as many bundles as it holds, then the next
-best, until all are placed; when the free GPUs of the whole cluster are too few, ``pg.ready()``
-never returns. Two assumptions are stated in the prediction's notes: among equally free nodes
-Ray picks the lowest-numbered (Ray iterates a hash map there), and node numbers follow node IPs
-(as ``Cluster.from_ray`` numbers them and slime sorts them); a node's bundles get its GPUs from 0.
+in ``src/ray/raylet/scheduling/policy/bundle_scheduling_policy.cc``): the best-scored node takes
+as many bundles as it holds, then the next best, until all are placed; when the free GPUs of the
+whole cluster are too few, ``pg.ready()`` never returns. The score (``LeastResourceScorer`` in
+``scorer.cc``) adds ``(free - 1) / free`` over the bundle's GPU and CPU, so the node with the most
+free GPUs wins. Assumptions, stated in the prediction's notes: CPUs follow GPUs (the cluster
+records no CPUs); among equally free nodes Ray picks the lowest-numbered (Ray iterates a hash map
+there); node numbers follow node IPs (as ``Cluster.from_ray`` numbers them and slime sorts them);
+a node's bundles get its GPUs from 0 (Ray hands out free GPU ids lowest first).
 """
 
 from __future__ import annotations

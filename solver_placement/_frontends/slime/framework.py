@@ -16,8 +16,8 @@ from solver_placement._prediction.layout import Prediction
 
 #: What every prediction assumes of Ray and the cluster (``bundles.py`` says why).
 RAY_ASSUMPTION = (
-    "Ray's PACK policy on free GPUs: the node with the most free GPUs fills first (ties: the lowest node number); "
-    "nodes are numbered by IP, as slime sorts them"
+    "Ray's PACK policy on free GPUs: the node with the most free GPUs fills first (CPUs assumed to follow GPUs; "
+    "ties: the lowest node number); nodes are numbered by IP, as slime sorts them"
 )
 
 
