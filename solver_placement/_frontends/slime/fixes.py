@@ -54,8 +54,8 @@ def _ordered(job: SlimeJob, cluster: Cluster, finding: Finding) -> Iterator[Fix]
     if finding.role in ("actor", "critic") and finding.kind == FindingKind.SPLIT_ENGINE:
         yield from ((("--tensor-model-parallel-size", str(size)),) for size in _divisors_below(job.tensor_parallel_size))
         return
+    free = int(sum(cluster.gpus_per_node)) - (0 if job.colocate else job.actor_gpus)  # GPUs the rollout may take
     if finding.kind == FindingKind.PENDING and finding.node is None:
-        free = int(sum(cluster.gpus_per_node)) - (0 if job.colocate else job.actor_gpus)
         if free >= engine_gpus > 0:
             yield (("--rollout-num-gpus", str(free // engine_gpus * engine_gpus)),)
         if not job.colocate:
@@ -65,7 +65,8 @@ def _ordered(job: SlimeJob, cluster: Cluster, finding: Finding) -> Iterator[Fix]
         whole = job.rollout_num_gpus // job.rollout_num_gpus_per_engine * job.rollout_num_gpus_per_engine
         if whole:
             yield (("--rollout-num-gpus", str(whole)),)
-        yield (("--rollout-num-gpus", str(whole + job.rollout_num_gpus_per_engine)),)
+        if whole + job.rollout_num_gpus_per_engine <= free:
+            yield (("--rollout-num-gpus", str(whole + job.rollout_num_gpus_per_engine)),)
     yield from ((("--rollout-num-gpus-per-engine", str(size)),) for size in _divisors_below(job.rollout_num_gpus_per_engine) if job.rollout_num_gpus % size == 0)
     if job.prefill_num_servers is not None:  # another split between prefill and decode servers, nearest first
         engines = job.rollout_num_gpus // job.rollout_num_gpus_per_engine
@@ -75,9 +76,10 @@ def _ordered(job: SlimeJob, cluster: Cluster, finding: Finding) -> Iterator[Fix]
         yield (("--colocate", ""),)
 
 
-def _divisors_below(size: int) -> list[int]:
-    """The sizes below ``size`` that divide it, largest first (a smaller group of the same job)."""
-    return [candidate for candidate in range(size - 1, 0, -1) if size % candidate == 0]
+def _divisors_below(size: int) -> Iterator[int]:
+    """The sizes below ``size`` that divide it, largest first (a smaller group of the same job);
+    lazily, as the candidates are tried."""
+    return (candidate for candidate in range(size - 1, 0, -1) if size % candidate == 0)
 
 
 def _clears(job: SlimeJob, cluster: Cluster, fix: Fix, finding: Finding, before: set[tuple[str, str]], findings_of: FindingsOf) -> bool:

@@ -118,6 +118,8 @@ def job_from_arguments(arguments: Sequence[str]) -> SlimeJob:
             raise PlacementConfigError("--rollout-num-gpus is not given and --colocate is off: slime adds None to the actor's GPUs and fails (placement_group.py:117); give --rollout-num-gpus or --colocate")
         rollout = 0
     check("max_items_per_node", values["num_gpus_per_node"], "--num-gpus-per-node", "the GPUs slime assumes per node")
+    for flag, dest in (("--rollout-num-gpus-per-engine", "rollout_num_gpus_per_engine"), ("--tensor-model-parallel-size", "tensor_model_parallel_size")):
+        check("max_processes", values[dest], flag, "the GPUs of one engine or group")
     engine = values["rollout_num_gpus_per_engine"]
     if engine == 0 or values["num_gpus_per_node"] == 0:
         raise PlacementConfigError("--rollout-num-gpus-per-engine and --num-gpus-per-node must be at least 1: slime divides by them (rollout.py:1034)")

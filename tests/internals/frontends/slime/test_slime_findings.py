@@ -168,3 +168,11 @@ def test_cpu_affinity_for_another_gpu_is_noted() -> None:
     notes = predicted("--actor-num-nodes 2 --actor-num-gpus-per-node 4 --colocate", 4, 4).notes
     assert any(note.startswith("4 train rank(s) get the CPU affinity of another GPU") for note in notes)
     assert not any("CPU affinity" in note for note in predicted("--actor-num-nodes 2 --actor-num-gpus-per-node 4 --colocate --num-gpus-per-node 4", 4, 4).notes)
+
+
+def test_engine_and_group_sizes_are_bounded_before_work() -> None:
+    from solver_placement._errors import PlacementConfigError
+    from solver_placement._frontends.slime.job import job_from_arguments
+
+    with pytest.raises(PlacementConfigError, match="max_processes"):
+        job_from_arguments(f"--colocate --rollout-num-gpus-per-engine {10**18}".split())
