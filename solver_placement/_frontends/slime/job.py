@@ -86,7 +86,11 @@ def read_job(given: LaunchInput, release: str | None) -> SlimeJob:
     if given.config is not None:
         raise PlacementConfigError(f"{given.origin}: slime takes its placement from train.py's command line, not a YAML config; give the launch script or the arguments")
     arguments = script_arguments(given, ENTRY_SCRIPTS)
-    return job_from_arguments(arguments)
+    job = job_from_arguments(arguments)
+    entry = next((word for word in given.arguments if any(word == name or word.endswith("/" + name) for name in ENTRY_SCRIPTS)), None)
+    if entry is not None and entry.endswith("train_async.py") and job.colocate:  # train_async.py:11
+        raise PlacementConfigError(f"{given.origin}: train_async.py with --colocate: slime refuses it (Colocation is not supported for async training); drop --colocate or run train.py")
+    return job
 
 
 def job_from_arguments(arguments: Sequence[str]) -> SlimeJob:

@@ -111,3 +111,12 @@ def test_arrays_from_sourced_files_are_noted(tmp_path: Path) -> None:
     script.write_text('source "${SCRIPT_DIR}/models/qwen3-4B.sh"\npython3 train.py --colocate ${MODEL_ARGS[@]}\n')
     notes = predict("slime", script).notes
     assert any("${MODEL_ARGS[@]}" in note and "not read" in note for note in notes)
+
+
+def test_async_training_refuses_colocation(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("python3 train_async.py --colocate --actor-num-gpus-per-node 4\n")
+    with pytest.raises(PlacementConfigError, match="Colocation is not supported for async training"):
+        read_job(launch_input(script), None)
+    script.write_text("python3 train_async.py --rollout-num-gpus 4 --actor-num-gpus-per-node 4\n")
+    assert not read_job(launch_input(script), None).colocate
