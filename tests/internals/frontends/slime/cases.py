@@ -36,6 +36,8 @@ EDGES: dict[str, Case] = {
     "too few GPUs": _edge("--actor-num-nodes 2 --rollout-num-gpus 8", 8, 8),
     "actor alone too large": _edge("--actor-num-nodes 3 --rollout-num-gpus 8", 8, 8),
     "uneven nodes: the larger fills first": _edge("--actor-num-gpus-per-node 2 --rollout-num-gpus 8 --rollout-num-gpus-per-engine 2", 4, 8),
+    "engine size not a multiple of --num-gpus-per-node": _edge("--actor-num-gpus-per-node 4 --rollout-num-gpus 16 --rollout-num-gpus-per-engine 12", 16, 16),
+    "slime#180's job (actor 2, rollout 6 on 8 GPUs): no overlap at this commit": _edge("--actor-num-gpus-per-node 2 --rollout-num-gpus 6", 8),
     "a GPU-less head node": _edge("--actor-num-nodes 2 --rollout-num-gpus 8 --rollout-num-gpus-per-engine 4", 0, 8, 8, 8),
     "multi-node prefill and decode engines": _edge("--actor-num-nodes 4 --colocate --rollout-num-gpus-per-engine 16 --prefill-num-servers 1", 8, 8, 8, 8),
     "colocated on two nodes": _edge("--actor-num-nodes 2 --colocate --rollout-num-gpus-per-engine 4", 8, 8),
