@@ -136,21 +136,46 @@ def _script(path: Path) -> LaunchInput:
 
 def _command_lines(text: str, path: Path) -> list[list[str]]:
     """The script's lines split as the shell splits them, a quoted text that runs over several
-    lines (a JSON runtime environment, say) kept as one word of its line."""
+    lines (a JSON runtime environment, say) kept as one word of its line. Where a quotation is
+    open is tracked line by line, so a line is split once, whatever the script's size."""
     lines: list[list[str]] = []
-    pending = ""
+    pending: list[str] = []
+    quote: str | None = None
     for line in text.splitlines():
-        pending = f"{pending}\n{line}" if pending else line
+        pending.append(line)
+        quote = _open_quote(line, quote)
+        if quote is not None:
+            continue
+        joined = "\n".join(pending)
         try:
-            lines.append(shlex.split(pending, comments=True))
+            lines.append(shlex.split(joined, comments=True))
         except ValueError as error:
-            if "closing quotation" in str(error):
-                continue
-            raise PlacementConfigError(f"{path}: a line the shell cannot split ({error}): {shown(pending)}") from None
-        pending = ""
+            raise PlacementConfigError(f"{path}: a line the shell cannot split ({error}): {shown(joined)}") from None
+        pending = []
     if pending:
-        raise PlacementConfigError(f"{path}: a quotation that is never closed, from: {shown(pending.splitlines()[0])}")
+        raise PlacementConfigError(f"{path}: a quotation that is never closed, from: {shown(pending[0])}")
     return lines
+
+
+def _open_quote(line: str, quote: str | None) -> str | None:
+    """The quotation still open after ``line`` (``'``, ``"`` or None), given the one open before
+    it: single quotes take everything literally, a backslash escapes outside them, and ``#``
+    starting a word outside quotes comments the rest of the line out."""
+    escaped = False
+    for index, char in enumerate(line):
+        if escaped:
+            escaped = False
+        elif quote == "'":
+            quote = None if char == "'" else quote
+        elif char == "\\":
+            escaped = True
+        elif quote == '"':
+            quote = None if char == '"' else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+            break
+    return quote
 
 
 def _fill(array: list[str], parts: Sequence[str], name: str) -> str | None:

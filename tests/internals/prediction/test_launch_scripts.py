@@ -75,3 +75,15 @@ def test_arrays_count_against_the_argument_limit(tmp_path: Path) -> None:
     path.write_text("A=(\n" + "--x 1\n" * 30 + ")\npython train.py ${A[@]}\n")
     with limits.override(max_arguments=20), pytest.raises(PlacementConfigError, match="max_arguments"):
         launch_input(path)
+
+
+def test_a_long_open_quotation_is_read_in_one_pass(tmp_path: Path) -> None:
+    """An open quotation over many lines (each with the other quote) is found open once, not
+    re-split line after line (a script at the size limit would take hours so)."""
+    import time
+
+    path = tmp_path / "run.sh"
+    path.write_text('X="\n' + "it's\n" * 20_000 + '"\npython train.py --a 1\n')
+    started = time.perf_counter()
+    assert script_arguments(launch_input(path), ("train.py",)) == ("--a", "1")
+    assert time.perf_counter() - started < 10
