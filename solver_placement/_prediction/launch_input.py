@@ -81,6 +81,8 @@ def script_arguments(given: LaunchInput, markers: Sequence[str]) -> tuple[str, .
 
 #: ``$NAME`` and ``${NAME}`` in a script word (shell parameter expansion beyond these is not read).
 _VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+#: How deep ``${A:-${B:-...}}`` defaults may nest in one word (scripts nest two or three).
+MAX_DEFAULT_DEPTH = 16
 #: The inside of ``${NAME:-default}`` or ``${NAME-default}``: the name, the colon, the default.
 _WITH_DEFAULT = re.compile(r"^([A-Za-z_]\w*)(:?)-(.*)$", re.S)
 #: ``NAME=value`` words that set a shell variable (``export NAME=value`` included).
@@ -200,25 +202,30 @@ def _spliced(parts: Sequence[str], arrays: Mapping[str, Sequence[str]]) -> list[
     return spliced
 
 
-def _expand(word: str, variables: Mapping[str, str]) -> str:
+def _expand(word: str, variables: Mapping[str, str], depth: int = 0) -> str:
     """``word`` with the variables the script set replaced; others stay as written, so a reader
     that needs one names it. ``${NAME:-default}`` (and ``${NAME-default}``) take the default when
     the script does not set the variable, as the shell does when the environment does not either
     (launch scripts give their knobs so: ``--actor-num-nodes ${ACTOR_NUM_NODES:-4}``)."""
-    return _VARIABLE.sub(lambda match: variables.get(match.group(1) or match.group(2), match.group(0)), _defaults(word, variables))
+    return _VARIABLE.sub(lambda match: variables.get(match.group(1) or match.group(2), match.group(0)), _defaults(word, variables, depth))
 
 
-def _defaults(word: str, variables: Mapping[str, str]) -> str:
-    """``word`` with each ``${NAME:-default}`` / ``${NAME-default}`` resolved (defaults may nest)."""
+def _defaults(word: str, variables: Mapping[str, str], depth: int) -> str:
+    """``word`` with each ``${NAME:-default}`` / ``${NAME-default}`` resolved (defaults may nest,
+    up to :data:`MAX_DEFAULT_DEPTH` deep)."""
+    if "${" not in word or "-" not in word:
+        return word
+    if depth > MAX_DEFAULT_DEPTH:
+        raise PlacementConfigError(f"a script word nests ${{NAME:-default}} deeper than {MAX_DEFAULT_DEPTH}: {shown(word)}")
+    closing = _closing_braces(word)
     out: list[str] = []
     index = 0
     while index < len(word):
         start = word.find("${", index)
         if start < 0:
             break
-        end = _closing_brace(word, start + 2)
-        body = word[start + 2 : end] if end is not None else ""
-        match = _WITH_DEFAULT.match(body)
+        end = closing.get(start + 1)
+        match = _WITH_DEFAULT.match(word[start + 2 : end]) if end is not None else None
         if end is None or match is None:
             out.append(word[index : start + 2])
             index = start + 2
@@ -226,15 +233,18 @@ def _defaults(word: str, variables: Mapping[str, str]) -> str:
         name, colon, default = match.groups()
         value = variables.get(name)
         unset = value is None or (colon and value == "")
-        out.append(word[index:start] + (_expand(default, variables) if unset else str(value)))
+        out.append(word[index:start] + (_expand(default, variables, depth + 1) if unset else str(value)))
         index = end + 1
     return "".join(out) + word[index:]
 
 
-def _closing_brace(word: str, index: int) -> int | None:
-    depth = 1
-    for position in range(index, len(word)):
-        depth += {"{": 1, "}": -1}.get(word[position], 0)
-        if depth == 0:
-            return position
-    return None
+def _closing_braces(word: str) -> dict[int, int]:
+    """Each ``{`` of ``word`` that is closed, mapped to the index of its ``}`` (one pass)."""
+    opened: list[int] = []
+    closing: dict[int, int] = {}
+    for index, char in enumerate(word):
+        if char == "{":
+            opened.append(index)
+        elif char == "}" and opened:
+            closing[opened.pop()] = index
+    return closing

@@ -87,3 +87,10 @@ def test_a_long_open_quotation_is_read_in_one_pass(tmp_path: Path) -> None:
     started = time.perf_counter()
     assert script_arguments(launch_input(path), ("train.py",)) == ("--a", "1")
     assert time.perf_counter() - started < 10
+
+
+def test_defaults_nested_too_deep_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text("python train.py --x " + "${A:-" * 40 + "1" + "}" * 40 + "\n")
+    with pytest.raises(PlacementConfigError, match="deeper than 16"):
+        launch_input(path)
