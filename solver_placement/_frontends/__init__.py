@@ -5,9 +5,14 @@ into the job the core places, and the answer back into the framework's terms.
   where Ray lands the pools, and ``export --to verl``;
 * ``rlinf/``: RLinf's placement API (component placements, strategies, the class a job's
   ``runner.task_type`` asks for), which RLinf code calls as it calls its own;
-* ``roll/``: ROLL's YAML as ROLL reads it and where its own code puts every worker (``predict roll``);
 * ``component_placement``: ``cluster.component_placement`` (RLinf's rank strings and the
   declarative components), the default.
+
+Frameworks whose own code decides the layout (``predict FRAMEWORK``) register a
+:class:`~solver_placement._prediction.frameworks.Framework` with the prediction core instead:
+
+* ``roll/``: ROLL's YAML as ROLL reads it and where its own code puts every worker;
+* ``slime/``: slime's ``train.py`` command line, its own layout predicted rank by rank.
 
 The core (``_job`` and everything below ``_frontends`` in the layers) never imports a front end:
 each registers a :class:`~solver_placement._job.Frontend` here, on import of the package, and
@@ -17,10 +22,12 @@ plus one line below.
 
 from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
 from solver_placement._frontends.roll.framework import ROLL
+from solver_placement._frontends.slime.framework import SLIME
 from solver_placement._frontends.verl.frontends import RESOURCE_POOLS, TRAINER
 from solver_placement._job import register_frontend
 from solver_placement._prediction.frameworks import register_framework
 
 for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
     register_frontend(_frontend)
-register_framework(ROLL)
+for _framework in (ROLL, SLIME):
+    register_framework(_framework)

@@ -13,12 +13,13 @@ from typing import Any
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import PlacementError
-from solver_placement._prediction.findings import Finding
+from solver_placement._prediction.findings import Finding, Fix
 from solver_placement._prediction.frameworks import Framework, Improvement, framework_named
 from solver_placement._prediction.launch_input import LaunchInput, LaunchSource, launch_input
 from solver_placement._prediction.layout import Prediction
 
-#: Fixes checked per prediction (each costs one more reading and prediction).
+#: Distinct (fix, finding kind and role) checks per prediction (each costs one more reading and
+#: prediction); findings alike share one check, the rest past the limit keep no fix.
 MAX_CHECKED_FIXES = 32
 
 
@@ -111,9 +112,13 @@ def _cluster_for(job: object, cluster: Cluster | None) -> tuple[Cluster, tuple[s
 def _checked_fixes(framework: Framework, given: LaunchInput, release: str, cluster: Cluster, prediction: Prediction) -> tuple[Finding, ...]:
     """The findings, each keeping its fix only if predicting the fixed input clears it."""
     before = {_identity(finding) for finding in prediction.errors}
+    cleared: dict[tuple[Fix, tuple[str, str]], bool] = {}  # findings alike with one fix are checked once
     checked = []
-    for index, finding in enumerate(prediction.findings):
-        if finding.fix and (index >= MAX_CHECKED_FIXES or not _clears(framework, given, release, cluster, finding, before)):
+    for finding in prediction.findings:
+        key = (finding.fix, _identity(finding))
+        if finding.fix and key not in cleared and len(cleared) < MAX_CHECKED_FIXES:
+            cleared[key] = _clears(framework, given, release, cluster, finding, before)
+        if finding.fix and not cleared.get(key, False):
             finding = finding.with_fix(())
         checked.append(finding)
     return tuple(checked)

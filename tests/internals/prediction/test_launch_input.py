@@ -66,7 +66,7 @@ def test_inputs_are_bounded_and_the_limit_is_named(tmp_path: Path) -> None:
 def test_an_unsplittable_line_names_the_file(tmp_path: Path) -> None:
     script = tmp_path / "bad.sh"
     script.write_text("python train.py --name 'unclosed\n")
-    with pytest.raises(PlacementConfigError, match="bad.sh: a line the shell cannot split"):
+    with pytest.raises(PlacementConfigError, match="bad.sh: a quotation that is never closed"):
         launch_input(script)
 
 

@@ -121,7 +121,7 @@ def test_matching_flags_are_kept() -> None:
 
 def test_an_unknown_framework_suggests_the_close_name() -> None:
     with pytest.raises(Exception, match="did you mean 'line'"):
-        predict("lime", ["--gpus", "8"])
+        predict("lne", ["--gpus", "8"])
 
 
 def test_the_predict_command_prints_every_rank_and_exits_3_on_errors(tmp_path: Path) -> None:
