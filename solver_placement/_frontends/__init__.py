@@ -5,6 +5,8 @@ into the job the core places, and the answer back into the framework's terms.
   where Ray lands the pools, and ``export --to verl``;
 * ``rlinf/``: RLinf's placement API (component placements, strategies, the class a job's
   ``runner.task_type`` asks for), which RLinf code calls as it calls its own;
+* ``openrlhf/``: OpenRLHF's ``train_ppo_ray`` flags as its parser and ``train()`` read them, where
+  its code and Ray put every rank, checked node by node (``predict openrlhf``);
 * ``component_placement``: ``cluster.component_placement`` (RLinf's rank strings and the
   declarative components), the default.
 
@@ -15,8 +17,11 @@ plus one line below.
 """
 
 from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
+from solver_placement._frontends.openrlhf.framework import OPENRLHF
 from solver_placement._frontends.verl.frontends import RESOURCE_POOLS, TRAINER
 from solver_placement._job import register_frontend
+from solver_placement._prediction.frameworks import register_framework
 
 for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
     register_frontend(_frontend)
+register_framework(OPENRLHF)
