@@ -1,6 +1,6 @@
 """Run OpenRLHF's own ``train_ppo_ray`` on a command line, with Ray replaced by the recorder and
 the heavy packages stubbed, and print as JSON every actor it starts (class, rank, bundle, node,
-GPU, share), the placement group left pending, or the error OpenRLHF raises. Usage:
+GPU, share), where each placement group landed, the one left pending, or the error OpenRLHF raises. Usage:
 
     PYTHONPATH=<OpenRLHF's sources>:tests/openrlhf_drivers python driver.py CASE_JSON
 
@@ -75,6 +75,7 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001  (OpenRLHF's own refusal: an assertion, a crash)
         outcome["error"] = f"{type(error).__name__}: {error}"
     outcome["actors"] = recorder.CLUSTER.actors
+    outcome["groups"] = [group.landed for group in recorder.CLUSTER.groups]
     print(json.dumps(outcome))
 
 

@@ -124,11 +124,14 @@ class RemoteClass:
         if not isinstance(self.cls, type):  # a remote function (0.7.0 asks one for the environment)
             return Ref(dict(os.environ))
         record: dict[str, Any] = {"class": self.__name__, "args": [a for a in args if isinstance(a, (int, str)) or a is None][:2],
-                                  "num_gpus": options.get("num_gpus", 0), "bundle_indices": kwargs.get("bundle_indices")}  # fmt: skip
+                                  "num_gpus": options.get("num_gpus", 0), "bundle_indices": kwargs.get("bundle_indices"), "worker_gpus": kwargs.get("num_gpus")}  # fmt: skip
         strategy = options.get("scheduling_strategy")
         share = float(options.get("num_gpus") or 0)
         if isinstance(strategy, PlacementGroupSchedulingStrategy):
             group = strategy.placement_group
+            for worker in kwargs.get("bundle_indices") or ():  # vLLM's Ray workers: VLLM_RAY_PER_WORKER_GPUS of each bundle
+                group.used[worker] += float(kwargs["num_gpus"])
+                assert group.used[worker] <= 1 + 1e-6, f"bundle {worker} of group {group.index} over-full: Ray would leave a vLLM worker pending"
             index = strategy.placement_group_bundle_index
             if not 0 <= index < group.bundle_count:
                 raise ValueError(f"placement group bundle index {index} is invalid. Valid placement group indexes: 0-{group.bundle_count}")

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from solver_placement._errors import PlacementConfigError
 from solver_placement._frontends.openrlhf.flag_table import FLAGS
-from solver_placement._frontends.openrlhf.releases import Release
+from solver_placement._frontends.openrlhf.releases import KEYS, RELEASES, Release
 
 _TYPES = {"int": int, "float": float, "str": str}
 
@@ -59,9 +59,22 @@ def parsed_flags(release: Release, arguments: Sequence[str], origin: str) -> dic
     except (_Refused, argparse.ArgumentError) as error:
         raise PlacementConfigError(
             f"{origin}: OpenRLHF {release.version} refuses these flags: train_ppo_ray.py: error: {error} "
-            f"(its parser's message; fix the flag, or give --release for the release you run)"
+            f"(its parser's message){_other_spelling(release, arguments)}; fix the flag, or give --release for the release you run"
         ) from None
     values = vars(namespace)
     if values.pop("help"):
         raise PlacementConfigError(f"{origin}: -h/--help makes OpenRLHF print its usage and exit, so nothing is placed; drop it")
     return values
+
+
+def _other_spelling(release: Release, arguments: Sequence[str]) -> str:
+    """A note on the placement flags spelled as another release spells them (flat in 0.11, dotted
+    before 0.10.2): the likely cause of an ``unrecognized arguments`` error."""
+    words = {word.split("=", 1)[0] for word in arguments}
+    for other in RELEASES:
+        if other.dotted != release.dotted:
+            for key in KEYS:
+                if other.flag(key) in words and other.flag(key) != release.flag(key):
+                    spelling = "the dotted spelling of 0.10.2 and later" if other.dotted else "the flat spelling of 0.10.1 and earlier"
+                    return f"; {other.flag(key)} is {spelling}: {release.version} reads {release.flag(key)}"
+    return ""

@@ -1,7 +1,7 @@
 """Fixes in OpenRLHF's own flags for what its layout gets wrong, each tried before it is offered.
 
 For each error finding a short list of flag changes is tried in order, the least intrusive first
-(switch on the colocation OpenRLHF offers, then fewer vLLM engines or a smaller tensor-parallel
+(switch on the colocation OpenRLHF offers, pairs before ``colocate_all``, then fewer vLLM engines or a smaller tensor-parallel
 size that keeps the GPUs, then a smaller group); the first whose flags, read and placed again,
 clear the finding without a new error is attached. ``predict.py`` checks it once more on the
 user's own input. A finding none of them clears keeps no fix (an engine split by Ray's bundle
@@ -73,9 +73,6 @@ def _candidates(job: OpenRLHFJob, finding: Finding) -> Iterator[Fix]:
     actor = job.groups[0]
     ref, critic, reward, engines = job.group("ref"), job.group("critic"), job.group("reward"), job.engines
     if finding.kind is FindingKind.PENDING:
-        if engines is not None and not job.colocate_all and actor.world_size % engines.tensor_parallel_size == 0:
-            count = actor.world_size // engines.tensor_parallel_size
-            yield ((flag("train.colocate_all"), ""),) + (((flag("vllm.num_engines"), str(count)),) if count != engines.count else ())
         pair_ref = ref is not None and not (job.colocate_actor_ref or job.colocate_all) and _same_size(ref, actor)
         pair_critic = critic is not None and reward is not None and not job.colocate_critic_reward and _same_size(critic, reward)
         if pair_ref:
@@ -84,6 +81,10 @@ def _candidates(job: OpenRLHFJob, finding: Finding) -> Iterator[Fix]:
             yield ((flag("train.colocate_critic_reward"), ""),)
         if pair_ref and pair_critic:
             yield ((flag("train.colocate_actor_ref"), ""), (flag("train.colocate_critic_reward"), ""))
+        if not job.colocate_all and (engines is None or engines.gpus == actor.world_size):
+            yield ((flag("train.colocate_all"), ""),)
+        if engines is not None and not job.colocate_all and actor.world_size % engines.tensor_parallel_size == 0:
+            yield ((flag("train.colocate_all"), ""), (flag("vllm.num_engines"), str(actor.world_size // engines.tensor_parallel_size)))
         if finding.role == "vllm" and engines is not None:
             yield from _fewer_engines(job)
         group = job.group(finding.role)
