@@ -183,7 +183,7 @@ def _pending(job: OpenRLHFJob, role: str, count: int, free: Sequence[int], lone:
         else "Ray leaves it pending and OpenRLHF waits in pg.ready() forever"
     )
     text = f"it asks {asked} when the nodes have {sum(free)} GPU(s) free ({', '.join(f'node {n}: {g}' for n, g in enumerate(free))}); {waits}" + (
-        f", so {', '.join(later)} never start" if later else ""
+        f", so the {', '.join(later)} group(s) never start" if later else ""
     )
     return Finding(FindingKind.PENDING, role, None, count, text)
 

@@ -21,7 +21,19 @@ def test_dotted_flags_read_with_0_11_and_flat_ones_with_the_last_flat_release() 
 
 
 def test_argparse_rules_hold_prefixes_equals_last_occurrence_and_switches() -> None:
-    job = _job(["--actor.num_gpus", "2", "--actor.num_gpus_per_node=4", "--ref.num_gpus_per_node", "4", "--vllm.num_eng", "2", "--train.colocate_actor", *MODELS_0_11])
+    job = _job(
+        [
+            "--actor.num_gpus",
+            "2",
+            "--actor.num_gpus_per_node=4",
+            "--ref.num_gpus_per_node",
+            "4",
+            "--vllm.num_eng",
+            "2",
+            "--train.colocate_actor",
+            *MODELS_0_11,
+        ]
+    )
     assert job.groups[0].num_gpus_per_node == 4  # the last occurrence wins, the prefix stood for the flag
     assert job.engines is not None and job.engines.count == 2
     assert job.colocate_actor_ref and not job.colocate_all
@@ -44,7 +56,9 @@ def test_flags_the_parser_refuses_are_refused_with_its_message(arguments: list[s
 
 
 def test_a_flag_of_another_release_is_named_not_ignored() -> None:
-    with pytest.raises(PlacementConfigError, match="--actor_num_gpus_per_node is the flat spelling of 0.10.1 and earlier: 0.11.2 reads --actor.num_gpus_per_node"):
+    with pytest.raises(
+        PlacementConfigError, match="--actor_num_gpus_per_node is the flat spelling of 0.10.1 and earlier: 0.11.2 reads --actor.num_gpus_per_node"
+    ):
         _job(["--actor_num_gpus_per_node", "4", "--train.colocate_all", *MODELS_FLAT])  # one dotted flag: 0.11's parser reads them all
     with pytest.raises(PlacementConfigError, match="unrecognized arguments: --async_train"):
         _job(["--actor_num_gpus_per_node", "4", "--vllm_num_engines", "1", "--async_train", *MODELS_FLAT], "0.7.0")
@@ -55,9 +69,17 @@ def test_a_flag_of_another_release_is_named_not_ignored() -> None:
     [
         ([], "0.11.2", "takes the critic from --reward.model_name_or_path, which is not given"),
         (["--train.colocate_actor_ref", "--ref.num_gpus_per_node", "4", *MODELS_0_11], None, "must be the same when colocate actor and ref"),
-        (["--train.colocate_all", "--vllm.num_engines", "3", *MODELS_0_11], None, "must be equal to vllm_num_engines * vllm_tensor_parallel_size, got 8 and 3"),
+        (
+            ["--train.colocate_all", "--vllm.num_engines", "3", *MODELS_0_11],
+            None,
+            "must be equal to vllm_num_engines * vllm_tensor_parallel_size, got 8 and 3",
+        ),
         (["--ds.ring_attn_size", "2", *MODELS_0_11], None, "compares --vllm.num_engines with 0, which is not given"),
-        (["--train.colocate_all", "--vllm.num_engines", "8", "--critic.num_nodes", "2", *MODELS_0_11], None, "placement group bundle index 8 is invalid"),
+        (
+            ["--train.colocate_all", "--vllm.num_engines", "8", "--critic.num_nodes", "2", *MODELS_0_11],
+            None,
+            "placement group bundle index 8 is invalid",
+        ),
         ([*MODELS_FLAT], "0.7.0", "_validate_args compares --vllm_num_engines with 0"),
         (["--vllm_num_engines", "3", *MODELS_FLAT], "0.7.0", "actor_world_size must be divisible by vllm_num_engines, got 8 and 3"),
         (["--vllm_num_engines", "1", "--pretrain", "m", "--reward_pretrain", "a,b"], "0.7.0", "Only one reward model is supported"),
@@ -73,7 +95,9 @@ def test_jobs_openrlhf_refuses_are_refused_with_its_reason(arguments: list[str],
 def test_roles_follow_openrlhf_rules_for_critic_reference_and_reward() -> None:
     gae = _job(MODELS_0_11)
     assert [group.role for group in gae.groups] == ["actor", "ref", "critic", "reward"]  # gae: the critic is the reward model
-    remote = _job(["--reward.remote_url", "http://rm", "--algo.kl.init_coef", "0", "--algo.advantage.estimator", "rloo", "--rollout.n_samples_per_prompt", "4"])
+    remote = _job(
+        ["--reward.remote_url", "http://rm", "--algo.kl.init_coef", "0", "--algo.advantage.estimator", "rloo", "--rollout.n_samples_per_prompt", "4"]
+    )
     assert [group.role for group in remote.groups] == ["actor"]
     agent = _job(["--train.agent_func_path", "agent.py", "--algo.advantage.estimator", "reinforce"])
     assert [group.role for group in agent.groups] == ["actor", "ref"]  # the agent counts as a remote reward
@@ -96,7 +120,9 @@ def test_the_script_environment_decides_what_workers_see(tmp_path) -> None:  # t
     assert _job(runtime).noset_visible_devices  # "0" is set: OpenRLHF and Ray test the variable for truth as a string
 
 
-@pytest.mark.parametrize(("release", "path", "flags"), example_cases(), ids=lambda value: str(value).rsplit("/", 1)[-1] if isinstance(value, str) else None)
+@pytest.mark.parametrize(
+    ("release", "path", "flags"), example_cases(), ids=lambda value: str(value).rsplit("/", 1)[-1] if isinstance(value, str) else None
+)
 def test_every_example_script_of_each_release_reads(release: str, path: str, flags: list[str]) -> None:
     job = _job([*(MODELS_FLAT if release != "0.11.2" else MODELS_0_11), *flags], release)
     assert job.release == release and job.groups[0].role == "actor"
