@@ -2,9 +2,10 @@
 the heavy packages stubbed, and print as JSON every actor it starts (class, rank, bundle, node,
 GPU, share), where each placement group landed, the one left pending, or the error OpenRLHF raises. Usage:
 
-    PYTHONPATH=<OpenRLHF's sources>:tests/openrlhf_drivers python driver.py CASE_JSON
+    PYTHONPATH=<OpenRLHF's sources>:tests/openrlhf_drivers python driver.py CASES_JSON
 
-``CASE_JSON`` is ``{"argv": [...], "gpus_per_node": [8, 8], "env": {...}}``. With ``--flags``
+``CASES_JSON`` is a list of ``{"argv": [...], "gpus_per_node": [8, 8]}``; one JSON list of outcomes
+is printed, the last line of the output (OpenRLHF prints its arguments before). With ``--flags``
 instead it prints the parser's every option (strings, action, nargs, type, default) as JSON: the
 data ``solver_placement/_frontends/openrlhf/flag_table.py`` holds.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import runpy
 import sys
 from typing import Any
@@ -44,7 +44,7 @@ def main() -> None:
     if sys.argv[1] == "--flags":
         import recorder
 
-        recorder.install([8])
+        recorder.install()
 
         def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
             raise _Parsed(self)
@@ -56,11 +56,15 @@ def main() -> None:
         except _Parsed as parsed:
             print(json.dumps({"allow_abbrev": parsed.parser.allow_abbrev, "options": _options(parsed.parser)}))
         return
-    case = json.loads(sys.argv[1])
-    os.environ.update(case.get("env", {}))
     import recorder
 
-    recorder.install(case["gpus_per_node"])
+    recorder.install()
+    print(json.dumps([_run(recorder, case) for case in json.loads(sys.argv[1])]))
+
+
+def _run(recorder: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """One case: OpenRLHF's ``__main__`` on its flags, on a fresh recorded cluster."""
+    recorder.reset(case["gpus_per_node"])
     sys.argv = ["train_ppo_ray.py", *case["argv"]]
     outcome: dict[str, Any] = {}
     try:
@@ -76,7 +80,7 @@ def main() -> None:
         outcome["error"] = f"{type(error).__name__}: {error}"
     outcome["actors"] = recorder.CLUSTER.actors
     outcome["groups"] = [group.landed for group in recorder.CLUSTER.groups]
-    print(json.dumps(outcome))
+    return outcome
 
 
 if __name__ == "__main__":

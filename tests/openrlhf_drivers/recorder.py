@@ -31,7 +31,8 @@ class Pending(Exception):
 
 
 class Stop(Exception):
-    """OpenRLHF reached its trainer: every group and engine is created, the recording is complete."""
+    """OpenRLHF reached its trainer (0.10 and later) or loads its models (0.7.0): every group and
+    engine is created, the recording is complete."""
 
 
 class Cluster:
@@ -100,6 +101,8 @@ class Handle:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if name == "init_model_from_pretrained":  # 0.7.0 loads models right after its last group (no trainer actor)
+            raise Stop()
         method = types.SimpleNamespace()
         method.remote = lambda *args, **kwargs: Ref(("10.0.0.1", 29500) if name == "get_master_addr_port" else None)
         return method
@@ -178,10 +181,14 @@ def placement_group_table(group: PlacementGroup) -> dict[str, Any]:
     return {"bundles_to_node_id": {index: f"node-{node}" for index, (node, _) in enumerate(group.landed)}}
 
 
-def install(gpus_per_node: list[int]) -> None:
-    """Put the recorder in ``sys.modules`` as ``ray`` (and the submodules OpenRLHF imports)."""
+def reset(gpus_per_node: list[int]) -> None:
+    """A fresh cluster for the next run (OpenRLHF's modules keep the recorder's functions)."""
     global CLUSTER
     CLUSTER = Cluster(gpus_per_node)
+
+
+def install() -> None:
+    """Put the recorder in ``sys.modules`` as ``ray`` (and the submodules OpenRLHF imports)."""
     ray = StubModule("ray")
     ray.__path__ = []  # type: ignore[attr-defined]
     for name, value in {"remote": remote, "get": get, "put": lambda value: Ref(value), "init": lambda *a, **k: None,

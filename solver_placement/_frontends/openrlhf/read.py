@@ -8,7 +8,8 @@ for every value that decides placement, and refuses what OpenRLHF would refuse w
 * ``--agent_func_path`` sets the remote reward to ``"agent"`` (637 / 547; not in 0.7.0);
 * the critic exists only for the ``gae`` estimator; unnamed, it is the reward model's first path,
   or with a remote reward the actor's model (644-650 / 549-555 / 440-445), so ``gae`` with neither
-  a reward model nor a remote reward crashes (``None.split``);
+  a reward model nor a remote reward crashes (``None.split``); the group estimators need more than
+  one sample per prompt (656 / 557 / 448; it decides no placement, but refuses the job first);
 * ``--ring_attn_size > 1`` and dynamic batching turn on ``--packing_samples``, which needs vLLM
   engines (686-705 / 585-604 / 468);
 * the effective actor processes must not outnumber the sample batches (763 / 653), 0.7.0's
@@ -137,6 +138,14 @@ def _main_block(rules: Release, values: _Values) -> None:
             )
         else:
             values["critic.model_name_or_path"] = str(values["reward.model_name_or_path"]).split(",")[0]
+    grouped = ("rloo", "reinforce_baseline", "group_norm", *(("dr_grpo",) if rules is NEWEST else ()))
+    estimator = values["algo.advantage.estimator"]
+    if estimator in grouped and values["rollout.n_samples_per_prompt"] <= 1:
+        raise values.refuse(
+            f"{estimator} requires n_samples_per_prompt > 1 (its assertion: the group baseline of one sample is the sample), "
+            f"and {values.flag('rollout.n_samples_per_prompt')} is {values['rollout.n_samples_per_prompt']}",
+            f"give {values.flag('rollout.n_samples_per_prompt')} 2 or more",
+        )
     if values["data.max_images_per_prompt"] > 0 and values["critic.model_name_or_path"] is not None:
         raise values.refuse(
             f"{values.flag('data.max_images_per_prompt')} {values['data.max_images_per_prompt']} (VLM training) does not support a critic model",
