@@ -9,7 +9,6 @@ from solver_placement import Cluster, PlacementConfigError, predict
 from solver_placement._frontends.openrlhf.read import read_job
 from solver_placement._prediction.launch_input import launch_input
 
-
 #: Example scripts OpenRLHF's own release refuses: 0.7.0's GRPO example asks group_norm with one sample per prompt.
 REFUSED_EXAMPLES = {("0.7.0", "examples/scripts/train_grpo_llama_ray.sh"): "group_norm requires n_samples_per_prompt > 1"}
 
