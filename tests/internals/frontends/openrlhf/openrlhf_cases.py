@@ -1,6 +1,6 @@
 """Shared inputs of the OpenRLHF tests: OpenRLHF's own example scripts' placement flags (per
 release, with the commit they came from: ``tests/data/openrlhf/examples.json``, written by
-``tests/openrlhf_drivers/write_examples.py``) and the flags a hand-made case needs besides."""
+``write_examples.py`` beside it) and the flags a hand-made case needs besides."""
 
 from __future__ import annotations
 
