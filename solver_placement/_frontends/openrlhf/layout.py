@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._frontends.openrlhf.job import Group, OpenRLHFJob
 from solver_placement._frontends.openrlhf.ray_landing import STABLE_BUNDLES, Bundle, RayState, nodes_of
-from solver_placement._prediction.checks import split_engines
+from solver_placement._prediction.checks import shared_gpus, split_engines
 from solver_placement._prediction.findings import Finding, FindingKind
 from solver_placement._prediction.layout import PredictedRank
 
@@ -92,7 +92,7 @@ def predict_layout(job: OpenRLHFJob, cluster: Cluster) -> tuple[list[PredictedRa
         group = job.group(role)
         if group is not None:
             _group(state, group, later if (job.colocate_all or (job.colocate_critic_reward and critic is not None)) else None)
-    state.findings.extend(split_engines(state.ranks))
+    state.findings.extend(shared_gpus(state.ranks) + split_engines(state.ranks))
     _unstable_engines(state)
     _idle_reward(state)
     _nodes_not_enforced(state)
