@@ -34,7 +34,7 @@ def with_fixes(job: OpenRLHFJob, cluster: Cluster, findings: list[Finding], pred
     fixed = []
     for finding in findings:
         if finding.kind is FindingKind.PENDING or _splits(finding):
-            for fix in _limited(_candidates(job, finding)):
+            for fix in _limited(_candidates(job, finding, max(int(gpus) for gpus in cluster.gpus_per_node))):
                 if _clears(job, cluster, finding, fix, errors, predictor):
                     finding = finding.with_fix(fix)
                     break
@@ -68,7 +68,7 @@ def _clears(job: OpenRLHFJob, cluster: Cluster, finding: Finding, fix: Fix, befo
     return not {(other.kind, other.role) for other in after if other.is_error} - before
 
 
-def _candidates(job: OpenRLHFJob, finding: Finding) -> Iterator[Fix]:
+def _candidates(job: OpenRLHFJob, finding: Finding, largest_node: int) -> Iterator[Fix]:
     flag = job.rules.flag
     actor = job.groups[0]
     ref, critic, reward, engines = job.group("ref"), job.group("critic"), job.group("reward"), job.engines
@@ -89,7 +89,7 @@ def _candidates(job: OpenRLHFJob, finding: Finding) -> Iterator[Fix]:
             yield from _fewer_engines(job)
         group = job.group(finding.role)
         if group is not None:
-            for gpus in range(group.num_gpus_per_node - 1, 0, -1):
+            for gpus in range(min(group.num_gpus_per_node - 1, largest_node), 0, -1):  # a group larger than a node's GPUs never helps
                 yield ((flag(f"{group.role}.num_gpus_per_node"), str(gpus)),)
     elif _splits(finding) and engines is not None:
         yield from _fewer_engines(job)
