@@ -12,7 +12,10 @@ for its groups in this order, waiting for each placement group before asking the
    (``get_bundle_indices``, ``trainer/ray/utils.py`` line 7: nodes in the order their first bundle
    comes, bundles in index order within a node). vLLM's Ray workers take those bundles (1 GPU
    each, 0.2 when hybrid: ``VLLM_RAY_PER_WORKER_GPUS``), and vLLM's Ray executor shows every worker
-   of an engine the engine's GPUs on its node;
+   of an engine the engine's GPUs on its node, sorted (``node_gpus`` in ``_init_workers_ray``,
+   ``vllm/executor/ray_distributed_executor.py``, vLLM 896b83a5); worker ``j`` of engine ``i`` is
+   rank ``i * tp + j`` here, ``j`` its place in the engine's bundle list (vLLM renumbers its own
+   ranks, driver's node first);
 3. the actor, the reference (KL above 0), the critic and the reward groups (``RayActorGroup``,
    ``launcher.py`` lines 240-290): rank ``r`` in bundle ``r`` of the group they are given (the
    shared one at 0.2 GPU each), else of a ``PACK`` group of their own, or, at one GPU per node, a
