@@ -76,11 +76,16 @@ def script_arguments(given: LaunchInput, markers: Sequence[str]) -> tuple[str, .
 _VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 #: ``NAME=value`` words that set a shell variable (``export NAME=value`` included).
 _ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)=(.*)$", re.S)
+#: The first word of a bash array assignment, ``ARGS=(`` (with its first element when it is joined).
+_ARRAY_START = re.compile(r"^([A-Za-z_]\w*)=\((.*)$", re.S)
+#: A word that is all of a bash array, ``${ARGS[@]}`` (the shell's quotes already removed).
+_ARRAY_USE = re.compile(r"^\$\{(\w+)\[[@*]\]\}$")
 
 
 def _script(path: Path) -> LaunchInput:
     """A launch script's words: lines joined where they end in ``\\``, comments dropped, split
-    as the shell splits them, with the variables its earlier assignments set replaced."""
+    as the shell splits them, with the variables its earlier assignments set replaced, and bash
+    arrays (``ARGS=( ... )`` over one or more lines) spliced in where ``"${ARGS[@]}"`` uses them."""
     limit = current().max_file_bytes
     with path.open("rb") as handle:
         data = handle.read(limit + 1)
@@ -88,6 +93,8 @@ def _script(path: Path) -> LaunchInput:
         raise PlacementConfigError(f"{path}: longer than the limit max_file_bytes={limit} (input limits, see SECURITY.md)")
     text = data.decode("utf-8", errors="replace").replace("\\\n", " ")
     variables: dict[str, str] = {}
+    arrays: dict[str, list[str]] = {}
+    filling: str | None = None  # the array whose elements the lines are giving
     words: list[str] = []
     for line in text.splitlines():
         try:
@@ -95,6 +102,18 @@ def _script(path: Path) -> LaunchInput:
         except ValueError as error:
             raise PlacementConfigError(f"{path}: a line the shell cannot split ({error}): {shown(line)}") from None
         parts = [_expand(word, variables) for word in parts]
+        if filling is None and parts and (opened := _ARRAY_START.match(parts[0])):
+            filling = opened.group(1)
+            arrays[filling] = []
+            parts = [opened.group(2), *parts[1:]] if opened.group(2) else parts[1:]
+        if filling is not None:
+            closed = bool(parts) and parts[-1].endswith(")")
+            elements = [*parts[:-1], parts[-1][:-1]] if closed else parts
+            arrays[filling].extend(element for element in elements if element)
+            check("max_arguments", sum(map(len, arrays.values())), str(path), "the number of words")
+            filling = None if closed else filling
+            continue
+        parts = _spliced(parts, arrays, len(words), str(path))
         if parts and parts[0] == "export":
             parts = parts[1:]
         assigned = [_ASSIGNMENT.match(word) for word in parts]
@@ -104,6 +123,18 @@ def _script(path: Path) -> LaunchInput:
         words.extend(parts)
         check("max_arguments", len(words), str(path), "the number of words")
     return LaunchInput(arguments=tuple(words), origin=str(path), path=path, variables=variables)
+
+
+def _spliced(parts: list[str], arrays: Mapping[str, list[str]], before: int, where: str) -> list[str]:
+    """``parts`` with each ``${NAME[@]}`` of a known array replaced by its elements (others stay as
+    written, so a reader that needs one names it), checked against the word limit as it grows."""
+    spliced: list[str] = []
+    for word in parts:
+        use = _ARRAY_USE.match(word)
+        elements = arrays.get(use.group(1), [word]) if use else [word]
+        check("max_arguments", before + len(spliced) + len(elements), where, "the number of words")
+        spliced.extend(elements)
+    return spliced
 
 
 def _expand(word: str, variables: Mapping[str, str]) -> str:

@@ -39,7 +39,7 @@ from typing import Any
 from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._frontends.openrlhf.arguments import parsed_flags
 from solver_placement._frontends.openrlhf.job import Engines, Group, OpenRLHFJob
-from solver_placement._frontends.openrlhf.releases import LAST_FLAT, NEWEST, RELEASES, Release, release_named, release_of
+from solver_placement._frontends.openrlhf.releases import OLDEST, Release, release_named, releases_of
 from solver_placement._limits import check
 from solver_placement._prediction.launch_input import LaunchInput, script_arguments
 
@@ -64,10 +64,27 @@ def read_job(given: LaunchInput, release: str | None) -> OpenRLHFJob:
             f"{given.origin}: OpenRLHF takes command-line flags, not a YAML config; give its flags after -- or the script that runs it"
         )
     arguments = script_arguments(given, MARKERS)
-    rules = release_named(release) if release is not None else release_of(arguments)
-    values = _Values(rules, parsed_flags(rules, arguments, given.origin), given.origin)
+    rules, parsed = _parsed(arguments, release, given.origin)
+    values = _Values(rules, parsed, given.origin)
     environment = _environment(given, len(given.arguments) - len(arguments))
     return _job(rules, values, arguments, any(environment.get(name) for name in NOSET))
+
+
+def _parsed(arguments: tuple[str, ...], release: str | None, origin: str) -> tuple[Release, dict[str, Any]]:
+    """The release's parser's values: the named release's, else those of the newest release of the
+    flags' spelling that accepts them all (the error is the newest one's when none does)."""
+    if release is not None:
+        rules = release_named(release)
+        return rules, parsed_flags(rules, arguments, origin)
+    candidates = releases_of(arguments)
+    refusal: PlacementConfigError | None = None
+    for rules in candidates:
+        try:
+            return rules, parsed_flags(rules, arguments, origin)
+        except PlacementConfigError as error:
+            refusal = refusal or error
+    assert refusal is not None
+    raise refusal
 
 
 class _Values:
@@ -138,7 +155,7 @@ def _main_block(rules: Release, values: _Values) -> None:
             )
         else:
             values["critic.model_name_or_path"] = str(values["reward.model_name_or_path"]).split(",")[0]
-    grouped = ("rloo", "reinforce_baseline", "group_norm", *(("dr_grpo",) if rules is NEWEST else ()))
+    grouped = ("rloo", "reinforce_baseline", "group_norm", *(("dr_grpo",) if rules.dotted else ()))
     estimator = values["algo.advantage.estimator"]
     if estimator in grouped and values["rollout.n_samples_per_prompt"] <= 1:
         raise values.refuse(
@@ -151,13 +168,13 @@ def _main_block(rules: Release, values: _Values) -> None:
             f"{values.flag('data.max_images_per_prompt')} {values['data.max_images_per_prompt']} (VLM training) does not support a critic model",
             f"use {values.flag('algo.advantage.estimator')} other than gae (reinforce_baseline, rloo, group_norm)",
         )
-    if rules is not RELEASES[0] and (values["ds.ring_attn_size"] > 1 or values["train.dynamic_batch_enable"]):
+    if rules is not OLDEST and (values["ds.ring_attn_size"] > 1 or values["train.dynamic_batch_enable"]):
         values["ds.packing_samples"] = True
     if values["ds.packing_samples"]:
         _needs_engines(
             values, f"{values.flag('ds.packing_samples')} (on by itself with {values.flag('ds.ring_attn_size')} above 1 or dynamic batching)"
         )
-    if rules is NEWEST or rules is LAST_FLAT:
+    if rules is not OLDEST:
         actor = values["actor.num_nodes"] * values["actor.num_gpus_per_node"]
         batches = values["rollout.n_samples_per_prompt"] * values["rollout.batch_size"] // max(values["rollout.micro_batch_size"], 1)
         effective = actor // max(values["ds.ring_attn_size"], 1) // max(values["ds.tensor_parallel_size"], 1)

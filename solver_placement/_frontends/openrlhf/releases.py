@@ -12,13 +12,14 @@ and the tag of ``github.com/OpenRLHF/OpenRLHF``:
   take bundles regrouped by node (``get_bundle_indices``, ``openrlhf/trainer/ray/utils.py`` line 7,
   added in 0.7.1 for ray#51117); ``--async_train`` gives vLLM its own placement group even with
   ``--colocate_all_models`` (``cli/train_ppo_ray.py`` line 75).
-* ``0.11.2`` (PyPI; the same placement code as tag ``v0.11.0``, 3c3be623): dotted flags
-  (``--actor.num_nodes``, from 0.10.2 on, turned into nested names by ``openrlhf/utils/config.py``
-  ``hierarchize``), the rules of 0.10.1.post2.
+* ``0.11.0`` (tag ``v0.11.0``, 3c3be623) and ``0.11.2`` (PyPI; the same placement code): dotted
+  flags (``--actor.num_nodes``, from 0.10.2 on, turned into nested names by
+  ``openrlhf/utils/config.py`` ``hierarchize``), the rules of 0.10.1.post2. Their parsers differ
+  (0.11.2 renamed ``--algo.advantage.is_correction_enable``, which 0.11.0's own example scripts use).
 
-Releases between them read as the nearest one above would not be exact for unknown flags, so only
-these three are offered (``--release``); the input picks 0.11.2 when it uses dotted flags, else
-0.10.1.post2.
+Releases between them share the placement code of the one above but not its full parser, so only
+these are offered (``--release``). Without one, the input picks: the newest release of its flags'
+spelling (dotted, else flat) whose parser accepts every flag.
 """
 
 from __future__ import annotations
@@ -91,10 +92,11 @@ class Release:
 RELEASES = (
     Release("0.7.0", dotted=False, bundles_by_node=False, has_async=False),
     Release("0.10.1.post2", dotted=False, bundles_by_node=True, has_async=True),
+    Release("0.11.0", dotted=True, bundles_by_node=True, has_async=True),
     Release("0.11.2", dotted=True, bundles_by_node=True, has_async=True),
 )
 NEWEST = RELEASES[-1]
-LAST_FLAT = RELEASES[1]
+OLDEST = RELEASES[0]
 
 
 def release_named(version: str) -> Release:
@@ -104,16 +106,15 @@ def release_named(version: str) -> Release:
             return release
     raise PlacementConfigError(
         f"OpenRLHF release {shown(version)} is not one whose rules the library reads; "
-        f"give --release one of {', '.join(r.version for r in RELEASES)}: 0.11.2 for 0.10.2 and later (dotted flags), "
+        f"give --release one of {', '.join(r.version for r in RELEASES)}: 0.11.2 or 0.11.0 for 0.10.2 and later (dotted flags), "
         "0.10.1.post2 for 0.7.1 to 0.10.1, 0.7.0 for older (their placement code is the same; unknown flags are checked "
         "against the parser of the release named)"
     )
 
 
-def release_of(arguments: Sequence[str]) -> Release:
-    """The release an argument list shows: dotted placement flags are 0.10.2 or later (read as
-    0.11.2), anything else the last flat release."""
+def releases_of(arguments: Sequence[str]) -> list[Release]:
+    """The releases an argument list may be for, newest first: those spelling flags dotted when a
+    placement flag is dotted (0.10.2 or later), else the flat ones."""
     dotted = {NEWEST.flag(key) for key in KEYS}
-    if any(word.split("=", 1)[0] in dotted for word in arguments):
-        return NEWEST
-    return LAST_FLAT
+    shows_dotted = any(word.split("=", 1)[0] in dotted for word in arguments)
+    return [release for release in reversed(RELEASES) if release.dotted == shows_dotted]

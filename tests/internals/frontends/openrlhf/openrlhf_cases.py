@@ -14,6 +14,14 @@ EXAMPLES: dict[str, Any] = json.loads((ROOT / "tests" / "data" / "openrlhf" / "e
 #: A model for each role OpenRLHF reads one for (0.11 spelling): enough for every group to start.
 MODELS_0_11 = ["--actor.model_name_or_path", "m", "--reward.model_name_or_path", "rm"]
 MODELS_FLAT = ["--pretrain", "m", "--reward_pretrain", "rm"]
+#: Example scripts OpenRLHF's own release refuses (the differential test shows it does): 0.7.0's
+#: GRPO example asks group_norm with one sample per prompt.
+REFUSED_EXAMPLES = {("0.7.0", "examples/scripts/train_grpo_llama_ray.sh"): "group_norm requires n_samples_per_prompt > 1"}
+
+
+def models(release: str) -> list[str]:
+    """The model flags in the release's spelling."""
+    return MODELS_0_11 if release.startswith("0.11") else MODELS_FLAT
 
 
 def example_cases() -> list[tuple[str, str, list[str]]]:

@@ -10,13 +10,14 @@ trainer. Compared per rank: node, GPU, share, engine and bundle; a group Ray lea
 a job OpenRLHF refuses (an assertion, a crash) is refused by the reader too.
 
 OpenRLHF is no dependency of this package, so the test installs the released wheels it compares
-with, pinned by version and SHA-256 (``pip install --no-deps --target``, for CPython 3.11 on
+with (0.7.0, 0.10.1.post2, 0.11.0, 0.11.2), pinned by version and SHA-256 (``pip install --no-deps --target``, for CPython 3.11 on
 manylinux whatever Python runs the test: the wheels hold pure Python), into pytest's cache
 directory (``.pytest_cache/d/openrlhf``), once. To compare with other sources (a checkout of
 OpenRLHF's main for the newest rules), name them; the test then installs nothing and runs in the
 fast tier:
 
-    OPENRLHF_SOURCE=<OpenRLHF main> OPENRLHF_0_10_1_SOURCE=<0.10.1.post2> OPENRLHF_0_7_0_SOURCE=<0.7.0> pytest tests/internals/frontends/openrlhf/test_openrlhf_differential.py
+    OPENRLHF_SOURCE=<OpenRLHF main or 0.11.2> OPENRLHF_0_11_0_SOURCE=<0.11.0> OPENRLHF_0_10_1_SOURCE=<0.10.1.post2> \
+    OPENRLHF_0_7_0_SOURCE=<0.7.0> pytest tests/internals/frontends/openrlhf/test_openrlhf_differential.py
 
 Without them the test downloads, so it is ``slow``: CI runs it (``CI=true``), and there a
 download that fails fails the test; elsewhere (``--runslow``) an index out of reach skips it.
@@ -37,7 +38,7 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
-from openrlhf_cases import MODELS_0_11, MODELS_FLAT, example_cases, groups
+from openrlhf_cases import MODELS_0_11, MODELS_FLAT, REFUSED_EXAMPLES, example_cases, groups, models
 
 from solver_placement import Cluster, PlacementConfigError, predict
 from solver_placement._prediction.layout import Prediction
@@ -59,6 +60,7 @@ class Source:
 SOURCES = {
     "0.7.0": Source("OPENRLHF_0_7_0_SOURCE", "0.7.0", "60c156d019549ffca24b1ca260010cef285a3a1914213892c7f974d19eb1c0ec"),
     "0.10.1.post2": Source("OPENRLHF_0_10_1_SOURCE", "0.10.1.post2", "72470c3fa379f35930517cc0d0a6d50c53731fa5097f034a77ea06bb1fd50f0b"),
+    "0.11.0": Source("OPENRLHF_0_11_0_SOURCE", "0.11.0", "b1d78d979cfc3a8241f1a7b2f6308bb19b061ae748528f20443df046e8d181cf"),
     "0.11.2": Source("OPENRLHF_SOURCE", "0.11.2", "c969d70db03a70724c3d8a5a01186c6e0728bce624fb3dff95e39b5396acefa6"),
 }
 
@@ -152,10 +154,7 @@ def openrlhf_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
 
 def _cases() -> list[tuple[str, str, list[str], list[int] | None]]:
     """(name, release, flags, GPUs per node: None for the cluster the flags describe)."""
-    examples = [
-        (path.rsplit("/", 1)[-1], release, [*(MODELS_0_11 if release == "0.11.2" else MODELS_FLAT), *flags], None)
-        for release, path, flags in example_cases()
-    ]
+    examples = [(path.rsplit("/", 1)[-1], release, [*models(release), *flags], None) for release, path, flags in example_cases()]
     return [*examples, *EDGES]
 
 
@@ -217,6 +216,8 @@ def test_openrlhf_places_every_rank_where_predicted(
     outcomes: dict[tuple[str, str], tuple[dict[str, Any], Prediction | str]], name: str, release: str
 ) -> None:
     run, answer = outcomes[(name, release)]
+    refused = name.startswith("refused") or (release, f"examples/scripts/{name}") in REFUSED_EXAMPLES
+    assert isinstance(answer, str) == refused, answer if isinstance(answer, str) else answer.report()
     if isinstance(answer, str):
         assert "error" in run, f"the reader refused ({answer}) but OpenRLHF started every group"
         return

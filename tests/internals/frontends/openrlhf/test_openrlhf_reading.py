@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from openrlhf_cases import EXAMPLES, MODELS_0_11, MODELS_FLAT, example_cases
+from openrlhf_cases import EXAMPLES, MODELS_0_11, MODELS_FLAT, REFUSED_EXAMPLES, example_cases, models
 
 from solver_placement import Cluster, PlacementConfigError, predict
+from solver_placement._frontends.openrlhf.job import Engines
 from solver_placement._frontends.openrlhf.read import read_job
 from solver_placement._prediction.launch_input import launch_input
-
-#: Example scripts OpenRLHF's own release refuses: 0.7.0's GRPO example asks group_norm with one sample per prompt.
-REFUSED_EXAMPLES = {("0.7.0", "examples/scripts/train_grpo_llama_ray.sh"): "group_norm requires n_samples_per_prompt > 1"}
 
 
 def _job(arguments: list[str], release: str | None = None):  # type: ignore[no-untyped-def]
@@ -20,6 +18,9 @@ def _job(arguments: list[str], release: str | None = None):  # type: ignore[no-u
 def test_dotted_flags_read_with_0_11_and_flat_ones_with_the_last_flat_release() -> None:
     assert _job(["--actor.num_gpus_per_node", "4", *MODELS_0_11]).release == "0.11.2"
     assert _job(["--actor_num_gpus_per_node", "4", *MODELS_FLAT]).release == "0.10.1.post2"
+    # 0.11.0's own examples use a flag 0.11.2 renamed: the newest release whose parser takes them all reads them
+    assert _job(["--algo.advantage.is_correction_enable", *MODELS_0_11]).release == "0.11.0"
+    assert _job(["--algo.advantage.is_correction_level", "token", *MODELS_0_11]).release == "0.11.2"
     assert _job(["--vllm_num_engines", "1", *MODELS_FLAT], "0.7.0").release == "0.7.0"
 
 
@@ -123,11 +124,25 @@ def test_the_script_environment_decides_what_workers_see(tmp_path) -> None:  # t
     assert _job(runtime).noset_visible_devices  # "0" is set: OpenRLHF and Ray test the variable for truth as a string
 
 
+def test_a_script_gathering_flags_in_bash_arrays_reads_as_its_command_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "train.sh"
+    script.write_text(
+        'MODEL_PATH="Qwen/Qwen3-4B"\n'
+        "CKPT_ARGS=(\n   --actor.model_name_or_path ${MODEL_PATH}\n   # --reward.model_name_or_path ${REWARD_MODEL}\n)\n"
+        "ENGINE_ARGS=(--ref.num_gpus_per_node 4 --actor.num_gpus_per_node 4\n   --vllm.num_engines 2 --vllm.tensor_parallel_size 2)\n"
+        'ray job submit -- python3 -m openrlhf.cli.train_ppo_ray "${CKPT_ARGS[@]}" "${ENGINE_ARGS[@]}" --reward.remote_url r \\\n'
+        "   --algo.advantage.estimator rloo --rollout.n_samples_per_prompt 2\n"
+    )
+    job = read_job(launch_input(script), None)
+    assert job.arguments[:2] == ("--actor.model_name_or_path", "Qwen/Qwen3-4B")
+    assert (job.groups[0].num_gpus_per_node, job.engines) == (4, Engines(2, 2))
+
+
 @pytest.mark.parametrize(
     ("release", "path", "flags"), example_cases(), ids=lambda value: str(value).rsplit("/", 1)[-1] if isinstance(value, str) else None
 )
 def test_every_example_script_of_each_release_reads(release: str, path: str, flags: list[str]) -> None:
-    arguments = [*(MODELS_FLAT if release != "0.11.2" else MODELS_0_11), *flags]
+    arguments = [*models(release), *flags]
     if (release, path) in REFUSED_EXAMPLES:  # OpenRLHF refuses it too (the differential test runs it)
         with pytest.raises(PlacementConfigError, match=REFUSED_EXAMPLES[(release, path)]):
             _job(arguments, release)
@@ -137,5 +152,5 @@ def test_every_example_script_of_each_release_reads(release: str, path: str, fla
 
 
 def test_examples_are_recorded_with_their_commits() -> None:
-    assert {release: entry["tag"] for release, entry in EXAMPLES.items()} == {"0.7.0": "v0.7.0", "0.10.1.post2": "v0.10.1.post2", "0.11.2": "v0.11.0"}
+    assert {release: entry["tag"] for release, entry in EXAMPLES.items()} == {"0.7.0": "v0.7.0", "0.10.1.post2": "v0.10.1.post2", "0.11.0": "v0.11.0"}
     assert all(len(entry["commit"]) == 40 for entry in EXAMPLES.values())
