@@ -21,6 +21,14 @@ def test_dotted_flags_read_with_0_11_and_flat_ones_with_the_last_flat_release() 
     # 0.11.0's own examples use a flag 0.11.2 renamed: the newest release whose parser takes them all reads them
     assert _job(["--algo.advantage.is_correction_enable", *MODELS_0_11]).release == "0.11.0"
     assert _job(["--algo.advantage.is_correction_level", "token", *MODELS_0_11]).release == "0.11.2"
+    assert _job(["--flash_attn", "--vllm_num_engines", "1", *MODELS_FLAT]).release == "0.7.0"  # a flag 0.7.1 dropped
+
+
+def test_a_release_not_read_is_refused_with_the_ones_that_are() -> None:
+    with pytest.raises(
+        PlacementConfigError, match=r"OpenRLHF release '0.11.1' is not one .* give --release one of 0.7.0, 0.10.1.post2, 0.11.0, 0.11.2"
+    ):
+        _job(MODELS_0_11, "0.11.1")
     assert _job(["--vllm_num_engines", "1", *MODELS_FLAT], "0.7.0").release == "0.7.0"
 
 
