@@ -94,7 +94,6 @@ def __getattr__(name: str) -> object:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
 #: The public names, sorted; those in ``_LAZY`` load on first use.
 __all__ = [
     "Assignment",

@@ -110,7 +110,9 @@ def compose_file(path: Path, overrides: Sequence[str] = ()) -> DictConfig:
     return compose(path.parent, path.stem, overrides)
 
 
-def compose(config_path: str | Path, config_name: str, overrides: Sequence[str] = (), *, version_base: str | None = RLINF_VERSION_BASE) -> DictConfig:
+def compose(
+    config_path: str | Path, config_name: str, overrides: Sequence[str] = (), *, version_base: str | None = RLINF_VERSION_BASE
+) -> DictConfig:
     """The config ``config_name`` of folder ``config_path`` composed by Hydra's compose API with
     ``overrides`` in Hydra's grammar (``env/train=maniskill``, ``cluster.num_nodes=2``,
     ``+actor.seed=1``), as the app's ``@hydra.main(config_path=..., config_name=...)`` composes it:
@@ -216,10 +218,7 @@ def _hydra_state(folder: Path, version_base: str | None) -> Iterator[None]:
     running, base = GlobalHydra.instance().hydra, VersionBase.instance().version_base
     GlobalHydra.instance().clear()
     try:
-        with (
-            warnings.catch_warnings(record=True) as caught,
-            initialize_config_dir(config_dir=str(folder), version_base=version_base, job_name="solver_placement"),
-        ):
+        with warnings.catch_warnings(record=True) as caught, initialize_config_dir(config_dir=str(folder), version_base=version_base, job_name="solver_placement"):
             warnings.simplefilter("always")
             yield
         for warning in caught:

@@ -109,7 +109,7 @@ def _size(found: _Folders, config: str) -> int:
     if config in found.sizes:
         return found.sizes[config]
     if config in found.open:
-        cycle = " -> ".join([*found.open[found.open.index(config) :], config])
+        cycle = " -> ".join([*found.open[found.open.index(config):], config])
         raise PlacementConfigError(f"Hydra defaults lists include each other ({shown(cycle)}): no config can be composed from them")
     found.open.append(config)
     group = config.rpartition("/")[0]
@@ -117,9 +117,7 @@ def _size(found: _Folders, config: str) -> int:
     for entry in found.entries(config):
         total += _entry_size(found, entry, group)
         if total > current().max_composed_configs:
-            raise exceeded(
-                "max_composed_configs", f"more than {current().max_composed_configs}", f"config {config!r}", "the size its defaults tree may reach"
-            )
+            raise exceeded("max_composed_configs", f"more than {current().max_composed_configs}", f"config {config!r}", "the size its defaults tree may reach")
     found.open.pop()
     found.sizes[config] = total
     return total

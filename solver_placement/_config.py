@@ -165,7 +165,9 @@ def load_config(source: ConfigSource) -> dict[str, Any]:
         return to_plain(load_yaml(existing_file(source), str(source)), "")
     if isinstance(source, (DictConfig, Mapping)):
         return to_plain(source, "")
-    raise PlacementConfigError(f"a config must be a YAML path, YamlText, a DictConfig or a mapping, not {type(source).__name__}")
+    raise PlacementConfigError(
+        f"a config must be a YAML path, YamlText, a DictConfig or a mapping, not {type(source).__name__}"
+    )
 
 
 def existing_file(source: str | Path) -> Path:
@@ -179,6 +181,7 @@ def existing_file(source: str | Path) -> Path:
     except (OSError, ValueError) as error:  # a name too long for the OS, a NUL byte in it
         problem = f"is not a usable path ({error.__class__.__name__}: {first_line(error)})"
     raise PlacementConfigError(f"config file {shown(str(source))} {problem}{hint}")
+
 
 
 @dataclass(frozen=True)
@@ -301,12 +304,7 @@ class _Copier:
         (a list shared by reference many times over is copied, and counted, each time)."""
         self.copied += values
         if self.copied > current().max_copied_values:
-            raise exceeded(
-                "max_copied_values",
-                f"more than {current().max_copied_values}",
-                where or "config",
-                "the number of values copied (shared lists and mappings counted as copies)",
-            )
+            raise exceeded("max_copied_values", f"more than {current().max_copied_values}", where or "config", "the number of values copied (shared lists and mappings counted as copies)")
 
     def _resolved(self, container: DictConfig | ListConfig, key: Any, path: str, depth: int) -> Any:
         """One entry of an OmegaConf container, resolved, or :class:`Unresolved` when it cannot be."""
@@ -372,6 +370,7 @@ def require_mapping(value: Any, where: str) -> dict[str, Any]:
     pairs = list(value.items())
     keys = distinct_as_text([plain_key(key, where) for key, _ in pairs], where)  # two keys naming one thing: refused, not merged
     return {key_text(key, where): item for key, (_, item) in zip(keys, pairs)}
+
 
 
 def check_keys(

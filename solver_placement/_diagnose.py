@@ -112,13 +112,7 @@ def suggest(spec: PlacementSpec, conflicts: Sequence[Statement], budget: Budget 
     first (fewer processes, smaller TP, another group, one more node, bigger nodes)."""
     budget = budget or spec_options(spec).start()
     attempts: tuple[Attempt, ...] = (
-        _covering_processes,
-        _fewer_processes,
-        _smaller_tensor_parallel,
-        _other_group,
-        _one_more_node,
-        _bigger_nodes,
-        _more_gpu_memory,
+        _covering_processes, _fewer_processes, _smaller_tensor_parallel, _other_group, _one_more_node, _bigger_nodes, _more_gpu_memory
     )
     found: list[str] = []
     for attempt in attempts:

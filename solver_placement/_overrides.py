@@ -133,7 +133,7 @@ def apply_to(config: DictConfig, overrides: Sequence[str], file: str, name: str)
 def parse_override(item: str, file: str) -> Override:
     """One argument as an :class:`Override`, refused with the reason if it is not one of the forms."""
     form = next((prefix for prefix in ("++", "+", "~") if item.startswith(prefix)), "")
-    key, equals, raw = item[len(form) :].partition("=")
+    key, equals, raw = item[len(form):].partition("=")
     if not equals and form != "~":
         looks_like_file = item.endswith((".yaml", ".yml")) or item == "-"
         hint = f"; give one FILE (already {shown(file)})" if looks_like_file else f"; write it as KEY=VALUE ({_FORMS}), e.g. cluster.num_nodes=4"
@@ -218,9 +218,7 @@ def _delete(config: DictConfig, override: Override, name: str) -> None:
     if container is None or node is None:
         raise override.refused(f"{name} has no {override.key} to delete{_close_key(container, last)}")
     if override.has_value and _raw(node) != override.value:
-        raise override.refused(
-            f"{override.key} is {shown(_raw(node))}, not {shown(override.value)}, so it is kept (~KEY=VALUE deletes only that value)"
-        )
+        raise override.refused(f"{override.key} is {shown(_raw(node))}, not {shown(override.value)}, so it is kept (~KEY=VALUE deletes only that value)")
     if isinstance(container, ListConfig):
         del container[int(last)]
     else:
@@ -292,3 +290,4 @@ def _close_key(container: DictConfig | ListConfig | None, last: str | int) -> st
         return ""
     close = difflib.get_close_matches(last, [str(key) for key in container.keys()], n=1)
     return f" (did you mean {shown(close[0])}?)" if close else ""
+

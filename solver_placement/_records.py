@@ -159,7 +159,9 @@ class _Columns:
     keeps every process on one node and one hardware type).
     """
 
-    def __init__(self, indptr: np.ndarray, hardware: np.ndarray, ranks: np.ndarray, resources: ResourceSet, cluster: Cluster, isolate: bool) -> None:
+    def __init__(
+        self, indptr: np.ndarray, hardware: np.ndarray, ranks: np.ndarray, resources: ResourceSet, cluster: Cluster, isolate: bool
+    ) -> None:
         self.cluster, self.resources, self.isolate = cluster, resources, isolate
         self.hardware, self.ranks = hardware, ranks
         self.first = indptr[:-1]
@@ -201,7 +203,7 @@ class _Columns:
         visible = list(map(list, map(node_ids.__getitem__, self.nodes.tolist())))
         if self.isolate:
             for p in np.flatnonzero(self.holds_gpus).tolist():
-                visible[p] = [str(g) for g in self.local[self.bounds[p] : self.bounds[p + 1]].tolist()]
+                visible[p] = [str(g) for g in self.local[self.bounds[p]:self.bounds[p + 1]].tolist()]
         if hide:
             for p in np.flatnonzero(~self.holds_gpus).tolist():
                 visible[p] = []
@@ -217,7 +219,7 @@ class _Columns:
         rows: list[dict[str, str]] = []
         for p, node in enumerate(self.nodes.tolist()):
             topology = self.cluster.gpu_topology[node]
-            own = self.local[self.bounds[p] : self.bounds[p + 1]].tolist() if self.holds_gpus[p] else []
+            own = self.local[self.bounds[p]:self.bounds[p + 1]].tolist() if self.holds_gpus[p] else []
             row: dict[str, str] = {}
             renders_on = own[0] if own else (int(visible[p][0]) if visible[p] else None)
             if environment.egl_device and renders_on is not None:
@@ -241,7 +243,7 @@ class _Columns:
             return repeat(())
         rows: list[HardwareMetadata] = [()] * self.first.size
         for p in np.flatnonzero(custom).tolist():
-            items = self.hardware[self.bounds[p] : self.bounds[p + 1]].tolist()
+            items = self.hardware[self.bounds[p]:self.bounds[p + 1]].tolist()
             rows[p] = tuple(dict(metadata.get(hw, {})) for hw in items)
         return rows
 

@@ -105,7 +105,10 @@ def replan(
 def displaced(solution: Solution, lost_nodes: Sequence[int]) -> dict[str, int]:
     """Per component, how many of its processes ran on ``lost_nodes`` (they must move)."""
     lost = set(lost_nodes)
-    return {name: sum(1 for p in records if p.cluster_node_rank in lost) for name, records in solution.placements_by_component().items()}
+    return {
+        name: sum(1 for p in records if p.cluster_node_rank in lost)
+        for name, records in solution.placements_by_component().items()
+    }
 
 
 def moved(before: Solution, after: Solution) -> dict[str, int]:
@@ -115,7 +118,6 @@ def moved(before: Solution, after: Solution) -> dict[str, int]:
     "moves" when its set of items (node, type, local ids) is given up, whatever its new rank;
     this is what the ``changes`` objective term counts.
     """
-
     def sets(solution: Solution, name: str) -> Counter:
         return Counter((p.cluster_node_rank, p.hardware_type, tuple(p.local_hardware_ranks)) for p in solution.placements(name))
 
@@ -175,7 +177,9 @@ def _restated(
     return body
 
 
-def _renamed_labels(solution: Solution, component: ComponentSpec, cluster: Cluster, survivors: str | None, context: str) -> dict[str, str]:
+def _renamed_labels(
+    solution: Solution, component: ComponentSpec, cluster: Cluster, survivors: str | None, context: str
+) -> dict[str, str]:
     """Old node group label -> the label the restated component uses (reserved groups that
     count nodes become the survivors' group)."""
     moves = survivors is not None and _counts_reserved_nodes(solution, component)
@@ -214,7 +218,9 @@ def _stride(indptr: np.ndarray, ranks: np.ndarray) -> int:
     return int(gaps[0]) if gaps.size else 1
 
 
-def _pinned(solution: Solution, component: ComponentSpec, renamed: Mapping[str, str], cluster: Cluster, lost: set[int], why: str) -> list[list[int]]:
+def _pinned(
+    solution: Solution, component: ComponentSpec, renamed: Mapping[str, str], cluster: Cluster, lost: set[int], why: str
+) -> list[list[int]]:
     """Explicit rank lists that give every process its old items, or an error if it lost some."""
     records = solution.placements(component.name)
     on_lost = sorted({p.cluster_node_rank for p in records if p.cluster_node_rank in lost})
@@ -241,12 +247,10 @@ def _ranks_of(
     ranks = []
     for p in records:
         locals_ = p.local_hardware_ranks or [0]  # a node-only process holds its node, item 0
-        ranks.append(
-            [
-                rank_of[(new_group[int(old.group_of[rank])], cluster.physical_id(p.cluster_node_rank, p.hardware_type, local))]
-                for rank, local in zip(p.hardware_ranks, locals_, strict=True)
-            ]
-        )
+        ranks.append([
+            rank_of[(new_group[int(old.group_of[rank])], cluster.physical_id(p.cluster_node_rank, p.hardware_type, local))]
+            for rank, local in zip(p.hardware_ranks, locals_, strict=True)
+        ])
     return ranks
 
 
@@ -349,3 +353,4 @@ def _constraints(rules: Constraints) -> dict[str, Any]:
             topology.setdefault(rule.group, {})[rule.label] = "require" if rule.required else "prefer"
         body["topology"] = topology
     return body
+

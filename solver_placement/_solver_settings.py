@@ -81,7 +81,8 @@ class Budget:
         if self.remaining() <= 0:
             limit = "the time limit" if self.limit_s is None else f"time_limit_s={self.limit_s} s"
             raise SolverTimeoutError(
-                f"the solver found no placement within {limit} (the time ran out while {stage}); raise cluster.solver.time_limit_s (or --time-limit)"
+                f"the solver found no placement within {limit} (the time ran out while {stage}); "
+                "raise cluster.solver.time_limit_s (or --time-limit)"
             )
 
 

@@ -13,13 +13,4 @@ from solver_placement._plot.style import component_colors
 from solver_placement._plot.sync_links import WeightSyncLink, weight_sync_links
 from solver_placement._plot.weight_sync import plot_weight_sync
 
-__all__ = [
-    "SAVE_FORMATS",
-    "LayoutSource",
-    "WeightSyncLink",
-    "component_colors",
-    "plot_layout",
-    "plot_weight_sync",
-    "save_figure",
-    "weight_sync_links",
-]
+__all__ = ["SAVE_FORMATS", "LayoutSource", "WeightSyncLink", "component_colors", "plot_layout", "plot_weight_sync", "save_figure", "weight_sync_links"]

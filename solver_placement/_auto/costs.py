@@ -47,7 +47,9 @@ class CostTable:
         return None if value is None else value / self.batches
 
 
-def megatron_gpu_counts(num_gpus: int, model_parallel: int, rollout_batch_size: int, group_size: int, n_minibatches: int) -> tuple[int, ...]:
+def megatron_gpu_counts(
+    num_gpus: int, model_parallel: int, rollout_batch_size: int, group_size: int, n_minibatches: int
+) -> tuple[int, ...]:
     """GPU counts ``dp * mp`` a Megatron component may use: each training step's sequences split
     evenly into whole groups over the ``dp`` replicas.
 

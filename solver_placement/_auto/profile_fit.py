@@ -51,7 +51,8 @@ class ProfileFit:
         if len(xs) == 1 or total == 0.0:
             return cls("constant", (float(ys[0]),), 1.0)
         scored = [
-            cls(fit.kind, fit.coefficients, 1.0 - float(np.sum((ys - np.array([fit(x) for x in xs])) ** 2)) / total) for fit in _candidates(xs, ys)
+            cls(fit.kind, fit.coefficients, 1.0 - float(np.sum((ys - np.array([fit(x) for x in xs])) ** 2)) / total)
+            for fit in _candidates(xs, ys)
         ]
         return max(scored, key=lambda fit: fit.r_squared)  # first of equals: the order of _candidates
 

@@ -148,7 +148,9 @@ class AutoPlacement:
     def table(self) -> str:
         """The candidates as a text table: rank, mode, GPUs per component, predicted seconds."""
         names = self.problem.components()
-        rows = [[rank, c.mode, *(c.gpus[name] for name in names), f"{c.time_s:.3f}"] for rank, c in enumerate(self.candidates, 1)]
+        rows = [
+            [rank, c.mode, *(c.gpus[name] for name in names), f"{c.time_s:.3f}"] for rank, c in enumerate(self.candidates, 1)
+        ]
         return tabulate(rows, headers=["#", "mode", *names, "time (s)"], disable_numparse=True)
 
     def to_yaml(self, reward_with: str | None = None) -> str:

@@ -159,7 +159,9 @@ class _Search:
                 break
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 if not candidates:
-                    raise SolverTimeoutError(f"auto placement: no placement found within solver.time_limit_s = {self.options.time_limit_s} s")
+                    raise SolverTimeoutError(
+                        f"auto placement: no placement found within solver.time_limit_s = {self.options.time_limit_s} s"
+                    )
                 break
             proven = status == cp_model.OPTIMAL
             if first is None:

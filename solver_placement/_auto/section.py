@@ -105,9 +105,7 @@ def size_of(cluster: Cluster) -> tuple[int, int]:
     every node (its splits are whole nodes or GPU blocks of one node size)."""
     counts = sorted({int(count) for count in cluster.gpus_per_node})
     if len(counts) != 1 or not counts[0]:
-        raise PlacementConfigError(
-            f"auto placement needs one GPU count on every node; the given cluster has {', '.join(map(str, counts))} GPUs per node"
-        )
+        raise PlacementConfigError(f"auto placement needs one GPU count on every node; the given cluster has {', '.join(map(str, counts))} GPUs per node")
     total = counts[0] * cluster.num_nodes
     if total > MAX_AUTO_GPUS:
         raise PlacementConfigError(f"the cluster has {total} GPUs, above the auto placer's limit of {MAX_AUTO_GPUS}")
@@ -196,27 +194,18 @@ def _embodied_tables(config: Mapping[str, Any], num_gpus: int) -> Tables:
     tables = {
         "env": profile_table("env", _profile(profiles["env"], "profiles.env"), env_num=env_num, num_gpus=num_gpus, model_parallel=1, divisible=True),
         "rollout": profile_table(
-            "rollout",
-            _profile(profiles["rollout"], "profiles.rollout"),
-            env_num=env_num,
-            num_gpus=num_gpus,
-            model_parallel=mp["rollout"],
-            divisible=False,
+            "rollout", _profile(profiles["rollout"], "profiles.rollout"), env_num=env_num, num_gpus=num_gpus,
+            model_parallel=mp["rollout"], divisible=False,
         ),  # fmt: skip
         "actor": megatron_table(
-            "actor",
-            costs["actor"],
-            profiled_gpus=profiled["actor"],
-            model_parallel=mp["actor"],
-            num_gpus=num_gpus,
-            rollout_batch_size=1,
-            group_size=1,
-            n_minibatches=1,
+            "actor", costs["actor"], profiled_gpus=profiled["actor"], model_parallel=mp["actor"], num_gpus=num_gpus,
+            rollout_batch_size=1, group_size=1, n_minibatches=1,
         ),  # fmt: skip
     }
     if tables["actor"].time(num_gpus) is None:
         raise PlacementConfigError(
-            f"profiled_gpus.actor = {profiled['actor']}: the embodied actor runs on all {num_gpus} GPUs, so its cost must be profiled there"
+            f"profiled_gpus.actor = {profiled['actor']}: the embodied actor runs on all {num_gpus} GPUs, so its cost "
+            "must be profiled there"
         )
     return ("env", "rollout"), tables, 1
 

@@ -149,12 +149,8 @@ def _hydra_options() -> list[click.Parameter]:
     """--config-path and --config-name, Hydra's own flags, read by ``read_job_input``."""
     common: dict[str, Any] = {"expose_value": False, "callback": _remember_hydra}
     return [
-        click.Option(
-            ["--config-path", "-cp", "config_path"], metavar="DIR", help="Compose a Hydra config of folder DIR (with --config-name).", **common
-        ),
-        click.Option(
-            ["--config-name", "-cn", "config_name"], metavar="NAME", help="The config of --config-path to compose, as Hydra names it.", **common
-        ),
+        click.Option(["--config-path", "-cp", "config_path"], metavar="DIR", help="Compose a Hydra config of folder DIR (with --config-name).", **common),
+        click.Option(["--config-name", "-cn", "config_name"], metavar="NAME", help="The config of --config-path to compose, as Hydra names it.", **common),
     ]
 
 

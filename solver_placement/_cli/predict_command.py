@@ -29,16 +29,10 @@ from solver_placement._prediction.predict import improve, predict
 @click.command("predict", context_settings={"ignore_unknown_options": True})
 @click.argument("framework")
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
-@click.option(
-    "--input", "input_file", type=click.Path(dir_okay=False, path_type=Path), help="A launch script that runs the framework, or its YAML config."
-)
-@click.option(
-    "--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), help="A YAML config whose cluster: section states the cluster."
-)
+@click.option("--input", "input_file", type=click.Path(dir_okay=False, path_type=Path), help="A launch script that runs the framework, or its YAML config.")
+@click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), help="A YAML config whose cluster: section states the cluster.")
 @click.option("--ray", "ray_address", default=None, help="Predict on the live Ray cluster at ADDRESS (auto: the one this machine runs).")
-@click.option(
-    "--release", default=None, help="The framework release whose rules to read the input with (default: the one it shows, else the newest)."
-)
+@click.option("--release", default=None, help="The framework release whose rules to read the input with (default: the one it shows, else the newest).")
 @click.option("--better", is_flag=True, help="Also solve the job and print the solver's layout and the flags that ask the framework for it.")
 @format_option("text", "json", help="text for people; json prints the prediction (and the improvement with --better).")
 def predict_command(

@@ -33,7 +33,9 @@ from solver_placement._solver.solution import Solution
 )  # fmt: skip
 @time_limit_option
 @model_parallel_option
-def solve_command(file: str, overrides: Sequence[str], component: Sequence[str], fmt: str, time_limit: float | None, model_parallel: bool) -> None:
+def solve_command(
+    file: str, overrides: Sequence[str], component: Sequence[str], fmt: str, time_limit: float | None, model_parallel: bool
+) -> None:
     """Solve FILE and print every process's placement.
 
     \b
@@ -74,10 +76,7 @@ def solve_command(file: str, overrides: Sequence[str], component: Sequence[str],
 @format_option("text", "json", help="text for people; json prints the document described above.")
 @time_limit_option
 @click.option(
-    "--explain-time-limit",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    metavar="SECONDS",
+    "--explain-time-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
     help="Seconds for checking fixes of an infeasible FILE, on top of --time-limit (default: the config's time_limit_s).",
 )
 @model_parallel_option

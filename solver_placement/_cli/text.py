@@ -68,7 +68,9 @@ def one_line(error: PlacementError) -> str:
         return " ".join(line.strip() for line in str(error).splitlines())
     quoted = "; ".join(conflicts[:QUOTED_CONFLICTS])
     more = (
-        f"; and {len(conflicts) - QUOTED_CONFLICTS} more (solver-placement explain FILE lists them all)" if len(conflicts) > QUOTED_CONFLICTS else ""
+        f"; and {len(conflicts) - QUOTED_CONFLICTS} more (solver-placement explain FILE lists them all)"
+        if len(conflicts) > QUOTED_CONFLICTS
+        else ""
     )
     return f"no placement exists; these statements conflict: {quoted}{more}"
 

@@ -129,7 +129,9 @@ class Cluster:
             spec.label: NodeGroup(spec.label, spec.node_ranks, spec.resource_type(layout.gpus), spec.env_configs) for spec in layout.groups
         }
         all_nodes = tuple(range(self.num_nodes))
-        self.node_groups[CLUSTER_LABEL] = NodeGroup(CLUSTER_LABEL, all_nodes, ACCELERATOR if self.gpus_per_node.any() else None)
+        self.node_groups[CLUSTER_LABEL] = NodeGroup(
+            CLUSTER_LABEL, all_nodes, ACCELERATOR if self.gpus_per_node.any() else None
+        )
         self.node_groups[NODE_LABEL] = NodeGroup(NODE_LABEL, all_nodes, None)
         self._resource_cache: dict[tuple[str | bool, ...], ResourceSet] = {}
 
@@ -217,9 +219,13 @@ class Cluster:
             custom_local[position] = seen.get(key, 0)
             seen[key] = custom_local[position] + 1
         self.hw_node = np.concatenate((acc_node, custom_node, np.arange(self.num_nodes, dtype=np.int64)))
-        self.hw_kind = np.concatenate((np.zeros(num_accelerators, dtype=np.int64), custom_kind, np.full(self.num_nodes, len(self.kinds) - 1)))
+        self.hw_kind = np.concatenate(
+            (np.zeros(num_accelerators, dtype=np.int64), custom_kind, np.full(self.num_nodes, len(self.kinds) - 1))
+        )
         self.hw_local = np.concatenate((acc_local, custom_local, np.zeros(self.num_nodes, dtype=np.int64)))
-        self.hw_metadata: dict[int, Mapping[str, Any]] = {num_accelerators + position: item.metadata for position, (_, item) in enumerate(ordered)}
+        self.hw_metadata: dict[int, Mapping[str, Any]] = {
+            num_accelerators + position: item.metadata for position, (_, item) in enumerate(ordered)
+        }
         self._node_item_offset = num_accelerators + len(ordered)
 
     @property

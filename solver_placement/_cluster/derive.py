@@ -93,7 +93,9 @@ def _surviving(group: GroupSpec, lost: Set[int], gpus: tuple[int, ...]) -> Group
     nodes = tuple(node for node in group.node_ranks if node not in lost)
     if not nodes:
         return None
-    envs = tuple(replace(env, node_ranks=kept) for env in group.env_configs if (kept := tuple(node for node in env.node_ranks if node not in lost)))
+    envs = tuple(
+        replace(env, node_ranks=kept) for env in group.env_configs if (kept := tuple(node for node in env.node_ranks if node not in lost))
+    )
     pinned = ACCELERATOR if group.custom_type is None and group.resource_type(gpus) == ACCELERATOR else group.hardware_type
     items = tuple(item for item in group.items if item.node_rank not in lost)
     return replace(group, node_ranks=nodes, items=items, hardware_type=pinned, env_configs=envs, ranges=(), env_all=frozenset())

@@ -132,3 +132,4 @@ class ClusterLayout:
                     memory[node] = group.gpu_memory_gb
                 labels[node].update(group.labels)
         return memory, labels
+

@@ -76,7 +76,9 @@ def parse_range(text: str, what: str, where: str) -> RankRange:
     match = _RANGE.match(text)
     quoted = f'"{cut(text.strip())}"'
     if match is None:
-        raise PlacementSyntaxError(f'{where}: {what} {quoted} is not a rank range; expected "a", "a-b" or "all" (Invalid rank format)')
+        raise PlacementSyntaxError(
+            f'{where}: {what} {quoted} is not a rank range; expected "a", "a-b" or "all" (Invalid rank format)'
+        )
     if any(len(digits.lstrip("0")) > _RANK_DIGITS for digits in match.groups() if digits is not None):
         raise PlacementConfigError(f"{where}: {what} {quoted} exceeds the largest supported rank {MAX_RANK}")
     first = int(match.group(1))
@@ -139,7 +141,9 @@ def check_in_bounds(rank_range: RankRange, available: int, what: str, where: str
     """Raise if ``rank_range`` is not inside ``0..available-1``."""
     if rank_range.last >= available:
         limit = valid_ranks(available)
-        raise PlacementConfigError(f'{where}: {what} "{rank_range}" is out of range; {limit} (ranks must be within the available ranks)')
+        raise PlacementConfigError(
+            f'{where}: {what} "{rank_range}" is out of range; {limit} (ranks must be within the available ranks)'
+        )
 
 
 def rank_pieces(value: str, what: str, where: str) -> list[str]:

@@ -50,6 +50,8 @@ def assumed_gpu_count(section: Mapping[str, Any]) -> int | None:
     return ASSUMED_GPUS_PER_NODE if "num_nodes" in section and "num_gpus_per_node" not in section else None
 
 
+
+
 #: Keys of ``cluster:`` that describe the cluster or are read by the placement front ends
 #: (``auto_scheduler`` and ``use_pre_process_policy`` choose RLinf's AUTO model-parallel layout).
 CLUSTER_KEYS = (
@@ -84,7 +86,6 @@ RLINF_IGNORED_KEYS = {
     "migrate_out_max_bs": "dynamic scheduler: largest batch migrated off a rollout instance",
     "fuse_rollout_inference_only": "dynamic scheduler: fuse only rollout and inference",
 }
-
 
 def cluster_part(plain: dict[str, Any]) -> dict[str, Any]:
     """The ``cluster:`` mapping of a plain config: under ``cluster:`` in a whole job config, else
@@ -209,3 +210,5 @@ def per_node(value: Any, num_nodes: int, where: str) -> list[Any]:
             raise PlacementConfigError(f"{where} lists {len(value)} values but the cluster has {num_nodes} nodes")
         return list(value)
     return [value] * num_nodes
+
+

@@ -111,12 +111,7 @@ def check_group_limits(groups: Sequence[GroupSpec], gpus_per_node: np.ndarray, n
 def _check_item_totals(groups: Sequence[GroupSpec], gpus_per_node: np.ndarray, num_nodes: int) -> None:
     items = [item.node_rank for group in groups for item in group.items]
     check_hardware_counts(np.bincount(np.array(items, dtype=np.int64), minlength=num_nodes), "cluster.node_groups: hardware", "custom hardware items")
-    check(
-        "max_hardware_items",
-        int(gpus_per_node.sum()) + len(items) + num_nodes,
-        "cluster",
-        "the number of hardware items (accelerators, custom items and nodes)",
-    )
+    check("max_hardware_items", int(gpus_per_node.sum()) + len(items) + num_nodes, "cluster", "the number of hardware items (accelerators, custom items and nodes)")
 
 
 def _check_config_count(configs: int, nodes: int, where: str) -> None:
@@ -183,7 +178,8 @@ def _parse_group(raw: Any, index: int, num_nodes: int) -> tuple[GroupSpec, dict[
     if hardware is not None:
         if ignore:
             raise PlacementConfigError(
-                f"{where}: 'hardware' cannot be combined with ignore_hardware: true (Cannot specify hardware when ignore_hardware is set to True)"
+                f"{where}: 'hardware' cannot be combined with ignore_hardware: true "
+                "(Cannot specify hardware when ignore_hardware is set to True)"
             )
         if "hardware_type" in group:
             raise PlacementConfigError(f"{where}: give either 'hardware' or 'hardware_type', not both (hardware_type should not be specified)")
@@ -300,3 +296,5 @@ def _env_text(value: Any, where: str) -> str:
     """An environment value as the text a process sees (YAML's ``1`` is ``"1"``); an int too long
     to print is refused rather than crashing ``str``."""
     return text(value, where) if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+

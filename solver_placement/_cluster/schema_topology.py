@@ -136,7 +136,7 @@ def _cpu_mask(value: Any, where: str) -> np.ndarray:
     ranges cost nothing however wide they are."""
     pieces = [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
     if not isinstance(pieces, Sequence) or isinstance(pieces, str) or not pieces:
-        raise PlacementConfigError(f'{where} must be a CPU list such as "0-31,64-95", an int or a list of them, not {shown(value)}')
+        raise PlacementConfigError(f"{where} must be a CPU list such as \"0-31,64-95\", an int or a list of them, not {shown(value)}")
     check("max_rank_pieces", len(pieces), where, "the number of CPU list entries")
     mask = np.zeros(MAX_CPUS, dtype=bool)
     for piece in pieces:

@@ -77,10 +77,7 @@ class StatedTopology:
 
     def fit(self, gpus: int, where: str) -> NodeTopology:
         """The entry on a node with ``gpus`` GPUs; a stated list of another length is refused."""
-        for key, stated, values in (
-            ("numa_nodes", self.numa_stated, self.topology.numa_nodes),
-            ("egl_devices", self.egl_stated, self.topology.egl_devices),
-        ):
+        for key, stated, values in (("numa_nodes", self.numa_stated, self.topology.numa_nodes), ("egl_devices", self.egl_stated, self.topology.egl_devices)):
             if stated and len(values) != gpus:
                 raise PlacementConfigError(per_gpu_length_message(f"{where}: {key}", len(values), gpus))
         return self.topology
@@ -105,3 +102,4 @@ def bind_topology(entries: Sequence[StatedTopology | None] | None, shared: bool,
         None if entry is None or (shared and not gpus) else entry.fit(gpus, topology_where(node, gpus, shared))
         for node, (entry, gpus) in enumerate(zip(entries, gpus_per_node))
     )
+

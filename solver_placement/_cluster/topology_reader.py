@@ -141,7 +141,9 @@ def _sysfs_gpus(sys_root: Path) -> list[str]:
     if not devices.is_dir():
         return []
     return sorted(
-        device.name for device in devices.iterdir() if _read(device / "vendor") == NVIDIA_VENDOR and _read(device / "class").startswith(GPU_CLASSES)
+        device.name
+        for device in devices.iterdir()
+        if _read(device / "vendor") == NVIDIA_VENDOR and _read(device / "class").startswith(GPU_CLASSES)
     )
 
 

@@ -79,7 +79,9 @@ class Execute(Enum):
     RANK_ZERO = "rank_zero"
 
 
-def register(dispatch_mode: Dispatch = Dispatch.ONE_TO_ALL, execute_mode: Execute = Execute.ALL, blocking: bool = True) -> Callable[[F], F]:
+def register(
+    dispatch_mode: Dispatch = Dispatch.ONE_TO_ALL, execute_mode: Execute = Execute.ALL, blocking: bool = True
+) -> Callable[[F], F]:
     """Mark a worker method so a WorkerGroup binds it with this dispatch and collection."""
 
     def mark(method: F) -> F:
@@ -187,9 +189,7 @@ def _chunk_batches(
 def _dp_outputs(layout: ParallelLayout, results: Sequence[Any]) -> list[Any]:
     """One result per DP rank: the tp 0, cp 0, last pp rank's (verl's Megatron collection)."""
     last = layout.pp_size - 1
-    chosen = {
-        info.dp_rank: result for result, info in zip(results, layout.rank_infos()) if info.tp_rank == info.cp_rank == 0 and info.pp_rank == last
-    }
+    chosen = {info.dp_rank: result for result, info in zip(results, layout.rank_infos()) if info.tp_rank == info.cp_rank == 0 and info.pp_rank == last}
     return [chosen[dp] for dp in range(layout.dp_size)]
 
 

@@ -68,9 +68,7 @@ def blocked_interpolations(config: DictConfig) -> dict[str, str]:
         elif work[parts] >= _UNBOUNDED:
             blocked[value.shown] = "the interpolation refers to itself (a cycle)"
         elif total + work[parts] > limits.max_interpolation_work:
-            blocked[value.shown] = str(
-                exceeded("max_interpolation_work", total + work[parts], value.shown, "the work of resolving it (with the values before it)")
-            )
+            blocked[value.shown] = str(exceeded("max_interpolation_work", total + work[parts], value.shown, "the work of resolving it (with the values before it)"))
         else:
             total += work[parts]  # only what will be resolved costs
     return blocked

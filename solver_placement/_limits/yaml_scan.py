@@ -175,9 +175,7 @@ def _measure(events: Iterator[yaml.Event], where: str) -> None:
         if seen.interpolations > limits.max_interpolations:
             raise exceeded("max_interpolations", f"more than {limits.max_interpolations}", where, "the number of values holding ${...}")
         if seen.chars > limits.max_text_chars:
-            raise exceeded(
-                "max_text_chars", f"more than {limits.max_text_chars} characters", where, "the text of its values (aliases counted as copies)"
-            )
+            raise exceeded("max_text_chars", f"more than {limits.max_text_chars} characters", where, "the text of its values (aliases counted as copies)")
 
 
 def _check_not_recursive(event: yaml.AliasEvent, where: str, seen: _Measure) -> None:

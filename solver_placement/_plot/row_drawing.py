@@ -65,13 +65,7 @@ class _PlacedRow:
 
 
 def draw_rows(
-    scene: Scene,
-    drawn: Drawn,
-    rows: Sequence[Row],
-    colors: Mapping[str, str],
-    tp: Mapping[str, int],
-    top: float,
-    marks: Mapping[str, Mark] | None = None,
+    scene: Scene, drawn: Drawn, rows: Sequence[Row], colors: Mapping[str, str], tp: Mapping[str, int], top: float, marks: Mapping[str, Mark] | None = None
 ) -> float:
     """Draw the rows in columns of at most ROWS_PER_COLUMN; returns the y below the lowest.
     ``marks`` gives a component's group brackets their own look (its resource pool's)."""

@@ -84,9 +84,7 @@ def idle_gpus(role: str, reserved: Mapping[int, Collection[int]], ranks: Iterabl
     for node, gpus in sorted(reserved.items()):
         idle = sorted(set(gpus) - used[node])
         if idle:
-            findings.append(
-                Finding(FindingKind.IDLE_GPUS, role, node, len(idle), f"GPU(s) {_ids(idle)} are reserved for {role} and no rank uses them")
-            )
+            findings.append(Finding(FindingKind.IDLE_GPUS, role, node, len(idle), f"GPU(s) {_ids(idle)} are reserved for {role} and no rank uses them"))
     return findings
 
 

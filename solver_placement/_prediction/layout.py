@@ -99,15 +99,7 @@ class Prediction:
             "cluster": self.cluster.describe(),
             "roles": {role: [rank.as_dict() for rank in self.of_role(role)] for role in self.roles},
             "findings": [
-                {
-                    "kind": str(f.kind),
-                    "error": f.is_error,
-                    "role": f.role,
-                    "node": f.node,
-                    "count": f.count,
-                    "message": f.message,
-                    "fix": [list(step) for step in f.fix],
-                }
+                {"kind": str(f.kind), "error": f.is_error, "role": f.role, "node": f.node, "count": f.count, "message": f.message, "fix": [list(step) for step in f.fix]}
                 for f in self.findings
             ],
             "notes": list(self.notes),

@@ -61,9 +61,7 @@ def improve(framework: str, source: LaunchSource, *, cluster: Cluster | None = N
     differences = layout_differences(realised, offered.solution)
     if differences or realised.errors:
         reasons = differences + [finding.describe() for finding in realised.errors]
-        return Improvement(
-            offered.solution, None, (*offered.cannot_express, *(f"{chosen.title} would not place it so: {reason}" for reason in reasons))
-        )
+        return Improvement(offered.solution, None, (*offered.cannot_express, *(f"{chosen.title} would not place it so: {reason}" for reason in reasons)))
     return offered
 
 

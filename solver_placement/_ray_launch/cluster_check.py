@@ -27,8 +27,7 @@ def check_cluster_matches(cluster: Cluster, nodes: Sequence[RayNode | None], use
     found = differences(cluster, nodes, used)
     if found:
         raise PlacementConfigError(
-            f"the Ray cluster differs from the cluster model in {len(found)} way(s): "
-            + "; ".join(found)
+            f"the Ray cluster differs from the cluster model in {len(found)} way(s): " + "; ".join(found)
             + f" (launch on a matching cluster; solve against the live one: Cluster.from_ray; {EMBEDDED_RAY_HINT})"
         )
 
@@ -39,9 +38,7 @@ def differences(cluster: Cluster, nodes: Sequence[RayNode | None], used: Collect
     for rank, node in enumerate(nodes):
         if node is None:
             if rank in used:
-                found.append(
-                    f"node {rank} of the plan has no Ray node (no Ray node carries {NODE_RANK_LABEL}={rank}; re-plan without it: solver_placement.replan)"
-                )
+                found.append(f"node {rank} of the plan has no Ray node (no Ray node carries {NODE_RANK_LABEL}={rank}; re-plan without it: solver_placement.replan)")
             continue
         found.extend(_node_differences(cluster, rank, node))
     return found

@@ -90,8 +90,7 @@ def node_domains(
                 domains[rank][label] = value
     if problems:
         raise PlacementConfigError(
-            f"the plan keeps groups inside topology domains Ray cannot see on {len(problems)} node label(s): "
-            + "; ".join(problems)
+            f"the plan keeps groups inside topology domains Ray cannot see on {len(problems)} node label(s): " + "; ".join(problems)
             + " (label the nodes, e.g. `ray start --labels rack=r1`, or re-plan on nodes that carry the label)"
         )
     return domains

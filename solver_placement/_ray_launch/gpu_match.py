@@ -69,5 +69,6 @@ def _held_message(launch_plan: RayLaunchPlan, node: int, gpu: int, planned: list
     position = planned.index(gpu)
     got = given[position] if position < len(given) else "-"
     return (
-        f"bundle {indices[position]} should hold GPU {gpu} of node {node} but Ray gave it GPU {got} (another job holds GPU {gpu}); free it or re-plan"
+        f"bundle {indices[position]} should hold GPU {gpu} of node {node} but Ray gave it GPU {got} "
+        f"(another job holds GPU {gpu}); free it or re-plan"
     )

@@ -58,9 +58,7 @@ def launch_and_check(
             for process, (node_id, env) in zip(processes, group.execute_all("where")):
                 device_var = next(var for var, _ in DEVICE_ENV.values() if var in process.env)
                 landed.append(
-                    LandedProcess(
-                        component, process.rank, process.node_rank, process.env[device_var], env.get(device_var), node_id == process.node_id
-                    )
+                    LandedProcess(component, process.rank, process.node_rank, process.env[device_var], env.get(device_var), node_id == process.node_id)
                 )
             group.shutdown()
     return plan, landed

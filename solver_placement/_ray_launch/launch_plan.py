@@ -210,7 +210,8 @@ def to_ray(
     bundles, anchor = _bundles(placements, used_nodes, cpus_per_process, idle, scheme, domains)
     _check_capacity(bundles, used_nodes)
     processes = {
-        name: [_process(p, anchor, used_nodes, cluster, records, job_name, cpus_per_process) for p in records] for name, records in placements.items()
+        name: [_process(p, anchor, used_nodes, cluster, records, job_name, cpus_per_process) for p in records]
+        for name, records in placements.items()
     }
     return RayLaunchPlan(
         job_name, [n.node_id if n else "" for n in nodes], [n.ip if n else "" for n in nodes], bundles, processes,
@@ -372,8 +373,7 @@ def _local_rank_env(p: Placement, component_records: Sequence[Placement]) -> dic
     else:
         local_rank = p.local_rank
     same_view = [
-        other
-        for other in component_records
+        other for other in component_records
         if other.cluster_node_rank == p.cluster_node_rank and other.visible_accelerators == p.visible_accelerators
     ]
     return {"LOCAL_RANK": str(local_rank), "LOCAL_WORLD_SIZE": str(len(same_view))}

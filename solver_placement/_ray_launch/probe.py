@@ -73,8 +73,6 @@ def probe_bundles(launch_plan: RayLaunchPlan, groups: Sequence[PlacementGroup], 
     for index, (node_id, _, _) in enumerate(answers):
         bundle = launch_plan.bundles[index]
         if node_id != bundle.node_id:
-            raise LaunchError(
-                f"bundle {index} ({bundle.item} of node {bundle.node_rank}) landed on Ray node {node_id[:12]}, not {bundle.node_id[:12]}"
-            )
+            raise LaunchError(f"bundle {index} ({bundle.item} of node {bundle.node_rank}) landed on Ray node {node_id[:12]}, not {bundle.node_id[:12]}")
     ports = {name: port for index, names in requests.items() for name, port in zip(names, answers[index][2])}
     return Probed(ports, [gpu_ids for _, gpu_ids, _ in answers])

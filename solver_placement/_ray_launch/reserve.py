@@ -294,7 +294,9 @@ def launch(
     if not placements:
         raise LaunchError("launch needs at least one placement")
     component = placements[0].component
-    reservation = reserve({component: list(placements)}, cluster, timeout_s=timeout_s, address=address, connect_timeout_s=connect_timeout_s)
+    reservation = reserve(
+        {component: list(placements)}, cluster, timeout_s=timeout_s, address=address, connect_timeout_s=connect_timeout_s
+    )
     try:
         group = reservation.launch(component, worker_cls, *args, timeout_s=timeout_s, **kwargs)
     except BaseException:

@@ -27,7 +27,7 @@ class Assignment:
         return int(self.indptr.size - 1)
 
     def of(self, process: int) -> np.ndarray:
-        return self.hardware[self.indptr[process] : self.indptr[process + 1]]
+        return self.hardware[self.indptr[process]:self.indptr[process + 1]]
 
     def to_dense(self) -> np.ndarray:
         """Boolean matrix (processes x physical hardware ids of the cluster)."""

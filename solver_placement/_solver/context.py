@@ -223,4 +223,8 @@ class ModelContext:
                 ranks=request.cand_rank[taken],
                 num_hardware=self.cluster.num_hardware,
             )
-        return {spec.name: taken_by[owner] for spec in self.spec.components.values() if (owner := spec.rule_owner) in taken_by}
+        return {
+            spec.name: taken_by[owner]
+            for spec in self.spec.components.values()
+            if (owner := spec.rule_owner) in taken_by
+        }

@@ -130,7 +130,7 @@ def _minimize_core(ctx: ModelContext, core: list[Statement], options: SolverOpti
     while chunk >= 1 and budget.remaining() > 0:
         start = 0
         while start < len(needed) and budget.remaining() > 0:
-            trial = needed[:start] + needed[start + chunk :]
+            trial = needed[:start] + needed[start + chunk:]
             if trial and _still_infeasible(ctx, trial, options, budget):
                 needed = trial
             else:

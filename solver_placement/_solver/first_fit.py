@@ -153,12 +153,12 @@ class _Board:
 def _window(request: ComponentRequest) -> tuple[np.ndarray, np.ndarray]:
     """The candidate items every process of a free request shares, in rank order, each once."""
     if request.shared_window:
-        ranks, items = request.cand_rank[request.indptr[0] : request.indptr[1]], request.cand_hw[request.indptr[0] : request.indptr[1]]
+        ranks, items = request.cand_rank[request.indptr[0]:request.indptr[1]], request.cand_hw[request.indptr[0]:request.indptr[1]]
     else:
-        first = request.cand_hw[request.indptr[0] : request.indptr[1]]
+        first = request.cand_hw[request.indptr[0]:request.indptr[1]]
         if not np.array_equal(np.tile(first, request.num_processes), request.cand_hw):
             raise _CannotConstruct
-        ranks, items = request.cand_rank[request.indptr[0] : request.indptr[1]], first
+        ranks, items = request.cand_rank[request.indptr[0]:request.indptr[1]], first
     order = np.argsort(ranks, kind="stable")
     ranks, items = ranks[order], items[order]
     _, first_seen = np.unique(items, return_index=True)

@@ -24,13 +24,9 @@ def followers(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], nam
     frontier = [name]
     while frontier:  # a collocation cycle ends when it comes back round (the search reports it)
         frontier = [
-            other
-            for other, request in requests.items()
-            if not request.determined
-            and other != name
-            and other not in found
-            and (t := spec.components[other].constraints.collocate_with) is not None
-            and spec.owner_of(t) in frontier
+            other for other, request in requests.items()
+            if not request.determined and other != name and other not in found
+            and (t := spec.components[other].constraints.collocate_with) is not None and spec.owner_of(t) in frontier
         ]
         found.extend(frontier)
     return found

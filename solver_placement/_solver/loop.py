@@ -149,9 +149,7 @@ def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutErro
         kept = first.solution(bound if found is None else found.bound, against_bound=bound is not None)
         if kept is not None:
             if found is not None:
-                log.info(
-                    "first fit's placement (objective %d) is better than the search's (%s): kept", _comparable(found, first.answer), found.objective
-                )
+                log.info("first fit's placement (objective %d) is better than the search's (%s): kept", _comparable(found, first.answer), found.objective)
             return kept
     if found is None:
         raise timeout or InternalError("no answer and no timeout")

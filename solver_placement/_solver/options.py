@@ -81,11 +81,7 @@ def solve_model(model: cp_model.CpModel, options: SolverOptions, budget: Budget,
 
 def _log_run(model: cp_model.CpModel, solver: cp_model.CpSolver, status: Status) -> None:
     """One CP-SAT run's size and statistics, what tells a slow run from a hard model."""
-    objective = (
-        (solver.objective_value, solver.best_objective_bound)
-        if model.has_objective() and status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-        else (None, None)
-    )
+    objective = (solver.objective_value, solver.best_objective_bound) if model.has_objective() and status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else (None, None)
     log.debug(
         "CP-SAT run: %d variables, %d constraints, %d worker(s), limit %.3f s: %s, objective %s, bound %s, %.3f s wall, %d branches, %d conflicts",
         len(model.proto.variables), len(model.proto.constraints), solver.parameters.num_workers, solver.parameters.max_time_in_seconds,

@@ -174,7 +174,6 @@ def _first_fit_answer(call: SolveCall) -> Answer | Declined:
         log.debug("first fit placed every component: objective %d (%d without contiguity)", value, without)
         return Answer(PathName.FIRST_FIT, Method.FIRST_FIT, by_component(spec, built), SolveStatus.FEASIBLE, value, primary=without)
 
-
 def _decomposition_answer(call: SolveCall) -> Answer | Declined:
     """The node-level decomposition's answer, for a spec whose free components make the flat
     model large (not with previous placements: the ``changes`` term needs the flat model).
@@ -228,17 +227,12 @@ def _exact_answer(call: SolveCall, hint: Answer | None, tried: list[str]) -> Ans
         raise infeasible_error(conflicts or [Statement("the spec as a whole (the time limit left no time to name the conflicting statements)")])
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         pairs = sum(request.cand_hw.size for request in ctx.requests.values())
-        raise _not_solved(
-            status, call.options, [*tried, f"{PathName.EXACT} ({pairs} process x item candidates, {len(ctx.model.proto.variables)} variables)"]
-        )
+        raise _not_solved(status, call.options, [*tried, f"{PathName.EXACT} ({pairs} process x item candidates, {len(ctx.model.proto.variables)} variables)"])
     # every weight is an integer: CP-SAT's float values (30066.000000000004) are read as integers,
     # so an answer that ties first fit's compares equal to it; a bound rounds up within tolerance
     value = round(solver.objective_value) if ctx.model.has_objective() else None
     bound = math.ceil(solver.best_objective_bound - BOUND_TOLERANCE) if ctx.model.has_objective() else None
-    return Answer(
-        PathName.EXACT, Method.SEARCH, ctx.assignments(solver.response_proto.solution), SolveStatus(solver.status_name(status)), value, bound
-    )
-
+    return Answer(PathName.EXACT, Method.SEARCH, ctx.assignments(solver.response_proto.solution), SolveStatus(solver.status_name(status)), value, bound)
 
 def _previous_hardware(spec: PlacementSpec, previous: PreviousPlacements | None) -> dict[str, list[list[int]]]:
     """Physical ids each process held before, per component, on this spec's cluster."""

@@ -119,6 +119,7 @@ class ComponentRequest:
                 return f'{self.name}: segment "{self.origin_text[self.origin[process]]}" (process {process})'
 
 
+
 def expand_all(requests: Mapping[str, ComponentRequest]) -> dict[str, ComponentRequest]:
     """Requests as the flat model needs them (shared windows copied per process)."""
     return {name: request.expanded() for name, request in requests.items()}
@@ -298,7 +299,7 @@ def _shape(name: str, decl: Declarative, window_size: int) -> tuple[int, int, in
         if processes is None:  # the grammar requires processes when no window is given
             raise InternalError(f"{name}: a declarative component without a window has no process count")
         return processes, per_process or 1, 1
-    where = f'{name}: resources "{decl.resources or "all"}"'
+    where = f"{name}: resources \"{decl.resources or 'all'}\""
     if processes is None:
         per_process = per_process or 1
         if window_size % per_process:
@@ -307,11 +308,15 @@ def _shape(name: str, decl: Declarative, window_size: int) -> tuple[int, int, in
     check_multiple(window_size, processes, where)
     natural = max(1, window_size // processes)
     if per_process is not None and per_process != natural:
-        raise PlacementConfigError(f"{where} gives {processes} processes {natural} item(s) each, but hardware_per_process={per_process}")
+        raise PlacementConfigError(
+            f"{where} gives {processes} processes {natural} item(s) each, but hardware_per_process={per_process}"
+        )
     return processes, natural, max(1, processes // window_size)
 
 
-def _stride(component: ComponentSpec, stride: int | str, per_process: int, components: Mapping[str, ComponentSpec], cluster: Cluster) -> int:
+def _stride(
+    component: ComponentSpec, stride: int | str, per_process: int, components: Mapping[str, ComponentSpec], cluster: Cluster
+) -> int:
     if stride != "auto":
         return int(stride)
     target_name = component.constraints.collocate_with

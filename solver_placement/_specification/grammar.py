@@ -163,9 +163,7 @@ def parse_component_placement(raw: Any) -> dict[str, ComponentSpec]:
             raise PlacementConfigError(f'component key "{key}": empty component name')
         for position, name in enumerate(names):
             if name in components:
-                raise PlacementConfigError(
-                    f'component {name!r} has a placement under two keys ("{components[name].key}" and "{key}") (Component {name} has multiple placements defined)'
-                )
+                raise PlacementConfigError(f'component {name!r} has a placement under two keys ("{components[name].key}" and "{key}") (Component {name} has multiple placements defined)')
             components[name] = _parse_component(name, key, value, names[0] if position else None)
     for name, spec in components.items():
         components[name] = _exclusive_with_all(spec, components)
@@ -185,7 +183,8 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
         has_shape = any(k in body for k in SHAPE_KEYS)
         if "placement" in body and has_shape:
             raise PlacementConfigError(
-                f"component {name!r}: give either a 'placement' rank string or declarative keys ({', '.join(SHAPE_KEYS)}), not both"
+                f"component {name!r}: give either a 'placement' rank string or declarative keys "
+                f"({', '.join(SHAPE_KEYS)}), not both"
             )
         if isinstance(body.get("placement"), list):
             explicit = ExplicitRanks(parse_explicit(body["placement"], name))
@@ -194,9 +193,7 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
             text = _placement_text(body["placement"], name)
             return ComponentSpec(name, key, groups, text, RankSegments(parse_segments(text, name)), constraints, first_name, count_nodes, environment)
         if not has_shape:
-            raise PlacementConfigError(
-                f"component {name!r}: needs a 'placement' rank string or 'processes' (placement must be specified in component_placement config)"
-            )
+            raise PlacementConfigError(f"component {name!r}: needs a 'placement' rank string or 'processes' (placement must be specified in component_placement config)")
         declarative = _parse_declarative(body, name)
         return ComponentSpec(name, key, groups, _describe(body), declarative, constraints, first_name, count_nodes, environment)
     text = _placement_text(value, name)
@@ -205,12 +202,14 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
 
 def _placement_text(value: Any, name: str) -> str:
     if isinstance(value, bool) or value is None or not isinstance(value, (str, int)):
-        raise PlacementConfigError(f'component {name!r}: placement must be a rank string such as "0-7" or "0-3:0-7", not {shown(value)}')
+        raise PlacementConfigError(
+            f"component {name!r}: placement must be a rank string such as \"0-7\" or \"0-3:0-7\", not {shown(value)}"
+        )
     if isinstance(value, int) and value.bit_length() > 63:
         raise PlacementConfigError(f"component {name!r}: placement {shown(value)} exceeds the largest supported rank {MAX_RANK}")
     text = str(value).strip()
     if not text:
-        raise PlacementSyntaxError(f"component {name!r}: placement is empty")
+        raise PlacementSyntaxError(f'component {name!r}: placement is empty')
     return text
 
 
@@ -252,15 +251,13 @@ def parse_segments(text: str, name: str) -> tuple[Segment, ...]:
     for piece in pieces:
         halves = piece.split(":")
         if len(halves) > 2:
-            raise PlacementSyntaxError(
-                f'{name}: segment "{piece}" has more than one ":"; expected resource_ranks:process_ranks (Invalid rank map string)'
-            )
+            raise PlacementSyntaxError(f'{name}: segment "{piece}" has more than one ":"; expected resource_ranks:process_ranks (Invalid rank map string)')
         seg_where = f'{name}: segment "{piece}"'
         resources = None if is_all(halves[0]) else parse_range(halves[0], "resource ranks", seg_where)
         processes = None
         if len(halves) == 2:
             if is_all(halves[1]):
-                raise PlacementSyntaxError(f'{seg_where}: process ranks cannot be "all"; give a range such as 0-7')
+                raise PlacementSyntaxError(f"{seg_where}: process ranks cannot be \"all\"; give a range such as 0-7")
             processes = parse_range(halves[1], "process ranks", seg_where)
         segments.append(Segment(piece, resources, processes))
     _check_segment_order(segments, name)
@@ -429,7 +426,9 @@ def _check_references(spec: ComponentSpec, components: Mapping[str, ComponentSpe
         if ref == spec.name:
             raise PlacementConfigError(f"component {spec.name!r}: cannot refer to itself in collocate_with/exclusive_with")
     if spec.constraints.collocate_with in spec.constraints.exclusive_with:
-        raise PlacementConfigError(f"component {spec.name!r}: cannot both collocate with and be exclusive with {spec.constraints.collocate_with!r}")
+        raise PlacementConfigError(
+            f"component {spec.name!r}: cannot both collocate with and be exclusive with {spec.constraints.collocate_with!r}"
+        )
 
 
 def _exclusive_with_all(spec: ComponentSpec, components: Mapping[str, ComponentSpec]) -> ComponentSpec:

@@ -25,7 +25,7 @@ def check_groups(placed: Placed) -> Iterator[str]:
                 continue  # every group inside its boundary, tested by arrays
             held = placed.held[name]
             for start in range(0, len(held), size):
-                nodes = sorted({int(cluster.hw_node[hw]) for ids in held[start : start + size] for hw in ids})
+                nodes = sorted({int(cluster.hw_node[hw]) for ids in held[start:start + size] for hw in ids})
                 values = {cluster.node_labels[n].get(label, f"node {n}") for n in nodes} if label else set(nodes)
                 if len(values) > 1:
                     where = "nodes" if label is None else f"{label!r} values {sorted(values)} on nodes"

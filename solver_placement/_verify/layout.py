@@ -78,7 +78,7 @@ def _expected_ranks(form: RankSegments | ExplicitRanks, total: int) -> list[list
         count = len(segment.processes) if segment.processes is not None else len(ranks)
         if len(ranks) >= count:
             share = len(ranks) // count
-            expected.extend(ranks[i * share : (i + 1) * share] for i in range(count))
+            expected.extend(ranks[i * share:(i + 1) * share] for i in range(count))
         else:
             sharers = count // len(ranks)
             expected.extend([ranks[i // sharers]] for i in range(count))

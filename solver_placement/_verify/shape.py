@@ -30,7 +30,7 @@ def check_shape(placed: Placed) -> Iterator[str]:
         use = Counter(hw for ids in held for hw in ids)
         if declared.fill:
             physical = ranked_items(placed.spec.components[name], placed.cluster)
-            window = physical if declared.resources is None else physical[declared.resources.first : declared.resources.last + 1]
+            window = physical if declared.resources is None else physical[declared.resources.first:declared.resources.last + 1]
             if set(use) != set(window) or len(set(use.values())) != 1:
                 yield f"{name}: does not use every item of resources {declared.resources or 'all'} evenly"
         elif use and max(use.values()) > 1:

@@ -67,12 +67,13 @@ def read_held(solution: Solution, name: str) -> HeldGpus:
     physical = gpus_of(solution, name)
     if physical is None:
         raise PlacementConfigError(
-            f'{name}: placement "{text}" is on {resources.describe()}, whose resources are not GPUs; model-parallel components need GPUs'
+            f"{name}: placement \"{text}\" is on {resources.describe()}, whose resources are not GPUs; "
+            "model-parallel components need GPUs"
         )
     ranks = tuple(np.unique(solution.assignment(name).ranks).tolist())
     if ranks != tuple(range(ranks[0], ranks[-1] + 1)):
         raise PlacementConfigError(
-            f'{name}: placement "{text}" uses GPUs {format_ranks(ranks)}, which must be continuous '
+            f"{name}: placement \"{text}\" uses GPUs {format_ranks(ranks)}, which must be continuous "
             "(one a-b range): each model-parallel component is placed as one packed range"
         )
     return HeldGpus(name, resources.labels, ranks, physical)

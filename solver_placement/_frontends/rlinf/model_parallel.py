@@ -65,7 +65,8 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
         names = [name for name in ("inference", "actor_inference") if name in self._spec.components]
         if len(names) > 1:
             raise PlacementConfigError(
-                f"component_placement places both 'inference' and 'actor_inference'; {type(self).__name__} needs one dedicated inference component"
+                "component_placement places both 'inference' and 'actor_inference'; "
+                f"{type(self).__name__} needs one dedicated inference component"
             )
         return names[0] if names else None
 
@@ -130,8 +131,7 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
             inference = self._held["inference"]
             section = self._inference_section()
             key = (
-                f"{section}.model.tensor_model_parallel_size"
-                if section
+                f"{section}.model.tensor_model_parallel_size" if section
                 else "actor.model.tensor_model_parallel_size, used as the config has no inference section"
             )
             check_tp_fits(inference, self.inference_tp_size, key, "Inference")
@@ -167,7 +167,9 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
         used = (ACTOR_TP, ROLLOUT_TP) if self.is_collocated else (ROLLOUT_TP, ROLLOUT_PP)
         role = {ACTOR_TP: "actor", ROLLOUT_TP: "rollout", ROLLOUT_PP: "rollout"}
         stated = [
-            StatedSize(key, sizes[key], self._held[role[key]].name, self._held[role[key]].count) for key in used if self._lookup(key) is not None
+            StatedSize(key, sizes[key], self._held[role[key]].name, self._held[role[key]].count)
+            for key in used
+            if self._lookup(key) is not None
         ]
         fix = nearest_fit(stated, lambda changed: self._places({**sizes, **changed})) if stated else None
         return error if fix is None else in_user_keys(error, stated, fix, self._cluster.describe())

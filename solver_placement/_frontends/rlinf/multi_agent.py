@@ -63,7 +63,8 @@ class EngineStrategies(ConfigReader, ComponentPlacement):
         held = read_held(self._solution, self._known(name))
         if not isinstance(self._config.get(name), Mapping):
             raise PlacementConfigError(
-                f"{name}: get_strategy(..., PackedPlacementStrategy) sizes the engines from the '{name}:' section of the job config, which is missing"
+                f"{name}: get_strategy(..., PackedPlacementStrategy) sizes the engines from the '{name}:' section "
+                "of the job config, which is missing"
             )
         rollout = self._placements["rollout"]  # a strategy written over the rollout's shapes the engines too, as in RLinf
         if not isinstance(rollout, PackedPlacementStrategy):
@@ -142,7 +143,7 @@ class MultiAgentModelParallelComponentPlacement(EngineStrategies, ModelParallelC
     def _layout(self, sizes: Sizes) -> Layout:
         layout = collocated_layout(self._held, sizes[ACTOR_TP], sizes[ROLLOUT_TP], pair_with_actor=self._single_engine)
         exclusive = list(self._exclusive_components())
-        relations = {name: {"exclusive_with": exclusive[position + 1 :]} for position, name in enumerate(exclusive[:-1])}
+        relations = {name: {"exclusive_with": exclusive[position + 1:]} for position, name in enumerate(exclusive[:-1])}
         return Layout(layout.strategies, layout.rollout_gpus, {**layout.relations, **relations})
 
     @property

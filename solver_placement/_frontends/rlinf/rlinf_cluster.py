@@ -151,7 +151,9 @@ def _group_nodes(group: Any) -> list[int]:
     return sorted({int(rank) for rank in ranks})
 
 
-def _declare_items(hardware_type: str, nodes: list[int], per_node: dict[int, list[str]], declared: set[tuple[str, int]]) -> dict[str, Any]:
+def _declare_items(
+    hardware_type: str, nodes: list[int], per_node: dict[int, list[str]], declared: set[tuple[str, int]]
+) -> dict[str, Any]:
     """``hardware`` declaring the not yet declared items of ``nodes``, or just the type."""
     items: list[dict[str, Any]] = []
     for node in nodes:

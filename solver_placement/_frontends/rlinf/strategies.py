@@ -67,11 +67,11 @@ def check_rank(value: Any, what: str, name: str, positive: bool = False) -> int:
     return value
 
 
+
 def rlinf_name(attribute: str) -> property:
     """A read-only property under RLinf's private name for our public ``attribute`` (the module
     docstring says who reads them): one value, two names, no copy to keep in step."""
     return property(attrgetter(attribute), doc=f"RLinf's name for :attr:`{attribute}` (read-only).")
-
 
 class PlacementStrategy(ABC):
     """A placement rule for one worker group; solved on demand for a given cluster.
@@ -173,7 +173,8 @@ class FlexiblePlacementStrategy(PlacementStrategy):
         if not hardware_ranks_list:
             raise PlacementConfigError(f"{self.name}: The hardware_ranks_list must not be empty (it gives one rank list per process)")
         per_process: list[list[Any]] = [
-            list(ranks) if isinstance(ranks, Sequence) and not isinstance(ranks, (str, bytes)) else [ranks] for ranks in hardware_ranks_list
+            list(ranks) if isinstance(ranks, Sequence) and not isinstance(ranks, (str, bytes)) else [ranks]
+            for ranks in hardware_ranks_list
         ]
         for position, ranks in enumerate(per_process):
             bad = [rank for rank in ranks if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0]
@@ -183,7 +184,9 @@ class FlexiblePlacementStrategy(PlacementStrategy):
                     f"(The start hardware rank {shown(bad[0])} must be non-negative)"
                 )
         #: the rank lists, or the solved (indptr, ranks) arrays they are cut from when first read
-        self._ranks: list[list[int]] | tuple[np.ndarray, np.ndarray] = sorted((sorted(ranks) for ranks in per_process), key=lambda ranks: ranks[:1])
+        self._ranks: list[list[int]] | tuple[np.ndarray, np.ndarray] = sorted(
+            (sorted(ranks) for ranks in per_process), key=lambda ranks: ranks[:1]
+        )
 
     @property
     def hardware_ranks_list(self) -> list[list[int]]:
@@ -368,7 +371,7 @@ class NodePlacementStrategy(PlacementStrategy):
         labels = self.labels
         groups = [cluster.node_group(label) for label in labels]
         for i, first in enumerate(groups):
-            for second in groups[i + 1 :]:
+            for second in groups[i + 1:]:
                 shared = sorted(set(first.node_ranks) & set(second.node_ranks))
                 if shared:
                     raise PlacementConfigError(

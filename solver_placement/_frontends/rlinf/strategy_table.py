@@ -90,7 +90,9 @@ class StrategyTable(MutableMapping[str, PlacementStrategy]):
         self._written[name] = strategy
 
     def __delitem__(self, name: str) -> None:
-        raise PlacementConfigError(f"_placements[{name!r}] cannot be deleted: every component keeps a strategy; write another one instead")
+        raise PlacementConfigError(
+            f"_placements[{name!r}] cannot be deleted: every component keeps a strategy; write another one instead"
+        )
 
     def __contains__(self, name: object) -> bool:
         return name in self._written or name in self._owner.components

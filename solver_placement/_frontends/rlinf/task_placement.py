@@ -125,5 +125,5 @@ def _check_hybrid_engine_sizes(config: Mapping[str, Any], placement: ComponentPl
             f"rollout: runner.task_type {task} places component_placement as written (HybridComponentPlacement), which "
             f"gives rollout processes of {', '.join(map(str, sorted(held)))} GPU(s), but rollout.tensor_parallel_size x "
             f"pipeline_parallel_size = {engine} GPUs per engine; write the rollout placement with {engine} GPUs per "
-            f'process (e.g. "0-{2 * engine - 1}:0-1") or drop the sizes'
+            f"process (e.g. \"0-{2 * engine - 1}:0-1\") or drop the sizes"
         )

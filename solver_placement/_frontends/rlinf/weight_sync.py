@@ -22,4 +22,7 @@ def weight_sync_map(solution: Solution, actor: str = "actor", rollout: str = "ro
     actor_rank = np.repeat(np.arange(actor_assignment.num_processes), np.diff(actor_assignment.indptr))
     rank_of_gpu = dict(zip(actor_assignment.hardware.tolist(), actor_rank.tolist(), strict=True))
     rollout_assignment = solution.assignment(rollout)
-    return {process: [rank_of_gpu[gpu] for gpu in rollout_assignment.of(process).tolist()] for process in range(rollout_assignment.num_processes)}
+    return {
+        process: [rank_of_gpu[gpu] for gpu in rollout_assignment.of(process).tolist()]
+        for process in range(rollout_assignment.num_processes)
+    }

@@ -150,11 +150,7 @@ def _pools_of(solution: Solution) -> list[_Pool]:
         gpus = servers[server[0]] if server is not None else held_by[name]
         clash = sorted({owner[gpu] for gpu in gpus if gpu in owner and gpus not in pools})
         if clash:
-            raise refused(
-                name,
-                "pools share no GPU",
-                f"shares some GPUs of {clash[0]!r} but not all; the roles of a verl pool hold all of its GPUs and pools share none",
-            )
+            raise refused(name, "pools share no GPU", f"shares some GPUs of {clash[0]!r} but not all; the roles of a verl pool hold all of its GPUs and pools share none")
         owner.update(dict.fromkeys(gpus, name))
         pools.setdefault(gpus, []).append(name)
     return [_Pool(tuple(names), _by_node(names[0], gpus), {name: len(held_by[name]) for name in names}) for gpus, names in pools.items()]
@@ -184,9 +180,7 @@ def _by_node(name: str, gpus: frozenset[tuple[int, int]]) -> dict[int, tuple[int
     counts = sorted({len(held) for held in by_node.values()})
     if len(counts) > 1:
         sizes = ", ".join(f"node {node}: {len(held)}" for node, held in list(by_node.items())[:SHOWN_NODES])
-        raise refused(
-            name, "equal node entries", f"holds {counts[0]} to {counts[-1]} GPUs per node ({sizes}); a verl pool's process_on_nodes entries are equal"
-        )
+        raise refused(name, "equal node entries", f"holds {counts[0]} to {counts[-1]} GPUs per node ({sizes}); a verl pool's process_on_nodes entries are equal")
     return {node: tuple(held) for node, held in by_node.items()}
 
 
@@ -201,27 +195,15 @@ def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
             continue
         own = OWN_POOLS.get(pool.roles[0]) if len(set(pool.roles)) == 1 else None
         if own is not None and version == "0.4.1":
-            raise refused(
-                pool.components[0],
-                "verl's pools",
-                "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0, 0.9.1 or main)",
-            )
+            raise refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0, 0.9.1 or main)")
         name = own or "global_pool"
         if name in named:
             raise VerlExportError(pool.components[0], "verl's pools", _second_pool(name, named[name], pool))
         named[name] = pool
     if "global_pool" not in named:
-        raise refused(
-            pools[0].components[0],
-            "verl's pools",
-            "is a pool of its own and no component holds the trainer's GPUs; verl's trainer always starts its actor on global_pool",
-        )
+        raise refused(pools[0].components[0], "verl's pools", "is a pool of its own and no component holds the trainer's GPUs; verl's trainer always starts its actor on global_pool")
     if "teacher" in named["global_pool"].roles:
-        raise refused(
-            _holding(named["global_pool"], "teacher"),
-            "verl's pools",
-            "shares global_pool's GPUs; verl runs the teacher only on teacher_pool, GPUs of its own",
-        )
+        raise refused(_holding(named["global_pool"], "teacher"), "verl's pools", "shares global_pool's GPUs; verl runs the teacher only on teacher_pool, GPUs of its own")
     replicas = sorted((name for name in named if name.startswith(STANDALONE_POOL)), key=lambda name: int(name[len(STANDALONE_POOL) :]))
     return {name: named[name] for name in ("global_pool", *OWN_POOLS.values(), *replicas) if name in named}
 
@@ -231,11 +213,7 @@ def _standalone_pool(pool: _Pool, role: str, version: str) -> str:
     component = _holding(pool, role)
     rank = rank_of(role[len(STANDALONE) :])
     if rank is None:
-        raise refused(
-            component,
-            "verl's pools",
-            f"serves role {shown(role)}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...){RANK_BOUND}",
-        )
+        raise refused(component, "verl's pools", f"serves role {shown(role)}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...){RANK_BOUND}")
     if version == "0.4.1":
         raise refused(component, "verl's pools", "is a standalone rollout replica; verl 0.4.1 has none (export to 0.9.0, 0.9.1 or main)")
     if pool.roles != [role]:
@@ -283,11 +261,7 @@ def _replicas(pool: _Pool, gpus_per_node: int, version: str) -> dict[str, tuple[
     if version == "0.4.1":
         replica = next((name for name in servers if name not in OWN_POOLS), None)
         if replica is not None:
-            raise refused(
-                replica,
-                "verl's pools",
-                "is a model server replica; verl 0.4.1 fuses its reward model into the trainer's workers (export to 0.9.0, 0.9.1 or main)",
-            )
+            raise refused(replica, "verl's pools", "is a model server replica; verl 0.4.1 fuses its reward model into the trainer's workers (export to 0.9.0, 0.9.1 or main)")
         return {}
     other = next((name for name, (role, key, _) in servers.items() if role == "teacher" and key != LONE_KEY), None)
     if other is not None:
@@ -298,9 +272,7 @@ def _replicas(pool: _Pool, gpus_per_node: int, version: str) -> dict[str, tuple[
     for rank, name in enumerate(ranked):
         size = pool.sizes[name]
         if size != pool.sizes[ranked[0]]:
-            raise refused(
-                name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size"
-            )
+            raise refused(name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size")
         if servers[name][2] != rank:
             raise refused(name, "verl's pools", f"is replica {servers[name][2]} where verl numbers the replicas of a model 0 to {len(ranked) - 1}")
         per_node = min(gpus_per_node, size)
@@ -337,11 +309,7 @@ def _rollout_overrides(pools: Mapping[str, ResourcePool], named: Mapping[str, _P
         why = f"is not numbered as verl numbers standalone replicas: on from global_pool's {start} hybrid replica(s), {STANDALONE}{start} to {STANDALONE}{start + len(replicas) - 1}"
         raise refused(named[wrong].components[0], "verl's pools", why)
     if mapping.get("rm") == "global_pool":
-        raise refused(
-            _holding(named["global_pool"], "rm"),
-            "verl's pools",
-            "shares global_pool's GPUs, but verl's separate_async asserts the reward model runs on a pool of its own",
-        )
+        raise refused(_holding(named["global_pool"], "rm"), "verl's pools", "shares global_pool's GPUs, but verl's separate_async asserts the reward model runs on a pool of its own")
     nnodes, gpus_per_node = _rollout_nodes([named[name] for name in replicas], entries)
     rollout = "actor_rollout_ref.rollout"
     return (

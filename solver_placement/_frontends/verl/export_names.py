@@ -83,6 +83,7 @@ def is_server_name(part: str) -> bool:
     return part in OWN_POOLS or part.startswith((REWARD_REPLICA, TEACHER_REPLICA))
 
 
+
 def refused(component: str, rule: str, why: str, joint: str = " ") -> VerlExportError:
     """The refusal of ``component`` under ``rule``: ``component 'x' <why>``."""
     return VerlExportError(component, rule, f"component {shown(component)}{joint}{why}")

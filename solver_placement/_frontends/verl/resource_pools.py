@@ -121,9 +121,7 @@ def pool_groups(
     landed = land_pools(cluster.gpus_per_node.tolist(), requests)
     first_gpus = {node_group: _first_gpus(cluster, nodes) for node_group, nodes in node_sets.items()}
     ordered = {
-        name: in_slice_order(landed[name], any(role not in pools[name].slices for role in roles))
-        for name, roles in roles_by_pool.items()
-        if pools[name].slices
+        name: in_slice_order(landed[name], any(role not in pools[name].slices for role in roles)) for name, roles in roles_by_pool.items() if pools[name].slices
     }
     placement: dict[str, Any] = {}
     for component, group in groups.items():
@@ -175,9 +173,7 @@ def _entries(name: str, pool: ResourcePool) -> tuple[int, ...]:
         raise PlacementConfigError(f"{where} must be positive GPU counts, not {shown(list(entries))}")
     check("max_items_per_node", max(entries), where, "the GPUs of one entry (a placement group on one node)")
     if len(set(entries)) != 1:
-        raise PlacementConfigError(
-            f"resource pool {name!r}: process_on_nodes {list(entries)} mixes entry sizes; like verl, a pool's entries must be equal"
-        )
+        raise PlacementConfigError(f"resource pool {name!r}: process_on_nodes {list(entries)} mixes entry sizes; like verl, a pool's entries must be equal")
     return entries
 
 
@@ -192,22 +188,16 @@ def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[
             raise PlacementConfigError(f"resource pool {name!r}: {key} names {', '.join(map(repr, strays))}, not mapped to the pool")
     both = [role for role in own if role in pool.slices]
     if both:
-        raise PlacementConfigError(
-            f"resource pool {name!r}: {both[0]!r} is in own_worker_group and slices; a role runs on all of the pool's GPUs or on a slice"
-        )
+        raise PlacementConfigError(f"resource pool {name!r}: {both[0]!r} is in own_worker_group and slices; a role runs on all of the pool's GPUs or on a slice")
     fused = tuple(role for role in roles if role not in own_roles and role not in pool.slices)
     whole = ([fused] if fused else []) + [(role,) for role in own]
     gpus = sum(pool.process_on_nodes)
     for role, (first, count) in pool.slices.items():
         if first < 0 or count < 1 or first + count > gpus:
-            raise PlacementConfigError(
-                f"resource pool {name!r}: slice {role!r} [{first}, {count}] is not within the pool's {gpus} GPUs (first from 0, count from 1)"
-            )
+            raise PlacementConfigError(f"resource pool {name!r}: slice {role!r} [{first}, {count}] is not within the pool's {gpus} GPUs (first from 0, count from 1)")
     sharing = _most_slices_on_a_gpu(pool.slices.values())
     if len(whole) + sharing > pool.max_colocate_count:
-        listed = " and ".join(
-            part for part in (", ".join(FUSED.join(group) for group in whole), f"up to {sharing} slice(s) on one GPU" * bool(pool.slices)) if part
-        )
+        listed = " and ".join(part for part in (", ".join(FUSED.join(group) for group in whole), f"up to {sharing} slice(s) on one GPU" * bool(pool.slices)) if part)
         raise PlacementConfigError(
             f"resource pool {name!r}: {len(whole) + sharing} worker groups ({listed}) exceed max_colocate_count="
             f"{pool.max_colocate_count}; verl gives each worker 1/{pool.max_colocate_count} of a GPU, so a further group would wait for GPUs forever"
@@ -275,9 +265,7 @@ def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = 
     job = load_job(config, cluster)
     if job.frontend.name == VERL_TRAINER:
         if SECTION in job.config:
-            raise PlacementConfigError(
-                f"the config is verl's trainer config and has a {SECTION}: section too; verl builds its pools from the trainer config alone"
-            )
+            raise PlacementConfigError(f"the config is verl's trainer config and has a {SECTION}: section too; verl builds its pools from the trainer config alone")
         return _verl_spec(job)
     section = require_mapping(job.config.get(SECTION), SECTION)
     check_keys(section, SECTION_KEYS, SECTION, required=SECTION_KEYS)
@@ -297,9 +285,7 @@ def _verl_spec(job: Job) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     on the nodes the config describes, with the version's ``max_colocate_count`` and worker groups."""
     built = verl_pools(job.config)
     if "component_placement" in job.section:
-        raise PlacementConfigError(
-            "the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone"
-        )
+        raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
     workers: dict[str, list[str]] = {name: [] for name in built.pools}  # each pool's roles, in one pass (10,000 replica pools)
     for role, pool_name in built.workers.items():
         workers[pool_name].append(role)
@@ -321,9 +307,7 @@ def _pool(value: Any, where: str) -> ResourcePool:
     body = require_mapping(value, where)
     check_keys(body, POOL_KEYS, where, required=("process_on_nodes",))
     if not isinstance(body["process_on_nodes"], list):
-        raise PlacementConfigError(
-            f"{where}.process_on_nodes must be a list of GPU counts per node, e.g. [8, 8], not {shown(body['process_on_nodes'])}"
-        )
+        raise PlacementConfigError(f"{where}.process_on_nodes must be a list of GPU counts per node, e.g. [8, 8], not {shown(body['process_on_nodes'])}")
     own = body.get("own_worker_group", [])
     if not isinstance(own, list):
         raise PlacementConfigError(f"{where}.own_worker_group must be a list of role names, not {shown(own)}")
@@ -339,13 +323,7 @@ def _pool(value: Any, where: str) -> ResourcePool:
 
 def _slice(value: Any, where: str) -> tuple[int, int]:
     """``[first, count]``: the first of the pool's GPUs a slice holds (from 0) and how many."""
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or any(isinstance(n, bool) or not isinstance(n, int) for n in value)
-        or value[0] < 0
-        or value[1] < 1
-    ):
+    if not isinstance(value, list) or len(value) != 2 or any(isinstance(n, bool) or not isinstance(n, int) for n in value) or value[0] < 0 or value[1] < 1:
         raise PlacementConfigError(f"{where} must be [first, count]: the first of the pool's GPUs (from 0) and how many (from 1), not {shown(value)}")
     check("max_processes", value[0] + value[1], where, "the GPUs up to the slice's last (first + count)")
     return value[0], value[1]

@@ -42,9 +42,7 @@ _LEGACY = "main_ppo no longer migrates the top-level reward_model: section; writ
 IGNORED = {f"reward_model.{key}": _LEGACY.format(key) for key in ("enable", "enable_resource_pool", "nnodes", "n_gpus_per_node")}
 ROLLOUT, REWARD = "actor_rollout_ref.rollout", "reward.reward_model"
 GLOBAL_KEYS = SizeKeys("trainer.nnodes", "trainer.n_gpus_per_node")
-REWARD_KEYS = SizeKeys(
-    f"{REWARD}.nnodes", f"{REWARD}.n_gpus_per_node", f"{REWARD}.enable_resource_pool=false (the reward model then shares global_pool)"
-)
+REWARD_KEYS = SizeKeys(f"{REWARD}.nnodes", f"{REWARD}.n_gpus_per_node", f"{REWARD}.enable_resource_pool=false (the reward model then shares global_pool)")
 TEACHER_KEYS = SizeKeys("distillation.nnodes", "distillation.n_gpus_per_node")
 
 
@@ -69,9 +67,7 @@ def pools_v0_9(keys: VerlKeys) -> VerlPools:
         workers.update(dict.fromkeys(slices, mapping["rm"]))
     if _distillation(keys):
         teacher_nodes = keys.count("distillation.nnodes", 0, limit=NODE_LIMIT)
-        pools["teacher_pool"] = uniform_pool(
-            teacher_nodes, keys.count("distillation.n_gpus_per_node", 8, limit=GPU_LIMIT), TRAINER_COLOCATE, TEACHER_KEYS
-        )
+        pools["teacher_pool"] = uniform_pool(teacher_nodes, keys.count("distillation.n_gpus_per_node", 8, limit=GPU_LIMIT), TRAINER_COLOCATE, TEACHER_KEYS)
         mapping["teacher"] = "teacher_pool"
         teachers = teacher_replicas(keys, pools["teacher_pool"])
         slices.update(teachers)
@@ -108,14 +104,8 @@ def _hybrid_replicas(keys: VerlKeys, mode: str) -> bool:
         return True
     if mode == "separate_async" and keys.label in STANDALONE_ONLY:
         return False
-    where = (
-        "with trainer.v1.trainer_mode=separate_async"
-        if keys.label in STANDALONE_ONLY
-        else "from verl 0.9.1 on, with trainer.v1.trainer_mode=separate_async"
-    )
-    raise keys.error(
-        f"actor_rollout_ref.hybrid_engine=false is read by main_ppo's trainer only {where} (rollout on standalone replicas alone); else it always uses the hybrid engine"
-    )
+    where = "with trainer.v1.trainer_mode=separate_async" if keys.label in STANDALONE_ONLY else "from verl 0.9.1 on, with trainer.v1.trainer_mode=separate_async"
+    raise keys.error(f"actor_rollout_ref.hybrid_engine=false is read by main_ppo's trainer only {where} (rollout on standalone replicas alone); else it always uses the hybrid engine")
 
 
 def _actor_roles(keys: VerlKeys, hybrid_replicas: bool) -> list[str]:
@@ -145,15 +135,11 @@ def _reward_pool(keys: VerlKeys, mode: str, nnodes: int) -> VerlPool | None:
             keys.refuse(f"{REWARD}.nnodes", f"with {REWARD}.enable_resource_pool=false verl overwrites it with trainer.nnodes={nnodes}")
         return None
     if not enabled:
-        raise keys.error(
-            f"{REWARD}.enable_resource_pool=true but {REWARD}.enable=false: verl counts reward_pool's GPUs as needed yet starts nothing on them"
-        )
+        raise keys.error(f"{REWARD}.enable_resource_pool=true but {REWARD}.enable=false: verl counts reward_pool's GPUs as needed yet starts nothing on them")
     pool_nodes = keys.count(f"{REWARD}.nnodes", 0, allow_zero=True, limit=NODE_LIMIT)
     pool_gpus = keys.count(f"{REWARD}.n_gpus_per_node", 8, allow_zero=True, limit=GPU_LIMIT)
     if pool_nodes == 0 or pool_gpus == 0:
-        raise keys.error(
-            f"{REWARD}.enable_resource_pool=true needs {REWARD}.nnodes and {REWARD}.n_gpus_per_node above 0 (verl raises otherwise), got {pool_nodes} and {pool_gpus}"
-        )
+        raise keys.error(f"{REWARD}.enable_resource_pool=true needs {REWARD}.nnodes and {REWARD}.n_gpus_per_node above 0 (verl raises otherwise), got {pool_nodes} and {pool_gpus}")
     return uniform_pool(pool_nodes, pool_gpus, TRAINER_COLOCATE, REWARD_KEYS)
 
 

@@ -180,7 +180,7 @@ def _cliques(needs: dict[str, Need], relations: list[Relation]) -> list[tuple[st
     while frontier:
         grown: list[tuple[str, ...]] = []
         for clique in frontier:
-            for name in names[names.index(clique[-1]) + 1 :]:
+            for name in names[names.index(clique[-1]) + 1:]:
                 if len(clique) < MAX_CLIQUE and all(frozenset((m, name)) in pairs for m in clique):
                     grown.append((*clique, name))
         found += grown
@@ -188,7 +188,9 @@ def _cliques(needs: dict[str, Need], relations: list[Relation]) -> list[tuple[st
     return found
 
 
-def _node_types(needs: dict[str, Need], relations: list[Relation], unions: Sequence[np.ndarray], num_nodes: int) -> tuple[list[int], np.ndarray]:
+def _node_types(
+    needs: dict[str, Need], relations: list[Relation], unions: Sequence[np.ndarray], num_nodes: int
+) -> tuple[list[int], np.ndarray]:
     """One representative node per node type, and how many nodes each type has."""
     columns = [need.items for need in needs.values()]
     columns += [r.nodes.astype(np.int64) for r in relations]

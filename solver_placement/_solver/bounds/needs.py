@@ -56,6 +56,8 @@ def is_free(request: ComponentRequest) -> bool:
     return not request.determined and request.fill_share is None and np.unique(request.amount).size == 1
 
 
+
+
 def needs_of(spec: PlacementSpec) -> dict[str, Need]:
     """Every rule-owning component's need, in config order (the components sharing each one's rule
     counted in one pass: a scan of all components per component took 37 s for 8,000)."""
@@ -70,11 +72,7 @@ def _need(spec: PlacementSpec, request: ComponentRequest, copies: int) -> Need:
     if not is_free(request):
         used = int(items.sum())
         form = request.spec.form
-        where, written = (
-            (f'resources "{form.resources or "all"}"', "resources")
-            if isinstance(form, Declarative)
-            else (f'placement "{request.spec.text}"', "placement")
-        )
+        where, written = (f'resources "{form.resources or "all"}"', "resources") if isinstance(form, Declarative) else (f'placement "{request.spec.text}"', "placement")
         statement = Statement(f"{request.name}: {where} uses {count(used, plural)}", request.name, (written,), AMOUNT_RULE)
         return Need(request.name, statement, hardware, items, fixed=True, copies=copies)
     amount, processes = int(request.amount[0]), request.num_processes
@@ -85,9 +83,7 @@ def _need(spec: PlacementSpec, request: ComponentRequest, copies: int) -> Need:
         text += f" in tensor-parallel groups of {tp} ({processes // tp} groups of {count(amount * tp, plural)}, each on one node)"
         statement = Statement(text, request.name, (*keys, "tensor_parallel_size"), AMOUNT_RULE)
         return Need(request.name, statement, hardware, items, fixed=False, units=processes // tp, width=amount * tp, copies=copies, block="groups")
-    return Need(
-        request.name, Statement(text, request.name, keys, AMOUNT_RULE), hardware, items, fixed=False, units=processes, width=amount, copies=copies
-    )
+    return Need(request.name, Statement(text, request.name, keys, AMOUNT_RULE), hardware, items, fixed=False, units=processes, width=amount, copies=copies)
 
 
 def tensor_group_on_node(spec: PlacementSpec, request: ComponentRequest) -> int:
@@ -132,3 +128,4 @@ def domain_conflicts(spec: PlacementSpec, needs: dict[str, Need]) -> list[list[S
                     Statement(offer, rule=COUNTING, others=(name,)),
                 ])  # fmt: skip
     return conflicts
+

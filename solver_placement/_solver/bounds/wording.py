@@ -64,11 +64,7 @@ def _wide_blocks(needs: Sequence[Need], size: int, nodes: int, plural: str) -> l
     ways_to_pack = packings([n.width for n in free], [size // n.width for n in free], size) or []
     ways = " or ".join(", ".join(f"{k} of {n.name}" for k, n in zip(p, free, strict=True) if k) for p in ways_to_pack)
     needed = ", ".join(f"{n.units} of {n.name}" for n in free)
-    return (
-        [f"a node holds {ways} (blocks of {', '.join(str(n.width) for n in free)} {plural}), but they need {needed} on {count(nodes, 'nodes')}"]
-        if ways
-        else []
-    )
+    return [f"a node holds {ways} (blocks of {', '.join(str(n.width) for n in free)} {plural}), but they need {needed} on {count(nodes, 'nodes')}"] if ways else []
 
 
 def _where(spec: PlacementSpec, needs: Sequence[Need]) -> str:

@@ -59,12 +59,7 @@ def count_path(
 
 
 def _counted(
-    problem: CountProblem,
-    spec: PlacementSpec,
-    requests: Mapping[str, ComponentRequest],
-    weights: Mapping[str, int],
-    options: SolverOptions,
-    budget: Budget,
+    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> Answer | Declined:
     """Patterns, counts and layout of one count problem (see :func:`count_path`)."""
     cluster = spec.cluster
@@ -82,10 +77,7 @@ def _counted(
             except TooManyPatterns:
                 return Declined(PathName.COUNTS, "more node patterns than the count model enumerates, even clique by clique")
             except NotChordal:
-                return Declined(
-                    PathName.COUNTS,
-                    "more node patterns than the count model enumerates (a cycle of four or more components kept apart, with no chord, needs whole-node patterns)",
-                )
+                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (a cycle of four or more components kept apart, with no chord, needs whole-node patterns)")
     log.debug("the count model: %d node shape(s) with their patterns", len(found))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_counts(problem, found, weights, node_start, options, budget)

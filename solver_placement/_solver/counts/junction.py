@@ -73,7 +73,9 @@ def glue(
     Table 0's patterns start the list; each child table is matched to the entries already built
     value by value on the columns it shares with its parent, splitting counts where two entries
     meet part way (deterministic: both sides in their listed order)."""
-    built: list[tuple[dict[int, int], int]] = [(dict(zip(columns[0], patterns[0][p])), n) for (t, p), n in sorted(used.items()) if t == 0 and n]
+    built: list[tuple[dict[int, int], int]] = [
+        (dict(zip(columns[0], patterns[0][p])), n) for (t, p), n in sorted(used.items()) if t == 0 and n
+    ]
     for _, child, shared in links:
         mine = [(patterns[child][p], n) for (t, p), n in sorted(used.items()) if t == child and n]
         positions = [columns[child].index(c) for c in shared]

@@ -67,8 +67,8 @@ def narrow(
 
 def _confine(request: ComponentRequest, per_node: Mapping[int, int], cluster: Cluster) -> ComponentRequest:
     """Processes in node order, each offered only its node's candidate items."""
-    window_hw = request.cand_hw[request.indptr[0] : request.indptr[1]]
-    window_rank = request.cand_rank[request.indptr[0] : request.indptr[1]]
+    window_hw = request.cand_hw[request.indptr[0]:request.indptr[1]]
+    window_rank = request.cand_rank[request.indptr[0]:request.indptr[1]]
     nodes_of_window = cluster.hw_node[window_hw]
     hw_parts, rank_parts, sizes = [], [], []
     for node in sorted(n for n, k in per_node.items() if k):
@@ -112,11 +112,7 @@ def solve_per_node(
             if choice is None:
                 log.info("decomposition stage 2: node %d has no layout of what stage 1 gave it", node)
                 return None
-            solved[key] = {
-                name: [[(int(cluster.hw_kind[h]), int(cluster.hw_local[h])) for h in a.of(p)] for p in range(a.num_processes)]
-                for name, a in choice.items()
-                if name in free
-            }
+            solved[key] = {name: [[(int(cluster.hw_kind[h]), int(cluster.hw_local[h])) for h in a.of(p)] for p in range(a.num_processes)] for name, a in choice.items() if name in free}
         for name, processes in solved[key].items():
             taken[name].extend(np.array([_physical(cluster, node, kind, item) for kind, item in items]) for items in processes)
     log.info("decomposition stage 2: %d distinct node model(s) solved", len(solved))

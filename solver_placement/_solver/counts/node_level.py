@@ -174,3 +174,5 @@ def _fixed_relations(stage: NodeLevel, spec: PlacementSpec, requests: Mapping[st
             for other in rules.exclusive_with:
                 apart = [*guard(exclusive_statement(component.name, other)), *fixed(other)]
                 model.add(used(component.name, node) + used(other, node) <= int(cluster.gpus_per_node[node])).only_enforce_if(apart)
+
+

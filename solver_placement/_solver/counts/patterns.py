@@ -111,9 +111,7 @@ def shapes(
     for (capacity, mask, rooms, domain, graph), nodes in keys.items():
         check("enumerating node patterns")
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
-        holes = [
-            (tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)
-        ]
+        holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
         if by_clique:
             if holes:
                 raise NotChordal
@@ -127,7 +125,9 @@ def shapes(
     return found
 
 
-def _clique_table(clique: tuple[int, ...], widths: list[int], mask: tuple[bool, ...], rooms: tuple[int, ...], check: Callable[[str], None]) -> Table:
+def _clique_table(
+    clique: tuple[int, ...], widths: list[int], mask: tuple[bool, ...], rooms: tuple[int, ...], check: Callable[[str], None]
+) -> Table:
     """The local patterns of one clique: its classes' GPUs add up to at most its room."""
     columns = tuple(sorted(clique))
     pick = list(columns)

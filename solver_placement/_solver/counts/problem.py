@@ -153,7 +153,8 @@ def _blocked(
         if len({avoid[c] for c in part}) > 1:
             return f"{classes[part[0]].root}: exclusive with rank-string components its exclusive partners are not exclusive with"
     return tuple(
-        distinct(np.concatenate([requests[name].cand_hw for name in sorted(names)])) if names else np.zeros(0, dtype=np.int64) for names in avoid
+        distinct(np.concatenate([requests[name].cand_hw for name in sorted(names)])) if names else np.zeros(0, dtype=np.int64)
+        for names in avoid
     )
 
 
@@ -223,13 +224,11 @@ def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], co
     cluster = spec.cluster
     room = window_per_node(cluster, free[count_class.root]) - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes)
     allowed = room >= count_class.width
-    memories = [
-        m for name in count_class.members for c in spec.components.values() if c.rule_owner == name and (m := c.constraints.memory) is not None
-    ]
+    memories = [m for name in count_class.members for c in spec.components.values()
+                if c.rule_owner == name and (m := c.constraints.memory) is not None]
     if memories:
-        need_mb = max(
-            megabytes(running.active) + sum(megabytes(other.idle) for j, other in enumerate(memories) if j != i) for i, running in enumerate(memories)
-        )
+        need_mb = max(megabytes(running.active) + sum(megabytes(other.idle) for j, other in enumerate(memories) if j != i)
+                      for i, running in enumerate(memories))
         limits = [float("inf") if m is None else m for m in cluster.gpu_memory_gb]
         allowed &= np.array([need_mb <= np.ceil(limit * 1024) for limit in limits])
     return allowed

@@ -127,7 +127,7 @@ def _misfit_in_pairs(holders: Sequence[Holders], pairs: frozenset[tuple[int, int
                     raise _TooManyStacks
                 if not _fits(holders, bigger, limit):
                     return bigger
-            found = grow(bigger, rest[k + 1 :])
+            found = grow(bigger, rest[k + 1:])
             if found:
                 return found
         return ()
@@ -137,3 +137,4 @@ def _misfit_in_pairs(holders: Sequence[Holders], pairs: frozenset[tuple[int, int
 
 class _TooManyStacks(Exception):
     """More sets than ``MAX_STACKS_CHECKED`` share pairwise."""
+

@@ -76,7 +76,7 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
     statement = _nesting_statement(name, target.name, text)
     if mine.determined:
         for p in range(mine.num_processes):
-            groups = {group_of_hw.get(int(h), -1) for h in mine.cand_hw[mine.indptr[p] : mine.indptr[p + 1]]}
+            groups = {group_of_hw.get(int(h), -1) for h in mine.cand_hw[mine.indptr[p]:mine.indptr[p + 1]]}
             if len(groups) != 1 or -1 in groups:
                 ctx.conflict(replace(statement, text=f"{mine.process_where(p)}: {text}", processes=(p, p), of_each=text))
         return
@@ -128,6 +128,8 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
             yield Relation(statement, TOGETHER, component.rule_owner, spec.owner_of(target), everywhere(spec))
 
 
+
+
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
     """The count model nests a declarative collocated component in its target's groups (the
     target's class, ``counts/problem.py``); a rank string on one side and a declarative component
@@ -139,7 +141,6 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
             if mine != theirs:
                 return f"{component.name}: collocation between a rank-string component and a declarative one"
     return ""
-
 
 #: First-fit form: the construction places a collocated component on exactly its target's items,
 #: right after the target (``first_fit.py`` ``_place_collocated``, ``first_fit_orders.py``).

@@ -68,7 +68,6 @@ def _unstated_topology(component: ComponentSpec) -> str:
         return f"{rule.group}.{rule.label}: {'require' if rule.required else 'prefer'}"
     return ""
 
-
 #: First-fit form: the construction places whole groups per node and whole units per zone
 #: (``first_fit.py`` ``_zones``; two required labels are declined).
 FITS = "first fit places whole tensor-parallel groups on one node and whole units inside one value of the required label"

@@ -36,7 +36,9 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
     """Per GPU of known memory that a component with ``memory_gb`` may use, one constraint per
     component that may be the one running."""
     holders: list[Holder] = [
-        (spec.name, ctx.owner(spec.name), memory) for spec in ctx.spec.components.values() if (memory := spec.constraints.memory) is not None
+        (spec.name, ctx.owner(spec.name), memory)
+        for spec in ctx.spec.components.values()
+        if (memory := spec.constraints.memory) is not None
     ]
     for hw in ctx.paced(sorted({hw for _, request, _ in holders for hw in ctx.takers(request)}), "GPU memory"):
         limit = ctx.cluster.gpu_memory_gb[int(ctx.cluster.hw_node[hw])]
@@ -95,7 +97,7 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
             if too_much and gpus.any():
                 yield Relation(too_much, ROOM, first, first, gpus, np.zeros(cluster.num_nodes, dtype=np.int64))
                 continue
-            for second in owners[position + 1 :]:
+            for second in owners[position + 1:]:
                 together = _overflow([*holders[first], *holders[second]], limit)
                 both = gpus & _gpu_only(spec, needs[second])
                 if together and both.any() and needs[first].items[both].any() and needs[second].items[both].any():
@@ -119,6 +121,8 @@ def _overflow(holders: Sequence[tuple[str, Memory]], limit: float) -> Statement 
             text = f"GPU memory: {running} running ({memory.active:g} GB per process){others} must fit {limit:g} GB per GPU"
             return Statement(text, running, ("memory_gb",), "memory", others=tuple(name for name, _ in idle))
     return None
+
+
 
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:

@@ -72,7 +72,11 @@ def _add_process(
 def _patterns(window: tuple[int, ...], need: int, step: int) -> list[list[int]]:
     """Positions in ``window`` of every progression of ``need`` ranks ``step`` apart in it."""
     position = {rank: i for i, rank in enumerate(window)}
-    return [[position[rank + k * step] for k in range(need)] for rank in window if all(rank + k * step in position for k in range(need))]
+    return [
+        [position[rank + k * step] for k in range(need)]
+        for rank in window
+        if all(rank + k * step in position for k in range(need))
+    ]
 
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
