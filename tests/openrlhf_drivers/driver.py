@@ -7,7 +7,7 @@ GPU, share), where each placement group landed, the one left pending, or the err
 ``CASES_JSON`` is a list of ``{"argv": [...], "gpus_per_node": [8, 8]}``; one JSON list of outcomes
 is printed, the last line of the output (OpenRLHF prints its arguments before). With ``--flags``
 instead it prints the parser's every option (strings, action, nargs, type, default) as JSON: the
-data ``solver_placement/_frontends/openrlhf/flag_table.py`` holds.
+data ``solver_placement/_frontends/openrlhf/parsers/`` holds.
 """
 
 from __future__ import annotations

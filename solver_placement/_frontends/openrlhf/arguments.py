@@ -2,7 +2,7 @@
 
 OpenRLHF parses its flags with a plain ``argparse.ArgumentParser()`` (``cli/train_ppo_ray.py``,
 ``parser.parse_args()``), so this reader builds the same parser from the release's option table
-(``flag_table.py``, extracted from OpenRLHF's own parser) and lets argparse read the words: every
+(``parsers/``, extracted from OpenRLHF's own parser) and lets argparse read the words: every
 argparse rule then holds as it does for OpenRLHF, and not only for the placement flags: unique
 prefixes stand for a flag (``allow_abbrev``, on in every release read), ``--flag=value`` and
 ``--flag value`` are one, the last occurrence wins, switches take no value, ``nargs=2`` flags take
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from solver_placement._errors import PlacementConfigError
-from solver_placement._frontends.openrlhf.flag_table import FLAGS
+from solver_placement._frontends.openrlhf.parsers import FLAGS
 from solver_placement._frontends.openrlhf.releases import KEYS, RELEASES, Release
 
 _TYPES = {"int": int, "float": float, "str": str}

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[4]
 sys.path.insert(0, str(ROOT))
 
-from solver_placement._frontends.openrlhf.flag_table import FLAGS  # noqa: E402
+from solver_placement._frontends.openrlhf.parsers import FLAGS  # noqa: E402
 from solver_placement._frontends.openrlhf.releases import KEYS, release_named  # noqa: E402
 
 
