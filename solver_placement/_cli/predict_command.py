@@ -17,12 +17,15 @@ from solver_placement._cli.exit_codes import ExitCode
 from solver_placement._cli.options import format_option
 from solver_placement._cli.output import echo_document
 from solver_placement._cli.progress import working
+from solver_placement._cli.text import one_line
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
+from solver_placement._errors import PlacementError
 from solver_placement._job import load_job
 from solver_placement._layout_report import layout_report
 from solver_placement._prediction.frameworks import Improvement, framework_names
 from solver_placement._prediction.launch_input import LaunchSource
+from solver_placement._prediction.layout import Prediction
 from solver_placement._prediction.predict import improve, predict
 
 
@@ -61,18 +64,30 @@ def predict_command(
     cluster = _cluster(cluster_file, ray_address)
     with working(f"predicting {framework}'s layout"):
         prediction = predict(framework, source, cluster=cluster, release=release)
-        improvement = improve(framework, source, cluster=prediction.cluster, release=prediction.release) if better else None
+    better_layout: Improvement | str | None = None
+    if better:
+        with working("solving for a better layout"):
+            better_layout = _better(framework, source, prediction)
     if fmt == "json":
         data = {"schema_version": 1, "command": "predict", **prediction.as_dict()}
-        if improvement is not None:
-            data["better"] = _improvement_document(improvement)
+        if better_layout is not None:
+            data["better"] = {"error": better_layout} if isinstance(better_layout, str) else _improvement_document(better_layout)
         echo_document(data, "json")
     else:
         click.echo(prediction.report())
-        if improvement is not None:
-            click.echo(_improvement_text(improvement))
+        if better_layout is not None:
+            click.echo(f"\nno better layout: {better_layout}" if isinstance(better_layout, str) else _improvement_text(better_layout))
     if prediction.errors:
         raise SystemExit(ExitCode.INFEASIBLE)
+
+
+def _better(framework: str, source: LaunchSource, prediction: Prediction) -> Improvement | str:
+    """The solver's layout for the job, or why there is none: the prediction is the answer the
+    user asked for first, so a job the solver cannot place still gets it printed."""
+    try:
+        return improve(framework, source, cluster=prediction.cluster, release=prediction.release)
+    except PlacementError as error:
+        return one_line(error)
 
 
 def _cluster(cluster_file: Path | None, ray_address: str | None) -> Cluster | None:

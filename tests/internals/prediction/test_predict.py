@@ -139,3 +139,9 @@ def test_the_predict_command_prints_every_rank_and_exits_3_on_errors(tmp_path: P
 def test_the_predict_command_needs_the_framework_input() -> None:
     result = CliRunner().invoke(main, ["predict", "line"])
     assert result.exit_code == 2 and "give line's flags after --" in result.output
+
+
+def test_better_that_finds_no_layout_still_prints_the_prediction() -> None:
+    flags = ["--", "--gpus", "16", "--engine-size", "16"]  # one 16-GPU engine: no 8-GPU node holds it
+    result = CliRunner().invoke(main, ["predict", "line", "--better", *flags])
+    assert result.exit_code == 3 and "rollout  15" in result.output and "no better layout:" in result.output, result.output
