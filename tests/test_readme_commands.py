@@ -151,6 +151,13 @@ def test_the_matcher_can_fail() -> None:
     assert not matches(("a", "d"), ["a", "b", "d"]) and not matches(("a",), ["a", "b"])
 
 
+def scratch_copy(workdir: Path) -> None:
+    """What the commands read, copied into ``workdir``: the models, and the framework inputs the
+    ``predict`` examples name (``docs/frameworks``); figures they write land in ``docs/``."""
+    shutil.copytree(ROOT / "models", workdir / "models")
+    shutil.copytree(ROOT / "docs" / "frameworks", workdir / "docs" / "frameworks", ignore=shutil.ignore_patterns("*.md"))
+
+
 @pytest.mark.parametrize("shown", _params())
 def test_a_readme_command_runs_as_printed(shown: Shown, tmp_path: Path) -> None:
     if shown.setup:
@@ -159,8 +166,7 @@ def test_a_readme_command_runs_as_printed(shown: Shown, tmp_path: Path) -> None:
         env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     else:
         workdir = tmp_path
-        shutil.copytree(ROOT / "models", workdir / "models")
-        (workdir / "docs").mkdir()
+        scratch_copy(workdir)
         env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     result = subprocess.run(["bash", "-c", "exec 2>&1\n" + shown.command], cwd=workdir, env=env, capture_output=True, text=True, timeout=3600)
     printed = result.stdout.splitlines()
@@ -175,8 +181,7 @@ def test_a_readme_command_runs_as_printed(shown: Shown, tmp_path: Path) -> None:
 def test_a_plain_readme_command_prints_as_shown(shown: Shown, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast tier's form of :func:`test_a_readme_command_runs_as_printed`: the same scratch
     directory, stdout and stderr together (click's runner interleaves them as a terminal does)."""
-    shutil.copytree(ROOT / "models", tmp_path / "models")
-    (tmp_path / "docs").mkdir()
+    scratch_copy(tmp_path)
     monkeypatch.chdir(tmp_path)
     args = arguments(shown.command)
     assert args is not None
