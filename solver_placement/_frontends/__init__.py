@@ -5,6 +5,8 @@ into the job the core places, and the answer back into the framework's terms.
   where Ray lands the pools, and ``export --to verl``;
 * ``rlinf/``: RLinf's placement API (component placements, strategies, the class a job's
   ``runner.task_type`` asks for), which RLinf code calls as it calls its own;
+* ``areal/``: AReaL's allocation strings and launch config, the GPUs its local scheduler and
+  launcher give every worker (``predict areal``);
 * ``component_placement``: ``cluster.component_placement`` (RLinf's rank strings and the
   declarative components), the default.
 
@@ -14,9 +16,12 @@ each registers a :class:`~solver_placement._job.Frontend` here, on import of the
 plus one line below.
 """
 
+from solver_placement._frontends.areal.framework import AREAL
 from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
 from solver_placement._frontends.verl.frontends import RESOURCE_POOLS, TRAINER
 from solver_placement._job import register_frontend
+from solver_placement._prediction.frameworks import register_framework
 
 for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
     register_frontend(_frontend)
+register_framework(AREAL)
