@@ -45,6 +45,8 @@ MAX_REPLICAS = 65_536
 DEFAULT_N_NODES = 32
 DEFAULT_N_GPUS_PER_NODE = 8
 DEFAULT_KL_CTL = 0.1
+#: The command of AReaL's default scheduling spec (``cli_args.py:1191-1194``).
+DEFAULT_COMMAND = "python -m areal.infra.rpc.rpc_server"
 #: The training roles in the order ``PPOTrainer.__init__`` initialises them (rl_trainer.py:288-292).
 TRAINING_ROLES = ("actor", "critic", "ref")
 _CONFIG_FLAG = re.compile(r"^--c(o(n(f(i(g)?)?)?)?)?(=.*)?$", re.S)
@@ -104,7 +106,7 @@ def _job(config: dict[str, Any], launcher: str | None, source: tuple[tuple[str, 
         raise PlacementConfigError(f"AReaL's launcher {launcher} is not modelled by this front end (only {LOCAL_LAUNCHER} and scheduler.type=local are); run the job with scheduler.type=local to predict it")
     cluster = _section(config, "cluster")
     n_nodes = _count(cluster.get("n_nodes", DEFAULT_N_NODES), "cluster.n_nodes", MAX_NODES)
-    n_gpus = _count(cluster.get("n_gpus_per_node", DEFAULT_N_GPUS_PER_NODE), "cluster.n_gpus_per_node", MAX_GPUS_PER_NODE)
+    n_gpus = _count(cluster.get("n_gpus_per_node", DEFAULT_N_GPUS_PER_NODE), "cluster.n_gpus_per_node", MAX_GPUS_PER_NODE, allow_zero=True)
     scheduler = _section(config, "scheduler").get("type")
     allocation_mode = config.get("allocation_mode", "")
     if launcher is None and scheduler is None and allocation_mode:
@@ -155,6 +157,8 @@ def _training(role: str, section: dict[str, Any], earlier: list[RoleRequest]) ->
         raise PlacementConfigError(f"{role}.scheduling_spec: AReaL's local scheduler refuses {len(specs)} specs for {replicas} workers: schedulings length ({len(specs)}) must be 1 or equal to replicas ({replicas}) (local.py:257-281)")
     gpus = tuple(_spec_gpus(specs[0 if len(specs) == 1 else index], role, index if len(specs) > 1 else 0) for index in range(replicas))
     target = _colocation(section, role, earlier, replicas)
+    if target is None:
+        _commands(specs, role)
     return RoleRequest(role, allocation, replicas, gpus, target, None, *_told(specs, replicas))
 
 
@@ -170,6 +174,8 @@ def _rollout(section: dict[str, Any], earlier: list[RoleRequest]) -> RoleRequest
     asks = _spec_gpus(specs[0], "rollout", 0)
     gpus = (allocation.instance_size if asks > 0 else 0,) * replicas
     target = _colocation(section, "rollout", earlier, replicas)
+    if target is None:
+        _commands(specs[:1], "rollout")
     return RoleRequest("rollout", allocation, replicas, gpus, target, allocation.instance_size, *_told(specs[:1], replicas))
 
 
@@ -226,12 +232,23 @@ def _refuse_v2(role: str, section: dict[str, Any]) -> None:
 def _specs(section: dict[str, Any], role: str) -> list[dict[str, Any]]:
     specs = section.get("scheduling_spec")
     if specs is None:
-        return [{}]  # AReaL's default: one SchedulingSpec asking gpu=0
+        return [{"cmd": DEFAULT_COMMAND}]  # AReaL's default: one SchedulingSpec asking gpu=0
     if not isinstance(specs, (list, tuple)) or not all(isinstance(spec, Mapping) for spec in specs):
         raise PlacementConfigError(f"{role}.scheduling_spec={shown(specs)}: AReaL reads a list of SchedulingSpec mappings")
     if len(specs) not in (1, 2):
         raise PlacementConfigError(f"{role}.scheduling_spec: AReaL raises 'scheduling_spec must contain 1 or 2 SchedulingSpec, got {len(specs)}' (cli_args.py:1246-1251)")
     return [dict(spec) for spec in specs]
+
+
+def _commands(specs: list[dict[str, Any]], role: str) -> None:
+    """Every spec a started worker uses names its command (local.py:763-769); AReaL's default
+    spec does (``python -m areal.infra.rpc.rpc_server``), a spec written without ``cmd`` does not."""
+    for index, spec in enumerate(specs):
+        if not spec.get("cmd"):
+            raise PlacementConfigError(
+                f"{role}.scheduling_spec.{index}.cmd: AReaL's local scheduler refuses a worker whose spec has no command ('SchedulingSpec.cmd is required but not set'); "
+                f"set {role}.scheduling_spec.{index}.cmd='{DEFAULT_COMMAND}'"
+            )
 
 
 def _spec_gpus(spec: dict[str, Any], role: str, index: int) -> int:

@@ -45,6 +45,8 @@ class _Counter:
         self.next = 0
 
     def take(self, count: int) -> tuple[int, ...]:
+        if count and not self.devices:
+            raise PlacementConfigError("AReaL runs on the first node of the cluster, which has no GPU, and a worker asks for some; give a cluster whose first node has GPUs")
         taken = tuple(self.devices[(self.next + offset) % len(self.devices)] for offset in range(count))
         self.next += count
         return taken
@@ -53,8 +55,6 @@ class _Counter:
 def predict_areal(job: ArealJob, cluster: Cluster) -> Prediction:
     """Every worker AReaL starts for ``job`` on ``cluster`` (see the module docstring)."""
     devices = list(range(len(cluster.node_accelerator_ids[0])))
-    if not devices:
-        raise PlacementConfigError(f"AReaL runs on the first node of {cluster.describe()}, which has no GPU; AReaL's local scheduler and launcher need one")
     counter = _Counter(devices)
     if job.path == LOCAL_LAUNCHER:
         ranks = _launcher(job, counter, cluster)
