@@ -24,8 +24,11 @@ from solver_placement._prediction.layout import Prediction
 class FrameworkJob(Protocol):
     """A framework's input once read: typed by its front end, with these two things the core asks."""
 
-    #: The release whose rules read it (``0.11.0``, a commit for frameworks without releases).
-    release: str
+    @property
+    def release(self) -> str:
+        """The release whose rules read it (``0.11.0``, a commit for frameworks without
+        releases); a property so frozen dataclasses satisfy the protocol too."""
+        ...
 
     def stated_cluster(self) -> Cluster:
         """The smallest cluster the input itself describes (its node and GPU counts), used when

@@ -37,7 +37,10 @@ def trimmed(config: dict[str, Any]) -> dict[str, Any]:
             continue
         part = {key: engine[key] for key in ENGINE_KEYS if key in engine}
         if "scheduling_spec" in part:
-            part["scheduling_spec"] = [{key: spec[key] for key in SPEC_KEYS if key in spec and (key != "env_vars" or "CUDA_VISIBLE_DEVICES" in (spec[key] or {}))} for spec in part["scheduling_spec"]]
+            part["scheduling_spec"] = [
+                {key: spec[key] for key in SPEC_KEYS if key in spec and (key != "env_vars" or "CUDA_VISIBLE_DEVICES" in (spec[key] or {}))}
+                for spec in part["scheduling_spec"]
+            ]
         if role == "rollout" and isinstance(engine.get("agent"), dict) and "mode" in engine["agent"]:
             part["agent"] = {"mode": engine["agent"]["mode"]}
         kept[role] = part
@@ -48,8 +51,12 @@ def trimmed(config: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     git_dir, tag = sys.argv[1], sys.argv[2]
-    commit = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", f"{tag}^{{commit}}"], capture_output=True, text=True, check=True).stdout.strip()
-    names = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", tag, "examples"], capture_output=True, text=True, check=True).stdout.split()
+    commit = subprocess.run(
+        ["git", "--git-dir", git_dir, "rev-parse", f"{tag}^{{commit}}"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    names = subprocess.run(
+        ["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", tag, "examples"], capture_output=True, text=True, check=True
+    ).stdout.split()
     examples = {}
     for name in sorted(n for n in names if n.endswith((".yaml", ".yml"))):
         text = subprocess.run(["git", "--git-dir", git_dir, "show", f"{tag}:{name}"], capture_output=True, text=True, check=True).stdout
@@ -61,7 +68,9 @@ def main() -> None:
             continue
         if isinstance(plain, dict) and ("actor" in plain or "allocation_mode" in plain):
             examples[name] = trimmed(plain)
-    OUT.write_text(json.dumps({"repository": "areal-project/AReaL", "tag": tag, "commit": commit, "examples": examples}, indent=1, sort_keys=True) + "\n")
+    OUT.write_text(
+        json.dumps({"repository": "areal-project/AReaL", "tag": tag, "commit": commit, "examples": examples}, indent=1, sort_keys=True) + "\n"
+    )
     print(f"{len(examples)} example configs of {tag} ({commit}) written to {OUT}")
 
 

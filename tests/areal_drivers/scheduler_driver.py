@@ -62,13 +62,11 @@ def main() -> None:
     source = Path(sys.argv[1])
     logging.disable(logging.CRITICAL)  # AReaL's colour formatter is an inert stand-in here
     stubs.install_missing(source)
-    from omegaconf import OmegaConf
-
     from areal.api.cli_args import PPOConfig, parse_cli_args, to_structured_cfg
+    from areal.infra.platforms.cuda import CudaPlatform
     from areal.infra.scheduler import local
     from areal.trainer.rl_trainer import PPOTrainer
-
-    from areal.infra.platforms.cuda import CudaPlatform
+    from omegaconf import OmegaConf
 
     local.current_platform = CudaPlatform()  # what AReaL detects on an NVIDIA machine (platforms/__init__.py)
     roles: dict[str, list[dict[str, Any]]] = {}
@@ -76,7 +74,15 @@ def main() -> None:
 
     async def forked(self: Any, session: Any, role: str, idx: int, target: Any, target_role: str, command: Any = None) -> Any:
         worker = local.Worker(id=f"{role}/{idx}", ip=target.worker.ip, worker_ports=list(target.worker.worker_ports), engine_ports=[])
-        return local.WorkerInfo(worker=worker, process=None, role=role, gpu_devices=target.gpu_devices, created_at=time.time(), log_file="", env_vars=target.env_vars.copy())
+        return local.WorkerInfo(
+            worker=worker,
+            process=None,
+            role=role,
+            gpu_devices=target.gpu_devices,
+            created_at=time.time(),
+            log_file="",
+            env_vars=target.env_vars.copy(),
+        )
 
     local.LocalScheduler._fork_single_worker = forked
     local.aiohttp = types.SimpleNamespace(ClientTimeout=lambda **kwargs: None, ClientSession=_Session)
@@ -121,12 +127,12 @@ def _create(trainer_class: Any, config: Any, scheduler: Any) -> None:
         engines.append(("ref", config.ref, ModelAllocation.from_str(config.ref.backend, name="ref")))
     for role, engine_config, allocation in engines:
         controller = _controller(trainer, role, engine_config, allocation)
-        _stopped(lambda: controller.initialize(addr=None, ft_spec=None, role=role))
-    _stopped(lambda: trainer._init_rollout(config.rollout, is_eval=False))
+        _stopped(controller.initialize, addr=None, ft_spec=None, role=role)
+    _stopped(trainer._init_rollout, config.rollout, is_eval=False)
     agent = config.rollout.agent
     if not (agent is not None and agent.mode == "online"):
         trainer.rollout = types.SimpleNamespace(server_infos=[None] * trainer.rollout_alloc.parallel.dp_size)
-        _stopped(lambda: trainer._init_rollout(config.rollout, is_eval=True))
+        _stopped(trainer._init_rollout, config.rollout, is_eval=True)
 
 
 def _controller(trainer: Any, role: str, engine_config: Any, allocation: Any) -> Any:
@@ -148,9 +154,10 @@ def _controller(trainer: Any, role: str, engine_config: Any, allocation: Any) ->
     return chosen(train_engine=None, config=engine_config, scheduler=trainer.scheduler)
 
 
-def _stopped(call: Any) -> None:
+def _stopped(call: Any, *args: Any, **kwargs: Any) -> None:
+    """``call`` run until the driver stops it where it waits for its workers."""
     try:
-        call()
+        call(*args, **kwargs)
     except _Stop:
         return
     except Exception as error:

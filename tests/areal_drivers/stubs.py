@@ -24,7 +24,13 @@ CLI_CLASSES = ("SchedulingStrategyType", "SchedulingStrategy", "SchedulingSpec")
 
 def install(source: Path) -> None:
     """Make ``import areal.api.alloc_mode`` (and the schedulers) run AReaL's code from ``source``."""
-    for name, path in (("areal", "areal"), ("areal.api", "areal/api"), ("areal.utils", "areal/utils"), ("areal.infra", "areal/infra"), ("areal.infra.scheduler", "areal/infra/scheduler")):
+    for name, path in (
+        ("areal", "areal"),
+        ("areal.api", "areal/api"),
+        ("areal.utils", "areal/utils"),
+        ("areal.infra", "areal/infra"),
+        ("areal.infra.scheduler", "areal/infra/scheduler"),
+    ):
         package = types.ModuleType(name)
         package.__path__ = [str(source / path)]
         sys.modules[name] = package

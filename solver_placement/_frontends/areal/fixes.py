@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from solver_placement._frontends.areal.grammar import Allocation, parse_allocation_mode
-from solver_placement._frontends.areal.job import LOCAL_LAUNCHER, ArealJob, RoleRequest
+from solver_placement._frontends.areal.job import EVAL_ROLLOUT, LOCAL_LAUNCHER, ArealJob
 from solver_placement._prediction.findings import Finding, FindingKind, Fix
 
 
@@ -32,7 +32,9 @@ def with_fixes(job: ArealJob, findings: Iterable[Finding], machine_gpus: int) ->
         elif finding.kind == FindingKind.WRONG_DEVICE:
             request = job.role(finding.role)
             if request is not None:
-                finding = finding.with_fix(tuple((f"{request.role}.scheduling_spec.{index}.env_vars.CUDA_VISIBLE_DEVICES", None) for index in request.told_specs))
+                finding = finding.with_fix(
+                    tuple((f"{request.role}.scheduling_spec.{index}.env_vars.CUDA_VISIBLE_DEVICES", None) for index in request.told_specs)
+                )
         fixed.append(finding)
     return fixed
 
@@ -70,6 +72,8 @@ def _resized(job: ArealJob, data: dict[str, int]) -> Fix:
     fix = []
     worlds: dict[str, int] = {}
     for request in job.roles:
+        if request.role == EVAL_ROLLOUT:  # follows the rollout's key
+            continue
         if request.role in data:
             resized: Allocation | None = replace(request.allocation, data=data[request.role])
         elif request.colocate_with in worlds:
@@ -100,7 +104,11 @@ def _rendered(parts: list[Allocation], named: bool) -> str | None:
         if part.expert_tensor != 1:
             return None
         name = f"[{part.name}]" if named and part.name is not None else ""
-        dims = "".join(f"{letter}{size}" for letter, size in zip("dptce", (part.data, part.pipeline, part.tensor, part.context, part.expert), strict=True) if size != 1 or letter == "d")
+        dims = "".join(
+            f"{letter}{size}"
+            for letter, size in zip("dptce", (part.data, part.pipeline, part.tensor, part.context, part.expert), strict=True)
+            if size != 1 or letter == "d"
+        )
         joiner = "" if index == 0 else "|" if part.colocated else "+"
         texts.append(f"{joiner}{part.backend}{name}:{dims}")
     return "".join(texts)

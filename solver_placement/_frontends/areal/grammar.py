@@ -106,7 +106,9 @@ def parse_allocation_mode(text: str) -> tuple[Allocation, ...]:
     if not isinstance(text, str):
         raise AllocationModeError(f"an AReaL allocation string is text like 'sglang:d4+fsdp:d4', not {shown(text)}")
     if len(text) > MAX_ALLOCATION_CHARS:
-        raise AllocationModeError(f"an AReaL allocation string of {len(text)} characters is longer than MAX_ALLOCATION_CHARS={MAX_ALLOCATION_CHARS}; no real job needs one")
+        raise AllocationModeError(
+            f"an AReaL allocation string of {len(text)} characters is longer than MAX_ALLOCATION_CHARS={MAX_ALLOCATION_CHARS}; no real job needs one"
+        )
     return _Parser(text).expression()
 
 
@@ -120,7 +122,9 @@ def parse_single_allocation(text: str, name: str) -> Allocation:
         )
     parts = parse_allocation_mode(text)
     if len(parts) != 1:
-        raise AllocationModeError(f"{name}.backend={text!r}: expected a single allocation from spec {text!r}, got {len(parts)} allocations (a colocation '|' belongs in scheduling_strategy)")
+        raise AllocationModeError(
+            f"{name}.backend={text!r}: expected a single allocation from spec {text!r}, got {len(parts)} allocations (a colocation '|' belongs in scheduling_strategy)"
+        )
     return replace(parts[0], name=name, colocated=False, target=None)
 
 
@@ -144,7 +148,9 @@ class _Parser:
 
     def unexpected(self, token: _Token, rule: str) -> AllocationModeError:
         found = "the end of the string" if token.kind == "end" else repr(token.text)
-        return AllocationModeError(f"AReaL cannot parse allocation string {self.text!r}: at position {token.position}, {found} where {rule} is expected; {PARSE_HINT}")
+        return AllocationModeError(
+            f"AReaL cannot parse allocation string {self.text!r}: at position {token.position}, {found} where {rule} is expected; {PARSE_HINT}"
+        )
 
     # -- grammar --------------------------------------------------------------------------
     def expression(self) -> tuple[Allocation, ...]:
@@ -158,7 +164,9 @@ class _Parser:
         if len(groups) > 1 and len(parts) >= 3:
             unnamed = sum(part.name is None for part in parts)
             if unnamed:
-                raise AllocationModeError(f"allocation string {self.text!r}: when using 3+ components, all must have names; found {unnamed} unnamed components (AReaL's rule, alloc_mode.py:735-741); name each as backend[name]:dims")
+                raise AllocationModeError(
+                    f"allocation string {self.text!r}: when using 3+ components, all must have names; found {unnamed} unnamed components (AReaL's rule, alloc_mode.py:735-741); name each as backend[name]:dims"
+                )
         return parts
 
     def component(self) -> list[Allocation]:
@@ -174,7 +182,9 @@ class _Parser:
         checked = [anchor]
         for part in parts[1:]:
             if part.name is None:
-                raise AllocationModeError(f"allocation string {self.text!r}: components in colocation group must have names (AReaL's rule); write the part after '|' as backend[name]:dims")
+                raise AllocationModeError(
+                    f"allocation string {self.text!r}: components in colocation group must have names (AReaL's rule); write the part after '|' as backend[name]:dims"
+                )
             if part.parallel_world_size != anchor.parallel_world_size:
                 raise AllocationModeError(
                     f"allocation string {self.text!r}: colocated components must have matching world sizes; "
@@ -202,15 +212,16 @@ class _Parser:
 
     def no_backend(self, named: bool) -> AllocationModeError:
         what = "a named component without a backend prefix" if named else "bare parallelism dimensions without a backend prefix"
-        return AllocationModeError(f"allocation string {self.text!r}: backend must be explicitly specified; got {what} (AReaL 1.0.4 no longer picks one); write e.g. 'fsdp[actor]:d4', 'megatron:d4t2p2', 'sglang:d4'")
+        return AllocationModeError(
+            f"allocation string {self.text!r}: backend must be explicitly specified; got {what} (AReaL 1.0.4 no longer picks one); write e.g. 'fsdp[actor]:d4', 'megatron:d4t2p2', 'sglang:d4'"
+        )
 
     def inference(self, backend: str) -> Allocation:
         """``modern_inf_para``: ``sglang[name]:d4t2`` (dimensions d, t, p)."""
         self.index += 1
         name = self.name() if self.peek().kind == "[" else None
         self.take(":", f"':' after {backend}")
-        sizes = self.dimensions(INFERENCE_DIMENSIONS, named=False)
-        return self.built(Allocation(backend, name, **sizes))
+        return self.built(_sized(backend, name, self.dimensions(INFERENCE_DIMENSIONS, named=False)))
 
     def training(self, backend: str) -> Allocation:
         """``train_backend_with_name`` / ``train_backend_hybrid`` / ``train_backend_only``."""
@@ -219,8 +230,7 @@ class _Parser:
         self.take(":", f"':' after {backend}")
         if name is None and self.at_hybrid():
             return self.built(self.hybrid(backend))
-        sizes = self.dimensions(TRAINING_DIMENSIONS, named=False)
-        return self.built(Allocation(backend, name, **sizes))
+        return self.built(_sized(backend, name, self.dimensions(TRAINING_DIMENSIONS, named=False)))
 
     def name(self) -> str:
         self.take("[", "'['")
@@ -249,19 +259,27 @@ class _Parser:
             letter, position = runs[index]
             if letter[0] not in letters or len(letter) > 1 and letter[1] not in "0123456789":
                 bad = position if letter[0] not in letters else position + 1
-                raise AllocationModeError(f"AReaL cannot parse allocation string {self.text!r}: at position {bad}, {self.text[bad]!r} where a dimension ({', '.join(letters)}) is expected; {PARSE_HINT}")
+                raise AllocationModeError(
+                    f"AReaL cannot parse allocation string {self.text!r}: at position {bad}, {self.text[bad]!r} where a dimension ({', '.join(letters)}) is expected; {PARSE_HINT}"
+                )
             if index + 1 >= len(runs) or not runs[index + 1][0].isdigit():
                 at = runs[index + 1][1] if index + 1 < len(runs) else self.peek().position
-                raise AllocationModeError(f"AReaL cannot parse allocation string {self.text!r}: at position {at}, a size is expected after {letter!r}; {PARSE_HINT}")
+                raise AllocationModeError(
+                    f"AReaL cannot parse allocation string {self.text!r}: at position {at}, a size is expected after {letter!r}; {PARSE_HINT}"
+                )
             sizes[_LETTER_FIELDS[letter]] = self.size(*runs[index + 1])
             index += 2
         return sizes
 
     def size(self, digits: str, position: int) -> int:
         if digits.startswith("0"):
-            raise AllocationModeError(f"AReaL cannot parse allocation string {self.text!r}: at position {position}, size {digits!r} is not a number from 1 without leading zeros; {PARSE_HINT}")
+            raise AllocationModeError(
+                f"AReaL cannot parse allocation string {self.text!r}: at position {position}, size {digits!r} is not a number from 1 without leading zeros; {PARSE_HINT}"
+            )
         if len(digits) > len(str(MAX_DIMENSION_SIZE)) or int(digits) > MAX_DIMENSION_SIZE:
-            raise AllocationModeError(f"allocation string {self.text!r}: size {digits} at position {position} is above MAX_DIMENSION_SIZE={MAX_DIMENSION_SIZE}")
+            raise AllocationModeError(
+                f"allocation string {self.text!r}: size {digits} at position {position} is above MAX_DIMENSION_SIZE={MAX_DIMENSION_SIZE}"
+            )
         return int(digits)
 
     def at_hybrid(self) -> bool:
@@ -288,17 +306,23 @@ class _Parser:
             self.index += 1
         pipeline = attention.get("pipeline", 1)
         if expert.get("pipeline", pipeline) != pipeline:
-            raise AllocationModeError(f"allocation string {self.text!r}: pipeline parallel size for attention and FFN modules must be identical; got attention: {pipeline}, FFN: {expert['pipeline']} (AReaL's rule)")
+            raise AllocationModeError(
+                f"allocation string {self.text!r}: pipeline parallel size for attention and FFN modules must be identical; got attention: {pipeline}, FFN: {expert['pipeline']} (AReaL's rule)"
+            )
         world = math.prod(attention.get(field, 1) for field in ("data", "tensor", "pipeline", "context"))
         expert_parallel, expert_tensor = expert.get("expert", 1), expert.get("tensor", 1)
         if "data" not in expert:
             if world % (expert_parallel * expert_tensor * pipeline):
-                raise AllocationModeError(f"allocation string {self.text!r}: cannot derive expert dp: attn world_size ({world}) is not divisible by ffn ep*tp*pp ({expert_parallel * expert_tensor * pipeline}) (AReaL's rule)")
+                raise AllocationModeError(
+                    f"allocation string {self.text!r}: cannot derive expert dp: attn world_size ({world}) is not divisible by ffn ep*tp*pp ({expert_parallel * expert_tensor * pipeline}) (AReaL's rule)"
+                )
             expert["data"] = world // (expert_parallel * expert_tensor * pipeline)
         expert_world = expert["data"] * pipeline * expert_tensor * expert_parallel
         if expert_world != world:
-            raise AllocationModeError(f"allocation string {self.text!r}: world size for expert modules and attention modules must be identical; got attention: {world}, expert: {expert_world} (AReaL's rule)")
-        return Allocation(backend, None, expert=expert_parallel, expert_tensor=expert_tensor, **attention)
+            raise AllocationModeError(
+                f"allocation string {self.text!r}: world size for expert modules and attention modules must be identical; got attention: {world}, expert: {expert_world} (AReaL's rule)"
+            )
+        return replace(_sized(backend, None, attention), expert=expert_parallel, expert_tensor=expert_tensor)
 
     def built(self, part: Allocation) -> Allocation:
         """AReaL's checks when it builds a part (``ParallelStrategy.__post_init__``, then
@@ -306,13 +330,19 @@ class _Parser:
         if part.expert > 1:
             expert_model = part.pipeline * part.expert_tensor * part.expert
             if part.parallel_world_size % expert_model:
-                raise AllocationModeError(f"allocation string {self.text!r}: expert model parallel size {expert_model} cannot divide world size {part.parallel_world_size} (AReaL's assertion); make p*e divide d*c*t*p")
+                raise AllocationModeError(
+                    f"allocation string {self.text!r}: expert model parallel size {expert_model} cannot divide world size {part.parallel_world_size} (AReaL's assertion); make p*e divide d*c*t*p"
+                )
         if part.name is not None:
             if part.name in self.seen_names:
-                raise AllocationModeError(f"allocation string {self.text!r}: duplicate component name: {part.name} (AReaL's rule); give each part its own name")
+                raise AllocationModeError(
+                    f"allocation string {self.text!r}: duplicate component name: {part.name} (AReaL's rule); give each part its own name"
+                )
             self.seen_names.add(part.name)
         if part.backend == "fsdp" and (part.pipeline > 1 or part.expert > 1):
-            raise AllocationModeError(f"allocation string {self.text!r}: FSDP backend only supports data/tensor/context parallelism (AReaL's rule); got pipeline {part.pipeline}, expert {part.expert}; use megatron for p or e")
+            raise AllocationModeError(
+                f"allocation string {self.text!r}: FSDP backend only supports data/tensor/context parallelism (AReaL's rule); got pipeline {part.pipeline}, expert {part.expert}; use megatron for p or e"
+            )
         return part
 
 
@@ -341,9 +371,17 @@ def _tokens(text: str) -> list[_Token]:
             tokens.append(_Token("word", text[position:end], position))
             position = end
         else:
-            raise AllocationModeError(f"AReaL cannot parse allocation string {text!r}: at position {position}, {char!r} is not part of the grammar; {PARSE_HINT}")
+            raise AllocationModeError(
+                f"AReaL cannot parse allocation string {text!r}: at position {position}, {char!r} is not part of the grammar; {PARSE_HINT}"
+            )
     tokens.append(_Token("end", "", len(text)))
     return tokens
+
+
+def _sized(backend: str, name: str | None, sizes: dict[str, int]) -> Allocation:
+    return Allocation(
+        backend, name, sizes.get("data", 1), sizes.get("tensor", 1), sizes.get("pipeline", 1), sizes.get("context", 1), sizes.get("expert", 1)
+    )
 
 
 def _runs(text: str, start: int) -> list[tuple[str, int]]:

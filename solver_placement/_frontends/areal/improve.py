@@ -21,11 +21,10 @@ from typing import Any
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._frontends.areal.job import ArealJob, RoleRequest
 from solver_placement._prediction.frameworks import Improvement
+from solver_placement._solver.solve import solve
 
 
 def improve_areal(job: ArealJob, cluster: Cluster) -> Improvement:
-    from solver_placement import solve  # the public entry point, which verifies the answer
-
     components: dict[str, dict[str, Any]] = {}
     cannot = []
     for request in job.roles:
@@ -42,7 +41,9 @@ def improve_areal(job: ArealJob, cluster: Cluster) -> Improvement:
     solution = solve(mapping)
     used = sorted({p.cluster_node_rank for name in solution.components for p in solution.placements(name)})
     if used != [0]:
-        cannot.append(f"the solver uses nodes {', '.join(map(str, used))}; AReaL's local scheduler and launcher use the GPUs of the machine they run on only (scheduler.type=ray places on several, and is not modelled here)")
+        cannot.append(
+            f"the solver uses nodes {', '.join(map(str, used))}; AReaL's local scheduler and launcher use the GPUs of the machine they run on only (scheduler.type=ray places on several, and is not modelled here)"
+        )
         return Improvement(solution, None, tuple(cannot))
     arguments = job.arguments or (("--config", job.config_path) if job.config_path else None)
     if arguments is None:

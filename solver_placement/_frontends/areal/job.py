@@ -21,6 +21,8 @@ from solver_placement._frontends.areal.grammar import Allocation
 SINGLE_CONTROLLER = "scheduler.type=local"
 #: AReaL's SPMD local launcher (``python -m areal.infra.launcher.local``).
 LOCAL_LAUNCHER = "areal.infra.launcher.local"
+#: The role the trainer derives from ``rollout`` (rl_trainer.py:1017-1027): it has no keys of its own.
+EVAL_ROLLOUT = "eval-rollout"
 
 
 @dataclass(frozen=True)

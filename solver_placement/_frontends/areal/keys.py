@@ -30,7 +30,7 @@ from typing import Any
 from solver_placement._config import Unresolved, to_plain
 from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._frontends.areal.grammar import parse_allocation_mode, parse_single_allocation
-from solver_placement._frontends.areal.job import LOCAL_LAUNCHER, SINGLE_CONTROLLER, ArealJob, RoleRequest
+from solver_placement._frontends.areal.job import EVAL_ROLLOUT, LOCAL_LAUNCHER, SINGLE_CONTROLLER, ArealJob, RoleRequest
 from solver_placement._overrides import apply_overrides
 from solver_placement._prediction.launch_input import LaunchInput
 
@@ -86,7 +86,9 @@ def _from_arguments(arguments: Sequence[str], notes: list[str]) -> tuple[dict[st
             config_file = words[index + 1]
             index += 1
         elif word in ("-h", "--help") or word.startswith("-") and not word.startswith(("--config", "-m")):
-            raise PlacementConfigError(f"AReaL's command line: {word!r} is neither --config FILE nor a Hydra override key=value (AReaL passes it to Hydra, which cannot parse it)")
+            raise PlacementConfigError(
+                f"AReaL's command line: {word!r} is neither --config FILE nor a Hydra override key=value (AReaL passes it to Hydra, which cannot parse it)"
+            )
         else:
             overrides.append(word)
         index += 1
@@ -103,7 +105,9 @@ def _forced(override: str) -> str:
 
 def _job(config: dict[str, Any], launcher: str | None, source: tuple[tuple[str, ...], str | None], notes: list[str]) -> ArealJob:
     if launcher is not None and launcher != LOCAL_LAUNCHER:
-        raise PlacementConfigError(f"AReaL's launcher {launcher} is not modelled by this front end (only {LOCAL_LAUNCHER} and scheduler.type=local are); run the job with scheduler.type=local to predict it")
+        raise PlacementConfigError(
+            f"AReaL's launcher {launcher} is not modelled by this front end (only {LOCAL_LAUNCHER} and scheduler.type=local are); run the job with scheduler.type=local to predict it"
+        )
     cluster = _section(config, "cluster")
     n_nodes = _count(cluster.get("n_nodes", DEFAULT_N_NODES), "cluster.n_nodes", MAX_NODES)
     n_gpus = _count(cluster.get("n_gpus_per_node", DEFAULT_N_GPUS_PER_NODE), "cluster.n_gpus_per_node", MAX_GPUS_PER_NODE, allow_zero=True)
@@ -111,14 +115,20 @@ def _job(config: dict[str, Any], launcher: str | None, source: tuple[tuple[str, 
     allocation_mode = config.get("allocation_mode", "")
     if launcher is None and scheduler is None and allocation_mode:
         launcher = LOCAL_LAUNCHER
-        notes.append("scheduler.type is null and allocation_mode is set: read as AReaL's SPMD local launcher (python -m areal.infra.launcher.local) reads it")
+        notes.append(
+            "scheduler.type is null and allocation_mode is set: read as AReaL's SPMD local launcher (python -m areal.infra.launcher.local) reads it"
+        )
     if launcher == LOCAL_LAUNCHER:
         roles = _launcher_roles(allocation_mode)
         return ArealJob(LOCAL_LAUNCHER, roles, n_nodes, n_gpus, *source, str(allocation_mode), tuple(notes))
     if scheduler != "local":
         if scheduler in ("ray", "slurm"):
-            raise PlacementConfigError(f"scheduler.type={scheduler}: AReaL's {scheduler} scheduler is not modelled by this front end (only scheduler.type=local and the local launcher are)")
-        raise PlacementConfigError(f"scheduler.type={shown(scheduler)}: AReaL raises NotImplementedError('Unknown scheduler type: {scheduler}') (rl_trainer.py:915-923); set scheduler.type=local (or ray, slurm)")
+            raise PlacementConfigError(
+                f"scheduler.type={scheduler}: AReaL's {scheduler} scheduler is not modelled by this front end (only scheduler.type=local and the local launcher are)"
+            )
+        raise PlacementConfigError(
+            f"scheduler.type={shown(scheduler)}: AReaL raises NotImplementedError('Unknown scheduler type: {scheduler}') (rl_trainer.py:915-923); set scheduler.type=local (or ray, slurm)"
+        )
     return ArealJob(SINGLE_CONTROLLER, _controller_roles(config), n_nodes, n_gpus, *source, "", tuple(notes))
 
 
@@ -128,7 +138,9 @@ def _controller_roles(config: dict[str, Any]) -> tuple[RoleRequest, ...]:
     ``dp`` workers of ``tp*pp`` GPUs) and eval-rollout (forked on the rollout's workers)."""
     for unmodelled in ("teacher",):
         if config.get(unmodelled) is not None:
-            raise PlacementConfigError(f"{unmodelled}: AReaL's teacher models are placed by code this front end does not model; remove the {unmodelled} section to predict the rest")
+            raise PlacementConfigError(
+                f"{unmodelled}: AReaL's teacher models are placed by code this front end does not model; remove the {unmodelled} section to predict the rest"
+            )
     roles: list[RoleRequest] = []
     actor = _section(config, "actor")
     has_rollout = config.get("rollout") is not None
@@ -144,7 +156,7 @@ def _controller_roles(config: dict[str, Any]) -> tuple[RoleRequest, ...]:
         roles.append(rollout)
         agent = _section(_section(config, "rollout"), "agent", "rollout.")
         if agent.get("mode", "inline") != "online":
-            roles.append(RoleRequest("eval-rollout", rollout.allocation, rollout.replicas, (0,) * rollout.replicas, "rollout", rollout.engine_size))
+            roles.append(RoleRequest(EVAL_ROLLOUT, rollout.allocation, rollout.replicas, (0,) * rollout.replicas, "rollout", rollout.engine_size))
     return tuple(roles)
 
 
@@ -154,7 +166,9 @@ def _training(role: str, section: dict[str, Any], earlier: list[RoleRequest]) ->
     replicas = _count(allocation.parallel_world_size, f"{role}.backend world size", MAX_REPLICAS)
     specs = _specs(section, role)
     if len(specs) not in (1, replicas):
-        raise PlacementConfigError(f"{role}.scheduling_spec: AReaL's local scheduler refuses {len(specs)} specs for {replicas} workers: schedulings length ({len(specs)}) must be 1 or equal to replicas ({replicas}) (local.py:257-281)")
+        raise PlacementConfigError(
+            f"{role}.scheduling_spec: AReaL's local scheduler refuses {len(specs)} specs for {replicas} workers: schedulings length ({len(specs)}) must be 1 or equal to replicas ({replicas}) (local.py:257-281)"
+        )
     gpus = tuple(_spec_gpus(specs[0 if len(specs) == 1 else index], role, index if len(specs) > 1 else 0) for index in range(replicas))
     target = _colocation(section, role, earlier, replicas)
     if target is None:
@@ -168,7 +182,9 @@ def _rollout(section: dict[str, Any], earlier: list[RoleRequest]) -> RoleRequest
     _refuse_v2("rollout", section)
     allocation = parse_single_allocation(_required(section, "backend", "rollout"), "rollout")
     if not allocation.is_inference:
-        raise PlacementConfigError(f"rollout.backend={allocation.backend}: AReaL raises 'Invalid backend: {allocation.backend}, expected sglang or vllm' (rl_trainer.py:1060-1063)")
+        raise PlacementConfigError(
+            f"rollout.backend={allocation.backend}: AReaL raises 'Invalid backend: {allocation.backend}, expected sglang or vllm' (rl_trainer.py:1060-1063)"
+        )
     replicas = _count(allocation.data, "rollout.backend data-parallel size", MAX_REPLICAS)
     specs = _specs(section, "rollout")
     asks = _spec_gpus(specs[0], "rollout", 0)
@@ -190,12 +206,18 @@ def _colocation(section: dict[str, Any], role: str, earlier: list[RoleRequest], 
         raise PlacementConfigError(f"{role}.scheduling_strategy.type={shown(kind)}: AReaL accepts separation or colocation")
     target = strategy.get("target")
     if not target:
-        raise PlacementConfigError(f"{role}.scheduling_strategy: AReaL's local scheduler refuses colocation without a target ('Colocation strategy requires target role to be specified'); set {role}.scheduling_strategy.target")
+        raise PlacementConfigError(
+            f"{role}.scheduling_strategy: AReaL's local scheduler refuses colocation without a target ('Colocation strategy requires target role to be specified'); set {role}.scheduling_strategy.target"
+        )
     found = next((request for request in earlier if request.role == target), None)
     if found is None:
-        raise PlacementConfigError(f"{role}.scheduling_strategy.target={target}: AReaL's local scheduler raises \"Cannot colocate with role '{target}' - role not found\": {target} is not created before {role} (the order is actor, critic, ref, rollout)")
+        raise PlacementConfigError(
+            f"{role}.scheduling_strategy.target={target}: AReaL's local scheduler raises \"Cannot colocate with role '{target}' - role not found\": {target} is not created before {role} (the order is actor, critic, ref, rollout)"
+        )
     if found.replicas != replicas:
-        raise PlacementConfigError(f"{role}.scheduling_strategy.target={target}: AReaL's local scheduler refuses it: colocated role must have same replica count as target ({replicas} != {found.replicas}); give {role}.backend as many workers as {target}.backend")
+        raise PlacementConfigError(
+            f"{role}.scheduling_strategy.target={target}: AReaL's local scheduler refuses it: colocated role must have same replica count as target ({replicas} != {found.replicas}); give {role}.backend as many workers as {target}.backend"
+        )
     return str(target)
 
 
@@ -209,11 +231,17 @@ def _launcher_roles(allocation_mode: Any) -> tuple[RoleRequest, ...]:
     inference = [part for part in parts if part.is_inference]
     training = [part for part in parts if not part.is_inference]
     if len(inference) > 1:
-        raise PlacementConfigError(f"allocation_mode={allocation_mode}: AReaL's launcher raises \"Ambiguous 'gen_backend' property: found {len(inference)} inference allocations\"; give it one inference part")
+        raise PlacementConfigError(
+            f"allocation_mode={allocation_mode}: AReaL's launcher raises \"Ambiguous 'gen_backend' property: found {len(inference)} inference allocations\"; give it one inference part"
+        )
     if len(parts) not in (1, 2):
-        raise PlacementConfigError(f"allocation_mode={allocation_mode}: AReaL's launcher raises 'Can only infer allocation type from 1 or 2 allocations.'; give it one inference and one training part")
+        raise PlacementConfigError(
+            f"allocation_mode={allocation_mode}: AReaL's launcher raises 'Can only infer allocation type from 1 or 2 allocations.'; give it one inference and one training part"
+        )
     if len(parts) == 2 and not (len(inference) == 1 and len(training) == 1):
-        raise PlacementConfigError(f"allocation_mode={allocation_mode}: AReaL's launcher raises 'Ambiguous allocation type: expected one inference and one training allocation.'")
+        raise PlacementConfigError(
+            f"allocation_mode={allocation_mode}: AReaL's launcher raises 'Ambiguous allocation type: expected one inference and one training allocation.'"
+        )
     roles = []
     if inference:
         gen = inference[0]
@@ -226,7 +254,9 @@ def _launcher_roles(allocation_mode: Any) -> tuple[RoleRequest, ...]:
 
 def _refuse_v2(role: str, section: dict[str, Any]) -> None:
     if section.get("_version", "v1") == "v2":
-        raise PlacementConfigError(f"{role}._version=v2: AReaL's v2 controllers are placed by code this front end does not model; use _version: v1 to predict")
+        raise PlacementConfigError(
+            f"{role}._version=v2: AReaL's v2 controllers are placed by code this front end does not model; use _version: v1 to predict"
+        )
 
 
 def _specs(section: dict[str, Any], role: str) -> list[dict[str, Any]]:
@@ -236,7 +266,9 @@ def _specs(section: dict[str, Any], role: str) -> list[dict[str, Any]]:
     if not isinstance(specs, (list, tuple)) or not all(isinstance(spec, Mapping) for spec in specs):
         raise PlacementConfigError(f"{role}.scheduling_spec={shown(specs)}: AReaL reads a list of SchedulingSpec mappings")
     if len(specs) not in (1, 2):
-        raise PlacementConfigError(f"{role}.scheduling_spec: AReaL raises 'scheduling_spec must contain 1 or 2 SchedulingSpec, got {len(specs)}' (cli_args.py:1246-1251)")
+        raise PlacementConfigError(
+            f"{role}.scheduling_spec: AReaL raises 'scheduling_spec must contain 1 or 2 SchedulingSpec, got {len(specs)}' (cli_args.py:1246-1251)"
+        )
     return [dict(spec) for spec in specs]
 
 
@@ -263,7 +295,9 @@ def _told(specs: list[dict[str, Any]], replicas: int) -> tuple[tuple[str | None,
         env = spec.get("env_vars") or {}
         told.append(str(env["CUDA_VISIBLE_DEVICES"]) if isinstance(env, Mapping) and "CUDA_VISIBLE_DEVICES" in env else None)
     per_worker = tuple(told[index] if len(told) == replicas else told[0] for index in range(replicas))
-    return (per_worker if any(value is not None for value in per_worker) else ()), tuple(index for index, value in enumerate(told) if value is not None)
+    return (per_worker if any(value is not None for value in per_worker) else ()), tuple(
+        index for index, value in enumerate(told) if value is not None
+    )
 
 
 def _section(config: Mapping[str, Any], key: str, prefix: str = "") -> dict[str, Any]:
@@ -278,7 +312,9 @@ def _section(config: Mapping[str, Any], key: str, prefix: str = "") -> dict[str,
 def _required(section: dict[str, Any], key: str, role: str) -> str:
     value = section.get(key)
     if value is None or isinstance(value, Unresolved) or value == "???":
-        raise PlacementConfigError(f"{role}.{key}: AReaL raises 'Missing mandatory value: {role}.{key}'; give it, e.g. {role}.{key}={'sglang:d4' if role == 'rollout' else 'fsdp:d4'}")
+        raise PlacementConfigError(
+            f"{role}.{key}: AReaL raises 'Missing mandatory value: {role}.{key}'; give it, e.g. {role}.{key}={'sglang:d4' if role == 'rollout' else 'fsdp:d4'}"
+        )
     return str(value)
 
 
@@ -293,4 +329,3 @@ def _number(value: Any, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PlacementConfigError(f"{key}={shown(value)}: AReaL reads a number here")
     return float(value)
-

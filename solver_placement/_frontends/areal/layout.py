@@ -26,6 +26,7 @@ so only sharing AReaL did not ask for adds up to more than a GPU.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import PlacementConfigError
@@ -46,7 +47,9 @@ class _Counter:
 
     def take(self, count: int) -> tuple[int, ...]:
         if count and not self.devices:
-            raise PlacementConfigError("AReaL runs on the first node of the cluster, which has no GPU, and a worker asks for some; give a cluster whose first node has GPUs")
+            raise PlacementConfigError(
+                "AReaL runs on the first node of the cluster, which has no GPU, and a worker asks for some; give a cluster whose first node has GPUs"
+            )
         taken = tuple(self.devices[(self.next + offset) % len(self.devices)] for offset in range(count))
         self.next += count
         return taken
@@ -69,6 +72,7 @@ def predict_areal(job: ArealJob, cluster: Cluster) -> Prediction:
 def _controller(job: ArealJob, counter: _Counter) -> list[PredictedRank]:
     """``LocalScheduler.create_workers`` for each role in the trainer's order."""
     held: dict[str, list[tuple[int, ...]]] = {}
+    seen: dict[str, list[tuple[str, ...]]] = {}
     groups: dict[str, list[str]] = defaultdict(list)
     for request in job.roles:
         anchor = _anchor(job, request)
@@ -86,8 +90,11 @@ def _controller(job: ArealJob, counter: _Counter) -> list[PredictedRank]:
                     )
             held[request.role] = [counter.take(asks) for asks in request.gpus]
         share = 1 / len(groups[_anchor(job, request)])
-        for index, gpus in enumerate(held[request.role]):
-            ranks.append(_rank(request, index, gpus, tuple(map(str, gpus)), share))
+        role_ranks = [_rank(request, index, gpus, tuple(map(str, gpus)), share) for index, gpus in enumerate(held[request.role])]
+        if request.colocate_with is not None:  # a fork copies its target's environment (local.py:437-446)
+            role_ranks = [replace(rank, visible_devices=visible) for rank, visible in zip(role_ranks, seen[request.colocate_with], strict=True)]
+        seen[request.role] = [rank.visible_devices for rank in role_ranks]
+        ranks += role_ranks
     return ranks
 
 
@@ -155,7 +162,11 @@ def _notes(job: ArealJob, cluster: Cluster, counter: _Counter) -> list[str]:
             "set scheduling_spec: [{gpu: 1}] for training roles (the rollout's first spec asking any GPU gives each server tp*pp)"
         )
     if cluster.num_nodes > 1:
-        notes.append(f"AReaL's local {'launcher' if job.path == LOCAL_LAUNCHER else 'scheduler'} uses the GPUs of the machine it runs on only (node 0 here); the other {cluster.num_nodes - 1} node(s) are not used")
+        notes.append(
+            f"AReaL's local {'launcher' if job.path == LOCAL_LAUNCHER else 'scheduler'} uses the GPUs of the machine it runs on only (node 0 here); the other {cluster.num_nodes - 1} node(s) are not used"
+        )
     if counter.next > len(counter.devices):
-        notes.append(f"the job asks {counter.next} GPUs of a machine with {len(counter.devices)}: AReaL's counter wraps round and hands GPUs out twice")
+        notes.append(
+            f"the job asks {counter.next} GPUs of a machine with {len(counter.devices)}: AReaL's counter wraps round and hands GPUs out twice"
+        )
     return notes

@@ -96,7 +96,9 @@ def areal_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 
 def _run(source: Path, driver: str, cases: list[Any]) -> list[dict[str, Any]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(DRIVERS)]), "PYTHONDONTWRITEBYTECODE": "1"}
-    result = subprocess.run([sys.executable, str(DRIVERS / driver), str(source)], input=json.dumps(cases), capture_output=True, text=True, timeout=600, env=env)
+    result = subprocess.run(
+        [sys.executable, str(DRIVERS / driver), str(source)], input=json.dumps(cases), capture_output=True, text=True, timeout=600, env=env
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -140,7 +142,11 @@ def test_every_shipped_allocation_string_parses_as_areal_parses_it(areal_source:
 
 def _examples() -> dict[str, dict[str, Any]]:
     data = json.loads((DATA / "examples.json").read_text())
-    return {name: config for name, config in data["examples"].items() if "unresolved" not in config and "rollout" in config and config.get("rollout") is not None}
+    return {
+        name: config
+        for name, config in data["examples"].items()
+        if "unresolved" not in config and "rollout" in config and config.get("rollout") is not None
+    }
 
 
 #: Hand-made edges over AReaL's GRPO example: a job larger than the machine, two specs, an env
@@ -161,7 +167,7 @@ EDGE_OVERRIDES = {
 MACHINE = {"six GPU machine": 6}
 
 
-def _cases(tmp: Path) -> list[tuple[str, dict[str, Any], list[str], int]]:
+def _cases() -> list[tuple[str, dict[str, Any], list[str], int]]:
     cases = []
     for name, config in sorted(_examples().items()):
         cases.append((name, config, [], 8))
@@ -185,9 +191,9 @@ def _with_needed(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_local_scheduler_gives_every_worker_the_predicted_gpus(areal_source: Path, tmp_path: Path) -> None:
-    cases = _cases(tmp_path)
+    cases = _cases()
     runs = []
-    for index, (name, config, overrides, gpus) in enumerate(cases):
+    for index, (_name, config, overrides, gpus) in enumerate(cases):
         path = tmp_path / f"case{index}.yaml"
         path.write_text(yaml.safe_dump(_with_needed(config)))
         scheduler = "scheduler.type=local" if "scheduler" in config else "++scheduler.type=local"  # AReaL's docs add it on the command line
@@ -206,7 +212,10 @@ def test_the_local_scheduler_gives_every_worker_the_predicted_gpus(areal_source:
             refused += 1
             continue
         assert "roles" in answer, f"{name}: AReaL refuses ({answer}) but predict places it"
-        ours = {role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)] for role in prediction.roles}
+        ours = {
+            role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)]
+            for role in prediction.roles
+        }
         assert ours == answer["roles"], name
         compared += 1
     assert len(unmodelled) <= 3, unmodelled
