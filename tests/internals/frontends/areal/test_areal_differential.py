@@ -220,3 +220,58 @@ def test_the_local_scheduler_gives_every_worker_the_predicted_gpus(areal_source:
         compared += 1
     assert len(unmodelled) <= 3, unmodelled
     assert compared >= 40 and refused >= 3
+
+
+# -- (c) the SPMD local launcher -----------------------------------------------------------------
+
+#: What ``local_main`` reads besides the allocation string (sections it structures unconditionally).
+LAUNCHER_SECTIONS = {"recover": {"mode": "disabled"}, "sglang": {}, "vllm": {}, "rollout": {}, "actor": {}}
+#: Hand-made allocation strings: wrap-round, vLLM slices, an ignored colocation, one side only,
+#: an odd machine, a cross-node server, and what the launcher refuses.
+LAUNCHER_EDGES = [
+    ("sglang:d2t2+fsdp:d4", 8), ("vllm:d2t2+fsdp:d8", 8), ("sglang:d4t2+fsdp:d8", 8), ("sglang[r]:d4|fsdp[a]:d4", 8),
+    ("fsdp:d8", 8), ("sglang:d4", 8), ("vllm:d3t2+fsdp:d2", 6), ("sglang:d1t8+fsdp:d1", 8), ("sglang:d1t16+fsdp:d1", 8),
+    ("sglang[a]:d1+sglang[b]:d1", 8), ("sglang[r]:d2+fsdp[a]:d2+fsdp[c]:d2", 8), ("megatron:d2p2t2+sglang:d2", 8),
+]  # fmt: skip
+
+
+def _launcher_cases() -> list[tuple[str, dict[str, Any], int]]:
+    data = json.loads((DATA / "examples.json").read_text())
+    shipped = [
+        (name, config, config["cluster"]["n_gpus_per_node"]) for name, config in sorted(data["examples"].items()) if config.get("allocation_mode")
+    ]
+    edges = [(text, {"allocation_mode": text, "cluster": {"n_nodes": 1, "n_gpus_per_node": gpus}}, gpus) for text, gpus in LAUNCHER_EDGES]
+    return shipped + edges
+
+
+def test_the_local_launcher_gives_every_server_and_trainer_rank_the_predicted_gpus(areal_source: Path, tmp_path: Path) -> None:
+    cases = _launcher_cases()
+    runs = []
+    for index, (_name, config, gpus) in enumerate(cases):
+        full = {
+            **LAUNCHER_SECTIONS,
+            "experiment_name": "x",
+            "trial_name": "t",
+            "allocation_mode": config["allocation_mode"],
+            "cluster": dict(config["cluster"]),
+        }
+        path = tmp_path / f"launch{index}.yaml"
+        path.write_text(yaml.safe_dump(full))
+        runs.append({"argv": ["train.py", "--config", str(path)], "gpus": gpus})
+    theirs = _run(areal_source, "launcher_driver.py", runs)
+    compared = refused = 0
+    for (name, _, gpus), run, answer in zip(cases, runs, theirs, strict=True):
+        try:
+            prediction = predict("areal", ["-m", "areal.infra.launcher.local", *run["argv"]], cluster=Cluster(num_nodes=1, num_gpus_per_node=gpus))
+        except PlacementError as error:
+            assert "error" in answer, f"{name}: AReaL launches it ({answer}) but predict refuses: {error}"
+            refused += 1
+            continue
+        assert "roles" in answer, f"{name}: AReaL refuses ({answer}) but predict places it"
+        ours = {
+            role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)]
+            for role in prediction.roles
+        }
+        assert ours == answer["roles"], name
+        compared += 1
+    assert compared >= 8 and refused >= 6
