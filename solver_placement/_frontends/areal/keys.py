@@ -67,7 +67,7 @@ def read_areal(given: LaunchInput, release: str | None) -> ArealJob:
 def _from_arguments(arguments: Sequence[str], notes: list[str]) -> tuple[dict[str, Any], str | None]:
     """The command line after the training script (or the launcher module), read as
     ``parse_cli_args`` reads it: ``--config FILE`` and Hydra overrides."""
-    script = next((index for index, word in enumerate(arguments) if word.endswith(".py")), None)
+    script = next((index for index, word in enumerate(arguments) if word.endswith(".py") and "=" not in word), None)
     launcher_at = next((index for index, word in enumerate(arguments) if word in LAUNCHERS), None)
     launcher = None if launcher_at is None else arguments[launcher_at]
     start = script if script is not None else launcher_at
@@ -85,7 +85,7 @@ def _from_arguments(arguments: Sequence[str], notes: list[str]) -> tuple[dict[st
                 raise PlacementConfigError("AReaL's command line: argument --config: expected one argument (give --config FILE)")
             config_file = words[index + 1]
             index += 1
-        elif word in ("-h", "--help") or word.startswith("-") and not word.startswith(("--config", "-m")):
+        elif word.startswith("-"):
             raise PlacementConfigError(
                 f"AReaL's command line: {word!r} is neither --config FILE nor a Hydra override key=value (AReaL passes it to Hydra, which cannot parse it)"
             )

@@ -60,11 +60,11 @@ def predict_areal(job: ArealJob, cluster: Cluster) -> Prediction:
     devices = list(range(len(cluster.node_accelerator_ids[0])))
     counter = _Counter(devices)
     if job.path == LOCAL_LAUNCHER:
-        ranks = _launcher(job, counter, cluster)
+        ranks, told = _launcher(job, counter), {}
     else:
         ranks = _controller(job, counter)
-    told = {(rank.role, rank.rank): _told(rank) for rank in ranks if _told(rank) is not None}
-    findings = [*shared_gpus(ranks), *split_engines(ranks), *wrong_devices(ranks, told)]  # type: ignore[arg-type]
+        told = {(rank.role, rank.rank): _devices(rank.visible_devices) for rank in ranks if rank.visible_devices != tuple(map(str, rank.gpus))}
+    findings = [*shared_gpus(ranks), *split_engines(ranks), *wrong_devices(ranks, told)]
     notes = [*job.notes, *_notes(job, cluster, counter)]
     return Prediction(TITLE, job.release, cluster, tuple(ranks), tuple(with_fixes(job, findings, len(devices))), tuple(notes))
 
@@ -107,7 +107,7 @@ def _anchor(job: ArealJob, request: RoleRequest) -> str:
     return request.role
 
 
-def _launcher(job: ArealJob, counter: _Counter, cluster: Cluster) -> list[PredictedRank]:
+def _launcher(job: ArealJob, counter: _Counter) -> list[PredictedRank]:
     """``local_main``: the LLM-server process, then the trainer."""
     ranks = []
     rollout, actor = job.role("rollout"), job.role("actor")
@@ -142,15 +142,11 @@ def _rank(request: RoleRequest, index: int, gpus: tuple[int, ...], visible: tupl
     return PredictedRank(request.role, index, 0, gpus, visible, share, engine)
 
 
-def _told(rank: PredictedRank) -> tuple[int, ...] | None:
-    """The GPUs a rank is told, when they are not the ones it holds as AReaL counts them: only
-    an ``env_vars`` override does that (the launcher's trainer sees all its GPUs by design)."""
-    if rank.visible_devices == tuple(map(str, rank.gpus)) or len(rank.visible_devices) > len(rank.gpus):
-        return None
-    try:
-        return tuple(int(device) for device in rank.visible_devices)
-    except ValueError:
-        return (-1,)
+def _devices(visible: tuple[str, ...]) -> tuple[int, ...]:
+    """What a worker is told, as GPU ids (a device name that is no number names no GPU it holds).
+    Only an ``env_vars`` override makes it differ from what the local scheduler gave; the
+    launcher's processes see all their job's GPUs by design."""
+    return tuple(int(device) if device.isdigit() else -1 for device in visible)
 
 
 def _notes(job: ArealJob, cluster: Cluster, counter: _Counter) -> list[str]:
