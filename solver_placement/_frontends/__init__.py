@@ -5,14 +5,14 @@ into the job the core places, and the answer back into the framework's terms.
   where Ray lands the pools, and ``export --to verl``;
 * ``rlinf/``: RLinf's placement API (component placements, strategies, the class a job's
   ``runner.task_type`` asks for), which RLinf code calls as it calls its own;
-* ``openrlhf/``: OpenRLHF's ``train_ppo_ray`` flags as its parser and ``train()`` read them, where
-  its code and Ray put every rank, checked node by node (``predict openrlhf``);
 * ``component_placement``: ``cluster.component_placement`` (RLinf's rank strings and the
   declarative components), the default.
 
 Frameworks whose own code decides the layout (``predict FRAMEWORK``) register a
 :class:`~solver_placement._prediction.frameworks.Framework` with the prediction core instead:
 
+* ``areal/``: AReaL's allocation strings and launch config, the GPUs its local scheduler and
+  launcher give every worker;
 * ``openrlhf/``: OpenRLHF's ``train_ppo_ray`` flags, both spellings, read with each release's parser;
 * ``roll/``: ROLL's YAML as ROLL reads it and where its own code puts every worker;
 * ``slime/``: slime's ``train.py`` command line, its own layout predicted rank by rank.
@@ -23,6 +23,7 @@ each registers a :class:`~solver_placement._job.Frontend` here, on import of the
 plus one line below.
 """
 
+from solver_placement._frontends.areal.framework import AREAL
 from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
 from solver_placement._frontends.openrlhf.framework import OPENRLHF
 from solver_placement._frontends.roll.framework import ROLL
@@ -33,6 +34,5 @@ from solver_placement._prediction.frameworks import register_framework
 
 for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
     register_frontend(_frontend)
-for _framework in (OPENRLHF, ROLL, SLIME):
+for _framework in (AREAL, OPENRLHF, ROLL, SLIME):
     register_framework(_framework)
-

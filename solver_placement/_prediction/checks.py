@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 
-from solver_placement._errors import agreeing
+from solver_placement._errors import agreeing, counted
 from solver_placement._prediction.findings import Finding, FindingKind
 from solver_placement._prediction.layout import PredictedRank
 
@@ -20,7 +20,8 @@ SHARE_TOLERANCE = 1e-6
 
 
 def shared_gpus(ranks: Iterable[PredictedRank]) -> list[Finding]:
-    """GPUs whose ranks' shares add to more than one GPU, or that two ranks of one role hold.
+    """GPUs whose ranks' shares add to more than one GPU, or that two ranks of one role hold:
+    one finding per node and set of roles involved, naming every such GPU of it.
 
     Colocated roles asking fractions may share a GPU (that is what colocation means); two ranks
     of the same role never should, and whole-GPU ranks of different roles never can.
@@ -30,16 +31,24 @@ def shared_gpus(ranks: Iterable[PredictedRank]) -> list[Finding]:
         if rank.node is not None:
             for gpu in rank.gpus:
                 holders[(rank.node, gpu)].append(rank)
-    findings = []
+    clashes: dict[tuple[int, tuple[str, ...]], list[tuple[int, list[PredictedRank]]]] = defaultdict(list)
     for (node, gpu), on_gpu in sorted(holders.items()):
         roles = [rank.role for rank in on_gpu]
         repeated = sorted({role for role in roles if roles.count(role) > 1})
-        overfull = sum(rank.gpu_share for rank in on_gpu) > 1 + SHARE_TOLERANCE
-        if repeated or overfull:
-            names = ", ".join(f"{rank.role} rank {rank.rank}" for rank in on_gpu)
-            role = repeated[0] if repeated else on_gpu[0].role
-            findings.append(Finding(FindingKind.SHARED_GPU, role, node, len(on_gpu), f"GPU {gpu} is given to {names}"))
+        if repeated or sum(rank.gpu_share for rank in on_gpu) > 1 + SHARE_TOLERANCE:
+            clashes[(node, tuple(repeated or dict.fromkeys(roles)))].append((gpu, on_gpu))
+    findings = []
+    for (node, involved), on in clashes.items():
+        gpus = [gpu for gpu, _ in on]
+        examples = "; ".join(f"GPU {gpu} to {', '.join(f'{rank.role} rank {rank.rank}' for rank in held)}" for gpu, held in on[:_EXAMPLES])
+        more = f"; and {counted(len(on) - _EXAMPLES, 'more GPU')}" if len(on) > _EXAMPLES else ""
+        each = "" if len(gpus) == 1 else " each"
+        findings.append(Finding(FindingKind.SHARED_GPU, involved[0], node, len(gpus), f"{_gpus(gpus)} {agreeing(len(gpus), 'is', 'are')}{each} given to more than one rank: {examples}{more}"))
     return findings
+
+
+#: GPUs a shared-GPU finding spells out (the count says how many more).
+_EXAMPLES = 3
 
 
 def split_engines(ranks: Iterable[PredictedRank]) -> list[Finding]:

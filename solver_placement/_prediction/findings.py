@@ -72,10 +72,14 @@ class Finding:
 
 
 def fix_text(fix: Fix) -> str:
-    """A fix as the user would type it: ``--vllm.num_engines 2 --colocate_all_models``."""
+    """A fix as the user would type it: flags as flags (``--vllm.num_engines 2 --colocate_all_models``),
+    config keys as Hydra overrides (``allocation_mode=sglang:d2t2+fsdp:d4``, ``~key``)."""
     parts = []
     for flag, value in fix:
-        parts.append(f"drop {flag}" if value is None else flag if value == "" else f"{flag} {value}")
+        if not flag.startswith("-"):
+            parts.append(f"~{flag}" if value is None else f"{flag}={value}")
+        else:
+            parts.append(f"drop {flag}" if value is None else flag if value == "" else f"{flag} {value}")
     return " ".join(parts)
 
 

@@ -18,8 +18,18 @@ def test_colocated_fractions_that_fill_a_gpu_exactly_are_not_shared() -> None:
 
 def test_two_ranks_of_one_role_on_one_gpu_are_found_whatever_their_shares() -> None:
     found = shared_gpus([rank("actor", 0, 1, (3,), 0.5), rank("actor", 1, 1, (3,), 0.5)])
-    assert [(f.kind, f.role, f.node, f.count) for f in found] == [(FindingKind.SHARED_GPU, "actor", 1, 2)]
-    assert "GPU 3 is given to actor rank 0, actor rank 1" in found[0].message
+    assert [(f.kind, f.role, f.node, f.count) for f in found] == [(FindingKind.SHARED_GPU, "actor", 1, 1)]
+    assert found[0].message == "GPU 3 is given to more than one rank: GPU 3 to actor rank 0, actor rank 1"
+
+
+def test_one_finding_names_every_gpu_a_node_shares_between_the_same_roles() -> None:
+    ranks = [rank("rollout", r, 0, (r,)) for r in range(5)] + [rank("actor", r, 0, (r,)) for r in range(5)] + [rank("actor", 9, 1, (0,)), rank("ref", 0, 1, (0,))]
+    found = shared_gpus(ranks)
+    assert [(f.role, f.node, f.count) for f in found] == [("rollout", 0, 5), ("actor", 1, 1)]
+    assert found[0].message == (
+        "GPUs 0,1,2,3,4 are each given to more than one rank: GPU 0 to rollout rank 0, actor rank 0; GPU 1 to rollout rank 1, actor rank 1; "
+        "GPU 2 to rollout rank 2, actor rank 2; and 2 more GPUs"
+    )
 
 
 def test_whole_gpu_ranks_of_two_roles_overfill_a_gpu() -> None:

@@ -102,7 +102,7 @@ def test_engines_driving_past_their_bundles_share_gpus() -> None:
     bundle, the second engine's server GPUs 12-15 that the first already drives."""
     flags = "--actor-num-gpus-per-node 4 --rollout-num-gpus 16 --rollout-num-gpus-per-engine 12"
     finding = only(predicted(flags, 16, 16), FindingKind.SHARED_GPU)
-    assert (finding.role, finding.node) == ("rollout", 0) and finding.message == "GPU 12 is given to rollout rank 8, rollout rank 12"
+    assert (finding.role, finding.node) == ("rollout", 0) and finding.message.startswith("GPUs 12,13,14,15 are each given to more than one rank: GPU 12 to rollout rank 8, rollout rank 12;")
     assert finding.fix == (("--num-gpus-per-node", "16"),)
     assert_fix_clears(flags, (16, 16), FindingKind.SHARED_GPU)
 
