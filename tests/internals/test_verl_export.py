@@ -16,6 +16,7 @@ from solver_placement import PlacementConfigError, VerlExportError, export_verl,
 from solver_placement._cli.app import main
 from solver_placement._config import load_config
 from solver_placement._frontends.verl.export import RULES
+from solver_placement._frontends.verl.export_names import roles_of
 from solver_placement._frontends.verl.resource_pools import pool_spec_from_config
 
 DATA = ROOT / "tests" / "data" / "verl"
@@ -42,11 +43,20 @@ def pools_placed(source: Any) -> dict[str, list[list[tuple[int, int]]]]:
     return placed
 
 
+def roles_placed(source: Any) -> dict[str, list[tuple[str, ...]]]:
+    """Per pool, verl's roles of each worker group (a fused group's together; a model server replica's
+    is its model's, ``rm`` or ``teacher``), in order."""
+    groups = pool_spec_from_config(source)[1].values()
+    return {pool: sorted(tuple(r for role in group.roles for r in roles_of(role)) for group in groups if group.pool == pool) for pool in pools_placed(source)}
+
+
 def read_back(exported: Any, base: Path, cluster: dict[str, Any] | None, nodes: list[int]) -> tuple[dict, dict]:
     """The export read back as a resource_pools: section (on the solved ``nodes``) and as verl's
     trainer config with its overrides (on ``cluster``, else the nodes it describes)."""
     as_pools = {"cluster": {"num_nodes": len(nodes), "num_gpus_per_node": nodes}, "resource_pools": exported.resource_pools()}
-    return pools_placed(as_pools), pools_placed(verl(base, *exported.overrides, cluster=cluster))
+    as_trainer = verl(base, *exported.overrides, f"verl_version={exported.version}", cluster=cluster)
+    assert roles_placed(as_pools) == roles_placed(as_trainer)  # the same roles, fused alike, not only the same GPUs
+    return pools_placed(as_pools), pools_placed(as_trainer)
 
 
 @pytest.mark.parametrize(
@@ -55,7 +65,7 @@ def read_back(exported: Any, base: Path, cluster: dict[str, Any] | None, nodes: 
         (TRAINER, MAIN, None),  # verl main's own config: its described nodes [8, 8, 4]
         (MODELS / "verl_pools_2x8.yaml", MAIN, {"num_nodes": 3, "num_gpus_per_node": 8}),
         (verl(MAIN, "reward.reward_model.enable=True", "trainer.nnodes=2"), MAIN, None),  # rm beside the trainer: two groups on global_pool
-        (verl(V041, "reward_model.enable=True", "trainer.nnodes=2"), V041, None),  # 0.4.1 fuses rm into the trainer's worker
+        (verl(V041, "reward_model.enable=True", "trainer.nnodes=2", "verl_version=0.4.1"), V041, None),  # 0.4.1 fuses rm into the trainer's worker
         (verl(MAIN, *("reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1",
                       "reward.reward_model.n_gpus_per_node=4", "distillation.enabled=True", "distillation.nnodes=1",
                       "distillation.n_gpus_per_node=4")), MAIN, None),  # three pools, in the order verl creates them
@@ -65,7 +75,7 @@ def read_back(exported: Any, base: Path, cluster: dict[str, Any] | None, nodes: 
               "reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1",
               "reward.reward_model.n_gpus_per_node=4"), MAIN, None),  # a standalone replica across two nodes of 4, after a reward pool
         (config(3, 8, {"actor": "0-7", "rollout_standalone_1": "8-15", "rollout_standalone_2": "16-23"}), MAIN, {"num_nodes": 3, "num_gpus_per_node": 8}),
-        (verl(MAIN, *SEPARATE, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5"), MAIN, None),  # 0.9.1: standalone replicas alone
+        (verl(MAIN, *SEPARATE, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5", "verl_version=0.9.1"), MAIN, None),  # standalone replicas alone
         (config(2, 8, {"actor": "0-4", "rollout_standalone_0": "8-11"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),
         # replicas named as verl names them: the reward model's beside the trainer, a teacher's on GPUs of their own
         (config(2, 8, {"actor": "0-15", "rollout_reward_colocate_0": "0-7", "rollout_reward_colocate_1": "8-15"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),
@@ -91,11 +101,18 @@ def test_the_trainer_models_export_is_verls_keys() -> None:
     assert exported.resource_pool_spec == {"global_pool": [8, 8], "reward_pool": [4]}
     assert dict(exported.mapping) == {"actor_rollout_ref": "global_pool", "rm": "reward_pool"}
     assert exported.overrides == (
-        "trainer.nnodes=2", "trainer.n_gpus_per_node=8", "reward.reward_model.enable=true", "reward.reward_model.enable_resource_pool=true",
+        "trainer.nnodes=2", "trainer.n_gpus_per_node=8", "critic.enable=false", "actor_rollout_ref.actor.use_kl_loss=true", "algorithm.use_kl_in_reward=false",
+        "reward.reward_model.enable=true", "reward.reward_model.enable_resource_pool=true",
         "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4", "reward.reward_model.rollout.tensor_model_parallel_size=2",
         "reward.reward_model.rollout.data_parallel_size=1", "reward.reward_model.rollout.pipeline_model_parallel_size=1", "distillation.enabled=false",
     )  # fmt: skip
-    assert export_verl(verl(V041)).overrides == ("trainer.nnodes=1", "trainer.n_gpus_per_node=8")
+    assert export_verl(verl(V041, "verl_version=0.4.1")).overrides == (
+        "trainer.nnodes=1", "trainer.n_gpus_per_node=8", "algorithm.adv_estimator=gae", "actor_rollout_ref.actor.use_kl_loss=false", "algorithm.use_kl_in_reward=false",
+        "reward_model.enable=false",
+    )  # fmt: skip
+    # the files' keys fit 0.4.1 to 0.6.1, which state the critic by different keys: the version is asked for
+    with pytest.raises(PlacementConfigError, match="the config fits verl 0.4.1, 0.5.0, 0.6.1, whose exports of this layout differ"):
+        export_verl(verl(V041))
     beside = export_verl(verl(MAIN, "reward.reward_model.enable=True"))
     replicas = {f"rollout_reward_colocate_{rank}": [2 * rank, 2] for rank in range(4)}  # four replicas of 2 slice global_pool's 8 GPUs
     assert beside.resource_pools() == {
@@ -193,5 +210,5 @@ def test_what_verl_cannot_state_is_refused(source: Any, version: str | None, com
 
 
 def test_a_version_export_does_not_write_is_refused() -> None:
-    with pytest.raises(PlacementConfigError, match="verl version '0.6.0' is not one export writes; write one of 0.4.1, 0.9.0, 0.9.1, main"):
+    with pytest.raises(PlacementConfigError, match="verl version '0.6.0' is not one export writes; write one of 0.4.1, 0.5.0, 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1, main"):
         export_verl(TRAINER, version="0.6.0")

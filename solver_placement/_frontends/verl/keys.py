@@ -27,10 +27,16 @@ _MISSING = object()
 
 @dataclass(frozen=True)
 class VerlKeys:
-    """A verl config's values by dotted key; ``label`` names the version in messages."""
+    """A verl config's values by dotted key, read by the rules of verl ``version``; ``label`` names
+    the version(s) in messages: every release the keys may come from, when those read it alike."""
 
     config: Mapping[str, Any]
-    label: str
+    version: str
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.version)
 
     def error(self, text: str) -> PlacementConfigError:
         """An error about this config, saying which verl it was read as."""

@@ -62,7 +62,7 @@ CASES = [
     (MAIN, SEPARATE_MAIN, {"global_pool": [4], "rollout_pool_2": [2], "rollout_pool_3": [2]}, {"actor_rollout": "global_pool", "rm": "global_pool"},
      ["actor_rollout", "rollout_standalone_2", "rollout_standalone_3"]),
     # 0.9.1's separate_async without hybrid replicas: rollout on the standalone ones alone, numbered from 0; actor and ref fused
-    (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True"],
+    (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True", "verl_version=0.9.1"],
      {"global_pool": [4], "rollout_pool_0": [2], "rollout_pool_1": [2]}, {"actor": "global_pool", "ref": "global_pool", "rm": "global_pool"},
      ["actor", "ref", "rollout_standalone_0", "rollout_standalone_1"]),
     (MAIN, POOLS_MAIN, {"global_pool": [8], "reward_pool": [4], "teacher_pool": [8]},
@@ -88,16 +88,53 @@ def test_max_colocate_count_is_verls() -> None:
 
 
 def test_the_version_is_stated_or_shown_by_the_keys() -> None:
-    assert verl_pools(config(V041)).version == "0.4.1"
-    assert verl_pools(config(MAIN)).version == "main"
+    # reward_model.strategy is composed by 0.4.1 to 0.6.1 only, trainer.use_v1 by 0.9.0 and later; each set reads these files alike
+    assert verl_pools(config(V041)).versions == ("0.4.1", "0.5.0", "0.6.1")
+    assert verl_pools(config(V041, "verl_version=0.4.1")).versions == ("0.4.1",)
+    assert (verl_pools(config(MAIN)).version, verl_pools(config(MAIN)).versions) == ("main", ("0.9.0", "0.9.1", "main"))
     assert verl_pools(config(MAIN, "verl_version=0.9.0")).version == "0.9.0"
     assert verl_pools(config(MAIN, "verl_version=0.9.1")).version == "0.9.1"
     with pytest.raises(PlacementConfigError, match=r"trainer.use_v1=True is ignored by verl 0.4.1"):
         verl_pools(config(MAIN, "verl_version=0.4.1"))
     with pytest.raises(PlacementConfigError, match="verl_version: '0.6.0' is not a verl version solver-placement reads"):
         verl_pools(config(MAIN, "verl_version=0.6.0"))
-    with pytest.raises(PlacementConfigError, match="write one of 0.4.1, 0.9.0, 0.9.1, main as text"):
+    with pytest.raises(PlacementConfigError, match="write one of 0.4.1, 0.5.0, 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1, main as text"):
         verl_pools(config(MAIN, "verl_version=0.9"))
+
+
+def test_a_config_the_releases_read_differently_asks_for_its_version() -> None:
+    # an 0.6-to-0.8 key: 0.6.1 makes reward_pool from it, 0.7.1 and 0.8.0 migrate it, 0.9 no longer reads it
+    legacy = {"trainer": {"nnodes": 1}, "actor_rollout_ref": {}, "reward_model": {"enable": True, "enable_resource_pool": True, "nnodes": 1, "n_gpus_per_node": 4}}
+    with pytest.raises(PlacementConfigError) as caught:
+        verl_pools(legacy)
+    message = str(caught.value)
+    assert "its keys fit verl 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1 or main" in message
+    assert "state verl_version: one of 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1, main" in message
+    assert "verl 0.9.0, 0.9.1 or main refuse it (reward_model.enable=True is ignored" in message
+    assert "verl 0.6.1 build global_pool [8] (max_colocate_count 1), reward_pool [4] (max_colocate_count 1), map actor_rollout, critic, rm" in message
+    # stated, each release answers by its own rules: a fused rm on reward_pool (0.6.1), two replicas of 2 there (0.8.0)
+    assert dict(verl_pools({**legacy, "verl_version": "0.6.1"}).workers) == {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "reward_pool"}
+    assert list(verl_pools({**legacy, "verl_version": "0.8.0"}).slices) == ["rollout_reward_colocate_0", "rollout_reward_colocate_1"]
+    # no marker at all: every release is a candidate, and 0.9 maps rm where the others do not
+    with pytest.raises(PlacementConfigError, match="its keys fit verl 0.4.1, 0.5.0, 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1 or main"):
+        verl_pools({"trainer": {"nnodes": 1}, "actor_rollout_ref": {}})
+    with pytest.raises(PlacementConfigError, match=r"no verl release composes all of its keys trainer.use_v1 \(0.9.0 to main\), .*ray_init \(0.4.1 to 0.5.0\)"):
+        verl_pools(config(MAIN, "ray_init.num_cpus=1"))
+
+
+def test_the_roles_verl_maps_but_never_starts_are_marked() -> None:
+    assert verl_pools(config(V041, *GRPO_041)).idle == {"critic"}  # 0.4.1 maps the critic for every estimator
+    assert verl_pools(config(MAIN)).idle == {"rm"}  # 0.9 maps rm with no reward model
+    # a reward pool with the reward model off: verl makes the pool (counted against the cluster) and starts nothing on it
+    off = verl_pools(config(MAIN, "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"))
+    assert (off.resource_pool_spec, off.mapping["rm"], off.idle) == ({"global_pool": [8], "reward_pool": [4]}, "reward_pool", {"rm"})
+    solution = solve(config(MAIN, "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"))
+    assert solution.components == ["actor_rollout+critic"] and solution.cluster.gpus_per_node.tolist() == [8, 4]
+
+
+def test_an_ascend_run_is_refused_naming_trainer_device() -> None:
+    with pytest.raises(PlacementConfigError, match=r"trainer.device='npu': verl then asks Ray for NPU devices, not GPUs.*set trainer.device=cuda"):
+        verl_pools(config(MAIN, "trainer.device=npu"))
 
 
 def test_the_one_predicate_tells_verls_config_from_others() -> None:
@@ -109,25 +146,26 @@ def test_the_one_predicate_tells_verls_config_from_others() -> None:
 @pytest.mark.parametrize(
     ("path", "overrides", "words"),
     [
-        (V041, ["reward_model.enable_resource_pool=True"], "reward_model.enable_resource_pool=True is ignored by verl 0.4.1: it runs the reward model on global_pool"),
-        (V041, ["critic.enable=True"], "critic.enable=True is ignored by verl 0.4.1: it starts a critic exactly when algorithm.adv_estimator is gae"),
+        (V041, ["reward_model.enable_resource_pool=True", "verl_version=0.4.1"], "reward_model.enable_resource_pool=True is ignored by verl 0.4.1: it runs the reward model on global_pool"),
+        (V041, ["critic.enable=True", "verl_version=0.4.1"], "critic.enable=True is ignored by verl 0.4.1: it starts a critic exactly when algorithm.adv_estimator is gae"),
         (V041, ["actor_rollout_ref.rollout.pipeline_model_parallel_size=2"], "pipeline_model_parallel_size=2 is ignored by verl 0.4.1"),
-        (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3"], "tensor_model_parallel_size=3 does not divide global_pool's 8 GPUs"),
-        (V041, ["critic.strategy=megatron"], "needs both megatron or both fsdp/fsdp2"),
-        (V041, ["algorithm.adv_estimator=gpg"], "algorithm.adv_estimator must be one of gae, grpo"),
+        (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3"], "every verl release its keys fit (0.4.1, 0.5.0 or 0.6.1) refuses it (verl 0.4.1 or 0.5.0: actor_rollout_ref"),
+        (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3", "verl_version=0.6.1"], "(x data_parallel_size=1 x pipeline_model_parallel_size=1: 3 GPUs) does not divide global_pool's 8 GPUs"),
+        (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3", "verl_version=0.4.1"], "tensor_model_parallel_size=3 does not divide global_pool's 8 GPUs"),
+        (V041, ["critic.strategy=megatron", "verl_version=0.4.1"], "needs both megatron or both fsdp/fsdp2"),
+        (V041, ["algorithm.adv_estimator=gpg", "verl_version=0.4.1"], "algorithm.adv_estimator must be one of gae, grpo"),
         (V041, ["actor_rollout_ref.hybrid_engine=False"], "supports only the hybrid engine"),
-        (MAIN, ["reward_model.enable=True"], "reward_model.enable=True is ignored by verl main: main_ppo no longer migrates the top-level reward_model"),
-        (MAIN, ["reward.reward_model.nnodes=2"], "reward.reward_model.nnodes=2 is ignored by verl main: with reward.reward_model.enable_resource_pool=false"),
-        (MAIN, ["reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1"], "starts nothing on them"),
+        (MAIN, ["reward_model.enable=True"], "reward_model.enable=True is ignored by verl 0.9.0, 0.9.1 or main: main_ppo no longer migrates the top-level reward_model"),
+        (MAIN, ["reward.reward_model.nnodes=2"], "reward.reward_model.nnodes=2 is ignored by verl 0.9.0, 0.9.1 or main: with reward.reward_model.enable_resource_pool=false"),
         (MAIN, ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True"], "needs reward.reward_model.nnodes and"),
         (MAIN, ["reward.reward_model.enable=True", "reward.reward_model.rollout.tensor_model_parallel_size=3"], "global_pool has 8 GPUs, which replicas of 3"),
-        (MAIN, ["distillation.nnodes=1"], "distillation.nnodes=1 is ignored by verl main: verl makes teacher_pool only when distillation.enabled=true"),
+        (MAIN, ["distillation.nnodes=1"], "distillation.nnodes=1 is ignored by verl 0.9.0, 0.9.1 or main: verl makes teacher_pool only when distillation.enabled=true"),
         (MAIN, ["actor_rollout_ref.rollout.nnodes=1"], "only trainer.v1.trainer_mode=separate_async starts rollout replicas"),
         (MAIN, ["trainer.v1.trainer_mode=separate_async"], "verl asserts both are above 0 (e.g. actor_rollout_ref.rollout.nnodes=1)"),
         (MAIN, [*SEPARATE_MAIN, "reward.reward_model.enable=True"], "separate_async needs a standalone reward model"),
         (MAIN, ["actor_rollout_ref.rollout.tensor_model_parallel_size=12"], "a replica of 12 GPUs"),
         (MAIN, ["trainer.use_v1=False"], "legacy trainer (main_ppo_v0.py)"),
-        (MAIN, ["actor_rollout_ref.hybrid_engine=False"], "hybrid_engine=false is read by main_ppo's trainer only with trainer.v1.trainer_mode=separate_async"),
+        (MAIN, ["actor_rollout_ref.hybrid_engine=False", "verl_version=main"], "hybrid_engine=false is read by main_ppo's trainer only with trainer.v1.trainer_mode=separate_async"),
         (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"], "only from verl 0.9.1 on, with trainer.v1.trainer_mode"),
         (MAIN, ["actor_rollout_ref.rollout.disaggregation.enabled=True"], "not modelled"),
         (MAIN, ["trainer.v1.trainer_mode=fully_async"], "trainer.v1.trainer_mode must be one of sync, colocate_async, separate_async"),
@@ -169,7 +207,7 @@ def test_without_a_cluster_the_pools_are_placed_on_the_nodes_the_config_describe
         # 0.9: each reward model replica (tensor parallel 2) a group of its own on a slice of global_pool
         (MAIN, ["reward.reward_model.enable=True", "trainer.nnodes=2"], {"actor_rollout+critic": 16, **dict.fromkeys(replicas("rollout_reward_colocate_{}", 8), 2)}),
         (MAIN, SEPARATE_MAIN, {"actor_rollout": 4, "rollout_standalone_2": 2, "rollout_standalone_3": 2}),
-        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True", "trainer.n_gpus_per_node=5"],
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "actor_rollout_ref.actor.use_kl_loss=True", "trainer.n_gpus_per_node=5", "verl_version=main"],
          {"actor+ref": 5, "rollout_standalone_0": 2, "rollout_standalone_1": 2}),  # no hybrid replica has to divide global_pool
     ],
 )
@@ -252,10 +290,10 @@ def test_each_teacher_replica_is_a_worker_group_on_its_slice_named_by_its_key() 
           "distillation.teacher_models.c.key=x", "distillation.teacher_models.c.num_replicas=1",
           "distillation.teacher_models.c.inference.tensor_model_parallel_size=2"],
          "teacher 'code' replica 0 takes GPUs 2 to 5 of teacher_pool, across 2 node(s) of 4, where a replica of 4 needs 1"),
-        ([*TEACHERS, "distillation.teacher_models.teacher_model.model_path=m"], "teacher_model.model_path='m' is ignored by verl main: with several"),
+        ([*TEACHERS, "distillation.teacher_models.teacher_model.model_path=m"], "teacher_model.model_path='m' is ignored by verl 0.9.0, 0.9.1 or main: with several"),
         ([*TEACHERS, "distillation.teacher_models.b.key=null"], "distillation.teacher_models.b.key is not set"),
         ([*TEACHERS, "distillation.teacher_models.b.num_replicas=0"], "distillation.teacher_models.b.num_replicas must be a positive integer, not 0"),
-        (POOLS_MAIN + ["distillation.teacher_models.teacher_model.num_replicas=2"], "num_replicas=2 is ignored by verl main: a lone teacher fills teacher_pool, so verl sets it to 4"),
+        (POOLS_MAIN + ["distillation.teacher_models.teacher_model.num_replicas=2"], "num_replicas=2 is ignored by verl 0.9.0, 0.9.1 or main: a lone teacher fills teacher_pool, so verl sets it to 4"),
         (POOLS_MAIN + ["distillation.teacher_models.teacher_model.inference.tensor_model_parallel_size=3"], "teacher_pool has 8 GPUs, which replicas of 3"),
         (POOLS_MAIN + ["reward.reward_model.rollout.tensor_model_parallel_size=8"], "reward_pool has 4 GPUs, which replicas of 8"),
     ],
