@@ -18,7 +18,7 @@ from solver_placement._frontends.rlinf.component_placement import ComponentPlace
 from solver_placement._frontends.rlinf.held_gpus import HeldGpus, check_disjoint, check_tp_fits, read_held
 from solver_placement._frontends.rlinf.model_parallel_layout import DISJOINT_PAIRS, Layout, auto_layout, collocated_layout, disaggregated_layout
 from solver_placement._frontends.rlinf.model_parallel_sizes import ModelParallelSizes
-from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_PP, ROLLOUT_TP, Sizes, StatedSize, in_user_keys, nearest_fit
+from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_PP, ROLLOUT_TP, Sizes, divisor_size, in_user_keys, nearest_fit
 from solver_placement._frontends.rlinf.weight_sync import weight_sync_map
 from solver_placement._job import Job
 from solver_placement._solver.solve import solve
@@ -167,7 +167,7 @@ class ModelParallelComponentPlacement(ModelParallelSizes, ComponentPlacement):
         used = (ACTOR_TP, ROLLOUT_TP) if self.is_collocated else (ROLLOUT_TP, ROLLOUT_PP)
         role = {ACTOR_TP: "actor", ROLLOUT_TP: "rollout", ROLLOUT_PP: "rollout"}
         stated = [
-            StatedSize(key, sizes[key], self._held[role[key]].name, self._held[role[key]].count)
+            divisor_size(key, sizes[key], self._held[role[key]].name, self._held[role[key]].count)
             for key in used
             if self._lookup(key) is not None
         ]

@@ -6,8 +6,8 @@ The driver's ``TaskRunner`` maps ``actor_rollout`` and ``critic`` to global_pool
 (``init_resource_pool_mgr``, lines 176-199), ``rm`` when ``reward_model.enable``, to reward_pool
 when ``enable_resource_pool`` else to global_pool (``add_reward_model_worker``, lines 201-225), and
 ``ref`` when a KL term needs the reference policy (``add_ref_policy_worker``, lines 227-233). It
-makes reward_pool whenever ``enable_resource_pool`` is true, even with the reward model off: the
-pool is then counted against the cluster but no worker group ever asks for its GPUs. The trainer
+makes reward_pool whenever ``enable_resource_pool`` is true, even with the reward model off, and
+the trainer then fails building a worker group of no roles there (refused here). The trainer
 starts the critic when ``critic.enable`` says so, else for the GAE estimator (``need_critic`` in
 ``verl/trainer/ppo/utils.py``, lines 85-96), every other mapped role always (the reference policy
 too with a LoRA adapter: it is then never initialised, but spawned), and fuses the started roles
@@ -54,6 +54,12 @@ def pools_v0_6(keys: VerlKeys) -> VerlPools:
             raise keys.error(
                 f"{REWARD}.enable_resource_pool=true needs {REWARD}.nnodes and {REWARD}.n_gpus_per_node above 0 (verl raises otherwise), "
                 f"got {pool_nodes} and {pool_gpus}"
+            )
+        if not keys.flag(f"{REWARD}.enable", False):
+            raise keys.error(
+                f"{REWARD}.enable_resource_pool=true with {REWARD}.enable=false: verl 0.6.1 makes reward_pool and then fails at start, "
+                f"building a worker group of no roles on it (ray_trainer.py init_workers, lines 679 and 739-740: IndexError); "
+                f"set {REWARD}.enable_resource_pool=false, or {REWARD}.enable=true"
             )
         pools["reward_pool"] = uniform_pool(pool_nodes, pool_gpus, 1, REWARD_KEYS)
     mapping = {"actor_rollout": "global_pool", "critic": "global_pool"}

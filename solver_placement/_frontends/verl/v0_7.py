@@ -57,7 +57,7 @@ def pools_v0_7(keys: VerlKeys) -> VerlPools:
     for key, why in IGNORED.items():
         if key != f"{ROLLOUT}.nnodes" or keys.count(key, 0, allow_zero=True):
             keys.refuse(key, why)
-    if keys.version == "0.7.1":
+    if keys.version == "0.7.1" and keys.flag("distillation.enabled", False):
         keys.refuse("distillation.enabled", "it has no distillation (teacher_pool came with verl 0.8.0): state the verl_version you run")
     if not keys.flag("actor_rollout_ref.hybrid_engine", True):
         raise keys.error(f"actor_rollout_ref.hybrid_engine=false: verl {keys.version}'s trainer supports only the hybrid engine (it asserts so)")

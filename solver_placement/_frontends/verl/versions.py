@@ -44,10 +44,13 @@ RULES: dict[str, Callable[[VerlKeys], VerlPools]] = {
 RELEASES = tuple(RULES)
 #: Keys that only some releases compose into their trainer config: the first and the last of
 #: them (read from each release's ``_generated_ppo_trainer.yaml``, 0.4.1's ``ppo_trainer.yaml``;
-#: the differential test checks the table against each installed release's file).
+#: main taken as 0.9.1; the differential test checks the table against each installed release's file).
 MARKERS: dict[str, tuple[str, str]] = {
     "trainer.use_v1": ("0.9.0", "main"),
     "trainer.v1": ("0.9.0", "main"),
+    "skip": ("0.9.0", "main"),
+    "actor_rollout_ref.rollout.skip": ("0.8.0", "0.8.0"),
+    "actor_rollout_ref.actor.router_replay": ("0.7.1", "0.9.0"),
     "distillation": ("0.8.0", "main"),
     "actor_rollout_ref.model.lora": ("0.8.0", "main"),
     "reward": ("0.7.1", "main"),

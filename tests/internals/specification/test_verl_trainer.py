@@ -23,6 +23,9 @@ from solver_placement._frontends.verl.resource_pools import pool_spec_from_confi
 
 DATA = ROOT / "tests" / "data" / "verl"
 V041, MAIN = DATA / "ppo_trainer_v0.4.1.yaml", DATA / "ppo_trainer_main.yaml"
+V071, V080 = DATA / "ppo_trainer_v0.7.1.yaml", DATA / "ppo_trainer_v0.8.0.yaml"
+#: The trimmed file each release in between is read from (0.5.0 and 0.6.1 compose the keys 0.4.1's file holds).
+TRIMMED = {"0.5.0": V041, "0.6.1": V041, "0.7.1": V071, "0.8.0": V080}
 #: verl's examples/grpo_trainer/run_qwen2-7b.sh at v0.4.1 (the keys that decide pools).
 GRPO_041 = ["algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.rollout.tensor_model_parallel_size=2",
             "algorithm.use_kl_in_reward=False", "trainer.n_gpus_per_node=8", "trainer.nnodes=1"]  # fmt: skip
@@ -71,6 +74,47 @@ CASES = [
     (MAIN, ["actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.model.lora.rank=8"], {"global_pool": [8]},
      {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "global_pool"}, ["actor_rollout", "critic"]),
 ]  # fmt: skip
+
+
+#: Reward pools of verl's keys up to 0.6.1 (migrated to reward.reward_model by 0.7.1 and 0.8.0).
+LEGACY_REWARD_POOL = ["reward_model.enable=True", "reward_model.enable_resource_pool=True", "reward_model.nnodes=1", "reward_model.n_gpus_per_node=4"]
+ROLES = {"actor_rollout": "global_pool", "critic": "global_pool"}
+#: The releases between 0.4.1 and 0.9.0: (release, overrides, pools, mapping, workers), each read
+#: from ``TRIMMED[release]`` with ``verl_version`` stated, and by the differential test from the
+#: release's own composed config (whose keys tell the release) with verl's own driver.
+RELEASE_CASES = [
+    ("0.5.0", [], {"global_pool": [8]}, ROLES, ["actor_rollout", "critic"]),
+    ("0.5.0", ["algorithm.adv_estimator=gpg", "actor_rollout_ref.actor.use_kl_loss=True"], {"global_pool": [8]}, {**ROLES, "ref": "global_pool"},
+     ["actor_rollout", "ref"]),
+    ("0.5.0", [*RM_041, "trainer.nnodes=2"], {"global_pool": [8, 8]}, {**ROLES, "rm": "global_pool"}, ["actor_rollout", "critic", "rm"]),
+    ("0.6.1", [], {"global_pool": [8]}, ROLES, ["actor_rollout", "critic"]),
+    ("0.6.1", LEGACY_REWARD_POOL, {"global_pool": [8], "reward_pool": [4]}, {**ROLES, "rm": "reward_pool"}, ["actor_rollout", "critic", "rm"]),
+    ("0.6.1", ["algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True", "critic.enable=True"], {"global_pool": [8]},
+     {**ROLES, "ref": "global_pool"}, ["actor_rollout", "critic", "ref"]),
+    ("0.7.1", [], {"global_pool": [8]}, ROLES, ["actor_rollout", "critic"]),
+    ("0.7.1", GRPO_MAIN, {"global_pool": [8]}, {**ROLES, "ref": "global_pool"}, ["actor_rollout", "ref"]),  # legacy workers: ref beside the actor
+    ("0.7.1", [*GRPO_MAIN, "trainer.use_legacy_worker_impl=disable"], {"global_pool": [8]}, {"actor_rollout_ref": "global_pool", "critic": "global_pool"},
+     ["actor_rollout_ref"]),
+    # the reward pool with the reward model off: made, counted, never used (0.6.1 fails on it)
+    ("0.7.1", ["reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"],
+     {"global_pool": [8], "reward_pool": [4]}, ROLES, ["actor_rollout", "critic"]),
+    ("0.7.1", LEGACY_REWARD_POOL, {"global_pool": [8], "reward_pool": [4]}, {**ROLES, "rm": "reward_pool"},
+     ["actor_rollout", "critic", *replicas("rollout_reward_colocate_{}", 2)]),  # the old keys, migrated
+    ("0.8.0", [], {"global_pool": [8]}, ROLES, ["actor_rollout", "critic"]),
+    ("0.8.0", GRPO_MAIN, {"global_pool": [8]}, {"actor_rollout_ref": "global_pool", "critic": "global_pool"}, ["actor_rollout_ref"]),
+    ("0.8.0", [*POOLS_MAIN, "distillation.n_gpus_per_node=4"], {"global_pool": [8], "reward_pool": [4], "teacher_pool": [4]},
+     {"actor_rollout_ref": "global_pool", "critic": "global_pool", "rm": "reward_pool", "teacher": "teacher_pool"},
+     ["actor_rollout_ref", "critic", *replicas("rollout_reward_colocate_{}", 2), *replicas("rollout_teacher_colocate_{}_default", 2)]),
+    ("0.8.0", ["reward.reward_model.enable=True", "trainer.nnodes=2"], {"global_pool": [8, 8]}, {**ROLES, "rm": "global_pool"},
+     ["actor_rollout", "critic", *replicas("rollout_reward_colocate_{}", 8)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("release", "overrides", "pools", "mapping", "workers"), RELEASE_CASES)
+def test_each_release_builds_its_own_pools(release: str, overrides: list[str], pools: dict, mapping: dict, workers: list[str]) -> None:
+    built = verl_pools(config(TRIMMED[release], *overrides, f"verl_version={release}"))
+    assert (built.version, built.resource_pool_spec, dict(built.mapping), list(built.workers)) == (release, pools, mapping, workers)
+    solve(config(TRIMMED[release], *overrides, f"verl_version={release}"))  # and it places
 
 
 @pytest.mark.parametrize(("path", "overrides", "pools", "mapping", "workers"), CASES)
@@ -153,6 +197,12 @@ def test_the_one_predicate_tells_verls_config_from_others() -> None:
         (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3", "verl_version=0.6.1"], "(x data_parallel_size=1 x pipeline_model_parallel_size=1: 3 GPUs) does not divide global_pool's 8 GPUs"),
         (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3", "verl_version=0.4.1"], "tensor_model_parallel_size=3 does not divide global_pool's 8 GPUs"),
         (V041, ["critic.strategy=megatron", "verl_version=0.4.1"], "needs both megatron or both fsdp/fsdp2"),
+        (V041, [*LEGACY_REWARD_POOL[1:], "verl_version=0.6.1"], "reward_model.enable_resource_pool=true with reward_model.enable=false: verl 0.6.1 makes"),
+        (V071, ["distillation.enabled=True", "verl_version=0.7.1"], "distillation.enabled=True is ignored by verl 0.7.1"),
+        (V071, ["reward_model.enable=True", "reward_model.rollout.data_parallel_size=2", "verl_version=0.7.1"],
+         "reward_model.rollout.data_parallel_size=2: verl 0.7.1's RewardModelManager cuts global_pool into replicas of tensor_model_parallel_size"),
+        (V071, ["actor_rollout_ref.actor.strategy=veomni", "verl_version=0.7.1"], "needs trainer.use_legacy_worker_impl=disable in verl 0.7.1"),
+        (V080, ["actor_rollout_ref.rollout.nnodes=1"], "actor_rollout_ref.rollout.nnodes=1 is ignored by verl 0.8.0: main_ppo's rollout"),
         (V041, ["algorithm.adv_estimator=gpg", "verl_version=0.4.1"], "algorithm.adv_estimator must be one of gae, grpo"),
         (V041, ["actor_rollout_ref.hybrid_engine=False"], "supports only the hybrid engine"),
         (MAIN, ["reward_model.enable=True"], "reward_model.enable=True is ignored by verl 0.9.0, 0.9.1 or main: main_ppo no longer migrates the top-level reward_model"),
@@ -186,6 +236,8 @@ def test_without_a_cluster_the_pools_are_placed_on_the_nodes_the_config_describe
     with pytest.raises(InfeasiblePlacementError, match="resource pool 'teacher_pool': placement group 0 needs 8 GPUs on one node") as caught:
         pool_spec_from_config(config(MAIN, *POOLS_MAIN))
     assert "reward_pool took node(s) 2" in str(caught.value)
+    # said in the user's keys, with the nearest size that places (shrunk only: the described nodes are the hardware)
+    assert str(caught.value).endswith("distillation.n_gpus_per_node=8: with distillation.n_gpus_per_node=4 it places (checked by solving with it)")
     spec, groups = pool_spec_from_config(config(MAIN, *POOLS_MAIN, "distillation.n_gpus_per_node=4"))
     assert spec.cluster.gpus_per_node.tolist() == [8, 4, 4]
     servers = [*replicas("rollout_reward_colocate_{}", 2), *replicas("rollout_teacher_colocate_{}_default", 2)]
@@ -222,19 +274,28 @@ def test_a_given_cluster_is_checked_node_by_node_with_nodes_of_other_sizes() -> 
     gpus = {name: {(p.cluster_node_rank, g) for p in solution.placements(name) for g in p.local_hardware_ranks} for name in solution.components}
     reward = gpus["rollout_reward_colocate_0"] | gpus["rollout_reward_colocate_1"]
     assert len(reward) == 4 and not reward & gpus["actor_rollout_ref+critic"]
-    with pytest.raises(PlacementConfigError) as caught:
+    # a pool the cluster cannot hold is infeasible (exit status 3), said in the user's keys with a fix found by solving
+    with pytest.raises(InfeasiblePlacementError) as caught:
         solve({**config(MAIN, "trainer.nnodes=2"), "cluster": {"num_nodes": 2, "num_gpus_per_node": [8, 4]}})
     assert "global_pool needs 2 placement group(s) of 8 GPUs, each on one node (trainer.nnodes, trainer.n_gpus_per_node: 2 x 8)" in str(caught.value)
-    assert "has room for 1; set trainer.nnodes=1" in str(caught.value)
-    with pytest.raises(PlacementConfigError, match=r"no node has 16 GPUs \(the largest has 8\): set trainer.n_gpus_per_node=8"):
-        solve({**config(V041, "trainer.n_gpus_per_node=16"), "cluster": {"num_nodes": 2, "num_gpus_per_node": 8}})
+    assert "has room for 1; lower trainer.nnodes" in str(caught.value)
+    assert str(caught.value).endswith("trainer.nnodes=2: with trainer.nnodes=1 it places (checked by solving with it)")
+    assert [statement.keys for statement in caught.value.statements] == [("trainer.nnodes",)]
+    with pytest.raises(InfeasiblePlacementError, match=r"no node has 16 GPUs \(the largest has 8\): lower trainer.n_gpus_per_node.*trainer.n_gpus_per_node=16: with trainer.n_gpus_per_node=8 it places"):
+        solve({**config(V041, "trainer.n_gpus_per_node=16", "verl_version=0.4.1"), "cluster": {"num_nodes": 2, "num_gpus_per_node": 8}})
+    # no size of the pools places: the error stands without a fix
+    with pytest.raises(InfeasiblePlacementError) as caught:
+        solve({**config(MAIN), "cluster": {"num_nodes": 1, "num_gpus_per_node": 1}})  # rollout TP 2 needs 2 GPUs, the cluster has 1
+    assert "it places" not in str(caught.value)
 
 
 def test_reward_pool_nodes_missing_from_the_cluster_are_named_in_verls_keys() -> None:
     reward = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=1", "trainer.nnodes=2"]
-    with pytest.raises(PlacementConfigError) as caught:
+    with pytest.raises(InfeasiblePlacementError) as caught:
         solve({**config(MAIN, *reward), "cluster": {"num_nodes": 2, "num_gpus_per_node": 8}})
     message = str(caught.value)
+    # no size of reward_pool fits beside global_pool's 16 GPUs; a smaller global_pool does, and is checked by solving
+    assert message.endswith("trainer.nnodes=2: with trainer.nnodes=1 it places (checked by solving with it)")
     assert "reward_pool needs 8 GPUs (reward.reward_model.nnodes, reward.reward_model.n_gpus_per_node: 1 x 8) beyond the 16 of global_pool" in message
     assert "reward_pool's nodes are not in the cluster. Add 1 node(s) of 8 GPUs to the cluster" in message
     assert "or set reward.reward_model.enable_resource_pool=false" in message
