@@ -81,6 +81,11 @@ def read_back(exported: Any, base: Path, cluster: dict[str, Any] | None, nodes: 
         (config(2, 8, {"actor": "0-15", "rollout_reward_colocate_0": "0-7", "rollout_reward_colocate_1": "8-15"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),
         (config(2, 8, {"actor": "0-7", "rollout_teacher_colocate_0_default": "8-11", "rollout_teacher_colocate_1_default": "12-15"}), MAIN,
          {"num_nodes": 2, "num_gpus_per_node": 8}),
+        # several teachers, each keyed, cut in the pool's order: two replicas of 2 for math, one of 4 for code
+        (config(2, 8, {"actor": "0-7", "rollout_teacher_colocate_0_math": "8-9", "rollout_teacher_colocate_1_math": "10-11",
+                       "rollout_teacher_colocate_0_code": "12-15"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),
+        # RLinf's components: actor and rollout on the same GPUs are verl's actor_rollout, reward its reward model
+        (config(2, 8, {"actor,rollout": "0-7", "reward": "8-15"}), MAIN, {"num_nodes": 2, "num_gpus_per_node": 8}),
     ],
 )  # fmt: skip
 def test_export_reads_back_to_the_same_placement(source: Any, base: Path, cluster: dict[str, Any] | None) -> None:
@@ -192,8 +197,12 @@ def test_the_cli_prints_the_pools_then_the_overrides(tmp_path: Path) -> None:
          "Ray's node order", "verl would start reward_pool's workers on node 1 GPUs 0-1"),
         (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_0": "8-11", "rollout_reward_colocate_1": "10-13"}), None, "rollout_reward_colocate_1",
          "pools share no GPU", "shares GPUs with 'rollout_reward_colocate_0'; verl starts each replica of a model on GPUs of its own"),
-        (config(2, 8, {"actor": "0-7", "rollout_teacher_colocate_0_code": "8-11"}), None, "rollout_teacher_colocate_0_code", "verl's pools",
-         "is a replica of teacher 'code'; export writes one teacher"),
+        (config(2, 8, {"actor": "0-7", "rollout_teacher_colocate_0_code": "8-11"}), "0.7.1", "rollout_teacher_colocate_0_code", "verl's pools",
+         "verl 0.7.1 has no teacher_pool (export to 0.8.0 or later)"),
+        # RLinf's names: rollout alone has no verl role; a component verl's trainer does not have is named
+        (config(1, 8, {"rollout": "0-7"}), None, "rollout", "verl's pools", "serves role 'rollout', which verl has not as a role of its own"),
+        (config(1, 8, {"actor,env": "0-7"}), None, "env", "verl's pools", "serves role 'env', which verl main's trainer does not map to global_pool"),
+        (config(1, 8, {"actor": "0-7", "critic,ref": "0-7"}), None, "ref", "verl's pools", "serves role 'ref' beside 'actor_rollout'; verl main holds"),
         (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_0": "0-7"}), "0.4.1", "rollout_reward_colocate_0", "verl's pools",
          "verl 0.4.1 fuses its reward model into the trainer's workers"),
         (config(2, 8, {"actor": "0-7", "rollout_reward_colocate_x": "8-11"}), None, "rollout_reward_colocate_x", "verl's pools",
@@ -207,6 +216,16 @@ def test_what_verl_cannot_state_is_refused(source: Any, version: str | None, com
         export_verl(source, version=version)
     assert (caught.value.component, caught.value.rule) == (component, rule) and rule in RULES
     assert words in str(caught.value) and repr(component) in str(caught.value)
+
+
+def test_the_export_states_verls_mapping_with_the_roles_it_never_starts() -> None:
+    exported = export_verl(verl(V041, "algorithm.adv_estimator=grpo", "verl_version=0.4.1"))
+    assert (dict(exported.mapping), exported.idle) == ({"actor_rollout": "global_pool", "critic": "global_pool"}, {"critic"})
+    assert "algorithm.adv_estimator=grpo" in exported.overrides  # the critic stays unstarted when read back
+    assert export_verl(verl(MAIN)).idle == {"rm"}  # main maps rm with no reward model
+    rlinf = export_verl(config(2, 8, {"actor,rollout": "0-7", "reward": "8-15"}))
+    assert dict(rlinf.mapping) == {"actor_rollout": "global_pool", "rm": "reward_pool"} and not rlinf.idle  # main maps no critic it does not start
+    assert "reward.reward_model.enable=true" in rlinf.overrides and "reward.reward_model.enable=false" not in rlinf.overrides
 
 
 def test_a_version_export_does_not_write_is_refused() -> None:

@@ -62,7 +62,6 @@ from solver_placement._frontends.verl.export_names import (
 from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
 from solver_placement._frontends.verl.replicas import STANDALONE_COLOCATE
 from solver_placement._frontends.verl.resource_pools import FUSED, ResourcePool, in_slice_order, slice_gpus
-from solver_placement._frontends.verl.servers import LONE_KEY
 from solver_placement._frontends.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
 from solver_placement._frontends.verl.versions import RELEASES, VERL_TRAINER
 from solver_placement._job import Job, load_job
@@ -127,6 +126,8 @@ class _Pool:
     gpus: Mapping[int, tuple[int, ...]]
     #: How many of the GPUs each component holds (a model server replica: its slice).
     sizes: Mapping[str, int]
+    #: Each component's first GPU (node, GPU): the order of several teachers' replicas in their pool.
+    first: Mapping[str, tuple[int, int]]
 
     @property
     def roles(self) -> list[str]:
@@ -209,7 +210,10 @@ def _pools_of(solution: Solution) -> list[_Pool]:
             raise refused(name, "pools share no GPU", f"shares some GPUs of {clash[0]!r} but not all; the roles of a verl pool hold all of its GPUs and pools share none")
         owner.update(dict.fromkeys(gpus, name))
         pools.setdefault(gpus, []).append(name)
-    return [_Pool(tuple(names), _by_node(names[0], gpus), {name: len(held_by[name]) for name in names}) for gpus, names in pools.items()]
+    return [
+        _Pool(tuple(names), _by_node(names[0], gpus), {name: len(held_by[name]) for name in names}, {name: min(held_by[name]) for name in names})
+        for gpus, names in pools.items()
+    ]
 
 
 def _held(solution: Solution, name: str) -> frozenset[tuple[int, int]]:
@@ -300,15 +304,17 @@ def _export(named: Mapping[str, _Pool], version: str) -> VerlExport:
     colocate = 1 if version in FUSED_RM else TRAINER_COLOCATE
     pools: dict[str, ResourcePool] = {}
     mapping: dict[str, str] = {}
-    replica_sizes: dict[str, int] = {}  # GPUs of one replica of each model, as the solution's replicas hold them
+    replicas_of: dict[tuple[str, str], list[int]] = {}  # each model's replicas' GPUs, (role, teacher key) -> counts, in the pool's order
     hybrid = not (f"{STANDALONE_POOL}0" in named and version in STANDALONE_ONLY)
     for name, pool in named.items():
         entries = [len(held) for held in pool.gpus.values()]
         slices = _replicas(pool, entries[0], version)
         pools[name] = ResourcePool(entries, STANDALONE_COLOCATE if name.startswith(STANDALONE_POOL) else colocate, None, (), slices)
         mapping.update(dict.fromkeys(_pool_roles(name, pool, version, hybrid), name))
-        replica_sizes.update({roles_of(replica)[0]: count for replica, (_, count) in slices.items()})
-    overrides = trainer_overrides(pools, mapping, replica_sizes, version) + _rollout_overrides(pools, named, mapping, version)
+        for replica, (_, count) in slices.items():
+            role, key, _ = server_of(replica) or ("", "", 0)
+            replicas_of.setdefault((role, key), []).append(count)
+    overrides = trainer_overrides(pools, mapping, replicas_of, version) + _rollout_overrides(pools, named, mapping, version)
     built = verl_pools(config_of(overrides, version))
     return VerlExport(version, pools, built.mapping, overrides, built.idle, mapping)
 
@@ -331,24 +337,26 @@ def _replicas(pool: _Pool, gpus_per_node: int, version: str) -> dict[str, tuple[
         if replica is not None:
             raise refused(replica, "verl's pools", f"is a model server replica; verl {version} fuses its reward model into the trainer's workers (export to 0.7.1 or later)")
         return {}
-    other = next((name for name, (role, key, _) in servers.items() if role == "teacher" and key != LONE_KEY), None)
-    if other is not None:
-        why = f"is a replica of teacher {servers[other][1]!r}; export writes one teacher, which verl keys {LONE_KEY!r} (several need their keys in verl's config)"
-        raise refused(other, "verl's pools", why)
-    ranked = sorted(servers, key=lambda name: servers[name][2])
+    models: dict[tuple[str, str], list[str]] = {}  # each model's replicas (several teachers: one model per key)
+    for name, (role, key, _) in servers.items():
+        models.setdefault((role, key), []).append(name)
     slices: dict[str, tuple[int, int]] = {}
-    for rank, name in enumerate(ranked):
-        size = pool.sizes[name]
-        if size != pool.sizes[ranked[0]]:
-            raise refused(name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size")
-        if servers[name][2] != rank:
-            raise refused(name, "verl's pools", f"is replica {servers[name][2]} where verl numbers the replicas of a model 0 to {len(ranked) - 1}")
-        per_node = min(gpus_per_node, size)
-        spans = (rank * size + size - 1) // gpus_per_node - rank * size // gpus_per_node + 1
-        if size % per_node or (servers[name][0] == "teacher" and spans != -(-size // gpus_per_node)):
-            why = f"is a replica of {size} GPUs in a pool of nodes of {gpus_per_node}, which verl cannot cut so (a replica wider than a node fills whole nodes, a teacher's spans no more nodes than it needs)"
-            raise refused(name, "verl's pools", why)
-        slices[name] = (rank * size, size)
+    first = 0
+    for names in sorted(models.values(), key=lambda names: min(pool.first[name] for name in names)):  # verl cuts the teachers in entry order
+        ranked = sorted(names, key=lambda name: servers[name][2])
+        for rank, name in enumerate(ranked):
+            size = pool.sizes[name]
+            if size != pool.sizes[ranked[0]]:
+                raise refused(name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size")
+            if servers[name][2] != rank:
+                raise refused(name, "verl's pools", f"is replica {servers[name][2]} where verl numbers the replicas of a model 0 to {len(ranked) - 1}")
+            per_node = min(gpus_per_node, size)
+            spans = (first + size - 1) // gpus_per_node - first // gpus_per_node + 1
+            if size % per_node or (servers[name][0] == "teacher" and spans != -(-size // gpus_per_node)):
+                why = f"is a replica of {size} GPUs in a pool of nodes of {gpus_per_node}, which verl cannot cut so (a replica wider than a node fills whole nodes, a teacher's spans no more nodes than it needs)"
+                raise refused(name, "verl's pools", why)
+            slices[name] = (first, size)
+            first += size
     return slices
 
 

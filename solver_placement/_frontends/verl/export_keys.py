@@ -6,7 +6,10 @@ Only the keys that decide pools and roles are written, each one set (a key read 
 switch on is written with the switch): the critic starts by the advantage estimator up to 0.5.0
 (GAE or not: the only key those releases read for it), by ``critic.enable`` after; the reference
 policy with the KL loss; the reward model under ``reward_model`` up to 0.6.1, under
-``reward.reward_model`` from 0.7.1, where each replica's size is stated as tensor parallel.
+``reward.reward_model`` from 0.7.1, where each replica's size is stated as tensor parallel; one
+teacher as verl's lone ``teacher_model``, several each as an entry named and keyed by its key
+(the replicas' names hold the key with ``/`` written ``_``, so that is the key written; each
+entry's ``model_path`` is the user's to add).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import yaml
 
 from solver_placement._frontends.verl.export_names import FUSED_RM
 from solver_placement._frontends.verl.resource_pools import ResourcePool
-from solver_placement._frontends.verl.servers import LONE, TEACHERS
+from solver_placement._frontends.verl.servers import LONE, LONE_KEY, TEACHERS
 from solver_placement._frontends.verl.versions import VERSION_KEY
 
 
@@ -36,7 +39,9 @@ def config_of(overrides: Sequence[str], version: str) -> dict[str, Any]:
     return config
 
 
-def trainer_overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], replica_sizes: Mapping[str, int], version: str) -> tuple[str, ...]:
+def trainer_overrides(
+    pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], replicas: Mapping[tuple[str, str], Sequence[int]], version: str
+) -> tuple[str, ...]:
     """The trainer keys that decide verl's pools and roles, each set (the ones read only with a
     switch on): the critic starts by the estimator up to 0.5.0 (GAE), by ``critic.enable`` after;
     the reference policy with the KL loss; the reward model where each release reads it; from
@@ -62,14 +67,18 @@ def trainer_overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, s
     if reward is not None:
         keys.append(f"reward.reward_model.enable_resource_pool={_flag(reward == 'reward_pool')}")
         keys += _sizes("reward.reward_model", pools.get("reward_pool"))
-        keys += _replica_size("reward.reward_model.rollout", replica_sizes["rm"], ("data_parallel_size", "pipeline_model_parallel_size"))
+        keys += _replica_size("reward.reward_model.rollout", replicas["rm", ""][0], ("data_parallel_size", "pipeline_model_parallel_size"))
     if version == "0.7.1":
         return tuple(keys)
     teacher = pools.get("teacher_pool")
     keys.append(f"distillation.enabled={_flag(teacher is not None)}")
     keys += _sizes("distillation", teacher)
-    if teacher is not None:  # the teacher's inference section has no pipeline key to override
-        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", replica_sizes["teacher"], ("data_parallel_size",))
+    teachers = {key: counts for (role, key), counts in replicas.items() if role == "teacher"}
+    if list(teachers) == [LONE_KEY]:  # the lone teacher fills the pool; its inference section has no pipeline key to override
+        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", teachers[LONE_KEY][0], ("data_parallel_size",))
+    for key, counts in teachers.items() if list(teachers) != [LONE_KEY] else ():  # several: an entry each, keyed and sized, in the pool's order
+        entry = f"{TEACHERS}.{key}"
+        keys += [f"{entry}.key={key}", f"{entry}.num_replicas={len(counts)}", *_replica_size(f"{entry}.inference", counts[0], ("data_parallel_size",))]
     return tuple(keys)
 
 

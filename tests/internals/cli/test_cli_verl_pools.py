@@ -4,6 +4,7 @@ a config whose verl release cannot be told is bad input (status 2) naming ``verl
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from helpers import ROOT, cli_runner
@@ -29,3 +30,16 @@ def test_a_config_no_release_can_be_told_for_exits_2_asking_for_verl_version(tmp
     result = cli_runner().invoke(main, ["solve", str(config)])
     assert result.exit_code == 2 and "state verl_version: one of 0.4.1, 0.5.0, 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1, main" in result.stderr
     assert cli_runner().invoke(main, ["solve", str(config), "+verl_version=0.8.0"]).exit_code == 0
+
+
+def test_solve_and_explain_state_verls_mapping_with_the_roles_it_never_starts() -> None:
+    grpo = [str(DATA / "ppo_trainer_v0.4.1.yaml"), "algorithm.adv_estimator=grpo", "+verl_version=0.4.1"]
+    line = "verl 0.4.1 maps actor_rollout -> global_pool, critic -> global_pool (never started)"
+    assert cli_runner().invoke(main, ["explain", *grpo]).stdout.splitlines()[1] == line
+    assert cli_runner().invoke(main, ["solve", *grpo]).stdout.splitlines()[1] == line
+    document = json.loads(cli_runner().invoke(main, ["solve", str(DATA / "ppo_trainer_main.yaml"), "--format", "json"]).stdout)
+    assert document["verl"] == {
+        "versions": ["0.9.0", "0.9.1", "main"], "mapping": {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "global_pool"},
+        "never_started": ["rm"],
+    }  # fmt: skip
+    assert "verl" not in json.loads(cli_runner().invoke(main, ["solve", str(ROOT / "models" / "quickstart.yaml"), "--format", "json"]).stdout)

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
-from test_verl_trainer import CASES, MAIN, POOLS_MAIN, RELEASE_CASES, SEPARATE_MAIN, TRIMMED, V041, config
+from test_verl_trainer import CASES, MAIN, POOLS_MAIN, RELEASE_CASES, SEPARATE_MAIN, TEACHERS, TRIMMED, V041, config
 
 from solver_placement import Cluster, export_verl, solve
 from solver_placement._frontends.verl import verl_pools
@@ -292,6 +292,7 @@ def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], ove
     [
         SEPARATE_MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4"], [*POOLS_MAIN, "distillation.n_gpus_per_node=4"],
         [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5", "verl_version=main"],
+        [*TEACHERS, *(f"distillation.teacher_models.{entry}.inference.name=vllm" for entry in ("a", "b", "math_gsm8k", "code"))],  # several teachers, keyed
     ],
 )
 def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overrides: list[str]) -> None:
