@@ -292,7 +292,6 @@ def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], ove
     [
         SEPARATE_MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4"], [*POOLS_MAIN, "distillation.n_gpus_per_node=4"],
         [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5", "verl_version=main"],
-        [*TEACHERS, *(f"distillation.teacher_models.{entry}.inference.name=vllm" for entry in ("a", "b", "math_gsm8k", "code"))],  # several teachers, keyed
     ],
 )
 def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overrides: list[str]) -> None:
@@ -303,3 +302,17 @@ def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overri
     standalone = {name: pool.max_colocate_count for name, pool in exported.pools.items() if name in built["standalone"]}
     assert standalone == {name: s["max_colocate_count"] for name, s in built["standalone"].items()}
     assert {pool.max_colocate_count for name, pool in exported.pools.items() if name not in standalone} == {built["max_colocate_count"]}
+
+
+def test_verl_cuts_several_exported_teachers_as_solved(verl_source: Callable[[str], Path]) -> None:
+    """Several teachers, each keyed, exported and run: verl's own managers start each replica where it was solved."""
+    exported = export_verl(config(MAIN, *TEACHERS))
+    entries = [override.split("=")[0].removesuffix(".key") for override in exported.overrides if override.startswith("distillation.teacher_models.") and ".key=" in override]
+    overrides = [*exported.overrides, *(f"{entry}.inference.name=vllm" for entry in entries), *(f"{entry}.model_path=m" for entry in entries)]
+    source = verl_source("main")
+    full = _full(source, "main", overrides)
+    landing = Landing.of(verl_pools(full), None)
+    built = _verl(source, "main", overrides, landing.nodes)
+    assert sorted(built["servers"]) == sorted(exported.pools["teacher_pool"].slices) == sorted(verl_pools(config(MAIN, *TEACHERS)).slices)
+    _check_replicas(built, full, landing)
+
