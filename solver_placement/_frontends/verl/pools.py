@@ -9,6 +9,7 @@ workers take GPUs, so only they are placed, and the mapping is shown with the id
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -79,3 +80,14 @@ class VerlPools:
 def uniform_pool(nnodes: int, gpus_per_node: int, max_colocate_count: int, keys: SizeKeys) -> VerlPool:
     """verl's ``[n_gpus_per_node] * nnodes``: one placement group of that many GPUs per node."""
     return VerlPool((gpus_per_node,) * nnodes, max_colocate_count, keys)
+
+
+def divisors(gpus: int, times: int = 1) -> tuple[int, ...]:
+    """The sizes ``v`` with ``v x times`` dividing ``gpus``: the values a parallel size splitting
+    them may take (``times``: the other parallel sizes it multiplies). Found up to the square
+    root, so a pool of millions of GPUs costs thousands of steps, not millions."""
+    if gpus % times:
+        return ()
+    whole = gpus // times
+    small = [value for value in range(1, math.isqrt(whole) + 1) if whole % value == 0]
+    return tuple(sorted({*small, *(whole // value for value in small)}))

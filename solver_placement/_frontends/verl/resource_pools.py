@@ -48,9 +48,10 @@ from solver_placement._config import ConfigSource, check_keys, positive_int, req
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, shown
 from solver_placement._frontends.verl import verl_cluster, verl_pools
+from solver_placement._frontends.verl.keys import VerlSizeError
 from solver_placement._frontends.verl.pool_order import Landed, PoolRequest, land_pools
 from solver_placement._frontends.verl.pools import VerlPools
-from solver_placement._frontends.verl.size_fix import in_verl_keys
+from solver_placement._frontends.verl.size_fix import in_verl_keys, size_in_verl_keys
 from solver_placement._frontends.verl.versions import VERL_TRAINER
 from solver_placement._job import Job, load_job
 from solver_placement._limits import check
@@ -289,11 +290,17 @@ def _verl_spec(job: Job) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     nearest sizes that place (``size_fix``)."""
     if "component_placement" in job.section:
         raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
-    built = verl_pools(job.config)
+    def place(changed: Job) -> PlacementSpec:
+        return _verl_groups(changed, verl_pools(changed.config))[0]
+
+    try:
+        built = verl_pools(job.config)
+    except VerlSizeError as error:
+        raise size_in_verl_keys(error, job, place) from None
     try:
         return _verl_groups(job, built)
     except InfeasiblePlacementError as error:
-        raise in_verl_keys(error, job, built, lambda changed: _verl_groups(changed, verl_pools(changed.config))[0]) from None
+        raise in_verl_keys(error, job, built, place) from None
 
 
 def _verl_groups(job: Job, built: VerlPools) -> tuple[PlacementSpec, dict[str, PoolGroup]]:

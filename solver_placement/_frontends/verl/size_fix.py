@@ -10,7 +10,9 @@ user wrote are the pools' size keys (``trainer.nnodes``, ``reward.reward_model.n
 the first sizes that place are the fix. On the nodes the config describes the sizes only shrink
 (a larger node would be hardware the user does not have); on a given cluster they range up to its
 nodes. Standalone rollout pools are sized by the replica, not by their keys alone, and are left
-out. When no size places, the error stands as it was.
+out. When no size places, the error stands as it was. A parallel size that does not divide its
+pool (``keys.VerlSizeError``) is a config error, refused before any pool is placed; it gets the
+nearest value of its key that places the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from solver_placement._errors import InfeasiblePlacementError, PlacementError, Statement
+from solver_placement._frontends.verl.keys import VerlSizeError
 from solver_placement._frontends.verl.pools import VerlPools
 from solver_placement._job import Job
 from solver_placement._solver.nearest_sizes import MAX_CHOICES, Sizes, StatedSize, fix_text, nearest_fit
@@ -49,6 +52,15 @@ def in_verl_keys(error: InfeasiblePlacementError, job: Job, built: VerlPools, pl
         if fix is not None:
             return _said(error, stated, fix)
     return error
+
+
+def size_in_verl_keys(error: VerlSizeError, job: Job, place: Callable[[Job], PlacementSpec]) -> VerlSizeError:
+    """``error`` (a size verl would refuse) with the nearest value of its key that places, checked
+    by solving; unchanged when none of the first tries does."""
+    fix = nearest_fit(error.sizes, lambda sizes: _places(job, sizes, place))
+    if fix is None:
+        return error
+    return VerlSizeError(f"{error}; {fix_text(error.sizes, fix)[1]}", error.sizes)
 
 
 def _choices(value: int, most: int) -> tuple[int, ...]:

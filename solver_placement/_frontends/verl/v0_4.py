@@ -13,7 +13,8 @@ are ignored by it, so they are refused here rather than placed as if they counte
 from __future__ import annotations
 
 from solver_placement._frontends.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
-from solver_placement._frontends.verl.pools import SizeKeys, VerlPools, uniform_pool
+from solver_placement._frontends.verl.pools import SizeKeys, VerlPools, divisors, uniform_pool
+from solver_placement._solver.nearest_sizes import StatedSize
 
 #: The estimators 0.4.1's trainer accepts (``AdvantageEstimator`` members it lists); only GAE uses a critic.
 ESTIMATORS = ("gae", "grpo", "grpo_passk", "reinforce_plus_plus", "remax", "rloo", "opo", "reinforce_plus_plus_baseline")
@@ -56,9 +57,11 @@ def pools_v0_4(keys: VerlKeys) -> VerlPools:
     gpus = keys.count("trainer.n_gpus_per_node", 8, limit=GPU_LIMIT)
     tensor = keys.count("actor_rollout_ref.rollout.tensor_model_parallel_size", 2)
     if (nnodes * gpus) % tensor:
-        raise keys.error(
-            f"actor_rollout_ref.rollout.tensor_model_parallel_size={tensor} does not divide global_pool's {nnodes * gpus} GPUs "
-            f"(trainer.nnodes={nnodes} x trainer.n_gpus_per_node={gpus}); verl asserts the rollout world size is a multiple of it"
+        key = "actor_rollout_ref.rollout.tensor_model_parallel_size"
+        raise keys.size_error(
+            f"{key}={tensor} does not divide global_pool's {nnodes * gpus} GPUs "
+            f"(trainer.nnodes={nnodes} x trainer.n_gpus_per_node={gpus}); verl asserts the rollout world size is a multiple of it",
+            (StatedSize(key, tensor, "global_pool", divisors(nnodes * gpus)),),
         )
     mapping = {"actor_rollout": "global_pool", "critic": "global_pool"}
     if keys.flag("reward_model.enable", False):

@@ -18,7 +18,8 @@ gives every pool ``max_colocate_count=1``, line 88).
 from __future__ import annotations
 
 from solver_placement._frontends.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
-from solver_placement._frontends.verl.pools import SizeKeys, VerlPool, VerlPools, uniform_pool
+from solver_placement._frontends.verl.pools import SizeKeys, VerlPool, VerlPools, divisors, uniform_pool
+from solver_placement._solver.nearest_sizes import StatedSize
 
 #: Worker strategies 0.6.1's driver knows for the actor, the critic and the reward model.
 STRATEGIES = ("fsdp", "fsdp2", "megatron")
@@ -95,8 +96,11 @@ def _check_rollout_divides(keys: VerlKeys, gpus: int) -> None:
     sizes = {part: keys.count(f"{rollout}.{part}", 2 if part.startswith("tensor") else 1) for part in ("tensor_model_parallel_size", "data_parallel_size", "pipeline_model_parallel_size")}
     size = sizes["tensor_model_parallel_size"] * sizes["data_parallel_size"] * sizes["pipeline_model_parallel_size"]
     if gpus % size:
-        raise keys.error(
+        key, tensor = f"{rollout}.tensor_model_parallel_size", sizes["tensor_model_parallel_size"]
+        others = size // tensor
+        raise keys.size_error(
             f"{rollout}.tensor_model_parallel_size={sizes['tensor_model_parallel_size']} (x data_parallel_size={sizes['data_parallel_size']} x "
             f"pipeline_model_parallel_size={sizes['pipeline_model_parallel_size']}: {size} GPUs) does not divide global_pool's {gpus} GPUs "
-            f"(trainer.nnodes x trainer.n_gpus_per_node); verl asserts the rollout world size is a multiple of it"
+            f"(trainer.nnodes x trainer.n_gpus_per_node); verl asserts the rollout world size is a multiple of it",
+            (StatedSize(key, tensor, "global_pool", divisors(gpus, others)),),
         )

@@ -373,3 +373,25 @@ def test_reward_pool_is_cut_in_the_order_its_groups_were_created() -> None:
     solution = solve({**config(MAIN, *reward), "cluster": {"num_nodes": 3, "num_gpus_per_node": [8, 6, 8]}})
     nodes = [sorted({p.cluster_node_rank for p in solution.placements(f"rollout_reward_colocate_{rank}")}) for rank in range(4)]
     assert nodes == [[2], [2], [1], [1]]
+
+
+@pytest.mark.parametrize(
+    ("path", "overrides", "words", "fix"),
+    [
+        (MAIN, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3"], "(actor_rollout_ref.rollout.tensor_model_parallel_size=3 x data x pipeline",
+         "actor_rollout_ref.rollout.tensor_model_parallel_size=4"),
+        (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3", "verl_version=0.4.1"], "tensor_model_parallel_size=3 does not divide",
+         "actor_rollout_ref.rollout.tensor_model_parallel_size=4"),
+        (V041, ["actor_rollout_ref.rollout.tensor_model_parallel_size=3", "verl_version=0.6.1"], "tensor_model_parallel_size=3 (x data_parallel_size=1",
+         "actor_rollout_ref.rollout.tensor_model_parallel_size=4"),
+        (MAIN, ["actor_rollout_ref.rollout.tensor_model_parallel_size=12", "trainer.nnodes=3"], "a replica of 12 GPUs", "actor_rollout_ref.rollout.tensor_model_parallel_size=8"),
+        (MAIN, [*POOLS_MAIN[:5], "reward.reward_model.rollout.tensor_model_parallel_size=8"], "reward_pool has 4 GPUs, which replicas of 8",
+         "reward.reward_model.rollout.tensor_model_parallel_size=4"),
+    ],
+)  # fmt: skip
+def test_a_parallel_size_verl_refuses_is_named_with_the_nearest_that_places(path: Path, overrides: list[str], words: str, fix: str) -> None:
+    """Issue 31 item 4: the user's key and value, and a value that fits, checked by solving with it."""
+    with pytest.raises(PlacementConfigError) as caught:
+        solve(config(path, *overrides))
+    assert words in str(caught.value) and str(caught.value).endswith(f"; with {fix} it places (checked by solving with it)")
+    solve(config(path, *overrides, fix))  # the fix, as offered
