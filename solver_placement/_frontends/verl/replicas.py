@@ -1,4 +1,4 @@
-"""verl 0.9's LLM server replicas: how many GPUs one takes, and the pool each standalone one
+"""verl's LLM server replicas (0.7.1 on): how many GPUs one takes, and the pool each standalone one
 creates for itself (``verl/workers/rollout/replica.py`` and ``llm_server.py``, v0.9.0, v0.9.1
 and main 1dda039b).
 
