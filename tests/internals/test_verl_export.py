@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 from helpers import MODELS, ROOT, cli_runner, config
+from internals.specification.test_verl_trainer import RELEASE_CASES, TRIMMED
 from omegaconf import OmegaConf
 
 from solver_placement import PlacementConfigError, VerlExportError, export_verl, solve
 from solver_placement._cli.app import main
 from solver_placement._config import load_config
+from solver_placement._frontends.verl import verl_pools
 from solver_placement._frontends.verl.export import RULES
 from solver_placement._frontends.verl.export_names import roles_of
 from solver_placement._frontends.verl.resource_pools import pool_spec_from_config
@@ -98,6 +100,19 @@ def test_export_reads_back_to_the_same_placement(source: Any, base: Path, cluste
         assert as_pools == original
     gpus = {(p.cluster_node_rank, p.local_hardware_ranks[0]) for name in solved.components for p in solved.placements(name)}
     assert {gpu for groups in as_pools.values() for group in groups for gpu in group} == gpus
+
+
+@pytest.mark.parametrize(("release", "overrides"), [(case[0], case[1]) for case in RELEASE_CASES])
+def test_each_release_exports_what_it_reads(release: str, overrides: list[str]) -> None:
+    """A layout read by a release's rules exports in that release's keys and reads back, as its
+    trainer config and as resource_pools:, to the same roles on the same GPUs."""
+    source = verl(TRIMMED[release], *overrides, f"verl_version={release}")
+    exported = export_verl(source)
+    assert exported.version == release
+    solved = solve(source)
+    as_pools, as_trainer = read_back(exported, TRIMMED[release], None, solved.cluster.gpus_per_node.tolist())
+    assert as_pools == as_trainer == pools_placed(source)
+    assert dict(exported.mapping) == dict(verl_pools(source).mapping) and exported.idle == verl_pools(source).idle
 
 
 def test_the_trainer_models_export_is_verls_keys() -> None:

@@ -68,13 +68,17 @@ class VerlPools:
     @property
     def label(self) -> str:
         """The release(s) the config was read as, for messages (``0.9.0, 0.9.1 or main``)."""
-        versions = self.versions or (self.version,)
-        return versions[0] if len(versions) == 1 else f"{', '.join(versions[:-1])} or {versions[-1]}"
+        return release_label(self.versions or (self.version,))
 
     @property
     def resource_pool_spec(self) -> dict[str, list[int]]:
         """The pools as verl's ``ResourcePoolManager`` takes them (``{name: process_on_nodes}``)."""
         return {name: list(pool.process_on_nodes) for name, pool in self.pools.items()}
+
+
+def release_label(versions: tuple[str, ...]) -> str:
+    """``0.9.0, 0.9.1 or main``: releases as a message names them."""
+    return versions[0] if len(versions) == 1 else f"{', '.join(versions[:-1])} or {versions[-1]}"
 
 
 def uniform_pool(nnodes: int, gpus_per_node: int, max_colocate_count: int, keys: SizeKeys) -> VerlPool:

@@ -19,7 +19,7 @@ from typing import Any
 
 from solver_placement._errors import PlacementConfigError, cut, shown
 from solver_placement._frontends.verl.keys import VerlKeys
-from solver_placement._frontends.verl.pools import VerlPools
+from solver_placement._frontends.verl.pools import VerlPools, release_label
 from solver_placement._frontends.verl.v0_4 import pools_v0_4
 from solver_placement._frontends.verl.v0_6 import pools_v0_6
 from solver_placement._frontends.verl.v0_7 import pools_v0_7
@@ -83,7 +83,7 @@ def verl_pools(config: Mapping[str, Any]) -> VerlPools:
         if not isinstance(config.get(section), Mapping):
             raise PlacementConfigError(f"verl config: {VERSION_KEY} is set but the {section}: section is missing; give verl's whole trainer config")
     candidates = (version,) if version is not None else candidate_versions(config)
-    label = _label(candidates)
+    label = release_label(candidates)
     _check_device(VerlKeys(config, candidates[-1], label))
     outcomes = [_read(config, candidate, label) for candidate in candidates]
     newest = outcomes[-1]
@@ -147,11 +147,11 @@ def _ask_for_version(candidates: tuple[str, ...], outcomes: list[VerlPools | Pla
         else:
             group[0].append(version)
     if all(isinstance(outcome, PlacementConfigError) for outcome in outcomes):
-        told = "; ".join(f"verl {_label(tuple(versions))}: {cut(_reason(outcome), 300)}" for versions, outcome in groups)
-        return PlacementConfigError(f"verl config: every verl release its keys fit ({_label(candidates)}) refuses it ({told})")
-    told = "; ".join(f"verl {_label(tuple(versions))} {_summary(outcome)}" for versions, outcome in groups)
+        told = "; ".join(f"verl {release_label(tuple(versions))}: {cut(_reason(outcome), 300)}" for versions, outcome in groups)
+        return PlacementConfigError(f"verl config: every verl release its keys fit ({release_label(candidates)}) refuses it ({told})")
+    told = "; ".join(f"verl {release_label(tuple(versions))} {_summary(outcome)}" for versions, outcome in groups)
     return PlacementConfigError(
-        f"verl config: its keys fit verl {_label(candidates)}, which build different pools from it ({told}); "
+        f"verl config: its keys fit verl {release_label(candidates)}, which build different pools from it ({told}); "
         f"state {VERSION_KEY}: one of {', '.join(candidates)} (the verl you run it with)"
     )
 
@@ -168,10 +168,6 @@ def _summary(outcome: VerlPools | PlacementConfigError) -> str:
     roles = ", ".join(f"{role}{' (never started)' if role in outcome.idle else ''}" for role in list(outcome.mapping)[:6])
     groups = len(outcome.workers)
     return f"build {pools}, map {roles} and start {groups} worker group(s)"
-
-
-def _label(versions: tuple[str, ...]) -> str:
-    return versions[0] if len(versions) == 1 else f"{', '.join(versions[:-1])} or {versions[-1]}"
 
 
 def _check_device(keys: VerlKeys) -> None:

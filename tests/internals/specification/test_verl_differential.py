@@ -316,3 +316,18 @@ def test_verl_cuts_several_exported_teachers_as_solved(verl_source: Callable[[st
     assert sorted(built["servers"]) == sorted(exported.pools["teacher_pool"].slices) == sorted(verl_pools(config(MAIN, *TEACHERS)).slices)
     _check_replicas(built, full, landing)
 
+
+
+@pytest.mark.parametrize(("release", "overrides"), [(case[0], case[1]) for case in RELEASE_CASES])
+def test_each_release_builds_what_is_exported(verl_source: Callable[[str], Path], release: str, overrides: list[str]) -> None:
+    """The overrides ``export --to verl`` writes for a release make that release's own driver build
+    the exported pools, map the exported roles and start the exported worker groups."""
+    exported = export_verl(config(TRIMMED[release], *overrides, f"verl_version={release}"))
+    built = _verl(verl_source(release), release, list(exported.overrides))
+    assert built["resource_pool_spec"] == exported.resource_pool_spec
+    assert built["mapping"] == dict(exported.mapping)
+    # the roles started in the trainer's fused worker groups (from 0.7.1 the reward model and teachers serve as replicas instead)
+    fused = [role for role in exported.mapping if role not in exported.idle and (release in ("0.5.0", "0.6.1") or role not in ("rm", "teacher"))]
+    assert sorted(role for group in built["groups"] for role in group["roles"]) == sorted(fused)
+    pools = {exported.mapping[role] for role in fused}
+    assert {(group["pool"], group["max_colocate_count"]) for group in built["groups"]} == {(pool, exported.pools[pool].max_colocate_count) for pool in pools}
