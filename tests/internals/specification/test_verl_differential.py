@@ -5,13 +5,15 @@ verl's code runs for real in a subprocess (``tests/verl_drivers``) with torch, t
 Ray's actors stubbed: no GPU, no Ray cluster. verl is no dependency of this package, so the test
 installs the released sources it compares with, pinned by version and wheel hash
 (``pip install --no-deps --target``), into pytest's cache directory (``.pytest_cache/d/verl``),
-once; nothing else is written outside it (the drivers' bytecode goes there too). The trimmed
-``ppo_trainer_main.yaml`` is compared with verl's newest release, 0.9.1: a release is
-reproducible, a branch is not. To compare with other sources (a checkout of verl's main, 0.9.1 or
+once; nothing else is written outside it (the drivers' bytecode goes there too). Each release read
+is run (0.4.1, 0.5.0, 0.6.1, 0.7.1, 0.8.0: ``RELEASE_CASES``, from the release's own composed
+config, whose keys tell the release); the trimmed ``ppo_trainer_main.yaml`` is compared with
+verl's newest release, 0.9.1: a release is reproducible, a branch is not. To compare with other sources (a checkout of verl's main, 0.9.1 or
 later: 0.9.0 does not read ``hybrid_engine=false``), name them; the test then installs nothing and
 runs in the fast tier too:
 
-    VERL_0_4_1_SOURCE=<verl 0.4.1> VERL_MAIN_SOURCE=<a checkout of verl's main> pytest tests/internals/specification/test_verl_differential.py
+    VERL_0_4_1_SOURCE=<verl 0.4.1> VERL_0_5_0_SOURCE=<verl 0.5.0> VERL_0_6_1_SOURCE=<verl 0.6.1> VERL_0_7_1_SOURCE=<verl 0.7.1> \
+    VERL_0_8_0_SOURCE=<verl 0.8.0> VERL_MAIN_SOURCE=<a checkout of verl's main> pytest tests/internals/specification/test_verl_differential.py
 
 Without them the test downloads, so it is ``slow``: CI runs it (``CI=true``), and must, so there
 a download that fails fails the test; elsewhere (``--runslow``) an index out of reach skips it.

@@ -1,5 +1,6 @@
 """verl's own trainer config is read as verl's driver reads it: the pools, the role mapping and the
-started roles, for verl 0.4.1 and for main, then placed like ``resource_pools:``.
+started roles, for every release read (0.4.1, 0.5.0, 0.6.1, 0.7.1, 0.8.0, 0.9.x and main, each by its
+own rules), then placed like ``resource_pools:``.
 
 The expected values are what verl itself builds for the same config and overrides:
 ``test_verl_differential.py`` runs verl's driver on them when verl is at hand; the overrides are
