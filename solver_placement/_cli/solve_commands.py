@@ -72,10 +72,7 @@ def solve_command(
         echo_document(document("solve", given, status=solution.status.lower(), placement_class=placed.class_name,
                                placement_mode=placed.mode, components=components, **verl_answer(given.job)), fmt)  # fmt: skip
         return
-    click.echo(f"{heading(given)}: {solution.cluster.describe()}; {_verdict(solution)} in {sum(solution.timings.values()):.3f} s")
-    line = verl_line(given.job)
-    if line is not None:
-        click.echo(line)
+    click.echo(f"{heading(given)}: {solution.cluster.describe()}; {_verdict(solution)} in {sum(solution.timings.values()):.3f} s{verl_line(given.job)}")
     click.echo(format_table([p for pls in records.values() for p in pls]))
 
 
@@ -123,10 +120,7 @@ def explain_command(
     if fmt == "json":
         echo_document(_feasible_document(given, placed), fmt)
         return
-    click.echo(f"{heading(given)}: {summary(placed)}")
-    line = verl_line(given.job)
-    if line is not None:
-        click.echo(line)
+    click.echo(f"{heading(given)}: {summary(placed)}{verl_line(given.job)}")
 
 
 def _explain_infeasible(given: JobInput, error: InfeasiblePlacementError, fmt: str, time_limit: float | None, placed_as_written: bool) -> None:
@@ -170,13 +164,14 @@ def verl_answer(job: Job) -> dict[str, dict[str, object]]:
     return {"verl": {"versions": list(built.versions), "mapping": dict(built.mapping), "never_started": sorted(built.idle)}}
 
 
-def verl_line(job: Job) -> str | None:
-    """``verl 0.9.0, 0.9.1 or main maps actor_rollout -> global_pool, rm -> global_pool (never started)``."""
+def verl_line(job: Job) -> str:
+    """``; verl 0.9.0, 0.9.1 or main maps actor_rollout -> global_pool, rm -> global_pool (never started)``
+    (the end of the heading line, so a summary stays one line), or "" for a config not verl's."""
     built = _verl_built(job)
     if built is None:
-        return None
+        return ""
     roles = ", ".join(f"{role} -> {pool}{' (never started)' if role in built.idle else ''}" for role, pool in built.mapping.items())
-    return f"verl {built.label} maps {roles}"
+    return f"; verl {built.label} maps {roles}"
 
 
 def _verl_built(job: Job) -> VerlPools | None:
