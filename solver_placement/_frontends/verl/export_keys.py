@@ -75,8 +75,8 @@ def trainer_overrides(
     keys += _sizes("distillation", teacher)
     teachers = {key: counts for (role, key), counts in replicas.items() if role == "teacher"}
     if list(teachers) == [LONE_KEY]:  # the lone teacher fills the pool; its inference section has no pipeline key to override
-        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", teachers[LONE_KEY][0], ("data_parallel_size",))
-    for key, counts in teachers.items() if list(teachers) != [LONE_KEY] else ():  # several: an entry each, keyed and sized, in the pool's order
+        return (*keys, *_replica_size(f"{TEACHERS}.{LONE}.inference", teachers[LONE_KEY][0], ("data_parallel_size",)))
+    for key, counts in teachers.items():  # several: an entry each, keyed and sized, in the pool's order
         entry = f"{TEACHERS}.{key}"
         keys += [f"{entry}.key={key}", f"{entry}.num_replicas={len(counts)}", *_replica_size(f"{entry}.inference", counts[0], ("data_parallel_size",))]
     return tuple(keys)
