@@ -54,8 +54,8 @@ def export_command(
     given = read_job_input(file, overrides)
     with working(f"solving {given.name}"):
         placed = place(given.job, time_limit, model_parallel)
-    stated = verl_pools(given.job.config).version if given.job.frontend.name == VERL_TRAINER else None
-    exported = export_verl(placed.solution, version=verl_version or stated)
+    candidates = verl_pools(given.job.config).versions if given.job.frontend.name == VERL_TRAINER else ()
+    exported = export_verl(placed.solution, version=verl_version, candidates=candidates)
     if fmt != "text":
         echo_document(document("export", given, to=target, verl_version=exported.version, resource_pools=exported.resource_pools(),
                                trainer_overrides=list(exported.overrides)), fmt)  # fmt: skip

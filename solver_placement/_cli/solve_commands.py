@@ -17,6 +17,9 @@ from solver_placement._cli.progress import working
 from solver_placement._cli.text import format_table, heading, summary, usage_counts
 from solver_placement._diagnose import fixes as checked_fixes
 from solver_placement._errors import InfeasiblePlacementError
+from solver_placement._frontends.verl import VerlPools, verl_pools
+from solver_placement._frontends.verl.versions import VERL_TRAINER
+from solver_placement._job import Job
 from solver_placement._layout_report import layout_report
 from solver_placement._solver.conflicts import compact_statements, grouped_lines, statement_records
 from solver_placement._solver.options import SolveStatus
@@ -42,7 +45,9 @@ def solve_command(
     json and yaml print one document: schema_version (1), command, file,
     overrides, status (CP-SAT's, e.g. "optimal"), placement_class and
     placement_mode (RLinf's class and mode, null when placed as written) and
-    components: {name: [every Placement field, one object per process]}.
+    components: {name: [every Placement field, one object per process]};
+    for verl's trainer config also verl: {versions, mapping (role -> pool, as
+    verl's driver builds it), never_started (the roles it maps and never starts)}.
 
     \b
     Examples:
@@ -65,9 +70,9 @@ def solve_command(
     if fmt != "table":
         components = {name: [asdict(p) for p in pls] for name, pls in records.items()}
         echo_document(document("solve", given, status=solution.status.lower(), placement_class=placed.class_name,
-                               placement_mode=placed.mode, components=components), fmt)  # fmt: skip
+                               placement_mode=placed.mode, components=components, **verl_answer(given.job)), fmt)  # fmt: skip
         return
-    click.echo(f"{heading(given)}: {solution.cluster.describe()}; {_verdict(solution)} in {sum(solution.timings.values()):.3f} s")
+    click.echo(f"{heading(given)}: {solution.cluster.describe()}; {_verdict(solution)} in {sum(solution.timings.values()):.3f} s{verl_line(given.job)}")
     click.echo(format_table([p for pls in records.values() for p in pls]))
 
 
@@ -115,7 +120,7 @@ def explain_command(
     if fmt == "json":
         echo_document(_feasible_document(given, placed), fmt)
         return
-    click.echo(f"{heading(given)}: {summary(placed)}")
+    click.echo(f"{heading(given)}: {summary(placed)}{verl_line(given.job)}")
     for sentence in given.misspelt:  # feasible is not fine when a component was meant to be another
         click.echo(f"warning: {sentence}")
 
@@ -147,8 +152,32 @@ def _feasible_document(given: JobInput, placed: SolvedJob) -> dict[str, object]:
     return document(
         "explain", given, feasible=True, summary=summary(placed), status=placed.solution.status.lower(),
         placement_class=placed.class_name, placement_mode=placed.mode, **usage_counts(placed),
-        components={name: len(pls) for name, pls in records.items()},
+        components={name: len(pls) for name, pls in records.items()}, **verl_answer(given.job),
     )  # fmt: skip
+
+
+def verl_answer(job: Job) -> dict[str, dict[str, object]]:
+    """For verl's trainer config, verl's own answer beside the placement: the releases it was read
+    as, the role -> pool mapping its driver builds and the roles of it verl never starts (0.4.1's
+    critic without GAE, main's ``rm`` without a reward model); empty for any other config."""
+    built = _verl_built(job)
+    if built is None:
+        return {}
+    return {"verl": {"versions": list(built.versions), "mapping": dict(built.mapping), "never_started": sorted(built.idle)}}
+
+
+def verl_line(job: Job) -> str:
+    """``; verl 0.9.0, 0.9.1 or main maps actor_rollout -> global_pool, rm -> global_pool (never started)``
+    (the end of the heading line, so a summary stays one line), or "" for a config not verl's."""
+    built = _verl_built(job)
+    if built is None:
+        return ""
+    roles = ", ".join(f"{role} -> {pool}{' (never started)' if role in built.idle else ''}" for role, pool in built.mapping.items())
+    return f"; verl {built.label} maps {roles}"
+
+
+def _verl_built(job: Job) -> VerlPools | None:
+    return verl_pools(job.config) if job.frontend.name == VERL_TRAINER else None
 
 
 def _verdict(solution: Solution) -> str:

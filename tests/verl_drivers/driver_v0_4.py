@@ -1,4 +1,4 @@
-"""Run verl 0.4.1's own driver (``TaskRunner.run``) and trainer (``RayPPOTrainer.init_workers``) on
+"""Run verl 0.4.1's, 0.5.0's or 0.6.1's own driver (``TaskRunner.run``) and trainer (``RayPPOTrainer.init_workers``) on
 a config, with Ray and the models stubbed, and print the pools, the mapping and the worker groups
 it makes as JSON. Usage: ``PYTHONPATH=<verl 0.4.1>:tests/verl_drivers python driver_v0_4.py CONFIG [KEY=VALUE]...``."""
 
@@ -18,7 +18,7 @@ import verl.utils  # noqa: E402
 import verl.utils.fs  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-#: Role members as 0.4.1's trainer names their worker groups.
+#: Role members as the trainer names their worker groups.
 ROLE_NAMES = {"ActorRollout": "actor_rollout", "Critic": "critic", "RefPolicy": "ref", "RewardModel": "rm"}
 
 
@@ -36,6 +36,7 @@ def main() -> None:
 
     main_ppo.RayPPOTrainer = trainer
     main_ppo.load_reward_manager = main_ppo.create_rl_dataset = main_ppo.create_rl_sampler = lambda *args, **kwargs: None
+    main_ppo.validate_config = lambda **kwargs: None  # 0.6.1: batch sizes and the like, not pools
     verl.utils.fs.copy_to_local = lambda *args, **kwargs: "/nonexistent"
     verl.utils.hf_tokenizer = verl.utils.hf_processor = lambda *args, **kwargs: None
     try:
@@ -45,6 +46,7 @@ def main() -> None:
     manager = captured["resource_pool_manager"]
     ray_trainer.RayPPOTrainer._validate_config = lambda self: None
     ray_trainer.RayPPOTrainer._create_dataloader = lambda self, *args, **kwargs: None
+    ray_trainer.omega_conf_to_dataclass = lambda section, *args, **kwargs: section  # 0.6.1 on: the critic's dataclass; Hydra is stubbed
     ray_trainer.ResourcePoolManager._check_resource_available = lambda self: None
     groups: list[dict[str, Any]] = []
 

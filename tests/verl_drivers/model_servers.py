@@ -1,4 +1,4 @@
-"""verl 0.9's reward model and teacher replicas, started by verl's own managers on a manager's
+"""verl's reward model and teacher replicas (0.7.1 has no teachers; 0.8.0 and 0.9.1 both), started by verl's own managers on a manager's
 pools, with Ray's placement groups faked where the test says Ray lands them: which bundles each
 replica's worker group takes, rank by rank (``driver_main.py`` prints them; import after
 ``stubs.install()``).
@@ -21,9 +21,7 @@ from typing import Any
 
 import ray
 import verl.experimental.reward_loop.reward_model as reward_model
-import verl.experimental.teacher_loop.teacher_model as teacher_model
 import verl.single_controller.ray.base as base
-import verl.workers.config.distillation as distillation
 import verl.workers.rollout.replica as replica
 from omegaconf import OmegaConf
 
@@ -92,25 +90,43 @@ def server_groups(config: Any, manager: Any, landing: dict[str, list[int]]) -> d
     """The reward model's and the teachers' worker groups: pool, and (group index, bundle) per rank."""
     fake_ray(landing)
     replica.RayWorkerGroup = _Recorded
-    replica.omega_conf_to_dataclass = lambda section: section  # the dataclass holds the same fields; Hydra is stubbed
-    for module in (reward_model, teacher_model):
-        module.get_rollout_replica_class = lambda name, *args: _Replica
-    reward_model.HFModelConfig = lambda **kwargs: type("Model", (), {"get_processor": lambda self: None})()
-    teacher_model.TeacherModelManager._initialize_load_balancer_handle = lambda self: setattr(self, "load_balancer_handle", None)
-    distillation.omega_conf_to_dataclass = to_dataclass
+    replica.omega_conf_to_dataclass = with_defaults  # Hydra is stubbed
+    reward_model.get_rollout_replica_class = lambda name, *args: _Replica
+    reward_model.HFModelConfig = _model
     manager.resource_pool_dict["global_pool"].get_placement_groups()  # the trainer's worker group asks first (its _setup, step 3)
     if config.reward.reward_model.enable:
         rm = object.__new__(reward_model.RewardModelManager)
         rm.config, rm.resource_pool = config.reward.reward_model, manager.resource_pool_dict[_pool_of(manager, "rm")]
         rm._run_all = lambda tasks: asyncio.run(_gather(tasks))
         rm._initialize_llm_servers()
-    if config.distillation.enabled:
+    if config.get("distillation") is not None and config.distillation.enabled:  # 0.8.0 on
+        import verl.experimental.teacher_loop.teacher_model as teacher_model
+        import verl.workers.config.distillation as distillation
+
+        teacher_model.get_rollout_replica_class = lambda name, *args: _Replica
+        teacher_model.HFModelConfig = _model
+        teacher_model.TeacherModelManager._initialize_load_balancer_handle = lambda self: setattr(self, "load_balancer_handle", None)
+        distillation.omega_conf_to_dataclass = to_dataclass
         teachers = object.__new__(teacher_model.MultiTeacherModelManager)
         teachers.config, teachers.resource_pool = config, manager.resource_pool_dict["teacher_pool"]
         teachers.distillation_config = to_dataclass(config.distillation)
         teachers.teacher_model_managers, teachers.server_addresses, teachers.server_handles, teachers.load_balancer_handle = {}, {}, {}, {}
         teachers._initialize_teacher_model_managers()
     return dict(_Recorded.started)
+
+
+def _model(**kwargs: Any) -> Any:
+    """A model config with no model behind it: the replicas only need its processor (none)."""
+    return type("Model", (), {"get_processor": lambda self: None})()
+
+
+def with_defaults(section: Any) -> Any:
+    """A rollout section with the defaults of verl's ``RolloutConfig`` under it, as the dataclass
+    verl converts it to would hold them (0.7.1 composes no reward ``pipeline_model_parallel_size``)."""
+    from verl.workers.config import RolloutConfig
+
+    defaults = {field.name: field.default for field in dataclasses.fields(RolloutConfig) if isinstance(field.default, (int, float, str, bool))}
+    return OmegaConf.merge(OmegaConf.create(defaults), section)
 
 
 def to_dataclass(node: Any, dataclass_type: type | None = None) -> Any:

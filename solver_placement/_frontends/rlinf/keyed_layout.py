@@ -20,7 +20,7 @@ from solver_placement._frontends.rlinf.component_placement import ComponentPlace
 from solver_placement._frontends.rlinf.held_gpus import HeldGpus
 from solver_placement._frontends.rlinf.model_parallel_layout import Layout
 from solver_placement._frontends.rlinf.model_parallel_sizes import ConfigReader
-from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_PP, ROLLOUT_TP, Sizes, StatedSize, in_user_keys, nearest_fit
+from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_PP, ROLLOUT_TP, Sizes, divisor_size, in_user_keys, nearest_fit
 from solver_placement._solver.solve import solve
 
 #: The component whose GPUs each size key splits (a fitting value divides that component's GPUs).
@@ -54,7 +54,7 @@ class KeyedLayout(ConfigReader, ComponentPlacement):
         """``error`` in the keys the config states, with the nearest sizes that place; unchanged
         when the config states none of the sizes the mode's layout reads, or no change of them places."""
         stated = [
-            StatedSize(key, sizes[key], self._held[SPLITS[key]].name, self._held[SPLITS[key]].count)
+            divisor_size(key, sizes[key], self._held[SPLITS[key]].name, self._held[SPLITS[key]].count)
             for key in self._size_keys()
             if self._lookup(key) is not None
         ]

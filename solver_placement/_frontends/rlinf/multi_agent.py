@@ -26,7 +26,7 @@ from solver_placement._frontends.rlinf.held_gpus import HeldGpus, check_divides,
 from solver_placement._frontends.rlinf.keyed_layout import KeyedLayout
 from solver_placement._frontends.rlinf.model_parallel import ModelParallelComponentPlacement
 from solver_placement._frontends.rlinf.model_parallel_layout import Layout, collocated_layout
-from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_TP, Sizes, StatedSize, in_user_keys, nearest_fit
+from solver_placement._frontends.rlinf.size_keys import ACTOR_TP, ROLLOUT_TP, Sizes, divisor_size, in_user_keys, nearest_fit
 from solver_placement._frontends.rlinf.strategies import PackedPlacementStrategy, PlacementStrategy
 
 #: Components that may share GPUs with everything (RLinf's "shared" names); all others are exclusive.
@@ -89,7 +89,7 @@ class EngineStrategies(KeyedLayout):
         key = f"{held.name}.tensor_parallel_size"
         if self._lookup(key) is None:
             return error
-        stated = [StatedSize(key, tp, held.name, held.count)]
+        stated = [divisor_size(key, tp, held.name, held.count)]
 
         def fits(sizes: Sizes) -> bool:
             try:

@@ -1,5 +1,5 @@
 """verl's own trainer config, read as verl's driver reads it: the resource pools and role mapping
-it builds (``versions`` picks 0.4.1's or 0.9's rules), on the cluster the config describes or a
+it builds (``versions`` picks the rules of the release it is for: ``v0_4`` to ``v0_9``), on the cluster the config describes or a
 given one (``cluster``). ``resource_pools`` compiles the result like a ``resource_pools:`` section;
 ``export`` writes a solved layout back in verl's keys; ``frontends`` registers both readers."""
 

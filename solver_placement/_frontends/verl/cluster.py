@@ -6,15 +6,20 @@ verl has no cluster section: it asks Ray for ``trainer.nnodes`` nodes of
 when they are not there. So without a ``cluster:`` the nodes are those the config describes.
 With one (or a live cluster), each pool is checked against it before the solver runs: a pool
 that no set of its nodes can hold, and a pool past the GPUs the pools before it leave, are
-refused naming the pool, its count, the nodes and the verl key to change. Where each pool then
-lands is Ray's choice in verl's order (``_specification/pool_order``), which says what it cannot place.
+infeasible (the cluster cannot hold what the config asks: exit status 3, as for any placement
+that does not exist), naming the pool, its count, the nodes and the verl key to change. Where
+each pool then lands is Ray's choice in verl's order (``pool_order``), which says what it cannot
+place; ``size_fix`` then looks for the nearest pool sizes that place, by solving.
 """
 
 from __future__ import annotations
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import InfeasiblePlacementError, Statement, counted
 from solver_placement._frontends.verl.pools import VerlPool, VerlPools
+
+#: The rule a pool that does not fit the cluster breaks (``Statement.rule``).
+RULE = "verl pools"
 
 
 def verl_cluster(built: VerlPools, given: Cluster | None) -> Cluster:
@@ -26,10 +31,11 @@ def verl_cluster(built: VerlPools, given: Cluster | None) -> Cluster:
     used: list[str] = []
     taken = 0
     for name, pool in built.pools.items():
-        _check_pool(built.version, name, pool, gpus, shown)
+        _check_pool(built.label, name, pool, gpus, shown)
         if taken + pool.gpus > sum(gpus):
             raise _error(
-                built.version,
+                built.label,
+                pool,
                 f"{name} needs {pool.gpus} GPUs ({_sizes(pool)}) beyond the {taken} of {', '.join(used)}, but {shown} has {sum(gpus)} "
                 f"in all: {name}'s nodes are not in the cluster. Add {_nodes_short(pool, sum(gpus) - taken)} to the cluster, "
                 f"or lower {pool.keys.nnodes}{_instead(pool)}",
@@ -46,13 +52,13 @@ def _check_pool(version: str, name: str, pool: VerlPool, gpus: list[int], shown:
     if room >= groups:
         return
     if room:
-        fix = f"set {pool.keys.nnodes}={room}, or give the cluster more nodes of {size} GPUs"
+        fix = f"lower {pool.keys.nnodes}, or give the cluster more nodes of {size} GPUs"
     else:
-        largest = max(gpus, default=0)
-        fix = f"no node has {size} GPUs (the largest has {largest})" + (f": set {pool.keys.gpus_per_node}={largest}" if largest else "")
+        fix = f"no node has {size} GPUs (the largest has {max(gpus, default=0)}): lower {pool.keys.gpus_per_node}"
     raise _error(
         version,
-        f"{name} needs {groups} placement group(s) of {size} GPUs, each on one node ({_sizes(pool)}), but {shown} has room "
+        pool,
+        f"{name} needs {counted(groups, 'placement group')} of {size} GPUs, each on one node ({_sizes(pool)}), but {shown} has room "
         f"for {room}; {fix}{_instead(pool)}",
     )
 
@@ -64,12 +70,14 @@ def _sizes(pool: VerlPool) -> str:
 def _nodes_short(pool: VerlPool, free: int) -> str:
     """How many nodes of the pool's size would cover what is missing."""
     size = pool.process_on_nodes[0]
-    return f"{-(-(pool.gpus - free) // size)} node(s) of {size} GPUs"
+    return f"{counted(-(-(pool.gpus - free) // size), 'node')} of {size} GPUs"
 
 
 def _instead(pool: VerlPool) -> str:
     return f", or set {pool.keys.instead}" if pool.keys.instead else ""
 
 
-def _error(version: str, text: str) -> PlacementConfigError:
-    return PlacementConfigError(f"verl config (read as verl {version}): {text}")
+def _error(version: str, pool: VerlPool, text: str) -> InfeasiblePlacementError:
+    """No placement exists: the pool's size keys ask for more than the cluster holds."""
+    statement = Statement(f"verl config (read as verl {version}): {text}", "", (pool.keys.nnodes, pool.keys.gpus_per_node), RULE)
+    return InfeasiblePlacementError(f"no placement exists: {statement.text}", [statement])

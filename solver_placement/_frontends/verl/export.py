@@ -43,22 +43,37 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._config import ConfigSource
 from solver_placement._constants import ACCELERATOR
-from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, VerlExportError, shown
+from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, VerlExportError, counted, shown
 from solver_placement._frontends.verl import verl_pools
-from solver_placement._frontends.verl.export_names import OWN_POOLS, RANK_BOUND, STANDALONE, check_roles, rank_of, refused, roles_of, server_of
+from solver_placement._frontends.verl.export_keys import config_of, trainer_overrides
+from solver_placement._frontends.verl.export_names import (
+    ALIASES,
+    FUSED_RM,
+    OWN_POOLS,
+    RANK_BOUND,
+    STANDALONE,
+    check_roles,
+    rank_of,
+    refused,
+    roles_of,
+    server_of,
+    trainer_roles,
+)
 from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
 from solver_placement._frontends.verl.replicas import STANDALONE_COLOCATE
 from solver_placement._frontends.verl.resource_pools import FUSED, ResourcePool, in_slice_order, slice_gpus
-from solver_placement._frontends.verl.servers import LONE, LONE_KEY, TEACHERS
 from solver_placement._frontends.verl.v0_9 import STANDALONE_ONLY, TRAINER_COLOCATE
-from solver_placement._frontends.verl.versions import RULES as READ_RULES
-from solver_placement._frontends.verl.versions import VERL_TRAINER
+from solver_placement._frontends.verl.versions import RELEASES, VERL_TRAINER
 from solver_placement._job import Job, load_job
 from solver_placement._solver.solution import Solution
 from solver_placement._solver.solve import solve
 
 #: The verl versions a layout can be exported to (those ``_frontends/verl`` reads back).
-VERSIONS = tuple(READ_RULES)
+VERSIONS = RELEASES
+#: The first release with each pool of its own.
+OWN_POOL_SINCE = {"reward_pool": "0.6.1", "teacher_pool": "0.8.0"}
+#: The releases with ``separate_async``'s standalone rollout replicas.
+STANDALONE_RELEASES = ("0.9.0", "0.9.1", "main")
 #: The rules a refusal names (``VerlExportError.rule``).
 RULES = ("one worker per GPU", "pools share no GPU", "equal node entries", "verl's pools", "Ray's node order")
 #: verl's name of a standalone rollout replica's pool (``rollout_pool_<rank>``).
@@ -70,12 +85,16 @@ SHOWN_NODES = 4
 @dataclass(frozen=True)
 class VerlExport:
     """The layout for verl ``version``: its pools in the order verl creates them, the role ->
-    pool mapping, and the Hydra overrides of verl's trainer config that build those pools."""
+    pool mapping verl's driver builds from the overrides (``idle``: the roles of it verl never
+    starts, such as 0.4.1's critic without GAE), the Hydra overrides of verl's trainer config
+    that build those pools, and the roles that start, by pool (``started``)."""
 
     version: str
     pools: Mapping[str, ResourcePool]
     mapping: Mapping[str, str]
     overrides: tuple[str, ...]
+    idle: frozenset[str]
+    started: Mapping[str, str]
 
     @property
     def resource_pool_spec(self) -> dict[str, list[int]]:
@@ -86,7 +105,8 @@ class VerlExport:
     def resource_pools(self) -> dict[str, Any]:
         """The pools as a ``resource_pools:`` section, which places the same layout when read back."""
         spec: dict[str, Any] = {}
-        mapping = {role: pool for role, pool in self.mapping.items() if role not in OWN_POOLS or self.pools[pool].own_worker_group}
+        served = {roles_of(replica)[0] for pool in self.pools.values() for replica in pool.slices}  # rm, teacher: their replicas are the groups
+        mapping = {role: pool for role, pool in self.started.items() if role not in served}
         for name, pool in self.pools.items():
             body: dict[str, Any] = {"process_on_nodes": list(pool.process_on_nodes), "max_colocate_count": pool.max_colocate_count}
             if pool.own_worker_group:
@@ -106,6 +126,8 @@ class _Pool:
     gpus: Mapping[int, tuple[int, ...]]
     #: How many of the GPUs each component holds (a model server replica: its slice).
     sizes: Mapping[str, int]
+    #: Each component's first GPU (node, GPU): the order of several teachers' replicas in their pool.
+    first: Mapping[str, tuple[int, int]]
 
     @property
     def roles(self) -> list[str]:
@@ -113,22 +135,57 @@ class _Pool:
         return [role for name in self.components for role in roles_of(name)]
 
 
-def export_verl(source: Solution | ConfigSource | Job, *, version: str | None = None, cluster: Cluster | None = None) -> VerlExport:
+def export_verl(
+    source: Solution | ConfigSource | Job, *, version: str | None = None, cluster: Cluster | None = None, candidates: Sequence[str] = ()
+) -> VerlExport:
     """``source`` (a Solution, or a config to solve, on ``cluster`` if given) as verl ``version``
-    states it; the version defaults to the config's when it is verl's trainer config, else main."""
+    states it. Without a version: the releases verl's trainer config was read as (or
+    ``candidates``, those a Solution's config was read as), when they all export it alike (the
+    newest of them is named), else main for a config that is not verl's."""
     if isinstance(source, Solution):
-        solution, stated = source, None
+        solution = source
     else:
         job = load_job(source, cluster)
-        solution, stated = solve(job), verl_pools(job.config).version if job.frontend.name == VERL_TRAINER else None
-    chosen = version or stated or "main"
-    if chosen not in VERSIONS:
-        raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")
-    check_roles(solution, chosen)
-    named = _verl_pools(_pools_of(solution), chosen)
-    exported = _export(named, chosen)
+        solution = solve(job)
+        candidates = verl_pools(job.config).versions if job.frontend.name == VERL_TRAINER else ()
+    for chosen in (version, *candidates):
+        if chosen is not None and chosen not in VERSIONS:
+            raise PlacementConfigError(f"verl version {shown(chosen)} is not one export writes; write one of {', '.join(VERSIONS)}")
+    if version is not None or not candidates:
+        return _export_as(solution, version or "main")
+    outcomes = [_outcome(solution, candidate) for candidate in candidates]
+    if all(_alike(outcome, outcomes[0]) for outcome in outcomes):
+        if isinstance(outcomes[-1], VerlExportError):
+            raise outcomes[-1]
+        return outcomes[-1]
+    differ = ", ".join(candidates)
+    raise PlacementConfigError(
+        f"the config fits verl {differ}, whose exports of this layout differ (their keys for the same pools are not the same); "
+        f"state which verl it is for: verl_version: one of {differ} in the config, or --verl-version"
+    )
+
+
+def _export_as(solution: Solution, version: str) -> VerlExport:
+    """The export for one release, checked to land as solved."""
+    check_roles(solution, version)
+    named = _verl_pools(_pools_of(solution), version)
+    exported = _export(named, version)
     _check_verl_lands_them(solution, named, exported.pools)
     return exported
+
+
+def _outcome(solution: Solution, version: str) -> VerlExport | VerlExportError:
+    try:
+        return _export_as(solution, version)
+    except VerlExportError as error:
+        return error
+
+
+def _alike(one: VerlExport | VerlExportError, other: VerlExport | VerlExportError) -> bool:
+    """The same pools, mapping and overrides, or a refusal of the same component by the same rule."""
+    if isinstance(one, VerlExportError) or isinstance(other, VerlExportError):
+        return isinstance(one, VerlExportError) and isinstance(other, VerlExportError) and (one.component, one.rule) == (other.component, other.rule)
+    return (one.pools, dict(one.mapping), one.overrides, one.idle) == (other.pools, dict(other.mapping), other.overrides, other.idle)
 
 
 def _pools_of(solution: Solution) -> list[_Pool]:
@@ -153,7 +210,10 @@ def _pools_of(solution: Solution) -> list[_Pool]:
             raise refused(name, "pools share no GPU", f"shares some GPUs of {clash[0]!r} but not all; the roles of a verl pool hold all of its GPUs and pools share none")
         owner.update(dict.fromkeys(gpus, name))
         pools.setdefault(gpus, []).append(name)
-    return [_Pool(tuple(names), _by_node(names[0], gpus), {name: len(held_by[name]) for name in names}) for gpus, names in pools.items()]
+    return [
+        _Pool(tuple(names), _by_node(names[0], gpus), {name: len(held_by[name]) for name in names}, {name: min(held_by[name]) for name in names})
+        for gpus, names in pools.items()
+    ]
 
 
 def _held(solution: Solution, name: str) -> frozenset[tuple[int, int]]:
@@ -194,8 +254,9 @@ def _verl_pools(pools: Sequence[_Pool], version: str) -> dict[str, _Pool]:
             named[_standalone_pool(pool, standalone[0], version)] = pool
             continue
         own = OWN_POOLS.get(pool.roles[0]) if len(set(pool.roles)) == 1 else None
-        if own is not None and version == "0.4.1":
-            raise refused(pool.components[0], "verl's pools", "holds GPUs of its own; verl 0.4.1 has one pool, global_pool, for every role (export to 0.9.0, 0.9.1 or main)")
+        if own is not None and RELEASES.index(version) < RELEASES.index(OWN_POOL_SINCE[own]):
+            why = "has one pool, global_pool, for every role" if version in ("0.4.1", "0.5.0") else f"has no {own}"
+            raise refused(pool.components[0], "verl's pools", f"holds GPUs of its own; verl {version} {why} (export to {OWN_POOL_SINCE[own]} or later)")
         name = own or "global_pool"
         if name in named:
             raise VerlExportError(pool.components[0], "verl's pools", _second_pool(name, named[name], pool))
@@ -214,8 +275,8 @@ def _standalone_pool(pool: _Pool, role: str, version: str) -> str:
     rank = rank_of(role[len(STANDALONE) :])
     if rank is None:
         raise refused(component, "verl's pools", f"serves role {shown(role)}, not a standalone replica verl names (rollout_standalone_<rank>, rank 0, 1, ...){RANK_BOUND}")
-    if version == "0.4.1":
-        raise refused(component, "verl's pools", "is a standalone rollout replica; verl 0.4.1 has none (export to 0.9.0, 0.9.1 or main)")
+    if version not in STANDALONE_RELEASES:
+        raise refused(component, "verl's pools", f"is a standalone rollout replica; verl {version} has none (export to {', '.join(STANDALONE_RELEASES)})")
     if pool.roles != [role]:
         others = ", ".join(repr(name) for name in pool.components if name != component) or repr(FUSED.join(pool.roles))
         raise refused(component, "verl's pools", f"shares its GPUs with {others}; verl starts each standalone rollout replica on a pool of its own")
@@ -240,47 +301,62 @@ def _second_pool(name: str, first: _Pool, second: _Pool) -> str:
 
 def _export(named: Mapping[str, _Pool], version: str) -> VerlExport:
     """The pools with the version's worker groups and ``max_colocate_count``, and the overrides."""
-    colocate = 1 if version == "0.4.1" else TRAINER_COLOCATE
+    colocate = 1 if version in FUSED_RM else TRAINER_COLOCATE
     pools: dict[str, ResourcePool] = {}
     mapping: dict[str, str] = {}
-    replica_sizes: dict[str, int] = {}  # GPUs of one replica of each model, as the solution's replicas hold them
+    replicas_of: dict[tuple[str, str], list[int]] = {}  # each model's replicas' GPUs, (role, teacher key) -> counts, in the pool's order
+    hybrid = not (f"{STANDALONE_POOL}0" in named and version in STANDALONE_ONLY)
     for name, pool in named.items():
         entries = [len(held) for held in pool.gpus.values()]
         slices = _replicas(pool, entries[0], version)
         pools[name] = ResourcePool(entries, STANDALONE_COLOCATE if name.startswith(STANDALONE_POOL) else colocate, None, (), slices)
-        mapping.update({role: name for role in pool.roles})
-        replica_sizes.update({roles_of(replica)[0]: count for replica, (_, count) in slices.items()})
-    overrides = _overrides(pools, mapping, replica_sizes, version) + _rollout_overrides(pools, named, mapping, version)
-    return VerlExport(version, pools, mapping, overrides)
+        mapping.update(dict.fromkeys(_pool_roles(name, pool, version, hybrid), name))
+        for replica, (_, count) in slices.items():
+            role, key, _ = server_of(replica) or ("", "", 0)
+            replicas_of.setdefault((role, key), []).append(count)
+    overrides = trainer_overrides(pools, mapping, replicas_of, version) + _rollout_overrides(pools, named, mapping, version)
+    built = verl_pools(config_of(overrides, version))
+    return VerlExport(version, pools, built.mapping, overrides, built.idle, mapping)
+
+
+def _pool_roles(name: str, pool: _Pool, version: str, hybrid: bool) -> list[str]:
+    """verl's roles on a pool: on global_pool the trainer's, as verl names them
+    (``export_names.trainer_roles``), then the model servers'; elsewhere the pool's own."""
+    if name != "global_pool":
+        return pool.roles
+    servers = [role for component in pool.components if server_of(component) is not None for role in roles_of(component)]
+    return list(trainer_roles(list(pool.components), version, hybrid)) + servers
 
 
 def _replicas(pool: _Pool, gpus_per_node: int, version: str) -> dict[str, tuple[int, int]]:
     """The pool's model server replicas as verl slices the pool for them, (first GPU, count) by
-    name, after checking verl would number and size them so (none in 0.4.1, which fuses ``rm``)."""
+    name, after checking verl would number and size them so (none up to 0.6.1, which fuse ``rm``)."""
     servers = {name: server for name in pool.components if (server := server_of(name)) is not None}
-    if version == "0.4.1":
-        replica = next((name for name in servers if name not in OWN_POOLS), None)
+    if version in FUSED_RM:
+        replica = next((name for name in servers if roles_of(name) != [name] and name not in ALIASES), None)
         if replica is not None:
-            raise refused(replica, "verl's pools", "is a model server replica; verl 0.4.1 fuses its reward model into the trainer's workers (export to 0.9.0, 0.9.1 or main)")
+            raise refused(replica, "verl's pools", f"is a model server replica; verl {version} fuses its reward model into the trainer's workers (export to 0.7.1 or later)")
         return {}
-    other = next((name for name, (role, key, _) in servers.items() if role == "teacher" and key != LONE_KEY), None)
-    if other is not None:
-        why = f"is a replica of teacher {servers[other][1]!r}; export writes one teacher, which verl keys {LONE_KEY!r} (several need their keys in verl's config)"
-        raise refused(other, "verl's pools", why)
-    ranked = sorted(servers, key=lambda name: servers[name][2])
+    models: dict[tuple[str, str], list[str]] = {}  # each model's replicas (several teachers: one model per key)
+    for name, (role, key, _) in servers.items():
+        models.setdefault((role, key), []).append(name)
     slices: dict[str, tuple[int, int]] = {}
-    for rank, name in enumerate(ranked):
-        size = pool.sizes[name]
-        if size != pool.sizes[ranked[0]]:
-            raise refused(name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size")
-        if servers[name][2] != rank:
-            raise refused(name, "verl's pools", f"is replica {servers[name][2]} where verl numbers the replicas of a model 0 to {len(ranked) - 1}")
-        per_node = min(gpus_per_node, size)
-        spans = (rank * size + size - 1) // gpus_per_node - rank * size // gpus_per_node + 1
-        if size % per_node or (servers[name][0] == "teacher" and spans != -(-size // gpus_per_node)):
-            why = f"is a replica of {size} GPUs in a pool of nodes of {gpus_per_node}, which verl cannot cut so (a replica wider than a node fills whole nodes, a teacher's spans no more nodes than it needs)"
-            raise refused(name, "verl's pools", why)
-        slices[name] = (rank * size, size)
+    first = 0
+    for names in sorted(models.values(), key=lambda names: min(pool.first[name] for name in names)):  # verl cuts the teachers in entry order
+        ranked = sorted(names, key=lambda name: servers[name][2])
+        for rank, name in enumerate(ranked):
+            size = pool.sizes[name]
+            if size != pool.sizes[ranked[0]]:
+                raise refused(name, "verl's pools", f"holds {size} GPUs and {ranked[0]!r} {pool.sizes[ranked[0]]}; verl's replicas of a model are all one size")
+            if servers[name][2] != rank:
+                raise refused(name, "verl's pools", f"is replica {servers[name][2]} where verl numbers the replicas of a model 0 to {len(ranked) - 1}")
+            per_node = min(gpus_per_node, size)
+            spans = (first + size - 1) // gpus_per_node - first // gpus_per_node + 1
+            if size % per_node or (servers[name][0] == "teacher" and spans != -(-size // gpus_per_node)):
+                why = f"is a replica of {size} GPUs in a pool of nodes of {gpus_per_node}, which verl cannot cut so (a replica wider than a node fills whole nodes, a teacher's spans no more nodes than it needs)"
+                raise refused(name, "verl's pools", why)
+            slices[name] = (first, size)
+            first += size
     return slices
 
 
@@ -306,7 +382,7 @@ def _rollout_overrides(pools: Mapping[str, ResourcePool], named: Mapping[str, _P
     expected = [f"{STANDALONE_POOL}{rank}" for rank in range(start, start + len(replicas))]
     if replicas != expected:
         wrong = next(name for name, want in zip(replicas, expected) if name != want)
-        why = f"is not numbered as verl numbers standalone replicas: on from global_pool's {start} hybrid replica(s), {STANDALONE}{start} to {STANDALONE}{start + len(replicas) - 1}"
+        why = f"is not numbered as verl numbers standalone replicas: on from global_pool's {counted(start, 'hybrid replica')}, {STANDALONE}{start} to {STANDALONE}{start + len(replicas) - 1}"
         raise refused(named[wrong].components[0], "verl's pools", why)
     if mapping.get("rm") == "global_pool":
         raise refused(_holding(named["global_pool"], "rm"), "verl's pools", "shares global_pool's GPUs, but verl's separate_async asserts the reward model runs on a pool of its own")
@@ -331,42 +407,6 @@ def _rollout_nodes(replicas: Sequence[_Pool], entries: Sequence[int]) -> tuple[i
     if len(entries) == 1 and len(counts) == 1 and counts.pop() % entries[0] == 0:
         return len(held), next(iter(held.values()))
     return len(entries) * len(replicas), entries[0]
-
-
-def _overrides(pools: Mapping[str, ResourcePool], mapping: Mapping[str, str], replica_sizes: Mapping[str, int], version: str) -> tuple[str, ...]:
-    """The trainer keys that decide verl's pools, each set (the ones read only with a switch on);
-    from 0.9 every ``rm`` and ``teacher`` is a replica (``export_names.check_roles``), so each has its size."""
-    trainer = pools["global_pool"].process_on_nodes
-    keys = [f"trainer.nnodes={len(trainer)}", f"trainer.n_gpus_per_node={trainer[0]}"]
-    if version == "0.4.1":
-        return tuple(keys)
-    reward = mapping.get("rm")
-    keys.append(f"reward.reward_model.enable={_flag(reward is not None)}")
-    if reward is not None:
-        keys.append(f"reward.reward_model.enable_resource_pool={_flag(reward == 'reward_pool')}")
-        keys += _sizes("reward.reward_model", pools.get("reward_pool"))
-        keys += _replica_size("reward.reward_model.rollout", replica_sizes["rm"], ("data_parallel_size", "pipeline_model_parallel_size"))
-    teacher = pools.get("teacher_pool")
-    keys.append(f"distillation.enabled={_flag(teacher is not None)}")
-    keys += _sizes("distillation", teacher)
-    if teacher is not None:  # the teacher's inference section has no pipeline key to override
-        keys += _replica_size(f"{TEACHERS}.{LONE}.inference", replica_sizes["teacher"], ("data_parallel_size",))
-    return tuple(keys)
-
-
-def _replica_size(section: str, size: int, others: tuple[str, ...]) -> list[str]:
-    """A model's replica size, stated as tensor parallel (the other sizes 1)."""
-    return [f"{section}.tensor_model_parallel_size={size}", *(f"{section}.{key}=1" for key in others)]
-
-
-def _sizes(section: str, pool: ResourcePool | None) -> list[str]:
-    if pool is None:
-        return []
-    return [f"{section}.nnodes={len(pool.process_on_nodes)}", f"{section}.n_gpus_per_node={pool.process_on_nodes[0]}"]
-
-
-def _flag(value: bool) -> str:
-    return "true" if value else "false"
 
 
 def _check_verl_lands_them(solution: Solution, named: Mapping[str, _Pool], pools: Mapping[str, ResourcePool]) -> None:
@@ -406,5 +446,5 @@ def _where(gpus: Sequence[tuple[int, int]]) -> str:
     for node, gpu in gpus:
         by_node.setdefault(node, []).append(gpu)
     parts = [f"node {node} GPUs {format_ranks(held)}" for node, held in list(by_node.items())[:SHOWN_NODES]]
-    more = f" and {len(by_node) - SHOWN_NODES} more node(s)" if len(by_node) > SHOWN_NODES else ""
+    more = f" and {counted(len(by_node) - SHOWN_NODES, 'more node')}" if len(by_node) > SHOWN_NODES else ""
     return ", ".join(parts) + more

@@ -17,6 +17,7 @@ from typing import Any
 from solver_placement._config import MAX_COUNT
 from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._limits import check
+from solver_placement._solver.nearest_sizes import StatedSize
 
 #: Limits that bound node and per-node GPU counts (``limits``), by what they count.
 NODE_LIMIT, GPU_LIMIT = "max_nodes", "max_items_per_node"
@@ -25,16 +26,36 @@ NODE_LIMIT, GPU_LIMIT = "max_nodes", "max_items_per_node"
 _MISSING = object()
 
 
+class VerlSizeError(PlacementConfigError):
+    """A size key's value verl would refuse (a parallel size that does not divide its pool):
+    ``sizes`` are the keys a fix may change, with their values and the values they may take, so
+    the front end can offer the nearest that places, checked by solving (``size_fix``)."""
+
+    def __init__(self, message: str, sizes: tuple[StatedSize, ...]) -> None:
+        super().__init__(message)
+        self.sizes = sizes
+
+
 @dataclass(frozen=True)
 class VerlKeys:
-    """A verl config's values by dotted key; ``label`` names the version in messages."""
+    """A verl config's values by dotted key, read by the rules of verl ``version``; ``label`` names
+    the version(s) in messages: every release the keys may come from, when those read it alike."""
 
     config: Mapping[str, Any]
-    label: str
+    version: str
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.version)
 
     def error(self, text: str) -> PlacementConfigError:
         """An error about this config, saying which verl it was read as."""
         return PlacementConfigError(f"verl config (read as verl {self.label}): {text}")
+
+    def size_error(self, text: str, sizes: tuple[StatedSize, ...]) -> VerlSizeError:
+        """:meth:`error` for a size verl would refuse, with the sizes a fix may change."""
+        return VerlSizeError(str(self.error(text)), sizes)
 
     def stated(self, key: str) -> bool:
         """Whether ``key`` is in the config with a value other than null."""

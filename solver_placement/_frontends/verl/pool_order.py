@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from solver_placement._cluster.ranks import format_ranks
-from solver_placement._errors import InfeasiblePlacementError, Statement
+from solver_placement._errors import InfeasiblePlacementError, Statement, agreeing
 from solver_placement._limits import check
 
 #: The rule the statements of a pool left without a node name (``Statement.rule``).
@@ -115,13 +115,17 @@ def _pending(
     """The group Ray would leave pending, the nodes the groups before it took, and the most a node has left."""
     size = request.entries[index]
     most = max((free[node] for node in request.nodes), default=0)
-    holding = format_ranks(node for node in request.nodes if free[node] == most)
     before = [other for other in requests if landed.get(other.name)]
-    taken = "; ".join(f"{other.name} took node(s) {format_ranks(group.node for group in landed[other.name])}" for other in before)
+    taken = "; ".join(f"{other.name} took {_nodes([group.node for group in landed[other.name]])}" for other in before)
     text = (
         f"resource pool {request.name!r}: placement group {index} needs {size} GPUs on one node, but once the groups created "
         f"before it are placed ({taken or 'none'}; Ray gives each the freest node) the freest of its nodes have {most} free "
-        f"(node(s) {holding}); Ray would leave the group pending and verl would wait for it forever"
+        f"({_nodes([node for node in request.nodes if free[node] == most])}); Ray would leave the group pending and verl would wait for it forever"
     )
     others = tuple(other.component for other in before if other.name != request.name)
     return InfeasiblePlacementError(f"no placement exists: {text}", [Statement(text, request.component, ("process_on_nodes",), RULE, None, others)])
+
+
+def _nodes(nodes: Sequence[int]) -> str:
+    """``node 3`` or ``nodes 0-2``."""
+    return f"{agreeing(len(set(nodes)), 'node')} {format_ranks(nodes)}"

@@ -1,4 +1,4 @@
-"""verl 0.9's LLM server replicas: how many GPUs one takes, and the pool each standalone one
+"""verl's LLM server replicas (0.7.1 on): how many GPUs one takes, and the pool each standalone one
 creates for itself (``verl/workers/rollout/replica.py`` and ``llm_server.py``, v0.9.0, v0.9.1
 and main 1dda039b).
 
@@ -12,8 +12,9 @@ ranks counted on from the hybrid replicas so their Ray names do not collide (fro
 from __future__ import annotations
 
 from solver_placement._frontends.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
-from solver_placement._frontends.verl.pools import SizeKeys, VerlPool
+from solver_placement._frontends.verl.pools import SizeKeys, VerlPool, divisors
 from solver_placement._limits import check
+from solver_placement._solver.nearest_sizes import StatedSize
 
 #: ``max_colocate_count`` of a standalone replica's own pool (its server and its workers).
 STANDALONE_COLOCATE = 2
@@ -27,9 +28,14 @@ def replica_size(keys: VerlKeys, section: str, gpus_per_node: int) -> int:
         size *= keys.count(f"{section}.{part}", 2 if part.startswith("tensor") else 1)
     per_node = min(gpus_per_node, size)
     if size % per_node:
-        raise keys.error(
-            f"{section}: a replica of {size} GPUs (tensor x data x pipeline parallel) spans nodes of {gpus_per_node} GPUs "
-            f"but is not a multiple of {gpus_per_node}; verl asserts it is (make the parallel sizes a multiple of the node)"
+        key = f"{section}.tensor_model_parallel_size"
+        tensor = keys.count(key, 2)
+        others = size // tensor
+        whole_nodes = tuple(nodes * gpus_per_node // others for nodes in range(1, size // gpus_per_node + 2) if nodes * gpus_per_node % others == 0)
+        raise keys.size_error(
+            f"{section}: a replica of {size} GPUs ({key}={tensor} x data x pipeline parallel) spans nodes of {gpus_per_node} GPUs "
+            f"but is not a multiple of {gpus_per_node}; verl asserts it is",
+            (StatedSize(key, tensor, section, divisors(gpus_per_node, others) + whole_nodes),),
         )
     return size
 
@@ -37,9 +43,13 @@ def replica_size(keys: VerlKeys, section: str, gpus_per_node: int) -> int:
 def check_divides(keys: VerlKeys, pool: str, gpus: int, size: int, section: str) -> None:
     """verl splits ``pool`` into replicas of ``size`` GPUs and asserts they fill it exactly."""
     if size > gpus or gpus % size:
-        raise keys.error(
-            f"{pool} has {gpus} GPUs, which replicas of {size} GPUs ({section}: tensor x data x pipeline parallel) do not fill; "
-            f"verl asserts the pool is a multiple of the replica size (make {section}.tensor_model_parallel_size divide {gpus})"
+        key = f"{section}.tensor_model_parallel_size"
+        tensor = keys.count(key, 2)
+        others = size // tensor  # data x pipeline parallel
+        raise keys.size_error(
+            f"{pool} has {gpus} GPUs, which replicas of {size} GPUs ({key}={tensor} x data x pipeline parallel) do not fill; "
+            "verl asserts the pool is a multiple of the replica size",
+            (StatedSize(key, tensor, pool, divisors(gpus, others)),),
         )
 
 

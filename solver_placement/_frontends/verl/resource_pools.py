@@ -46,9 +46,12 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._config import ConfigSource, check_keys, positive_int, require_mapping, text
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import InfeasiblePlacementError, PlacementConfigError, counted, shown
 from solver_placement._frontends.verl import verl_cluster, verl_pools
+from solver_placement._frontends.verl.keys import VerlSizeError
 from solver_placement._frontends.verl.pool_order import Landed, PoolRequest, land_pools
+from solver_placement._frontends.verl.pools import VerlPools
+from solver_placement._frontends.verl.size_fix import in_verl_keys, size_in_verl_keys
 from solver_placement._frontends.verl.versions import VERL_TRAINER
 from solver_placement._job import Job, load_job
 from solver_placement._limits import check
@@ -197,7 +200,7 @@ def _worker_groups(name: str, pool: ResourcePool, roles: Sequence[str]) -> list[
             raise PlacementConfigError(f"resource pool {name!r}: slice {role!r} [{first}, {count}] is not within the pool's {gpus} GPUs (first from 0, count from 1)")
     sharing = _most_slices_on_a_gpu(pool.slices.values())
     if len(whole) + sharing > pool.max_colocate_count:
-        listed = " and ".join(part for part in (", ".join(FUSED.join(group) for group in whole), f"up to {sharing} slice(s) on one GPU" * bool(pool.slices)) if part)
+        listed = " and ".join(part for part in (", ".join(FUSED.join(group) for group in whole), f"up to {counted(sharing, 'slice')} on one GPU" * bool(pool.slices)) if part)
         raise PlacementConfigError(
             f"resource pool {name!r}: {len(whole) + sharing} worker groups ({listed}) exceed max_colocate_count="
             f"{pool.max_colocate_count}; verl gives each worker 1/{pool.max_colocate_count} of a GPU, so a further group would wait for GPUs forever"
@@ -282,10 +285,26 @@ def pool_spec_from_config(config: ConfigSource | Job, cluster: Cluster | None = 
 
 def _verl_spec(job: Job) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
     """verl's pools from its trainer config, placed on its ``cluster:``, on the given cluster, or
-    on the nodes the config describes, with the version's ``max_colocate_count`` and worker groups."""
-    built = verl_pools(job.config)
+    on the nodes the config describes, with the version's ``max_colocate_count`` and worker
+    groups; when they find no placement, the error says so in the config's size keys, with the
+    nearest sizes that place (``size_fix``)."""
     if "component_placement" in job.section:
         raise PlacementConfigError("the config is verl's trainer config and has cluster.component_placement; verl builds its pools from the trainer config alone")
+    def place(changed: Job) -> PlacementSpec:
+        return _verl_groups(changed, verl_pools(changed.config))[0]
+
+    try:
+        built = verl_pools(job.config)
+    except VerlSizeError as error:
+        raise size_in_verl_keys(error, job, place) from None
+    try:
+        return _verl_groups(job, built)
+    except InfeasiblePlacementError as error:
+        raise in_verl_keys(error, job, built, place) from None
+
+
+def _verl_groups(job: Job, built: VerlPools) -> tuple[PlacementSpec, dict[str, PoolGroup]]:
+    """The spec of ``built`` (read from ``job``'s config) and its groups."""
     workers: dict[str, list[str]] = {name: [] for name in built.pools}  # each pool's roles, in one pass (10,000 replica pools)
     for role, pool_name in built.workers.items():
         workers[pool_name].append(role)

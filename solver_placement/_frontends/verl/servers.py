@@ -1,5 +1,7 @@
-"""verl 0.9's model servers on slices of a pool: the reward model's replicas and each teacher's,
-one worker group per replica with ranks from 0 (v0.9.0 and v0.9.1, and main at 1dda039b alike).
+"""verl's model servers on slices of a pool: the reward model's replicas and each teacher's, one
+worker group per replica with ranks from 0 (0.7.1's reward model, 0.8.0's reward model and
+teachers, v0.9.0 and v0.9.1, and main at 1dda039b alike: the managers below are the same files
+in each but for 0.7.1 sizing a reward replica by tensor parallel alone, ``v0_7``).
 
 ``RewardModelManager`` (``verl/experimental/reward_loop/reward_model.py``) cuts the reward model's
 pool (``reward_pool``, else ``global_pool`` beside the trainer) with ``split_resource_pool`` into
@@ -15,7 +17,9 @@ sets its ``num_replicas``); with several, ``teacher_model`` is dropped.
 
 from __future__ import annotations
 
-from solver_placement._errors import cut, shown
+from collections.abc import Mapping
+
+from solver_placement._errors import agreeing, cut, shown
 from solver_placement._frontends.verl.keys import VerlKeys
 from solver_placement._frontends.verl.pools import VerlPool
 from solver_placement._frontends.verl.replicas import check_divides, replica_size
@@ -29,9 +33,16 @@ TEACHERS = "distillation.teacher_models"
 LONE, LONE_KEY = "teacher_model", "default"
 
 
-def reward_replicas(keys: VerlKeys, name: str, pool: VerlPool) -> dict[str, tuple[int, int]]:
-    """The reward model's replicas on ``pool``: worker group name -> (first GPU of the pool, count)."""
-    section = "reward.reward_model.rollout"
+def idle_roles(mapping: Mapping[str, str], workers: Mapping[str, str]) -> frozenset[str]:
+    """The roles of ``mapping`` verl never starts: neither a worker group of their own nor served
+    by a replica (``rm`` by ``rollout_reward_colocate_<rank>``, ``teacher`` by its teachers')."""
+    served = {"rm": any(name.startswith(REWARD_REPLICA) for name in workers), "teacher": any(name.startswith(TEACHER_REPLICA) for name in workers)}
+    return frozenset(role for role in mapping if role not in workers and not served.get(role, False))
+
+
+def reward_replicas(keys: VerlKeys, name: str, pool: VerlPool, section: str = "reward.reward_model.rollout") -> dict[str, tuple[int, int]]:
+    """The reward model's replicas on ``pool``: worker group name -> (first GPU of the pool, count),
+    sized by the engine keys under ``section`` (0.7 and 0.8 may read the legacy ``reward_model.rollout``)."""
     size = replica_size(keys, section, pool.process_on_nodes[0])
     check_divides(keys, name, pool.gpus, size, section)
     check("max_components", pool.gpus // size, section, "the number of reward model replicas (a component each)")
@@ -101,7 +112,7 @@ def _split(keys: VerlKeys, teachers: list[tuple[str, int, int]], gpus: int, gpus
             if span != -(-size // gpus_per_node):
                 raise keys.error(
                     f"{TEACHERS}: teacher {key!r} replica {rank} takes GPUs {first} to {first + size - 1} of teacher_pool, across {span} "
-                    f"node(s) of {gpus_per_node}, where a replica of {size} needs {-(-size // gpus_per_node)}; verl raises (reorder the "
+                    f"{agreeing(span, 'node')} of {gpus_per_node}, where a replica of {size} needs {-(-size // gpus_per_node)}; verl raises (reorder the "
                     "teachers or change their num_replicas or parallel sizes so replicas align with nodes)"
                 )
             slices[f"{TEACHER_REPLICA}{rank}_{key.replace('/', '_')}"] = (first, size)

@@ -27,7 +27,8 @@ from __future__ import annotations
 from solver_placement._frontends.verl.keys import GPU_LIMIT, NODE_LIMIT, VerlKeys
 from solver_placement._frontends.verl.pools import SizeKeys, VerlPool, VerlPools, uniform_pool
 from solver_placement._frontends.verl.replicas import check_divides, replica_size, standalone_pools
-from solver_placement._frontends.verl.servers import reward_replicas, teacher_replicas
+from solver_placement._frontends.verl.servers import idle_roles, reward_replicas, teacher_replicas
+from solver_placement._frontends.verl.v0_6 import need_critic
 
 #: ``ResourcePoolManager``'s ``max_colocate_count`` for the trainer's pools.
 TRAINER_COLOCATE = 3
@@ -54,7 +55,7 @@ def pools_v0_9(keys: VerlKeys) -> VerlPools:
     gpus = keys.count("trainer.n_gpus_per_node", 8, limit=GPU_LIMIT)
     pools: dict[str, VerlPool] = {"global_pool": uniform_pool(nnodes, gpus, TRAINER_COLOCATE, GLOBAL_KEYS)}
     mapping = dict.fromkeys(_actor_roles(keys, hybrid_replicas), "global_pool")
-    if _needs_critic(keys):
+    if need_critic(keys):
         mapping["critic"] = "global_pool"
     workers = dict(mapping)
     reward = _reward_pool(keys, mode, nnodes)
@@ -65,7 +66,7 @@ def pools_v0_9(keys: VerlKeys) -> VerlPools:
     if keys.flag(f"{REWARD}.enable", False):
         slices.update(reward_replicas(keys, mapping["rm"], pools[mapping["rm"]]))
         workers.update(dict.fromkeys(slices, mapping["rm"]))
-    if _distillation(keys):
+    if distillation(keys):
         teacher_nodes = keys.count("distillation.nnodes", 0, limit=NODE_LIMIT)
         pools["teacher_pool"] = uniform_pool(teacher_nodes, keys.count("distillation.n_gpus_per_node", 8, limit=GPU_LIMIT), TRAINER_COLOCATE, TEACHER_KEYS)
         mapping["teacher"] = "teacher_pool"
@@ -83,7 +84,7 @@ def pools_v0_9(keys: VerlKeys) -> VerlPools:
         nodes += rollout_nodes
     elif keys.count(f"{ROLLOUT}.nnodes", 0, allow_zero=True):
         keys.refuse(f"{ROLLOUT}.nnodes", "only trainer.v1.trainer_mode=separate_async starts rollout replicas on GPUs of their own")
-    return VerlPools(keys.label, pools, mapping, workers, nodes, frozenset(workers) - frozenset(TRAINER_ROLES), slices)
+    return VerlPools(keys.version, pools, mapping, workers, nodes, frozenset(workers) - frozenset(TRAINER_ROLES), slices, idle_roles(mapping, workers))
 
 
 def _trainer_mode(keys: VerlKeys) -> str:
@@ -102,9 +103,9 @@ def _hybrid_replicas(keys: VerlKeys, mode: str) -> bool:
     refusing false where this version's trainer does not read it."""
     if keys.flag("actor_rollout_ref.hybrid_engine", True):
         return True
-    if mode == "separate_async" and keys.label in STANDALONE_ONLY:
+    if mode == "separate_async" and keys.version in STANDALONE_ONLY:
         return False
-    where = "with trainer.v1.trainer_mode=separate_async" if keys.label in STANDALONE_ONLY else "from verl 0.9.1 on, with trainer.v1.trainer_mode=separate_async"
+    where = "with trainer.v1.trainer_mode=separate_async" if keys.version in STANDALONE_ONLY else "from verl 0.9.1 on, with trainer.v1.trainer_mode=separate_async"
     raise keys.error(f"actor_rollout_ref.hybrid_engine=false is read by main_ppo's trainer only {where} (rollout on standalone replicas alone); else it always uses the hybrid engine")
 
 
@@ -119,14 +120,10 @@ def _actor_roles(keys: VerlKeys, hybrid_replicas: bool) -> list[str]:
     return ["actor_rollout_ref" if reference and not ref_in_actor else "actor_rollout"]
 
 
-def _needs_critic(keys: VerlKeys) -> bool:
-    """``critic.enable`` when stated, else whether the estimator is GAE (verl's ``need_critic``)."""
-    enable = keys.optional_flag("critic.enable")
-    return enable if enable is not None else keys.word("algorithm.adv_estimator", "gae") == "gae"
-
-
 def _reward_pool(keys: VerlKeys, mode: str, nnodes: int) -> VerlPool | None:
-    """``reward_pool`` when the reward model gets GPUs of its own, else None (it shares global_pool)."""
+    """``reward_pool`` when ``enable_resource_pool`` (else None: the reward model shares global_pool).
+    verl makes the pool with the reward model off too: it counts against the cluster, ``rm`` is
+    mapped to it, and no worker group ever asks for its GPUs."""
     enabled = keys.flag(f"{REWARD}.enable", False)
     if not keys.flag(f"{REWARD}.enable_resource_pool", False):
         if enabled and mode == "separate_async":
@@ -134,8 +131,6 @@ def _reward_pool(keys: VerlKeys, mode: str, nnodes: int) -> VerlPool | None:
         if keys.count(f"{REWARD}.nnodes", 0, allow_zero=True):
             keys.refuse(f"{REWARD}.nnodes", f"with {REWARD}.enable_resource_pool=false verl overwrites it with trainer.nnodes={nnodes}")
         return None
-    if not enabled:
-        raise keys.error(f"{REWARD}.enable_resource_pool=true but {REWARD}.enable=false: verl counts reward_pool's GPUs as needed yet starts nothing on them")
     pool_nodes = keys.count(f"{REWARD}.nnodes", 0, allow_zero=True, limit=NODE_LIMIT)
     pool_gpus = keys.count(f"{REWARD}.n_gpus_per_node", 8, allow_zero=True, limit=GPU_LIMIT)
     if pool_nodes == 0 or pool_gpus == 0:
@@ -143,8 +138,9 @@ def _reward_pool(keys: VerlKeys, mode: str, nnodes: int) -> VerlPool | None:
     return uniform_pool(pool_nodes, pool_gpus, TRAINER_COLOCATE, REWARD_KEYS)
 
 
-def _distillation(keys: VerlKeys) -> bool:
-    """Whether a teacher pool is made; a teacher pool size without ``distillation.enabled`` is refused."""
+def distillation(keys: VerlKeys) -> bool:
+    """Whether a teacher pool is made (0.8.0 and later); a teacher pool size without
+    ``distillation.enabled`` is refused."""
     if keys.flag("distillation.enabled", False):
         if keys.count("distillation.nnodes", 0, allow_zero=True) == 0 or keys.count("distillation.n_gpus_per_node", 8, allow_zero=True) == 0:
             raise keys.error("distillation.enabled=true needs distillation.nnodes and distillation.n_gpus_per_node above 0 (verl raises otherwise)")

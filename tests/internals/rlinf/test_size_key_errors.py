@@ -19,7 +19,8 @@ from solver_placement import (
     PlacementError,
 )
 from solver_placement._frontends.rlinf import MultiAgentModelParallelComponentPlacement, MultiAgentModelParallelEvalComponentPlacement
-from solver_placement._frontends.rlinf.size_keys import MAX_TRIES, StatedSize, nearest_fit, tries
+from solver_placement._frontends.rlinf.size_keys import divisor_size
+from solver_placement._solver.nearest_sizes import MAX_TRIES, nearest_fit, tries
 
 
 def job(placement: dict[str, Any], nodes: int = 1, actor_tp: int | None = None, rollout_tp: int | None = None) -> dict[str, Any]:
@@ -89,13 +90,13 @@ def test_when_no_size_places_no_fix_is_offered_and_the_tries_are_bounded():
     """Sizes no change of which places are not the cause: the original error stands (None here),
     and at most MAX_TRIES solves are spent finding that out."""
     asked: list[dict[str, int]] = []
-    stated = [StatedSize("a", 3, "actor", 4096), StatedSize("b", 2, "rollout", 4096)]
+    stated = [divisor_size("a", 3, "actor", 4096), divisor_size("b", 2, "rollout", 4096)]
     assert nearest_fit(stated, lambda sizes: asked.append(sizes) is not None) is None
     assert len(asked) == MAX_TRIES
 
 
 def test_tries_go_nearest_first_and_only_over_divisors():
-    stated = [StatedSize("a", 3, "actor", 8), StatedSize("b", 2, "rollout", 8)]
+    stated = [divisor_size("a", 3, "actor", 8), divisor_size("b", 2, "rollout", 8)]
     order = list(tries(stated))
     assert order[:2] == [{"a": 4, "b": 2}, {"a": 2, "b": 2}]  # 3 -> 4 is nearer by ratio than 3 -> 2
     assert {"a": 3, "b": 2} not in order  # the stated sizes themselves are no fix

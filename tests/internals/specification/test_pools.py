@@ -48,7 +48,7 @@ def test_a_later_pool_gets_what_the_earlier_ones_left() -> None:
     with pytest.raises(InfeasiblePlacementError) as caught:
         pool_spec(cluster, {"small": ResourcePool([4]), "big": ResourcePool([8])}, {"a": "small", "b": "big"})
     assert "resource pool 'big': placement group 0 needs 8 GPUs on one node" in str(caught.value)
-    assert "small took node(s) 0" in str(caught.value) and "the freest of its nodes have 4 free (node(s) 0-1)" in str(caught.value)
+    assert "small took node 0" in str(caught.value) and "the freest of its nodes have 4 free (nodes 0-1)" in str(caught.value)
     assert caught.value.statements[0].component == "b" and caught.value.statements[0].others == ("a",)
     layout = placed(cluster, {"big": ResourcePool([8]), "small": ResourcePool([4])}, {"b": "big", "a": "small"})
     assert {node for node, _ in layout["a"]} == {1}
@@ -76,7 +76,7 @@ def test_pool_that_cannot_fit_is_explained() -> None:
         ({"p": ResourcePool([0])}, {"a": "p"}, "positive GPU counts"),
         ({"p": ResourcePool([8])}, {}, "no role is mapped"),
         ({"p": ResourcePool([8], 2, slices={"b": (0, 4), "c": (2, 4)})}, {"a": "p", "b": "p", "c": "p"},
-         r"3 worker groups \(a and up to 2 slice\(s\) on one GPU\) exceed max_colocate_count=2"),
+         r"3 worker groups \(a and up to 2 slices on one GPU\) exceed max_colocate_count=2"),
         ({"p": ResourcePool([8], 2, slices={"b": (6, 4)})}, {"a": "p", "b": "p"}, r"slice 'b' \[6, 4\] is not within the pool's 8 GPUs"),
         ({"p": ResourcePool([8], 2, slices={"c": (0, 4)})}, {"a": "p"}, "slices names 'c', not mapped to the pool"),
         ({"p": ResourcePool([8], 3, own_worker_group=["b"], slices={"b": (0, 4)})}, {"a": "p", "b": "p"}, "'b' is in own_worker_group and slices"),

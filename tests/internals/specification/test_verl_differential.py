@@ -5,13 +5,15 @@ verl's code runs for real in a subprocess (``tests/verl_drivers``) with torch, t
 Ray's actors stubbed: no GPU, no Ray cluster. verl is no dependency of this package, so the test
 installs the released sources it compares with, pinned by version and wheel hash
 (``pip install --no-deps --target``), into pytest's cache directory (``.pytest_cache/d/verl``),
-once; nothing else is written outside it (the drivers' bytecode goes there too). The trimmed
-``ppo_trainer_main.yaml`` is compared with verl's newest release, 0.9.1: a release is
-reproducible, a branch is not. To compare with other sources (a checkout of verl's main, 0.9.1 or
+once; nothing else is written outside it (the drivers' bytecode goes there too). Each release read
+is run (0.4.1, 0.5.0, 0.6.1, 0.7.1, 0.8.0: ``RELEASE_CASES``, from the release's own composed
+config, whose keys tell the release); the trimmed ``ppo_trainer_main.yaml`` is compared with
+verl's newest release, 0.9.1: a release is reproducible, a branch is not. To compare with other sources (a checkout of verl's main, 0.9.1 or
 later: 0.9.0 does not read ``hybrid_engine=false``), name them; the test then installs nothing and
 runs in the fast tier too:
 
-    VERL_0_4_1_SOURCE=<verl 0.4.1> VERL_MAIN_SOURCE=<a checkout of verl's main> pytest tests/internals/specification/test_verl_differential.py
+    VERL_0_4_1_SOURCE=<verl 0.4.1> VERL_0_5_0_SOURCE=<verl 0.5.0> VERL_0_6_1_SOURCE=<verl 0.6.1> VERL_0_7_1_SOURCE=<verl 0.7.1> \
+    VERL_0_8_0_SOURCE=<verl 0.8.0> VERL_MAIN_SOURCE=<a checkout of verl's main> pytest tests/internals/specification/test_verl_differential.py
 
 Without them the test downloads, so it is ``slow``: CI runs it (``CI=true``), and must, so there
 a download that fails fails the test; elsewhere (``--runslow``) an index out of reach skips it.
@@ -23,6 +25,7 @@ Each case also reads verl's own full config file (``ppo_trainer.yaml`` at 0.4.1,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -36,11 +39,12 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
-from test_verl_trainer import CASES, MAIN, POOLS_MAIN, SEPARATE_MAIN, V041, config
+from test_verl_trainer import CASES, MAIN, POOLS_MAIN, RELEASE_CASES, SEPARATE_MAIN, TEACHERS, TRIMMED, V041, config
 
 from solver_placement import Cluster, export_verl, solve
 from solver_placement._frontends.verl import verl_pools
 from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
+from solver_placement._frontends.verl.versions import MARKERS, RELEASES
 
 DRIVERS = ROOT / "tests" / "verl_drivers"
 
@@ -59,9 +63,18 @@ class Source:
     needed: tuple[str, ...] = ()
 
 
+GENERATED = "verl/trainer/config/_generated_ppo_trainer.yaml"
+ROLLOUT_NAMES = ("actor_rollout_ref.rollout.name=vllm", "reward.reward_model.rollout.name=vllm")
 SOURCES = {
     "0.4.1": Source("VERL_0_4_1_SOURCE", "0.4.1", "160a9fe5509f8d1c1ec98c00a18925128387b25c97420fb8e836f6e848cf20aa", "driver_v0_4.py",
                     "verl/trainer/config/ppo_trainer.yaml"),
+    "0.5.0": Source("VERL_0_5_0_SOURCE", "0.5.0", "7c1896d67eaa09cd01ef67b1d8e8c371e69b9d3c9995fbc574d5eb80bb3cc99e", "driver_v0_4.py", GENERATED),
+    "0.6.1": Source("VERL_0_6_1_SOURCE", "0.6.1", "a67dd50fb99b402db0c990d4c92710be9a728cb18607515daa0f1e8552e47983", "driver_v0_4.py", GENERATED,
+                    ROLLOUT_NAMES[:1]),
+    "0.7.1": Source("VERL_0_7_1_SOURCE", "0.7.1", "0f7fb1dd6a37d20f7d8795c65ed0d1b9797ffb9947f283bbefd758dced08e216", "driver_v0_7.py", GENERATED,
+                    ROLLOUT_NAMES),
+    "0.8.0": Source("VERL_0_8_0_SOURCE", "0.8.0", "4e32830aae80771ee3b5f0d26a2b794d793f3bcece67aff07c2a7c62e948714f", "driver_v0_7.py", GENERATED,
+                    ROLLOUT_NAMES),
     "main": Source("VERL_MAIN_SOURCE", "0.9.1", "db6e6f2a8d9d5808d9ec32d357a42319fdc6967df688ff9d9810050f49bfdd14", "driver_main.py",
                    "verl/trainer/config/_generated_ppo_trainer.yaml",
                    ("actor_rollout_ref.rollout.name=vllm", "reward.reward_model.rollout.name=vllm")),
@@ -175,7 +188,8 @@ def test_verl_builds_what_is_read(verl_source: Callable[[str], Path], path: Path
     source = verl_source(version)
     full = _full(source, version, overrides)
     ours = verl_pools(full)
-    assert ours == verl_pools(config(path, *overrides))  # the trimmed file holds verl's defaults
+    trimmed = verl_pools(config(path, *overrides))
+    assert dataclasses.replace(ours, version="", versions=()) == dataclasses.replace(trimmed, version="", versions=())  # the trimmed file holds verl's defaults
     landing = None if path == V041 else Landing.of(ours, None)
     built = _verl(source, version, overrides, None if landing is None else landing.nodes)
     assert built["mapping"] == dict(ours.mapping) == mapping
@@ -193,6 +207,46 @@ def test_verl_builds_what_is_read(verl_source: Callable[[str], Path], path: Path
     assert trainer_roles == started
     assert bool(built["reward_model"]) == any(role.startswith("rollout_reward_") for role in ours.workers)
     _check_replicas(built, full, landing)
+
+
+@pytest.mark.parametrize(("release", "overrides", "pools", "mapping", "workers"), RELEASE_CASES)
+def test_each_release_builds_what_is_read(
+    verl_source: Callable[[str], Path], release: str, overrides: list[str], pools: dict, mapping: dict, workers: list[str]
+) -> None:
+    source = verl_source(release)
+    full = _full(source, release, overrides)
+    ours = verl_pools(full)
+    assert ours.versions == (release,)  # the release's own composed config tells the release
+    trimmed = verl_pools(config(TRIMMED[release], *overrides, f"verl_version={release}"))
+    assert dataclasses.replace(ours, version="", versions=()) == dataclasses.replace(trimmed, version="", versions=())  # the trimmed file holds verl's defaults
+    landing = Landing.of(ours, None) if ours.slices else None
+    built = _verl(source, release, overrides, None if landing is None else landing.nodes)
+    assert built["mapping"] == dict(ours.mapping) == mapping
+    assert built["resource_pool_spec"] == ours.resource_pool_spec == pools
+    fused: dict[str, list[str]] = {}
+    for role, pool in ours.workers.items():
+        if role not in ours.own_groups:
+            fused.setdefault(pool, []).append(role)
+    assert sorted((g["pool"], g["max_colocate_count"], *g["roles"]) for g in built["groups"]) == sorted(
+        (pool, ours.pools[pool].max_colocate_count, *sorted(roles)) for pool, roles in fused.items()
+    )
+    if landing is not None:
+        _check_replicas(built, full, landing)
+
+
+@pytest.mark.parametrize("version", list(SOURCES))
+def test_the_keys_that_tell_a_release_are_in_its_config(verl_source: Callable[[str], Path], version: str) -> None:
+    """Each marker key is in the release's own composed config exactly when the table says so (main: 0.9.1's file)."""
+    full = config(verl_source(version) / SOURCES[version].full, *SOURCES[version].needed)
+    release = "0.9.1" if version == "main" else version
+    for key, (first, last) in MARKERS.items():
+        node: Any = full
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) and part in node else _ABSENT
+        assert (node is not _ABSENT) == (RELEASES.index(first) <= RELEASES.index(release) <= RELEASES.index(last)), key
+
+
+_ABSENT = object()
 
 
 def _check_replicas(built: dict[str, Any], full: dict[str, Any], landing: Landing) -> None:
@@ -239,7 +293,7 @@ def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], ove
     "overrides",
     [
         SEPARATE_MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4"], [*POOLS_MAIN, "distillation.n_gpus_per_node=4"],
-        [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5"],
+        [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5", "verl_version=main"],
     ],
 )
 def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overrides: list[str]) -> None:
@@ -250,3 +304,32 @@ def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overri
     standalone = {name: pool.max_colocate_count for name, pool in exported.pools.items() if name in built["standalone"]}
     assert standalone == {name: s["max_colocate_count"] for name, s in built["standalone"].items()}
     assert {pool.max_colocate_count for name, pool in exported.pools.items() if name not in standalone} == {built["max_colocate_count"]}
+
+
+def test_verl_cuts_several_exported_teachers_as_solved(verl_source: Callable[[str], Path]) -> None:
+    """Several teachers, each keyed, exported and run: verl's own managers start each replica where it was solved."""
+    exported = export_verl(config(MAIN, *TEACHERS))
+    entries = [override.split("=")[0].removesuffix(".key") for override in exported.overrides if override.startswith("distillation.teacher_models.") and ".key=" in override]
+    overrides = [*exported.overrides, *(f"{entry}.inference.name=vllm" for entry in entries), *(f"{entry}.model_path=m" for entry in entries)]
+    source = verl_source("main")
+    full = _full(source, "main", overrides)
+    landing = Landing.of(verl_pools(full), None)
+    built = _verl(source, "main", overrides, landing.nodes)
+    assert sorted(built["servers"]) == sorted(exported.pools["teacher_pool"].slices) == sorted(verl_pools(config(MAIN, *TEACHERS)).slices)
+    _check_replicas(built, full, landing)
+
+
+
+@pytest.mark.parametrize(("release", "overrides"), [(case[0], case[1]) for case in RELEASE_CASES])
+def test_each_release_builds_what_is_exported(verl_source: Callable[[str], Path], release: str, overrides: list[str]) -> None:
+    """The overrides ``export --to verl`` writes for a release make that release's own driver build
+    the exported pools, map the exported roles and start the exported worker groups."""
+    exported = export_verl(config(TRIMMED[release], *overrides, f"verl_version={release}"))
+    built = _verl(verl_source(release), release, list(exported.overrides))
+    assert built["resource_pool_spec"] == exported.resource_pool_spec
+    assert built["mapping"] == dict(exported.mapping)
+    # the roles started in the trainer's fused worker groups (from 0.7.1 the reward model and teachers serve as replicas instead)
+    fused = [role for role in exported.mapping if role not in exported.idle and (release in ("0.5.0", "0.6.1") or role not in ("rm", "teacher"))]
+    assert sorted(role for group in built["groups"] for role in group["roles"]) == sorted(fused)
+    pools = {exported.mapping[role] for role in fused}
+    assert {(group["pool"], group["max_colocate_count"]) for group in built["groups"]} == {(pool, exported.pools[pool].max_colocate_count) for pool in pools}
