@@ -77,7 +77,8 @@ class FirstFit:
     Components go widest group first (a collocated one right after its target). Each TP group
     takes the first node, in rank order, with enough GPUs that neither the component itself
     nor a component exclusive with it holds and whose memory fits the component's ``memory_gb``
-    (in blocks of ``hardware_per_process`` consecutive GPUs); a pipeline that must stay in one
+    (in blocks of ``hardware_per_process`` consecutive GPUs) and where one more process keeps the
+    ``max_processes_per_hardware`` of every component there; a pipeline that must stay in one
     rack takes the first rack that holds all its groups; a collocated component takes exactly
     its target's GPUs. It never moves what it placed, and it ignores ``prefer`` rules (they are
     objective terms, not constraints) and keeps TP groups on one node where ``require`` would
@@ -146,7 +147,9 @@ class FirstFit:
         holders = self.holders.get(gpu, set())
         limit = self.memory[gpu[0]]
         fits = limit is None or self.load[gpu] + self.placement[name].get("memory_gb", 0) <= limit
-        return gpu not in claimed and name not in holders and not self.exclusive[name] & holders and fits
+        caps = [cap for n in (name, *holders) if (cap := self.placement[n].get("max_processes_per_hardware")) is not None]
+        within = not caps or len(holders) + 1 <= min(caps)
+        return gpu not in claimed and name not in holders and not self.exclusive[name] & holders and fits and within
 
     def _packed(self, name: str) -> list[GPU] | None:
         """Every unit of ``name`` on the first domain (node, or rack for pipelines) that holds it.

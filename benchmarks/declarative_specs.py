@@ -25,6 +25,11 @@ neither side places is a finding, not noise:
   on two halves of every node, an odd one needs a third colour for its last component (three
   colours on a quarter of every node each), and each component asks at most ``fill`` of its
   colour's GPUs.
+* ``limits`` gives every component ``max_processes_per_hardware`` of 2 or 3 and puts the
+  components in two layers (alternately); each layer asks at most ``fill`` of all GPUs, so a
+  layer packs the GPUs alone and the two layers stacked put at most 2 processes on any GPU (the
+  planted layout). Exclusivity is drawn only within a layer, where the planted layout keeps
+  the components on different GPUs anyway.
 
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
@@ -193,6 +198,26 @@ def ring(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, placement)
 
 
+def limits(rng: random.Random, nodes: int, fill: float) -> Section:
+    """3-6 components in TP groups of 1-8 (1-2 GPUs per process), each with
+    ``max_processes_per_hardware`` 2 or 3, some exclusive with the one before them in their layer
+    (see the module docstring)."""
+    count = rng.randint(3, 6)
+    layers = [i % 2 for i in range(count)]
+    budget = int(fill * nodes * GPUS)
+    placement: dict[str, Any] = {}
+    for layer in (0, 1):
+        members = [i for i in range(count) if layers[i] == layer]
+        chosen = shapes(rng, len(members), budget, TP_SHAPES)
+        for i, (tp, hpp), groups in zip(members, chosen, allocate(rng, budget, [tp * hpp for tp, hpp in chosen])):
+            rules: dict[str, Any] = {"max_processes_per_hardware": rng.choice((2, 3))}
+            before = [j for j in members if j < i]
+            if before and rng.random() < 0.5:
+                rules["exclusive_with"] = [NAMES[before[-1]]]
+            placement[NAMES[i]] = body(tp, hpp, groups, **rules)
+    return section(nodes, GPUS, {name: placement[name] for name in NAMES[:count] if name in placement})
+
+
 MEMORY_SHAPES = ((1, 1), (2, 1), (4, 1))
 
 
@@ -325,6 +350,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "memory": memory,
     "topology": topology,
     "ring": ring,
+    "limits": limits,
 }
 FAMILIES = (*FEASIBLE, "replan", "infeasible")
 #: The family of the huge sizes (``--big``).
