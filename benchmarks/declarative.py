@@ -101,23 +101,29 @@ class FirstFit:
         self.taken: dict[str, list[GPU]] = {}
 
     def run(self) -> dict[str, set[int]] | None:
-        """The nodes each component uses, or None when one of them does not fit."""
-        for name in self._order():
-            target = self.placement[name].get("collocate_with")
-            gpus = self._collocated(name, target) if target else self._packed(name)
+        """The nodes each component uses, or None when one of them does not fit. Rank strings
+        (``"a-b"``, global GPU ranks over nodes of equal size) take their GPUs first."""
+        fixed = [name for name, body in self.placement.items() if isinstance(body, str)]
+        for name in [*fixed, *self._order()]:
+            body = self.placement[name]
+            if isinstance(body, str):
+                gpus: list[GPU] | None = [(rank // self.gpus[0], rank % self.gpus[0]) for rank in sorted(span(body))]
+            else:
+                target = body.get("collocate_with")
+                gpus = self._collocated(name, target) if target else self._packed(name)
             if gpus is None:
                 return None
             self.taken[name] = gpus
             for gpu in gpus:
                 self.holders[gpu].add(name)
-                self.load[gpu] += self.placement[name].get("memory_gb", 0)
+                self.load[gpu] += 0 if isinstance(body, str) else body.get("memory_gb", 0)
         return {name: {node for node, _ in gpus} for name, gpus in self.taken.items()}
 
     def _exclusive_pairs(self) -> dict[str, set[str]]:
         """Who may not share a GPU with whom (``exclusive_with`` binds both ways; ``all`` is every other)."""
         pairs: dict[str, set[str]] = defaultdict(set)
         for name, body in self.placement.items():
-            others = body.get("exclusive_with", [])
+            others = [] if isinstance(body, str) else body.get("exclusive_with", [])
             for other in [n for n in self.placement if n != name] if others == "all" else others:
                 pairs[name].add(other)
                 pairs[other].add(name)
@@ -132,14 +138,17 @@ class FirstFit:
 
     def _order(self) -> list[str]:
         """Widest unit first (config order among equals: a stable sort), each collocated
-        component right after its target, whose GPUs it needs."""
+        component right after its target, whose GPUs it needs (first, when its target is a rank
+        string, placed before every declarative component)."""
         followers: dict[str, list[str]] = defaultdict(list)
-        for name, body in self.placement.items():
+        declarative = {name: body for name, body in self.placement.items() if not isinstance(body, str)}
+        for name, body in declarative.items():
             if "collocate_with" in body:
                 followers[body["collocate_with"]].append(name)
-        primary = [name for name, body in self.placement.items() if "collocate_with" not in body]
+        primary = [name for name, body in declarative.items() if "collocate_with" not in body]
         primary.sort(key=lambda name: -math.prod(self._unit(name)[:2]))
-        return [name for first in primary for name in (first, *followers[first])]
+        on_rank_strings = [name for target in self.placement if target not in declarative for name in followers[target]]
+        return [*on_rank_strings, *(name for first in primary for name in (first, *followers[first]))]
 
     def _free(self, name: str, gpu: GPU, claimed: set[GPU]) -> bool:
         """Whether ``name`` may take ``gpu``: not claimed by its own unit under construction, not
@@ -147,7 +156,7 @@ class FirstFit:
         holders = self.holders.get(gpu, set())
         limit = self.memory[gpu[0]]
         fits = limit is None or self.load[gpu] + self.placement[name].get("memory_gb", 0) <= limit
-        caps = [cap for n in (name, *holders) if (cap := self.placement[n].get("max_processes_per_hardware")) is not None]
+        caps = [cap for n in (name, *holders) if not isinstance(self.placement[n], str) and (cap := self.placement[n].get("max_processes_per_hardware")) is not None]
         within = not caps or len(holders) + 1 <= min(caps)
         return gpu not in claimed and name not in holders and not self.exclusive[name] & holders and fits and within
 

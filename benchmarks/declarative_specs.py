@@ -30,6 +30,10 @@ neither side places is a finding, not noise:
   layer packs the GPUs alone and the two layers stacked put at most 2 processes on any GPU (the
   planted layout). Exclusivity is drawn only within a layer, where the planted layout keeps
   the components on different GPUs anyway.
+* ``rank strings`` writes the actor as a rank string over whole nodes and collocates a
+  declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
+  components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
+  leaves (a 1-node cluster has only the actor and its rollout).
 
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
@@ -218,6 +222,22 @@ def limits(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, {name: placement[name] for name in NAMES[:count] if name in placement})
 
 
+def rank_strings(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A rank-string actor on the first 25-75% of the nodes, a declarative rollout collocated
+    with it (1 or 2 GPUs per process), and 1-3 declarative components
+    exclusive with the rollout (see the module docstring)."""
+    held = min(nodes - 1, max(1, round(nodes * rng.uniform(0.25, 0.75)))) if nodes > 1 else 1
+    placement: dict[str, Any] = {"actor": f"0-{held * GPUS - 1}"}
+    hpp = rng.choice((1, 2))
+    placement["rollout"] = {"processes": held * GPUS // hpp, "hardware_per_process": hpp, "collocate_with": "actor"}
+    budget = int(fill * (nodes - held) * GPUS)
+    if budget:
+        chosen = shapes(rng, rng.randint(1, 3), budget, TP_SHAPES)
+        for i, ((tp, width), groups) in enumerate(zip(chosen, allocate(rng, budget, [tp * hpp for tp, hpp in chosen]))):
+            placement[NAMES[2 + i]] = body(tp, width, groups, exclusive_with=["rollout"])
+    return section(nodes, GPUS, placement)
+
+
 MEMORY_SHAPES = ((1, 1), (2, 1), (4, 1))
 
 
@@ -351,6 +371,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "topology": topology,
     "ring": ring,
     "limits": limits,
+    "rank strings": rank_strings,
 }
 FAMILIES = (*FEASIBLE, "replan", "infeasible")
 #: The family of the huge sizes (``--big``).

@@ -1,7 +1,8 @@
 """The count path: declarative specs decided by node counts, GPU ids given by construction.
 
-``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which rule it cannot
-state), ``patterns.py`` enumerates what one node may hold, ``model.py`` decides how many nodes
+``preset.py`` places first the declarative components collocated with rank strings (their items
+are known), ``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which
+rule it cannot state), ``patterns.py`` enumerates what one node may hold, ``model.py`` decides how many nodes
 of each shape hold each pattern, and ``layout.py`` turns that into GPU ids. The caller verifies
 the answer independently and falls back to the flat model when this path declines. Every
 function here returns the solver's one shape (``answer.py``): an :class:`Answer` whose value and
@@ -24,6 +25,7 @@ from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import solve_counts
 from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.preferred import preferring, variants
+from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
@@ -50,18 +52,32 @@ def count_path(
     in ``topology`` (a preferred pipeline domain is counted as required and proven against the
     rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are all it weighs.
     """
+    ready = preset(spec, requests, weights, options, budget)
+    if isinstance(ready, Declined):
+        return ready
+    requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes
+    if ready.nodes and all(request.determined for request in requests.values()):
+        placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in requests.items()}
+        return _answer(spec, placed, SolveStatus.OPTIMAL, fixed_cost, fixed_cost)
     problem = count_problem(spec, requests)
     if isinstance(problem, Misfit):
-        return _count_separating(spec, requests, problem, weights, options, budget)
+        return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost)
     if isinstance(problem, str):
         return (_count_preferring(spec, weights, options, budget) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
-    return _counted(problem, spec, requests, weights, options, budget)
+    return _counted(problem, spec, requests, weights, options, budget, fixed_cost)
 
 
 def _counted(
-    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
+    problem: CountProblem,
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    fixed_cost: int = 0,
 ) -> Answer | Declined:
-    """Patterns, counts and layout of one count problem (see :func:`count_path`)."""
+    """Patterns, counts and layout of one count problem (see :func:`count_path`); ``fixed_cost``
+    is what the components placed first add to every answer (``preset.py``)."""
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
     found = []
@@ -90,21 +106,27 @@ def _counted(
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
-    return _answer(spec, placed, SolveStatus(counts.status), counts.value, counts.bound)
+    return _answer(spec, placed, SolveStatus(counts.status), counts.value + fixed_cost, counts.bound + fixed_cost)
 
 
 def _count_separating(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], misfit: Misfit, weights: Mapping[str, int], options: SolverOptions, budget: Budget
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    misfit: Misfit,
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    fixed_cost: int,
 ) -> Answer | Declined:
     """Memory that fits in pairs but not all together (``separate.py``): the best answer with a
     pair kept apart, bounded by the spec with memory stated by pairs only."""
     log.debug("memory fits two by two but not all together: %s", misfit.reason)
     relaxed = count_problem(spec, requests, relaxed=True)
-    looser = _counted(relaxed, spec, requests, weights, options, budget) if isinstance(relaxed, CountProblem) else None
+    looser = _counted(relaxed, spec, requests, weights, options, budget, fixed_cost) if isinstance(relaxed, CountProblem) else None
     least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
     best: Answer | None = None
     for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
-        answer = _counted(problem, spec, requests, weights, options, budget)
+        answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost)
         if isinstance(answer, Answer) and (best is None or answer.known("objective") < best.known("objective")):
             best = answer
             if best.known("objective") <= least:

@@ -40,10 +40,10 @@ NAMES = ("actor", "reward", "critic", "judge")
 @st.composite
 def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     """1-3 nodes of 2, 4 or 8 GPUs in racks of two, maybe of 40 or 80 GB; maybe a rank-string
-    component on node 0; 1-3 declarative components in TP groups (some in pipelines required
-    or preferred inside one rack, some with memory, some with a process limit), some exclusive (with each other or the rank string),
-    maybe a collocated strided rollout; sizes up to the cluster's GPUs (some specs are
-    infeasible)."""
+    component on node 0, maybe a declarative one collocated with it; 1-3 declarative components
+    in TP groups (some in pipelines required or preferred inside one rack, some with memory,
+    some with a process limit), some exclusive (with each other or the rank string), maybe a
+    collocated strided rollout; sizes up to the cluster's GPUs (some specs are infeasible)."""
     gpus = draw(st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=3))
     memory = draw(st.none() | st.lists(st.sampled_from([40, 80]), min_size=len(gpus), max_size=len(gpus)))
     total = sum(gpus)
@@ -70,6 +70,9 @@ def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
         if draw(st.integers(0, 3)) == 0:
             body["max_processes_per_hardware"] = draw(st.sampled_from([1, 2, 3]))
         spec[name] = body
+    if "fixed" in spec and draw(st.booleans()):
+        low, high = (int(end) for end in spec["fixed"]["placement"].split("-"))
+        spec["shadow"] = {"processes": high - low + 1, "collocate_with": "fixed", "exclusive_with": [n for n in names if draw(st.booleans())]}
     actor = spec[names[0]]
     width = actor["tensor_parallel_size"] * actor.get("hardware_per_process", 1)
     if width % 2 == 0 and "topology" not in actor and draw(st.booleans()):
@@ -285,3 +288,42 @@ def test_memory_that_fits_in_pairs_but_not_together_is_counted_one_pair_apart() 
     assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
     verify(spec, solution.placements_by_component())  # the verifier checks every mix on every GPU
     assert nodes_term(solution) == 3
+
+
+#: Declarative components collocated with rank strings (issue 34 item 2), on 2 x 8 GPUs: alone,
+#: strided beside a component exclusive with it, as the target of another rank string's
+#: declarative partner, and with a declarative component collocated in turn (placed through it).
+ON_RANK_STRINGS = [
+    {"a": "0-3", "b": {"processes": 4, "collocate_with": "a"}},
+    {"a": "0-7", "b": {"processes": 4, "hardware_per_process": 2, "stride": 2, "collocate_with": "a"},
+     "c": {"processes": 6, "tensor_parallel_size": 2, "exclusive_with": ["b"]}},
+    {"r": "4-11", "b": {"processes": 8, "tensor_parallel_size": 2, "collocate_with": "r"}},
+    {"a": "0-3", "b": {"processes": 4, "collocate_with": "a"}, "c": {"processes": 4, "collocate_with": "b"},
+     "d": {"processes": 12, "exclusive_with": ["c"]}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("placement", ON_RANK_STRINGS)
+def test_a_declarative_component_on_a_rank_strings_items_is_placed_first_and_counted(placement: dict[str, Any]) -> None:
+    """The count model answers with no decline, proves its optimum (the placed component's
+    nodes counted as a constant), and that optimum is the flat model's."""
+    spec = PlacementSpec.build(Cluster(2, 8), placement)
+    ours = solve(spec, time_limit_s=10)
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
+    assert objective_value(spec, spec.requests, ours.assignments, primary, {}) == ours.objective
+    flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
+    assert (flat.method, flat.status) == ("search", "OPTIMAL")
+    assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})
+
+
+def test_a_declarative_component_with_no_layout_on_its_targets_items_is_left_to_the_flat_model() -> None:
+    """A rollout on the actor's GPUs but exclusive with a rank string on two of them: no layout,
+    so the count path declines (naming it) and the flat model names the conflict."""
+    placement = {"actor": "0-3", "reward": "2-3", "rollout": {"processes": 4, "collocate_with": "actor", "exclusive_with": ["reward"]}}
+    spec = PlacementSpec.build(Cluster(1, 8), placement)
+    answer = count_path(spec, spec.requests, DEFAULT_WEIGHTS, SolverOptions(), SolverOptions().start())
+    reason = "rollout: no layout on the items of actor, which it collocates with, found by tiling or by a model of at most MAX_PRESET_PAIRS=5,000 pairs"
+    assert answer == Declined(PathName.COUNTS, reason)
+    with pytest.raises(InfeasiblePlacementError, match="rollout is exclusive with reward"):
+        solve(spec)
