@@ -30,6 +30,9 @@ neither side places is a finding, not noise:
   layer packs the GPUs alone and the two layers stacked put at most 2 processes on any GPU (the
   planted layout). Exclusivity is drawn only within a layer, where the planted layout keeps
   the components on different GPUs anyway.
+* ``tp domains`` is ``disaggregated`` (TP groups of 2-8 with 1-2 GPUs per process, no wider
+  than a node, all exclusive) with every component requiring its TP groups inside one rack of
+  8 nodes: the groups packed node by node (the planted layout) keep that rule.
 * ``rank strings`` writes the actor as a rank string over whole nodes and collocates a
   declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
   components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
@@ -293,6 +296,18 @@ def topology(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, placement, node_labels=[{"rack": f"r{node // RACK_NODES}"} for node in range(nodes)])
 
 
+def tensor_domains(rng: random.Random, nodes: int, fill: float) -> Section:
+    """Racks of 8 nodes; 2-4 components in TP groups of 2-8 (1-2 GPUs per process), all
+    exclusive, each requiring its TP groups inside one rack (see the module docstring)."""
+    budget = int(fill * nodes * GPUS)
+    chosen = shapes(rng, rng.randint(2, 4), budget, tuple((tp, hpp) for tp, hpp in TP_SHAPES if tp > 1))
+    rule = {"tensor_parallel": {"rack": "require"}}
+    placement = {
+        NAMES[i]: body(tp, hpp, g, exclusive_with="all", topology=rule) for i, ((tp, hpp), g) in enumerate(zip(chosen, allocate(rng, budget, [t * h for t, h in chosen])))
+    }
+    return section(nodes, GPUS, placement, node_labels=[{"rack": f"r{node // RACK_NODES}"} for node in range(nodes)])
+
+
 def one_per_node(rng: random.Random, nodes: int, fill: float) -> Section:
     """2-4 components of one 8-GPU process per node, all pairwise exclusive (the huge sizes)."""
     budget = int(fill * nodes)
@@ -372,6 +387,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "ring": ring,
     "limits": limits,
     "rank strings": rank_strings,
+    "tp domains": tensor_domains,
 }
 FAMILIES = (*FEASIBLE, "replan", "infeasible")
 #: The family of the huge sizes (``--big``).

@@ -1,7 +1,8 @@
 """The count path: declarative specs decided by node counts, GPU ids given by construction.
 
-``preset.py`` places first the declarative components collocated with rank strings (their items
-are known), ``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which
+``tensor_domains.py`` counts a required tensor-parallel domain with groups on one node and
+proves it against the groups split, ``preset.py`` places first the declarative components
+collocated with rank strings (their items are known), ``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which
 rule it cannot state), ``patterns.py`` enumerates what one node may hold, ``model.py`` decides how many nodes
 of each shape hold each pattern, and ``layout.py`` turns that into GPU ids. The caller verifies
 the answer independently and falls back to the flat model when this path declines. Every
@@ -29,6 +30,7 @@ from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
+from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain, split
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
@@ -52,6 +54,8 @@ def count_path(
     in ``topology`` (a preferred pipeline domain is counted as required and proven against the
     rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are all it weighs.
     """
+    if requires_tensor_domain(spec):
+        return _count_tensor_domains(spec, weights, options, budget)
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
@@ -150,6 +154,26 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
     return replace(answer, status=status, bound=bound)
+
+
+def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined:
+    """A spec requiring tensor-parallel domains, counted with every group on one node and proven
+    against the groups split (``tensor_domains.py``); declined when the restriction is not
+    counted."""
+    restricted = on_node(spec)
+    if restricted is None:
+        return Declined(PathName.COUNTS, "a required tensor-parallel domain on processes that do not make whole groups")
+    log.debug("a required tensor-parallel domain: counted with groups on one node, proven against groups split")
+    answer = count_path(restricted, restricted.requests, weights, options, budget)
+    if isinstance(answer, Declined):
+        return answer
+    least = objective_lower_bound(spec, weights)
+    relaxed = split(spec)
+    other = None if relaxed is None else count_path(relaxed, relaxed.requests, weights, options, budget)
+    if isinstance(other, Answer) and other.bound is not None:
+        least = max(least, other.bound)
+    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and answer.known("objective") <= least else SolveStatus.FEASIBLE
+    return replace(answer, status=status, bound=min(least, answer.known("objective")))
 
 
 def _answer(spec: PlacementSpec, placed: Mapping[str, Assignment], status: SolveStatus, value: int, bound: int) -> Answer:

@@ -41,8 +41,8 @@ NAMES = ("actor", "reward", "critic", "judge")
 def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     """1-3 nodes of 2, 4 or 8 GPUs in racks of two, maybe of 40 or 80 GB; maybe a rank-string
     component on node 0, maybe a declarative one collocated with it; 1-3 declarative components
-    in TP groups (some in pipelines required or preferred inside one rack, some with memory,
-    some with a process limit), some exclusive (with each other or the rank string), maybe a
+    in TP groups (some in pipelines required or preferred inside one rack, some with their TP
+    groups required inside one, some with memory, some with a process limit), some exclusive (with each other or the rank string), maybe a
     collocated strided rollout; sizes up to the cluster's GPUs (some specs are infeasible)."""
     gpus = draw(st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=3))
     memory = draw(st.none() | st.lists(st.sampled_from([40, 80]), min_size=len(gpus), max_size=len(gpus)))
@@ -62,6 +62,8 @@ def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
             body["hardware_per_process"] = amount
         if pp > 1:
             body |= {"pipeline_parallel_size": pp, "topology": {"pipeline_parallel": {"rack": draw(st.sampled_from(["require", "prefer"]))}}}
+        elif tp > 1 and draw(st.integers(0, 3)) == 0:
+            body["topology"] = {"tensor_parallel": {"rack": "require"}}
         others = [other for other in spec if draw(st.booleans())]
         if others:
             body["exclusive_with"] = others
@@ -205,9 +207,8 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     solved = solve(spec)  # 21 and 22 GPUs on 3 nodes each: the flat model took 60 s to not prove it
     assert (solved.status, solved.gap, nodes_term(solved)) == ("OPTIMAL", 0.0, 6)
     assert solved.placements_by_component() == solve(spec, num_workers=2).placements_by_component()
-    racked = {"processes": 4, "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "require"}}}
-    declined = PlacementSpec.build(Cluster(2, 8), {"a": racked})
-    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == Declined(PathName.COUNTS, "a: topology (tensor_parallel.rack: require)")
+    declined = PlacementSpec.build(Cluster(2, 8), {"a": {"resources": "0-3"}})
+    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == Declined(PathName.COUNTS, "a: a filled resources window")
 
 
 def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None:
@@ -232,14 +233,13 @@ def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None
 
 
 def test_first_fit_meeting_the_counting_bound_is_the_answer_at_once() -> None:
-    """Two components of 21 and 22 GPUs exclusive on 8 x 8, one with a required tensor-parallel
-    domain the count model does not state: filling one from the low ranks and the other from
-    the high ranks uses 6 nodes, the counting bound, so no search runs."""
-    racked = {"processes": 22, "topology": {"tensor_parallel": {"rack": "require"}}}
-    placement = {"a": {"processes": 21, "exclusive_with": "all"}, "b": racked}
-    solution = solve(PlacementSpec.build(Cluster(8, 8, node_labels=[{"rack": str(n // 2)} for n in range(8)]), placement))
+    """Two components of 21 and 22 GPUs exclusive on 8 x 8, one a filled ``resources`` window the
+    count model does not state: filling one from the low ranks and the other from the high ranks
+    uses 6 nodes, the counting bound, so no search runs."""
+    placement = {"a": {"resources": "0-20", "exclusive_with": "all"}, "b": {"processes": 22}}
+    solution = solve(PlacementSpec.build(Cluster(8, 8), placement))
     assert (solution.method, solution.status, solution.bound, solution.timings["solve"]) == ("first fit", "OPTIMAL", 60_000, 0.0)
-    assert solution.notes == ("the count model (declined: b: topology (tensor_parallel.rack: require))",)
+    assert solution.notes == ("the count model (declined: a: a filled resources window)",)
     verify(solution.spec, solution.placements_by_component())
 
 
@@ -327,3 +327,29 @@ def test_a_declarative_component_with_no_layout_on_its_targets_items_is_left_to_
     assert answer == Declined(PathName.COUNTS, reason)
     with pytest.raises(InfeasiblePlacementError, match="rollout is exclusive with reward"):
         solve(spec)
+
+
+RACKS = [{"rack": str(n // 2)} for n in range(4)]
+#: Required tensor-parallel domains (issue 34 item 2) on 4 nodes in racks of two: groups that fit
+#: a node (counted on one node, proven against groups split), with a strided rollout nested in
+#: them, and groups wider than a node (no count answer: a group must span a rack's two nodes).
+IN_RACKS = [
+    ({"a": {"processes": 8, "tensor_parallel_size": 4, "topology": {"tensor_parallel": {"rack": "require"}}},
+      "b": {"processes": 12, "exclusive_with": ["a"]}}, 8, "counts"),
+    ({"a": {"processes": 12, "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "require"}}},
+      "r": {"processes": 6, "hardware_per_process": 2, "stride": "auto", "collocate_with": "a"}}, 8, "counts"),
+    ({"a": {"processes": 8, "tensor_parallel_size": 8, "topology": {"tensor_parallel": {"rack": "require"}}}}, 4, "first fit"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("placement", "gpus", "method"), IN_RACKS)
+def test_a_required_tensor_parallel_domain_is_counted_on_one_node_and_proven(placement: dict[str, Any], gpus: int, method: str) -> None:
+    """Where groups fit a node the count model answers and proves it (its answer meets the bound
+    of the groups split); every answer is the flat model's optimum."""
+    spec = PlacementSpec.build(Cluster(4, gpus, node_labels=RACKS), placement)
+    ours = solve(spec, time_limit_s=10)
+    assert (ours.method, ours.status) == (method, "OPTIMAL")
+    flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
+    assert (flat.method, flat.status) == ("search", "OPTIMAL")
+    primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
+    assert objective_value(spec, spec.requests, ours.assignments, primary, {}) == objective_value(spec, spec.requests, flat.assignments, primary, {})
