@@ -65,6 +65,13 @@ def per_node(value: Any, nodes: int) -> list[Any]:
     return list(value) if isinstance(value, list) else [value] * nodes
 
 
+def fixed_ranks(body: str | dict[str, Any]) -> set[int] | None:
+    """The GPUs a rank string or a filled ``resources`` window holds, None for any other component."""
+    if isinstance(body, str):
+        return span(body)
+    return span(body["resources"]) if "resources" in body else None
+
+
 def span(ranks: str) -> set[int]:
     """Node ranks ``"a-b"`` (the only form the generators write)."""
     low, _, high = str(ranks).partition("-")
@@ -102,12 +109,13 @@ class FirstFit:
 
     def run(self) -> dict[str, set[int]] | None:
         """The nodes each component uses, or None when one of them does not fit. Rank strings
-        (``"a-b"``, global GPU ranks over nodes of equal size) take their GPUs first."""
-        fixed = [name for name, body in self.placement.items() if isinstance(body, str)]
+        and filled ``resources`` windows (``"a-b"``, global GPU ranks over nodes of equal size)
+        take their GPUs first."""
+        fixed = {name: ranks for name, body in self.placement.items() if (ranks := fixed_ranks(body)) is not None}
         for name in [*fixed, *self._order()]:
             body = self.placement[name]
-            if isinstance(body, str):
-                gpus: list[GPU] | None = [(rank // self.gpus[0], rank % self.gpus[0]) for rank in sorted(span(body))]
+            if name in fixed:
+                gpus: list[GPU] | None = [(rank // self.gpus[0], rank % self.gpus[0]) for rank in sorted(fixed[name])]
             else:
                 target = body.get("collocate_with")
                 gpus = self._collocated(name, target) if target else self._packed(name)
@@ -141,7 +149,7 @@ class FirstFit:
         component right after its target, whose GPUs it needs (first, when its target is a rank
         string, placed before every declarative component)."""
         followers: dict[str, list[str]] = defaultdict(list)
-        declarative = {name: body for name, body in self.placement.items() if not isinstance(body, str)}
+        declarative = {name: body for name, body in self.placement.items() if fixed_ranks(body) is None}
         for name, body in declarative.items():
             if "collocate_with" in body:
                 followers[body["collocate_with"]].append(name)

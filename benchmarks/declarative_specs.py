@@ -33,6 +33,10 @@ neither side places is a finding, not noise:
 * ``tp domains`` is ``disaggregated`` (TP groups of 2-8 with 1-2 GPUs per process, no wider
   than a node, all exclusive) with every component requiring its TP groups inside one rack of
   8 nodes: the groups packed node by node (the planted layout) keep that rule.
+* ``windows`` fills 1-2 ``resources`` windows of even length from even GPUs (their items are
+  the planted layout's, every one used) and gives the rest to components of 1-2 GPUs per group,
+  exclusive with the windows, asking at most ``fill`` of the GPUs the windows leave: every node
+  leaves an even number of GPUs, which groups of 1 and 2 pack.
 * ``rank strings`` writes the actor as a rank string over whole nodes and collocates a
   declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
   components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
@@ -308,6 +312,29 @@ def tensor_domains(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, placement, node_labels=[{"rack": f"r{node // RACK_NODES}"} for node in range(nodes)])
 
 
+def windows(rng: random.Random, nodes: int, fill: float) -> Section:
+    """1-2 filled ``resources`` windows of even length starting on even GPUs (one or two GPUs
+    per process), and 1-3 components of TP groups of 1-2 exclusive with every window (see the
+    module docstring)."""
+    total = nodes * GPUS
+    placement: dict[str, Any] = {}
+    start = 0
+    for i in range(rng.randint(1, 2)):
+        length = 2 * rng.randint(1, max(1, (total - start) // 8))
+        if start + length > total:
+            break
+        hpp = rng.choice((1, 2))
+        placement[f"window{i}"] = {"resources": f"{start}-{start + length - 1}"} | ({"hardware_per_process": hpp} if hpp > 1 else {})
+        start += length + 2 * rng.randint(0, 4)
+    used = sum(int(w["resources"].split("-")[1]) - int(w["resources"].split("-")[0]) + 1 for w in placement.values())
+    budget = int(fill * (total - used))
+    if budget >= 2:
+        chosen = shapes(rng, rng.randint(1, 3), budget, ((1, 1), (2, 1), (1, 2)))
+        for i, ((tp, hpp), groups) in enumerate(zip(chosen, allocate(rng, budget, [t * h for t, h in chosen]))):
+            placement[NAMES[i]] = body(tp, hpp, groups, exclusive_with=[name for name in placement if name.startswith("window")])
+    return section(nodes, GPUS, placement)
+
+
 def one_per_node(rng: random.Random, nodes: int, fill: float) -> Section:
     """2-4 components of one 8-GPU process per node, all pairwise exclusive (the huge sizes)."""
     budget = int(fill * nodes)
@@ -388,6 +415,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "limits": limits,
     "rank strings": rank_strings,
     "tp domains": tensor_domains,
+    "windows": windows,
 }
 FAMILIES = (*FEASIBLE, "replan", "infeasible")
 #: The family of the huge sizes (``--big``).

@@ -1,17 +1,20 @@
-"""A declarative component collocated with a rank-string one, placed before the counts.
+"""Declarative components whose items are known, placed before the counts.
 
-``collocate_with`` makes a component use exactly its target's items. When one side is a rank
-string, the declarative side's items are therefore known before any choice: only which of its
-processes takes which of them is left, and that touches no other component (exclusivity and
-process limits see items, not processes). So the count path places it first, by the flat model
-on those items alone (its own rules: sizes, strides, tensor-parallel groups on one node, nesting
-in the target's groups), and counts the rest with it as a rank string. It tiles the target's
-items directly first (milliseconds, checked by the independent verifier), and asks the flat model
-of the component and the rank strings alone only when that tiling breaks a rule. The placement is exact
-and the objective's terms for it are constants: the nodes its items are on (``nodes``), and
-nothing else the count model weighs. ``balance`` would add its per-node load to every other
-class's (not a constant), and a ``topology`` rule would weigh its arrangement, so a spec with
-either is left to the flat model (``rules/collocation.py`` says why).
+Two rules fix a declarative component's items before any choice: ``collocate_with`` a rank
+string (it uses exactly its target's items), and a filled ``resources`` window (every item of
+the window used, ``fill_share`` processes each). Only which of its processes takes which item
+is left, and that touches no other component (exclusivity and process limits see items, not
+processes). So the count path places such a component first and counts the rest with it as a
+rank string. It tiles the items directly (milliseconds: in the target's tensor-parallel groups,
+so a process nests in one, each group in rank order, cut into blocks of ``amount * stride``
+interleaved among ``stride`` processes), checked with the rank strings by the independent
+verifier, and asks the flat model of the component and the rank strings alone only when that
+tiling breaks a rule (sizes, strides, tensor-parallel groups on one node, nesting). The
+placement is exact and the objective's terms for it are constants: the nodes its items are on
+(``nodes``), and nothing else the count model weighs. ``balance`` would add its per-node load
+to every other class's (not a constant), and a ``topology`` rule would weigh its arrangement,
+so a spec with either is left to the flat model (``rules/collocation.py`` and
+``rules/per_process.py`` say why).
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ MAX_PRESET_PAIRS = 5_000
 
 @dataclass(frozen=True)
 class Preset:
-    """The requests with every declarative component collocated with a rank string (directly,
-    or through one that was) placed, as rank strings, and the ``nodes`` term those add."""
+    """The requests with every declarative component whose items are known (collocated with a
+    rank string, directly or through one placed first, or a filled window) placed, as rank
+    strings, and the ``nodes`` term those add."""
 
     requests: dict[str, ComponentRequest]
     nodes: int
@@ -54,42 +58,50 @@ class Preset:
 def preset(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> Preset | Declined:
-    """Declarative sides of collocations with rank strings placed, in config order until none is
-    left; why not, when one has no layout on its target's items or is too large to try. Specs
-    weighing ``balance``, and components with ``topology`` rules, are left as they are (the
-    count model then declines them, ``rules/collocation.py``)."""
+    """Components whose items are known placed, in config order until none is left; why not,
+    when one has no layout on its items. Specs weighing ``balance``, and components with
+    ``topology`` rules, are left as they are (the count model then declines them)."""
     placed = dict(requests)
     nodes = 0
     if weights.get("balance", 0):
         return Preset(placed, 0)
-    while (pair := _next_pair(spec, placed)) is not None:
-        name, target = pair
-        request = _on_items(placed[name], placed[target])
+    while (known := _next_known(spec, placed)) is not None:
+        name, target = known
+        request = placed[name] if target is None else _on_items(placed[name], placed[target])
         rank_strings = {n: r for n, r in placed.items() if r.determined}
         view = _view(spec, {name, *rank_strings})
-        fixed = _tiled(spec, view, name, request, placed[target], rank_strings) or _placed(view, name, {name: request, **rank_strings}, options, budget)
+        tiled = _tiled(spec, view, name, request, None if target is None else placed[target], rank_strings)
+        fixed = tiled or _placed(view, name, {name: request, **rank_strings}, options, budget)
         if fixed is None:
-            reason = f"{name}: no layout on the items of {target}, which it collocates with, found by tiling or by a model of at most MAX_PRESET_PAIRS={MAX_PRESET_PAIRS:,} pairs"
-            return Declined(PathName.COUNTS, reason)
+            items = "its filled window" if target is None else f"the items of {target}, which it collocates with,"
+            return Declined(PathName.COUNTS, f"{name}: no layout on {items} found by tiling or by a model of at most MAX_PRESET_PAIRS={MAX_PRESET_PAIRS:,} pairs")
         placed[name] = fixed
         nodes += int(np.unique(spec.cluster.hw_node[fixed.cand_hw]).size)
     return Preset(placed, nodes)
 
 
-def _next_pair(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> tuple[str, str] | None:
-    """The first (declarative rule owner, rank-string rule owner) pair one collocation links,
-    with no ``topology`` rule on the declarative side; None when there is none."""
+def _next_known(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> tuple[str, str | None] | None:
+    """The first declarative rule owner with known items and no ``topology`` rule: with the
+    rank-string rule owner it collocates with (either way round), or None for a filled window;
+    None when there is none."""
     for component in spec.components.values():
         target = component.constraints.collocate_with
-        if target is None:
-            continue
-        pair = (spec.owner_of(component.name), spec.owner_of(target))
-        fixed = [requests[name].determined for name in pair]
-        if fixed.count(True) == 1:
-            free, rank_string = pair if fixed[1] else pair[::-1]
-            if not any(spec.components[c].constraints.topology for c in spec.components if spec.owner_of(c) == free):
-                return free, rank_string
+        owner = spec.owner_of(component.name)
+        if target is not None:
+            pair = (owner, spec.owner_of(target))
+            fixed = [requests[name].determined for name in pair]
+            if fixed.count(True) == 1:
+                free, rank_string = pair if fixed[1] else pair[::-1]
+                if not _has_topology(spec, free):
+                    return free, rank_string
+        request = requests[owner]
+        if not request.determined and request.fill_share is not None and not _has_topology(spec, owner):
+            return owner, None
     return None
+
+
+def _has_topology(spec: PlacementSpec, owner: str) -> bool:
+    return any(spec.components[c].constraints.topology for c in spec.components if spec.owner_of(c) == owner)
 
 
 def _on_items(request: ComponentRequest, target: ComponentRequest) -> ComponentRequest:
@@ -115,29 +127,43 @@ def _view(spec: PlacementSpec, present: set[str]) -> PlacementSpec:
 
 
 def _tiled(
-    spec: PlacementSpec, view: PlacementSpec, name: str, request: ComponentRequest, target: ComponentRequest, rank_strings: Mapping[str, ComponentRequest]
+    spec: PlacementSpec,
+    view: PlacementSpec,
+    name: str,
+    request: ComponentRequest,
+    target: ComponentRequest | None,
+    rank_strings: Mapping[str, ComponentRequest],
 ) -> ComponentRequest | None:
-    """``name``'s processes tiling its target's items directly, group by group of the target
-    (its tensor-parallel groups, so a process nests in one), each group's items in ``name``'s
-    rank order cut into blocks of ``amount * stride`` interleaved among ``stride`` processes; the
-    answer when the independent verifier accepts it with the rank strings, else None (the flat
-    model of the view decides then)."""
-    tp = spec.components[target.name].constraints.tensor_parallel_size
-    first_holder = {int(h): p // tp for p in range(target.num_processes) for h in target.cand_hw[target.indptr[p]:target.indptr[p + 1]].tolist()}
-    hardware, ranks = request.cand_hw, request.cand_rank
+    """``name``'s processes tiling its items directly: its ``target``'s, group by group of the
+    target (its tensor-parallel groups, so a process nests in one), or its filled window
+    (each block of ``amount`` ranks ``fill_share`` times in turn, as the flat model orders
+    processes by first rank), each in rank order cut into blocks of ``amount * stride``
+    interleaved among ``stride`` processes; the answer when the independent verifier accepts it
+    with the rank strings, else None (the flat model of the view decides then)."""
     amount, step = int(request.amount[0]), int(request.stride or 1)
-    if hardware.size != request.num_processes * amount or hardware.size % (amount * step):
+    if target is None:
+        window = np.unique(request.cand_rank)
+        if window.size % amount:
+            return None
+        ranks = np.repeat(window.reshape(-1, amount), request.fill_share or 1, axis=0).reshape(-1)  # each block once per share, in turn
+        hardware, group = request.resources.physical[ranks], np.zeros(ranks.size, dtype=np.int64)
+    else:
+        tp = spec.components[target.name].constraints.tensor_parallel_size
+        first_holder = {int(h): p // tp for p in range(target.num_processes) for h in target.cand_hw[target.indptr[p]:target.indptr[p + 1]].tolist()}
+        hardware, ranks = request.cand_hw, request.cand_rank
+        group = np.array([first_holder[int(h)] for h in hardware.tolist()], dtype=np.int64)
+    if np.unique(request.amount).size != 1 or hardware.size != request.num_processes * amount or hardware.size % (amount * step):
         return None
-    order = np.lexsort((ranks, np.array([first_holder[int(h)] for h in hardware.tolist()], dtype=np.int64)))
+    order = np.lexsort((np.arange(ranks.size), ranks, group)) if target is not None else np.arange(ranks.size)
     blocks = order.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
     indptr = np.arange(request.num_processes + 1, dtype=np.int64) * amount
-    placed = replace(request, indptr=indptr, cand_hw=hardware[blocks], cand_rank=ranks[blocks], determined=True, shared_window=False)
+    placed = replace(request, indptr=indptr, cand_hw=hardware[blocks], cand_rank=ranks[blocks], determined=True, shared_window=False, fill_share=None)
     by_request = {n: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for n, r in {**rank_strings, name: placed}.items()}
     candidate = Solution(view, view.requests, by_component(view, by_request), SolveStatus.FEASIBLE, None)
     try:
         verify(view, candidate.placements_by_component())
     except VerificationError:
-        log.debug("%s: the direct tiling of its target's items breaks a rule: the flat model of it places it", name)
+        log.debug("%s: the direct tiling of its items breaks a rule: the flat model of it places it", name)
         return None
     return placed
 
@@ -164,6 +190,7 @@ def _placed(view: PlacementSpec, name: str, requests: dict[str, ComponentRequest
         cand_rank=taken.ranks,
         determined=True,
         shared_window=False,
+        fill_share=None,
     )
 
 

@@ -42,7 +42,8 @@ def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     """1-3 nodes of 2, 4 or 8 GPUs in racks of two, maybe of 40 or 80 GB; maybe a rank-string
     component on node 0, maybe a declarative one collocated with it; 1-3 declarative components
     in TP groups (some in pipelines required or preferred inside one rack, some with their TP
-    groups required inside one, some with memory, some with a process limit), some exclusive (with each other or the rank string), maybe a
+    groups required inside one, some with memory, some with a process limit), some exclusive
+    (with each other or the rank string), maybe a filled window exclusive with some, maybe a
     collocated strided rollout; sizes up to the cluster's GPUs (some specs are infeasible)."""
     gpus = draw(st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=3))
     memory = draw(st.none() | st.lists(st.sampled_from([40, 80]), min_size=len(gpus), max_size=len(gpus)))
@@ -72,6 +73,10 @@ def small_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
         if draw(st.integers(0, 3)) == 0:
             body["max_processes_per_hardware"] = draw(st.sampled_from([1, 2, 3]))
         spec[name] = body
+    if draw(st.integers(0, 3)) == 0:
+        size = draw(st.sampled_from([w for w in (1, 2, 4) if w <= total]))
+        first = draw(st.integers(0, total - size))
+        spec["window"] = {"resources": f"{first}-{first + size - 1}", "exclusive_with": [n for n in names if draw(st.booleans())]}
     if "fixed" in spec and draw(st.booleans()):
         low, high = (int(end) for end in spec["fixed"]["placement"].split("-"))
         spec["shadow"] = {"processes": high - low + 1, "collocate_with": "fixed", "exclusive_with": [n for n in names if draw(st.booleans())]}
@@ -207,8 +212,8 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     solved = solve(spec)  # 21 and 22 GPUs on 3 nodes each: the flat model took 60 s to not prove it
     assert (solved.status, solved.gap, nodes_term(solved)) == ("OPTIMAL", 0.0, 6)
     assert solved.placements_by_component() == solve(spec, num_workers=2).placements_by_component()
-    declined = PlacementSpec.build(Cluster(2, 8), {"a": {"resources": "0-3"}})
-    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == Declined(PathName.COUNTS, "a: a filled resources window")
+    declined = PlacementSpec.build(Cluster(2, 8), {"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4}})
+    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == Declined(PathName.COUNTS, "a: memory_gb on a rank-string component")
 
 
 def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None:
@@ -233,13 +238,13 @@ def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None
 
 
 def test_first_fit_meeting_the_counting_bound_is_the_answer_at_once() -> None:
-    """Two components of 21 and 22 GPUs exclusive on 8 x 8, one a filled ``resources`` window the
-    count model does not state: filling one from the low ranks and the other from the high ranks
-    uses 6 nodes, the counting bound, so no search runs."""
-    placement = {"a": {"resources": "0-20", "exclusive_with": "all"}, "b": {"processes": 22}}
-    solution = solve(PlacementSpec.build(Cluster(8, 8), placement))
-    assert (solution.method, solution.status, solution.bound, solution.timings["solve"]) == ("first fit", "OPTIMAL", 60_000, 0.0)
-    assert solution.notes == ("the count model (declined: a: a filled resources window)",)
+    """A rank string on 3 nodes with ``memory_gb`` (which the count model does not state) and 22
+    declarative processes exclusive with it on 8 x 8: first fit puts them on 3 other nodes, the
+    counting bound, so no search runs."""
+    placement = {"a": {"placement": "0-23", "memory_gb": 10, "exclusive_with": "all"}, "b": {"processes": 22}}
+    solution = solve(PlacementSpec.build(Cluster(8, 8, gpu_memory_gb=80), placement))
+    assert (solution.method, solution.status, solution.bound, solution.timings["solve"]) == ("first fit", "OPTIMAL", 30_000, 0.0)
+    assert solution.notes == ("the count model (declined: a: memory_gb on a rank-string component)",)
     verify(solution.spec, solution.placements_by_component())
 
 
@@ -353,3 +358,27 @@ def test_a_required_tensor_parallel_domain_is_counted_on_one_node_and_proven(pla
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
     assert objective_value(spec, spec.requests, ours.assignments, primary, {}) == objective_value(spec, spec.requests, flat.assignments, primary, {})
+
+
+#: Filled ``resources`` windows (issue 34 item 2), on 2 x 8 GPUs: beside a component exclusive
+#: with it, in TP groups over two nodes' GPUs, strided with a component collocated in it, and
+#: used twice over (two processes per GPU).
+FILLED = [
+    {"a": {"resources": "0-3"}, "b": {"processes": 4, "exclusive_with": ["a"]}},
+    {"a": {"resources": "2-9", "tensor_parallel_size": 2}, "b": {"processes": 6, "exclusive_with": ["a"]}},
+    {"a": {"resources": "0-7", "hardware_per_process": 2, "stride": 2}, "b": {"processes": 8, "collocate_with": "a"},
+     "c": {"processes": 4, "tensor_parallel_size": 4}},
+    {"a": {"resources": "0-7", "processes": 16}, "b": {"processes": 8}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("placement", FILLED)
+def test_a_filled_window_is_placed_first_and_counted(placement: dict[str, Any]) -> None:
+    """The count model answers with no decline and proves its optimum, the flat model's."""
+    spec = PlacementSpec.build(Cluster(2, 8), placement)
+    ours = solve(spec, time_limit_s=10)
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
+    assert (flat.method, flat.status) == ("search", "OPTIMAL")
+    primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
+    assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})

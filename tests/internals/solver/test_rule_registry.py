@@ -129,7 +129,7 @@ def test_every_rule_has_a_builder_a_node_level_form_a_counting_bound_and_a_first
 #: Per rule whose node-level form can decline: a spec using the rule in a way the counts do not
 #: state, and the reason the count path gives.
 DECLINED = {
-    "per_process": ({"a": {"processes": 4, "resources": "0-3"}}, "a: a filled resources window"),
+    "per_process": ({"a": {"resources": "0-3", "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "prefer"}}}}, "a: a filled resources window"),
     "domains": ({"a": {"processes": 4, "tensor_parallel_size": 2},
                  "b": {"processes": 4, "collocate_with": "a", "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "require"}}}},
                 "b: topology (pipeline_parallel.rack: require)"),
