@@ -53,11 +53,14 @@ class Load:
 
 def loads(spec: PlacementSpec, classes: Sequence[Sequence[str]]) -> list[Load]:
     """Each class's :class:`Load`: the components a member owns the rule of, and their limits."""
+    owned: dict[str, list[int | None]] = {}
+    for component in spec.components.values():  # one pass: a scan per class is quadratic in components
+        owned.setdefault(component.rule_owner, []).append(component.constraints.max_processes_per_hardware)
     found = []
     for members in classes:
-        owned = [component for component in spec.components.values() if component.rule_owner in members]
-        limits = [limit for component in owned if (limit := component.constraints.max_processes_per_hardware) is not None]
-        found.append(Load(len(owned), min(limits) if limits else None))
+        caps = [cap for name in members for cap in owned.get(name, [])]
+        limits = [cap for cap in caps if cap is not None]
+        found.append(Load(len(caps), min(limits) if limits else None))
     return found
 
 
@@ -156,8 +159,10 @@ def _memory_pairs(holders: Sequence[Holders], exclusive: frozenset[tuple[int, in
 
 
 def _load_pairs(load: Sequence[Load]) -> set[tuple[int, int]]:
-    """Pairs of classes whose processes on one GPU pass a limit of either (on every node)."""
-    return {(a, b) for a, b in combinations(range(len(load)), 2) if not _within(load, (a, b))}
+    """Pairs of classes whose processes on one GPU pass a limit of either (on every node); only
+    pairs with a limited class can, so the scan starts from those."""
+    limited = [c for c, held in enumerate(load) if held.limit is not None]
+    return {(min(a, b), max(a, b)) for a in limited for b in range(len(load)) if a != b and not _within(load, (a, b))}
 
 
 def _misfit_in_pairs(
