@@ -65,6 +65,13 @@ def per_node(value: Any, nodes: int) -> list[Any]:
     return list(value) if isinstance(value, list) else [value] * nodes
 
 
+def fixed_ranks(body: str | dict[str, Any]) -> set[int] | None:
+    """The GPUs a rank string or a filled ``resources`` window holds, None for any other component."""
+    if isinstance(body, str):
+        return span(body)
+    return span(body["resources"]) if "resources" in body else None
+
+
 def span(ranks: str) -> set[int]:
     """Node ranks ``"a-b"`` (the only form the generators write)."""
     low, _, high = str(ranks).partition("-")
@@ -77,7 +84,8 @@ class FirstFit:
     Components go widest group first (a collocated one right after its target). Each TP group
     takes the first node, in rank order, with enough GPUs that neither the component itself
     nor a component exclusive with it holds and whose memory fits the component's ``memory_gb``
-    (in blocks of ``hardware_per_process`` consecutive GPUs); a pipeline that must stay in one
+    (in blocks of ``hardware_per_process`` consecutive GPUs) and where one more process keeps the
+    ``max_processes_per_hardware`` of every component there; a pipeline that must stay in one
     rack takes the first rack that holds all its groups; a collocated component takes exactly
     its target's GPUs. It never moves what it placed, and it ignores ``prefer`` rules (they are
     objective terms, not constraints) and keeps TP groups on one node where ``require`` would
@@ -100,23 +108,30 @@ class FirstFit:
         self.taken: dict[str, list[GPU]] = {}
 
     def run(self) -> dict[str, set[int]] | None:
-        """The nodes each component uses, or None when one of them does not fit."""
-        for name in self._order():
-            target = self.placement[name].get("collocate_with")
-            gpus = self._collocated(name, target) if target else self._packed(name)
+        """The nodes each component uses, or None when one of them does not fit. Rank strings
+        and filled ``resources`` windows (``"a-b"``, global GPU ranks over nodes of equal size)
+        take their GPUs first."""
+        fixed = {name: ranks for name, body in self.placement.items() if (ranks := fixed_ranks(body)) is not None}
+        for name in [*fixed, *self._order()]:
+            body = self.placement[name]
+            if name in fixed:
+                gpus: list[GPU] | None = [(rank // self.gpus[0], rank % self.gpus[0]) for rank in sorted(fixed[name])]
+            else:
+                target = body.get("collocate_with")
+                gpus = self._collocated(name, target) if target else self._packed(name)
             if gpus is None:
                 return None
             self.taken[name] = gpus
             for gpu in gpus:
                 self.holders[gpu].add(name)
-                self.load[gpu] += self.placement[name].get("memory_gb", 0)
+                self.load[gpu] += 0 if isinstance(body, str) else body.get("memory_gb", 0)
         return {name: {node for node, _ in gpus} for name, gpus in self.taken.items()}
 
     def _exclusive_pairs(self) -> dict[str, set[str]]:
         """Who may not share a GPU with whom (``exclusive_with`` binds both ways; ``all`` is every other)."""
         pairs: dict[str, set[str]] = defaultdict(set)
         for name, body in self.placement.items():
-            others = body.get("exclusive_with", [])
+            others = [] if isinstance(body, str) else body.get("exclusive_with", [])
             for other in [n for n in self.placement if n != name] if others == "all" else others:
                 pairs[name].add(other)
                 pairs[other].add(name)
@@ -131,14 +146,17 @@ class FirstFit:
 
     def _order(self) -> list[str]:
         """Widest unit first (config order among equals: a stable sort), each collocated
-        component right after its target, whose GPUs it needs."""
+        component right after its target, whose GPUs it needs (first, when its target is a rank
+        string, placed before every declarative component)."""
         followers: dict[str, list[str]] = defaultdict(list)
-        for name, body in self.placement.items():
+        declarative = {name: body for name, body in self.placement.items() if fixed_ranks(body) is None}
+        for name, body in declarative.items():
             if "collocate_with" in body:
                 followers[body["collocate_with"]].append(name)
-        primary = [name for name, body in self.placement.items() if "collocate_with" not in body]
+        primary = [name for name, body in declarative.items() if "collocate_with" not in body]
         primary.sort(key=lambda name: -math.prod(self._unit(name)[:2]))
-        return [name for first in primary for name in (first, *followers[first])]
+        on_rank_strings = [name for target in self.placement if target not in declarative for name in followers[target]]
+        return [*on_rank_strings, *(name for first in primary for name in (first, *followers[first]))]
 
     def _free(self, name: str, gpu: GPU, claimed: set[GPU]) -> bool:
         """Whether ``name`` may take ``gpu``: not claimed by its own unit under construction, not
@@ -146,7 +164,9 @@ class FirstFit:
         holders = self.holders.get(gpu, set())
         limit = self.memory[gpu[0]]
         fits = limit is None or self.load[gpu] + self.placement[name].get("memory_gb", 0) <= limit
-        return gpu not in claimed and name not in holders and not self.exclusive[name] & holders and fits
+        caps = [cap for n in (name, *holders) if not isinstance(self.placement[n], str) and (cap := self.placement[n].get("max_processes_per_hardware")) is not None]
+        within = not caps or len(holders) + 1 <= min(caps)
+        return gpu not in claimed and name not in holders and not self.exclusive[name] & holders and fits and within
 
     def _packed(self, name: str) -> list[GPU] | None:
         """Every unit of ``name`` on the first domain (node, or rack for pipelines) that holds it.

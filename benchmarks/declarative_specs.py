@@ -25,6 +25,22 @@ neither side places is a finding, not noise:
   on two halves of every node, an odd one needs a third colour for its last component (three
   colours on a quarter of every node each), and each component asks at most ``fill`` of its
   colour's GPUs.
+* ``limits`` gives every component ``max_processes_per_hardware`` of 2 or 3 and puts the
+  components in two layers (alternately); each layer asks at most ``fill`` of all GPUs, so a
+  layer packs the GPUs alone and the two layers stacked put at most 2 processes on any GPU (the
+  planted layout). Exclusivity is drawn only within a layer, where the planted layout keeps
+  the components on different GPUs anyway.
+* ``tp domains`` is ``disaggregated`` (TP groups of 2-8 with 1-2 GPUs per process, no wider
+  than a node, all exclusive) with every component requiring its TP groups inside one rack of
+  8 nodes: the groups packed node by node (the planted layout) keep that rule.
+* ``windows`` fills 1-2 ``resources`` windows of even length from even GPUs (their items are
+  the planted layout's, every one used) and gives the rest to components of 1-2 GPUs per group,
+  exclusive with the windows, asking at most ``fill`` of the GPUs the windows leave: every node
+  leaves an even number of GPUs, which groups of 1 and 2 pack.
+* ``rank strings`` writes the actor as a rank string over whole nodes and collocates a
+  declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
+  components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
+  leaves (a 1-node cluster has only the actor and its rollout).
 
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
@@ -193,6 +209,42 @@ def ring(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, placement)
 
 
+def limits(rng: random.Random, nodes: int, fill: float) -> Section:
+    """3-6 components in TP groups of 1-8 (1-2 GPUs per process), each with
+    ``max_processes_per_hardware`` 2 or 3, some exclusive with the one before them in their layer
+    (see the module docstring)."""
+    count = rng.randint(3, 6)
+    layers = [i % 2 for i in range(count)]
+    budget = int(fill * nodes * GPUS)
+    placement: dict[str, Any] = {}
+    for layer in (0, 1):
+        members = [i for i in range(count) if layers[i] == layer]
+        chosen = shapes(rng, len(members), budget, TP_SHAPES)
+        for i, (tp, hpp), groups in zip(members, chosen, allocate(rng, budget, [tp * hpp for tp, hpp in chosen])):
+            rules: dict[str, Any] = {"max_processes_per_hardware": rng.choice((2, 3))}
+            before = [j for j in members if j < i]
+            if before and rng.random() < 0.5:
+                rules["exclusive_with"] = [NAMES[before[-1]]]
+            placement[NAMES[i]] = body(tp, hpp, groups, **rules)
+    return section(nodes, GPUS, {name: placement[name] for name in NAMES[:count] if name in placement})
+
+
+def rank_strings(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A rank-string actor on the first 25-75% of the nodes, a declarative rollout collocated
+    with it (1 or 2 GPUs per process), and 1-3 declarative components
+    exclusive with the rollout (see the module docstring)."""
+    held = min(nodes - 1, max(1, round(nodes * rng.uniform(0.25, 0.75)))) if nodes > 1 else 1
+    placement: dict[str, Any] = {"actor": f"0-{held * GPUS - 1}"}
+    hpp = rng.choice((1, 2))
+    placement["rollout"] = {"processes": held * GPUS // hpp, "hardware_per_process": hpp, "collocate_with": "actor"}
+    budget = int(fill * (nodes - held) * GPUS)
+    if budget:
+        chosen = shapes(rng, rng.randint(1, 3), budget, TP_SHAPES)
+        for i, ((tp, width), groups) in enumerate(zip(chosen, allocate(rng, budget, [tp * hpp for tp, hpp in chosen]))):
+            placement[NAMES[2 + i]] = body(tp, width, groups, exclusive_with=["rollout"])
+    return section(nodes, GPUS, placement)
+
+
 MEMORY_SHAPES = ((1, 1), (2, 1), (4, 1))
 
 
@@ -246,6 +298,41 @@ def topology(rng: random.Random, nodes: int, fill: float) -> Section:
         for name, (other_tp, hpp), groups in zip(NAMES[1:], others, allocate(rng, budget, [t * h for t, h in others])):
             placement[name] = body(other_tp, hpp, groups, exclusive_with="all")
     return section(nodes, GPUS, placement, node_labels=[{"rack": f"r{node // RACK_NODES}"} for node in range(nodes)])
+
+
+def tensor_domains(rng: random.Random, nodes: int, fill: float) -> Section:
+    """Racks of 8 nodes; 2-4 components in TP groups of 2-8 (1-2 GPUs per process), all
+    exclusive, each requiring its TP groups inside one rack (see the module docstring)."""
+    budget = int(fill * nodes * GPUS)
+    chosen = shapes(rng, rng.randint(2, 4), budget, tuple((tp, hpp) for tp, hpp in TP_SHAPES if tp > 1))
+    rule = {"tensor_parallel": {"rack": "require"}}
+    placement = {
+        NAMES[i]: body(tp, hpp, g, exclusive_with="all", topology=rule) for i, ((tp, hpp), g) in enumerate(zip(chosen, allocate(rng, budget, [t * h for t, h in chosen])))
+    }
+    return section(nodes, GPUS, placement, node_labels=[{"rack": f"r{node // RACK_NODES}"} for node in range(nodes)])
+
+
+def windows(rng: random.Random, nodes: int, fill: float) -> Section:
+    """1-2 filled ``resources`` windows of even length starting on even GPUs (one or two GPUs
+    per process), and 1-3 components of TP groups of 1-2 exclusive with every window (see the
+    module docstring)."""
+    total = nodes * GPUS
+    placement: dict[str, Any] = {}
+    start = 0
+    for i in range(rng.randint(1, 2)):
+        length = 2 * rng.randint(1, max(1, (total - start) // 8))
+        if start + length > total:
+            break
+        hpp = rng.choice((1, 2))
+        placement[f"window{i}"] = {"resources": f"{start}-{start + length - 1}"} | ({"hardware_per_process": hpp} if hpp > 1 else {})
+        start += length + 2 * rng.randint(0, 4)
+    used = sum(int(w["resources"].split("-")[1]) - int(w["resources"].split("-")[0]) + 1 for w in placement.values())
+    budget = int(fill * (total - used))
+    if budget >= 2:
+        chosen = shapes(rng, rng.randint(1, 3), budget, ((1, 1), (2, 1), (1, 2)))
+        for i, ((tp, hpp), groups) in enumerate(zip(chosen, allocate(rng, budget, [t * h for t, h in chosen]))):
+            placement[NAMES[i]] = body(tp, hpp, groups, exclusive_with=[name for name in placement if name.startswith("window")])
+    return section(nodes, GPUS, placement)
 
 
 def one_per_node(rng: random.Random, nodes: int, fill: float) -> Section:
@@ -325,6 +412,10 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "memory": memory,
     "topology": topology,
     "ring": ring,
+    "limits": limits,
+    "rank strings": rank_strings,
+    "tp domains": tensor_domains,
+    "windows": windows,
 }
 FAMILIES = (*FEASIBLE, "replan", "infeasible")
 #: The family of the huge sizes (``--big``).

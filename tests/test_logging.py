@@ -27,10 +27,15 @@ def test_a_solve_logs_its_size_the_path_that_answered_and_why_the_count_model_de
         "solving 4 components, 36 processes, 1 declarative with 128 candidate pairs, on 3 nodes with 19 hardware items "
         "(time limit 60 s, 1 worker)"
     )
-    assert "the count model declined: rollout: collocation between a rank-string component and a declarative one" in said
-    assert "first fit's placement meets the counting bound 20000: no search" in said
+    assert said[-1].startswith(f"placed by counts: OPTIMAL, objective {solution.objective}, bound {solution.bound}, in ")
+    caplog.clear()
+    weighed = {"actor": {"placement": "0-3", "memory_gb": 10}, "rollout": {"processes": 4, "exclusive_with": ["actor"]}}
+    with caplog.at_level(logging.INFO, logger="solver_placement"):
+        solution = solve(config(2, 8, weighed))
+    said = messages(caplog, "solver_placement._solver.solve")
+    assert "the count model declined: actor: memory_gb on a rank-string component" in said
+    assert "first fit's placement meets the counting bound 10000: no search" in said
     assert said[-1].startswith(f"placed by first fit: OPTIMAL, objective {solution.objective}, bound {solution.bound}, in ")
-    assert solution.method == "first fit"
 
 
 def test_the_exact_model_logs_its_size_and_cp_sat_statistics(caplog: pytest.LogCaptureFixture) -> None:

@@ -1,7 +1,9 @@
 """The count path: declarative specs decided by node counts, GPU ids given by construction.
 
-``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which rule it cannot
-state), ``patterns.py`` enumerates what one node may hold, ``model.py`` decides how many nodes
+``tensor_domains.py`` counts a required tensor-parallel domain with groups on one node and
+proves it against the groups split, ``preset.py`` places first the declarative components
+collocated with rank strings (their items are known), ``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which
+rule it cannot state), ``patterns.py`` enumerates what one node may hold, ``model.py`` decides how many nodes
 of each shape hold each pattern, and ``layout.py`` turns that into GPU ids. The caller verifies
 the answer independently and falls back to the flat model when this path declines. Every
 function here returns the solver's one shape (``answer.py``): an :class:`Answer` whose value and
@@ -25,9 +27,11 @@ from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import solve_counts
 from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.preferred import preferring, variants
+from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
+from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain, split
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
@@ -51,18 +55,34 @@ def count_path(
     in ``topology`` (a preferred pipeline domain is counted as required and proven against the
     rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are all it weighs.
     """
+    if requires_tensor_domain(spec):
+        return _count_tensor_domains(spec, weights, options, budget)
+    ready = preset(spec, requests, weights, options, budget)
+    if isinstance(ready, Declined):
+        return ready
+    requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes
+    if ready.nodes and all(request.determined for request in requests.values()):
+        placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in requests.items()}
+        return _answer(spec, placed, SolveStatus.OPTIMAL, fixed_cost, fixed_cost)
     problem = count_problem(spec, requests)
     if isinstance(problem, Misfit):
-        return _count_separating(spec, requests, problem, weights, options, budget)
+        return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost)
     if isinstance(problem, str):
         return (_count_preferring(spec, weights, options, budget) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
-    return _counted(problem, spec, requests, weights, options, budget)
+    return _counted(problem, spec, requests, weights, options, budget, fixed_cost)
 
 
 def _counted(
-    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
+    problem: CountProblem,
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    fixed_cost: int = 0,
 ) -> Answer | Declined:
-    """Patterns, counts and layout of one count problem (see :func:`count_path`)."""
+    """Patterns, counts and layout of one count problem (see :func:`count_path`); ``fixed_cost``
+    is what the components placed first add to every answer (``preset.py``)."""
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
     found = []
@@ -91,21 +111,27 @@ def _counted(
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
-    return _answer(spec, placed, SolveStatus(counts.status), counts.value, counts.bound)
+    return _answer(spec, placed, SolveStatus(counts.status), counts.value + fixed_cost, counts.bound + fixed_cost)
 
 
 def _count_separating(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], misfit: Misfit, weights: Mapping[str, int], options: SolverOptions, budget: Budget
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    misfit: Misfit,
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    fixed_cost: int,
 ) -> Answer | Declined:
     """Memory that fits in pairs but not all together (``separate.py``): the best answer with a
     pair kept apart, bounded by the spec with memory stated by pairs only."""
     log.debug("memory fits two by two but not all together: %s", misfit.reason)
     relaxed = count_problem(spec, requests, relaxed=True)
-    looser = _counted(relaxed, spec, requests, weights, options, budget) if isinstance(relaxed, CountProblem) else None
+    looser = _counted(relaxed, spec, requests, weights, options, budget, fixed_cost) if isinstance(relaxed, CountProblem) else None
     least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
     best: Answer | None = None
     for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
-        answer = _counted(problem, spec, requests, weights, options, budget)
+        answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost)
         if isinstance(answer, Answer) and (best is None or answer.known("objective") < best.known("objective")):
             best = answer
             if best.known("objective") <= least:
@@ -129,6 +155,26 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
     return replace(answer, status=status, bound=bound)
+
+
+def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined:
+    """A spec requiring tensor-parallel domains, counted with every group on one node and proven
+    against the groups split (``tensor_domains.py``); declined when the restriction is not
+    counted."""
+    restricted = on_node(spec)
+    if restricted is None:
+        return Declined(PathName.COUNTS, "a required tensor-parallel domain on processes that do not make whole groups")
+    log.debug("a required tensor-parallel domain: counted with groups on one node, proven against groups split")
+    answer = count_path(restricted, restricted.requests, weights, options, budget)
+    if isinstance(answer, Declined):
+        return answer
+    least = objective_lower_bound(spec, weights)
+    relaxed = split(spec)
+    other = None if relaxed is None else count_path(relaxed, relaxed.requests, weights, options, budget)
+    if isinstance(other, Answer) and other.bound is not None:
+        least = max(least, other.bound)
+    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and answer.known("objective") <= least else SolveStatus.FEASIBLE
+    return replace(answer, status=status, bound=min(least, answer.known("objective")))
 
 
 def _answer(spec: PlacementSpec, placed: Mapping[str, Assignment], status: SolveStatus, value: int, bound: int) -> Answer:

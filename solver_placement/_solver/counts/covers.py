@@ -11,14 +11,21 @@ cycle, one GPU each, fit no two GPUs but three), so the count model checks each 
 pattern of such a part here, and the layout gives the node's GPUs the stacks found. The sets are
 those of one part of the graph, a few classes, so listing them and searching covers by memo stays
 small, and none of it depends on the number of GPUs in the cluster.
+
+The same holds when a set of classes that may share two by two may still not share all together
+(a ``max_processes_per_hardware`` that three classes of one process per GPU pass): the stacks
+are then the maximal independent sets that also *fit* (``stacks.py`` says which), a part of the
+graph where no pair is apart is a hole too, and covers by those stacks state the rule exactly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 Pairs = Collection[tuple[int, int]]
+#: Whether classes (by index) may all share one GPU, besides no two of them being apart.
+Fits = Callable[[tuple[int, ...]], bool]
 
 
 @dataclass(frozen=True)
@@ -31,9 +38,11 @@ class Hole:
     cliques: tuple[tuple[int, ...], ...]
 
 
-def hole(classes: Sequence[int], pairs: Pairs) -> Hole:
-    """The :class:`Hole` of a connected part (``pairs`` may hold edges of other parts)."""
-    position = {c: k for k, c in enumerate(sorted(classes))}
+def hole(classes: Sequence[int], pairs: Pairs, fits: Fits | None = None) -> Hole:
+    """The :class:`Hole` of a connected part (``pairs`` may hold edges of other parts); with
+    ``fits``, of any set of classes, its stacks the maximal independent sets that fit."""
+    ordered = tuple(sorted(classes))
+    position = {c: k for k, c in enumerate(ordered)}
     neighbours: list[set[int]] = [set() for _ in position]
     for a, b in pairs:
         if a in position and b in position:
@@ -42,7 +51,29 @@ def hole(classes: Sequence[int], pairs: Pairs) -> Hole:
     everyone = set(range(len(position)))
     apart = [frozenset(near) for near in neighbours]
     together = [frozenset(everyone - near - {k}) for k, near in enumerate(neighbours)]
-    return Hole(tuple(sorted(classes)), _maximal(together), _maximal(apart))
+    if fits is None:
+        return Hole(ordered, _maximal(together), _maximal(apart))
+    return Hole(ordered, _maximal_fitting(together, lambda stack: fits(tuple(ordered[k] for k in stack))), _maximal(apart))
+
+
+def _maximal_fitting(together: Sequence[frozenset[int]], fits: Fits) -> tuple[tuple[int, ...], ...]:
+    """Every maximal set of vertices, pairwise adjacent in ``together``, that ``fits`` (a rule
+    that holds of every subset of a set it holds of), sorted: grown in index order, a set is
+    kept when no vertex can join it."""
+    found: list[tuple[int, ...]] = []
+
+    def grow(stack: tuple[int, ...], start: int) -> None:
+        grown = False
+        for v in range(start, len(together)):
+            if all(v in together[u] for u in stack) and fits((*stack, v)):
+                grown = True
+                grow((*stack, v), v + 1)
+        if not grown and not any(v not in stack and all(v in together[u] for u in stack) and fits(tuple(sorted((*stack, v))))
+                                 for v in range(len(together))):
+            found.append(stack)
+
+    grow((), 0)
+    return tuple(sorted(found))
 
 
 def _maximal(adjacent: Sequence[frozenset[int]]) -> tuple[tuple[int, ...], ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from solver_placement._solver.counts.covers import Hole, hole
+from solver_placement._solver.counts.covers import Fits, Hole, hole
 
 Pairs = Collection[tuple[int, int]]
 
@@ -22,7 +22,8 @@ class ApartGraph:
     """Which classes may not share a GPU on some nodes (``pairs``, low index first), its
     cliques (maximal ones plus every class alone) and ``order``: placing classes in it, each
     one's neighbours placed before it form a clique, in every part but the ``holes`` (parts that
-    are not chordal, whose cliques are their maximal ones)."""
+    are not chordal, or whose classes do not all fit together, whose cliques are their maximal
+    ones)."""
 
     pairs: frozenset[tuple[int, int]]
     cliques: tuple[tuple[int, ...], ...]
@@ -34,14 +35,27 @@ class ApartGraph:
         """Whether the cliques state the graph exactly (no hole)."""
         return not self.holes
 
+    @property
+    def linked(self) -> frozenset[tuple[int, int]]:
+        """Pairs that compete for a node's GPUs: apart ones, and the classes of each hole (a
+        hole whose classes fit only some together need not be connected by apart pairs)."""
+        chained = {(a, b) for found in self.holes for a, b in zip(found.classes, found.classes[1:])}
+        return self.pairs | chained
 
-def apart_graph(size: int, pairs: Pairs) -> ApartGraph:
-    """The graph on ``size`` classes; a graph that is not chordal has holes."""
+
+def apart_graph(size: int, pairs: Pairs, crowded: tuple[int, ...] = (), fits: Fits | None = None) -> ApartGraph:
+    """The graph on ``size`` classes; a graph that is not chordal has holes. ``crowded`` classes
+    (with ``fits``: some of them may share in pairs but not all together) make one hole whatever
+    the pairs, its stacks the sets that fit, and the parts they touch join it."""
     elimination = _search_order(size, pairs)
     broken = _not_chordal(size, pairs, elimination)
-    if not broken:
+    if not broken and not crowded:
         return ApartGraph(frozenset(pairs), _cliques(size, pairs, elimination), tuple(reversed(elimination)))
-    holes = tuple(hole(part, pairs) for part in connected_parts(size, pairs) if broken & set(part))
+    if crowded:
+        joined = sorted({c for part in connected_parts(size, pairs) if set(part) & set(crowded) for c in part})
+        holes = (hole(joined, pairs, fits), *(hole(part, pairs) for part in connected_parts(size, pairs) if broken & set(part) and not set(part) & set(joined)))
+    else:
+        holes = tuple(hole(part, pairs) for part in connected_parts(size, pairs) if broken & set(part))
     in_holes = {c for found in holes for c in found.classes}
     kept = {clique for clique in _cliques(size, pairs, elimination) if not in_holes & set(clique)}
     kept |= {tuple(found.classes[k] for k in clique) for found in holes for clique in found.cliques}

@@ -7,7 +7,8 @@ the ranks taken for the chosen counts), and on a node the classes, in an order w
 neighbours already placed (classes it may not share a GPU with) form a clique, take the lowest
 GPUs those neighbours left. The classes of a part that is not chordal (no such order) take the
 GPUs of the stacks that cover them (``covers.py``), the node's free GPUs given the stacks in
-order, so a stack used twice takes consecutive GPUs.
+order, so a stack used twice takes consecutive GPUs (and where a class of consecutive runs is
+then split, the stacks holding it first).
 A node's local layout depends only on its GPU count and pattern, so it is built once per
 distinct pair and stamped onto every node that has it. The result goes to the independent
 verifier like any other answer.
@@ -15,7 +16,7 @@ verifier like any other answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
-from solver_placement._solver.counts.covers import Covers
+from solver_placement._solver.counts.covers import Covers, Hole
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape
@@ -143,14 +144,35 @@ def _stacked(problem: CountProblem, requests: Mapping[str, ComponentRequest], as
         stacks = Covers(found).cover(demand, int(free.size))
         if stacks is None:
             raise InternalError("the count model chose a node pattern its stacks do not cover")
-        given = [found.sets[index] for index in sorted(stacks)]
-        for k, c in enumerate(found.classes):
-            if demand[k]:
-                mine = free[[gpu for gpu, stack in enumerate(given) if k in stack]]
-                chosen = _runs_of(mine, _run(problem, requests, c), demand[k])
-                if chosen is None:
-                    return None
-                taken[c] = chosen
+        runs = [_run(problem, requests, c) for c in found.classes]
+        placed = next((ids for order in _stack_orders(sorted(stacks), found, runs) if (ids := _tile_stacks(found, order, free, demand, runs))), None)
+        if placed is None:
+            return None
+        taken |= placed
+    return taken
+
+
+def _stack_orders(stacks: list[int], found: Hole, runs: list[int]) -> Iterator[list[int]]:
+    """Orders in which the node's GPUs take the stacks: the stacks as found (alike ones side by
+    side), then for each class of consecutive runs, the stacks holding it first (its GPUs then
+    adjacent)."""
+    yield stacks
+    for k, run in enumerate(runs):
+        if run > 1:
+            yield sorted(stacks, key=lambda index: k not in found.sets[index])
+
+
+def _tile_stacks(found: Hole, order: list[int], free: np.ndarray, demand: tuple[int, ...], runs: list[int]) -> dict[int, np.ndarray] | None:
+    """Each class's local ids when the ``free`` GPUs take the hole's stacks in ``order``, or None
+    when one class's ids do not make whole runs."""
+    given = [found.sets[index] for index in order]
+    taken: dict[int, np.ndarray] = {}
+    for k, c in enumerate(found.classes):
+        if demand[k]:
+            chosen = _runs_of(free[[gpu for gpu, stack in enumerate(given) if k in stack]], runs[k], demand[k])
+            if chosen is None:
+                return None
+            taken[c] = chosen
     return taken
 
 

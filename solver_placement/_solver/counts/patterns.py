@@ -156,8 +156,15 @@ def _fitting(
     counts = [0] * size
     produced = 0
 
+    deepest = [max((len(stack) for stack in covers.hole.sets), default=0) for _, covers in holes]
+
     def fits(upto: int) -> bool:
-        return all(sum(counts[k] * widths[k] for k in clique if k <= upto) <= rooms[clique[0]] for clique in cliques)
+        """Every clique within its room, and every hole within what its room's stacks can hold
+        (each GPU holds at most its largest stack's classes): cheap checks of partial vectors
+        that the covers would refuse whole."""
+        if not all(sum(counts[k] * widths[k] for k in clique if k <= upto) <= rooms[clique[0]] for clique in cliques):
+            return False
+        return all(sum(counts[k] * widths[k] for k in columns if k <= upto) <= rooms[columns[0]] * most for (columns, _), most in zip(holes, deepest))
 
     def walk(k: int) -> Iterator[tuple[int, ...]]:
         nonlocal produced

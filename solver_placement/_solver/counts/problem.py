@@ -10,11 +10,13 @@ caller says it when it falls back to the flat model):
 - a *class* is a free component plus the free components collocated with it (they use exactly
   its GPUs, nested in its groups, so they add no choice, only cost);
 - per node, the classes' GPUs must satisfy every clique of the graph of classes that may not
-  share a GPU there (exclusive ones, and those whose ``memory_gb`` does not fit one of its GPUs
-  together: ``stacks.py``); the GPUs of such a clique add up. For a chordal graph that is also
+  share a GPU there (exclusive ones, those whose ``memory_gb`` does not fit one of its GPUs
+  together, and those whose processes on one GPU pass a ``max_processes_per_hardware``:
+  ``stacks.py``); the GPUs of such a clique add up. For a chordal graph that is also
   sufficient, and the per-node construction (``layout.py``) finds the ids in a perfect
-  elimination order; a part that is not chordal is checked by GPU stacks over its independent
-  sets instead (``covers.py``);
+  elimination order; a part that is not chordal, or classes a process limit lets share in pairs
+  but not all together, are checked by GPU stacks over the sets that may share instead
+  (``covers.py``);
 - a rank-string component a class is exclusive with takes its GPUs out of every node it uses
   (the same ones for every class of a connected part, so each clique's room is one number);
 - a required ``pipeline_parallel`` domain makes a domain hold whole pipelines (its groups of the
@@ -33,7 +35,7 @@ from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
-from solver_placement._solver.counts.stacks import Misfit, apart_graphs
+from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules import RULES
 from solver_placement._solver.rules.memory import megabytes
@@ -77,8 +79,9 @@ class CountProblem:
 
     @property
     def apart_somewhere(self) -> frozenset[tuple[int, int]]:
-        """Pairs of classes that may not share a GPU on some node: they compete for nodes."""
-        return frozenset(pair for graph in self.graphs for pair in graph.pairs)
+        """Pairs of classes that compete for the GPUs of some node (may not share one there, or
+        share a hole of classes that do not all fit together)."""
+        return frozenset(pair for graph in self.graphs for pair in graph.linked)
 
     def blocked_per_node(self, c: int, num_nodes: int) -> np.ndarray:
         """How many GPUs of each node class ``c`` must leave to rank-string components."""
@@ -104,6 +107,9 @@ def count_problem(
     classes = _classes(spec, free)
     if isinstance(classes, str):
         return classes
+    for count_class, load in zip(classes, loads(spec, [c.members for c in classes])):
+        if load.limit is not None and load.processes > load.limit:
+            return f"{count_class.root}: {load.processes} processes per GPU with its collocated components, over max_processes_per_hardware={load.limit}"
     index = {member: i for i, c in enumerate(classes) for member in c.members}
     exclusive = set()
     for component in spec.components.values():
@@ -116,7 +122,7 @@ def count_problem(
     graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach, separate, relaxed)
     if isinstance(graphs, (str, Misfit)):
         return graphs
-    apart = frozenset(pair for graph in graphs[0] for pair in graph.pairs)
+    apart = frozenset(pair for graph in graphs[0] for pair in graph.linked)
     blocked = _blocked(spec, requests, classes, apart)
     if isinstance(blocked, str):
         return blocked

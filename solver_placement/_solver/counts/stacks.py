@@ -1,5 +1,6 @@
-"""Which classes may share one GPU, node by node: never when exclusive, and with ``memory_gb``
-only when their memory fits together.
+"""Which classes may share one GPU, node by node: never when exclusive, with ``memory_gb`` only
+when their memory fits together, and under ``max_processes_per_hardware`` only when their
+processes on one GPU stay within the limit.
 
 Components with memory time-share a GPU (``rules/memory.py`` states the rule for the flat
 model): while one process runs (its active memory) every other on the GPU keeps its idle memory,
@@ -9,7 +10,13 @@ get one graph.
 
 The count model states "may not share" pair by pair. That is exact when every set of classes
 that may share two by two also fits together; memory can break it (three that fit in pairs may
-not fit all at once): such a set is returned as a :class:`Misfit` for ``separate.py``.
+not fit all at once), and so can a limit on processes per GPU (three classes of one process
+per GPU each fit a limit of two in pairs, not all three): such a set is returned as a
+:class:`Misfit` for ``separate.py``.
+
+A GPU of a class holds one process of each of its members' components (shared-rule copies
+included, ``rules/capacity.py`` counts them the same way), so a class's *load* per GPU is a
+number, and ``max_processes_per_hardware`` of any component in a stack bounds the stack's load.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from itertools import combinations
 
 import numpy as np
 
+from solver_placement._solver.counts.covers import Fits
 from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
 from solver_placement._solver.rules.memory import megabytes
 from solver_placement._specification.grammar import Memory
@@ -31,6 +39,35 @@ MAX_STACKS_CHECKED = 4_096
 
 #: Each member of a class with memory: its name and its memory need (members without it count 0).
 Holders = tuple[tuple[str, Memory], ...]
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a class puts on each of its GPUs: ``processes`` (one per component whose rule owner
+    is a member) and the lowest ``max_processes_per_hardware`` among those components (None:
+    no limit)."""
+
+    processes: int
+    limit: int | None
+
+
+def loads(spec: PlacementSpec, classes: Sequence[Sequence[str]]) -> list[Load]:
+    """Each class's :class:`Load`: the components a member owns the rule of, and their limits."""
+    owned: dict[str, list[int | None]] = {}
+    for component in spec.components.values():  # one pass: a scan per class is quadratic in components
+        owned.setdefault(component.rule_owner, []).append(component.constraints.max_processes_per_hardware)
+    found = []
+    for members in classes:
+        caps = [cap for name in members for cap in owned.get(name, [])]
+        limits = [cap for cap in caps if cap is not None]
+        found.append(Load(len(caps), min(limits) if limits else None))
+    return found
+
+
+def _within(loads_: Sequence[Load], stack: Sequence[int]) -> bool:
+    """Whether the classes of ``stack`` on one GPU keep every limit among them."""
+    limits = [limit for c in stack if (limit := loads_[c].limit) is not None]
+    return not limits or sum(loads_[c].processes for c in stack) <= min(limits)
 
 
 @dataclass(frozen=True)
@@ -58,28 +95,42 @@ def apart_graphs(
     count, ``graphs.py``) that would not be as a whole. ``separate`` are pairs kept apart besides; ``relaxed`` skips the check of
     sets of three or more, so the graphs allow more than the rule (a relaxation, for bounds)."""
     holders = [_holders(spec, members) for members in classes]
+    load = loads(spec, classes)
+    crowded = _load_pairs(load)
     limits = [None if limit is None else megabytes(limit) for limit in spec.cluster.gpu_memory_gb]
     graphs: list[ApartGraph] = []
-    index: dict[frozenset[tuple[int, int]], int] = {}
+    index: dict[tuple[frozenset[tuple[int, int]], tuple[int, ...]], int] = {}
     graph_of = np.zeros(spec.cluster.num_nodes, dtype=np.int64)
     kinds: dict[tuple[int | None, tuple[bool, ...]], list[int]] = {}
     for node, limit in enumerate(limits):
         kinds.setdefault((limit, tuple(reach[:, node].tolist())), []).append(node)
     for (limit, here), nodes in sorted(kinds.items(), key=lambda item: item[1][0]):
         present = [c for c, there in enumerate(here) if there]
-        pairs = frozenset((a, b) for a, b in exclusive | separate | _memory_pairs(holders, exclusive, limit) if here[a] and here[b])
+        pairs = frozenset((a, b) for a, b in exclusive | separate | crowded | _memory_pairs(holders, exclusive, limit) if here[a] and here[b])
         gpus = "GPUs of unknown memory" if limit is None else f"{limit / 1024:g} GB GPUs"
-        if pairs not in index:
-            try:
-                misfit = () if relaxed else _misfit_in_pairs([holders[c] if c in present else () for c in range(len(classes))], pairs, limit)
-            except _TooManyStacks:
-                return f"memory_gb: more than {MAX_STACKS_CHECKED:,} sets of components that may share a GPU to check (MAX_STACKS_CHECKED)"
-            if misfit:
-                return Misfit(misfit, f"memory_gb: {', '.join(classes[c][0] for c in misfit)} fit {gpus} two by two but not all together")
-            index[pairs] = len(graphs)
-            graphs.append(apart_graph(len(classes), pairs))
-        graph_of[nodes] = index[pairs]
+        try:
+            misfit = () if relaxed else _misfit_in_pairs(holders, load, present, pairs, limit)
+        except _TooManyStacks:
+            return f"memory_gb, max_processes_per_hardware: more than {MAX_STACKS_CHECKED:,} sets of components that may share a GPU to check (MAX_STACKS_CHECKED)"
+        limited = tuple(c for c in present if load[c].limit is not None)
+        if misfit and not limited:
+            return Misfit(misfit, f"memory_gb: {', '.join(classes[c][0] for c in misfit)} fit {gpus} two by two but not all together")
+        stacked = tuple(present) if misfit else ()  # one hole of them all: its stacks state every mix exactly
+        key = (pairs, stacked)
+        if key not in index:
+            index[key] = len(graphs)
+            graphs.append(apart_graph(len(classes), pairs, stacked, _stack_fits(holders, load, limit)))
+        graph_of[nodes] = index[key]
     return tuple(graphs), graph_of
+
+
+def _stack_fits(holders: Sequence[Holders], load: Sequence[Load], limit: int | None) -> Fits:
+    """Whether classes fit one GPU of ``limit`` MB together: memory and process limits."""
+
+    def fits(stack: tuple[int, ...]) -> bool:
+        return _fits(holders, stack, limit) and _within(load, stack)
+
+    return fits
 
 
 def _holders(spec: PlacementSpec, members: Sequence[str]) -> Holders:
@@ -107,11 +158,23 @@ def _memory_pairs(holders: Sequence[Holders], exclusive: frozenset[tuple[int, in
     return {(a, b) for a, b in combinations(with_memory, 2) if (a, b) not in exclusive and not _fits(holders, (a, b), limit)}
 
 
-def _misfit_in_pairs(holders: Sequence[Holders], pairs: frozenset[tuple[int, int]], limit: int | None) -> tuple[int, ...]:
-    """A set of three or more classes that may share two by two but does not fit together, or ();
-    raises ``_TooManyStacks`` past ``MAX_STACKS_CHECKED`` sets."""
-    with_memory = [c for c, held in enumerate(holders) if held]
-    if limit is None or len(with_memory) < 3:
+def _load_pairs(load: Sequence[Load]) -> set[tuple[int, int]]:
+    """Pairs of classes whose processes on one GPU pass a limit of either (on every node); only
+    pairs with a limited class can, so the scan starts from those."""
+    limited = [c for c, held in enumerate(load) if held.limit is not None]
+    return {(min(a, b), max(a, b)) for a in limited for b in range(len(load)) if a != b and not _within(load, (a, b))}
+
+
+def _misfit_in_pairs(
+    holders: Sequence[Holders], load: Sequence[Load], present: Sequence[int], pairs: frozenset[tuple[int, int]], limit: int | None
+) -> tuple[int, ...]:
+    """A set of three or more ``present`` classes that may share two by two but does not fit
+    together (memory of ``limit`` MB, or a process limit), or (); raises ``_TooManyStacks`` past
+    ``MAX_STACKS_CHECKED`` sets. Only sets holding memory (on GPUs of known memory) or a limited
+    class can fail, so the search grows from those."""
+    limited = any(load[c].limit is not None for c in present)
+    candidates = [c for c in present if limited or (limit is not None and holders[c])]
+    if len(candidates) < 3:
         return ()
     checked = 0
 
@@ -125,14 +188,14 @@ def _misfit_in_pairs(holders: Sequence[Holders], pairs: frozenset[tuple[int, int
                 checked += 1
                 if checked > MAX_STACKS_CHECKED:
                     raise _TooManyStacks
-                if not _fits(holders, bigger, limit):
+                if not (_fits(holders, bigger, limit) and _within(load, bigger)):
                     return bigger
             found = grow(bigger, rest[k + 1:])
             if found:
                 return found
         return ()
 
-    return grow((), with_memory)
+    return grow((), candidates)
 
 
 class _TooManyStacks(Exception):

@@ -98,11 +98,14 @@ def _fixed_load(spec: PlacementSpec, owner: str, need: Need) -> np.ndarray:
 
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model gives each GPU of a class's groups one process of each member; a limit on
-    processes per item is a per-GPU rule it does not state."""
-    for component in spec.components.values():
-        if component.constraints.max_processes_per_hardware is not None:
-            return f"{component.name}: max_processes_per_hardware"
+    """The count model states a limit as which classes may share a GPU (``counts/stacks.py``:
+    a GPU of a class holds one process of each member, so a stack's load is a sum of numbers);
+    a rank string's load sits on GPUs it does not choose, so a limit beside one is left to the
+    flat model."""
+    limited = [c.name for c in spec.components.values() if c.constraints.max_processes_per_hardware is not None]
+    fixed = [name for name, request in requests.items() if request.determined]
+    if limited and fixed:
+        return f"{limited[0]}: max_processes_per_hardware beside the rank-string component {fixed[0]}"
     return ""
 
 

@@ -132,14 +132,16 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
     """The count model nests a declarative collocated component in its target's groups (the
-    target's class, ``counts/problem.py``); a rank string on one side and a declarative component
-    on the other is not a class."""
+    target's class, ``counts/problem.py``), and places one collocated with a rank string first
+    (``counts/preset.py``: its items are its target's); a collocation between a rank string and
+    a declarative side left as it is (one with ``topology`` rules, or ``balance`` weighed) is
+    not a class."""
     for component in spec.components.values():
         target = component.constraints.collocate_with
         if target is not None:
             mine, theirs = (not requests[spec.owner_of(name)].determined for name in (component.name, target))
             if mine != theirs:
-                return f"{component.name}: collocation between a rank-string component and a declarative one"
+                return f"{component.name}: collocation between a rank-string component and a declarative one (with topology rules, or balance weighed)"
     return ""
 
 #: First-fit form: the construction places a collocated component on exactly its target's items,

@@ -95,9 +95,10 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
 
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model places declarative components of one process size on whole GPU nodes;
-    a filled window, mixed sizes, node units, other hardware or a window over part of a node
-    are per-item rules it does not state."""
+    """The count model places declarative components of one process size on whole GPU nodes,
+    and a filled window first (``counts/preset.py``: its items are known); a filled window left
+    as it is (with ``topology`` rules, or ``balance`` weighed), mixed sizes, node units, other
+    hardware or a window over part of a node are per-item rules it does not state."""
     cluster = spec.cluster
     accelerator = cluster.kinds.index(ACCELERATOR)
     for name, request in requests.items():

@@ -22,9 +22,9 @@ from solver_placement._solver.solution import Method
 solve_module = importlib.import_module("solver_placement._solver.solve")
 #: Two declarative components that may not share a GPU: the count model answers it exactly.
 APART = {"a": {"processes": 4}, "b": {"processes": 4, "exclusive_with": ["a"]}}
-#: The same with a rule the count model cannot state (``max_processes_per_hardware``): it
+#: The same with a rule the count model cannot state (``memory_gb`` on a rank string): it
 #: declines, and first fit's placement meets the counting bound.
-CAPPED = {"a": {"processes": 4, "max_processes_per_hardware": 1}, "b": {"processes": 4, "exclusive_with": ["a"]}}
+WEIGHED = {"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4, "exclusive_with": ["a"]}}
 #: Contiguity weighed as a term: the count model declines and no counting bound is used, so the
 #: search (the decomposition at scale, else the exact model) answers.
 SEARCHED = {"contiguity": 1}
@@ -66,13 +66,13 @@ def test_a_poisoned_answer_of_a_model_is_a_verification_error_naming_its_path(
 
 
 def test_a_poisoned_first_fit_placement_is_noted_and_the_search_answers(monkeypatch: pytest.MonkeyPatch) -> None:
-    clean = solve(spec_of(CAPPED))
+    clean = solve(spec_of(WEIGHED))
     assert (clean.method, clean.status) == (Method.FIRST_FIT, SolveStatus.OPTIMAL)
     poison(monkeypatch, "_first_fit_answer")
-    solution = solve(spec_of(CAPPED))
+    solution = solve(spec_of(WEIGHED))
     assert solution.method == Method.SEARCH and solution.status == SolveStatus.OPTIMAL
     assert solution.notes == (
-        "the count model (declined: a: max_processes_per_hardware)",
+        "the count model (declined: a: memory_gb on a rank-string component)",
         "first fit (its placement breaks a rule the construction does not model)",
     )
     verify(solution.spec, solution.placements_by_component())
@@ -95,7 +95,7 @@ def verified(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
     ("placement", "objective", "aggregate_above", "method"),
     [
         (APART, None, 10**12, Method.COUNTS),
-        (CAPPED, None, 10**12, Method.FIRST_FIT),
+        (WEIGHED, None, 10**12, Method.FIRST_FIT),
         (APART, SEARCHED, 0, Method.SEARCH),  # the node-level decomposition
         (APART, SEARCHED, 10**12, Method.SEARCH),  # the exact model
     ],
