@@ -19,6 +19,8 @@ from corpus import hostile_cases, mutated
 from pool import Result, run_cases
 from surfaces import LOOPS, PROMISES
 
+#: CPU seconds one case may make the library work (``worker.py`` measures the process's CPU time,
+#: so two test workers sharing two cores do not push a case over; a hang is the pool's wall-clock kill).
 MAX_SECONDS = 5.0
 MAX_PEAK_BYTES = 1 << 30
 #: Corrupted valid configs of the slow tier.
