@@ -28,7 +28,7 @@ included. At most ``max_rows`` rows (:data:`MAX_REPORT_ROWS` unless given) are l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -38,7 +38,6 @@ from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import PlacementConfigError, agreeing, counted, shown
 from solver_placement._replica_groups import ReplicaGroup, replica_groups
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.solution import Solution
 
 #: Node ranges a report lists unless told otherwise: a screenful, whatever the cluster's size.
 MAX_REPORT_ROWS = 64
@@ -101,7 +100,21 @@ class _Use(NamedTuple):
         )
 
 
-def layout_report(solution: Solution, components: Sequence[str] | None = None, max_rows: int = MAX_REPORT_ROWS) -> str:
+@runtime_checkable
+class LaidOut(Protocol):
+    """What the table reads of a layout: a :class:`~solver_placement.Solution`, or a framework's
+    own layout as ``predict`` foresees it (:class:`~solver_placement.Prediction`)."""
+
+    @property
+    def components(self) -> list[str]: ...
+
+    @property
+    def cluster(self) -> Cluster: ...
+
+    def assignment(self, component: str) -> Assignment: ...
+
+
+def layout_report(solution: LaidOut, components: Sequence[str] | None = None, max_rows: int = MAX_REPORT_ROWS) -> str:
     """The layout of ``solution`` as a text table: a row per run of like nodes, a column per component.
 
     For terminals and logs, where the figures of ``solver_placement._plot`` cannot go: a cell is the
@@ -110,15 +123,15 @@ def layout_report(solution: Solution, components: Sequence[str] | None = None, m
     line counts every node. The module docstring says exactly what each cell counts.
 
     ``solution`` is what :func:`~solver_placement.solve` returns (for an RLinf placement, its
-    ``.solution``). ``components`` picks and orders the columns (default: every component, in
+    ``.solution``), or what :func:`~solver_placement.predict` returns. ``components`` picks and orders the columns (default: every component, in
     config order); the unused GPUs are counted over all components either way. At most
     ``max_rows`` node ranges are listed (:data:`MAX_REPORT_ROWS` by default), so the report stays a
     screenful at 65,536 nodes of all-different layouts; one line counts the ranges left out.
     Wrong arguments raise :class:`~solver_placement.PlacementConfigError`.
     """
-    if not isinstance(solution, Solution):
+    if not isinstance(solution, LaidOut):
         raise PlacementConfigError(
-            f"layout_report takes the Solution solve() returns (an RLinf placement's .solution), not a {type(solution).__name__}"
+            f"layout_report takes the Solution solve() returns (an RLinf placement's .solution) or a Prediction, not a {type(solution).__name__}"
         )
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
         raise PlacementConfigError(f"layout_report max_rows must be a positive integer, not {shown(max_rows)}")
@@ -137,7 +150,7 @@ def layout_report(solution: Solution, components: Sequence[str] | None = None, m
     return "\n".join([*_table(header, rows, more, layout.totals()), *layout.footer(), *map(_replicas_line, (g for g in groups if g.replicas > 1))])
 
 
-def _columns(solution: Solution, components: Sequence[str] | None) -> list[str]:
+def _columns(solution: LaidOut, components: Sequence[str] | None) -> list[str]:
     """The components to show, each once, checked against the solution (unknown names raise)."""
     if components is None:
         return solution.components
@@ -160,7 +173,7 @@ class _Layout(NamedTuple):
     unused: np.ndarray
 
     @classmethod
-    def of(cls, solution: Solution, groups: Sequence[ReplicaGroup]) -> _Layout:
+    def of(cls, solution: LaidOut, groups: Sequence[ReplicaGroup]) -> _Layout:
         cluster = solution.cluster
         held = np.zeros(cluster.num_hardware, dtype=bool)
         for name in solution.components:  # every component, shown or not, holds what it holds

@@ -20,7 +20,7 @@ from solver_placement._cli.progress import working
 from solver_placement._cli.text import one_line
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S
-from solver_placement._errors import PlacementError
+from solver_placement._errors import PlacementError, counted
 from solver_placement._job import load_job
 from solver_placement._layout_report import layout_report
 from solver_placement._prediction.frameworks import Improvement, framework_names
@@ -37,10 +37,18 @@ from solver_placement._prediction.predict import improve, predict
 @click.option("--ray", "ray_address", default=None, help="Predict on the live Ray cluster at ADDRESS (auto: the one this machine runs).")
 @click.option("--release", default=None, help="The framework release whose rules to read the input with (default: the one it shows, else the newest).")
 @click.option("--better", is_flag=True, help="Also solve the job and print the solver's layout and the flags that ask the framework for it.")
-@format_option("text", "json", help="text for people; json prints the prediction (and the improvement with --better).")
+@click.option(
+    "-o", "--plot", "figure", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Also draw the predicted layout (.png, .svg or .pdf; needs the [plot] extra), the framework's roles as components.",
+)
+@format_option(
+    "text", "json", "layout",
+    help="text: every rank, then the findings; json: the prediction (and the improvement with --better); "
+    "layout: a node-by-role table of the GPUs each role holds, then the findings.",
+)
 def predict_command(
     framework: str, arguments: Sequence[str], input_file: Path | None, cluster_file: Path | None, ray_address: str | None,
-    release: str | None, better: bool, fmt: str,
+    release: str | None, better: bool, figure: Path | None, fmt: str,
 ) -> None:  # fmt: skip
     """Predict where FRAMEWORK's own code puts every rank of a job, check it node by node, and offer better.
 
@@ -74,11 +82,29 @@ def predict_command(
             data["better"] = {"error": better_layout} if isinstance(better_layout, str) else _improvement_document(better_layout)
         echo_document(data, "json")
     else:
-        click.echo(prediction.report())
+        click.echo(_layout_text(prediction) if fmt == "layout" else prediction.report())
         if better_layout is not None:
             click.echo(f"\nno better layout: {better_layout}" if isinstance(better_layout, str) else _improvement_text(better_layout))
+    if figure is not None:
+        _draw(prediction, framework, figure)
     if prediction.errors:
         raise SystemExit(ExitCode.INFEASIBLE)
+
+
+def _layout_text(prediction: Prediction) -> str:
+    """The node-by-role table of the placed ranks, then what :meth:`Prediction.report` says after its rank table."""
+    pending = sum(rank.node is None for rank in prediction.ranks)
+    never = [f"note: {counted(pending, 'rank')} never placed (pending), not in the table"] if pending else []
+    table = layout_report(prediction) if prediction.components else "no rank is placed"
+    return "\n".join([f"{prediction.framework} {prediction.release} on {prediction.cluster.describe()}", table, *never, *prediction.said()])
+
+
+def _draw(prediction: Prediction, framework: str, figure: Path) -> None:
+    from solver_placement.plot import plot_layout, save_figure  # matplotlib loads only when drawing
+
+    title = f"{prediction.framework} {prediction.release}: its own layout"
+    drawn = plot_layout(prediction.placements_by_component(), cluster=prediction.cluster, title=title)
+    click.echo(f"wrote {save_figure(drawn, figure)}", err=True)
 
 
 def _better(framework: str, source: LaunchSource, prediction: Prediction) -> Improvement | str:

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._config import did_you_mean
+from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._prediction.findings import Finding, FrameworkLayoutError
+from solver_placement._prediction.records import role_assignment, role_records
+from solver_placement._records import Placement
+from solver_placement._solver.assignment import Assignment
 
 #: Ranks shown by :meth:`Prediction.report` before it summarises the rest (``--format json`` has all).
 MAX_REPORT_RANKS = 200
@@ -86,6 +91,28 @@ class Prediction:
     def warnings(self) -> tuple[Finding, ...]:
         return tuple(finding for finding in self.findings if not finding.is_error)
 
+    @property
+    def components(self) -> list[str]:
+        """The roles with a placed rank: the components of :meth:`placements_by_component`."""
+        return [role for role in self.roles if any(rank.node is not None for rank in self.of_role(role))]
+
+    def placements(self, role: str) -> list[Placement]:
+        """The placement records of the role's placed ranks (RLinf's fields; see ``records.py``)."""
+        return role_records(role, self.of_role(self._known(role)), self.cluster)
+
+    def placements_by_component(self) -> dict[str, list[Placement]]:
+        """Every role's records: what ``plot_layout(records, cluster=prediction.cluster)`` draws."""
+        return {role: self.placements(role) for role in self.components}
+
+    def assignment(self, role: str) -> Assignment:
+        """The role's placed ranks as physical hardware ids (what ``layout_report`` tables)."""
+        return role_assignment(self.of_role(self._known(role)), self.cluster)
+
+    def _known(self, role: str) -> str:
+        if role not in self.roles:
+            raise PlacementConfigError(f"unknown role {shown(role)}{did_you_mean(role, self.roles, 'roles')}")
+        return role
+
     def check(self) -> None:
         """Raise :class:`FrameworkLayoutError` when the layout cannot run as predicted."""
         if self.errors:
@@ -115,9 +142,14 @@ class Prediction:
         lines += ["  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip() for cells in [header, *shown_rows]]
         if len(rows) > max_ranks:
             lines.append(f"... {len(rows) - max_ranks} more ranks (--format json lists every one)")
-        lines += [f"{'error' if finding.is_error else 'warning'}: {finding.describe()}" for finding in self.findings]
-        lines += [f"note: {note}" for note in self.notes]
-        return "\n".join(lines)
+        return "\n".join([*lines, *self.said()])
+
+    def said(self) -> list[str]:
+        """The findings (``error:`` / ``warning:`` lines, fixes included) and the notes, one line each."""
+        return [
+            *(f"{'error' if finding.is_error else 'warning'}: {finding.describe()}" for finding in self.findings),
+            *(f"note: {note}" for note in self.notes),
+        ]
 
     def _ordered(self) -> Iterator[PredictedRank]:
         for role in self.roles:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from solver_placement import Cluster, FindingKind, FrameworkLayoutError, improve, predict, solve
+from solver_placement import Cluster, FindingKind, FrameworkLayoutError, PlacementConfigError, improve, layout_report, predict, solve
 from solver_placement._cli.app import main
 from solver_placement._prediction import frameworks
 from solver_placement._prediction.checks import split_engines
@@ -145,3 +145,22 @@ def test_better_that_finds_no_layout_still_prints_the_prediction() -> None:
     flags = ["--", "--gpus", "16", "--engine-size", "16"]  # one 16-GPU engine: no 8-GPU node holds it
     result = CliRunner().invoke(main, ["predict", "line", "--better", *flags])
     assert result.exit_code == 3 and "rollout  15" in result.output and "no better layout:" in result.output, result.output
+
+
+def test_a_prediction_is_a_layout_the_table_and_the_records_read() -> None:
+    prediction = predict("line", ["--gpus", "12", "--engine-size", "4"], cluster=Cluster(num_nodes=2, num_gpus_per_node=8))
+    assert "total  2 nodes, 16 GPUs       12            4" in layout_report(prediction)
+    records = prediction.placements_by_component()["rollout"]
+    assert [(p.rank, p.cluster_node_rank, p.local_hardware_ranks, p.hardware_ranks) for p in records[7:9]] == [(7, 0, [7], [7]), (8, 1, [0], [8])]
+    assert (records[8].placement_node_rank, records[8].local_rank, records[8].local_world_size) == (1, 0, 4)
+    with pytest.raises(PlacementConfigError, match="unknown role 'rolout'; did you mean 'rollout'"):
+        prediction.placements("rolout")
+
+
+def test_the_predict_command_prints_the_layout_table_and_draws_it(tmp_path: Path) -> None:
+    figure = tmp_path / "line.png"
+    result = CliRunner().invoke(main, ["predict", "line", "--format", "layout", "-o", str(figure), "--", "--gpus", "12", "--engine-size", "3"])
+    assert result.exit_code == 3 and figure.stat().st_size > 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "Line 1.0 on 2 nodes, 8 GPUs each" and lines[1].split() == ["nodes", "hardware", "rollout", "unused", "GPUs"]
+    assert any(line.startswith("error: rollout (node 0): engine split across nodes") for line in lines)
