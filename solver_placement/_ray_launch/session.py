@@ -124,7 +124,11 @@ def ensure_ray(
                 "pass cluster=... or the address of a running Ray"
             )
         local = LocalRayCluster(cluster)
-        local.connect()
+        try:
+            local.connect()
+        except BaseException:  # Ctrl-C while connecting: the caller never gets the cluster to stop
+            local.shutdown()
+            raise
         return local
     connect_to(target, source, connect_timeout_s)
     return None

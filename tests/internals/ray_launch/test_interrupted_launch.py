@@ -3,7 +3,7 @@ machine's ``ray start`` record is as it was, and the exit status is 130 (issue 3
 
 Each run is a real ``solver-placement`` process in a session of its own, sent SIGINT to its process
 group as a terminal sends Ctrl-C: while the embedded Ray starts (its first session dir appeared),
-while the reservation stands (``-v`` logged the placement group), and right after the result is
+while the driver connects (its core worker's log appeared), while the reservation stands (``-v`` logged the placement group), and right after the result is
 printed (the embedded Ray is being stopped). Every run gets its own Ray temp dir (``RAY_TMPDIR``),
 so the record and the Ray processes are the test's alone; whatever a run leaves is killed by
 process id afterwards, even when an assertion failed. No Ray process left means no placement
@@ -125,6 +125,11 @@ def starting(run: Run, tmp: Path) -> bool:
     return any((tmp / "ray").glob("session_2*"))
 
 
+def connecting(run: Run, tmp: Path) -> bool:
+    """The driver's core worker has made its log: ``ray.init`` on the embedded Ray is under way."""
+    return any((tmp / "ray").glob("session_2*/logs/python-core-driver-*"))
+
+
 def reserved(run: Run, tmp: Path) -> bool:
     """``-v`` logged the placement group: the reservation stands, probe actors are next."""
     return any("placement group(s) made" in line for line in run.stderr)
@@ -135,7 +140,9 @@ def printed(run: Run, tmp: Path) -> bool:
     return any("reservation released" in line for line in run.stdout)
 
 
-@pytest.mark.parametrize("moment", [starting, reserved, printed], ids=["while-ray-starts", "while-reserved", "after-the-result"])
+@pytest.mark.parametrize(
+    "moment", [starting, connecting, reserved, printed], ids=["while-ray-starts", "while-connecting", "while-reserved", "after-the-result"]
+)
 def test_ctrl_c_leaves_no_ray_process_and_the_ray_start_record_as_it_was(moment: Callable[[Run, Path], bool], ray_tmpdir: Path) -> None:
     record = ray_tmpdir / "ray" / "ray_current_cluster"
     record.parent.mkdir()
@@ -171,3 +178,43 @@ def test_after_ctrl_c_the_next_launch_starts_its_own_embedded_ray(ray_tmpdir: Pa
     assert again.returncode == 0, again.stderr
     assert "4 of 4 processes ran on exactly their planned node and devices; reservation released" in again.stdout
     assert gone(ray_tmpdir) == [] and not (ray_tmpdir / "ray" / "ray_current_cluster").exists()
+
+
+#: Ctrl-C a few milliseconds into ``ray.init`` on the embedded Ray (``ensure_ray``, as ``reserve``
+#: and ``--local`` start it); prints what is left once the interrupt comes out: the connection and
+#: the embedded heads still running (their processes' exit is asynchronous, their Node objects not).
+CONNECT_INTERRUPTED = """
+import os, signal, sys, threading
+import ray
+from solver_placement import Cluster
+from solver_placement._ray_launch.session import LocalRayCluster, ensure_ray
+
+heads = []
+
+def local_heads():
+    return sum(local._cluster.head_node is not None for local in heads)
+
+def connect_with_ctrl_c(local):  # the real connect, with Ctrl-C 50 ms into it
+    heads.append(local)
+    threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+    connect(local)
+
+connect, LocalRayCluster.connect = LocalRayCluster.connect, connect_with_ctrl_c
+try:
+    ensure_ray(Cluster(num_nodes=2, num_gpus_per_node=2), address="local")
+except KeyboardInterrupt:
+    print("interrupted; connected:", ray.is_initialized(), "head:", local_heads(), flush=True)
+sys.exit(130)
+"""
+
+
+def test_ctrl_c_inside_ray_init_stops_the_embedded_ray_before_exit_without_a_segfault(ray_tmpdir: Path) -> None:
+    """Cut short, ``ray.init`` left a driver that ``ray.is_initialized()`` denied but the head
+    still counted as connected, and the embedded Ray was never stopped; at exit the nodes' own
+    ``atexit`` hooks (registered after Ray's ``ray.shutdown`` hook, so run before it) killed them
+    under the live core worker: a segmentation fault (exit -11) on Ray 2.60. Now the first Ctrl-C
+    waits for ``ray.init`` and everything is stopped before the interrupt comes out."""
+    done = subprocess.run([sys.executable, "-c", CONNECT_INTERRUPTED], cwd=ROOT, env=environment(ray_tmpdir), capture_output=True, text=True, timeout=300)
+    assert done.returncode == ExitCode.INTERRUPTED, done.stderr
+    assert done.stdout == "interrupted; connected: False head: 0\n"
+    assert gone(ray_tmpdir) == []
