@@ -4,8 +4,8 @@
 (``ray/scripts/scripts.py``, ``write_ray_address``), and ``ray.init()``, ``address="auto"`` and
 :mod:`connect` read it to find the user's cluster. Ray's test cluster, which the embedded Ray is
 built on, writes its head there too ("for convenience in unit testing",
-``ray/cluster_utils.py`` ``Cluster.add_node``, Ray 2.60) and deletes the file in its
-``shutdown``. So the embedded Ray used to hide the user's own ``ray start`` cluster while it ran,
+``ray/cluster_utils.py:261``, ``Cluster.add_node``; Ray 2.60.0, commit b7f4259) and deletes the
+file in its ``shutdown`` (``ray/cluster_utils.py:427``), whoever wrote it. So the embedded Ray used to hide the user's own ``ray start`` cluster while it ran,
 delete its record at the end, and, when Ctrl-C or a kill cut the shutdown short, leave a record
 naming a dead head that made the next command fail (issue 35 item 10).
 

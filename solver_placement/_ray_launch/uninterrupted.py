@@ -1,12 +1,17 @@
 """Ctrl-C held back while the embedded Ray starts or stops a node, connects or disconnects.
 
-A ``KeyboardInterrupt`` raised inside one of those Ray calls stops it half way: a node whose
-processes started but whose ``Node`` object was never returned (nothing can stop it but the
-exit of this process), or a driver whose core worker is half torn down when Ray's own ``atexit``
-hook runs ``ray.shutdown`` on it again. Inside :func:`uninterrupted` the first Ctrl-C is
-remembered and raised as soon as the step is done, so every step either happens whole or not at
-all and the cleanup that follows the interrupt finds a consistent state. A second Ctrl-C raises
-at once: someone who presses it twice means it, even if a step then stays half done.
+A ``KeyboardInterrupt`` raised inside one of those Ray calls stops it half way, and what is left
+breaks the teardown. Reproduced on Ray 2.60: Ctrl-C inside ``ray.init`` leaves a driver that
+``ray.is_initialized()`` denies, so the teardown skips ``ray.shutdown``, while the head still
+counts it as connected, so removing the head fails ("Removing a node that is connected to this
+Ray client is not allowed"); at exit the nodes' ``atexit`` hooks (``ray/_private/node.py:635``),
+registered after Ray's own ``ray.shutdown`` hook (``ray/_private/worker.py:2168``, made at
+``import ray``; Ray 2.60.0, commit b7f4259) and so run before it, kill the raylets and the GCS
+under the live core worker, and the process dies of a segmentation fault (status 139) instead of
+reporting the interrupt. Likewise a node interrupted while it starts has processes but no ``Node``
+object to stop them by. Inside :func:`uninterrupted` the first Ctrl-C is remembered and raised
+as soon as the step is done, so each step happens whole and the cleanup after the interrupt finds
+a consistent state. A second Ctrl-C raises at once: someone who presses it twice means it.
 """
 
 from __future__ import annotations
