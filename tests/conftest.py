@@ -15,7 +15,9 @@ obtain a wrong answer unnoticed; a test whose point is a broken answer says so w
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -57,6 +59,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_ray_tmpdir() -> Iterator[str]:
+    """A Ray temp dir of the test session's own (``RAY_TMPDIR``, inherited by the subprocesses
+    tests start): the machine's record of the last ``ray start`` (``/tmp/ray/ray_current_cluster``)
+    belongs to whoever else uses Ray here, so a test that names no Ray must not attach to theirs or
+    fail on their dead head. Short and under /tmp: Ray's socket paths live inside it and must stay
+    under the 107-byte AF_UNIX limit."""
+    tmp = tempfile.mkdtemp(prefix="sp-ray-", dir="/tmp")
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("RAY_TMPDIR", tmp)
+            yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -50,6 +50,8 @@ class _Commands(click.Group):
             fail(f"{error.filename}: {error.strerror or error}" if error.filename else str(error), ExitCode.IO)
         except InternalError as error:
             fail(f"internal error (a bug in solver_placement; please report it with the config): {error}", ExitCode.INTERNAL)
+        except KeyboardInterrupt:  # click would print "Aborted!" and exit 1, a status scripts cannot tell from a failure
+            fail("interrupted", ExitCode.INTERRUPTED)
 
 
 def _quiet_stdout() -> None:

@@ -1,7 +1,8 @@
 """The exit status of every command, one per kind of answer, so scripts can branch without parsing text.
 
 2 stays "bad input" because click already exits 2 on a usage error; 70 and 74 are sysexits'
-EX_SOFTWARE and EX_IOERR, the codes other Unix tools use for a bug and for a failed read or write.
+EX_SOFTWARE and EX_IOERR, the codes other Unix tools use for a bug and for a failed read or write;
+130 is 128 + SIGINT, what a shell reports for a command that Ctrl-C ended.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class ExitCode(IntEnum):
     INTERNAL = 70
     #: A file could not be read or written (missing output directory, permissions, full disk).
     IO = 74
+    #: Ctrl-C: the command stopped early, after removing what it had started on Ray.
+    INTERRUPTED = 130
 
 
 def exit_code_for(error: PlacementError) -> ExitCode:
@@ -55,5 +58,6 @@ EXIT_CODES_HELP = "\b\nExit status:\n" + "\n".join(
         (ExitCode.LAUNCH_FAILED, "launch failed: Ray could not reserve or start it, or a process landed elsewhere"),
         (ExitCode.INTERNAL, "internal error: a bug in solver_placement; please report it with the config"),
         (ExitCode.IO, "I/O error: a file could not be read or written"),
+        (ExitCode.INTERRUPTED, "interrupted: Ctrl-C, after removing what the command started on Ray"),
     )
 )

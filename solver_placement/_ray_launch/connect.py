@@ -20,6 +20,7 @@ import socket
 from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, RayNode
 from solver_placement._errors import LaunchError, cut, shown
 from solver_placement._ray_api import available_resources_per_node, ray
+from solver_placement._ray_launch.uninterrupted import uninterrupted
 
 #: ``address`` value that forces the embedded local Ray, even when another Ray is reachable.
 LOCAL_ADDRESS = "local"
@@ -106,7 +107,8 @@ def connect_to(target: str, source: str, connect_timeout_s: float) -> None:
     """``ray.init`` at ``target``, after checking within ``connect_timeout_s`` that something listens there."""
     _check_reachable(target, source, connect_timeout_s)
     try:
-        ray.init(address=target, log_to_driver=False)
+        with uninterrupted():  # a ray.init cut short leaves a half-made driver for Ray's atexit hook
+            ray.init(address=target, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise LaunchError(
             f"connecting to Ray at {cut(target)} ({source}) failed: {error}; "

@@ -17,6 +17,8 @@ from solver_placement._ray_launch.cluster_check import check_cluster_matches, it
 from solver_placement._ray_launch.connect import already_connected, chosen_address, connect_to, ray_nodes
 from solver_placement._ray_launch.labels import cluster_node_labels
 from solver_placement._ray_launch.launch_plan import map_nodes
+from solver_placement._ray_launch.ray_start_record import RecordKeeper
+from solver_placement._ray_launch.uninterrupted import uninterrupted
 
 #: Largest model the embedded local cluster simulates (each node is a raylet process here).
 MAX_EMBEDDED_NODES = 16
@@ -41,10 +43,29 @@ class LocalRayCluster(AbstractContextManager):
                 f"{cluster.num_nodes}: connect to a real cluster with address=..."
             )
         cpus = cpus_per_node if isinstance(cpus_per_node, list) else [cpus_per_node] * cluster.num_nodes
-        self._cluster = RayTestCluster(initialize_head=True, head_node_args=self._node_args(cluster, 0, cpus[0]))
-        for rank in range(1, cluster.num_nodes):
-            self._cluster.add_node(**self._node_args(cluster, rank, cpus[rank]))
-        self.address = self._cluster.address
+        self._cluster = RayTestCluster()
+        try:
+            self._start_head(self._node_args(cluster, 0, cpus[0]))
+            self.address: str = self._cluster.address
+            for rank in range(1, cluster.num_nodes):
+                with uninterrupted():
+                    self._cluster.add_node(**self._node_args(cluster, rank, cpus[rank]))
+        except BaseException:  # a failed or interrupted start stops the nodes already up
+            with uninterrupted():
+                self._stop_nodes()
+            raise
+
+    def _start_head(self, head_args: dict[str, Any]) -> None:
+        """Start the head without leaving its address as the machine's ``ray start`` record
+        (``ray_start_record``): Ray writes it once the head's processes run, before waiting for
+        the head to register, so the record is put back at once and the wait comes after."""
+        with uninterrupted():
+            keeper = RecordKeeper()
+            try:
+                self._cluster.add_node(wait=False, **head_args)
+            finally:
+                keeper.put_back(self._cluster.address)
+            self._cluster.wait_for_nodes()
 
     @staticmethod
     def _node_args(cluster: Cluster, rank: int, cpus: float) -> dict[str, Any]:
@@ -60,12 +81,24 @@ class LocalRayCluster(AbstractContextManager):
         }
 
     def connect(self) -> None:
-        ray.init(address=self.address, log_to_driver=False, configure_logging=False)
+        with uninterrupted():  # a ray.init cut short leaves a half-made driver for Ray's atexit hook
+            ray.init(address=self.address, log_to_driver=False, configure_logging=False)
 
     def shutdown(self) -> None:
-        if ray.is_initialized():
-            ray.shutdown()
-        self._cluster.shutdown()
+        """Disconnect and stop every node, whole even when Ctrl-C comes meanwhile (it is raised
+        once all is stopped: ``uninterrupted``)."""
+        with uninterrupted():
+            if ray.is_initialized():
+                ray.shutdown()
+            self._stop_nodes()
+
+    def _stop_nodes(self) -> None:
+        """Stop the workers, then the head. Not the test cluster's ``shutdown``: that also deletes
+        the machine's ``ray start`` record, which is the user's, not the embedded Ray's."""
+        for node in list(self._cluster.worker_nodes):
+            self._cluster.remove_node(node)
+        if self._cluster.head_node is not None:
+            self._cluster.remove_node(self._cluster.head_node)
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
@@ -91,7 +124,11 @@ def ensure_ray(
                 "pass cluster=... or the address of a running Ray"
             )
         local = LocalRayCluster(cluster)
-        local.connect()
+        try:
+            local.connect()
+        except BaseException:  # Ctrl-C while connecting: the caller never gets the cluster to stop
+            local.shutdown()
+            raise
         return local
     connect_to(target, source, connect_timeout_s)
     return None

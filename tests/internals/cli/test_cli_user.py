@@ -9,8 +9,10 @@ import contextlib
 import json
 import os
 import pty
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,6 +152,34 @@ def test_a_closed_pipe_ends_the_command_quietly() -> None:
     assert reader.stderr.read() == b""
 
 
+def test_ctrl_c_exits_130_with_one_line() -> None:
+    """A real SIGINT while ``solve -`` waits on stdin: one ``error: interrupted`` line and 130
+    (click alone prints "Aborted!" and exits 1, which a script cannot tell from a failure)."""
+    waiting = subprocess.Popen([sys.executable, "-m", "solver_placement", "solve", "-"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        while not _reading_stdin(waiting.pid):  # the command itself is reading: past the imports
+            assert waiting.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        waiting.send_signal(signal.SIGINT)
+        _, stderr = waiting.communicate(timeout=60)
+    finally:
+        waiting.kill()
+    assert waiting.returncode == 130 and stderr == b"error: interrupted\n"
+
+
+def _reading_stdin(pid: int) -> bool:
+    """Whether the process is blocked in read(2) on descriptor 0 (read is syscall 0 on x86-64,
+    63 on arm64)."""
+    try:
+        number, descriptor = Path(f"/proc/{pid}/syscall").read_text().split()[:2]
+    except PermissionError:  # a kernel that hides other processes' system calls
+        pytest.skip("/proc/PID/syscall is not readable here: cannot tell when the command waits on stdin")
+    except (FileNotFoundError, ValueError):  # ended, or running ("running" has no fields to split)
+        return False
+    return number in ("0", "63") and int(descriptor, 16) == 0
+
+
 @pytest.mark.parametrize(
     ("args", "stdin", "code", "text"),
     [
@@ -195,7 +225,7 @@ def test_rlinf_task_type_places_two_gpu_engines() -> None:
 
 def test_help_documents_exit_statuses_completion_and_plain_text() -> None:
     top = cli("--help").stdout
-    for line in ("0   done", "2   bad input", "3   infeasible", "4   timeout", "5   launch failed", "70  internal error", "74  I/O error"):
+    for line in ("0   done", "2   bad input", "3   infeasible", "4   timeout", "5   launch failed", "70  internal error", "74  I/O error", "130 interrupted"):
         assert line in top
     assert "_SOLVER_PLACEMENT_COMPLETE=bash_source solver-placement" in top
     auto = cli("auto", "--help").stdout
