@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers import ROOT
+from pinned_sources import Pinned, Sources
 
 from solver_placement import Cluster, predict
 from solver_placement._errors import PlacementError
@@ -47,7 +46,6 @@ WHEELS = (
     ("areal", "1.0.4", "7d7cfab10d9ec0990d9263290a9472366827783b9ad5fce22f56a1add416bdd9"),
     ("lark", "1.3.1", "c629b661023a014c37da873b4ff58a817398d12635d3bbb2c5a03be7fe5d1e12"),
 )
-INDEX_TIMEOUT = 30
 #: Keys AReaL's config needs to load that decide nothing about placement.
 NEEDED = {"experiment_name": "x", "trial_name": "t", "tokenizer_path": "model", "train_dataset": {"path": "data", "type": "rl"}}
 RUN_NAMES = {"experiment_name": "x", "trial_name": "t", "fileroot": "/tmp/areal-differential"}
@@ -55,43 +53,10 @@ RUN_NAMES = {"experiment_name": "x", "trial_name": "t", "fileroot": "/tmp/areal-
 pytestmark = [] if os.environ.get("AREAL_SOURCE") else [pytest.mark.slow]
 
 
-def _install(cache: Path) -> Path | str:
-    installed = cache / "areal-1.0.4"
-    if (installed / "areal").is_dir():
-        return installed
-    staging = Path(tempfile.mkdtemp(prefix=".areal-", dir=cache))
-    try:
-        requirement = staging / "requirement.txt"
-        requirement.write_text("".join(f"{name}=={version} --hash=sha256:{sha}\n" for name, version, sha in WHEELS))
-        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
-               "--require-hashes", "--timeout", str(INDEX_TIMEOUT), "--retries", "1", "--target", str(staging / "site"), "-r", str(requirement)]  # fmt: skip
-        result = subprocess.run(pip, capture_output=True, text=True, timeout=10 * INDEX_TIMEOUT)
-        if result.returncode != 0:
-            errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")] or result.stderr.splitlines()[-1:]
-            return f"pip could not install areal 1.0.4 ({' '.join(errors)[-500:]})"
-        try:
-            (staging / "site").rename(installed)
-        except OSError:
-            if not (installed / "areal").is_dir():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return installed
-
-
 @pytest.fixture(scope="module")
 def areal_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    given = os.environ.get("AREAL_SOURCE")
-    if given:
-        return Path(given)
-    cache_of_pytest = getattr(request.config, "cache", None)
-    cache = cache_of_pytest.mkdir("areal") if cache_of_pytest is not None else tmp_path_factory.mktemp("areal")
-    got = _install(cache)
-    if isinstance(got, Path):
-        return got
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{got}; CI must run AReaL's own code, so it needs the package index")
-    pytest.skip(f"{got}: is the package index out of reach? Set AREAL_SOURCE to AReaL's sources to run without it")
+    """AReaL's sources (``pinned_sources.py``)."""
+    return Sources(request, tmp_path_factory, "areal", "AReaL's").get("AREAL_SOURCE", Pinned("areal", "1.0.4", WHEELS))
 
 
 def _run(source: Path, driver: str, cases: list[Any]) -> list[dict[str, Any]]:
