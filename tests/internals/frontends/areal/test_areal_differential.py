@@ -38,6 +38,7 @@ from pinned_sources import Pinned, Sources
 from solver_placement import Cluster, predict
 from solver_placement._errors import PlacementError
 from solver_placement._frontends.areal.grammar import AllocationModeError, parse_allocation_mode
+from solver_placement._prediction.layout import Prediction
 
 DRIVERS = ROOT / "tests" / "areal_drivers"
 DATA = ROOT / "tests" / "data" / "areal"
@@ -66,6 +67,14 @@ def _run(source: Path, driver: str, cases: list[Any]) -> list[dict[str, Any]]:
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _gpus_by_role(prediction: Prediction) -> dict[str, list[dict[str, Any]]]:
+    """Per role, each rank's GPUs and ``CUDA_VISIBLE_DEVICES`` as the drivers report AReaL's."""
+    return {
+        role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)]
+        for role in prediction.roles
+    }
 
 
 # -- (a) the grammar ----------------------------------------------------------------------------
@@ -177,11 +186,7 @@ def test_the_local_scheduler_gives_every_worker_the_predicted_gpus(areal_source:
             refused += 1
             continue
         assert "roles" in answer, f"{name}: AReaL refuses ({answer}) but predict places it"
-        ours = {
-            role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)]
-            for role in prediction.roles
-        }
-        assert ours == answer["roles"], name
+        assert _gpus_by_role(prediction) == answer["roles"], name
         compared += 1
     assert len(unmodelled) <= 3, unmodelled
     assert compared >= 40 and refused >= 3
@@ -233,10 +238,6 @@ def test_the_local_launcher_gives_every_server_and_trainer_rank_the_predicted_gp
             refused += 1
             continue
         assert "roles" in answer, f"{name}: AReaL refuses ({answer}) but predict places it"
-        ours = {
-            role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)]
-            for role in prediction.roles
-        }
-        assert ours == answer["roles"], name
+        assert _gpus_by_role(prediction) == answer["roles"], name
         compared += 1
     assert compared >= 8 and refused >= 6
