@@ -101,10 +101,11 @@ def _revised(release: str, allow_abbrev: bool, previous: str, revision: tuple[li
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def write(specs: list[str], target: Path) -> None:
+    """The modules for ``RELEASE=SOURCE_DIR`` specs (oldest first) into ``target``."""
     names = []
     previous: tuple[str, dict[str, str]] | None = None
-    for spec in sys.argv[1:]:
+    for spec in specs:
         release, source = spec.split("=", 1)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, str(HERE)]), "PYTHONDONTWRITEBYTECODE": "1"}
         out = subprocess.run([sys.executable, str(HERE / "driver.py"), "--flags"], capture_output=True, text=True, env=env, check=True).stdout
@@ -116,12 +117,12 @@ def main() -> None:
             text = _whole(release, table["allow_abbrev"], entries)
         else:
             text = _revised(release, table["allow_abbrev"], previous[0], revision)
-        (TARGET / f"{name}.py").write_text(text)
+        (target / f"{name}.py").write_text(text)
         previous = (release, entries)
         names.append((release, name))
     imports = "from solver_placement._frontends.openrlhf.parsers import " + ", ".join(name for _, name in names)
     entries = "\n".join(f"    {release!r}: ({name}.ALLOW_ABBREV, {name}.OPTIONS)," for release, name in names)
-    (TARGET / "__init__.py").write_text(
+    (target / "__init__.py").write_text(
         '"""The option tables of OpenRLHF\'s ``train_ppo_ray`` parser, one module per release read (written by\n'
         "``tests/openrlhf_drivers/write_flag_table.py``; ``kinds.py`` says what an entry holds).\n"
         '"""\n\nfrom __future__ import annotations\n\n'
@@ -129,7 +130,12 @@ def main() -> None:
         "#: release -> (argparse's allow_abbrev, its options)\n"
         f"FLAGS: dict[str, tuple[bool, Options]] = {{\n{entries}\n}}\n"
     )
-    subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", str(TARGET)], check=True)  # the project's quotes and wrapping
+    project = HERE.parents[1] / "pyproject.toml"  # the project's quotes and wrapping, wherever target is
+    subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", "--config", str(project), str(target)], check=True)
+
+
+def main() -> None:
+    write(sys.argv[1:], TARGET)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ vLLM, DeepSpeed and transformers stubbed as inert modules and Ray replaced by a 
 lands each placement group as Ray does (``recorder.py``, written apart from the library's
 ``ray_landing.py``) and writes down the bundle, node, GPU and share of every actor, up to the
 trainer. Compared per rank: node, GPU, share, engine and bundle; a group Ray leaves pending; and
-a job OpenRLHF refuses (an assertion, a crash) is refused by the reader too.
+a job OpenRLHF refuses (an assertion, a crash) is refused by the reader too. The option tables the
+reader parses with (``parsers/``) must be what ``write_flag_table.py`` writes from each release's
+own parser, byte for byte.
 
 OpenRLHF is no dependency of this package, so the test installs the released wheels it compares
 with (0.7.0, 0.10.1.post2, 0.11.0, 0.11.2), pinned by version and SHA-256 (``pip install --no-deps --target``, for CPython 3.11 on
@@ -185,3 +187,15 @@ def test_openrlhf_places_every_rank_where_predicted(
     assert _recorded(run) == _predicted(answer), f"\nOpenRLHF: {sorted(_recorded(run))}\npredicted:\n{answer.report()}"
     pending = [finding for finding in answer.errors if finding.kind.name == "PENDING"]
     assert ("pending" in run) == bool(pending), answer.report()
+
+
+def test_the_option_tables_are_what_openrlhfs_own_parsers_write(openrlhf_source: Callable[[str], Path], tmp_path: Path) -> None:
+    """``parsers/`` is what ``write_flag_table.py`` writes from every release's own parser, byte
+    for byte: a table edited by hand, or a release whose parser changed, fails here."""
+    from openrlhf_drivers.write_flag_table import TARGET, write
+
+    write([f"{release}={openrlhf_source(release)}" for release in SOURCES], tmp_path)
+    written = sorted(path.name for path in tmp_path.glob("*.py"))
+    assert written == sorted(path.name for path in TARGET.glob("*.py") if path.name != "kinds.py")
+    differ = [name for name in written if (tmp_path / name).read_text() != (TARGET / name).read_text()]
+    assert not differ, f"regenerate with tests/openrlhf_drivers/write_flag_table.py: {differ}"
