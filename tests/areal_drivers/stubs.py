@@ -53,31 +53,16 @@ REAL = ("areal", "omegaconf", "hydra", "yaml", "numpy", "packaging", "lark")
 
 def install_missing(source: Path) -> None:
     """Import AReaL from ``source`` with every package it imports and this environment lacks
-    (torch, SGLang, aiohttp, ...) inert, and ``importlib.metadata.version`` answering for them,
-    as AReaL's import-time version checks ask (``areal/utils/pkg_version.py``)."""
-    import importlib.machinery
+    (torch, SGLang, aiohttp, ...) an inert stand-in (``tests/driver_shared/inert_modules.py``,
+    given only to imports made by AReaL's code or a stand-in), and ``importlib.metadata.version``
+    answering for them, as AReaL's import-time version checks ask (``areal/utils/pkg_version.py``)."""
     import importlib.metadata as metadata
-    import importlib.util
 
     sys.path.insert(0, str(source))
-    spec = importlib.util.spec_from_file_location("verl_driver_stubs", Path(__file__).parents[1] / "verl_drivers" / "stubs.py")
-    assert spec is not None and spec.loader is not None
-    inert = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(inert)
+    sys.path.append(str(Path(__file__).resolve().parents[1] / "driver_shared"))
+    import inert_modules
 
-    class Finder(inert._Finder):  # type: ignore[name-defined,misc]
-        def find_spec(self, name: str, path: object, target: object = None) -> importlib.machinery.ModuleSpec | None:
-            if name.split(".")[0] in REAL:
-                return None
-            frame = sys._getframe(1)
-            while frame is not None and frame.f_globals.get("__name__", "").startswith(("importlib", "_frozen_importlib")):
-                frame = frame.f_back
-            importer = frame.f_globals.get("__name__", "") if frame is not None else ""
-            if not (importer.startswith("areal") or isinstance(sys.modules.get(importer), inert.StubModule)):
-                return None
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-
-    sys.meta_path.append(Finder())
+    inert_modules.install(inert_modules.Rules(real=REAL, importers=("areal",), default_version="2.6.0"))
     real_version = metadata.version
 
     def version(name: str) -> str:

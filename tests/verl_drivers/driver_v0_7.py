@@ -21,35 +21,16 @@ stubs.install()
 import verl.experimental.reward_loop as reward_loop  # noqa: E402
 import verl.trainer.main_ppo as main_ppo  # noqa: E402
 import verl.trainer.ppo.ray_trainer as ray_trainer  # noqa: E402
-import verl.utils  # noqa: E402
-import verl.utils.fs  # noqa: E402
 import verl.workers.engine_workers as engine_workers  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
+from trainer_run import recording_group, trainer_arguments  # noqa: E402
 from verl.trainer.ppo.utils import need_critic  # noqa: E402
-
-
-class _Captured(Exception):
-    pass
 
 
 def main() -> None:
     config = OmegaConf.merge(OmegaConf.load(sys.argv[1]), OmegaConf.from_dotlist(sys.argv[2:]))
     config = reward_loop.migrate_legacy_reward_impl(config)  # what main() does before the TaskRunner
-    captured: dict[str, Any] = {}
-
-    def trainer(**kwargs: Any) -> None:
-        captured.update(kwargs)
-        raise _Captured
-
-    main_ppo.RayPPOTrainer = trainer
-    main_ppo.create_rl_dataset = main_ppo.create_rl_sampler = lambda *args, **kwargs: None
-    main_ppo.validate_config = lambda **kwargs: None  # batch sizes and the like, not pools
-    verl.utils.fs.copy_to_local = lambda *args, **kwargs: "/nonexistent"
-    verl.utils.hf_tokenizer = verl.utils.hf_processor = lambda *args, **kwargs: None
-    try:
-        main_ppo.TaskRunner().run(config)
-    except _Captured:
-        pass
+    captured = trainer_arguments(main_ppo, config)
     manager = captured["resource_pool_manager"]
     ray_trainer.RayPPOTrainer._validate_config = lambda self: None
     ray_trainer.RayPPOTrainer._create_dataloader = lambda self, *args, **kwargs: None
@@ -57,15 +38,7 @@ def main() -> None:
     engine_workers.TrainingWorkerConfig = stubs.Anything  # 0.8.0 converts the critic's config into the engine worker's
     manager.__class__._check_resource_available = lambda self: None
     groups: list[dict[str, Any]] = []
-
-    class Group:
-        def __init__(self, resource_pool: Any, ray_cls_with_init: Any, **kwargs: Any) -> None:
-            self.pool = resource_pool
-
-        def spawn(self, prefix_set: Any) -> dict[str, Any]:
-            pool = self.pool
-            groups.append({"pool": pool.name_prefix, "max_colocate_count": pool.max_colocate_count, "roles": sorted(prefix_set)})
-            return {role: stubs.Anything() for role in prefix_set}
+    Group = recording_group(groups)
 
     class Stop(Exception):
         pass

@@ -261,17 +261,23 @@ LIMITED = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("placement", LIMITED)
-def test_a_process_limit_is_counted_and_proven_as_the_flat_model_proves_it(placement: dict[str, Any]) -> None:
-    """The count model answers (no decline in the notes), proves its optimum, and that optimum
+def _assert_counted_and_proven_as_the_flat_model_proves(spec: PlacementSpec) -> None:
+    """The count model answers (no decline in the notes) and proves its optimum, and that optimum
     is the flat model's (solved with contiguity weighed, which keeps the count model out)."""
-    spec = PlacementSpec.build(Cluster(2, 4), placement)
     ours = solve(spec, time_limit_s=10)
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
     flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
     assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})
+
+
+@pytest.mark.parametrize("placement", LIMITED)
+def test_a_process_limit_is_counted_and_proven_as_the_flat_model_proves_it(placement: dict[str, Any]) -> None:
+    """The count model answers (no decline in the notes), proves its optimum, and that optimum
+    is the flat model's (solved with contiguity weighed, which keeps the count model out)."""
+    spec = PlacementSpec.build(Cluster(2, 4), placement)
+    _assert_counted_and_proven_as_the_flat_model_proves(spec)
 
 
 def test_a_class_over_its_own_process_limit_is_declined_with_the_limit_named() -> None:
@@ -376,9 +382,4 @@ FILLED = [
 def test_a_filled_window_is_placed_first_and_counted(placement: dict[str, Any]) -> None:
     """The count model answers with no decline and proves its optimum, the flat model's."""
     spec = PlacementSpec.build(Cluster(2, 8), placement)
-    ours = solve(spec, time_limit_s=10)
-    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
-    flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
-    assert (flat.method, flat.status) == ("search", "OPTIMAL")
-    primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
-    assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})
+    _assert_counted_and_proven_as_the_flat_model_proves(spec)

@@ -28,10 +28,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
+from pinned_sources import Pinned, Sources
 from test_verl_trainer import CASES, MAIN, POOLS_MAIN, RELEASE_CASES, SEPARATE_MAIN, TEACHERS, TRIMMED, V041, config
 
 from solver_placement import Cluster, export_verl, solve
@@ -79,62 +78,18 @@ SOURCES = {
                    "verl/trainer/config/_generated_ppo_trainer.yaml",
                    ("actor_rollout_ref.rollout.name=vllm", "reward.reward_model.rollout.name=vllm")),
 }  # fmt: skip
-#: Seconds pip may wait for the index before the download counts as out of reach.
-INDEX_TIMEOUT = 30
 
 pytestmark = [] if all(os.environ.get(source.variable) for source in SOURCES.values()) else [pytest.mark.slow]
 
 
-def _install(cache: Path, source: Source) -> Path | str:
-    """The release's sources under ``cache``, installed unless already there, or why pip could
-    not install them. Each install goes to a directory of its own first and is renamed into
-    place, so test workers running at once never see half an install; the one that renames
-    second throws its copy away."""
-    installed = cache / f"verl-{source.release}"
-    if (installed / "verl").is_dir():
-        return installed
-    staging = Path(tempfile.mkdtemp(prefix=f".verl-{source.release}-", dir=cache))
-    try:
-        requirement = staging / "requirement.txt"
-        requirement.write_text(f"verl=={source.release} --hash=sha256:{source.sha256}\n")
-        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
-               "--require-hashes", "--timeout", str(INDEX_TIMEOUT), "--retries", "1", "--target", str(staging / "site"), "-r", str(requirement)]  # fmt: skip
-        result = subprocess.run(pip, capture_output=True, text=True, timeout=10 * INDEX_TIMEOUT)
-        if result.returncode != 0:
-            errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")] or result.stderr.splitlines()[-1:]
-            return f"pip could not install verl {source.release} ({' '.join(errors)[-500:]})"
-        try:
-            (staging / "site").rename(installed)
-        except OSError:
-            if not (installed / "verl").is_dir():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return installed
-
-
 @pytest.fixture(scope="session")
 def verl_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    """The directory of verl's sources for a trimmed file's version: the variable's, else the
-    pinned release installed into pytest's cache (a temporary directory when the cache is off).
-    A failed install is tried once a session: in CI the test fails, elsewhere it is skipped."""
-    cache_of_pytest = getattr(request.config, "cache", None)
-    cache = cache_of_pytest.mkdir("verl") if cache_of_pytest is not None else tmp_path_factory.mktemp("verl")
-    installs: dict[str, Path | str] = {}
+    """The directory of verl's sources for a trimmed file's version (``pinned_sources.py``)."""
+    sources = Sources(request, tmp_path_factory, "verl", "verl's")
 
     def source(version: str) -> Path:
         spec = SOURCES[version]
-        given = os.environ.get(spec.variable)
-        if given:
-            return Path(given)
-        if version not in installs:
-            installs[version] = _install(cache, spec)
-        got = installs[version]
-        if isinstance(got, Path):
-            return got
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{got}; CI must run verl's own driver, so it needs the package index")
-        pytest.skip(f"{got}: is the package index out of reach? Set {spec.variable} to verl's sources to run without it")
+        return sources.get(spec.variable, Pinned("verl", spec.release, (("verl", spec.release, spec.sha256),)))
 
     return source
 

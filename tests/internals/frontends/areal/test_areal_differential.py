@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -35,10 +33,12 @@ from typing import Any
 import pytest
 import yaml
 from helpers import ROOT
+from pinned_sources import Pinned, Sources
 
 from solver_placement import Cluster, predict
 from solver_placement._errors import PlacementError
 from solver_placement._frontends.areal.grammar import AllocationModeError, parse_allocation_mode
+from solver_placement._prediction.layout import Prediction
 
 DRIVERS = ROOT / "tests" / "areal_drivers"
 DATA = ROOT / "tests" / "data" / "areal"
@@ -47,7 +47,6 @@ WHEELS = (
     ("areal", "1.0.4", "7d7cfab10d9ec0990d9263290a9472366827783b9ad5fce22f56a1add416bdd9"),
     ("lark", "1.3.1", "c629b661023a014c37da873b4ff58a817398d12635d3bbb2c5a03be7fe5d1e12"),
 )
-INDEX_TIMEOUT = 30
 #: Keys AReaL's config needs to load that decide nothing about placement.
 NEEDED = {"experiment_name": "x", "trial_name": "t", "tokenizer_path": "model", "train_dataset": {"path": "data", "type": "rl"}}
 RUN_NAMES = {"experiment_name": "x", "trial_name": "t", "fileroot": "/tmp/areal-differential"}
@@ -55,43 +54,10 @@ RUN_NAMES = {"experiment_name": "x", "trial_name": "t", "fileroot": "/tmp/areal-
 pytestmark = [] if os.environ.get("AREAL_SOURCE") else [pytest.mark.slow]
 
 
-def _install(cache: Path) -> Path | str:
-    installed = cache / "areal-1.0.4"
-    if (installed / "areal").is_dir():
-        return installed
-    staging = Path(tempfile.mkdtemp(prefix=".areal-", dir=cache))
-    try:
-        requirement = staging / "requirement.txt"
-        requirement.write_text("".join(f"{name}=={version} --hash=sha256:{sha}\n" for name, version, sha in WHEELS))
-        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
-               "--require-hashes", "--timeout", str(INDEX_TIMEOUT), "--retries", "1", "--target", str(staging / "site"), "-r", str(requirement)]  # fmt: skip
-        result = subprocess.run(pip, capture_output=True, text=True, timeout=10 * INDEX_TIMEOUT)
-        if result.returncode != 0:
-            errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")] or result.stderr.splitlines()[-1:]
-            return f"pip could not install areal 1.0.4 ({' '.join(errors)[-500:]})"
-        try:
-            (staging / "site").rename(installed)
-        except OSError:
-            if not (installed / "areal").is_dir():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return installed
-
-
 @pytest.fixture(scope="module")
 def areal_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    given = os.environ.get("AREAL_SOURCE")
-    if given:
-        return Path(given)
-    cache_of_pytest = getattr(request.config, "cache", None)
-    cache = cache_of_pytest.mkdir("areal") if cache_of_pytest is not None else tmp_path_factory.mktemp("areal")
-    got = _install(cache)
-    if isinstance(got, Path):
-        return got
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{got}; CI must run AReaL's own code, so it needs the package index")
-    pytest.skip(f"{got}: is the package index out of reach? Set AREAL_SOURCE to AReaL's sources to run without it")
+    """AReaL's sources (``pinned_sources.py``)."""
+    return Sources(request, tmp_path_factory, "areal", "AReaL's").get("AREAL_SOURCE", Pinned("areal", "1.0.4", WHEELS))
 
 
 def _run(source: Path, driver: str, cases: list[Any]) -> list[dict[str, Any]]:
@@ -101,6 +67,14 @@ def _run(source: Path, driver: str, cases: list[Any]) -> list[dict[str, Any]]:
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _gpus_by_role(prediction: Prediction) -> dict[str, list[dict[str, Any]]]:
+    """Per role, each rank's GPUs and ``CUDA_VISIBLE_DEVICES`` as the drivers report AReaL's."""
+    return {
+        role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)]
+        for role in prediction.roles
+    }
 
 
 # -- (a) the grammar ----------------------------------------------------------------------------
@@ -212,11 +186,7 @@ def test_the_local_scheduler_gives_every_worker_the_predicted_gpus(areal_source:
             refused += 1
             continue
         assert "roles" in answer, f"{name}: AReaL refuses ({answer}) but predict places it"
-        ours = {
-            role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)]
-            for role in prediction.roles
-        }
-        assert ours == answer["roles"], name
+        assert _gpus_by_role(prediction) == answer["roles"], name
         compared += 1
     assert len(unmodelled) <= 3, unmodelled
     assert compared >= 40 and refused >= 3
@@ -268,10 +238,6 @@ def test_the_local_launcher_gives_every_server_and_trainer_rank_the_predicted_gp
             refused += 1
             continue
         assert "roles" in answer, f"{name}: AReaL refuses ({answer}) but predict places it"
-        ours = {
-            role: [{"gpus": list(rank.gpus), "visible": ",".join(rank.visible_devices)} for rank in prediction.of_role(role)]
-            for role in prediction.roles
-        }
-        assert ours == answer["roles"], name
+        assert _gpus_by_role(prediction) == answer["roles"], name
         compared += 1
     assert compared >= 8 and refused >= 6

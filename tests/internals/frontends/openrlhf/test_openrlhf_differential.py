@@ -7,7 +7,9 @@ vLLM, DeepSpeed and transformers stubbed as inert modules and Ray replaced by a 
 lands each placement group as Ray does (``recorder.py``, written apart from the library's
 ``ray_landing.py``) and writes down the bundle, node, GPU and share of every actor, up to the
 trainer. Compared per rank: node, GPU, share, engine and bundle; a group Ray leaves pending; and
-a job OpenRLHF refuses (an assertion, a crash) is refused by the reader too.
+a job OpenRLHF refuses (an assertion, a crash) is refused by the reader too. The option tables the
+reader parses with (``parsers/``) must be what ``write_flag_table.py`` writes from each release's
+own parser, byte for byte.
 
 OpenRLHF is no dependency of this package, so the test installs the released wheels it compares
 with (0.7.0, 0.10.1.post2, 0.11.0, 0.11.2), pinned by version and SHA-256 (``pip install --no-deps --target``, for CPython 3.11 on
@@ -27,10 +29,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,13 +39,12 @@ from typing import Any
 import pytest
 from helpers import ROOT
 from openrlhf_cases import MODELS_0_11, MODELS_FLAT, REFUSED_EXAMPLES, example_cases, groups, models
+from pinned_sources import Pinned, Sources
 
 from solver_placement import Cluster, PlacementConfigError, predict
 from solver_placement._prediction.layout import Prediction
 
 DRIVERS = ROOT / "tests" / "openrlhf_drivers"
-#: Seconds pip may wait for the index before the download counts as out of reach.
-INDEX_TIMEOUT = 30
 
 
 @dataclass(frozen=True)
@@ -99,55 +98,18 @@ EDGES = [
 ]  # fmt: skip
 
 
-def _install(cache: Path, source: Source) -> Path | str:
-    """The release's sources under ``cache``, installed unless already there, or why pip could not
-    install them. Each install goes to a directory of its own first and is renamed into place, so
-    test workers running at once never see half an install."""
-    installed = cache / f"openrlhf-{source.release}"
-    if (installed / "openrlhf").is_dir():
-        return installed
-    staging = Path(tempfile.mkdtemp(prefix=f".openrlhf-{source.release}-", dir=cache))
-    try:
-        requirement = staging / "requirement.txt"
-        requirement.write_text(f"openrlhf=={source.release} --hash=sha256:{source.sha256}\n")
-        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
-               "--require-hashes", "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp", "--platform", "manylinux1_x86_64",
-               "--timeout", str(INDEX_TIMEOUT), "--retries", "1", "--target", str(staging / "site"), "-r", str(requirement)]  # fmt: skip
-        result = subprocess.run(pip, capture_output=True, text=True, timeout=10 * INDEX_TIMEOUT)
-        if result.returncode != 0:
-            errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")] or result.stderr.splitlines()[-1:]
-            return f"pip could not install openrlhf {source.release} ({' '.join(errors)[-500:]})"
-        try:
-            (staging / "site").rename(installed)
-        except OSError:
-            if not (installed / "openrlhf").is_dir():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return installed
+#: pip's options for OpenRLHF's wheel: its requirements (vLLM, DeepSpeed) need not install here.
+WHEEL_ONLY = ("--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp", "--platform", "manylinux1_x86_64")
 
 
 @pytest.fixture(scope="session")
 def openrlhf_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
-    """The directory of a release's sources: the variable's, else the pinned wheel installed into
-    pytest's cache. A failed install is tried once a session: in CI the test fails, elsewhere it skips."""
-    cache_of_pytest = getattr(request.config, "cache", None)
-    cache = cache_of_pytest.mkdir("openrlhf") if cache_of_pytest is not None else tmp_path_factory.mktemp("openrlhf")
-    installs: dict[str, Path | str] = {}
+    """The directory of a release's sources (``pinned_sources.py``)."""
+    sources = Sources(request, tmp_path_factory, "openrlhf", "OpenRLHF's")
 
     def source(release: str) -> Path:
         spec = SOURCES[release]
-        given = os.environ.get(spec.variable)
-        if given:
-            return Path(given)
-        if release not in installs:
-            installs[release] = _install(cache, spec)
-        got = installs[release]
-        if isinstance(got, Path):
-            return got
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{got}; CI must run OpenRLHF's own code, so it needs the package index")
-        pytest.skip(f"{got}: is the package index out of reach? Set {spec.variable} to OpenRLHF's sources to run without it")
+        return sources.get(spec.variable, Pinned("openrlhf", spec.release, (("openrlhf", spec.release, spec.sha256),), WHEEL_ONLY))
 
     return source
 
@@ -225,3 +187,15 @@ def test_openrlhf_places_every_rank_where_predicted(
     assert _recorded(run) == _predicted(answer), f"\nOpenRLHF: {sorted(_recorded(run))}\npredicted:\n{answer.report()}"
     pending = [finding for finding in answer.errors if finding.kind.name == "PENDING"]
     assert ("pending" in run) == bool(pending), answer.report()
+
+
+def test_the_option_tables_are_what_openrlhfs_own_parsers_write(openrlhf_source: Callable[[str], Path], tmp_path: Path) -> None:
+    """``parsers/`` is what ``write_flag_table.py`` writes from every release's own parser, byte
+    for byte: a table edited by hand, or a release whose parser changed, fails here."""
+    from openrlhf_drivers.write_flag_table import TARGET, write
+
+    write([f"{release}={openrlhf_source(release)}" for release in SOURCES], tmp_path)
+    written = sorted(path.name for path in tmp_path.glob("*.py"))
+    assert written == sorted(path.name for path in TARGET.glob("*.py") if path.name != "kinds.py")
+    differ = [name for name in written if (tmp_path / name).read_text() != (TARGET / name).read_text()]
+    assert not differ, f"regenerate with tests/openrlhf_drivers/write_flag_table.py: {differ}"

@@ -20,13 +20,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from run_roll import run_roll
+
 ROOT = Path(__file__).resolve().parents[4]
 OUTPUT = ROOT / "tests" / "data" / "roll" / "layouts.json"
-DRIVER = Path(__file__).with_name("roll_driver.py")
 #: The keys placement reads, per worker section and at the top (``keys.py``).
 SECTION_KEYS = ("device_mapping", "num_gpus_per_worker", "world_size")
 PARALLEL_KEYS = ("tensor_parallel_size", "pipeline_parallel_size", "tensor_model_parallel_size")
@@ -168,17 +168,7 @@ def record(source: Path, commit: str | None, release: str, driver_decides: bool,
     cases.update(json.loads(json.dumps(EDGES)))
     for case in cases.values():
         case.update(cpus=[CPUS] * len(case["nodes"]), driver_decides=driver_decides, release=release)
-    with tempfile.TemporaryDirectory() as folder:  # ROLL writes its log files under the working folder
-        run = subprocess.run(
-            [sys.executable, str(DRIVER)],
-            input=json.dumps(cases),
-            capture_output=True,
-            text=True,
-            cwd=folder,
-            env={**os.environ, "PYTHONPATH": str(source)},
-            check=True,
-        )
-    answers = json.loads(run.stdout.splitlines()[-1])
+    answers = run_roll(source, cases)
     for name, case in cases.items():
         case["roll"] = answers[name]
     lines = [f"{json.dumps(name)}: {json.dumps(case, sort_keys=True, separators=(',', ':'))}" for name, case in sorted(cases.items())]

@@ -1,100 +1,21 @@
 """Inert stand-ins for what ROLL imports but its placement code never uses (torch, transformers,
 Megatron, vLLM, ...), so ``roll.configs`` and ``roll.distributed`` import without them.
 
-A module missing here and imported by ROLL's code (or by a stand-in) becomes a module whose every
-attribute is a stand-in that can be called, subclassed, indexed and used as a decorator. ``torch``
-is one too, except ``torch.cuda``: it reports an NVIDIA GPU and the driver node's device count, so
-ROLL picks its CUDA platform as on a GPU node.
+The stand-ins are the shared inert modules (``tests/driver_shared/inert_modules.py``), given to
+imports made by ROLL's or Ray's code (or by a stand-in). What is ROLL's own here is ``torch.cuda``:
+it reports an NVIDIA GPU and the driver node's device count, so ROLL picks its CUDA platform as on
+a GPU node.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
-import types
-from typing import Any
+from pathlib import Path
 
+sys.path.append(str(Path(__file__).resolve().parents[3] / "driver_shared"))
 
-class Anything:
-    """A value that accepts every use a module-level import sees at import time."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return args[0] if len(args) == 1 and not kwargs and callable(args[0]) else Anything()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Anything()
-
-    def __getitem__(self, key: Any) -> Any:
-        return Anything()
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __iter__(self) -> Any:
-        return iter(())
-
-    def __or__(self, other: Any) -> Any:
-        return Anything()
-
-    __ror__ = __or__
-
-    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
-        return (type("Stub", (StubBase,), {}),)
-
-
-class _StubMeta(type):
-    def __getattr__(cls, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Anything()
-
-
-class StubBase(metaclass=_StubMeta):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Anything()
-
-
-class StubModule(types.ModuleType):
-    def __getattr__(self, name: str) -> Any:
-        if name == "__version__":
-            return "2.6.0"
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Anything()
-
-
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Last on ``sys.meta_path``: asked only for modules no real finder has, imported by ROLL or a stand-in."""
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name.split(".")[0] == "roll":
-            return None
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_globals.get("__name__", "").startswith(("importlib", "_frozen_importlib")):
-            frame = frame.f_back
-        importer = frame.f_globals.get("__name__", "") if frame is not None else ""
-        if not (importer.startswith(("roll", "ray")) or isinstance(sys.modules.get(importer), StubModule)):
-            return None
-        return importlib.machinery.ModuleSpec(name, self, is_package=True)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        module = StubModule(spec.name)
-        module.__path__ = []
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        pass
+import inert_modules  # noqa: E402
+from inert_modules import Anything, StubModule  # noqa: E402,F401  (the recorder answers with Anything)
 
 
 def install(driver_gpus: int) -> None:
@@ -108,5 +29,4 @@ def install(driver_gpus: int) -> None:
     torch.cuda = cuda  # type: ignore[attr-defined]
     sys.modules.setdefault("torch", torch)
     sys.modules.setdefault("torch.cuda", cuda)
-    if not any(isinstance(finder, _Finder) for finder in sys.meta_path):
-        sys.meta_path.append(_Finder())
+    inert_modules.install(inert_modules.Rules(real=("roll",), importers=("roll", "ray"), default_version="2.6.0"))

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +25,7 @@ from solver_placement import Cluster, PlacementError
 from solver_placement._frontends.roll.releases import COMMITS, MAIN_COMMIT
 from solver_placement._prediction.findings import FindingKind
 from solver_placement._prediction.predict import predict
+from tests.internals.frontends.roll.run_roll import run_roll
 
 #: ROLL's answers per recording: main (0.3.0's rules) and v0.1.0, each with its commit.
 RECORDINGS = {path.stem: json.loads(path.read_text()) for path in sorted((ROOT / "tests" / "data" / "roll").glob("layouts*.json"))}
@@ -37,7 +35,6 @@ CASES: dict[tuple[str, str], dict[str, Any]] = {
 }
 #: The variable naming a checkout of each recording's ROLL (``regenerate.py``).
 SOURCES = {"layouts": "ROLL_SOURCE", "layouts_0_1_0": "ROLL_0_1_0_SOURCE"}
-DRIVER = Path(__file__).with_name("roll_driver.py")
 
 
 def ours(case: dict[str, Any]) -> dict[str, Any]:
@@ -99,18 +96,7 @@ def test_rolls_code_still_gives_the_recorded_layouts(stem: str) -> None:
     source = Path(os.environ[SOURCES[stem]]).resolve()
     recorded = RECORDINGS[stem]
     inputs = {name: {key: case[key] for key in ("nodes", "cpus", "config", "driver_decides", "release")} for name, case in recorded["cases"].items()}
-    with tempfile.TemporaryDirectory() as folder:
-        run = subprocess.run(
-            [sys.executable, str(DRIVER)],
-            input=json.dumps(inputs),
-            capture_output=True,
-            text=True,
-            cwd=folder,
-            env={**os.environ, "PYTHONPATH": str(source)},
-            check=True,
-            timeout=600,
-        )
-    answers = json.loads(run.stdout.splitlines()[-1])
+    answers = run_roll(source, inputs)
     changed = sorted(name for name, case in recorded["cases"].items() if answers[name] != case["roll"])
     assert not changed, (
         f"ROLL at {source} places these differently from the recording ({recorded['roll_commit']}): {changed[:5]}; rerun regenerate.py"

@@ -11,7 +11,8 @@ placement group does not fit. It must run with slime's checkout first on ``sys.p
 What is stubbed, and why it cannot change a placement:
 
 * torch, SGLang, the SGLang router, Megatron, transformers and every other package slime imports
-  and this machine lacks become inert modules (any attribute is a callable stand-in);
+  and this machine lacks become inert modules (``tests/driver_shared/inert_modules.py``: any
+  attribute is a callable stand-in);
 * SGLang's ``ServerArgs`` is a small dataclass with the fields slime's server arguments set, and
   its command-line flags are the few parallel sizes slime reads (``--pp-size``, ...);
 * Megatron's ``parse_args`` is an ``argparse`` parser (``allow_abbrev=False``,
@@ -28,74 +29,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import importlib.abc
-import importlib.machinery
 import io
 import json
 import os
 import sys
 import tempfile
 import types
+from pathlib import Path
 from typing import Any
+
+sys.path.append(str(Path(__file__).resolve().parents[3] / "driver_shared"))
+
+import inert_modules  # noqa: E402
+from inert_modules import StubModule  # noqa: E402
 
 #: Packages imported for real when present; everything else slime imports that is missing is stubbed.
 REAL = ("slime", "yaml", "omegaconf", "numpy", "requests", "urllib3", "packaging", "pydantic")
-
-
-class Anything:
-    """An inert stand-in: callable, subclassable, indexable, false."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return args[0] if len(args) == 1 and not kwargs and callable(args[0]) else Anything()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Anything()
-
-    def __getitem__(self, key: Any) -> Any:
-        return Anything()
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __iter__(self) -> Any:
-        return iter(())
-
-    def __or__(self, other: Any) -> Any:
-        return Anything()
-
-    __ror__ = __or__
-
-    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
-        return (object,)
-
-
-class StubModule(types.ModuleType):
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Anything()
-
-
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Last on ``sys.meta_path``: a module no real finder has becomes a stub."""
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name.split(".")[0] in REAL:
-            return None
-        return importlib.machinery.ModuleSpec(name, self, is_package=True)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        module = StubModule(spec.name)
-        module.__path__ = []
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,7 +270,7 @@ class TrainActor:
 
 def install() -> None:
     install_ray()
-    sys.meta_path.append(_Finder())
+    inert_modules.install(inert_modules.Rules(real=REAL))
     server_args = types.ModuleType("sglang.srt.server_args")
     server_args.ServerArgs = ServerArgs  # type: ignore[attr-defined]
     sys.modules["sglang.srt.server_args"] = server_args
