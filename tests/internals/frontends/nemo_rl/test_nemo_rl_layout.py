@@ -103,6 +103,6 @@ def test_improve_offers_overrides_that_reproduce_the_solver_layout(config: list[
 
 
 def test_improve_without_a_file_says_what_cannot_be_expressed() -> None:
-    job = {"policy": {"generation": {"backend": "vllm", "vllm_cfg": {"tensor_parallel_size": 2, "pipeline_parallel_size": 1}, "colocated": {"enabled": True}}}, "cluster": {"num_nodes": 1, "num_gpus_per_node": 4, "gpus_per_node": 4}}
+    job = {"policy": {"generation": {"backend": "vllm", "vllm_cfg": {"tensor_parallel_size": 2, "pipeline_parallel_size": 1}, "colocated": {"enabled": True}}}, "cluster": {"num_nodes": 1, "gpus_per_node": 4}}
     better = improve("nemo-rl", job)
     assert better.arguments is None and "give the YAML file" in better.cannot_express[0]
