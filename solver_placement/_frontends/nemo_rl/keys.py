@@ -87,11 +87,12 @@ def _config(given: LaunchInput) -> tuple[DictConfig, str | None, list[str]]:
     index = 0
     while index < len(words):
         word = words[index]
-        if word == "--config" and index + 1 < len(words):
+        flag, given_value = word.split("=", 1) if word.startswith("--") and "=" in word else (word, None)
+        if _is_config_flag(flag) and given_value is None and index + 1 < len(words):
             file, index = words[index + 1], index + 2
             continue
-        if word.startswith("--config="):
-            file = word.split("=", 1)[1]
+        if _is_config_flag(flag) and given_value is not None:
+            file = given_value
         else:
             overrides.append(word)  # parse_known_args leaves every other word to Hydra's override parser
         index += 1
@@ -108,6 +109,12 @@ def _config(given: LaunchInput) -> tuple[DictConfig, str | None, list[str]]:
     except OmegaConfBaseException as error:
         raise PlacementConfigError(f"NeMo-RL: an override does not apply: {error}") from None
     return config, file, overrides
+
+
+def _is_config_flag(word: str) -> bool:
+    """``--config`` or a prefix argparse takes for it (``allow_abbrev``: ``run_grpo.py``'s parser has
+    no other long option, so ``--c`` up to ``--confi`` all mean ``--config``)."""
+    return len(word) >= 3 and "--config".startswith(word)
 
 
 def _inherited(path: Path, loaded: list[int]) -> DictConfig:

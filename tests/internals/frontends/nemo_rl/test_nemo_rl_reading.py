@@ -26,6 +26,9 @@ def test_a_child_config_takes_its_parent_through_defaults_and_overrides_win(tmp_
     assert (job.num_nodes, job.gpus_per_node, job.colocated, job.backend, job.engine_size) == (1, 8, True, "vllm", 1)
     job = read(["uv", "run", "examples/run_grpo.py", "--config", str(child), "cluster.num_nodes=2", "policy.generation.vllm_cfg.tensor_parallel_size=4", "cluster.num_nodes=3"])
     assert (job.num_nodes, job.engine_size, job.overrides[-1]) == (3, 4, "cluster.num_nodes=3")
+    # argparse's prefix matching and --flag=value reach --config as run_grpo.py's parser does
+    assert read(["--conf", str(child), "cluster.num_nodes=2"]).num_nodes == 2
+    assert read([f"--config={child}"]).gpus_per_node == 8
 
 
 def test_a_list_of_parents_merges_in_order_and_override_replaces_a_section(tmp_path: Path) -> None:
