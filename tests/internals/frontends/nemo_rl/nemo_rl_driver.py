@@ -49,6 +49,7 @@ def _method(path: Path, cls: str, name: str) -> str:
 
 def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
     os.environ["NRL_VIRTUAL_CLUSTER_MAX_RETRIES"] = "1"  # NeMo-RL's own knob: one try, no back-off sleeps
+    os.environ.setdefault("HF_HOME", "/nonexistent/hf_home")  # some recipes' data paths read it (${oc.env:HF_HOME}); nothing placed does
     nemo_rl_ray.install(case["nodes"])
     sys.path.insert(0, str(source))
     from nemo_rl.distributed import virtual_cluster as vc
