@@ -13,6 +13,7 @@ Frameworks whose own code decides the layout (``predict FRAMEWORK``) register a
 
 * ``areal/``: AReaL's allocation strings and launch config, the GPUs its local scheduler and
   launcher give every worker;
+* ``nemo_rl/``: NeMo-RL's GRPO YAML (``defaults:`` inheritance, overrides), its virtual clusters rank by rank;
 * ``openrlhf/``: OpenRLHF's ``train_ppo_ray`` flags, both spellings, read with each release's parser;
 * ``roll/``: ROLL's YAML as ROLL reads it and where its own code puts every worker;
 * ``slime/``: slime's ``train.py`` command line, its own layout predicted rank by rank.
@@ -25,6 +26,7 @@ plus one line below.
 
 from solver_placement._frontends.areal.framework import AREAL
 from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
+from solver_placement._frontends.nemo_rl.framework import NEMO_RL
 from solver_placement._frontends.openrlhf.framework import OPENRLHF
 from solver_placement._frontends.roll.framework import ROLL
 from solver_placement._frontends.slime.framework import SLIME
@@ -34,5 +36,5 @@ from solver_placement._prediction.frameworks import register_framework
 
 for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
     register_frontend(_frontend)
-for _framework in (AREAL, OPENRLHF, ROLL, SLIME):
+for _framework in (AREAL, NEMO_RL, OPENRLHF, ROLL, SLIME):
     register_framework(_framework)

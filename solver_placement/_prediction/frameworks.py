@@ -71,6 +71,9 @@ class Framework:
     fixed: Callable[[LaunchInput, Fix], LaunchInput]
     #: The solver's layout for the job and the input that asks the framework for it.
     improve: Callable[[Any, Cluster], Improvement]
+    #: Whether the core reads a ``.yaml`` input (Hydra composition of its ``defaults:``) before
+    #: ``read`` sees it; False hands the file over unread, for frameworks with their own loader.
+    reads_yaml: bool = True
 
 
 _FRAMEWORKS: dict[str, Framework] = {}

@@ -49,13 +49,19 @@ class LaunchInput:
         return LaunchInput(tuple(arguments), self.config, self.origin, None, self.variables)
 
 
-def launch_input(source: LaunchSource) -> LaunchInput:
+def launch_input(source: LaunchSource, read_yaml: bool = True) -> LaunchInput:
     """``source`` as a :class:`LaunchInput`: a list of words is a command line; a ``.yaml`` file
-    or a mapping a config; any other file a launch script (its words, variables resolved)."""
+    or a mapping a config; any other file a launch script (its words, variables resolved).
+
+    ``read_yaml=False`` hands a ``.yaml`` file over unread (``config`` None, ``path`` set), for a
+    framework whose own loader differs from Hydra's composition (NeMo-RL's ``defaults:`` names
+    parent files, which Hydra refuses)."""
     if isinstance(source, Mapping):
         return LaunchInput(config=load_config(source), origin="the config")
     if isinstance(source, (str, Path)):
         path = existing_file(source)
+        if path.suffix in YAML_SUFFIXES and not read_yaml:
+            return LaunchInput(origin=str(path), path=path)
         if path.suffix in YAML_SUFFIXES:
             return LaunchInput(config=load_config(path), origin=str(path), path=path)
         return _script(path)

@@ -38,7 +38,7 @@ def predict(framework: str, source: LaunchSource, *, cluster: Cluster | None = N
     ``prediction.check()`` raises :class:`FrameworkLayoutError` when any finding is an error.
     """
     chosen = framework_named(framework)
-    given = launch_input(source)
+    given = launch_input(source, chosen.reads_yaml)
     job = chosen.read(given, release)
     on, notes = _cluster_for(job, cluster)
     prediction = chosen.predict(job, on)
@@ -50,7 +50,7 @@ def improve(framework: str, source: LaunchSource, *, cluster: Cluster | None = N
     """The solver's layout for the job ``source`` states (see :func:`predict`), verified, and
     the framework input that makes the framework produce it, checked by predicting that input."""
     chosen = framework_named(framework)
-    given = launch_input(source)
+    given = launch_input(source, chosen.reads_yaml)
     job = chosen.read(given, release)
     on, _ = _cluster_for(job, cluster)
     offered = chosen.improve(job, on)

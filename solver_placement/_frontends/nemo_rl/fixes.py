@@ -1,0 +1,49 @@
+"""Fixes for NeMo-RL's findings, in NeMo-RL's keys, and the input with a fix applied.
+
+A pending cluster or an engine split by a "node" group larger than a machine is fixed by sizing
+the config to the machines: ``cluster.gpus_per_node`` the smallest node's GPUs and
+``cluster.num_nodes`` the nodes (non-colocated on several nodes, the inference
+``colocated.resources.gpus_per_node`` follows, as NeMo-RL requires it equal). Engines larger
+than that size, and idle inference GPUs (an engine size that does not divide a node), have no
+fix in the placement keys. Fixes are Hydra overrides after the config's own words (what
+``run_grpo.py`` takes); ``predict()`` keeps one only when predicting it clears the finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._prediction.findings import Finding, FindingKind, Fix
+from solver_placement._prediction.launch_input import LaunchInput
+
+#: Finding kinds the sizing fix answers.
+SIZED = (FindingKind.PENDING, FindingKind.SPLIT_ENGINE)
+
+
+def with_fixes(job: NemoRlJob, cluster: Cluster, findings: Sequence[Finding]) -> list[Finding]:
+    """``findings`` with the sizing fix proposed where it applies and changes something."""
+    fix = sizing_fix(job, cluster)
+    return [finding.with_fix(fix) if fix and finding.kind in SIZED else finding for finding in findings]
+
+
+def sizing_fix(job: NemoRlJob, cluster: Cluster) -> Fix:
+    """The keys that size the job to the cluster's nodes (empty when they already do)."""
+    gpus, nodes = int(min(cluster.gpus_per_node)), len(cluster.gpus_per_node)
+    fix: list[tuple[str, str | None]] = []
+    if job.num_nodes != nodes:
+        fix.append(("cluster.num_nodes", str(nodes)))
+    if job.gpus_per_node != gpus:
+        fix.append(("cluster.gpus_per_node", str(gpus)))
+        if not job.colocated and nodes > 1:
+            fix.append(("policy.generation.colocated.resources.gpus_per_node", str(gpus)))
+    return tuple(fix)
+
+
+def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:
+    """``given`` with ``fix`` as ``key=value`` overrides after its own words (``~key`` removes one);
+    a YAML file is restated as ``--config FILE`` so its ``defaults:`` parents are read again."""
+    words = [f"~{key}" if value is None else f"{key}={value}" for key, value in fix]
+    front = ("--config", str(given.path)) if given.path is not None and not given.arguments else ()
+    return given.with_arguments((*front, *given.arguments, *words))

@@ -1,0 +1,40 @@
+"""NeMo-RL as the prediction core sees it: read, predict, fix, improve (registered in ``_frontends/__init__.py``)."""
+
+from __future__ import annotations
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._frontends.nemo_rl.checks import nemo_rl_findings
+from solver_placement._frontends.nemo_rl.fixes import fixed_input, with_fixes
+from solver_placement._frontends.nemo_rl.improve import improve_nemo_rl
+from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._frontends.nemo_rl.keys import read_nemo_rl
+from solver_placement._frontends.nemo_rl.layout import landed_clusters, predicted_ranks
+from solver_placement._frontends.nemo_rl.releases import COMMIT, RELEASES
+from solver_placement._prediction.frameworks import Framework
+from solver_placement._prediction.layout import Prediction
+
+
+def predict_nemo_rl(job: NemoRlJob, cluster: Cluster) -> Prediction:
+    """Every policy and vLLM worker of ``job`` where NeMo-RL's code puts it on ``cluster``, with findings and proposed fixes."""
+    train, inference = landed_clusters(job, cluster)
+    ranks = predicted_ranks(job, train, inference)
+    findings = with_fixes(job, cluster, nemo_rl_findings(job, cluster, train, inference, ranks))
+    return Prediction("NeMo-RL", job.release, cluster, tuple(ranks), tuple(findings), _notes(job, train.cluster.unified or bool(inference and inference.cluster.unified)))
+
+
+def _notes(job: NemoRlJob, unified: bool) -> tuple[str, ...]:
+    notes = [
+        f"rules of NeMo-RL at commit {COMMIT[:8]} (grpo.setup, RayVirtualCluster, RayWorkerGroup, VllmGeneration)",
+        "NeMo-RL checks only the cluster's total GPUs; each 'node' group is a PACK placement group Ray may spread over machines",
+    ]
+    if not job.colocated:
+        notes.append("training and inference start concurrently: their groups are taken to land training first")
+    if unified:
+        notes.append(
+            "a unified placement group is sorted by (Ray node ID, GPU): nodes are numbered here in cluster order, on a live cluster "
+            "in the order of their Ray IDs; LOCAL_RANK is the bundle index, so it can exceed a node's GPUs"
+        )
+    return tuple(notes)
+
+
+NEMO_RL = Framework(name="nemo-rl", title="NeMo-RL", releases=RELEASES, read=read_nemo_rl, predict=predict_nemo_rl, fixed=fixed_input, improve=improve_nemo_rl, reads_yaml=False)

@@ -1,0 +1,42 @@
+"""A NeMo-RL GRPO job once read: the values ``grpo.setup`` builds its Ray clusters from.
+
+``grpo.setup`` (``nemo_rl/algorithms/grpo.py`` lines 759-1080 at 7ea279ab) turns ``cluster.num_nodes``,
+``cluster.gpus_per_node`` and ``policy.generation.colocated`` into one ``RayVirtualCluster``
+(colocated) or a training and an inference one; the parallel sizes decide how workers tie bundles
+into engines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solver_placement._cluster.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class NemoRlJob:
+    """The placement values of a NeMo-RL GRPO config.
+
+    ``train_tensor_parallel`` is the policy's tensor-parallel size (``dtensor_cfg`` or
+    ``megatron_cfg``, whichever is enabled); ``engine_size`` vLLM's ``tensor_parallel_size x
+    pipeline_parallel_size`` (SGLang: ``gpus_per_server``); ``inference_nodes`` and
+    ``inference_gpus_per_node`` the ``colocated.resources`` values (None as the YAML's null).
+    """
+
+    release: str
+    num_nodes: int
+    gpus_per_node: int
+    colocated: bool
+    backend: str
+    engine_size: int
+    train_tensor_parallel: int
+    inference_nodes: int | None
+    inference_gpus_per_node: int | None
+    #: The YAML file read (``--config``), so fixes and the improvement restate it; None for a mapping.
+    config_file: str | None = None
+    #: The ``key=value`` overrides given after the config, in order (restated by the improvement).
+    overrides: tuple[str, ...] = ()
+
+    def stated_cluster(self) -> Cluster:
+        """``cluster.num_nodes`` nodes of ``cluster.gpus_per_node`` GPUs: what the config describes."""
+        return Cluster(num_nodes=self.num_nodes, num_gpus_per_node=self.gpus_per_node)

@@ -1,0 +1,183 @@
+"""NeMo-RL's YAML read as NeMo-RL reads it: ``defaults:`` inheritance, overrides, the placement keys.
+
+``examples/run_grpo.py`` (lines 57-90 at 7ea279ab) takes ``--config FILE`` with argparse's
+``parse_known_args`` and treats every other word as a Hydra override. ``load_config``
+(``nemo_rl/utils/config.py`` lines 52-95) loads FILE with OmegaConf; a ``defaults`` key (one
+path or a list, relative to the file's folder) names parent files, loaded the same way and merged
+in order, then the file itself on top; a mapping marked ``_override_: true`` replaces the parent's
+instead of merging into it. The overrides are applied after (``parse_hydra_overrides``).
+
+What places workers (``grpo.setup``, ``nemo_rl/algorithms/grpo.py`` lines 759-1080):
+``cluster.num_nodes``, ``cluster.gpus_per_node``, ``policy.generation.colocated.enabled`` and
+``colocated.resources.{num_nodes,gpus_per_node}``, ``policy.generation.backend`` and its engine
+size (vLLM ``tensor_parallel_size x pipeline_parallel_size``, ``vllm_generation.py`` lines
+77-83), the policy's tensor-parallel size. What is not modelled is refused by name:
+``cluster.segment_size`` (nodes pinned to NVLink domains by live topology), a reward-model
+environment (``env.reward_model``, its own nodes), on-policy-distillation teachers, and the
+``megatron``/``trtllm``/``dynamo``/``sglang`` generation backends (SGLang builds its own unified
+group of ``sglang_server_config`` engines, ``sglang_generation.py`` lines 80-97, not modelled).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._frontends.nemo_rl.releases import release_named
+from solver_placement._limits import check, current
+from solver_placement._overrides import apply_to
+from solver_placement._prediction.launch_input import LaunchInput, script_arguments
+
+#: NeMo-RL's entry scripts that take ``--config`` (``examples/run_*.py`` at 7ea279ab) for GRPO.
+ENTRY_SCRIPTS = ("run_grpo.py", "run_grpo_math.py", "run_grpo_rm.py", "run_grpo_sliding_puzzle.py")
+#: Parent files one config may pull in through ``defaults`` (all levels together).
+MAX_PARENTS = 32
+#: Generation backends whose placement is modelled; the others are refused by name.
+BACKENDS = ("vllm",)
+#: Keys that decide placement in ways not modelled: each is refused when set.
+UNMODELLED = {
+    "cluster.segment_size": "pins nodes to NVLink domains read from the live cluster's topology (grpo.py lines 925-1020)",
+    "env.reward_model": "starts a reward-model environment on nodes of its own (grpo.py lines 765-778)",
+    "on_policy_distillation": "reserves nodes for on-policy-distillation teachers (grpo.py lines 781-809)",
+}
+
+
+def read_nemo_rl(given: LaunchInput, release: str | None) -> NemoRlJob:
+    """The GRPO job ``given`` states (a YAML file, a mapping, or ``run_grpo.py``'s arguments)."""
+    chosen = release_named(release)
+    config, file, overrides = _config(given)
+    for key, why in UNMODELLED.items():
+        if OmegaConf.select(config, key, default=None) is not None:
+            raise PlacementConfigError(f"NeMo-RL: {key} is set: it {why}, which the library does not model; remove it to predict the rest")
+    num_nodes = _int(config, "cluster.num_nodes", 1)
+    gpus_per_node = _int(config, "cluster.gpus_per_node", 1)
+    colocated = _value(config, "policy.generation.colocated.enabled")
+    if not isinstance(colocated, bool):
+        raise PlacementConfigError(f"NeMo-RL: policy.generation.colocated.enabled is {shown(colocated)}: NeMo-RL needs true or false")
+    backend = _value(config, "policy.generation.backend")
+    if backend not in BACKENDS:
+        raise PlacementConfigError(
+            f"NeMo-RL: policy.generation.backend={shown(backend)}: the library models the placement of the {', '.join(BACKENDS)} backend only; "
+            "predict with policy.generation.backend=vllm to see the policy's layout"
+        )
+    engine = _int(config, "policy.generation.vllm_cfg.tensor_parallel_size", 1) * _int(config, "policy.generation.vllm_cfg.pipeline_parallel_size", 1)
+    inference_nodes = _optional_int(config, "policy.generation.colocated.resources.num_nodes")
+    inference_gpus = _optional_int(config, "policy.generation.colocated.resources.gpus_per_node")
+    check("max_processes", num_nodes * gpus_per_node, given.origin, "cluster.num_nodes x cluster.gpus_per_node")
+    return NemoRlJob(chosen, num_nodes, gpus_per_node, colocated, backend, engine, _train_tensor_parallel(config), inference_nodes, inference_gpus, file, tuple(overrides))
+
+
+def _train_tensor_parallel(config: DictConfig) -> int:
+    """The policy's tensor-parallel size: Megatron's when ``megatron_cfg.enabled``, else DTensor's."""
+    if OmegaConf.select(config, "policy.megatron_cfg.enabled", default=False) is True:
+        return _int(config, "policy.megatron_cfg.tensor_model_parallel_size", 1, default=1)
+    return _int(config, "policy.dtensor_cfg.tensor_parallel_size", 1, default=1)
+
+
+def _config(given: LaunchInput) -> tuple[DictConfig, str | None, list[str]]:
+    """The config with its parents merged and the overrides applied, the file it came from, the overrides."""
+    words = list(script_arguments(given, ENTRY_SCRIPTS)) if given.arguments else []
+    file: str | None = str(given.path) if given.path is not None else None
+    overrides = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        flag, given_value = word.split("=", 1) if word.startswith("--") and "=" in word else (word, None)
+        if _is_config_flag(flag) and given_value is None and index + 1 < len(words):
+            file, index = words[index + 1], index + 2
+            continue
+        if _is_config_flag(flag) and given_value is not None:
+            file = given_value
+        else:
+            overrides.append(word)  # parse_known_args leaves every other word to Hydra's override parser
+        index += 1
+    if file is not None:
+        config = _inherited(Path(file), [0])
+    elif given.config is not None:
+        config = OmegaConf.create(dict(given.config))
+        if "defaults" in config:
+            raise PlacementConfigError("NeMo-RL: a config with defaults: must be given as its file, so its parents are found next to it")
+    else:
+        raise PlacementConfigError("NeMo-RL: no config: give the YAML file, or run_grpo.py's arguments with --config FILE")
+    try:
+        apply_to(config, overrides, file or "the config", file or "the config")
+    except OmegaConfBaseException as error:
+        raise PlacementConfigError(f"NeMo-RL: an override does not apply: {error}") from None
+    return config, file, overrides
+
+
+def _is_config_flag(word: str) -> bool:
+    """``--config`` or a prefix argparse takes for it (``allow_abbrev``: ``run_grpo.py``'s parser has
+    no other long option, so ``--c`` up to ``--confi`` all mean ``--config``)."""
+    return len(word) >= 3 and "--config".startswith(word)
+
+
+def _inherited(path: Path, loaded: list[int]) -> DictConfig:
+    """``load_config_with_inheritance`` (``nemo_rl/utils/config.py`` lines 52-95): parents first, in order."""
+    loaded[0] += 1
+    if loaded[0] > MAX_PARENTS:
+        raise PlacementConfigError(f"NeMo-RL: {path}: more than {MAX_PARENTS} files through defaults: (a cycle?)")
+    if not path.is_file():
+        raise PlacementConfigError(f"NeMo-RL: config file {shown(str(path))} does not exist")
+    if path.stat().st_size > current().max_file_bytes:
+        raise PlacementConfigError(f"{path}: longer than the limit max_file_bytes={current().max_file_bytes} (input limits, see SECURITY.md)")
+    config = OmegaConf.load(path)
+    if not isinstance(config, DictConfig):
+        raise PlacementConfigError(f"NeMo-RL: {path}: Config must be a Dictionary Config (List Config not supported)")
+    if "defaults" not in config:
+        return config
+    defaults = config.pop("defaults")
+    parents = [str(defaults)] if isinstance(defaults, (str, Path)) else [str(item) for item in defaults] if isinstance(defaults, ListConfig) else [str(defaults)]
+    base = OmegaConf.create({})
+    for parent in parents:
+        parent_path = Path(parent) if parent.startswith("/") else path.parent / parent
+        base = _merged(base, _inherited(parent_path, loaded))
+    return _merged(base, config)
+
+
+def _merged(base: DictConfig, child: DictConfig) -> DictConfig:
+    """``merge_with_override`` (``nemo_rl/utils/config.py`` lines 31-49): a child mapping with
+    ``_override_: true`` replaces the parent's; ``???`` values in the child do not hide the parent's."""
+    for key in list(child.keys()):
+        if OmegaConf.is_missing(child, key):
+            continue
+        value = child[key]
+        if isinstance(value, DictConfig) and value.get("_override_", False):
+            value.pop("_override_")
+            if key in base:
+                base.pop(key)
+    merged = OmegaConf.merge(base, child)
+    assert isinstance(merged, DictConfig)
+    return merged
+
+
+def _value(config: DictConfig, key: str) -> Any:
+    try:
+        value = OmegaConf.select(config, key, throw_on_missing=True)
+    except OmegaConfBaseException as error:
+        raise PlacementConfigError(f"NeMo-RL: {key} cannot be read: {error}") from None
+    if value is None:
+        raise PlacementConfigError(f"NeMo-RL: {key} is not set; NeMo-RL reads it (grpo.setup) and fails with a KeyError without it")
+    return value
+
+
+def _int(config: DictConfig, key: str, minimum: int, default: int | None = None) -> int:
+    value = _value(config, key) if default is None or OmegaConf.select(config, key, default=None) is not None else default
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number of at least {minimum}")
+    return value
+
+
+def _optional_int(config: DictConfig, key: str) -> int | None:
+    value = OmegaConf.select(config, key, default=None)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number or null")
+    return value
+

@@ -1,0 +1,138 @@
+"""Where NeMo-RL's own code puts every policy and vLLM worker, rank by rank.
+
+Groups are asked for in creation order: the training cluster's groups, then the inference
+cluster's (colocated: one cluster for both). Each cluster first checks only that the Ray cluster's
+*total* GPUs cover its bundles (``virtual_cluster.py`` lines 880-899 at 7ea279ab; failing that it
+retries six times and raises ``ResourceInsufficientError``); no node is checked.
+
+Ranks (``nemo_rl/distributed/worker_groups.py`` lines 365-560):
+
+* ``policy``: one worker per bundle, group after group, bundle after bundle; in a unified group in
+  the order ``_sort_bundle_indices_by_topology`` gives without topology, by (node, GPU)
+  (``virtual_cluster.py`` lines 680-684; ``lm_policy.py`` lines 284-297). Its tensor-parallel
+  groups (DTensor or Megatron) are consecutive ranks.
+* ``generation`` (vLLM): with an engine of one GPU, one worker per bundle; else each engine
+  (``tensor_parallel_size x pipeline_parallel_size`` bundles) is consecutive bundles of one
+  per-node group (``vllm_generation.py`` lines 440-455: bundles left over idle) or consecutive
+  slices of the unified group sorted by (node, GPU) (lines 330-433). Ranks are numbered one per
+  bundle of an engine, engine after engine.
+
+``CUDA_VISIBLE_DEVICES``: Ray sets it to the bundle's GPU for one-GPU workers; engine workers
+(``num_gpus=0`` and Ray's ``NOSET`` switch, ``vllm_worker.py`` lines 224-236) leave it to vLLM,
+whose Ray executor gives each worker the engine's GPUs on its node. A worker asks
+``1 / max_colocated_worker_groups`` of its GPU: 0.5 colocated, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._frontends.nemo_rl.ray_landing import Bundle, RayState
+from solver_placement._frontends.nemo_rl.virtual_clusters import VirtualCluster, virtual_clusters
+from solver_placement._prediction.layout import PredictedRank
+
+#: The role names, as NeMo-RL names its worker groups (``lm_policy``, ``vllm_policy``).
+POLICY = "policy"
+GENERATION = "generation"
+
+
+@dataclass(frozen=True)
+class LandedCluster:
+    """A virtual cluster and where its groups landed: per group its bundles, None for a group Ray
+    never places; ``over_total`` when NeMo-RL's total-GPU check refuses it before asking Ray."""
+
+    cluster: VirtualCluster
+    groups: tuple[tuple[Bundle, ...] | None, ...]
+    over_total: bool
+
+    @property
+    def placed(self) -> bool:
+        return not self.over_total and all(group is not None for group in self.groups)
+
+
+def landed_clusters(job: NemoRlJob, cluster: Cluster) -> tuple[LandedCluster, LandedCluster | None]:
+    """The training (or only) cluster and the inference cluster, landed in creation order."""
+    state = RayState(cluster)
+    total = int(sum(cluster.gpus_per_node))
+    train, inference = virtual_clusters(job)
+    return _land(train, state, total), None if inference is None else _land(inference, state, total)
+
+
+def _land(virtual: VirtualCluster, state: RayState, total: int) -> LandedCluster:
+    if virtual.total > total:
+        return LandedCluster(virtual, tuple(None for _ in virtual.bundles_per_node), True)
+    counts = (virtual.total,) if virtual.unified else virtual.bundles_per_node
+    strategy = virtual.strategy if virtual.unified else "PACK"
+    groups = []
+    for count in counts:
+        placed = state.place(count, virtual.max_colocated, strategy)
+        groups.append(None if placed is None else tuple(placed))
+    return LandedCluster(virtual, tuple(groups), False)
+
+
+def predicted_ranks(job: NemoRlJob, train: LandedCluster, inference: LandedCluster | None) -> list[PredictedRank]:
+    """Every policy and vLLM worker, as NeMo-RL numbers them."""
+    serving = inference or train
+    share = 1 / train.cluster.max_colocated
+    ranks = [
+        _rank(POLICY, index, bundle, slot, share, index // job.train_tensor_parallel if job.train_tensor_parallel > 1 else None, (bundle.gpu,) if bundle else ())
+        for index, (slot, bundle) in enumerate(_policy_order(train))
+    ]  # fmt: skip
+    engines = _engines(serving, job.engine_size)
+    rank = 0
+    for engine, members in enumerate(engines):
+        node_gpus: dict[int, list[int]] = {bundle.node: [] for _, bundle in members if bundle}
+        for _, bundle in members:
+            if bundle:
+                node_gpus[bundle.node].append(bundle.gpu)
+        for slot, bundle in members:
+            told = () if bundle is None else (bundle.gpu,) if job.engine_size == 1 else tuple(node_gpus[bundle.node])
+            ranks.append(_rank(GENERATION, rank, bundle, slot, 1 / serving.cluster.max_colocated, engine if job.engine_size > 1 else None, told))
+            rank += 1
+    return ranks
+
+
+def _rank(role: str, rank: int, bundle: Bundle | None, slot: int, share: float, engine: int | None, told: tuple[int, ...]) -> PredictedRank:
+    if bundle is None:
+        return PredictedRank(role, rank, None, (), (), share, engine, slot)
+    return PredictedRank(role, rank, bundle.node, (bundle.gpu,), tuple(map(str, told)), share, engine, slot)
+
+
+def _policy_order(landed: LandedCluster) -> list[tuple[int, Bundle | None]]:
+    """(bundle index, bundle) per policy rank: node group by group, or the unified group sorted."""
+    if landed.cluster.unified:
+        return _sorted_unified(landed)
+    order: list[tuple[int, Bundle | None]] = []
+    for count, group in zip(landed.cluster.bundles_per_node, landed.groups, strict=True):
+        order += [(index, None if group is None else group[index]) for index in range(count)]
+    return order
+
+
+def _sorted_unified(landed: LandedCluster) -> list[tuple[int, Bundle | None]]:
+    group = landed.groups[0]
+    if group is None:
+        return [(index, None) for index in range(landed.cluster.total)]
+    return [(index, bundle) for index, bundle in sorted(enumerate(group), key=lambda item: (item[1].node, item[1].gpu))]
+
+
+def _engines(landed: LandedCluster, size: int) -> list[list[tuple[int, Bundle | None]]]:
+    """The bundles of each vLLM engine, in engine order (one bundle each for one-GPU engines)."""
+    if landed.cluster.unified:
+        flat = _sorted_unified(landed)
+        return [flat[start : start + size] for start in range(0, len(flat) - size + 1, size)]
+    engines = []
+    for count, group in zip(landed.cluster.bundles_per_node, landed.groups, strict=True):
+        for start in range(0, count - size + 1, size):
+            engines.append([(index, None if group is None else group[index]) for index in range(start, start + size)])
+    return engines
+
+
+def reserved_gpus(landed: LandedCluster) -> dict[int, list[int]]:
+    """Per node, the GPUs the cluster's landed bundles reserve."""
+    reserved: dict[int, list[int]] = {}
+    for group in landed.groups:
+        for bundle in group or ():
+            reserved.setdefault(bundle.node, []).append(bundle.gpu)
+    return reserved

@@ -1,0 +1,152 @@
+"""Run NeMo-RL's own placement code on a recorded Ray and print the layout it produces (JSON).
+
+Usage: ``python nemo_rl_driver.py NEMO_RL_SOURCE CASE_JSON``. CASE_JSON holds ``config`` (a YAML
+path, read by NeMo-RL's own ``load_config``, then ``overrides`` applied by its
+``parse_hydra_overrides``) and ``nodes`` (GPUs per node). NeMo-RL's code that is run, from the
+checkout: ``nemo_rl/utils/config.py`` (loading), the cluster section of ``grpo.setup``
+(``nemo_rl/algorithms/grpo.py``, from ``total_nodes = cluster_config["num_nodes"]`` to the
+teacher reservation, executed as written), ``RayVirtualCluster`` (``virtual_cluster.py``:
+placement groups, the total-GPU check, the unified group's sorting through its
+``_get_gpu_id_info`` probes) and ``VllmGeneration.init_cluster_placement_groups`` and
+``_get_tied_worker_bundle_indices`` (``vllm_generation.py``, extracted and executed as written:
+importing the module whole would need vLLM and torch). The policy's order is lm_policy's rule
+(``_sorted_bundle_indices`` when set, else group by group), restated here in two lines.
+
+Ray is :mod:`nemo_rl_ray`: placement groups land as Ray lands them, node IDs sort in node order.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+import nemo_rl_ray  # noqa: E402
+
+
+def _source_between(path: Path, start: str, end: str) -> str:
+    text = path.read_text()
+    begin = text.index(start)
+    return textwrap.dedent(text[text.rindex("\n", 0, begin) + 1 : text.index(end, begin)])
+
+
+def _method(path: Path, cls: str, name: str) -> str:
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == name:
+                    item.decorator_list = []
+                    return ast.unparse(item)
+    raise LookupError(f"{cls}.{name} not in {path}")
+
+
+def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
+    os.environ["NRL_VIRTUAL_CLUSTER_MAX_RETRIES"] = "1"  # NeMo-RL's own knob: one try, no back-off sleeps
+    os.environ.setdefault("HF_HOME", "/nonexistent/hf_home")  # some recipes' data paths read it (${oc.env:HF_HOME}); nothing placed does
+    nemo_rl_ray.install(case["nodes"])
+    sys.path.insert(0, str(source))
+    from nemo_rl.distributed import virtual_cluster as vc
+    from nemo_rl.utils.config import load_config, parse_hydra_overrides, register_omegaconf_resolvers
+    from omegaconf import OmegaConf
+
+    register_omegaconf_resolvers()
+    config = load_config(case["config"])
+    if case.get("overrides"):
+        config = parse_hydra_overrides(config, case["overrides"])
+    master = OmegaConf.to_container(config, resolve=True)
+    assert isinstance(master, dict)
+    generation = master["policy"]["generation"]
+    created: list[Any] = []
+
+    class Recorded(vc.RayVirtualCluster):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            created.append(self)
+
+    vllm_file = source / "nemo_rl" / "models" / "generation" / "vllm" / "vllm_generation.py"
+    space: dict[str, Any] = {"ray": nemo_rl_ray.ray, "defaultdict": defaultdict, "PlacementGroup": object, "NVLINK_DOMAIN_UNKNOWN": vc.NVLINK_DOMAIN_UNKNOWN, "logger": vc.logger, "Any": Any}
+    exec(_method(vllm_file, "VllmGeneration", "init_cluster_placement_groups"), space)
+    exec(_method(vllm_file, "VllmGeneration", "_get_tied_worker_bundle_indices"), space)
+
+    class Vllm:
+        init_cluster_placement_groups = staticmethod(space["init_cluster_placement_groups"])
+
+    section = _source_between(source / "nemo_rl" / "algorithms" / "grpo.py", 'total_nodes = cluster_config["num_nodes"]', "# Reserve topology-aware teacher placement groups")
+    if generation["backend"] != "vllm" or master["cluster"].get("segment_size") or (master.get("env") or {}).get("reward_model"):
+        return {"keys": _keys(master), "unmodelled": True}
+    names: dict[str, Any] = {
+        "cluster_config": master["cluster"], "generation_config": generation, "colocated_inference": generation["colocated"]["enabled"], "policy_config": master["policy"], "master_config": master,
+        "env_configs": master.get("env", {}), "rm_env_enabled": False, "RayVirtualCluster": Recorded, "Optional": Any,
+        "opd_module": type("opd", (), {"is_non_colocated_teachers_enabled": staticmethod(lambda _: False)}),
+        "prepare_segment_topology": vc.prepare_segment_topology, "get_ray_cluster_topology": vc.get_ray_cluster_topology,
+        "TOPO_RANK_UNKNOWN": vc.TOPO_RANK_UNKNOWN, "VllmGeneration": Vllm, "print": lambda *a, **k: None,
+    }  # fmt: skip
+    try:
+        exec(section, names)
+        train = created[0]
+        serving = created[-1]
+        vllm_cfg = generation["vllm_cfg"]
+        if generation["colocated"]["enabled"]:  # grpo.py line 1102: vLLM first, its strategy decides the groups
+            Vllm.init_cluster_placement_groups(serving, generation)
+        else:  # NeMo-RL starts both sides in threads; the front end takes training first
+            train.get_placement_groups()
+            Vllm.init_cluster_placement_groups(serving, generation)
+        train.get_placement_groups()
+        layout = {"policy": _policy(train), "generation": _generation(space, serving, vllm_cfg)}
+    except (AssertionError, ValueError, vc.ResourceInsufficientError, TimeoutError) as error:
+        return {"keys": _keys(master), "refused": f"{type(error).__name__}: {error}"}
+    except nemo_rl_ray.Pending as error:
+        return {"keys": _keys(master), "pending": str(error)}
+    return {"keys": _keys(master), **layout}
+
+
+def _keys(master: dict[str, Any]) -> dict[str, Any]:
+    """The placement keys of the config as NeMo-RL loaded it (what CI predicts from)."""
+    policy, generation = master["policy"], master["policy"]["generation"]
+    return {
+        "cluster": {key: master["cluster"].get(key) for key in ("num_nodes", "gpus_per_node", "segment_size")},
+        "env": {"reward_model": (master.get("env") or {}).get("reward_model")},
+        "policy": {
+            "dtensor_cfg": {"tensor_parallel_size": (policy.get("dtensor_cfg") or {}).get("tensor_parallel_size", 1)},
+            "megatron_cfg": {key: (policy.get("megatron_cfg") or {}).get(key) for key in ("enabled", "tensor_model_parallel_size")},
+            "generation": {
+                "backend": generation["backend"],
+                "vllm_cfg": {key: generation["vllm_cfg"][key] for key in ("tensor_parallel_size", "pipeline_parallel_size")},
+                "colocated": generation["colocated"],
+            },
+        },
+    }
+
+
+def _where(cluster: Any, pg_index: int, bundle: int) -> list[int]:
+    groups = cluster.get_placement_groups()
+    pg = groups[0] if len(groups) == 1 else groups[pg_index]
+    node, gpu = pg.landed[bundle]
+    return [node, gpu, bundle]
+
+
+def _policy(cluster: Any) -> list[list[int]]:
+    if cluster._sorted_bundle_indices is not None:  # lm_policy.py lines 284-297
+        return [_where(cluster, 0, bundle) for bundle in cluster._sorted_bundle_indices]
+    return [_where(cluster, index, bundle) for index, pg in enumerate(cluster.get_placement_groups()) for bundle in range(pg.bundle_count)]
+
+
+def _generation(space: dict[str, Any], cluster: Any, vllm_cfg: dict[str, Any]) -> list[list[int]]:
+    tp, pp = vllm_cfg["tensor_parallel_size"], vllm_cfg["pipeline_parallel_size"]
+    if tp * pp == 1:
+        return [[*_where(cluster, pg, bundle), -1] for pg, bundle in ((i, b) for i, g in enumerate(cluster.get_placement_groups()) for b in range(g.bundle_count))]
+    sizes = {"tensor_parallel": tp, "pipeline_parallel": pp}
+    fake = type("Self", (), {"sharding_annotations": type("S", (), {"get_axis_size": staticmethod(lambda axis: sizes[axis])})()})()
+    groups = space["_get_tied_worker_bundle_indices"](fake, cluster)
+    return [[*_where(cluster, pg, bundle), engine] for engine, (pg, bundles) in enumerate(groups) for bundle in bundles]
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(Path(sys.argv[1]), json.loads(sys.argv[2]))))

@@ -1,0 +1,108 @@
+"""NeMo-RL's own layout rank by rank (commit 7ea279ab), its findings node by node, and their
+fixes kept only when predicting them clears the finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from nemo_rl_configs import write_configs
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._prediction.findings import FindingKind
+from solver_placement._prediction.layout import Prediction
+from solver_placement._prediction.predict import improve, predict
+
+TWO_BY_EIGHT = Cluster(num_nodes=2, num_gpus_per_node=8)
+MIXED = Cluster(num_nodes=3, num_gpus_per_node=[8, 8, 4])
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> list[str]:
+    return ["--config", str(write_configs(tmp_path))]
+
+
+def layout(prediction: Prediction, role: str) -> list[tuple[int | None, tuple[int, ...], tuple[str, ...], float, int | None, int | None]]:
+    return [(r.node, r.gpus, r.visible_devices, r.gpu_share, r.engine, r.bundle) for r in prediction.of_role(role)]
+
+
+def test_colocated_policy_and_vllm_share_each_bundle_at_half_a_gpu(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, "cluster.num_nodes=2", "policy.generation.vllm_cfg.tensor_parallel_size=4", "policy.dtensor_cfg.tensor_parallel_size=2"], cluster=TWO_BY_EIGHT)
+    assert layout(prediction, "policy") == [(node, (gpu,), (str(gpu),), 0.5, (8 * node + gpu) // 2, gpu) for node in range(2) for gpu in range(8)]
+    engines = layout(prediction, "generation")
+    assert [entry[4] for entry in engines] == [rank // 4 for rank in range(16)]
+    assert engines[5] == (0, (5,), ("4", "5", "6", "7"), 0.5, 1, 5)
+    assert engines[8] == (1, (0,), ("0", "1", "2", "3"), 0.5, 2, 0)
+    assert not prediction.findings
+
+
+def test_non_colocated_on_one_node_splits_it_between_training_and_inference(config: list[str]) -> None:
+    apart = ["policy.generation.colocated.enabled=false", "policy.generation.colocated.resources.gpus_per_node=2"]
+    prediction = predict("nemo-rl", [*config, *apart], cluster=Cluster(num_nodes=1, num_gpus_per_node=8))
+    assert [r.gpus for r in prediction.of_role("policy")] == [(gpu,) for gpu in range(6)]
+    assert layout(prediction, "generation") == [(0, (6,), ("6",), 1.0, None, 0), (0, (7,), ("7",), 1.0, None, 1)]
+
+
+def test_non_colocated_inference_takes_whole_nodes_and_an_uneven_engine_leaves_gpus_idle(config: list[str]) -> None:
+    apart = ["cluster.num_nodes=2", "policy.generation.colocated.enabled=false", "policy.generation.colocated.resources.num_nodes=1", "policy.generation.colocated.resources.gpus_per_node=8"]
+    prediction = predict("nemo-rl", [*config, *apart, "policy.generation.vllm_cfg.tensor_parallel_size=3"], cluster=MIXED)
+    assert {r.node for r in prediction.of_role("policy")} == {0}
+    assert [(r.node, r.gpus[0], r.engine) for r in prediction.of_role("generation")] == [(1, gpu, gpu // 3) for gpu in range(6)]
+    (idle,) = prediction.findings
+    assert (idle.kind, idle.node, idle.count, idle.fix, idle.is_error) == (FindingKind.IDLE_GPUS, 1, 2, (), False)
+
+
+def test_an_engine_larger_than_a_node_makes_one_unified_group_sorted_by_node_and_gpu(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, "cluster.num_nodes=2", "policy.generation.vllm_cfg.tensor_parallel_size=16"], cluster=TWO_BY_EIGHT)
+    # colocated: strategy None -> the cluster's SPREAD, bundles alternate nodes; the ranks follow the sorted order
+    assert [(r.node, r.gpus[0], r.bundle) for r in prediction.of_role("policy")][:3] == [(0, 0, 0), (0, 1, 2), (0, 2, 4)]
+    assert [r.node for r in prediction.of_role("policy")] == [0] * 8 + [1] * 8
+    assert {r.engine for r in prediction.of_role("generation")} == {0}
+    assert not prediction.errors  # an engine no node holds spans nodes by design
+    assert any("LOCAL_RANK is the bundle index" in note for note in prediction.notes)
+
+
+def test_more_gpus_than_the_cluster_has_is_pending_and_the_sizing_fix_is_kept(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, "cluster.num_nodes=3"], cluster=MIXED)
+    assert {(f.kind, f.role) for f in prediction.errors} == {(FindingKind.PENDING, "policy"), (FindingKind.PENDING, "generation")}
+    assert all(f.fix == (("cluster.gpus_per_node", "4"),) for f in prediction.errors)
+    assert "ResourceInsufficientError" in prediction.errors[0].message
+    assert all(r.node is None for r in prediction.ranks)
+
+
+def test_a_node_group_larger_than_a_machine_spills_and_splits_an_engine_fix_kept(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, "cluster.num_nodes=3", "cluster.gpus_per_node=6", "policy.generation.vllm_cfg.tensor_parallel_size=3"], cluster=MIXED)
+    (split,) = prediction.errors
+    assert (split.kind, split.role) == (FindingKind.SPLIT_ENGINE, "generation")
+    assert "engine 5 (3 ranks) spans nodes 0, 2" in split.message  # the third group: 4 GPUs of node 2, then 2 of node 0
+    assert split.fix == (("cluster.gpus_per_node", "4"),)
+
+
+def test_a_sizing_fix_that_does_not_clear_the_split_is_dropped(config: list[str]) -> None:
+    # 5-GPU engines: at gpus_per_node=4 they outgrow a node group, and the unified group splits them again
+    prediction = predict("nemo-rl", [*config, "cluster.num_nodes=3", "cluster.gpus_per_node=5", "policy.generation.vllm_cfg.tensor_parallel_size=5"], cluster=MIXED)
+    (split,) = prediction.errors
+    assert (split.kind, split.role, split.fix) == (FindingKind.SPLIT_ENGINE, "generation", ())
+
+
+def test_inference_that_finds_no_free_gpus_waits_and_no_sizing_fixes_it(config: list[str]) -> None:
+    apart = ["cluster.num_nodes=2", "policy.generation.colocated.enabled=false", "policy.generation.colocated.resources.num_nodes=1", "policy.generation.colocated.resources.gpus_per_node=8"]
+    prediction = predict("nemo-rl", [*config, *apart], cluster=Cluster(num_nodes=1, num_gpus_per_node=8))
+    (pending,) = prediction.errors
+    assert (pending.kind, pending.role, pending.fix) == (FindingKind.PENDING, "generation", ())
+    assert "TimeoutError" in pending.message
+    assert [r.node for r in prediction.of_role("policy")] == [0] * 8
+
+
+def test_improve_offers_overrides_that_reproduce_the_solver_layout(config: list[str]) -> None:
+    better = improve("nemo-rl", [*config, "cluster.num_nodes=2"], cluster=TWO_BY_EIGHT)
+    assert better.arguments is not None and better.arguments[0] == "--config"
+    assert better.solution.components == ["policy", "generation"]
+    realised = predict("nemo-rl", list(better.arguments), cluster=TWO_BY_EIGHT)
+    assert len(realised.of_role("policy")) == 16 and not realised.errors
+
+
+def test_improve_without_a_file_says_what_cannot_be_expressed() -> None:
+    job = {"policy": {"generation": {"backend": "vllm", "vllm_cfg": {"tensor_parallel_size": 2, "pipeline_parallel_size": 1}, "colocated": {"enabled": True}}}, "cluster": {"num_nodes": 1, "gpus_per_node": 4}}
+    better = improve("nemo-rl", job)
+    assert better.arguments is None and "give the YAML file" in better.cannot_express[0]
