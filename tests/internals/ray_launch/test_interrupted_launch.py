@@ -13,6 +13,7 @@ group either: the embedded cluster holds them all.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -132,7 +133,7 @@ def connecting(run: Run, tmp: Path) -> bool:
 
 def reserved(run: Run, tmp: Path) -> bool:
     """``-v`` logged the placement group: the reservation stands, probe actors are next."""
-    return any("placement group(s) made" in line for line in run.stderr)
+    return any(re.search(r"placement groups? made", line) for line in run.stderr)
 
 
 def printed(run: Run, tmp: Path) -> bool:

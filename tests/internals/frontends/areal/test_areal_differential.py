@@ -165,6 +165,7 @@ def _with_needed(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_local_scheduler_gives_every_worker_the_predicted_gpus(areal_source: Path, tmp_path: Path) -> None:
+    _needs_hydra()
     cases = _cases()
     runs = []
     for index, (_name, config, overrides, gpus) in enumerate(cases):
@@ -215,6 +216,7 @@ def _launcher_cases() -> list[tuple[str, dict[str, Any], int]]:
 
 
 def test_the_local_launcher_gives_every_server_and_trainer_rank_the_predicted_gpus(areal_source: Path, tmp_path: Path) -> None:
+    _needs_hydra()
     cases = _launcher_cases()
     runs = []
     for index, (_name, config, gpus) in enumerate(cases):
@@ -241,3 +243,10 @@ def test_the_local_launcher_gives_every_server_and_trainer_rank_the_predicted_gp
         assert _gpus_by_role(prediction) == answer["roles"], name
         compared += 1
     assert compared >= 8 and refused >= 6
+
+
+def _needs_hydra() -> None:
+    """AReaL's own command-line reader composes with Hydra (``areal/api/cli_args.py`` imports
+    ``hydra.compose``), so its drivers run only where Hydra is installed (the ``[hydra]`` extra;
+    the main CI job keeps Hydra out to test omegaconf 2.4 and the refusal without it)."""
+    pytest.importorskip("hydra", reason="AReaL's CLI reader needs Hydra: install the [hydra] extra to run AReaL's own scheduler and launcher")
