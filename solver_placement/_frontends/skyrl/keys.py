@@ -137,14 +137,20 @@ def _apply(word: str, values: dict[str, Any]) -> None:
         )
     if word.startswith("-"):
         raise PlacementConfigError(f"{word}: Hydra's parser refuses it (unrecognized arguments); SkyRL takes key=value overrides")
-    if "$" in word:
-        raise PlacementConfigError(f"{word}: a shell variable the script does not set; give its value (e.g. set it in the script before the command)")
     key = word.lstrip("+~").split("=", 1)[0]
+    adds = word.startswith("+")  # Hydra adds a new key so; SkyRL never reads one it lacks
     for section, known in _CHECKED.items():
-        if key.startswith(section + "."):
+        if key.startswith(section + ".") and not adds:
             _known(section, key[len(section) + 1 :].split(".", 1)[0], known, key)
     if key not in DEFAULTS:
         return
+    if "$" in word:
+        raise PlacementConfigError(f"{word}: a shell variable the script does not set, in a key SkyRL places by; give its value (set it in the script before the command)")
+    raw = word.split("=", 1)[1].strip() if "=" in word else ""
+    if isinstance(DEFAULTS[key], bool) and "=" in word and raw.lower() not in ("true", "false"):
+        raise PlacementConfigError(
+            f"{word}: Hydra reads {raw!r} as a string, which SkyRL's `if` takes as true whatever it says; write {key}=true or {key}=false"
+        )
     override = parse_override(word, "SkyRL's config")
     if override.form == "+":
         raise PlacementConfigError(

@@ -100,8 +100,18 @@ def predict_layout(job: SkyrlJob, cluster: Cluster) -> Prediction:
         run.notes.append("colocate_all: SkyRL sorts the shared group's bundles by Ray node ID (a random hex string) and GPU; node IDs are taken here in node order")
     else:
         _apart(run)
-    findings = [*run.findings, *split_engines(run.ranks), *shared_gpus(run.ranks)]
+    findings = [*run.findings, *_split(run, cluster), *shared_gpus(run.ranks)]
     return Prediction(TITLE, job.release, cluster, tuple(run.ranks), tuple(findings), (*job.notes, *run.notes))
+
+
+def _split(run: _Run, cluster: Cluster) -> list[Finding]:
+    """Engines across nodes, except those larger than every node: vLLM's Ray executor runs them
+    over several nodes by design (SkyRL's 235B examples: tensor 16 on 8-GPU nodes), noted instead."""
+    size = run.job.tensor_parallel * run.job.pipeline_parallel
+    if size > int(max(cluster.gpus_per_node)):
+        run.notes.append(f"each engine holds {counted(size, 'GPU')}, more than any node: vLLM runs it across nodes (Ray executor), so an engine on several nodes is by design")
+        return []
+    return split_engines(run.ranks)
 
 
 def _engines(run: _Run, shared: list[Bundle] | None) -> None:
