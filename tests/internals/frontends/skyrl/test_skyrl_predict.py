@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from solver_placement import Cluster, FindingKind, improve, predict
 from solver_placement._cli.app import main
-from solver_placement._errors import PlacementError
+from solver_placement._errors import InfeasiblePlacementError, PlacementError
 
 EXAMPLES = yaml.safe_load((Path(__file__).parent / "examples_v0_4_0.yaml").read_text())
 COLOCATED_4 = ["trainer.placement.policy_num_gpus_per_node=4", "trainer.placement.ref_num_gpus_per_node=4", "generator.num_inference_engines=2", "generator.inference_engine_tensor_parallel_size=2"]
@@ -172,10 +172,19 @@ def test_improve_offers_the_users_overrides_when_skyrl_already_lands_the_solvers
 
 
 def test_improve_says_why_skyrl_cannot_be_asked_for_the_solvers_layout() -> None:
+    """The solver puts the policy on node 0 and the engines on node 1; SkyRL's keys name no node,
+    and Ray gives the engines (asked first) node 0: the offered overrides are dropped, with why."""
+    overrides = ["trainer.placement.colocate_all=false", "trainer.placement.policy_num_gpus_per_node=4", "trainer.placement.ref_num_gpus_per_node=4", "generator.num_inference_engines=4"]
+    offered = improve("skyrl", overrides, cluster=Cluster(num_nodes=2, num_gpus_per_node=4))
+    assert offered.arguments is None
+    assert {sentence.split(":")[0] for sentence in offered.cannot_express} == {"SkyRL would not place it so"}
+    assert {p.cluster_node_rank for p in offered.solution.placements("policy")} == {0}
+
+
+def test_improve_on_a_cluster_with_no_placement_says_so() -> None:
     overrides = ["trainer.placement.policy_num_gpus_per_node=6", "trainer.placement.ref_num_gpus_per_node=6", "generator.num_inference_engines=3", "generator.inference_engine_tensor_parallel_size=2"]
-    offered = improve("skyrl", overrides, cluster=Cluster(num_nodes=2, num_gpus_per_node=[2, 4]))
-    assert offered.solution is not None
-    assert offered.arguments is None or not predict("skyrl", list(offered.arguments), cluster=Cluster(num_nodes=2, num_gpus_per_node=[2, 4])).errors
+    with pytest.raises(InfeasiblePlacementError, match="room for 2 of rollout's 3 groups"):
+        improve("skyrl", overrides, cluster=Cluster(num_nodes=2, num_gpus_per_node=3))
 
 
 def test_the_command_line_predicts_skyrl_as_json() -> None:
