@@ -5,8 +5,7 @@ from __future__ import annotations
 from solver_placement._config import to_plain
 from solver_placement._frontends.skyrl.fixes import predict_skyrl
 from solver_placement._frontends.skyrl.improve import improve_skyrl
-from solver_placement._frontends.skyrl.job import RELEASE
-from solver_placement._frontends.skyrl.keys import read_skyrl
+from solver_placement._frontends.skyrl.keys import RELEASES, read_skyrl
 from solver_placement._frontends.skyrl.layout import TITLE
 from solver_placement._overrides import apply_overrides
 from solver_placement._prediction.findings import Fix
@@ -23,4 +22,4 @@ def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:
     return given.with_arguments((*given.arguments, *(f"{key}={value}" for key, value in fix if value is not None)))
 
 
-SKYRL = Framework("skyrl", TITLE, (RELEASE,), read_skyrl, predict_skyrl, fixed_input, improve_skyrl)
+SKYRL = Framework("skyrl", TITLE, RELEASES, read_skyrl, predict_skyrl, fixed_input, improve_skyrl)

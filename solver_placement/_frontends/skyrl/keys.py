@@ -1,14 +1,21 @@
-"""A SkyRL launch read as SkyRL 0.4.0 reads it: Hydra overrides over ``ppo_base_config.yaml``.
+"""A SkyRL launch read as SkyRL reads it: Hydra overrides over ``ppo_base_config.yaml``.
+
+Two releases are read: ``skyrl-train`` 0.3.1 (the newest on PyPI, wheel sha256 981cd57d...) and
+0.4.0 (tag ``skyrl_train-v0.4.0``, commit 332c7cbcc4f4fad20ca71d94c5bb33d84035da09, not on PyPI
+as ``skyrl-train``). Their placement code is the same (``worker.py`` ``_initiate_actors``,
+``trainer.py`` ``build_models``, ``ray_wrapped_inference_engine.py``, the ``validate_cfg`` rules:
+compared line by line); their defaults differ (0.3.1: ``*_num_gpus_per_node`` 4 and
+``inference_engine_tensor_parallel_size`` 4; 0.4.0: 1 and 1) and 0.4.0's ``generator`` has four
+more keys. Line numbers below are 0.4.0's.
 
 SkyRL's entry point is a Hydra app (``skyrl_train/entrypoints/main_base.py:424``,
-``@hydra.main(config_name="ppo_base_config")``) at tag ``skyrl_train-v0.4.0`` (commit
-332c7cbcc4f4fad20ca71d94c5bb33d84035da09, PyPI ``skyrl-train`` 0.4.0); users launch it as
+``@hydra.main(config_name="ppo_base_config")``); users launch it as
 ``python -m skyrl_train.entrypoints.main_base key=value ...``. Hydra applies the overrides in
 order (the last of a key wins); ``key=value`` for a key the config lacks is refused ("Could not
 override"), ``+key=value`` for one it has too ("Could not append"). A YAML mapping given instead
 is read as the composed config, with SkyRL's defaults under it.
 
-Keys that decide placement, with their defaults (``skyrl_train/config/ppo_base_config.yaml``
+Keys that decide placement, with their 0.4.0 defaults (``skyrl_train/config/ppo_base_config.yaml``
 lines 13-21, 93-101, 68-69, 251-269 at that tag): ``trainer.placement.colocate_all`` (true),
 ``.colocate_policy_ref`` (true), ``.{policy,ref,critic}_num_nodes`` (1),
 ``.{policy,ref,critic}_num_gpus_per_node`` (1); ``trainer.algorithm.use_kl_loss`` (true),
@@ -28,6 +35,7 @@ config), ``trainer.placement`` keys SkyRL 0.4.0 does not have (reward models are
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from solver_placement._config import did_you_mean
@@ -43,6 +51,8 @@ MAX_NODES = 4_096
 MAX_GPUS_PER_NODE = 1_024
 MAX_ENGINES = 65_536
 
+#: The releases read, oldest first (see the module docstring).
+RELEASES = ("0.3.1", RELEASE)
 #: SkyRL 0.4.0's defaults of the keys read (see the module docstring).
 DEFAULTS: dict[str, Any] = {
     "trainer.placement.colocate_all": True,
@@ -82,10 +92,23 @@ GENERATOR_KEYS = frozenset(
         "zero_reward_on_non_stop"
     ).split()
 )
-#: Every key of ``trainer.placement`` at that tag.
+#: SkyRL 0.3.1's defaults where they differ from 0.4.0's (its ppo_base_config.yaml lines 14-22, 239).
+DEFAULTS_0_3_1: dict[str, Any] = {
+    **DEFAULTS,
+    **{f"trainer.placement.{role}_num_gpus_per_node": 4 for role in ("policy", "ref", "critic")},
+    "generator.inference_engine_tensor_parallel_size": 4,
+}
+#: The ``generator`` keys 0.4.0 added over 0.3.1.
+NEW_IN_0_4_0 = frozenset({"external_proxy_url", "external_server_urls", "enable_ray_prometheus_stats", "served_model_name"})
+#: Every key of ``trainer.placement`` (the same in both releases).
 PLACEMENT_KEYS = frozenset(key.rsplit(".", 1)[1] for key in DEFAULTS if key.startswith("trainer.placement."))
-#: The sections whose keys are checked against SkyRL's own (a typo there changes placement silently).
-_CHECKED = {"trainer.placement": PLACEMENT_KEYS, "generator": GENERATOR_KEYS}
+
+
+def _checked(release: str) -> dict[str, frozenset[str]]:
+    """The sections whose keys are checked against the release's own (a typo there changes placement silently)."""
+    generator = GENERATOR_KEYS if release == RELEASE else GENERATOR_KEYS - NEW_IN_0_4_0
+    return {"trainer.placement": PLACEMENT_KEYS, "generator": generator}
+
 #: Hydra's command-line flags that swap the base config, which this front end does not compose.
 _CONFIG_FLAGS = ("--config-path", "--config-name", "--config-dir", "-cp", "-cn", "-cd")
 _STRATEGIES = ("fsdp", "fsdp2", "megatron")
@@ -95,40 +118,41 @@ _SCRIPT_ARGUMENTS = ("$@", "${@}", "$*")
 
 def read_skyrl(given: LaunchInput, release: str | None) -> SkyrlJob:
     """The job ``given`` states (see the module docstring)."""
-    if release not in (None, RELEASE):
-        raise PlacementConfigError(f"SkyRL release {shown(release)} is not read; this front end reads skyrl-train {RELEASE} (give release=None or {RELEASE!r})")
-    values = dict(DEFAULTS)
+    if release not in (None, *RELEASES):
+        raise PlacementConfigError(f"SkyRL release {shown(release)} is not read; this front end reads skyrl-train {' and '.join(RELEASES)} (give release=None for {RELEASE})")
+    release = release or RELEASE
+    values = dict(DEFAULTS if release == RELEASE else DEFAULTS_0_3_1)
     arguments: tuple[str, ...] = ()
     if given.config is not None:
-        _from_config(given.config, values)
+        _from_config(given.config, values, release)
         arguments = given.arguments  # overrides over the YAML (a fix or an improvement appends them)
     else:
         arguments = tuple(word for word in script_arguments(given, MARKERS) if word not in _SCRIPT_ARGUMENTS)
     for word in arguments:
-        _apply(word, values)
-    return _job(values, arguments)
+        _apply(word, values, release)
+    return replace(_job(values, arguments), release=release)
 
 
-def _from_config(config: Mapping[str, Any], values: dict[str, Any]) -> None:
+def _from_config(config: Mapping[str, Any], values: dict[str, Any], release: str) -> None:
     for key in DEFAULTS:
         node: Any = config
         for part in key.split("."):
             node = node.get(part, _ABSENT) if isinstance(node, Mapping) else _ABSENT
         if node is not _ABSENT:
             values[key] = node
-    for section, known in _CHECKED.items():
+    for section, known in _checked(release).items():
         node = config
         for part in section.split("."):
             node = node.get(part, {}) if isinstance(node, Mapping) else {}
         if isinstance(node, Mapping):
             for name in node:
-                _known(section, str(name), known, f"{section}.{name}")
+                _known(section, str(name), known, f"{section}.{name}", release)
 
 
 _ABSENT = object()
 
 
-def _apply(word: str, values: dict[str, Any]) -> None:
+def _apply(word: str, values: dict[str, Any], release: str) -> None:
     """One command-line word, as Hydra applies it to SkyRL's config (only read keys are kept)."""
     if word.split("=", 1)[0] in _CONFIG_FLAGS:
         raise PlacementConfigError(
@@ -139,9 +163,9 @@ def _apply(word: str, values: dict[str, Any]) -> None:
         raise PlacementConfigError(f"{word}: Hydra's parser refuses it (unrecognized arguments); SkyRL takes key=value overrides")
     key = word.lstrip("+~").split("=", 1)[0]
     adds = word.startswith("+")  # Hydra adds a new key so; SkyRL never reads one it lacks
-    for section, known in _CHECKED.items():
+    for section, known in _checked(release).items():
         if key.startswith(section + ".") and not adds:
-            _known(section, key[len(section) + 1 :].split(".", 1)[0], known, key)
+            _known(section, key[len(section) + 1 :].split(".", 1)[0], known, key, release)
     if key not in DEFAULTS:
         return
     if "$" in word:
@@ -161,10 +185,10 @@ def _apply(word: str, values: dict[str, Any]) -> None:
     values[key] = override.value
 
 
-def _known(section: str, name: str, known: frozenset[str], key: str) -> None:
+def _known(section: str, name: str, known: frozenset[str], key: str, release: str) -> None:
     if name not in known:
         raise PlacementConfigError(
-            f"{key}: Hydra refuses it: Could not override '{key}'. Key '{name}' is not in struct (SkyRL {RELEASE}'s {section} has no such key)"
+            f"{key}: Hydra refuses it: Could not override '{key}'. Key '{name}' is not in struct (SkyRL {release}'s {section} has no such key)"
             f"{did_you_mean(name, sorted(known), 'keys')}"
         )
 

@@ -135,8 +135,16 @@ def test_what_hydra_or_skyrl_refuses_is_refused_with_their_reason(overrides: lis
 
 
 def test_another_release_is_refused_by_name() -> None:
-    with pytest.raises(PlacementError, match="reads skyrl-train 0.4.0"):
+    with pytest.raises(PlacementError, match="reads skyrl-train 0.3.1 and 0.4.0"):
         predict("skyrl", [], release="0.3.0")
+
+
+def test_release_0_3_1_defaults_to_four_gpus_and_a_tensor_4_engine() -> None:
+    prediction = predict("skyrl", [], release="0.3.1")
+    assert prediction.release == "0.3.1" and len(prediction.of_role("policy")) == 4
+    assert {rank.engine for rank in prediction.of_role("rollout")} == {0}
+    with pytest.raises(PlacementError, match="SkyRL 0.3.1's generator has no such key"):
+        predict("skyrl", ["generator.served_model_name=x"], release="0.3.1")
 
 
 def test_a_script_with_assigning_defaults_is_read(tmp_path: Path) -> None:
