@@ -30,7 +30,6 @@ def main() -> None:
     ray_recorder.install([1])
     inert.install()
     from hydra import compose, initialize_config_dir
-
     from skyrl_train.entrypoints.main_base import BasePPOExp, create_ray_wrapped_inference_engines_from_config
     from skyrl_train.trainer import RayPPOTrainer
     from skyrl_train.utils import ppo_utils
