@@ -98,5 +98,6 @@ def _same_shape(one: TrainingGroup, other: TrainingGroup | None) -> bool:
 
 
 def _divisors(number: int) -> list[int]:
-    """The divisors of ``number``, largest first."""
-    return [size for size in range(number, 0, -1) if number % size == 0]
+    """The divisors of ``number``, largest first (found up to its square root)."""
+    small = [size for size in range(1, int(number**0.5) + 1) if number % size == 0]
+    return sorted({*small, *(number // size for size in small)}, reverse=True)

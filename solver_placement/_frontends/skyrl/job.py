@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from solver_placement._cluster.cluster import Cluster
 
+#: Node width assumed for a stated cluster whose engines are wider than every training group's
+#: node (SkyRL's 235B examples: tensor-16 engines, 8-GPU nodes): the common 8-GPU machine.
+ENGINE_NODE_WIDTH = 8
 #: The SkyRL release read (PyPI ``skyrl-train`` 0.4.0, tag ``skyrl_train-v0.4.0``, commit 332c7cbc).
 RELEASE = "0.4.0"
 
@@ -62,8 +65,9 @@ class SkyrlJob:
 
     def stated_cluster(self) -> Cluster:
         """SkyRL states no cluster: the smallest one its groups ask, nodes as wide as the widest
-        group's per-node count, as many as the GPUs asked need (every group apart, engines too)."""
-        width = max([group.num_gpus_per_node for group in self.groups] + [min(self.engine_gpus, 8) if self.engines_local else 1])
+        group's per-node count or one engine (at most :data:`ENGINE_NODE_WIDTH`), as many as the
+        GPUs asked need (every group apart, engines too; all on the policy's under colocate-all)."""
+        width = max([group.num_gpus_per_node for group in self.groups] + [min(self.engine_gpus, ENGINE_NODE_WIDTH) if self.engines_local else 1])
         if self.colocate_all:
             total = self.groups[0].world_size
         else:
