@@ -12,7 +12,8 @@ A refusal by SkyRL or Hydra must be a refusal here, and the other way round.
 
 SkyRL is no dependency of this package: the test installs the pinned ``skyrl-train`` 0.3.1 (the
 newest on PyPI; its placement code is 0.4.0's, ``keys.py`` says how they differ) by version and
-wheel hash (``pip install --no-deps --target``) into pytest's cache (``.pytest_cache/d/skyrl``),
+wheel hash (``pip install --no-deps --target``; the wheel says Python 3.12 and its placement code runs on
+this one, so ``--ignore-requires-python``) into pytest's cache (``.pytest_cache/d/skyrl``),
 once. With ``SKYRL_SOURCE`` naming a directory that holds ``skyrl_train`` nothing is installed
 and the test runs in the fast tier; otherwise it downloads, so it is ``slow`` (CI runs it).
 """
@@ -79,7 +80,7 @@ def _install(cache: Path) -> Path | str:
         requirement = staging / "requirement.txt"
         requirement.write_text(f"{name}=={version} --hash=sha256:{sha256}\n")
         pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
-               "--require-hashes", "--python-version", "3.12", "--only-binary=:all:", "--timeout", str(INDEX_TIMEOUT), "--retries", "1",
+               "--require-hashes", "--ignore-requires-python", "--only-binary=:all:", "--timeout", str(INDEX_TIMEOUT), "--retries", "1",
                "--target", str(staging / "site"), "-r", str(requirement)]  # fmt: skip
         result = subprocess.run(pip, capture_output=True, text=True, timeout=10 * INDEX_TIMEOUT)
         if result.returncode != 0:
