@@ -16,6 +16,7 @@ Frameworks whose own code decides the layout (``predict FRAMEWORK``) register a
 * ``nemo_rl/``: NeMo-RL's GRPO YAML (``defaults:`` inheritance, overrides), its virtual clusters rank by rank;
 * ``openrlhf/``: OpenRLHF's ``train_ppo_ray`` flags, both spellings, read with each release's parser;
 * ``roll/``: ROLL's YAML as ROLL reads it and where its own code puts every worker;
+* ``skyrl/``: SkyRL's ``main_base`` Hydra overrides, its placement groups and engines rank by rank;
 * ``slime/``: slime's ``train.py`` command line, its own layout predicted rank by rank.
 
 The core (``_job`` and everything below ``_frontends`` in the layers) never imports a front end:
@@ -29,6 +30,7 @@ from solver_placement._frontends.component_placement import COMPONENT_PLACEMENT
 from solver_placement._frontends.nemo_rl.framework import NEMO_RL
 from solver_placement._frontends.openrlhf.framework import OPENRLHF
 from solver_placement._frontends.roll.framework import ROLL
+from solver_placement._frontends.skyrl.framework import SKYRL
 from solver_placement._frontends.slime.framework import SLIME
 from solver_placement._frontends.verl.frontends import RESOURCE_POOLS, TRAINER
 from solver_placement._job import register_frontend
@@ -36,5 +38,5 @@ from solver_placement._prediction.frameworks import register_framework
 
 for _frontend in (TRAINER, RESOURCE_POOLS, COMPONENT_PLACEMENT):
     register_frontend(_frontend)
-for _framework in (AREAL, NEMO_RL, OPENRLHF, ROLL, SLIME):
+for _framework in (AREAL, NEMO_RL, OPENRLHF, ROLL, SKYRL, SLIME):
     register_framework(_framework)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,8 +89,9 @@ def script_arguments(given: LaunchInput, markers: Sequence[str]) -> tuple[str, .
 _VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 #: How deep ``${A:-${B:-...}}`` defaults may nest in one word (scripts nest two or three).
 MAX_DEFAULT_DEPTH = 16
-#: The inside of ``${NAME:-default}`` or ``${NAME-default}``: the name, the colon, the default.
-_WITH_DEFAULT = re.compile(r"^([A-Za-z_]\w*)(:?)-(.*)$", re.S)
+#: The inside of ``${NAME:-default}``, ``${NAME-default}`` or the assigning ``${NAME:=default}``,
+#: ``${NAME=default}``: the name, the colon, ``-`` or ``=``, the default.
+_WITH_DEFAULT = re.compile(r"^([A-Za-z_]\w*)(:?)([-=])(.*)$", re.S)
 #: ``NAME=value`` words that set a shell variable (``export NAME=value`` included).
 _ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)=(.*)$", re.S)
 #: ``NAME=(`` or ``NAME+=(`` opening a bash array (its words may run over several lines to ``)``).
@@ -208,18 +209,21 @@ def _spliced(parts: Sequence[str], arrays: Mapping[str, Sequence[str]]) -> list[
     return spliced
 
 
-def _expand(word: str, variables: Mapping[str, str], depth: int = 0) -> str:
+def _expand(word: str, variables: MutableMapping[str, str], depth: int = 0) -> str:
     """``word`` with the variables the script set replaced; others stay as written, so a reader
     that needs one names it. ``${NAME:-default}`` (and ``${NAME-default}``) take the default when
     the script does not set the variable, as the shell does when the environment does not either
-    (launch scripts give their knobs so: ``--actor-num-nodes ${ACTOR_NUM_NODES:-4}``)."""
+    (launch scripts give their knobs so: ``--actor-num-nodes ${ACTOR_NUM_NODES:-4}``).
+    ``${NAME:=default}`` also sets the variable, as the shell does (SkyRL's scripts give their
+    knobs as ``: "${NUM_GPUS:=4}"``)."""
     return _VARIABLE.sub(lambda match: variables.get(match.group(1) or match.group(2), match.group(0)), _defaults(word, variables, depth))
 
 
-def _defaults(word: str, variables: Mapping[str, str], depth: int) -> str:
-    """``word`` with each ``${NAME:-default}`` / ``${NAME-default}`` resolved (defaults may nest,
-    up to :data:`MAX_DEFAULT_DEPTH` deep)."""
-    if "${" not in word or "-" not in word:
+def _defaults(word: str, variables: MutableMapping[str, str], depth: int) -> str:
+    """``word`` with each ``${NAME:-default}`` / ``${NAME-default}`` resolved, and each
+    ``${NAME:=default}`` / ``${NAME=default}`` resolved and assigned (defaults may nest, up to
+    :data:`MAX_DEFAULT_DEPTH` deep)."""
+    if "${" not in word or ("-" not in word and "=" not in word):
         return word
     if depth > MAX_DEFAULT_DEPTH:
         raise PlacementConfigError(f"a script word nests ${{NAME:-default}} deeper than {MAX_DEFAULT_DEPTH}: {shown(word)}")
@@ -236,10 +240,14 @@ def _defaults(word: str, variables: Mapping[str, str], depth: int) -> str:
             out.append(word[index : start + 2])
             index = start + 2
             continue
-        name, colon, default = match.groups()
+        name, colon, operator, default = match.groups()
         value = variables.get(name)
         unset = value is None or (colon and value == "")
-        out.append(word[index:start] + (_expand(default, variables, depth + 1) if unset else str(value)))
+        if unset:
+            value = _expand(default, variables, depth + 1)
+            if operator == "=":
+                variables[name] = value
+        out.append(word[index:start] + str(value))
         index = end + 1
     return "".join(out) + word[index:]
 
