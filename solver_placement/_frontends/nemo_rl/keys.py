@@ -26,7 +26,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import InternalError, PlacementConfigError, shown
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
 from solver_placement._frontends.nemo_rl.releases import release_named
 from solver_placement._limits import check, current
@@ -152,7 +152,8 @@ def _merged(base: DictConfig, child: DictConfig) -> DictConfig:
             if key in base:
                 base.pop(key)
     merged = OmegaConf.merge(base, child)
-    assert isinstance(merged, DictConfig)
+    if not isinstance(merged, DictConfig):
+        raise InternalError("merging two mapping configs gave a list config")
     return merged
 
 

@@ -19,6 +19,7 @@ colocated (``strategy=None``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 from solver_placement._errors import PlacementConfigError
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
@@ -64,7 +65,6 @@ def virtual_clusters(job: NemoRlJob) -> tuple[VirtualCluster, VirtualCluster | N
                 "policy.generation.colocated.resources.num_nodes must be 1 or set to null when policy_nodes = 1 and inference is "
                 f"non-colocated, but got {inference_nodes}.", "grpo.py line 874",
             )  # fmt: skip
-        assert inference_gpus is not None
         inference_nodes = 1
         train_gpus -= inference_gpus
         if train_gpus <= 0:
@@ -75,7 +75,6 @@ def virtual_clusters(job: NemoRlJob) -> tuple[VirtualCluster, VirtualCluster | N
     else:
         if inference_nodes is None:
             _refuse("'>' not supported between instances of 'NoneType' and 'int' (policy.generation.colocated.resources.num_nodes is null)", "grpo.py line 897")
-        assert inference_nodes is not None
         if inference_nodes <= 0:
             _refuse(
                 "policy.generation.colocated.resources.num_nodes must be > 0 when cluster.num_nodes > 1 and inference is "
@@ -87,7 +86,6 @@ def virtual_clusters(job: NemoRlJob) -> tuple[VirtualCluster, VirtualCluster | N
                 f"cluster.num_nodes > 1 and inference is non-colocated, but got inference_gpus_per_node={inference_gpus}, "
                 f"cluster.gpus_per_node={job.gpus_per_node}.", "grpo.py line 902",
             )  # fmt: skip
-        assert inference_gpus is not None
         train_nodes -= inference_nodes
     if train_nodes <= 0 or inference_nodes <= 0:
         _refuse(
@@ -99,5 +97,5 @@ def virtual_clusters(job: NemoRlJob) -> tuple[VirtualCluster, VirtualCluster | N
     return train, inference
 
 
-def _refuse(message: str, where: str) -> None:
+def _refuse(message: str, where: str) -> NoReturn:
     raise PlacementConfigError(f"NeMo-RL refuses this config ({where} at 7ea279ab): {message}")

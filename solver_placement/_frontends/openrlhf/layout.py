@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import agreeing, counted
+from solver_placement._errors import InternalError, agreeing, counted
 from solver_placement._frontends.openrlhf.job import Group, OpenRLHFJob
 from solver_placement._frontends.openrlhf.ray_landing import STABLE_BUNDLES, Bundle, RayState, nodes_of
 from solver_placement._prediction.checks import shared_gpus, split_engines
@@ -138,7 +138,8 @@ def _would_share(job: OpenRLHFJob, role: str) -> bool:
 def _engines(state: _Layout, shared: list[Bundle] | None) -> None:
     job = state.job
     engines = job.engines
-    assert engines is not None
+    if engines is None:
+        raise InternalError("OpenRLHF layout: vLLM engines are laid out only when the job has them")
     hybrid = job.hybrid_engines
     bundles = shared if hybrid else state.ask("vllm", engines.gpus)
     share = SHARED_SHARE if hybrid else 1.0

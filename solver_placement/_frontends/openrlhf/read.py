@@ -36,7 +36,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import InternalError, PlacementConfigError, shown
 from solver_placement._frontends.openrlhf.arguments import parsed_flags
 from solver_placement._frontends.openrlhf.job import Engines, Group, OpenRLHFJob
 from solver_placement._frontends.openrlhf.releases import OLDEST, Release, release_named, releases_of
@@ -83,7 +83,8 @@ def _parsed(arguments: tuple[str, ...], release: str | None, origin: str) -> tup
             return rules, parsed_flags(rules, arguments, origin)
         except PlacementConfigError as error:
             refusal = refusal or error
-    assert refusal is not None
+    if refusal is None:
+        raise InternalError("OpenRLHF reader: no release's parser was tried")
     raise refusal
 
 
