@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +59,11 @@ def example_tiers(fast: int, full: int) -> pytest.MarkDecorator:
     count under ``slow`` (which CI runs), so a property keeps every example in CI while the fast
     tier stays under a minute. The test runs its ``@given`` check with ``settings(max_examples=examples)``."""
     return pytest.mark.parametrize("examples", [pytest.param(fast, id="fast"), pytest.param(full, id="full", marks=pytest.mark.slow)])
+
+
+def needs_hydra(why: str) -> None:
+    """Skip the calling test without Hydra (the ``[hydra]`` extra), saying ``why``; where
+    ``SOLVER_PLACEMENT_REQUIRE_HYDRA`` is set (the CI steps that install Hydra), run it regardless,
+    so a Hydra that failed to install fails the test instead of skipping it."""
+    if not os.environ.get("SOLVER_PLACEMENT_REQUIRE_HYDRA"):
+        pytest.importorskip("hydra", reason=why)

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import ROOT
+from helpers import ROOT, needs_hydra
 from pinned_sources import Pinned, Sources
 
 from solver_placement import Cluster, predict
@@ -248,5 +248,6 @@ def test_the_local_launcher_gives_every_server_and_trainer_rank_the_predicted_gp
 def _needs_hydra() -> None:
     """AReaL's own command-line reader composes with Hydra (``areal/api/cli_args.py`` imports
     ``hydra.compose``), so its drivers run only where Hydra is installed (the ``[hydra]`` extra;
-    the main CI job keeps Hydra out to test omegaconf 2.4 and the refusal without it)."""
-    pytest.importorskip("hydra", reason="AReaL's CLI reader needs Hydra: install the [hydra] extra to run AReaL's own scheduler and launcher")
+    the main CI job keeps Hydra out to test omegaconf 2.4 and the refusal without it, and
+    .ci/run's last step installs it and runs these tests)."""
+    needs_hydra("AReaL's CLI reader needs Hydra: install the [hydra] extra to run AReaL's own scheduler and launcher")
