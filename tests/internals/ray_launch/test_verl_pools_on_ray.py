@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pytest
 import ray
@@ -62,9 +63,19 @@ def test_placement_groups_land_where_pool_order_says() -> None:
     assert landed == {name: [group.node for group in groups] for name, groups in predicted.items()} == {"global_pool": [0, 1], "reward_pool": [2]}
 
 
+def _all_gpus_free(timeout_s: float = 60.0) -> None:
+    """Wait until Ray reports every GPU free: a removed placement group frees its GPUs a moment
+    later, and the freest-node rule below is about an empty cluster."""
+    deadline = time.monotonic() + timeout_s
+    while ray.available_resources().get("GPU", 0) < sum(GPUS):
+        assert time.monotonic() < deadline, f"GPUs still held {timeout_s} s after the last test: {ray.available_resources()}"
+        time.sleep(0.2)
+
+
 def test_a_group_pool_order_refuses_stays_pending_on_ray() -> None:
     with pytest.raises(Exception, match="placement group 0 needs 8 GPUs on one node"):
         land_pools(GPUS, [PoolRequest("small", (5,), (0, 1, 2), "a"), PoolRequest("big", (8,), (0, 1, 2), "b")])
+    _all_gpus_free()
     created = []
     try:
         created += _verl_groups([5], "small")
