@@ -95,6 +95,7 @@ def nodes_term(solution: Solution) -> int:
 
 
 @example_tiers(50, 200)
+@pytest.mark.unverified_solutions  # first fit's candidate is built to be checked here, and dropped when verify refuses it
 def test_never_worse_than_first_fit_and_optimal_where_claimed(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs())(check_never_worse))()
 
