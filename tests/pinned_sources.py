@@ -1,9 +1,9 @@
 """A framework's own sources for a differential test: a copy the user names in a variable, else
 the pinned wheel (checked by its SHA-256) installed into pytest's cache.
 
-The differential tests run verl's, OpenRLHF's and AReaL's own code; pinning the wheel by hash
-means the code compared is exactly the release the readers were written against. Installing is
-the same for all three, only the wheels and pip's platform options differ, so it lives here.
+The differential tests run verl's, OpenRLHF's, AReaL's and SkyRL's own code; pinning the wheel by
+hash means the code compared is exactly the release the readers were written against. Installing
+is the same for all four, only the wheels and pip's options differ, so it lives here.
 """
 
 from __future__ import annotations
@@ -25,12 +25,23 @@ INDEX_TIMEOUT = 30
 @dataclass(frozen=True)
 class Pinned:
     """One release to install: it lands in ``<package>-<release>`` (holding ``<package>/``), from
-    the wheels given as (name, version, SHA-256), with pip's extra ``options``."""
+    the wheels given as (name, version, SHA-256), with pip's extra ``options``.
+
+    ``ignore_requires_python`` installs a wheel whose metadata asks for a newer Python than the
+    one running the tests (``skyrl-train`` 0.3.1 says 3.12) when the code the test runs does not
+    need it: pip would refuse the wheel, and the test imports only its placement modules.
+    """
 
     package: str
     release: str
     wheels: tuple[tuple[str, str, str], ...]
     options: tuple[str, ...] = ()
+    ignore_requires_python: bool = False
+
+    @property
+    def pip_options(self) -> tuple[str, ...]:
+        """The extra options as pip takes them."""
+        return (*self.options, *(("--ignore-requires-python",) if self.ignore_requires_python else ()))
 
 
 def install(cache: Path, pinned: Pinned) -> Path | str:
@@ -46,7 +57,7 @@ def install(cache: Path, pinned: Pinned) -> Path | str:
         requirement = staging / "requirement.txt"
         requirement.write_text("".join(f"{name}=={version} --hash=sha256:{sha}\n" for name, version, sha in pinned.wheels))
         pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
-               "--require-hashes", *pinned.options, "--timeout", str(INDEX_TIMEOUT), "--retries", "1", "--target", str(staging / "site"),
+               "--require-hashes", *pinned.pip_options, "--timeout", str(INDEX_TIMEOUT), "--retries", "1", "--target", str(staging / "site"),
                "-r", str(requirement)]  # fmt: skip
         result = subprocess.run(pip, capture_output=True, text=True, timeout=10 * INDEX_TIMEOUT)
         if result.returncode != 0:

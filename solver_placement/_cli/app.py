@@ -17,6 +17,7 @@ import click
 
 from solver_placement._cli.auto_command import auto_command
 from solver_placement._cli.exit_codes import EXIT_CODES_HELP, ExitCode, exit_code_for
+from solver_placement._cli.explain_prediction_command import explain_prediction_command
 from solver_placement._cli.export_command import export_command
 from solver_placement._cli.launch_command import launch_command
 from solver_placement._cli.output import fail
@@ -29,10 +30,20 @@ from solver_placement._cluster.schema import AssumedGpuCountWarning
 from solver_placement._constants import VERSION
 from solver_placement._errors import InternalError, PlacementError
 from solver_placement._frontends.rlinf.component_names import MisspeltComponentWarning
+from solver_placement._prediction.frameworks import framework_names
 
 
 class _Commands(click.Group):
     """A click group that turns every failure into one line on stderr and its exit status."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """``explain NAME ...`` with NAME a framework the library predicts (``explain openrlhf -- ...``)
+        explains that framework's own layout; any other ``explain`` argument is a config FILE (a file
+        named like a framework is given as ``./NAME``). One command word for both, as users ask "why"
+        the same way whoever decided the layout."""
+        if len(args) > 1 and args[0] == "explain" and args[1].lower() in framework_names():
+            return "explain", explain_prediction_command, args[1:]
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

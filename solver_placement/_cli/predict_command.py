@@ -64,12 +64,8 @@ def predict_command(
       solver-placement predict openrlhf -- --actor.num_nodes 1 --actor.num_gpus_per_node 8 --vllm.num_engines 2 --vllm.tensor_parallel_size 4
       solver-placement predict slime --input run-qwen3-4B.sh --cluster models/quickstart.yaml --better
     """
-    if not arguments and input_file is None:
-        raise click.UsageError(f"give {framework}'s flags after -- or a file with --input (frameworks: {', '.join(framework_names())})")
-    if arguments and input_file is not None:
-        raise click.UsageError("give the framework's flags after -- or --input FILE, not both")
-    source: LaunchSource = input_file if input_file is not None else list(arguments)
-    cluster = _cluster(cluster_file, ray_address)
+    source = prediction_source(framework, arguments, input_file)
+    cluster = prediction_cluster(cluster_file, ray_address)
     with working(f"predicting {framework}'s layout"):
         prediction = predict(framework, source, cluster=cluster, release=release)
     better_layout: Improvement | str | None = None
@@ -116,7 +112,18 @@ def _better(framework: str, source: LaunchSource, prediction: Prediction) -> Imp
         return one_line(error)
 
 
-def _cluster(cluster_file: Path | None, ray_address: str | None) -> Cluster | None:
+def prediction_source(framework: str, arguments: Sequence[str], input_file: Path | None) -> LaunchSource:
+    """The framework's input: the flags after ``--`` or the ``--input`` file, exactly one of them."""
+    if not arguments and input_file is None:
+        raise click.UsageError(f"give {framework}'s flags after -- or a file with --input (frameworks: {', '.join(framework_names())})")
+    if arguments and input_file is not None:
+        raise click.UsageError("give the framework's flags after -- or --input FILE, not both")
+    return input_file if input_file is not None else list(arguments)
+
+
+def prediction_cluster(cluster_file: Path | None, ray_address: str | None) -> Cluster | None:
+    """The cluster ``--cluster FILE`` or ``--ray ADDRESS`` names (None: the input's own), attached
+    to Ray for the rest of the command when it is a live one."""
     if cluster_file is not None and ray_address is not None:
         raise click.UsageError("give --cluster FILE or --ray ADDRESS, not both")
     if cluster_file is not None:

@@ -94,6 +94,8 @@ def explain_command(
     component and config keys they come from (with the counting that rules them out, when
     counting does), and the fixes that were checked to fit (exit 3).
     --time-limit bounds finding the conflict; --explain-time-limit bounds the fixes.
+    explain FRAMEWORK -- FLAGS (or --input FILE) explains a framework's own layout instead,
+    with predict's options: see solver-placement explain openrlhf --help.
 
     \b
     json prints one document: schema_version (1), command, file, overrides,
@@ -109,6 +111,7 @@ def explain_command(
       solver-placement explain models/quickstart.yaml
       solver-placement explain models/invalid/process_spans_nodes_gpu.yaml
       solver-placement explain models/quickstart.yaml cluster.component_placement.rollout.processes=9 --format json
+      solver-placement explain openrlhf -- --actor.num_gpus_per_node 8 --vllm.num_engines 2 --vllm.tensor_parallel_size 4
     """
     given = read_job_input(file, overrides)
     try:

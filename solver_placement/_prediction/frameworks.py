@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import did_you_mean
 from solver_placement._errors import InternalError, PlacementConfigError, shown
+from solver_placement._prediction.explanation import Rationale
 from solver_placement._prediction.findings import Fix
 from solver_placement._prediction.launch_input import LaunchInput
 from solver_placement._prediction.layout import Prediction
@@ -74,6 +75,10 @@ class Framework:
     #: Whether the core reads a ``.yaml`` input (Hydra composition of its ``defaults:``) before
     #: ``read`` sees it; False hands the file over unread, for frameworks with their own loader.
     reads_yaml: bool = True
+    #: The framework rules behind a prediction of the job (why each role's ranks land where they
+    #: do, what causes each kind of finding), cited at the release read; None: ranks are
+    #: explained only by where they landed.
+    explain: Callable[[Any, Prediction], Rationale] | None = None
 
 
 _FRAMEWORKS: dict[str, Framework] = {}

@@ -16,6 +16,7 @@ from typing import Any
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import did_you_mean
 from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._prediction.explanation import PredictionExplanation, Rationale, explain_prediction
 from solver_placement._prediction.findings import Finding, FrameworkLayoutError
 from solver_placement._prediction.records import role_assignment, role_records
 from solver_placement._records import Placement
@@ -64,7 +65,9 @@ class Prediction:
 
     ``release`` names the rule set used (the framework release whose code was read);
     ``findings`` the node-by-node checks that failed (errors and warnings, each with a checked
-    fix where one exists); ``notes`` what the reading assumed (a default cluster, a flag's default).
+    fix where one exists); ``notes`` what the reading assumed (a default cluster, a flag's default);
+    ``rationale`` the framework rules behind the ranks and findings, as its front end states them
+    (:meth:`explain` joins them with the ranks; ``predict`` fills it in).
     """
 
     framework: str
@@ -73,6 +76,14 @@ class Prediction:
     ranks: tuple[PredictedRank, ...]
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()
+    rationale: Rationale | None = None
+
+    def explain(self) -> PredictionExplanation:
+        """Why every rank lands where it does, in the framework's own terms and flags, each rule
+        cited at the release read; and for every finding its cause, its effect on a live cluster
+        and its fix (checked by predicting the fixed input). ``.text()`` for people,
+        ``.as_dict()`` for JSON."""
+        return explain_prediction(self, self.rationale)
 
     @property
     def roles(self) -> list[str]:

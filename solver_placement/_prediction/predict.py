@@ -43,7 +43,8 @@ def predict(framework: str, source: LaunchSource, *, cluster: Cluster | None = N
     on, notes = _cluster_for(job, cluster)
     prediction = chosen.predict(job, on)
     checked = _checked_fixes(chosen, given, job.release, on, prediction)
-    return Prediction(prediction.framework, prediction.release, on, prediction.ranks, checked, notes + prediction.notes)
+    rationale = chosen.explain(job, prediction) if chosen.explain is not None else None
+    return Prediction(prediction.framework, prediction.release, on, prediction.ranks, checked, notes + prediction.notes, rationale)
 
 
 def improve(framework: str, source: LaunchSource, *, cluster: Cluster | None = None, release: str | None = None) -> Improvement:

@@ -10,6 +10,7 @@ from solver_placement._frontends.openrlhf.fixes import with_fixes
 from solver_placement._frontends.openrlhf.improve import improve_job
 from solver_placement._frontends.openrlhf.layout import predict_layout
 from solver_placement._frontends.openrlhf.read import read_job
+from solver_placement._frontends.openrlhf.reasons import explain_openrlhf
 from solver_placement._frontends.openrlhf.releases import RELEASES
 from solver_placement._prediction.findings import Fix
 from solver_placement._prediction.flags import with_flags
@@ -39,4 +40,5 @@ OPENRLHF = Framework(
     predict=predict_job,
     fixed=fixed_input,
     improve=improve_job,
+    explain=explain_openrlhf,
 )

@@ -12,9 +12,9 @@ A refusal by SkyRL or Hydra must be a refusal here, and the other way round.
 
 SkyRL is no dependency of this package: the test installs the pinned ``skyrl-train`` 0.3.1 (the
 newest on PyPI; its placement code is 0.4.0's, ``keys.py`` says how they differ) by version and
-wheel hash (``pip install --no-deps --target``; the wheel says Python 3.12 and its placement code runs on
-this one, so ``--ignore-requires-python``) into pytest's cache (``.pytest_cache/d/skyrl``),
-once. With ``SKYRL_SOURCE`` naming a directory that holds ``skyrl_train`` nothing is installed
+wheel hash (``tests/pinned_sources.py``: ``pip install --no-deps --target``; the wheel says Python 3.12 and its
+placement code runs on this one, so ``ignore_requires_python``) into pytest's cache
+(``.pytest_cache/d/skyrl``), once. With ``SKYRL_SOURCE`` naming a directory that holds ``skyrl_train`` nothing is installed
 and the test runs in the fast tier; otherwise it downloads, so it is ``slow`` (CI runs it).
 """
 
@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from helpers import ROOT, needs_hydra
+from pinned_sources import Pinned, Sources
 
 from solver_placement import Cluster, FindingKind, predict
 from solver_placement._errors import PlacementError
@@ -40,7 +39,6 @@ DRIVERS = ROOT / "tests" / "skyrl_drivers"
 EXAMPLES = yaml.safe_load((Path(__file__).parent / "examples_v0_4_0.yaml").read_text())
 #: The pinned wheel: ``skyrl-train`` 0.3.1 (PyPI; requires Python 3.12, its pure-Python code runs here).
 WHEEL = ("skyrl-train", "0.3.1", "981cd57d3e1affaa0e9abc3402d35cd76d8fff566e8ac04eb66d3a5f104c2a63")
-INDEX_TIMEOUT = 30
 #: Batch sizes SkyRL's ``validate_batch_sizes`` accepts for 6 data-parallel ranks (its defaults,
 #: 1024 and 256, it refuses there: the last edge keeps them, and both sides must refuse).
 SIX_GPUS = ["trainer.train_batch_size=48", "trainer.policy_mini_batch_size=12"]
@@ -68,47 +66,10 @@ KNOWN_GAPS = {"edge 4": "should be divisible by policy_mini_batch_size_per_gpu"}
 pytestmark = [] if os.environ.get("SKYRL_SOURCE") else [pytest.mark.slow]
 
 
-def _install(cache: Path) -> Path | str:
-    """The pinned release under ``cache``, installed unless already there (staged, then renamed
-    into place, so test workers at once never see half an install), or why pip could not."""
-    name, version, sha256 = WHEEL
-    installed = cache / f"skyrl-{version}"
-    if (installed / "skyrl_train").is_dir():
-        return installed
-    staging = Path(tempfile.mkdtemp(prefix=f".skyrl-{version}-", dir=cache))
-    try:
-        requirement = staging / "requirement.txt"
-        requirement.write_text(f"{name}=={version} --hash=sha256:{sha256}\n")
-        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
-               "--require-hashes", "--ignore-requires-python", "--only-binary=:all:", "--timeout", str(INDEX_TIMEOUT), "--retries", "1",
-               "--target", str(staging / "site"), "-r", str(requirement)]  # fmt: skip
-        result = subprocess.run(pip, capture_output=True, text=True, timeout=10 * INDEX_TIMEOUT)
-        if result.returncode != 0:
-            errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")] or result.stderr.splitlines()[-1:]
-            return f"pip could not install {name} {version} ({' '.join(errors)[-500:]})"
-        try:
-            (staging / "site").rename(installed)
-        except OSError:
-            if not (installed / "skyrl_train").is_dir():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return installed
-
-
 @pytest.fixture(scope="module")
 def skyrl_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    given = os.environ.get("SKYRL_SOURCE")
-    if given:
-        return Path(given)
-    cache_of_pytest = getattr(request.config, "cache", None)
-    cache = cache_of_pytest.mkdir("skyrl") if cache_of_pytest is not None else tmp_path_factory.mktemp("skyrl")
-    got = _install(cache)
-    if isinstance(got, Path):
-        return got
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{got}; CI must run SkyRL's own code, so it needs the package index")
-    pytest.skip(f"{got}: is the package index out of reach? Set SKYRL_SOURCE to SkyRL's sources to run without it")
+    pinned = Pinned("skyrl_train", WHEEL[1], (WHEEL,), ("--only-binary=:all:",), ignore_requires_python=True)
+    return Sources(request, tmp_path_factory, "skyrl", "SkyRL's").get("SKYRL_SOURCE", pinned)
 
 
 def _cases() -> list[tuple[str, list[str], list[int] | None]]:
