@@ -8,6 +8,7 @@ from solver_placement._frontends.slime.fixes import with_fixes
 from solver_placement._frontends.slime.improve import improve_job
 from solver_placement._frontends.slime.job import ENTRY_SCRIPTS, RELEASE, SlimeJob, read_job
 from solver_placement._frontends.slime.layout import slime_layout
+from solver_placement._frontends.slime.reasons import explain_slime
 from solver_placement._prediction.findings import Finding, Fix
 from solver_placement._prediction.flags import with_flags
 from solver_placement._prediction.frameworks import Framework
@@ -46,4 +47,5 @@ SLIME = Framework(
     predict=predict_job,
     fixed=fixed_input,
     improve=improve_job,
+    explain=explain_slime,
 )
