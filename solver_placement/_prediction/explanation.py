@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from solver_placement._cluster.ranks import format_ranks
 from solver_placement._errors import counted
 from solver_placement._prediction.findings import Finding, FindingKind, fix_text
 
@@ -37,11 +38,11 @@ class Reason:
 
 @dataclass(frozen=True)
 class Cause:
-    """The framework rule that produces findings of ``kind`` on ``role``: ``text`` in its own
-    terms and flags, ``rule`` where it is written."""
+    """The framework rule that produces findings of ``kind`` on ``role`` (None: on any role that
+    has no cause of its own): ``text`` in its own terms and flags, ``rule`` where it is written."""
 
     kind: FindingKind
-    role: str
+    role: str | None
     text: str
     rule: str
 
@@ -179,7 +180,7 @@ def explain_prediction(prediction: Prediction, rationale: Rationale | None) -> P
             why = f"placed by {prediction.framework}'s own code (the front end states no rule for these ranks)"
             entries.append(ExplainedRanks(role, rest, where_ranks_are([by_rank[n] for n in rest]), why, ""))
     causes = {(cause.kind, cause.role): cause for cause in (rationale.causes if rationale is not None else ())}
-    chains = tuple(_chain(finding, causes.get((finding.kind, finding.role)), prediction) for finding in prediction.findings)
+    chains = tuple(_chain(finding, causes.get((finding.kind, finding.role), causes.get((finding.kind, None))), prediction) for finding in prediction.findings)
     return PredictionExplanation(prediction.framework, prediction.release, prediction.cluster.describe(), tuple(entries), chains, prediction.notes)
 
 
@@ -205,7 +206,7 @@ def where_ranks_are(ranks: Sequence[PredictedRank]) -> str:
     parts = []
     for node, gpus in sorted(by_node.items()):
         held = sorted(set(gpus))
-        part = f"node {node}, {'GPU' if len(held) == 1 else 'GPUs'} {spans(held)}" if held else f"node {node}, no GPU"
+        part = f"node {node}, {'GPU' if len(held) == 1 else 'GPUs'} {format_ranks(held)}" if held else f"node {node}, no GPU"
         seen = sorted(told[node], key=_device_order)
         if seen and seen != [str(gpu) for gpu in held]:
             part += f" (CUDA_VISIBLE_DEVICES {','.join(seen)})"
@@ -214,20 +215,8 @@ def where_ranks_are(ranks: Sequence[PredictedRank]) -> str:
     return "; ".join(parts) + (f"; {counted(pending, 'rank')} pending" if pending else "")
 
 
-def spans(numbers: Iterable[int]) -> str:
-    """``0-3,6,8-9``: sorted numbers with runs joined."""
-    ordered = sorted(set(numbers))
-    runs: list[list[int]] = []
-    for number in ordered:
-        if runs and number == runs[-1][-1] + 1:
-            runs[-1].append(number)
-        else:
-            runs.append([number])
-    return ",".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
-
-
 def _rank_words(ranks: Sequence[int]) -> str:
-    return f"{'rank' if len(ranks) == 1 else 'ranks'} {spans(ranks)}"
+    return f"{'rank' if len(ranks) == 1 else 'ranks'} {format_ranks(ranks)}"
 
 
 def _finding_line(finding: Finding) -> str:

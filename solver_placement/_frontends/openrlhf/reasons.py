@@ -8,7 +8,8 @@ are those of the releases read (``releases.py``); ``train_ppo_ray.py`` lines are
 from __future__ import annotations
 
 from solver_placement._frontends.openrlhf.job import Group, OpenRLHFJob
-from solver_placement._prediction.explanation import Cause, Rationale, Reason, spans
+from solver_placement._cluster.ranks import format_ranks
+from solver_placement._prediction.explanation import Cause, Rationale, Reason
 from solver_placement._prediction.findings import FindingKind
 from solver_placement._prediction.layout import Prediction
 
@@ -45,7 +46,7 @@ def _engine_reasons(job: OpenRLHFJob, prediction: Prediction, cite: str) -> list
     reasons = []
     for engine in range(engines.count):
         bundles = [rank.bundle for rank in prediction.of_role("vllm") if rank.engine == engine and rank.bundle is not None]
-        took = f"bundles {spans(bundles)}" if bundles else f"{tp} bundles"
+        took = f"bundles {format_ranks(bundles)}" if bundles else f"{tp} bundles"
         reasons.append(
             Reason(
                 "vllm", f"vLLM engine {engine} takes {took} of {group}, {order}: its {tp} workers see the engine's GPUs on their node",

@@ -8,6 +8,7 @@ from solver_placement._frontends.roll.fixes import fixed_input, with_fixes
 from solver_placement._frontends.roll.improve import improve_roll
 from solver_placement._frontends.roll.job import RollJob
 from solver_placement._frontends.roll.keys import read_roll
+from solver_placement._frontends.roll.reasons import explain_roll
 from solver_placement._frontends.roll.layout import landed_groups, predicted_ranks
 from solver_placement._frontends.roll.releases import COMMITS, MAIN_COMMIT, RELEASES, driver_decides_gpus_per_node
 from solver_placement._prediction.frameworks import Framework
@@ -47,4 +48,6 @@ def _notes(job: RollJob, size: int) -> tuple[str, ...]:
     return tuple(notes)
 
 
-ROLL = Framework(name="roll", title="ROLL", releases=RELEASES, read=read_roll, predict=predict_roll, fixed=fixed_input, improve=improve_roll)
+ROLL = Framework(
+    name="roll", title="ROLL", releases=RELEASES, read=read_roll, predict=predict_roll, fixed=fixed_input, improve=improve_roll, explain=explain_roll
+)
