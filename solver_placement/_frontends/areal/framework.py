@@ -6,6 +6,7 @@ from solver_placement._config import to_plain
 from solver_placement._frontends.areal.improve import improve_areal
 from solver_placement._frontends.areal.keys import read_areal
 from solver_placement._frontends.areal.layout import TITLE, predict_areal
+from solver_placement._frontends.areal.reasons import explain_areal
 from solver_placement._overrides import apply_overrides
 from solver_placement._prediction.findings import Fix
 from solver_placement._prediction.frameworks import Framework
@@ -26,4 +27,4 @@ def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:
     return given.with_arguments((*given.arguments, *overrides))
 
 
-AREAL = Framework("areal", TITLE, RELEASES, read_areal, predict_areal, fixed_input, improve_areal)
+AREAL = Framework("areal", TITLE, RELEASES, read_areal, predict_areal, fixed_input, improve_areal, explain=explain_areal)
