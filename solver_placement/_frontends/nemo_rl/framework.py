@@ -8,6 +8,7 @@ from solver_placement._frontends.nemo_rl.fixes import fixed_input, with_fixes
 from solver_placement._frontends.nemo_rl.improve import improve_nemo_rl
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
 from solver_placement._frontends.nemo_rl.keys import read_nemo_rl
+from solver_placement._frontends.nemo_rl.reasons import explain_nemo_rl
 from solver_placement._frontends.nemo_rl.layout import landed_clusters, predicted_ranks
 from solver_placement._frontends.nemo_rl.releases import COMMIT, RELEASES
 from solver_placement._prediction.frameworks import Framework
@@ -37,4 +38,7 @@ def _notes(job: NemoRlJob, unified: bool) -> tuple[str, ...]:
     return tuple(notes)
 
 
-NEMO_RL = Framework(name="nemo-rl", title="NeMo-RL", releases=RELEASES, read=read_nemo_rl, predict=predict_nemo_rl, fixed=fixed_input, improve=improve_nemo_rl, reads_yaml=False)
+NEMO_RL = Framework(
+    name="nemo-rl", title="NeMo-RL", releases=RELEASES, read=read_nemo_rl, predict=predict_nemo_rl, fixed=fixed_input, improve=improve_nemo_rl,
+    reads_yaml=False, explain=explain_nemo_rl,
+)  # fmt: skip
