@@ -7,6 +7,7 @@ from solver_placement._frontends.skyrl.fixes import predict_skyrl
 from solver_placement._frontends.skyrl.improve import improve_skyrl
 from solver_placement._frontends.skyrl.keys import RELEASES, read_skyrl
 from solver_placement._frontends.skyrl.layout import TITLE
+from solver_placement._frontends.skyrl.reasons import explain_skyrl
 from solver_placement._overrides import apply_overrides
 from solver_placement._prediction.findings import Fix
 from solver_placement._prediction.frameworks import Framework
@@ -22,4 +23,4 @@ def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:
     return given.with_arguments((*given.arguments, *(f"{key}={value}" for key, value in fix if value is not None)))
 
 
-SKYRL = Framework("skyrl", TITLE, RELEASES, read_skyrl, predict_skyrl, fixed_input, improve_skyrl)
+SKYRL = Framework("skyrl", TITLE, RELEASES, read_skyrl, predict_skyrl, fixed_input, improve_skyrl, explain=explain_skyrl)
