@@ -55,6 +55,7 @@ from solver_placement._frontends.verl.resource_pools import ResourcePool, pool_s
 from solver_placement._job import Job, load_job
 from solver_placement._layout_report import layout_report
 from solver_placement._overrides import apply_overrides
+from solver_placement._prediction.explanation import PredictionExplanation
 from solver_placement._prediction.findings import Finding, FindingKind, FrameworkLayoutError
 from solver_placement._prediction.frameworks import Improvement
 from solver_placement._prediction.layout import PredictedRank, Prediction
@@ -138,6 +139,7 @@ __all__ = [
     "PlacementSyntaxError",
     "PredictedRank",
     "Prediction",
+    "PredictionExplanation",
     "RayLaunchPlan",
     "Reservation",
     "ResourcePool",

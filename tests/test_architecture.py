@@ -58,7 +58,7 @@ PUBLIC_NAMES = [
     "HybridComponentPlacement", "Improvement", "InfeasiblePlacementError", "Job", "LaunchError", "LocalRayCluster", "MisspeltComponentWarning",
     "ModelParallelComponentPlacement", "ModelParallelEvalComponentPlacement",
     "MultiAgentModelParallelComponentPlacement", "MultiAgentModelParallelEvalComponentPlacement", "NodeGroup", "NodeRankError", "NodePlacementStrategy", "PackedPlacementStrategy",
-    "Placement", "PlacementConfigError", "PredictedRank", "Prediction", "PlacementError", "PlacementMode", "PlacementSpec",
+    "Placement", "PlacementConfigError", "PredictedRank", "Prediction", "PredictionExplanation", "PlacementError", "PlacementMode", "PlacementSpec",
     "PlacementStrategy", "PlacementSyntaxError", "RayLaunchPlan", "Reservation", "ResourcePool",
     "ResourceSet", "RolloutSyncMode", "Solution", "SolverTimeoutError", "Statement", "VerificationError", "VerlExport", "VerlExportError",
     "WorkerGroup", "YamlText", "apply_overrides", "as_cluster", "auto_place", "compose", "diagnose", "explain", "export_verl", "fuse", "improve", "launch", "layout_report", "load_job", "placement_for_config", "plan", "pool_spec", "predict",

@@ -8,8 +8,8 @@ from solver_placement._frontends.nemo_rl.fixes import fixed_input, with_fixes
 from solver_placement._frontends.nemo_rl.improve import improve_nemo_rl
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
 from solver_placement._frontends.nemo_rl.keys import read_nemo_rl
-from solver_placement._frontends.nemo_rl.reasons import explain_nemo_rl
 from solver_placement._frontends.nemo_rl.layout import landed_clusters, predicted_ranks
+from solver_placement._frontends.nemo_rl.reasons import explain_nemo_rl
 from solver_placement._frontends.nemo_rl.releases import COMMIT, RELEASES
 from solver_placement._prediction.frameworks import Framework
 from solver_placement._prediction.layout import Prediction

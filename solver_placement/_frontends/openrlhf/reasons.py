@@ -7,8 +7,8 @@ are those of the releases read (``releases.py``); ``train_ppo_ray.py`` lines are
 
 from __future__ import annotations
 
-from solver_placement._frontends.openrlhf.job import Group, OpenRLHFJob
 from solver_placement._cluster.ranks import format_ranks
+from solver_placement._frontends.openrlhf.job import Group, OpenRLHFJob
 from solver_placement._prediction.explanation import Cause, Rationale, Reason
 from solver_placement._prediction.findings import FindingKind
 from solver_placement._prediction.layout import Prediction

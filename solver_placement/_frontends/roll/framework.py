@@ -8,8 +8,8 @@ from solver_placement._frontends.roll.fixes import fixed_input, with_fixes
 from solver_placement._frontends.roll.improve import improve_roll
 from solver_placement._frontends.roll.job import RollJob
 from solver_placement._frontends.roll.keys import read_roll
-from solver_placement._frontends.roll.reasons import explain_roll
 from solver_placement._frontends.roll.layout import landed_groups, predicted_ranks
+from solver_placement._frontends.roll.reasons import explain_roll
 from solver_placement._frontends.roll.releases import COMMITS, MAIN_COMMIT, RELEASES, driver_decides_gpus_per_node
 from solver_placement._prediction.frameworks import Framework
 from solver_placement._prediction.layout import Prediction
