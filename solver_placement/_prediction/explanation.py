@@ -14,14 +14,38 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._errors import counted
 from solver_placement._prediction.findings import Finding, FindingKind, fix_text
+from solver_placement._prediction.records import PlacedRank
 
-if TYPE_CHECKING:
-    from solver_placement._prediction.layout import PredictedRank, Prediction
+
+class ExplainedLayout(Protocol):
+    """What an explanation reads of a prediction: the fields of ``layout.Prediction`` (which
+    imports this module, so it is named here by what it offers)."""
+
+    @property
+    def framework(self) -> str: ...
+
+    @property
+    def release(self) -> str: ...
+
+    @property
+    def cluster(self) -> Cluster: ...
+
+    @property
+    def findings(self) -> tuple[Finding, ...]: ...
+
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+
+    @property
+    def roles(self) -> list[str]: ...
+
+    def of_role(self, role: str) -> Sequence[PlacedRank]: ...
 
 
 @dataclass(frozen=True)
@@ -160,7 +184,7 @@ class PredictionExplanation:
         return "\n".join(lines)
 
 
-def explain_prediction(prediction: Prediction, rationale: Rationale | None) -> PredictionExplanation:
+def explain_prediction(prediction: ExplainedLayout, rationale: Rationale | None) -> PredictionExplanation:
     """Join the front end's ``rationale`` with the prediction (see the module docstring). Ranks no
     reason covers (a front end without reasons, or a role it did not name) get a plain one, so
     every rank is explained."""
@@ -184,7 +208,7 @@ def explain_prediction(prediction: Prediction, rationale: Rationale | None) -> P
     return PredictionExplanation(prediction.framework, prediction.release, prediction.cluster.describe(), tuple(entries), chains, prediction.notes)
 
 
-def _chain(finding: Finding, cause: Cause | None, prediction: Prediction) -> FindingChain:
+def _chain(finding: Finding, cause: Cause | None, prediction: ExplainedLayout) -> FindingChain:
     said = f"{prediction.framework} {prediction.release} predicted again with it: this finding is gone and no new error appears"
     fix = f"{fix_text(finding.fix)} (checked: {said})" if finding.fix else ""
     if cause is None:
@@ -192,7 +216,7 @@ def _chain(finding: Finding, cause: Cause | None, prediction: Prediction) -> Fin
     return FindingChain(finding, cause.text, cause.rule, EFFECTS[finding.kind], fix)
 
 
-def where_ranks_are(ranks: Sequence[PredictedRank]) -> str:
+def where_ranks_are(ranks: Sequence[PlacedRank]) -> str:
     """``node 1, GPUs 0-3`` / ``node 0 GPUs 0-3, node 1 GPUs 0-3`` / ``pending (never placed)``,
     with what the ranks are told when it differs from the GPUs they hold."""
     placed = [rank for rank in ranks if rank.node is not None]
