@@ -14,10 +14,10 @@ from solver_placement._prediction.explanation import Cause, Rationale, Reason
 from solver_placement._prediction.findings import FindingKind
 from solver_placement._prediction.layout import Prediction
 
-GROUP = "slime/ray/placement_group.py:47-48,83-86,103-117 create_placement_groups"
-TRAIN = "slime/ray/actor_group.py:118-127 RayTrainGroup, train_actor.py:21,45"
-ENGINE = "slime/ray/rollout.py:133-139,1031-1063 start_rollout_servers, sglang_engine.py:523-541"
-HOST = "slime/ray/rollout.py:843-889"
+GROUP = "slime/ray/placement_group.py:47-48 _create_placement_group, :83-86 sorted by sort_key, :100-117 _get_placement_group_layout"
+TRAIN = "slime/ray/actor_group.py:118-127 RayTrainGroup._allocate_gpus_for_actor, train_actor.py:21,45"
+ENGINE = "slime/ray/rollout.py:1031-1063 start_rollout_servers, :133-139 ServerGroup.start_engines, sglang_engine.py:523-541"
+HOST = "slime/ray/rollout.py:843-889 _allocate_rollout_engine_addr_and_ports_normal"
 
 
 def explain_slime(job: SlimeJob, prediction: Prediction) -> Rationale:
