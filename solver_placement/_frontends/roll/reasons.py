@@ -9,6 +9,7 @@ ROLL then tells the worker. Lines are those of ROLL at the commit of the release
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 from solver_placement._frontends.roll.checks import RESOURCE_MANAGER
 from solver_placement._frontends.roll.job import RollJob, RollWorker
@@ -18,15 +19,40 @@ from solver_placement._prediction.explanation import Cause, Rationale, Reason
 from solver_placement._prediction.findings import FindingKind
 from solver_placement._prediction.layout import Prediction
 
-SLICES = "roll/distributed/scheduler/resource_manager.py:112-130 allocate_placement_group"
-GROUPS = "roll/distributed/scheduler/resource_manager.py:43-48 ResourceManager.__init__"
-TOLD = "roll/distributed/executor/cluster.py:115-139 Cluster._create_workers"
-CPU_WORKERS = "roll/distributed/scheduler/resource_manager.py:132-146 allocate_placement_group"
 
+@dataclass(frozen=True)
+class _Lines:
+    """Where each rule is written at one release's commit (v0.3.0's lines are main's too)."""
+
+    #: ``ResourceManager.__init__``: one single-bundle placement group per node rank.
+    groups: str
+    #: ``allocate_placement_group``: a worker's slice of device numbers, its node rank and GPU.
+    slices: str
+    #: ``allocate_placement_group``: CPU workers, node rank ``r % num_nodes``.
+    cpu_workers: str
+    #: ``Cluster._create_workers``: the worker's ``CUDA_VISIBLE_DEVICES`` from its node rank's GPU numbers.
+    told: str
+
+
+_BY_RELEASE = {
+    "0.1.0": _Lines("39-48", "106-125", "126-138", "94-136"),
+    "0.3.0": _Lines("43-48", "112-130", "132-146", "115-139"),
+}
+
+
+def _cited(lines: _Lines, *parts: str) -> str:
+    files = {
+        "groups": f"roll/distributed/scheduler/resource_manager.py:{lines.groups} ResourceManager.__init__",
+        "slices": f"roll/distributed/scheduler/resource_manager.py:{lines.slices} allocate_placement_group",
+        "cpu_workers": f"roll/distributed/scheduler/resource_manager.py:{lines.cpu_workers} allocate_placement_group",
+        "told": f"roll/distributed/executor/cluster.py:{lines.told} Cluster._create_workers",
+    }
+    return ", ".join(files[part] for part in parts)
 
 def explain_roll(job: RollJob, prediction: Prediction) -> Rationale:
     """Per worker section and node rank the rule that places its workers, and the cause of each finding."""
     cite = f"ROLL {job.release} at {COMMITS[job.release][:8]}"
+    lines = _BY_RELEASE[job.release]
     size = gpus_per_node(job, prediction.cluster)
     source = "the GPUs the driver sees on node 0" if driver_decides_gpus_per_node(job.release) else "the config's num_gpus_per_node"
     reasons = []
@@ -35,8 +61,9 @@ def explain_roll(job: RollJob, prediction: Prediction) -> Rationale:
         for rank in prediction.of_role(worker.role):
             by_node_rank[rank.bundle].append(rank.rank)
         for node_rank, ranks in sorted(by_node_rank.items(), key=lambda item: -1 if item[0] is None else item[0]):
-            reasons.append(Reason(worker.role, _text(worker, node_rank, size, source), f"{cite} {_rule(worker)}", tuple(ranks)))
-    return Rationale(tuple(reasons), _causes(cite))
+            rule = _cited(lines, "cpu_workers") if worker.devices is None else _cited(lines, "slices", "groups", "told")
+            reasons.append(Reason(worker.role, _text(worker, node_rank, size, source), f"{cite} {rule}", tuple(ranks)))
+    return Rationale(tuple(reasons), _causes(cite, lines))
 
 
 def _text(worker: RollWorker, node_rank: int | None, size: int, source: str) -> str:
@@ -50,36 +77,32 @@ def _text(worker: RollWorker, node_rank: int | None, size: int, source: str) -> 
     )
 
 
-def _rule(worker: RollWorker) -> str:
-    return CPU_WORKERS if worker.devices is None else f"{SLICES}, {GROUPS}, {TOLD}"
-
-
-def _causes(cite: str) -> tuple[Cause, ...]:
+def _causes(cite: str, lines: _Lines) -> tuple[Cause, ...]:
     return (
         Cause(
             FindingKind.PENDING, RESOURCE_MANAGER,
             "ROLL reserves one placement group of num_gpus_per_node GPUs and half a node's CPUs per node rank, with Ray's default "
-            "strategy and no node named, and waits for each", f"{cite} {GROUPS}",
+            "strategy and no node named, and waits for each", f"{cite} {_cited(lines, 'groups')}",
         ),
         Cause(
             FindingKind.SPLIT_ENGINE, None,
             "a worker's device slice spans node ranks, and ROLL sets its CUDA_VISIBLE_DEVICES from the first node rank only; "
-            "vLLM then starts the missing ranks through Ray on the other node rank", f"{cite} {TOLD}, {SLICES}",
+            "vLLM then starts the missing ranks through Ray on the other node rank", f"{cite} {_cited(lines, 'told', 'slices')}",
         ),
         Cause(
             FindingKind.SHARED_GPU, None,
             "ROLL numbers a node rank's GPUs from 0 whatever node its group landed on; two node ranks' groups on one large node "
-            "(Ray's default strategy names no node) are both told GPUs 0.. (alibaba/ROLL#78, #205, #326)", f"{cite} {GROUPS}, {TOLD}",
+            "(Ray's default strategy names no node) are both told GPUs 0.. (alibaba/ROLL#78, #205, #326)", f"{cite} {_cited(lines, 'groups', 'told')}",
         ),
         Cause(
             FindingKind.WRONG_DEVICE, None,
             "ROLL tells a worker the GPU numbers of its device slice on its node rank, counted from 0, not the GPUs Ray reserved for "
-            "that node rank's group, which are further up when another group is on the node first", f"{cite} {TOLD}",
+            "that node rank's group, which are further up when another group is on the node first", f"{cite} {_cited(lines, 'told')}",
         ),
         Cause(
             FindingKind.IDLE_GPUS, RESOURCE_MANAGER,
             "every node rank's group reserves num_gpus_per_node GPUs whatever device numbers the device_mapping keys name",
-            f"{cite} {GROUPS}, {SLICES}",
+            f"{cite} {_cited(lines, 'groups', 'slices')}",
         ),
     )  # fmt: skip
 
