@@ -22,7 +22,7 @@ class ExitCode(IntEnum):
     #: The input is wrong: a usage error, a missing FILE, a bad key, value, rank text or override.
     BAD_INPUT = 2
     #: The solver proved that no placement exists (``explain`` says why), or a framework's own
-    #: layout would hang, split an engine or give two ranks one GPU (``predict``).
+    #: layout would hang, split an engine or give two ranks one GPU (``predict``, ``explain FRAMEWORK``).
     INFEASIBLE = 3
     #: The time limit passed before a placement was found or proven impossible: unknown, not "no".
     TIMEOUT = 4
@@ -53,7 +53,7 @@ EXIT_CODES_HELP = "\b\nExit status:\n" + "\n".join(
     for code, line in (
         (ExitCode.OK, "done: valid placement, figure written, plan or search result printed"),
         (ExitCode.BAD_INPUT, "bad input: usage, missing FILE, bad key, value, rank text or override"),
-        (ExitCode.INFEASIBLE, "infeasible: no placement exists (proven; explain FILE says why), or predict found errors"),
+        (ExitCode.INFEASIBLE, "infeasible: no placement exists (proven; explain FILE says why), or predict/explain FRAMEWORK found errors"),
         (ExitCode.TIMEOUT, "timeout: no answer within the time limit (unknown, not infeasible)"),
         (ExitCode.LAUNCH_FAILED, "launch failed: Ray could not reserve or start it, or a process landed elsewhere"),
         (ExitCode.INTERNAL, "internal error: a bug in solver_placement; please report it with the config"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from solver_placement._cli.exit_codes import ExitCode
+from solver_placement._cli.exit_codes import EXIT_CODES_HELP, ExitCode
 from solver_placement._cli.options import format_option
 from solver_placement._cli.output import echo_document
 from solver_placement._cli.predict_command import prediction_cluster, prediction_source
@@ -21,7 +21,7 @@ from solver_placement._cli.progress import working
 from solver_placement._prediction.predict import predict
 
 
-@click.command("explain", context_settings={"ignore_unknown_options": True})
+@click.command("explain", context_settings={"ignore_unknown_options": True}, epilog=EXIT_CODES_HELP)
 @click.argument("framework")
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
 @click.option("--input", "input_file", type=click.Path(dir_okay=False, path_type=Path), help="A launch script that runs the framework, or its YAML config.")

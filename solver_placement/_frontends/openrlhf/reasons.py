@@ -81,14 +81,14 @@ def _engine_reasons(job: OpenRLHFJob, prediction: Prediction, cite: str) -> list
     )
     if tp == 1:
         return [Reason("vllm", f"engine i takes bundle i of {group}", f"{cite} {_engine_rule(job)}")]
-    order = "grouped by node: nodes in the order of their first bundle, bundles in index order" if job.rules.bundles_by_node else "consecutive, whatever node Ray put each on"
+    order = "grouped by node, nodes in the order of their first bundle and bundles in index order" if job.rules.bundles_by_node else "consecutive, whatever node Ray put each on"
     reasons = []
     for engine in range(engines.count):
         bundles = [rank.bundle for rank in prediction.of_role("vllm") if rank.engine == engine and rank.bundle is not None]
         took = f"bundles {format_ranks(bundles)}" if bundles else f"{tp} bundles"
         reasons.append(
             Reason(
-                "vllm", f"vLLM engine {engine} takes {took} of {group}, {order}: its {tp} workers see the engine's GPUs on their node",
+                "vllm", f"vLLM engine {engine} takes {took} of {group}, {order}; its {tp} workers see the engine's GPUs on their node",
                 f"{cite} {_engine_rule(job)}", tuple(range(engine * tp, (engine + 1) * tp)),
             )
         )  # fmt: skip

@@ -47,7 +47,7 @@ def explain_slime(job: SlimeJob, prediction: Prediction) -> Rationale:
 def _engine_text(job: SlimeJob, actor: EngineActor, sorted_index: int | None) -> str:
     per_engine, per_node = job.rollout_num_gpus_per_engine, job.num_gpus_per_node
     step = f"min(--rollout-num-gpus-per-engine {per_engine}, --num-gpus-per-node {per_node})"
-    slot = "no bundle: the group is pending" if sorted_index is None else f"sorted rollout bundle {sorted_index} (its place in the server group x {step})"
+    slot = "no bundle: the group is pending" if sorted_index is None else f"sorted rollout bundle {sorted_index} (engine actors step by {step})"
     base = "" if actor.base_gpu is None else f", base_gpu_id {actor.base_gpu}"
     host = "" if actor.told_host is None else f"; told node {actor.told_host}'s address as host (engines grouped {max(1, per_node // per_engine)} to a node by --num-gpus-per-node {per_node})"
     kind = "" if actor.worker_type == "regular" else f" {actor.worker_type}"
