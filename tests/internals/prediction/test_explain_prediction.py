@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 from helpers import ROOT, cli_runner
 
-from solver_placement import Cluster, FindingKind, PredictionExplanation, predict
+from solver_placement import Cluster, Finding, FindingKind, PredictedRank, Prediction, PredictionExplanation, predict
 from solver_placement._cli.app import main
 from solver_placement._prediction.explanation import EFFECTS, where_ranks_are
 from solver_placement._prediction.findings import fix_text
@@ -181,3 +181,26 @@ def test_cli_explain_of_a_framework_needs_its_input() -> None:
     result = cli_runner().invoke(main, ["explain", "slime"])
     assert result.exit_code == 2
     assert "give slime's flags after -- or a file with --input" in result.stderr
+
+
+def test_roll_says_where_a_node_rank_landed_and_what_its_workers_are_told() -> None:
+    case = CASES["roll two node ranks on one node"]
+    entries = [entry for entry in predict(case.framework, _source(case), cluster=_cluster(case)).explain().ranks if entry.role == "actor_train"]
+    assert [(entry.ranks, entry.where) for entry in entries] == [
+        ((0, 1, 2, 3), "node 1, GPUs 0-3"),
+        ((4, 5, 6, 7), "node 1, GPUs 4-7 (CUDA_VISIBLE_DEVICES 0,1,2,3)"),
+    ]
+    assert "first device is on node rank 1" in entries[1].why and "roll/distributed/executor/cluster.py:115-139" in entries[1].rule
+
+
+def test_ranks_and_findings_a_front_end_gives_no_rule_for_are_still_explained() -> None:
+    """A framework without ``explain`` (or a role its rules skip): every rank gets a plain reason
+    with where it landed, and each finding its own message as the cause."""
+    ranks = (PredictedRank("trainer", 0, 0, (0,), ("0",)), PredictedRank("trainer", 1, 1, (0,), ("0",)), PredictedRank("trainer", 2, None, (), ()))
+    finding = Finding(FindingKind.PENDING, "trainer", None, 1, "rank 2 waits for a GPU")
+    explanation = Prediction("Toy", "1.0", Cluster(num_nodes=2, num_gpus_per_node=1), ranks, (finding,)).explain()
+    assert [(entry.ranks, entry.where, entry.rule) for entry in explanation.ranks] == [((0, 1, 2), "node 0, GPU 0; node 1, GPU 0; 1 rank pending", "")]
+    assert "Toy's own code" in explanation.ranks[0].why
+    assert [(chain.cause, chain.rule, chain.fix) for chain in explanation.chains] == [("rank 2 waits for a GPU", "", "")]
+    assert explanation.errors == explanation.chains
+    assert "  fix: none found in the framework's own flags or keys that clears it when predicted again" in explanation.text()
