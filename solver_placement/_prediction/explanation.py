@@ -43,6 +43,9 @@ class ExplainedLayout(Protocol):
     def notes(self) -> tuple[str, ...]: ...
 
     @property
+    def fixes_checked(self) -> bool: ...
+
+    @property
     def roles(self) -> list[str]: ...
 
     def of_role(self, role: str) -> Sequence[PlacedRank]: ...
@@ -172,7 +175,8 @@ class PredictionExplanation:
             if entry.role != role:
                 role = entry.role
                 lines.append(f"{role}:")
-            lines.append(f"  - {_rank_words(entry.ranks)} -> {entry.where}: {entry.why} ({entry.rule})")
+            cited = f" ({entry.rule})" if entry.rule else ""
+            lines.append(f"  - {_rank_words(entry.ranks)} -> {entry.where}: {entry.why}{cited}")
         if len(self.ranks) > max_reasons:
             lines.append(f"... {len(self.ranks) - max_reasons} more (--format json lists every one)")
         for chain in self.chains:
@@ -209,8 +213,11 @@ def explain_prediction(prediction: ExplainedLayout, rationale: Rationale | None)
 
 
 def _chain(finding: Finding, cause: Cause | None, prediction: ExplainedLayout) -> FindingChain:
-    said = f"{prediction.framework} {prediction.release} predicted again with it: this finding is gone and no new error appears"
-    fix = f"{fix_text(finding.fix)} (checked: {said})" if finding.fix else ""
+    if prediction.fixes_checked:
+        said = f"checked: {prediction.framework} {prediction.release} predicted again with it: this finding is gone and no new error appears"
+    else:  # a front end's own prediction, before predict() checked its fixes
+        said = "proposed, not checked: solver_placement.predict checks every fix before it keeps it"
+    fix = f"{fix_text(finding.fix)} ({said})" if finding.fix else ""
     if cause is None:
         return FindingChain(finding, finding.message, "", EFFECTS[finding.kind], fix)
     return FindingChain(finding, cause.text, cause.rule, EFFECTS[finding.kind], fix)

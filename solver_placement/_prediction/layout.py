@@ -77,6 +77,9 @@ class Prediction:
     findings: tuple[Finding, ...] = ()
     notes: tuple[str, ...] = ()
     rationale: Rationale | None = None
+    #: Whether every fix of ``findings`` was checked by predicting the fixed input (``predict``
+    #: checks them; a front end's own prediction only proposes them).
+    fixes_checked: bool = False
 
     def explain(self) -> PredictionExplanation:
         """Why every rank lands where it does, in the framework's own terms and flags, each rule

@@ -44,7 +44,7 @@ def predict(framework: str, source: LaunchSource, *, cluster: Cluster | None = N
     prediction = chosen.predict(job, on)
     checked = _checked_fixes(chosen, given, job.release, on, prediction)
     rationale = chosen.explain(job, prediction) if chosen.explain is not None else None
-    return Prediction(prediction.framework, prediction.release, on, prediction.ranks, checked, notes + prediction.notes, rationale)
+    return Prediction(prediction.framework, prediction.release, on, prediction.ranks, checked, notes + prediction.notes, rationale, fixes_checked=True)
 
 
 def improve(framework: str, source: LaunchSource, *, cluster: Cluster | None = None, release: str | None = None) -> Improvement:

@@ -200,7 +200,18 @@ def test_ranks_and_findings_a_front_end_gives_no_rule_for_are_still_explained() 
     finding = Finding(FindingKind.PENDING, "trainer", None, 1, "rank 2 waits for a GPU")
     explanation = Prediction("Toy", "1.0", Cluster(num_nodes=2, num_gpus_per_node=1), ranks, (finding,)).explain()
     assert [(entry.ranks, entry.where, entry.rule) for entry in explanation.ranks] == [((0, 1, 2), "node 0, GPU 0; node 1, GPU 0; 1 rank pending", "")]
-    assert "Toy's own code" in explanation.ranks[0].why
+    assert "Toy's own code" in explanation.ranks[0].why and "  - ranks 0-2 -> node 0, GPU 0; node 1, GPU 0; 1 rank pending: placed by Toy's own code (the front end states no rule for these ranks)\n" in explanation.text()
     assert [(chain.cause, chain.rule, chain.fix) for chain in explanation.chains] == [("rank 2 waits for a GPU", "", "")]
     assert explanation.errors == explanation.chains
     assert "  fix: none found in the framework's own flags or keys that clears it when predicted again" in explanation.text()
+
+
+def test_a_fix_is_called_checked_only_when_predict_checked_it() -> None:
+    """A front end's own prediction proposes fixes; only ``predict`` checks them, and the chain says which."""
+    case = CASES["openrlhf pending group"]
+    framework = framework_named(case.framework)
+    job = framework.read(launch_input(list(case.arguments)), None)
+    proposed = framework.predict(job, Cluster(num_nodes=1, num_gpus_per_node=8)).explain()
+    checked = predict(case.framework, list(case.arguments), cluster=Cluster(num_nodes=1, num_gpus_per_node=8)).explain()
+    assert [chain.fix for chain in proposed.chains] == ["--train.colocate_actor_ref (proposed, not checked: solver_placement.predict checks every fix before it keeps it)"]
+    assert [chain.fix.split(" (")[1][:8] for chain in checked.chains] == ["checked:"]
