@@ -215,3 +215,13 @@ def test_a_fix_is_called_checked_only_when_predict_checked_it() -> None:
     checked = predict(case.framework, list(case.arguments), cluster=Cluster(num_nodes=1, num_gpus_per_node=8)).explain()
     assert [chain.fix for chain in proposed.chains] == ["--train.colocate_actor_ref (proposed, not checked: solver_placement.predict checks every fix before it keeps it)"]
     assert [chain.fix.split(" (")[1][:8] for chain in checked.chains] == ["checked:"]
+
+
+def test_cli_explains_a_yaml_input_on_a_stated_cluster() -> None:
+    arguments = ["explain", "roll", "--input", str(FRAMEWORKS / "roll_rlvr.yaml"), "--cluster", str(FRAMEWORKS / "cluster_4_32.yaml")]
+    result = cli_runner().invoke(main, arguments)
+    assert result.exit_code == 3, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["ROLL 0.3.0 on 2 nodes, GPUs per node [4, 32]", "actor_train:"]
+    assert lines[3].startswith("  - ranks 4-7 -> node 1, GPUs 4-7 (CUDA_VISIBLE_DEVICES 0,1,2,3): worker r takes device numbers")
+    assert [line.split(":")[0] for line in lines if line.startswith(("error", "warning"))] == ["error", "error"]
