@@ -47,7 +47,9 @@ def explain(
     """The user statements of ``source`` (what :func:`~solver_placement.solve` takes: a spec, a job,
     a path, ``YamlText``, a mapping or a ``DictConfig``, on ``cluster`` when given) that cannot hold
     together; empty when it has a placement or the time limit ran out before a conflict was found.
-    The keyword arguments override the config's ``cluster.solver`` options, as in ``solve``."""
+    The keyword arguments override the config's ``cluster.solver`` options, as in ``solve``.
+    For a framework whose own code places the job (OpenRLHF, slime, ...), ``predict(...).explain()``
+    says why each rank lands where it does instead."""
     spec = spec_of(source, cluster)
     return explain_spec(spec, spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed))
 
