@@ -10,7 +10,8 @@ reproduces the lexer (longest match, ties to the rule written first) and the par
 rules, so every value is either Hydra's value or refused with Hydra's reason; a test compares it
 with Hydra's parser on a corpus where Hydra is installed.
 
-Functions (``choice(...)``, ``int(...)``) are refused: only Hydra evaluates them. The text is
+Functions (``choice(...)``, ``int(...)``) are refused: only Hydra evaluates them; any other call
+(ROLL's ``list(range(0,4))`` unquoted) is Hydra's unknown function, refused with the quoted form. The text is
 bounded before it is read: its length (``max_file_bytes``), its nesting (``max_depth``), its
 values (``max_values``) and its interpolations (``max_interpolations``).
 """
@@ -86,6 +87,9 @@ _PATTERNS = tuple(
 #: colons and interpolations.
 _PRIMITIVE = frozenset({Kind.ID, Kind.NULL, Kind.INT, Kind.FLOAT, Kind.BOOL, Kind.INTERPOLATION, Kind.UNQUOTED_CHAR, Kind.COLON, Kind.ESC, Kind.WS})
 _DICT_KEY = _PRIMITIVE - {Kind.COLON, Kind.INTERPOLATION}
+#: The functions Hydra's override grammar evaluates (``create_functions`` in
+#: ``hydra/core/override_parser/overrides_parser.py``); any other name is Hydra's unknown function.
+_HYDRA_FUNCTIONS = frozenset({"int", "str", "bool", "float", "choice", "range", "interval", "tag", "sort", "shuffle", "glob"})
 #: A run of backslashes before a quote inside a quoted value: every other one is kept.
 _ESCAPED_QUOTE = {"'": re.compile(r"\\+'"), '"': re.compile(r'\\+"')}
 
@@ -132,9 +136,14 @@ def override_value(item: str, raw: str) -> Any:
             f"--multirun; for one string, quote it ({_quoted(item, text)}); for a list, write it in brackets ([{text}])"
         ) from None
     except _Function as function:
+        if function.name in _HYDRA_FUNCTIONS:
+            raise PlacementConfigError(
+                f"override {shown(item)}: {function.name}(...) is a Hydra sweep or cast function, which only Hydra evaluates; "
+                "write the one value itself"
+            ) from None
         raise PlacementConfigError(
-            f"override {shown(item)}: {function.name}(...) is a Hydra sweep or cast function, which only Hydra evaluates; "
-            "write the one value itself"
+            f"override {shown(item)}: Hydra reads {function.name}(...) as a call of a function it does not have "
+            f"(Unknown function '{function.name}'); for the text itself, quote it ({_quoted(item, text)})"
         ) from None
     except HydraSyntaxError as error:
         raise PlacementConfigError(
@@ -143,11 +152,22 @@ def override_value(item: str, raw: str) -> Any:
         ) from None
 
 
+def written_value(text: str) -> str:
+    """``text`` as typed after an override's ``=``: as it is when Hydra's grammar reads it (``4``,
+    ``sglang:d4+fsdp:d4``), else in single quotes, its quotes and the backslashes before them
+    escaped, so Hydra reads back exactly ``text`` (``'list(range(0,4))'``, ``'0-3,4-7'``)."""
+    try:
+        _Parser(_tokens(text), text).value()
+        return text
+    except (HydraSyntaxError, _Sweep, _Function):
+        escaped = re.sub(r"(\\*)'", lambda run: run.group(1) * 2 + "\\'", text)
+        return "'" + re.sub(r"(\\+)$", lambda run: run.group(1) * 2, escaped) + "'"
+
+
 def _quoted(item: str, text: str) -> str:
     """The override with its value in single quotes, as typed in a shell."""
     key = item[: len(item) - len(text)].rstrip(" \t")
-    inner = text.replace("'", "\\'")
-    return f"\"{key}'{inner}'\" in a shell"
+    return f"\"{key}{written_value(text)}\" in a shell"
 
 
 def _tokens(text: str) -> list[Token]:
@@ -294,4 +314,4 @@ def _unquoted(text: str) -> str:
     return "".join(pieces)
 
 
-__all__ = ["override_value"]
+__all__ = ["override_value", "written_value"]

@@ -47,7 +47,7 @@ from solver_placement._config import ConfigSource, YamlText, composed, existing_
 from solver_placement._errors import PlacementConfigError, counted, cut, first_line, shown
 from solver_placement._limits import check
 from solver_placement._limits.numbers import decimal
-from solver_placement._override_values import override_value
+from solver_placement._override_values import override_value, written_value
 
 #: Characters no key part may hold: Hydra's prefixes, and OmegaConf's brackets and escapes.
 _NOT_IN_KEYS = "+~[]\\"
@@ -122,6 +122,13 @@ def apply_to(config: DictConfig, overrides: Sequence[str], file: str, name: str)
             _delete(config, override, name)
         else:
             _assign(config, override, name)
+
+
+def override_text(key: str, value: str | None, form: str = "") -> str:
+    """The override that sets ``key`` to ``value`` (the text as a user types it: ``4``,
+    ``list(range(0,4))``), written so Hydra's grammar reads it back as that text; ``~key`` for
+    None. ``form`` is ``"+"`` or ``"++"`` to add the key."""
+    return f"~{key}" if value is None else f"{form}{key}={written_value(value)}"
 
 
 def parse_override(item: str, file: str) -> Override:
