@@ -110,8 +110,10 @@ class Row:
         return [self.name, str(self.used), str(self.idle), said, str(self.split_engines), per_node]
 
 
-#: The table's header, matching :meth:`Row.cells`.
-HEADERS = ["layout", "GPUs used", "idle", "findings", "engines split", "ranks on node 0 / 1 / 2"]
+def headers(cluster: Cluster) -> list[str]:
+    """The table's header, matching :meth:`Row.cells`."""
+    nodes = " / ".join(map(str, range(cluster.num_nodes)))
+    return ["layout", "GPUs used", "idle", "findings", "engines split", f"ranks on node {nodes}"]
 
 
 def summarize(entry: Entry, layout: Layout) -> Row:
