@@ -166,3 +166,18 @@ def test_the_command_line_predicts_areal_as_json() -> None:
     assert document["framework"] == "AReaL" and document["release"] == "1.0.4"
     assert len(document["roles"]["rollout"]) == 4 and len(document["roles"]["actor"]) == 8
     assert {tuple(map(tuple, finding["fix"])) for finding in document["findings"]} == {(("allocation_mode", "sglang:d2t2+fsdp:d4"),)}
+
+
+def test_an_interpolation_a_plain_mapping_leaves_unresolved_is_named_and_a_dictconfig_resolves_it() -> None:
+    from omegaconf import OmegaConf
+
+    config = {
+        "scheduler": {"type": "local"},
+        "cluster": {"n_nodes": 1, "n_gpus_per_node": 8},
+        "actor": {"backend": "fsdp:d4", "scheduling_spec": [{"gpu": 1, "cmd": "python3 -m areal.infra.rpc.rpc_server"}]},
+        "ref": {"backend": "${actor.backend}", "scheduling_spec": [{"gpu": 1, "cmd": "python3 -m areal.infra.rpc.rpc_server"}]},
+    }
+    with pytest.raises(PlacementError, match=r"OmegaConf interpolation left unresolved \(a plain mapping keeps \$\{\.\.\.\} as text\): give the YAML file"):
+        predict("areal", config)
+    resolved = predict("areal", OmegaConf.create(config))
+    assert [rank.gpus for rank in resolved.of_role("ref")] == [(4,), (5,), (6,), (7,)]
