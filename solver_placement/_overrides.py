@@ -16,9 +16,10 @@ half-applied or ignored:
 
 A dotted key walks mappings by name and lists by index (``cluster.node_groups.0.label``); keys
 may hold commas (RLinf's ``actor,rollout``), which Hydra's grammar cannot address. A value is read
-as YAML, within the same input limits as FILE (``limits.yaml_scan``): ``4``, ``[8,8,0]``,
-``{processes: 2}``, ``null``, ``'0-3'`` read as Hydra reads them; an empty value is the empty
-string, as in Hydra. A mapping given for a mapping is merged into it, anything else replaces the
+by Hydra's own override grammar (``_override_values``), not as YAML: ``4``, ``[8,8,0]``,
+``{processes: 2}``, ``null``, ``'0-3'``, ``1:2``, ``yes`` mean what they mean to Hydra, and a value
+Hydra cannot read (or reads as a sweep, ``0-3,4-7``) is refused with the quoted form to write; an
+empty value is the empty string, as in Hydra. A mapping given for a mapping is merged into it, anything else replaces the
 value (so a list replaces the whole list), as Hydra merges. The overrides apply in order before
 interpolations are resolved, so ``${...}`` references see the new values.
 
@@ -33,28 +34,21 @@ from __future__ import annotations
 
 import copy
 import difflib
-import re
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-from yaml import YAMLError
 
 from solver_placement._compose import composed_entries
 from solver_placement._config import ConfigSource, YamlText, composed, existing_file, read_yaml, to_plain
 from solver_placement._errors import PlacementConfigError, counted, cut, first_line, shown
 from solver_placement._limits import check
 from solver_placement._limits.numbers import decimal
-from solver_placement._limits.yaml_scan import check_text, load_checked
+from solver_placement._override_values import override_value, written_value
 
-#: Hydra's grammar functions (sweeps, casts and list extension): only Hydra evaluates them.
-_HYDRA_FUNCTION = re.compile(r"\s*(choice|range|interval|tag|sort|shuffle|glob|int|float|str|bool|extend_list)\s*\(.*\)\s*", re.DOTALL)
-#: The key the value is wrapped under so the input limits measure it as a YAML document.
-_WRAPPER = "value"
 #: Characters no key part may hold: Hydra's prefixes, and OmegaConf's brackets and escapes.
 _NOT_IN_KEYS = "+~[]\\"
 #: How the forms read, for the message of an argument that is none of them.
@@ -130,6 +124,13 @@ def apply_to(config: DictConfig, overrides: Sequence[str], file: str, name: str)
             _assign(config, override, name)
 
 
+def override_text(key: str, value: str | None, form: str = "") -> str:
+    """The override that sets ``key`` to ``value`` (the text as a user types it: ``4``,
+    ``list(range(0,4))``), written so Hydra's grammar reads it back as that text; ``~key`` for
+    None. ``form`` is ``"+"`` or ``"++"`` to add the key."""
+    return f"~{key}" if value is None else f"{form}{key}={written_value(value)}"
+
+
 def parse_override(item: str, file: str) -> Override:
     """One argument as an :class:`Override`, refused with the reason if it is not one of the forms."""
     form = next((prefix for prefix in ("++", "+", "~") if item.startswith(prefix)), "")
@@ -141,7 +142,7 @@ def parse_override(item: str, file: str) -> Override:
     path = _path(item, key)
     if not equals or (form == "~" and not raw.strip()):
         return Override(item, form, path, has_value=False)
-    return Override(item, form, path, _value(item, raw))
+    return Override(item, form, path, override_value(item, raw))
 
 
 def _path(item: str, key: str) -> tuple[str, ...]:
@@ -165,30 +166,6 @@ def _path(item: str, key: str) -> tuple[str, ...]:
             f"no spaces or any of {_NOT_IN_KEYS})"
         )
     return parts
-
-
-def _value(item: str, raw: str) -> Any:
-    """The value as YAML, measured against the input limits before it is loaded (see the module docstring)."""
-    if not raw.strip():
-        return ""
-    function = _HYDRA_FUNCTION.fullmatch(raw)
-    if function:
-        raise PlacementConfigError(
-            f"override {shown(item)}: {function.group(1)}(...) is a Hydra sweep or cast function, which only Hydra evaluates; "
-            "write the one value itself"
-        )
-    document = f"{_WRAPPER}:\n{textwrap.indent(raw, '  ')}"
-    try:
-        check_text(document, _WRAPPER)
-    except PlacementConfigError as error:  # its message names the document by its wrapper key: name the override
-        rest = str(error).removeprefix(f"config file {_WRAPPER!r}")
-        raise PlacementConfigError(f"override {shown(item)}: {rest[2:] if rest.startswith(': ') else 'the value' + rest}") from None
-    try:
-        loaded = load_checked(document)
-    except (YAMLError, OmegaConfBaseException, ValueError, TypeError) as error:  # ValueError, TypeError: as in config.load_yaml
-        reason = getattr(error, "problem", None) or first_line(error)
-        raise PlacementConfigError(f"override {shown(item)}: the value is not valid YAML ({shown(reason)[1:-1]})") from None
-    return cast(dict[str, Any], OmegaConf.to_container(loaded, resolve=False))[_WRAPPER]
 
 
 def _assign(config: DictConfig, override: Override, name: str) -> None:

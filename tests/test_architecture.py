@@ -23,6 +23,7 @@ LAYERS = (
     "_compose",
     "limits",
     "_config",
+    "_override_values",
     "_overrides",
     "_solver_settings",
     "_cluster",

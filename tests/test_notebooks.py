@@ -37,12 +37,13 @@ def outputs(notebook: nbformat.NotebookNode) -> tuple[list[tuple[bool, int]], li
     return shape, errors
 
 
-def test_the_four_notebooks_are_there() -> None:
+def test_the_five_notebooks_are_there() -> None:
     assert [path.name for path in NOTEBOOKS] == [
         "01_grammar_tour.ipynb",
         "02_collocated_vs_disaggregated.ipynb",
         "03_heterogeneous_cluster.ipynb",
         "04_explore_layouts.ipynb",
+        "one_job_eight_frameworks.ipynb",
     ]
 
 

@@ -58,9 +58,10 @@ def plot_layout(
 ) -> Figure:
     """Draw where every process runs: one row of hardware cells per node, one colour per component.
 
-    ``source`` is a solved layout: a ``Solution``, an RLinf ``ComponentPlacement`` already built,
-    or placement records (a ``{component: [Placement]}`` mapping or a flat list). Drawing never
-    solves: a config, a path or a spec is refused; solve it first (``plot_layout(solve(path))``).
+    ``source`` is a solved layout: a ``Solution``, a framework's ``Prediction`` (``predict``), an
+    RLinf ``ComponentPlacement`` already built, or placement records (a ``{component: [Placement]}``
+    mapping or a flat list). Drawing never solves: a config, a path or a spec is refused; solve it
+    first (``plot_layout(solve(path))``).
     ``cluster`` completes bare records with the hardware no process uses.
     ``components`` restricts (and orders) the components drawn; colours stay those of the full
     job, so figures of one job agree. ``nodes`` selects nodes (``"0-15"`` or ints). ``mode``:

@@ -2,8 +2,8 @@
 plus the hardware of every node.
 
 Drawing never solves: solving is the caller's job, and the figures take what it returned (a
-``Solution``, an RLinf ``ComponentPlacement`` already built) or placement records. A config, a
-YAML path or a spec is refused with the call to make first. The solved layout and the placement
+``Solution``, a framework's ``Prediction``, an RLinf ``ComponentPlacement`` already built) or
+placement records. A config, a YAML path or a spec is refused with the call to make first. The solved layout and the placement
 are recognised by what drawing reads of them (:class:`SolvedLayout`, :class:`BuiltPlacement`),
 not by their classes, so this package imports neither the solver nor the spec layer. A
 :class:`Drawn` answers the questions drawing asks (which nodes, which hardware cells per node, what
@@ -33,13 +33,14 @@ from solver_placement._records import Placement
 
 @runtime_checkable
 class SolvedLayout(Protocol):
-    """What drawing reads of a solved layout (a ``Solution``): the records, the cluster they run
-    on and each component's tensor-parallel group size as its spec states it."""
+    """What drawing reads of a solved layout (a ``Solution``, or a framework's predicted layout,
+    a ``Prediction``): the records, the cluster they run on and each component's tensor-parallel
+    group size as its spec (or the framework's engines) states it."""
 
     @property
     def cluster(self) -> Cluster: ...
 
-    def placements_by_component(self, isolate_accelerator: bool = True) -> dict[str, list[Placement]]: ...
+    def placements_by_component(self) -> dict[str, list[Placement]]: ...
 
     def tensor_parallel_size(self, component: str) -> int: ...
 
@@ -195,7 +196,7 @@ def _unsolved(source: object, figure: str) -> PlacementConfigError:
     else:
         what, argument = f"a {type(source).__name__}", "config"
     return PlacementConfigError(
-        f"{figure}: cannot draw {what}: it draws a solved layout (a Solution, an RLinf ComponentPlacement or placement "
+        f"{figure}: cannot draw {what}: it draws a solved layout (a Solution, a Prediction, an RLinf ComponentPlacement or placement "
         f"records) and never solves; solve it first: {figure}(solve({argument}))"
     )
 

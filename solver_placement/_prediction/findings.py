@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from solver_placement._errors import PlacementError
+from solver_placement._overrides import override_text
 
 #: A fix: the framework flags (or dotted config keys) to set, in order, with their new values.
 #: ``None`` removes a flag; ``""`` states a switch that takes no value (``--colocate_all_models``).
@@ -72,12 +73,15 @@ class Finding:
 
 
 def fix_text(fix: Fix) -> str:
-    """A fix as the user would type it: flags as flags (``--vllm.num_engines 2 --colocate_all_models``),
-    config keys as Hydra overrides (``allocation_mode=sglang:d2t2+fsdp:d4``, ``~key``)."""
+    """A fix as the user would type it in a shell: flags as flags (``--vllm.num_engines 2
+    --colocate_all_models``), config keys as Hydra overrides (``allocation_mode=sglang:d2t2+fsdp:d4``,
+    ``~key``), a value Hydra's grammar reads only quoted in quotes the shell keeps
+    (``"actor_train.device_mapping='list(range(0,4))'"``)."""
     parts = []
     for flag, value in fix:
         if not flag.startswith("-"):
-            parts.append(f"~{flag}" if value is None else f"{flag}={value}")
+            override = override_text(flag, value)
+            parts.append(f'"{override}"' if "'" in override else override)
         else:
             parts.append(f"drop {flag}" if value is None else flag if value == "" else f"{flag} {value}")
     return " ".join(parts)

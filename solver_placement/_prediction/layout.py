@@ -115,8 +115,25 @@ class Prediction:
         return role_records(role, self.of_role(self._known(role)), self.cluster)
 
     def placements_by_component(self) -> dict[str, list[Placement]]:
-        """Every role's records: what ``plot_layout(records, cluster=prediction.cluster)`` draws."""
+        """Every role's records: what ``plot_layout(prediction)`` draws."""
         return {role: self.placements(role) for role in self.components}
+
+    def tensor_parallel_size(self, role: str) -> int:
+        """Ranks per engine of the role's placed ranks, when every engine has that many and they
+        are ranks ``k*size .. k*size+size-1`` (how ``plot_layout`` brackets a group: ``rank // size``);
+        else 1, as for a role whose rank is its engine (ROLL's and AReaL's inference workers).
+
+        With it a prediction is drawn as a solution is, engines bracketed: a split engine shows
+        as a bracket on two node rows.
+        """
+        placed = [rank for rank in self.of_role(self._known(role)) if rank.node is not None]
+        engines = {rank.engine for rank in placed}
+        if not placed or None in engines:
+            return 1
+        size = len(placed) // len(engines)
+        groups = {(rank.rank // size, rank.engine) for rank in placed}
+        same_size = all(sum(1 for rank in placed if rank.engine == engine) == size for engine in engines)
+        return size if same_size and len(groups) == len(engines) == len({group for group, _ in groups}) else 1
 
     def assignment(self, role: str) -> Assignment:
         """The role's placed ranks as physical hardware ids (what ``layout_report`` tables)."""

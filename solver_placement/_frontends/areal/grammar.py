@@ -45,6 +45,12 @@ EXPERT_DIMENSIONS = "detp"
 
 #: AReaL's hint after a string that does not parse (``_LLMParallelParser.parse``, alloc_mode.py:1128-1133).
 PARSE_HINT = 'use colons, not dots, between a backend and its dimensions ("sglang:d4+fsdp:d4", not "sglang.d4+fsdp.d4")'
+#: Added when the string is an interpolation AReaL would have resolved (``backend: ${actor.backend}``,
+#: as AReaL's example configs write the ref's): a plain mapping handed to ``predict`` keeps it as text.
+UNRESOLVED_HINT = (
+    "; it is an OmegaConf interpolation left unresolved (a plain mapping keeps ${...} as text): "
+    "give the YAML file, an OmegaConf DictConfig, or the value itself"
+)
 
 
 class AllocationModeError(PlacementSyntaxError):
@@ -371,8 +377,9 @@ def _tokens(text: str) -> list[_Token]:
             tokens.append(_Token("word", text[position:end], position))
             position = end
         else:
+            unresolved = UNRESOLVED_HINT if text.startswith("${", position) else ""
             raise AllocationModeError(
-                f"AReaL cannot parse allocation string {text!r}: at position {position}, {char!r} is not part of the grammar; {PARSE_HINT}"
+                f"AReaL cannot parse allocation string {text!r}: at position {position}, {char!r} is not part of the grammar; {PARSE_HINT}{unresolved}"
             )
     tokens.append(_Token("end", "", len(text)))
     return tokens

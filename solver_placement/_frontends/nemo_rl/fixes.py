@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._overrides import override_text
 from solver_placement._prediction.findings import Finding, FindingKind, Fix
 from solver_placement._prediction.launch_input import LaunchInput
 
@@ -44,6 +45,6 @@ def sizing_fix(job: NemoRlJob, cluster: Cluster) -> Fix:
 def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:
     """``given`` with ``fix`` as ``key=value`` overrides after its own words (``~key`` removes one);
     a YAML file is restated as ``--config FILE`` so its ``defaults:`` parents are read again."""
-    words = [f"~{key}" if value is None else f"{key}={value}" for key, value in fix]
+    words = [override_text(key, value) for key, value in fix]
     front = ("--config", str(given.path)) if given.path is not None and not given.arguments else ()
     return given.with_arguments((*front, *given.arguments, *words))

@@ -18,6 +18,7 @@ from solver_placement._errors import PlacementConfigError
 from solver_placement._frontends.nemo_rl.fixes import sizing_fix
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
 from solver_placement._frontends.nemo_rl.virtual_clusters import virtual_clusters
+from solver_placement._overrides import override_text
 from solver_placement._prediction.frameworks import Improvement
 from solver_placement._solver.solve import solve
 
@@ -39,5 +40,5 @@ def improve_nemo_rl(job: NemoRlJob, cluster: Cluster) -> Improvement:
     solution = solve({"cluster": {"num_nodes": cluster.num_nodes, "num_gpus_per_node": [int(n) for n in cluster.gpus_per_node], "component_placement": components}})
     if job.config_file is None:
         return Improvement(solution, None, ("NeMo-RL reads its config from a file: give the YAML file to get the overrides that ask for this layout",))
-    words = [f"{key}={value}" for key, value in sizing_fix(job, cluster)]
+    words = [override_text(key, value) for key, value in sizing_fix(job, cluster)]
     return Improvement(solution, ("--config", job.config_file, *job.overrides, *words))

@@ -23,6 +23,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import PlacementError
 from solver_placement._frontends.roll.job import RollJob, RollWorker
 from solver_placement._frontends.roll.releases import driver_decides_gpus_per_node
+from solver_placement._overrides import override_text
 from solver_placement._prediction.findings import Finding, FindingKind, Fix
 from solver_placement._prediction.launch_input import LaunchInput
 
@@ -96,5 +97,5 @@ def _node_size_fix(job: RollJob, cluster: Cluster, size: int, errors_of: Callabl
 
 def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:
     """``given`` with ``fix`` as ``++key=value`` (``~key`` to remove) overrides after its own words."""
-    words = [f"~{key}" if value is None else f"++{key}={value}" for key, value in fix]
+    words = [override_text(key, value, "++") for key, value in fix]
     return given.with_arguments((*given.arguments, *words))

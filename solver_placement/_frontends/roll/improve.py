@@ -23,6 +23,7 @@ from solver_placement._frontends.roll.fixes import mapping_text
 from solver_placement._frontends.roll.job import RollJob, RollWorker
 from solver_placement._frontends.roll.layout import gpus_per_node
 from solver_placement._frontends.roll.resource_manager import land_groups
+from solver_placement._overrides import override_text
 from solver_placement._prediction.frameworks import Improvement
 from solver_placement._solver.solve import solve
 
@@ -46,7 +47,7 @@ def improve_roll(job: RollJob, cluster: Cluster) -> Improvement:
                 f"{worker.role}: the solver uses GPUs no node rank of ROLL reaches (num_gpus_per_node={size}, groups on nodes {sorted({g.node for g in groups if g.node is not None})})"
             )
             continue
-        overrides.append(f"{worker.role}.device_mapping={mapping_text([d for d in devices if d is not None])}")
+        overrides.append(override_text(f"{worker.role}.device_mapping", mapping_text([d for d in devices if d is not None])))
     return Improvement(solution, None if cannot else tuple(overrides), tuple(cannot))
 
 

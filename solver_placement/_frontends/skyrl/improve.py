@@ -18,13 +18,14 @@ from typing import Any
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._frontends.skyrl.fixes import predict_skyrl
 from solver_placement._frontends.skyrl.job import SkyrlJob
+from solver_placement._overrides import override_text
 from solver_placement._prediction.frameworks import Improvement
 from solver_placement._solver.solve import solve
 
 
 def improve_skyrl(job: SkyrlJob, cluster: Cluster) -> Improvement:
     solution = solve({"cluster": {"component_placement": components(job)}}, cluster=cluster)
-    fixes = [f"{key}={value}" for finding in predict_skyrl(job, cluster).errors for key, value in finding.fix if value is not None]
+    fixes = [override_text(key, value) for finding in predict_skyrl(job, cluster).errors for key, value in finding.fix if value is not None]
     cannot = () if job.engines_local else ("the inference engines are remote (generator.run_engines_locally=false): SkyRL places none of them on this cluster",)
     return Improvement(solution, (*job.arguments, *fixes), cannot)
 

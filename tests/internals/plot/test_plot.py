@@ -201,7 +201,7 @@ def test_drawing_never_solves_and_names_the_call_to_make_first(draw: Callable[[A
     with pytest.raises(PlacementConfigError) as raised:
         draw(source)
     message = str(raised.value)
-    assert message.startswith(f"{draw.__name__}: {refusal}: it draws a solved layout (a Solution, an RLinf ComponentPlacement")
+    assert message.startswith(f"{draw.__name__}: {refusal}: it draws a solved layout (a Solution, a Prediction, an RLinf ComponentPlacement")
     assert message.endswith(f"never solves; solve it first: {draw.__name__}(solve({argument}))")
 
 

@@ -164,3 +164,23 @@ def test_the_predict_command_prints_the_layout_table_and_draws_it(tmp_path: Path
     lines = result.output.splitlines()
     assert lines[0] == "Line 1.0 on 2 nodes, 8 GPUs each" and lines[1].split() == ["nodes", "hardware", "rollout", "unused", "GPUs"]
     assert any(line.startswith("error: rollout (node 0): engine split across nodes") for line in lines)
+
+
+def test_a_prediction_is_drawn_as_a_solution_is_with_its_engines_bracketed(tmp_path: Path) -> None:
+    from solver_placement.plot import plot_layout, save_figure
+
+    prediction = predict("line", ["--gpus", "12", "--engine-size", "3"], cluster=Cluster(num_nodes=2, num_gpus_per_node=8))
+    assert prediction.tensor_parallel_size("rollout") == 3
+    svg = save_figure(plot_layout(prediction, title="line"), tmp_path / "line.svg").read_text()
+    assert "rollout (12)" in svg and ">line<" in svg and "tensor-parallel group" in svg
+    unbracketed = save_figure(plot_layout(prediction.placements_by_component(), cluster=prediction.cluster), tmp_path / "records.svg").read_text()
+    assert "tensor-parallel group" not in unbracketed  # bare records know no engines
+
+
+def test_ranks_whose_engines_are_not_rank_blocks_are_drawn_one_by_one() -> None:
+    cluster = Cluster(num_nodes=1, num_gpus_per_node=8)
+    interleaved = tuple(PredictedRank("rollout", r, 0, (r,), (str(r),), engine=r % 2) for r in range(4))  # engines {0,2} and {1,3}
+    blocks = tuple(PredictedRank("rollout", r, 0, (r,), (str(r),), engine=r // 2) for r in range(4))
+    loose = tuple(PredictedRank("actor", r, 0, (r,), (str(r),)) for r in range(2))  # no engines at all
+    for ranks, size in ((interleaved, 1), (blocks, 2), (loose, 1)):
+        assert Prediction("Line", "1.0", cluster, ranks).tensor_parallel_size(ranks[0].role) == size

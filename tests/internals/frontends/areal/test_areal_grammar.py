@@ -42,6 +42,7 @@ def test_moe_form_derives_the_expert_data_size_and_takes_optional_parentheses() 
     ("text", "phrase"),
     [
         ("sglang.d4p1t2+d8p1t1", "at position 6, '.' is not part of the grammar; use colons, not dots"),
+        ("${actor.backend}", "'$' is not part of the grammar; use colons, not dots, between a backend and its dimensions (\"sglang:d4+fsdp:d4\", not \"sglang.d4+fsdp.d4\"); it is an OmegaConf interpolation left unresolved"),
         ("d4t2", "backend must be explicitly specified; got bare parallelism dimensions"),
         ("[actor]:d4", "got a named component without a backend prefix"),
         ("attn:d2|ffn:e2", "backend must be explicitly specified for hybrid MoE parallelism"),

@@ -70,8 +70,8 @@ def test_argparse_spellings_of_config_and_the_last_one_wins(tmp_path: Path) -> N
         (["train.py", "--config", str(GRPO), "scheduler.type=local", "++teacher={path: t}"], "teacher models are placed by code this front end does not model"),
         (["train.py", "--config", str(GRPO), "scheduler.type=local", "++rollout._version=v2"], "v2 controllers"),
         (["train.py", "--config", str(GRPO), "scheduler.type=local", "rollout.backend=sglang:d1t16"], "Requested 16 GPUs but only 8 available"),
-        (["allocation_mode=sglang:d1+fsdp:d1+fsdp[c]:d1"], "3\\+ components, all must have names"),
-        (["allocation_mode=sglang[a]:d1+sglang[b]:d1"], "Ambiguous 'gen_backend' property: found 2 inference allocations"),
+        (["allocation_mode='sglang:d1+fsdp:d1+fsdp[c]:d1'"], "3\\+ components, all must have names"),
+        (["allocation_mode='sglang[a]:d1+sglang[b]:d1'"], "Ambiguous 'gen_backend' property: found 2 inference allocations"),
         (["allocation_mode=sglang:d1t16+fsdp:d4"], "AReaL's local launcher starts no cross-node server"),
         (["allocation_mode=sglang:d4", "cluster.n_gpus_per_node=-1"], "cluster.n_gpus_per_node=-1"),
     ],
@@ -92,7 +92,7 @@ def test_a_plain_allocation_string_is_the_local_launchers_server_then_trainer() 
 
 
 def test_the_launcher_does_not_honour_a_colocation_bar() -> None:
-    layout = _layout(predict("areal", ["allocation_mode=sglang[r]:d4|fsdp[a]:d4"], cluster=ONE_NODE))
+    layout = _layout(predict("areal", ["allocation_mode='sglang[r]:d4|fsdp[a]:d4'"], cluster=ONE_NODE))
     assert [gpus for gpus, _ in layout["actor"]] == [(4,), (5,), (6,), (7,)]
 
 
@@ -166,3 +166,18 @@ def test_the_command_line_predicts_areal_as_json() -> None:
     assert document["framework"] == "AReaL" and document["release"] == "1.0.4"
     assert len(document["roles"]["rollout"]) == 4 and len(document["roles"]["actor"]) == 8
     assert {tuple(map(tuple, finding["fix"])) for finding in document["findings"]} == {(("allocation_mode", "sglang:d2t2+fsdp:d4"),)}
+
+
+def test_an_interpolation_a_plain_mapping_leaves_unresolved_is_named_and_a_dictconfig_resolves_it() -> None:
+    from omegaconf import OmegaConf
+
+    config = {
+        "scheduler": {"type": "local"},
+        "cluster": {"n_nodes": 1, "n_gpus_per_node": 8},
+        "actor": {"backend": "fsdp:d4", "scheduling_spec": [{"gpu": 1, "cmd": "python3 -m areal.infra.rpc.rpc_server"}]},
+        "ref": {"backend": "${actor.backend}", "scheduling_spec": [{"gpu": 1, "cmd": "python3 -m areal.infra.rpc.rpc_server"}]},
+    }
+    with pytest.raises(PlacementError, match=r"OmegaConf interpolation left unresolved \(a plain mapping keeps \$\{\.\.\.\} as text\): give the YAML file"):
+        predict("areal", config)
+    resolved = predict("areal", OmegaConf.create(config))
+    assert [rank.gpus for rank in resolved.of_role("ref")] == [(4,), (5,), (6,), (7,)]

@@ -143,8 +143,10 @@ def test_the_start_scripts_command_line_names_the_yaml(tmp_path: Path) -> None:
         ["python", script, "--config_p=demo", "--config_name", "rlvr.yaml"],
     ):
         assert job_from(words).workers[0].devices == (0, 1, 2, 3)
-    overridden = job_from(["python", script, "--config_path", "demo", "--config_name", "rlvr", "actor_train.device_mapping=list(range(4,8))"])
+    overridden = job_from(["python", script, "--config_path", "demo", "--config_name", "rlvr", "actor_train.device_mapping='list(range(4,8))'"])
     assert overridden.workers[0].devices == (4, 5, 6, 7)
+    with pytest.raises(PlacementConfigError, match=r"Hydra reads list\(...\) as a call of a function it does not have"):
+        job_from(["python", script, "--config_path", "demo", "--config_name", "rlvr", "actor_train.device_mapping=list(range(4,8))"])
     with pytest.raises(PlacementConfigError, match="unrecognized arguments: --nodes"):
         job_from(["python", script, "--config_path", "demo", "--config_name", "rlvr", "--nodes", "2"])
     with pytest.raises(PlacementConfigError, match="would find no config 'missing'"):
