@@ -27,7 +27,8 @@ def explain_skyrl(job: SkyrlJob, prediction: Prediction) -> Rationale:
     """Per role the rule that places its workers (per engine for the rollout), and the cause of each finding."""
     cite = f"SkyRL {job.release}"
     reasons = _engine_reasons(job, prediction, cite)
-    reasons += [Reason(group.role, _group_text(job, group), f"{cite} {BUILD}, {REORDERED if job.colocate_all else ACTORS}") for group in job.groups]
+    rule = f"{SHARED_GROUP}, {BUILD}, {REORDERED}" if job.colocate_all else f"{BUILD}, {ACTORS}"
+    reasons += [Reason(group.role, _group_text(job, group), f"{cite} {rule}") for group in job.groups]
     return Rationale(tuple(reasons), _causes(cite))
 
 
@@ -49,7 +50,7 @@ def _engine_reasons(job: SkyrlJob, prediction: Prediction, cite: str) -> list[Re
                 "rollout",
                 f"engine {engine // job.data_parallel}'s data-parallel rank {engine % job.data_parallel} takes the consecutive {took} of {group}: "
                 f"inference_engine_tensor_parallel_size {job.tensor_parallel} x pipeline {job.pipeline_parallel} workers",
-                f"{cite} {ENGINES}", tuple(rank.rank for rank in members),
+                f"{cite} {SHARED_GROUP + ', ' if job.colocate_all else ''}{ENGINES}", tuple(rank.rank for rank in members),
             )
         )  # fmt: skip
     return reasons
