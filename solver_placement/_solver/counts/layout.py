@@ -29,7 +29,7 @@ from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountClass, CountProblem
-from solver_placement._solver.counts.typed import gpu_types, part_stacks, runs_cover, typed_cover
+from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, runs_cover, typed_cover
 from solver_placement._specification.candidates import ComponentRequest
 
 
@@ -136,7 +136,8 @@ def _stacked(problem: CountProblem, requests: Mapping[str, ComponentRequest], as
     The classes of a hole avoid the same rank-string GPUs (``problem.py``)."""
     taken: dict[int, np.ndarray] = {}
     for part in connected_parts(len(ask.pattern), ask.graph.linked):
-        if len({ask.keep_off[c] for c in part if ask.pattern[c]}) > 1:
+        present = [c for c in part if ask.pattern[c]]
+        if needs_types([ask.keep_off[c] for c in present], [problem.classes[c].run for c in present]):
             typed = _typed(problem, requests, ask, part)
             if typed is None:
                 return None
@@ -167,9 +168,12 @@ def _typed(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask:
     types, ids = gpu_types(ask.capacity, keep_off)
     demand = tuple(ask.pattern[c] * problem.classes[c].width for c in part)
     stacks = part_stacks(ask.graph, part)
-    runs = [_run(problem, requests, c) for c in part]
+    runs = tuple(_run(problem, requests, c) for c in part)
     if any(run > 1 for run in runs):
-        holding = runs_cover(stacks, keep_off, ask.capacity, demand, runs)
+        try:
+            holding = runs_cover(stacks, keep_off, ask.capacity, demand, runs)
+        except OverflowError:
+            return None
         if holding is None:
             return None
     else:
@@ -218,9 +222,9 @@ def _tile_stacks(found: Hole, order: list[int], free: np.ndarray, demand: tuple[
 def _run(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int) -> int:
     """The consecutive GPUs the class's layout is made of: a process of several GPUs takes ranks
     ``h, h + stride, ...``, so ``amount * stride`` consecutive GPUs hold ``stride`` such
-    processes (1: any GPU will do). The largest over the members; it divides the group width
-    (``problem.py`` declines a spec where it does not)."""
-    return max(int(requests[m].amount[0]) * int(requests[m].stride or 1) if int(requests[m].amount[0]) > 1 else 1 for m in problem.classes[c].members)
+    processes (1: any GPU will do). The largest over the members (``CountClass.run``); it
+    divides the group width (``problem.py`` declines a spec where it does not)."""
+    return problem.classes[c].run
 
 
 def _runs_of(free: np.ndarray, run: int, need: int) -> np.ndarray | None:

@@ -61,6 +61,7 @@ class CountClass:
     groups: int
     pipeline: int = 1  # groups per pipeline, when a domain must hold whole pipelines
     domain: np.ndarray | None = None  # per node, its value of the pipeline label (index)
+    run: int = 1  # consecutive GPUs its layout is made of: a member's ``amount * stride`` block (1: any GPU)
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,8 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
         pipeline, domain = _pipeline(spec, name, group)
         if request.num_processes % (group * pipeline):
             return f"{name}: processes that do not form whole pipelines"
-        classes.append(CountClass(name, members, group, width, request.num_processes // group, pipeline, domain))
+        run = max(int(free[m].amount[0]) * int(free[m].stride or 1) if int(free[m].amount[0]) > 1 else 1 for m in members)
+        classes.append(CountClass(name, members, group, width, request.num_processes // group, pipeline, domain, run))
     return classes
 
 

@@ -55,10 +55,12 @@ def part_stacks(graph: ApartGraph, part: Sequence[int]) -> tuple[tuple[int, ...]
     return tuple(sorted({tuple(sorted(position[c] for stack in combo for c in stack)) for combo in itertools.product(*choices)}))
 
 
-def typed_cover(stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], demand: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
-    """Per type, the stack each of its GPUs holds (indices into ``stacks`` restricted to what the
-    type admits, ``()`` for a GPU left idle), so that every class ``k`` is on at least
-    ``demand[k]`` GPUs; None when no such stacks exist. A class may leave a GPU of its stack
+def typed_cover(
+    stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], demand: tuple[int, ...]
+) -> tuple[tuple[tuple[int, ...], ...], ...] | None:
+    """Per type, the stacks its GPUs hold (``stacks`` restricted to what the type admits; GPUs
+    left over stay idle), so that every class ``k`` is on at least ``demand[k]`` GPUs; None when
+    no such stacks exist. A class may leave a GPU of its stack
     unused (stacks are closed under removing a class), so "at least" is exact."""
     local = tuple(_maximal(tuple(sorted({tuple(k for k in stack if k in admitted) for stack in stacks}))) for admitted, _ in types)
 
@@ -90,8 +92,8 @@ def runs_cover(
 ) -> list[list[int]] | None:
     """Per class, the local ids whose stacks hold it, when some class takes its GPUs in runs of
     consecutive ids (a stride): GPU by GPU in id order, each given a stack it admits, so that
-    every class gets ``demand[k]`` ids in whole runs of ``runs[k]``; None when the search finds
-    none within ``RUNS_STEPS`` steps (the count path then declines the node's layout)."""
+    every class gets ``demand[k]`` ids in whole runs of ``runs[k]``; None when there is none
+    (``OverflowError`` past ``RUNS_STEPS`` steps: not decided)."""
     admitted = [_maximal(tuple(sorted({tuple(k for k in stack if gpu not in keep_off[k]) for stack in stacks}))) for gpu in range(capacity)]
     held: list[list[int]] = [[] for _ in demand]
     steps = 0
@@ -110,7 +112,7 @@ def runs_cover(
         nonlocal steps
         steps += 1
         if steps > RUNS_STEPS:
-            return False
+            raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
         counted = [whole_runs(k, gpu) for k in range(len(demand))]
         if all(whole >= need for (whole, _), need in zip(counted, demand)):
             return True
@@ -128,16 +130,36 @@ def runs_cover(
     return held if search(0) else None
 
 
+def needs_types(keep_off: Sequence[tuple[int, ...]], runs: Sequence[int]) -> bool:
+    """Whether a node's classes (of one connected part) need checks GPU by GPU: they are kept off
+    different GPUs, or one that takes runs of consecutive GPUs is kept off some (then its room
+    is not a count of GPUs but of the runs between the GPUs it may not use)."""
+    return len(set(keep_off)) > 1 or any(run > 1 and bool(off) for off, run in zip(keep_off, runs))
+
+
 def typed_patterns(
-    widths: Sequence[int], mask: Sequence[bool], stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], limit: int, check: Callable[[str], None]
+    widths: Sequence[int],
+    mask: Sequence[bool],
+    stacks: tuple[tuple[int, ...], ...],
+    capacity: int,
+    keep_off: tuple[tuple[int, ...], ...],
+    runs: tuple[int, ...],
+    limit: int,
+    check: Callable[[str], None],
 ) -> Iterator[tuple[int, ...]]:
-    """Every vector of group counts (empty first) whose GPUs the node's types hold
-    (:func:`typed_cover`); each class bounded by the GPUs that admit it. Raises ``OverflowError``
-    past ``limit`` vectors (the caller's pattern limit)."""
-    most = [sum(count for admitted, count in types if k in admitted) // w if allowed else 0 for k, (w, allowed) in enumerate(zip(widths, mask))]
+    """Every vector of group counts (empty first) whose GPUs the node holds: by GPU type
+    (:func:`typed_cover`), or GPU by GPU when a class takes runs (:func:`runs_cover`); each class
+    bounded by the GPUs it may use. Raises ``OverflowError`` past ``limit`` vectors (the
+    caller's pattern limit) or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
+    types = gpu_types(capacity, keep_off)[0]
+    most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     produced = 0
     for vector in itertools.product(*(range(m + 1) for m in most)):
-        if typed_cover(stacks, types, tuple(g * w for g, w in zip(vector, widths))) is None:
+        demand = tuple(g * w for g, w in zip(vector, widths))
+        if any(run > 1 for run in runs):
+            if runs_cover(stacks, keep_off, capacity, demand, runs) is None:
+                continue
+        elif typed_cover(stacks, types, demand) is None:
             continue
         produced += 1
         if produced > limit:
