@@ -12,6 +12,11 @@ types' GPUs, each given a stack within what it admits, hold every class its dema
 so the count model lists their whole-node patterns by this check, and the layout gives each
 GPU the stack found; every other node keeps the cliques' sums. None of it depends on the number
 of GPUs in the cluster: types are per node shape, classes per connected part.
+
+A class whose processes take runs of consecutive GPUs (a stride's blocks) is kept off some GPUs
+of such a node, its room is the runs between them, not their count; there the check goes GPU by
+GPU in id order (:func:`runs_cover`), a search bounded by ``RUNS_STEPS`` (past it the node is
+not decided, and the count path declines as for too many patterns).
 """
 
 from __future__ import annotations
@@ -154,7 +159,9 @@ def typed_patterns(
     types = gpu_types(capacity, keep_off)[0]
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     produced = 0
-    for vector in itertools.product(*(range(m + 1) for m in most)):
+    for examined, vector in enumerate(itertools.product(*(range(m + 1) for m in most))):
+        if examined % 256 == 255:
+            check("enumerating node patterns")
         demand = tuple(g * w for g, w in zip(vector, widths))
         if any(run > 1 for run in runs):
             if runs_cover(stacks, keep_off, capacity, demand, runs) is None:
@@ -164,8 +171,6 @@ def typed_patterns(
         produced += 1
         if produced > limit:
             raise OverflowError
-        if produced % 256 == 0:
-            check("enumerating node patterns")
         yield vector
 
 
