@@ -104,11 +104,12 @@ def shapes(
     room[:] = np.where(allowed, room, -1).max(axis=0)  # one room per node where the classes there are kept off the same GPUs
     domains = np.stack([_domains(problem.classes[c].domain, num_nodes) for c in part])
     keep_off = [problem.blocked_locals(c) for c in part]
+    touched = {node for off in keep_off for node in off}  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
         key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(domains[:, node].tolist()),
-               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node))  # fmt: skip
+               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else ())  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
     found = []
