@@ -64,8 +64,10 @@ def flat_optimum(spec: PlacementSpec, requests: dict[str, ComponentRequest]) -> 
     """The flat model's proven optimum of ``requests`` on the count model's terms, None when it
     proves there is no placement."""
     ctx = build_model(spec, expand_all(requests), weights=PRIMARY)
+    if ctx.conflicts:  # statements that contradict before any search
+        return None
     solver, status = solve_polished(ctx, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
-    if status == cp_model.INFEASIBLE or ctx.conflicts:
+    if status == cp_model.INFEASIBLE:
         return None
     assert status == cp_model.OPTIMAL
     return round(solver.objective_value)
