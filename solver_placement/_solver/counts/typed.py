@@ -152,26 +152,43 @@ def typed_patterns(
     limit: int,
     check: Callable[[str], None],
 ) -> Iterator[tuple[int, ...]]:
-    """Every vector of group counts (empty first) whose GPUs the node holds: by GPU type
-    (:func:`typed_cover`), or GPU by GPU when a class takes runs (:func:`runs_cover`); each class
-    bounded by the GPUs it may use. Raises ``OverflowError`` past ``limit`` vectors (the
-    caller's pattern limit) or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
+    """Every vector of group counts (empty first, in lexicographic order) whose GPUs the node
+    holds: by GPU type (:func:`typed_cover`), or GPU by GPU when a class takes runs
+    (:func:`runs_cover`); each class bounded by the GPUs it may use. More groups never fit where
+    fewer do not, so a vector that does not fit with the later classes still empty ends its
+    class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
+    or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
     types = gpu_types(capacity, keep_off)[0]
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
-    produced = 0
-    for examined, vector in enumerate(itertools.product(*(range(m + 1) for m in most))):
-        if examined % 256 == 255:
+    counts = [0] * len(widths)
+    produced = examined = 0
+
+    def fits() -> bool:
+        nonlocal examined
+        examined += 1
+        if examined % 256 == 0:
             check("enumerating node patterns")
-        demand = tuple(g * w for g, w in zip(vector, widths))
+        demand = tuple(g * w for g, w in zip(counts, widths))
         if any(run > 1 for run in runs):
-            if runs_cover(stacks, keep_off, capacity, demand, runs) is None:
-                continue
-        elif typed_cover(stacks, types, demand) is None:
-            continue
-        produced += 1
-        if produced > limit:
-            raise OverflowError
-        yield vector
+            return runs_cover(stacks, keep_off, capacity, demand, runs) is not None
+        return typed_cover(stacks, types, demand) is not None
+
+    def walk(k: int) -> Iterator[tuple[int, ...]]:
+        nonlocal produced
+        if k == len(widths):
+            produced += 1
+            if produced > limit:
+                raise OverflowError
+            yield tuple(counts)
+            return
+        for value in range(most[k] + 1):
+            counts[k] = value
+            if value and not fits():
+                break
+            yield from walk(k + 1)
+        counts[k] = 0
+
+    yield from walk(0)
 
 
 def _maximal(stacks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
