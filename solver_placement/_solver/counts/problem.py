@@ -78,7 +78,7 @@ class CountProblem:
     allowed: np.ndarray
     graphs: tuple[ApartGraph, ...]
     graph_of: np.ndarray
-    blocked: tuple[np.ndarray, ...]  # per class, the physical ids rank-string components it is exclusive with use
+    blocked: tuple[np.ndarray, ...]  # per class, the physical ids it is kept off: its rank-string partners', those its window leaves out
     hw_node: np.ndarray  # the cluster's node of every physical id
     hw_local: np.ndarray  # the cluster's local id (on its node) of every physical id
 
@@ -89,7 +89,7 @@ class CountProblem:
         return frozenset(pair for graph in self.graphs for pair in graph.linked)
 
     def blocked_per_node(self, c: int, num_nodes: int) -> np.ndarray:
-        """How many GPUs of each node class ``c`` must leave to rank-string components."""
+        """How many GPUs of each node class ``c`` is kept off (rank strings, its window's edge)."""
         return np.bincount(self.hw_node[self.blocked[c]], minlength=num_nodes)
 
     def blocked_locals(self, c: int) -> dict[int, tuple[int, ...]]:
@@ -237,8 +237,8 @@ def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: Com
 
 
 def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass, blocked: np.ndarray) -> np.ndarray:
-    """Nodes whose every GPU the class's root may use, with room for one group beside the
-    rank-string components it avoids, and whose memory holds the members' mix."""
+    """Nodes the class's window reaches with room for one group beside the GPUs it is kept off
+    (``blocked``), and whose memory holds the members' mix."""
     cluster = spec.cluster
     room = np.where(window_per_node(cluster, free[count_class.root]) > 0, cluster.gpus_per_node - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes), 0)
     allowed = room >= count_class.width
