@@ -37,6 +37,12 @@ neither side places is a finding, not noise:
   the planted layout's, every one used) and gives the rest to components of 1-2 GPUs per group,
   exclusive with the windows, asking at most ``fill`` of the GPUs the windows leave: every node
   leaves an even number of GPUs, which groups of 1 and 2 pack.
+* ``uneven rank strings`` writes a rank string over the first 25-75% of the GPUs (ending part
+  way through a node, at an even GPU) and gives it partners that avoid it unevenly: ``critic``
+  shares its GPUs (exclusive only with ``actor``), ``actor`` and maybe ``reward`` are exclusive
+  with the rank string and each other. ``critic`` asks at most ``fill`` of the rank string's
+  GPUs and the others at most ``fill`` of the GPUs it leaves (the planted layout: each side
+  packs its own GPUs, an even number on every node, in groups of 1 or 2).
 * ``rank strings`` writes the actor as a rank string over whole nodes and collocates a
   declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
   components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
@@ -245,6 +251,29 @@ def rank_strings(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, placement)
 
 
+def uneven_rank_strings(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A rank string over the first 25-75% of the GPUs (an even count), a ``critic`` that may
+    share its GPUs, and ``actor`` (maybe ``reward``) exclusive with it and with each other, in
+    groups of 1-2 GPUs (see the module docstring)."""
+    total = nodes * GPUS
+    held = 2 * max(1, round(total * rng.uniform(0.25, 0.75) / 2))
+    placement: dict[str, Any] = {"fixed": f"0-{held - 1}"}
+    options = ((1, 1), (2, 1), (1, 2))
+    own = int(fill * held)
+    if own:
+        (tp, hpp), = shapes(rng, 1, own, options)
+        placement["critic"] = body(tp, hpp, allocate(rng, own, [tp * hpp])[0], exclusive_with=["actor"])
+    left = int(fill * (total - held))
+    if left:
+        chosen = shapes(rng, rng.randint(1, 2), left, options)
+        names = ["actor", "reward"][: len(chosen)]
+        for name, (tp, hpp), groups in zip(names, chosen, allocate(rng, left, [t * h for t, h in chosen])):
+            placement[name] = body(tp, hpp, groups, exclusive_with=["fixed", *(n for n in names if n != name)])
+    if "actor" not in placement and "critic" in placement:
+        placement["critic"].pop("exclusive_with")
+    return section(nodes, GPUS, placement)
+
+
 MEMORY_SHAPES = ((1, 1), (2, 1), (4, 1))
 
 
@@ -414,6 +443,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "ring": ring,
     "limits": limits,
     "rank strings": rank_strings,
+    "uneven rank strings": uneven_rank_strings,
     "tp domains": tensor_domains,
     "windows": windows,
 }

@@ -18,6 +18,9 @@ one more process there (``rules/``: no component exclusive with this one uses it
 copy of a rule, and the families its shape keeps say how in their registry entries (each
 component is placed once, each item of its window once). A collocated component takes exactly
 its target's items, group by group, each group tiled by the component's processes (interleaved by its stride).
+A component whose processes (or whose collocated components' processes) hold several GPUs at a
+stride takes a node's usable items only in runs of consecutive ranks that its blocks fill, and an
+order whose build still breaks a stride is dropped like one that leaves a component no room.
 What the construction cannot express (a component's processes with different candidates, a
 window shared unevenly, two domain labels) gives None: the search then decides alone.
 """
@@ -38,6 +41,7 @@ from solver_placement._solver.labels import label_values
 from solver_placement._solver.options import Budget
 from solver_placement._solver.rules import RULES
 from solver_placement._solver.rules.rule import FitForm
+from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -63,12 +67,27 @@ def first_fit(
         except _CannotConstruct:
             continue  # a greedy order that leaves a component no room: the next order may not
         built = {name: _fixed(request, spec) if request.determined else board.assignment(request) for name, request in requests.items()}
+        if not _follows_strides(built, requests):
+            continue  # a usable item the blocks could not avoid (a chain of collocations, blocks across nodes)
         if score is None:
             return built
         rating = score(built)
         if best is None or rating < best[0]:
             best = (rating, built)
     return None if best is None else best[1]
+
+
+def _follows_strides(built: Mapping[str, Assignment], requests: Mapping[str, ComponentRequest]) -> bool:
+    """Every free process that holds several items at a stride holds ranks ``h, h+s, ...`` of its
+    window (the rank each item reports, ``window_ranks``): what the verifier's stride check asks."""
+    for name, request in requests.items():
+        step = None if request.determined else enforced_stride(request)
+        if step is None:
+            continue
+        ranks = np.sort(built[name].ranks.reshape(request.num_processes, int(request.amount[0])), axis=1)
+        if (np.diff(ranks, axis=1) != step).any():
+            return False
+    return True
 
 
 def _fixed(request: ComponentRequest, spec: PlacementSpec) -> Assignment:
@@ -197,10 +216,14 @@ def _place_free(board: _Board, request: ComponentRequest, companions: Sequence[s
     key = -ranks[usable] if high_first else ranks[usable]
     by_key = np.argsort(key, kind="stable")
     key, items = key[by_key], items[usable][by_key]
+    width = group * amount
+    block = _block(board, request, companions)
+    if block > 1 and width % block == 0:
+        in_blocks = _whole_blocks(key, cluster.hw_node[items], block)
+        key, items = key[in_blocks], items[in_blocks]
     nodes = cluster.hw_node[items]
     node_order = np.unique(nodes, return_index=True)  # nodes by their lowest usable rank
     ordered_nodes = node_order[0][np.argsort(node_order[1], kind="stable")]
-    width = group * amount
     groups_on = np.bincount(nodes, minlength=cluster.num_nodes)[ordered_nodes] // width
     zones = zone_of_node[ordered_nodes]
     zone_rank = {z: i for i, z in enumerate(dict.fromkeys(zones.tolist()))}
@@ -228,6 +251,30 @@ def _place_free(board: _Board, request: ComponentRequest, companions: Sequence[s
     picked = by_node[position < chosen[node_sorted]]
     taken_items = items[picked]
     _take_in_blocks(board, request, taken_items, amount)
+
+
+def _block(board: _Board, request: ComponentRequest, companions: Sequence[str]) -> int:
+    """Consecutive ranks a node must offer together: each of the request's (and its collocated
+    requests') processes of several items takes ``amount * stride`` of them as one block."""
+    block = 1
+    for name in (request.name, *companions):
+        step = enforced_stride(board.requests[name])
+        if step is not None:
+            block = int(np.lcm(block, int(board.requests[name].amount[0]) * step))
+    return block
+
+
+def _whole_blocks(key: np.ndarray, nodes: np.ndarray, block: int) -> np.ndarray:
+    """Which items (sorted by ``key``, a rank or its negation) fall in whole blocks of ``block``
+    consecutive ranks on one node: each run of consecutive ranks keeps its first multiple of
+    ``block`` items, the most disjoint blocks the run holds (a usable item a rule left out breaks a
+    run, so no block spans it)."""
+    if not key.size:
+        return np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(np.r_[True, (np.diff(key) != 1) | (nodes[1:] != nodes[:-1])])
+    lengths = np.diff(np.r_[starts, key.size])
+    position = np.arange(key.size) - np.repeat(starts, lengths)
+    return position < np.repeat(lengths // block * block, lengths)
 
 
 def _take_in_blocks(board: _Board, request: ComponentRequest, items: np.ndarray, amount: int) -> None:

@@ -25,10 +25,11 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts.covers import Covers, Hole
-from solver_placement._solver.counts.graphs import ApartGraph
+from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountClass, CountProblem
+from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, runs_cover, typed_cover
 from solver_placement._specification.candidates import ComponentRequest
 
 
@@ -134,9 +135,16 @@ def _stacked(problem: CountProblem, requests: Mapping[str, ComponentRequest], as
     when a class's ids do not make whole runs of its stride (the node cannot be tiled this way).
     The classes of a hole avoid the same rank-string GPUs (``problem.py``)."""
     taken: dict[int, np.ndarray] = {}
+    for part in connected_parts(len(ask.pattern), ask.graph.linked):
+        present = [c for c in part if ask.pattern[c]]
+        if needs_types([ask.keep_off[c] for c in present], [problem.classes[c].run for c in present]):
+            typed = _typed(problem, requests, ask, part)
+            if typed is None:
+                return None
+            taken |= typed
     for found in ask.graph.holes:
         demand = tuple(ask.pattern[c] * problem.classes[c].width for c in found.classes)
-        if not any(demand):
+        if not any(demand) or set(found.classes) & set(taken):
             continue
         blocked = np.zeros(ask.capacity, dtype=bool)
         blocked[[gpu for c in found.classes for gpu in ask.keep_off[c]]] = True
@@ -149,6 +157,41 @@ def _stacked(problem: CountProblem, requests: Mapping[str, ComponentRequest], as
         if placed is None:
             return None
         taken |= placed
+    return taken
+
+
+def _typed(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk, part: tuple[int, ...]) -> dict[int, np.ndarray] | None:
+    """Local ids of the classes of a connected part whose classes are kept off different GPUs
+    here: each GPU type's GPUs take the stacks found for them in order (``typed.py``), a class
+    the lowest of the GPUs whose stack holds it; None when its ids do not make whole runs."""
+    keep_off = [ask.keep_off[c] if ask.pattern[c] else tuple(range(ask.capacity)) for c in part]
+    types, ids = gpu_types(ask.capacity, keep_off)
+    demand = tuple(ask.pattern[c] * problem.classes[c].width for c in part)
+    stacks = part_stacks(ask.graph, part)
+    runs = tuple(_run(problem, requests, c) for c in part)
+    if any(run > 1 for run in runs):
+        try:
+            holding = runs_cover(stacks, keep_off, ask.capacity, demand, runs)
+        except OverflowError:
+            return None
+        if holding is None:
+            return None
+    else:
+        given = typed_cover(stacks, types, demand)
+        if given is None:
+            raise InternalError("the count model chose a node pattern its GPU types do not hold")
+        holding = [[] for _ in part]
+        for type_ids, chosen in zip(ids, given):
+            for gpu, stack in zip(type_ids, sorted(chosen)):
+                for k in stack:
+                    holding[k].append(gpu)
+    taken: dict[int, np.ndarray] = {}
+    for k, c in enumerate(part):
+        if demand[k]:
+            found = _runs_of(np.array(sorted(holding[k]), dtype=np.int64), runs[k], demand[k])
+            if found is None:
+                return None
+            taken[c] = found
     return taken
 
 
@@ -179,9 +222,9 @@ def _tile_stacks(found: Hole, order: list[int], free: np.ndarray, demand: tuple[
 def _run(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int) -> int:
     """The consecutive GPUs the class's layout is made of: a process of several GPUs takes ranks
     ``h, h + stride, ...``, so ``amount * stride`` consecutive GPUs hold ``stride`` such
-    processes (1: any GPU will do). The largest over the members; it divides the group width
-    (``problem.py`` declines a spec where it does not)."""
-    return max(int(requests[m].amount[0]) * int(requests[m].stride or 1) if int(requests[m].amount[0]) > 1 else 1 for m in problem.classes[c].members)
+    processes (1: any GPU will do). The largest over the members (``CountClass.run``); it
+    divides the group width (``problem.py`` declines a spec where it does not)."""
+    return problem.classes[c].run
 
 
 def _runs_of(free: np.ndarray, run: int, need: int) -> np.ndarray | None:

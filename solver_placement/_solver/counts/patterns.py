@@ -20,6 +20,7 @@ from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.typed import needs_types, part_stacks, typed_patterns
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
 #: a few thousand, enumerating them in Python and solving take seconds, and the flat model or
@@ -100,16 +101,28 @@ def shapes(
     allowed = problem.allowed[list(part)]
     useful = np.flatnonzero(allowed.any(axis=0))
     room = np.stack([gpus_per_node - problem.blocked_per_node(c, num_nodes) for c in part])
+    room[:] = np.where(allowed, room, -1).max(axis=0)  # one room per node where the classes there are kept off the same GPUs
     domains = np.stack([_domains(problem.classes[c].domain, num_nodes) for c in part])
+    keep_off = [problem.blocked_locals(c) for c in part]
+    touched = {node for off in keep_off for node in off}  # the only nodes that may need checks by GPU
+    runs = tuple(problem.classes[c].run for c in part)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
         key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(domains[:, node].tolist()),
-               int(problem.graph_of[node]))  # fmt: skip
+               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else ())  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
     found = []
-    for (capacity, mask, rooms, domain, graph), nodes in keys.items():
+    for (capacity, mask, rooms, domain, graph, kept_off), nodes in keys.items():
         check("enumerating node patterns")
+        if kept_off:  # classes kept off GPUs unevenly here: whole-node patterns checked by GPU (``typed.py``)
+            stacks = part_stacks(problem.graphs[graph], part)
+            try:
+                table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check)))
+            except OverflowError:
+                raise TooManyPatterns from None
+            found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain))
+            continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
         holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
         if by_clique:
@@ -123,6 +136,16 @@ def shapes(
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
     return found
+
+
+def _kept_off(keep_off: list[dict[int, tuple[int, ...]]], allowed: np.ndarray, runs: tuple[int, ...], capacity: int, node: int) -> tuple[tuple[int, ...], ...]:
+    """Per class, the node's local ids it may not use (all for a class not allowed there), when
+    the node needs checks GPU by GPU (``typed.needs_types``); else ``()``: the cliques' sums
+    state it."""
+    ok = allowed.tolist()
+    if not needs_types([off.get(node, ()) for off, there in zip(keep_off, ok) if there], [run for run, there in zip(runs, ok) if there]):
+        return ()
+    return tuple(off.get(node, ()) if there else tuple(range(capacity)) for off, there in zip(keep_off, ok))
 
 
 def _clique_table(

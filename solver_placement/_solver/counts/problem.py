@@ -17,8 +17,10 @@ caller says it when it falls back to the flat model):
   elimination order; a part that is not chordal, or classes a process limit lets share in pairs
   but not all together, are checked by GPU stacks over the sets that may share instead
   (``covers.py``);
-- a rank-string component a class is exclusive with takes its GPUs out of every node it uses
-  (the same ones for every class of a connected part, so each clique's room is one number);
+- a rank-string component a class is exclusive with takes its GPUs out of every node it uses,
+  and a window over part of a node the GPUs it leaves out (``windows.py``); where classes that
+  compete for a node's GPUs are kept off the same ones, each clique's room is one number, and
+  where not, the node's GPUs are told apart by the classes they admit (``typed.py``);
 - a required ``pipeline_parallel`` domain makes a domain hold whole pipelines (its groups of the
   class are a multiple of ``pipeline_parallel_size``); a preferred ``tensor_parallel`` domain
   costs nothing, since a group on one node spans one value of any label.
@@ -34,8 +36,9 @@ import numpy as np
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.bounds.needs import tensor_group_on_node
-from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
+from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
+from solver_placement._solver.counts.windows import outside_window, strides_off_ids
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules import RULES
 from solver_placement._solver.rules.memory import megabytes
@@ -58,14 +61,15 @@ class CountClass:
     groups: int
     pipeline: int = 1  # groups per pipeline, when a domain must hold whole pipelines
     domain: np.ndarray | None = None  # per node, its value of the pipeline label (index)
+    run: int = 1  # consecutive GPUs its layout is made of: a member's ``amount * stride`` block (1: any GPU)
 
 
 @dataclass(frozen=True)
 class CountProblem:
     """A spec as counts: classes, their cliques, and the nodes each class may use.
 
-    ``allowed[c, n]``: class ``c`` may put groups on node ``n`` (its window holds the whole node
-    and the members' memory fits its GPUs). ``graphs[graph_of[n]]`` says which classes may not
+    ``allowed[c, n]``: class ``c`` may put groups on node ``n`` (its window holds room for a
+    group there and the members' memory fits its GPUs). ``graphs[graph_of[n]]`` says which classes may not
     share a GPU on node ``n`` (exclusive, or memory that does not fit together there), with its
     cliques and a placing order (``graphs.py``).
     """
@@ -74,8 +78,9 @@ class CountProblem:
     allowed: np.ndarray
     graphs: tuple[ApartGraph, ...]
     graph_of: np.ndarray
-    blocked: tuple[np.ndarray, ...]  # per class, the physical ids rank-string components it is exclusive with use
+    blocked: tuple[np.ndarray, ...]  # per class, the physical ids it is kept off: its rank-string partners', those its window leaves out
     hw_node: np.ndarray  # the cluster's node of every physical id
+    hw_local: np.ndarray  # the cluster's local id (on its node) of every physical id
 
     @property
     def apart_somewhere(self) -> frozenset[tuple[int, int]]:
@@ -84,8 +89,15 @@ class CountProblem:
         return frozenset(pair for graph in self.graphs for pair in graph.linked)
 
     def blocked_per_node(self, c: int, num_nodes: int) -> np.ndarray:
-        """How many GPUs of each node class ``c`` must leave to rank-string components."""
+        """How many GPUs of each node class ``c`` is kept off (rank strings, its window's edge)."""
         return np.bincount(self.hw_node[self.blocked[c]], minlength=num_nodes)
+
+    def blocked_locals(self, c: int) -> dict[int, tuple[int, ...]]:
+        """Per node holding any, the local ids (ascending) class ``c`` is kept off."""
+        found: dict[int, list[int]] = {}
+        for node, local in zip(self.hw_node[self.blocked[c]].tolist(), self.hw_local[self.blocked[c]].tolist()):
+            found.setdefault(node, []).append(local)
+        return {node: tuple(sorted(ids)) for node, ids in found.items()}
 
 
 def count_problem(
@@ -122,12 +134,11 @@ def count_problem(
     graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach, separate, relaxed)
     if isinstance(graphs, (str, Misfit)):
         return graphs
-    apart = frozenset(pair for graph in graphs[0] for pair in graph.linked)
-    blocked = _blocked(spec, requests, classes, apart)
+    blocked = _blocked(spec, requests, classes)
     if isinstance(blocked, str):
         return blocked
     allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
-    return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node)
+    return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local)
 
 
 def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
@@ -137,12 +148,11 @@ def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
     return np.bincount(cluster.hw_node[distinct(request.cand_hw)], minlength=cluster.num_nodes)
 
 
-def _blocked(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass], apart: frozenset[tuple[int, int]]
-) -> tuple[np.ndarray, ...] | str:
-    """Per class, the GPUs of the rank-string components it is exclusive with; refused when two
-    classes of one connected part (of ``apart``: pairs that may not share a GPU somewhere) are
-    kept off different GPUs (then a clique's room is no longer one number per node)."""
+def _blocked(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass]) -> tuple[np.ndarray, ...] | str:
+    """Per class, the GPUs of the rank-string components it is exclusive with and those its
+    window leaves out of a node it holds in part (``windows.py``); where two classes that
+    compete for a node's GPUs are kept off different ones, the node's patterns are checked by GPU
+    type (``typed.py``). Refused when a strided member's window ranks do not follow GPU ids."""
     determined = {name for name, request in requests.items() if request.determined}
     avoid: list[frozenset[str]] = []
     for count_class in classes:
@@ -155,12 +165,13 @@ def _blocked(
             elif mine in determined and others & set(count_class.members):
                 names.add(mine)
         avoid.append(frozenset(names))
-    for part in connected_parts(len(classes), apart):
-        if len({avoid[c] for c in part}) > 1:
-            return f"{classes[part[0]].root}: exclusive with rank-string components its exclusive partners are not exclusive with"
+    for count_class in classes:
+        reason = strides_off_ids(spec.cluster, {m: requests[m] for m in count_class.members}, requests[count_class.root])
+        if reason:
+            return reason
     return tuple(
-        distinct(np.concatenate([requests[name].cand_hw for name in sorted(names)])) if names else np.zeros(0, dtype=np.int64)
-        for names in avoid
+        distinct(np.concatenate([outside_window(spec.cluster, requests[c.root]), *(requests[name].cand_hw for name in sorted(names))]))
+        for c, names in zip(classes, avoid)
     )
 
 
@@ -198,7 +209,8 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
         pipeline, domain = _pipeline(spec, name, group)
         if request.num_processes % (group * pipeline):
             return f"{name}: processes that do not form whole pipelines"
-        classes.append(CountClass(name, members, group, width, request.num_processes // group, pipeline, domain))
+        run = max(int(free[m].amount[0]) * int(free[m].stride or 1) if int(free[m].amount[0]) > 1 else 1 for m in members)
+        classes.append(CountClass(name, members, group, width, request.num_processes // group, pipeline, domain, run))
     return classes
 
 
@@ -225,10 +237,10 @@ def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: Com
 
 
 def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass, blocked: np.ndarray) -> np.ndarray:
-    """Nodes whose every GPU the class's root may use, with room for one group beside the
-    rank-string components it avoids, and whose memory holds the members' mix."""
+    """Nodes the class's window reaches with room for one group beside the GPUs it is kept off
+    (``blocked``), and whose memory holds the members' mix."""
     cluster = spec.cluster
-    room = window_per_node(cluster, free[count_class.root]) - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes)
+    room = np.where(window_per_node(cluster, free[count_class.root]) > 0, cluster.gpus_per_node - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes), 0)
     allowed = room >= count_class.width
     memories = [m for name in count_class.members for c in spec.components.values()
                 if c.rule_owner == name and (m := c.constraints.memory) is not None]

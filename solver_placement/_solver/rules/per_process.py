@@ -95,10 +95,11 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
 
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model places declarative components of one process size on whole GPU nodes,
+    """The count model places declarative components of one process size on GPU nodes (a
+    window over part of a node keeps a class off the GPUs it leaves out, ``counts/windows.py``),
     and a filled window first (``counts/preset.py``: its items are known); a filled window left
-    as it is (with ``topology`` rules, or ``balance`` weighed), mixed sizes, node units, other
-    hardware or a window over part of a node are per-item rules it does not state."""
+    as it is (with ``topology`` rules, or ``balance`` weighed), mixed sizes, node units or other
+    hardware are per-item rules it does not state."""
     cluster = spec.cluster
     accelerator = cluster.kinds.index(ACCELERATOR)
     for name, request in requests.items():
@@ -109,10 +110,6 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
         window = distinct(request.cand_hw)
         if (cluster.hw_kind[window] != accelerator).any():
             return f"{name}: hardware other than accelerators"
-        on_node = np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes)
-        used = on_node > 0
-        if (on_node[used] != cluster.gpus_per_node[used]).any():
-            return f"{name}: a resources window or node group holding part of a node"
     return ""
 
 

@@ -1,0 +1,196 @@
+"""Nodes where classes that compete for GPUs are kept off different GPUs: GPU stacks by type.
+
+A rank-string component one class is exclusive with and its partner is not (or windows that
+leave out different GPUs of a node) make a node's GPUs unlike: class ``a`` may use the rank
+string's GPUs, class ``b`` may not. Then a clique's room is no longer one number, and its sums
+state the rule neither way. What does state it, for any graph: every GPU holds a *stack* of
+classes no two of which are apart (and that fit together, ``covers.py``), made only of the
+classes its GPU admits. GPUs that admit the same classes are interchangeable, so a node is a few
+*types* (the classes a GPU admits, how many such GPUs), and a node pattern fits exactly when the
+types' GPUs, each given a stack within what it admits, hold every class its demand
+(:func:`typed_cover`). Such nodes are few (those holding rank strings or the edge of a window),
+so the count model lists their whole-node patterns by this check, and the layout gives each
+GPU the stack found; every other node keeps the cliques' sums. None of it depends on the number
+of GPUs in the cluster: types are per node shape, classes per connected part.
+
+A class whose processes take runs of consecutive GPUs (a stride's blocks) is kept off some GPUs
+of such a node, its room is the runs between them, not their count; there the check goes GPU by
+GPU in id order (:func:`runs_cover`), a search bounded by ``RUNS_STEPS`` (past it the node is
+not decided, and the count path declines as for too many patterns).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+
+from solver_placement._solver.counts.covers import hole
+from solver_placement._solver.counts.graphs import ApartGraph
+
+#: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
+#: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
+RUNS_STEPS = 20_000
+#: One type of GPU on a node: the classes (positions in the part) it admits, and how many GPUs.
+GpuType = tuple[tuple[int, ...], int]
+
+
+def gpu_types(capacity: int, keep_off: Sequence[Sequence[int]]) -> tuple[tuple[GpuType, ...], tuple[tuple[int, ...], ...]]:
+    """The node's GPU types (sorted, so nodes alike compare equal) and, per type, its local ids
+    ascending; ``keep_off[k]`` are the local ids class ``k`` may not use."""
+    admits: dict[tuple[int, ...], list[int]] = {}
+    for gpu in range(capacity):
+        admits.setdefault(tuple(k for k, off in enumerate(keep_off) if gpu not in off), []).append(gpu)
+    ordered = sorted(admits)
+    return tuple((classes, len(admits[classes])) for classes in ordered), tuple(tuple(admits[classes]) for classes in ordered)
+
+
+def part_stacks(graph: ApartGraph, part: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """The maximal stacks of the classes of ``part`` (class indices) on a node of ``graph``, as
+    positions in ``part``: one stack of each hole inside the part (its sets are those that fit),
+    combined with one maximal independent set of the part's other classes."""
+    position = {c: k for k, c in enumerate(part)}
+    inside = [found for found in graph.holes if set(found.classes) <= set(part)]
+    in_holes = {c for found in inside for c in found.classes}
+    rest = [c for c in part if c not in in_holes]
+    choices = [[tuple(found.classes[k] for k in stack) for stack in found.sets] for found in inside]
+    if rest:
+        free = hole(rest, graph.pairs)
+        choices.append([tuple(free.classes[k] for k in stack) for stack in free.sets])
+    return tuple(sorted({tuple(sorted(position[c] for stack in combo for c in stack)) for combo in itertools.product(*choices)}))
+
+
+def typed_cover(
+    stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], demand: tuple[int, ...]
+) -> tuple[tuple[tuple[int, ...], ...], ...] | None:
+    """Per type, the stacks its GPUs hold (``stacks`` restricted to what the type admits; GPUs
+    left over stay idle), so that every class ``k`` is on at least ``demand[k]`` GPUs; None when
+    no such stacks exist. A class may leave a GPU of its stack
+    unused (stacks are closed under removing a class), so "at least" is exact."""
+    local = tuple(_maximal(tuple(sorted({tuple(k for k in stack if k in admitted) for stack in stacks}))) for admitted, _ in types)
+
+    @lru_cache(maxsize=None)
+    def search(t: int, left: int, start: int, need: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
+        if not any(need):
+            return tuple(() for _ in types[t:])  # this type's and the later types' GPUs stay idle
+        if t == len(types):
+            return None
+        if any(n > left * (k in types[t][0]) + sum(count for admitted, count in types[t + 1:] if k in admitted) for k, n in enumerate(need)):
+            return None  # a class with more demand than the GPUs that admit it
+        for index in range(start, len(local[t]) if left else 0):
+            stack = local[t][index]
+            if any(need[k] for k in stack):
+                rest = search(t, left - 1, index, tuple(max(n - (k in stack), 0) for k, n in enumerate(need)))
+                if rest is not None:
+                    return ((index, *rest[0]), *rest[1:])
+        later = search(t + 1, types[t + 1][1] if t + 1 < len(types) else 0, 0, need)
+        return None if later is None else ((), *later)
+
+    found = search(0, types[0][1] if types else 0, 0, demand)
+    if found is None:
+        return None
+    return tuple(tuple(local[t][i] for i in chosen) for t, chosen in enumerate(found))
+
+
+def runs_cover(
+    stacks: tuple[tuple[int, ...], ...], keep_off: Sequence[Sequence[int]], capacity: int, demand: tuple[int, ...], runs: Sequence[int]
+) -> list[list[int]] | None:
+    """Per class, the local ids whose stacks hold it, when some class takes its GPUs in runs of
+    consecutive ids (a stride): GPU by GPU in id order, each given a stack it admits, so that
+    every class gets ``demand[k]`` ids in whole runs of ``runs[k]``; None when there is none
+    (``OverflowError`` past ``RUNS_STEPS`` steps: not decided)."""
+    admitted = [_maximal(tuple(sorted({tuple(k for k in stack if gpu not in keep_off[k]) for stack in stacks}))) for gpu in range(capacity)]
+    held: list[list[int]] = [[] for _ in demand]
+    steps = 0
+
+    def whole_runs(k: int, gpu: int) -> tuple[int, int]:
+        """GPUs of class ``k`` before ``gpu`` in whole runs, and in a run still open (its last id
+        the one before ``gpu``)."""
+        ids, run, total, length = held[k], runs[k], 0, 0
+        for i, held_id in enumerate(ids):
+            length = length + 1 if i and held_id == ids[i - 1] + 1 and length else 1
+            if length == run:
+                total, length = total + run, 0
+        return total, length if ids and ids[-1] == gpu - 1 else 0
+
+    def search(gpu: int) -> bool:
+        nonlocal steps
+        steps += 1
+        if steps > RUNS_STEPS:
+            raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
+        counted = [whole_runs(k, gpu) for k in range(len(demand))]
+        if all(whole >= need for (whole, _), need in zip(counted, demand)):
+            return True
+        if gpu == capacity or any(whole + open_run + capacity - gpu < need for (whole, open_run), need in zip(counted, demand)):
+            return False
+        for stack in (*admitted[gpu], ()):
+            for k in stack:
+                held[k].append(gpu)
+            if search(gpu + 1):
+                return True
+            for k in stack:
+                held[k].pop()
+        return False
+
+    return held if search(0) else None
+
+
+def needs_types(keep_off: Sequence[tuple[int, ...]], runs: Sequence[int]) -> bool:
+    """Whether a node's classes (of one connected part) need checks GPU by GPU: they are kept off
+    different GPUs, or one that takes runs of consecutive GPUs is kept off some (then its room
+    is not a count of GPUs but of the runs between the GPUs it may not use)."""
+    return len(set(keep_off)) > 1 or any(run > 1 and bool(off) for off, run in zip(keep_off, runs))
+
+
+def typed_patterns(
+    widths: Sequence[int],
+    mask: Sequence[bool],
+    stacks: tuple[tuple[int, ...], ...],
+    capacity: int,
+    keep_off: tuple[tuple[int, ...], ...],
+    runs: tuple[int, ...],
+    limit: int,
+    check: Callable[[str], None],
+) -> Iterator[tuple[int, ...]]:
+    """Every vector of group counts (empty first, in lexicographic order) whose GPUs the node
+    holds: by GPU type (:func:`typed_cover`), or GPU by GPU when a class takes runs
+    (:func:`runs_cover`); each class bounded by the GPUs it may use. More groups never fit where
+    fewer do not, so a vector that does not fit with the later classes still empty ends its
+    class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
+    or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
+    types = gpu_types(capacity, keep_off)[0]
+    most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
+    counts = [0] * len(widths)
+    produced = examined = 0
+
+    def fits() -> bool:
+        nonlocal examined
+        examined += 1
+        if examined % 256 == 0:
+            check("enumerating node patterns")
+        demand = tuple(g * w for g, w in zip(counts, widths))
+        if any(run > 1 for run in runs):
+            return runs_cover(stacks, keep_off, capacity, demand, runs) is not None
+        return typed_cover(stacks, types, demand) is not None
+
+    def walk(k: int) -> Iterator[tuple[int, ...]]:
+        nonlocal produced
+        if k == len(widths):
+            produced += 1
+            if produced > limit:
+                raise OverflowError
+            yield tuple(counts)
+            return
+        for value in range(most[k] + 1):
+            counts[k] = value
+            if value and not fits():
+                break
+            yield from walk(k + 1)
+        counts[k] = 0
+
+    yield from walk(0)
+
+
+def _maximal(stacks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+    """The stacks no other one contains (the empty one only when it is alone)."""
+    return tuple(s for s in stacks if not any(set(s) < set(other) for other in stacks)) or ((),)
