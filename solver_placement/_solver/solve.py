@@ -135,12 +135,11 @@ def _count_answer(call: SolveCall) -> Answer | Declined:
     """The count model's answer, with its share of what is left of the time limit. Its layouts
     are exact by construction; the loop checks them with the independent verifier all the same."""
     spec = call.spec
-    if call.weighs_contiguity:
-        return Declined(PathName.COUNTS, "contiguity is weighed as asked, not only as a tie-break")
+    weights = call.weights if call.weighs_contiguity else {**call.weights, "contiguity": 0}  # 0: the tie-break only
     share = Budget(time.perf_counter() + COUNT_SHARE * call.budget.remaining(), call.budget.limit_s)
     with call.timed("count"):
         try:
-            answer = count_path(spec, spec.requests, call.weights, call.options, share)
+            answer = count_path(spec, spec.requests, weights, call.options, share)
         except SolverTimeoutError:
             answer = Declined(PathName.COUNTS, f"its share of the time limit ({COUNT_SHARE:.0%}) ran out")
     if isinstance(answer, Answer):

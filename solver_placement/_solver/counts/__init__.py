@@ -8,7 +8,8 @@ of each shape hold each pattern, and ``layout.py`` turns that into GPU ids. The 
 the answer independently and falls back to the flat model when this path declines. Every
 function here returns the solver's one shape (``answer.py``): an :class:`Answer` whose value and
 bound are of the ``nodes`` and ``balance`` terms (``contiguity`` is a tie-break, see
-``layout.py``), or a :class:`Declined` saying why.
+``layout.py``, unless weighed: ``weighed.py`` prices ranks with ``contiguity.py``), or a
+:class:`Declined` saying why.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain, split
+from solver_placement._solver.counts.weighed import counted_with_ranks
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
@@ -53,7 +55,9 @@ def count_path(
     ``weights`` are the objective's (defaults included). The ``changes`` term needs the flat
     model (the caller does not come here with previous placements), and its answers cost nothing
     in ``topology`` (a preferred pipeline domain is counted as required and proven against the
-    rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are all it weighs.
+    rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are what it weighs, and
+    ``contiguity`` when its weight is not 0 (``weighed.py``; the caller passes 0 when it is
+    only the tie-break).
     """
     if requires_tensor_domain(spec):
         return _count_tensor_domains(spec, weights, options, budget)
@@ -83,6 +87,8 @@ def _counted(
 ) -> Answer | Declined:
     """Patterns, counts and layout of one count problem (see :func:`count_path`); ``fixed_cost``
     is what the components placed first add to every answer (``preset.py``)."""
+    if weights.get("contiguity"):
+        return counted_with_ranks(problem, spec, requests, weights, options, budget)
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
     found = []
