@@ -47,7 +47,7 @@ class Paths:
 def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Solution:
     """The best verified answer of ``paths`` for ``call`` (``timings``: the stages before the
     loop, carried by every answer with the call's clock)."""
-    counted = None if call.held_before else _from_counts(call, paths.counts(call), timings)
+    counted = _from_counts(call, paths.counts(call), timings)
     if counted is not None and counted.status == SolveStatus.OPTIMAL:
         return counted
     built = paths.first_fit(call)

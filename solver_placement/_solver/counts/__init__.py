@@ -52,8 +52,8 @@ def count_path(
     """The spec placed by counts, or why this path declines (a rule it cannot state, too many
     patterns, no answer in time, or a layout the construction could not tile).
 
-    ``weights`` are the objective's (defaults included). The ``changes`` term needs the flat
-    model (the caller does not come here with previous placements), and its answers cost nothing
+    ``weights`` are the objective's (defaults included). The ``changes`` term is not counted
+    here (with previous placements the caller matches this layout to them, ``replan.py``), and its answers cost nothing
     in ``topology`` (a preferred pipeline domain is counted as required and proven against the
     rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are what it weighs, and
     ``contiguity`` when its weight is not 0 (``weighed.py``; the caller passes 0 when it is
