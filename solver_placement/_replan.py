@@ -17,13 +17,10 @@ Two ways to place that spec, the cheap one first:
   all, no topology rule on a component that lost processes, collocated partners lost together),
   has a placement and passes :func:`verify`; the moved processes then take the highest ranks,
   the status is ``FEASIBLE`` and ``timings["keep_in_place"]`` holds the time it took;
-* ``solve(spec, previous=solution)``, whose ``changes`` objective term (dominant by default) is
-  charged for every process that gives up its hardware, so it may move a surviving process
-  when nothing else fits. The count model answers first (its layout's nodes matched to where
-  each process was, proven when it gives up no more than every layout must:
-  ``_solver/counts/replan.py``); else the exact model, which holds every process's candidates:
-  seconds up to about a hundred GPUs per component, quickly more beyond (``time_limit_s``
-  bounds it).
+* the exact model: ``solve(spec, previous=solution)``, whose ``changes`` objective term (dominant
+  by default) is charged for every process that gives up its hardware, so it may move a
+  surviving process when nothing else fits. It holds every process's candidates: seconds up to
+  about a hundred GPUs per component, quickly more beyond (``time_limit_s`` bounds it).
 
 What a declarative component cannot state, and what ``replan`` does about it:
 
