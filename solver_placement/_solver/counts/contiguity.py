@@ -201,6 +201,7 @@ class Local:
     runs: tuple[int, ...]  # per class of the part, the consecutive GPUs a process takes (1: any)
     check: Callable[[str], None]
     known: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = field(default_factory=dict)
+    offered: dict[tuple[int, tuple[bool, ...], tuple[bool, ...]], list[tuple[int, ...]]] = field(default_factory=dict)
 
     def cost(self, demand: tuple[int, ...]) -> float:
         """The least local cost of ``demand`` (infinite when the node cannot hold it)."""
@@ -223,17 +224,39 @@ class Local:
 
     def _options(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
         """Stacks GPU ``gpu`` may take toward ``demand``: every class in the middle of a run
-        among them (the empty stack last, when no run is open)."""
+        among them (the empty stack last, when no run is open), and none that a class of any
+        GPUs (run 1) still short could join: moving one of its later GPUs here costs less, so
+        such a stack is never the only best. Remembered by which classes are still short."""
+        short = tuple(need > 0 for need in demand)
+        key = (gpu, short, tuple(into > 0 for into in opened))
+        if key not in self.offered:
+            self.offered[key] = self._offer(gpu, demand, opened)
+        return self.offered[key]
+
+    def _offer(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
         must = {k for k, into in enumerate(opened) if into}
         usable = [
             stack for stack in self.stacks
             if must <= set(stack) and all(demand[k] > 0 and gpu not in self.kept_off[k] for k in stack)
         ]  # fmt: skip
-        return [*usable, ()] if not must else usable
+        if not must:
+            usable.append(())
+        joiners = [k for k, need in enumerate(demand) if need > 0 and self.runs[k] == 1 and gpu not in self.kept_off[k]]
+        valid = set(usable)
+        return [stack for stack in usable if not any(k not in stack and tuple(sorted((*stack, k))) in valid for k in joiners)]
 
     def _take(self, stack: tuple[int, ...], demand: tuple[int, ...], opened: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        left = tuple(need - (k in stack) for k, need in enumerate(demand))
-        return left, tuple((into + 1) % self.runs[k] if k in stack else into for k, into in enumerate(opened))
+        left = list(demand)
+        for k in stack:
+            left[k] -= 1
+        if not self.longer:
+            return tuple(left), opened
+        return tuple(left), tuple((into + 1) % self.runs[k] if k in stack else into for k, into in enumerate(opened))
+
+    @property
+    def longer(self) -> bool:
+        """Whether some class takes its GPUs in runs longer than one."""
+        return any(run > 1 for run in self.runs)
 
     def _price(self, gpu: int, stack: tuple[int, ...]) -> int:
         return gpu * sum(self.weights[k] for k in stack)
