@@ -34,6 +34,7 @@ from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain, split
 from solver_placement._solver.counts.weighed import counted_with_ranks
+from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
@@ -67,6 +68,8 @@ def count_path(
     requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes
     if ready.nodes and all(request.determined for request in requests.values()):
         placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in requests.items()}
+        if weights.get("contiguity"):  # every item known: the spec's own value, ranks included
+            fixed_cost = objective_value(spec, spec.requests, by_component(spec, placed), weights, {})
         return _answer(spec, placed, SolveStatus.OPTIMAL, fixed_cost, fixed_cost)
     problem = count_problem(spec, requests)
     if isinstance(problem, Misfit):

@@ -68,7 +68,8 @@ def check_random(case: tuple[Cluster, dict[str, Any]], weights: dict[str, int]) 
 
 #: Specs the count model proves with contiguity weighed, on 3 x 8 GPUs: exclusive components of
 #: whole TP groups, processes of consecutive GPUs beside a rank string they avoid, a collocated
-#: strided rollout, and four components in a cycle of exclusions (GPU stacks, ``covers.py``).
+#: strided rollout, four components in a cycle of exclusions (GPU stacks, ``covers.py``), and a
+#: declarative component on a rank string's GPUs (placed first, its ranks in the value).
 PROVEN = [
     {"actor": {"processes": 4, "tensor_parallel_size": 2}, "reward": {"processes": 6, "exclusive_with": ["actor"]},
      "critic": {"processes": 2, "tensor_parallel_size": 2, "exclusive_with": ["reward"]}},
@@ -78,6 +79,7 @@ PROVEN = [
      "reward": {"processes": 3, "exclusive_with": ["actor"]}},
     {"a": {"processes": 3, "exclusive_with": ["b"]}, "b": {"processes": 3, "exclusive_with": ["c"]},
      "c": {"processes": 3, "exclusive_with": ["d"]}, "d": {"processes": 3, "exclusive_with": ["a"]}},
+    {"a": "4-7", "b": {"processes": 4, "collocate_with": "a"}},
 ]  # fmt: skip
 
 
