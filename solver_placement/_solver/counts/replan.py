@@ -32,6 +32,9 @@ from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._specification.placement_spec import PlacementSpec
 
 Held = Mapping[str, Sequence[Sequence[int]]]
+#: Unmatched nodes per class scored pair by pair against each other (beyond, node order): the
+#: scoring is quadratic, and a re-plan rarely leaves more than a few nodes unmatched.
+MAX_SCORED = 256
 #: What a node holds of each free rule owner: per owner, its processes' local ids, sorted.
 Content = tuple[tuple[str, tuple[tuple[int, ...], ...]], ...]
 
@@ -97,10 +100,7 @@ def _matched(spec: PlacementSpec, placed: Mapping[str, Assignment], held: Held) 
             match = waiting.get(before[m]) if before[m] else None
             if match:
                 taken[match.pop(0)] = m
-        left_targets = [m for m in nodes if m not in taken.values()]
-        for n in sources:
-            if n not in taken:
-                taken[n] = left_targets.pop(0)
+        taken |= _closest([n for n in sources if n not in taken], [m for m in nodes if m not in taken.values()], now, before)
         for n, m in taken.items():
             target[n] = m
     moved = {}
@@ -113,6 +113,39 @@ def _matched(spec: PlacementSpec, placed: Mapping[str, Assignment], held: Held) 
         ranks = window_ranks(request.cand_hw, request.cand_rank, assignment.indptr, hardware, int(request.stride or 1), cluster.num_hardware)
         moved[name] = Assignment(assignment.indptr, hardware, ranks, assignment.num_hardware)
     return moved
+
+
+def _closest(sources: list[int], targets: list[int], now: list[Content], before: list[Content]) -> dict[int, int]:
+    """The nodes left unmatched paired by how many previous sets the target would keep (most
+    first, lowest nodes on ties), up to ``MAX_SCORED`` of each; the rest in node order."""
+    pairs = []
+    scored_targets = [m for m in targets if before[m]][:MAX_SCORED]
+    for n in sources[:MAX_SCORED]:
+        for m in scored_targets:
+            kept = _kept(now[n], before[m])
+            if kept:
+                pairs.append((-kept, n, m))
+    chosen: dict[int, int] = {}
+    for _, n, m in sorted(pairs):
+        if n not in chosen and m not in chosen.values():
+            chosen[n] = m
+    free = [m for m in targets if m not in chosen.values()]
+    for n in sources:
+        if n not in chosen:
+            chosen[n] = free.pop(0)
+    return chosen
+
+
+def _kept(now: Content, before: Content) -> int:
+    """Previous sets of a node that a node holding ``now`` keeps: a single GPU any process of
+    its component takes, a set of several one process takes exactly (``evaluate.py``)."""
+    holding = dict(now)
+    kept = 0
+    for name, sets in before:
+        processes = holding.get(name, ())
+        single = {gpu for items in processes for gpu in items}
+        kept += sum(1 for items in sets if (items[0] in single if len(items) == 1 else items in processes))
+    return kept
 
 
 def _contents(hw_node: np.ndarray, hw_local: np.ndarray, placed: Mapping[str, Assignment], num_nodes: int) -> list[Content]:
