@@ -54,10 +54,10 @@ class TooManyLocalStates(Exception):
 
 
 def rank_bases(problem: CountProblem, requests: Mapping[str, ComponentRequest], cluster: Cluster) -> np.ndarray | str:
-    """Per class and node, the sum over its members of the rank of the node's first GPU in the
-    member's window (a GPU listed twice, by overlapping groups, keeps its lowest rank, as the flat
-    model would pick); why not, when some member's ranks on a node do not follow local ids."""
-    start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    """Per class and node, the sum over its members of the rank local id 0 of the node would have
+    in the member's window (rank minus local id, one number per node; a GPU listed twice, by
+    overlapping groups, keeps its lowest rank, as the flat model would pick); why not, when some
+    member's ranks on a node do not follow local ids."""
     bases = np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
     for c, count_class in enumerate(problem.classes):
         for member in count_class.members:
@@ -66,11 +66,15 @@ def rank_bases(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
             np.minimum.at(rank_of, request.cand_hw, request.cand_rank)
             held = np.unique(request.cand_hw)
             nodes = cluster.hw_node[held]
-            base = rank_of[start[nodes]]
-            if (rank_of[held] - base != cluster.hw_local[held]).any():
+            offset = rank_of[held] - cluster.hw_local[held]  # one number per node when ranks follow local ids
+            low = np.full(cluster.num_nodes, np.iinfo(np.int64).max, dtype=np.int64)
+            high = np.full(cluster.num_nodes, np.iinfo(np.int64).min, dtype=np.int64)
+            np.minimum.at(low, nodes, offset)
+            np.maximum.at(high, nodes, offset)
+            if (low[nodes] != high[nodes]).any():
                 return f"{member}: a window whose ranks on a node do not follow the node's GPU order"
             per_node = np.zeros(cluster.num_nodes, dtype=np.int64)
-            per_node[nodes] = base
+            per_node[nodes] = low[nodes]
             bases[c] += per_node
     return bases
 
