@@ -12,7 +12,7 @@ take (what the node holds, once its pattern is chosen):
   the patterns of larger ``rise`` first (rearrangement), and its cost is a convex function of
   the counts: with the distinct rises ``v_1 > v_2 > ...`` and ``N_j`` the nodes whose pattern
   rises at least ``v_j``, it is ``sum_j (v_j - v_(j+1)) x N_j (N_j - 1) / 2`` plus a constant;
-  ``add_term`` states it with one product per level, none per node;
+  ``add_term`` states it per level with chords (up to ``SECANTS`` nodes) or a product;
 - *local*: the least sum of local ids is a small search per pattern (``Local``): the node's free
   GPUs in ascending order each take a *stack* (classes that may share a GPU), every class its
   demand; stacks are independent sets of the graph of classes kept apart (or the sets a hole's
@@ -45,6 +45,9 @@ from solver_placement._specification.candidates import ComponentRequest
 MAX_LOCAL_STATES = 200_000
 #: Local states searched between two budget checks.
 STATES_PER_CHECK = 4_096
+#: Nodes of a run up to which the positions' sum is stated by chords alone (one per node);
+#: longer runs take a product and this many chords.
+SECANTS = 64
 
 Uses = Mapping[tuple[int, int, int], cp_model.IntVar]
 
@@ -178,13 +181,25 @@ def add_term(model: cp_model.CpModel, ranked: Sequence[Ranked], uses: Uses) -> c
         for j, level in enumerate(rises[:-1]):
             at_least = model.new_int_var(0, count, "")
             model.add(at_least == sum(uses[s, 0, p] for p, pattern in enumerate(patterns) if run.rise(pattern) >= level))
-            square = model.new_int_var(0, count * count, "")
-            model.add_multiplication_equality(square, [at_least, at_least])
-            pairs = model.new_int_var(0, count * (count - 1) // 2, "")
-            model.add(2 * pairs == square - at_least)
-            terms.append((level - rises[j + 1]) * pairs)
+            terms.append((level - rises[j + 1]) * _pairs_of(model, at_least, count))
         constant += rises[-1] * (count * (count - 1) // 2)
     return cp_model.LinearExpr.sum(terms) + constant
+
+
+def _pairs_of(model: cp_model.CpModel, nodes: cp_model.IntVar, most: int) -> cp_model.IntVar:
+    """A variable at least ``nodes (nodes - 1) / 2`` (the sum of positions 0 .. nodes - 1), which
+    the objective presses down to it: the chords of that convex function between consecutive
+    integers, every one up to ``SECANTS`` nodes (exact at integers, and tight for the search),
+    and beyond that a product with some chords to guide it."""
+    pairs = model.new_int_var(0, most * (most - 1) // 2, "")
+    points = range(most) if most <= SECANTS else sorted({round(i * (most - 1) / SECANTS) for i in range(SECANTS + 1)})
+    for k in points:
+        model.add(pairs >= k * nodes - k * (k + 1) // 2)
+    if most > SECANTS:
+        square = model.new_int_var(0, most * most, "")
+        model.add_multiplication_equality(square, [nodes, nodes])
+        model.add(2 * pairs == square - nodes)
+    return pairs
 
 
 @dataclass
