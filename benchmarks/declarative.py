@@ -11,7 +11,8 @@ log-uniformly in the size bucket ``j`` falls in (buckets taken in turn).
 Per case, in this process: the **first fit** below (the loop a user would write instead of a
 solver), then ``solve`` with one CP-SAT worker and ``--time-limit`` (its wall time, parse
 included, is "seconds"), then :func:`verify` on our answer, outside the timed part. ``replan``
-cases solve first (untimed), lose 1-2 of the nodes that answer uses, and time ``replan``;
+cases solve first (untimed), lose 1-2 of the nodes that answer uses, and time ``replan``
+(``previous`` cases: ``solve`` with ``previous=`` the first answer, on the surviving nodes);
 first fit places the whole job afresh on the surviving nodes. Infeasible specs time the
 refusal (``InfeasiblePlacementError``). The **nodes term** is the objective's ``nodes`` term:
 (component, node) pairs used, counted from both sides' placements.
@@ -293,6 +294,9 @@ def measure(case: Case, limit: float) -> Outcome:
         return replace(failed, method=f"first solve: {failed.method}")
     lost = lost_nodes(case, first)
     first_fit = nodes_term(FirstFit(case.section, lost).run())
+    if case.family == "previous":
+        left = first.cluster.without_nodes(set(lost))
+        return timed(case, first_fit, lambda: solve(config, cluster=left, previous=first, time_limit_s=limit, num_workers=1))
     return timed(case, first_fit, lambda: replan(first, lost, time_limit_s=limit, num_workers=1))
 
 

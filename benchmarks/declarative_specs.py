@@ -43,6 +43,12 @@ neither side places is a finding, not noise:
   with the rank string and each other. ``critic`` asks at most ``fill`` of the rank string's
   GPUs and the others at most ``fill`` of the GPUs it leaves (the planted layout: each side
   packs its own GPUs, an even number on every node, in groups of 1 or 2).
+* ``contiguity`` is ``disaggregated``, ``collocated`` or ``ring`` (feasible as they are) with
+  ``contiguity`` weighed in ``solver.objective`` (1 or 5 per rank, ``nodes`` at 10,000 or 1), so
+  ranks trade against nodes: the planted layout of its base bounds the nodes, not the objective.
+* ``previous`` is ``replan``'s spec solved again with ``previous=`` the first answer on the
+  cluster without the lost nodes (``solve``'s own re-planning, the count path's matching), where
+  ``replan`` times the public function (kept in place first).
 * ``rank strings`` writes the actor as a rank string over whole nodes and collocates a
   declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
   components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
@@ -364,6 +370,12 @@ def windows(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, placement)
 
 
+def contiguity(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A ``disaggregated``, ``collocated`` or ``ring`` spec with ``contiguity`` weighed."""
+    spec = rng.choice((disaggregated, collocated, ring))(rng, nodes, fill)
+    return {**spec, "solver": {"objective": {"contiguity": rng.choice((1, 5)), "nodes": rng.choice((1, 10_000))}}}
+
+
 def one_per_node(rng: random.Random, nodes: int, fill: float) -> Section:
     """2-4 components of one 8-GPU process per node, all pairwise exclusive (the huge sizes)."""
     budget = int(fill * nodes)
@@ -446,8 +458,12 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "uneven rank strings": uneven_rank_strings,
     "tp domains": tensor_domains,
     "windows": windows,
+    "contiguity": contiguity,
 }
-FAMILIES = (*FEASIBLE, "replan", "infeasible")
+#: Families that lose nodes after a first solve: ``replan`` times :func:`replan`, ``previous``
+#: times ``solve(..., previous=)`` on the surviving cluster.
+REPLANS = ("replan", "previous")
+FAMILIES = (*FEASIBLE, *REPLANS, "infeasible")
 #: The family of the huge sizes (``--big``).
 BIG_FAMILY = "one per node"
 
@@ -459,7 +475,7 @@ def make_case(family: str, nodes: int, seed: int) -> Case:
         return Case(family, nodes, seed, FEASIBLE[family](rng, nodes, draw_fill(rng)))
     if family == BIG_FAMILY:
         return Case(family, nodes, seed, one_per_node(rng, nodes, draw_fill(rng)))
-    if family == "replan":
+    if family in REPLANS:
         losses = rng.choice((1, 2)) if nodes >= 8 else 1
         base = rng.choice((disaggregated, collocated))
         return Case(family, nodes, seed, base(rng, nodes, draw_fill(rng, (nodes - losses) / nodes)), losses=losses)
@@ -471,7 +487,7 @@ def make_case(family: str, nodes: int, seed: int) -> Case:
 
 def draw_nodes(family: str, seed: int, low: int, high: int) -> int:
     """A node count in ``[low, high]``, log-uniform (as many small clusters as large ones);
-    ``replan`` needs 4 or more so that losing nodes leaves a job worth re-planning."""
-    low = max(low, 4) if family == "replan" else low
+    re-planning needs 4 or more so that losing nodes leaves a job worth re-planning."""
+    low = max(low, 4) if family in REPLANS else low
     rng = random.Random(f"{family}:{seed}:nodes")
     return min(high, max(low, round(math.exp(rng.uniform(math.log(low), math.log(high))))))

@@ -38,11 +38,16 @@ def test_a_solve_logs_its_size_the_path_that_answered_and_why_the_count_model_de
     assert said[-1].startswith(f"placed by first fit: OPTIMAL, objective {solution.objective}, bound {solution.bound}, in ")
 
 
+#: A rule the count model does not state (``memory_gb`` on a rank string) with contiguity weighed
+#: (no counting bound then accepts first fit's placement): the exact model answers.
+SEARCHED = {"actor": {"placement": "0-3", "memory_gb": 10}, "rollout": {"processes": 4, "exclusive_with": ["actor"]}}
+
+
 def test_the_exact_model_logs_its_size_and_cp_sat_statistics(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG, logger="solver_placement"):
-        solution = solve(QUICKSTART, objective={"contiguity": 5})
+        solution = solve(config(2, 8, SEARCHED), objective={"contiguity": 5})
     said = messages(caplog, "solver_placement._solver.solve")
-    assert "the count model declined: contiguity is weighed as asked, not only as a tie-break" in said
+    assert "the count model declined: actor: memory_gb on a rank-string component" in said
     built = [line for line in said if line.startswith("the exact model: ") and "variables" in line]
     solved = [line for line in said if line.startswith(f"the exact model: OPTIMAL, objective {float(solution.objective or 0)}, bound ")]
     assert len(built) == 1 and len(solved) == 1, said

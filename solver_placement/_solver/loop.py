@@ -47,7 +47,7 @@ class Paths:
 def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Solution:
     """The best verified answer of ``paths`` for ``call`` (``timings``: the stages before the
     loop, carried by every answer with the call's clock)."""
-    counted = None if call.held_before else _from_counts(call, paths.counts(call), timings)
+    counted = _from_counts(call, paths.counts(call), timings)
     if counted is not None and counted.status == SolveStatus.OPTIMAL:
         return counted
     built = paths.first_fit(call)
@@ -145,17 +145,18 @@ def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutErro
     """The better of the search's answer and first fit's (never worse than first fit, whose
     placement is used only once verified). Raises ``timeout`` when neither exists. ``bound`` is
     the counting bound on the weighted terms, when first fit is measured against it."""
-    if first.answer is not None and (found is None or (found.objective or 0) > _comparable(found, first.answer)):
+    if first.answer is not None and (found is None or (found.objective or 0) > _comparable(found, first.answer, first.call.weighs_contiguity)):
         kept = first.solution(bound if found is None else found.bound, against_bound=bound is not None)
         if kept is not None:
             if found is not None:
-                log.info("first fit's placement (objective %d) is better than the search's (%s): kept", _comparable(found, first.answer), found.objective)
+                log.info("first fit's placement (objective %d) is better than the search's (%s): kept", _comparable(found, first.answer, first.call.weighs_contiguity), found.objective)
             return kept
     if found is None:
         raise timeout or InternalError("no answer and no timeout")
     return found
 
 
-def _comparable(found: Solution, first: Answer) -> int:
-    """First fit's value on the found answer's scale (the count model leaves contiguity out)."""
-    return first.known("primary") if found.method == Method.COUNTS else first.known("objective")
+def _comparable(found: Solution, first: Answer, weighs_contiguity: bool) -> int:
+    """First fit's value on the found answer's scale (the count model leaves contiguity out,
+    unless the call weighs it)."""
+    return first.known("primary") if found.method == Method.COUNTS and not weighs_contiguity else first.known("objective")

@@ -33,6 +33,7 @@ from solver_placement._solver.counting import counting_conflicts
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.narrowing import narrow, should_aggregate, solve_per_node
 from solver_placement._solver.counts.node_level import node_level_conflicts
+from solver_placement._solver.counts.replan import count_replan
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import check_build_fits, solve_polished, spec_options
 from solver_placement._solver.explain import explain_spec, infeasible_error
@@ -135,12 +136,14 @@ def _count_answer(call: SolveCall) -> Answer | Declined:
     """The count model's answer, with its share of what is left of the time limit. Its layouts
     are exact by construction; the loop checks them with the independent verifier all the same."""
     spec = call.spec
-    if call.weighs_contiguity:
-        return Declined(PathName.COUNTS, "contiguity is weighed as asked, not only as a tie-break")
+    weights = call.weights if call.weighs_contiguity else {**call.weights, "contiguity": 0}  # 0: the tie-break only
     share = Budget(time.perf_counter() + COUNT_SHARE * call.budget.remaining(), call.budget.limit_s)
     with call.timed("count"):
         try:
-            answer = count_path(spec, spec.requests, call.weights, call.options, share)
+            if call.held_before:  # re-planning: the count layout matched to where processes were
+                answer = count_replan(spec, call.held_before, weights, call.options, share)
+            else:
+                answer = count_path(spec, spec.requests, weights, call.options, share)
         except SolverTimeoutError:
             answer = Declined(PathName.COUNTS, f"its share of the time limit ({COUNT_SHARE:.0%}) ran out")
     if isinstance(answer, Answer):

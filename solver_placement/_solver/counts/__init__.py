@@ -8,7 +8,8 @@ of each shape hold each pattern, and ``layout.py`` turns that into GPU ids. The 
 the answer independently and falls back to the flat model when this path declines. Every
 function here returns the solver's one shape (``answer.py``): an :class:`Answer` whose value and
 bound are of the ``nodes`` and ``balance`` terms (``contiguity`` is a tie-break, see
-``layout.py``), or a :class:`Declined` saying why.
+``layout.py``, unless weighed: ``weighed.py`` prices ranks with ``contiguity.py``), or a
+:class:`Declined` saying why.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain, split
+from solver_placement._solver.counts.weighed import counted_with_ranks
+from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
@@ -50,10 +53,12 @@ def count_path(
     """The spec placed by counts, or why this path declines (a rule it cannot state, too many
     patterns, no answer in time, or a layout the construction could not tile).
 
-    ``weights`` are the objective's (defaults included). The ``changes`` term needs the flat
-    model (the caller does not come here with previous placements), and its answers cost nothing
+    ``weights`` are the objective's (defaults included). The ``changes`` term is not counted
+    here (with previous placements the caller matches this layout to them, ``replan.py``), and its answers cost nothing
     in ``topology`` (a preferred pipeline domain is counted as required and proven against the
-    rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are all it weighs.
+    rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are what it weighs, and
+    ``contiguity`` when its weight is not 0 (``weighed.py``; the caller passes 0 when it is
+    only the tie-break).
     """
     if requires_tensor_domain(spec):
         return _count_tensor_domains(spec, weights, options, budget)
@@ -63,6 +68,8 @@ def count_path(
     requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes
     if ready.nodes and all(request.determined for request in requests.values()):
         placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in requests.items()}
+        if weights.get("contiguity"):  # every item known: the spec's own value, ranks included
+            fixed_cost = objective_value(spec, spec.requests, by_component(spec, placed), weights, {})
         return _answer(spec, placed, SolveStatus.OPTIMAL, fixed_cost, fixed_cost)
     problem = count_problem(spec, requests)
     if isinstance(problem, Misfit):
@@ -83,6 +90,8 @@ def _counted(
 ) -> Answer | Declined:
     """Patterns, counts and layout of one count problem (see :func:`count_path`); ``fixed_cost``
     is what the components placed first add to every answer (``preset.py``)."""
+    if weights.get("contiguity"):
+        return counted_with_ranks(problem, spec, requests, weights, options, budget)
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
     found = []

@@ -16,7 +16,7 @@ verifier like any other answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,11 +56,24 @@ class _NodeLayout:
     items: dict[str, np.ndarray]
 
 
+#: A weighed ``contiguity``'s layout (``contiguity.py``): ``heavier(shape, pattern)`` orders a
+#: shape's patterns onto its nodes (largest first), ``local_ids(graph, capacity, pattern, keep_off)``
+#: gives each class's local ids on a node (None: the construction below decides).
+Heavier = Callable[[int, tuple[int, ...]], int]
+LocalIds = Callable[[ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...]], dict[int, np.ndarray] | None]
+
+
 def assignments(
-    problem: CountProblem, shapes: list[Shape], counts: Counts, requests: Mapping[str, ComponentRequest], cluster: Cluster
+    problem: CountProblem,
+    shapes: list[Shape],
+    counts: Counts,
+    requests: Mapping[str, ComponentRequest],
+    cluster: Cluster,
+    heavier: Heavier | None = None,
+    local_ids: LocalIds | None = None,
 ) -> dict[str, Assignment]:
     """Assignments of every free member request, processes ordered by node, then by GPU."""
-    patterns_on = _patterns_per_node(problem, shapes, counts, cluster.num_nodes)
+    patterns_on = _patterns_per_node(problem, shapes, counts, cluster.num_nodes, heavier)
     start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     avoided = [_locals_per_node(cluster, held) for held in problem.blocked]
     per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
@@ -71,7 +84,9 @@ def assignments(
         ask = _NodeAsk(problem.graphs[problem.graph_of[node]], int(cluster.gpus_per_node[node]), pattern, keep_off)
         keys.setdefault(ask, []).append(node)
     for key, nodes in keys.items():
-        layout = _node_layout(problem, requests, key)
+        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off) if local_ids is not None else None
+        whole = taken is not None and _whole_runs(problem, requests, taken)
+        layout = _items(problem, requests, key, taken) if taken is not None and whole else _node_layout(problem, requests, key)
         node_array = np.array(nodes, dtype=np.int64)
         for member, local in layout.items.items():
             if local.size:
@@ -100,12 +115,13 @@ def _node_order(count_class: CountClass, num_nodes: int) -> np.ndarray:
     return domain_rank[np.unique(count_class.domain, return_inverse=True)[1]] * num_nodes + np.arange(num_nodes)
 
 
-def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int) -> np.ndarray:
-    """Groups of each class per node: each shape's nodes in rank order take its patterns heaviest first."""
+def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int, heavier: Heavier | None) -> np.ndarray:
+    """Groups of each class per node: each shape's nodes in rank order take its patterns heaviest
+    first (by GPUs, or by ``heavier``)."""
     on = np.zeros((num_nodes, len(problem.classes)), dtype=np.int64)
     for s, shape in enumerate(shapes):
         chosen = shape.whole_patterns(counts.of_shape(s))
-        weight = [sum(g * problem.classes[c].width for c, g in zip(shape.part, pattern)) for pattern, _ in chosen]
+        weight = [heavier(s, pattern) if heavier is not None else sum(g * problem.classes[c].width for c, g in zip(shape.part, pattern)) for pattern, _ in chosen]
         order = sorted(range(len(chosen)), key=lambda i: (-weight[i], tuple(-g for g in chosen[i][0])))
         sequence = np.repeat(np.array(order, dtype=np.int64), [chosen[i][1] for i in order])
         if sequence.size != shape.nodes.size:
@@ -227,6 +243,18 @@ def _run(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int
     return problem.classes[c].run
 
 
+def _whole_runs(problem: CountProblem, requests: Mapping[str, ComponentRequest], taken: Mapping[int, np.ndarray]) -> bool:
+    """Whether each class's local ids (ascending) make whole runs of every member's stride
+    blocks, lowest first (what ``_tile`` deals out)."""
+    for c, gpus in taken.items():
+        for member in problem.classes[c].members:
+            amount, step = int(requests[member].amount[0]), int(requests[member].stride or 1)
+            run = amount * step if amount > 1 else 1
+            if run > 1 and (gpus.size % run or (np.diff(gpus.reshape(-1, run), axis=1) != 1).any()):
+                return False
+    return True
+
+
 def _runs_of(free: np.ndarray, run: int, need: int) -> np.ndarray | None:
     """``need`` of the ``free`` local ids (ascending), as whole runs of ``run`` consecutive ids,
     lowest first; None when the free ids do not hold that many runs."""
@@ -254,6 +282,11 @@ def _try_order(
         if chosen is None:
             return None
         taken[c] = chosen
+    return _items(problem, requests, ask, taken)
+
+
+def _items(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk, taken: Mapping[int, np.ndarray]) -> _NodeLayout:
+    """The node's layout from each class's local ids: its groups' GPUs tiled by every member."""
     items: dict[str, np.ndarray] = {}
     for c, gpus in taken.items():
         count_class = problem.classes[c]

@@ -9,7 +9,7 @@ summed over components); ``contiguity`` orders equal answers afterwards (``layou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,8 +39,19 @@ class Counts:
         return {(t, p): n for (shape, t, p), n in self.uses.items() if shape == s}
 
 
+#: A further term of the objective over the model's counts ``uses[shape, table, pattern]``
+#: (weighed ``contiguity``, ``contiguity.py``), weight included.
+Term = Callable[[cp_model.CpModel, Mapping[tuple[int, int, int], cp_model.IntVar]], cp_model.LinearExpr]
+
+
 def solve_counts(
-    problem: CountProblem, shapes: list[Shape], weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
+    problem: CountProblem,
+    shapes: list[Shape],
+    weights: Mapping[str, int],
+    node_start: np.ndarray,
+    options: SolverOptions,
+    budget: Budget,
+    term: Term | None = None,
 ) -> Counts | None:
     """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
     machine), or None when CP-SAT finds none in time or proves there is none.
@@ -50,7 +61,8 @@ def solve_counts(
     table. Once the weighted terms are proven best, a second run keeps them at that value and
     moves GPUs to low ranks: it minimises each pattern's GPUs times the first rank of its shape
     (``node_start``: per node, the rank of its first GPU), so "low ranks first" also chooses
-    among shapes; within a shape the layout puts heavier nodes first."""
+    among shapes; within a shape the layout puts heavier nodes first. A further ``term`` joins
+    the weighted ones, and then there is no second run (it is what weighs the ranks)."""
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
@@ -91,6 +103,8 @@ def solve_counts(
         pipeline = problem.classes[c].pipeline
         model.add(sum(terms) == pipeline * model.new_int_var(0, problem.classes[c].groups // pipeline, ""))
     weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak
+    if term is not None:
+        weighted = weighted + term(model, uses)
     model.minimize(weighted)
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
     solver, status = solve_model(model, one_worker, budget, **COUNT_PARAMETERS)
@@ -102,7 +116,7 @@ def solve_counts(
         int(round(solver.objective_value)),
         int(round(solver.best_objective_bound)),
     )
-    if status != cp_model.OPTIMAL:
+    if status != cp_model.OPTIMAL or term is not None:
         return found
     model.add(weighted == found.value)
     for key, var in uses.items():

@@ -1,8 +1,7 @@
 """Narrowing by the node-level model: each free process confined to one node, then one small
 exact model per distinct node.
 
-When the count model declines a large spec (a rule it does not state, ``contiguity`` weighed
-as a term), the node-level model (``node_level.py``) decides how many groups of each free
+When the count model declines a large spec (a rule it does not state), the node-level model (``node_level.py``) decides how many groups of each free
 component each node holds; the flat model's rules then run node by node on those processes,
 which keeps every rule exact and picks the GPU ids. If either step fails, the caller falls back
 to the flat model, so infeasibility is only ever claimed by the exact model (or by the

@@ -7,12 +7,12 @@ GPUs of one node are interchangeable for everything but the exact ids, so this m
 only the integer groups per (component, node), under the node-level form of the rules (counts,
 per-node capacity, collocation as equal GPU counts, exclusivity as shared capacity) and the
 flat model's objective terms (nodes, balance, lowest nodes first). Unlike the count model it
-keeps one variable per node, so it weighs ``contiguity`` as a term and states partial-node
-windows, per-GPU rules left to the exact model per node (``narrowing.py``: memory beside rank
-strings, strides that do not tile a group) and rank strings its components' partners are not
-exclusive with. The count model now states process limits, filled windows, collocation with a
-rank string and required tensor-parallel domains itself (``stacks.py``, ``preset.py``,
-``tensor_domains.py``), so those no longer come here. It also names the statements behind an
+keeps one variable per node, so it states partial-node windows, per-GPU rules left to the exact
+model per node (``narrowing.py``: memory beside rank strings, strides that do not tile a group)
+and rank strings its components' partners are not exclusive with. The count model now states
+process limits, filled windows, collocation with a rank string, required tensor-parallel
+domains and a weighed ``contiguity`` itself (``stacks.py``, ``preset.py``,
+``tensor_domains.py``, ``weighed.py``), so those no longer come here. It also names the statements behind an
 infeasibility, where it relaxes the spec (:func:`node_level_conflicts`).
 """
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from flat_model import counts_kept_out
 
 from solver_placement import Cluster, PlacementSpec, VerificationError, solve, verify
 from solver_placement._solver import loop
@@ -25,8 +26,8 @@ APART = {"a": {"processes": 4}, "b": {"processes": 4, "exclusive_with": ["a"]}}
 #: The same with a rule the count model cannot state (``memory_gb`` on a rank string): it
 #: declines, and first fit's placement meets the counting bound.
 WEIGHED = {"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4, "exclusive_with": ["a"]}}
-#: Contiguity weighed as a term: the count model declines and no counting bound is used, so the
-#: search (the decomposition at scale, else the exact model) answers.
+#: Contiguity weighed as a term: no counting bound is used, so with the count model kept out
+#: (``counts_kept_out``) the search (the decomposition at scale, else the exact model) answers.
 SEARCHED = {"contiguity": 1}
 
 
@@ -59,6 +60,8 @@ def test_a_poisoned_answer_of_a_model_is_a_verification_error_naming_its_path(
     path: str, placement: dict[str, Any], objective: dict[str, int] | None, name: PathName, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", 0 if path == "_decomposition_answer" else 10**12)
+    if objective is SEARCHED:
+        counts_kept_out(monkeypatch)
     poison(monkeypatch, path)
     with pytest.raises(VerificationError, match=f"^{name}'s answer breaks a rule of the spec") as caught:
         solve(spec_of(placement), objective=objective)
@@ -109,6 +112,8 @@ def test_every_paths_answer_is_verified_once_and_is_what_leaves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", aggregate_above)
+    if objective is SEARCHED:
+        counts_kept_out(monkeypatch)
     solution = solve(spec_of(placement), objective=objective)
     assert solution.method == method
     assert verified == [solution.placements_by_component()]
@@ -117,6 +122,7 @@ def test_every_paths_answer_is_verified_once_and_is_what_leaves(
 def test_the_decomposition_answers_when_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
     """The parametrised case above really reaches the decomposition (its answer proves no optimum)."""
     monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", 0)
+    counts_kept_out(monkeypatch)
     assert solve(spec_of(APART), objective=SEARCHED).status == SolveStatus.FEASIBLE
 
 

@@ -5,8 +5,7 @@
   the contiguity tie-break) is no larger.
 * Every answer passes the independent verifier.
 * Where the count model answers "optimal", its nodes term equals the optimum of the exact flat
-  model (an independent formulation: one boolean per process and GPU), solved here with
-  contiguity weighed so the count model stays out of it.
+  model (an independent formulation: one boolean per process and GPU, ``flat_model.py``).
 * The objective evaluated outside CP-SAT equals CP-SAT's own value on the flat model's optimum.
 * The same spec gives the same placement twice and with two CP-SAT workers.
 """
@@ -17,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from flat_model import flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -124,7 +124,7 @@ def check_never_worse(case: tuple[Cluster, dict[str, Any]]) -> None:
     if greedy is not None:  # on the objective's own terms: a preferred domain may be worth a node more
         assert objective_value(spec, spec.requests, ours.assignments, primary, {}) <= objective_value(spec, spec.requests, greedy.assignments, primary, {})
     if ours.method in ("counts", "first fit") and ours.status == "OPTIMAL":  # proven by the count model or the counting bound
-        flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
+        flat = flat_solution(spec)
         assert flat.method == "search" and flat.status == "OPTIMAL"
         assert objective_value(spec, spec.requests, ours.assignments, primary, {}) == ours.objective
         assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})
@@ -191,7 +191,7 @@ def test_a_chain_of_exclusive_components_with_memory_is_proven_by_clique_tables(
 def test_the_objective_outside_cp_sat_is_cp_sats(placement: dict[str, Any]) -> None:
     spec = PlacementSpec.build(Cluster(2, 4), placement)
     weights = {"contiguity": 1, "balance": 3}
-    flat = solve(spec, objective=weights)
+    flat = flat_solution(spec, weights)
     assert flat.status == "OPTIMAL" and flat.method == "search"
     assert objective_value(spec, spec.requests, flat.assignments, weights, {}) == flat.objective
 
@@ -200,7 +200,7 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     placement = {"a": {"processes": 21, "exclusive_with": "all"}, "b": {"processes": 22}}
     spec = PlacementSpec.build(Cluster(8, 8), placement)
     budget = SolverOptions().start()
-    weights = DEFAULT_WEIGHTS
+    weights = {**DEFAULT_WEIGHTS, "contiguity": 0}  # as solve passes them when contiguity is only the tie-break
     first, again = (count_path(spec, spec.requests, weights, SolverOptions(), budget) for _ in range(2))
     assert isinstance(first, Answer) and isinstance(again, Answer)
     assert first.status == "OPTIMAL" and first.objective == first.bound == 6 * DEFAULT_WEIGHTS["nodes"]
@@ -260,10 +260,10 @@ LIMITED = [
 
 def _assert_counted_and_proven_as_the_flat_model_proves(spec: PlacementSpec) -> None:
     """The count model answers (no decline in the notes) and proves its optimum, and that optimum
-    is the flat model's (solved with contiguity weighed, which keeps the count model out)."""
+    is the flat model's (``flat_model.py``)."""
     ours = solve(spec, time_limit_s=10)
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
-    flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
+    flat = flat_solution(spec)
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
     assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})
@@ -272,7 +272,7 @@ def _assert_counted_and_proven_as_the_flat_model_proves(spec: PlacementSpec) -> 
 @pytest.mark.parametrize("placement", LIMITED)
 def test_a_process_limit_is_counted_and_proven_as_the_flat_model_proves_it(placement: dict[str, Any]) -> None:
     """The count model answers (no decline in the notes), proves its optimum, and that optimum
-    is the flat model's (solved with contiguity weighed, which keeps the count model out)."""
+    is the flat model's (``flat_model.py``)."""
     spec = PlacementSpec.build(Cluster(2, 4), placement)
     _assert_counted_and_proven_as_the_flat_model_proves(spec)
 
@@ -320,7 +320,7 @@ def test_a_declarative_component_on_a_rank_strings_items_is_placed_first_and_cou
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
     primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
     assert objective_value(spec, spec.requests, ours.assignments, primary, {}) == ours.objective
-    flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
+    flat = flat_solution(spec)
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     assert ours.objective == objective_value(spec, spec.requests, flat.assignments, primary, {})
 
@@ -357,7 +357,7 @@ def test_a_required_tensor_parallel_domain_is_counted_on_one_node_and_proven(pla
     spec = PlacementSpec.build(Cluster(4, gpus, node_labels=RACKS), placement)
     ours = solve(spec, time_limit_s=10)
     assert (ours.method, ours.status) == (method, "OPTIMAL")
-    flat = solve(spec, time_limit_s=10, objective={"contiguity": 1})
+    flat = flat_solution(spec)
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
     assert objective_value(spec, spec.requests, ours.assignments, primary, {}) == objective_value(spec, spec.requests, flat.assignments, primary, {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from flat_model import counts_kept_out
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
 from solver_placement._solver.counts import narrowing
@@ -16,9 +17,10 @@ SPECS = [
 
 
 def solved(spec: PlacementSpec, threshold: int, monkeypatch: pytest.MonkeyPatch):
-    """Solved by the flat model (or its decomposition above ``threshold`` pairs): contiguity
-    weighed as a term keeps the count model out (it treats contiguity as a tie-break only)."""
+    """Solved by the flat model (or its decomposition above ``threshold`` pairs), the count model
+    kept out (it answers these specs)."""
     monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", threshold)
+    counts_kept_out(monkeypatch)
     solution = solve(spec, objective={"contiguity": 1})
     assert solution.method == "search"
     verify(solution.spec, solution.placements_by_component())

@@ -1,0 +1,337 @@
+"""Weighed ``contiguity`` in the count model: the sum of the ranks taken, stated by counts.
+
+Why this is exact with counts: the count path's windows hold whole nodes (``rules/per_process.py``),
+listed group after group with a node's GPUs in local order (``Cluster.resources``), so a
+member's rank of GPU ``g`` on node ``n`` is ``base(n) + g``. A node's contiguity then splits in
+two: ``sum over classes of GPUs x base`` (which nodes hold what) and the local ids its classes
+take (what the node holds, once its pattern is chosen):
+
+- *where*: within a run of nodes of one shape whose bases rise evenly (``base(n_i) = first + i x
+  step`` per class; ``split`` cuts shapes into such runs, the same for every regular cluster),
+  putting pattern ``p`` on the ``i``-th node costs ``lead(p) + i x rise(p)``. The best order puts
+  the patterns of larger ``rise`` first (rearrangement), and its cost is a convex function of
+  the counts: with the distinct rises ``v_1 > v_2 > ...`` and ``N_j`` the nodes whose pattern
+  rises at least ``v_j``, it is ``sum_j (v_j - v_(j+1)) x N_j (N_j - 1) / 2`` plus a constant;
+  ``add_term`` states it per level with chords (up to ``SECANTS`` nodes) or a product;
+- *local*: the least sum of local ids is a small search per pattern (``Local``): the node's free
+  GPUs in ascending order each take a *stack* (classes that may share a GPU), every class its
+  demand; stacks are independent sets of the graph of classes kept apart (or the sets a hole's
+  covers allow, ``covers.py``), a process of consecutive GPUs on consecutive GPUs. It leaves out
+  strides above 1 (the layout tiles them in blocks, the flat model may spread them), so it is a
+  lower bound there; the layout realises it whenever its stacks keep every class in whole
+  blocks, and the answer is proven only when the layout's own value meets the model's bound.
+
+Nothing here grows with the GPU count: the rank bases are one pass over the windows, the model
+one product per rise level and shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import InternalError
+from solver_placement._solver.counts.graphs import ApartGraph
+from solver_placement._solver.counts.patterns import Shape
+from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._specification.candidates import ComponentRequest
+
+#: Most (position, remaining demand) states the local search of one part remembers: past it the
+#: count model declines rather than spend seconds on one node's arithmetic.
+MAX_LOCAL_STATES = 200_000
+#: Local states searched between two budget checks.
+STATES_PER_CHECK = 4_096
+#: Nodes of a run up to which the positions' sum is stated by chords alone (one per node);
+#: longer runs take a product and this many chords.
+SECANTS = 64
+
+Uses = Mapping[tuple[int, int, int], cp_model.IntVar]
+
+
+class TooManyLocalStates(Exception):
+    """The local search passed ``MAX_LOCAL_STATES``."""
+
+
+def rank_bases(problem: CountProblem, requests: Mapping[str, ComponentRequest], cluster: Cluster) -> np.ndarray | str:
+    """Per class and node, the sum over its members of the rank local id 0 of the node would have
+    in the member's window (rank minus local id, one number per node; a GPU listed twice, by
+    overlapping groups, keeps its lowest rank, as the flat model would pick); why not, when some
+    member's ranks on a node do not follow local ids."""
+    bases = np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
+    for c, count_class in enumerate(problem.classes):
+        for member in count_class.members:
+            request = requests[member]
+            rank_of = np.full(cluster.num_hardware, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(rank_of, request.cand_hw, request.cand_rank)
+            held = np.unique(request.cand_hw)
+            nodes = cluster.hw_node[held]
+            offset = rank_of[held] - cluster.hw_local[held]  # one number per node when ranks follow local ids
+            low = np.full(cluster.num_nodes, np.iinfo(np.int64).max, dtype=np.int64)
+            high = np.full(cluster.num_nodes, np.iinfo(np.int64).min, dtype=np.int64)
+            np.minimum.at(low, nodes, offset)
+            np.maximum.at(high, nodes, offset)
+            if (low[nodes] != high[nodes]).any():
+                return f"{member}: a window whose ranks on a node do not follow the node's GPU order"
+            per_node = np.zeros(cluster.num_nodes, dtype=np.int64)
+            per_node[nodes] = low[nodes]
+            bases[c] += per_node
+    return bases
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One run of nodes of a shape whose bases rise evenly, with what its patterns cost.
+
+    ``lead[k]`` and ``step[k]``: the rank cost of one group of class ``part[k]`` on the run's
+    first node, and how much more on each next node; ``local[p]``: the least sum of local ids of
+    pattern ``p`` (its members' GPUs weighed by the members holding them), None when no layout
+    holds it (consecutive GPUs a process needs, broken by GPUs kept off: the cliques' room
+    alone does not see that).
+    """
+
+    shape: Shape
+    lead: tuple[int, ...]
+    step: tuple[int, ...]
+    local: tuple[int | None, ...]
+
+    def rise(self, pattern: Sequence[int]) -> int:
+        """How much more the pattern costs on each next node of the run."""
+        return sum(s * g for s, g in zip(self.step, pattern, strict=True))
+
+    def first(self, pattern: Sequence[int]) -> int:
+        """The pattern's rank cost on the run's first node."""
+        return sum(a * g for a, g in zip(self.lead, pattern, strict=True))
+
+
+def ranked_shapes(
+    problem: CountProblem,
+    shapes: Sequence[Shape],
+    bases: np.ndarray,
+    cluster: Cluster,
+    local: Callable[[Shape, int, tuple[int, ...]], float],
+) -> list[Ranked]:
+    """``shapes`` cut into runs of evenly rising bases and equal GPUs kept off, each priced;
+    ``local(run, node, demand)`` is the least local cost of ``demand`` (GPUs per class of the
+    run's part) on ``node``."""
+    ranked = []
+    for shape in shapes:
+        if len(shape.tables) != 1:
+            raise InternalError("contiguity is priced on whole-node patterns only")
+        part = list(shape.part)
+        widths = [problem.classes[c].width for c in part]
+        for run in _runs(shape, bases[part], [kept_off(problem, shape.part, cluster, node) for node in shape.nodes.tolist()]):
+            nodes = shape.nodes[run]
+            head = bases[part][:, nodes[0]]
+            step = bases[part][:, nodes[1]] - head if nodes.size > 1 else np.zeros(len(part), dtype=np.int64)
+            piece = replace(shape, nodes=nodes)
+            costs = tuple(local(piece, int(nodes[0]), tuple(g * w for g, w in zip(pattern, widths, strict=True))) for pattern in shape.tables[0].patterns)
+            lead = tuple(int(h) * w for h, w in zip(head.tolist(), widths, strict=True))
+            rise = tuple(int(s) * w for s, w in zip(step.tolist(), widths, strict=True))
+            ranked.append(Ranked(piece, lead, rise, tuple(None if cost == float("inf") else int(cost) for cost in costs)))
+    return ranked
+
+
+def kept_off(problem: CountProblem, part: tuple[int, ...], cluster: Cluster, node: int) -> tuple[tuple[int, ...], ...]:
+    """Per class of ``part``, the local ids of ``node`` it leaves to rank-string components."""
+    start = int(np.concatenate(([0], np.cumsum(cluster.gpus_per_node)))[node])
+    found = []
+    for c in part:
+        held = problem.blocked[c]
+        found.append(tuple(sorted((held[cluster.hw_node[held] == node] - start).tolist())))
+    return tuple(found)
+
+
+def _runs(shape: Shape, bases: np.ndarray, kept: list[tuple[tuple[int, ...], ...]]) -> list[np.ndarray]:
+    """Positions in ``shape.nodes`` cut into maximal runs whose bases rise by one step per node
+    for every class (``bases``: the part's rows) and whose nodes keep the same GPUs off."""
+    runs: list[list[int]] = []
+    values = bases[:, shape.nodes]
+    for i in range(shape.nodes.size):
+        current = runs[-1] if runs else None
+        if current is not None and kept[i] == kept[current[0]]:
+            if len(current) == 1 or (values[:, i] - values[:, current[-1]] == values[:, current[1]] - values[:, current[0]]).all():
+                current.append(i)
+                continue
+        runs.append([i])
+    return [np.array(run, dtype=np.int64) for run in runs]
+
+
+def add_term(model: cp_model.CpModel, ranked: Sequence[Ranked], uses: Uses) -> cp_model.LinearExpr:
+    """The contiguity of the counts ``uses[run, 0, pattern]``, with the patterns of each run
+    ordered by falling rise (see the module's note): exact, one product per rise level. A
+    pattern no layout holds is not used."""
+    terms: list[cp_model.LinearExprT] = []
+    constant = 0
+    for s, run in enumerate(ranked):
+        count = int(run.shape.nodes.size)
+        patterns = run.shape.tables[0].patterns
+        for p, pattern in enumerate(patterns):
+            local = run.local[p]
+            if local is None:
+                model.add(uses[s, 0, p] == 0)
+                continue
+            cost = run.first(pattern) + local
+            if cost:
+                terms.append(cost * uses[s, 0, p])
+        rises = sorted({run.rise(pattern) for pattern in patterns}, reverse=True)
+        for j, level in enumerate(rises[:-1]):
+            at_least = model.new_int_var(0, count, "")
+            model.add(at_least == sum(uses[s, 0, p] for p, pattern in enumerate(patterns) if run.rise(pattern) >= level))
+            terms.append((level - rises[j + 1]) * _pairs_of(model, at_least, count))
+        constant += rises[-1] * (count * (count - 1) // 2)
+    return cp_model.LinearExpr.sum(terms) + constant
+
+
+def _pairs_of(model: cp_model.CpModel, nodes: cp_model.IntVar, most: int) -> cp_model.IntVar:
+    """A variable at least ``nodes (nodes - 1) / 2`` (the sum of positions 0 .. nodes - 1), which
+    the objective presses down to it: the chords of that convex function between consecutive
+    integers, every one up to ``SECANTS`` nodes (exact at integers, and tight for the search),
+    and beyond that a product with some chords to guide it."""
+    pairs = model.new_int_var(0, most * (most - 1) // 2, "")
+    points = range(most) if most <= SECANTS else sorted({round(i * (most - 1) / SECANTS) for i in range(SECANTS + 1)})
+    for k in points:
+        model.add(pairs >= k * nodes - k * (k + 1) // 2)
+    if most > SECANTS:
+        square = model.new_int_var(0, most * most, "")
+        model.add_multiplication_equality(square, [nodes, nodes])
+        model.add(2 * pairs == square - nodes)
+    return pairs
+
+
+@dataclass
+class Local:
+    """The least sum of local ids a node's demand takes, and the stacks that take it.
+
+    One search per part of the classes, GPU count and GPUs kept off, remembered across the
+    patterns of a call: the least cost of giving ``demand`` (GPUs per class of the part) to the
+    GPUs from local id ``gpu`` on, each GPU one stack (or none), where a class of ``runs[k]`` > 1
+    takes its GPUs in whole runs of that many consecutive ones (``open[k]``: how far into its
+    current run it is, which the next GPU must continue).
+    """
+
+    weights: tuple[int, ...]  # per class of the part: the members holding each of its GPUs
+    stacks: tuple[tuple[int, ...], ...]  # positions in the part that may share one GPU
+    capacity: int
+    kept_off: tuple[tuple[int, ...], ...]  # per class of the part, local ids it may not take
+    runs: tuple[int, ...]  # per class of the part, the consecutive GPUs a process takes (1: any)
+    check: Callable[[str], None]
+    known: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = field(default_factory=dict)
+    offered: dict[tuple[int, tuple[bool, ...], tuple[bool, ...]], list[tuple[int, ...]]] = field(default_factory=dict)
+
+    def cost(self, demand: tuple[int, ...]) -> float:
+        """The least local cost of ``demand`` (infinite when the node cannot hold it)."""
+        return self._best(0, demand, (0,) * len(demand))
+
+    def layout(self, demand: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """The stack of each GPU from local id 0 (empty: unused) of a least-cost layout of
+        ``demand``; a tie keeps the previous GPU's stack, so alike stacks lie side by side."""
+        chosen: list[tuple[int, ...]] = []
+        gpu, left, opened = 0, demand, (0,) * len(demand)
+        while any(left):
+            target = self._best(gpu, left, opened)
+            previous = chosen[-1] if chosen else None
+            options = sorted(self._options(gpu, left, opened), key=lambda stack: stack != previous)
+            stack = next(s for s in options if self._price(gpu, s) + self._best(gpu + 1, *self._take(s, left, opened)) == target)
+            chosen.append(stack)
+            left, opened = self._take(stack, left, opened)
+            gpu += 1
+        return chosen
+
+    def _options(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """Stacks GPU ``gpu`` may take toward ``demand``: every class in the middle of a run
+        among them (the empty stack last, when no run is open), and none that a class of any
+        GPUs (run 1) still short could join: moving one of its later GPUs here costs less, so
+        such a stack is never the only best. Remembered by which classes are still short."""
+        short = tuple(need > 0 for need in demand)
+        key = (gpu, short, tuple(into > 0 for into in opened))
+        if key not in self.offered:
+            self.offered[key] = self._offer(gpu, demand, opened)
+        return self.offered[key]
+
+    def _offer(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
+        must = {k for k, into in enumerate(opened) if into}
+        usable = [
+            stack for stack in self.stacks
+            if must <= set(stack) and all(demand[k] > 0 and gpu not in self.kept_off[k] for k in stack)
+        ]  # fmt: skip
+        if not must:
+            usable.append(())
+        joiners = [k for k, need in enumerate(demand) if need > 0 and self.runs[k] == 1 and gpu not in self.kept_off[k]]
+        valid = set(usable)
+        return [stack for stack in usable if not any(k not in stack and tuple(sorted((*stack, k))) in valid for k in joiners)]
+
+    def _take(self, stack: tuple[int, ...], demand: tuple[int, ...], opened: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        left = list(demand)
+        for k in stack:
+            left[k] -= 1
+        if not self.longer:
+            return tuple(left), opened
+        return tuple(left), tuple((into + 1) % self.runs[k] if k in stack else into for k, into in enumerate(opened))
+
+    @property
+    def longer(self) -> bool:
+        """Whether some class takes its GPUs in runs longer than one."""
+        return any(run > 1 for run in self.runs)
+
+    def _price(self, gpu: int, stack: tuple[int, ...]) -> int:
+        return gpu * sum(self.weights[k] for k in stack)
+
+    def _best(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> float:
+        if not any(demand):
+            return 0.0
+        if max(demand) > self.capacity - gpu:
+            return float("inf")
+        key = (gpu, demand, opened)
+        if key not in self.known:
+            if len(self.known) >= MAX_LOCAL_STATES:
+                raise TooManyLocalStates
+            if len(self.known) % STATES_PER_CHECK == 0:
+                self.check("pricing the contiguity of node patterns")
+            self.known[key] = min(
+                (self._price(gpu, stack) + self._best(gpu + 1, *self._take(stack, demand, opened)) for stack in self._options(gpu, demand, opened)),
+                default=float("inf"),
+            )
+        return self.known[key]
+
+
+def consecutive_run(amounts_and_strides: Sequence[tuple[int, int]]) -> int:
+    """The consecutive GPUs a class's processes are made of, as the flat model states it: a
+    process of ``amount`` GPUs with stride 1 takes that many consecutive ranks; the longest such
+    run when it is a multiple of every other (1 otherwise, and for strided members, whose
+    progressions the layout tiles in blocks but the flat model may spread: a lower bound)."""
+    consecutive = [amount for amount, stride in amounts_and_strides if amount > 1 and stride == 1]
+    longest = max(consecutive, default=1)
+    return longest if all(longest % amount == 0 for amount in consecutive) else 1
+
+
+def stacks_of(graph: ApartGraph, part: tuple[int, ...], fits_together: Callable[[tuple[int, ...]], bool]) -> tuple[tuple[int, ...], ...]:
+    """Every non-empty set of the part's classes (as positions) that may share one GPU: no two
+    kept apart, and within a hole one of its covers' sets (``fits_together``, by class)."""
+    found = []
+    size = len(part)
+    for mask in range(1, 1 << size):
+        stack = tuple(k for k in range(size) if mask >> k & 1)
+        classes = tuple(part[k] for k in stack)
+        if any((min(a, b), max(a, b)) in graph.pairs for i, a in enumerate(classes) for b in classes[i + 1:]):
+            continue
+        if fits_together(classes):
+            found.append(stack)
+    return tuple(found)
+
+
+def in_some_hole_set(graph: ApartGraph) -> Callable[[tuple[int, ...]], bool]:
+    """Whether classes may share a GPU as a hole's covers allow: the classes of each hole they
+    touch lie within one of its sets (classes outside holes only need to be apart from none)."""
+
+    def fits(classes: tuple[int, ...]) -> bool:
+        for found in graph.holes:
+            inside = tuple(found.classes.index(c) for c in classes if c in found.classes)
+            if inside and not any(set(inside) <= set(stack) for stack in found.sets):
+                return False
+        return True
+
+    return fits

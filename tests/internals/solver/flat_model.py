@@ -1,0 +1,44 @@
+"""The exact flat model alone (one boolean per process and item), the independent formulation
+the count model is held against: ``solve`` answers by counts wherever it can, with any weights,
+so a test that needs the flat model's own optimum builds and solves it here, and a test of the
+paths after the count model (the loop, the decomposition) keeps the count model out."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping
+
+import pytest
+
+from solver_placement import PlacementSpec, Solution
+from solver_placement._solver.answer import Declined, PathName, by_component
+from solver_placement._solver.build import build_model
+from solver_placement._solver.exact import solve_polished
+from solver_placement._solver.options import SolverOptions
+from solver_placement._solver.solution import Method
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
+from solver_placement._specification.candidates import expand_all
+
+
+def flat_solution(
+    spec: PlacementSpec, objective: Mapping[str, int] | None = None, time_limit_s: float = 10.0, previous: Mapping[str, list[list[int]]] | None = None
+) -> Solution:
+    """The flat model's answer for ``spec`` with ``objective`` over the default weights (and the
+    hardware each process held before, for ``changes``)."""
+    weights = {**DEFAULT_WEIGHTS, **(objective or {})}
+    ctx = build_model(spec, expand_all(spec.requests), weights=weights, previous=previous or {})
+    options = SolverOptions(time_limit_s=time_limit_s)
+    solver, status = solve_polished(ctx, options, options.start())
+    name = solver.status_name(status)
+    assert name in ("OPTIMAL", "FEASIBLE"), f"the flat model found no answer: {name}"
+    assignments = by_component(spec, ctx.assignments(solver.response_proto.solution))
+    value, bound = round(solver.objective_value), math.ceil(solver.best_objective_bound - 1e-6)
+    return Solution(spec, spec.requests, assignments, name, value, {}, bound=bound, method=Method.SEARCH)
+
+
+def counts_kept_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``solve``'s count path declines every spec for the rest of the test, so the paths after it
+    answer (first fit, the decomposition, the exact model)."""
+    paths = importlib.import_module("solver_placement._solver.solve")
+    monkeypatch.setattr(paths, "_count_answer", lambda call: Declined(PathName.COUNTS, "kept out by the test"))

@@ -1,0 +1,92 @@
+"""Re-planning on the count path (issue 34): with previous placements, the count model's layout is
+matched node for node to where each process was (``counts/replan.py``); it is proven when it
+gives up no more previous placements than every layout must, and then its objective (``changes``
+included) is the flat model's optimum.
+
+* The answer's objective is the spec's own, ``changes`` counted against the previous placement.
+* Its bound is at most the flat optimum and its objective at least it; proven, both are equal.
+* Losing a node of a packed job, nothing that survived moves and the answer is proven.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flat_model import flat_solution
+from helpers import example_tiers
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+from test_count_model import small_specs
+
+from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, PlacementSpec, Solution, solve, verify
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.solve import _previous_hardware
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
+
+#: The terms both answers are compared on: the count model leaves the contiguity tie-break out.
+PRIMARY = {**DEFAULT_WEIGHTS, "contiguity": 0}
+
+
+def replanned(before: Solution, spec: PlacementSpec) -> Solution:
+    """``spec`` solved with ``before`` as the previous placement, held against the flat model."""
+    ours = solve(spec, time_limit_s=10, previous=before)
+    verify(ours.spec, ours.placements_by_component())
+    if ours.method != "counts":
+        return ours
+    held = _previous_hardware(spec, before)
+    assert ours.objective == objective_value(spec, spec.requests, ours.assignments, PRIMARY, held)
+    flat = flat_solution(spec, previous=held, time_limit_s=20)
+    best = objective_value(spec, spec.requests, flat.assignments, PRIMARY, held)
+    assert ours.bound is not None and ours.bound <= ours.objective
+    if flat.status == "OPTIMAL":  # the contiguity tie-break is worth less than one node here
+        assert ours.bound <= best <= ours.objective
+        if ours.status == "OPTIMAL":
+            assert ours.objective == best
+    return ours
+
+
+@example_tiers(30, 200)
+def test_a_replan_is_counted_at_the_flat_optimum(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), st.data())(check_random))()
+
+
+def check_random(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> None:
+    cluster, placement = case
+    lost = data.draw(st.sets(st.integers(0, cluster.num_nodes - 1), max_size=1), label="lost")
+    note(f"{cluster.gpus_per_node.tolist()} {placement} lost {sorted(lost)}")
+    try:
+        before = solve(PlacementSpec.build(cluster, placement), time_limit_s=10)
+        after = PlacementSpec.build(cluster.without_nodes(lost), placement)
+    except (InfeasiblePlacementError, PlacementConfigError):  # a window or rank string past the GPUs left
+        event("infeasible before or after")
+        return
+    try:
+        ours = replanned(before, after)
+    except InfeasiblePlacementError:
+        event("infeasible after")
+        return
+    event(f"{ours.method} {ours.status}")
+
+
+#: Packed jobs on 4 x 8 GPUs whose node 1 is lost: two exclusive components, and TP groups with
+#: a strided rollout nested in them beside an exclusive reward.
+PACKED = [
+    {"actor": {"processes": 16}, "reward": {"processes": 8, "exclusive_with": ["actor"]}},
+    {"actor": {"processes": 8, "tensor_parallel_size": 2},
+     "rollout": {"processes": 4, "hardware_per_process": 2, "stride": "auto", "collocate_with": "actor"},
+     "reward": {"processes": 12, "exclusive_with": ["actor"]}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("placement", PACKED)
+def test_losing_a_node_moves_only_its_processes_and_is_proven(placement: dict[str, Any]) -> None:
+    cluster = Cluster(5, 8)
+    before = solve(PlacementSpec.build(cluster, placement))
+    after = replanned(before, PlacementSpec.build(cluster.without_nodes({1}), placement))
+    assert (after.method, after.status, after.notes) == ("counts", "OPTIMAL", ())
+    held = _previous_hardware(after.spec, before)
+    assert objective_value(after.spec, after.spec.requests, after.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
+    kept = {name: {p.cluster_node_rank for p in records} - {1} for name, records in before.placements_by_component().items()}
+    now = {name: {p.cluster_node_rank for p in records} for name, records in after.placements_by_component().items()}
+    assert all(kept[name] <= now[name] for name in kept)  # every surviving node keeps its processes
