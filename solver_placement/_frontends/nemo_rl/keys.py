@@ -171,6 +171,7 @@ def _int(config: DictConfig, key: str, minimum: int, default: int | None = None)
     value = _value(config, key) if default is None or OmegaConf.select(config, key, default=None) is not None else default
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number of at least {minimum}")
+    check("max_hardware_items", value, f"NeMo-RL: {key}", "the value (a count of nodes or GPUs)")
     return value
 
 
@@ -180,5 +181,6 @@ def _optional_int(config: DictConfig, key: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number or null")
+    check("max_hardware_items", value, f"NeMo-RL: {key}", "the value (a count of nodes or GPUs)")
     return value
 
