@@ -238,6 +238,9 @@ def roll_cases() -> Iterator[Case]:
                     "PlacementConfigError", "tensor_parallel_size")  # fmt: skip
         yield _case(klass, f"num_gpus_per_node {label}", predicting("roll", lambda v=value: {**roll(), "num_gpus_per_node": v}), "PlacementConfigError", "num_gpus_per_node")
     yield _case(klass, "deep mapping", predicting("roll", lambda: {**roll(), "junk": _deep(10_000)}), "PlacementConfigError", "max_depth")
+    yield _case(klass, "YAML nested 100,000 deep", predicting("roll", script("junk: " + "[" * 100_000 + "]" * 100_000 + "\n", ".yaml")), "PlacementConfigError", "max_depth")
+    laughs = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9))
+    yield _case(klass, "YAML alias bomb", predicting("roll", script("l0: &l0 [x]\n" + laughs + "actor_train: {device_mapping: '[0]'}\n", ".yaml")), "PlacementConfigError", "max_values")
     yield _case(klass, "20,000 reward workers", predicting("roll", lambda: {**roll(), "rewards": {f"r{i}": {"device_mapping": "[0]"} for i in range(20_000)}}), "PlacementConfigError", "worker sections", "max_components")
     yield _case(klass, "9,000 reward workers", predicting("roll", lambda: {**roll(), "rewards": {f"r{i}": {"device_mapping": "[0]"} for i in range(9_000)}}), "placed")
     yield _case(klass, "device_mapping past the cluster", predicting("roll", lambda: nested("actor_train.device_mapping", "list(range(0,10000000))", roll())), "PlacementConfigError", "actor_train", "max_hardware_items")
@@ -308,6 +311,15 @@ def _nemo_rl_command(*overrides: str) -> tuple[str, ...]:
     return ("examples/run_grpo.py", "--config", str(file), *overrides)
 
 
+def _nemo_rl_file(head: str) -> Path:
+    """A NeMo-RL YAML file: ``head`` (a ``defaults:`` line), then the valid config."""
+    import yaml
+
+    file = Path(tempfile.mkdtemp()) / "grpo.yaml"
+    file.write_text(head + yaml.safe_dump(nemo_rl()))
+    return file
+
+
 def nemo_rl_cases() -> Iterator[Case]:
     klass = "predict nemo-rl"
     keys = ("cluster.num_nodes", "cluster.gpus_per_node", "policy.dtensor_cfg.tensor_parallel_size", "policy.generation.vllm_cfg.tensor_parallel_size",
@@ -322,6 +334,14 @@ def nemo_rl_cases() -> Iterator[Case]:
     yield _case(klass, "override 5,000 digits", predicting("nemo-rl", lambda: _nemo_rl_command(f"cluster.num_nodes={DIGITS}")), "PlacementConfigError", "cluster.num_nodes", "5000 digits")
     yield _case(klass, "override of a 900 kB value", predicting("nemo-rl", lambda: _nemo_rl_command("cluster.num_nodes=" + "x" * 900_000)), "PlacementConfigError", "cluster.num_nodes")
     yield _case(klass, "20,000 overrides", predicting("nemo-rl", lambda: tuple(f"++x{i}=1" for i in range(20_000))), "PlacementConfigError", "max_arguments")
+    yield _case(klass, "--config a directory", predicting("nemo-rl", lambda: ("run_grpo.py", "--config", tempfile.gettempdir())), "PlacementConfigError", "not a regular file")
+    yield _case(klass, "--config of 300 kB", predicting("nemo-rl", lambda: ("run_grpo.py", "--config", "x" * 300_000)), "PlacementConfigError", "not a usable path")
+    yield _case(klass, "defaults naming itself", predicting("nemo-rl", lambda: _nemo_rl_file("defaults: grpo.yaml\n")), "PlacementConfigError", "defaults", "32 files")
+    yield _case(klass, "defaults naming a folder", predicting("nemo-rl", lambda: _nemo_rl_file(f"defaults: {tempfile.gettempdir()}\n")), "PlacementConfigError", "not a regular file")
+    laughs = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9))
+    yield _case(klass, "YAML alias bomb", predicting("nemo-rl", lambda: _nemo_rl_file("l0: &l0 [x]\n" + laughs)), "PlacementConfigError", "max_values")
+    yield _case(klass, "YAML nested 100,000 deep", predicting("nemo-rl", lambda: _nemo_rl_file("junk: " + "[" * 100_000 + "]" * 100_000 + "\n")), "PlacementConfigError", "max_depth")
+    yield _case(klass, "defaults of 5,000 parents", predicting("nemo-rl", lambda: _nemo_rl_file("defaults: [" + ", ".join(["grpo.yaml"] * 5_000) + "]\n")), "PlacementConfigError", "32 files")
     yield _case(klass, "improve 10^6 nodes", improving("nemo-rl", lambda: nested("cluster.num_nodes", 1_000_000, nemo_rl())), "PlacementConfigError", "cluster.num_nodes")
     yield _case(klass, "the valid config", predicting("nemo-rl", nemo_rl), "placed")
 
