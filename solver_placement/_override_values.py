@@ -19,6 +19,7 @@ values (``max_values``) and its interpolations (``max_interpolations``).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -289,6 +290,9 @@ class _Parser:
 def _single(token: Token) -> Any:
     """A one-token primitive as the visitor converts it (``_createPrimitive``)."""
     if token.kind == Kind.INT:
+        digits = len(token.text.lstrip("+-").replace("_", ""))
+        if digits > sys.get_int_max_str_digits():
+            raise HydraSyntaxError(f"an integer of {digits} digits: Python, and so Hydra, reads at most {sys.get_int_max_str_digits()}")
         return int(token.text)
     if token.kind == Kind.FLOAT:
         return float(token.text)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from solver_placement._config import existing_file, load_config
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import PlacementConfigError, cut, shown
 from solver_placement._limits import check, current
 
 #: What :func:`launch_input` accepts: argument words, a path to a script or YAML file, or a mapping.
@@ -67,6 +67,8 @@ def launch_input(source: LaunchSource, read_yaml: bool = True) -> LaunchInput:
         return _script(path)
     if isinstance(source, Sequence) and all(isinstance(word, str) for word in source):
         check("max_arguments", len(source), "the arguments", "the number of arguments")
+        # a command line is text, bounded as a script file is (the kernel itself caps one at ARG_MAX, about 2 MB)
+        check("max_file_bytes", sum(len(word) for word in source), "the arguments", "the characters of the arguments")
         return LaunchInput(arguments=tuple(source))
     raise PlacementConfigError(f"a framework's input is a list of arguments, a file or a mapping, not {shown(source)}")
 
@@ -117,8 +119,11 @@ def _script(path: Path) -> LaunchInput:
     words: list[str] = []
     line_ends: list[int] = []
     filling: str | None = None
+    written = 0  # characters of the expanded words so far: A=$A$A on every line doubles a value, 64 lines make 2^64
     for parts in _command_lines(text, path):
         expanded = [(word, _expand(word, variables)) for word in parts]
+        written += sum(len(new) for _, new in expanded)
+        check("max_file_bytes", written, str(path), "the characters of its words with the script's variables replaced")
         parts = _spliced([new for old, new in expanded if new or not old], arrays)  # a word the expansion empties goes, as unquoted in the shell
         opened = _ARRAY_START.match(parts[0]) if parts and filling is None else None
         if opened:
@@ -216,7 +221,16 @@ def _expand(word: str, variables: MutableMapping[str, str], depth: int = 0) -> s
     (launch scripts give their knobs so: ``--actor-num-nodes ${ACTOR_NUM_NODES:-4}``).
     ``${NAME:=default}`` also sets the variable, as the shell does (SkyRL's scripts give their
     knobs as ``: "${NUM_GPUS:=4}"``)."""
-    return _VARIABLE.sub(lambda match: variables.get(match.group(1) or match.group(2), match.group(0)), _defaults(word, variables, depth))
+    resolved = _defaults(word, variables, depth)
+    grown = sum(len(variables.get(match.group(1) or match.group(2), match.group(0))) - len(match.group(0)) for match in _VARIABLE.finditer(resolved))
+    _check_length(len(resolved) + grown, word)
+    return _VARIABLE.sub(lambda match: variables.get(match.group(1) or match.group(2), match.group(0)), resolved)
+
+
+def _check_length(length: int, word: str) -> None:
+    """Refuse a word whose variables would make it longer than a script may be, before it is
+    built (``$A$A$A...`` of a long ``A`` on one line)."""
+    check("max_file_bytes", length, f"the script word {shown(cut(word, 60))}", "the characters of the word with its variables replaced")
 
 
 def _defaults(word: str, variables: MutableMapping[str, str], depth: int) -> str:
@@ -229,6 +243,7 @@ def _defaults(word: str, variables: MutableMapping[str, str], depth: int) -> str
         raise PlacementConfigError(f"a script word nests ${{NAME:-default}} deeper than {MAX_DEFAULT_DEPTH}: {shown(word)}")
     closing = _closing_braces(word)
     out: list[str] = []
+    built = 0
     index = 0
     while index < len(word):
         start = word.find("${", index)
@@ -248,6 +263,8 @@ def _defaults(word: str, variables: MutableMapping[str, str], depth: int) -> str
             if operator == "=":
                 variables[name] = value
         out.append(word[index:start] + str(value))
+        built += len(out[-1])
+        _check_length(built, word)
         index = end + 1
     return "".join(out) + word[index:]
 

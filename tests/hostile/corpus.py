@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from machine_surfaces import machine_surfaces
 from omegaconf import OmegaConf
+from prediction_surfaces import prediction_surfaces
 from surfaces import newest_surfaces
 
 from solver_placement import YamlText
@@ -338,7 +339,7 @@ def shared_references() -> Iterator[Case]:
 def hostile_cases() -> list[Case]:
     """Every hostile case, in a fixed order."""
     makers = (deep_nesting, alias_bombs, interpolation_bombs, huge_ints, huge_strings, encodings, yaml_tags, odd_keys, evil_objects, oversized, shared_references)
-    return [case for maker in makers for case in maker()] + newest_surfaces() + machine_surfaces()
+    return [case for maker in makers for case in maker()] + newest_surfaces() + machine_surfaces() + prediction_surfaces()
 
 
 # ------------------------------------------------------------------------------ mutated valid configs

@@ -17,6 +17,7 @@ from collections import defaultdict
 import pytest
 from corpus import hostile_cases, mutated
 from pool import Result, run_cases
+from prediction_surfaces import prediction_surfaces
 from surfaces import LOOPS, PROMISES
 
 #: CPU seconds one case may make the library work (``worker.py`` measures the process's CPU time,
@@ -27,6 +28,9 @@ MAX_PEAK_BYTES = 1 << 30
 MUTATED = 5_000
 #: The corpus is meant to keep at least this many distinct hostile cases.
 MIN_HOSTILE = 200
+#: The fast tier runs every this-many-th case of ``prediction_surfaces.py`` (about 40 of 300; each
+#: class, in its order, is sampled); the slow tier runs them all.
+PREDICT_SAMPLE_STEP = 8
 
 
 def failures(results: list[Result]) -> list[str]:
@@ -108,16 +112,40 @@ def broken_promises(results: list[Result]) -> list[str]:
 
 
 def promised_cases(slow: bool) -> list[tuple[str, int]]:
-    """The cases of ``surfaces.py``: the large valid inputs of the loops class (seconds each) or all the others."""
-    return [("hostile", index) for index, (klass, name, _) in enumerate(hostile_cases()) if (klass, name) in PROMISES and (klass == LOOPS) == slow]
+    """The cases of ``surfaces.py`` and ``machine_surfaces.py``: the large valid inputs of the loops
+    class (seconds each) or all the others (``predict``'s cases are :func:`predict_cases`)."""
+    predicting = {klass for klass, _, _ in prediction_surfaces()}
+    return [
+        ("hostile", index) for index, (klass, name, _) in enumerate(hostile_cases())
+        if (klass, name) in PROMISES and klass not in predicting and (klass == LOOPS) == slow
+    ]  # fmt: skip
+
+
+def predict_cases(step: int = 1) -> list[tuple[str, int]]:
+    """Every ``step``-th case of ``prediction_surfaces.py`` (``predict`` and ``improve`` of six frameworks)."""
+    predicting = {(klass, name) for klass, name, _ in prediction_surfaces()}
+    found = [("hostile", index) for index, (klass, name, _) in enumerate(hostile_cases()) if (klass, name) in predicting]
+    return found[::step]
 
 
 def test_the_newest_surfaces_keep_their_promises() -> None:
     """Issue 35: verl's export, keys naming one thing, pool sizes, override arguments and odd numbers
     each end in the promised outcome, the message naming the key and the limit or rule, within the
     same time and memory bounds as every hostile case."""
-    results = run_cases(promised_cases(slow=False), workers=2)
+    results = run_cases(promised_cases(slow=False) + predict_cases(PREDICT_SAMPLE_STEP), workers=2)
     print("\n" + table(results))
+    assert not broken_promises(results), "\n".join(broken_promises(results))
+    assert not failures(results), "\n".join(failures(results))
+
+
+@pytest.mark.slow
+def test_every_predict_and_improve_case_keeps_its_promise() -> None:
+    """``predict`` and ``improve`` of OpenRLHF, slime, ROLL, AReaL, NeMo-RL and SkyRL, their launch
+    scripts and the command line, against hostile input (``prediction_surfaces.py``): each case ends
+    in its promised error class with the user's key or flag and the limit named, within the bounds."""
+    results = run_cases(predict_cases(), workers=2)
+    print("\n" + table(results))
+    assert len(results) == len(predict_cases())
     assert not broken_promises(results), "\n".join(broken_promises(results))
     assert not failures(results), "\n".join(failures(results))
 

@@ -35,6 +35,9 @@ MAX_ALLOCATION_CHARS = 1_000
 #: Largest size of one parallel dimension read (a world size above this is not a real job).
 MAX_DIMENSION_SIZE = 1_000_000
 
+#: The digits of the grammar's sizes (``[1-9][0-9]*``): ASCII only.
+ASCII_DIGITS = frozenset("0123456789")
+
 INFERENCE_BACKENDS = ("sglang", "vllm")
 TRAINING_BACKENDS = ("fsdp", "megatron", "archon")
 #: Dimension letters per grammar rule (``INF_DIM_TYPE``, ``DIM_TYPE``, ``ATTN_DIM_TYPE``, ``FFN_DIM_TYPE``).
@@ -120,16 +123,24 @@ def parse_allocation_mode(text: str) -> tuple[Allocation, ...]:
 
 def parse_single_allocation(text: str, name: str) -> Allocation:
     """One engine's ``backend`` key (``actor.backend: fsdp:d4``) as ``ModelAllocation.from_str``
-    reads it (alloc_mode.py:293-351): one component, no ``+``, renamed to the engine's role."""
+    reads it (alloc_mode.py:293-351): one component, no ``+``, renamed to the engine's role.
+    The length is checked first and every refusal names the key, so a megabyte string is neither
+    quoted whole nor refused without saying where it was."""
+    where = f"{name}.backend"
+    if isinstance(text, str) and len(text) > MAX_ALLOCATION_CHARS:
+        raise AllocationModeError(f"{where}: an AReaL allocation string of {len(text)} characters is longer than MAX_ALLOCATION_CHARS={MAX_ALLOCATION_CHARS}; no real job needs one")
     if isinstance(text, str) and "+" in text:
         raise AllocationModeError(
-            f"{name}.backend={text!r}: ModelAllocation.from_str() accepts a single component spec; "
-            f"multi-component strings containing '+' are not allowed (give each engine its own backend, e.g. {name}.backend='fsdp:d4')"
+            f"{where}={text!r}: ModelAllocation.from_str() accepts a single component spec; "
+            f"multi-component strings containing '+' are not allowed (give each engine its own backend, e.g. {where}='fsdp:d4')"
         )
-    parts = parse_allocation_mode(text)
+    try:
+        parts = parse_allocation_mode(text)
+    except AllocationModeError as error:
+        raise AllocationModeError(f"{where}: {error}") from None
     if len(parts) != 1:
         raise AllocationModeError(
-            f"{name}.backend={text!r}: expected a single allocation from spec {text!r}, got {len(parts)} allocations (a colocation '|' belongs in scheduling_strategy)"
+            f"{where}={text!r}: expected a single allocation from spec {text!r}, got {len(parts)} allocations (a colocation '|' belongs in scheduling_strategy)"
         )
     return replace(parts[0], name=name, colocated=False, target=None)
 
@@ -364,9 +375,9 @@ def _tokens(text: str) -> list[_Token]:
         elif char in _PUNCTUATION:
             tokens.append(_Token(char, char, position))
             position += 1
-        elif char.isdigit():
+        elif char in ASCII_DIGITS:  # Lark's [0-9]; str.isdigit() also takes '４' and '²', which int() reads or refuses
             end = position
-            while end < len(text) and text[end].isdigit():
+            while end < len(text) and text[end] in ASCII_DIGITS:
                 end += 1
             tokens.append(_Token("number", text[position:end], position))
             position = end

@@ -29,7 +29,7 @@ from typing import Any
 
 from solver_placement._config import Unresolved, to_plain
 from solver_placement._errors import PlacementConfigError, shown
-from solver_placement._frontends.areal.grammar import parse_allocation_mode, parse_single_allocation
+from solver_placement._frontends.areal.grammar import AllocationModeError, parse_allocation_mode, parse_single_allocation
 from solver_placement._frontends.areal.job import EVAL_ROLLOUT, LOCAL_LAUNCHER, SINGLE_CONTROLLER, ArealJob, RoleRequest
 from solver_placement._overrides import apply_overrides
 from solver_placement._prediction.launch_input import LaunchInput
@@ -227,7 +227,10 @@ def _launcher_roles(allocation_mode: Any) -> tuple[RoleRequest, ...]:
     the training part's world size (role ``actor``); a colocation ``|`` is not honoured."""
     if not allocation_mode:
         raise PlacementConfigError("allocation_mode: AReaL's local launcher needs an allocation string (e.g. allocation_mode=sglang:d4+fsdp:d4)")
-    parts = parse_allocation_mode(str(allocation_mode))
+    try:
+        parts = parse_allocation_mode(str(allocation_mode))
+    except AllocationModeError as error:
+        raise AllocationModeError(f"allocation_mode: {error}") from None
     inference = [part for part in parts if part.is_inference]
     training = [part for part in parts if not part.is_inference]
     if len(inference) > 1:

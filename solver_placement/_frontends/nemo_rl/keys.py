@@ -26,10 +26,12 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from solver_placement._config import existing_file
 from solver_placement._errors import InternalError, PlacementConfigError, shown
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
 from solver_placement._frontends.nemo_rl.releases import release_named
-from solver_placement._limits import check, current
+from solver_placement._limits import check
+from solver_placement._limits.yaml_scan import check_text, load_checked, read_bounded
 from solver_placement._overrides import apply_to
 from solver_placement._prediction.launch_input import LaunchInput, script_arguments
 
@@ -122,17 +124,23 @@ def _inherited(path: Path, loaded: list[int]) -> DictConfig:
     loaded[0] += 1
     if loaded[0] > MAX_PARENTS:
         raise PlacementConfigError(f"NeMo-RL: {path}: more than {MAX_PARENTS} files through defaults: (a cycle?)")
-    if not path.is_file():
-        raise PlacementConfigError(f"NeMo-RL: config file {shown(str(path))} does not exist")
-    if path.stat().st_size > current().max_file_bytes:
-        raise PlacementConfigError(f"{path}: longer than the limit max_file_bytes={current().max_file_bytes} (input limits, see SECURITY.md)")
-    config = OmegaConf.load(path)
+    try:  # says what the path is instead (a folder, a name too long for the system), never an OSError
+        existing_file(path)
+    except PlacementConfigError as error:
+        raise PlacementConfigError(f"NeMo-RL: {error}") from None
+    # measured before it is built (nesting, values, aliases counted as copies): OmegaConf.load of a
+    # flow list 100,000 deep raised RecursionError, of nested aliases ran out of memory
+    text = read_bounded(path, str(path))
+    check_text(text, str(path))
+    config = load_checked(text)
     if not isinstance(config, DictConfig):
         raise PlacementConfigError(f"NeMo-RL: {path}: Config must be a Dictionary Config (List Config not supported)")
     if "defaults" not in config:
         return config
     defaults = config.pop("defaults")
     parents = [str(defaults)] if isinstance(defaults, (str, Path)) else [str(item) for item in defaults] if isinstance(defaults, ListConfig) else [str(defaults)]
+    if loaded[0] + len(parents) > MAX_PARENTS:  # refused before any is read: each may list as many again
+        raise PlacementConfigError(f"NeMo-RL: {path}: more than {MAX_PARENTS} files through defaults: (a cycle?)")
     base = OmegaConf.create({})
     for parent in parents:
         parent_path = Path(parent) if parent.startswith("/") else path.parent / parent
@@ -171,6 +179,7 @@ def _int(config: DictConfig, key: str, minimum: int, default: int | None = None)
     value = _value(config, key) if default is None or OmegaConf.select(config, key, default=None) is not None else default
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number of at least {minimum}")
+    check("max_hardware_items", value, f"NeMo-RL: {key}", "the value (a count of nodes or GPUs)")
     return value
 
 
@@ -180,5 +189,6 @@ def _optional_int(config: DictConfig, key: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number or null")
+    check("max_hardware_items", value, f"NeMo-RL: {key}", "the value (a count of nodes or GPUs)")
     return value
 

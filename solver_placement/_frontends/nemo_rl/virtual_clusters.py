@@ -51,7 +51,7 @@ def virtual_clusters(job: NemoRlJob) -> tuple[VirtualCluster, VirtualCluster | N
     if job.colocated:
         gpus = job.gpus_per_node
         unified = job.engine_size > gpus
-        return VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 2, unified, "SPREAD"), None
+        return _engines_fit(job, VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 2, unified, "SPREAD")), None
     train_gpus, train_nodes = job.gpus_per_node, job.num_nodes
     inference_gpus, inference_nodes = job.inference_gpus_per_node, job.inference_nodes
     if job.num_nodes == 1:
@@ -94,7 +94,22 @@ def virtual_clusters(job: NemoRlJob) -> tuple[VirtualCluster, VirtualCluster | N
         )  # fmt: skip
     train = VirtualCluster("grpo_train_cluster", (train_gpus,) * train_nodes, 1, False, "PACK")
     inference = VirtualCluster("grpo_inference_cluster", (inference_gpus,) * inference_nodes, 1, job.engine_size > inference_gpus, "PACK")
-    return train, inference
+    return train, _engines_fit(job, inference)
+
+
+def _engines_fit(job: NemoRlJob, serving: VirtualCluster) -> VirtualCluster:
+    """``serving`` unless one vLLM engine is larger than all its GPUs: ``VllmGeneration.__init__``
+    asserts the GPUs are a whole number of engines (``vllm_generation.py`` line 121 at 7ea279ab),
+    so NeMo-RL never starts such a job, where the layout would show no engine at all. (A cluster
+    that is not a multiple of a smaller engine fails the same assert; the layout tests read that
+    case as GPUs left idle, so only the case of no engine is refused here.)"""
+    if job.engine_size > serving.total:
+        _refuse(
+            "World size must be a multiple of model parallel size. Got world size "
+            f"{serving.total} and model parallel size (TP * PP) {job.engine_size} "
+            "(policy.generation.vllm_cfg.tensor_parallel_size x pipeline_parallel_size).", "vllm_generation.py line 121",
+        )  # fmt: skip
+    return serving
 
 
 def _refuse(message: str, where: str) -> NoReturn:

@@ -17,11 +17,13 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, cut
 from solver_placement._frontends.openrlhf.parsers import FLAGS
 from solver_placement._frontends.openrlhf.releases import KEYS, RELEASES, Release
 
 _TYPES = {"int": int, "float": float, "str": str}
+#: Characters of argparse's message kept in an error (it quotes the offending word whole, which may be a megabyte).
+MESSAGE_CHARS = 300
 
 
 class _Refused(Exception):
@@ -58,7 +60,7 @@ def parsed_flags(release: Release, arguments: Sequence[str], origin: str) -> dic
         namespace = _parser(release).parse_args(list(arguments))
     except (_Refused, argparse.ArgumentError) as error:
         raise PlacementConfigError(
-            f"{origin}: OpenRLHF {release.version} refuses these flags: train_ppo_ray.py: error: {error} "
+            f"{origin}: OpenRLHF {release.version} refuses these flags: train_ppo_ray.py: error: {cut(str(error), MESSAGE_CHARS)} "
             f"(its parser's message){_other_spelling(release, arguments)}; fix the flag, or give --release for the release you run"
         ) from None
     values = vars(namespace)

@@ -62,7 +62,9 @@ def read_roll(given: LaunchInput, release: str | None) -> RollJob:
     gpus_per_node = _count(config.get("num_gpus_per_node", 8), "num_gpus_per_node", 0)
     num_nodes = _count(config.get("num_nodes", 1), "num_nodes", 1)
     _check_variables(config.get("system_envs"), "system_envs")
-    workers = tuple(_worker(role, section, counts, chosen) for role, section, counts in worker_sections(config))
+    sections = worker_sections(config)
+    check("max_components", len(sections), given.origin, "the worker sections (rewards and teachers counted apart)")
+    workers = tuple(_worker(role, section, counts, chosen) for role, section, counts in sections)
     check("max_processes", sum(worker.world_size for worker in workers), given.origin, "the workers of all sections")
     return RollJob(chosen, workers, gpus_per_node, num_nodes, "num_gpus_per_node" in config)
 
@@ -114,7 +116,7 @@ def _from_command_line(given: LaunchInput) -> tuple[Path, list[str]]:
     try:
         parsed, rest = parser.parse_known_args(words)
     except argparse.ArgumentError as error:
-        raise PlacementConfigError(f"{given.origin}: ROLL's start script would stop: {error}") from None
+        raise PlacementConfigError(f"{given.origin}: ROLL's start script would stop: {cut(str(error), 300)}") from None
     script = next((word for word in given.arguments if any(word.endswith(name) for name in START_SCRIPTS)), None)
     if "$" in parsed.config_path or "$" in parsed.config_name:
         raise PlacementConfigError(
@@ -122,10 +124,16 @@ def _from_command_line(given: LaunchInput) -> tuple[Path, list[str]]:
             "this script computes; give the YAML file itself (--input path/to/config.yaml)"
         )
     base = Path(script).parent if script is not None else Path()
-    if given.path is not None and script is not None and not base.is_absolute() and not (base / parsed.config_path).is_dir():
-        base = given.path.parent / base
-    file = base / parsed.config_path / f"{parsed.config_name.removesuffix('.yaml')}.yaml"
-    if not file.is_file():
+    try:  # the names are the user's text: one longer than the system takes is an OSError, not a missing file
+        if given.path is not None and script is not None and not base.is_absolute() and not (base / parsed.config_path).is_dir():
+            base = given.path.parent / base
+        file = base / parsed.config_path / f"{parsed.config_name.removesuffix('.yaml')}.yaml"
+        found = file.is_file()
+    except OSError as error:
+        raise PlacementConfigError(
+            f"{given.origin}: --config_path {shown(parsed.config_path)} --config_name {shown(parsed.config_name)} name no file the system can open ({error.strerror})"
+        ) from None
+    if not found:
         raise PlacementConfigError(
             f"{given.origin}: ROLL's Hydra would find no config {shown(parsed.config_name)} in {shown(str(file.parent))} (looked for {shown(str(file))})"
         )

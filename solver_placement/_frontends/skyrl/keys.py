@@ -39,7 +39,7 @@ from dataclasses import replace
 from typing import Any
 
 from solver_placement._config import did_you_mean
-from solver_placement._errors import PlacementConfigError, shown
+from solver_placement._errors import PlacementConfigError, cut, shown
 from solver_placement._frontends.skyrl.job import RELEASE, SkyrlJob, TrainingGroup
 from solver_placement._overrides import parse_override
 from solver_placement._prediction.launch_input import LaunchInput, script_arguments
@@ -153,14 +153,16 @@ _ABSENT = object()
 
 
 def _apply(word: str, values: dict[str, Any], release: str) -> None:
-    """One command-line word, as Hydra applies it to SkyRL's config (only read keys are kept)."""
+    """One command-line word, as Hydra applies it to SkyRL's config (only read keys are kept).
+    Messages quote the word cut (``said``): it may be a megabyte long."""
+    said = cut(word, 200)
     if word.split("=", 1)[0] in _CONFIG_FLAGS:
         raise PlacementConfigError(
-            f"{word}: Hydra then composes another base config than SkyRL's ppo_base_config, which this front end does not read; "
+            f"{said}: Hydra then composes another base config than SkyRL's ppo_base_config, which this front end does not read; "
             "pass the composed config as a YAML file (the app prints it with --cfg job) or the overrides alone"
         )
     if word.startswith("-"):
-        raise PlacementConfigError(f"{word}: Hydra's parser refuses it (unrecognized arguments); SkyRL takes key=value overrides")
+        raise PlacementConfigError(f"{said}: Hydra's parser refuses it (unrecognized arguments); SkyRL takes key=value overrides")
     key = word.lstrip("+~").split("=", 1)[0]
     adds = word.startswith("+")  # Hydra adds a new key so; SkyRL never reads one it lacks
     for section, known in _checked(release).items():
@@ -169,26 +171,26 @@ def _apply(word: str, values: dict[str, Any], release: str) -> None:
     if key not in DEFAULTS:
         return
     if "$" in word:
-        raise PlacementConfigError(f"{word}: a shell variable the script does not set, in a key SkyRL places by; give its value (set it in the script before the command)")
+        raise PlacementConfigError(f"{said}: a shell variable the script does not set, in a key SkyRL places by; give its value (set it in the script before the command)")
     raw = word.split("=", 1)[1].strip() if "=" in word else ""
     if isinstance(DEFAULTS[key], bool) and "=" in word and raw.lower() not in ("true", "false"):
         raise PlacementConfigError(
-            f"{word}: Hydra reads {raw!r} as a string, which SkyRL's `if` takes as true whatever it says; write {key}=true or {key}=false"
+            f"{said}: Hydra reads {shown(raw)} as a string, which SkyRL's `if` takes as true whatever it says; write {key}=true or {key}=false"
         )
     override = parse_override(word, "SkyRL's config")
     if override.form == "+":
         raise PlacementConfigError(
-            f"{word}: Hydra refuses it: Could not append to config. An item is already at '{key}' (SkyRL's config has it; write {key}=VALUE)"
+            f"{said}: Hydra refuses it: Could not append to config. An item is already at '{key}' (SkyRL's config has it; write {key}=VALUE)"
         )
     if not override.has_value:
-        raise PlacementConfigError(f"{word}: deletes {key}, which SkyRL reads for its placement (it would fail with a missing key); set it instead")
+        raise PlacementConfigError(f"{said}: deletes {key}, which SkyRL reads for its placement (it would fail with a missing key); set it instead")
     values[key] = override.value
 
 
 def _known(section: str, name: str, known: frozenset[str], key: str, release: str) -> None:
     if name not in known:
         raise PlacementConfigError(
-            f"{key}: Hydra refuses it: Could not override '{key}'. Key '{name}' is not in struct (SkyRL {release}'s {section} has no such key)"
+            f"{cut(key, 200)}: Hydra refuses it: Could not override '{cut(key, 200)}'. Key '{cut(name, 120)}' is not in struct (SkyRL {release}'s {section} has no such key)"
             f"{did_you_mean(name, sorted(known), 'keys')}"
         )
 

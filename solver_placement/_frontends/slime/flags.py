@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from solver_placement._errors import PlacementConfigError
+from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._frontends.slime.known_flags import SLIME_COMMIT, SLIME_FLAGS
 
 #: How close a word must be to a flag slime reads for placement to count as a misspelling of it.
@@ -133,12 +133,12 @@ def _converted(rule: FlagRule, name: str, text: str) -> Any:
             value = int(text)
         except ValueError:
             unresolved = " (a shell variable the script does not set: give the value itself)" if "$" in text else ""
-            raise PlacementConfigError(f"{name}: argument {name}: invalid int value: {text!r}{unresolved}") from None
+            raise PlacementConfigError(f"{name}: argument {name}: invalid int value: {shown(text)}{unresolved}") from None
         if value < 0:
             raise PlacementConfigError(f"{name}: {value} is negative; slime counts GPUs, nodes and servers with it: give 0 or more")
         return value
     if rule.choices and text not in rule.choices:
-        raise PlacementConfigError(f"{name}: argument {name}: invalid choice: {text!r} (choose from {', '.join(map(repr, rule.choices))})")
+        raise PlacementConfigError(f"{name}: argument {name}: invalid choice: {shown(text)} (choose from {', '.join(map(repr, rule.choices))})")
     return text
 
 
