@@ -32,6 +32,8 @@ class NemoRlJob:
     train_tensor_parallel: int
     inference_nodes: int | None
     inference_gpus_per_node: int | None
+    #: ``cluster.segment_size``: nodes per NVLink-domain segment (None: no topology-aware placement).
+    segment_size: int | None = None
     #: The YAML file read (``--config``), so fixes and the improvement restate it; None for a mapping.
     config_file: str | None = None
     #: The ``key=value`` overrides given after the config, in order (restated by the improvement).

@@ -11,8 +11,8 @@ What places workers (``grpo.setup``, ``nemo_rl/algorithms/grpo.py`` lines 759-10
 ``cluster.num_nodes``, ``cluster.gpus_per_node``, ``policy.generation.colocated.enabled`` and
 ``colocated.resources.{num_nodes,gpus_per_node}``, ``policy.generation.backend`` and its engine
 size (vLLM ``tensor_parallel_size x pipeline_parallel_size``, ``vllm_generation.py`` lines
-77-83), the policy's tensor-parallel size. What is not modelled is refused by name:
-``cluster.segment_size`` (nodes pinned to NVLink domains by live topology), a reward-model
+77-83), the policy's tensor-parallel size, ``cluster.segment_size`` (NVLink segments, ``segments.py``).
+What is not modelled is refused by name: a reward-model
 environment (``env.reward_model``, its own nodes), on-policy-distillation teachers, and the
 ``megatron``/``trtllm``/``dynamo``/``sglang`` generation backends (SGLang builds its own unified
 group of ``sglang_server_config`` engines, ``sglang_generation.py`` lines 80-97, not modelled).
@@ -41,7 +41,6 @@ MAX_PARENTS = 32
 BACKENDS = ("vllm",)
 #: Keys that decide placement in ways not modelled: each is refused when set.
 UNMODELLED = {
-    "cluster.segment_size": "pins nodes to NVLink domains read from the live cluster's topology (grpo.py lines 925-1020)",
     "env.reward_model": "starts a reward-model environment on nodes of its own (grpo.py lines 765-778)",
     "on_policy_distillation": "reserves nodes for on-policy-distillation teachers (grpo.py lines 781-809)",
 }
@@ -68,8 +67,16 @@ def read_nemo_rl(given: LaunchInput, release: str | None) -> NemoRlJob:
     engine = _int(config, "policy.generation.vllm_cfg.tensor_parallel_size", 1) * _int(config, "policy.generation.vllm_cfg.pipeline_parallel_size", 1)
     inference_nodes = _optional_int(config, "policy.generation.colocated.resources.num_nodes")
     inference_gpus = _optional_int(config, "policy.generation.colocated.resources.gpus_per_node")
+    segment_size = _optional_int(config, "cluster.segment_size")
+    if segment_size is not None and segment_size < 1:
+        raise PlacementConfigError(
+            f"NeMo-RL: cluster.segment_size={segment_size}: it must be a whole number of at least 1, or null (no NVLink pinning)"
+        )
     check("max_processes", num_nodes * gpus_per_node, given.origin, "cluster.num_nodes x cluster.gpus_per_node")
-    return NemoRlJob(chosen, num_nodes, gpus_per_node, colocated, backend, engine, _train_tensor_parallel(config), inference_nodes, inference_gpus, file, tuple(overrides))
+    return NemoRlJob(
+        chosen, num_nodes, gpus_per_node, colocated, backend, engine, _train_tensor_parallel(config), inference_nodes, inference_gpus,
+        segment_size=segment_size, config_file=file, overrides=tuple(overrides),
+    )  # fmt: skip
 
 
 def _train_tensor_parallel(config: DictConfig) -> int:
@@ -181,4 +188,3 @@ def _optional_int(config: DictConfig, key: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number or null")
     return value
-

@@ -13,6 +13,9 @@ importing the module whole would need vLLM and torch). The policy's order is lm_
 (``_sorted_bundle_indices`` when set, else group by group), restated here in two lines.
 
 Ray is :mod:`nemo_rl_ray`: placement groups land as Ray lands them, node IDs sort in node order.
+An optional ``topology`` (per node ``[domain or null, topo_rank or null]``) gives the nodes the
+resources NeMo-RL's ``ray.sub`` registers (``nvlink_domain_<domain>: 1``, ``topo_rank``), which
+``cluster.segment_size`` reads.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def _method(path: Path, cls: str, name: str) -> str:
 def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
     os.environ["NRL_VIRTUAL_CLUSTER_MAX_RETRIES"] = "1"  # NeMo-RL's own knob: one try, no back-off sleeps
     os.environ.setdefault("HF_HOME", "/nonexistent/hf_home")  # some recipes' data paths read it (${oc.env:HF_HOME}); nothing placed does
-    nemo_rl_ray.install(case["nodes"])
+    nemo_rl_ray.install(case["nodes"], [_resources(node) for node in case.get("topology") or [[None, None]] * len(case["nodes"])])
     sys.path.insert(0, str(source))
     from nemo_rl.distributed import virtual_cluster as vc
     from nemo_rl.utils.config import load_config, parse_hydra_overrides, register_omegaconf_resolvers
@@ -79,14 +82,14 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
         init_cluster_placement_groups = staticmethod(space["init_cluster_placement_groups"])
 
     section = _source_between(source / "nemo_rl" / "algorithms" / "grpo.py", 'total_nodes = cluster_config["num_nodes"]', "# Reserve topology-aware teacher placement groups")
-    if generation["backend"] != "vllm" or master["cluster"].get("segment_size") or (master.get("env") or {}).get("reward_model"):
+    if generation["backend"] != "vllm" or (master.get("env") or {}).get("reward_model"):
         return {"keys": _keys(master), "unmodelled": True}
     names: dict[str, Any] = {
         "cluster_config": master["cluster"], "generation_config": generation, "colocated_inference": generation["colocated"]["enabled"], "policy_config": master["policy"], "master_config": master,
         "env_configs": master.get("env", {}), "rm_env_enabled": False, "RayVirtualCluster": Recorded, "Optional": Any,
         "opd_module": type("opd", (), {"is_non_colocated_teachers_enabled": staticmethod(lambda _: False)}),
         "prepare_segment_topology": vc.prepare_segment_topology, "get_ray_cluster_topology": vc.get_ray_cluster_topology,
-        "TOPO_RANK_UNKNOWN": vc.TOPO_RANK_UNKNOWN, "VllmGeneration": Vllm, "print": lambda *a, **k: None,
+        "TOPO_RANK_UNKNOWN": vc.TOPO_RANK_UNKNOWN, "VllmGeneration": Vllm, "TrtllmGeneration": None, "print": lambda *a, **k: None,
     }  # fmt: skip
     try:
         exec(section, names)
@@ -105,6 +108,11 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
     except nemo_rl_ray.Pending as error:
         return {"keys": _keys(master), "pending": str(error)}
     return {"keys": _keys(master), **layout}
+
+
+def _resources(node: list[Any]) -> dict[str, float]:
+    domain, topo_rank = node
+    return {**({f"nvlink_domain_{domain}": 1.0} if domain else {}), **({"topo_rank": float(topo_rank)} if topo_rank else {})}
 
 
 def _keys(master: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,8 @@ import pytest
 from nemo_rl_configs import write_configs
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.nemo_rl.segments import DOMAIN_LABEL, TOPO_RANK_LABEL
 from solver_placement._prediction.findings import FindingKind
 from solver_placement._prediction.layout import Prediction
 from solver_placement._prediction.predict import improve, predict
@@ -106,3 +108,64 @@ def test_improve_without_a_file_says_what_cannot_be_expressed() -> None:
     job = {"policy": {"generation": {"backend": "vllm", "vllm_cfg": {"tensor_parallel_size": 2, "pipeline_parallel_size": 1}, "colocated": {"enabled": True}}}, "cluster": {"num_nodes": 1, "gpus_per_node": 4}}
     better = improve("nemo-rl", job)
     assert better.arguments is None and "give the YAML file" in better.cannot_express[0]
+
+
+def _racks(domains: list[tuple[str, int]]) -> Cluster:
+    """4-GPU nodes carrying NeMo-RL's topology (``nvlink_domain``, ``topo_rank``) as node labels."""
+    return Cluster(
+        num_nodes=len(domains), num_gpus_per_node=4, node_labels=[{DOMAIN_LABEL: domain, TOPO_RANK_LABEL: str(rank)} for domain, rank in domains]
+    )
+
+
+TWO_DOMAINS = _racks([("a", 7), ("a", 8), ("a", 9), ("b", 1), ("b", 2), ("b", 3)])
+SEGMENTS = ["cluster.num_nodes=4", "cluster.gpus_per_node=4", "++cluster.segment_size=2"]
+
+
+def test_segments_pin_each_node_group_to_a_domain_and_ray_picks_the_freest_node_in_it(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, *SEGMENTS], cluster=TWO_DOMAINS)
+    # domain b sorts first (topo_rank 1): its one whole segment, then a's; the groups land on the freest node of their domain
+    assert [r.node for r in prediction.of_role("policy")] == [3] * 4 + [4] * 4 + [0] * 4 + [1] * 4
+    assert not prediction.errors
+
+
+def test_a_unified_group_with_segments_spreads_over_the_domain_and_ranks_follow_topo_rank(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, *SEGMENTS, "policy.generation.vllm_cfg.tensor_parallel_size=8"], cluster=TWO_DOMAINS)
+    nodes = [r.node for r in prediction.of_role("generation")]
+    assert set(nodes) == set(range(6))  # SPREAD reaches every node of both domains, not only the four selected
+    assert nodes[:8] == sorted(nodes[:8]) and set(nodes[:8]) == {3, 4, 5}  # domain b first, its nodes by topo_rank
+    assert any("NVLink domain's lowest topo_rank" in note for note in prediction.notes)
+
+
+def test_segments_that_do_not_divide_the_nodes_are_refused_with_a_size_that_works(config: list[str]) -> None:
+    with pytest.raises(
+        PlacementConfigError, match=r"num_nodes \(3\) must be divisible by segment_size \(2\)\. Fix: cluster\.segment_size=3 forms"
+    ) as refused:
+        predict("nemo-rl", [*config, "cluster.num_nodes=3", "cluster.gpus_per_node=4", "++cluster.segment_size=2"], cluster=TWO_DOMAINS)
+    assert "ValueError" in str(refused.value)
+    fixed = predict("nemo-rl", [*config, "cluster.num_nodes=3", "cluster.gpus_per_node=4", "++cluster.segment_size=3"], cluster=TWO_DOMAINS)
+    assert {r.node for r in fixed.of_role("policy")} == {3, 4, 5}
+
+
+def test_too_few_whole_segments_is_nemo_rl_s_resource_error_with_a_size_that_forms(config: list[str]) -> None:
+    cluster = _racks([("a", 1), ("b", 2), ("b", 3), ("b", 4)])
+    with pytest.raises(
+        PlacementConfigError,
+        match=r"Cannot form 2 complete segments of 2 nodes\. Nodes per domain: \{'nvlink_domain_a': 1, 'nvlink_domain_b': 3\}.*Fix: cluster\.segment_size=1 forms",
+    ):
+        predict("nemo-rl", [*config, *SEGMENTS], cluster=cluster)
+    assert len(predict("nemo-rl", [*config, *SEGMENTS[:2], "++cluster.segment_size=1"], cluster=cluster).of_role("policy")) == 16
+
+
+def test_segments_without_domains_change_nothing_but_non_colocated_needs_every_node_alive(config: list[str]) -> None:
+    plain = predict("nemo-rl", [*config, "cluster.num_nodes=2"], cluster=TWO_BY_EIGHT)
+    segmented = predict("nemo-rl", [*config, "cluster.num_nodes=2", "++cluster.segment_size=2"], cluster=TWO_BY_EIGHT)
+    assert segmented.ranks == plain.ranks and any("falls back to unordered allocation" in note for note in segmented.notes)
+    apart = ["policy.generation.colocated.enabled=false", "policy.generation.colocated.resources.gpus_per_node=2", "++cluster.segment_size=1"]
+    with pytest.raises(PlacementConfigError, match=r"Not enough alive Ray nodes for all roles: need 2 \(train=1 \+ inference=1\), but only 1"):
+        predict("nemo-rl", [*config, *apart], cluster=Cluster(num_nodes=1, num_gpus_per_node=8))
+
+
+def test_a_topo_rank_label_that_is_not_a_rank_is_refused_by_name(config: list[str]) -> None:
+    cluster = Cluster(num_nodes=1, num_gpus_per_node=8, node_labels=[{TOPO_RANK_LABEL: "0"}])
+    with pytest.raises(PlacementConfigError, match=r"cluster\.node_labels\[0\]\.topo_rank='0': a topo_rank is a whole number of at least 1"):
+        predict("nemo-rl", config, cluster=cluster)

@@ -51,7 +51,7 @@ def test_a_yaml_file_given_directly_is_read_with_its_own_loader(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("override", "words"),
     [
-        ("++cluster.segment_size=2", "cluster.segment_size is set"),
+        ("++cluster.segment_size=0", "cluster.segment_size=0: it must be a whole number of at least 1, or null"),
         ("policy.generation.backend=sglang", "policy.generation.backend='sglang'"),
         ("++env.reward_model.resources.num_nodes=1", "env.reward_model is set"),
         ("cluster.num_nodes=0", "cluster.num_nodes=0: it must be a whole number of at least 1"),
