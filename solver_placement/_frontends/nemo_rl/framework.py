@@ -34,6 +34,12 @@ def _notes(job: NemoRlJob, unified: bool, cluster: Cluster) -> tuple[str, ...]:
             f"cluster.segment_size={job.segment_size} and no node carries an NVLink domain (node label '{DOMAIN_LABEL}'): NeMo-RL "
             "falls back to unordered allocation, as on machines without an NVLink fabric"
         )
+    if job.megatron_span is not None:
+        notes.append(
+            "policy.generation.backend=megatron: "
+            + ("generation runs in the policy's own workers (one worker a GPU)" if job.colocated else "generation is a second Megatron policy, one worker a GPU")
+            + f"; its NVLink span (tensor x context, expert-tensor x expert) is {job.megatron_span}"
+        )
     if not job.colocated:
         notes.append("training and inference start concurrently: their groups are taken to land training first")
     if unified and any(node.domain != UNKNOWN_DOMAIN or node.topo_rank != UNKNOWN_RANK for node in cluster_topology(cluster)):

@@ -11,10 +11,10 @@ What places workers (``grpo.setup``, ``nemo_rl/algorithms/grpo.py`` lines 759-10
 ``cluster.num_nodes``, ``cluster.gpus_per_node``, ``policy.generation.colocated.enabled`` and
 ``colocated.resources.{num_nodes,gpus_per_node}``, ``policy.generation.backend`` and its engine
 size (vLLM ``tensor_parallel_size x pipeline_parallel_size``, ``vllm_generation.py`` lines
-77-83), the policy's tensor-parallel size, ``cluster.segment_size`` (NVLink segments, ``segments.py``).
+77-83; Megatron generation's sizes, ``megatron.py``), the policy's tensor-parallel size, ``cluster.segment_size`` (NVLink segments, ``segments.py``).
 What is not modelled is refused by name: a reward-model
 environment (``env.reward_model``, its own nodes), on-policy-distillation teachers, and the
-``megatron``/``trtllm``/``dynamo``/``sglang`` generation backends (SGLang builds its own unified
+``trtllm``/``dynamo``/``sglang`` generation backends (SGLang builds its own unified
 group of ``sglang_server_config`` engines, ``sglang_generation.py`` lines 80-97, not modelled).
 """
 
@@ -28,6 +28,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from solver_placement._errors import InternalError, PlacementConfigError, shown
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._frontends.nemo_rl.megatron import megatron_sizes
 from solver_placement._frontends.nemo_rl.releases import release_named
 from solver_placement._limits import check, current
 from solver_placement._overrides import apply_to
@@ -38,7 +39,7 @@ ENTRY_SCRIPTS = ("run_grpo.py", "run_grpo_math.py", "run_grpo_rm.py", "run_grpo_
 #: Parent files one config may pull in through ``defaults`` (all levels together).
 MAX_PARENTS = 32
 #: Generation backends whose placement is modelled; the others are refused by name.
-BACKENDS = ("vllm",)
+BACKENDS = ("vllm", "megatron")
 #: Keys that decide placement in ways not modelled: each is refused when set.
 UNMODELLED = {
     "env.reward_model": "starts a reward-model environment on nodes of its own (grpo.py lines 765-778)",
@@ -64,7 +65,11 @@ def read_nemo_rl(given: LaunchInput, release: str | None) -> NemoRlJob:
             f"NeMo-RL: policy.generation.backend={shown(backend)}: the library models the placement of the {', '.join(BACKENDS)} backend only; "
             "predict with policy.generation.backend=vllm to see the policy's layout"
         )
-    engine = _int(config, "policy.generation.vllm_cfg.tensor_parallel_size", 1) * _int(config, "policy.generation.vllm_cfg.pipeline_parallel_size", 1)
+    span = None
+    if backend == "megatron":  # no engine: generation runs Megatron policy workers (megatron.py)
+        span, engine = megatron_sizes(config, colocated)
+    else:
+        engine = _int(config, "policy.generation.vllm_cfg.tensor_parallel_size", 1) * _int(config, "policy.generation.vllm_cfg.pipeline_parallel_size", 1)
     inference_nodes = _optional_int(config, "policy.generation.colocated.resources.num_nodes")
     inference_gpus = _optional_int(config, "policy.generation.colocated.resources.gpus_per_node")
     segment_size = _optional_int(config, "cluster.segment_size")
@@ -75,7 +80,7 @@ def read_nemo_rl(given: LaunchInput, release: str | None) -> NemoRlJob:
     check("max_processes", num_nodes * gpus_per_node, given.origin, "cluster.num_nodes x cluster.gpus_per_node")
     return NemoRlJob(
         chosen, num_nodes, gpus_per_node, colocated, backend, engine, _train_tensor_parallel(config), inference_nodes, inference_gpus,
-        segment_size=segment_size, config_file=file, overrides=tuple(overrides),
+        segment_size=segment_size, megatron_span=span, config_file=file, overrides=tuple(overrides),
     )  # fmt: skip
 
 

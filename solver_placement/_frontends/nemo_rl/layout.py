@@ -104,6 +104,11 @@ def predicted_ranks(job: NemoRlJob, train: LandedCluster, inference: LandedClust
         _rank(POLICY, index, bundle, slot, share, index // job.train_tensor_parallel if job.train_tensor_parallel > 1 else None, (bundle.gpu,) if bundle else ())
         for index, (slot, bundle) in enumerate(_policy_order(train))
     ]  # fmt: skip
+    if job.megatron_span is not None:  # megatron.py: colocated, generation runs in the policy's workers
+        if inference is None:
+            return ranks
+        tensor = job.engine_size
+        return ranks + [_rank(GENERATION, index, bundle, slot, 1.0, index // tensor if tensor > 1 else None, (bundle.gpu,) if bundle else ()) for index, (slot, bundle) in enumerate(_policy_order(inference))]
     engines = _engines(serving, job.engine_size)
     rank = 0
     for engine, members in enumerate(engines):

@@ -11,8 +11,8 @@ refused here with NeMo-RL's own message.
 
 Placement groups (``nemo_rl/distributed/virtual_cluster.py`` lines 834-960): one ``PACK`` group per
 "node" entry, unless vLLM's engine (``tensor_parallel_size x pipeline_parallel_size``) is larger
-than the cluster's ``num_gpus_per_node`` (``vllm_generation.py`` lines 77-87 and 185-196): then one
-unified group of all bundles, ``PACK`` when not colocated, the cluster's default ``SPREAD`` when
+than the cluster's ``num_gpus_per_node`` (``vllm_generation.py`` lines 77-87 and 185-196; for
+Megatron generation its ``nvlink_domain_span``, ``megatron.py``): then one unified group of all bundles, ``PACK`` when not colocated, the cluster's default ``SPREAD`` when
 colocated (``strategy=None``).
 
 ``cluster.segment_size`` (lines 759-1080 and ``segments.py``): on a cluster whose nodes carry NVLink
@@ -66,9 +66,10 @@ def virtual_clusters(job: NemoRlJob, topology: Sequence[NodeTopology] | None = N
     out what depends on it (the sizes are the same)."""
     if job.colocated:
         gpus = job.gpus_per_node
-        unified = job.engine_size > gpus
         domains = _pinned(job.segment_size, job.num_nodes, topology, None)[0]
-        return VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 2, unified, "SPREAD", domains, job.segment_size), None
+        if job.megatron_span is not None:  # grpo.py lines 829 and 845-849: one worker group a bundle; unified only when pinned
+            return VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 1, domains is not None and job.megatron_span > gpus, "SPREAD", domains, job.segment_size), None
+        return VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 2, job.engine_size > gpus, "SPREAD", domains, job.segment_size), None
     train_gpus, train_nodes = job.gpus_per_node, job.num_nodes
     inference_gpus, inference_nodes = job.inference_gpus_per_node, job.inference_nodes
     if job.num_nodes == 1:
@@ -118,16 +119,22 @@ def virtual_clusters(job: NemoRlJob, topology: Sequence[NodeTopology] | None = N
                 "cluster those nodes, or cluster.segment_size=null)", "grpo.py line 943",
             )  # fmt: skip
         train_domains, remaining = _pinned(job.segment_size, train_nodes, topology, None)
-        per_engine = -(-job.engine_size // inference_gpus)
+        per_engine = -(-_instance(job) // inference_gpus)
         if train_domains is not None and per_engine > 1 and inference_nodes % per_engine == 0:
             inference_domains = _pinned(per_engine, inference_nodes, topology, remaining)[0]
             inference_segment = per_engine  # set even when no node left knows a domain (grpo.py line 1012)
     train = VirtualCluster("grpo_train_cluster", (train_gpus,) * train_nodes, 1, False, "PACK", train_domains, job.segment_size)
-    unified = job.engine_size > inference_gpus
+    unified = _instance(job) > inference_gpus
     inference = VirtualCluster(
         "grpo_inference_cluster", (inference_gpus,) * inference_nodes, 1, unified, "PACK", inference_domains, inference_segment
     )
     return train, inference
+
+
+def _instance(job: NemoRlJob) -> int:
+    """GPUs one inference instance needs on NVLink (``gpus_per_instance``, grpo.py lines 973-981):
+    a vLLM engine, or Megatron generation's ``nvlink_domain_span``."""
+    return job.megatron_span if job.megatron_span is not None else job.engine_size
 
 
 def _pinned(

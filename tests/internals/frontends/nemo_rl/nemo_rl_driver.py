@@ -27,7 +27,7 @@ import sys
 import textwrap
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
 import nemo_rl_ray  # noqa: E402
@@ -48,6 +48,28 @@ def _method(path: Path, cls: str, name: str) -> str:
                     item.decorator_list = []
                     return ast.unparse(item)
     raise LookupError(f"{cls}.{name} not in {path}")
+
+
+def _function(path: Path, name: str) -> str:
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return ast.unparse(node)
+    raise LookupError(f"{name} not in {path}")
+
+
+def _megatron(source: Path) -> type:
+    """``MegatronGeneration``'s placement methods and the config merges they call, extracted and executed as written."""
+    folder = source / "nemo_rl" / "models" / "generation" / "megatron"
+    space: dict[str, Any] = {"Any": Any, "Optional": Optional, "cast": lambda _, value: value, "MCoreGenerationConfig": dict, "PolicyConfig": dict, "RayVirtualCluster": object}
+    for name in ("merged_inference_megatron_cfg", "dedicated_inference_megatron_cfg"):
+        exec(_function(folder / "config.py", name), space)
+    for name in ("effective_megatron_cfg", "nvlink_domain_span", "init_cluster_placement_groups"):
+        exec(_method(folder / "megatron_generation.py", "MegatronGeneration", name), space)
+    return type("MegatronGeneration", (), {
+        "effective_megatron_cfg": staticmethod(space["effective_megatron_cfg"]),
+        "nvlink_domain_span": classmethod(space["nvlink_domain_span"]),
+        "init_cluster_placement_groups": classmethod(space["init_cluster_placement_groups"]),
+    })  # fmt: skip
 
 
 def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
@@ -82,20 +104,28 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
         init_cluster_placement_groups = staticmethod(space["init_cluster_placement_groups"])
 
     section = _source_between(source / "nemo_rl" / "algorithms" / "grpo.py", 'total_nodes = cluster_config["num_nodes"]', "# Reserve topology-aware teacher placement groups")
-    if generation["backend"] != "vllm" or (master.get("env") or {}).get("reward_model"):
+    if generation["backend"] not in ("vllm", "megatron") or (master.get("env") or {}).get("reward_model"):
         return {"keys": _keys(master), "unmodelled": True}
     names: dict[str, Any] = {
         "cluster_config": master["cluster"], "generation_config": generation, "colocated_inference": generation["colocated"]["enabled"], "policy_config": master["policy"], "master_config": master,
         "env_configs": master.get("env", {}), "rm_env_enabled": False, "RayVirtualCluster": Recorded, "Optional": Any,
         "opd_module": type("opd", (), {"is_non_colocated_teachers_enabled": staticmethod(lambda _: False)}),
         "prepare_segment_topology": vc.prepare_segment_topology, "get_ray_cluster_topology": vc.get_ray_cluster_topology,
-        "TOPO_RANK_UNKNOWN": vc.TOPO_RANK_UNKNOWN, "VllmGeneration": Vllm, "TrtllmGeneration": None, "print": lambda *a, **k: None,
+        "TOPO_RANK_UNKNOWN": vc.TOPO_RANK_UNKNOWN, "VllmGeneration": Vllm, "TrtllmGeneration": None, "MegatronGeneration": _megatron(source), "print": lambda *a, **k: None,
     }  # fmt: skip
     try:
         exec(section, names)
         train = created[0]
         serving = created[-1]
         vllm_cfg = generation["vllm_cfg"]
+        if generation["backend"] == "megatron":  # grpo.py lines 1230-1240: the policy first, then generation
+            train.get_placement_groups()
+            if generation["colocated"]["enabled"]:  # generation wraps the policy: no worker of its own
+                return {"keys": _keys(master), "policy": _policy(train), "generation": []}
+            megatron = names["MegatronGeneration"]
+            dedicated = {**master["policy"], "megatron_cfg": megatron.effective_megatron_cfg(master["policy"])}  # MegatronGeneration.__init__
+            megatron.init_cluster_placement_groups(serving, dedicated)
+            return {"keys": _keys(master), "policy": _policy(train), "generation": [[*where, -1] for where in _policy(serving)]}
         if generation["colocated"]["enabled"]:  # grpo.py line 1102: vLLM first, its strategy decides the groups
             Vllm.init_cluster_placement_groups(serving, generation)
         else:  # NeMo-RL starts both sides in threads; the front end takes training first
@@ -115,6 +145,10 @@ def _resources(node: list[Any]) -> dict[str, float]:
     return {**({f"nvlink_domain_{domain}": 1.0} if domain else {}), **({"topo_rank": float(topo_rank)} if topo_rank else {})}
 
 
+#: The Megatron keys that place Megatron generation (``nvlink_domain_span``, ``dedicated_inference_megatron_cfg``).
+MEGATRON_LAYOUT = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size", "transformer_impl")
+
+
 def _keys(master: dict[str, Any]) -> dict[str, Any]:
     """The placement keys of the config as NeMo-RL loaded it (what CI predicts from)."""
     policy, generation = master["policy"], master["policy"]["generation"]
@@ -123,11 +157,13 @@ def _keys(master: dict[str, Any]) -> dict[str, Any]:
         "env": {"reward_model": (master.get("env") or {}).get("reward_model")},
         "policy": {
             "dtensor_cfg": {"tensor_parallel_size": (policy.get("dtensor_cfg") or {}).get("tensor_parallel_size", 1)},
-            "megatron_cfg": {key: (policy.get("megatron_cfg") or {}).get(key) for key in ("enabled", "tensor_model_parallel_size")},
+            "megatron_cfg": {key: (policy.get("megatron_cfg") or {}).get(key) for key in ("enabled", *MEGATRON_LAYOUT)},
             "generation": {
                 "backend": generation["backend"],
                 "vllm_cfg": {key: generation["vllm_cfg"][key] for key in ("tensor_parallel_size", "pipeline_parallel_size")},
                 "colocated": generation["colocated"],
+                **({"mcore_generation_config": {key: value for key, value in (generation.get("mcore_generation_config") or {}).items() if key in MEGATRON_LAYOUT}}
+                   if generation["backend"] == "megatron" else {}),
             },
         },
     }

@@ -28,6 +28,10 @@ RACK_GPUS = 72
 #: Two NVLink domains of three 4-GPU nodes, the second sorting first (lower ``topo_rank``).
 TWO_DOMAINS = [["a", 7], ["a", 8], ["a", 9], ["b", 1], ["b", 2], ["b", 3]]
 SEGMENTS_2X4 = ["cluster.num_nodes=4", "cluster.gpus_per_node=4", "++cluster.segment_size=2"]
+#: Megatron generation on grpo_math_1B.yaml (its megatron_cfg states no parallel sizes: added), expert parallelism last.
+MEGATRON = ["policy.generation.backend=megatron", "policy.megatron_cfg.enabled=true", "policy.dtensor_cfg.enabled=false", "++policy.megatron_cfg.tensor_model_parallel_size=2",
+            "++policy.megatron_cfg.pipeline_model_parallel_size=1", "++policy.megatron_cfg.context_parallel_size=1", "++policy.megatron_cfg.expert_tensor_parallel_size=1"]
+APART_2X4 = [APART[0], "policy.generation.colocated.resources.num_nodes=2", "policy.generation.colocated.resources.gpus_per_node=4"]
 #: Hand-made edges on grpo_math_1B.yaml: (name, overrides, nodes), or with a topology per node ([domain, topo_rank]).
 EDGES: list[tuple[str, list[str], list[int]] | tuple[str, list[str], list[int], list[list[Any]]]] = [
     ("colocated-2x8-tp4", ["cluster.num_nodes=2", "cluster.gpus_per_node=8", "policy.generation.vllm_cfg.tensor_parallel_size=4"], MIXED),
@@ -49,6 +53,11 @@ EDGES: list[tuple[str, list[str], list[int]] | tuple[str, list[str], list[int], 
     ("segment-topo-rank-only-sorted", ["cluster.num_nodes=2", "cluster.gpus_per_node=4", "++cluster.segment_size=2", "policy.generation.vllm_cfg.tensor_parallel_size=8"], [4] * 2, [[None, 3], [None, 2]]),
     ("segment-apart-one-node-alive", ["cluster.num_nodes=1", "cluster.gpus_per_node=8", "++cluster.segment_size=1", APART[0], "policy.generation.colocated.resources.gpus_per_node=2"], [8]),
     ("segment-apart-inference-pinned-tp8", [*SEGMENTS_2X4, APART[0], "policy.generation.colocated.resources.num_nodes=2", "policy.generation.colocated.resources.gpus_per_node=4", "policy.generation.vllm_cfg.tensor_parallel_size=8"], [4] * 6, [["a", 1], ["a", 2], ["a", 3], ["b", 4], ["b", 5], ["b", 6]]),
+    ("megatron-colocated-2x8-tp2", ["cluster.num_nodes=2", "cluster.gpus_per_node=8", *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=1"], MIXED),
+    ("megatron-apart-span16-unified", ["cluster.num_nodes=3", "cluster.gpus_per_node=8", *APART[:1], "policy.generation.colocated.resources.num_nodes=2", APART[2], *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=16"], [8, 8, 8]),
+    ("megatron-colocated-segments-span8-unified", [*SEGMENTS_2X4, *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=8"], [4] * 6, TWO_DOMAINS),
+    ("megatron-apart-segments-inference-pinned", [*SEGMENTS_2X4, *APART_2X4, *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=8"], [4] * 6, [["a", 1], ["a", 2], ["a", 3], ["b", 4], ["b", 5], ["b", 6]]),
+    ("megatron-colocated-reshard-span", ["cluster.num_nodes=2", "cluster.gpus_per_node=8", *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=1", "++policy.generation.mcore_generation_config.tensor_model_parallel_size=4"], [8, 8]),
     ("segment-apart-inference-unpinned-tp4", [*SEGMENTS_2X4, APART[0], "policy.generation.colocated.resources.num_nodes=2", "policy.generation.colocated.resources.gpus_per_node=4", "policy.generation.vllm_cfg.tensor_parallel_size=4"], [4] * 6, TWO_DOMAINS),
 ]
 

@@ -169,3 +169,29 @@ def test_a_topo_rank_label_that_is_not_a_rank_is_refused_by_name(config: list[st
     cluster = Cluster(num_nodes=1, num_gpus_per_node=8, node_labels=[{TOPO_RANK_LABEL: "0"}])
     with pytest.raises(PlacementConfigError, match=r"cluster\.node_labels\[0\]\.topo_rank='0': a topo_rank is a whole number of at least 1"):
         predict("nemo-rl", config, cluster=cluster)
+
+
+MEGATRON = [
+    "policy.generation.backend=megatron", "policy.megatron_cfg.enabled=true", "policy.dtensor_cfg.enabled=false", "++policy.megatron_cfg.tensor_model_parallel_size=2",
+    "++policy.megatron_cfg.pipeline_model_parallel_size=1", "++policy.megatron_cfg.context_parallel_size=1", "++policy.megatron_cfg.expert_tensor_parallel_size=1",
+]  # fmt: skip
+
+
+def test_colocated_megatron_generation_runs_in_the_policy_workers_on_whole_gpus(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, "cluster.num_nodes=2", *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=16"], cluster=TWO_BY_EIGHT)
+    assert prediction.roles == ["policy"] and {r.gpu_share for r in prediction.ranks} == {1.0}
+    assert [r.node for r in prediction.of_role("policy")] == [0] * 8 + [1] * 8  # span 16 > 8, but unpinned: per-node groups
+    assert any("runs in the policy's own workers" in note and "span" in note for note in prediction.notes)
+
+
+def test_non_colocated_megatron_generation_with_a_span_over_a_node_takes_one_sorted_unified_group(config: list[str]) -> None:
+    apart = ["cluster.num_nodes=3", "policy.generation.colocated.enabled=false", "policy.generation.colocated.resources.num_nodes=2", "policy.generation.colocated.resources.gpus_per_node=8"]
+    prediction = predict("nemo-rl", [*config, *apart, *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=16"], cluster=Cluster(num_nodes=3, num_gpus_per_node=8))
+    assert [r.node for r in prediction.of_role("generation")] == [1] * 8 + [2] * 8
+    assert [r.engine for r in prediction.of_role("generation")] == [rank // 2 for rank in range(16)]  # the merged layout's tensor groups
+    assert not prediction.errors
+
+
+def test_a_megatron_layout_size_that_is_not_a_size_is_refused_by_key(config: list[str]) -> None:
+    with pytest.raises(PlacementConfigError, match=r"policy\.megatron_cfg\.expert_model_parallel_size=None: Megatron needs a whole number"):
+        predict("nemo-rl", [*config, *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=null"])
