@@ -24,7 +24,7 @@ from solver_placement._prediction.layout import PredictedRank
 def nemo_rl_findings(job: NemoRlJob, cluster: Cluster, train: LandedCluster, inference: LandedCluster | None, ranks: Sequence[PredictedRank]) -> list[Finding]:
     """The findings of one prediction, without fixes (``fixes.py`` adds them)."""
     findings = []
-    together = (POLICY,) if inference or job.megatron_span is not None else (POLICY, GENERATION)  # colocated Megatron generation has no workers of its own
+    together = (POLICY,) if inference or job.megatron_span is not None or job.trains_only else (POLICY, GENERATION)  # no generation workers of its own
     for landed, roles in ((train, together), (inference, (GENERATION,))):
         if landed is not None and not landed.placed:
             findings += [_pending(landed, role, cluster) for role in roles]

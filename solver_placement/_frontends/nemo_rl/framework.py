@@ -25,8 +25,9 @@ def predict_nemo_rl(job: NemoRlJob, cluster: Cluster) -> Prediction:
 
 
 def _notes(job: NemoRlJob, unified: bool, cluster: Cluster) -> tuple[str, ...]:
+    code = f"{job.algorithm}.setup, RayVirtualCluster, RayWorkerGroup" + ("" if job.trains_only else ", VllmGeneration")
     notes = [
-        f"rules of NeMo-RL at commit {COMMIT[:8]} (grpo.setup, RayVirtualCluster, RayWorkerGroup, VllmGeneration)",
+        f"rules of NeMo-RL at commit {COMMIT[:8]} ({code})",
         "NeMo-RL checks only the cluster's total GPUs; each 'node' group is a PACK placement group Ray may spread over machines",
     ]
     if job.segment_size is not None and not knows_domains(cluster_topology(cluster), range(cluster.num_nodes)):
@@ -34,6 +35,8 @@ def _notes(job: NemoRlJob, unified: bool, cluster: Cluster) -> tuple[str, ...]:
             f"cluster.segment_size={job.segment_size} and no node carries an NVLink domain (node label '{DOMAIN_LABEL}'): NeMo-RL "
             "falls back to unordered allocation, as on machines without an NVLink fabric"
         )
+    if job.trains_only:
+        notes.append(f"{job.algorithm}: one cluster, one policy worker a GPU (whole GPUs), no generation")
     if job.megatron_span is not None:
         notes.append(
             "policy.generation.backend=megatron: "

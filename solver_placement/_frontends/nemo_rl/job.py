@@ -36,10 +36,18 @@ class NemoRlJob:
     segment_size: int | None = None
     #: Megatron generation's ``nvlink_domain_span`` (``megatron.py``); None for vLLM.
     megatron_span: int | None = None
+    #: The algorithm whose ``setup`` builds the clusters (its config's top-level section): ``grpo``,
+    #: or ``sft``/``dpo``/``rm``, which train one policy on one cluster and generate nothing.
+    algorithm: str = "grpo"
     #: The YAML file read (``--config``), so fixes and the improvement restate it; None for a mapping.
     config_file: str | None = None
     #: The ``key=value`` overrides given after the config, in order (restated by the improvement).
     overrides: tuple[str, ...] = ()
+
+    @property
+    def trains_only(self) -> bool:
+        """Whether the job has no generation: SFT, DPO and reward-model training."""
+        return self.algorithm != "grpo"
 
     def stated_cluster(self) -> Cluster:
         """``cluster.num_nodes`` nodes of ``cluster.gpus_per_node`` GPUs: what the config describes."""

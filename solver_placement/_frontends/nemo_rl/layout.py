@@ -104,7 +104,7 @@ def predicted_ranks(job: NemoRlJob, train: LandedCluster, inference: LandedClust
         _rank(POLICY, index, bundle, slot, share, index // job.train_tensor_parallel if job.train_tensor_parallel > 1 else None, (bundle.gpu,) if bundle else ())
         for index, (slot, bundle) in enumerate(_policy_order(train))
     ]  # fmt: skip
-    if job.megatron_span is not None:  # megatron.py: colocated, generation runs in the policy's workers
+    if job.megatron_span is not None or job.trains_only:  # megatron.py: colocated, generation runs in the policy's workers; SFT/DPO/RM generate nothing
         if inference is None:
             return ranks
         tensor = job.engine_size

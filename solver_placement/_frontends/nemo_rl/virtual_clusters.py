@@ -67,6 +67,8 @@ def virtual_clusters(job: NemoRlJob, topology: Sequence[NodeTopology] | None = N
     if job.colocated:
         gpus = job.gpus_per_node
         domains = _pinned(job.segment_size, job.num_nodes, topology, None)[0]
+        if job.trains_only:  # sft.py lines 186-201 (dpo.py, rm.py alike): one policy, whole GPUs, per-node groups
+            return VirtualCluster(f"{job.algorithm}_cluster", (gpus,) * job.num_nodes, 1, False, "SPREAD", domains, job.segment_size), None
         if job.megatron_span is not None:  # grpo.py lines 829 and 845-849: one worker group a bundle; unified only when pinned
             return VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 1, domains is not None and job.megatron_span > gpus, "SPREAD", domains, job.segment_size), None
         return VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 2, job.engine_size > gpus, "SPREAD", domains, job.segment_size), None

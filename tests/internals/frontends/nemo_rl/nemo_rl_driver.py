@@ -87,6 +87,11 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
         config = parse_hydra_overrides(config, case["overrides"])
     master = OmegaConf.to_container(config, resolve=True)
     assert isinstance(master, dict)
+    trains = [name for name in ("sft", "dpo", "rm") if name in master]
+    if "grpo" not in master and (len(trains) != 1 or "ppo" in master or "distillation" in master):
+        return {"unmodelled": True}
+    if "grpo" not in master:
+        return _training(source, master, trains[0], vc)
     generation = master["policy"]["generation"]
     created: list[Any] = []
 
@@ -147,6 +152,31 @@ def _resources(node: list[Any]) -> dict[str, float]:
 
 #: The Megatron keys that place Megatron generation (``nvlink_domain_span``, ``dedicated_inference_megatron_cfg``).
 MEGATRON_LAYOUT = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size", "transformer_impl")
+
+
+def _training(source: Path, master: dict[str, Any], algorithm: str, vc: Any) -> dict[str, Any]:
+    """SFT, DPO or RM: the cluster section of its ``setup`` (``nemo_rl/algorithms/<algorithm>.py``), executed as written."""
+    created: list[Any] = []
+
+    class Recorded(vc.RayVirtualCluster):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            created.append(self)
+
+    section = _source_between(source / "nemo_rl" / "algorithms" / f"{algorithm}.py", 'num_nodes = cluster_config["num_nodes"]', 'print(f"  ✓ Ray cluster initialized')
+    names = {"cluster_config": master["cluster"], "prepare_segment_topology": vc.prepare_segment_topology, "RayVirtualCluster": Recorded, "print": lambda *a, **k: None}
+    keys = {"cluster": {key: master["cluster"].get(key) for key in ("num_nodes", "gpus_per_node", "segment_size")}, algorithm: {},
+            "policy": {"dtensor_cfg": {"tensor_parallel_size": (master["policy"].get("dtensor_cfg") or {}).get("tensor_parallel_size", 1)},
+                       "megatron_cfg": {key: (master["policy"].get("megatron_cfg") or {}).get(key) for key in ("enabled", "tensor_model_parallel_size")}}}  # fmt: skip
+    try:
+        exec(section, names)
+        (cluster,) = created
+        cluster.get_placement_groups()  # the policy's RayWorkerGroup asks for the per-node groups
+    except (AssertionError, ValueError, vc.ResourceInsufficientError, TimeoutError) as error:
+        return {"keys": keys, "refused": f"{type(error).__name__}: {error}"}
+    except nemo_rl_ray.Pending as error:
+        return {"keys": keys, "pending": str(error)}
+    return {"keys": keys, "policy": _policy(cluster), "generation": []}
 
 
 def _keys(master: dict[str, Any]) -> dict[str, Any]:

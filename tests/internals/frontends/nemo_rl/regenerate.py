@@ -61,6 +61,14 @@ EDGES: list[tuple[str, list[str], list[int]] | tuple[str, list[str], list[int], 
     ("segment-apart-inference-unpinned-tp4", [*SEGMENTS_2X4, APART[0], "policy.generation.colocated.resources.num_nodes=2", "policy.generation.colocated.resources.gpus_per_node=4", "policy.generation.vllm_cfg.tensor_parallel_size=4"], [4] * 6, TWO_DOMAINS),
 ]
 
+#: Hand-made edges of the algorithms that only train: (name, config, overrides, nodes[, topology]).
+TRAINING_EDGES: list[tuple[str, str, list[str], list[int]] | tuple[str, str, list[str], list[int], list[list[Any]]]] = [
+    ("sft-2x8-spill-mixed", "sft.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=8"], MIXED),
+    ("sft-segments-pinned", "sft.yaml", SEGMENTS_2X4, [4] * 6, TWO_DOMAINS),
+    ("dpo-3x6-spill", "dpo.yaml", ["cluster.num_nodes=3", "cluster.gpus_per_node=6"], MIXED),
+    ("rm-over-total", "rm.yaml", ["cluster.num_nodes=3", "cluster.gpus_per_node=8"], MIXED),
+]
+
 
 def racks(keys: dict[str, Any]) -> tuple[list[int], list[list[Any]]]:
     """The config's nodes in GB200 NVL72 racks: racks of ``72 / gpus_per_node`` nodes (at least a
@@ -106,7 +114,7 @@ def main() -> None:
     commit = head or os.environ.get("NEMO_RL_COMMIT", "unknown")
     only = os.environ.get("NEMO_RL_ONLY")  # re-record only the cases whose name holds this text, keep the others
     cases: dict[str, Any] = json.loads(DATA.read_text())["cases"] if only else {}
-    for config in sorted((source / "examples" / "configs").glob("**/*grpo*.yaml")):
+    for config in sorted((source / "examples" / "configs").glob("**/*.yaml")):  # GRPO, SFT, DPO, RM (the driver says the rest are unmodelled)
         name = str(config.relative_to(source))
         if only and only not in name:
             continue
@@ -119,6 +127,10 @@ def main() -> None:
     for name, overrides, nodes, *topology in EDGES:
         if not only or only in name:
             cases[name] = {"overrides": overrides, **_checked(name, record(source, base, overrides, nodes, *topology))}
+    for name, config_name, overrides, nodes, *topology in TRAINING_EDGES:
+        if not only or only in name:
+            config = source / "examples" / "configs" / config_name
+            cases[name] = {"config": str(config.relative_to(source)), "overrides": overrides, **_checked(name, record(source, config, overrides, nodes, *topology))}
     DATA.parent.mkdir(parents=True, exist_ok=True)
     lines = ",\n".join(f"  {json.dumps(name)}: {json.dumps(case, sort_keys=True)}" for name, case in sorted(cases.items()))
     DATA.write_text(f'{{"commit": {json.dumps(commit)}, "cases": {{\n{lines}\n}}}}\n')  # one case a line: diffs stay readable
