@@ -1,1 +1,1 @@
-"""NeMo-RL's GRPO config read as NeMo-RL reads it, its own layout predicted rank by rank, checked and improved."""
+"""NeMo-RL's GRPO, SFT, DPO and reward-model configs read as NeMo-RL reads them, its own layout predicted rank by rank, checked and improved."""

@@ -24,7 +24,8 @@ from solver_placement._prediction.layout import PredictedRank
 def nemo_rl_findings(job: NemoRlJob, cluster: Cluster, train: LandedCluster, inference: LandedCluster | None, ranks: Sequence[PredictedRank]) -> list[Finding]:
     """The findings of one prediction, without fixes (``fixes.py`` adds them)."""
     findings = []
-    for landed, roles in ((train, (POLICY,) if inference else (POLICY, GENERATION)), (inference, (GENERATION,))):
+    together = (POLICY,) if inference or job.megatron_span is not None or job.trains_only else (POLICY, GENERATION)  # no generation workers of its own
+    for landed, roles in ((train, together), (inference, (GENERATION,))):
         if landed is not None and not landed.placed:
             findings += [_pending(landed, role, cluster) for role in roles]
     largest = int(max(cluster.gpus_per_node))

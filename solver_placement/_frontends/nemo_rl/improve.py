@@ -36,7 +36,8 @@ def improve_nemo_rl(job: NemoRlJob, cluster: Cluster) -> Improvement:
     engines = serving // job.engine_size * job.engine_size
     components: dict[str, dict[str, Any]] = {"policy": {"processes": train.total, "tensor_parallel_size": job.train_tensor_parallel}}
     placed = {"exclusive_with": ["policy"]} if inference else {"collocate_with": "policy"}
-    components["generation"] = {"processes": engines, "tensor_parallel_size": job.engine_size, **placed}
+    if inference or (job.megatron_span is None and not job.trains_only):  # colocated Megatron generation runs in the policy's own workers
+        components["generation"] = {"processes": engines, "tensor_parallel_size": job.engine_size, **placed}
     solution = solve({"cluster": {"num_nodes": cluster.num_nodes, "num_gpus_per_node": [int(n) for n in cluster.gpus_per_node], "component_placement": components}})
     if job.config_file is None:
         return Improvement(solution, None, ("NeMo-RL reads its config from a file: give the YAML file to get the overrides that ask for this layout",))

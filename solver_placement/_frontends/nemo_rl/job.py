@@ -19,7 +19,7 @@ class NemoRlJob:
 
     ``train_tensor_parallel`` is the policy's tensor-parallel size (``dtensor_cfg`` or
     ``megatron_cfg``, whichever is enabled); ``engine_size`` vLLM's ``tensor_parallel_size x
-    pipeline_parallel_size`` (SGLang: ``gpus_per_server``); ``inference_nodes`` and
+    pipeline_parallel_size`` (Megatron generation: its workers' tensor-parallel size); ``inference_nodes`` and
     ``inference_gpus_per_node`` the ``colocated.resources`` values (None as the YAML's null).
     """
 
@@ -32,10 +32,22 @@ class NemoRlJob:
     train_tensor_parallel: int
     inference_nodes: int | None
     inference_gpus_per_node: int | None
+    #: ``cluster.segment_size``: nodes per NVLink-domain segment (None: no topology-aware placement).
+    segment_size: int | None = None
+    #: Megatron generation's ``nvlink_domain_span`` (``megatron.py``); None for vLLM.
+    megatron_span: int | None = None
+    #: The algorithm whose ``setup`` builds the clusters (its config's top-level section): ``grpo``,
+    #: or ``sft``/``dpo``/``rm``, which train one policy on one cluster and generate nothing.
+    algorithm: str = "grpo"
     #: The YAML file read (``--config``), so fixes and the improvement restate it; None for a mapping.
     config_file: str | None = None
     #: The ``key=value`` overrides given after the config, in order (restated by the improvement).
     overrides: tuple[str, ...] = ()
+
+    @property
+    def trains_only(self) -> bool:
+        """Whether the job has no generation: SFT, DPO and reward-model training."""
+        return self.algorithm != "grpo"
 
     def stated_cluster(self) -> Cluster:
         """``cluster.num_nodes`` nodes of ``cluster.gpus_per_node`` GPUs: what the config describes."""

@@ -11,10 +11,10 @@ What places workers (``grpo.setup``, ``nemo_rl/algorithms/grpo.py`` lines 759-10
 ``cluster.num_nodes``, ``cluster.gpus_per_node``, ``policy.generation.colocated.enabled`` and
 ``colocated.resources.{num_nodes,gpus_per_node}``, ``policy.generation.backend`` and its engine
 size (vLLM ``tensor_parallel_size x pipeline_parallel_size``, ``vllm_generation.py`` lines
-77-83), the policy's tensor-parallel size. What is not modelled is refused by name:
-``cluster.segment_size`` (nodes pinned to NVLink domains by live topology), a reward-model
+77-83; Megatron generation's sizes, ``megatron.py``), the policy's tensor-parallel size, ``cluster.segment_size`` (NVLink segments, ``segments.py``).
+What is not modelled is refused by name: a reward-model
 environment (``env.reward_model``, its own nodes), on-policy-distillation teachers, and the
-``megatron``/``trtllm``/``dynamo``/``sglang`` generation backends (SGLang builds its own unified
+``trtllm``/``dynamo``/``sglang`` generation backends (SGLang builds its own unified
 group of ``sglang_server_config`` engines, ``sglang_generation.py`` lines 80-97, not modelled).
 """
 
@@ -29,6 +29,7 @@ from omegaconf.errors import OmegaConfBaseException
 from solver_placement._config import existing_file
 from solver_placement._errors import InternalError, PlacementConfigError, shown
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._frontends.nemo_rl.megatron import megatron_sizes
 from solver_placement._frontends.nemo_rl.releases import release_named
 from solver_placement._limits import check
 from solver_placement._limits.yaml_scan import check_text, load_checked, read_bounded
@@ -36,14 +37,21 @@ from solver_placement._overrides import apply_to
 from solver_placement._prediction.launch_input import LaunchInput, script_arguments
 
 #: NeMo-RL's entry scripts that take ``--config`` (``examples/run_*.py`` at 7ea279ab) for GRPO.
-ENTRY_SCRIPTS = ("run_grpo.py", "run_grpo_math.py", "run_grpo_rm.py", "run_grpo_sliding_puzzle.py")
+ENTRY_SCRIPTS = ("run_grpo.py", "run_grpo_math.py", "run_grpo_rm.py", "run_grpo_sliding_puzzle.py", "run_sft.py", "run_dpo.py", "run_rm.py")
+#: Algorithms that train one policy on one cluster (``sft.py`` lines 186-201, ``dpo.py`` 242-257,
+#: ``rm.py`` 221-236 at 7ea279ab: ``num_nodes`` groups of ``gpus_per_node`` bundles, one worker group a bundle).
+TRAINING_ONLY = ("sft", "dpo", "rm")
+#: Algorithms whose own ``setup`` builds clusters the library does not model (refused by name).
+OTHER_ALGORITHMS = {
+    "ppo": "ppo.py lines 535-710: a policy, a value model and vLLM",
+    "distillation": "distillation.py lines 352-460: student, teacher and vLLM clusters",
+}
 #: Parent files one config may pull in through ``defaults`` (all levels together).
 MAX_PARENTS = 32
 #: Generation backends whose placement is modelled; the others are refused by name.
-BACKENDS = ("vllm",)
+BACKENDS = ("vllm", "megatron")
 #: Keys that decide placement in ways not modelled: each is refused when set.
 UNMODELLED = {
-    "cluster.segment_size": "pins nodes to NVLink domains read from the live cluster's topology (grpo.py lines 925-1020)",
     "env.reward_model": "starts a reward-model environment on nodes of its own (grpo.py lines 765-778)",
     "on_policy_distillation": "reserves nodes for on-policy-distillation teachers (grpo.py lines 781-809)",
 }
@@ -53,6 +61,9 @@ def read_nemo_rl(given: LaunchInput, release: str | None) -> NemoRlJob:
     """The GRPO job ``given`` states (a YAML file, a mapping, or ``run_grpo.py``'s arguments)."""
     chosen = release_named(release)
     config, file, overrides = _config(given)
+    algorithm = _algorithm(config)
+    if algorithm in TRAINING_ONLY:
+        return _training_job(config, chosen, algorithm, file, overrides, given)
     for key, why in UNMODELLED.items():
         if OmegaConf.select(config, key, default=None) is not None:
             raise PlacementConfigError(f"NeMo-RL: {key} is set: it {why}, which the library does not model; remove it to predict the rest")
@@ -67,11 +78,48 @@ def read_nemo_rl(given: LaunchInput, release: str | None) -> NemoRlJob:
             f"NeMo-RL: policy.generation.backend={shown(backend)}: the library models the placement of the {', '.join(BACKENDS)} backend only; "
             "predict with policy.generation.backend=vllm to see the policy's layout"
         )
-    engine = _int(config, "policy.generation.vllm_cfg.tensor_parallel_size", 1) * _int(config, "policy.generation.vllm_cfg.pipeline_parallel_size", 1)
+    span = None
+    if backend == "megatron":  # no engine: generation runs Megatron policy workers (megatron.py)
+        span, engine = megatron_sizes(config, colocated)
+    else:
+        engine = _int(config, "policy.generation.vllm_cfg.tensor_parallel_size", 1) * _int(config, "policy.generation.vllm_cfg.pipeline_parallel_size", 1)
     inference_nodes = _optional_int(config, "policy.generation.colocated.resources.num_nodes")
     inference_gpus = _optional_int(config, "policy.generation.colocated.resources.gpus_per_node")
+    segment_size = _optional_int(config, "cluster.segment_size")
+    if segment_size is not None and segment_size < 1:
+        raise PlacementConfigError(
+            f"NeMo-RL: cluster.segment_size={segment_size}: it must be a whole number of at least 1, or null (no NVLink pinning)"
+        )
     check("max_processes", num_nodes * gpus_per_node, given.origin, "cluster.num_nodes x cluster.gpus_per_node")
-    return NemoRlJob(chosen, num_nodes, gpus_per_node, colocated, backend, engine, _train_tensor_parallel(config), inference_nodes, inference_gpus, file, tuple(overrides))
+    return NemoRlJob(
+        chosen, num_nodes, gpus_per_node, colocated, backend, engine, _train_tensor_parallel(config), inference_nodes, inference_gpus,
+        segment_size=segment_size, megatron_span=span, config_file=file, overrides=tuple(overrides),
+    )  # fmt: skip
+
+
+def _algorithm(config: DictConfig) -> str:
+    """The algorithm a config is for, by its top-level section (``grpo`` unless it has ``sft``, ``dpo`` or ``rm`` and no ``grpo``)."""
+    if "grpo" in config:
+        return "grpo"
+    for name, why in OTHER_ALGORITHMS.items():
+        if name in config:
+            raise PlacementConfigError(f"NeMo-RL: a {name} config (its top-level '{name}' section): its setup builds its own clusters ({why}), which the library does not model")
+    found = [name for name in TRAINING_ONLY if name in config]
+    return found[0] if len(found) == 1 else "grpo"
+
+
+def _training_job(config: DictConfig, release: str, algorithm: str, file: str | None, overrides: list[str], given: LaunchInput) -> NemoRlJob:
+    """An SFT, DPO or reward-model job: the cluster's size, its segments and the policy's tensor size."""
+    num_nodes = _int(config, "cluster.num_nodes", 1)
+    gpus_per_node = _int(config, "cluster.gpus_per_node", 1)
+    segment_size = _optional_int(config, "cluster.segment_size")
+    if segment_size is not None and segment_size < 1:
+        raise PlacementConfigError(f"NeMo-RL: cluster.segment_size={segment_size}: it must be a whole number of at least 1, or null (no NVLink pinning)")
+    check("max_processes", num_nodes * gpus_per_node, given.origin, "cluster.num_nodes x cluster.gpus_per_node")
+    return NemoRlJob(
+        release, num_nodes, gpus_per_node, True, "", 1, _train_tensor_parallel(config), None, None,
+        segment_size=segment_size, algorithm=algorithm, config_file=file, overrides=tuple(overrides),
+    )  # fmt: skip
 
 
 def _train_tensor_parallel(config: DictConfig) -> int:
@@ -191,4 +239,3 @@ def _optional_int(config: DictConfig, key: str) -> int | None:
         raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number or null")
     check("max_hardware_items", value, f"NeMo-RL: {key}", "the value (a count of nodes or GPUs)")
     return value
-

@@ -8,8 +8,9 @@ retries six times and raises ``ResourceInsufficientError``); no node is checked.
 Ranks (``nemo_rl/distributed/worker_groups.py`` lines 365-560):
 
 * ``policy``: one worker per bundle, group after group, bundle after bundle; in a unified group in
-  the order ``_sort_bundle_indices_by_topology`` gives without topology, by (node, GPU)
-  (``virtual_cluster.py`` lines 680-684; ``lm_policy.py`` lines 284-297). Its tensor-parallel
+  the order ``_sort_bundle_indices_by_topology`` gives (by (node, GPU) without topology,
+  ``virtual_cluster.py`` lines 680-684; by NVLink domain and ``topo_rank`` with it, ``segments.py``;
+  ``lm_policy.py`` lines 284-297). Its tensor-parallel
   groups (DTensor or Megatron) are consecutive ranks.
 * ``generation`` (vLLM): with an engine of one GPU, one worker per bundle; else each engine
   (``tensor_parallel_size x pipeline_parallel_size`` bundles) is consecutive bundles of one
@@ -28,8 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import PlacementConfigError
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
 from solver_placement._frontends.nemo_rl.ray_landing import Bundle, RayState
+from solver_placement._frontends.nemo_rl.segments import UNKNOWN_DOMAIN, NodeTopology, cluster_topology, sorted_bundle_indices
 from solver_placement._frontends.nemo_rl.virtual_clusters import VirtualCluster, virtual_clusters
 from solver_placement._prediction.layout import PredictedRank
 
@@ -41,11 +44,13 @@ GENERATION = "generation"
 @dataclass(frozen=True)
 class LandedCluster:
     """A virtual cluster and where its groups landed: per group its bundles, None for a group Ray
-    never places; ``over_total`` when NeMo-RL's total-GPU check refuses it before asking Ray."""
+    never places; ``over_total`` when NeMo-RL's total-GPU check refuses it before asking Ray;
+    ``order`` a unified group's bundle indices in rank order (``_sorted_bundle_indices``)."""
 
     cluster: VirtualCluster
     groups: tuple[tuple[Bundle, ...] | None, ...]
     over_total: bool
+    order: tuple[int, ...] = ()
 
     @property
     def placed(self) -> bool:
@@ -54,22 +59,41 @@ class LandedCluster:
 
 def landed_clusters(job: NemoRlJob, cluster: Cluster) -> tuple[LandedCluster, LandedCluster | None]:
     """The training (or only) cluster and the inference cluster, landed in creation order."""
-    state = RayState(cluster)
+    topology = cluster_topology(cluster)
+    state = RayState(cluster, [None if node.domain == UNKNOWN_DOMAIN else node.domain for node in topology])
     total = int(sum(cluster.gpus_per_node))
-    train, inference = virtual_clusters(job)
-    return _land(train, state, total), None if inference is None else _land(inference, state, total)
+    train, inference = virtual_clusters(job, topology)
+    return _land(train, state, total, topology), None if inference is None else _land(inference, state, total, topology)
 
 
-def _land(virtual: VirtualCluster, state: RayState, total: int) -> LandedCluster:
+def _land(virtual: VirtualCluster, state: RayState, total: int, topology: tuple[NodeTopology, ...]) -> LandedCluster:
     if virtual.total > total:
         return LandedCluster(virtual, tuple(None for _ in virtual.bundles_per_node), True)
-    counts = (virtual.total,) if virtual.unified else virtual.bundles_per_node
-    strategy = virtual.strategy if virtual.unified else "PACK"
+    pins = [[None if virtual.domains is None else virtual.domains[node]] * count for node, count in enumerate(virtual.bundles_per_node)]
+    if virtual.unified:
+        placed = state.place(virtual.total, virtual.max_colocated, virtual.strategy, [pin for node in pins for pin in node])
+        if placed is None:
+            return LandedCluster(virtual, (None,), False)
+        return LandedCluster(virtual, (tuple(placed),), False, _rank_order(virtual, placed, topology))
     groups = []
-    for count in counts:
-        placed = state.place(count, virtual.max_colocated, strategy)
-        groups.append(None if placed is None else tuple(placed))
+    for node_pins in pins:
+        landed = state.place(len(node_pins), virtual.max_colocated, "PACK", node_pins)
+        groups.append(None if landed is None else tuple(landed))
     return LandedCluster(virtual, tuple(groups), False)
+
+
+def _rank_order(virtual: VirtualCluster, placed: list[Bundle], topology: tuple[NodeTopology, ...]) -> tuple[int, ...]:
+    """``_get_sorted_bundle_indices``: the unified group's bundles in rank order, or NeMo-RL's assert
+    when segment trimming dropped some (``virtual_cluster.py`` lines 1103-1121 at 7ea279ab)."""
+    order = sorted_bundle_indices([(bundle.node, bundle.gpu) for bundle in placed], topology, virtual.segment_size, virtual.gpus_per_node)
+    if len(order) != len(placed):
+        raise PlacementConfigError(
+            f"NeMo-RL stops in setup on this cluster (virtual_cluster.py line 1113 at 7ea279ab): AssertionError: Topology sort returned "
+            f"{len(order)} bundle indices but the cluster has {len(placed)}. Some NVLink domains had incomplete segments and were trimmed "
+            f"({virtual.name}'s unified group spread over more of a domain's nodes than whole segments of {virtual.segment_size} hold); "
+            "give each NVLink domain a multiple of cluster.segment_size nodes, or cluster.segment_size=null"
+        )
+    return tuple(order)
 
 
 def predicted_ranks(job: NemoRlJob, train: LandedCluster, inference: LandedCluster | None) -> list[PredictedRank]:
@@ -80,6 +104,11 @@ def predicted_ranks(job: NemoRlJob, train: LandedCluster, inference: LandedClust
         _rank(POLICY, index, bundle, slot, share, index // job.train_tensor_parallel if job.train_tensor_parallel > 1 else None, (bundle.gpu,) if bundle else ())
         for index, (slot, bundle) in enumerate(_policy_order(train))
     ]  # fmt: skip
+    if job.megatron_span is not None or job.trains_only:  # megatron.py: colocated, generation runs in the policy's workers; SFT/DPO/RM generate nothing
+        if inference is None:
+            return ranks
+        tensor = job.engine_size
+        return ranks + [_rank(GENERATION, index, bundle, slot, 1.0, index // tensor if tensor > 1 else None, (bundle.gpu,) if bundle else ()) for index, (slot, bundle) in enumerate(_policy_order(inference))]
     engines = _engines(serving, job.engine_size)
     rank = 0
     for engine, members in enumerate(engines):
@@ -114,7 +143,7 @@ def _sorted_unified(landed: LandedCluster) -> list[tuple[int, Bundle | None]]:
     group = landed.groups[0]
     if group is None:
         return [(index, None) for index in range(landed.cluster.total)]
-    return [(index, bundle) for index, bundle in sorted(enumerate(group), key=lambda item: (item[1].node, item[1].gpu))]
+    return [(index, group[index]) for index in landed.order]
 
 
 def _engines(landed: LandedCluster, size: int) -> list[list[tuple[int, Bundle | None]]]:

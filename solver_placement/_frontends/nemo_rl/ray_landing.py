@@ -9,10 +9,15 @@ node spills over to another machine (PACK is best effort). ``SPREAD`` (its
 freest first. A node hands out its lowest free GPUs, in bundle order. A group that no set of nodes
 holds stays pending; NeMo-RL waits 180 s for it (``ray.get(..., timeout=180)``, line 947) and
 raises ``TimeoutError``.
+
+A bundle pinned to an NVLink domain (``cluster.segment_size``: ``{"nvlink_domain_<id>": 0.001}``
+added to it, ``virtual_cluster.py`` lines 907-918) fits only the nodes of that domain; PACK then
+takes the freest node of the domain, and SPREAD the least used one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from solver_placement._cluster.cluster import Cluster
@@ -27,41 +32,51 @@ class Bundle:
 
 
 class RayState:
-    """Each node's free GPUs and the CPUs NeMo-RL's bundles reserved on it, as groups are asked for."""
+    """Each node's free GPUs and the CPUs NeMo-RL's bundles reserved on it, as groups are asked for;
+    ``domains`` each node's NVLink domain (None: none known)."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, domains: Sequence[str | None] | None = None) -> None:
         self.free: list[list[int]] = [list(range(int(count))) for count in cluster.gpus_per_node]
         self.cpus: list[int] = [0] * len(self.free)
+        self.domains: tuple[str | None, ...] = tuple(domains) if domains is not None else (None,) * len(self.free)
 
-    def place(self, count: int, cpus_each: int, strategy: str) -> list[Bundle] | None:
-        """``count`` bundles of one group, in bundle order, or None when Ray cannot place it (pending)."""
-        if sum(map(len, self.free)) < count:
-            return None
+    def place(self, count: int, cpus_each: int, strategy: str, pins: Sequence[str | None] | None = None) -> list[Bundle] | None:
+        """``count`` bundles of one group, in bundle order (``pins``: each bundle's domain, None for
+        any node), or None when Ray cannot place it (pending)."""
+        pinned = tuple(pins) if pins is not None else (None,) * count
         free = [list(gpus) for gpus in self.free]
         cpus = list(self.cpus)
-        bundles = self._pack(free, cpus, count, cpus_each) if strategy == "PACK" else self._spread(free, cpus, count, cpus_each)
+        bundles = self._pack(free, cpus, pinned, cpus_each) if strategy == "PACK" else self._spread(free, cpus, pinned, cpus_each)
+        if bundles is None:
+            return None
         self.free, self.cpus = free, cpus
         return bundles
 
-    @staticmethod
-    def _pack(free: list[list[int]], cpus: list[int], count: int, cpus_each: int) -> list[Bundle]:
+    def _fits(self, node: int, pin: str | None, free: list[list[int]]) -> bool:
+        return bool(free[node]) and (pin is None or self.domains[node] == pin)
+
+    def _pack(self, free: list[list[int]], cpus: list[int], pins: tuple[str | None, ...], cpus_each: int) -> list[Bundle] | None:
         candidates = set(range(len(free)))
         bundles: list[Bundle] = []
-        while len(bundles) < count:
-            node = min((n for n in candidates if free[n]), key=lambda n: (-len(free[n]), cpus[n], n))
-            take = min(len(free[node]), count - len(bundles))
-            bundles.extend(Bundle(node, gpu) for gpu in free[node][:take])
-            del free[node][:take]
-            cpus[node] += take * cpus_each
+        while len(bundles) < len(pins):
+            fitting = [n for n in candidates if self._fits(n, pins[len(bundles)], free)]
+            if not fitting:
+                return None
+            node = min(fitting, key=lambda n: (-len(free[n]), cpus[n], n))
+            while len(bundles) < len(pins) and self._fits(node, pins[len(bundles)], free):
+                bundles.append(Bundle(node, free[node].pop(0)))
+                cpus[node] += cpus_each
             candidates.discard(node)
         return bundles
 
-    @staticmethod
-    def _spread(free: list[list[int]], cpus: list[int], count: int, cpus_each: int) -> list[Bundle]:
+    def _spread(self, free: list[list[int]], cpus: list[int], pins: tuple[str | None, ...], cpus_each: int) -> list[Bundle] | None:
         used = [0] * len(free)
         bundles: list[Bundle] = []
-        for _ in range(count):
-            node = min((n for n in range(len(free)) if free[n]), key=lambda n: (used[n], -len(free[n]), cpus[n], n))
+        for pin in pins:
+            fitting = [n for n in range(len(free)) if self._fits(n, pin, free)]
+            if not fitting:
+                return None
+            node = min(fitting, key=lambda n: (used[n], -len(free[n]), cpus[n], n))
             bundles.append(Bundle(node, free[node].pop(0)))
             used[node] += 1
             cpus[node] += cpus_each

@@ -11,30 +11,43 @@ refused here with NeMo-RL's own message.
 
 Placement groups (``nemo_rl/distributed/virtual_cluster.py`` lines 834-960): one ``PACK`` group per
 "node" entry, unless vLLM's engine (``tensor_parallel_size x pipeline_parallel_size``) is larger
-than the cluster's ``num_gpus_per_node`` (``vllm_generation.py`` lines 77-87 and 185-196): then one
-unified group of all bundles, ``PACK`` when not colocated, the cluster's default ``SPREAD`` when
+than the cluster's ``num_gpus_per_node`` (``vllm_generation.py`` lines 77-87 and 185-196; for
+Megatron generation its ``nvlink_domain_span``, ``megatron.py``): then one unified group of all bundles, ``PACK`` when not colocated, the cluster's default ``SPREAD`` when
 colocated (``strategy=None``).
+
+``cluster.segment_size`` (lines 759-1080 and ``segments.py``): on a cluster whose nodes carry NVLink
+domains, training's "node" groups are pinned, one selected node's domain each, to whole segments;
+non-colocated, the inference groups are pinned too when a vLLM engine spans several inference nodes
+(``ceil(engine / gpus_per_node)`` of them, dividing the inference nodes), chosen among the nodes
+training left. Non-colocated, NeMo-RL first asserts that Ray has at least the training plus
+inference nodes alive. Without domains nothing is pinned and the segment size only trims nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
 from solver_placement._errors import PlacementConfigError
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._frontends.nemo_rl.segments import NodeTopology, knows_domains, select_segment_nodes
 
 
 @dataclass(frozen=True)
 class VirtualCluster:
     """One ``RayVirtualCluster``: its name, bundles per "node" entry, worker groups per bundle,
-    and whether vLLM makes it one unified placement group (with that group's strategy)."""
+    and whether vLLM makes it one unified placement group (with that group's strategy);
+    ``domains`` the NVLink domain each "node" group is pinned to (None: not pinned), and
+    ``segment_size`` the one its unified group's ranks are sorted and trimmed by."""
 
     name: str
     bundles_per_node: tuple[int, ...]
     max_colocated: int
     unified: bool
     strategy: str
+    domains: tuple[str, ...] | None = None
+    segment_size: int | None = None
 
     @property
     def gpus_per_node(self) -> int:
@@ -46,12 +59,19 @@ class VirtualCluster:
         return sum(self.bundles_per_node)
 
 
-def virtual_clusters(job: NemoRlJob) -> tuple[VirtualCluster, VirtualCluster | None]:
-    """The training cluster (colocated: the only one) and the inference cluster (None when colocated)."""
+def virtual_clusters(job: NemoRlJob, topology: Sequence[NodeTopology] | None = None) -> tuple[VirtualCluster, VirtualCluster | None]:
+    """The training cluster (colocated: the only one) and the inference cluster (None when colocated).
+
+    ``topology`` is what NeMo-RL's probes read of every live node (``segments.py``); None leaves
+    out what depends on it (the sizes are the same)."""
     if job.colocated:
         gpus = job.gpus_per_node
-        unified = job.engine_size > gpus
-        return _engines_fit(job, VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 2, unified, "SPREAD")), None
+        domains = _pinned(job.segment_size, job.num_nodes, topology, None)[0]
+        if job.trains_only:  # sft.py lines 186-201 (dpo.py, rm.py alike): one policy, whole GPUs, per-node groups
+            return VirtualCluster(f"{job.algorithm}_cluster", (gpus,) * job.num_nodes, 1, False, "SPREAD", domains, job.segment_size), None
+        if job.megatron_span is not None:  # grpo.py lines 829 and 845-849: one worker group a bundle; unified only when pinned
+            return VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 1, domains is not None and job.megatron_span > gpus, "SPREAD", domains, job.segment_size), None
+        return _engines_fit(job, VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 2, job.engine_size > gpus, "SPREAD", domains, job.segment_size)), None
     train_gpus, train_nodes = job.gpus_per_node, job.num_nodes
     inference_gpus, inference_nodes = job.inference_gpus_per_node, job.inference_nodes
     if job.num_nodes == 1:
@@ -92,9 +112,25 @@ def virtual_clusters(job: NemoRlJob) -> tuple[VirtualCluster, VirtualCluster | N
             f"Non-colocated mode requires train_nodes > 0 and inference_nodes > 0, got train_nodes={train_nodes}, "
             f"inference_nodes={inference_nodes}", "grpo.py line 912",
         )  # fmt: skip
-    train = VirtualCluster("grpo_train_cluster", (train_gpus,) * train_nodes, 1, False, "PACK")
-    inference = VirtualCluster("grpo_inference_cluster", (inference_gpus,) * inference_nodes, 1, job.engine_size > inference_gpus, "PACK")
-    return train, _engines_fit(job, inference)
+    train_domains = inference_domains = inference_segment = None
+    if job.segment_size is not None and topology is not None:
+        if len(topology) < train_nodes + inference_nodes:
+            _refuse(
+                f"Not enough alive Ray nodes for all roles: need {train_nodes + inference_nodes} (train={train_nodes} + "
+                f"inference={inference_nodes}), but only {len(topology)} alive nodes found (with cluster.segment_size set: give the "
+                "cluster those nodes, or cluster.segment_size=null)", "grpo.py line 943",
+            )  # fmt: skip
+        train_domains, remaining = _pinned(job.segment_size, train_nodes, topology, None)
+        per_engine = -(-_instance(job) // inference_gpus)
+        if train_domains is not None and per_engine > 1 and inference_nodes % per_engine == 0:
+            inference_domains = _pinned(per_engine, inference_nodes, topology, remaining)[0]
+            inference_segment = per_engine  # set even when no node left knows a domain (grpo.py line 1012)
+    train = VirtualCluster("grpo_train_cluster", (train_gpus,) * train_nodes, 1, False, "PACK", train_domains, job.segment_size)
+    unified = _instance(job) > inference_gpus
+    inference = VirtualCluster(
+        "grpo_inference_cluster", (inference_gpus,) * inference_nodes, 1, unified, "PACK", inference_domains, inference_segment
+    )
+    return train, inference if job.megatron_span is not None else _engines_fit(job, inference)
 
 
 def _engines_fit(job: NemoRlJob, serving: VirtualCluster) -> VirtualCluster:
@@ -110,6 +146,26 @@ def _engines_fit(job: NemoRlJob, serving: VirtualCluster) -> VirtualCluster:
             "(policy.generation.vllm_cfg.tensor_parallel_size x pipeline_parallel_size).", "vllm_generation.py line 121",
         )  # fmt: skip
     return serving
+
+
+def _instance(job: NemoRlJob) -> int:
+    """GPUs one inference instance needs on NVLink (``gpus_per_instance``, grpo.py lines 973-981):
+    a vLLM engine, or Megatron generation's ``nvlink_domain_span``."""
+    return job.megatron_span if job.megatron_span is not None else job.engine_size
+
+
+def _pinned(
+    segment_size: int | None, num_nodes: int, topology: Sequence[NodeTopology] | None, among: list[int] | None
+) -> tuple[tuple[str, ...] | None, list[int]]:
+    """``prepare_segment_topology``: the domain each of ``num_nodes`` groups is pinned to (None when
+    there is no segment size, no topology known, or no node of ``among`` in a domain) and the nodes left."""
+    if segment_size is None or topology is None:
+        return None, []
+    nodes = list(range(len(topology))) if among is None else among
+    if not knows_domains(topology, nodes):
+        return None, nodes
+    selected, remaining = select_segment_nodes(topology, nodes, segment_size, num_nodes)
+    return tuple(topology[node].domain for node in selected), remaining
 
 
 def _refuse(message: str, where: str) -> NoReturn:

@@ -24,6 +24,9 @@ lines 13-21, 93-101, 68-69, 251-269 at that tag): ``trainer.placement.colocate_a
 ``generator.run_engines_locally`` (true), ``generator.num_inference_engines`` (1),
 ``generator.backend`` (vllm), ``generator.inference_engine_{tensor,pipeline,data,expert}_parallel_size`` (1).
 
+SkyRL's batch-size rule (``validate_batch_sizes``, ``batch_sizes.py``) reads the batch sizes and
+the data-parallel sizes: a policy whose GPUs do not split the batches evenly is refused.
+
 Refused with SkyRL's own reason (``validate_cfg``, utils.py:214-370, 476-492, and the asserts
 of ``build_models``, trainer.py:386-446): colocate-all with policy GPUs other than rollout GPUs
 (or ref/critic GPUs other than policy GPUs); colocate-policy-ref with different shapes; SGLang
@@ -40,6 +43,7 @@ from typing import Any
 
 from solver_placement._config import did_you_mean
 from solver_placement._errors import PlacementConfigError, cut, shown
+from solver_placement._frontends.skyrl.batch_sizes import BATCH_DEFAULTS, check_batch_sizes
 from solver_placement._frontends.skyrl.job import RELEASE, SkyrlJob, TrainingGroup
 from solver_placement._overrides import parse_override
 from solver_placement._prediction.launch_input import LaunchInput, script_arguments
@@ -75,6 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "generator.inference_engine_pipeline_parallel_size": 1,
     "generator.inference_engine_data_parallel_size": 1,
     "generator.inference_engine_expert_parallel_size": 1,
+    **BATCH_DEFAULTS,  # batch sizes: SkyRL refuses a policy whose GPUs do not split them evenly (batch_sizes.py)
 }
 
 #: Every key of ``generator`` in ppo_base_config.yaml at skyrl_train-v0.4.0 (extracted from the file).
@@ -215,6 +220,7 @@ def _job(values: dict[str, Any], arguments: tuple[str, ...]) -> SkyrlJob:
         raise PlacementConfigError(
             "trainer.algorithm.advantage_estimator=gae without trainer.critic.model.path: SkyRL asserts '`trainer.critic.model.path` should be provided for PPO training' (utils.py:224-227); set the critic's model path"
         )
+    check_batch_sizes(values, use_ref, bool(critic_path))
     groups = [TrainingGroup(role, count[f"{placement}{role}_num_nodes"], count[f"{placement}{role}_num_gpus_per_node"]) for role in ("policy", "ref", "critic")]
     kept = tuple(group for group in groups if group.role == "policy" or (group.role == "ref" and use_ref) or (group.role == "critic" and critic_path))
     job = SkyrlJob(

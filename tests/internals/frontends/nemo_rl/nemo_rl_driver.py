@@ -13,6 +13,9 @@ importing the module whole would need vLLM and torch). The policy's order is lm_
 (``_sorted_bundle_indices`` when set, else group by group), restated here in two lines.
 
 Ray is :mod:`nemo_rl_ray`: placement groups land as Ray lands them, node IDs sort in node order.
+An optional ``topology`` (per node ``[domain or null, topo_rank or null]``) gives the nodes the
+resources NeMo-RL's ``ray.sub`` registers (``nvlink_domain_<domain>: 1``, ``topo_rank``), which
+``cluster.segment_size`` reads.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import sys
 import textwrap
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
 import nemo_rl_ray  # noqa: E402
@@ -47,10 +50,32 @@ def _method(path: Path, cls: str, name: str) -> str:
     raise LookupError(f"{cls}.{name} not in {path}")
 
 
+def _function(path: Path, name: str) -> str:
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return ast.unparse(node)
+    raise LookupError(f"{name} not in {path}")
+
+
+def _megatron(source: Path) -> type:
+    """``MegatronGeneration``'s placement methods and the config merges they call, extracted and executed as written."""
+    folder = source / "nemo_rl" / "models" / "generation" / "megatron"
+    space: dict[str, Any] = {"Any": Any, "Optional": Optional, "cast": lambda _, value: value, "MCoreGenerationConfig": dict, "PolicyConfig": dict, "RayVirtualCluster": object}
+    for name in ("merged_inference_megatron_cfg", "dedicated_inference_megatron_cfg"):
+        exec(_function(folder / "config.py", name), space)
+    for name in ("effective_megatron_cfg", "nvlink_domain_span", "init_cluster_placement_groups"):
+        exec(_method(folder / "megatron_generation.py", "MegatronGeneration", name), space)
+    return type("MegatronGeneration", (), {
+        "effective_megatron_cfg": staticmethod(space["effective_megatron_cfg"]),
+        "nvlink_domain_span": classmethod(space["nvlink_domain_span"]),
+        "init_cluster_placement_groups": classmethod(space["init_cluster_placement_groups"]),
+    })  # fmt: skip
+
+
 def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
     os.environ["NRL_VIRTUAL_CLUSTER_MAX_RETRIES"] = "1"  # NeMo-RL's own knob: one try, no back-off sleeps
     os.environ.setdefault("HF_HOME", "/nonexistent/hf_home")  # some recipes' data paths read it (${oc.env:HF_HOME}); nothing placed does
-    nemo_rl_ray.install(case["nodes"])
+    nemo_rl_ray.install(case["nodes"], [_resources(node) for node in case.get("topology") or [[None, None]] * len(case["nodes"])])
     sys.path.insert(0, str(source))
     from nemo_rl.distributed import virtual_cluster as vc
     from nemo_rl.utils.config import load_config, parse_hydra_overrides, register_omegaconf_resolvers
@@ -62,6 +87,11 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
         config = parse_hydra_overrides(config, case["overrides"])
     master = OmegaConf.to_container(config, resolve=True)
     assert isinstance(master, dict)
+    trains = [name for name in ("sft", "dpo", "rm") if name in master]
+    if "grpo" not in master and (len(trains) != 1 or "ppo" in master or "distillation" in master):
+        return {"unmodelled": True}
+    if "grpo" not in master:
+        return _training(source, master, trains[0], vc)
     generation = master["policy"]["generation"]
     created: list[Any] = []
 
@@ -79,20 +109,28 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
         init_cluster_placement_groups = staticmethod(space["init_cluster_placement_groups"])
 
     section = _source_between(source / "nemo_rl" / "algorithms" / "grpo.py", 'total_nodes = cluster_config["num_nodes"]', "# Reserve topology-aware teacher placement groups")
-    if generation["backend"] != "vllm" or master["cluster"].get("segment_size") or (master.get("env") or {}).get("reward_model"):
+    if generation["backend"] not in ("vllm", "megatron") or (master.get("env") or {}).get("reward_model"):
         return {"keys": _keys(master), "unmodelled": True}
     names: dict[str, Any] = {
         "cluster_config": master["cluster"], "generation_config": generation, "colocated_inference": generation["colocated"]["enabled"], "policy_config": master["policy"], "master_config": master,
         "env_configs": master.get("env", {}), "rm_env_enabled": False, "RayVirtualCluster": Recorded, "Optional": Any,
         "opd_module": type("opd", (), {"is_non_colocated_teachers_enabled": staticmethod(lambda _: False)}),
         "prepare_segment_topology": vc.prepare_segment_topology, "get_ray_cluster_topology": vc.get_ray_cluster_topology,
-        "TOPO_RANK_UNKNOWN": vc.TOPO_RANK_UNKNOWN, "VllmGeneration": Vllm, "print": lambda *a, **k: None,
+        "TOPO_RANK_UNKNOWN": vc.TOPO_RANK_UNKNOWN, "VllmGeneration": Vllm, "TrtllmGeneration": None, "MegatronGeneration": _megatron(source), "print": lambda *a, **k: None,
     }  # fmt: skip
     try:
         exec(section, names)
         train = created[0]
         serving = created[-1]
         vllm_cfg = generation["vllm_cfg"]
+        if generation["backend"] == "megatron":  # grpo.py lines 1230-1240: the policy first, then generation
+            train.get_placement_groups()
+            if generation["colocated"]["enabled"]:  # generation wraps the policy: no worker of its own
+                return {"keys": _keys(master), "policy": _policy(train), "generation": []}
+            megatron = names["MegatronGeneration"]
+            dedicated = {**master["policy"], "megatron_cfg": megatron.effective_megatron_cfg(master["policy"])}  # MegatronGeneration.__init__
+            megatron.init_cluster_placement_groups(serving, dedicated)
+            return {"keys": _keys(master), "policy": _policy(train), "generation": [[*where, -1] for where in _policy(serving)]}
         if generation["colocated"]["enabled"]:  # grpo.py line 1102: vLLM first, its strategy decides the groups
             Vllm.init_cluster_placement_groups(serving, generation)
         else:  # NeMo-RL starts both sides in threads; the front end takes training first
@@ -107,6 +145,40 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
     return {"keys": _keys(master), **layout}
 
 
+def _resources(node: list[Any]) -> dict[str, float]:
+    domain, topo_rank = node
+    return {**({f"nvlink_domain_{domain}": 1.0} if domain else {}), **({"topo_rank": float(topo_rank)} if topo_rank else {})}
+
+
+#: The Megatron keys that place Megatron generation (``nvlink_domain_span``, ``dedicated_inference_megatron_cfg``).
+MEGATRON_LAYOUT = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size", "transformer_impl")
+
+
+def _training(source: Path, master: dict[str, Any], algorithm: str, vc: Any) -> dict[str, Any]:
+    """SFT, DPO or RM: the cluster section of its ``setup`` (``nemo_rl/algorithms/<algorithm>.py``), executed as written."""
+    created: list[Any] = []
+
+    class Recorded(vc.RayVirtualCluster):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            created.append(self)
+
+    section = _source_between(source / "nemo_rl" / "algorithms" / f"{algorithm}.py", 'num_nodes = cluster_config["num_nodes"]', 'print(f"  ✓ Ray cluster initialized')
+    names = {"cluster_config": master["cluster"], "prepare_segment_topology": vc.prepare_segment_topology, "RayVirtualCluster": Recorded, "print": lambda *a, **k: None}
+    keys = {"cluster": {key: master["cluster"].get(key) for key in ("num_nodes", "gpus_per_node", "segment_size")}, algorithm: {},
+            "policy": {"dtensor_cfg": {"tensor_parallel_size": (master["policy"].get("dtensor_cfg") or {}).get("tensor_parallel_size", 1)},
+                       "megatron_cfg": {key: (master["policy"].get("megatron_cfg") or {}).get(key) for key in ("enabled", "tensor_model_parallel_size")}}}  # fmt: skip
+    try:
+        exec(section, names)
+        (cluster,) = created
+        cluster.get_placement_groups()  # the policy's RayWorkerGroup asks for the per-node groups
+    except (AssertionError, ValueError, vc.ResourceInsufficientError, TimeoutError) as error:
+        return {"keys": keys, "refused": f"{type(error).__name__}: {error}"}
+    except nemo_rl_ray.Pending as error:
+        return {"keys": keys, "pending": str(error)}
+    return {"keys": keys, "policy": _policy(cluster), "generation": []}
+
+
 def _keys(master: dict[str, Any]) -> dict[str, Any]:
     """The placement keys of the config as NeMo-RL loaded it (what CI predicts from)."""
     policy, generation = master["policy"], master["policy"]["generation"]
@@ -115,11 +187,13 @@ def _keys(master: dict[str, Any]) -> dict[str, Any]:
         "env": {"reward_model": (master.get("env") or {}).get("reward_model")},
         "policy": {
             "dtensor_cfg": {"tensor_parallel_size": (policy.get("dtensor_cfg") or {}).get("tensor_parallel_size", 1)},
-            "megatron_cfg": {key: (policy.get("megatron_cfg") or {}).get(key) for key in ("enabled", "tensor_model_parallel_size")},
+            "megatron_cfg": {key: (policy.get("megatron_cfg") or {}).get(key) for key in ("enabled", *MEGATRON_LAYOUT)},
             "generation": {
                 "backend": generation["backend"],
                 "vllm_cfg": {key: generation["vllm_cfg"][key] for key in ("tensor_parallel_size", "pipeline_parallel_size")},
                 "colocated": generation["colocated"],
+                **({"mcore_generation_config": {key: value for key, value in (generation.get("mcore_generation_config") or {}).items() if key in MEGATRON_LAYOUT}}
+                   if generation["backend"] == "megatron" else {}),
             },
         },
     }

@@ -8,6 +8,10 @@ freest first; a node hands out its lowest free GPUs. A group that does not fit i
 timeout. Node IDs are ``node-0000``, ``node-0001``... so NeMo-RL's sort by node ID keeps node order.
 Remote functions run at once; inside a bundle ``ray.get_gpu_ids()`` and the runtime context's
 node ID answer for that bundle (what NeMo-RL's ``_get_gpu_id_info`` probe reads).
+
+A node may carry NeMo-RL's topology resources (``nvlink_domain_<id>: 1``, ``topo_rank: N``, as its
+``ray.sub`` registers them): ``ray.nodes()`` reports them, and a bundle asking for a
+``nvlink_domain_<id>`` resource fits only the nodes that have it (PACK: the freest such node).
 """
 
 from __future__ import annotations
@@ -39,34 +43,44 @@ class PlacementGroup:
 
 
 class Cluster:
-    def __init__(self, gpus: list[int]) -> None:
+    def __init__(self, gpus: list[int], resources: list[dict[str, float]] | None = None) -> None:
         self.free = [list(range(count)) for count in gpus]
         self.cpus = [0] * len(gpus)
         self.total = sum(gpus)
+        self.resources = resources or [{} for _ in gpus]
         self.current: tuple[int, int] | None = None
 
+    def _fits(self, node: int, bundle: dict[str, float], free: list[list[int]]) -> bool:
+        wanted = [key for key in bundle if key not in ("CPU", "GPU")]
+        return bool(free[node]) and all(key in self.resources[node] for key in wanted)
+
     def land(self, bundles: list[dict[str, float]], strategy: str) -> PlacementGroup:
-        count = len(bundles)
-        if sum(map(len, self.free)) < count:
-            return PlacementGroup(bundles, None)
+        free = [list(gpus) for gpus in self.free]
+        cpus = list(self.cpus)
         landed: list[tuple[int, int]] = []
         cpus_each = int(bundles[0].get("CPU", 1)) if bundles else 1
         if strategy == "SPREAD":
-            used = [0] * len(self.free)
-            for _ in range(count):
-                node = min((n for n in range(len(self.free)) if self.free[n]), key=lambda n: (used[n], -len(self.free[n]), self.cpus[n], n))
-                landed.append((node, self.free[node].pop(0)))
+            used = [0] * len(free)
+            for bundle in bundles:
+                fitting = [n for n in range(len(free)) if self._fits(n, bundle, free)]
+                if not fitting:
+                    return PlacementGroup(bundles, None)
+                node = min(fitting, key=lambda n: (used[n], -len(free[n]), cpus[n], n))
+                landed.append((node, free[node].pop(0)))
                 used[node] += 1
-                self.cpus[node] += cpus_each
+                cpus[node] += cpus_each
         else:
-            left = set(range(len(self.free)))
-            while len(landed) < count:
-                node = min((n for n in left if self.free[n]), key=lambda n: (-len(self.free[n]), self.cpus[n], n))
-                take = min(len(self.free[node]), count - len(landed))
-                landed += [(node, gpu) for gpu in self.free[node][:take]]
-                del self.free[node][:take]
-                self.cpus[node] += take * cpus_each
+            left = set(range(len(free)))
+            while len(landed) < len(bundles):
+                fitting = [n for n in left if self._fits(n, bundles[len(landed)], free)]
+                if not fitting:
+                    return PlacementGroup(bundles, None)
+                node = min(fitting, key=lambda n: (-len(free[n]), cpus[n], n))
+                while len(landed) < len(bundles) and self._fits(node, bundles[len(landed)], free):
+                    landed.append((node, free[node].pop(0)))
+                    cpus[node] += cpus_each
                 left.discard(node)
+        self.free, self.cpus = free, cpus
         return PlacementGroup(bundles, landed)
 
 
@@ -142,15 +156,16 @@ def _module(name: str, **names: Any) -> types.ModuleType:
 ray = _module(
     "ray", remote=remote, get=get, cluster_resources=lambda: {"GPU": float(_state().total), "CPU": 1e6},
     get_gpu_ids=lambda: [_state().current[1]],  # type: ignore[index]
-    get_runtime_context=_Context, nodes=lambda: [{"NodeID": node_id(n), "Resources": {}} for n in range(len(_state().free))],
+    get_runtime_context=_Context, nodes=lambda: [{"NodeID": node_id(n), "Alive": True, "Resources": dict(_state().resources[n])} for n in range(len(_state().free))],
     is_initialized=lambda: True, ObjectRef=object,
 )  # fmt: skip
 
 
-def install(gpus: list[int]) -> None:
-    """Make ``import ray`` (and the submodules NeMo-RL's placement code imports) this recorder."""
+def install(gpus: list[int], resources: list[dict[str, float]] | None = None) -> None:
+    """Make ``import ray`` (and the submodules NeMo-RL's placement code imports) this recorder;
+    ``resources`` each node's custom resources (NeMo-RL's topology keys)."""
     global STATE
-    STATE = Cluster(list(gpus))
+    STATE = Cluster(list(gpus), resources)
     util = _module("ray.util", placement_group_table=placement_group_table)
     ray.util = util  # type: ignore[attr-defined]
     _module("ray.util.placement_group", PlacementGroup=PlacementGroup, placement_group=placement_group, remove_placement_group=lambda pg: None, placement_group_table=placement_group_table)

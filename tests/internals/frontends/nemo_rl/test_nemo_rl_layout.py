@@ -9,6 +9,8 @@ import pytest
 from nemo_rl_configs import write_configs
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import PlacementConfigError
+from solver_placement._frontends.nemo_rl.segments import DOMAIN_LABEL, TOPO_RANK_LABEL
 from solver_placement._prediction.findings import FindingKind
 from solver_placement._prediction.layout import Prediction
 from solver_placement._prediction.predict import improve, predict
@@ -106,3 +108,90 @@ def test_improve_without_a_file_says_what_cannot_be_expressed() -> None:
     job = {"policy": {"generation": {"backend": "vllm", "vllm_cfg": {"tensor_parallel_size": 2, "pipeline_parallel_size": 1}, "colocated": {"enabled": True}}}, "cluster": {"num_nodes": 1, "gpus_per_node": 4}}
     better = improve("nemo-rl", job)
     assert better.arguments is None and "give the YAML file" in better.cannot_express[0]
+
+
+def _racks(domains: list[tuple[str, int]]) -> Cluster:
+    """4-GPU nodes carrying NeMo-RL's topology (``nvlink_domain``, ``topo_rank``) as node labels."""
+    return Cluster(
+        num_nodes=len(domains), num_gpus_per_node=4, node_labels=[{DOMAIN_LABEL: domain, TOPO_RANK_LABEL: str(rank)} for domain, rank in domains]
+    )
+
+
+TWO_DOMAINS = _racks([("a", 7), ("a", 8), ("a", 9), ("b", 1), ("b", 2), ("b", 3)])
+SEGMENTS = ["cluster.num_nodes=4", "cluster.gpus_per_node=4", "++cluster.segment_size=2"]
+
+
+def test_segments_pin_each_node_group_to_a_domain_and_ray_picks_the_freest_node_in_it(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, *SEGMENTS], cluster=TWO_DOMAINS)
+    # domain b sorts first (topo_rank 1): its one whole segment, then a's; the groups land on the freest node of their domain
+    assert [r.node for r in prediction.of_role("policy")] == [3] * 4 + [4] * 4 + [0] * 4 + [1] * 4
+    assert not prediction.errors
+
+
+def test_a_unified_group_with_segments_spreads_over_the_domain_and_ranks_follow_topo_rank(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, *SEGMENTS, "policy.generation.vllm_cfg.tensor_parallel_size=8"], cluster=TWO_DOMAINS)
+    nodes = [r.node for r in prediction.of_role("generation")]
+    assert set(nodes) == set(range(6))  # SPREAD reaches every node of both domains, not only the four selected
+    assert nodes[:8] == sorted(nodes[:8]) and set(nodes[:8]) == {3, 4, 5}  # domain b first, its nodes by topo_rank
+    assert any("NVLink domain's lowest topo_rank" in note for note in prediction.notes)
+
+
+def test_segments_that_do_not_divide_the_nodes_are_refused_with_a_size_that_works(config: list[str]) -> None:
+    with pytest.raises(
+        PlacementConfigError, match=r"num_nodes \(3\) must be divisible by segment_size \(2\)\. Fix: cluster\.segment_size=3 forms"
+    ) as refused:
+        predict("nemo-rl", [*config, "cluster.num_nodes=3", "cluster.gpus_per_node=4", "++cluster.segment_size=2"], cluster=TWO_DOMAINS)
+    assert "ValueError" in str(refused.value)
+    fixed = predict("nemo-rl", [*config, "cluster.num_nodes=3", "cluster.gpus_per_node=4", "++cluster.segment_size=3"], cluster=TWO_DOMAINS)
+    assert {r.node for r in fixed.of_role("policy")} == {3, 4, 5}
+
+
+def test_too_few_whole_segments_is_nemo_rl_s_resource_error_with_a_size_that_forms(config: list[str]) -> None:
+    cluster = _racks([("a", 1), ("b", 2), ("b", 3), ("b", 4)])
+    with pytest.raises(
+        PlacementConfigError,
+        match=r"Cannot form 2 complete segments of 2 nodes\. Nodes per domain: \{'nvlink_domain_a': 1, 'nvlink_domain_b': 3\}.*Fix: cluster\.segment_size=1 forms",
+    ):
+        predict("nemo-rl", [*config, *SEGMENTS], cluster=cluster)
+    assert len(predict("nemo-rl", [*config, *SEGMENTS[:2], "++cluster.segment_size=1"], cluster=cluster).of_role("policy")) == 16
+
+
+def test_segments_without_domains_change_nothing_but_non_colocated_needs_every_node_alive(config: list[str]) -> None:
+    plain = predict("nemo-rl", [*config, "cluster.num_nodes=2"], cluster=TWO_BY_EIGHT)
+    segmented = predict("nemo-rl", [*config, "cluster.num_nodes=2", "++cluster.segment_size=2"], cluster=TWO_BY_EIGHT)
+    assert segmented.ranks == plain.ranks and any("falls back to unordered allocation" in note for note in segmented.notes)
+    apart = ["policy.generation.colocated.enabled=false", "policy.generation.colocated.resources.gpus_per_node=2", "++cluster.segment_size=1"]
+    with pytest.raises(PlacementConfigError, match=r"Not enough alive Ray nodes for all roles: need 2 \(train=1 \+ inference=1\), but only 1"):
+        predict("nemo-rl", [*config, *apart], cluster=Cluster(num_nodes=1, num_gpus_per_node=8))
+
+
+def test_a_topo_rank_label_that_is_not_a_rank_is_refused_by_name(config: list[str]) -> None:
+    cluster = Cluster(num_nodes=1, num_gpus_per_node=8, node_labels=[{TOPO_RANK_LABEL: "0"}])
+    with pytest.raises(PlacementConfigError, match=r"cluster\.node_labels\[0\]\.topo_rank='0': a topo_rank is a whole number of at least 1"):
+        predict("nemo-rl", config, cluster=cluster)
+
+
+MEGATRON = [
+    "policy.generation.backend=megatron", "policy.megatron_cfg.enabled=true", "policy.dtensor_cfg.enabled=false", "++policy.megatron_cfg.tensor_model_parallel_size=2",
+    "++policy.megatron_cfg.pipeline_model_parallel_size=1", "++policy.megatron_cfg.context_parallel_size=1", "++policy.megatron_cfg.expert_tensor_parallel_size=1",
+]  # fmt: skip
+
+
+def test_colocated_megatron_generation_runs_in_the_policy_workers_on_whole_gpus(config: list[str]) -> None:
+    prediction = predict("nemo-rl", [*config, "cluster.num_nodes=2", *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=16"], cluster=TWO_BY_EIGHT)
+    assert prediction.roles == ["policy"] and {r.gpu_share for r in prediction.ranks} == {1.0}
+    assert [r.node for r in prediction.of_role("policy")] == [0] * 8 + [1] * 8  # span 16 > 8, but unpinned: per-node groups
+    assert any("runs in the policy's own workers" in note and "span" in note for note in prediction.notes)
+
+
+def test_non_colocated_megatron_generation_with_a_span_over_a_node_takes_one_sorted_unified_group(config: list[str]) -> None:
+    apart = ["cluster.num_nodes=3", "policy.generation.colocated.enabled=false", "policy.generation.colocated.resources.num_nodes=2", "policy.generation.colocated.resources.gpus_per_node=8"]
+    prediction = predict("nemo-rl", [*config, *apart, *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=16"], cluster=Cluster(num_nodes=3, num_gpus_per_node=8))
+    assert [r.node for r in prediction.of_role("generation")] == [1] * 8 + [2] * 8
+    assert [r.engine for r in prediction.of_role("generation")] == [rank // 2 for rank in range(16)]  # the merged layout's tensor groups
+    assert not prediction.errors
+
+
+def test_a_megatron_layout_size_that_is_not_a_size_is_refused_by_key(config: list[str]) -> None:
+    with pytest.raises(PlacementConfigError, match=r"policy\.megatron_cfg\.expert_model_parallel_size=None: Megatron needs a whole number"):
+        predict("nemo-rl", [*config, *MEGATRON, "++policy.megatron_cfg.expert_model_parallel_size=null"])

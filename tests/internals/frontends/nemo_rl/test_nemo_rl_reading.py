@@ -51,7 +51,7 @@ def test_a_yaml_file_given_directly_is_read_with_its_own_loader(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("override", "words"),
     [
-        ("++cluster.segment_size=2", "cluster.segment_size is set"),
+        ("++cluster.segment_size=0", "cluster.segment_size=0: it must be a whole number of at least 1, or null"),
         ("policy.generation.backend=sglang", "policy.generation.backend='sglang'"),
         ("++env.reward_model.resources.num_nodes=1", "env.reward_model is set"),
         ("cluster.num_nodes=0", "cluster.num_nodes=0: it must be a whole number of at least 1"),
@@ -89,3 +89,17 @@ def test_defaults_that_cycle_stop_at_the_limit(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text("defaults: a.yaml\n")
     with pytest.raises(PlacementConfigError, match="more than 32 files through defaults"):
         read_nemo_rl(LaunchInput(arguments=("--config", str(tmp_path / "a.yaml"))), None)
+
+
+def test_sft_dpo_and_rm_configs_train_one_policy_on_whole_gpus_and_ppo_is_refused_by_name(tmp_path: Path) -> None:
+    for algorithm in ("sft", "dpo", "rm"):
+        config = tmp_path / f"{algorithm}.yaml"
+        config.write_text(f"{algorithm}: {{max_num_steps: 1}}\npolicy: {{dtensor_cfg: {{tensor_parallel_size: 2}}}}\ncluster: {{num_nodes: 2, gpus_per_node: 4}}\n")
+        prediction = predict("nemo-rl", ["uv", "run", f"examples/run_{algorithm}.py", "--config", str(config)])
+        assert prediction.roles == ["policy"] and {r.gpu_share for r in prediction.ranks} == {1.0}
+        assert [r.engine for r in prediction.of_role("policy")] == [rank // 2 for rank in range(8)]
+        assert any(f"{algorithm}.setup" in note for note in prediction.notes)
+    ppo = tmp_path / "ppo.yaml"
+    ppo.write_text("ppo: {}\ncluster: {num_nodes: 1, gpus_per_node: 8}\n")
+    with pytest.raises(PlacementConfigError, match=r"a ppo config .*ppo\.py lines 535-710.*does not model"):
+        predict("nemo-rl", ["--config", str(ppo)])

@@ -42,6 +42,8 @@ WHEEL = ("skyrl-train", "0.3.1", "981cd57d3e1affaa0e9abc3402d35cd76d8fff566e8ac0
 #: Batch sizes SkyRL's ``validate_batch_sizes`` accepts for 6 data-parallel ranks (its defaults,
 #: 1024 and 256, it refuses there: the last edge keeps them, and both sides must refuse).
 SIX_GPUS = ["trainer.train_batch_size=48", "trainer.policy_mini_batch_size=12"]
+#: A 3-GPU policy and ref with 3 one-GPU engines: SkyRL's default batch sizes do not split over 3 ranks.
+THREE_GPUS = ["trainer.placement.policy_num_gpus_per_node=3", "trainer.placement.ref_num_gpus_per_node=3", "generator.num_inference_engines=3", "generator.inference_engine_tensor_parallel_size=1"]
 #: 0.3.1's defaults (4 GPUs per node, tensor 4) under the examples, which set what they use.
 EDGES: list[tuple[list[str], list[int]]] = [
     ([], [4]),
@@ -57,11 +59,21 @@ EDGES: list[tuple[list[str], list[int]]] = [
     (["trainer.placement.colocate_all=false", "trainer.placement.policy_num_nodes=2", "trainer.placement.ref_num_nodes=2", "generator.num_inference_engines=1", "generator.inference_engine_tensor_parallel_size=2"], [8, 4, 2]),
     (["trainer.placement.policy_num_gpus_per_node=2", "trainer.placement.ref_num_gpus_per_node=3"], [4]),
     (["trainer.placement.reward_num_nodes=1"], [4]),
+    # the batch-size rule (batch_sizes.py): refused for these data-parallel sizes, read with the fix the refusal offers
+    ([*THREE_GPUS], [4]),
+    ([*THREE_GPUS, "trainer.train_batch_size=1020", "trainer.policy_mini_batch_size=255"], [4]),
+    (["trainer.micro_train_batch_size_per_gpu=3"], [4]),
+    (["trainer.micro_train_batch_size_per_gpu=3", "trainer.train_batch_size=1008", "trainer.policy_mini_batch_size=252"], [4]),
+    (["trainer.policy.sequence_parallel_size=2", "trainer.policy_mini_batch_size=2", "trainer.train_batch_size=2", "generator.n_samples_per_prompt=1"], [4]),
+    (["trainer.placement.colocate_all=false", "trainer.critic.model.path=c", "trainer.placement.critic_num_gpus_per_node=3", "generator.num_inference_engines=1"], [4, 4, 4, 4]),
+    (["trainer.placement.colocate_all=false", "trainer.critic.model.path=c", "trainer.placement.critic_num_gpus_per_node=3", "trainer.critic_mini_batch_size=252",
+      "trainer.policy_mini_batch_size=252", "trainer.train_batch_size=1008", "generator.num_inference_engines=1"], [4, 4, 4, 4]),
+    (["trainer.placement.colocate_all=false", "trainer.placement.colocate_policy_ref=false", "trainer.placement.ref_num_gpus_per_node=3", "trainer.train_batch_size=2",
+      "trainer.policy_mini_batch_size=2", "generator.n_samples_per_prompt=2"], [4, 4, 4]),
+    (["trainer.placement.colocate_all=false", "trainer.placement.colocate_policy_ref=false", "trainer.placement.ref_num_gpus_per_node=3", "trainer.train_batch_size=6",
+      "trainer.policy_mini_batch_size=2", "generator.n_samples_per_prompt=2"], [4, 4, 4]),
 ]  # fmt: skip
 
-#: Cases SkyRL refuses by a rule this front end does not model, with the rule: ``validate_batch_sizes``
-#: (utils.py:56-187) ties batch sizes to data-parallel sizes; ``keys.py`` reads no batch size.
-KNOWN_GAPS = {"edge 4": "should be divisible by policy_mini_batch_size_per_gpu"}
 
 pytestmark = [] if os.environ.get("SKYRL_SOURCE") else [pytest.mark.slow]
 
@@ -109,9 +121,6 @@ def test_skyrls_own_code_places_every_rank_where_predict_says(skyrl_source: Path
     theirs = json.loads(result.stdout.strip().splitlines()[-1])
     disagreements = []
     for (name, _, _), mine, skyrl in zip(_cases(), ours, theirs, strict=True):
-        if name in KNOWN_GAPS:
-            assert mine is not None and KNOWN_GAPS[name] in skyrl.get("refused", ""), f"{name}: the known gap changed: ours {mine}, SkyRL {skyrl}"
-            continue
         if mine is None or "refused" in skyrl:
             if (mine is None) != ("refused" in skyrl):
                 disagreements.append(f"{name}: ours {'refused' if mine is None else 'read'}, SkyRL {skyrl.get('refused', 'ran')}")

@@ -22,6 +22,8 @@ APART_8 = [
     "trainer.placement.colocate_all=false", "trainer.placement.policy_num_gpus_per_node=8", "trainer.placement.ref_num_gpus_per_node=8",
     "generator.num_inference_engines=8",
 ]  # fmt: skip
+#: A 6-GPU policy and ref with batch sizes SkyRL's batch-size rule accepts over 6 ranks (its defaults it refuses).
+SIX_GPUS = ["trainer.placement.policy_num_gpus_per_node=6", "trainer.placement.ref_num_gpus_per_node=6", "trainer.train_batch_size=48", "trainer.policy_mini_batch_size=12"]
 
 
 def _where(prediction: object, role: str) -> list[tuple[int | None, tuple[int, ...], float, int | None]]:
@@ -44,7 +46,7 @@ def test_colocate_all_shares_every_gpu_at_a_fifth_and_engines_take_consecutive_b
 
 def test_training_ranks_follow_the_node_sorted_bundles_while_engines_keep_ray_order() -> None:
     """SkyRL#338: Ray packs the freest node first; training ranks re-sort by node, engines do not."""
-    overrides = ["trainer.placement.policy_num_gpus_per_node=6", "trainer.placement.ref_num_gpus_per_node=6", "generator.num_inference_engines=3", "generator.inference_engine_tensor_parallel_size=2"]
+    overrides = [*SIX_GPUS, "generator.num_inference_engines=3", "generator.inference_engine_tensor_parallel_size=2"]
     prediction = predict("skyrl", overrides, cluster=Cluster(num_nodes=2, num_gpus_per_node=[2, 4]))
     assert [rank.node for rank in prediction.of_role("rollout")] == [1, 1, 1, 1, 0, 0]
     assert [rank.node for rank in prediction.of_role("policy")] == [0, 0, 1, 1, 1, 1]
@@ -92,7 +94,7 @@ def test_a_lone_actor_with_no_free_gpu_waits_forever() -> None:
 
 
 def test_an_engine_across_two_nodes_is_found_and_fixed_with_a_smaller_tensor_size() -> None:
-    overrides = ["trainer.placement.policy_num_gpus_per_node=6", "trainer.placement.ref_num_gpus_per_node=6", "generator.num_inference_engines=3", "generator.inference_engine_tensor_parallel_size=2"]
+    overrides = [*SIX_GPUS, "generator.num_inference_engines=3", "generator.inference_engine_tensor_parallel_size=2"]
     prediction = predict("skyrl", overrides, cluster=Cluster(num_nodes=2, num_gpus_per_node=3))
     [finding] = prediction.errors
     assert finding.kind == FindingKind.SPLIT_ENGINE and finding.node == 0
@@ -190,7 +192,7 @@ def test_improve_says_why_skyrl_cannot_be_asked_for_the_solvers_layout() -> None
 
 
 def test_improve_on_a_cluster_with_no_placement_says_so() -> None:
-    overrides = ["trainer.placement.policy_num_gpus_per_node=6", "trainer.placement.ref_num_gpus_per_node=6", "generator.num_inference_engines=3", "generator.inference_engine_tensor_parallel_size=2"]
+    overrides = [*SIX_GPUS, "generator.num_inference_engines=3", "generator.inference_engine_tensor_parallel_size=2"]
     with pytest.raises(InfeasiblePlacementError, match="room for 2 of rollout's 3 groups"):
         improve("skyrl", overrides, cluster=Cluster(num_nodes=2, num_gpus_per_node=3))
 
@@ -200,3 +202,28 @@ def test_the_command_line_predicts_skyrl_as_json() -> None:
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
     assert document["framework"] == "SkyRL" and len(document["roles"]["rollout"]) == 8 and len(document["roles"]["policy"]) == 8
+
+
+def test_skyrls_batch_size_rule_refuses_a_six_gpu_policy_with_its_defaults_and_offers_sizes_that_split() -> None:
+    six = ["trainer.placement.policy_num_gpus_per_node=6", "trainer.placement.ref_num_gpus_per_node=6", "generator.num_inference_engines=6"]
+    with pytest.raises(PlacementError, match=r"policy 6, ref 6 .*AssertionError: normalized policy_train_batch_size_per_gpu .* 853 should be divisible by .* 213; with (.*) the batches") as refused:
+        predict("skyrl", six)
+    fix = str(refused.value).split("; with ", 1)[1].split(" the batches", 1)[0].split()
+    assert fix == ["trainer.train_batch_size=1032", "trainer.policy_mini_batch_size=258"]
+    assert len(predict("skyrl", [*six, *fix]).of_role("policy")) == 6  # the fix is read and placed
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        (["trainer.micro_train_batch_size_per_gpu=3"], r"1280 should be divisible by micro_train_batch_size_per_gpu 3; with trainer\.train_batch_size=1020 trainer\.policy_mini_batch_size=255"),
+        (["trainer.policy_mini_batch_size=0"], r"policy_mini_batch_size must be greater than 0"),
+        (["trainer.train_batch_size=100", "trainer.policy_mini_batch_size=40"], r"train_batch_size 100 should be divisible by policy_mini_batch_size 40"),
+        (["trainer.policy.sequence_parallel_size=2"], r"policy_dp_size = 1 // 2, which is 0 \(ZeroDivisionError\)"),
+        (["trainer.strategy=megatron", "trainer.policy.megatron_config.tensor_model_parallel_size=2"], r"policy_world_size 1 should be divisible by \(pp \* cp \* tp\) 2"),
+        (["trainer.train_batch_size=1.5"], r"trainer\.train_batch_size=1\.5: SkyRL computes batch splits with it; give a whole number up to 16777216"),
+    ],
+)
+def test_the_other_batch_size_asserts_are_skyrls_in_its_words(overrides: list[str], words: str) -> None:
+    with pytest.raises(PlacementError, match=words):
+        predict("skyrl", overrides)
