@@ -139,6 +139,9 @@ def test_the_version_is_stated_or_shown_by_the_keys() -> None:
     assert (verl_pools(config(MAIN)).version, verl_pools(config(MAIN)).versions) == ("main", ("0.9.0", "0.9.1", "main"))
     assert verl_pools(config(MAIN, "verl_version=0.9.0")).version == "0.9.0"
     assert verl_pools(config(MAIN, "verl_version=0.9.1")).version == "0.9.1"
+    # 0.9.1 composes the hybrid rollout switch, 0.9.0 does not: 0.9.1's own file reads hybrid_engine=false with no verl_version
+    switch = ["trainer.v1.separate_async.hybrid_rollout.enable_switch=False", *SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False"]
+    assert verl_pools(config(MAIN, *switch)).versions == ("0.9.1", "main")
     with pytest.raises(PlacementConfigError, match=r"trainer.use_v1=True is ignored by verl 0.4.1"):
         verl_pools(config(MAIN, "verl_version=0.4.1"))
     with pytest.raises(PlacementConfigError, match="verl_version: '0.6.0' is not a verl version solver-placement reads"):
@@ -156,7 +159,7 @@ def test_a_config_the_releases_read_differently_asks_for_its_version() -> None:
     assert "its keys fit verl 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1 or main" in message
     assert "state verl_version: one of 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1, main" in message
     assert "verl 0.9.0, 0.9.1 or main refuse it (reward_model.enable=True is ignored" in message
-    assert "verl 0.6.1 build global_pool [8] (max_colocate_count 1), reward_pool [4] (max_colocate_count 1), map actor_rollout, critic, rm" in message
+    assert "verl 0.6.1 builds global_pool [8] (max_colocate_count 1), reward_pool [4] (max_colocate_count 1), maps actor_rollout, critic, rm" in message
     # stated, each release answers by its own rules: a fused rm on reward_pool (0.6.1), two replicas of 2 there (0.8.0)
     assert dict(verl_pools({**legacy, "verl_version": "0.6.1"}).workers) == {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "reward_pool"}
     assert list(verl_pools({**legacy, "verl_version": "0.8.0"}).slices) == ["rollout_reward_colocate_0", "rollout_reward_colocate_1"]
@@ -216,8 +219,12 @@ def test_the_one_predicate_tells_verls_config_from_others() -> None:
         (MAIN, [*SEPARATE_MAIN, "reward.reward_model.enable=True"], "separate_async needs a standalone reward model"),
         (MAIN, ["actor_rollout_ref.rollout.tensor_model_parallel_size=12"], "a replica of 12 GPUs"),
         (MAIN, ["trainer.use_v1=False"], "legacy trainer (main_ppo_v0.py)"),
-        (MAIN, ["actor_rollout_ref.hybrid_engine=False", "verl_version=main"], "hybrid_engine=false is read by main_ppo's trainer only with trainer.v1.trainer_mode=separate_async"),
-        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"], "only from verl 0.9.1 on, with trainer.v1.trainer_mode"),
+        (MAIN, ["actor_rollout_ref.hybrid_engine=False", "verl_version=main"],
+         "hybrid_engine=false is ignored by verl main: only trainer.v1.trainer_mode=separate_async reads it (from verl 0.9.1 on), and trainer_mode=sync starts"),
+        # every 0.9 release alike outside separate_async: one answer, no question about the version
+        (MAIN, ["actor_rollout_ref.hybrid_engine=False", "trainer.v1.trainer_mode=colocate_async"], "hybrid_engine=false is ignored by verl 0.9.0, 0.9.1 or main: only"),
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"],
+         "hybrid_engine=false is ignored by verl 0.9.0: its separate_async trainer starts rollout replicas inside the actor's workers too"),
         (MAIN, ["actor_rollout_ref.rollout.disaggregation.enabled=True"], "not modelled"),
         (MAIN, ["trainer.v1.trainer_mode=fully_async"], "trainer.v1.trainer_mode must be one of sync, colocate_async, separate_async"),
         (MAIN, ["trainer.nnodes=1000000"], "above the limit max_nodes=100000"),
