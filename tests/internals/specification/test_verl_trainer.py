@@ -306,7 +306,26 @@ def test_reward_pool_nodes_missing_from_the_cluster_are_named_in_verls_keys() ->
     assert message.endswith("trainer.nnodes=2: with trainer.nnodes=1 it places (checked by solving with it)")
     assert "reward_pool needs 8 GPUs (reward.reward_model.nnodes, reward.reward_model.n_gpus_per_node: 1 x 8) beyond the 16 of global_pool" in message
     assert "reward_pool's nodes are not in the cluster. Add 1 node of 8 GPUs to the cluster" in message
-    assert "or set reward.reward_model.enable_resource_pool=false" in message
+    assert "or make room: global_pool takes every GPU, so lower trainer.nnodes or trainer.n_gpus_per_node, or set reward.reward_model.enable_resource_pool=false" in message
+    assert "lower reward.reward_model" not in message  # a smaller reward_pool cannot help: global_pool leaves it no GPU
+
+
+@pytest.mark.parametrize(
+    ("overrides", "cluster", "advice"),
+    [
+        # 8 GPUs left beside global_pool: 2 groups of 8 need 16, one fits
+        (["trainer.nnodes=1", "reward.reward_model.nnodes=2", "reward.reward_model.n_gpus_per_node=8"], {"num_nodes": 2, "num_gpus_per_node": 8},
+         "or lower reward.reward_model.nnodes, or set"),
+        # 2 GPUs left on a node of 10 beside global_pool's 8: groups of 4 fit only if smaller
+        (["trainer.nnodes=1", "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"], {"num_nodes": 1, "num_gpus_per_node": 10},
+         "or lower reward.reward_model.n_gpus_per_node to at most 2, or reward.reward_model.nnodes, or set"),
+    ],
+)  # fmt: skip
+def test_a_pool_past_the_cluster_is_told_which_size_can_make_it_fit(overrides: list[str], cluster: dict, advice: str) -> None:
+    reward = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", *overrides]
+    with pytest.raises(InfeasiblePlacementError) as caught:
+        solve({**config(MAIN, *reward), "cluster": cluster})
+    assert advice in str(caught.value)
 
 
 def test_a_verl_file_solves_as_is_and_refuses_a_second_statement_of_its_pools(tmp_path: Path) -> None:
