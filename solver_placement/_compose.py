@@ -190,7 +190,7 @@ def _search_path(folder: Path, name: str) -> tuple[list[Path], list[str]]:
         text = str(entry)
         unset = [variable for variable in ENV_VARIABLE.findall(text) if variable not in os.environ]
         if unset:
-            skipped.append(f"{text!r} (environment variable {unset[0]} is not set)")
+            skipped.append(f"{text!r} (environment variable {unset[0]} is not set; {_how_to_set(unset[0], text, folder)})")
             continue
         resolved = ENV_VARIABLE.sub(lambda match: os.environ[match.group(1)], text)
         if not resolved.startswith("file://") or "${" in resolved:
@@ -201,6 +201,22 @@ def _search_path(folder: Path, name: str) -> tuple[list[Path], list[str]]:
         if extra.is_dir() and extra.resolve() not in searched:
             searched.append(extra.resolve())
     return searched, skipped
+
+
+def _how_to_set(variable: str, entry: str, folder: Path) -> str:
+    """How to set ``variable`` so the searchpath ``entry`` names a folder. RLinf's run scripts
+    export the repository's root (``REPO_PATH``, ``EMBODIED_PATH``) before Hydra reads
+    ``file://${oc.env:REPO_PATH}/examples/sft/config/``, so when the entry starts with the variable
+    the nearest folder at or above the config's where the rest of the entry exists is offered
+    (checked to exist: a folder the user can paste)."""
+    named = ENV_VARIABLE.search(entry)
+    path = entry.removeprefix("file://")
+    rest = path[len(named.group(0)) :].strip("/") if named is not None and path.startswith(named.group(0)) else ""
+    if rest and "${" not in rest:
+        for above in (folder, *folder.parents):
+            if (above / rest).is_dir():
+                return f"export {variable}={above} (its {rest}/ is there), as the example's run script does"
+    return f"export {variable} as the example's run script does, so that the entry names a folder"
 
 
 def _skipped_note(skipped: list[str]) -> str:

@@ -19,6 +19,12 @@ decision):
   (``PYTHONPATH`` imports a ``sitecustomize.py``, ``LD_PRELOAD`` a library); the one field of a
   config that chooses code is ``python_interpreter_path``.
 
+``OMP_NUM_THREADS`` is the plan's default, not its decision (:data:`GROUP_MAY_SET`): the launch
+sets it to the process's CPUs, and a group's value replaces that, as in RLinf, whose scheduler
+gives workers their node group's variables and never sets this one (``rlinf/scheduler/cluster/cluster.py``
+``allocate``, release v0.3 at 05054318, lines 698-711; its example
+``isaaclab_franka_stack_cube_ppo_gr00t.yaml`` raises it to 32 for numpy-heavy rollout workers).
+
 Every other name passes as configured, ``PATH`` and ``LD_LIBRARY_PATH`` included: they say where
 programs and libraries the worker asks for by name are found, which is what per-node settings of
 machines with different CUDA or driver installs are for (SECURITY.md says what that trusts).
@@ -31,9 +37,11 @@ from solver_placement._errors import PlacementConfigError, shown
 #: Variables the launch sets for every process (the table of docs/ray.md), for every accelerator type.
 PLANNED = frozenset({
     "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_LOCAL_RANK", "NODE_LOCAL_WORLD_SIZE", "NODE_RANK",
-    "CLUSTER_NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "OMP_NUM_THREADS", "NODE_GROUP_LABEL", "LOCAL_HARDWARE_RANKS",
+    "CLUSTER_NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "NODE_GROUP_LABEL", "LOCAL_HARDWARE_RANKS",
     "HARDWARE_TYPE", "HARDWARE_CONFIGS", "MUJOCO_EGL_DEVICE_ID", "EGL_DEVICE_ID", "NUMA_NODES", "NUMA_CPUS",
 })  # fmt: skip
+#: Variables the launch sets by default, which a node group's ``env_configs`` may set instead.
+GROUP_MAY_SET = frozenset({"OMP_NUM_THREADS"})
 #: The device variable of each accelerator type the launch knows, which it sets from the record.
 DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "ZE_AFFINITY_MASK")
 #: Variables that choose devices beside the planned one, with what each does.

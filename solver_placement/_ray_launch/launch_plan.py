@@ -346,7 +346,7 @@ def _process(
         "NODE_RANK": str(p.placement_node_rank),
         "CLUSTER_NODE_RANK": str(p.cluster_node_rank),
         "MASTER_ADDR": nodes[component_records[0].cluster_node_rank].ip,
-        "OMP_NUM_THREADS": str(max(1, int(cpus))),
+        "OMP_NUM_THREADS": env_vars.get("OMP_NUM_THREADS", str(max(1, int(cpus)))),  # a node group's value replaces the default (worker_env)
         "NODE_GROUP_LABEL": p.node_group_label,
         "LOCAL_HARDWARE_RANKS": ",".join(map(str, p.local_hardware_ranks)),
         **_hardware_env(p),

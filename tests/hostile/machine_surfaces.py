@@ -23,12 +23,13 @@ def _env_group(env_vars: Any, label: str = "g") -> dict[str, Any]:
 def env_configs() -> Iterator[Case]:
     """Item 3: a node group's env_vars may not set what the plan sets, pick other devices, or choose code."""
     klass = "env_configs variables"
-    planned = ("NUMA_CPUS", "NUMA_NODES", "RANK", "LOCAL_RANK", "MASTER_PORT", "OMP_NUM_THREADS", "EGL_DEVICE_ID", "HARDWARE_CONFIGS")
+    planned = ("NUMA_CPUS", "NUMA_NODES", "RANK", "LOCAL_RANK", "MASTER_PORT", "EGL_DEVICE_ID", "HARDWARE_CONFIGS")
     for name in planned:
         yield _case(klass, f"plan's {name}", lambda n=name: _env_group({n: "0"}, label="trainers"), "PlacementConfigError", "'trainers'", repr(name), "the plan sets")
     for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES"):
         yield _case(klass, f"devices {name}", lambda n=name: _env_group({n: "1"}), "PlacementConfigError", repr(name), "'g'", "devices beside the plan's")
     yield _case(klass, "CUDA_DEVICE_ORDER FASTEST_FIRST", lambda: _env_group({"CUDA_DEVICE_ORDER": "FASTEST_FIRST"}), "PlacementConfigError", "'CUDA_DEVICE_ORDER'", "PCI_BUS_ID")
+    yield _case(klass, "OMP_NUM_THREADS, the plan's default a group may replace", lambda: _env_group({"OMP_NUM_THREADS": "32"}), "placed")
     yield _case(klass, "CUDA_DEVICE_ORDER PCI_BUS_ID", lambda: _env_group({"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}), "placed")
     for name in ("PYTHONPATH", "LD_PRELOAD", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONBREAKPOINT", "LD_AUDIT", "PYTHONSTARTUP"):
         yield _case(klass, f"code {name}", lambda n=name: _env_group({n: "/tmp/x"}), "PlacementConfigError", repr(name), "python_interpreter_path")

@@ -1,7 +1,7 @@
-"""Run verl's own pool construction on main (the v1 trainer's ``_init_resource_pool_mgr`` and, for
+"""Run verl's own pool construction from 0.9 on (the v1 trainer's ``_init_resource_pool_mgr`` and, for
 ``separate_async``, ``LLMServerManager``'s standalone replicas with verl's base replica class) on a
 config, with Ray and the models stubbed, and print the pools and the mapping as JSON. Usage:
-``PYTHONPATH=<verl main>:tests/verl_drivers python driver_main.py CONFIG [KEY=VALUE]...``.
+``PYTHONPATH=<verl 0.9.0, 0.9.1 or main>:tests/verl_drivers python driver_main.py CONFIG [KEY=VALUE]...``.
 
 With ``VERL_DRIVER_LANDING`` set to JSON ``{pool: [node of each placement group, in creation
 order]}``, it also starts the reward model's and the teachers' replicas on those pools as verl's
@@ -26,6 +26,7 @@ from model_servers import server_groups  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 from verl.trainer.ppo.utils import need_critic, need_reward_model  # noqa: E402
 from verl.trainer.ppo.v1.trainer_base import PPOTrainer  # noqa: E402
+from verl.trainer.ppo.v1.trainer_separate_async import PPOTrainerSeparateAsync  # noqa: E402
 from verl.workers.rollout.llm_server import LLMServerManager  # noqa: E402
 
 
@@ -64,14 +65,25 @@ def standalone_pools(config: Any, trainer_gpus: int, hybrid_replicas: bool) -> d
     return {pool.name_prefix: {"process_on_nodes": list(pool.store), "max_colocate_count": pool.max_colocate_count} for pool in pools}
 
 
+def hybrid_replicas(config: Any) -> bool:
+    """What the release's separate_async trainer sets ``_enable_hybrid_replicas`` to before its
+    ``_setup`` (other trainers leave it unset: True). 0.9.1 reads ``actor_rollout_ref.hybrid_engine``
+    (``trainer_separate_async.py``: the class default ``_enable_hybrid_replicas = True``, line 53,
+    and ``__init__``, line 82); 0.9.0's trainer has neither, and its base trainer always starts
+    hybrid replicas (``trainer_base.py`` ``_setup``, line 351: ``LLMServerManager.create`` with the
+    actor's worker group), so the key is ignored there."""
+    if not hasattr(PPOTrainerSeparateAsync, "_enable_hybrid_replicas"):
+        return True
+    return bool(config.actor_rollout_ref.get("hybrid_engine", True))
+
+
 def main() -> None:
     config = OmegaConf.merge(OmegaConf.load(sys.argv[1]), OmegaConf.from_dotlist(sys.argv[2:]))
     OmegaConf.resolve(config)
     holder = _Holder()
     holder.config = config
     separate = config.trainer.v1.trainer_mode == "separate_async"
-    # what verl's separate_async trainer sets before its _setup (trainer_separate_async.py, 0.9.1); other trainers leave it unset
-    holder._enable_hybrid_replicas = not separate or bool(config.actor_rollout_ref.get("hybrid_engine", True))
+    holder._enable_hybrid_replicas = not separate or hybrid_replicas(config)
     PPOTrainer._init_resource_pool_mgr(holder)
     manager = holder.resource_pool_manager
     landing = os.environ.get("VERL_DRIVER_LANDING")

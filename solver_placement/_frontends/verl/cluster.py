@@ -28,7 +28,7 @@ def verl_cluster(built: VerlPools, given: Cluster | None) -> Cluster:
         return Cluster(num_nodes=len(built.nodes), num_gpus_per_node=list(built.nodes))
     gpus = [int(count) for count in given.gpus_per_node]
     shown = f"the cluster ({given.describe()})"
-    used: list[str] = []
+    used: dict[str, VerlPool] = {}
     taken = 0
     for name, pool in built.pools.items():
         _check_pool(built.label, name, pool, gpus, shown)
@@ -38,11 +38,22 @@ def verl_cluster(built: VerlPools, given: Cluster | None) -> Cluster:
                 pool,
                 f"{name} needs {pool.gpus} GPUs ({_sizes(pool)}) beyond the {taken} of {', '.join(used)}, but {shown} has {sum(gpus)} "
                 f"in all: {name}'s nodes are not in the cluster. Add {_nodes_short(pool, sum(gpus) - taken)} to the cluster, "
-                f"or lower {pool.keys.nnodes}{_instead(pool)}",
+                f"or {_smaller(pool, used, sum(gpus) - taken)}{_instead(pool)}",
             )
-        used.append(name)
+        used[name] = pool
         taken += pool.gpus
     return given
+
+
+def _smaller(pool: VerlPool, before: dict[str, VerlPool], free: int) -> str:
+    """Which sizes to lower: the pool's own only while the pools before it leave a placement group
+    of it room (lowering it cannot help otherwise), else theirs, to make room."""
+    if free >= pool.process_on_nodes[0]:
+        return f"lower {pool.keys.nnodes}"
+    if free > 0:
+        return f"lower {pool.keys.gpus_per_node} to at most {free}, or {pool.keys.nnodes}"
+    keys = " or ".join(dict.fromkeys(key for other in before.values() for key in (other.keys.nnodes, other.keys.gpus_per_node)))
+    return f"make room: {', '.join(before)} {'takes' if len(before) == 1 else 'take'} every GPU, so lower {keys}"
 
 
 def _check_pool(version: str, name: str, pool: VerlPool, gpus: list[int], shown: str) -> None:

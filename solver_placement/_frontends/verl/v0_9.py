@@ -16,10 +16,18 @@ Main's driver no longer migrates the old top-level ``reward_model.*`` keys (only
 fully-async entry point does), and reads a pool size only where a switch turns its pool on;
 such keys are refused here, with the key that does count.
 
-From 0.9.1 (``trainer_separate_async.py``'s ``_enable_hybrid_replicas``), ``separate_async`` reads
-``actor_rollout_ref.hybrid_engine=false``: rollout runs on the standalone replicas alone, numbered
-from 0, and the trainer maps ``actor`` (and ``ref`` beside it when a KL term needs the reference
-policy), fused as ever. 0.9.0, and every other mode, ignore the key, so false is refused there.
+From 0.9.1 (``trainer_separate_async.py``'s ``_enable_hybrid_replicas``, lines 53 and 82),
+``separate_async`` reads ``actor_rollout_ref.hybrid_engine=false``: rollout runs on the standalone
+replicas alone, numbered from 0, and the trainer maps ``actor`` (and ``ref`` beside it when a KL
+term needs the reference policy, ``trainer_base.py`` lines 801-809), fused as ever. 0.9.0, and
+every other mode, ignore the key (0.9.0's ``_init_resource_pool_mgr``, ``trainer_base.py`` line
+746, maps ``actor_rollout``/``actor_rollout_ref`` whatever it says, and its ``_setup``, line 351,
+always starts the hybrid replicas), so false is refused there as every ignored key is. That is the
+only placement difference between the v0.9.0 and v0.9.1 wheels: their ``_generated_ppo_trainer.yaml``
+compose the same pool keys and defaults, and ``replica.py``'s sizing, ``llm_server.py``'s
+``_initialize_llm_servers``, ``ResourcePoolManager`` (``single_controller/ray/base.py``) and the
+reward and teacher managers build the same pools and slices (0.9.1 changes only their request
+routing and the runtime environment of workers); ``test_verl_differential.py`` runs both.
 """
 
 from __future__ import annotations
@@ -105,8 +113,14 @@ def _hybrid_replicas(keys: VerlKeys, mode: str) -> bool:
         return True
     if mode == "separate_async" and keys.version in STANDALONE_ONLY:
         return False
-    where = "with trainer.v1.trainer_mode=separate_async" if keys.version in STANDALONE_ONLY else "from verl 0.9.1 on, with trainer.v1.trainer_mode=separate_async"
-    raise keys.error(f"actor_rollout_ref.hybrid_engine=false is read by main_ppo's trainer only {where} (rollout on standalone replicas alone); else it always uses the hybrid engine")
+    if mode != "separate_async":
+        why = f"only trainer.v1.trainer_mode=separate_async reads it (from verl 0.9.1 on), and trainer_mode={mode} starts rollout replicas inside the actor's workers"
+        fix = "or set trainer.v1.trainer_mode=separate_async (verl 0.9.1 or later) to roll out on standalone replicas alone"
+    else:
+        why = f"its separate_async trainer starts rollout replicas inside the actor's workers too (verl {STANDALONE_ONLY[0]} added reading the key)"
+        fix = f"or run verl {STANDALONE_ONLY[0]} or later and state verl_version: {STANDALONE_ONLY[0]} to roll out on standalone replicas alone"
+    label = keys.label if mode != "separate_async" else keys.version  # in separate_async only the releases before 0.9.1 ignore it
+    raise keys.error(f"actor_rollout_ref.hybrid_engine=false is ignored by verl {label}: {why}; remove it (verl then builds the same pools), {fix}")
 
 
 def _actor_roles(keys: VerlKeys, hybrid_replicas: bool) -> list[str]:

@@ -35,7 +35,7 @@ TRAINER_SECTIONS = ("trainer", "actor_rollout_ref")
 #: release of every minor release on PyPI from 0.4.1, 0.9.0, and verl's main branch. Checked
 #: against the releases' sources (tags v0.4.1 8d9e350e, v0.5.0 8fdc4d3f, v0.6.1 d62da495; the
 #: PyPI wheels of 0.7.1 and 0.8.0, whose tags the git history lacks; v0.9.0 483b8a00, main
-#: 1dda039b) and run against each release but 0.9.0 and main by
+#: 1dda039b) and run against each release but main (read as 0.9.1) by
 #: ``tests/internals/specification/test_verl_differential.py``.
 RULES: dict[str, Callable[[VerlKeys], VerlPools]] = {
     "0.4.1": pools_v0_4, "0.5.0": pools_v0_4, "0.6.1": pools_v0_6, "0.7.1": pools_v0_7, "0.8.0": pools_v0_7,
@@ -48,6 +48,7 @@ RELEASES = tuple(RULES)
 MARKERS: dict[str, tuple[str, str]] = {
     "trainer.use_v1": ("0.9.0", "main"),
     "trainer.v1": ("0.9.0", "main"),
+    "trainer.v1.separate_async.hybrid_rollout": ("0.9.1", "main"),
     "skip": ("0.9.0", "main"),
     "actor_rollout_ref.rollout.skip": ("0.8.0", "0.8.0"),
     "actor_rollout_ref.actor.router_replay": ("0.7.1", "0.9.0"),
@@ -149,7 +150,7 @@ def _ask_for_version(candidates: tuple[str, ...], outcomes: list[VerlPools | Pla
     if all(isinstance(outcome, PlacementConfigError) for outcome in outcomes):
         told = "; ".join(f"verl {release_label(tuple(versions))}: {cut(_reason(outcome), 300)}" for versions, outcome in groups)
         return PlacementConfigError(f"verl config: every verl release its keys fit ({release_label(candidates)}) refuses it ({told})")
-    told = "; ".join(f"verl {release_label(tuple(versions))} {_summary(outcome)}" for versions, outcome in groups)
+    told = "; ".join(f"verl {release_label(tuple(versions))} {_summary(outcome, len(versions) > 1)}" for versions, outcome in groups)
     return PlacementConfigError(
         f"verl config: its keys fit verl {release_label(candidates)}, which build different pools from it ({told}); "
         f"state {VERSION_KEY}: one of {', '.join(candidates)} (the verl you run it with)"
@@ -161,13 +162,15 @@ def _reason(outcome: VerlPools | PlacementConfigError) -> str:
     return str(outcome).partition("): ")[2] or str(outcome)
 
 
-def _summary(outcome: VerlPools | PlacementConfigError) -> str:
+def _summary(outcome: VerlPools | PlacementConfigError, several: bool) -> str:
+    """What ``outcome``'s releases do with the config, the verbs agreeing with one release or ``several``."""
+    ending = "" if several else "s"
     if isinstance(outcome, PlacementConfigError):
-        return f"refuse it ({cut(_reason(outcome), 160)})"
+        return f"refuse{ending} it ({cut(_reason(outcome), 160)})"
     pools = ", ".join(f"{name} {list(pool.process_on_nodes)} (max_colocate_count {pool.max_colocate_count})" for name, pool in list(outcome.pools.items())[:4])
     roles = ", ".join(f"{role}{' (never started)' if role in outcome.idle else ''}" for role in list(outcome.mapping)[:6])
     groups = len(outcome.workers)
-    return f"build {pools}, map {roles} and start {counted(groups, 'worker group')}"
+    return f"build{ending} {pools}, map{ending} {roles} and start{ending} {counted(groups, 'worker group')}"
 
 
 def _check_device(keys: VerlKeys) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from solver_placement import Cluster, PlacementConfigError, solve
-from solver_placement._cluster.worker_env import CODE, DEVICE_SELECTION, PLANNED
+from solver_placement._cluster.worker_env import CODE, DEVICE_SELECTION, GROUP_MAY_SET, PLANNED
 from solver_placement._ray_launch.launch_plan import DEVICE_ENV, NODE_RANK_LABEL, RayNode, to_ray
 
 ENTRY = "node group 'trainers': env_configs[1] (node_ranks 2-3): env var "
@@ -27,7 +27,6 @@ REFUSED = {
     "NUMA_CPUS": "the plan sets it for every worker",
     "NUMA_NODES": "numa_bind and egl_device are the component keys",
     "EGL_DEVICE_ID": "the plan sets it",
-    "OMP_NUM_THREADS": "the plan sets it",
     "MASTER_PORT": "the plan sets it",
     "CUDA_VISIBLE_DEVICES": "choose devices beside the plan's",
     "HIP_VISIBLE_DEVICES": "choose devices beside the plan's",
@@ -77,4 +76,13 @@ def test_every_variable_the_launch_sets_is_one_env_configs_cannot_set() -> None:
     launched = {name for processes in plan.processes.values() for process in processes for name in process.env}
     vendors = {name for pair in DEVICE_ENV.values() for name in pair}
     assert {"NUMA_CPUS", "EGL_DEVICE_ID", "HARDWARE_CONFIGS", "MASTER_PORT"} <= launched
-    assert launched | vendors <= PLANNED | set(DEVICE_SELECTION)
+    assert launched | vendors <= PLANNED | set(DEVICE_SELECTION) | GROUP_MAY_SET
+
+
+def test_a_group_s_thread_count_replaces_the_plan_s_default_as_in_rlinf() -> None:
+    """RLinf's isaaclab example sets OMP_NUM_THREADS: 32 for its rollout group; RLinf never sets it itself."""
+    model = cluster_with([{"OMP_NUM_THREADS": 32}])
+    solution = solve({"cluster": {"component_placement": {"a": {"node_group": "trainers", "placement": "0-7"}}}}, cluster=model)
+    nodes = [RayNode(f"{n:056x}", f"10.0.0.{n}", {"CPU": 8.0, "GPU": 2.0}, {NODE_RANK_LABEL: str(n)}) for n in range(4)]
+    processes = to_ray(solution.placements_by_component(), solution.cluster, nodes).processes["a"]
+    assert [process.env["OMP_NUM_THREADS"] for process in processes] == ["1"] * 4 + ["32"] * 4  # nodes 0-1: the process's CPUs

@@ -8,12 +8,14 @@ installs the released sources it compares with, pinned by version and wheel hash
 once; nothing else is written outside it (the drivers' bytecode goes there too). Each release read
 is run (0.4.1, 0.5.0, 0.6.1, 0.7.1, 0.8.0: ``RELEASE_CASES``, from the release's own composed
 config, whose keys tell the release); the trimmed ``ppo_trainer_main.yaml`` is compared with
-verl's newest release, 0.9.1: a release is reproducible, a branch is not. To compare with other sources (a checkout of verl's main, 0.9.1 or
-later: 0.9.0 does not read ``hybrid_engine=false``), name them; the test then installs nothing and
-runs in the fast tier too:
+verl's newest release, 0.9.1 (a release is reproducible, a branch is not), and with 0.9.0, which
+builds the same pools but ignores ``hybrid_engine=false`` (``test_verl_0_9_0_ignores_hybrid_engine_false``).
+To compare with other sources (a checkout of verl's main, 0.9.1 or later), name them; the test
+then installs nothing and runs in the fast tier too:
 
     VERL_0_4_1_SOURCE=<verl 0.4.1> VERL_0_5_0_SOURCE=<verl 0.5.0> VERL_0_6_1_SOURCE=<verl 0.6.1> VERL_0_7_1_SOURCE=<verl 0.7.1> \
-    VERL_0_8_0_SOURCE=<verl 0.8.0> VERL_MAIN_SOURCE=<a checkout of verl's main> pytest tests/internals/specification/test_verl_differential.py
+    VERL_0_8_0_SOURCE=<verl 0.8.0> VERL_0_9_0_SOURCE=<verl 0.9.0> VERL_MAIN_SOURCE=<a checkout of verl's main> \
+    pytest tests/internals/specification/test_verl_differential.py
 
 Without them the test downloads, so it is ``slow``: CI runs it (``CI=true``), and must, so there
 a download that fails fails the test; elsewhere (``--runslow``) an index out of reach skips it.
@@ -40,7 +42,7 @@ from helpers import ROOT
 from pinned_sources import Pinned, Sources
 from test_verl_trainer import CASES, MAIN, POOLS_MAIN, RELEASE_CASES, SEPARATE_MAIN, TEACHERS, TRIMMED, V041, config
 
-from solver_placement import Cluster, export_verl, solve
+from solver_placement import Cluster, PlacementConfigError, export_verl, solve
 from solver_placement._frontends.verl import verl_pools
 from solver_placement._frontends.verl.pool_order import PoolRequest, land_pools
 from solver_placement._frontends.verl.versions import MARKERS, RELEASES
@@ -73,6 +75,8 @@ SOURCES = {
     "0.7.1": Source("VERL_0_7_1_SOURCE", "0.7.1", "0f7fb1dd6a37d20f7d8795c65ed0d1b9797ffb9947f283bbefd758dced08e216", "driver_v0_7.py", GENERATED,
                     ROLLOUT_NAMES),
     "0.8.0": Source("VERL_0_8_0_SOURCE", "0.8.0", "4e32830aae80771ee3b5f0d26a2b794d793f3bcece67aff07c2a7c62e948714f", "driver_v0_7.py", GENERATED,
+                    ROLLOUT_NAMES),
+    "0.9.0": Source("VERL_0_9_0_SOURCE", "0.9.0", "6e9374db1e2ab346a0aafe9a202bee1b239a042def2f2ccd6db2a4cd04c6308b", "driver_main.py", GENERATED,
                     ROLLOUT_NAMES),
     "main": Source("VERL_MAIN_SOURCE", "0.9.1", "db6e6f2a8d9d5808d9ec32d357a42319fdc6967df688ff9d9810050f49bfdd14", "driver_main.py",
                    "verl/trainer/config/_generated_ppo_trainer.yaml",
@@ -137,13 +141,25 @@ class Landing:
         return {name: [group.node for group in groups] for name, groups in self.groups.items()}
 
 
-@pytest.mark.parametrize(("path", "overrides", "pools", "mapping", "workers"), CASES)
-def test_verl_builds_what_is_read(verl_source: Callable[[str], Path], path: Path, overrides: list[str], pools: dict, mapping: dict, workers: list[str]) -> None:
-    version = "0.4.1" if path == V041 else "main"
+def _sources_of(path: Path, overrides: list[str]) -> list[str]:
+    """The sources a case of the trimmed files runs against: 0.4.1's file 0.4.1; main's file 0.9.1
+    (``main``), and 0.9.0 too but for main's defaults (their roles are in the other cases; each run
+    of verl's driver costs some 5 s of CPU) and a case stating its release (0.9.1's ``hybrid_engine=false``)."""
+    if path == V041:
+        return ["0.4.1"]
+    return ["main"] if not overrides or any(override.startswith("verl_version=") for override in overrides) else ["main", "0.9.0"]
+
+
+@pytest.mark.parametrize(("version", "path", "overrides", "pools", "mapping", "workers"), [(v, *case) for case in CASES for v in _sources_of(*case[:2])])
+def test_verl_builds_what_is_read(
+    verl_source: Callable[[str], Path], version: str, path: Path, overrides: list[str], pools: dict, mapping: dict, workers: list[str]
+) -> None:
     source = verl_source(version)
     full = _full(source, version, overrides)
     ours = verl_pools(full)
-    trimmed = verl_pools(config(path, *overrides))
+    if version == "0.9.0":
+        assert ours.versions == ("0.9.0",)  # its own composed config tells it (actor_rollout_ref.actor.router_replay)
+    trimmed = verl_pools(config(path, *overrides, *(["verl_version=0.9.0"] if version == "0.9.0" else [])))
     assert dataclasses.replace(ours, version="", versions=()) == dataclasses.replace(trimmed, version="", versions=())  # the trimmed file holds verl's defaults
     landing = None if path == V041 else Landing.of(ours, None)
     built = _verl(source, version, overrides, None if landing is None else landing.nodes)
@@ -218,6 +234,24 @@ def _check_replicas(built: dict[str, Any], full: dict[str, Any], landing: Landin
         assert [(p.cluster_node_rank, *p.local_hardware_ranks) for p in solution.placements(name)] == verl, name
 
 
+def test_verl_0_9_0_ignores_hybrid_engine_false(verl_source: Callable[[str], Path]) -> None:
+    """0.9.0's driver builds the same pools and mapping with ``actor_rollout_ref.hybrid_engine=false``
+    as without it, even in separate_async (0.9.1 reads it there): so read as 0.9.0 the key is
+    refused as ignored, and the fix the refusal offers (remove it) reads as 0.9.0 builds."""
+    overrides = [*SEPARATE_MAIN, "actor_rollout_ref.actor.use_kl_loss=True"]
+    source = verl_source("0.9.0")
+    landing = Landing.of(verl_pools(_full(source, "0.9.0", overrides)), None).nodes
+    built = _verl(source, "0.9.0", [*overrides, "actor_rollout_ref.hybrid_engine=False"], landing)
+    assert built == _verl(source, "0.9.0", overrides, landing)
+    fixed = verl_pools(config(MAIN, *overrides, "verl_version=0.9.0"))
+    assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == fixed.resource_pool_spec
+    assert built["mapping"] == dict(fixed.mapping) == {"actor_rollout_ref": "global_pool", "rm": "global_pool"}
+    with pytest.raises(PlacementConfigError, match=r"hybrid_engine=false is ignored by verl 0.9.0: .*; remove it \(verl then builds the same pools\)"):
+        verl_pools(config(MAIN, *overrides, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"))
+    with pytest.raises(PlacementConfigError, match=r"hybrid_engine=false is ignored by verl 0.9.0: "):
+        verl_pools(_full(source, "0.9.0", [*overrides, "actor_rollout_ref.hybrid_engine=False"]))  # 0.9.0's own file tells the release
+
+
 REWARD_POOL = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", "reward.reward_model.nnodes=2", "reward.reward_model.n_gpus_per_node=4"]
 
 
@@ -245,16 +279,18 @@ def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], ove
 
 
 @pytest.mark.parametrize(
-    "overrides",
+    ("version", "overrides"),
     [
-        SEPARATE_MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4"], [*POOLS_MAIN, "distillation.n_gpus_per_node=4"],
-        [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5", "verl_version=main"],
+        ("main", SEPARATE_MAIN), ("main", [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4"]),
+        ("main", [*POOLS_MAIN, "distillation.n_gpus_per_node=4"]),
+        ("main", [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "trainer.n_gpus_per_node=5", "verl_version=main"]),
+        ("0.9.0", [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4", "verl_version=0.9.0"]),  # standalone numbered after 1 hybrid
     ],
-)
-def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], overrides: list[str]) -> None:
+)  # fmt: skip
+def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], version: str, overrides: list[str]) -> None:
     """The overrides ``export --to verl`` writes make verl's own driver build the exported pools."""
     exported = export_verl(config(MAIN, *overrides))
-    built = _verl(verl_source("main"), "main", [*overrides, *exported.overrides])
+    built = _verl(verl_source(version), version, [*overrides, *exported.overrides])
     assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == exported.resource_pool_spec
     standalone = {name: pool.max_colocate_count for name, pool in exported.pools.items() if name in built["standalone"]}
     assert standalone == {name: s["max_colocate_count"] for name, s in built["standalone"].items()}

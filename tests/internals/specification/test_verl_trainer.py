@@ -139,6 +139,9 @@ def test_the_version_is_stated_or_shown_by_the_keys() -> None:
     assert (verl_pools(config(MAIN)).version, verl_pools(config(MAIN)).versions) == ("main", ("0.9.0", "0.9.1", "main"))
     assert verl_pools(config(MAIN, "verl_version=0.9.0")).version == "0.9.0"
     assert verl_pools(config(MAIN, "verl_version=0.9.1")).version == "0.9.1"
+    # 0.9.1 composes the hybrid rollout switch, 0.9.0 does not: 0.9.1's own file reads hybrid_engine=false with no verl_version
+    switch = ["trainer.v1.separate_async.hybrid_rollout.enable_switch=False", *SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False"]
+    assert verl_pools(config(MAIN, *switch)).versions == ("0.9.1", "main")
     with pytest.raises(PlacementConfigError, match=r"trainer.use_v1=True is ignored by verl 0.4.1"):
         verl_pools(config(MAIN, "verl_version=0.4.1"))
     with pytest.raises(PlacementConfigError, match="verl_version: '0.6.0' is not a verl version solver-placement reads"):
@@ -156,7 +159,7 @@ def test_a_config_the_releases_read_differently_asks_for_its_version() -> None:
     assert "its keys fit verl 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1 or main" in message
     assert "state verl_version: one of 0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1, main" in message
     assert "verl 0.9.0, 0.9.1 or main refuse it (reward_model.enable=True is ignored" in message
-    assert "verl 0.6.1 build global_pool [8] (max_colocate_count 1), reward_pool [4] (max_colocate_count 1), map actor_rollout, critic, rm" in message
+    assert "verl 0.6.1 builds global_pool [8] (max_colocate_count 1), reward_pool [4] (max_colocate_count 1), maps actor_rollout, critic, rm" in message
     # stated, each release answers by its own rules: a fused rm on reward_pool (0.6.1), two replicas of 2 there (0.8.0)
     assert dict(verl_pools({**legacy, "verl_version": "0.6.1"}).workers) == {"actor_rollout": "global_pool", "critic": "global_pool", "rm": "reward_pool"}
     assert list(verl_pools({**legacy, "verl_version": "0.8.0"}).slices) == ["rollout_reward_colocate_0", "rollout_reward_colocate_1"]
@@ -216,8 +219,12 @@ def test_the_one_predicate_tells_verls_config_from_others() -> None:
         (MAIN, [*SEPARATE_MAIN, "reward.reward_model.enable=True"], "separate_async needs a standalone reward model"),
         (MAIN, ["actor_rollout_ref.rollout.tensor_model_parallel_size=12"], "a replica of 12 GPUs"),
         (MAIN, ["trainer.use_v1=False"], "legacy trainer (main_ppo_v0.py)"),
-        (MAIN, ["actor_rollout_ref.hybrid_engine=False", "verl_version=main"], "hybrid_engine=false is read by main_ppo's trainer only with trainer.v1.trainer_mode=separate_async"),
-        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"], "only from verl 0.9.1 on, with trainer.v1.trainer_mode"),
+        (MAIN, ["actor_rollout_ref.hybrid_engine=False", "verl_version=main"],
+         "hybrid_engine=false is ignored by verl main: only trainer.v1.trainer_mode=separate_async reads it (from verl 0.9.1 on), and trainer_mode=sync starts"),
+        # every 0.9 release alike outside separate_async: one answer, no question about the version
+        (MAIN, ["actor_rollout_ref.hybrid_engine=False", "trainer.v1.trainer_mode=colocate_async"], "hybrid_engine=false is ignored by verl 0.9.0, 0.9.1 or main: only"),
+        (MAIN, [*SEPARATE_MAIN, "actor_rollout_ref.hybrid_engine=False", "verl_version=0.9.0"],
+         "hybrid_engine=false is ignored by verl 0.9.0: its separate_async trainer starts rollout replicas inside the actor's workers too"),
         (MAIN, ["actor_rollout_ref.rollout.disaggregation.enabled=True"], "not modelled"),
         (MAIN, ["trainer.v1.trainer_mode=fully_async"], "trainer.v1.trainer_mode must be one of sync, colocate_async, separate_async"),
         (MAIN, ["trainer.nnodes=1000000"], "above the limit max_nodes=100000"),
@@ -299,7 +306,26 @@ def test_reward_pool_nodes_missing_from_the_cluster_are_named_in_verls_keys() ->
     assert message.endswith("trainer.nnodes=2: with trainer.nnodes=1 it places (checked by solving with it)")
     assert "reward_pool needs 8 GPUs (reward.reward_model.nnodes, reward.reward_model.n_gpus_per_node: 1 x 8) beyond the 16 of global_pool" in message
     assert "reward_pool's nodes are not in the cluster. Add 1 node of 8 GPUs to the cluster" in message
-    assert "or set reward.reward_model.enable_resource_pool=false" in message
+    assert "or make room: global_pool takes every GPU, so lower trainer.nnodes or trainer.n_gpus_per_node, or set reward.reward_model.enable_resource_pool=false" in message
+    assert "lower reward.reward_model" not in message  # a smaller reward_pool cannot help: global_pool leaves it no GPU
+
+
+@pytest.mark.parametrize(
+    ("overrides", "cluster", "advice"),
+    [
+        # 8 GPUs left beside global_pool: 2 groups of 8 need 16, one fits
+        (["trainer.nnodes=1", "reward.reward_model.nnodes=2", "reward.reward_model.n_gpus_per_node=8"], {"num_nodes": 2, "num_gpus_per_node": 8},
+         "or lower reward.reward_model.nnodes, or set"),
+        # 2 GPUs left on a node of 10 beside global_pool's 8: groups of 4 fit only if smaller
+        (["trainer.nnodes=1", "reward.reward_model.nnodes=1", "reward.reward_model.n_gpus_per_node=4"], {"num_nodes": 1, "num_gpus_per_node": 10},
+         "or lower reward.reward_model.n_gpus_per_node to at most 2, or reward.reward_model.nnodes, or set"),
+    ],
+)  # fmt: skip
+def test_a_pool_past_the_cluster_is_told_which_size_can_make_it_fit(overrides: list[str], cluster: dict, advice: str) -> None:
+    reward = ["reward.reward_model.enable=True", "reward.reward_model.enable_resource_pool=True", *overrides]
+    with pytest.raises(InfeasiblePlacementError) as caught:
+        solve({**config(MAIN, *reward), "cluster": cluster})
+    assert advice in str(caught.value)
 
 
 def test_a_verl_file_solves_as_is_and_refuses_a_second_statement_of_its_pools(tmp_path: Path) -> None:
