@@ -68,7 +68,7 @@ CASES = {
         FindingKind.SPLIT_ENGINE, "generation", release_word="NeMo-RL 7ea279ab",
     ),
     "skyrl split engine": Case(
-        "skyrl", ("trainer.placement.policy_num_gpus_per_node=6", "trainer.placement.ref_num_gpus_per_node=6", "generator.num_inference_engines=2",
+        "skyrl", ("trainer.placement.policy_num_gpus_per_node=6", "trainer.train_batch_size=48", "trainer.policy_mini_batch_size=12", "trainer.placement.ref_num_gpus_per_node=6", "generator.num_inference_engines=2",
                   "generator.inference_engine_tensor_parallel_size=3"), (4, 4, 4),
         FindingKind.SPLIT_ENGINE, "rollout", release_word="SkyRL 0.4.0",
     ),
