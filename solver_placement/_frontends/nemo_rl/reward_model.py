@@ -16,6 +16,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from solver_placement._frontends.nemo_rl.config_values import whole
 from solver_placement._frontends.nemo_rl.job import RewardModel
+from solver_placement._limits import check
 
 #: The environment name that turns the reward model on (``grpo.py`` line 729).
 REWARD_MODEL = "reward_model"
@@ -28,11 +29,9 @@ def reward_model(config: DictConfig) -> RewardModel | None:
     if REWARD_MODEL not in _env_names(config):
         return None
     resources = f"env.{REWARD_MODEL}.resources"
-    return RewardModel(
-        whole(config, f"{resources}.num_nodes", 1),
-        whole(config, f"{resources}.gpus_per_node", 1),
-        whole(config, f"env.{REWARD_MODEL}.dtensor_cfg.tensor_parallel_size", 1, default=1),
-    )
+    num_nodes, gpus_per_node = whole(config, f"{resources}.num_nodes", 1), whole(config, f"{resources}.gpus_per_node", 1)
+    check("max_processes", num_nodes * gpus_per_node, f"NeMo-RL: {resources}", "num_nodes x gpus_per_node (one reward-model worker a GPU)")
+    return RewardModel(num_nodes, gpus_per_node, whole(config, f"env.{REWARD_MODEL}.dtensor_cfg.tensor_parallel_size", 1, default=1))
 
 
 def _env_names(config: DictConfig) -> set[str]:
