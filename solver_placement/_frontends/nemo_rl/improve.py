@@ -41,9 +41,10 @@ def improve_nemo_rl(job: NemoRlJob, cluster: Cluster) -> Improvement:
     if inference or (job.megatron_span is None and not job.trains_only):  # colocated Megatron generation runs in the policy's own workers
         components["generation"] = {"processes": engines, "tensor_parallel_size": job.engine_size, **placed}
     reward = reward_model_cluster(job)
-    if reward is not None:
+    if reward is not None:  # first, as NeMo-RL lands its cluster first; apart from every GPU the policy's roles take
         tensor = job.reward_model.tensor_parallel if job.reward_model else 1
-        components["reward_model"] = {"processes": reward.total, "tensor_parallel_size": tensor, "exclusive_with": ["policy"]}
+        apart = ["policy", "generation"] if inference and "generation" in components else ["policy"]
+        components = {"reward_model": {"processes": reward.total, "tensor_parallel_size": tensor, "exclusive_with": apart}, **components}
     solution = solve(
         {"cluster": {"num_nodes": cluster.num_nodes, "num_gpus_per_node": [int(n) for n in cluster.gpus_per_node], "component_placement": components}}
     )

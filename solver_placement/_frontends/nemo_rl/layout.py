@@ -118,15 +118,16 @@ def _rank_order(virtual: VirtualCluster, placed: list[Bundle], topology: tuple[N
 
 
 def predicted_ranks(job: NemoRlJob, landed: LandedClusters, cluster: Cluster) -> list[PredictedRank]:
-    """Every policy, generation and reward-model worker, as NeMo-RL numbers them."""
-    ranks = _serving_ranks(job, landed.train, landed.inference, cluster)
+    """Every reward-model, policy and generation worker, as NeMo-RL numbers them (the reward model's
+    first: its environment actor starts them before ``grpo.setup``)."""
+    ranks: list[PredictedRank] = []
     if landed.reward_model is not None:
         tensor = job.reward_model.tensor_parallel if job.reward_model else 1
         ranks += [
             _rank(REWARD_MODEL, index, bundle, slot, 1.0, index // tensor if tensor > 1 else None, (bundle.gpu,) if bundle else ())
             for index, (slot, bundle) in enumerate(_policy_order(landed.reward_model))
         ]  # fmt: skip
-    return ranks
+    return ranks + _serving_ranks(job, landed.train, landed.inference, cluster)
 
 
 def _serving_ranks(job: NemoRlJob, train: LandedCluster, inference: LandedCluster | None, cluster: Cluster) -> list[PredictedRank]:

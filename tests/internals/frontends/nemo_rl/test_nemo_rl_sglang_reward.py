@@ -95,6 +95,7 @@ def test_what_nemo_rl_or_the_library_refuses_for_sglang_is_named(sglang: list[st
 
 def test_the_reward_model_takes_its_gpus_first_and_the_policy_the_rest_of_the_node(reward: list[str]) -> None:
     prediction = predict("nemo-rl", [*reward, "cluster.gpus_per_node=8", f"{RM}.gpus_per_node=2"], cluster=Cluster(num_nodes=1, num_gpus_per_node=8))
+    assert prediction.roles == ["reward_model", "policy", "generation"]  # the order NeMo-RL starts them
     assert [(r.node, r.gpus[0], r.gpu_share, r.bundle) for r in prediction.of_role("reward_model")] == [(0, 0, 1.0, 0), (0, 1, 1.0, 1)]
     assert [r.gpus[0] for r in prediction.of_role("policy")] == [2, 3, 4, 5, 6, 7]
     assert not prediction.findings
@@ -106,6 +107,7 @@ def test_on_several_nodes_the_reward_model_takes_whole_nodes(reward: list[str]) 
     assert {r.node for r in prediction.of_role("policy")} == {1, 2}
     solution = improve("nemo-rl", [*reward, "cluster.num_nodes=3", "cluster.gpus_per_node=4", f"{RM}.gpus_per_node=4"], cluster=Cluster(num_nodes=3, num_gpus_per_node=4))
     assert set(solution.solution.placements_by_component()) == {"policy", "generation", "reward_model"}
+    assert solution.arguments is not None and not solution.cannot_express  # the solver lists the reward model first, as NeMo-RL lands it
 
 
 def test_a_reward_model_the_data_does_not_name_starts_nothing(reward: list[str]) -> None:
