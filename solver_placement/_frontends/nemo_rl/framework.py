@@ -17,7 +17,7 @@ from solver_placement._prediction.layout import Prediction
 
 
 def predict_nemo_rl(job: NemoRlJob, cluster: Cluster) -> Prediction:
-    """Every policy and vLLM worker of ``job`` where NeMo-RL's code puts it on ``cluster``, with findings and proposed fixes."""
+    """Every policy, generation (vLLM, SGLang, Megatron) and reward-model worker of ``job`` where NeMo-RL's code puts it on ``cluster``, with findings and proposed fixes."""
     landed = landed_clusters(job, cluster)
     ranks = predicted_ranks(job, landed, cluster)
     findings = with_fixes(job, cluster, nemo_rl_findings(job, cluster, landed, ranks))

@@ -1,7 +1,7 @@
-"""Where NeMo-RL's own code puts every policy and vLLM worker, rank by rank.
+"""Where NeMo-RL's own code puts every policy, generation and reward-model worker, rank by rank.
 
-Groups are asked for in creation order: the training cluster's groups, then the inference
-cluster's (colocated: one cluster for both). Each cluster first checks only that the Ray cluster's
+Groups are asked for in creation order: the reward model's (when the data uses one), the training
+cluster's, then the inference cluster's (colocated: one cluster for both). Each cluster first checks only that the Ray cluster's
 *total* GPUs cover its bundles (``virtual_cluster.py`` lines 880-899 at 7ea279ab; failing that it
 retries six times and raises ``ResourceInsufficientError``); no node is checked.
 
