@@ -62,6 +62,18 @@ def nemo_rl() -> dict[str, Any]:
     }  # fmt: skip
 
 
+def nemo_rl_sglang_reward() -> dict[str, Any]:
+    """A colocated SGLang job with a reward-model environment the data names (two nodes of 8 GPUs, one the reward model's)."""
+    return {
+        "cluster": {"num_nodes": 2, "gpus_per_node": 8},
+        "data": {"default": {"env_name": "reward_model"}},
+        "env": {"reward_model": {"resources": {"num_nodes": 1, "gpus_per_node": 8}, "dtensor_cfg": {"tensor_parallel_size": 1}}},
+        "policy": {"dtensor_cfg": {"enabled": True, "tensor_parallel_size": 2},
+                   "generation": {"backend": "sglang", "colocated": {"enabled": True},
+                                  "sglang_cfg": {"tp_size": 4, "pp_size": 1, "dp_size": 1, "sglang_server_config": {"num_gpus": 8, "num_gpus_per_engine": 4}}}},
+    }  # fmt: skip
+
+
 #: Longest refusal a case accepts: a message quoting a user's megabyte word whole is a second
 #: copy of the attack (the worker keeps only the first 2,000 characters, so the length is checked here).
 MAX_MESSAGE_CHARS = 10_000
@@ -297,6 +309,15 @@ NEMO_RL_WORDS = {
     ("policy.generation.colocated.resources.num_nodes", "10^6"): "train_nodes > 0 and inference_nodes > 0",
     ("policy.generation.vllm_cfg.tensor_parallel_size", "10^6"): "World size must be a multiple of model parallel size",
 }
+#: The same for the SGLang and reward-model keys: NeMo-RL's ``IndexError``, its ``tp_size`` assert
+#: (which names the engine size, not the key changed); the reward model's size bound.
+NEMO_RL_SGLANG_WORDS = {
+    ("policy.generation.sglang_cfg.sglang_server_config.num_gpus", "10^6"): "IndexError: list index out of range",
+    ("policy.generation.sglang_cfg.sglang_server_config.num_gpus_per_engine", "10^6"): "tp_size (4) must equal num_gpus_per_engine (1000000)",
+    ("policy.generation.sglang_cfg.tp_size", "10^6"): "tp_size (1000000) must equal num_gpus_per_engine (4)",
+    ("policy.generation.sglang_cfg.pp_size", "10^6"): "tp_size (4) must equal num_gpus_per_engine (4) // pp_size (1000000)",
+    ("env.reward_model.resources.num_nodes", "10^6"): "max_processes",  # 10^6 x 8 reward-model workers: refused by the bound first
+}
 #: Left out: the policy's tensor-parallel size is not checked against its GPUs (10^6 is placed
 #: with no finding), and a null one is read as 1; what NeMo-RL does with either is not modelled.
 NEMO_RL_LEFT = {("policy.dtensor_cfg.tensor_parallel_size", "10^6"), ("policy.dtensor_cfg.tensor_parallel_size", "null")}
@@ -330,6 +351,14 @@ def nemo_rl_cases() -> Iterator[Case]:
             if (key, label) in NEMO_RL_LEFT:
                 continue
             yield _case(klass, f"{key} {label}", predicting("nemo-rl", lambda k=key, v=value: nested(k, v, nemo_rl())), "PlacementConfigError", NEMO_RL_WORDS.get((key, label), key))
+    sglang_keys = ("policy.generation.sglang_cfg.sglang_server_config.num_gpus", "policy.generation.sglang_cfg.sglang_server_config.num_gpus_per_engine",
+                   "policy.generation.sglang_cfg.tp_size", "policy.generation.sglang_cfg.pp_size", "env.reward_model.resources.num_nodes")  # fmt: skip
+    for key in sglang_keys:
+        for label, value in values.items():
+            yield _case(klass, f"sglang, reward model: {key} {label}", predicting("nemo-rl", lambda k=key, v=value: nested(k, v, nemo_rl_sglang_reward())), "PlacementConfigError", NEMO_RL_SGLANG_WORDS.get((key, label), key))
+    both = lambda: nested("env.reward_model.resources.num_nodes", 2_000_000, nested("env.reward_model.resources.gpus_per_node", 2_000_000, nemo_rl_sglang_reward()))  # noqa: E731
+    yield _case(klass, "reward model of 4 x 10^12 GPUs", predicting("nemo-rl", both), "PlacementConfigError", "env.reward_model.resources", "max_processes")
+    yield _case(klass, "the valid SGLang and reward-model config", predicting("nemo-rl", nemo_rl_sglang_reward), "placed")
     yield _case(klass, "deep mapping", predicting("nemo-rl", lambda: {**nemo_rl(), "junk": _deep(10_000)}), "PlacementConfigError", "max_depth")
     yield _case(klass, "override 5,000 digits", predicting("nemo-rl", lambda: _nemo_rl_command(f"cluster.num_nodes={DIGITS}")), "PlacementConfigError", "cluster.num_nodes", "5000 digits")
     yield _case(klass, "override of a 900 kB value", predicting("nemo-rl", lambda: _nemo_rl_command("cluster.num_nodes=" + "x" * 900_000)), "PlacementConfigError", "cluster.num_nodes")

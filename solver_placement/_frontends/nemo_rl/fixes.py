@@ -5,7 +5,10 @@ the config to the machines: ``cluster.gpus_per_node`` the smallest node's GPUs a
 ``cluster.num_nodes`` the nodes (non-colocated on several nodes, the inference
 ``colocated.resources.gpus_per_node`` follows, as NeMo-RL requires it equal). Engines larger
 than that size, and idle inference GPUs (an engine size that does not divide a node), have no
-fix in the placement keys. Fixes are Hydra overrides after the config's own words (what
+fix in the placement keys. An SGLang server driving GPUs not reserved for it (or another's) is
+fixed by the same sizing and, when the engine size and the node's GPUs do not divide one another,
+an engine size that divides them (``sglang_cfg.tp_size`` and ``sglang_server_config.num_gpus_per_engine``),
+with ``num_gpus`` kept to whole engines within the policy's bundles. Fixes are Hydra overrides after the config's own words (what
 ``run_grpo.py`` takes); ``predict()`` keeps one only when predicting it clears the finding.
 """
 
@@ -14,13 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._frontends.nemo_rl.job import NemoRlJob, SglangServers
 from solver_placement._overrides import override_text
 from solver_placement._prediction.findings import Finding, FindingKind, Fix
 from solver_placement._prediction.launch_input import LaunchInput
 
 #: Finding kinds the sizing fix answers.
-SIZED = (FindingKind.PENDING, FindingKind.SPLIT_ENGINE)
+SIZED = (FindingKind.PENDING, FindingKind.SPLIT_ENGINE, FindingKind.WRONG_DEVICE, FindingKind.SHARED_GPU)
+#: Where the SGLang sizes live (``sglang.py``).
+SGLANG = "policy.generation.sglang_cfg"
 
 
 def with_fixes(job: NemoRlJob, cluster: Cluster, findings: Sequence[Finding]) -> list[Finding]:
@@ -39,7 +44,23 @@ def sizing_fix(job: NemoRlJob, cluster: Cluster) -> Fix:
         fix.append(("cluster.gpus_per_node", str(gpus)))
         if not job.colocated and nodes > 1:
             fix.append(("policy.generation.colocated.resources.gpus_per_node", str(gpus)))
+    if job.sglang is not None:
+        fix += _sglang_fix(job.sglang, job.policy_nodes - job.num_nodes + nodes, gpus - job.reward_gpus_on_one_node)
     return tuple(fix)
+
+
+def _sglang_fix(servers: SglangServers, policy_nodes: int, gpus: int) -> list[tuple[str, str | None]]:
+    """An engine size that divides ``gpus`` (or is a multiple of it) and ``num_gpus`` in whole
+    engines within the ``policy_nodes x gpus`` bundles, where they differ from the config's."""
+    size = _engine_size(servers, gpus)
+    fix: list[tuple[str, str | None]] = []
+    if size != servers.gpus_per_engine:
+        fix += [(f"{SGLANG}.tp_size", str(size // servers.pipeline)), (f"{SGLANG}.sglang_server_config.num_gpus_per_engine", str(size))]
+    bundles = policy_nodes * gpus
+    num_gpus = min(servers.num_gpus, bundles) // size * size or (size if size <= bundles else 0)  # at least one whole engine
+    if num_gpus and num_gpus != servers.num_gpus:
+        fix.append((f"{SGLANG}.sglang_server_config.num_gpus", str(num_gpus)))
+    return fix
 
 
 def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:
@@ -48,3 +69,13 @@ def fixed_input(given: LaunchInput, fix: Fix) -> LaunchInput:
     words = [override_text(key, value) for key, value in fix]
     front = ("--config", str(given.path)) if given.path is not None and not given.arguments else ()
     return given.with_arguments((*front, *given.arguments, *words))
+
+
+def _engine_size(servers: SglangServers, gpus: int) -> int:
+    """The config's engine size when it divides ``gpus`` or ``gpus`` divides it, else the largest
+    size that divides ``gpus``, is no larger and keeps ``pp_size`` (``tp_size`` is then whole)."""
+    size = servers.gpus_per_engine
+    if size % gpus == 0 or gpus % size == 0:
+        return size
+    fitting = [d for d in range(servers.pipeline, min(size, gpus) + 1, servers.pipeline) if gpus % d == 0]
+    return max(fitting) if fitting else size

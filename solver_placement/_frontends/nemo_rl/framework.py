@@ -17,16 +17,17 @@ from solver_placement._prediction.layout import Prediction
 
 
 def predict_nemo_rl(job: NemoRlJob, cluster: Cluster) -> Prediction:
-    """Every policy and vLLM worker of ``job`` where NeMo-RL's code puts it on ``cluster``, with findings and proposed fixes."""
-    train, inference = landed_clusters(job, cluster)
-    ranks = predicted_ranks(job, train, inference)
-    findings = with_fixes(job, cluster, nemo_rl_findings(job, cluster, train, inference, ranks))
-    unified = train.cluster.unified or bool(inference and inference.cluster.unified)
+    """Every policy, generation (vLLM, SGLang, Megatron) and reward-model worker of ``job`` where NeMo-RL's code puts it on ``cluster``, with findings and proposed fixes."""
+    landed = landed_clusters(job, cluster)
+    ranks = predicted_ranks(job, landed, cluster)
+    findings = with_fixes(job, cluster, nemo_rl_findings(job, cluster, landed, ranks))
+    unified = landed.train.cluster.unified or bool(landed.inference and landed.inference.cluster.unified)
     return Prediction("NeMo-RL", job.release, cluster, tuple(ranks), tuple(findings), _notes(job, unified, cluster))
 
 
 def _notes(job: NemoRlJob, unified: bool, cluster: Cluster) -> tuple[str, ...]:
-    code = f"{job.algorithm}.setup, RayVirtualCluster, RayWorkerGroup" + ("" if job.trains_only else ", VllmGeneration")
+    generation = {"vllm": ", VllmGeneration", "sglang": ", SGLangGeneration", "megatron": ", MegatronGeneration"}.get(job.backend, "")
+    code = f"{job.algorithm}.setup, RayVirtualCluster, RayWorkerGroup{generation}" + (", RewardModelEnvironment" if job.reward_model else "")
     notes = [
         f"rules of NeMo-RL at commit {COMMIT[:8]} ({code})",
         "NeMo-RL checks only the cluster's total GPUs; each 'node' group is a PACK placement group Ray may spread over machines",
@@ -41,8 +42,23 @@ def _notes(job: NemoRlJob, unified: bool, cluster: Cluster) -> tuple[str, ...]:
     if job.megatron_span is not None:
         notes.append(
             "policy.generation.backend=megatron: "
-            + ("generation runs in the policy's own workers (one worker a GPU)" if job.colocated else "generation is a second Megatron policy, one worker a GPU")
+            + (
+                "generation runs in the policy's own workers (one worker a GPU)"
+                if job.colocated
+                else "generation is a second Megatron policy, one worker a GPU"
+            )
             + f"; its NVLink span (tensor x context, expert-tensor x expert) is {job.megatron_span}"
+        )
+    if job.sglang is not None:
+        notes.append(
+            "policy.generation.backend=sglang: one unified PACK group for policy and SGLang; each engine actor holds 0.2 of one "
+            "bundle's GPU and its server drives the GPUs from that GPU upward (base_gpu_id), seeing every GPU of its node "
+            "(CUDA_VISIBLE_DEVICES left alone, or the driver's own value when it sets one)"
+        )
+    if job.reward_model is not None:
+        notes.append(
+            "the reward model's cluster (grpo_reward_model_cluster) is created by its environment actor, started before grpo.setup: "
+            "its groups are taken to land first"
         )
     if not job.colocated:
         notes.append("training and inference start concurrently: their groups are taken to land training first")

@@ -14,6 +14,28 @@ from solver_placement._cluster.cluster import Cluster
 
 
 @dataclass(frozen=True)
+class SglangServers:
+    """``policy.generation.sglang_cfg.sglang_server_config`` as ``SGLangGeneration`` sizes its engines
+    (``sglang_generation.py`` lines 91-95 at 7ea279ab): ``num_gpus`` for all engines together (not
+    checked against the cluster) and ``num_gpus_per_engine`` (``tp_size x pp_size``) for one."""
+
+    num_gpus: int
+    gpus_per_engine: int
+    #: ``sglang_cfg.pp_size`` (``tp_size`` is ``gpus_per_engine // pipeline``, NeMo-RL's assert).
+    pipeline: int = 1
+
+
+@dataclass(frozen=True)
+class RewardModel:
+    """The reward-model environment's ``env.reward_model`` sizes: the nodes and GPUs per node of
+    its own ``RayVirtualCluster`` (``resources``) and its DTensor tensor-parallel size."""
+
+    num_nodes: int
+    gpus_per_node: int
+    tensor_parallel: int
+
+
+@dataclass(frozen=True)
 class NemoRlJob:
     """The placement values of a NeMo-RL GRPO config.
 
@@ -39,6 +61,10 @@ class NemoRlJob:
     #: The algorithm whose ``setup`` builds the clusters (its config's top-level section): ``grpo``,
     #: or ``sft``/``dpo``/``rm``, which train one policy on one cluster and generate nothing.
     algorithm: str = "grpo"
+    #: The SGLang servers' sizes when ``policy.generation.backend=sglang`` (None otherwise).
+    sglang: SglangServers | None = None
+    #: The reward-model environment when the data uses it (``env_name: reward_model``), else None.
+    reward_model: RewardModel | None = None
     #: The YAML file read (``--config``), so fixes and the improvement restate it; None for a mapping.
     config_file: str | None = None
     #: The ``key=value`` overrides given after the config, in order (restated by the improvement).
@@ -48,6 +74,20 @@ class NemoRlJob:
     def trains_only(self) -> bool:
         """Whether the job has no generation: SFT, DPO and reward-model training."""
         return self.algorithm != "grpo"
+
+    @property
+    def policy_nodes(self) -> int:
+        """The nodes left to the policy and generation (``grpo.py`` lines 772-779): all of them on
+        one node, else ``cluster.num_nodes`` less the reward model's nodes."""
+        if self.num_nodes == 1 or self.reward_model is None:
+            return self.num_nodes
+        return self.num_nodes - self.reward_model.num_nodes
+
+    @property
+    def reward_gpus_on_one_node(self) -> int:
+        """GPUs the reward model takes from the only node (``grpo.py`` lines 813 and 882-885): its
+        ``gpus_per_node`` when ``cluster.num_nodes`` is 1, else none (it has nodes of its own)."""
+        return self.reward_model.gpus_per_node if self.reward_model is not None and self.num_nodes == 1 else 0
 
     def stated_cluster(self) -> Cluster:
         """``cluster.num_nodes`` nodes of ``cluster.gpus_per_node`` GPUs: what the config describes."""

@@ -11,26 +11,28 @@ What places workers (``grpo.setup``, ``nemo_rl/algorithms/grpo.py`` lines 759-10
 ``cluster.num_nodes``, ``cluster.gpus_per_node``, ``policy.generation.colocated.enabled`` and
 ``colocated.resources.{num_nodes,gpus_per_node}``, ``policy.generation.backend`` and its engine
 size (vLLM ``tensor_parallel_size x pipeline_parallel_size``, ``vllm_generation.py`` lines
-77-83; Megatron generation's sizes, ``megatron.py``), the policy's tensor-parallel size, ``cluster.segment_size`` (NVLink segments, ``segments.py``).
-What is not modelled is refused by name: a reward-model
-environment (``env.reward_model``, its own nodes), on-policy-distillation teachers, and the
-``trtllm``/``dynamo``/``sglang`` generation backends (SGLang builds its own unified
-group of ``sglang_server_config`` engines, ``sglang_generation.py`` lines 80-97, not modelled).
+77-83; SGLang's ``sglang_server_config``, ``sglang.py``; Megatron generation's sizes,
+``megatron.py``), the policy's tensor-parallel size, ``cluster.segment_size`` (NVLink segments,
+``segments.py``), and the reward-model environment's resources when the data uses it
+(``reward_model.py``). What is not modelled is refused by name: on-policy-distillation teachers
+and the ``trtllm``/``dynamo`` generation backends.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from solver_placement._config import existing_file
 from solver_placement._errors import InternalError, PlacementConfigError, shown
+from solver_placement._frontends.nemo_rl.config_values import optional_whole, required_value, whole
 from solver_placement._frontends.nemo_rl.job import NemoRlJob
 from solver_placement._frontends.nemo_rl.megatron import megatron_sizes
 from solver_placement._frontends.nemo_rl.releases import release_named
+from solver_placement._frontends.nemo_rl.reward_model import reward_model
+from solver_placement._frontends.nemo_rl.sglang import sglang_servers
 from solver_placement._limits import check
 from solver_placement._limits.yaml_scan import check_text, load_checked, read_bounded
 from solver_placement._overrides import apply_to
@@ -49,10 +51,9 @@ OTHER_ALGORITHMS = {
 #: Parent files one config may pull in through ``defaults`` (all levels together).
 MAX_PARENTS = 32
 #: Generation backends whose placement is modelled; the others are refused by name.
-BACKENDS = ("vllm", "megatron")
+BACKENDS = ("vllm", "sglang", "megatron")
 #: Keys that decide placement in ways not modelled: each is refused when set.
 UNMODELLED = {
-    "env.reward_model": "starts a reward-model environment on nodes of its own (grpo.py lines 765-778)",
     "on_policy_distillation": "reserves nodes for on-policy-distillation teachers (grpo.py lines 781-809)",
 }
 
@@ -67,25 +68,30 @@ def read_nemo_rl(given: LaunchInput, release: str | None) -> NemoRlJob:
     for key, why in UNMODELLED.items():
         if OmegaConf.select(config, key, default=None) is not None:
             raise PlacementConfigError(f"NeMo-RL: {key} is set: it {why}, which the library does not model; remove it to predict the rest")
-    num_nodes = _int(config, "cluster.num_nodes", 1)
-    gpus_per_node = _int(config, "cluster.gpus_per_node", 1)
-    colocated = _value(config, "policy.generation.colocated.enabled")
+    num_nodes = whole(config, "cluster.num_nodes", 1)
+    gpus_per_node = whole(config, "cluster.gpus_per_node", 1)
+    colocated = required_value(config, "policy.generation.colocated.enabled")
     if not isinstance(colocated, bool):
         raise PlacementConfigError(f"NeMo-RL: policy.generation.colocated.enabled is {shown(colocated)}: NeMo-RL needs true or false")
-    backend = _value(config, "policy.generation.backend")
+    backend = required_value(config, "policy.generation.backend")
     if backend not in BACKENDS:
         raise PlacementConfigError(
             f"NeMo-RL: policy.generation.backend={shown(backend)}: the library models the placement of the {', '.join(BACKENDS)} backend only; "
             "predict with policy.generation.backend=vllm to see the policy's layout"
         )
-    span = None
+    span, sglang = None, None
     if backend == "megatron":  # no engine: generation runs Megatron policy workers (megatron.py)
         span, engine = megatron_sizes(config, colocated)
+    elif backend == "sglang":  # engine actors told a base GPU (sglang.py)
+        sglang = sglang_servers(config, colocated)
+        engine = sglang.gpus_per_engine
     else:
-        engine = _int(config, "policy.generation.vllm_cfg.tensor_parallel_size", 1) * _int(config, "policy.generation.vllm_cfg.pipeline_parallel_size", 1)
-    inference_nodes = _optional_int(config, "policy.generation.colocated.resources.num_nodes")
-    inference_gpus = _optional_int(config, "policy.generation.colocated.resources.gpus_per_node")
-    segment_size = _optional_int(config, "cluster.segment_size")
+        engine = whole(config, "policy.generation.vllm_cfg.tensor_parallel_size", 1) * whole(
+            config, "policy.generation.vllm_cfg.pipeline_parallel_size", 1
+        )
+    inference_nodes = optional_whole(config, "policy.generation.colocated.resources.num_nodes")
+    inference_gpus = optional_whole(config, "policy.generation.colocated.resources.gpus_per_node")
+    segment_size = optional_whole(config, "cluster.segment_size")
     if segment_size is not None and segment_size < 1:
         raise PlacementConfigError(
             f"NeMo-RL: cluster.segment_size={segment_size}: it must be a whole number of at least 1, or null (no NVLink pinning)"
@@ -93,7 +99,8 @@ def read_nemo_rl(given: LaunchInput, release: str | None) -> NemoRlJob:
     check("max_processes", num_nodes * gpus_per_node, given.origin, "cluster.num_nodes x cluster.gpus_per_node")
     return NemoRlJob(
         chosen, num_nodes, gpus_per_node, colocated, backend, engine, _train_tensor_parallel(config), inference_nodes, inference_gpus,
-        segment_size=segment_size, megatron_span=span, config_file=file, overrides=tuple(overrides),
+        segment_size=segment_size, megatron_span=span, sglang=sglang, reward_model=reward_model(config), config_file=file,
+        overrides=tuple(overrides),
     )  # fmt: skip
 
 
@@ -103,18 +110,22 @@ def _algorithm(config: DictConfig) -> str:
         return "grpo"
     for name, why in OTHER_ALGORITHMS.items():
         if name in config:
-            raise PlacementConfigError(f"NeMo-RL: a {name} config (its top-level '{name}' section): its setup builds its own clusters ({why}), which the library does not model")
+            raise PlacementConfigError(
+                f"NeMo-RL: a {name} config (its top-level '{name}' section): its setup builds its own clusters ({why}), which the library does not model"
+            )
     found = [name for name in TRAINING_ONLY if name in config]
     return found[0] if len(found) == 1 else "grpo"
 
 
 def _training_job(config: DictConfig, release: str, algorithm: str, file: str | None, overrides: list[str], given: LaunchInput) -> NemoRlJob:
     """An SFT, DPO or reward-model job: the cluster's size, its segments and the policy's tensor size."""
-    num_nodes = _int(config, "cluster.num_nodes", 1)
-    gpus_per_node = _int(config, "cluster.gpus_per_node", 1)
-    segment_size = _optional_int(config, "cluster.segment_size")
+    num_nodes = whole(config, "cluster.num_nodes", 1)
+    gpus_per_node = whole(config, "cluster.gpus_per_node", 1)
+    segment_size = optional_whole(config, "cluster.segment_size")
     if segment_size is not None and segment_size < 1:
-        raise PlacementConfigError(f"NeMo-RL: cluster.segment_size={segment_size}: it must be a whole number of at least 1, or null (no NVLink pinning)")
+        raise PlacementConfigError(
+            f"NeMo-RL: cluster.segment_size={segment_size}: it must be a whole number of at least 1, or null (no NVLink pinning)"
+        )
     check("max_processes", num_nodes * gpus_per_node, given.origin, "cluster.num_nodes x cluster.gpus_per_node")
     return NemoRlJob(
         release, num_nodes, gpus_per_node, True, "", 1, _train_tensor_parallel(config), None, None,
@@ -125,8 +136,8 @@ def _training_job(config: DictConfig, release: str, algorithm: str, file: str | 
 def _train_tensor_parallel(config: DictConfig) -> int:
     """The policy's tensor-parallel size: Megatron's when ``megatron_cfg.enabled``, else DTensor's."""
     if OmegaConf.select(config, "policy.megatron_cfg.enabled", default=False) is True:
-        return _int(config, "policy.megatron_cfg.tensor_model_parallel_size", 1, default=1)
-    return _int(config, "policy.dtensor_cfg.tensor_parallel_size", 1, default=1)
+        return whole(config, "policy.megatron_cfg.tensor_model_parallel_size", 1, default=1)
+    return whole(config, "policy.dtensor_cfg.tensor_parallel_size", 1, default=1)
 
 
 def _config(given: LaunchInput) -> tuple[DictConfig, str | None, list[str]]:
@@ -186,7 +197,13 @@ def _inherited(path: Path, loaded: list[int]) -> DictConfig:
     if "defaults" not in config:
         return config
     defaults = config.pop("defaults")
-    parents = [str(defaults)] if isinstance(defaults, (str, Path)) else [str(item) for item in defaults] if isinstance(defaults, ListConfig) else [str(defaults)]
+    parents = (
+        [str(defaults)]
+        if isinstance(defaults, (str, Path))
+        else [str(item) for item in defaults]
+        if isinstance(defaults, ListConfig)
+        else [str(defaults)]
+    )
     if loaded[0] + len(parents) > MAX_PARENTS:  # refused before any is read: each may list as many again
         raise PlacementConfigError(f"NeMo-RL: {path}: more than {MAX_PARENTS} files through defaults: (a cycle?)")
     base = OmegaConf.create({})
@@ -211,31 +228,3 @@ def _merged(base: DictConfig, child: DictConfig) -> DictConfig:
     if not isinstance(merged, DictConfig):
         raise InternalError("merging two mapping configs gave a list config")
     return merged
-
-
-def _value(config: DictConfig, key: str) -> Any:
-    try:
-        value = OmegaConf.select(config, key, throw_on_missing=True)
-    except OmegaConfBaseException as error:
-        raise PlacementConfigError(f"NeMo-RL: {key} cannot be read: {error}") from None
-    if value is None:
-        raise PlacementConfigError(f"NeMo-RL: {key} is not set; NeMo-RL reads it (grpo.setup) and fails with a KeyError without it")
-    return value
-
-
-def _int(config: DictConfig, key: str, minimum: int, default: int | None = None) -> int:
-    value = _value(config, key) if default is None or OmegaConf.select(config, key, default=None) is not None else default
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number of at least {minimum}")
-    check("max_hardware_items", value, f"NeMo-RL: {key}", "the value (a count of nodes or GPUs)")
-    return value
-
-
-def _optional_int(config: DictConfig, key: str) -> int | None:
-    value = OmegaConf.select(config, key, default=None)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PlacementConfigError(f"NeMo-RL: {key}={shown(value)}: it must be a whole number or null")
-    check("max_hardware_items", value, f"NeMo-RL: {key}", "the value (a count of nodes or GPUs)")
-    return value

@@ -15,6 +15,16 @@ than the cluster's ``num_gpus_per_node`` (``vllm_generation.py`` lines 77-87 and
 Megatron generation its ``nvlink_domain_span``, ``megatron.py``): then one unified group of all bundles, ``PACK`` when not colocated, the cluster's default ``SPREAD`` when
 colocated (``strategy=None``).
 
+SGLang (``sglang_generation.py`` lines 80-87): colocated only (``sglang.py``), it asks the one
+cluster for a unified ``PACK`` group of all its bundles, whatever the engine size, and the policy
+then uses that group too (SGLang starts first, ``grpo.py`` lines 1264-1268).
+
+A reward-model environment the data uses (``reward_model.py``) takes ``resources.num_nodes``
+nodes from ``cluster.num_nodes`` (on one node, ``resources.gpus_per_node`` GPUs of it) and builds
+its own cluster, ``grpo_reward_model_cluster``: per-node ``PACK`` groups of
+``resources.gpus_per_node`` bundles, one worker group a bundle (``reward_model_environment.py``
+lines 149-156).
+
 ``cluster.segment_size`` (lines 759-1080 and ``segments.py``): on a cluster whose nodes carry NVLink
 domains, training's "node" groups are pinned, one selected node's domain each, to whole segments;
 non-colocated, the inference groups are pinned too when a vLLM engine spans several inference nodes
@@ -30,7 +40,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from solver_placement._errors import PlacementConfigError
-from solver_placement._frontends.nemo_rl.job import NemoRlJob
+from solver_placement._frontends.nemo_rl.job import NemoRlJob, SglangServers
 from solver_placement._frontends.nemo_rl.segments import NodeTopology, knows_domains, select_segment_nodes
 
 
@@ -64,17 +74,28 @@ def virtual_clusters(job: NemoRlJob, topology: Sequence[NodeTopology] | None = N
 
     ``topology`` is what NeMo-RL's probes read of every live node (``segments.py``); None leaves
     out what depends on it (the sizes are the same)."""
-    if job.colocated:
-        gpus = job.gpus_per_node
+    if job.trains_only:  # sft.py lines 186-201 (dpo.py, rm.py alike): one policy, whole GPUs, per-node groups
         domains = _pinned(job.segment_size, job.num_nodes, topology, None)[0]
-        if job.trains_only:  # sft.py lines 186-201 (dpo.py, rm.py alike): one policy, whole GPUs, per-node groups
-            return VirtualCluster(f"{job.algorithm}_cluster", (gpus,) * job.num_nodes, 1, False, "SPREAD", domains, job.segment_size), None
+        return VirtualCluster(f"{job.algorithm}_cluster", (job.gpus_per_node,) * job.num_nodes, 1, False, "SPREAD", domains, job.segment_size), None
+    policy_nodes = _policy_nodes(job)
+    if job.colocated:
+        gpus = job.gpus_per_node - job.reward_gpus_on_one_node
+        if gpus <= 0:
+            _refuse(
+                f"policy.generation.colocated.resources.gpus_per_node must be > 0 when cluster.num_nodes = 1, but got {gpus}.", "grpo.py line 814"
+            )
+        domains = _pinned(job.segment_size, policy_nodes, topology, None)[0]
+        shape = (gpus,) * policy_nodes
         if job.megatron_span is not None:  # grpo.py lines 829 and 845-849: one worker group a bundle; unified only when pinned
-            return VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 1, domains is not None and job.megatron_span > gpus, "SPREAD", domains, job.segment_size), None
-        return _engines_fit(job, VirtualCluster("grpo_policy_cluster", (gpus,) * job.num_nodes, 2, job.engine_size > gpus, "SPREAD", domains, job.segment_size)), None
-    train_gpus, train_nodes = job.gpus_per_node, job.num_nodes
+            return VirtualCluster(
+                "grpo_policy_cluster", shape, 1, domains is not None and job.megatron_span > gpus, "SPREAD", domains, job.segment_size
+            ), None
+        if job.sglang is not None:  # sglang_generation.py lines 80-83: one unified PACK group, whatever the engine size
+            return _sglang_fits(job.sglang, VirtualCluster("grpo_policy_cluster", shape, 2, True, "PACK", domains, job.segment_size)), None
+        return _engines_fit(job, VirtualCluster("grpo_policy_cluster", shape, 2, job.engine_size > gpus, "SPREAD", domains, job.segment_size)), None
+    train_gpus, train_nodes = job.gpus_per_node, policy_nodes
     inference_gpus, inference_nodes = job.inference_gpus_per_node, job.inference_nodes
-    if job.num_nodes == 1:
+    if policy_nodes == 1:
         if inference_gpus is None or inference_gpus <= 0:
             _refuse(
                 "policy.generation.colocated.resources.gpus_per_node must be explicitly set to a value > 0 when policy_nodes = 1 "
@@ -86,15 +107,19 @@ def virtual_clusters(job: NemoRlJob, topology: Sequence[NodeTopology] | None = N
                 f"non-colocated, but got {inference_nodes}.", "grpo.py line 874",
             )  # fmt: skip
         inference_nodes = 1
-        train_gpus -= inference_gpus
+        reward = job.reward_gpus_on_one_node  # grpo.py lines 882-885: the reward model's GPUs too, on a one-node cluster
+        train_gpus -= inference_gpus + reward
         if train_gpus <= 0:
             _refuse(
                 f"No enough GPUs for training, train_gpus_per_node:{train_gpus} = cluster_config['gpus_per_node']:{job.gpus_per_node} "
-                f"- inference_gpus_per_node:{inference_gpus}", "grpo.py line 886",
+                f"- inference_gpus_per_node:{inference_gpus}" + (f" - rm_gpus_per_node:{reward}" if reward else ""), "grpo.py line 886",
             )  # fmt: skip
     else:
         if inference_nodes is None:
-            _refuse("'>' not supported between instances of 'NoneType' and 'int' (policy.generation.colocated.resources.num_nodes is null)", "grpo.py line 897")
+            _refuse(
+                "'>' not supported between instances of 'NoneType' and 'int' (policy.generation.colocated.resources.num_nodes is null)",
+                "grpo.py line 897",
+            )
         if inference_nodes <= 0:
             _refuse(
                 "policy.generation.colocated.resources.num_nodes must be > 0 when cluster.num_nodes > 1 and inference is "
@@ -131,6 +156,43 @@ def virtual_clusters(job: NemoRlJob, topology: Sequence[NodeTopology] | None = N
         "grpo_inference_cluster", (inference_gpus,) * inference_nodes, 1, unified, "PACK", inference_domains, inference_segment
     )
     return train, inference if job.megatron_span is not None else _engines_fit(job, inference)
+
+
+def reward_model_cluster(job: NemoRlJob) -> VirtualCluster | None:
+    """The reward-model environment's own cluster (``reward_model_environment.py`` lines 149-156 at
+    7ea279ab: per-node groups of ``resources.gpus_per_node`` bundles, one worker group a bundle), or
+    None when the data uses no reward model."""
+    reward = job.reward_model
+    if reward is None:
+        return None
+    return VirtualCluster("grpo_reward_model_cluster", (reward.gpus_per_node,) * reward.num_nodes, 1, False, "PACK")
+
+
+def _policy_nodes(job: NemoRlJob) -> int:
+    """``policy_nodes`` (``grpo.py`` lines 772-779), with NeMo-RL's assert when the reward model takes every node."""
+    if job.policy_nodes <= 0 and job.reward_model is not None:
+        _refuse(
+            f"policy_nodes must be > 0, but got policy_nodes:{job.policy_nodes} + rm_nodes:{job.reward_model.num_nodes} = "
+            f"total_nodes:{job.num_nodes}", "grpo.py line 776",
+        )  # fmt: skip
+    return job.policy_nodes
+
+
+def _sglang_fits(sglang: SglangServers, serving: VirtualCluster) -> VirtualCluster:
+    """``serving`` unless an SGLang engine actor would index past the group's bundles:
+    ``_start_engines`` reads ``reordered_gpu_ids[i * min(num_gpus_per_engine, gpus_per_node)]`` for
+    every engine ``i`` of ``num_gpus // min(...)`` (``sglang_generation.py`` lines 168-191 at
+    7ea279ab), and ``num_gpus`` is never checked against the cluster."""
+    local = min(sglang.gpus_per_engine, serving.gpus_per_node)
+    engines = sglang.num_gpus // local
+    if engines and (engines - 1) * local >= serving.total:
+        whole_engines = serving.total // local * local
+        _refuse(
+            f"IndexError: list index out of range (SGLang engine {engines - 1} of {engines} reads bundle {(engines - 1) * local}; "
+            f"{serving.name} has {serving.total}). Fix: policy.generation.sglang_cfg.sglang_server_config.num_gpus={whole_engines}",
+            "sglang_generation.py line 191",
+        )  # fmt: skip
+    return serving
 
 
 def _engines_fit(job: NemoRlJob, serving: VirtualCluster) -> VirtualCluster:

@@ -12,6 +12,15 @@ placement groups, the total-GPU check, the unified group's sorting through its
 importing the module whole would need vLLM and torch). The policy's order is lm_policy's rule
 (``_sorted_bundle_indices`` when set, else group by group), restated here in two lines.
 
+SGLang (``sglang.py`` here): ``SGLangGeneration.__init__``'s placement lines (80-95: the unified
+``PACK`` group, ``get_reordered_bundle``, the engine count) and
+``SGLangGenerationWorker._compute_server_args`` / ``_to_local_gpu_id`` are executed as written;
+``_start_engines``' four lines that pick each actor's bundle and ``base_gpu_id`` (186-196) and
+SGLang's own rule for the GPUs a server drives (``tp_size x pp_size // nnodes`` from
+``base_gpu_id``, ``gpu_id_step`` apart) are restated. A reward model the data names
+(``extract_necessary_env_names``, executed as written) gets its environment's cluster first,
+``reward_model_environment.py``'s ``RayVirtualCluster(...)`` statement executed as written.
+
 Ray is :mod:`nemo_rl_ray`: placement groups land as Ray lands them, node IDs sort in node order.
 An optional ``topology`` (per node ``[domain or null, topo_rank or null]``) gives the nodes the
 resources NeMo-RL's ``ray.sub`` registers (``nvlink_domain_<domain>: 1``, ``topo_rank``), which
@@ -109,40 +118,87 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
         init_cluster_placement_groups = staticmethod(space["init_cluster_placement_groups"])
 
     section = _source_between(source / "nemo_rl" / "algorithms" / "grpo.py", 'total_nodes = cluster_config["num_nodes"]', "# Reserve topology-aware teacher placement groups")
-    if generation["backend"] not in ("vllm", "megatron") or (master.get("env") or {}).get("reward_model"):
+    if generation["backend"] not in ("vllm", "megatron", "sglang"):
         return {"keys": _keys(master), "unmodelled": True}
+    helpers: dict[str, Any] = {}
+    exec(_function(source / "nemo_rl" / "data" / "datasets" / "utils.py", "extract_necessary_env_names"), helpers)
+    rm_enabled = "reward_model" in helpers["extract_necessary_env_names"](master.get("data") or {})
     names: dict[str, Any] = {
         "cluster_config": master["cluster"], "generation_config": generation, "colocated_inference": generation["colocated"]["enabled"], "policy_config": master["policy"], "master_config": master,
-        "env_configs": master.get("env", {}), "rm_env_enabled": False, "RayVirtualCluster": Recorded, "Optional": Any,
+        "env_configs": master.get("env", {}), "rm_env_enabled": rm_enabled, "RayVirtualCluster": Recorded, "Optional": Any,
         "opd_module": type("opd", (), {"is_non_colocated_teachers_enabled": staticmethod(lambda _: False)}),
         "prepare_segment_topology": vc.prepare_segment_topology, "get_ray_cluster_topology": vc.get_ray_cluster_topology,
         "TOPO_RANK_UNKNOWN": vc.TOPO_RANK_UNKNOWN, "VllmGeneration": Vllm, "TrtllmGeneration": None, "MegatronGeneration": _megatron(source), "print": lambda *a, **k: None,
     }  # fmt: skip
+    reward: dict[str, Any] = {}
     try:
+        if rm_enabled:  # run_grpo.py line 131: the environment actor (and its cluster) before grpo.setup
+            reward["reward_model"] = _policy(_reward_model_cluster(source, master["env"]["reward_model"], vc))
         exec(section, names)
         train = created[0]
         serving = created[-1]
+        if generation["backend"] == "sglang":  # grpo.py lines 1264-1268: colocated, SGLang first, then the policy
+            engines = _sglang(source, serving, generation, vc)
+            train.get_placement_groups()
+            return {"keys": _keys(master), "policy": _policy(train), "generation": engines, **reward}
         vllm_cfg = generation["vllm_cfg"]
         if generation["backend"] == "megatron":  # grpo.py lines 1230-1240: the policy first, then generation
             train.get_placement_groups()
             if generation["colocated"]["enabled"]:  # generation wraps the policy: no worker of its own
-                return {"keys": _keys(master), "policy": _policy(train), "generation": []}
+                return {"keys": _keys(master), "policy": _policy(train), "generation": [], **reward}
             megatron = names["MegatronGeneration"]
             dedicated = {**master["policy"], "megatron_cfg": megatron.effective_megatron_cfg(master["policy"])}  # MegatronGeneration.__init__
             megatron.init_cluster_placement_groups(serving, dedicated)
-            return {"keys": _keys(master), "policy": _policy(train), "generation": [[*where, -1] for where in _policy(serving)]}
+            return {"keys": _keys(master), "policy": _policy(train), "generation": [[*where, -1] for where in _policy(serving)], **reward}
         if generation["colocated"]["enabled"]:  # grpo.py line 1102: vLLM first, its strategy decides the groups
             Vllm.init_cluster_placement_groups(serving, generation)
         else:  # NeMo-RL starts both sides in threads; the front end takes training first
             train.get_placement_groups()
             Vllm.init_cluster_placement_groups(serving, generation)
         train.get_placement_groups()
-        layout = {"policy": _policy(train), "generation": _generation(space, serving, vllm_cfg)}
-    except (AssertionError, ValueError, vc.ResourceInsufficientError, TimeoutError) as error:
+        layout = {"policy": _policy(train), "generation": _generation(space, serving, vllm_cfg), **reward}
+    except (AssertionError, ValueError, IndexError, vc.ResourceInsufficientError, TimeoutError) as error:  # IndexError: SGLang's num_gpus past the bundles
         return {"keys": _keys(master), "refused": f"{type(error).__name__}: {error}"}
     except nemo_rl_ray.Pending as error:
         return {"keys": _keys(master), "pending": str(error)}
     return {"keys": _keys(master), **layout}
+
+
+def _reward_model_cluster(source: Path, config: dict[str, Any], vc: Any) -> Any:
+    """``RewardModelEnvironment.__init__``'s cluster statement, executed as written, its groups asked for."""
+    statement = _source_between(source / "nemo_rl" / "environments" / "reward_model_environment.py", "self.virtual_cluster = RayVirtualCluster(", "print(")
+    holder = type("Environment", (), {"config": config})()
+    exec(statement, {"self": holder, "RayVirtualCluster": vc.RayVirtualCluster})
+    holder.virtual_cluster.get_placement_groups()
+    return holder.virtual_cluster
+
+
+def _sglang(source: Path, cluster: Any, generation: dict[str, Any], vc: Any) -> list[list[Any]]:
+    """Every SGLang GPU process: ``[node, GPU, bundle or None, engine]``, actor after actor."""
+    folder = source / "nemo_rl" / "models" / "generation" / "sglang"
+    holder = type("Generation", (), {})()
+    names: dict[str, Any] = {"self": holder, "cluster": cluster, "sglang_cfg": generation, "get_reordered_bundle": vc.get_reordered_bundle}
+    exec(_source_between(folder / "sglang_generation.py", "pgs = cluster._init_placement_groups(", "self._http_client = HttpClient"), names)
+    exec(_source_between(folder / "sglang_generation.py", 'sglang_server_cfg = sglang_cfg["sglang_cfg"]', "self.num_gpus_per_engine: int"), names)
+    worker: dict[str, Any] = {"os": os}
+    exec(_method(folder / "sglang_worker.py", "SGLangGenerationWorker", "_compute_server_args"), worker)
+    exec(_method(folder / "sglang_worker.py", "SGLangGenerationWorker", "_to_local_gpu_id"), worker)
+    landed = cluster.get_placement_groups()[0].landed
+    local = names["num_gpu_per_engine_local"]
+    processes: list[list[Any]] = []
+    for rank in range(names["num_engines"]):  # _start_engines lines 186-196: the bundle and base GPU of engine actor ``rank``
+        gpu_index = rank * local
+        base_gpu_id = int(holder.pg_reordered_gpu_ids[gpu_index])
+        node = landed[holder.pg_reordered_bundle_indices[gpu_index]][0]
+        actor = type("Worker", (), {"sglang_cfg": generation, "rank": rank, "gpus_per_node": cluster.num_gpus_per_node, "base_gpu_id": base_gpu_id,
+                                    "num_gpus_per_engine": names["gpus_per_engine"], "_to_local_gpu_id": worker["_to_local_gpu_id"]})()  # fmt: skip
+        args = worker["_compute_server_args"](actor, "host:0", 0, "host", 0)
+        per_node = args["tp_size"] * args["pp_size"] // args["nnodes"]  # SGLang: each node part's GPUs, gpu_id_step apart from base_gpu_id
+        for index in range(per_node):
+            slot = gpu_index + index
+            bundle = holder.pg_reordered_bundle_indices[slot] if index < local and slot < len(holder.pg_reordered_bundle_indices) else None
+            processes.append([node, args["base_gpu_id"] + index * args["gpu_id_step"], bundle, rank // max(1, names["gpus_per_engine"] // cluster.num_gpus_per_node)])
+    return processes
 
 
 def _resources(node: list[Any]) -> dict[str, float]:
@@ -182,21 +238,34 @@ def _training(source: Path, master: dict[str, Any], algorithm: str, vc: Any) -> 
 def _keys(master: dict[str, Any]) -> dict[str, Any]:
     """The placement keys of the config as NeMo-RL loaded it (what CI predicts from)."""
     policy, generation = master["policy"], master["policy"]["generation"]
+    reward = (master.get("env") or {}).get("reward_model")
+    data = master.get("data") or {}
     return {
         "cluster": {key: master["cluster"].get(key) for key in ("num_nodes", "gpus_per_node", "segment_size")},
-        "env": {"reward_model": (master.get("env") or {}).get("reward_model")},
+        "env": {"reward_model": reward and {"resources": reward.get("resources"), "dtensor_cfg": {"tensor_parallel_size": (reward.get("dtensor_cfg") or {}).get("tensor_parallel_size", 1)}}},
+        "data": {key: _env_names(data.get(key)) for key in ("train", "validation", "default") if data.get(key) is not None},
         "policy": {
             "dtensor_cfg": {"tensor_parallel_size": (policy.get("dtensor_cfg") or {}).get("tensor_parallel_size", 1)},
             "megatron_cfg": {key: (policy.get("megatron_cfg") or {}).get(key) for key in ("enabled", *MEGATRON_LAYOUT)},
             "generation": {
                 "backend": generation["backend"],
                 "vllm_cfg": {key: generation["vllm_cfg"][key] for key in ("tensor_parallel_size", "pipeline_parallel_size")},
+                **({"sglang_cfg": {**{key: generation["sglang_cfg"].get(key) for key in ("tp_size", "pp_size", "dp_size")},
+                                   "sglang_server_config": {key: generation["sglang_cfg"]["sglang_server_config"].get(key) for key in ("num_gpus", "num_gpus_per_engine")}}}
+                   if generation["backend"] == "sglang" else {}),
                 "colocated": generation["colocated"],
                 **({"mcore_generation_config": {key: value for key, value in (generation.get("mcore_generation_config") or {}).items() if key in MEGATRON_LAYOUT}}
                    if generation["backend"] == "megatron" else {}),
             },
         },
     }
+
+
+def _env_names(section: Any) -> Any:
+    """A data section (a mapping or a list of them) with only the ``env_name`` NeMo-RL collects."""
+    if isinstance(section, list):
+        return [_env_names(entry) for entry in section]
+    return {"env_name": section["env_name"]} if isinstance(section, dict) and "env_name" in section else {}
 
 
 def _where(cluster: Any, pg_index: int, bundle: int) -> list[int]:

@@ -2,7 +2,7 @@
 
 Usage: ``NEMO_RL_SOURCE=/path/to/RL python tests/internals/frontends/nemo_rl/regenerate.py``.
 For every GRPO example config of the checkout (``examples/configs/**/*grpo*.yaml``) the library
-reads (vLLM generation, no reward model, no teachers), on the nodes the config states (no NVLink
+reads (vLLM, SGLang or Megatron generation, a reward model or none, no teachers), on the nodes the config states (no NVLink
 domain known, as on machines without an NVLink fabric), each config with ``cluster.segment_size``
 once more on GB200 NVL72 racks (:func:`racks`), and for the hand-made edges below,
 ``nemo_rl_driver.py`` runs NeMo-RL's own code on a recorded Ray; the file keeps each case's
@@ -61,12 +61,38 @@ EDGES: list[tuple[str, list[str], list[int]] | tuple[str, list[str], list[int], 
     ("segment-apart-inference-unpinned-tp4", [*SEGMENTS_2X4, APART[0], "policy.generation.colocated.resources.num_nodes=2", "policy.generation.colocated.resources.gpus_per_node=4", "policy.generation.vllm_cfg.tensor_parallel_size=4"], [4] * 6, TWO_DOMAINS),
 ]
 
-#: Hand-made edges of the algorithms that only train: (name, config, overrides, nodes[, topology]).
-TRAINING_EDGES: list[tuple[str, str, list[str], list[int]] | tuple[str, str, list[str], list[int], list[list[Any]]]] = [
+SGLANG = "policy.generation.sglang_cfg"
+
+
+def _sglang(tp: int, gpus: int) -> list[str]:
+    """SGLang's engine size and GPUs as overrides (``num_gpus_per_engine`` follows ``tp_size`` in the example)."""
+    return [f"{SGLANG}.tp_size={tp}", f"{SGLANG}.sglang_server_config.num_gpus={gpus}"]
+
+
+RM = "env.reward_model.resources"
+#: Hand-made edges on another example config (the algorithms that only train, SGLang, a reward model): (name, config, overrides, nodes[, topology]).
+CONFIG_EDGES: list[tuple[str, str, list[str], list[int]] | tuple[str, str, list[str], list[int], list[list[Any]]]] = [
     ("sft-2x8-spill-mixed", "sft.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=8"], MIXED),
     ("sft-segments-pinned", "sft.yaml", SEGMENTS_2X4, [4] * 6, TWO_DOMAINS),
     ("dpo-3x6-spill", "dpo.yaml", ["cluster.num_nodes=3", "cluster.gpus_per_node=6"], MIXED),
     ("rm-over-total", "rm.yaml", ["cluster.num_nodes=3", "cluster.gpus_per_node=8"], MIXED),
+    ("sglang-2x4-tp2", "grpo_math_1B_sglang.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=4", *_sglang(2, 8)], [4, 4]),
+    ("sglang-tp3-crosses-node", "grpo_math_1B_sglang.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=4", *_sglang(3, 6)], [4, 4]),
+    ("sglang-tp6-shared-gpus", "grpo_math_1B_sglang.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=4", *_sglang(6, 8)], [8]),
+    ("sglang-tp8-two-node-parts", "grpo_math_1B_sglang.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=4", *_sglang(8, 8)], [4, 4]),
+    ("sglang-tp8-missing-node-part", "grpo_math_1B_sglang.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=4", *_sglang(8, 4)], [4, 4]),
+    ("sglang-one-node-spill-tp4", "grpo_math_1B_sglang.yaml", ["cluster.num_nodes=1", "cluster.gpus_per_node=8", *_sglang(4, 8)], [4, 4]),
+    ("sglang-num-gpus-past-bundles", "grpo_math_1B_sglang.yaml", _sglang(1, 3), [2]),
+    ("sglang-tp-assert", "grpo_math_1B_sglang.yaml", [*_sglang(2, 2), f"{SGLANG}.sglang_server_config.num_gpus_per_engine=1"], [2]),
+    ("sglang-over-total", "grpo_math_1B_sglang.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=4"], [4]),
+    ("sglang-segments-pinned-tp4", "grpo_math_1B_sglang.yaml", [*SEGMENTS_2X4, *_sglang(4, 16)], [4] * 6, TWO_DOMAINS),
+    ("rm-one-node-8", "grpo_rm_1B.yaml", ["cluster.gpus_per_node=8", f"{RM}.gpus_per_node=2"], [8]),
+    ("rm-3x4-own-node", "grpo_rm_1B.yaml", ["cluster.num_nodes=3", "cluster.gpus_per_node=4", f"{RM}.gpus_per_node=4"], [4, 4, 4]),
+    ("rm-1x8-spill-mixed", "grpo_rm_1B.yaml", ["cluster.gpus_per_node=8"], [4, 4]),
+    ("rm-apart-one-node", "grpo_rm_1B.yaml", ["cluster.gpus_per_node=8", f"{RM}.gpus_per_node=2", APART[0], "policy.generation.colocated.resources.gpus_per_node=2"], [8]),
+    ("rm-apart-3x4", "grpo_rm_1B.yaml", ["cluster.num_nodes=3", "cluster.gpus_per_node=4", APART[0], "policy.generation.colocated.resources.num_nodes=1", "policy.generation.colocated.resources.gpus_per_node=4"], [4, 4, 4]),
+    ("rm-takes-every-node", "grpo_rm_1B.yaml", ["cluster.num_nodes=2", "cluster.gpus_per_node=4", f"{RM}.num_nodes=2"], [4, 4]),
+    ("rm-leaves-no-gpu", "grpo_rm_1B.yaml", [f"{RM}.gpus_per_node=2"], [2]),
 ]
 
 
@@ -127,7 +153,7 @@ def main() -> None:
     for name, overrides, nodes, *topology in EDGES:
         if not only or only in name:
             cases[name] = {"overrides": overrides, **_checked(name, record(source, base, overrides, nodes, *topology))}
-    for name, config_name, overrides, nodes, *topology in TRAINING_EDGES:
+    for name, config_name, overrides, nodes, *topology in CONFIG_EDGES:
         if not only or only in name:
             config = source / "examples" / "configs" / config_name
             cases[name] = {"config": str(config.relative_to(source)), "overrides": overrides, **_checked(name, record(source, config, overrides, nodes, *topology))}

@@ -6,8 +6,8 @@ grouping on a recorded Ray, at the commit it names) for every GRPO example confi
 repository the library reads, on the nodes each states, those with ``cluster.segment_size`` again
 on NVL72 racks (``@nvl72``: the nodes carry NVLink domains and ``topo_rank``, as node labels
 here), and for hand-made edges. Each case is predicted here from the placement keys NeMo-RL loaded, on the same nodes, and
-compared rank by rank: node, GPU and bundle of every policy rank, and of every vLLM rank with its
-engine; a case NeMo-RL refuses must be refused here (or found pending, for its total-GPU check),
+compared rank by rank: node, GPU and bundle of every policy and reward-model rank, and of every
+vLLM rank or SGLang GPU process with its engine; a case NeMo-RL refuses must be refused here (or found pending, for its total-GPU check),
 and one it waits on forever must be found pending.
 
 With ``NEMO_RL_SOURCE`` naming a checkout of NeMo-RL, the live test reruns its code on the edges.
@@ -74,6 +74,7 @@ def test_the_front_end_places_every_rank_where_nemo_rl_does(name: str) -> None:
         assert any(finding.kind == FindingKind.PENDING for finding in ours.errors)
         return
     assert [[r.node, r.gpus[0], r.bundle] for r in ours.of_role("policy")] == case["policy"]
+    assert [[r.node, r.gpus[0], r.bundle] for r in ours.of_role("reward_model")] == case.get("reward_model", [])
     if "generation" not in case["keys"]["policy"]:  # SFT, DPO, RM: a policy only
         assert not ours.of_role("generation")
         return

@@ -52,8 +52,9 @@ def test_a_yaml_file_given_directly_is_read_with_its_own_loader(tmp_path: Path) 
     ("override", "words"),
     [
         ("++cluster.segment_size=0", "cluster.segment_size=0: it must be a whole number of at least 1, or null"),
-        ("policy.generation.backend=sglang", "policy.generation.backend='sglang'"),
-        ("++env.reward_model.resources.num_nodes=1", "env.reward_model is set"),
+        ("policy.generation.backend=trtllm", "policy.generation.backend='trtllm'"),
+        ("policy.generation.backend=sglang", "policy.generation.sglang_cfg.sglang_server_config.num_gpus is not set"),
+        ("++on_policy_distillation.enabled=true", "on_policy_distillation is set"),
         ("cluster.num_nodes=0", "cluster.num_nodes=0: it must be a whole number of at least 1"),
         ("policy.generation.colocated.enabled=maybe", "colocated.enabled is 'maybe'"),
     ],
