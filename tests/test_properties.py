@@ -251,14 +251,6 @@ def check_corrupted(case: SpecCase, seed: int, rounds: int) -> None:
     verify(solution.spec, solution.placements_by_component())
 
 
-# ------------------------------------------------------------------------------ slow
-@pytest.mark.slow
-@settings(max_examples=3000)
-@given(valid_specs(), broken_configs())
-def test_many_examples(case: SpecCase, broken: BrokenCase) -> None:
-    check_valid(case)
-    check_broken(broken)
-
 
 # ------------------------------------------------------------------------------ regressions found by fuzzing
 def _config(placement: dict, **cluster: object) -> dict:
