@@ -1,4 +1,4 @@
-"""Test options: ``--runslow`` (or ``CI=true`` in the environment, so CI runs the 10,000-example
+"""Test options: ``--runslow`` (or ``CI=true`` in the environment, so CI runs the 6,000-example
 fuzz test of ``test_fuzz.py`` on every push) runs the tests marked ``slow``; Hypothesis runs
 derandomized.
 
