@@ -16,18 +16,13 @@ import click
 from solver_placement._cli.exit_codes import EXIT_CODES_HELP, ExitCode
 from solver_placement._cli.options import format_option
 from solver_placement._cli.output import echo_document
-from solver_placement._cli.predict_command import prediction_cluster, prediction_source
+from solver_placement._cli.predict_command import prediction_cluster, prediction_inputs, prediction_source
 from solver_placement._cli.progress import working
 from solver_placement._prediction.predict import predict
 
 
 @click.command("explain", context_settings={"ignore_unknown_options": True}, epilog=EXIT_CODES_HELP)
-@click.argument("framework")
-@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
-@click.option("--input", "input_file", type=click.Path(dir_okay=False, path_type=Path), help="A launch script that runs the framework, or its YAML config.")
-@click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), help="A YAML config whose cluster: section states the cluster.")
-@click.option("--ray", "ray_address", default=None, help="Explain on the live Ray cluster at ADDRESS (auto: the one this machine runs).")
-@click.option("--release", default=None, help="The framework release whose rules to read the input with (default: the one it shows, else the newest).")
+@prediction_inputs("Explain")
 @format_option("text", "json", help="text: per role the rule behind its ranks and where they land, then each finding's cause, effect and fix; json: the same as records.")
 def explain_prediction_command(
     framework: str, arguments: Sequence[str], input_file: Path | None, cluster_file: Path | None, ray_address: str | None, release: str | None, fmt: str

@@ -8,7 +8,7 @@ smallest the input describes. Errors in the predicted layout exit 3, after the t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -29,13 +29,27 @@ from solver_placement._prediction.layout import Prediction
 from solver_placement._prediction.predict import improve, predict
 
 
+def prediction_inputs(verb: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The arguments and options ``predict`` and ``explain FRAMEWORK`` share (the framework, its
+    words, ``--input``, ``--cluster``, ``--ray``, ``--release``); ``verb`` begins ``--ray``'s help."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        for decorator in reversed((
+            click.argument("framework"),
+            click.argument("arguments", nargs=-1, type=click.UNPROCESSED),
+            click.option("--input", "input_file", type=click.Path(dir_okay=False, path_type=Path), help="A launch script that runs the framework, or its YAML config."),
+            click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), help="A YAML config whose cluster: section states the cluster."),
+            click.option("--ray", "ray_address", default=None, help=f"{verb} on the live Ray cluster at ADDRESS (auto: the one this machine runs)."),
+            click.option("--release", default=None, help="The framework release whose rules to read the input with (default: the one it shows, else the newest)."),
+        )):  # fmt: skip
+            command = decorator(command)
+        return command
+
+    return decorate
+
+
 @click.command("predict", context_settings={"ignore_unknown_options": True})
-@click.argument("framework")
-@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
-@click.option("--input", "input_file", type=click.Path(dir_okay=False, path_type=Path), help="A launch script that runs the framework, or its YAML config.")
-@click.option("--cluster", "cluster_file", type=click.Path(dir_okay=False, path_type=Path), help="A YAML config whose cluster: section states the cluster.")
-@click.option("--ray", "ray_address", default=None, help="Predict on the live Ray cluster at ADDRESS (auto: the one this machine runs).")
-@click.option("--release", default=None, help="The framework release whose rules to read the input with (default: the one it shows, else the newest).")
+@prediction_inputs("Predict")
 @click.option("--better", is_flag=True, help="Also solve the job and print the solver's layout and the flags that ask the framework for it.")
 @click.option(
     "-o", "--plot", "figure", type=click.Path(dir_okay=False, path_type=Path), default=None,
