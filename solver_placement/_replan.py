@@ -16,7 +16,8 @@ Two ways to place that spec, the cheap one first:
   candidates. Used when it can state the job (every tensor-parallel group lost whole or not at
   all, no topology rule on a component that lost processes, collocated partners lost together),
   has a placement and passes :func:`verify`; the moved processes then take the highest ranks,
-  the status is ``FEASIBLE`` and ``timings["keep_in_place"]`` holds the time it took;
+  ``timings["keep_in_place"]`` holds the time it took, and the answer is measured on the
+  re-planned spec (:func:`_measured`: ``OPTIMAL`` when it meets the bound, else its gap);
 * the exact model: ``solve(spec, previous=solution)``, whose ``changes`` objective term (dominant
   by default) is charged for every process that gives up its hardware, so it may move a
   surviving process when nothing else fits. It holds every process's candidates: seconds up to
@@ -43,6 +44,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -60,7 +62,10 @@ from solver_placement._errors import (
     with_context,
 )
 from solver_placement._records import Placement
+from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import SolveStatus
+from solver_placement._solver.previous import previous_hardware
 from solver_placement._solver.solution import Assignment, Solution
 from solver_placement._solver.solve import solve
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
@@ -103,7 +108,7 @@ def replan(
         spec = PlacementSpec.build(cluster, placement, solution.spec.solver_options)
         kept = _kept_in_place(solution, spec, lost, renamed, options) if weights["changes"] else None
         if kept is not None:
-            return kept
+            return _measured(kept, solution, weights, "contiguity" in solution.spec.solver_options.weights(objective))
         result = solve(spec, previous=solution, **options)
     except (InfeasiblePlacementError, PlacementConfigError, SolverTimeoutError) as error:
         raise with_context(error, context) from None
@@ -336,6 +341,28 @@ def _kept_in_place(
     except PlacementError:
         return None  # the exact model decides (it may move survivors to make room)
     return result
+
+
+def _measured(kept: Solution, before: Solution, weights: Mapping[str, int], weighs_contiguity: bool) -> Solution:
+    """Keep-in-place's answer with its objective on the re-planned spec's own scale, and a bound.
+
+    Why it can be proven at once: keeping every survivor in place gives up no previous hardware
+    set a layout could keep (the ``changes`` term counts only sets on surviving hardware, and a
+    set it counts while kept, several items without a stride, counts in every layout), so its
+    ``changes`` value is that term's minimum; every other term is at least its counting bound
+    (``objective_lower_bound``). When the answer meets their sum it is ``OPTIMAL``, else it says
+    its gap. As against the counting bound elsewhere, ``contiguity`` is a tie-break left out of
+    both, unless the call weighs it (then nothing is proven).
+    """
+    spec = kept.spec
+    held = previous_hardware(spec, before)
+    taken = {name: kept.assignment(name) for name in spec.requests}
+    primary = {**weights, "contiguity": weights["contiguity"] if weighs_contiguity else 0}
+    value = objective_value(spec, spec.requests, taken, primary, held)
+    least_changes = objective_value(spec, spec.requests, taken, {term: 0 for term in weights} | {"changes": weights["changes"]}, held)
+    bound = least_changes + objective_lower_bound(spec, {**primary, "changes": 0})
+    status = SolveStatus.OPTIMAL if not weighs_contiguity and value <= bound else SolveStatus.FEASIBLE
+    return replace(kept, status=status, objective=value, bound=min(bound, value))
 
 
 def _constraints(rules: Constraints) -> dict[str, Any]:

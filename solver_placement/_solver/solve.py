@@ -23,8 +23,7 @@ from collections.abc import Mapping, Sequence
 from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import InternalError, PlacementConfigError, PlacementError, SolverTimeoutError, Statement, counted
-from solver_placement._records import Placement
+from solver_placement._errors import InternalError, PlacementError, SolverTimeoutError, Statement, counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.build import build_model, fixed_conflicts
@@ -40,12 +39,11 @@ from solver_placement._solver.explain import explain_spec, infeasible_error
 from solver_placement._solver.first_fit import first_fit
 from solver_placement._solver.loop import Paths, answer_loop
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus, Status
+from solver_placement._solver.previous import PreviousPlacements, previous_hardware
 from solver_placement._solver.solution import Method, Solution
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import expand_all
 from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of
-
-PreviousPlacements = Solution | Mapping[str, Sequence[Placement]]
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +120,7 @@ def _solve_spec(spec: PlacementSpec, options: SolverOptions, asked: dict[str, in
         log.info("the counting bounds prove the spec infeasible (%s): no model is built", counted(len(conflicts), "statement"))
         raise infeasible_error(conflicts)
     log.debug("the counting bounds find no conflict")
-    held_before = _previous_hardware(spec, previous)
+    held_before = previous_hardware(spec, previous)
     timings = {"parse": time.perf_counter() - started}
     fixed = fixed_conflicts(spec, budget)
     if fixed:  # rank strings that break their own rules: no path can place them
@@ -236,32 +234,6 @@ def _exact_answer(call: SolveCall, hint: Answer | None, tried: list[str]) -> Ans
     value = round(solver.objective_value) if ctx.model.has_objective() else None
     bound = math.ceil(solver.best_objective_bound - BOUND_TOLERANCE) if ctx.model.has_objective() else None
     return Answer(PathName.EXACT, Method.SEARCH, ctx.assignments(solver.response_proto.solution), SolveStatus(solver.status_name(status)), value, bound)
-
-def _previous_hardware(spec: PlacementSpec, previous: PreviousPlacements | None) -> dict[str, list[list[int]]]:
-    """Physical ids each process held before, per component, on this spec's cluster."""
-    if previous is None:
-        return {}
-    records = previous.placements_by_component() if isinstance(previous, Solution) else previous
-    held = {}
-    for name, placements in records.items():
-        if name in spec.components:
-            held[name] = [
-                [spec.cluster.physical_id(p.cluster_node_rank, p.hardware_type, local) for local in (p.local_hardware_ranks or [0])]
-                for p in placements
-                if _exists(spec, p)
-            ]
-    return held
-
-
-def _exists(spec: PlacementSpec, p: Placement) -> bool:
-    """False for records on hardware the cluster no longer has (e.g. a lost node)."""
-    try:
-        for local in p.local_hardware_ranks or [0]:
-            spec.cluster.physical_id(p.cluster_node_rank, p.hardware_type, local)
-    except PlacementConfigError:
-        return False
-    return True
-
 
 def _not_solved(status: Status, options: SolverOptions, tried: Sequence[str]) -> Exception:
     """A timeout names what was tried and how to give the solver more room; any other status

@@ -8,6 +8,7 @@ from generators import SpecCase, valid_specs
 from helpers import config, example_tiers, layout
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
+from internals.solver.flat_model import flat_solution
 
 from solver_placement import (
     InfeasiblePlacementError,
@@ -18,6 +19,7 @@ from solver_placement import (
     verify,
 )
 from solver_placement._replan import SURVIVORS_LABEL, displaced, moved, replan
+from solver_placement._solver.previous import previous_hardware
 
 #: Nodes 0-3 have 4 GPUs each, node 4 is CPU-only; node 3 starts out idle.
 JOB = config(5, [4, 4, 4, 4, 0], {
@@ -189,3 +191,15 @@ def check_replan(case: SpecCase, data: st.DataObject) -> None:
     assert all(shifted[name] >= count for name, count in lower_bound.items())
     if "keep_in_place" in after.timings:  # exactly the displaced processes moved
         assert shifted == lower_bound
+        assert_measured_soundly(before, after)
+
+
+def assert_measured_soundly(before: Solution, after: Solution) -> None:
+    """Keep-in-place's objective is the flat model's value of its layout, its bound is below the
+    flat model's optimum, and OPTIMAL means that optimum is met (``contiguity`` left out)."""
+    held = previous_hardware(after.spec, before)
+    flat = flat_solution(after.spec, {"contiguity": 0}, previous=held)
+    assert after.objective is not None and after.bound is not None
+    assert after.bound <= flat.objective <= after.objective, (after.bound, flat.objective, after.objective)
+    if after.status == "OPTIMAL":
+        assert after.objective == flat.objective

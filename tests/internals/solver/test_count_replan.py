@@ -21,7 +21,7 @@ from test_count_model import small_specs
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver.solve import _previous_hardware
+from solver_placement._solver.previous import previous_hardware
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
 #: The terms both answers are compared on: the count model leaves the contiguity tie-break out.
@@ -34,7 +34,7 @@ def replanned(before: Solution, spec: PlacementSpec) -> Solution:
     verify(ours.spec, ours.placements_by_component())
     if ours.method != "counts":
         return ours
-    held = _previous_hardware(spec, before)
+    held = previous_hardware(spec, before)
     assert ours.objective == objective_value(spec, spec.requests, ours.assignments, PRIMARY, held)
     flat = flat_solution(spec, previous=held, time_limit_s=20)
     best = objective_value(spec, spec.requests, flat.assignments, PRIMARY, held)
@@ -85,7 +85,7 @@ def test_losing_a_node_moves_only_its_processes_and_is_proven(placement: dict[st
     before = solve(PlacementSpec.build(cluster, placement))
     after = replanned(before, PlacementSpec.build(cluster.without_nodes({1}), placement))
     assert (after.method, after.status, after.notes) == ("counts", "OPTIMAL", ())
-    held = _previous_hardware(after.spec, before)
+    held = previous_hardware(after.spec, before)
     assert objective_value(after.spec, after.spec.requests, after.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
     kept = {name: {p.cluster_node_rank for p in records} - {1} for name, records in before.placements_by_component().items()}
     now = {name: {p.cluster_node_rank for p in records} for name, records in after.placements_by_component().items()}
