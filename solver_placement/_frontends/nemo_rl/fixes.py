@@ -5,7 +5,8 @@ the config to the machines: ``cluster.gpus_per_node`` the smallest node's GPUs a
 ``cluster.num_nodes`` the nodes (non-colocated on several nodes, the inference
 ``colocated.resources.gpus_per_node`` follows, as NeMo-RL requires it equal). Engines larger
 than that size, and idle inference GPUs (an engine size that does not divide a node), have no
-fix in the placement keys. An SGLang server driving GPUs not reserved for it (or another's) is
+fix in the placement keys, except that a vLLM engine size that would not divide the sized GPUs
+(NeMo-RL's world-size assert) sizes each "node" to whole engines instead. An SGLang server driving GPUs not reserved for it (or another's) is
 fixed by the same sizing and, when the engine size and the node's GPUs do not divide one another,
 an engine size that divides them (``sglang_cfg.tp_size`` and ``sglang_server_config.num_gpus_per_engine``),
 with ``num_gpus`` kept to whole engines within the policy's bundles. Fixes are Hydra overrides after the config's own words (what
@@ -37,6 +38,8 @@ def with_fixes(job: NemoRlJob, cluster: Cluster, findings: Sequence[Finding]) ->
 def sizing_fix(job: NemoRlJob, cluster: Cluster) -> Fix:
     """The keys that size the job to the cluster's nodes (empty when they already do)."""
     gpus, nodes = int(min(cluster.gpus_per_node)), len(cluster.gpus_per_node)
+    if _vllm_refused(job, gpus, nodes):  # whole engines per machine: the model's TP is kept, the GPUs past them idle
+        gpus = gpus // job.engine_size * job.engine_size
     fix: list[tuple[str, str | None]] = []
     if job.num_nodes != nodes:
         fix.append(("cluster.num_nodes", str(nodes)))
@@ -47,6 +50,14 @@ def sizing_fix(job: NemoRlJob, cluster: Cluster) -> Fix:
     if job.sglang is not None:
         fix += _sglang_fix(job.sglang, job.policy_nodes - job.num_nodes + nodes, gpus - job.reward_gpus_on_one_node)
     return tuple(fix)
+
+
+def _vllm_refused(job: NemoRlJob, gpus: int, nodes: int) -> bool:
+    """Whether sizing to ``nodes`` machines of ``gpus`` would meet ``VllmGeneration``'s
+    world-size assert (``virtual_clusters.py``'s ``_engines_fit``) with engines no larger than a
+    machine: then the fix sizes "nodes" to whole engines instead of whole machines."""
+    vllm = job.sglang is None and job.megatron_span is None
+    return vllm and job.engine_size <= gpus and (nodes * gpus) % job.engine_size != 0
 
 
 def _sglang_fix(servers: SglangServers, policy_nodes: int, gpus: int) -> list[tuple[str, str | None]]:

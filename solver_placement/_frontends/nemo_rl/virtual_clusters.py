@@ -196,16 +196,18 @@ def _sglang_fits(sglang: SglangServers, serving: VirtualCluster) -> VirtualClust
 
 
 def _engines_fit(job: NemoRlJob, serving: VirtualCluster) -> VirtualCluster:
-    """``serving`` unless one vLLM engine is larger than all its GPUs: ``VllmGeneration.__init__``
-    asserts the GPUs are a whole number of engines (``vllm_generation.py`` line 121 at 7ea279ab),
-    so NeMo-RL never starts such a job, where the layout would show no engine at all. (A cluster
-    that is not a multiple of a smaller engine fails the same assert; the layout tests read that
-    case as GPUs left idle, so only the case of no engine is refused here.)"""
-    if job.engine_size > serving.total:
+    """``serving`` unless its GPUs are not a whole number of vLLM engines: ``VllmGeneration.__init__``
+    asserts ``cluster.world_size() % (TP * PP) == 0`` before it reserves anything
+    (``vllm_generation.py`` lines 120-123 at 7ea279ab), so NeMo-RL never starts such a job; a layout
+    with the last GPUs idle would show a job that does not exist. The message lists the engine
+    sizes that divide those GPUs (below the one asked), which is what NeMo-RL's assert checks."""
+    if serving.total % job.engine_size:
+        sizes = [size for size in range(1, job.engine_size) if serving.total % size == 0]
         _refuse(
             "World size must be a multiple of model parallel size. Got world size "
             f"{serving.total} and model parallel size (TP * PP) {job.engine_size} "
-            "(policy.generation.vllm_cfg.tensor_parallel_size x pipeline_parallel_size).", "vllm_generation.py line 121",
+            "(policy.generation.vllm_cfg.tensor_parallel_size x pipeline_parallel_size). "
+            f"Fix: an engine size that divides {serving.total}: {', '.join(map(str, sizes))}", "vllm_generation.py line 121",
         )  # fmt: skip
     return serving
 

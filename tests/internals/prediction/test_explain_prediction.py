@@ -64,7 +64,7 @@ CASES = {
         None, FindingKind.SHARED_GPU, "actor", release_word="AReaL 1.0.4",
     ),
     "nemo-rl split engine": Case(
-        "nemo-rl", ("--config", str(FRAMEWORKS / "nemo_rl_grpo.yaml"), "cluster.num_nodes=1", "policy.generation.vllm_cfg.tensor_parallel_size=3"), (4, 4),
+        "nemo-rl", ("--config", str(FRAMEWORKS / "nemo_rl_grpo.yaml"), "cluster.num_nodes=1", "cluster.gpus_per_node=6", "policy.generation.vllm_cfg.tensor_parallel_size=3"), (4, 4),
         FindingKind.SPLIT_ENGINE, "generation", release_word="NeMo-RL 7ea279ab",
     ),
     "skyrl split engine": Case(

@@ -8,7 +8,7 @@ checkout: ``nemo_rl/utils/config.py`` (loading), the cluster section of ``grpo.s
 teacher reservation, executed as written), ``RayVirtualCluster`` (``virtual_cluster.py``:
 placement groups, the total-GPU check, the unified group's sorting through its
 ``_get_gpu_id_info`` probes) and ``VllmGeneration.init_cluster_placement_groups`` and
-``_get_tied_worker_bundle_indices`` (``vllm_generation.py``, extracted and executed as written:
+``_get_tied_worker_bundle_indices`` and ``__init__``'s world-size assert (``vllm_generation.py``, extracted and executed as written:
 importing the module whole would need vLLM and torch). The policy's order is lm_policy's rule
 (``_sorted_bundle_indices`` when set, else group by group), restated here in two lines.
 
@@ -114,8 +114,14 @@ def run(source: Path, case: dict[str, Any]) -> dict[str, Any]:
     exec(_method(vllm_file, "VllmGeneration", "init_cluster_placement_groups"), space)
     exec(_method(vllm_file, "VllmGeneration", "_get_tied_worker_bundle_indices"), space)
 
+    checks = _source_between(vllm_file, 'self.tp_size = self.cfg["vllm_cfg"]["tensor_parallel_size"]', "self.dp_size = ")
+
     class Vllm:
-        init_cluster_placement_groups = staticmethod(space["init_cluster_placement_groups"])
+        @staticmethod
+        def init_cluster_placement_groups(cluster: Any, config: dict[str, Any]) -> Any:
+            """``VllmGeneration.__init__``'s world-size assert (executed as written) before the groups."""
+            exec(checks, {"self": type("Generation", (), {"cfg": config})(), "cluster": cluster})
+            return space["init_cluster_placement_groups"](cluster, config)
 
     section = _source_between(source / "nemo_rl" / "algorithms" / "grpo.py", 'total_nodes = cluster_config["num_nodes"]', "# Reserve topology-aware teacher placement groups")
     if generation["backend"] not in ("vllm", "megatron", "sglang"):

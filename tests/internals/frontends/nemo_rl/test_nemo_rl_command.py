@@ -10,7 +10,7 @@ from helpers import ROOT, cli_runner
 from solver_placement._cli import main
 
 PAGE = ROOT / "docs" / "frameworks" / "nemo_rl.md"
-EXAMPLE = ["--cluster", "cluster_2x4.yaml", "--", "--config", "nemo_rl_grpo.yaml", "cluster.num_nodes=1", "policy.generation.vllm_cfg.tensor_parallel_size=3"]
+EXAMPLE = ["--cluster", "cluster_2x4.yaml", "--", "--config", "nemo_rl_grpo.yaml", "cluster.num_nodes=1", "cluster.gpus_per_node=6", "policy.generation.vllm_cfg.tensor_parallel_size=3"]
 
 
 def _in_docs(arguments: list[str]) -> tuple[int, str]:
@@ -29,10 +29,10 @@ def test_the_page_s_example_is_the_command_s_real_output() -> None:
     page = PAGE.read_text()
     shown = page[page.index("$ solver-placement predict NeMo-RL") :].split("\n", 1)[1]
     assert shown.startswith(output)
-    assert "fix: cluster.num_nodes=2 cluster.gpus_per_node=4" in output
+    assert "fix: cluster.num_nodes=2 cluster.gpus_per_node=3" in output
 
 
 def test_better_offers_sized_keys_when_the_solver_places_it() -> None:
-    code, output = _in_docs(["--better", *EXAMPLE[:-1], "policy.generation.vllm_cfg.tensor_parallel_size=2"])
+    code, output = _in_docs(["--better", *EXAMPLE[:-2], "policy.generation.vllm_cfg.tensor_parallel_size=2"])  # 8 GPUs asked
     assert code == 0, output
     assert "--config nemo_rl_grpo.yaml" in output and "cluster.gpus_per_node=4" in output

@@ -45,13 +45,13 @@ def test_non_colocated_on_one_node_splits_it_between_training_and_inference(conf
     assert layout(prediction, "generation") == [(0, (6,), ("6",), 1.0, None, 0), (0, (7,), ("7",), 1.0, None, 1)]
 
 
-def test_non_colocated_inference_takes_whole_nodes_and_an_uneven_engine_leaves_gpus_idle(config: list[str]) -> None:
+def test_non_colocated_inference_whose_gpus_are_not_whole_engines_is_refused_as_vllm_generation_asserts(config: list[str]) -> None:
     apart = ["cluster.num_nodes=2", "policy.generation.colocated.enabled=false", "policy.generation.colocated.resources.num_nodes=1", "policy.generation.colocated.resources.gpus_per_node=8"]
-    prediction = predict("nemo-rl", [*config, *apart, "policy.generation.vllm_cfg.tensor_parallel_size=3"], cluster=MIXED)
+    with pytest.raises(PlacementConfigError, match=r"vllm_generation.py line 121 .*world size 8 and model parallel size \(TP \* PP\) 3 .*divides 8: 1, 2$"):
+        predict("nemo-rl", [*config, *apart, "policy.generation.vllm_cfg.tensor_parallel_size=3"], cluster=MIXED)
+    prediction = predict("nemo-rl", [*config, *apart, "policy.generation.vllm_cfg.tensor_parallel_size=2"], cluster=MIXED)
     assert {r.node for r in prediction.of_role("policy")} == {0}
-    assert [(r.node, r.gpus[0], r.engine) for r in prediction.of_role("generation")] == [(1, gpu, gpu // 3) for gpu in range(6)]
-    (idle,) = prediction.findings
-    assert (idle.kind, idle.node, idle.count, idle.fix, idle.is_error) == (FindingKind.IDLE_GPUS, 1, 2, (), False)
+    assert [(r.node, r.gpus[0], r.engine) for r in prediction.of_role("generation")] == [(1, gpu, gpu // 2) for gpu in range(8)]
 
 
 def test_an_engine_larger_than_a_node_makes_one_unified_group_sorted_by_node_and_gpu(config: list[str]) -> None:
