@@ -158,7 +158,11 @@ def composed(source: Path | IO[str] | YamlText, name: str, loaded: DictConfig, o
 
 
 def load_config(source: ConfigSource) -> dict[str, Any]:
-    """Return ``source`` (a YAML path, :class:`YamlText`, a ``DictConfig`` or a mapping) as a plain, resolved dict."""
+    """Return ``source`` (a YAML path, :class:`YamlText`, a ``DictConfig`` or a mapping) as a plain dict.
+
+    YAML and a ``DictConfig`` have their interpolations resolved value by value (one that cannot be
+    is an :class:`Unresolved`); a plain mapping is copied as given: its ``${...}`` strings are the
+    caller's text, not OmegaConf's, so they stay strings."""
     if isinstance(source, YamlText):
         return to_plain(load_yaml(source, source.name), "")
     if isinstance(source, (str, Path)):
