@@ -1,7 +1,8 @@
 """Fixes in OpenRLHF's own flags for what its layout gets wrong, each tried before it is offered.
 
 For each error finding a short list of flag changes is tried in order, the least intrusive first
-(switch on the colocation OpenRLHF offers, pairs before ``colocate_all``, then fewer vLLM engines or a smaller tensor-parallel
+(switch on the colocation OpenRLHF offers, pairs before ``colocate_all``, a group resized to the
+actor's where colocating asks it, then fewer vLLM engines or a smaller tensor-parallel
 size that keeps the GPUs, then a smaller group); the first whose flags, read and placed again,
 clear the finding without a new error is attached. ``predict.py`` checks it once more on the
 user's own input. A finding none of them clears keeps no fix (an engine split by Ray's bundle
@@ -81,10 +82,14 @@ def _candidates(job: OpenRLHFJob, finding: Finding, largest_node: int) -> Iterat
             yield ((flag("train.colocate_critic_reward"), ""),)
         if pair_ref and pair_critic:
             yield ((flag("train.colocate_actor_ref"), ""), (flag("train.colocate_critic_reward"), ""))
-        if not job.colocate_all and (engines is None or engines.gpus == actor.world_size):
-            yield ((flag("train.colocate_all"), ""),)
-        if engines is not None and not job.colocate_all and actor.world_size % engines.tensor_parallel_size == 0:
-            yield ((flag("train.colocate_all"), ""), (flag("vllm.num_engines"), str(actor.world_size // engines.tensor_parallel_size)))
+        if ref is not None and not (job.colocate_actor_ref or job.colocate_all) and not _same_size(ref, actor):
+            yield (*_sized_like(job, ref, actor), (flag("train.colocate_actor_ref"), ""))  # OpenRLHF asserts a colocated ref is the actor's size
+        if not job.colocate_all:
+            shared = _sized_for_colocate_all(job)
+            if engines is None or engines.gpus == actor.world_size:
+                yield ((flag("train.colocate_all"), ""), *shared)
+            if engines is not None and actor.world_size % engines.tensor_parallel_size == 0:
+                yield ((flag("train.colocate_all"), ""), *shared, (flag("vllm.num_engines"), str(actor.world_size // engines.tensor_parallel_size)))
         if finding.role == "vllm" and engines is not None:
             yield from _fewer_engines(job)
         group = job.group(finding.role)
@@ -104,6 +109,26 @@ def _fewer_engines(job: OpenRLHFJob) -> Iterator[Fix]:
         return
     for count in range(job.engines.count - 1, 0, -1):
         yield ((job.rules.flag("vllm.num_engines"), str(count)),)
+
+
+def _sized_like(job: OpenRLHFJob, group: Group, like: Group) -> Fix:
+    """``group``'s ``num_nodes`` and ``num_gpus_per_node`` set to ``like``'s (only those that differ)."""
+    flag = job.rules.flag
+    sizes = (("num_nodes", group.num_nodes, like.num_nodes), ("num_gpus_per_node", group.num_gpus_per_node, like.num_gpus_per_node))
+    return tuple((flag(f"{group.role}.{key}"), str(wanted)) for key, had, wanted in sizes if had != wanted)
+
+
+def _sized_for_colocate_all(job: OpenRLHFJob) -> Fix:
+    """What ``colocate_all`` needs of the other groups (``read.py``'s ``_check_train``): a ref of
+    the actor's size (OpenRLHF's assertion), and no group in the actor's shared placement group
+    larger than the actor (Ray refuses a bundle index past it): those are sized like the actor."""
+    actor, ref = job.groups[0], job.group("ref")
+    fix = _sized_like(job, ref, actor) if ref is not None else ()
+    shared = [job.group("critic")] if job.colocate_critic_reward else [job.group("critic"), job.group("reward")]
+    for group in shared:
+        if group is not None and group.world_size > actor.world_size:
+            fix += _sized_like(job, group, actor)
+    return fix
 
 
 def _same_size(one: Group, other: Group) -> bool:

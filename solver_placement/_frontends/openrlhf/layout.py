@@ -188,7 +188,7 @@ def _pending(job: OpenRLHFJob, role: str, count: int, free: Sequence[int], lone:
         else "Ray leaves it pending and OpenRLHF waits in pg.ready() forever"
     )
     text = f"it asks {asked} when the nodes have {counted(sum(free), 'GPU')} free ({', '.join(f'node {n}: {g}' for n, g in enumerate(free))}); {waits}" + (
-        f", so the {', '.join(later)} {agreeing(len(later), 'group')} never start" if later else ""
+        f", so the {', '.join(later)} {agreeing(len(later), 'group')} never {agreeing(len(later), 'starts', 'start')}" if later else ""
     )
     return Finding(FindingKind.PENDING, role, None, count, text)
 

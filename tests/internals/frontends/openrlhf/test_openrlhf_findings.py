@@ -44,6 +44,16 @@ def test_a_group_that_cannot_fit_is_pending_forever_and_colocation_fixes_it() ->
         prediction.check()
 
 
+def test_a_default_size_ref_that_cannot_fit_is_fixed_by_colocating_it_at_the_actor_s_size() -> None:
+    # the ref keeps OpenRLHF's default 8 GPUs; the actor (4) and vLLM (4) take both 4-GPU nodes
+    flags = ["--vllm.num_engines", "2", "--vllm.tensor_parallel_size", "2", *groups(("actor", 4)), "--algo.kl.init_coef", "0.01", *MODELS_0_11]
+    cluster = Cluster(num_nodes=2, num_gpus_per_node=4)
+    pending = [finding for finding in predict("openrlhf", flags, cluster=cluster).errors if finding.role == "ref"]
+    assert [(finding.kind, finding.count) for finding in pending] == [(FindingKind.PENDING, 8)]
+    fix = _fixed_clears(flags, cluster, FindingKind.PENDING)
+    assert "--ref.num_gpus_per_node" in fix and fix[fix.index("--ref.num_gpus_per_node") + 1] == "4", fix
+
+
 def test_a_pending_group_stalls_every_group_after_it() -> None:
     prediction = predict("openrlhf", SEPARATE, cluster=Cluster(num_nodes=1, num_gpus_per_node=6))
     assert [finding.role for finding in prediction.errors] == ["actor"]  # vLLM took 4 of 6; the actor's 4 never fit
