@@ -179,13 +179,20 @@ def _policy_nodes(job: NemoRlJob) -> int:
 
 
 def _sglang_fits(sglang: SglangServers, serving: VirtualCluster) -> VirtualCluster:
-    """``serving`` unless an SGLang engine actor would index past the group's bundles:
+    """``serving`` unless ``num_gpus`` makes no engine at all, or an SGLang engine actor would
+    index past the group's bundles:
     ``_start_engines`` reads ``reordered_gpu_ids[i * min(num_gpus_per_engine, gpus_per_node)]`` for
     every engine ``i`` of ``num_gpus // min(...)`` (``sglang_generation.py`` lines 168-191 at
     7ea279ab), and ``num_gpus`` is never checked against the cluster."""
     local = min(sglang.gpus_per_engine, serving.gpus_per_node)
     engines = sglang.num_gpus // local
-    if engines and (engines - 1) * local >= serving.total:
+    if not engines:  # NeMo-RL accepts it: an empty engine list, a router with no server behind it
+        raise PlacementConfigError(
+            f"NeMo-RL starts no SGLang engine for this config (sglang_generation.py lines 91-95 at 7ea279ab: "
+            f"num_gpus {sglang.num_gpus} // min(num_gpus_per_engine {sglang.gpus_per_engine}, gpus_per_node {serving.gpus_per_node}) = 0), "
+            f"so generation has no server to run on. Fix: policy.generation.sglang_cfg.sglang_server_config.num_gpus={local}"
+        )
+    if (engines - 1) * local >= serving.total:
         whole_engines = serving.total // local * local
         _refuse(
             f"IndexError: list index out of range (SGLang engine {engines - 1} of {engines} reads bundle {(engines - 1) * local}; "

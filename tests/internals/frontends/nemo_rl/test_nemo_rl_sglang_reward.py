@@ -127,3 +127,11 @@ def test_a_reward_model_the_data_does_not_name_starts_nothing(reward: list[str])
 def test_nemo_rl_s_reward_model_asserts_are_refused_in_its_words(reward: list[str], words: list[str], refusal: str) -> None:
     with pytest.raises(PlacementConfigError, match=refusal):
         predict("nemo-rl", [*reward, *words], cluster=Cluster(num_nodes=2, num_gpus_per_node=2))
+
+
+def test_num_gpus_below_one_engine_starts_no_server_and_is_refused_with_one_engine_s_gpus(sglang: list[str]) -> None:
+    asked = [*sglang, "cluster.num_nodes=1", "cluster.gpus_per_node=4", *engines(4, 2), f"{SGLANG}.sglang_server_config.num_gpus_per_engine=4"]
+    with pytest.raises(PlacementConfigError, match=r"starts no SGLang engine .*num_gpus 2 // min\(num_gpus_per_engine 4, gpus_per_node 4\) = 0.*num_gpus=4$"):
+        predict("nemo-rl", asked, cluster=Cluster(num_nodes=1, num_gpus_per_node=4))
+    fixed = predict("nemo-rl", [*asked, f"{SGLANG}.sglang_server_config.num_gpus=4"], cluster=Cluster(num_nodes=1, num_gpus_per_node=4))
+    assert [(r.node, r.gpus[0], r.engine) for r in fixed.of_role("generation")] == [(0, gpu, 0) for gpu in range(4)] and not fixed.errors
