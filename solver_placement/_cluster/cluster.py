@@ -194,10 +194,15 @@ class Cluster:
         (which name the live ranks). The section is checked as any ``cluster:`` section is."""
         return Cluster.from_layout(overlay_section(self.layout, section))
 
+    def items_per_node(self, kind: str) -> np.ndarray:
+        """How many items of hardware type ``kind`` each node has (zeros for a type it does not know)."""
+        if kind not in self.kinds:
+            return np.zeros(self.num_nodes, dtype=np.int64)
+        return np.bincount(self.hw_node[self.hw_kind == self.kinds.index(kind)], minlength=self.num_nodes)
+
     def __repr__(self) -> str:
         """One short line: runs of like nodes and the stated groups (``_cluster/summary.py``)."""
-        custom = range(1, len(self.kinds) - 1)
-        items = [(self.kinds[k], np.bincount(self.hw_node[self.hw_kind == k], minlength=self.num_nodes)) for k in custom]
+        items = [(kind, self.items_per_node(kind)) for kind in self.kinds[1:-1]]
         groups = [group for label, group in self.node_groups.items() if label not in (CLUSTER_LABEL, NODE_LABEL)]
         return describe_cluster(self.layout.gpus, self.accelerator_models, self.accelerator_types, items, groups, self.free_gpus_only)
 

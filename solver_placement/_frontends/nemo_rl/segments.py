@@ -4,7 +4,11 @@ NeMo-RL learns a node's NVLink domain and its place in the fabric from two Ray r
 its ``ray.sub`` registers (``nvlink_domain_<ClusterUUID>: 1`` from ``nvidia-smi -q``, empty on
 DGX/HGX machines without a fabric, and ``topo_rank``, at least 1; ``virtual_cluster.py`` lines
 131-162 at 7ea279ab). A stated cluster gives them as node labels: :data:`DOMAIN_LABEL` (the
-ClusterUUID) and :data:`TOPO_RANK_LABEL` (a whole number). With ``segment_size`` set:
+ClusterUUID) and :data:`TOPO_RANK_LABEL` (a whole number); a cluster read from a live Ray
+(``--ray``) has them as what ``Cluster.from_ray`` makes of any custom resource, hardware items of
+that type on the node (one ``nvlink_domain_<ClusterUUID>`` item, ``topo_rank`` items as many as
+the rank), read back here the way ``get_ray_cluster_topology`` reads the resources (lines
+475-497). With ``segment_size`` set:
 
 * ``prepare_segment_topology`` (lines 585-642): with no node in a known domain it prints
   "falling back to unordered allocation" and changes nothing; else ``select_segment_nodes``
@@ -26,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import PlacementConfigError, shown
 
@@ -33,6 +39,8 @@ from solver_placement._errors import PlacementConfigError, shown
 DOMAIN_LABEL = "nvlink_domain"
 #: The node label giving a node's topological rank (NeMo-RL's ``topo_rank`` resource).
 TOPO_RANK_LABEL = "topo_rank"
+#: The prefix of the Ray resource by which ``ray.sub`` advertises a node's NVLink domain.
+RESOURCE_PREFIX = "nvlink_domain_"
 #: NeMo-RL's sentinels for a node without a domain or a ``topo_rank`` (``NVLINK_DOMAIN_UNKNOWN``, ``TOPO_RANK_UNKNOWN``).
 UNKNOWN_DOMAIN = "unknown"
 UNKNOWN_RANK = -1
@@ -47,11 +55,13 @@ class NodeTopology:
 
 
 def cluster_topology(cluster: Cluster) -> tuple[NodeTopology, ...]:
-    """Per node, its domain and ``topo_rank`` from the cluster's node labels."""
+    """Per node, its domain and ``topo_rank``: from the cluster's node labels, else from the Ray
+    resources a live cluster advertises them by (see the module docstring)."""
+    domains, ranks = _ray_resources(cluster)
     nodes = []
     for node, labels in enumerate(cluster.node_labels):
-        domain = labels.get(DOMAIN_LABEL) or UNKNOWN_DOMAIN
-        rank_text = labels.get(TOPO_RANK_LABEL)
+        domain = labels.get(DOMAIN_LABEL) or domains[node] or UNKNOWN_DOMAIN
+        rank_text = labels.get(TOPO_RANK_LABEL, ranks[node])
         if rank_text is None:
             rank = UNKNOWN_RANK
         elif rank_text.isdigit() and int(rank_text) >= 1:
@@ -63,6 +73,19 @@ def cluster_topology(cluster: Cluster) -> tuple[NodeTopology, ...]:
             )
         nodes.append(NodeTopology(domain, rank))
     return tuple(nodes)
+
+
+def _ray_resources(cluster: Cluster) -> tuple[list[str | None], list[str | None]]:
+    """Per node, the ClusterUUID of its ``nvlink_domain_<ClusterUUID>`` resource and its
+    ``topo_rank`` resource's amount, as text; None where it has none. (``ray.sub`` gives a node
+    one domain; with several NeMo-RL keeps the last in Ray's resource order, which the cluster
+    model does not keep: the last by name here.)"""
+    domains: list[str | None] = [None] * cluster.num_nodes
+    for kind in sorted(kind for kind in cluster.kinds if kind.startswith(RESOURCE_PREFIX)):
+        for node in np.flatnonzero(cluster.items_per_node(kind)).tolist():
+            domains[node] = kind.removeprefix(RESOURCE_PREFIX)
+    counts = cluster.items_per_node(TOPO_RANK_LABEL).tolist()
+    return domains, [str(count) if count else None for count in counts]
 
 
 def knows_domains(topology: Sequence[NodeTopology], nodes: Sequence[int]) -> bool:

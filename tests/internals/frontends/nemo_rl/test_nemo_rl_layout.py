@@ -9,6 +9,7 @@ import pytest
 from nemo_rl_configs import write_configs
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._cluster.ray_nodes import RayNode, ray_cluster_kwargs
 from solver_placement._errors import PlacementConfigError
 from solver_placement._frontends.nemo_rl.segments import DOMAIN_LABEL, TOPO_RANK_LABEL
 from solver_placement._prediction.findings import FindingKind
@@ -126,6 +127,16 @@ def test_segments_pin_each_node_group_to_a_domain_and_ray_picks_the_freest_node_
     # domain b sorts first (topo_rank 1): its one whole segment, then a's; the groups land on the freest node of their domain
     assert [r.node for r in prediction.of_role("policy")] == [3] * 4 + [4] * 4 + [0] * 4 + [1] * 4
     assert not prediction.errors
+
+
+def test_a_live_ray_cluster_gives_domains_and_topo_ranks_by_the_resources_ray_sub_registers(config: list[str]) -> None:
+    # what Cluster.from_ray reads of nodes started by NeMo-RL's ray.sub: the two resources, no labels
+    racks = [("a", 7), ("a", 8), ("a", 9), ("b", 1), ("b", 2), ("b", 3)]
+    nodes = [RayNode(f"id{n}", f"10.0.0.{n}", {"GPU": 4, f"nvlink_domain_{domain}": 1, "topo_rank": rank}) for n, (domain, rank) in enumerate(racks)]
+    live = Cluster(**ray_cluster_kwargs(nodes))
+    assert not any(live.node_labels)
+    for asked in ([*config, *SEGMENTS], [*config, *SEGMENTS, "policy.generation.vllm_cfg.tensor_parallel_size=8"]):
+        assert predict("nemo-rl", asked, cluster=live).ranks == predict("nemo-rl", asked, cluster=TWO_DOMAINS).ranks
 
 
 def test_a_unified_group_with_segments_spreads_over_the_domain_and_ranks_follow_topo_rank(config: list[str]) -> None:
