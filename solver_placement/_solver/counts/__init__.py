@@ -1,7 +1,7 @@
 """The count path: declarative specs decided by node counts, GPU ids given by construction.
 
 ``tensor_domains.py`` counts a required tensor-parallel domain with groups on one node and
-proves it against the groups split, ``preset.py`` places first the declarative components
+proves it by the rule as it is (``domain_levels.py`` states every required domain), ``preset.py`` places first the declarative components
 collocated with rank strings (their items are known), ``problem.py`` reads a spec into classes, cliques and allowed nodes (or says which
 rule it cannot state), ``patterns.py`` enumerates what one node may hold, ``model.py`` decides how many nodes
 of each shape hold each pattern, and ``layout.py`` turns that into GPU ids. The caller verifies
@@ -32,7 +32,7 @@ from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
-from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain, split
+from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain
 from solver_placement._solver.counts.weighed import counted_with_ranks
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
@@ -62,6 +62,13 @@ def count_path(
     """
     if requires_tensor_domain(spec):
         return _count_tensor_domains(spec, weights, options, budget)
+    return _count_stated(spec, requests, weights, options, budget)
+
+
+def _count_stated(
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
+) -> Answer | Declined:
+    """:func:`count_path` with every rule as the spec states it (no restriction tried first)."""
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
@@ -168,22 +175,23 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
 
 def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined:
     """A spec requiring tensor-parallel domains, counted with every group on one node and proven
-    against the groups split (``tensor_domains.py``); declined when the restriction is not
-    counted."""
+    by the rule as it is, groups free to span nodes of a domain (``tensor_domains.py``): the
+    restricted answer when nothing is better, else the exact one."""
     restricted = on_node(spec)
-    if restricted is None:
-        return Declined(PathName.COUNTS, "a required tensor-parallel domain on processes that do not make whole groups")
-    log.debug("a required tensor-parallel domain: counted with groups on one node, proven against groups split")
-    answer = count_path(restricted, restricted.requests, weights, options, budget)
-    if isinstance(answer, Declined):
-        return answer
+    log.debug("a required tensor-parallel domain: counted with groups on one node, proven with groups spanning nodes")
+    kept = None if restricted is None else count_path(restricted, restricted.requests, weights, options, budget)
     least = objective_lower_bound(spec, weights)
-    relaxed = split(spec)
-    other = None if relaxed is None else count_path(relaxed, relaxed.requests, weights, options, budget)
-    if isinstance(other, Answer) and other.bound is not None:
-        least = max(least, other.bound)
-    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and answer.known("objective") <= least else SolveStatus.FEASIBLE
-    return replace(answer, status=status, bound=min(least, answer.known("objective")))
+    if isinstance(kept, Answer) and kept.status == SolveStatus.OPTIMAL and kept.known("objective") <= least:
+        return replace(kept, bound=kept.known("objective"))
+    exact = _count_stated(spec, spec.requests, weights, options, budget)
+    if isinstance(exact, Answer) and exact.bound is not None:
+        least = max(least, exact.bound)
+    found = [answer for answer in (kept, exact) if isinstance(answer, Answer)]
+    if not found:
+        return exact if isinstance(exact, Declined) else Declined(PathName.COUNTS, "a required tensor-parallel domain with no count answer")
+    best = min(found, key=lambda answer: answer.known("objective"))  # the restricted one on a tie
+    status = SolveStatus.OPTIMAL if best.known("objective") <= least else SolveStatus.FEASIBLE
+    return replace(best, status=status, bound=min(least, best.known("objective")))
 
 
 def _answer(spec: PlacementSpec, placed: Mapping[str, Assignment], status: SolveStatus, value: int, bound: int) -> Answer:

@@ -66,7 +66,7 @@ def solve_counts(
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
-    in_domain: dict[tuple[int, int], list[cp_model.LinearExprT]] = {}  # (class, pipeline domain) -> its groups there
+    in_domain: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # (class, level, domain) -> its groups there
     nodes_terms: list[cp_model.LinearExprT] = []
     low_ranks: list[cp_model.LinearExprT] = []
     most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes)
@@ -89,8 +89,8 @@ def solve_counts(
                 for k, c, g in counted:
                     if g:
                         groups[c].append(g * var)
-                        if shape.domains[k] >= 0:
-                            in_domain.setdefault((c, shape.domains[k]), []).append(g * var)
+                        for level, domain in enumerate(shape.domains[k]):
+                            in_domain.setdefault((c, level, domain), []).append(g * var)
                 if weights.get("balance", 0) and any(pattern):  # one table then (patterns.py): gpus is the node's
                     used = model.new_bool_var("")
                     model.add(var <= count * used)
@@ -99,9 +99,9 @@ def solve_counts(
         _agree(model, shape, s, uses)
     for c, terms in groups.items():
         model.add(sum(terms) == problem.classes[c].groups)
-    for (c, _), terms in sorted(in_domain.items()):  # a domain holds whole pipelines
-        pipeline = problem.classes[c].pipeline
-        model.add(sum(terms) == pipeline * model.new_int_var(0, problem.classes[c].groups // pipeline, ""))
+    for (c, level, _), terms in sorted(in_domain.items()):  # a domain holds whole units (``domain_levels.py``)
+        multiple = problem.classes[c].levels[level].multiple
+        model.add(sum(terms) == multiple * model.new_int_var(0, problem.classes[c].groups // multiple, ""))
     weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak
     if term is not None:
         weighted = weighted + term(model, uses)

@@ -19,7 +19,7 @@ import numpy as np
 from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
-from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.typed import needs_types, part_stacks, typed_patterns
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
@@ -58,15 +58,16 @@ class Shape:
 
     ``tables`` list what a node may hold: one table of whole-node patterns over the part, or one
     per maximal clique joined by ``links`` (``junction.py``) when whole-node patterns are too
-    many. ``nodes`` are the node ranks of this shape, ascending; ``domains[k]`` is the pipeline
-    domain of class ``part[k]`` on these nodes (-1: none).
+    many. ``nodes`` are the node ranks of this shape, ascending; ``domains[k]`` are the domains
+    of class ``part[k]`` on these nodes, one per level of its required domains
+    (``domain_levels.py``).
     """
 
     part: tuple[int, ...]
     capacity: int
     nodes: np.ndarray
     tables: tuple[Table, ...]
-    domains: tuple[int, ...]
+    domains: tuple[tuple[int, ...], ...]
     links: tuple[Link, ...] = ()
 
     @property
@@ -102,13 +103,13 @@ def shapes(
     useful = np.flatnonzero(allowed.any(axis=0))
     room = np.stack([gpus_per_node - problem.blocked_per_node(c, num_nodes) for c in part])
     room[:] = np.where(allowed, room, -1).max(axis=0)  # one room per node where the classes there are kept off the same GPUs
-    domains = np.stack([_domains(problem.classes[c].domain, num_nodes) for c in part])
+    domains = [_domains(problem.classes[c], num_nodes) for c in part]
     keep_off = [problem.blocked_locals(c) for c in part]
     touched = {node for off in keep_off for node in off}  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
-        key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(domains[:, node].tolist()),
+        key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(tuple(keys[node].tolist()) for keys in domains),
                int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else ())  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
@@ -158,9 +159,9 @@ def _clique_table(
     return Table(columns, tuple(local))
 
 
-def _domains(domain: np.ndarray | None, num_nodes: int) -> np.ndarray:
-    """Per node, the class's pipeline domain, -1 for a class without one."""
-    return np.full(num_nodes, -1, dtype=np.int64) if domain is None else domain
+def _domains(count_class: CountClass, num_nodes: int) -> np.ndarray:
+    """Per node, the class's domain at each of its levels (nodes x levels)."""
+    return np.stack([level.key for level in count_class.levels], axis=1) if count_class.levels else np.zeros((num_nodes, 0), dtype=np.int64)
 
 
 def _fitting(

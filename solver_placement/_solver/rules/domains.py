@@ -41,13 +41,14 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
 
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model puts every tensor-parallel group on one node (so a preferred
-    tensor-parallel domain costs nothing) and can make a domain hold whole pipelines (a required
-    pipeline domain on a component nothing collocates into); other topology rules are not
-    counts."""
+    """The count model states every required domain as whole units of a class's groups per
+    domain (``counts/domain_levels.py``), and puts a tensor-parallel group nothing requires in a
+    domain on one node (so a preferred tensor-parallel domain of it costs nothing). A preferred
+    domain that may cost is counted as required and proven against the rule dropped
+    (``counts/preferred.py``): the reason returned here sends the spec there."""
     for component in spec.components.values():
         if not requests[component.rule_owner].determined:
-            unstated = _unstated_topology(component)
+            unstated = _preferred_that_may_cost(component)
             if unstated:
                 return f"{component.name}: topology ({unstated})"
     return ""
@@ -58,15 +59,16 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
 BOUND = "required domains are counted per domain by domain_conflicts (bounds/needs.py)"
 
 
-def _unstated_topology(component: ComponentSpec) -> str:
+def _preferred_that_may_cost(component: ComponentSpec) -> str:
+    """The first preferred rule whose units may span domains in the count model's layouts: a
+    pipeline's, or a tensor-parallel group's when a required domain lets it span nodes."""
     rules = component.constraints
+    spanning = any(rule.group == "tensor_parallel" and rule.required for rule in rules.topology)
     for rule in rules.topology:
-        if rule.group == "tensor_parallel" and not rule.required:
-            continue
-        if rule.group == "pipeline_parallel" and rule.required and rules.collocate_with is None:
-            continue
-        return f"{rule.group}.{rule.label}: {'require' if rule.required else 'prefer'}"
+        if not rule.required and (rule.group == "pipeline_parallel" or spanning):
+            return f"{rule.group}.{rule.label}: prefer"
     return ""
+
 
 #: First-fit form: the construction places whole groups per node and whole units per zone
 #: (``first_fit.py`` ``_zones``; two required labels are declined).
