@@ -72,18 +72,18 @@ def _count_stated(
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
-    requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes
+    requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes + int(weights.get("topology", 0)) * ready.topology
     if ready.nodes and all(request.determined for request in requests.values()):
         placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in requests.items()}
-        if weights.get("contiguity"):  # every item known: the spec's own value, ranks included
-            fixed_cost = objective_value(spec, spec.requests, by_component(spec, placed), weights, {})
-        return _answer(spec, placed, SolveStatus.OPTIMAL, fixed_cost, fixed_cost)
+        value = objective_value(spec, spec.requests, by_component(spec, placed), weights, {})  # every item known: the spec's own value
+        return _answer(spec, placed, SolveStatus.OPTIMAL, value, value)
     problem = count_problem(spec, requests)
+    load = ready.load if ready.nodes and weights.get("balance") else None  # placed first: a constant load per node
     if isinstance(problem, Misfit):
-        return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost)
+        return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost, load)
     if isinstance(problem, str):
         return (_count_preferring(spec, weights, options, budget) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
-    return _counted(problem, spec, requests, weights, options, budget, fixed_cost)
+    return _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
 
 
 def _counted(
@@ -94,9 +94,13 @@ def _counted(
     options: SolverOptions,
     budget: Budget,
     fixed_cost: int = 0,
+    load: np.ndarray | None = None,
 ) -> Answer | Declined:
     """Patterns, counts and layout of one count problem (see :func:`count_path`); ``fixed_cost``
-    is what the components placed first add to every answer (``preset.py``)."""
+    is what the components placed first add to every answer, ``load`` their GPUs per node when
+    ``balance`` weighs them (``preset.py``)."""
+    if load is not None:
+        problem = replace(problem, load=load)
     if weights.get("contiguity"):
         return counted_with_ranks(problem, spec, requests, weights, options, budget)
     cluster = spec.cluster
@@ -138,16 +142,17 @@ def _count_separating(
     options: SolverOptions,
     budget: Budget,
     fixed_cost: int,
+    load: np.ndarray | None,
 ) -> Answer | Declined:
     """Memory that fits in pairs but not all together (``separate.py``): the best answer with a
     pair kept apart, bounded by the spec with memory stated by pairs only."""
     log.debug("memory fits two by two but not all together: %s", misfit.reason)
     relaxed = count_problem(spec, requests, relaxed=True)
-    looser = _counted(relaxed, spec, requests, weights, options, budget, fixed_cost) if isinstance(relaxed, CountProblem) else None
+    looser = _counted(relaxed, spec, requests, weights, options, budget, fixed_cost, load) if isinstance(relaxed, CountProblem) else None
     least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
     best: Answer | None = None
     for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
-        answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost)
+        answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
         if isinstance(answer, Answer) and (best is None or answer.known("objective") < best.known("objective")):
             best = answer
             if best.known("objective") <= least:

@@ -69,7 +69,7 @@ def solve_counts(
     in_domain: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # (class, level, domain) -> its groups there
     nodes_terms: list[cp_model.LinearExprT] = []
     low_ranks: list[cp_model.LinearExprT] = []
-    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes)
+    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes) + (0 if problem.load is None else int(problem.load.max(initial=0)))
     peak = model.new_int_var(0, most, "peak GPUs taken on a node")
     for s, shape in enumerate(shapes):
         count = int(shape.nodes.size)
@@ -94,9 +94,11 @@ def solve_counts(
                 if weights.get("balance", 0) and any(pattern):  # one table then (patterns.py): gpus is the node's
                     used = model.new_bool_var("")
                     model.add(var <= count * used)
-                    model.add(peak >= gpus * used)
+                    model.add(peak >= (gpus + shape.load) * used)
             model.add(sum(row) == count)
         _agree(model, shape, s, uses)
+    if problem.load is not None:  # components placed first load their nodes whatever the patterns (``preset.py``)
+        model.add(peak >= int(problem.load.max(initial=0)))
     for c, terms in groups.items():
         model.add(sum(terms) == problem.classes[c].groups)
     for (c, level, _), terms in sorted(in_domain.items()):  # a domain holds whole units (``domain_levels.py``)

@@ -53,8 +53,8 @@ class Table:
 class Shape:
     """Nodes alike for one part of the classes: same GPU count, the same room for each class
     (its GPUs less those of the rank-string components it avoids), the same allowed classes, the
-    same pipeline domain for each class that has one and the same graph of classes that may not
-    share a GPU.
+    same domains for each class that has required ones, the same graph of classes that may not
+    share a GPU, and the same load of components placed first (``preset.py``).
 
     ``tables`` list what a node may hold: one table of whole-node patterns over the part, or one
     per maximal clique joined by ``links`` (``junction.py``) when whole-node patterns are too
@@ -69,6 +69,7 @@ class Shape:
     tables: tuple[Table, ...]
     domains: tuple[tuple[int, ...], ...]
     links: tuple[Link, ...] = ()
+    load: int = 0  # GPUs of components placed first on each of these nodes (``preset.py``), for ``balance``
 
     @property
     def size(self) -> int:
@@ -107,14 +108,15 @@ def shapes(
     keep_off = [problem.blocked_locals(c) for c in part]
     touched = {node for off in keep_off for node in off}  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
+    load = problem.load if problem.load is not None else np.zeros(num_nodes, dtype=np.int64)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
-        key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(tuple(keys[node].tolist()) for keys in domains),
-               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else ())  # fmt: skip
+        key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains),
+               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else (), int(load[node]))  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
     found = []
-    for (capacity, mask, rooms, domain, graph, kept_off), nodes in keys.items():
+    for (capacity, mask, rooms, domain, graph, kept_off, loaded), nodes in keys.items():
         check("enumerating node patterns")
         if kept_off:  # classes kept off GPUs unevenly here: whole-node patterns checked by GPU (``typed.py``)
             stacks = part_stacks(problem.graphs[graph], part)
@@ -122,7 +124,7 @@ def shapes(
                 table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check)))
             except OverflowError:
                 raise TooManyPatterns from None
-            found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain))
+            found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain, load=loaded))
             continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
         holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
@@ -133,7 +135,7 @@ def shapes(
             links = clique_tree([table.columns for table in tables])
         else:
             tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check, holes))),), ()
-        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links))
+        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links, loaded))
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
     return found

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from solver_placement._solver.counts.preset import placed_first
 from solver_placement._specification.grammar import ComponentSpec, DomainRule
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -27,18 +28,24 @@ from solver_placement._specification.placement_spec import PlacementSpec
 def preferring(spec: PlacementSpec) -> bool:
     """Whether a declarative component prefers a domain its units may span (then the count
     model counts the spec through :func:`variants`)."""
-    return any(_costs(component, rule) for component in spec.components.values() if not spec.requests[component.rule_owner].determined
-               for rule in component.constraints.topology)  # fmt: skip
+    return any(_costs(component, rule) for component in _counted(spec).values() for rule in component.constraints.topology)
 
 
 def variants(spec: PlacementSpec) -> tuple[PlacementSpec, PlacementSpec]:
     """The spec with every preferred domain of a declarative component that may cost required
     (those that cannot, dropped), and with all of them dropped (a rank string's preference costs
-    nothing: its layout is given)."""
-    declarative = {name: c for name, c in spec.components.items() if not spec.requests[c.rule_owner].determined}
+    nothing: its layout is given; one placed first is priced where it is placed)."""
+    declarative = _counted(spec)
     required = {name: _with_rules(c, lambda rule, costs: replace(rule, required=True) if costs else None) for name, c in declarative.items()}
     dropped = {name: _with_rules(c, lambda _, __: None) for name, c in declarative.items()}
     return spec.with_rules({**spec.components, **required}), spec.with_rules({**spec.components, **dropped})
+
+
+def _counted(spec: PlacementSpec) -> dict[str, ComponentSpec]:
+    """The components the count model counts: declarative ones not placed first (``preset.py``
+    places those, their preferences priced there)."""
+    first = placed_first(spec)
+    return {name: c for name, c in spec.components.items() if not spec.requests[c.rule_owner].determined and c.rule_owner not in first}
 
 
 def _costs(component: ComponentSpec, rule: DomainRule) -> bool:

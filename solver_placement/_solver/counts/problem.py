@@ -81,6 +81,7 @@ class CountProblem:
     blocked: tuple[np.ndarray, ...]  # per class, the physical ids it is kept off: its rank-string partners', those its window leaves out
     hw_node: np.ndarray  # the cluster's node of every physical id
     hw_local: np.ndarray  # the cluster's local id (on its node) of every physical id
+    load: np.ndarray | None = None  # per node, GPUs of components placed first (``preset.py``): ``balance`` adds them to its patterns'
 
     @property
     def apart_somewhere(self) -> frozenset[tuple[int, int]]:
@@ -198,6 +199,8 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
         if name in follower_of:
             if follower_of[name] in follower_of:
                 return f"{name}: a chain of collocated components"
+            if follower_of[name] not in free:
+                return f"{name}: collocated with the rank string {follower_of[name]} (placed first, counts/preset.py)"
             continue
         members = (name, *(f for f, root in follower_of.items() if root == name))
         group = tensor_group_on_node(spec, request)

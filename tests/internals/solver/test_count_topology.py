@@ -14,14 +14,18 @@ import pytest
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
+from ortools.sat.python import cp_model
 from test_count_typed import PRIMARY, flat_optimum
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
+from solver_placement._solver.build import build_model
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.preferred import variants
 from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.exact import solve_polished
 from solver_placement._solver.options import SolverOptions
+from solver_placement._specification.candidates import expand_all
 
 LABELS = ("rack", "zone")
 
@@ -135,3 +139,78 @@ def test_topology_mixes_are_answered_by_counts_and_proven(gpus: int, placement: 
     solution = solve(spec, time_limit_s=10)
     assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
     assert solution.objective == flat_optimum(spec, dict(spec.requests))  # contiguity only orders the count model's ties
+
+
+def flat_value(spec: PlacementSpec, weights: dict[str, int]) -> int | None:
+    """The flat model's proven optimum with ``weights`` (over the defaults), None when it proves
+    there is no placement."""
+    ctx = build_model(spec, expand_all(spec.requests), weights=weights)
+    if ctx.conflicts:
+        return None
+    solver, status = solve_polished(ctx, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    if status == cp_model.INFEASIBLE:
+        return None
+    assert status == cp_model.OPTIMAL
+    return round(solver.objective_value)
+
+
+@st.composite
+def placed_first_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, int]]:
+    """2-4 nodes of 4 GPUs in racks of two; a rank string over a run of GPUs and a declarative
+    shadow collocated with it (TP groups and pipelines of 1-2, domains required or preferred),
+    or a filled window with such rules; 1-2 declarative components exclusive with it or not;
+    ``balance`` weighed half the time."""
+    nodes = draw(st.integers(2, 4))
+    total = 4 * nodes
+    first = 2 * draw(st.integers(0, nodes))
+    length = 2 * draw(st.integers(1, (total - first) // 2)) if first < total else 0
+    tp, pp = draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2]))
+    spec: dict[str, Any] = {}
+    shadow: dict[str, Any] = {"tensor_parallel_size": tp}
+    if pp > 1:
+        shadow["pipeline_parallel_size"] = pp
+    if topology := rules(draw, tp, pp):
+        shadow["topology"] = topology
+    if length and length % (tp * pp) == 0:
+        if draw(st.booleans()):
+            spec["fixed"] = f"{first}-{first + length - 1}"
+            spec["shadow"] = {"processes": length, "collocate_with": "fixed", **shadow}
+        else:
+            spec["shadow"] = {"resources": f"{first}-{first + length - 1}", **shadow}
+    for name in ("actor", "critic")[: draw(st.integers(1, 2))]:
+        others = [other for other in spec if draw(st.booleans())]
+        body: dict[str, Any] = {"processes": draw(st.integers(1, max(1, total // 3))), "tensor_parallel_size": 1}
+        if others:
+            body["exclusive_with"] = others
+        spec[name] = body
+    labels = [{"rack": f"r{n // 2}", "zone": "z0"} for n in range(nodes)]
+    weights = {**PRIMARY, "balance": draw(st.sampled_from([0, 1, 5000]))}
+    return Cluster(nodes, 4, node_labels=labels), spec, weights
+
+
+@example_tiers(40, 200)
+def test_components_placed_first_with_topology_and_balance_are_counted_exactly(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(placed_first_specs())(check_placed_first))()
+
+
+def check_placed_first(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
+    cluster, placement, weights = case
+    note(f"{placement} {weights}")
+    try:
+        spec = PlacementSpec.build(cluster, placement)
+    except InfeasiblePlacementError:
+        event("refused by counting")
+        return
+    answer = count_path(spec, dict(spec.requests), weights, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    if not isinstance(answer, Answer):
+        note(answer.reason)
+        assert flat_value(spec, weights) is None, f"declined: {answer.reason}"
+        event("no placement")
+        return
+    event(f"counts {answer.status}, placed first {'with' if 'topology' in placement.get('shadow', {}) else 'without'} topology, balance {weights['balance']}")
+    assert answer.assignments is not None
+    verify(spec, Solution(spec, spec.requests, dict(answer.assignments), "FEASIBLE", None).placements_by_component())
+    owned = {c.rule_owner: answer.assignments[c.name] for c in spec.components.values()}
+    assert objective_value(spec, dict(spec.requests), owned, weights, {}) == answer.objective
+    assert answer.status == "OPTIMAL", f"not proven: objective {answer.objective}, bound {answer.bound}"
+    assert answer.objective == flat_value(spec, weights)
