@@ -55,10 +55,10 @@ def count_path(
 
     ``weights`` are the objective's (defaults included). The ``changes`` term is not counted
     here (with previous placements the caller matches this layout to them, ``replan.py``), and its answers cost nothing
-    in ``topology`` (a preferred pipeline domain is counted as required and proven against the
-    rule dropped, ``preferred.py``), so ``nodes`` and ``balance`` are what it weighs, and
-    ``contiguity`` when its weight is not 0 (``weighed.py``; the caller passes 0 when it is
-    only the tie-break).
+    in ``topology`` (a preferred domain is counted as required and proven against the rule
+    dropped, ``preferred.py``; a component placed first pays its own, ``preset.py``), so
+    ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0
+    (``weighed.py``; the caller passes 0 when it is only the tie-break).
     """
     if requires_tensor_domain(spec):
         return _count_tensor_domains(spec, weights, options, budget)
@@ -164,8 +164,8 @@ def _count_separating(
 
 
 def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
-    """A spec preferring pipeline domains, counted with them required and proven against them
-    dropped (``preferred.py``); None when the required spec is not counted either."""
+    """A spec preferring domains its units may span, counted with them required and proven
+    against them dropped (``preferred.py``); None when the required spec is not counted either."""
     required, dropped = variants(spec)
     log.debug("a preferred pipeline domain: counted as required, then proven against the rule dropped")
     answer = count_path(required, required.requests, weights, options, budget)
