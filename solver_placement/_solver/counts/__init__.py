@@ -31,6 +31,7 @@ from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
+from solver_placement._solver.counts.spanning import priced_level, spanned_rule
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain
 from solver_placement._solver.counts.weighed import counted_with_ranks
@@ -38,6 +39,7 @@ from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.grammar import DomainRule
 from solver_placement._specification.placement_spec import PlacementSpec
 
 log = logging.getLogger(__name__)
@@ -66,9 +68,16 @@ def count_path(
 
 
 def _count_stated(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    priced: tuple[str, DomainRule] | None = None,
 ) -> Answer | Declined:
-    """:func:`count_path` with every rule as the spec states it (no restriction tried first)."""
+    """:func:`count_path` with every rule as the spec states it (no restriction tried first);
+    ``priced``: a preferred rule (its owner and the rule) whose bound the model weighs
+    (``spanning.py``)."""
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
@@ -83,7 +92,21 @@ def _count_stated(
         return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost, load)
     if isinstance(problem, str):
         return (_count_preferring(spec, weights, options, budget) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
+    if priced is not None:
+        problem = _with_priced(problem, spec, requests, *priced)
+        if isinstance(problem, str):
+            return Declined(PathName.COUNTS, problem)
     return _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
+
+
+def _with_priced(problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], owner: str, rule: DomainRule) -> CountProblem | str:
+    """``problem`` with ``owner``'s preferred ``rule`` priced in its class (``spanning.py``), or
+    why not."""
+    found = next((c for c in problem.classes if owner in c.members), None)
+    level = None if found is None or found.levels else priced_level(spec, requests, owner, rule, found.width)
+    if found is None or level is None:
+        return f"{owner}: topology ({rule.group}.{rule.label}: prefer), which no placement keeps, on groups it does not price"
+    return replace(problem, classes=tuple(replace(c, priced=level) if c is found else c for c in problem.classes))
 
 
 def _counted(
@@ -167,15 +190,29 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     """A spec preferring domains its units may span, counted with them required and proven
     against them dropped (``preferred.py``); None when the required spec is not counted either."""
     required, dropped = variants(spec)
-    log.debug("a preferred pipeline domain: counted as required, then proven against the rule dropped")
+    log.debug("a preferred domain: counted as required, then proven against the rule dropped")
     answer = count_path(required, required.requests, weights, options, budget)
     if isinstance(answer, Declined):
-        return None
+        return _count_spanning(spec, dropped, weights, options, budget)
     other = count_path(dropped, dropped.requests, weights, options, budget)
     least_other = other.bound if isinstance(other, Answer) and other.bound is not None else objective_lower_bound(dropped, weights)
     bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
     return replace(answer, status=status, bound=bound)
+
+
+def _count_spanning(spec: PlacementSpec, dropped: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
+    """A preferred domain no placement keeps whole, its least cost weighed in the count model
+    (``spanning.py``); the answer only when its own objective meets the model's bound, else None."""
+    rule = spanned_rule(spec)
+    if rule is None or weights.get("contiguity"):
+        return None
+    log.debug("a preferred domain no placement keeps: its least spans weighed by the count model")
+    answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=rule)
+    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or answer.assignments is None:
+        return None
+    value = objective_value(spec, spec.requests, answer.assignments, weights, {})
+    return replace(answer, objective=value, primary=value) if value == answer.bound else None
 
 
 def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined:

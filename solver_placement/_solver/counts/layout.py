@@ -30,6 +30,7 @@ from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.spanning import spanning_order
 from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, runs_cover, typed_cover
 from solver_placement._specification.candidates import ComponentRequest
 
@@ -92,7 +93,8 @@ def assignments(
         for member, local in layout.items.items():
             if local.size:
                 per_member[member].append((node_array, start[node_array][:, None, None] + local[None]))
-    order_of = {m: node_order(c.levels, cluster) for c in problem.classes for m in c.members}
+    order_of = {m: node_order(c.levels, cluster) if c.priced is None else spanning_order(c.priced, patterns_on[:, i])
+                for i, c in enumerate(problem.classes) for m in c.members}  # fmt: skip
     return {member: _assignment(requests[member], parts, order_of[member], cluster) for member, parts in per_member.items()}
 
 

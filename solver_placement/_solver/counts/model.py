@@ -67,6 +67,7 @@ def solve_counts(
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
     in_domain: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # (class, level, domain) -> its groups there
+    in_priced: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # the same, for a priced preferred domain
     nodes_terms: list[cp_model.LinearExprT] = []
     low_ranks: list[cp_model.LinearExprT] = []
     most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes) + (0 if problem.load is None else int(problem.load.max(initial=0)))
@@ -89,8 +90,8 @@ def solve_counts(
                 for k, c, g in counted:
                     if g:
                         groups[c].append(g * var)
-                        for level, domain in enumerate(shape.domains[k]):
-                            in_domain.setdefault((c, level, domain), []).append(g * var)
+                        for level, domain in enumerate(shape.domains[k]):  # the priced domain last (``patterns.py``)
+                            (in_domain if level < len(problem.classes[c].levels) else in_priced).setdefault((c, level, domain), []).append(g * var)
                 if weights.get("balance", 0) and any(pattern):  # one table then (patterns.py): gpus is the node's
                     used = model.new_bool_var("")
                     model.add(var <= count * used)
@@ -105,6 +106,8 @@ def solve_counts(
         multiple = problem.classes[c].levels[level].multiple
         model.add(sum(terms) == multiple * model.new_int_var(0, problem.classes[c].groups // multiple, ""))
     weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak
+    if in_priced:
+        weighted = weighted + int(weights.get("topology", 0)) * _spanned_bound(model, problem, in_priced)
     if term is not None:
         weighted = weighted + term(model, uses)
     model.minimize(weighted)
@@ -128,6 +131,29 @@ def solve_counts(
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound)
+
+
+def _spanned_bound(model: cp_model.CpModel, problem: CountProblem, in_priced: Mapping[tuple[int, int, int], list[cp_model.LinearExprT]]) -> cp_model.LinearExpr:
+    """The least number of domains spanning pipelines touch beyond their first, for the groups
+    each domain holds (``spanning.py``): per domain ``k = P * whole + rest``, ``rest < P``; the
+    domains with a rest, less the pipelines the rests make."""
+    bound: list[cp_model.LinearExprT] = []
+    for c, count_class in enumerate(problem.classes):
+        if count_class.priced is None:
+            continue
+        size = count_class.priced.multiple
+        rests = []
+        for (owner, _, _), terms in sorted(in_priced.items()):
+            if owner == c:
+                rest, spanned = model.new_int_var(0, size - 1, ""), model.new_bool_var("")
+                model.add(sum(terms) == size * model.new_int_var(0, count_class.groups // size, "") + rest)
+                model.add(rest <= (size - 1) * spanned)
+                rests.append(rest)
+                bound.append(spanned)
+        spanning = model.new_int_var(0, count_class.groups, "")
+        model.add(sum(rests) == size * spanning)
+        bound.append(-spanning)
+    return cp_model.LinearExpr.sum(bound)
 
 
 def _agree(model: cp_model.CpModel, shape: Shape, s: int, uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> None:

@@ -28,7 +28,14 @@ from solver_placement._specification.placement_spec import PlacementSpec
 def preferring(spec: PlacementSpec) -> bool:
     """Whether a declarative component prefers a domain its units may span (then the count
     model counts the spec through :func:`variants`)."""
-    return any(_costs(component, rule) for component in _counted(spec).values() for rule in component.constraints.topology)
+    return bool(costly_preferences(spec))
+
+
+def costly_preferences(spec: PlacementSpec) -> list[tuple[str, DomainRule]]:
+    """The preferred rules the count model counts whose units may span domains, with their rule
+    owners."""
+    return [(name, rule) for name, component in _counted(spec).items() if component.rule_owner == name
+            for rule in component.constraints.topology if _costs(component, rule)]  # fmt: skip
 
 
 def variants(spec: PlacementSpec) -> tuple[PlacementSpec, PlacementSpec]:

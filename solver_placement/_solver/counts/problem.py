@@ -62,6 +62,7 @@ class CountClass:
     groups: int
     levels: tuple[DomainLevel, ...] = ()  # required domains: whole units of groups per value (``domain_levels.py``)
     run: int = 1  # consecutive GPUs its layout is made of: a member's ``amount * stride`` block (1: any GPU)
+    priced: DomainLevel | None = None  # a preferred domain no placement keeps, its bound weighed (``spanning.py``)
 
 
 @dataclass(frozen=True)

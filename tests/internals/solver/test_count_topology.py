@@ -108,7 +108,7 @@ def check_topology(case: tuple[Cluster, dict[str, Any]]) -> None:
         assert "prefer" in answer.reason, f"declined: {answer.reason}"
         required, _ = variants(spec)
         assert flat_optimum(required, dict(required.requests)) is None, "declined a preferred domain some placement keeps"
-        event("declined: no placement keeps the preferred domains")
+        event("declined: no placement keeps the preferred domains, and their least spans are not met")
         return
     event(f"counts {answer.status}")
     assert answer.assignments is not None
@@ -214,3 +214,30 @@ def check_placed_first(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> 
     assert objective_value(spec, dict(spec.requests), owned, weights, {}) == answer.objective
     assert answer.status == "OPTIMAL", f"not proven: objective {answer.objective}, bound {answer.bound}"
     assert answer.objective == flat_value(spec, weights)
+
+
+@st.composite
+def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """Racks of 1-2 nodes of 2 or 4 GPUs; an actor whose pipelines (TP 1-2, 2-4 stages, maybe on
+    a rollout collocated with it) prefer a rack, often wider than a rack or more than the racks
+    hold whole, and maybe a component exclusive with it taking GPUs away."""
+    nodes, gpus, rack = draw(st.integers(2, 5)), draw(st.sampled_from([2, 4])), draw(st.sampled_from([1, 2]))
+    total = nodes * gpus
+    tp, pp = draw(st.sampled_from([1, 2])), draw(st.sampled_from([2, 3, 4]))
+    preferred = {"pipeline_parallel": {"rack": "prefer"}}
+    actor: dict[str, Any] = {"processes": tp * pp * draw(st.integers(1, max(1, total // (tp * pp)))), "tensor_parallel_size": tp,
+                             "pipeline_parallel_size": pp}  # fmt: skip
+    spec: dict[str, Any] = {"actor": actor}
+    if draw(st.booleans()):
+        actor["topology"] = preferred
+    else:
+        spec["rollout"] = {"processes": actor["processes"], "collocate_with": "actor", "tensor_parallel_size": tp, "pipeline_parallel_size": pp,
+                           "topology": preferred}  # fmt: skip
+    if draw(st.booleans()):
+        spec["reward"] = {"processes": draw(st.integers(1, max(1, total // 3))), "exclusive_with": ["actor"]}
+    return Cluster(nodes, gpus, node_labels=[{"rack": f"r{n // rack}"} for n in range(nodes)]), spec
+
+
+@example_tiers(40, 200)
+def test_a_preferred_domain_no_placement_keeps_is_priced_and_proven(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(spanning_specs())(check_topology))()

@@ -130,7 +130,8 @@ def test_every_rule_has_a_builder_a_node_level_form_a_counting_bound_and_a_first
 #: state, and the reason the count path gives.
 DECLINED = {
     "per_process": ({"a": {"processes": 2, "unit": "node"}}, "a: processes of different sizes or node units"),
-    "domains": ({"a": {"processes": 16, "tensor_parallel_size": 8, "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "prefer"}}}},
+    "domains": ({"a": {"processes": 16, "tensor_parallel_size": 8, "pipeline_parallel_size": 2,
+                       "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}}},
                 "a: topology (pipeline_parallel.rack: prefer)"),
     "stride": ({"a": {"processes": 2, "hardware_per_process": 2, "stride": 2}}, "a: a stride whose blocks do not tile its tensor-parallel groups"),
     "capacity": ({"a": {"processes": 4, "max_processes_per_hardware": 1}, "b": "0-3"}, "a: max_processes_per_hardware beside the rank-string component b"),
