@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from solver_placement._solver.counts.preset import placed_first
+from solver_placement._solver.rules.domains import preference_may_cost
 from solver_placement._specification.grammar import ComponentSpec, DomainRule
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -35,7 +36,7 @@ def costly_preferences(spec: PlacementSpec) -> list[tuple[str, DomainRule]]:
     """The preferred rules the count model counts whose units may span domains, with their rule
     owners."""
     return [(name, rule) for name, component in _counted(spec).items() if component.rule_owner == name
-            for rule in component.constraints.topology if _costs(component, rule)]  # fmt: skip
+            for rule in component.constraints.topology if preference_may_cost(component, rule)]  # fmt: skip
 
 
 def variants(spec: PlacementSpec) -> tuple[PlacementSpec, PlacementSpec]:
@@ -55,18 +56,11 @@ def _counted(spec: PlacementSpec) -> dict[str, ComponentSpec]:
     return {name: c for name, c in spec.components.items() if not spec.requests[c.rule_owner].determined and c.rule_owner not in first}
 
 
-def _costs(component: ComponentSpec, rule: DomainRule) -> bool:
-    """Whether ``rule`` is a preference whose units may span domains: a pipeline's, or a
-    tensor-parallel group's when a required domain lets the groups span nodes."""
-    spanning = any(other.group == "tensor_parallel" and other.required for other in component.constraints.topology)
-    return not rule.required and (rule.group == "pipeline_parallel" or spanning)
-
-
 def _with_rules(component: ComponentSpec, change: Callable[[DomainRule, bool], DomainRule | None]) -> ComponentSpec:
     """The component with each preferred rule changed (or dropped, for None); ``change`` is told
     whether the rule may cost."""
     topology = component.constraints.topology
     if all(rule.required for rule in topology):
         return component
-    rules = tuple(r for rule in topology if (r := rule if rule.required else change(rule, _costs(component, rule))) is not None)
+    rules = tuple(r for rule in topology if (r := rule if rule.required else change(rule, preference_may_cost(component, rule))) is not None)
     return replace(component, constraints=replace(component.constraints, topology=rules))

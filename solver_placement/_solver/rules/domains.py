@@ -15,7 +15,7 @@ from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules.one_of import Unit, add_one_of
 from solver_placement._solver.rules.rule import RuleOutput, Term
 from solver_placement._specification.candidates import ComponentRequest
-from solver_placement._specification.grammar import ComponentSpec
+from solver_placement._specification.grammar import ComponentSpec, DomainRule
 from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS = ("tensor_parallel_size", "pipeline_parallel_size", "topology")
@@ -45,7 +45,8 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
     domain (``counts/domain_levels.py``), and puts a tensor-parallel group nothing requires in a
     domain on one node (so a preferred tensor-parallel domain of it costs nothing). A preferred
     domain that may cost is counted as required and proven against the rule dropped
-    (``counts/preferred.py``): the reason returned here sends the spec there."""
+    (``counts/preferred.py``), or where no placement keeps it, its least spans priced
+    (``counts/spanning.py``): the reason returned here sends the spec there."""
     for component in spec.components.values():
         if not requests[component.rule_owner].determined:
             unstated = _preferred_that_may_cost(component)
@@ -60,14 +61,19 @@ BOUND = "required domains are counted per domain by domain_conflicts (bounds/nee
 
 
 def _preferred_that_may_cost(component: ComponentSpec) -> str:
-    """The first preferred rule whose units may span domains in the count model's layouts: a
-    pipeline's, or a tensor-parallel group's when a required domain lets it span nodes."""
-    rules = component.constraints
-    spanning = any(rule.group == "tensor_parallel" and rule.required for rule in rules.topology)
-    for rule in rules.topology:
-        if not rule.required and (rule.group == "pipeline_parallel" or spanning):
+    """The first preferred rule of ``component`` that may cost in the count model's layouts."""
+    for rule in component.constraints.topology:
+        if preference_may_cost(component, rule):
             return f"{rule.group}.{rule.label}: prefer"
     return ""
+
+
+def preference_may_cost(component: ComponentSpec, rule: DomainRule) -> bool:
+    """Whether ``rule`` is a preference whose units may span domains in the count model's
+    layouts: a pipeline's, or a tensor-parallel group's when a required domain lets the groups
+    span nodes (a group on one node lies in one value of every label)."""
+    spanning = any(other.group == "tensor_parallel" and other.required for other in component.constraints.topology)
+    return not rule.required and (rule.group == "pipeline_parallel" or spanning)
 
 
 #: First-fit form: the construction places whole groups per node and whole units per zone
