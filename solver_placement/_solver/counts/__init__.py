@@ -194,8 +194,10 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     answer = count_path(required, required.requests, weights, options, budget)
     if isinstance(answer, Declined):
         return _count_spanning(spec, dropped, weights, options, budget)
-    other = count_path(dropped, dropped.requests, weights, options, budget)
-    least_other = other.bound if isinstance(other, Answer) and other.bound is not None else objective_lower_bound(dropped, weights)
+    least_other = objective_lower_bound(dropped, weights)
+    if answer.known("objective") > int(weights.get("topology", 0)) + least_other:  # the counting bound does not prove it: the count model's may
+        other = count_path(dropped, dropped.requests, weights, options, budget)
+        least_other = max(least_other, other.bound) if isinstance(other, Answer) and other.bound is not None else least_other
     bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
     return replace(answer, status=status, bound=bound)
