@@ -135,25 +135,44 @@ def solve_counts(
 
 def _spanned_bound(model: cp_model.CpModel, problem: CountProblem, in_priced: Mapping[tuple[int, int, int], list[cp_model.LinearExprT]]) -> cp_model.LinearExpr:
     """The least number of domains spanning pipelines touch beyond their first, for the groups
-    each domain holds (``spanning.py``): per domain ``k = P * whole + rest``, ``rest < P``; the
-    domains with a rest, less the pipelines the rests make."""
+    each domain holds (``spanning.py``): per domain ``k = P * whole + rest``, ``rest < P``; at
+    least the domains with a rest less the pipelines the rests make, and at least what each of
+    those pipelines must span beyond its first when no domain holds ``P - 1`` groups."""
     bound: list[cp_model.LinearExprT] = []
     for c, count_class in enumerate(problem.classes):
         if count_class.priced is None:
             continue
         size = count_class.priced.multiple
-        rests = []
+        rests, spans = [], []
         for (owner, _, _), terms in sorted(in_priced.items()):
             if owner == c:
                 rest, spanned = model.new_int_var(0, size - 1, ""), model.new_bool_var("")
                 model.add(sum(terms) == size * model.new_int_var(0, count_class.groups // size, "") + rest)
                 model.add(rest <= (size - 1) * spanned)
                 rests.append(rest)
-                bound.append(spanned)
+                spans.append(spanned)
         spanning = model.new_int_var(0, count_class.groups, "")
         model.add(sum(rests) == size * spanning)
-        bound.append(-spanning)
+        cost = model.new_int_var(0, count_class.groups, "")
+        model.add(cost >= sum(spans) - spanning)
+        model.add(cost >= (_least_domains(problem, c, size) - 1) * spanning)
+        bound.append(cost)
     return cp_model.LinearExpr.sum(bound)
+
+
+def _least_domains(problem: CountProblem, c: int, size: int) -> int:
+    """The fewest domains of class ``c``'s priced label a pipeline of ``size`` groups that
+    spans must touch: each holds at most ``size - 1`` of its groups, and no more than the domain
+    has room for (its allowed nodes' GPUs less those the class is kept off, in whole groups)."""
+    count_class = problem.classes[c]
+    level = count_class.priced
+    if level is None:
+        return 2
+    num_nodes = problem.allowed.shape[1]
+    room = np.bincount(problem.hw_node, minlength=num_nodes) - problem.blocked_per_node(c, num_nodes)
+    per_node = np.where(problem.allowed[c], room // count_class.width, 0)
+    most = int(np.bincount(level.key, weights=per_node).max(initial=0))
+    return max(2, -(-size // max(1, min(size - 1, most))))
 
 
 def _agree(model: cp_model.CpModel, shape: Shape, s: int, uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> None:

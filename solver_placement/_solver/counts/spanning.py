@@ -7,8 +7,10 @@ cost is not a count, but a lower bound of it is. Say a domain ``d`` holds ``k_d`
 groups and a pipeline is ``P`` of them: at most ``k_d // P`` pipelines lie inside ``d``, its
 other ``r_d = k_d % P`` groups belong to pipelines that span; such a pipeline holds at most
 ``P - 1`` groups of any one domain, so with ``S = sum(r_d) / P`` spanning pipelines the domains
-they touch beyond their first are at least ``#{d: r_d > 0} - S``. The count model states
-``k_d = P * i_d + r_d`` per domain and weighs that bound, so its optimum is a lower bound of the
+they touch beyond their first are at least ``#{d: r_d > 0} - S``, and at least
+``S * (c - 1)`` where ``c`` is the fewest domains a pipeline can touch (no domain holds more
+than ``P - 1`` of its groups, nor more than its nodes have room for). The count model states
+``k_d = P * i_d + r_d`` per domain and weighs the larger bound, so its optimum is a lower bound of the
 spec's. The layout then numbers the class's processes domain by domain: those with no remainder
 first, then the others in blocks whose remainders add up to exactly ``P`` where it finds them
 (each block then makes pipelines that span only its own domains, one boundary per domain but
