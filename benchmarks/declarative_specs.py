@@ -60,11 +60,12 @@ neither side places is a finding, not noise:
   1-8 stages no wider than a rack's free GPUs, with a TP rule (rack required, rack or zone
   preferred, or none) and a pipeline rule (rack or zone required, rack preferred, or zone
   required with rack preferred), asking at most ``fill`` of the pipelines the racks' free GPUs
-  hold; maybe a rollout of one GPU per process collocated with it whose pipelines (TP 1-2,
+  hold, or (a quarter of the time, with two racks' GPUs free) pipelines of TP 8 x 16 stages (two
+  racks) preferring one rack, which every pipeline spans; maybe a rollout of one GPU per process collocated with it whose pipelines (TP 1-2,
   1-2 stages, dividing the actor's pipeline) must stay in a rack; 1-2 components exclusive with
   all asking at most ``fill`` of what the actor leaves, in groups of 1-2 GPUs; ``balance``
   weighed (1) a quarter of the time. The planted layout: the actor's pipelines packed rack by
-  rack into the free GPUs (each in one rack, so one zone, its TP groups on one node: TP sizes
+  rack into the free GPUs (the two-rack ones over consecutive free nodes) (each in one rack, so one zone, its TP groups on one node: TP sizes
   divide 8 and the free GPUs start on node boundaries), the rollout's pipelines inside the
   actor's, the others on the even number of GPUs each node has left.
 
@@ -417,15 +418,21 @@ def topology_mixes(rng: random.Random, nodes: int, fill: float) -> Section:
         placement["shadow"] = {"processes": held * GPUS, "tensor_parallel_size": 2, "pipeline_parallel_size": 2, "collocate_with": "fixed",
                                "topology": {"pipeline_parallel": {"rack": rng.choice(("require", "prefer"))}}}  # fmt: skip
     free = [GPUS * sum(1 for n in range(start, min(nodes, start + RACK_NODES)) if n >= held) for start in range(0, nodes, RACK_NODES)]
-    tp = rng.choice((2, 4, 8))
-    pp = rng.choice([p for p in (1, 2, 4, 8) if tp * p <= max(free)])
-    pipelines = max(1, int(fill * sum(room // (tp * pp) for room in free) * rng.uniform(0.5, 1.0)))
     topology: dict[str, dict[str, str]] = {}
-    tensor = rng.choice((None, ("rack", "require"), ("rack", "prefer"), ("zone", "prefer")))
-    if tensor:
-        topology["tensor_parallel"] = {tensor[0]: tensor[1]}
-    if pp > 1:
-        topology["pipeline_parallel"] = rng.choice(({"rack": "require"}, {"rack": "prefer"}, {"zone": "require"}, {"zone": "require", "rack": "prefer"}))
+    if sum(free) >= 2 * RACK_NODES * GPUS and rng.random() < 0.25:  # pipelines of two racks preferring one: some must span
+        tp, pp = GPUS, 2 * RACK_NODES
+        pipelines = max(1, int(fill * (sum(free) // (tp * pp)) * rng.uniform(0.5, 1.0)))
+        topology["pipeline_parallel"] = {"rack": "prefer"}
+        tensor = None
+    else:
+        tp = rng.choice((2, 4, 8))
+        pp = rng.choice([p for p in (1, 2, 4, 8) if tp * p <= max(free)])
+        pipelines = max(1, int(fill * sum(room // (tp * pp) for room in free) * rng.uniform(0.5, 1.0)))
+        tensor = rng.choice((None, ("rack", "require"), ("rack", "prefer"), ("zone", "prefer")))
+        if tensor:
+            topology["tensor_parallel"] = {tensor[0]: tensor[1]}
+        if pp > 1:
+            topology["pipeline_parallel"] = rng.choice(({"rack": "require"}, {"rack": "prefer"}, {"zone": "require"}, {"zone": "require", "rack": "prefer"}))
     rules: dict[str, Any] = {"topology": topology} if topology else {}
     if held:
         rules["exclusive_with"] = ["fixed", "shadow"]  # not "all": its rollout shares its GPUs
