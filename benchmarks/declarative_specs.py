@@ -53,6 +53,21 @@ neither side places is a finding, not noise:
   declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
   components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
   leaves (a 1-node cluster has only the actor and its rollout).
+* ``topology mixes`` labels racks of 8 nodes inside zones of 4 racks and mixes every topology
+  rule: maybe a rank string over the first whole nodes (at most one per rack) with a shadow
+  collocated with it (TP 2, pipelines of 2 preferring or requiring a rack: each pipeline of 4
+  GPUs fits a node of the rank string); an actor exclusive with them, TP 2-8 and pipelines of
+  1-8 stages no wider than a rack's free GPUs, with a TP rule (rack required, rack or zone
+  preferred, or none) and a pipeline rule (rack or zone required, rack preferred, or zone
+  required with rack preferred), asking at most ``fill`` of the pipelines the racks' free GPUs
+  hold, or (a quarter of the time, with two racks' GPUs free) pipelines of TP 8 x 16 stages (two
+  racks) preferring one rack, which every pipeline spans; maybe a rollout of one GPU per process collocated with it whose pipelines (TP 1-2,
+  1-2 stages, dividing the actor's pipeline) must stay in a rack; 1-2 components exclusive with
+  all asking at most ``fill`` of what the actor leaves, in groups of 1-2 GPUs; ``balance``
+  weighed (1) a quarter of the time. The planted layout: the actor's pipelines packed rack by
+  rack into the free GPUs (the two-rack ones over consecutive free nodes) (each in one rack, so one zone, its TP groups on one node: TP sizes
+  divide 8 and the free GPUs start on node boundaries), the rollout's pipelines inside the
+  actor's, the others on the even number of GPUs each node has left.
 
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
@@ -384,6 +399,66 @@ def one_per_node(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, {NAMES[i]: body(1, GPUS, g, exclusive_with="all") for i, g in enumerate(groups)})
 
 
+#: Racks per zone in the ``topology mixes`` family (the ``zone`` node label).
+ZONE_RACKS = 4
+
+
+def topology_mixes(rng: random.Random, nodes: int, fill: float) -> Section:
+    """Racks of 8 nodes in zones of 4 racks; maybe a rank string on the first nodes with a
+    shadow collocated with it (pipelines of 2 x 2 preferring or requiring a rack); an actor
+    exclusive with those, whose pipelines fit a rack's free GPUs, with TP and pipeline rules over both labels,
+    required or preferred; maybe a rollout collocated with it whose pipelines nest in the
+    actor's and must stay in a rack; 1-2 components exclusive with all; ``balance`` weighed a
+    quarter of the time (see the module docstring)."""
+    placement: dict[str, Any] = {}
+    held = 0
+    if nodes > 1 and rng.random() < 0.5:
+        held = rng.randint(1, max(1, nodes // RACK_NODES))
+        placement["fixed"] = f"0-{held * GPUS - 1}"
+        placement["shadow"] = {"processes": held * GPUS, "tensor_parallel_size": 2, "pipeline_parallel_size": 2, "collocate_with": "fixed",
+                               "topology": {"pipeline_parallel": {"rack": rng.choice(("require", "prefer"))}}}  # fmt: skip
+    free = [GPUS * sum(1 for n in range(start, min(nodes, start + RACK_NODES)) if n >= held) for start in range(0, nodes, RACK_NODES)]
+    topology: dict[str, dict[str, str]] = {}
+    if sum(free) >= 2 * RACK_NODES * GPUS and rng.random() < 0.25:  # pipelines of two racks preferring one: some must span
+        tp, pp = GPUS, 2 * RACK_NODES
+        pipelines = max(1, int(fill * (sum(free) // (tp * pp)) * rng.uniform(0.5, 1.0)))
+        topology["pipeline_parallel"] = {"rack": "prefer"}
+        tensor = None
+    else:
+        tp = rng.choice((2, 4, 8))
+        pp = rng.choice([p for p in (1, 2, 4, 8) if tp * p <= max(free)])
+        pipelines = max(1, int(fill * sum(room // (tp * pp) for room in free) * rng.uniform(0.5, 1.0)))
+        tensor = rng.choice((None, ("rack", "require"), ("rack", "prefer"), ("zone", "prefer")))
+        if tensor:
+            topology["tensor_parallel"] = {tensor[0]: tensor[1]}
+        if pp > 1:
+            topology["pipeline_parallel"] = rng.choice(({"rack": "require"}, {"rack": "prefer"}, {"zone": "require"}, {"zone": "require", "rack": "prefer"}))
+    rules: dict[str, Any] = {"topology": topology} if topology else {}
+    if held:
+        rules["exclusive_with"] = ["fixed", "shadow"]  # not "all": its rollout shares its GPUs
+    actor = body(tp, 1, pipelines * pp, **rules)
+    if pp > 1:
+        actor["pipeline_parallel_size"] = pp
+    placement["actor"] = actor
+    if rng.random() < 0.5:
+        spanning = tensor == ("rack", "require")  # the actor's groups may span nodes: the rollout's may not be wider than a process
+        rollout_tp = 1 if spanning else rng.choice([t for t in (1, 2) if t <= tp])
+        rollout_pp = rng.choice([p for p in (1, 2) if (tp * pp) % (rollout_tp * p) == 0])
+        rollout: dict[str, Any] = {"processes": pipelines * tp * pp, "collocate_with": "actor", "tensor_parallel_size": rollout_tp}
+        if rollout_pp > 1:
+            rollout |= {"pipeline_parallel_size": rollout_pp, "topology": {"pipeline_parallel": {"rack": "require"}}}
+        placement["rollout"] = rollout
+    budget = int(fill * (sum(free) - pipelines * tp * pp))
+    if budget >= 2:
+        others = shapes(rng, rng.randint(1, 2), budget, ((1, 1), (2, 1)))
+        names = (name for name in NAMES[1:] if name not in placement)
+        for name, (other_tp, hpp), groups in zip(names, others, allocate(rng, budget, [t * h for t, h in others])):
+            placement[name] = body(other_tp, hpp, groups, exclusive_with="all")
+    labels = [{"rack": f"r{n // RACK_NODES}", "zone": f"z{n // (RACK_NODES * ZONE_RACKS)}"} for n in range(nodes)]
+    spec = section(nodes, GPUS, placement, node_labels=labels)
+    return {**spec, "solver": {"objective": {"balance": 1}}} if rng.random() < 0.25 else spec
+
+
 # ------------------------------------------------------------------------ impossible specs
 def overfull(rng: random.Random, nodes: int) -> Section:
     """Exclusive components asking 100-130% of the GPUs, at least one GPU too many."""
@@ -459,6 +534,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "tp domains": tensor_domains,
     "windows": windows,
     "contiguity": contiguity,
+    "topology mixes": topology_mixes,
 }
 #: Families that lose nodes after a first solve: ``replan`` times :func:`replan`, ``previous``
 #: times ``solve(..., previous=)`` on the surviving cluster.

@@ -25,10 +25,12 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts.covers import Covers, Hole
+from solver_placement._solver.counts.domain_levels import node_order
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape
-from solver_placement._solver.counts.problem import CountClass, CountProblem
+from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.spanning import spanning_order
 from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, runs_cover, typed_cover
 from solver_placement._specification.candidates import ComponentRequest
 
@@ -91,7 +93,8 @@ def assignments(
         for member, local in layout.items.items():
             if local.size:
                 per_member[member].append((node_array, start[node_array][:, None, None] + local[None]))
-    order_of = {m: _node_order(c, cluster.num_nodes) for c in problem.classes for m in c.members}
+    order_of = {m: node_order(c.levels, cluster) if c.priced is None else spanning_order(c.priced, patterns_on[:, i])
+                for i, c in enumerate(problem.classes) for m in c.members}  # fmt: skip
     return {member: _assignment(requests[member], parts, order_of[member], cluster) for member, parts in per_member.items()}
 
 
@@ -101,18 +104,6 @@ def _locals_per_node(cluster: Cluster, held: np.ndarray) -> dict[int, tuple[int,
     for node, local in zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist()):
         found.setdefault(node, []).append(local)
     return {node: tuple(sorted(locals_)) for node, locals_ in found.items()}
-
-
-def _node_order(count_class: CountClass, num_nodes: int) -> np.ndarray:
-    """Per node, its position in the order the class numbers its processes: node rank, or for a
-    class whose pipelines must stay in a domain, domain by domain (first node first), so each
-    domain's whole pipelines are consecutive processes."""
-    if count_class.domain is None:
-        return np.arange(num_nodes)
-    _, first = np.unique(count_class.domain, return_index=True)
-    domain_rank = np.empty(first.size, dtype=np.int64)
-    domain_rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    return domain_rank[np.unique(count_class.domain, return_inverse=True)[1]] * num_nodes + np.arange(num_nodes)
 
 
 def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int, heavier: Heavier | None) -> np.ndarray:

@@ -66,10 +66,11 @@ def solve_counts(
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
-    in_domain: dict[tuple[int, int], list[cp_model.LinearExprT]] = {}  # (class, pipeline domain) -> its groups there
+    in_domain: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # (class, level, domain) -> its groups there
+    in_priced: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # the same, for a priced preferred domain
     nodes_terms: list[cp_model.LinearExprT] = []
     low_ranks: list[cp_model.LinearExprT] = []
-    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes)
+    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes) + (0 if problem.load is None else int(problem.load.max(initial=0)))
     peak = model.new_int_var(0, most, "peak GPUs taken on a node")
     for s, shape in enumerate(shapes):
         count = int(shape.nodes.size)
@@ -89,20 +90,24 @@ def solve_counts(
                 for k, c, g in counted:
                     if g:
                         groups[c].append(g * var)
-                        if shape.domains[k] >= 0:
-                            in_domain.setdefault((c, shape.domains[k]), []).append(g * var)
+                        for level, domain in enumerate(shape.domains[k]):  # the priced domain last (``patterns.py``)
+                            (in_domain if level < len(problem.classes[c].levels) else in_priced).setdefault((c, level, domain), []).append(g * var)
                 if weights.get("balance", 0) and any(pattern):  # one table then (patterns.py): gpus is the node's
                     used = model.new_bool_var("")
                     model.add(var <= count * used)
-                    model.add(peak >= gpus * used)
+                    model.add(peak >= (gpus + shape.load) * used)
             model.add(sum(row) == count)
         _agree(model, shape, s, uses)
+    if problem.load is not None:  # components placed first load their nodes whatever the patterns (``preset.py``)
+        model.add(peak >= int(problem.load.max(initial=0)))
     for c, terms in groups.items():
         model.add(sum(terms) == problem.classes[c].groups)
-    for (c, _), terms in sorted(in_domain.items()):  # a domain holds whole pipelines
-        pipeline = problem.classes[c].pipeline
-        model.add(sum(terms) == pipeline * model.new_int_var(0, problem.classes[c].groups // pipeline, ""))
+    for (c, level, _), terms in sorted(in_domain.items()):  # a domain holds whole units (``domain_levels.py``)
+        multiple = problem.classes[c].levels[level].multiple
+        model.add(sum(terms) == multiple * model.new_int_var(0, problem.classes[c].groups // multiple, ""))
     weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak
+    if in_priced:
+        weighted = weighted + int(weights.get("topology", 0)) * _spanned_bound(model, problem, in_priced)
     if term is not None:
         weighted = weighted + term(model, uses)
     model.minimize(weighted)
@@ -126,6 +131,48 @@ def solve_counts(
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound)
+
+
+def _spanned_bound(model: cp_model.CpModel, problem: CountProblem, in_priced: Mapping[tuple[int, int, int], list[cp_model.LinearExprT]]) -> cp_model.LinearExpr:
+    """The least number of domains spanning pipelines touch beyond their first, for the groups
+    each domain holds (``spanning.py``): per domain ``k = P * whole + rest``, ``rest < P``; at
+    least the domains with a rest less the pipelines the rests make, and at least what each of
+    those pipelines must span beyond its first when no domain holds ``P - 1`` groups."""
+    bound: list[cp_model.LinearExprT] = []
+    for c, count_class in enumerate(problem.classes):
+        if count_class.priced is None:
+            continue
+        size = count_class.priced.multiple
+        rests, spans = [], []
+        for (owner, _, _), terms in sorted(in_priced.items()):
+            if owner == c:
+                rest, spanned = model.new_int_var(0, size - 1, ""), model.new_bool_var("")
+                model.add(sum(terms) == size * model.new_int_var(0, count_class.groups // size, "") + rest)
+                model.add(rest <= (size - 1) * spanned)
+                rests.append(rest)
+                spans.append(spanned)
+        spanning = model.new_int_var(0, count_class.groups, "")
+        model.add(sum(rests) == size * spanning)
+        cost = model.new_int_var(0, count_class.groups, "")
+        model.add(cost >= sum(spans) - spanning)
+        model.add(cost >= (_least_domains(problem, c, size) - 1) * spanning)
+        bound.append(cost)
+    return cp_model.LinearExpr.sum(bound)
+
+
+def _least_domains(problem: CountProblem, c: int, size: int) -> int:
+    """The fewest domains of class ``c``'s priced label a pipeline of ``size`` groups that
+    spans must touch: each holds at most ``size - 1`` of its groups, and no more than the domain
+    has room for (its allowed nodes' GPUs less those the class is kept off, in whole groups)."""
+    count_class = problem.classes[c]
+    level = count_class.priced
+    if level is None:
+        return 2
+    num_nodes = problem.allowed.shape[1]
+    room = np.bincount(problem.hw_node, minlength=num_nodes) - problem.blocked_per_node(c, num_nodes)
+    per_node = np.where(problem.allowed[c], room // count_class.width, 0)
+    most = int(np.bincount(level.key, weights=per_node).max(initial=0))
+    return max(2, -(-size // max(1, min(size - 1, most))))
 
 
 def _agree(model: cp_model.CpModel, shape: Shape, s: int, uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> None:

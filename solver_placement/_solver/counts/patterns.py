@@ -19,7 +19,7 @@ import numpy as np
 from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
-from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.typed import needs_types, part_stacks, typed_patterns
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
@@ -53,21 +53,23 @@ class Table:
 class Shape:
     """Nodes alike for one part of the classes: same GPU count, the same room for each class
     (its GPUs less those of the rank-string components it avoids), the same allowed classes, the
-    same pipeline domain for each class that has one and the same graph of classes that may not
-    share a GPU.
+    same domains for each class that has required ones, the same graph of classes that may not
+    share a GPU, and the same load of components placed first (``preset.py``).
 
     ``tables`` list what a node may hold: one table of whole-node patterns over the part, or one
     per maximal clique joined by ``links`` (``junction.py``) when whole-node patterns are too
-    many. ``nodes`` are the node ranks of this shape, ascending; ``domains[k]`` is the pipeline
-    domain of class ``part[k]`` on these nodes (-1: none).
+    many. ``nodes`` are the node ranks of this shape, ascending; ``domains[k]`` are the domains
+    of class ``part[k]`` on these nodes, one per level of its required domains
+    (``domain_levels.py``).
     """
 
     part: tuple[int, ...]
     capacity: int
     nodes: np.ndarray
     tables: tuple[Table, ...]
-    domains: tuple[int, ...]
+    domains: tuple[tuple[int, ...], ...]
     links: tuple[Link, ...] = ()
+    load: int = 0  # GPUs of components placed first on each of these nodes (``preset.py``), for ``balance``
 
     @property
     def size(self) -> int:
@@ -102,18 +104,19 @@ def shapes(
     useful = np.flatnonzero(allowed.any(axis=0))
     room = np.stack([gpus_per_node - problem.blocked_per_node(c, num_nodes) for c in part])
     room[:] = np.where(allowed, room, -1).max(axis=0)  # one room per node where the classes there are kept off the same GPUs
-    domains = np.stack([_domains(problem.classes[c].domain, num_nodes) for c in part])
+    domains = [_domains(problem.classes[c], num_nodes) for c in part]
     keep_off = [problem.blocked_locals(c) for c in part]
     touched = {node for off in keep_off for node in off}  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
+    load = problem.load if problem.load is not None else np.zeros(num_nodes, dtype=np.int64)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
-        key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(domains[:, node].tolist()),
-               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else ())  # fmt: skip
+        key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains),
+               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else (), int(load[node]))  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
     found = []
-    for (capacity, mask, rooms, domain, graph, kept_off), nodes in keys.items():
+    for (capacity, mask, rooms, domain, graph, kept_off, loaded), nodes in keys.items():
         check("enumerating node patterns")
         if kept_off:  # classes kept off GPUs unevenly here: whole-node patterns checked by GPU (``typed.py``)
             stacks = part_stacks(problem.graphs[graph], part)
@@ -121,7 +124,7 @@ def shapes(
                 table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check)))
             except OverflowError:
                 raise TooManyPatterns from None
-            found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain))
+            found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain, load=loaded))
             continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
         holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
@@ -132,7 +135,7 @@ def shapes(
             links = clique_tree([table.columns for table in tables])
         else:
             tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check, holes))),), ()
-        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links))
+        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links, loaded))
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
     return found
@@ -158,9 +161,11 @@ def _clique_table(
     return Table(columns, tuple(local))
 
 
-def _domains(domain: np.ndarray | None, num_nodes: int) -> np.ndarray:
-    """Per node, the class's pipeline domain, -1 for a class without one."""
-    return np.full(num_nodes, -1, dtype=np.int64) if domain is None else domain
+def _domains(count_class: CountClass, num_nodes: int) -> np.ndarray:
+    """Per node, the class's domain at each of its levels, then of its priced preferred domain
+    (nodes x levels)."""
+    levels = [*count_class.levels, *([count_class.priced] if count_class.priced is not None else [])]
+    return np.stack([level.key for level in levels], axis=1) if levels else np.zeros((num_nodes, 0), dtype=np.int64)
 
 
 def _fitting(

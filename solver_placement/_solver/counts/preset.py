@@ -9,12 +9,13 @@ rank string. It tiles the items directly (milliseconds: in the target's tensor-p
 so a process nests in one, each group in rank order, cut into blocks of ``amount * stride``
 interleaved among ``stride`` processes), checked with the rank strings by the independent
 verifier, and asks the flat model of the component and the rank strings alone only when that
-tiling breaks a rule (sizes, strides, tensor-parallel groups on one node, nesting). The
-placement is exact and the objective's terms for it are constants: the nodes its items are on
-(``nodes``), and nothing else the count model weighs. ``balance`` would add its per-node load
-to every other class's (not a constant), and a ``topology`` rule would weigh its arrangement,
-so a spec with either is left to the flat model (``rules/collocation.py`` and
-``rules/per_process.py`` say why).
+tiling breaks a rule (sizes, strides, tensor-parallel groups on one node, required domains,
+nesting) or may span more preferred domains than it must. The placement is exact and the
+objective's terms for it are known once it is placed: the nodes its items are on (``nodes``),
+the domains its units span beyond their first (``topology``: its arrangement touches no other
+component, so the least of it is found here, by the tiling when it spans none, else by that
+model, which minimises it), and its per-node load, which ``balance`` adds to every node's
+(``Preset.load``: a constant per node the count model adds to its patterns' load).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from solver_placement._errors import VerificationError
 from solver_placement._solver.answer import Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.build import build_model
+from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import solve_polished
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Solution
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import ComponentRequest, expand_all
 from solver_placement._specification.placement_spec import PlacementSpec
 from solver_placement._verify import verify
@@ -49,41 +52,57 @@ MAX_PRESET_PAIRS = 5_000
 class Preset:
     """The requests with every declarative component whose items are known (collocated with a
     rank string, directly or through one placed first, or a filled window) placed, as rank
-    strings, and the ``nodes`` term those add."""
+    strings; the ``nodes`` and ``topology`` terms those add, and their items per node (what
+    they add to the ``balance`` term's load of each node)."""
 
     requests: dict[str, ComponentRequest]
     nodes: int
+    topology: int
+    load: np.ndarray
 
 
 def preset(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> Preset | Declined:
     """Components whose items are known placed, in config order until none is left; why not,
-    when one has no layout on its items. Specs weighing ``balance``, and components with
-    ``topology`` rules, are left as they are (the count model then declines them)."""
+    when one has no layout on its items, or its preferred domains' least cost is not proven."""
     placed = dict(requests)
-    nodes = 0
-    if weights.get("balance", 0):
-        return Preset(placed, 0)
+    nodes = topology = 0
+    load = np.zeros(spec.cluster.num_nodes, dtype=np.int64)
     while (known := _next_known(spec, placed)) is not None:
         name, target = known
         request = placed[name] if target is None else _on_items(placed[name], placed[target])
         rank_strings = {n: r for n, r in placed.items() if r.determined}
         view = _view(spec, {name, *rank_strings})
         tiled = _tiled(spec, view, name, request, None if target is None else placed[target], rank_strings)
-        fixed = tiled or _placed(view, name, {name: request, **rank_strings}, options, budget)
+        if tiled is not None and _extra_domains(spec, requests[name], tiled):  # a preference the tiling does not keep: the model minimises it
+            tiled = None
+        fixed = tiled or _placed(view, name, {name: request, **rank_strings}, weights, options, budget)
         if fixed is None:
             items = "its filled window" if target is None else f"the items of {target}, which it collocates with,"
             return Declined(PathName.COUNTS, f"{name}: no layout on {items} found by tiling or by a model of at most MAX_PRESET_PAIRS={MAX_PRESET_PAIRS:,} pairs")
         placed[name] = fixed
-        nodes += int(np.unique(spec.cluster.hw_node[fixed.cand_hw]).size)
-    return Preset(placed, nodes)
+        on_nodes = spec.cluster.hw_node[fixed.cand_hw]
+        nodes += int(np.unique(on_nodes).size)
+        topology += _extra_domains(spec, requests[name], fixed)
+        load += np.bincount(on_nodes, minlength=spec.cluster.num_nodes)
+    return Preset(placed, nodes, topology, load)
+
+
+def placed_first(spec: PlacementSpec) -> frozenset[str]:
+    """The rule owners :func:`preset` places (their items known before any count), from the
+    spec's requests: their preferred domains are priced there, not by ``preferred.py``."""
+    requests = dict(spec.requests)
+    found = set()
+    while (known := _next_known(spec, requests)) is not None:
+        found.add(known[0])
+        requests[known[0]] = replace(requests[known[0]], determined=True)
+    return frozenset(found)
 
 
 def _next_known(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> tuple[str, str | None] | None:
-    """The first declarative rule owner with known items and no ``topology`` rule: with the
-    rank-string rule owner it collocates with (either way round), or None for a filled window;
-    None when there is none."""
+    """The first declarative rule owner with known items: with the rank-string rule owner it
+    collocates with (either way round), or None for a filled window; None when there is none."""
     for component in spec.components.values():
         target = component.constraints.collocate_with
         owner = spec.owner_of(component.name)
@@ -92,16 +111,24 @@ def _next_known(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -
             fixed = [requests[name].determined for name in pair]
             if fixed.count(True) == 1:
                 free, rank_string = pair if fixed[1] else pair[::-1]
-                if not _has_topology(spec, free):
-                    return free, rank_string
+                return free, rank_string
         request = requests[owner]
-        if not request.determined and request.fill_share is not None and not _has_topology(spec, owner):
+        if not request.determined and request.fill_share is not None:
             return owner, None
     return None
 
 
-def _has_topology(spec: PlacementSpec, owner: str) -> bool:
-    return any(spec.components[c].constraints.topology for c in spec.components if spec.owner_of(c) == owner)
+def _extra_domains(spec: PlacementSpec, request: ComponentRequest, placed: ComponentRequest) -> int:
+    """The ``topology`` term's count for ``placed``, the layout of the free ``request``: the
+    domains its units span beyond their first, over its preferred rules."""
+    if all(rule.required for c in spec.components.values() if c.rule_owner == request.name for rule in c.constraints.topology):
+        return 0
+    assignment = Assignment(placed.indptr, placed.cand_hw, placed.cand_rank, spec.cluster.num_hardware)
+    return objective_value(spec, {request.name: request}, {request.name: assignment}, {**NO_TERMS, "topology": 1}, {})
+
+
+#: Every objective term at weight 0 (``objective_value`` reads weights over the defaults).
+NO_TERMS = dict.fromkeys(DEFAULT_WEIGHTS, 0)
 
 
 def _on_items(request: ComponentRequest, target: ComponentRequest) -> ComponentRequest:
@@ -168,14 +195,17 @@ def _tiled(
     return placed
 
 
-def _placed(view: PlacementSpec, name: str, requests: dict[str, ComponentRequest], options: SolverOptions, budget: Budget) -> ComponentRequest | None:
+def _placed(
+    view: PlacementSpec, name: str, requests: dict[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
+) -> ComponentRequest | None:
     """``name`` placed by the flat model of ``view`` (it and the rank strings, ``requests``),
-    as a rank-string request; None when it is larger than ``MAX_PRESET_PAIRS`` or has no
-    answer in time (or none at all: a rank string it is exclusive with on its target's items)."""
+    its ``topology`` term the least (its other terms are fixed by its items), as a rank-string
+    request; None when it is larger than ``MAX_PRESET_PAIRS`` or has no proven answer in time
+    (or none at all: a rank string it is exclusive with on its target's items)."""
     if requests[name].candidate_pairs > MAX_PRESET_PAIRS:
         log.debug("%s: %d (process, item) pairs, over MAX_PRESET_PAIRS: not placed first", name, requests[name].candidate_pairs)
         return None
-    ctx = build_model(view, expand_all(requests), weights={"contiguity": 0}, check=budget.check)
+    ctx = build_model(view, expand_all(requests), weights={"contiguity": 0, "balance": 0, "topology": int(weights.get("topology", 0))}, check=budget.check)
     if ctx.conflicts:
         return None
     solver, status = solve_polished(ctx, SolverOptions(options.time_limit_s, 1, options.seed), budget)
@@ -194,4 +224,4 @@ def _placed(view: PlacementSpec, name: str, requests: dict[str, ComponentRequest
     )
 
 
-__all__ = ["MAX_PRESET_PAIRS", "Preset", "preset"]
+__all__ = ["MAX_PRESET_PAIRS", "Preset", "placed_first", "preset"]

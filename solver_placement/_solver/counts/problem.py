@@ -21,9 +21,10 @@ caller says it when it falls back to the flat model):
   and a window over part of a node the GPUs it leaves out (``windows.py``); where classes that
   compete for a node's GPUs are kept off the same ones, each clique's room is one number, and
   where not, the node's GPUs are told apart by the classes they admit (``typed.py``);
-- a required ``pipeline_parallel`` domain makes a domain hold whole pipelines (its groups of the
-  class are a multiple of ``pipeline_parallel_size``); a preferred ``tensor_parallel`` domain
-  costs nothing, since a group on one node spans one value of any label.
+- a required domain makes each value of its label hold whole units of the class's groups, for
+  any member's tensor-parallel groups or pipelines (``domain_levels.py``); a preferred
+  ``tensor_parallel`` domain of groups on one node costs nothing, since a node has one value of
+  any label.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ import numpy as np
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.bounds.needs import tensor_group_on_node
+from solver_placement._solver.counts.domain_levels import DomainLevel, domain_levels
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
 from solver_placement._solver.counts.windows import outside_window, strides_off_ids
-from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules import RULES
 from solver_placement._solver.rules.memory import megabytes
 from solver_placement._specification.candidates import ComponentRequest
@@ -59,9 +60,9 @@ class CountClass:
     group: int
     width: int
     groups: int
-    pipeline: int = 1  # groups per pipeline, when a domain must hold whole pipelines
-    domain: np.ndarray | None = None  # per node, its value of the pipeline label (index)
+    levels: tuple[DomainLevel, ...] = ()  # required domains: whole units of groups per value (``domain_levels.py``)
     run: int = 1  # consecutive GPUs its layout is made of: a member's ``amount * stride`` block (1: any GPU)
+    priced: DomainLevel | None = None  # a preferred domain no placement keeps, its bound weighed (``spanning.py``)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class CountProblem:
     blocked: tuple[np.ndarray, ...]  # per class, the physical ids it is kept off: its rank-string partners', those its window leaves out
     hw_node: np.ndarray  # the cluster's node of every physical id
     hw_local: np.ndarray  # the cluster's local id (on its node) of every physical id
+    load: np.ndarray | None = None  # per node, GPUs of components placed first (``preset.py``): ``balance`` adds them to its patterns'
 
     @property
     def apart_somewhere(self) -> frozenset[tuple[int, int]]:
@@ -198,6 +200,8 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
         if name in follower_of:
             if follower_of[name] in follower_of:
                 return f"{name}: a chain of collocated components"
+            if follower_of[name] not in free:
+                return f"{name}: collocated with the rank string {follower_of[name]} (placed first, counts/preset.py)"
             continue
         members = (name, *(f for f, root in follower_of.items() if root == name))
         group = tensor_group_on_node(spec, request)
@@ -206,21 +210,14 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
             reason = _nests(spec, free[follower], follower, request, width)
             if reason:
                 return reason
-        pipeline, domain = _pipeline(spec, name, group)
-        if request.num_processes % (group * pipeline):
+        levels = domain_levels(spec, free, members, width)
+        if isinstance(levels, str):
+            return levels
+        if request.num_processes % (group * max((level.multiple for level in levels), default=1)):
             return f"{name}: processes that do not form whole pipelines"
         run = max(int(free[m].amount[0]) * int(free[m].stride or 1) if int(free[m].amount[0]) > 1 else 1 for m in members)
-        classes.append(CountClass(name, members, group, width, request.num_processes // group, pipeline, domain, run))
+        classes.append(CountClass(name, members, group, width, request.num_processes // group, levels, run))
     return classes
-
-
-def _pipeline(spec: PlacementSpec, name: str, group: int) -> tuple[int, np.ndarray | None]:
-    """Groups per pipeline and each node's domain, for a required pipeline domain (else 1, None)."""
-    rules = spec.components[name].constraints
-    for rule in rules.topology:
-        if rule.group == "pipeline_parallel" and rule.required:
-            return rules.tensor_parallel_size * rules.pipeline_parallel_size // group, label_values(spec.cluster, rule.label)
-    return 1, None
 
 
 def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: ComponentRequest, width: int) -> str:

@@ -1,14 +1,13 @@
-"""A required tensor-parallel domain by counts: groups kept on one node, proven against groups split.
+"""A required tensor-parallel domain by counts: groups on one node first, then the rule as it is.
 
 ``topology.tensor_parallel.<label>: require`` keeps each tensor-parallel group inside one value
-of a node label, so a group may span nodes of one rack. The count model puts every group on
-one node, and a node has one value of every label: its answers keep the rule, but they are a
-restriction of it (a group over two nodes of a rack is allowed and not counted). So the answer
-is proven only against a relaxation: the spec with the rule dropped and the component's
-processes counted one by one (tensor-parallel size 1, groups free to split anywhere), whose
-count-model bound no placement of the spec can beat, and the counting bound. Where the
-restricted answer meets that bound it is the optimum; otherwise it is returned with its gap,
-and a spec the restriction cannot place at all is left to the flat model.
+of a node label, so a group may span nodes of one rack. The count model states that exactly
+(its groups are then single processes and every domain holds whole tensor-parallel groups of
+them, ``domain_levels.py``), but a layout of groups kept on one node is the one users expect
+and the one this path returned before, and a node has one value of every label, so it keeps the
+rule: that restriction is counted first, and the rule as it is (no restriction) decides whether
+it is the optimum. Where the restriction is worse, or cannot place the spec at all (groups wider
+than any node), the exact answer is the answer.
 """
 
 from __future__ import annotations
@@ -39,22 +38,6 @@ def on_node(spec: PlacementSpec) -> PlacementSpec | None:
     return spec.with_rules(components)
 
 
-def split(spec: PlacementSpec) -> PlacementSpec | None:
-    """The spec with every required tensor-parallel domain dropped and those components' groups
-    of one process (a relaxation of the rule); None when that would change more than the rule (a
-    pipeline rule counts groups, a collocated component nests in them)."""
-    targets = {spec.owner_of(target) for c in spec.components.values() if (target := c.constraints.collocate_with) is not None}
-    components = {}
-    for name, component in spec.components.items():
-        if _required(component):
-            if component.rule_owner in targets or component.constraints.pipeline_parallel_size > 1 or len(component.constraints.topology) > 1:
-                return None
-            component = _without_rule(component)
-            component = replace(component, constraints=replace(component.constraints, tensor_parallel_size=1))
-        components[name] = component
-    return spec.with_rules(components)
-
-
 def _required(component: ComponentSpec) -> bool:
     return any(rule.group == "tensor_parallel" and rule.required for rule in component.constraints.topology)
 
@@ -65,4 +48,4 @@ def _without_rule(component: ComponentSpec) -> ComponentSpec:
     return replace(component, constraints=replace(component.constraints, topology=kept))
 
 
-__all__ = ["on_node", "requires_tensor_domain", "split"]
+__all__ = ["on_node", "requires_tensor_domain"]

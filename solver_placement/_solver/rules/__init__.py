@@ -36,7 +36,7 @@ RULES: tuple[Rule, ...] = (
     Rule("domains", domains.KEYS, domains.build, domains.counts, domains.BOUND, domains.FITS, ("groups",)),
     Rule("stride", stride.KEYS, stride.build, stride.counts, stride.BOUND, stride.FITS, ("stride",)),
     Rule("sharing", sharing.KEYS, sharing.build, sharing.COUNTS, sharing.BOUND, sharing.FITS, ("shape",)),
-    Rule("collocation", collocation.KEYS, collocation.build, collocation.counts, collocation.bound, collocation.FITS, ("collocation",)),
+    Rule("collocation", collocation.KEYS, collocation.build, collocation.COUNTS, collocation.bound, collocation.FITS, ("collocation",)),
     Rule("exclusivity", exclusivity.KEYS, exclusivity.build, exclusivity.COUNTS, exclusivity.bound, exclusivity.fits, ("exclusion",)),
     Rule("capacity", capacity.KEYS, capacity.build, capacity.counts, capacity.bound, capacity.fits, ("capacity",)),
     Rule("memory", memory.KEYS, memory.build, memory.counts, memory.bound, memory.fits, ("memory",)),

@@ -130,19 +130,11 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
 
 
 
-def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model nests a declarative collocated component in its target's groups (the
-    target's class, ``counts/problem.py``), and places one collocated with a rank string first
-    (``counts/preset.py``: its items are its target's); a collocation between a rank string and
-    a declarative side left as it is (one with ``topology`` rules, or ``balance`` weighed) is
-    not a class."""
-    for component in spec.components.values():
-        target = component.constraints.collocate_with
-        if target is not None:
-            mine, theirs = (not requests[spec.owner_of(name)].determined for name in (component.name, target))
-            if mine != theirs:
-                return f"{component.name}: collocation between a rank-string component and a declarative one (with topology rules, or balance weighed)"
-    return ""
+#: Node-level form: the count model nests a declarative collocated component in its target's
+#: groups (the target's class, ``counts/problem.py``) and places one collocated with a rank string
+#: first, whatever its other rules (``counts/preset.py``: its items are its target's, so its
+#: ``nodes``, ``topology`` and per-node ``balance`` load are known once it is placed).
+COUNTS = "stated: a class's members nest in its root (counts/problem.py); a component on a rank string's items is placed first (counts/preset.py)"
 
 #: First-fit form: the construction places a collocated component on exactly its target's items,
 #: right after the target (``first_fit.py`` ``_place_collocated``, ``first_fit_orders.py``).

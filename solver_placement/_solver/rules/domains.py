@@ -15,7 +15,7 @@ from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules.one_of import Unit, add_one_of
 from solver_placement._solver.rules.rule import RuleOutput, Term
 from solver_placement._specification.candidates import ComponentRequest
-from solver_placement._specification.grammar import ComponentSpec
+from solver_placement._specification.grammar import ComponentSpec, DomainRule
 from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS = ("tensor_parallel_size", "pipeline_parallel_size", "topology")
@@ -41,13 +41,15 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
 
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model puts every tensor-parallel group on one node (so a preferred
-    tensor-parallel domain costs nothing) and can make a domain hold whole pipelines (a required
-    pipeline domain on a component nothing collocates into); other topology rules are not
-    counts."""
+    """The count model states every required domain as whole units of a class's groups per
+    domain (``counts/domain_levels.py``), and puts a tensor-parallel group nothing requires in a
+    domain on one node (so a preferred tensor-parallel domain of it costs nothing). A preferred
+    domain that may cost is counted as required and proven against the rule dropped
+    (``counts/preferred.py``), or where no placement keeps it, its least spans priced
+    (``counts/spanning.py``): the reason returned here sends the spec there."""
     for component in spec.components.values():
         if not requests[component.rule_owner].determined:
-            unstated = _unstated_topology(component)
+            unstated = _preferred_that_may_cost(component)
             if unstated:
                 return f"{component.name}: topology ({unstated})"
     return ""
@@ -58,15 +60,21 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
 BOUND = "required domains are counted per domain by domain_conflicts (bounds/needs.py)"
 
 
-def _unstated_topology(component: ComponentSpec) -> str:
-    rules = component.constraints
-    for rule in rules.topology:
-        if rule.group == "tensor_parallel" and not rule.required:
-            continue
-        if rule.group == "pipeline_parallel" and rule.required and rules.collocate_with is None:
-            continue
-        return f"{rule.group}.{rule.label}: {'require' if rule.required else 'prefer'}"
+def _preferred_that_may_cost(component: ComponentSpec) -> str:
+    """The first preferred rule of ``component`` that may cost in the count model's layouts."""
+    for rule in component.constraints.topology:
+        if preference_may_cost(component, rule):
+            return f"{rule.group}.{rule.label}: prefer"
     return ""
+
+
+def preference_may_cost(component: ComponentSpec, rule: DomainRule) -> bool:
+    """Whether ``rule`` is a preference whose units may span domains in the count model's
+    layouts: a pipeline's, or a tensor-parallel group's when a required domain lets the groups
+    span nodes (a group on one node lies in one value of every label)."""
+    spanning = any(other.group == "tensor_parallel" and other.required for other in component.constraints.topology)
+    return not rule.required and (rule.group == "pipeline_parallel" or spanning)
+
 
 #: First-fit form: the construction places whole groups per node and whole units per zone
 #: (``first_fit.py`` ``_zones``; two required labels are declined).

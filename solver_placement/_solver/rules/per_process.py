@@ -97,9 +97,9 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
     """The count model places declarative components of one process size on GPU nodes (a
     window over part of a node keeps a class off the GPUs it leaves out, ``counts/windows.py``),
-    and a filled window first (``counts/preset.py``: its items are known); a filled window left
-    as it is (with ``topology`` rules, or ``balance`` weighed), mixed sizes, node units or other
-    hardware are per-item rules it does not state."""
+    and a filled window first (``counts/preset.py``: its items are known, so a window reaching
+    here is one preset could not place); mixed sizes, node units or other hardware are per-item
+    rules it does not state."""
     cluster = spec.cluster
     accelerator = cluster.kinds.index(ACCELERATOR)
     for name, request in requests.items():

@@ -129,13 +129,11 @@ def test_every_rule_has_a_builder_a_node_level_form_a_counting_bound_and_a_first
 #: Per rule whose node-level form can decline: a spec using the rule in a way the counts do not
 #: state, and the reason the count path gives.
 DECLINED = {
-    "per_process": ({"a": {"resources": "0-3", "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "prefer"}}}}, "a: a filled resources window"),
-    "domains": ({"a": {"processes": 4, "tensor_parallel_size": 2},
-                 "b": {"processes": 4, "collocate_with": "a", "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "require"}}}},
-                "b: topology (pipeline_parallel.rack: require)"),
+    "per_process": ({"a": {"processes": 2, "unit": "node"}}, "a: processes of different sizes or node units"),
+    "domains": ({"a": {"processes": 16, "tensor_parallel_size": 8, "pipeline_parallel_size": 2,
+                       "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}}},
+                "a: topology (pipeline_parallel.rack: prefer)"),
     "stride": ({"a": {"processes": 2, "hardware_per_process": 2, "stride": 2}}, "a: a stride whose blocks do not tile its tensor-parallel groups"),
-    "collocation": ({"a": "0-3", "b": {"processes": 4, "tensor_parallel_size": 2, "collocate_with": "a", "topology": {"tensor_parallel": {"rack": "prefer"}}}},
-                    "b: collocation between a rank-string component and a declarative one (with topology rules, or balance weighed)"),
     "capacity": ({"a": {"processes": 4, "max_processes_per_hardware": 1}, "b": "0-3"}, "a: max_processes_per_hardware beside the rank-string component b"),
     "memory": ({"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4}}, "a: memory_gb on a rank-string component"),
 }  # fmt: skip
