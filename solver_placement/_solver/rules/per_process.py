@@ -10,10 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from solver_placement._arrays import distinct
-from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import InternalError, Statement
-from solver_placement._solver.bounds.needs import is_free
 from solver_placement._solver.context import ModelContext
 from solver_placement._solver.rules.one_of import Unit, add_one_of
 from solver_placement._solver.rules.rule import RuleOutput
@@ -95,21 +92,16 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
 
 
 def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model places declarative components of one process size on GPU nodes (a
-    window over part of a node keeps a class off the GPUs it leaves out, ``counts/windows.py``),
-    and a filled window first (``counts/preset.py``: its items are known); a filled window left
-    as it is (with ``topology`` rules, or ``balance`` weighed), mixed sizes, node units or other
-    hardware are per-item rules it does not state."""
-    cluster = spec.cluster
-    accelerator = cluster.kinds.index(ACCELERATOR)
+    """The count model places declarative components on GPU nodes (a window over part of a node
+    keeps a class off the GPUs it leaves out, ``counts/windows.py``), robots and whole nodes as
+    it places GPUs, kind by kind (``counts/kinds.py``: the views it counts hold GPUs alone), and
+    a filled window first (``counts/preset.py``: its items are known); a filled window left as
+    it is (with ``topology`` rules, or ``balance`` weighed) is a per-item rule it does not state.
+    Processes of different sizes never reach it: a declarative component gives every process
+    the same ``hardware_per_process`` (``candidates.py``), and rank strings are fixed."""
     for name, request in requests.items():
-        if request.determined:
-            continue
-        if not is_free(request) or spec.components[name].count_nodes:
-            return f"{name}: a filled resources window" if request.fill_share is not None else f"{name}: processes of different sizes or node units"
-        window = distinct(request.cand_hw)
-        if (cluster.hw_kind[window] != accelerator).any():
-            return f"{name}: hardware other than accelerators"
+        if not request.determined and request.fill_share is not None:
+            return f"{name}: a filled resources window"
     return ""
 
 
