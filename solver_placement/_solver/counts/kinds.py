@@ -125,8 +125,9 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], own
         rules = component.constraints
         if rules.collocate_with is not None and spec.owner_of(rules.collocate_with) not in present:
             return f"{component.name}: collocated with {rules.collocate_with}, whose items are of another kind"
-        exclusive = tuple(o for o in rules.exclusive_with if spec.owner_of(o) in present)  # other kinds share no item with it
-        memory = rules.memory if owners[component.rule_owner] == cluster.kinds.index(ACCELERATOR) else None  # checked on GPUs only
+        kind = owners[component.rule_owner]
+        exclusive = tuple(o for o in rules.exclusive_with if owners[spec.owner_of(o)] == kind)  # other kinds share no item with it
+        memory = rules.memory if kind == cluster.kinds.index(ACCELERATOR) else None  # checked on GPUs only
         components[component.name] = replace(component, constraints=replace(rules, exclusive_with=exclusive, memory=memory), count_nodes=False)
     original, view_cluster = _view_cluster(cluster, kinds)
     to_view = np.full(cluster.num_hardware, -1, dtype=np.int64)

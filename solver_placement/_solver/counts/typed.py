@@ -102,6 +102,10 @@ def runs_cover(
     admitted = [_maximal(tuple(sorted({tuple(k for k in stack if gpu not in keep_off[k]) for stack in stacks}))) for gpu in range(capacity)]
     held: list[list[int]] = [[] for _ in demand]
     steps = 0
+    #: (GPU, per class its whole runs and open run) from which no layout exists: what comes after
+    #: depends on nothing else, so a state fails once (without it, 3 classes on 8 GPUs that do
+    #: not fit took 4^8 steps)
+    failed: set[tuple[int, tuple[tuple[int, int], ...]]] = set()
 
     def whole_runs(k: int, gpu: int) -> tuple[int, int]:
         """GPUs of class ``k`` before ``gpu`` in whole runs, and in a run still open (its last id
@@ -123,13 +127,17 @@ def runs_cover(
             return True
         if gpu == capacity or any(whole + open_run + capacity - gpu < need for (whole, open_run), need in zip(counted, demand)):
             return False
-        for stack in (*admitted[gpu], ()):
+        state = (gpu, tuple((-1, 0) if whole >= need else (whole, open_run) for (whole, open_run), need in zip(counted, demand)))
+        if state in failed:
+            return False
+        for stack in dict.fromkeys((*admitted[gpu], ())):  # a GPU that admits no class: one choice, not two
             for k in stack:
                 held[k].append(gpu)
             if search(gpu + 1):
                 return True
             for k in stack:
                 held[k].pop()
+        failed.add(state)
         return False
 
     return held if search(0) else None
@@ -158,7 +166,7 @@ def typed_patterns(
     fewer do not, so a vector that does not fit with the later classes still empty ends its
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
     or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
-    types = gpu_types(capacity, keep_off)[0]
+    blocks = [(classes, off, gpu_types(capacity, off)[0]) for classes, off in independent_blocks(keep_off, capacity)]
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     counts = [0] * len(widths)
     produced = examined = 0
@@ -169,9 +177,16 @@ def typed_patterns(
         if examined % 256 == 0:
             check("enumerating node patterns")
         demand = tuple(g * w for g, w in zip(counts, widths))
-        if any(run > 1 for run in runs):
-            return runs_cover(stacks, keep_off, capacity, demand, runs) is not None
-        return typed_cover(stacks, types, demand) is not None
+        for classes, off, types in blocks:
+            wanted = tuple(d if k in classes else 0 for k, d in enumerate(demand))
+            if not any(wanted):
+                continue
+            if any(run > 1 for run in runs):
+                if runs_cover(stacks, off, capacity, wanted, runs) is None:
+                    return False
+            elif typed_cover(stacks, types, wanted) is None:
+                return False
+        return True
 
     def walk(k: int) -> Iterator[tuple[int, ...]]:
         nonlocal produced
@@ -189,6 +204,30 @@ def typed_patterns(
         counts[k] = 0
 
     yield from walk(0)
+
+
+def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list[tuple[frozenset[int], tuple[tuple[int, ...], ...]]]:
+    """The node's classes in blocks no GPU joins (a GPU admits classes of one block only: GPU
+    classes and robot classes side by side, ``kinds.py``), each with the keep-off lists that
+    keep the other blocks' classes off every GPU. A node holds a pattern exactly when each
+    block holds its part (stacks are closed under removing a class), and searching the blocks
+    one by one adds their costs where searching them together multiplies them."""
+    root = list(range(len(keep_off)))
+
+    def find(k: int) -> int:
+        while root[k] != k:
+            k = root[k]
+        return k
+
+    for gpu in range(capacity):
+        admitting = [k for k, off in enumerate(keep_off) if gpu not in off]
+        for k in admitting[1:]:
+            root[find(k)] = find(admitting[0])
+    members: dict[int, set[int]] = {}
+    for k in range(len(keep_off)):
+        members.setdefault(find(k), set()).add(k)
+    everything = tuple(range(capacity))
+    return [(frozenset(block), tuple(tuple(off) if k in block else everything for k, off in enumerate(keep_off))) for block in members.values()]
 
 
 def _maximal(stacks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:

@@ -4,6 +4,8 @@ once when ``balance`` is weighed, and the answer's objective is the flat model's
 
 from __future__ import annotations
 
+import itertools
+import random
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
 from solver_placement._solver.counts.kinds import item_ids
+from solver_placement._solver.counts.typed import independent_blocks, runs_cover
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
@@ -142,3 +145,44 @@ def test_random_mixed_hardware_is_counted_at_the_flat_optimum(case: tuple[Cluste
         return
     event(f"{solution.method} {solution.status} {objective}")
     assert counted(solution, objective) == flat_optimum(spec, objective)
+
+
+def brute_runs_cover(stacks: tuple[tuple[int, ...], ...], keep_off: list[tuple[int, ...]], capacity: int, demand: tuple[int, ...], runs: tuple[int, ...]) -> bool:
+    """Every assignment of an admitted stack (or none) to every GPU, checked by counting each
+    class's whole runs of consecutive ids: the definition ``runs_cover`` searches smartly."""
+    choices = [[(), *{tuple(k for k in stack if gpu not in keep_off[k]) for stack in stacks}] for gpu in range(capacity)]
+    for layout in itertools.product(*choices):
+        held = [[gpu for gpu, stack in enumerate(layout) if k in stack] for k in range(len(demand))]
+        whole = []
+        for k, ids in enumerate(held):
+            total = length = 0
+            for i, gpu in enumerate(ids):
+                length = length + 1 if i and gpu == ids[i - 1] + 1 and length else 1
+                if length == runs[k]:
+                    total, length = total + runs[k], 0
+            whole.append(total)
+        if all(w >= d for w, d in zip(whole, demand)):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_runs_cover_and_its_blocks_agree_with_every_layout(seed: int) -> None:
+    """``runs_cover`` (which remembers the states that fail) and the split into blocks no GPU
+    joins decide exactly what trying every stack on every GPU decides, on random small nodes
+    (two kinds side by side in half of them)."""
+    rng = random.Random(seed)
+    for _ in range(40):
+        classes, capacity = rng.randint(2, 3), rng.randint(3, 6)
+        pairs = {(a, b) for a in range(classes) for b in range(a + 1, classes) if rng.random() < 0.5}
+        stacks = tuple(stack for size in range(classes, 0, -1) for stack in itertools.combinations(range(classes), size)
+                       if not any((a, b) in pairs for a, b in itertools.combinations(stack, 2)))  # fmt: skip
+        split = rng.randint(1, capacity - 1) if rng.random() < 0.5 else None
+        keep_off = [tuple(g for g in range(capacity) if (split is not None and (g < split) == (k % 2 == 1)) or rng.random() < 0.15) for k in range(classes)]
+        runs = tuple(rng.choice((1, 1, 2)) for _ in range(classes))
+        demand = tuple(runs[k] * rng.randint(0, 2) for k in range(classes))
+        expected = brute_runs_cover(stacks, keep_off, capacity, demand, runs)
+        assert (runs_cover(stacks, keep_off, capacity, demand, runs) is not None) == expected, (stacks, keep_off, capacity, demand, runs)
+        blocks = independent_blocks(keep_off, capacity)
+        by_block = all(runs_cover(stacks, off, capacity, tuple(d if k in block else 0 for k, d in enumerate(demand)), runs) is not None for block, off in blocks)
+        assert by_block == expected
