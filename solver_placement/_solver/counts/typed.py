@@ -31,6 +31,8 @@ from solver_placement._solver.counts.graphs import ApartGraph
 #: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
 #: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
 RUNS_STEPS = 20_000
+#: Block answers :func:`_block_holds` remembers (each a few tuples of small ints).
+BLOCKS_REMEMBERED = 65_536
 #: One type of GPU on a node: the classes (positions in the part) it admits, and how many GPUs.
 GpuType = tuple[tuple[int, ...], int]
 
@@ -166,7 +168,7 @@ def typed_patterns(
     fewer do not, so a vector that does not fit with the later classes still empty ends its
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
     or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
-    blocks = [(classes, off, gpu_types(capacity, off)[0]) for classes, off in independent_blocks(keep_off, capacity)]
+    blocks = [(classes, off, gpu_types(size, off)[0], size) for classes, off, size in independent_blocks(keep_off, capacity)]
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     counts = [0] * len(widths)
     produced = examined = 0
@@ -177,14 +179,9 @@ def typed_patterns(
         if examined % 256 == 0:
             check("enumerating node patterns")
         demand = tuple(g * w for g, w in zip(counts, widths))
-        for classes, off, types in blocks:
+        for classes, off, types, size in blocks:
             wanted = tuple(d if k in classes else 0 for k, d in enumerate(demand))
-            if not any(wanted):
-                continue
-            if any(run > 1 for run in runs):
-                if runs_cover(stacks, off, capacity, wanted, runs) is None:
-                    return False
-            elif typed_cover(stacks, types, wanted) is None:
+            if any(wanted) and not _block_holds(stacks, off, types, size, wanted, runs):
                 return False
         return True
 
@@ -206,12 +203,26 @@ def typed_patterns(
     yield from walk(0)
 
 
-def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list[tuple[frozenset[int], tuple[tuple[int, ...], ...]]]:
+@lru_cache(maxsize=BLOCKS_REMEMBERED)
+def _block_holds(
+    stacks: tuple[tuple[int, ...], ...], keep_off: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], capacity: int, demand: tuple[int, ...], runs: tuple[int, ...]
+) -> bool:
+    """Whether one block of a node holds ``demand`` (:func:`typed_patterns`): a pure answer,
+    remembered, because the same block (a node's GPUs beside its robots) is asked the same
+    demand once per pattern of the other blocks and once per shape of node."""
+    if any(run > 1 for run in runs):
+        return runs_cover(stacks, keep_off, capacity, demand, runs) is not None
+    return typed_cover(stacks, types, demand) is not None
+
+
+def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list[tuple[frozenset[int], tuple[tuple[int, ...], ...], int]]:
     """The node's classes in blocks no GPU joins (a GPU admits classes of one block only: GPU
-    classes and robot classes side by side, ``kinds.py``), each with the keep-off lists that
-    keep the other blocks' classes off every GPU. A node holds a pattern exactly when each
-    block holds its part (stacks are closed under removing a class), and searching the blocks
-    one by one adds their costs where searching them together multiplies them."""
+    classes and robot classes side by side, ``kinds.py``), each with its keep-off lists and
+    size on the span of GPUs its classes admit (ids shifted to start at 0; every other class
+    kept off all of it). A node holds a pattern exactly when each block holds its part (stacks
+    are closed under removing a class; the GPUs cut off the span's ends admit none of the
+    block's classes, so no run of theirs crosses them), and searching the blocks one by one adds
+    their costs where searching them together multiplies them."""
     root = list(range(len(keep_off)))
 
     def find(k: int) -> int:
@@ -226,8 +237,14 @@ def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list
     members: dict[int, set[int]] = {}
     for k in range(len(keep_off)):
         members.setdefault(find(k), set()).add(k)
-    everything = tuple(range(capacity))
-    return [(frozenset(block), tuple(tuple(off) if k in block else everything for k, off in enumerate(keep_off))) for block in members.values()]
+    found = []
+    for block in members.values():
+        admitted = [gpu for gpu in range(capacity) if any(gpu not in keep_off[k] for k in block)]
+        low, size = (admitted[0], admitted[-1] + 1 - admitted[0]) if admitted else (0, 0)
+        span = tuple(range(size))
+        off = tuple(tuple(g - low for g in keep_off[k] if low <= g < low + size) if k in block else span for k in range(len(keep_off)))
+        found.append((frozenset(block), off, size))
+    return found
 
 
 def _maximal(stacks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
