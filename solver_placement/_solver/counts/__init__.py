@@ -68,7 +68,7 @@ def count_path(
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
-    requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes
+    requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes + ready.topology
     if ready.nodes and all(request.determined for request in requests.values()):
         placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in requests.items()}
         if weights.get("contiguity"):  # every item known: the spec's own value, ranks included

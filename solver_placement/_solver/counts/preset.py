@@ -11,9 +11,12 @@ interleaved among ``stride`` processes), checked with the rank strings by the in
 verifier, and asks the flat model of the component and the rank strings alone only when that
 tiling breaks a rule (sizes, strides, tensor-parallel groups on one node, nesting). The
 placement is exact and the objective's terms for it are constants: the nodes its items are on
-(``nodes``), and nothing else the count model weighs. ``balance`` would add its per-node load
-to every other class's (not a constant), and a ``topology`` rule would weigh its arrangement,
-so a spec with either is left to the flat model (``rules/collocation.py`` and
+(``nodes``), and, for a filled window with ``topology`` rules, the label values its groups span
+(a required domain is a rule the verifier checks of the tiling; a preferred one is weighed,
+and when the tiling spans any, the flat model of the window and the rank strings finds the
+fewest). ``balance`` would add its per-node load to every other class's (not a constant), and
+a ``topology`` rule on a component collocated with a rank string would weigh how the others
+nest in it, so a spec with either is left to the flat model (``rules/collocation.py`` and
 ``rules/per_process.py`` say why).
 """
 
@@ -30,9 +33,11 @@ from solver_placement._errors import VerificationError
 from solver_placement._solver.answer import Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.build import build_model
+from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import solve_polished
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Solution
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import ComponentRequest, expand_all
 from solver_placement._specification.placement_spec import PlacementSpec
 from solver_placement._verify import verify
@@ -53,16 +58,18 @@ class Preset:
 
     requests: dict[str, ComponentRequest]
     nodes: int
+    topology: int = 0  # the weighed ``topology`` term of the filled windows placed (their prefer rules)
 
 
 def preset(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> Preset | Declined:
     """Components whose items are known placed, in config order until none is left; why not,
-    when one has no layout on its items. Specs weighing ``balance``, and components with
-    ``topology`` rules, are left as they are (the count model then declines them)."""
+    when one has no layout on its items. Specs weighing ``balance``, and components collocated
+    with a rank string that have ``topology`` rules, are left as they are (the count model then
+    declines them)."""
     placed = dict(requests)
-    nodes = 0
+    nodes = topology = 0
     if weights.get("balance", 0):
         return Preset(placed, 0)
     while (known := _next_known(spec, placed)) is not None:
@@ -71,18 +78,34 @@ def preset(
         rank_strings = {n: r for n, r in placed.items() if r.determined}
         view = _view(spec, {name, *rank_strings})
         tiled = _tiled(spec, view, name, request, None if target is None else placed[target], rank_strings)
-        fixed = tiled or _placed(view, name, {name: request, **rank_strings}, options, budget)
+        spans = 0 if tiled is None else _spans(view, name, request, tiled)
+        fixed = tiled if not spans else None
+        fixed = fixed or _placed(view, name, {name: request, **rank_strings}, options, budget)
         if fixed is None:
             items = "its filled window" if target is None else f"the items of {target}, which it collocates with,"
             return Declined(PathName.COUNTS, f"{name}: no layout on {items} found by tiling or by a model of at most MAX_PRESET_PAIRS={MAX_PRESET_PAIRS:,} pairs")
         placed[name] = fixed
         nodes += int(np.unique(spec.cluster.hw_node[fixed.cand_hw]).size)
-    return Preset(placed, nodes)
+        topology += int(weights.get("topology", 0)) * _spans(view, name, request, fixed)
+    return Preset(placed, nodes, topology)
+
+
+def _spans(view: PlacementSpec, name: str, request: ComponentRequest, placed: ComponentRequest) -> int:
+    """The extra label values ``placed`` (``name``'s processes on their items) spans under its
+    ``prefer`` rules: the ``topology`` term, unweighed. Its items are known, so nothing else it
+    costs depends on which process takes which; the flat model of the view (``_placed``) finds
+    the fewest spans when the direct tiling has any (it weighs them above the constant
+    ``nodes`` term)."""
+    if not view.components[name].constraints.topology:
+        return 0
+    taken = Assignment(placed.indptr, placed.cand_hw, placed.cand_rank, view.cluster.num_hardware)
+    return objective_value(view, {name: request}, {name: taken}, dict.fromkeys(DEFAULT_WEIGHTS, 0) | {"topology": 1}, {})
 
 
 def _next_known(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> tuple[str, str | None] | None:
-    """The first declarative rule owner with known items and no ``topology`` rule: with the
-    rank-string rule owner it collocates with (either way round), or None for a filled window;
+    """The first declarative rule owner with known items: with the rank-string rule owner it
+    collocates with (either way round; not with a ``topology`` rule), or None for a filled
+    window (its ``topology`` rules judge only which process takes which item: ``_spans``);
     None when there is none."""
     for component in spec.components.values():
         target = component.constraints.collocate_with
@@ -95,7 +118,7 @@ def _next_known(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -
                 if not _has_topology(spec, free):
                     return free, rank_string
         request = requests[owner]
-        if not request.determined and request.fill_share is not None and not _has_topology(spec, owner):
+        if not request.determined and request.fill_share is not None:
             return owner, None
     return None
 

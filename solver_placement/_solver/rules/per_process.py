@@ -95,13 +95,14 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
     """The count model places declarative components on GPU nodes (a window over part of a node
     keeps a class off the GPUs it leaves out, ``counts/windows.py``), robots and whole nodes as
     it places GPUs, kind by kind (``counts/kinds.py``: the views it counts hold GPUs alone), and
-    a filled window first (``counts/preset.py``: its items are known); a filled window left as
-    it is (with ``topology`` rules, or ``balance`` weighed) is a per-item rule it does not state.
-    Processes of different sizes never reach it: a declarative component gives every process
-    the same ``hardware_per_process`` (``candidates.py``), and rank strings are fixed."""
+    a filled window first, ``topology`` rules included (``counts/preset.py``: its items are
+    known); a filled window left as it is (``balance`` weighed: its load is per node, not a
+    constant of the count model's nodes) is a per-item rule it does not state. Processes of
+    different sizes never reach it: a declarative component gives every process the same
+    ``hardware_per_process`` (``candidates.py``), and rank strings are fixed."""
     for name, request in requests.items():
         if not request.determined and request.fill_share is not None:
-            return f"{name}: a filled resources window"
+            return f"{name}: a filled resources window with balance weighed"
     return ""
 
 
