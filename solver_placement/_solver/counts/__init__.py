@@ -29,7 +29,7 @@ from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import solve_counts
 from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.preferred import preferring, variants
-from solver_placement._solver.counts.preset import preset
+from solver_placement._solver.counts.preset import placed_load, preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.stacks import Misfit
@@ -71,7 +71,7 @@ def count_path(
     requests, fixed_cost = ready.requests, int(weights.get("nodes", 0)) * ready.nodes + ready.topology
     if ready.nodes and all(request.determined for request in requests.values()):
         placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in requests.items()}
-        if weights.get("contiguity"):  # every item known: the spec's own value, ranks included
+        if weights.get("contiguity") or weights.get("balance"):  # every item known: the spec's own value
             fixed_cost = objective_value(spec, spec.requests, by_component(spec, placed), weights, {})
         return _answer(spec, placed, SolveStatus.OPTIMAL, fixed_cost, fixed_cost)
     problem = count_problem(spec, requests)
@@ -93,6 +93,8 @@ def _counted(
 ) -> Answer | Declined:
     """Patterns, counts and layout of one count problem (see :func:`count_path`); ``fixed_cost``
     is what the components placed first add to every answer (``preset.py``)."""
+    if weights.get("balance"):  # the components placed first weigh on every node's load
+        problem = replace(problem, load=placed_load(spec, requests))
     if weights.get("contiguity"):
         return counted_with_ranks(problem, spec, requests, weights, options, budget)
     cluster = spec.cluster

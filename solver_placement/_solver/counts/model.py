@@ -69,8 +69,9 @@ def solve_counts(
     in_domain: dict[tuple[int, int], list[cp_model.LinearExprT]] = {}  # (class, pipeline domain) -> its groups there
     nodes_terms: list[cp_model.LinearExprT] = []
     low_ranks: list[cp_model.LinearExprT] = []
-    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes)
-    peak = model.new_int_var(0, most, "peak GPUs taken on a node")
+    placed_first = 0 if problem.load is None else int(problem.load.max(initial=0))  # on nodes with no pattern too
+    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes) + placed_first
+    peak = model.new_int_var(placed_first, most, "peak GPUs taken on a node")
     for s, shape in enumerate(shapes):
         count = int(shape.nodes.size)
         homes = [shape.home(k) for k in range(len(shape.part))]
@@ -94,7 +95,7 @@ def solve_counts(
                 if weights.get("balance", 0) and any(pattern):  # one table then (patterns.py): gpus is the node's
                     used = model.new_bool_var("")
                     model.add(var <= count * used)
-                    model.add(peak >= gpus * used)
+                    model.add(peak >= (gpus + shape.load) * used)
             model.add(sum(row) == count)
         _agree(model, shape, s, uses)
     for c, terms in groups.items():

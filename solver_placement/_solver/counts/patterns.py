@@ -68,6 +68,7 @@ class Shape:
     tables: tuple[Table, ...]
     domains: tuple[int, ...]
     links: tuple[Link, ...] = ()
+    load: int = 0  # items the components placed first take on each of these nodes (``balance``)
 
     @property
     def size(self) -> int:
@@ -109,11 +110,12 @@ def shapes(
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
         key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(domains[:, node].tolist()),
-               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else ())  # fmt: skip
+               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else (),
+               0 if problem.load is None else int(problem.load[node]))  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
     found = []
-    for (capacity, mask, rooms, domain, graph, kept_off), nodes in keys.items():
+    for (capacity, mask, rooms, domain, graph, kept_off, load), nodes in keys.items():
         check("enumerating node patterns")
         if kept_off:  # classes kept off GPUs unevenly here: whole-node patterns checked by GPU (``typed.py``)
             stacks = part_stacks(problem.graphs[graph], part)
@@ -121,7 +123,7 @@ def shapes(
                 table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check)))
             except OverflowError:
                 raise TooManyPatterns from None
-            found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain))
+            found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain, load=load))
             continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
         holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
@@ -132,7 +134,7 @@ def shapes(
             links = clique_tree([table.columns for table in tables])
         else:
             tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check, holes))),), ()
-        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links))
+        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links, load))
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
     return found

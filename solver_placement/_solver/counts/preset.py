@@ -14,10 +14,10 @@ placement is exact and the objective's terms for it are constants: the nodes its
 (``nodes``), and, for a filled window with ``topology`` rules, the label values its groups span
 (a required domain is a rule the verifier checks of the tiling; a preferred one is weighed,
 and when the tiling spans any, the flat model of the window and the rank strings finds the
-fewest). ``balance`` would add its per-node load to every other class's (not a constant), and
-a ``topology`` rule on a component collocated with a rank string would weigh how the others
-nest in it, so a spec with either is left to the flat model (``rules/collocation.py`` and
-``rules/per_process.py`` say why).
+fewest), and under ``balance`` its load on each node, which the count model adds to what
+every node's pattern takes (``placed_load``). A component collocated with a rank string with
+a ``topology`` rule (it would weigh how the others nest in it) or under ``balance`` is left as
+it is (``rules/collocation.py`` says why).
 """
 
 from __future__ import annotations
@@ -65,14 +65,12 @@ def preset(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> Preset | Declined:
     """Components whose items are known placed, in config order until none is left; why not,
-    when one has no layout on its items. Specs weighing ``balance``, and components collocated
-    with a rank string that have ``topology`` rules, are left as they are (the count model then
+    when one has no layout on its items. Components collocated with a rank string that have
+    ``topology`` rules, or under ``balance``, are left as they are (the count model then
     declines them)."""
     placed = dict(requests)
     nodes = topology = 0
-    if weights.get("balance", 0):
-        return Preset(placed, 0)
-    while (known := _next_known(spec, placed)) is not None:
+    while (known := _next_known(spec, placed, bool(weights.get("balance", 0)))) is not None:
         name, target = known
         request = placed[name] if target is None else _on_items(placed[name], placed[target])
         rank_strings = {n: r for n, r in placed.items() if r.determined}
@@ -90,6 +88,16 @@ def preset(
     return Preset(placed, nodes, topology)
 
 
+def placed_load(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> np.ndarray | None:
+    """Per node, the (process, item) pairs of the components placed first (free in the spec,
+    placed in ``requests``): what they add to every node's load in the ``balance`` term, the
+    same in every layout; None when none was placed first."""
+    placed = [request for name, request in requests.items() if request.determined and not spec.requests[name].determined]
+    if not placed:
+        return None
+    return np.bincount(spec.cluster.hw_node[np.concatenate([request.cand_hw for request in placed])], minlength=spec.cluster.num_nodes)
+
+
 def _spans(view: PlacementSpec, name: str, request: ComponentRequest, placed: ComponentRequest) -> int:
     """The extra label values ``placed`` (``name``'s processes on their items) spans under its
     ``prefer`` rules: the ``topology`` term, unweighed. Its items are known, so nothing else it
@@ -102,11 +110,11 @@ def _spans(view: PlacementSpec, name: str, request: ComponentRequest, placed: Co
     return objective_value(view, {name: request}, {name: taken}, dict.fromkeys(DEFAULT_WEIGHTS, 0) | {"topology": 1}, {})
 
 
-def _next_known(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> tuple[str, str | None] | None:
+def _next_known(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], balance: bool) -> tuple[str, str | None] | None:
     """The first declarative rule owner with known items: with the rank-string rule owner it
-    collocates with (either way round; not with a ``topology`` rule), or None for a filled
-    window (its ``topology`` rules judge only which process takes which item: ``_spans``);
-    None when there is none."""
+    collocates with (either way round; not with a ``topology`` rule or ``balance`` weighed), or
+    None for a filled window (its ``topology`` rules judge only which process takes which item:
+    ``_spans``; its load per node is known, ``placed_load``); None when there is none."""
     for component in spec.components.values():
         target = component.constraints.collocate_with
         owner = spec.owner_of(component.name)
@@ -115,7 +123,7 @@ def _next_known(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -
             fixed = [requests[name].determined for name in pair]
             if fixed.count(True) == 1:
                 free, rank_string = pair if fixed[1] else pair[::-1]
-                if not _has_topology(spec, free):
+                if not _has_topology(spec, free) and not balance:
                     return free, rank_string
         request = requests[owner]
         if not request.determined and request.fill_share is not None:

@@ -81,6 +81,7 @@ class CountProblem:
     blocked: tuple[np.ndarray, ...]  # per class, the physical ids it is kept off: its rank-string partners', those its window leaves out
     hw_node: np.ndarray  # the cluster's node of every physical id
     hw_local: np.ndarray  # the cluster's local id (on its node) of every physical id
+    load: np.ndarray | None = None  # with ``balance``: per node, the items the components placed first take (``preset.py``)
 
     @property
     def apart_somewhere(self) -> frozenset[tuple[int, int]]:

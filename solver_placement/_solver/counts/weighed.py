@@ -102,7 +102,7 @@ def _answer(
     assignments_ = by_component(spec, placed)
     value = objective_value(spec, spec.requests, assignments_, weights, {})
     preset = {name: spec.requests[name] for name, request in requests.items() if request.determined and not spec.requests[name].determined}
-    fixed = objective_value(spec, preset, {name: placed[name] for name in preset}, weights, {}) if preset else 0
+    fixed = objective_value(spec, preset, {name: placed[name] for name in preset}, {**weights, "balance": 0}, {}) if preset else 0  # their load is in the model's peak
     bound = min(model_bound + fixed, value)
     proven = SolveStatus.OPTIMAL if status == "OPTIMAL" and value == bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, assignments_, {**weights, "contiguity": 0}, {})

@@ -6,8 +6,6 @@ These are the rules a placement string or the declarative shape (``processes``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from solver_placement._errors import InternalError, Statement
@@ -17,7 +15,6 @@ from solver_placement._solver.rules.rule import RuleOutput
 from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._solver.statements import amount_statement, hardware_name
 from solver_placement._specification.candidates import ComponentRequest
-from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS = ("placement", "node_group", "unit", "processes", "hardware_per_process", "resources")
 RULE = "per_process"
@@ -91,19 +88,16 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
                 ctx.model.add(ctx.x[request.name][order[i]] + ctx.x[request.name][order[i + 1]] <= 1)
 
 
-def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model places declarative components on GPU nodes (a window over part of a node
-    keeps a class off the GPUs it leaves out, ``counts/windows.py``), robots and whole nodes as
-    it places GPUs, kind by kind (``counts/kinds.py``: the views it counts hold GPUs alone), and
-    a filled window first, ``topology`` rules included (``counts/preset.py``: its items are
-    known); a filled window left as it is (``balance`` weighed: its load is per node, not a
-    constant of the count model's nodes) is a per-item rule it does not state. Processes of
-    different sizes never reach it: a declarative component gives every process the same
-    ``hardware_per_process`` (``candidates.py``), and rank strings are fixed."""
-    for name, request in requests.items():
-        if not request.determined and request.fill_share is not None:
-            return f"{name}: a filled resources window with balance weighed"
-    return ""
+#: Node-level form: the count model places declarative components on GPU nodes (a window over
+#: part of a node keeps a class off the GPUs it leaves out, ``counts/windows.py``), robots and
+#: whole nodes as it places GPUs, kind by kind (``counts/kinds.py``), and every filled window
+#: first, ``topology`` rules and ``balance`` included (``counts/preset.py``: its items are known).
+#: Processes of different sizes never reach it: a declarative component gives every process the
+#: same ``hardware_per_process`` (``candidates.py``), and rank strings are fixed.
+COUNTS = (
+    "the count model states amounts per class of one process size, counts robots and whole nodes kind by kind (counts/kinds.py) "
+    "and places filled windows first (counts/preset.py)"
+)
 
 
 #: Every counting bound starts from these rules: a component's amount is its need.

@@ -129,7 +129,6 @@ def test_every_rule_has_a_builder_a_node_level_form_a_counting_bound_and_a_first
 #: Per rule whose node-level form can decline: a spec using the rule in a way the counts do not
 #: state, and the reason the count path gives.
 DECLINED = {
-    "per_process": ({"a": {"resources": "0-3", "tensor_parallel_size": 2}, "b": {"processes": 2}}, "a: a filled resources window with balance weighed"),
     "domains": ({"a": {"processes": 4, "tensor_parallel_size": 2},
                  "b": {"processes": 4, "collocate_with": "a", "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "require"}}}},
                 "b: topology (pipeline_parallel.rack: require)"),
@@ -141,17 +140,12 @@ DECLINED = {
 }  # fmt: skip
 
 
-#: Rules whose declined use above is declined only with ``balance`` weighed.
-WEIGHING_BALANCE = {"per_process"}
-
-
 def test_the_node_level_forms_are_the_reasons_the_count_path_declines() -> None:
     assert set(DECLINED) == {rule.name for rule in RULES if callable(rule.counts)}
     cluster = Cluster(2, 8, gpu_memory_gb=80, node_labels=[{"rack": "0"}, {"rack": "1"}])
     for name, (placement, reason) in DECLINED.items():
         spec = PlacementSpec.build(cluster, placement)
-        weights = {**DEFAULT_WEIGHTS, "balance": 1} if name in WEIGHING_BALANCE else DEFAULT_WEIGHTS
-        assert count_path(spec, spec.requests, weights, SolverOptions(), SolverOptions().start()) == Declined(PathName.COUNTS, reason), name
+        assert count_path(spec, spec.requests, DEFAULT_WEIGHTS, SolverOptions(), SolverOptions().start()) == Declined(PathName.COUNTS, reason), name
 
 
 #: Per rule with relations: a spec that only its relation makes impossible by counting.
