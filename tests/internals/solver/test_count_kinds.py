@@ -21,11 +21,12 @@ from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
 
-def robot_cluster(gpus: list[int], robots: list[int], labels: list[dict[str, str]] | None = None) -> Cluster:
-    """Nodes with ``gpus[n]`` GPUs and ``robots[n]`` robots (a node group ``robots`` of them all)."""
+def robot_cluster(gpus: list[int], robots: list[int], labels: list[dict[str, str]] | None = None, memory: float | None = None) -> Cluster:
+    """Nodes with ``gpus[n]`` GPUs (of ``memory`` GB) and ``robots[n]`` robots (a node group
+    ``robots`` of them all)."""
     configs = [{"node_rank": n, "robot_ip": f"10.0.{n}.{r}"} for n, count in enumerate(robots) for r in range(count)]
     groups = [{"label": "robots", "node_ranks": f"0-{len(gpus) - 1}", "hardware": {"type": "robot", "configs": configs}}] if configs else []
-    return Cluster(len(gpus), gpus, node_groups=groups, node_labels=labels)
+    return Cluster(len(gpus), gpus, node_groups=groups, node_labels=labels, gpu_memory_gb=memory)
 
 
 def weighed(objective: dict[str, int]) -> dict[str, int]:
@@ -64,6 +65,12 @@ EXAMPLES: list[tuple[str, Cluster, dict[str, Any]]] = [
      {"actor": {"processes": 4}, "sim": {"node_group": "robots", "placement": "0"}, "env": {"node_group": "robots", "processes": 2, "exclusive_with": ["sim"]}}),
     ("robots in pipelines inside one rack", robot_cluster([2, 2, 2, 2], [1, 1, 2, 0], [{"rack": "a"}, {"rack": "a"}, {"rack": "b"}, {"rack": "b"}]),
      {"actor": {"processes": 4}, "env": {"node_group": "robots", "processes": 2, "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "require"}}}}),
+    ("two components sharing whole nodes", robot_cluster([4, 4, 4], [1, 0, 2]),
+     {"actor": {"processes": 6}, "agent": {"unit": "node", "processes": 3, "max_processes_per_hardware": 2}, "watch": {"unit": "node", "processes": 2}}),
+    ("robots collocated", robot_cluster([4, 4], [2, 2]),
+     {"actor": {"processes": 4}, "env": {"node_group": "robots", "processes": 4}, "camera": {"node_group": "robots", "processes": 4, "collocate_with": "env"}}),
+    ("memory_gb on robots (checked on GPUs only)", robot_cluster([4, 4], [2, 2], memory=40),
+     {"actor": {"processes": 4, "memory_gb": 30}, "env": {"node_group": "robots", "processes": 3, "memory_gb": 100}}),
 ]  # fmt: skip
 
 
