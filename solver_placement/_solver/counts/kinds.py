@@ -38,18 +38,17 @@ from solver_placement._specification.parsed_spec import ParsedSpec
 from solver_placement._specification.placement_spec import PlacementSpec
 
 #: The count path on one view: ``count_path`` with the weights, options and budget bound.
-Counter = Callable[[PlacementSpec], Answer | Declined]
+CountView = Callable[[PlacementSpec], Answer | Declined]
 
 
 @dataclass(frozen=True)
 class KindView:
-    """The spec's components whose items are of ``kinds``, on a cluster whose "GPUs" are those
+    """The spec's components whose items are of some kinds, on a cluster whose "GPUs" are those
     items (node by node, kinds in order, each in local order), and the way back.
 
     ``original[v]`` is the physical id (on the spec's cluster) of the view's item ``v``.
     """
 
-    kinds: tuple[int, ...]
     spec: PlacementSpec
     original: np.ndarray
 
@@ -80,7 +79,7 @@ def splits(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> boo
 
 
 def count_by_kind(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], balance: bool, count: Counter
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], balance: bool, count: CountView
 ) -> Answer | Declined:
     """The count path's answer for a spec with items of several kinds: each kind (or, with
     ``balance``, every kind at once) counted on its own view by ``count``, the answers mapped back
@@ -134,7 +133,7 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], own
     to_view[original] = np.arange(original.size)
     view_requests = {name: _on_view(requests[name], components[name], to_view) for name in requests if name in present}
     view = PlacementSpec(ParsedSpec(components, spec.solver_options), view_cluster, view_requests)
-    return KindView(kinds, view, original)
+    return KindView(view, original)
 
 
 def item_ids(cluster: Cluster, hardware: np.ndarray, nodes: np.ndarray) -> np.ndarray:
