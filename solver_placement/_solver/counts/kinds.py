@@ -27,6 +27,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster, ResourceSet
+from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
@@ -91,6 +92,10 @@ def count_by_kind(
     if not free_kinds:
         return Declined(PathName.COUNTS, "no declarative component")
     groups = [tuple(free_kinds)] if balance else [(k,) for k in free_kinds]
+    if len(groups[0]) > 1 and any(r.fill_share is not None for r in requests.values() if not r.determined):
+        # placed first, a window's tiling is checked on the view, whose node groups cannot pick
+        # one kind's items out of a node holding several
+        return Declined(PathName.COUNTS, "a filled resources window beside declarative components of other hardware kinds, with balance weighed")
     placed: dict[str, Assignment] = {}
     statuses, value, bound, primary = [], 0, 0, 0
     for kinds in groups:
@@ -127,8 +132,10 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], own
         kind = owners[component.rule_owner]
         exclusive = tuple(o for o in rules.exclusive_with if owners[spec.owner_of(o)] == kind)  # other kinds share no item with it
         memory = rules.memory if kind == cluster.kinds.index(ACCELERATOR) else None  # checked on GPUs only
-        components[component.name] = replace(component, constraints=replace(rules, exclusive_with=exclusive, memory=memory), count_nodes=False)
-    original, view_cluster = _view_cluster(cluster, kinds)
+        groups = component.node_groups if kinds == (cluster.kinds.index(ACCELERATOR),) else tuple(_view_label(label) for label in component.node_groups)
+        components[component.name] = replace(component, node_groups=groups, constraints=replace(rules, exclusive_with=exclusive, memory=memory), count_nodes=False)
+    labels = sorted({label for name in present for c in spec.components.values() if c.rule_owner == name for label in c.node_groups})
+    original, view_cluster = _view_cluster(cluster, kinds, labels)
     to_view = np.full(cluster.num_hardware, -1, dtype=np.int64)
     to_view[original] = np.arange(original.size)
     view_requests = {name: _on_view(requests[name], components[name], to_view) for name in requests if name in present}
@@ -146,10 +153,13 @@ def item_ids(cluster: Cluster, hardware: np.ndarray, nodes: np.ndarray) -> np.nd
     return first[cluster.hw_kind[hardware], nodes] + cluster.hw_local[hardware]
 
 
-def _view_cluster(cluster: Cluster, kinds: tuple[int, ...]) -> tuple[np.ndarray, Cluster]:
+def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str]) -> tuple[np.ndarray, Cluster]:
     """The items of ``kinds`` in the view's id order (node by node, kinds in order, local order)
     and the cluster whose GPUs they are: the same nodes, labels and, where the items are GPUs
-    alone, the same memory (the spec's own cluster then, so GPU views are unchanged)."""
+    alone, the same memory (the spec's own cluster then, so GPU views are unchanged). Each node
+    group ``labels`` names is a group of the same nodes there (``_view_label``): with one kind in
+    the view, its ranks are the same items in the same order, so the verifier reads a view as it
+    reads the spec (``preset.py`` checks a tiling on a view)."""
     gpu = cluster.kinds.index(ACCELERATOR)
     if kinds == (gpu,):
         return np.flatnonzero(cluster.hw_kind == gpu), cluster
@@ -158,8 +168,16 @@ def _view_cluster(cluster: Cluster, kinds: tuple[int, ...]) -> tuple[np.ndarray,
     original = items[np.lexsort((cluster.hw_local[items], position, cluster.hw_node[items]))]
     per_node = np.bincount(cluster.hw_node[original], minlength=cluster.num_nodes)
     memory = cluster.gpu_memory_gb if gpu in kinds else None
-    view = Cluster(cluster.num_nodes, per_node.tolist(), gpu_memory_gb=memory, node_labels=cluster.node_labels)
+    groups = [{"label": _view_label(label), "node_ranks": format_ranks(cluster.node_groups[label].node_ranks), "hardware_type": ACCELERATOR} for label in labels]
+    view = Cluster(cluster.num_nodes, per_node.tolist(), gpu_memory_gb=memory, node_labels=cluster.node_labels, node_groups=groups)
     return original, view
+
+
+def _view_label(label: str) -> str:
+    """A node group's name in a view (the reserved ``cluster`` and ``node`` are the view's own
+    groups there, so every name is given a suffix no user label carries: labels have no commas
+    but may have spaces, so ``" (view)"`` could clash only with a label ending so)."""
+    return f"{label} (view)"
 
 
 def _on_view(request: ComponentRequest, component: ComponentSpec, to_view: np.ndarray) -> ComponentRequest:
