@@ -57,7 +57,8 @@ BIG_CASES = 2
 FAST_TARGET_S, RICH_TARGET_S, REFUSAL_TARGET_S = 0.1, 1.0, 0.1
 FAST, RICH = ("disaggregated", "collocated"), ("heterogeneous", "memory", "topology")
 
-GPU = tuple[int, int]  # (node, local GPU)
+GPU = tuple[int, int]  # (node, local GPU; robots from OTHER, a node's own item at 2 x OTHER)
+OTHER = 1_000_000
 
 
 # ------------------------------------------------------------------------ the baseline
@@ -67,10 +68,10 @@ def per_node(value: Any, nodes: int) -> list[Any]:
 
 
 def fixed_ranks(body: str | dict[str, Any]) -> set[int] | None:
-    """The GPUs a rank string or a filled ``resources`` window holds, None for any other component."""
+    """The items a rank string or a filled ``resources`` window holds, None for any other component."""
     if isinstance(body, str):
         return span(body)
-    return span(body["resources"]) if "resources" in body else None
+    return span(body["placement"]) if "placement" in body else span(body["resources"]) if "resources" in body else None
 
 
 def span(ranks: str) -> set[int]:
@@ -90,13 +91,18 @@ class FirstFit:
     rack takes the first rack that holds all its groups; a collocated component takes exactly
     its target's GPUs. It never moves what it placed, and it ignores ``prefer`` rules (they are
     objective terms, not constraints) and keeps TP groups on one node where ``require`` would
-    allow a rack, which only makes it stricter.
+    allow a rack, which only makes it stricter. Robots (a node group's ``hardware``) and whole
+    nodes (``unit: node``) are items of their own, taken as GPUs are.
     """
 
     def __init__(self, section: Section, lost: Collection[int] = ()) -> None:
         nodes = section["num_nodes"]
         self.placement: dict[str, dict[str, Any]] = section["component_placement"]
         self.gpus = [0 if node in lost else int(g) for node, g in enumerate(per_node(section["num_gpus_per_node"], nodes))]
+        #: per node group of custom hardware (robots), its items per node (their keys follow the GPUs')
+        self.custom = {group["label"]: [0 if node in lost else sum(c["node_rank"] == node for c in group["hardware"]["configs"]) for node in range(nodes)]
+                       for group in section.get("node_groups", []) if "hardware" in group}  # fmt: skip
+        self.lost = set(lost)
         self.memory = per_node(section.get("gpu_memory_gb"), nodes)
         self.groups = {group["label"]: span(group["node_ranks"]) for group in section.get("node_groups", [])}
         racks: dict[str, list[int]] = defaultdict(list)
@@ -115,8 +121,11 @@ class FirstFit:
         fixed = {name: ranks for name, body in self.placement.items() if (ranks := fixed_ranks(body)) is not None}
         for name in [*fixed, *self._order()]:
             body = self.placement[name]
-            if name in fixed:
-                gpus: list[GPU] | None = [(rank // self.gpus[0], rank % self.gpus[0]) for rank in sorted(fixed[name])]
+            if name in fixed and self._items(name)[1]:  # robots: the group's items in rank order
+                ranked = [(node, OTHER + k) for node, count in enumerate(self._items(name)[0]) for k in range(count)]
+                gpus: list[GPU] | None = [ranked[rank] for rank in sorted(fixed[name])]
+            elif name in fixed:
+                gpus = [(rank // self.gpus[0], rank % self.gpus[0]) for rank in sorted(fixed[name])]
             else:
                 target = body.get("collocate_with")
                 gpus = self._collocated(name, target) if target else self._packed(name)
@@ -127,6 +136,17 @@ class FirstFit:
                 self.holders[gpu].add(name)
                 self.load[gpu] += 0 if isinstance(body, str) else body.get("memory_gb", 0)
         return {name: {node for node, _ in gpus} for name, gpus in self.taken.items()}
+
+    def _items(self, name: str) -> tuple[list[int], int]:
+        """Per node, the items ``name`` takes (GPUs, the robots of its group, or the node itself
+        with ``unit: node``), and the offset of their keys (items of other kinds never meet)."""
+        body = self.placement[name]
+        group = None if isinstance(body, str) else body.get("node_group")
+        if group in self.custom:
+            return self.custom[group], OTHER
+        if not isinstance(body, str) and (body.get("unit") == "node" or group == "node"):
+            return [0 if node in self.lost else 1 for node in range(len(self.gpus))], 2 * OTHER
+        return self.gpus, 0
 
     def _exclusive_pairs(self) -> dict[str, set[str]]:
         """Who may not share a GPU with whom (``exclusive_with`` binds both ways; ``all`` is every other)."""
@@ -175,7 +195,7 @@ class FirstFit:
         and the GPUs only fill up), so one cursor scans each domain once: first fit, linear time."""
         body = self.placement[name]
         width, groups_per_unit, in_rack = self._unit(name)
-        allowed = self.groups[body["node_group"]] if "node_group" in body else set(range(len(self.gpus)))
+        allowed = self.groups[body["node_group"]] if body.get("node_group", "node") != "node" else set(range(len(self.gpus)))
         domains = [[n for n in rack if n in allowed] for rack in self.racks] if in_rack else [[n] for n in sorted(allowed)]
         claimed: set[GPU] = set()
         cursor = 0
@@ -203,8 +223,9 @@ class FirstFit:
         body = self.placement[name]
         hpp, tp = body.get("hardware_per_process", 1), body.get("tensor_parallel_size", 1)
         group: list[GPU] = []
-        for start in range(self.gpus[node] - hpp + 1):
-            block = [(node, g) for g in range(start, start + hpp)]
+        items, offset = self._items(name)
+        for start in range(items[node] - hpp + 1):
+            block = [(node, offset + g) for g in range(start, start + hpp)]
             if len(group) < tp * hpp and all(gpu not in group and self._free(name, gpu, claimed) for gpu in block):
                 group += block
         return group if len(group) == tp * hpp else None

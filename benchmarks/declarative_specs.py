@@ -49,6 +49,12 @@ neither side places is a finding, not noise:
 * ``previous`` is ``replan``'s spec solved again with ``previous=`` the first answer on the
   cluster without the lost nodes (``solve``'s own re-planning, the count path's matching), where
   ``replan`` times the public function (kept in place first).
+* ``other hardware`` is ``disaggregated`` on the GPUs beside 0, 2 or 4 robots per node: robot
+  components of 1 or 2 robots a process (a power of two dividing every node's robots, so any
+  set of them whose total fits packs) ask at most ``fill`` of the robots a rank string on the
+  first robots leaves, exclusive with each other and the rank string; an ``agent`` of whole
+  nodes (``unit: node``) asks at most ``fill`` of the nodes. Robots and nodes share no item with
+  GPUs, so each kind's planted layout is the whole spec's.
 * ``rank strings`` writes the actor as a rank string over whole nodes and collocates a
   declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
   components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
@@ -457,6 +463,32 @@ def topology_mixes(rng: random.Random, nodes: int, fill: float) -> Section:
     labels = [{"rack": f"r{n // RACK_NODES}", "zone": f"z{n // (RACK_NODES * ZONE_RACKS)}"} for n in range(nodes)]
     spec = section(nodes, GPUS, placement, node_labels=labels)
     return {**spec, "solver": {"objective": {"balance": 1}}} if rng.random() < 0.25 else spec
+def other_hardware(rng: random.Random, nodes: int, fill: float) -> Section:
+    """GPU components as ``disaggregated`` beside robots (0, 2 or 4 on each node, node group
+    ``robots``): 1-2 robot components of 1 or 2 robots a process, exclusive with each other and
+    with a rank string on the first robots when there is one, maybe an ``agent`` of whole nodes
+    (``unit: node``); ``balance`` weighed in a quarter of the cases (see the module docstring)."""
+    spec = disaggregated(rng, nodes, fill)
+    robots = [rng.choice((0, 2, 4)) for _ in range(nodes)]
+    if not any(robots):
+        robots[rng.randrange(nodes)] = 2
+    configs = [{"node_rank": node, "robot_ip": f"10.{node // 256}.{node % 256}.{r}"} for node, count in enumerate(robots) for r in range(count)]
+    placement = spec["component_placement"]
+    fixed = 2 * rng.randint(0, sum(robots) // 8)
+    if fixed:
+        placement["sim"] = {"node_group": "robots", "placement": f"0-{fixed - 1}"}
+    budget = int(fill * (sum(robots) - fixed))
+    if budget >= 2:
+        chosen = shapes(rng, rng.randint(1, 2), budget, ((1, 1), (1, 2)))
+        names = ("env", "camera")[: len(chosen)]
+        for name, (_, hpp), groups in zip(names, chosen, allocate(rng, budget, [h for _, h in chosen])):
+            others = [other for other in (*names, "sim") if other != name and other in (*names, *placement)]
+            placement[name] = body(1, hpp, groups, node_group="robots", **({"exclusive_with": others} if others else {}))
+    if rng.random() < 0.5:
+        placement["agent"] = {"unit": "node", "processes": max(1, int(fill * nodes))}
+    if rng.random() < 0.25:
+        spec["solver"] = {"objective": {"balance": 10}}
+    return {**spec, "node_groups": [{"label": "robots", "node_ranks": f"0-{nodes - 1}", "hardware": {"type": "robot", "configs": configs}}]}
 
 
 # ------------------------------------------------------------------------ impossible specs
@@ -535,6 +567,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "windows": windows,
     "contiguity": contiguity,
     "topology mixes": topology_mixes,
+    "other hardware": other_hardware,
 }
 #: Families that lose nodes after a first solve: ``replan`` times :func:`replan`, ``previous``
 #: times ``solve(..., previous=)`` on the surviving cluster.

@@ -24,6 +24,7 @@ from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import solve_counts
 from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns, parts, shapes
@@ -62,6 +63,8 @@ def count_path(
     ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0
     (``weighed.py``; the caller passes 0 when it is only the tie-break).
     """
+    if splits(spec, requests):  # robots, whole nodes: each kind counted as GPUs are (``kinds.py``)
+        return count_by_kind(spec, requests, bool(weights.get("balance")), lambda view: count_path(view, view.requests, weights, options, budget))
     if requires_tensor_domain(spec):
         return _count_tensor_domains(spec, weights, options, budget)
     return _count_stated(spec, requests, weights, options, budget)

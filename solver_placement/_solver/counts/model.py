@@ -70,8 +70,9 @@ def solve_counts(
     in_priced: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # the same, for a priced preferred domain
     nodes_terms: list[cp_model.LinearExprT] = []
     low_ranks: list[cp_model.LinearExprT] = []
-    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes) + (0 if problem.load is None else int(problem.load.max(initial=0)))
-    peak = model.new_int_var(0, most, "peak GPUs taken on a node")
+    placed_first = 0 if problem.load is None else int(problem.load.max(initial=0))  # on nodes with no pattern too
+    most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes) + placed_first
+    peak = model.new_int_var(placed_first, most, "peak GPUs taken on a node")
     for s, shape in enumerate(shapes):
         count = int(shape.nodes.size)
         homes = [shape.home(k) for k in range(len(shape.part))]

@@ -26,6 +26,7 @@ from solver_placement._arrays import distinct
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
+from solver_placement._solver.counts.kinds import item_ids
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.rules.stride import enforced_stride
@@ -82,7 +83,6 @@ def _matched(spec: PlacementSpec, placed: Mapping[str, Assignment], held: Held) 
     cluster = spec.cluster
     if not held:
         return dict(placed)
-    start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     free = sorted(name for name, request in spec.requests.items() if not request.determined)
     now = _contents(cluster.hw_node, cluster.hw_local, {name: placed[name] for name in free}, cluster.num_nodes)
     before = _contents_of_sets(cluster.hw_node, cluster.hw_local, held, cluster.num_nodes)
@@ -109,7 +109,7 @@ def _matched(spec: PlacementSpec, placed: Mapping[str, Assignment], held: Held) 
         if request.determined or not (target != np.arange(cluster.num_nodes)).any():
             moved[name] = assignment
             continue
-        hardware = start[target[cluster.hw_node[assignment.hardware]]] + cluster.hw_local[assignment.hardware]
+        hardware = item_ids(cluster, assignment.hardware, target[cluster.hw_node[assignment.hardware]])
         ranks = window_ranks(request.cand_hw, request.cand_rank, assignment.indptr, hardware, int(request.stride or 1), cluster.num_hardware)
         moved[name] = Assignment(assignment.indptr, hardware, ranks, assignment.num_hardware)
     return moved

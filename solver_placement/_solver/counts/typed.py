@@ -31,6 +31,8 @@ from solver_placement._solver.counts.graphs import ApartGraph
 #: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
 #: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
 RUNS_STEPS = 20_000
+#: Block answers :func:`_block_holds` remembers (each a few tuples of small ints).
+BLOCKS_REMEMBERED = 65_536
 #: One type of GPU on a node: the classes (positions in the part) it admits, and how many GPUs.
 GpuType = tuple[tuple[int, ...], int]
 
@@ -102,6 +104,10 @@ def runs_cover(
     admitted = [_maximal(tuple(sorted({tuple(k for k in stack if gpu not in keep_off[k]) for stack in stacks}))) for gpu in range(capacity)]
     held: list[list[int]] = [[] for _ in demand]
     steps = 0
+    #: (GPU, per class its whole runs and open run) from which no layout exists: what comes after
+    #: depends on nothing else, so a state fails once (without it, 3 classes on 8 GPUs that do
+    #: not fit took 4^8 steps)
+    failed: set[tuple[int, tuple[tuple[int, int], ...]]] = set()
 
     def whole_runs(k: int, gpu: int) -> tuple[int, int]:
         """GPUs of class ``k`` before ``gpu`` in whole runs, and in a run still open (its last id
@@ -123,13 +129,17 @@ def runs_cover(
             return True
         if gpu == capacity or any(whole + open_run + capacity - gpu < need for (whole, open_run), need in zip(counted, demand)):
             return False
-        for stack in (*admitted[gpu], ()):
+        state = (gpu, tuple((-1, 0) if whole >= need else (whole, open_run) for (whole, open_run), need in zip(counted, demand)))
+        if state in failed:
+            return False
+        for stack in dict.fromkeys((*admitted[gpu], ())):  # a GPU that admits no class: one choice, not two
             for k in stack:
                 held[k].append(gpu)
             if search(gpu + 1):
                 return True
             for k in stack:
                 held[k].pop()
+        failed.add(state)
         return False
 
     return held if search(0) else None
@@ -158,7 +168,7 @@ def typed_patterns(
     fewer do not, so a vector that does not fit with the later classes still empty ends its
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
     or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
-    types = gpu_types(capacity, keep_off)[0]
+    blocks = [(classes, off, gpu_types(size, off)[0], size) for classes, off, size in independent_blocks(keep_off, capacity)]
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     counts = [0] * len(widths)
     produced = examined = 0
@@ -169,9 +179,11 @@ def typed_patterns(
         if examined % 256 == 0:
             check("enumerating node patterns")
         demand = tuple(g * w for g, w in zip(counts, widths))
-        if any(run > 1 for run in runs):
-            return runs_cover(stacks, keep_off, capacity, demand, runs) is not None
-        return typed_cover(stacks, types, demand) is not None
+        for classes, off, types, size in blocks:
+            wanted = tuple(d if k in classes else 0 for k, d in enumerate(demand))
+            if any(wanted) and not _block_holds(stacks, off, types, size, wanted, runs):
+                return False
+        return True
 
     def walk(k: int) -> Iterator[tuple[int, ...]]:
         nonlocal produced
@@ -189,6 +201,50 @@ def typed_patterns(
         counts[k] = 0
 
     yield from walk(0)
+
+
+@lru_cache(maxsize=BLOCKS_REMEMBERED)
+def _block_holds(
+    stacks: tuple[tuple[int, ...], ...], keep_off: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], capacity: int, demand: tuple[int, ...], runs: tuple[int, ...]
+) -> bool:
+    """Whether one block of a node holds ``demand`` (:func:`typed_patterns`): a pure answer,
+    remembered, because the same block (a node's GPUs beside its robots) is asked the same
+    demand once per pattern of the other blocks and once per shape of node."""
+    if any(run > 1 for run in runs):
+        return runs_cover(stacks, keep_off, capacity, demand, runs) is not None
+    return typed_cover(stacks, types, demand) is not None
+
+
+def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list[tuple[frozenset[int], tuple[tuple[int, ...], ...], int]]:
+    """The node's classes in blocks no GPU joins (a GPU admits classes of one block only: GPU
+    classes and robot classes side by side, ``kinds.py``), each with its keep-off lists and
+    size on the span of GPUs its classes admit (ids shifted to start at 0; every other class
+    kept off all of it). A node holds a pattern exactly when each block holds its part (stacks
+    are closed under removing a class; the GPUs cut off the span's ends admit none of the
+    block's classes, so no run of theirs crosses them), and searching the blocks one by one adds
+    their costs where searching them together multiplies them."""
+    root = list(range(len(keep_off)))
+
+    def find(k: int) -> int:
+        while root[k] != k:
+            k = root[k]
+        return k
+
+    for gpu in range(capacity):
+        admitting = [k for k, off in enumerate(keep_off) if gpu not in off]
+        for k in admitting[1:]:
+            root[find(k)] = find(admitting[0])
+    members: dict[int, set[int]] = {}
+    for k in range(len(keep_off)):
+        members.setdefault(find(k), set()).add(k)
+    found = []
+    for block in members.values():
+        admitted = [gpu for gpu in range(capacity) if any(gpu not in keep_off[k] for k in block)]
+        low, size = (admitted[0], admitted[-1] + 1 - admitted[0]) if admitted else (0, 0)
+        span = tuple(range(size))
+        off = tuple(tuple(g - low for g in keep_off[k] if low <= g < low + size) if k in block else span for k in range(len(keep_off)))
+        found.append((frozenset(block), off, size))
+    return found
 
 
 def _maximal(stacks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:

@@ -6,21 +6,15 @@ These are the rules a placement string or the declarative shape (``processes``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
-from solver_placement._arrays import distinct
-from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import InternalError, Statement
-from solver_placement._solver.bounds.needs import is_free
 from solver_placement._solver.context import ModelContext
 from solver_placement._solver.rules.one_of import Unit, add_one_of
 from solver_placement._solver.rules.rule import RuleOutput
 from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._solver.statements import amount_statement, hardware_name
 from solver_placement._specification.candidates import ComponentRequest
-from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS = ("placement", "node_group", "unit", "processes", "hardware_per_process", "resources")
 RULE = "per_process"
@@ -94,23 +88,16 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
                 ctx.model.add(ctx.x[request.name][order[i]] + ctx.x[request.name][order[i + 1]] <= 1)
 
 
-def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model places declarative components of one process size on GPU nodes (a
-    window over part of a node keeps a class off the GPUs it leaves out, ``counts/windows.py``),
-    and a filled window first (``counts/preset.py``: its items are known, so a window reaching
-    here is one preset could not place); mixed sizes, node units or other hardware are per-item
-    rules it does not state."""
-    cluster = spec.cluster
-    accelerator = cluster.kinds.index(ACCELERATOR)
-    for name, request in requests.items():
-        if request.determined:
-            continue
-        if not is_free(request) or spec.components[name].count_nodes:
-            return f"{name}: a filled resources window" if request.fill_share is not None else f"{name}: processes of different sizes or node units"
-        window = distinct(request.cand_hw)
-        if (cluster.hw_kind[window] != accelerator).any():
-            return f"{name}: hardware other than accelerators"
-    return ""
+#: Node-level form: the count model places declarative components on GPU nodes (a window over
+#: part of a node keeps a class off the GPUs it leaves out, ``counts/windows.py``), robots and
+#: whole nodes as it places GPUs, kind by kind (``counts/kinds.py``), and every filled window
+#: first, ``topology`` rules and ``balance`` included (``counts/preset.py``: its items are known).
+#: Processes of different sizes never reach it: a declarative component gives every process the
+#: same ``hardware_per_process`` (``candidates.py``), and rank strings are fixed.
+COUNTS = (
+    "the count model states amounts per class of one process size, counts robots and whole nodes kind by kind (counts/kinds.py) "
+    "and places filled windows first (counts/preset.py)"
+)
 
 
 #: Every counting bound starts from these rules: a component's amount is its need.

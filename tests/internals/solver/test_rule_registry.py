@@ -129,7 +129,6 @@ def test_every_rule_has_a_builder_a_node_level_form_a_counting_bound_and_a_first
 #: Per rule whose node-level form can decline: a spec using the rule in a way the counts do not
 #: state, and the reason the count path gives.
 DECLINED = {
-    "per_process": ({"a": {"processes": 2, "unit": "node"}}, "a: processes of different sizes or node units"),
     "domains": ({"a": {"processes": 16, "tensor_parallel_size": 8, "pipeline_parallel_size": 2,
                        "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}}},
                 "a: topology (pipeline_parallel.rack: prefer)"),
