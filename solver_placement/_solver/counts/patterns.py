@@ -20,7 +20,7 @@ from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
 from solver_placement._solver.counts.problem import CountProblem
-from solver_placement._solver.counts.typed import needs_types, part_stacks, typed_patterns
+from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks, typed_patterns
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
 #: a few thousand, enumerating them in Python and solving take seconds, and the flat model or
@@ -104,21 +104,25 @@ def shapes(
     room[:] = np.where(allowed, room, -1).max(axis=0)  # one room per node where the classes there are kept off the same GPUs
     domains = np.stack([_domains(problem.classes[c].domain, num_nodes) for c in part])
     keep_off = [problem.blocked_locals(c) for c in part]
-    touched = {node for off in keep_off for node in off}  # the only nodes that may need checks by GPU
+    beside = problem.beside
+    loads = {node: beside.on_node(node, int(gpus_per_node[node])) for node in {n for n, _ in beside.loads}} if beside is not None else {}
+    touched = {node for off in keep_off for node in off} | set(loads)  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
+        here = loads.get(node, ())
         key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(domains[:, node].tolist()),
-               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else ())  # fmt: skip
+               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node, bool(here)) if node in touched else (), here)  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
     found = []
-    for (capacity, mask, rooms, domain, graph, kept_off), nodes in keys.items():
+    for (capacity, mask, rooms, domain, graph, kept_off, here), nodes in keys.items():
         check("enumerating node patterns")
-        if kept_off:  # classes kept off GPUs unevenly here: whole-node patterns checked by GPU (``typed.py``)
+        if kept_off:  # classes kept off GPUs unevenly, or GPUs with a fixed load: whole-node patterns checked by GPU (``typed.py``)
             stacks = part_stacks(problem.graphs[graph], part)
+            fits = beside_of(problem, part) if here else None
             try:
-                table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check)))
+                table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check, here, fits)))
             except OverflowError:
                 raise TooManyPatterns from None
             found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain))
@@ -138,12 +142,23 @@ def shapes(
     return found
 
 
-def _kept_off(keep_off: list[dict[int, tuple[int, ...]]], allowed: np.ndarray, runs: tuple[int, ...], capacity: int, node: int) -> tuple[tuple[int, ...], ...]:
+def beside_of(problem: CountProblem, part: tuple[int, ...]) -> FitsBeside | None:
+    """Whether classes of ``part`` (positions) fit one GPU beside a rank strings' load
+    (``fixed_loads.py``), for ``typed.py``; None when the problem has no such load."""
+    beside = problem.beside
+    if beside is None:
+        return None
+    return lambda load, stack: beside.fits(load, (part[k] for k in stack))
+
+
+def _kept_off(
+    keep_off: list[dict[int, tuple[int, ...]]], allowed: np.ndarray, runs: tuple[int, ...], capacity: int, node: int, loaded: bool = False
+) -> tuple[tuple[int, ...], ...]:
     """Per class, the node's local ids it may not use (all for a class not allowed there), when
-    the node needs checks GPU by GPU (``typed.needs_types``); else ``()``: the cliques' sums
-    state it."""
+    the node needs checks GPU by GPU (``typed.needs_types``, or ``loaded``: a GPU with a fixed
+    load); else ``()``: the cliques' sums state it."""
     ok = allowed.tolist()
-    if not needs_types([off.get(node, ()) for off, there in zip(keep_off, ok) if there], [run for run, there in zip(runs, ok) if there]):
+    if not loaded and not needs_types([off.get(node, ()) for off, there in zip(keep_off, ok) if there], [run for run, there in zip(runs, ok) if there]):
         return ()
     return tuple(off.get(node, ()) if there else tuple(range(capacity)) for off, there in zip(keep_off, ok))
 

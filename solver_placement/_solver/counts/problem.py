@@ -21,6 +21,8 @@ caller says it when it falls back to the flat model):
   and a window over part of a node the GPUs it leaves out (``windows.py``); where classes that
   compete for a node's GPUs are kept off the same ones, each clique's room is one number, and
   where not, the node's GPUs are told apart by the classes they admit (``typed.py``);
+- a rank-string component's memory and processes load its GPUs: a GPU with such a load admits
+  only the stacks of classes that fit beside it (``fixed_loads.py``), told apart by ``typed.py``;
 - a required ``pipeline_parallel`` domain makes a domain hold whole pipelines (its groups of the
   class are a multiple of ``pipeline_parallel_size``); a preferred ``tensor_parallel`` domain
   costs nothing, since a group on one node spans one value of any label.
@@ -36,6 +38,7 @@ import numpy as np
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.bounds.needs import tensor_group_on_node
+from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
 from solver_placement._solver.counts.windows import outside_window, strides_off_ids
@@ -81,12 +84,14 @@ class CountProblem:
     blocked: tuple[np.ndarray, ...]  # per class, the physical ids it is kept off: its rank-string partners', those its window leaves out
     hw_node: np.ndarray  # the cluster's node of every physical id
     hw_local: np.ndarray  # the cluster's local id (on its node) of every physical id
+    beside: Beside | None = None  # rank strings' memory and processes on their GPUs, where they matter (``fixed_loads.py``)
 
     @property
     def apart_somewhere(self) -> frozenset[tuple[int, int]]:
         """Pairs of classes that compete for the GPUs of some node (may not share one there, or
-        share a hole of classes that do not all fit together)."""
-        return frozenset(pair for graph in self.graphs for pair in graph.linked)
+        share a hole of classes that do not all fit together, or a GPU with a fixed load)."""
+        joined = self.beside.joined if self.beside is not None else frozenset()
+        return frozenset(pair for graph in self.graphs for pair in graph.linked) | joined
 
     def blocked_per_node(self, c: int, num_nodes: int) -> np.ndarray:
         """How many GPUs of each node class ``c`` is kept off (rank strings, its window's edge)."""
@@ -138,7 +143,8 @@ def count_problem(
     if isinstance(blocked, str):
         return blocked
     allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
-    return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local)
+    beside = fixed_loads(spec, requests, [c.members for c in classes], allowed)
+    return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local, beside)
 
 
 def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:

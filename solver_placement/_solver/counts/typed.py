@@ -26,23 +26,31 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
 from solver_placement._solver.counts.covers import hole
+from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 
 #: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
 #: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
 RUNS_STEPS = 20_000
-#: One type of GPU on a node: the classes (positions in the part) it admits, and how many GPUs.
-GpuType = tuple[tuple[int, ...], int]
+#: One type of GPU on a node: the classes (positions in the part) it admits, how many GPUs, and
+#: the rank strings' load on each (None: none that matters).
+GpuType = tuple[tuple[int, ...], int, FixedLoad | None]
+#: Whether classes (positions in the part) fit one GPU beside a fixed load (``fixed_loads.py``).
+FitsBeside = Callable[[FixedLoad, tuple[int, ...]], bool]
 
 
-def gpu_types(capacity: int, keep_off: Sequence[Sequence[int]]) -> tuple[tuple[GpuType, ...], tuple[tuple[int, ...], ...]]:
+def gpu_types(
+    capacity: int, keep_off: Sequence[Sequence[int]], loads: Sequence[FixedLoad | None] = ()
+) -> tuple[tuple[GpuType, ...], tuple[tuple[int, ...], ...]]:
     """The node's GPU types (sorted, so nodes alike compare equal) and, per type, its local ids
-    ascending; ``keep_off[k]`` are the local ids class ``k`` may not use."""
-    admits: dict[tuple[int, ...], list[int]] = {}
+    ascending; ``keep_off[k]`` are the local ids class ``k`` may not use, ``loads[gpu]`` what
+    rank strings hold on each GPU (``()``: none anywhere)."""
+    admits: dict[tuple[tuple[int, ...], FixedLoad | None], list[int]] = {}
     for gpu in range(capacity):
-        admits.setdefault(tuple(k for k, off in enumerate(keep_off) if gpu not in off), []).append(gpu)
-    ordered = sorted(admits)
-    return tuple((classes, len(admits[classes])) for classes in ordered), tuple(tuple(admits[classes]) for classes in ordered)
+        admitted = tuple(k for k, off in enumerate(keep_off) if gpu not in off)
+        admits.setdefault((admitted, loads[gpu] if loads else None), []).append(gpu)
+    ordered = sorted(admits, key=lambda key: (key[0], () if key[1] is None else key[1].key()))
+    return tuple((classes, len(admits[classes, load]), load) for classes, load in ordered), tuple(tuple(admits[key]) for key in ordered)
 
 
 def part_stacks(graph: ApartGraph, part: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -61,13 +69,15 @@ def part_stacks(graph: ApartGraph, part: Sequence[int]) -> tuple[tuple[int, ...]
 
 
 def typed_cover(
-    stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], demand: tuple[int, ...]
+    stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], demand: tuple[int, ...], fits: FitsBeside | None = None
 ) -> tuple[tuple[tuple[int, ...], ...], ...] | None:
-    """Per type, the stacks its GPUs hold (``stacks`` restricted to what the type admits; GPUs
-    left over stay idle), so that every class ``k`` is on at least ``demand[k]`` GPUs; None when
-    no such stacks exist. A class may leave a GPU of its stack
-    unused (stacks are closed under removing a class), so "at least" is exact."""
-    local = tuple(_maximal(tuple(sorted({tuple(k for k in stack if k in admitted) for stack in stacks}))) for admitted, _ in types)
+    """Per type, the stacks its GPUs hold (``stacks`` restricted to what the type admits and, on
+    a GPU with a fixed load, to what ``fits`` beside it; GPUs left over stay idle), so that every
+    class ``k`` is on at least ``demand[k]`` GPUs; None when no such stacks exist. A class may
+    leave a GPU of its stack unused (stacks are closed under removing a class, beside a load
+    too), so "at least" is exact."""
+    local = tuple(_admitted(stacks, admitted, load, fits) for admitted, _, load in types)
+    holds = tuple(frozenset(k for stack in stacks_here for k in stack) for stacks_here in local)
 
     @lru_cache(maxsize=None)
     def search(t: int, left: int, start: int, need: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
@@ -75,7 +85,7 @@ def typed_cover(
             return tuple(() for _ in types[t:])  # this type's and the later types' GPUs stay idle
         if t == len(types):
             return None
-        if any(n > left * (k in types[t][0]) + sum(count for admitted, count in types[t + 1:] if k in admitted) for k, n in enumerate(need)):
+        if any(n > left * (k in holds[t]) + sum(types[u][1] for u in range(t + 1, len(types)) if k in holds[u]) for k, n in enumerate(need)):
             return None  # a class with more demand than the GPUs that admit it
         for index in range(start, len(local[t]) if left else 0):
             stack = local[t][index]
@@ -93,13 +103,23 @@ def typed_cover(
 
 
 def runs_cover(
-    stacks: tuple[tuple[int, ...], ...], keep_off: Sequence[Sequence[int]], capacity: int, demand: tuple[int, ...], runs: Sequence[int]
+    stacks: tuple[tuple[int, ...], ...],
+    keep_off: Sequence[Sequence[int]],
+    capacity: int,
+    demand: tuple[int, ...],
+    runs: Sequence[int],
+    loads: Sequence[FixedLoad | None] = (),
+    fits: FitsBeside | None = None,
 ) -> list[list[int]] | None:
     """Per class, the local ids whose stacks hold it, when some class takes its GPUs in runs of
-    consecutive ids (a stride): GPU by GPU in id order, each given a stack it admits, so that
-    every class gets ``demand[k]`` ids in whole runs of ``runs[k]``; None when there is none
-    (``OverflowError`` past ``RUNS_STEPS`` steps: not decided)."""
-    admitted = [_maximal(tuple(sorted({tuple(k for k in stack if gpu not in keep_off[k]) for stack in stacks}))) for gpu in range(capacity)]
+    consecutive ids (a stride): GPU by GPU in id order, each given a stack it admits (and that
+    fits beside its load), so that every class gets ``demand[k]`` ids in whole runs of
+    ``runs[k]``; None when there is none (``OverflowError`` past ``RUNS_STEPS`` steps: not
+    decided)."""
+    admitted = [
+        _admitted(stacks, tuple(k for k in range(len(demand)) if gpu not in keep_off[k]), loads[gpu] if loads else None, fits)
+        for gpu in range(capacity)
+    ]
     held: list[list[int]] = [[] for _ in demand]
     steps = 0
 
@@ -151,27 +171,30 @@ def typed_patterns(
     runs: tuple[int, ...],
     limit: int,
     check: Callable[[str], None],
+    loads: tuple[FixedLoad | None, ...] = (),
+    fits: FitsBeside | None = None,
 ) -> Iterator[tuple[int, ...]]:
     """Every vector of group counts (empty first, in lexicographic order) whose GPUs the node
-    holds: by GPU type (:func:`typed_cover`), or GPU by GPU when a class takes runs
+    holds (``loads``: the rank strings' on each GPU, ``fits``: what fits beside one): by GPU
+    type (:func:`typed_cover`), or GPU by GPU when a class takes runs
     (:func:`runs_cover`); each class bounded by the GPUs it may use. More groups never fit where
     fewer do not, so a vector that does not fit with the later classes still empty ends its
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
     or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
-    types = gpu_types(capacity, keep_off)[0]
+    types = gpu_types(capacity, keep_off, loads)[0]
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     counts = [0] * len(widths)
     produced = examined = 0
 
-    def fits() -> bool:
+    def holds() -> bool:
         nonlocal examined
         examined += 1
         if examined % 256 == 0:
             check("enumerating node patterns")
         demand = tuple(g * w for g, w in zip(counts, widths))
         if any(run > 1 for run in runs):
-            return runs_cover(stacks, keep_off, capacity, demand, runs) is not None
-        return typed_cover(stacks, types, demand) is not None
+            return runs_cover(stacks, keep_off, capacity, demand, runs, loads, fits) is not None
+        return typed_cover(stacks, types, demand, fits) is not None
 
     def walk(k: int) -> Iterator[tuple[int, ...]]:
         nonlocal produced
@@ -183,12 +206,38 @@ def typed_patterns(
             return
         for value in range(most[k] + 1):
             counts[k] = value
-            if value and not fits():
+            if value and not holds():
                 break
             yield from walk(k + 1)
         counts[k] = 0
 
     yield from walk(0)
+
+
+@lru_cache(maxsize=4_096)
+def _admitted(
+    stacks: tuple[tuple[int, ...], ...], admitted: tuple[int, ...], load: FixedLoad | None, fits: FitsBeside | None
+) -> tuple[tuple[int, ...], ...]:
+    """The maximal stacks a GPU holds: ``stacks`` cut to the classes it ``admitted``, and beside
+    a ``load``, each cut further to its largest subsets that ``fits`` (a fit never breaks by
+    removing a class, so these are every stack the GPU holds). Remembered: a node's few types
+    ask the same over every pattern enumerated."""
+    cut = sorted({tuple(k for k in stack if k in admitted) for stack in stacks})
+    if load is None or fits is None:
+        return _maximal(tuple(cut))
+    found: set[tuple[int, ...]] = set()
+    seen: set[tuple[int, ...]] = set()
+    pending = list(cut)
+    while pending:
+        stack = pending.pop()
+        if stack in seen:
+            continue
+        seen.add(stack)
+        if fits(load, stack):
+            found.add(stack)
+        else:
+            pending += [stack[:i] + stack[i + 1:] for i in range(len(stack))]
+    return _maximal(tuple(sorted(found)))
 
 
 def _maximal(stacks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:

@@ -55,6 +55,8 @@ def counted_with_ranks(
     """The count problem solved with ``contiguity`` weighed (``weights["contiguity"]`` > 0);
     its value is the spec's objective of the layout built, its bound the model's."""
     cluster = spec.cluster
+    if problem.beside is not None:
+        return Declined(PathName.COUNTS, "a weighed contiguity beside rank strings whose memory or processes load their GPUs (the local layouts it prices do not see the loads)")
     bases = rank_bases(problem, requests, cluster)
     if isinstance(bases, str):
         return Declined(PathName.COUNTS, bases)
