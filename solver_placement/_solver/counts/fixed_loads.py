@@ -54,8 +54,8 @@ class Beside:
 
     ``loads`` are per GPU (node, local id), only where a load may keep a stack of classes out (a limit is
     in play, or memory of the rank strings meets memory of a class on a GPU of known memory).
-    ``joined`` chains the classes that may go on a node holding such a GPU: they compete for its
-    GPUs even when no rule keeps them apart elsewhere, so the count model counts them in one part
+    ``joined`` chains the parts of classes that compete for such a GPU although no rule keeps
+    them apart (``typed.beside_joins``), so the count model counts them in one part
     (``patterns.parts``) and the layout gives them their GPUs together (``layout.py``).
     """
 
@@ -87,11 +87,10 @@ class Beside:
         return found if any(load is not None for load in found) else ()
 
 
-def fixed_loads(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: Iterable[Iterable[str]], allowed: np.ndarray
-) -> Beside | None:
-    """The :class:`Beside` of a count problem whose classes have the members ``classes`` and may
-    go on the nodes ``allowed[c]``; None when no rank-string GPU carries a load that matters."""
+def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: Iterable[Iterable[str]]) -> Beside | None:
+    """The :class:`Beside` of a count problem whose classes have the members ``classes`` (its
+    ``joined`` left empty: ``problem.py`` says which classes compete, from the graphs); None
+    when no rank-string GPU carries a load that matters."""
     members = [tuple(names) for names in classes]
     cluster = spec.cluster
     owned: dict[str, list[tuple[int | None, tuple[int, int] | None]]] = {}
@@ -121,12 +120,7 @@ def fixed_loads(
         if limit is None and not class_limited and not (gpu_gb is not None and holders and class_memory):
             continue  # nothing a class could break beside these processes
         loads[node, int(cluster.hw_local[gpu])] = FixedLoad(sum(count for count, _, _ in held), limit, holders, None if gpu_gb is None else megabytes(gpu_gb))
-    if not loads:
-        return None
-    loaded_nodes = np.zeros(cluster.num_nodes, dtype=bool)
-    loaded_nodes[[node for node, _ in loads]] = True
-    near = [c for c in range(len(members)) if (allowed[c] & loaded_nodes).any()]
-    return Beside(loads, processes, limits, memory, frozenset(zip(near, near[1:])))
+    return Beside(loads, processes, limits, memory, frozenset()) if loads else None
 
 
 __all__ = ["Beside", "FixedLoad", "fixed_loads"]

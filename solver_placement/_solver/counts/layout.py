@@ -156,8 +156,7 @@ def _stacked(problem: CountProblem, requests: Mapping[str, ComponentRequest], as
     when a class's ids do not make whole runs of its stride (the node cannot be tiled this way).
     The classes of a hole avoid the same rank-string GPUs (``problem.py``)."""
     taken: dict[int, np.ndarray] = {}
-    joined = problem.beside.joined if ask.loads and problem.beside is not None else frozenset()
-    for part in connected_parts(len(ask.pattern), ask.graph.linked | joined):
+    for part in connected_parts(len(ask.pattern), problem.apart_somewhere if ask.loads else ask.graph.linked):  # beside a load: the count model's parts
         present = [c for c in part if ask.pattern[c]]
         if present and ask.loads or needs_types([ask.keep_off[c] for c in present], [problem.classes[c].run for c in present]):
             typed = _typed(problem, requests, ask, part)

@@ -93,10 +93,18 @@ def parts(problem: CountProblem, joint: bool) -> list[tuple[int, ...]]:
 
 
 def shapes(
-    problem: CountProblem, gpus_per_node: np.ndarray, part: tuple[int, ...], check: Callable[[str], None], by_clique: bool = False
+    problem: CountProblem,
+    gpus_per_node: np.ndarray,
+    part: tuple[int, ...],
+    check: Callable[[str], None],
+    by_clique: bool = False,
+    whole: bool = True,
 ) -> list[Shape]:
     """The shapes of the nodes where some class of ``part`` may go, each with what a node may
-    hold: whole-node patterns, or with ``by_clique`` patterns per maximal clique."""
+    hold: whole-node patterns, or with ``by_clique`` patterns per maximal clique. Without
+    ``whole`` (a caller that needs no whole-node loads), a part joined only beside rank strings'
+    loads (``fixed_loads.py``) is listed piece by piece on the nodes without such loads, where
+    its pieces do not compete: the sum of their patterns, not the product."""
     num_nodes = gpus_per_node.size
     allowed = problem.allowed[list(part)]
     useful = np.flatnonzero(allowed.any(axis=0))
@@ -129,10 +137,14 @@ def shapes(
             continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
         holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
+        pieces = _pieces(problem, graph, part) if not whole else [tuple(range(len(part)))]
         if by_clique:
             if holes:
                 raise NotChordal
             tables = tuple(_clique_table(clique, widths, mask, rooms, check) for clique in maximal_cliques(cliques))
+            links = clique_tree([table.columns for table in tables])
+        elif len(pieces) > 1:  # a part joined beside rank strings' loads, whose pieces do not compete on these nodes
+            tables = tuple(_piece_table(piece, widths, mask, cliques, rooms, check, holes) for piece in pieces)
             links = clique_tree([table.columns for table in tables])
         else:
             tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check, holes))),), ()
@@ -161,6 +173,35 @@ def _kept_off(
     if not loaded and not needs_types([off.get(node, ()) for off, there in zip(keep_off, ok) if there], [run for run, there in zip(runs, ok) if there]):
         return ()
     return tuple(off.get(node, ()) if there else tuple(range(capacity)) for off, there in zip(keep_off, ok))
+
+
+def _pieces(problem: CountProblem, graph: int, part: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The pieces of ``part`` (positions) that compete on nodes of ``graph`` (its linked pairs),
+    when the part was joined beside rank strings' loads; the whole part otherwise."""
+    if problem.beside is None or not problem.beside.joined:
+        return [tuple(range(len(part)))]
+    position = {c: k for k, c in enumerate(part)}
+    linked = [(position[a], position[b]) for a, b in problem.graphs[graph].linked if a in position and b in position]
+    return connected_parts(len(part), linked)
+
+
+def _piece_table(
+    piece: tuple[int, ...],
+    widths: list[int],
+    mask: tuple[bool, ...],
+    cliques: list[tuple[int, ...]],
+    rooms: tuple[int, ...],
+    check: Callable[[str], None],
+    holes: Sequence[tuple[tuple[int, ...], Covers]],
+) -> Table:
+    """The whole patterns of one piece of a part (positions ``piece``): its cliques and holes,
+    which lie inside it (pieces share no linked pair)."""
+    inside = set(piece)
+    local = {k: i for i, k in enumerate(piece)}
+    own_cliques = [tuple(local[k] for k in clique) for clique in cliques if set(clique) <= inside]
+    own_holes = [(tuple(local[k] for k in columns), covers) for columns, covers in holes if set(columns) <= inside]
+    found = _fitting([widths[k] for k in piece], tuple(mask[k] for k in piece), own_cliques, tuple(rooms[k] for k in piece), check, own_holes)
+    return Table(piece, tuple(found))
 
 
 def _clique_table(

@@ -31,7 +31,7 @@ caller says it when it falls back to the flat model):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,8 +39,9 @@ from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
-from solver_placement._solver.counts.graphs import ApartGraph
+from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
+from solver_placement._solver.counts.typed import beside_joins
 from solver_placement._solver.counts.windows import outside_window, strides_off_ids
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules import RULES
@@ -143,8 +144,32 @@ def count_problem(
     if isinstance(blocked, str):
         return blocked
     allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
-    beside = fixed_loads(spec, requests, [c.members for c in classes], allowed)
+    beside = _beside(spec, requests, classes, graphs, blocked, allowed)
     return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local, beside)
+
+
+def _beside(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    classes: list[CountClass],
+    graphs: tuple[tuple[ApartGraph, ...], np.ndarray],
+    blocked: tuple[np.ndarray, ...],
+    allowed: np.ndarray,
+) -> Beside | None:
+    """The rank strings' loads on their GPUs (``fixed_loads.py``), with the parts of classes
+    that compete beside them joined (``typed.beside_joins``): each loaded GPU's graph, the
+    classes it admits (allowed on its node, not kept off it) and its load."""
+    beside = fixed_loads(spec, requests, [c.members for c in classes])
+    if beside is None:
+        return None
+    cluster, (found, graph_of) = spec.cluster, graphs
+    kept_off = [set(zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist())) for held in blocked]
+    gpus = [
+        (found[int(graph_of[node])], frozenset(c for c in range(len(classes)) if allowed[c, node] and (node, local) not in kept_off[c]), load)
+        for (node, local), load in beside.loads.items()
+    ]  # fmt: skip
+    parts = connected_parts(len(classes), frozenset(pair for graph in found for pair in graph.linked))
+    return replace(beside, joined=beside_joins(parts, gpus, beside.fits))
 
 
 def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:

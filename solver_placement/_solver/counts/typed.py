@@ -22,13 +22,16 @@ not decided, and the count path declines as for too many patterns).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 
 from solver_placement._solver.counts.covers import hole
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 
+#: Most mixes of stacks (one per part) checked beside one GPU's fixed load before its parts are
+#: joined without the check (``beside_joins``): a few parts of a few stacks each make far fewer.
+MAX_MIXES_CHECKED = 4_096
 #: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
 #: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
 RUNS_STEPS = 20_000
@@ -76,30 +79,47 @@ def typed_cover(
     class ``k`` is on at least ``demand[k]`` GPUs; None when no such stacks exist. A class may
     leave a GPU of its stack unused (stacks are closed under removing a class, beside a load
     too), so "at least" is exact."""
-    local = tuple(_admitted(stacks, admitted, load, fits) for admitted, _, load in types)
-    holds = tuple(frozenset(k for stack in stacks_here for k in stack) for stacks_here in local)
+    return TypedCovers(stacks, types, fits).cover(demand)
 
-    @lru_cache(maxsize=None)
-    def search(t: int, left: int, start: int, need: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
+
+class TypedCovers:
+    """:func:`typed_cover` of one node for many demands: the search's steps are remembered
+    across them (the patterns of a node share most of their remainders)."""
+
+    def __init__(self, stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], fits: FitsBeside | None = None) -> None:
+        self.types = types
+        self.local = tuple(_admitted(stacks, admitted, load, fits) for admitted, _, load in types)
+        holds = tuple(frozenset(k for stack in stacks_here for k in stack) for stacks_here in self.local)
+        classes = sorted({k for held in holds for k in held})
+        #: per type and class: the GPUs of this type (when it holds the class) plus every later type's that do
+        self.room = [{k: sum(types[u][1] for u in range(t, len(types)) if k in holds[u]) for k in classes} for t in range(len(types))]
+        self.holds = holds
+        self.search = lru_cache(maxsize=None)(self._search)
+
+    def cover(self, demand: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], ...], ...] | None:
+        """Per type, the stacks its GPUs hold for ``demand`` (see :func:`typed_cover`)."""
+        found = self.search(0, self.types[0][1] if self.types else 0, 0, demand)
+        if found is None:
+            return None
+        return tuple(tuple(self.local[t][i] for i in chosen) for t, chosen in enumerate(found))
+
+    def _search(self, t: int, left: int, start: int, need: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
+        types, local, holds = self.types, self.local, self.holds
         if not any(need):
             return tuple(() for _ in types[t:])  # this type's and the later types' GPUs stay idle
         if t == len(types):
             return None
-        if any(n > left * (k in holds[t]) + sum(types[u][1] for u in range(t + 1, len(types)) if k in holds[u]) for k, n in enumerate(need)):
+        later_room = self.room[t + 1] if t + 1 < len(types) else {}
+        if any(n > left * (k in holds[t]) + later_room.get(k, 0) for k, n in enumerate(need) if n):
             return None  # a class with more demand than the GPUs that admit it
         for index in range(start, len(local[t]) if left else 0):
             stack = local[t][index]
             if any(need[k] for k in stack):
-                rest = search(t, left - 1, index, tuple(max(n - (k in stack), 0) for k, n in enumerate(need)))
+                rest = self.search(t, left - 1, index, tuple(max(n - (k in stack), 0) for k, n in enumerate(need)))
                 if rest is not None:
                     return ((index, *rest[0]), *rest[1:])
-        later = search(t + 1, types[t + 1][1] if t + 1 < len(types) else 0, 0, need)
+        later = self.search(t + 1, types[t + 1][1] if t + 1 < len(types) else 0, 0, need)
         return None if later is None else ((), *later)
-
-    found = search(0, types[0][1] if types else 0, 0, demand)
-    if found is None:
-        return None
-    return tuple(tuple(local[t][i] for i in chosen) for t, chosen in enumerate(found))
 
 
 def runs_cover(
@@ -181,7 +201,7 @@ def typed_patterns(
     fewer do not, so a vector that does not fit with the later classes still empty ends its
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
     or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
-    types = gpu_types(capacity, keep_off, loads)[0]
+    covers = TypedCovers(stacks, gpu_types(capacity, keep_off, loads)[0], fits)
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     counts = [0] * len(widths)
     produced = examined = 0
@@ -194,7 +214,7 @@ def typed_patterns(
         demand = tuple(g * w for g, w in zip(counts, widths))
         if any(run > 1 for run in runs):
             return runs_cover(stacks, keep_off, capacity, demand, runs, loads, fits) is not None
-        return typed_cover(stacks, types, demand, fits) is not None
+        return covers.cover(demand) is not None
 
     def walk(k: int) -> Iterator[tuple[int, ...]]:
         nonlocal produced
@@ -219,15 +239,20 @@ def _admitted(
     stacks: tuple[tuple[int, ...], ...], admitted: tuple[int, ...], load: FixedLoad | None, fits: FitsBeside | None
 ) -> tuple[tuple[int, ...], ...]:
     """The maximal stacks a GPU holds: ``stacks`` cut to the classes it ``admitted``, and beside
-    a ``load``, each cut further to its largest subsets that ``fits`` (a fit never breaks by
-    removing a class, so these are every stack the GPU holds). Remembered: a node's few types
-    ask the same over every pattern enumerated."""
-    cut = sorted({tuple(k for k in stack if k in admitted) for stack in stacks})
+    a ``load``, each cut further to its largest subsets that ``fits``. Remembered: a node's few
+    types ask the same over every pattern enumerated."""
+    cut = tuple(sorted({tuple(k for k in stack if k in admitted) for stack in stacks}))
     if load is None or fits is None:
-        return _maximal(tuple(cut))
+        return _maximal(cut)
+    return _fitting(cut, load, fits)
+
+
+def _fitting(stacks: tuple[tuple[int, ...], ...], load: FixedLoad, fits: FitsBeside) -> tuple[tuple[int, ...], ...]:
+    """The largest subsets of ``stacks`` that ``fits`` beside ``load``: a fit never breaks by
+    removing a class, so these are every stack a GPU with that load holds."""
     found: set[tuple[int, ...]] = set()
     seen: set[tuple[int, ...]] = set()
-    pending = list(cut)
+    pending = list(stacks)
     while pending:
         stack = pending.pop()
         if stack in seen:
@@ -238,6 +263,59 @@ def _admitted(
         else:
             pending += [stack[:i] + stack[i + 1:] for i in range(len(stack))]
     return _maximal(tuple(sorted(found)))
+
+
+def beside_joins(
+    parts: Sequence[tuple[int, ...]], gpus: Iterable[tuple[ApartGraph, frozenset[int], FixedLoad]], fits: FitsBeside
+) -> frozenset[tuple[int, int]]:
+    """Pairs of classes (one per part, chained) joining the parts that compete for a GPU with a
+    fixed load: ``gpus`` are each such GPU's graph, the classes it admits and its load, ``fits``
+    judges classes (by index) beside a load. Parts no rule connects share a GPU freely when
+    every mix of their stacks that each fit beside the load fits together; where one mix does
+    not (two classes that each fit beside a rank string, not both), the count model must count
+    them in one part. Joined parts are checked again until none changes (past
+    ``MAX_MIXES_CHECKED`` mixes on a GPU, its parts are joined without the check: still exact,
+    only larger)."""
+    joined: set[tuple[int, int]] = set()
+    kinds = sorted(set(gpus), key=lambda gpu: (sorted(gpu[1]), gpu[2].key(), gpu[0].order))
+    changed = True
+    while changed:
+        changed = False
+        current = _merged(parts, joined)
+        for graph, admitted, load in kinds:
+            present = []
+            for part in current:
+                here = tuple(k for k, c in enumerate(part) if c in admitted)
+                if here:
+                    local = _fitting(tuple(sorted({tuple(k for k in stack if k in here) for stack in part_stacks(graph, part)})), load, _by_class(fits, part))
+                    present.append((part, [tuple(part[k] for k in stack) for stack in local]))
+            if len(present) < 2:
+                continue
+            mixes = 1
+            for _, stacks in present:
+                mixes *= len(stacks)
+            if mixes > MAX_MIXES_CHECKED or any(not fits(load, tuple(c for stack in mix for c in stack)) for mix in itertools.product(*(s for _, s in present))):
+                joined |= {(a[0], b[0]) for (a, _), (b, _) in zip(present, present[1:])}
+                changed = True
+                break
+    return frozenset(joined)
+
+
+def _merged(parts: Sequence[tuple[int, ...]], joined: set[tuple[int, int]]) -> list[tuple[int, ...]]:
+    """``parts`` with those ``joined`` chains connect made one (classes ascending)."""
+    merged = [set(part) for part in parts]
+    for a, b in sorted(joined):
+        first = next(group for group in merged if a in group)
+        second = next(group for group in merged if b in group)
+        if first is not second:
+            first |= second
+            merged.remove(second)
+    return sorted(tuple(sorted(group)) for group in merged)
+
+
+def _by_class(fits: FitsBeside, part: tuple[int, ...]) -> FitsBeside:
+    """``fits`` of classes by index, asked by position in ``part``."""
+    return lambda load, stack: fits(load, tuple(part[k] for k in stack))
 
 
 def _maximal(stacks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:

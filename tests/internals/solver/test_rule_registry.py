@@ -136,8 +136,6 @@ DECLINED = {
     "stride": ({"a": {"processes": 2, "hardware_per_process": 2, "stride": 2}}, "a: a stride whose blocks do not tile its tensor-parallel groups"),
     "collocation": ({"a": "0-3", "b": {"processes": 4, "tensor_parallel_size": 2, "collocate_with": "a", "topology": {"tensor_parallel": {"rack": "prefer"}}}},
                     "b: collocation between a rank-string component and a declarative one (with topology rules, or balance weighed)"),
-    "capacity": ({"a": {"processes": 4, "max_processes_per_hardware": 1}, "b": "0-3"}, "a: max_processes_per_hardware beside the rank-string component b"),
-    "memory": ({"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4}}, "a: memory_gb on a rank-string component"),
 }  # fmt: skip
 
 
