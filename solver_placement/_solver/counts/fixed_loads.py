@@ -95,9 +95,9 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
     cluster = spec.cluster
     owned: dict[str, list[tuple[int | None, tuple[int, int] | None]]] = {}
     for component in spec.components.values():
-        memory = component.constraints.memory
+        need = component.constraints.memory
         owned.setdefault(component.rule_owner, []).append(
-            (component.constraints.max_processes_per_hardware, None if memory is None else (megabytes(memory.active), megabytes(memory.idle)))
+            (component.constraints.max_processes_per_hardware, None if need is None else (megabytes(need.active), megabytes(need.idle)))
         )
     processes = tuple(sum(len(owned.get(m, [])) for m in names) for names in members)
     caps = [[cap for m in names for cap, _ in owned.get(m, []) if cap is not None] for names in members]

@@ -13,6 +13,12 @@ so the count model lists their whole-node patterns by this check, and the layout
 GPU the stack found; every other node keeps the cliques' sums. None of it depends on the number
 of GPUs in the cluster: types are per node shape, classes per connected part.
 
+A GPU holding rank-string processes that load it (their ``memory_gb``, their processes under a
+``max_processes_per_hardware``, ``fixed_loads.py``) is a type of its own: its stacks are cut to
+those that fit beside the load, so two classes that each fit beside a rank string but not both
+never share its GPUs. Such loads also join parts of classes that no rule connects but that
+compete for a loaded GPU (:func:`beside_joins`), so their patterns are checked together.
+
 A class whose processes take runs of consecutive GPUs (a stride's blocks) is kept off some GPUs
 of such a node, its room is the runs between them, not their count; there the check goes GPU by
 GPU in id order (:func:`runs_cover`), a search bounded by ``RUNS_STEPS`` (past it the node is

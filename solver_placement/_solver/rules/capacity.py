@@ -17,7 +17,6 @@ from solver_placement._solver.bounds.relations import APART, ROOM, Relation, eve
 from solver_placement._solver.context import Literal, ModelContext
 from solver_placement._solver.rules.rule import Placed, RuleOutput
 from solver_placement._solver.statements import hardware_name
-from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS = ("max_processes_per_hardware",)
