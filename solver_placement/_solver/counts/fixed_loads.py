@@ -104,23 +104,43 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
     limits = tuple(min(found) if found else None for found in caps)
     memory = tuple(tuple(held for m in names for _, held in owned.get(m, []) if held is not None) for names in members)
     class_limited, class_memory = any(cap is not None for cap in limits), any(memory)
-    per_gpu: dict[int, list[tuple[int, int | None, tuple[int, int] | None]]] = {}
+    size = cluster.num_hardware
+    on = np.zeros(size, dtype=np.int64)  # rank-string processes per GPU, each shared-rule copy counted
+    cap = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)  # the lowest limit among them
+    holders: list[tuple[np.ndarray, int, int]] = []  # per memory holder: its processes per GPU, active and idle MB
     for name, request in requests.items():
         if not request.determined:
             continue
-        gpus, counts = np.unique(request.cand_hw, return_counts=True)
-        for gpu, count in zip(gpus.tolist(), counts.tolist()):
-            per_gpu.setdefault(gpu, []).extend((count, cap, held) for cap, held in owned.get(name, []))
+        count = np.bincount(request.cand_hw, minlength=size)
+        for limit, held in owned.get(name, []):
+            on += count
+            if limit is not None:
+                cap[count > 0] = np.minimum(cap[count > 0], limit)
+            if held is not None:
+                holders.append((count, *held))
+    memory_known = np.array([cluster.gpu_memory_gb[node] is not None for node in range(cluster.num_nodes)])[cluster.hw_node]
+    holding = np.zeros(size, dtype=bool)
+    for count, _, _ in holders:
+        holding |= count > 0
+    limited = cap < np.iinfo(np.int64).max
+    matters = (on > 0) & (limited | class_limited | (memory_known & holding & class_memory))  # else nothing a class could break there
+    gpus = np.flatnonzero(matters)
+    if not gpus.size:
+        return None
+    columns = [on[gpus], np.where(limited[gpus], cap[gpus], -1), *(count[gpus] for count, _, _ in holders)]
+    rows, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)  # GPUs loaded alike, found once
+    kinds = [(row[0], None if row[1] < 0 else row[1], tuple(sorted((n, active, idle) for n, (_, active, idle) in zip(row[2:], holders) if n)))
+             for row in rows.tolist()]  # fmt: skip
     loads: dict[tuple[int, int], FixedLoad] = {}
-    for gpu, held in sorted(per_gpu.items()):
+    made: dict[tuple[int, int | None], FixedLoad] = {}
+    for gpu, kind in zip(gpus.tolist(), inverse.reshape(-1).tolist()):
         node = int(cluster.hw_node[gpu])
-        limit = min((cap for _, cap, _ in held if cap is not None), default=None)
         gpu_gb = cluster.gpu_memory_gb[node]
-        holders = tuple(sorted((count, *mb) for count, _, mb in held if mb is not None))
-        if limit is None and not class_limited and not (gpu_gb is not None and holders and class_memory):
-            continue  # nothing a class could break beside these processes
-        loads[node, int(cluster.hw_local[gpu])] = FixedLoad(sum(count for count, _, _ in held), limit, holders, None if gpu_gb is None else megabytes(gpu_gb))
-    return Beside(loads, processes, limits, memory, frozenset()) if loads else None
+        mb = None if gpu_gb is None else megabytes(gpu_gb)
+        if (kind, mb) not in made:
+            made[kind, mb] = FixedLoad(*kinds[kind], mb)
+        loads[node, int(cluster.hw_local[gpu])] = made[kind, mb]
+    return Beside(loads, processes, limits, memory, frozenset())
 
 
 __all__ = ["Beside", "FixedLoad", "fixed_loads"]
