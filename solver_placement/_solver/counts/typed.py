@@ -142,43 +142,96 @@ def runs_cover(
     fits beside its load), so that every class gets ``demand[k]`` ids in whole runs of
     ``runs[k]``; None when there is none (``OverflowError`` past ``RUNS_STEPS`` steps: not
     decided)."""
-    admitted = [
-        _admitted(stacks, tuple(k for k in range(len(demand)) if gpu not in keep_off[k]), loads[gpu] if loads else None, fits)
-        for gpu in range(capacity)
-    ]
-    held: list[list[int]] = [[] for _ in demand]
-    steps = 0
+    return RunsCovers(stacks, keep_off, capacity, runs, loads, fits).cover(demand)
 
-    def whole_runs(k: int, gpu: int) -> tuple[int, int]:
-        """GPUs of class ``k`` before ``gpu`` in whole runs, and in a run still open (its last id
-        the one before ``gpu``)."""
-        ids, run, total, length = held[k], runs[k], 0, 0
-        for i, held_id in enumerate(ids):
-            length = length + 1 if i and held_id == ids[i - 1] + 1 and length else 1
-            if length == run:
-                total, length = total + run, 0
-        return total, length if ids and ids[-1] == gpu - 1 else 0
 
-    def search(gpu: int) -> bool:
-        nonlocal steps
-        steps += 1
-        if steps > RUNS_STEPS:
-            raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
-        counted = [whole_runs(k, gpu) for k in range(len(demand))]
-        if all(whole >= need for (whole, _), need in zip(counted, demand)):
-            return True
-        if gpu == capacity or any(whole + open_run + capacity - gpu < need for (whole, open_run), need in zip(counted, demand)):
-            return False
-        for stack in (*admitted[gpu], ()):
-            for k in stack:
-                held[k].append(gpu)
-            if search(gpu + 1):
+class RunsCovers:
+    """:func:`runs_cover` of one node for many demands. The search's state at a GPU is, per
+    class, the GPUs it still needs in whole runs and how far into a run it is; a state that
+    failed fails for every demand that reaches it, so failures are remembered across demands
+    (the first cover found is the one the search without them finds)."""
+
+    def __init__(
+        self,
+        stacks: tuple[tuple[int, ...], ...],
+        keep_off: Sequence[Sequence[int]],
+        capacity: int,
+        runs: Sequence[int],
+        loads: Sequence[FixedLoad | None] = (),
+        fits: FitsBeside | None = None,
+    ) -> None:
+        self.admitted = [
+            _admitted(stacks, tuple(k for k in range(len(runs)) if gpu not in keep_off[k]), loads[gpu] if loads else None, fits)
+            for gpu in range(capacity)
+        ]
+        self.capacity = capacity
+        self.runs = tuple(runs)
+        self.failed: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
+        self.feasible: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
+
+    def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
+        """Per class, the local ids whose stacks hold it (see :func:`runs_cover`)."""
+        held: list[list[int]] = [[] for _ in demand]
+        steps = 0
+
+        def search(gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:
+            nonlocal steps
+            steps += 1
+            if steps > RUNS_STEPS:
+                raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
+            if not any(need):
                 return True
-            for k in stack:
-                held[k].pop()
-        return False
+            key = (gpu, need, into)
+            if gpu == self.capacity or key in self.failed or any(n > opened + self.capacity - gpu for n, opened in zip(need, into)):
+                return False
+            for stack in (*self.admitted[gpu], ()):
+                left, opened = list(need), [0] * len(need)
+                for k in stack:
+                    held[k].append(gpu)
+                    length = into[k] + 1
+                    if length == self.runs[k]:
+                        left[k], length = max(left[k] - length, 0), 0
+                    opened[k] = length if left[k] else 0
+                if search(gpu + 1, tuple(left), tuple(opened)):
+                    return True
+                for k in stack:
+                    held[k].pop()
+            self.failed.add(key)
+            return False
 
-    return held if search(0) else None
+        return held if search(0, demand, (0,) * len(demand)) else None
+
+    def holds(self, demand: tuple[int, ...]) -> bool:
+        """Whether some cover of ``demand`` exists: the same search, each state's answer
+        remembered (successes too, since no GPU ids are asked for)."""
+        steps = 0
+
+        def search(gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:
+            nonlocal steps
+            if not any(need):
+                return True
+            key = (gpu, need, into)
+            if key in self.feasible:
+                return True
+            if gpu == self.capacity or key in self.failed or any(n > opened + self.capacity - gpu for n, opened in zip(need, into)):
+                return False
+            steps += 1
+            if steps > RUNS_STEPS:
+                raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
+            for stack in (*self.admitted[gpu], ()):
+                left, opened = list(need), [0] * len(need)
+                for k in stack:
+                    length = into[k] + 1
+                    if length == self.runs[k]:
+                        left[k], length = max(left[k] - length, 0), 0
+                    opened[k] = length if left[k] else 0
+                if search(gpu + 1, tuple(left), tuple(opened)):
+                    self.feasible.add(key)
+                    return True
+            self.failed.add(key)
+            return False
+
+        return search(0, demand, (0,) * len(demand))
 
 
 def needs_types(keep_off: Sequence[tuple[int, ...]], runs: Sequence[int]) -> bool:
@@ -208,6 +261,7 @@ def typed_patterns(
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
     or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
     covers = TypedCovers(stacks, gpu_types(capacity, keep_off, loads)[0], fits)
+    in_runs = RunsCovers(stacks, keep_off, capacity, runs, loads, fits)
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     counts = [0] * len(widths)
     produced = examined = 0
@@ -219,7 +273,7 @@ def typed_patterns(
             check("enumerating node patterns")
         demand = tuple(g * w for g, w in zip(counts, widths))
         if any(run > 1 for run in runs):
-            return runs_cover(stacks, keep_off, capacity, demand, runs, loads, fits) is not None
+            return in_runs.holds(demand)
         return covers.cover(demand) is not None
 
     def walk(k: int) -> Iterator[tuple[int, ...]]:
