@@ -95,7 +95,7 @@ def span(ranks: str) -> range:
     return range(first, last + 1)
 
 
-@example_tiers(60, 400)
+@example_tiers(40, 400)
 def test_rank_strings_loads_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(loaded_specs())(check_loaded))()
 
@@ -157,7 +157,7 @@ def weighed_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, i
     return cluster, placement, {**weights, "contiguity": draw(st.sampled_from([1, 5]))}
 
 
-@example_tiers(30, 200)
+@example_tiers(15, 200)
 def test_a_weighed_contiguity_beside_loads_is_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(weighed_specs())(check_loaded))()
 
