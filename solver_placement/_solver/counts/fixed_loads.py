@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver_placement._constants import ACCELERATOR
 from solver_placement._solver.rules.memory import megabytes
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -123,7 +124,8 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
     for count, _, _ in holders:
         holding |= count > 0
     limited = cap < np.iinfo(np.int64).max
-    matters = (on > 0) & (limited | class_limited | (memory_known & holding & class_memory))  # else nothing a class could break there
+    is_gpu = cluster.hw_kind == (cluster.kinds.index(ACCELERATOR) if ACCELERATOR in cluster.kinds else -1)  # classes take GPUs only
+    matters = is_gpu & (on > 0) & (limited | class_limited | (memory_known & holding & class_memory))  # else nothing a class could break there
     gpus = np.flatnonzero(matters)
     if not gpus.size:
         return None
