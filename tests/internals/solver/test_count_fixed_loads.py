@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from flat_model import flat_solution
 from helpers import example_tiers
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, event, given, note, reject, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 from test_count_typed import PRIMARY
@@ -39,17 +39,17 @@ def memory(draw: st.DrawFn) -> Any:
 
 
 @st.composite
-def loaded_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, int]]:
+def loaded_specs(draw: st.DrawFn, most_nodes: int = 4, balanced: bool = True) -> tuple[Cluster, dict[str, Any], dict[str, int]]:
     """1-4 nodes of 2-8 GPUs (of 40 or 80 GB, or unknown memory); 1-2 rank strings on GPUs of one
     node (often the same GPUs), each with or without ``memory_gb`` and a process limit; now and
     then a filled window beside them; 1-3 declarative components (TP 1-2, one or two GPUs per
     process, some strided, or one on exactly the first rank string's GPUs) with or without memory,
     a limit, and exclusivity with earlier components; ``balance`` weighed or not (then every
     class is in one part, whole-node patterns; nothing is placed first then)."""
-    gpus = draw(st.lists(st.sampled_from([2, 4, 6, 8]), min_size=1, max_size=4))
+    gpus = draw(st.lists(st.sampled_from([2, 4, 6, 8]), min_size=1, max_size=most_nodes))
     starts = np.concatenate(([0], np.cumsum(gpus)[:-1])).tolist()
     cluster = Cluster(len(gpus), gpus, gpu_memory_gb=draw(st.sampled_from([None, 40, 80])))
-    balance = draw(st.sampled_from([0, 0, 1]))  # components placed first are left to the flat model with it (``preset.py``)
+    balance = draw(st.sampled_from([0, 0, 1] if balanced else [0]))  # components placed first are left to the flat model with it (``preset.py``)
     spec: dict[str, Any] = {}
     node = draw(st.integers(0, len(gpus) - 1))
     for i in range(draw(st.integers(1, 2))):
@@ -109,7 +109,8 @@ def flat_optimum(spec: PlacementSpec, requests: dict[str, ComponentRequest], wei
     solver, status = solve_polished(ctx, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
     if status == cp_model.INFEASIBLE:
         return None
-    assert status == cp_model.OPTIMAL
+    if status != cp_model.OPTIMAL:
+        reject()  # the flat model did not prove its optimum in time (a loaded machine): nothing to compare with
     return round(solver.objective_value)
 
 
@@ -151,9 +152,10 @@ def check_loaded(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
 
 @st.composite
 def weighed_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, int]]:
-    """:func:`loaded_specs` with ``contiguity`` weighed as a term (1 or 5 per rank): the count
-    path prices each node's local layout beside the loads (``weighed.py``)."""
-    cluster, placement, weights = draw(loaded_specs())
+    """:func:`loaded_specs` on 1-2 nodes, ``balance`` not weighed, with ``contiguity`` weighed as
+    a term (1 or 5 per rank): the count path prices each node's local layout beside the loads
+    (``weighed.py``); the flat model weighing ranks proves larger ones slowly."""
+    cluster, placement, weights = draw(loaded_specs(most_nodes=2, balanced=False))
     return cluster, placement, {**weights, "contiguity": draw(st.sampled_from([1, 5]))}
 
 
