@@ -337,7 +337,7 @@ def beside_joins(
     ``MAX_MIXES_CHECKED`` mixes on a GPU, its parts are joined without the check: still exact,
     only larger)."""
     joined: set[tuple[int, int]] = set()
-    kinds = sorted(set(gpus), key=lambda gpu: (sorted(gpu[1]), gpu[2].key(), gpu[0].order))
+    kinds = list(dict.fromkeys(gpus))  # alike GPUs once, in the order given (deterministic)
     changed = True
     while changed:
         changed = False
