@@ -68,10 +68,12 @@ def per_node(value: Any, nodes: int) -> list[Any]:
 
 
 def fixed_ranks(body: str | dict[str, Any]) -> set[int] | None:
-    """The items a rank string or a filled ``resources`` window holds, None for any other component."""
+    """The GPUs a rank string (``"a-b"`` or ``placement: "a-b"`` beside other keys) or a filled
+    ``resources`` window holds, None for any other component."""
     if isinstance(body, str):
         return span(body)
-    return span(body["placement"]) if "placement" in body else span(body["resources"]) if "resources" in body else None
+    ranks = body.get("placement", body.get("resources"))
+    return None if ranks is None else span(ranks)
 
 
 def span(ranks: str) -> set[int]:

@@ -75,6 +75,16 @@ neither side places is a finding, not noise:
   divide 8 and the free GPUs start on node boundaries), the rollout's pipelines inside the
   actor's, the others on the even number of GPUs each node has left.
 
+* ``fixed loads`` writes a rank-string actor over the first 25-75% of the GPUs (an even count)
+  with ``memory_gb`` 30 on 80 GB GPUs and a process limit of 2 half the time (3 or none
+  otherwise), and a ``rollout`` (30 GB) and a ``reward`` (30 GB, or 20 with the limit of 2) that
+  each fit beside the actor, and beside each other, but not all three on one GPU (by memory, or
+  by the limit). The planted layout splits the actor's GPUs at an even id, the rollout asking at most
+  ``fill`` of the first part and the reward of the second; without the limit of 2, a second
+  rank string ``env`` (5 GB) may sit on the actor's first GPUs (each mix still fits 80 GB and a
+  limit of 3). After the actor, now and then a filled window ``judge`` (30 GB, even length),
+  and a ``critic`` (40 GB, exclusive with the actor, groups of 1-2 GPUs) asking at most
+  ``fill`` of the GPUs the actor leaves, which it packs beside the judge (40 + 30 GB fit).
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
 impossible at every size (see :data:`INFEASIBLE_KINDS`).
@@ -299,6 +309,38 @@ def uneven_rank_strings(rng: random.Random, nodes: int, fill: float) -> Section:
     if "actor" not in placement and "critic" in placement:
         placement["critic"].pop("exclusive_with")
     return section(nodes, GPUS, placement)
+
+
+def fixed_loads(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A rank-string actor with memory (often a process limit) over the first 25-75% of the GPUs
+    (an even count; one whole node on a 1-node cluster), a rollout and a reward that each fit
+    beside it but not both, a second rank string or a filled window now and then, and a critic
+    exclusive with the actor (see the module docstring)."""
+    total = nodes * GPUS
+    held = 2 * max(1, round(total * rng.uniform(0.25, 0.75) / 2)) if nodes > 1 else GPUS
+    by_limit = rng.random() < 0.5
+    actor: dict[str, Any] = {"placement": f"0-{held - 1}", "memory_gb": 30}
+    if by_limit or rng.random() < 0.5:
+        actor["max_processes_per_hardware"] = 2 if by_limit else 3
+    placement: dict[str, Any] = {"actor": actor}
+    if not by_limit and rng.random() < 0.5:
+        placement["env"] = {"placement": f"0-{min(held, 4) - 1}", "memory_gb": 5}
+    split = 2 * round(held * rng.uniform(0.3, 0.7) / 2)
+    options = ((1, 1), (2, 1))
+    for name, share, gigabytes in (("rollout", split, 30), ("reward", held - split, 20 if by_limit else 30)):
+        budget = int(fill * share)
+        if budget:
+            (tp, hpp), = shapes(rng, 1, budget, options)
+            placement[name] = body(tp, hpp, allocate(rng, budget, [tp * hpp])[0], memory_gb=gigabytes)
+    left = total - held
+    if left >= 2 and rng.random() < 0.5:
+        length = 2 * rng.randint(1, max(1, left // 4))
+        placement["judge"] = {"resources": f"{held}-{held + length - 1}", "memory_gb": 30}
+    budget = int(fill * left)
+    if budget:
+        (tp, hpp), = shapes(rng, 1, budget, ((1, 1), (2, 1), (1, 2)))
+        placement["critic"] = body(tp, hpp, allocate(rng, budget, [tp * hpp])[0], memory_gb=20, exclusive_with=["actor"])
+    return section(nodes, GPUS, placement, gpu_memory_gb=80)
 
 
 MEMORY_SHAPES = ((1, 1), (2, 1), (4, 1))
@@ -568,6 +610,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "contiguity": contiguity,
     "topology mixes": topology_mixes,
     "other hardware": other_hardware,
+    "fixed loads": fixed_loads,
 }
 #: Families that lose nodes after a first solve: ``replan`` times :func:`replan`, ``previous``
 #: times ``solve(..., previous=)`` on the surviving cluster.

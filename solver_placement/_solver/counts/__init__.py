@@ -134,7 +134,7 @@ def _counted(
     found = []
     for part in parts(problem, joint):
         try:
-            found += shapes(problem, cluster.gpus_per_node, part, budget.check)
+            found += shapes(problem, cluster.gpus_per_node, part, budget.check, whole=joint)
         except TooManyPatterns:
             if joint:
                 return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (the balance term needs whole-node patterns)")

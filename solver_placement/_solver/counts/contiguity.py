@@ -35,9 +35,11 @@ from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
+from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.typed import FitsBeside
 from solver_placement._specification.candidates import ComponentRequest
 
 #: Most (position, remaining demand) states the local search of one part remembers: past it the
@@ -219,6 +221,8 @@ class Local:
     kept_off: tuple[tuple[int, ...], ...]  # per class of the part, local ids it may not take
     runs: tuple[int, ...]  # per class of the part, the consecutive GPUs a process takes (1: any)
     check: Callable[[str], None]
+    loads: tuple[FixedLoad | None, ...] = ()  # per local id, the rank strings' load (``fixed_loads.py``; ``()``: none)
+    fits: FitsBeside | None = None  # whether classes of the part (positions) fit beside a load
     known: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = field(default_factory=dict)
     offered: dict[tuple[int, tuple[bool, ...], tuple[bool, ...]], list[tuple[int, ...]]] = field(default_factory=dict)
 
@@ -254,9 +258,11 @@ class Local:
 
     def _offer(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
         must = {k for k, into in enumerate(opened) if into}
+        load = self.loads[gpu] if self.loads else None
         usable = [
             stack for stack in self.stacks
             if must <= set(stack) and all(demand[k] > 0 and gpu not in self.kept_off[k] for k in stack)
+            and (load is None or self.fits is None or self.fits(load, stack))
         ]  # fmt: skip
         if not must:
             usable.append(())

@@ -26,9 +26,10 @@ from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts.covers import Covers, Hole
 from solver_placement._solver.counts.domain_levels import node_order
+from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.model import Counts
-from solver_placement._solver.counts.patterns import Shape
+from solver_placement._solver.counts.patterns import Shape, beside_of
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.spanning import spanning_order
 from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, runs_cover, typed_cover
@@ -42,13 +43,15 @@ class LayoutFailed(Exception):
 @dataclass(frozen=True)
 class _NodeAsk:
     """What one node must hold: ``pattern`` groups per class on ``capacity`` GPUs, class ``c``
-    keeping off local ids ``keep_off[c]``, classes paired in ``graph`` on different GPUs. Nodes
-    asked the same get the same local layout."""
+    keeping off local ids ``keep_off[c]``, classes paired in ``graph`` on different GPUs, and
+    on a GPU with a fixed load only stacks that fit beside it. Nodes asked the same get the
+    same local layout."""
 
     graph: ApartGraph
     capacity: int
     pattern: tuple[int, ...]
     keep_off: tuple[tuple[int, ...], ...]
+    loads: tuple[FixedLoad | None, ...] = ()  # per local id, the rank strings' load (``fixed_loads.py``; ``()``: none)
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,10 @@ class _NodeLayout:
 
 
 #: A weighed ``contiguity``'s layout (``contiguity.py``): ``heavier(shape, pattern)`` orders a
-#: shape's patterns onto its nodes (largest first), ``local_ids(graph, capacity, pattern, keep_off)``
+#: shape's patterns onto its nodes (largest first), ``local_ids(graph, capacity, pattern, keep_off, loads)``
 #: gives each class's local ids on a node (None: the construction below decides).
 Heavier = Callable[[int, tuple[int, ...]], int]
-LocalIds = Callable[[ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...]], dict[int, np.ndarray] | None]
+LocalIds = Callable[[ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...], tuple[FixedLoad | None, ...]], dict[int, np.ndarray] | None]
 
 
 def assignments(
@@ -83,10 +86,12 @@ def assignments(
     for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
         pattern = tuple(patterns_on[node].tolist())
         keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
-        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], int(cluster.gpus_per_node[node]), pattern, keep_off)
+        capacity = int(cluster.gpus_per_node[node])
+        loads = problem.beside.on_node(node, capacity) if problem.beside is not None else ()
+        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads)
         keys.setdefault(ask, []).append(node)
     for key, nodes in keys.items():
-        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off) if local_ids is not None else None
+        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off, key.loads) if local_ids is not None else None
         whole = taken is not None and _whole_runs(problem, requests, taken)
         layout = _items(problem, requests, key, taken) if taken is not None and whole else _node_layout(problem, requests, key)
         node_array = np.array(nodes, dtype=np.int64)
@@ -142,9 +147,9 @@ def _stacked(problem: CountProblem, requests: Mapping[str, ComponentRequest], as
     when a class's ids do not make whole runs of its stride (the node cannot be tiled this way).
     The classes of a hole avoid the same rank-string GPUs (``problem.py``)."""
     taken: dict[int, np.ndarray] = {}
-    for part in connected_parts(len(ask.pattern), ask.graph.linked):
+    for part in connected_parts(len(ask.pattern), problem.apart_somewhere if ask.loads else ask.graph.linked):  # beside a load: the count model's parts
         present = [c for c in part if ask.pattern[c]]
-        if needs_types([ask.keep_off[c] for c in present], [problem.classes[c].run for c in present]):
+        if present and ask.loads or needs_types([ask.keep_off[c] for c in present], [problem.classes[c].run for c in present]):
             typed = _typed(problem, requests, ask, part)
             if typed is None:
                 return None
@@ -172,19 +177,20 @@ def _typed(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask:
     here: each GPU type's GPUs take the stacks found for them in order (``typed.py``), a class
     the lowest of the GPUs whose stack holds it; None when its ids do not make whole runs."""
     keep_off = [ask.keep_off[c] if ask.pattern[c] else tuple(range(ask.capacity)) for c in part]
-    types, ids = gpu_types(ask.capacity, keep_off)
+    types, ids = gpu_types(ask.capacity, keep_off, ask.loads)
     demand = tuple(ask.pattern[c] * problem.classes[c].width for c in part)
     stacks = part_stacks(ask.graph, part)
     runs = tuple(_run(problem, requests, c) for c in part)
+    fits = beside_of(problem, part) if ask.loads else None
     if any(run > 1 for run in runs):
         try:
-            holding = runs_cover(stacks, keep_off, ask.capacity, demand, runs)
+            holding = runs_cover(stacks, keep_off, ask.capacity, demand, runs, ask.loads, fits)
         except OverflowError:
             return None
         if holding is None:
             return None
     else:
-        given = typed_cover(stacks, types, demand)
+        given = typed_cover(stacks, types, demand, fits)
         if given is None:
             raise InternalError("the count model chose a node pattern its GPU types do not hold")
         holding = [[] for _ in part]

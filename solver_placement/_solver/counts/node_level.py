@@ -11,8 +11,9 @@ keeps one variable per node, so it states partial-node windows, per-GPU rules le
 model per node (``narrowing.py``: memory beside rank strings, strides that do not tile a group)
 and rank strings its components' partners are not exclusive with. The count model now states
 process limits, filled windows, collocation with a rank string, required tensor-parallel
-domains and a weighed ``contiguity`` itself (``stacks.py``, ``preset.py``,
-``tensor_domains.py``, ``weighed.py``), so those no longer come here. It also names the statements behind an
+domains, a weighed ``contiguity`` and rank strings' memory and limits on their GPUs itself
+(``stacks.py``, ``preset.py``, ``tensor_domains.py``, ``weighed.py``, ``fixed_loads.py``), so
+those no longer come here. It also names the statements behind an
 infeasibility, where it relaxes the spec (:func:`node_level_conflicts`).
 """
 

@@ -20,7 +20,7 @@ from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
 from solver_placement._solver.counts.problem import CountClass, CountProblem
-from solver_placement._solver.counts.typed import needs_types, part_stacks, typed_patterns
+from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks, typed_patterns
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
 #: a few thousand, enumerating them in Python and solving take seconds, and the flat model or
@@ -95,10 +95,18 @@ def parts(problem: CountProblem, joint: bool) -> list[tuple[int, ...]]:
 
 
 def shapes(
-    problem: CountProblem, gpus_per_node: np.ndarray, part: tuple[int, ...], check: Callable[[str], None], by_clique: bool = False
+    problem: CountProblem,
+    gpus_per_node: np.ndarray,
+    part: tuple[int, ...],
+    check: Callable[[str], None],
+    by_clique: bool = False,
+    whole: bool = True,
 ) -> list[Shape]:
     """The shapes of the nodes where some class of ``part`` may go, each with what a node may
-    hold: whole-node patterns, or with ``by_clique`` patterns per maximal clique."""
+    hold: whole-node patterns, or with ``by_clique`` patterns per maximal clique. Without
+    ``whole`` (a caller that needs no whole-node loads), a part joined only beside rank strings'
+    loads (``fixed_loads.py``) is listed piece by piece on the nodes without such loads, where
+    its pieces do not compete: the sum of their patterns, not the product."""
     num_nodes = gpus_per_node.size
     allowed = problem.allowed[list(part)]
     useful = np.flatnonzero(allowed.any(axis=0))
@@ -106,32 +114,41 @@ def shapes(
     room[:] = np.where(allowed, room, -1).max(axis=0)  # one room per node where the classes there are kept off the same GPUs
     domains = [_domains(problem.classes[c], num_nodes) for c in part]
     keep_off = [problem.blocked_locals(c) for c in part]
-    touched = {node for off in keep_off for node in off}  # the only nodes that may need checks by GPU
+    beside = problem.beside
+    loads = {node: beside.on_node(node, int(gpus_per_node[node])) for node in {n for n, _ in beside.loads}} if beside is not None else {}
+    touched = {node for off in keep_off for node in off} | set(loads)  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
     load = problem.load if problem.load is not None else np.zeros(num_nodes, dtype=np.int64)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
+        here = loads.get(node, ())
         key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains),
-               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node) if node in touched else (), int(load[node]))  # fmt: skip
+               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node, bool(here)) if node in touched else (), here,
+               int(load[node]))  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
     found = []
-    for (capacity, mask, rooms, domain, graph, kept_off, loaded), nodes in keys.items():
+    for (capacity, mask, rooms, domain, graph, kept_off, here, loaded), nodes in keys.items():
         check("enumerating node patterns")
-        if kept_off:  # classes kept off GPUs unevenly here: whole-node patterns checked by GPU (``typed.py``)
+        if kept_off:  # classes kept off GPUs unevenly, or GPUs with a fixed load: whole-node patterns checked by GPU (``typed.py``)
             stacks = part_stacks(problem.graphs[graph], part)
+            fits = beside_of(problem, part) if here else None
             try:
-                table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check)))
+                table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check, here, fits)))
             except OverflowError:
                 raise TooManyPatterns from None
             found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain, load=loaded))
             continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
         holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
+        pieces = _pieces(problem, graph, part) if not whole else [tuple(range(len(part)))]
         if by_clique:
             if holes:
                 raise NotChordal
             tables = tuple(_clique_table(clique, widths, mask, rooms, check) for clique in maximal_cliques(cliques))
+            links = clique_tree([table.columns for table in tables])
+        elif len(pieces) > 1:  # a part joined beside rank strings' loads, whose pieces do not compete on these nodes
+            tables = tuple(_piece_table(piece, widths, mask, cliques, rooms, check, holes) for piece in pieces)
             links = clique_tree([table.columns for table in tables])
         else:
             tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check, holes))),), ()
@@ -141,14 +158,54 @@ def shapes(
     return found
 
 
-def _kept_off(keep_off: list[dict[int, tuple[int, ...]]], allowed: np.ndarray, runs: tuple[int, ...], capacity: int, node: int) -> tuple[tuple[int, ...], ...]:
+def beside_of(problem: CountProblem, part: tuple[int, ...]) -> FitsBeside | None:
+    """Whether classes of ``part`` (positions) fit one GPU beside a rank strings' load
+    (``fixed_loads.py``), for ``typed.py``; None when the problem has no such load."""
+    beside = problem.beside
+    if beside is None:
+        return None
+    return lambda load, stack: beside.fits(load, (part[k] for k in stack))
+
+
+def _kept_off(
+    keep_off: list[dict[int, tuple[int, ...]]], allowed: np.ndarray, runs: tuple[int, ...], capacity: int, node: int, loaded: bool = False
+) -> tuple[tuple[int, ...], ...]:
     """Per class, the node's local ids it may not use (all for a class not allowed there), when
-    the node needs checks GPU by GPU (``typed.needs_types``); else ``()``: the cliques' sums
-    state it."""
+    the node needs checks GPU by GPU (``typed.needs_types``, or ``loaded``: a GPU with a fixed
+    load); else ``()``: the cliques' sums state it."""
     ok = allowed.tolist()
-    if not needs_types([off.get(node, ()) for off, there in zip(keep_off, ok) if there], [run for run, there in zip(runs, ok) if there]):
+    if not loaded and not needs_types([off.get(node, ()) for off, there in zip(keep_off, ok) if there], [run for run, there in zip(runs, ok) if there]):
         return ()
     return tuple(off.get(node, ()) if there else tuple(range(capacity)) for off, there in zip(keep_off, ok))
+
+
+def _pieces(problem: CountProblem, graph: int, part: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The pieces of ``part`` (positions) that compete on nodes of ``graph`` (its linked pairs),
+    when the part was joined beside rank strings' loads; the whole part otherwise."""
+    if problem.beside is None or not problem.beside.joined:
+        return [tuple(range(len(part)))]
+    position = {c: k for k, c in enumerate(part)}
+    linked = [(position[a], position[b]) for a, b in problem.graphs[graph].linked if a in position and b in position]
+    return connected_parts(len(part), linked)
+
+
+def _piece_table(
+    piece: tuple[int, ...],
+    widths: list[int],
+    mask: tuple[bool, ...],
+    cliques: list[tuple[int, ...]],
+    rooms: tuple[int, ...],
+    check: Callable[[str], None],
+    holes: Sequence[tuple[tuple[int, ...], Covers]],
+) -> Table:
+    """The whole patterns of one piece of a part (positions ``piece``): its cliques and holes,
+    which lie inside it (pieces share no linked pair)."""
+    inside = set(piece)
+    local = {k: i for i, k in enumerate(piece)}
+    own_cliques = [tuple(local[k] for k in clique) for clique in cliques if set(clique) <= inside]
+    own_holes = [(tuple(local[k] for k in columns), covers) for columns, covers in holes if set(columns) <= inside]
+    found = _fitting([widths[k] for k in piece], tuple(mask[k] for k in piece), own_cliques, tuple(rooms[k] for k in piece), check, own_holes)
+    return Table(piece, tuple(found))
 
 
 def _clique_table(

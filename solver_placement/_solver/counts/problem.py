@@ -21,6 +21,8 @@ caller says it when it falls back to the flat model):
   and a window over part of a node the GPUs it leaves out (``windows.py``); where classes that
   compete for a node's GPUs are kept off the same ones, each clique's room is one number, and
   where not, the node's GPUs are told apart by the classes they admit (``typed.py``);
+- a rank-string component's memory and processes load its GPUs: a GPU with such a load admits
+  only the stacks of classes that fit beside it (``fixed_loads.py``), told apart by ``typed.py``;
 - a required domain makes each value of its label hold whole units of the class's groups, for
   any member's tensor-parallel groups or pipelines (``domain_levels.py``); a preferred
   ``tensor_parallel`` domain of groups on one node costs nothing, since a node has one value of
@@ -30,7 +32,7 @@ caller says it when it falls back to the flat model):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,8 +40,10 @@ from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.domain_levels import DomainLevel, domain_levels
-from solver_placement._solver.counts.graphs import ApartGraph
+from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
+from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
+from solver_placement._solver.counts.typed import beside_joins
 from solver_placement._solver.counts.windows import outside_window, strides_off_ids
 from solver_placement._solver.rules import RULES
 from solver_placement._solver.rules.memory import megabytes
@@ -83,12 +87,14 @@ class CountProblem:
     hw_node: np.ndarray  # the cluster's node of every physical id
     hw_local: np.ndarray  # the cluster's local id (on its node) of every physical id
     load: np.ndarray | None = None  # per node, GPUs of components placed first (``preset.py``): ``balance`` adds them to its patterns'
+    beside: Beside | None = None  # rank strings' memory and processes on their GPUs, where they matter (``fixed_loads.py``)
 
     @property
     def apart_somewhere(self) -> frozenset[tuple[int, int]]:
         """Pairs of classes that compete for the GPUs of some node (may not share one there, or
-        share a hole of classes that do not all fit together)."""
-        return frozenset(pair for graph in self.graphs for pair in graph.linked)
+        share a hole of classes that do not all fit together, or a GPU with a fixed load)."""
+        joined = self.beside.joined if self.beside is not None else frozenset()
+        return frozenset(pair for graph in self.graphs for pair in graph.linked) | joined
 
     def blocked_per_node(self, c: int, num_nodes: int) -> np.ndarray:
         """How many GPUs of each node class ``c`` is kept off (rank strings, its window's edge)."""
@@ -140,7 +146,32 @@ def count_problem(
     if isinstance(blocked, str):
         return blocked
     allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
-    return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local)
+    beside = _beside(spec, requests, classes, graphs, blocked, allowed)
+    return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local, beside=beside)
+
+
+def _beside(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    classes: list[CountClass],
+    graphs: tuple[tuple[ApartGraph, ...], np.ndarray],
+    blocked: tuple[np.ndarray, ...],
+    allowed: np.ndarray,
+) -> Beside | None:
+    """The rank strings' loads on their GPUs (``fixed_loads.py``), with the parts of classes
+    that compete beside them joined (``typed.beside_joins``): each loaded GPU's graph, the
+    classes it admits (allowed on its node, not kept off it) and its load."""
+    beside = fixed_loads(spec, requests, [c.members for c in classes])
+    if beside is None:
+        return None
+    cluster, (found, graph_of) = spec.cluster, graphs
+    kept_off = [set(zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist())) for held in blocked]
+    gpus = [
+        (found[int(graph_of[node])], frozenset(c for c in range(len(classes)) if allowed[c, node] and (node, local) not in kept_off[c]), load)
+        for (node, local), load in beside.loads.items()
+    ]  # fmt: skip
+    parts = connected_parts(len(classes), frozenset(pair for graph in found for pair in graph.linked))
+    return replace(beside, joined=beside_joins(parts, gpus, beside.fits))
 
 
 def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:

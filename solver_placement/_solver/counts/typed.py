@@ -13,6 +13,12 @@ so the count model lists their whole-node patterns by this check, and the layout
 GPU the stack found; every other node keeps the cliques' sums. None of it depends on the number
 of GPUs in the cluster: types are per node shape, classes per connected part.
 
+A GPU holding rank-string processes that load it (their ``memory_gb``, their processes under a
+``max_processes_per_hardware``, ``fixed_loads.py``) is a type of its own: its stacks are cut to
+those that fit beside the load, so two classes that each fit beside a rank string but not both
+never share its GPUs. Such loads also join parts of classes that no rule connects but that
+compete for a loaded GPU (:func:`beside_joins`), so their patterns are checked together.
+
 A class whose processes take runs of consecutive GPUs (a stride's blocks) is kept off some GPUs
 of such a node, its room is the runs between them, not their count; there the check goes GPU by
 GPU in id order (:func:`runs_cover`), a search bounded by ``RUNS_STEPS`` (past it the node is
@@ -22,29 +28,38 @@ not decided, and the count path declines as for too many patterns).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 
 from solver_placement._solver.counts.covers import hole
+from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 
+#: Most mixes of stacks (one per part) checked beside one GPU's fixed load before its parts are
+#: joined without the check (``beside_joins``): a few parts of a few stacks each make far fewer.
+MAX_MIXES_CHECKED = 4_096
 #: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
 #: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
 RUNS_STEPS = 20_000
-#: Block answers :func:`_block_holds` remembers (each a few tuples of small ints).
-BLOCKS_REMEMBERED = 65_536
-#: One type of GPU on a node: the classes (positions in the part) it admits, and how many GPUs.
-GpuType = tuple[tuple[int, ...], int]
+#: One type of GPU on a node: the classes (positions in the part) it admits, how many GPUs, and
+#: the rank strings' load on each (None: none that matters).
+GpuType = tuple[tuple[int, ...], int, FixedLoad | None]
+#: Whether classes (positions in the part) fit one GPU beside a fixed load (``fixed_loads.py``).
+FitsBeside = Callable[[FixedLoad, tuple[int, ...]], bool]
 
 
-def gpu_types(capacity: int, keep_off: Sequence[Sequence[int]]) -> tuple[tuple[GpuType, ...], tuple[tuple[int, ...], ...]]:
+def gpu_types(
+    capacity: int, keep_off: Sequence[Sequence[int]], loads: Sequence[FixedLoad | None] = ()
+) -> tuple[tuple[GpuType, ...], tuple[tuple[int, ...], ...]]:
     """The node's GPU types (sorted, so nodes alike compare equal) and, per type, its local ids
-    ascending; ``keep_off[k]`` are the local ids class ``k`` may not use."""
-    admits: dict[tuple[int, ...], list[int]] = {}
+    ascending; ``keep_off[k]`` are the local ids class ``k`` may not use, ``loads[gpu]`` what
+    rank strings hold on each GPU (``()``: none anywhere)."""
+    admits: dict[tuple[tuple[int, ...], FixedLoad | None], list[int]] = {}
     for gpu in range(capacity):
-        admits.setdefault(tuple(k for k, off in enumerate(keep_off) if gpu not in off), []).append(gpu)
-    ordered = sorted(admits)
-    return tuple((classes, len(admits[classes])) for classes in ordered), tuple(tuple(admits[classes]) for classes in ordered)
+        admitted = tuple(k for k, off in enumerate(keep_off) if gpu not in off)
+        admits.setdefault((admitted, loads[gpu] if loads else None), []).append(gpu)
+    ordered = sorted(admits, key=lambda key: (key[0], () if key[1] is None else key[1].key()))
+    return tuple((classes, len(admits[classes, load]), load) for classes, load in ordered), tuple(tuple(admits[key]) for key in ordered)
 
 
 def part_stacks(graph: ApartGraph, part: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -63,86 +78,160 @@ def part_stacks(graph: ApartGraph, part: Sequence[int]) -> tuple[tuple[int, ...]
 
 
 def typed_cover(
-    stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], demand: tuple[int, ...]
+    stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], demand: tuple[int, ...], fits: FitsBeside | None = None
 ) -> tuple[tuple[tuple[int, ...], ...], ...] | None:
-    """Per type, the stacks its GPUs hold (``stacks`` restricted to what the type admits; GPUs
-    left over stay idle), so that every class ``k`` is on at least ``demand[k]`` GPUs; None when
-    no such stacks exist. A class may leave a GPU of its stack
-    unused (stacks are closed under removing a class), so "at least" is exact."""
-    local = tuple(_maximal(tuple(sorted({tuple(k for k in stack if k in admitted) for stack in stacks}))) for admitted, _ in types)
+    """Per type, the stacks its GPUs hold (``stacks`` restricted to what the type admits and, on
+    a GPU with a fixed load, to what ``fits`` beside it; GPUs left over stay idle), so that every
+    class ``k`` is on at least ``demand[k]`` GPUs; None when no such stacks exist. A class may
+    leave a GPU of its stack unused (stacks are closed under removing a class, beside a load
+    too), so "at least" is exact."""
+    return TypedCovers(stacks, types, fits).cover(demand)
 
-    @lru_cache(maxsize=None)
-    def search(t: int, left: int, start: int, need: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
+
+class TypedCovers:
+    """:func:`typed_cover` of one node for many demands: the search's steps are remembered
+    across them (the patterns of a node share most of their remainders)."""
+
+    def __init__(self, stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], fits: FitsBeside | None = None) -> None:
+        self.types = types
+        self.local = tuple(_admitted(stacks, admitted, load, fits) for admitted, _, load in types)
+        holds = tuple(frozenset(k for stack in stacks_here for k in stack) for stacks_here in self.local)
+        classes = sorted({k for held in holds for k in held})
+        #: per type and class: the GPUs of this type (when it holds the class) plus every later type's that do
+        self.room = [{k: sum(types[u][1] for u in range(t, len(types)) if k in holds[u]) for k in classes} for t in range(len(types))]
+        self.holds = holds
+        self.search = lru_cache(maxsize=None)(self._search)
+
+    def cover(self, demand: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], ...], ...] | None:
+        """Per type, the stacks its GPUs hold for ``demand`` (see :func:`typed_cover`)."""
+        found = self.search(0, self.types[0][1] if self.types else 0, 0, demand)
+        if found is None:
+            return None
+        return tuple(tuple(self.local[t][i] for i in chosen) for t, chosen in enumerate(found))
+
+    def _search(self, t: int, left: int, start: int, need: tuple[int, ...]) -> tuple[tuple[int, ...], ...] | None:
+        types, local, holds = self.types, self.local, self.holds
         if not any(need):
             return tuple(() for _ in types[t:])  # this type's and the later types' GPUs stay idle
         if t == len(types):
             return None
-        if any(n > left * (k in types[t][0]) + sum(count for admitted, count in types[t + 1:] if k in admitted) for k, n in enumerate(need)):
+        later_room = self.room[t + 1] if t + 1 < len(types) else {}
+        if any(n > left * (k in holds[t]) + later_room.get(k, 0) for k, n in enumerate(need) if n):
             return None  # a class with more demand than the GPUs that admit it
         for index in range(start, len(local[t]) if left else 0):
             stack = local[t][index]
             if any(need[k] for k in stack):
-                rest = search(t, left - 1, index, tuple(max(n - (k in stack), 0) for k, n in enumerate(need)))
+                rest = self.search(t, left - 1, index, tuple(max(n - (k in stack), 0) for k, n in enumerate(need)))
                 if rest is not None:
                     return ((index, *rest[0]), *rest[1:])
-        later = search(t + 1, types[t + 1][1] if t + 1 < len(types) else 0, 0, need)
+        later = self.search(t + 1, types[t + 1][1] if t + 1 < len(types) else 0, 0, need)
         return None if later is None else ((), *later)
-
-    found = search(0, types[0][1] if types else 0, 0, demand)
-    if found is None:
-        return None
-    return tuple(tuple(local[t][i] for i in chosen) for t, chosen in enumerate(found))
 
 
 def runs_cover(
-    stacks: tuple[tuple[int, ...], ...], keep_off: Sequence[Sequence[int]], capacity: int, demand: tuple[int, ...], runs: Sequence[int]
+    stacks: tuple[tuple[int, ...], ...],
+    keep_off: Sequence[Sequence[int]],
+    capacity: int,
+    demand: tuple[int, ...],
+    runs: Sequence[int],
+    loads: Sequence[FixedLoad | None] = (),
+    fits: FitsBeside | None = None,
 ) -> list[list[int]] | None:
     """Per class, the local ids whose stacks hold it, when some class takes its GPUs in runs of
-    consecutive ids (a stride): GPU by GPU in id order, each given a stack it admits, so that
-    every class gets ``demand[k]`` ids in whole runs of ``runs[k]``; None when there is none
-    (``OverflowError`` past ``RUNS_STEPS`` steps: not decided)."""
-    admitted = [_maximal(tuple(sorted({tuple(k for k in stack if gpu not in keep_off[k]) for stack in stacks}))) for gpu in range(capacity)]
-    held: list[list[int]] = [[] for _ in demand]
-    steps = 0
-    #: (GPU, per class its whole runs and open run) from which no layout exists: what comes after
-    #: depends on nothing else, so a state fails once (without it, 3 classes on 8 GPUs that do
-    #: not fit took 4^8 steps)
-    failed: set[tuple[int, tuple[tuple[int, int], ...]]] = set()
+    consecutive ids (a stride): GPU by GPU in id order, each given a stack it admits (and that
+    fits beside its load), so that every class gets ``demand[k]`` ids in whole runs of
+    ``runs[k]``; None when there is none (``OverflowError`` past ``RUNS_STEPS`` steps: not
+    decided)."""
+    return RunsCovers(stacks, keep_off, capacity, runs, loads, fits).cover(demand)
 
-    def whole_runs(k: int, gpu: int) -> tuple[int, int]:
-        """GPUs of class ``k`` before ``gpu`` in whole runs, and in a run still open (its last id
-        the one before ``gpu``)."""
-        ids, run, total, length = held[k], runs[k], 0, 0
-        for i, held_id in enumerate(ids):
-            length = length + 1 if i and held_id == ids[i - 1] + 1 and length else 1
-            if length == run:
-                total, length = total + run, 0
-        return total, length if ids and ids[-1] == gpu - 1 else 0
 
-    def search(gpu: int) -> bool:
-        nonlocal steps
-        steps += 1
-        if steps > RUNS_STEPS:
-            raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
-        counted = [whole_runs(k, gpu) for k in range(len(demand))]
-        if all(whole >= need for (whole, _), need in zip(counted, demand)):
-            return True
-        if gpu == capacity or any(whole + open_run + capacity - gpu < need for (whole, open_run), need in zip(counted, demand)):
-            return False
-        state = (gpu, tuple((-1, 0) if whole >= need else (whole, open_run) for (whole, open_run), need in zip(counted, demand)))
-        if state in failed:
-            return False
-        for stack in dict.fromkeys((*admitted[gpu], ())):  # a GPU that admits no class: one choice, not two
-            for k in stack:
-                held[k].append(gpu)
-            if search(gpu + 1):
+class RunsCovers:
+    """:func:`runs_cover` of one node for many demands. The search's state at a GPU is, per
+    class, the GPUs it still needs in whole runs and how far into a run it is; a state that
+    failed fails for every demand that reaches it, so failures are remembered across demands
+    (the first cover found is the one the search without them finds)."""
+
+    def __init__(
+        self,
+        stacks: tuple[tuple[int, ...], ...],
+        keep_off: Sequence[Sequence[int]],
+        capacity: int,
+        runs: Sequence[int],
+        loads: Sequence[FixedLoad | None] = (),
+        fits: FitsBeside | None = None,
+    ) -> None:
+        self.admitted = [
+            _admitted(stacks, tuple(k for k in range(len(runs)) if gpu not in keep_off[k]), loads[gpu] if loads else None, fits)
+            for gpu in range(capacity)
+        ]
+        self.capacity = capacity
+        self.runs = tuple(runs)
+        self.failed: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
+        self.feasible: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
+
+    def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
+        """Per class, the local ids whose stacks hold it (see :func:`runs_cover`)."""
+        held: list[list[int]] = [[] for _ in demand]
+        steps = 0
+
+        def search(gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:
+            nonlocal steps
+            steps += 1
+            if steps > RUNS_STEPS:
+                raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
+            if not any(need):
                 return True
-            for k in stack:
-                held[k].pop()
-        failed.add(state)
-        return False
+            key = (gpu, need, into)
+            if gpu == self.capacity or key in self.failed or any(n > opened + self.capacity - gpu for n, opened in zip(need, into)):
+                return False
+            for stack in (*self.admitted[gpu], ()):
+                left, opened = list(need), [0] * len(need)
+                for k in stack:
+                    held[k].append(gpu)
+                    length = into[k] + 1
+                    if length == self.runs[k]:
+                        left[k], length = max(left[k] - length, 0), 0
+                    opened[k] = length if left[k] else 0
+                if search(gpu + 1, tuple(left), tuple(opened)):
+                    return True
+                for k in stack:
+                    held[k].pop()
+            self.failed.add(key)
+            return False
 
-    return held if search(0) else None
+        return held if search(0, demand, (0,) * len(demand)) else None
+
+    def holds(self, demand: tuple[int, ...]) -> bool:
+        """Whether some cover of ``demand`` exists: the same search, each state's answer
+        remembered (successes too, since no GPU ids are asked for)."""
+        steps = 0
+
+        def search(gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:
+            nonlocal steps
+            if not any(need):
+                return True
+            key = (gpu, need, into)
+            if key in self.feasible:
+                return True
+            if gpu == self.capacity or key in self.failed or any(n > opened + self.capacity - gpu for n, opened in zip(need, into)):
+                return False
+            steps += 1
+            if steps > RUNS_STEPS:
+                raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
+            for stack in (*self.admitted[gpu], ()):
+                left, opened = list(need), [0] * len(need)
+                for k in stack:
+                    length = into[k] + 1
+                    if length == self.runs[k]:
+                        left[k], length = max(left[k] - length, 0), 0
+                    opened[k] = length if left[k] else 0
+                if search(gpu + 1, tuple(left), tuple(opened)):
+                    self.feasible.add(key)
+                    return True
+            self.failed.add(key)
+            return False
+
+        return search(0, demand, (0,) * len(demand))
 
 
 def needs_types(keep_off: Sequence[tuple[int, ...]], runs: Sequence[int]) -> bool:
@@ -161,27 +250,34 @@ def typed_patterns(
     runs: tuple[int, ...],
     limit: int,
     check: Callable[[str], None],
+    loads: tuple[FixedLoad | None, ...] = (),
+    fits: FitsBeside | None = None,
 ) -> Iterator[tuple[int, ...]]:
     """Every vector of group counts (empty first, in lexicographic order) whose GPUs the node
-    holds: by GPU type (:func:`typed_cover`), or GPU by GPU when a class takes runs
+    holds (``loads``: the rank strings' on each GPU, ``fits``: what fits beside one): by GPU
+    type (:func:`typed_cover`), or GPU by GPU when a class takes runs
     (:func:`runs_cover`); each class bounded by the GPUs it may use. More groups never fit where
     fewer do not, so a vector that does not fit with the later classes still empty ends its
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
     or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
-    blocks = [(classes, off, gpu_types(size, off)[0], size) for classes, off, size in independent_blocks(keep_off, capacity)]
+    blocks = []
+    for classes, off, low, size in independent_blocks(keep_off, capacity):
+        on_span = tuple(loads[low : low + size]) if loads else ()
+        blocks.append((classes, TypedCovers(stacks, gpu_types(size, off, on_span)[0], fits), RunsCovers(stacks, off, size, runs, on_span, fits)))
+    strided = any(run > 1 for run in runs)
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     counts = [0] * len(widths)
     produced = examined = 0
 
-    def fits() -> bool:
+    def holds() -> bool:
         nonlocal examined
         examined += 1
         if examined % 256 == 0:
             check("enumerating node patterns")
         demand = tuple(g * w for g, w in zip(counts, widths))
-        for classes, off, types, size in blocks:
+        for classes, covers, in_runs in blocks:
             wanted = tuple(d if k in classes else 0 for k, d in enumerate(demand))
-            if any(wanted) and not _block_holds(stacks, off, types, size, wanted, runs):
+            if any(wanted) and not (in_runs.holds(wanted) if strided else covers.cover(wanted) is not None):
                 return False
         return True
 
@@ -195,7 +291,7 @@ def typed_patterns(
             return
         for value in range(most[k] + 1):
             counts[k] = value
-            if value and not fits():
+            if value and not holds():
                 break
             yield from walk(k + 1)
         counts[k] = 0
@@ -203,26 +299,15 @@ def typed_patterns(
     yield from walk(0)
 
 
-@lru_cache(maxsize=BLOCKS_REMEMBERED)
-def _block_holds(
-    stacks: tuple[tuple[int, ...], ...], keep_off: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], capacity: int, demand: tuple[int, ...], runs: tuple[int, ...]
-) -> bool:
-    """Whether one block of a node holds ``demand`` (:func:`typed_patterns`): a pure answer,
-    remembered, because the same block (a node's GPUs beside its robots) is asked the same
-    demand once per pattern of the other blocks and once per shape of node."""
-    if any(run > 1 for run in runs):
-        return runs_cover(stacks, keep_off, capacity, demand, runs) is not None
-    return typed_cover(stacks, types, demand) is not None
-
-
-def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list[tuple[frozenset[int], tuple[tuple[int, ...], ...], int]]:
+def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list[tuple[frozenset[int], tuple[tuple[int, ...], ...], int, int]]:
     """The node's classes in blocks no GPU joins (a GPU admits classes of one block only: GPU
-    classes and robot classes side by side, ``kinds.py``), each with its keep-off lists and
-    size on the span of GPUs its classes admit (ids shifted to start at 0; every other class
-    kept off all of it). A node holds a pattern exactly when each block holds its part (stacks
-    are closed under removing a class; the GPUs cut off the span's ends admit none of the
-    block's classes, so no run of theirs crosses them), and searching the blocks one by one adds
-    their costs where searching them together multiplies them."""
+    classes and robot classes side by side, ``kinds.py``), each with its keep-off lists on the
+    span of GPUs its classes admit (ids shifted to start at 0; every other class kept off all of
+    it), the span's first id and its size. A node holds a pattern exactly when each block holds
+    its part (stacks are closed under removing a class, a rank string's load on a GPU only
+    narrows the stacks there, and the GPUs cut off the span's ends admit none of the block's
+    classes, so no run of theirs crosses them), and searching the blocks one by one adds their
+    costs where searching them together multiplies them."""
     root = list(range(len(keep_off)))
 
     def find(k: int) -> int:
@@ -243,8 +328,92 @@ def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list
         low, size = (admitted[0], admitted[-1] + 1 - admitted[0]) if admitted else (0, 0)
         span = tuple(range(size))
         off = tuple(tuple(g - low for g in keep_off[k] if low <= g < low + size) if k in block else span for k in range(len(keep_off)))
-        found.append((frozenset(block), off, size))
+        found.append((frozenset(block), off, low, size))
     return found
+
+
+@lru_cache(maxsize=4_096)
+def _admitted(
+    stacks: tuple[tuple[int, ...], ...], admitted: tuple[int, ...], load: FixedLoad | None, fits: FitsBeside | None
+) -> tuple[tuple[int, ...], ...]:
+    """The maximal stacks a GPU holds: ``stacks`` cut to the classes it ``admitted``, and beside
+    a ``load``, each cut further to its largest subsets that ``fits``. Remembered: a node's few
+    types ask the same over every pattern enumerated."""
+    cut = tuple(sorted({tuple(k for k in stack if k in admitted) for stack in stacks}))
+    if load is None or fits is None:
+        return _maximal(cut)
+    return _fitting(cut, load, fits)
+
+
+def _fitting(stacks: tuple[tuple[int, ...], ...], load: FixedLoad, fits: FitsBeside) -> tuple[tuple[int, ...], ...]:
+    """The largest subsets of ``stacks`` that ``fits`` beside ``load``: a fit never breaks by
+    removing a class, so these are every stack a GPU with that load holds."""
+    found: set[tuple[int, ...]] = set()
+    seen: set[tuple[int, ...]] = set()
+    pending = list(stacks)
+    while pending:
+        stack = pending.pop()
+        if stack in seen:
+            continue
+        seen.add(stack)
+        if fits(load, stack):
+            found.add(stack)
+        else:
+            pending += [stack[:i] + stack[i + 1:] for i in range(len(stack))]
+    return _maximal(tuple(sorted(found)))
+
+
+def beside_joins(
+    parts: Sequence[tuple[int, ...]], gpus: Iterable[tuple[ApartGraph, frozenset[int], FixedLoad]], fits: FitsBeside
+) -> frozenset[tuple[int, int]]:
+    """Pairs of classes (one per part, chained) joining the parts that compete for a GPU with a
+    fixed load: ``gpus`` are each such GPU's graph, the classes it admits and its load, ``fits``
+    judges classes (by index) beside a load. Parts no rule connects share a GPU freely when
+    every mix of their stacks that each fit beside the load fits together; where one mix does
+    not (two classes that each fit beside a rank string, not both), the count model must count
+    them in one part. Joined parts are checked again until none changes (past
+    ``MAX_MIXES_CHECKED`` mixes on a GPU, its parts are joined without the check: still exact,
+    only larger)."""
+    joined: set[tuple[int, int]] = set()
+    kinds = list(dict.fromkeys(gpus))  # alike GPUs once, in the order given (deterministic)
+    changed = True
+    while changed:
+        changed = False
+        current = _merged(parts, joined)
+        for graph, admitted, load in kinds:
+            present = []
+            for part in current:
+                here = tuple(k for k, c in enumerate(part) if c in admitted)
+                if here:
+                    local = _fitting(tuple(sorted({tuple(k for k in stack if k in here) for stack in part_stacks(graph, part)})), load, _by_class(fits, part))
+                    present.append((part, [tuple(part[k] for k in stack) for stack in local]))
+            if len(present) < 2:
+                continue
+            mixes = 1
+            for _, stacks in present:
+                mixes *= len(stacks)
+            if mixes > MAX_MIXES_CHECKED or any(not fits(load, tuple(c for stack in mix for c in stack)) for mix in itertools.product(*(s for _, s in present))):
+                joined |= {(a[0], b[0]) for (a, _), (b, _) in zip(present, present[1:])}
+                changed = True
+                break
+    return frozenset(joined)
+
+
+def _merged(parts: Sequence[tuple[int, ...]], joined: set[tuple[int, int]]) -> list[tuple[int, ...]]:
+    """``parts`` with those ``joined`` chains connect made one (classes ascending)."""
+    merged = [set(part) for part in parts]
+    for a, b in sorted(joined):
+        first = next(group for group in merged if a in group)
+        second = next(group for group in merged if b in group)
+        if first is not second:
+            first |= second
+            merged.remove(second)
+    return sorted(tuple(sorted(group)) for group in merged)
+
+
+def _by_class(fits: FitsBeside, part: tuple[int, ...]) -> FitsBeside:
+    """``fits`` of classes by index, asked by position in ``part``."""
+    return lambda load, stack: fits(load, tuple(part[k] for k in stack))
 
 
 def _maximal(stacks: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:

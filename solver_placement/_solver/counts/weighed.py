@@ -30,10 +30,11 @@ from solver_placement._solver.counts.contiguity import (
     ranked_shapes,
     stacks_of,
 )
+from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import solve_counts
-from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, TooManyPatterns, parts, shapes
+from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, TooManyPatterns, beside_of, parts, shapes
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
@@ -127,27 +128,34 @@ class _Pricer:
             self.parts.append(run.part)
         graph = self.problem.graphs[int(self.problem.graph_of[node])]
         off = kept_off(self.problem, run.part, self.cluster, node)
-        return self._search(graph, run.part, int(self.cluster.gpus_per_node[node]), off).cost(demand)
+        capacity = int(self.cluster.gpus_per_node[node])
+        loads = self.problem.beside.on_node(node, capacity) if self.problem.beside is not None else ()
+        return self._search(graph, run.part, capacity, off, loads).cost(demand)
 
-    def ids(self, graph: ApartGraph, capacity: int, pattern: tuple[int, ...], keep_off: tuple[tuple[int, ...], ...]) -> dict[int, np.ndarray]:
-        """Each present class's local ids on a node asked ``pattern``: the least-cost stacks of
-        each part, GPU by GPU."""
+    def ids(
+        self, graph: ApartGraph, capacity: int, pattern: tuple[int, ...], keep_off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...]
+    ) -> dict[int, np.ndarray]:
+        """Each present class's local ids on a node asked ``pattern`` (beside the rank strings'
+        ``loads``): the least-cost stacks of each part, GPU by GPU."""
         taken: dict[int, np.ndarray] = {}
         for part in self.parts:
             demand = tuple(pattern[c] * self.problem.classes[c].width for c in part)
             if not any(demand):
                 continue
-            stacks = self._search(graph, part, capacity, tuple(keep_off[c] for c in part)).layout(demand)
+            stacks = self._search(graph, part, capacity, tuple(keep_off[c] for c in part), loads).layout(demand)
             for k, c in enumerate(part):
                 if demand[k]:
                     taken[c] = np.array([gpu for gpu, stack in enumerate(stacks) if k in stack], dtype=np.int64)
         return taken
 
-    def _search(self, graph: ApartGraph, part: tuple[int, ...], capacity: int, off: tuple[tuple[int, ...], ...]) -> Local:
-        key = (graph, part, capacity, off)
+    def _search(
+        self, graph: ApartGraph, part: tuple[int, ...], capacity: int, off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...] = ()
+    ) -> Local:
+        key = (graph, part, capacity, off, loads)
         if key not in self.searches:
             classes = [self.problem.classes[c] for c in part]
             weights = tuple(len(count_class.members) for count_class in classes)
             runs = tuple(consecutive_run([(int(self.requests[m].amount[0]), int(self.requests[m].stride or 1)) for m in c.members]) for c in classes)
-            self.searches[key] = Local(weights, stacks_of(graph, part, in_some_hole_set(graph)), capacity, off, runs, self.budget.check)
+            stacks = stacks_of(graph, part, in_some_hole_set(graph))
+            self.searches[key] = Local(weights, stacks, capacity, off, runs, self.budget.check, loads, beside_of(self.problem, part) if loads else None)
         return self.searches[key]

@@ -38,8 +38,8 @@ RULES: tuple[Rule, ...] = (
     Rule("sharing", sharing.KEYS, sharing.build, sharing.COUNTS, sharing.BOUND, sharing.FITS, ("shape",)),
     Rule("collocation", collocation.KEYS, collocation.build, collocation.COUNTS, collocation.bound, collocation.FITS, ("collocation",)),
     Rule("exclusivity", exclusivity.KEYS, exclusivity.build, exclusivity.COUNTS, exclusivity.bound, exclusivity.fits, ("exclusion",)),
-    Rule("capacity", capacity.KEYS, capacity.build, capacity.counts, capacity.bound, capacity.fits, ("capacity",)),
-    Rule("memory", memory.KEYS, memory.build, memory.counts, memory.bound, memory.fits, ("memory",)),
+    Rule("capacity", capacity.KEYS, capacity.build, capacity.COUNTS, capacity.bound, capacity.fits, ("capacity",)),
+    Rule("memory", memory.KEYS, memory.build, memory.COUNTS, memory.bound, memory.fits, ("memory",)),
     # adds nothing to the model: what a process sees around its hardware (records, launch)
     Rule("environment", environment.KEYS, environment.build, "places nothing: nothing to count",
          "places nothing: it changes no count", "places nothing: no item to refuse", ("environment",)),

@@ -17,7 +17,6 @@ from solver_placement._solver.bounds.relations import APART, ROOM, Relation, eve
 from solver_placement._solver.context import Literal, ModelContext
 from solver_placement._solver.rules.rule import Placed, RuleOutput
 from solver_placement._solver.statements import hardware_name
-from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS = ("max_processes_per_hardware",)
@@ -97,16 +96,10 @@ def _fixed_load(spec: PlacementSpec, owner: str, need: Need) -> np.ndarray:
     return load
 
 
-def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model states a limit as which classes may share a GPU (``counts/stacks.py``:
-    a GPU of a class holds one process of each member, so a stack's load is a sum of numbers);
-    a rank string's load sits on GPUs it does not choose, so a limit beside one is left to the
-    flat model."""
-    limited = [c.name for c in spec.components.values() if c.constraints.max_processes_per_hardware is not None]
-    fixed = [name for name, request in requests.items() if request.determined]
-    if limited and fixed:
-        return f"{limited[0]}: max_processes_per_hardware beside the rank-string component {fixed[0]}"
-    return ""
+#: The count model's form: a GPU of a class holds one process of each member, so a stack's load
+#: is a sum of numbers (``counts/stacks.py``), and rank strings' processes (and their own limits)
+#: load their GPUs as a fixed load the stacks must fit beside (``counts/fixed_loads.py``).
+COUNTS = "stated by the count model's stacks and the rank strings' loads (counts/stacks.py, counts/fixed_loads.py)"
 
 
 def fits(placed: Placed, coming: tuple[str, ...], items: np.ndarray) -> np.ndarray:

@@ -123,16 +123,10 @@ def _overflow(holders: Sequence[tuple[str, Memory]], limit: float) -> Statement 
     return None
 
 
-
-
-def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model states memory per node shape (``counts/stacks.py``: pairs whose memory does
-    not fit one GPU may not share one); a rank string's memory would sit on GPUs it does not
-    choose."""
-    for component in spec.components.values():
-        if component.constraints.memory is not None and requests[component.rule_owner].determined:
-            return f"{component.name}: memory_gb on a rank-string component"
-    return ""
+#: The count model's form: pairs of classes whose memory does not fit one GPU together may not
+#: share one (``counts/stacks.py``), and a rank string's memory sits on its GPUs as a fixed load
+#: that a GPU's stacks must fit beside (``counts/fixed_loads.py``).
+COUNTS = "stated by the count model's stacks per GPU memory and the rank strings' loads (counts/stacks.py, counts/fixed_loads.py)"
 
 
 def fits(placed: Placed, coming: tuple[str, ...], items: np.ndarray) -> np.ndarray:

@@ -23,8 +23,8 @@ from solver_placement._solver.solution import Method
 solve_module = importlib.import_module("solver_placement._solver.solve")
 #: Two declarative components that may not share a GPU: the count model answers it exactly.
 APART = {"a": {"processes": 4}, "b": {"processes": 4, "exclusive_with": ["a"]}}
-#: The same with a rule the count model cannot state (``memory_gb`` on a rank string): it
-#: declines, and first fit's placement meets the counting bound.
+#: A rank string with ``memory_gb`` and a component kept off it: with the count model kept out
+#: (``counts_kept_out``), first fit's placement meets the counting bound.
 WEIGHED = {"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4, "exclusive_with": ["a"]}}
 #: Contiguity weighed as a term: no counting bound is used, so with the count model kept out
 #: (``counts_kept_out``) the search (the decomposition at scale, else the exact model) answers.
@@ -69,13 +69,14 @@ def test_a_poisoned_answer_of_a_model_is_a_verification_error_naming_its_path(
 
 
 def test_a_poisoned_first_fit_placement_is_noted_and_the_search_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    counts_kept_out(monkeypatch)
     clean = solve(spec_of(WEIGHED))
     assert (clean.method, clean.status) == (Method.FIRST_FIT, SolveStatus.OPTIMAL)
     poison(monkeypatch, "_first_fit_answer")
     solution = solve(spec_of(WEIGHED))
     assert solution.method == Method.SEARCH and solution.status == SolveStatus.OPTIMAL
     assert solution.notes == (
-        "the count model (declined: a: memory_gb on a rank-string component)",
+        "the count model (declined: kept out by the test)",
         "first fit (its placement breaks a rule the construction does not model)",
     )
     verify(solution.spec, solution.placements_by_component())
@@ -112,7 +113,7 @@ def test_every_paths_answer_is_verified_once_and_is_what_leaves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", aggregate_above)
-    if objective is SEARCHED:
+    if objective is SEARCHED or placement is WEIGHED:
         counts_kept_out(monkeypatch)
     solution = solve(spec_of(placement), objective=objective)
     assert solution.method == method

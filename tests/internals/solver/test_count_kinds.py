@@ -197,7 +197,7 @@ def test_runs_cover_and_its_blocks_agree_with_every_layout(seed: int) -> None:
         expected = brute_runs_cover(stacks, keep_off, capacity, demand, runs)
         assert (runs_cover(stacks, keep_off, capacity, demand, runs) is not None) == expected, (stacks, keep_off, capacity, demand, runs)
         blocks = independent_blocks(keep_off, capacity)
-        by_block = all(runs_cover(stacks, off, size, tuple(d if k in block else 0 for k, d in enumerate(demand)), runs) is not None for block, off, size in blocks)
+        by_block = all(runs_cover(stacks, off, size, tuple(d if k in block else 0 for k, d in enumerate(demand)), runs) is not None for block, off, _, size in blocks)
         assert by_block == expected
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import flat_solution
+from flat_model import counts_kept_out, flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -209,8 +209,11 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     solved = solve(spec)  # 21 and 22 GPUs on 3 nodes each: the flat model took 60 s to not prove it
     assert (solved.status, solved.gap, nodes_term(solved)) == ("OPTIMAL", 0.0, 6)
     assert solved.placements_by_component() == solve(spec, num_workers=2).placements_by_component()
-    declined = PlacementSpec.build(Cluster(2, 8), {"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4}})
-    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == Declined(PathName.COUNTS, "a: memory_gb on a rank-string component")
+    two_preferences = {"a": {"processes": 16, "tensor_parallel_size": 8, "pipeline_parallel_size": 2,
+                             "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}}}  # fmt: skip
+    declined = PlacementSpec.build(Cluster(2, 8, node_labels=[{"rack": "0"}, {"rack": "1"}]), two_preferences)
+    reason = "a: topology (pipeline_parallel.rack: prefer)"  # two preferred domains no placement keeps (``spanning.py``)
+    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == Declined(PathName.COUNTS, reason)
 
 
 def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None:
@@ -233,14 +236,15 @@ def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None
     assert solution.objective == DEFAULT_WEIGHTS["topology"] + 2 * DEFAULT_WEIGHTS["nodes"]
 
 
-def test_first_fit_meeting_the_counting_bound_is_the_answer_at_once() -> None:
-    """A rank string on 3 nodes with ``memory_gb`` (which the count model does not state) and 22
-    declarative processes exclusive with it on 8 x 8: first fit puts them on 3 other nodes, the
-    counting bound, so no search runs."""
+def test_first_fit_meeting_the_counting_bound_is_the_answer_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rank string on 3 nodes with ``memory_gb`` and 22 declarative processes exclusive with it
+    on 8 x 8, the count model kept out: first fit puts them on 3 other nodes, the counting bound,
+    so no search runs."""
+    counts_kept_out(monkeypatch)
     placement = {"a": {"placement": "0-23", "memory_gb": 10, "exclusive_with": "all"}, "b": {"processes": 22}}
     solution = solve(PlacementSpec.build(Cluster(8, 8, gpu_memory_gb=80), placement))
     assert (solution.method, solution.status, solution.bound, solution.timings["solve"]) == ("first fit", "OPTIMAL", 30_000, 0.0)
-    assert solution.notes == ("the count model (declined: a: memory_gb on a rank-string component)",)
+    assert solution.notes == ("the count model (declined: kept out by the test)",)
     verify(solution.spec, solution.placements_by_component())
 
 

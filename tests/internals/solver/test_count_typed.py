@@ -37,8 +37,8 @@ def uneven_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     """1-3 nodes of 2, 4 or 8 GPUs; 1-2 rank strings on some GPUs of one node; 2-3 declarative
     components in TP groups of 1-2 GPUs (one or two per process), each exclusive with some rank
     strings and some earlier components, drawn independently, so partners often do not avoid
-    the same rank strings (a process limit beside a rank string is a decline of its own,
-    ``rules/capacity.py``)."""
+    the same rank strings (process limits and memory beside rank strings:
+    ``test_count_fixed_loads.py``)."""
     gpus = draw(st.lists(st.sampled_from([2, 4, 8]), min_size=1, max_size=3))
     total = sum(gpus)
     starts = np.concatenate(([0], np.cumsum(gpus)[:-1])).tolist()

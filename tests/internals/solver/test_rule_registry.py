@@ -133,8 +133,6 @@ DECLINED = {
                        "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}}},
                 "a: topology (pipeline_parallel.rack: prefer)"),
     "stride": ({"a": {"processes": 2, "hardware_per_process": 2, "stride": 2}}, "a: a stride whose blocks do not tile its tensor-parallel groups"),
-    "capacity": ({"a": {"processes": 4, "max_processes_per_hardware": 1}, "b": "0-3"}, "a: max_processes_per_hardware beside the rank-string component b"),
-    "memory": ({"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4}}, "a: memory_gb on a rank-string component"),
 }  # fmt: skip
 
 
