@@ -41,9 +41,10 @@ class WalkedRun:
     def columns(self, problem: CountProblem, weights: Mapping[str, int]) -> RunColumns:
         """The run as the relaxation sees it, costs weighed as the model weighs them."""
         members = [len(problem.classes[c].members) for c in self.shape.part]
-        contiguity = int(weights["contiguity"])
+        contiguity = int(weights.get("contiguity", 0))
         costs = contiguity * (self.patterns @ self.lead + self.local) + int(weights.get("nodes", 0)) * members_present(self.patterns, members)
-        return RunColumns(self.shape.part, self.patterns, costs, self.patterns @ self.step, int(self.shape.nodes.size))
+        group_gpus = np.array([problem.classes[c].width * len(problem.classes[c].members) for c in self.shape.part], dtype=np.int64)
+        return RunColumns(self.shape.part, self.patterns, costs, self.patterns @ self.step, int(self.shape.nodes.size), group_gpus)
 
     def ranked(self, keep: np.ndarray) -> Ranked:
         """The run with the patterns of ``keep`` (a mask; the empty pattern always) as the

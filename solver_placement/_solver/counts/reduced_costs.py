@@ -41,13 +41,20 @@ TOLERANCE = 1e-9
 class RunColumns:
     """One run of alike nodes as the relaxation sees it: per pattern, its groups per class of
     ``part``, its cost on a node apart from its position (weighed: the ranks of the run's first
-    node, local ids, ``nodes`` term) and its rise per next node (weighed)."""
+    node, local ids, ``nodes`` term) and its rise per next node; per class, the GPUs one group
+    weighs in ``balance`` (its width times its members)."""
 
     part: tuple[int, ...]
     patterns: np.ndarray
     costs: np.ndarray
     rises: np.ndarray
     nodes: int
+    group_gpus: np.ndarray
+
+    @property
+    def gpus(self) -> np.ndarray:
+        """Per pattern, the weighed GPUs it takes on a node (what ``balance`` counts)."""
+        return self.patterns @ self.group_gpus
 
     @property
     def levels(self) -> np.ndarray:
@@ -57,27 +64,34 @@ class RunColumns:
 
 @dataclass(frozen=True)
 class Relaxation:
-    """The bound ``L(y)`` of one dual solution and every pattern's reduced cost under it."""
+    """The bound ``L(y)`` of one dual solution and every pattern's reduced cost under it, with
+    what a pattern adds beyond that by itself (``floors``: the ``balance`` term a node of that
+    pattern forces, past the least any answer pays)."""
 
     bound: float
     reduced: tuple[np.ndarray, ...]
     scale: float
+    floors: tuple[np.ndarray, ...]
 
     def kept(self, value: int) -> tuple[np.ndarray, ...]:
         """Per run, the patterns an answer cheaper than ``value`` may use (the empty one always):
         the objective is a whole number, so a pattern whose least answer exceeds ``value - 1``
         cannot be in one."""
         masks = []
-        for reduced in self.reduced:
-            mask = self.bound + reduced - self.margin <= value - 1
+        for least in self._least():
+            mask = least - self.margin <= value - 1
             mask[0] = True
             masks.append(mask)
         return tuple(masks)
 
     def beyond(self, kept: Sequence[np.ndarray]) -> float:
         """The least value of an answer using a pattern left out of ``kept`` (inf: none left out)."""
-        least = min((float((self.bound + reduced[~mask]).min()) for reduced, mask in zip(self.reduced, kept) if (~mask).any()), default=float("inf"))
+        least = min((float(cost[~mask].min()) for cost, mask in zip(self._least(), kept) if (~mask).any()), default=float("inf"))
         return least if least == float("inf") else float(np.ceil(least - self.margin))
+
+    def _least(self) -> list[np.ndarray]:
+        """Per run and pattern, the least value of an answer using it."""
+        return [self.bound + reduced + floor for reduced, floor in zip(self.reduced, self.floors)]
 
     @property
     def margin(self) -> float:
@@ -86,9 +100,12 @@ class Relaxation:
         return 1e-9 * (1.0 + self.scale)
 
 
-def relax(runs: Sequence[RunColumns], groups: Sequence[int], contiguity: int, check: Callable[[str], None]) -> Relaxation | None:
+def relax(runs: Sequence[RunColumns], groups: Sequence[int], contiguity: int, balance: int, check: Callable[[str], None]) -> Relaxation | None:
     """The relaxation's bound and reduced costs (None when GLOP fails, then nothing is left
-    out); ``groups[c]`` is class ``c``'s groups, ``contiguity`` the term's weight."""
+    out); ``groups[c]`` is class ``c``'s groups, ``contiguity`` and ``balance`` the terms'
+    weights. ``balance`` (the most weighed GPUs on a node) stays out of the linear program: every
+    answer pays it at least for the heavier of its patterns and the GPUs spread evenly over
+    every node, so a pattern heavier than that adds the difference by itself (its floor)."""
     lp = _Lp(runs, groups, contiguity)
     for _ in range(MAX_ROUNDS):
         check("bounding the count model by its linear relaxation")
@@ -97,7 +114,23 @@ def relax(runs: Sequence[RunColumns], groups: Sequence[int], contiguity: int, ch
         duals, levels = lp.duals(), lp.level_values()
         if not lp.add_chords(levels) + lp.add_columns(duals):
             break
-    return lp.relaxation(duals)
+    found = lp.relaxation(duals)
+    least_peak = _least_peak(runs, groups)
+    floors = tuple(balance * np.maximum(run.gpus - least_peak, 0).astype(np.float64) for run in runs)
+    return Relaxation(found.bound + balance * least_peak, found.reduced, found.scale + balance * max(float(run.gpus.max()) for run in runs), floors)
+
+
+def _least_peak(runs: Sequence[RunColumns], groups: Sequence[int]) -> int:
+    """A least ``balance`` peak of every answer: the weighed GPUs of all groups over the nodes
+    that may hold them, rounded up (a run's node is one node: with ``balance`` one part holds
+    every class), and at least one group of the heaviest class."""
+    per_group = np.zeros(len(groups), dtype=np.int64)
+    for run in runs:
+        for k, c in enumerate(run.part):
+            per_group[c] = max(per_group[c], run.group_gpus[k])
+    total = int(per_group @ np.array(groups, dtype=np.int64))
+    nodes = sum(run.nodes for run in runs)
+    return max(-(-total // max(nodes, 1)), int(per_group.max(initial=0)))
 
 
 class _Lp:
@@ -237,7 +270,7 @@ class _Lp:
                 count_cost = -duals.levels[s][j] + sum(lam * k for k, lam in chords.items())
                 pair_cost = self.weight * float(levels[j] - levels[j + 1]) - sum(chords.values())
                 bound += min(count_cost, 0.0) * run.nodes + min(pair_cost, 0.0) * run.nodes * (run.nodes - 1) / 2
-        return Relaxation(bound, tuple(np.maximum(r, 0.0) for r in reduced), self.scale)
+        return Relaxation(bound, tuple(np.maximum(r, 0.0) for r in reduced), self.scale, tuple(np.zeros(r.size) for r in reduced))
 
 
 @dataclass(frozen=True)

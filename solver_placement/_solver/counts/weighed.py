@@ -52,11 +52,13 @@ def counted_with_ranks(
     options: SolverOptions,
     budget: Budget,
 ) -> Answer | Declined:
-    """The count problem solved with ``contiguity`` weighed (``weights["contiguity"]`` > 0);
-    its value is the spec's objective of the layout built, its bound the model's (or the
-    relaxation's, for answers using a pattern left out)."""
+    """The count problem solved with ``contiguity`` weighed (``weights["contiguity"]`` > 0), or
+    with ``balance`` weighed past the whole-node patterns ``patterns.shapes`` lists (contiguity
+    0: only the tie-break, left out); its value is the spec's objective of the layout built, its
+    bound the model's (or the relaxation's, for answers using a pattern left out)."""
     cluster = spec.cluster
-    bases = rank_bases(problem, requests, cluster)
+    ranks = bool(weights.get("contiguity"))
+    bases = rank_bases(problem, requests, cluster) if ranks else np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
     if isinstance(bases, str):
         return Declined(PathName.COUNTS, bases)
     walked: list[WalkedRun] = []
@@ -69,9 +71,8 @@ def counted_with_ranks(
         return Declined(PathName.COUNTS, f"more than {MAX_WALKED_PATTERNS:,} whole-node patterns, once cut into runs of evenly rising ranks")
     relaxation = None
     if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
-        relaxation = relax(
-            [run.columns(problem, weights) for run in walked], [c.groups for c in problem.classes], int(weights["contiguity"]), budget.check
-        )
+        columns = [run.columns(problem, weights) for run in walked]
+        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget.check)
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     found = _solved(problem, walked, relaxation, weights, node_start, options, budget)
     if isinstance(found, Declined):
@@ -112,7 +113,7 @@ def _solved(
     everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
     keep = everything if relaxation is None else list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
-    weight = int(weights["contiguity"])
+    weight = int(weights.get("contiguity", 0))
     slack = 1.0
     while True:
         ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
@@ -121,7 +122,8 @@ def _solved(
         log.debug(
             "the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern")
         )
-        counts = solve_counts(problem, [run.shape for run in ranked], weights, node_start, options, budget, _ranks_term(ranked, least, weight))
+        term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
+        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
         if counts is not None and (counts.value <= beyond or counts.status != "OPTIMAL"):
             return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
@@ -135,9 +137,41 @@ def _solved(
         keep = [w | k for w, k in zip(wider, keep)] if any((w & ~k).any() for w, k in zip(wider, keep)) else everything
 
 
-def _ranks_term(ranked: list[Ranked], least: np.ndarray, weight: int) -> Term:
-    """The model's further term: the ranks (``add_term``) weighed, beside the fewest-nodes cuts."""
-    return lambda model, uses: _fewest(model, ranked, uses, least) + weight * add_term(model, ranked, uses)
+def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, weight: int, balance: int) -> Term:
+    """The model's further terms: the ranks (``add_term``) and ``balance`` (``_peak``) weighed,
+    beside the fewest-nodes cuts."""
+
+    def term(model: cp_model.CpModel, uses: Uses) -> cp_model.LinearExprT:
+        _fewest(model, ranked, uses, least)
+        ranks = weight * add_term(model, ranked, uses) if weight else 0
+        return ranks + (balance * _peak(model, problem, ranked, uses) if balance else 0)
+
+    return term
+
+
+def _peak(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExprT:
+    """The most weighed GPUs on a node (the ``balance`` term), by levels: one boolean per
+    distinct load, set when some node carries that load or more, the peak their staircase.
+    ``model.py`` states it with one boolean per pattern, which CP-SAT searches for seconds
+    past a few thousand patterns; a node's load is all that matters, and loads are few."""
+    loads: list[tuple[int, cp_model.IntVar, int]] = []  # (load, nodes count variable, run's nodes)
+    for s, run in enumerate(ranked):
+        for p, pattern in enumerate(run.shape.tables[0].patterns):
+            load = sum(g * problem.classes[c].width * len(problem.classes[c].members) for c, g in zip(run.shape.part, pattern, strict=True))
+            if load:
+                loads.append((load, uses[s, 0, p], int(run.shape.nodes.size)))
+    levels = sorted({load for load, _, _ in loads})
+    nodes = sum(int(run.shape.nodes.size) for run in ranked)
+    steps: list[cp_model.LinearExprT] = []
+    previous, above = 0, None
+    for level in levels:
+        reached = model.new_bool_var("")
+        model.add(cp_model.LinearExpr.sum([var for load, var, _ in loads if load >= level]) <= nodes * reached)
+        if above is not None:
+            model.add_implication(reached, above)  # a staircase: each level reached reaches those below
+        steps.append((level - previous) * reached)
+        previous, above = level, reached
+    return cp_model.LinearExpr.sum(steps)
 
 
 def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np.ndarray) -> int:
