@@ -141,15 +141,19 @@ def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, 
     """The model's further terms: the ranks (``add_term``) and ``balance`` (``_peak``) weighed,
     beside the fewest-nodes cuts."""
 
-    def term(model: cp_model.CpModel, uses: Uses) -> cp_model.LinearExprT:
+    def term(model: cp_model.CpModel, uses: Uses) -> cp_model.LinearExpr:
         _fewest(model, ranked, uses, least)
-        ranks = weight * add_term(model, ranked, uses) if weight else 0
-        return ranks + (balance * _peak(model, problem, ranked, uses) if balance else 0)
+        terms: list[cp_model.LinearExprT] = []
+        if weight:
+            terms.append(weight * add_term(model, ranked, uses))
+        if balance:
+            terms.append(balance * _peak(model, problem, ranked, uses))
+        return cp_model.LinearExpr.sum(terms)
 
     return term
 
 
-def _peak(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExprT:
+def _peak(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExpr:
     """The most weighed GPUs on a node (the ``balance`` term), by levels: one boolean per
     distinct load, set when some node carries that load or more, the peak their staircase.
     ``model.py`` states it with one boolean per pattern, which CP-SAT searches for seconds
@@ -174,7 +178,7 @@ def _peak(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], 
     return cp_model.LinearExpr.sum(steps)
 
 
-def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np.ndarray) -> int:
+def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np.ndarray) -> None:
     """Each class on at least its fewest nodes (``reduced_costs.fewest_nodes``): redundant for
     the integers, but what lets CP-SAT's linear relaxation see whole nodes; adds nothing to the
     objective."""
@@ -187,7 +191,6 @@ def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np
     for c, held in sorted(holding.items()):
         if least[c] > 1:
             model.add(cp_model.LinearExpr.sum(held) >= int(least[c]))
-    return 0
 
 
 def _answer(
