@@ -71,6 +71,7 @@ def solve_counts(
     low_ranks: list[cp_model.LinearExprT] = []
     most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes)
     peak = model.new_int_var(0, most, "peak GPUs taken on a node")
+    loads: list[tuple[int, cp_model.IntVar]] = []  # (GPUs a node of the pattern takes, its nodes)
     for s, shape in enumerate(shapes):
         count = int(shape.nodes.size)
         homes = [shape.home(k) for k in range(len(shape.part))]
@@ -92,11 +93,11 @@ def solve_counts(
                         if shape.domains[k] >= 0:
                             in_domain.setdefault((c, shape.domains[k]), []).append(g * var)
                 if weights.get("balance", 0) and any(pattern):  # one table then (patterns.py): gpus is the node's
-                    used = model.new_bool_var("")
-                    model.add(var <= count * used)
-                    model.add(peak >= gpus * used)
+                    loads.append((gpus, var))
             model.add(sum(row) == count)
         _agree(model, shape, s, uses)
+    if loads:
+        model.add(peak >= peak_by_levels(model, loads, sum(int(shape.nodes.size) for shape in shapes)))
     for c, terms in groups.items():
         model.add(sum(terms) == problem.classes[c].groups)
     for (c, _), terms in sorted(in_domain.items()):  # a domain holds whole pipelines
@@ -126,6 +127,24 @@ def solve_counts(
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound)
+
+
+def peak_by_levels(model: cp_model.CpModel, loads: list[tuple[int, cp_model.IntVar]], nodes: int) -> cp_model.LinearExpr:
+    """The most GPUs a node takes (the ``balance`` term) from ``(load, nodes of that pattern)``
+    pairs, by levels: one boolean per distinct load, set when some node carries that load or
+    more (each level reached reaches those below), the peak their staircase. One boolean per
+    pattern would say the same, but CP-SAT searches those for seconds past a few thousand
+    patterns, and loads are few (at most a node's GPUs times the members stacked on one)."""
+    steps: list[cp_model.LinearExprT] = []
+    previous, above = 0, None
+    for level in sorted({load for load, _ in loads}):
+        reached = model.new_bool_var("")
+        model.add(cp_model.LinearExpr.sum([var for load, var in loads if load >= level]) <= nodes * reached)
+        if above is not None:
+            model.add_implication(reached, above)
+        steps.append((level - previous) * reached)
+        previous, above = level, reached
+    return cp_model.LinearExpr.sum(steps)
 
 
 def _agree(model: cp_model.CpModel, shape: Shape, s: int, uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> None:

@@ -24,7 +24,7 @@ from solver_placement._solver.counts.contiguity import Local, Ranked, Uses, add_
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
-from solver_placement._solver.counts.model import Counts, Term, solve_counts
+from solver_placement._solver.counts.model import Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, parts
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
@@ -154,28 +154,14 @@ def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, 
 
 
 def _peak(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExpr:
-    """The most weighed GPUs on a node (the ``balance`` term), by levels: one boolean per
-    distinct load, set when some node carries that load or more, the peak their staircase.
-    ``model.py`` states it with one boolean per pattern, which CP-SAT searches for seconds
-    past a few thousand patterns; a node's load is all that matters, and loads are few."""
-    loads: list[tuple[int, cp_model.IntVar, int]] = []  # (load, nodes count variable, run's nodes)
+    """The most weighed GPUs on a node (the ``balance`` term), by load levels (``model.py``)."""
+    loads: list[tuple[int, cp_model.IntVar]] = []
     for s, run in enumerate(ranked):
         for p, pattern in enumerate(run.shape.tables[0].patterns):
             load = sum(g * problem.classes[c].width * len(problem.classes[c].members) for c, g in zip(run.shape.part, pattern, strict=True))
             if load:
-                loads.append((load, uses[s, 0, p], int(run.shape.nodes.size)))
-    levels = sorted({load for load, _, _ in loads})
-    nodes = sum(int(run.shape.nodes.size) for run in ranked)
-    steps: list[cp_model.LinearExprT] = []
-    previous, above = 0, None
-    for level in levels:
-        reached = model.new_bool_var("")
-        model.add(cp_model.LinearExpr.sum([var for load, var, _ in loads if load >= level]) <= nodes * reached)
-        if above is not None:
-            model.add_implication(reached, above)  # a staircase: each level reached reaches those below
-        steps.append((level - previous) * reached)
-        previous, above = level, reached
-    return cp_model.LinearExpr.sum(steps)
+                loads.append((load, uses[s, 0, p]))
+    return peak_by_levels(model, loads, sum(int(run.shape.nodes.size) for run in ranked))
 
 
 def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np.ndarray) -> None:
