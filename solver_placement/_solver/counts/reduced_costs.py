@@ -89,6 +89,15 @@ class Relaxation:
         least = min((float(cost[~mask].min()) for cost, mask in zip(self._least(), kept) if (~mask).any()), default=float("inf"))
         return least if least == float("inf") else float(np.ceil(least - self.margin))
 
+    def doubled(self, kept: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        """``kept`` with as many patterns again, those of least value next (when the patterns
+        kept hold no answer at all)."""
+        least = self._least()
+        values = np.sort(np.concatenate(least))
+        wanted = min(2 * sum(int(mask.sum()) for mask in kept), values.size)
+        limit = values[wanted - 1]
+        return tuple(mask | (cost <= limit) for mask, cost in zip(kept, least))
+
     def _least(self) -> list[np.ndarray]:
         """Per run and pattern, the least value of an answer using it."""
         return [self.bound + reduced + floor for reduced, floor in zip(self.reduced, self.floors)]

@@ -114,7 +114,6 @@ def _solved(
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
     keep = everything if relaxation is None else list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
     weight = int(weights.get("contiguity", 0))
-    slack = 1.0
     while True:
         ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
         if sum(run.shape.size for run in ranked) > MAX_PATTERNS:
@@ -129,11 +128,8 @@ def _solved(
             return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
         if relaxation is None or beyond == float("inf") or budget.remaining() <= 0:
             return Declined(PathName.COUNTS, "no count answer within the time limit")
-        if counts is None:  # the patterns kept hold no answer: let more in
-            slack *= 16
-            wider = list(relaxation.kept(math.ceil(relaxation.bound + slack * (1.0 + abs(relaxation.bound)) * 1e-3)))
-        else:
-            wider = list(relaxation.kept(counts.value))
+        # the patterns kept hold no answer: twice as many; else every pattern that could do better
+        wider = list(relaxation.doubled(keep) if counts is None else relaxation.kept(counts.value))
         keep = [w | k for w, k in zip(wider, keep)] if any((w & ~k).any() for w, k in zip(wider, keep)) else everything
 
 
