@@ -98,6 +98,23 @@ class Relaxation:
         limit = values[wanted - 1]
         return tuple(mask | (cost <= limit) for mask, cost in zip(kept, least))
 
+    def capped(self, kept: Sequence[np.ndarray], most: int) -> tuple[tuple[np.ndarray, ...], bool]:
+        """``kept`` cut to its ``most`` patterns of least value (the empty ones always), and
+        whether it was cut."""
+        if sum(int(mask.sum()) for mask in kept) <= most:
+            return tuple(kept), False
+        least = self._least()
+        values = np.concatenate([np.where(mask, cost, np.inf) for mask, cost in zip(kept, least)])
+        chosen = np.zeros(values.size, dtype=bool)
+        chosen[np.argsort(values, kind="stable")[: most - len(kept)]] = True
+        masks, start = [], 0
+        for mask in kept:
+            taken = chosen[start : start + mask.size].copy()
+            taken[0] = True
+            masks.append(taken)
+            start += mask.size
+        return tuple(masks), True
+
     def _least(self) -> list[np.ndarray]:
         """Per run and pattern, the least value of an answer using it."""
         return [self.bound + reduced + floor for reduced, floor in zip(self.reduced, self.floors)]

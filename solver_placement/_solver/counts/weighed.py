@@ -108,24 +108,29 @@ def _solved(
     """The model's answer over the patterns the relaxation keeps, and its bound over every
     pattern: first the patterns of least reduced cost (more while those alone hold no answer);
     when the answer found costs more than an answer with a pattern left out could, again with
-    every pattern that could do better, so that none left out beats it. Without a relaxation,
-    every pattern."""
+    every pattern that could do better, so that none left out beats it; never more than the
+    model holds (those of least bound, declined unless proven). Without a relaxation, every
+    pattern."""
     everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
-    keep = everything if relaxation is None else list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
+    keep: list[np.ndarray] = everything if relaxation is None else list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
     weight = int(weights.get("contiguity", 0))
+    capped = False
     while True:
+        if relaxation is not None:  # past the model's size: those of least bound, proven only if none left out could beat them
+            cut, capped = relaxation.capped(keep, MAX_PATTERNS)
+            keep = list(cut)
         ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
         if sum(run.shape.size for run in ranked) > MAX_PATTERNS:
-            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} node patterns an answer may use, once cut into runs of evenly rising ranks")
-        log.debug(
-            "the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern")
-        )
+            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns, and no relaxation to choose among them")
+        log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
         counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
-        if counts is not None and (counts.value <= beyond or counts.status != "OPTIMAL"):
+        if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
             return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
+        if capped:  # unproven among the patterns of least bound: the other paths (first fit meets the counting bound more often)
+            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns a better answer may use, and none proven among those of least bound")
         if relaxation is None or beyond == float("inf") or budget.remaining() <= 0:
             return Declined(PathName.COUNTS, "no count answer within the time limit")
         # the patterns kept hold no answer: twice as many; else every pattern that could do better
