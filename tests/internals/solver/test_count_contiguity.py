@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from test_count_model import small_specs
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
-from solver_placement._solver.counts import weighed
+from solver_placement._solver.counts import patterns, weighed
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
@@ -139,3 +139,21 @@ def test_many_whole_node_patterns_are_counted_with_balance_or_ranks(weights: dic
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
     tie_break = {} if "contiguity" in weights else {"contiguity": 0}  # not asked: only the tie-break, out of the value
     assert ours.objective == objective_value(spec, spec.requests, ours.assignments, {**DEFAULT_WEIGHTS, **weights, **tie_break}, {})
+
+
+#: ``balance`` weighed without ranks (``contiguity`` 0 stated: out of the value, as the flat model counts it).
+BALANCE_WEIGHTS = st.fixed_dictionaries({
+    "balance": st.sampled_from([1, 2, 30]),
+    "nodes": st.sampled_from([0, 1, 10, 10_000]),
+    "contiguity": st.just(0),
+})  # fmt: skip
+
+
+@example_tiers(30, 200)
+def test_balance_past_the_patterns_listed_is_counted_at_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``balance`` needs whole-node patterns; past those ``patterns.shapes`` lists (4,000, here
+    2 so that every spec goes there), the walk lists them and the relaxation keeps those a better
+    answer may use: a proven answer is still the flat optimum."""
+    monkeypatch.setattr(patterns, "MAX_PATTERNS", 2)
+    monkeypatch.setattr(weighed, "RELAXED_PAST", 0)
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), BALANCE_WEIGHTS)(check_random))()
