@@ -13,7 +13,8 @@ take (what the node holds, once its pattern is chosen):
   the counts: with the distinct rises ``v_1 > v_2 > ...`` and ``N_j`` the nodes whose pattern
   rises at least ``v_j``, it is ``sum_j (v_j - v_(j+1)) x N_j (N_j - 1) / 2`` plus a constant;
   ``add_term`` states it per level with chords (up to ``SECANTS`` nodes) or a product;
-- *local*: the least sum of local ids is a small search per pattern (``Local``): the node's free
+- *local*: the least sum of local ids is a search over the node's GPUs (priced for every pattern
+  at once by ``local_costs.py``, laid out for the patterns an answer uses by ``Local``): the node's free
   GPUs in ascending order each take a *stack* (classes that may share a GPU), every class its
   demand; stacks are independent sets of the graph of classes kept apart (or the sets a hole's
   covers allow, ``covers.py``), a process of consecutive GPUs on consecutive GPUs. It leaves out

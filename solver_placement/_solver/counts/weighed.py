@@ -5,7 +5,15 @@ Why a path of its own: with contiguity only a tie-break, the count model proves 
 ``balance`` and orders ties afterwards (``model.py``'s second run); weighed, the ranks trade
 against the other terms, so they join the one objective, every shape is cut into runs whose ranks
 rise evenly, and the layout gives each node the stacks of its least local cost. Whole-node
-patterns are needed (a node's local cost is of its whole pattern), as for ``balance``.
+patterns are needed (a node's local cost is of its whole pattern), as for ``balance``, which
+takes this path too past the whole-node patterns ``patterns.shapes`` lists (contiguity 0 then).
+
+How it stays small and fast: one walk over a node's GPUs lists every whole-node pattern with its
+least local ids (``local_costs.py``, arrays: tens of thousands in milliseconds); up to
+``RELAXED_PAST`` of them all become the model's integers; past that a linear relaxation
+(``reduced_costs.py``) keeps those an answer better than the one found may use, and the answer
+is proven only when no pattern left out could beat it. Each class on at least its fewest nodes
+and ``balance`` by load levels keep CP-SAT's own relaxation near the optimum.
 """
 
 from __future__ import annotations
@@ -20,7 +28,17 @@ from ortools.sat.python import cp_model
 from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.counts.contiguity import Local, Ranked, Uses, add_term, consecutive_run, in_some_hole_set, rank_bases, stacks_of
+from solver_placement._solver.counts.contiguity import (
+    Local,
+    Ranked,
+    TooManyLocalStates,
+    Uses,
+    add_term,
+    consecutive_run,
+    in_some_hole_set,
+    rank_bases,
+    stacks_of,
+)
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
@@ -90,6 +108,8 @@ def counted_with_ranks(
         )
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
+    except TooManyLocalStates:
+        return Declined(PathName.COUNTS, "more local layouts of a node's pattern than the contiguity term searches")
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
