@@ -141,22 +141,52 @@ def relax(runs: Sequence[RunColumns], groups: Sequence[int], contiguity: int, ba
         if not lp.add_chords(levels) + lp.add_columns(duals):
             break
     found = lp.relaxation(duals)
-    least_peak = _least_peak(runs, groups)
+    least_peak = _least_peak(runs, groups, check) if balance else 0
     floors = tuple(balance * np.maximum(run.gpus - least_peak, 0).astype(np.float64) for run in runs)
     return Relaxation(found.bound + balance * least_peak, found.reduced, found.scale + balance * max(float(run.gpus.max()) for run in runs), floors)
 
 
-def _least_peak(runs: Sequence[RunColumns], groups: Sequence[int]) -> int:
-    """A least ``balance`` peak of every answer: the weighed GPUs of all groups over the nodes
-    that may hold them, rounded up (a run's node is one node: with ``balance`` one part holds
-    every class), and at least one group of the heaviest class."""
+def _least_peak(runs: Sequence[RunColumns], groups: Sequence[int], check: Callable[[str], None]) -> int:
+    """A least ``balance`` peak of every answer: the least load whose patterns (those no heavier)
+    still hold every group in the relaxation, found by halving among the loads from the weighed
+    GPUs of all groups spread over every node, rounded up (a run's node is one node: with
+    ``balance`` one part holds every class). An answer of a lower peak uses only lighter
+    patterns, which the relaxation, a fortiori the integers, cannot fit."""
     per_group = np.zeros(len(groups), dtype=np.int64)
     for run in runs:
         for k, c in enumerate(run.part):
             per_group[c] = max(per_group[c], run.group_gpus[k])
     total = int(per_group @ np.array(groups, dtype=np.int64))
-    nodes = sum(run.nodes for run in runs)
-    return max(-(-total // max(nodes, 1)), int(per_group.max(initial=0)))
+    spread = max(-(-total // max(sum(run.nodes for run in runs), 1)), int(per_group.max(initial=0)))
+    loads = [int(load) for load in np.unique(np.concatenate([run.gpus for run in runs])) if load >= spread]
+    if not loads:
+        return spread
+    low, high = 0, len(loads) - 1  # the answer lies in loads[low:high + 1], or is the heaviest
+    while low < high:
+        middle = (low + high) // 2
+        if _fits(runs, groups, loads[middle], check):
+            high = middle
+        else:
+            low = middle + 1
+    return max(spread, loads[low])
+
+
+def _fits(runs: Sequence[RunColumns], groups: Sequence[int], peak: int, check: Callable[[str], None]) -> bool:
+    """Whether the relaxation holds every group with patterns of load ``peak`` at most: its
+    artificial room alone priced, which a feasible relaxation leaves empty."""
+    lighter = []
+    for run in runs:
+        mask = run.gpus <= peak
+        flat = np.zeros(int(mask.sum()))
+        lighter.append(RunColumns(run.part, run.patterns[mask], flat, flat.astype(np.int64), run.nodes, run.group_gpus))
+    lp = _Lp(lighter, groups, 0)
+    for _ in range(MAX_ROUNDS):
+        check("bounding the balance term by its linear relaxation")
+        if lp.solver.Solve() != pywraplp.Solver.OPTIMAL:
+            return True  # unknown: assume it fits (the weaker bound)
+        if not lp.add_columns(lp.duals()):
+            break
+    return bool(lp.solver.Objective().Value() <= 1e-6 * lp.scale)
 
 
 class _Lp:
