@@ -1,23 +1,26 @@
-"""A linear relaxation of the weighed-contiguity count model, to leave out patterns no better
-answer uses.
+"""A linear relaxation of the count model over whole-node patterns (``contiguity`` or
+``balance`` weighed), to leave out patterns no better answer uses.
 
-Why: the count model with ``contiguity`` weighed has one integer per whole-node pattern (2,400
-for five components in a cycle of exclusions on 8 GPUs, tens of thousands for more), and CP-SAT
-spends most of a second on them though an optimum uses a handful. Linear programming duality
-says which ones can matter: for any dual values ``y`` of the relaxation's rows, every answer
-costs at least ``L(y) = y.b + sum over variables of min(d lb, d ub)`` (``d = c - A^T y``, the
-reduced costs), and an answer that puts a pattern of reduced cost ``d_p > 0`` on a node costs at
-least ``L(y) + d_p``. So once an answer of value ``V`` is known, the patterns with ``L(y) + d_p
-> V`` can be left out of the search without losing any better answer, and the smallest such
-``L(y) + d_p`` bounds every answer that uses one (``Relaxation.beyond``).
+Why: such a model has one integer per whole-node pattern (2,400 for five components in a cycle
+of exclusions on 8 GPUs, 49,347 for six), and CP-SAT spends seconds on them though an optimum
+uses a handful. Linear programming duality says which ones can matter: for any dual values ``y``
+of the relaxation's rows, every answer costs at least ``L(y) = y.b + sum over variables of
+min(d lb, d ub)`` (``d = c - A^T y``, the reduced costs), and an answer that puts a pattern of
+reduced cost ``d_p > 0`` on a node costs at least ``L(y) + d_p``. So once an answer of value
+``V`` is known, the patterns with ``L(y) + d_p > V - 1`` (values are whole numbers) can be left
+out of the search without losing any better answer, and the smallest such ``L(y) + d_p`` bounds
+every answer that uses one (``Relaxation.beyond``).
 
 The relaxation is the count model's rows over every pattern (each run's nodes, each class's
 groups, each rise level's nodes) with its convex term ``N (N - 1) / 2`` stated by chords, which
-is exact at integers (``contiguity.py``); pipeline domains and ``balance`` are dropped, which
-only lowers it. It is solved by column generation with GLOP (deterministic): the patterns enter
-as their reduced costs turn negative, priced all at once with arrays, and chords as the level
-counts need them. The bound is computed here from the duals GLOP gives, over every pattern,
-whatever their accuracy: it is a bound for any duals of the right signs.
+is exact at integers (``contiguity.py``), and each class on at least its fewest nodes (a cut the
+integers keep: without it the ``nodes`` term splits nodes and the bound is far off); pipeline
+domains are dropped, which only lowers it. ``balance`` stays out of the program: every answer
+pays at least the least peak the relaxation allows, and a heavier pattern its own load (its
+floor). It is solved by column generation with GLOP (deterministic): the patterns enter as their
+reduced costs turn negative, priced all at once with arrays, and chords as the level counts need
+them. The bound is computed here from the duals GLOP gives, over every pattern, whatever their
+accuracy: it is a bound for any duals of the right signs (a margin covers float64 sums).
 """
 
 from __future__ import annotations
