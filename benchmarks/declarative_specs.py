@@ -46,6 +46,10 @@ neither side places is a finding, not noise:
 * ``contiguity`` is ``disaggregated``, ``collocated`` or ``ring`` (feasible as they are) with
   ``contiguity`` weighed in ``solver.objective`` (1 or 5 per rank, ``nodes`` at 10,000 or 1), so
   ranks trade against nodes: the planted layout of its base bounds the nodes, not the objective.
+* ``balance`` is ``ring`` with six components (two colours on two halves of every node, the
+  planted layout) and ``balance`` weighed in ``solver.objective`` (1 or 1,000 per GPU of the
+  fullest node, ``nodes`` at 10,000 or 1): six components on a cycle of exclusions have tens of
+  thousands of whole-node patterns, which ``balance`` needs.
 * ``previous`` is ``replan``'s spec solved again with ``previous=`` the first answer on the
   cluster without the lost nodes (``solve``'s own re-planning, the count path's matching), where
   ``replan`` times the public function (kept in place first).
@@ -241,9 +245,10 @@ def heterogeneous(rng: random.Random, nodes: int, fill: float) -> Section:
     )  # fmt: skip
 
 
-def ring(rng: random.Random, nodes: int, fill: float) -> Section:
-    """4-6 components in TP groups of 1-4 on a cycle of exclusions (see the module docstring)."""
-    count = rng.randint(4, 6)
+def ring(rng: random.Random, nodes: int, fill: float, count: int = 0) -> Section:
+    """4-6 components (``count`` when given) in TP groups of 1-4 on a cycle of exclusions (see
+    the module docstring)."""
+    count = count or rng.randint(4, 6)
     width = GPUS // 2 if count % 2 == 0 else GPUS // 4
     placement: dict[str, Any] = {}
     for i in range(count):
@@ -439,6 +444,12 @@ def contiguity(rng: random.Random, nodes: int, fill: float) -> Section:
     return {**spec, "solver": {"objective": {"contiguity": rng.choice((1, 5)), "nodes": rng.choice((1, 10_000))}}}
 
 
+def balance(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A ``ring`` spec of six components (TP groups of 1-4) with ``balance`` weighed."""
+    spec = ring(rng, nodes, fill, count=6)
+    return {**spec, "solver": {"objective": {"balance": rng.choice((1, 1_000)), "nodes": rng.choice((1, 10_000))}}}
+
+
 def one_per_node(rng: random.Random, nodes: int, fill: float) -> Section:
     """2-4 components of one 8-GPU process per node, all pairwise exclusive (the huge sizes)."""
     budget = int(fill * nodes)
@@ -611,6 +622,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "topology mixes": topology_mixes,
     "other hardware": other_hardware,
     "fixed loads": fixed_loads,
+    "balance": balance,
 }
 #: Families that lose nodes after a first solve: ``replan`` times :func:`replan`, ``previous``
 #: times ``solve(..., previous=)`` on the surviving cluster.

@@ -136,8 +136,8 @@ def _counted(
         try:
             found += shapes(problem, cluster.gpus_per_node, part, budget.check, whole=joint)
         except TooManyPatterns:
-            if joint:
-                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (the balance term needs whole-node patterns)")
+            if joint:  # whole-node patterns past the model's size: those a better answer may use (``reduced_costs.py``)
+                return counted_with_ranks(problem, spec, requests, weights, options, budget)
             log.debug("too many whole-node patterns: enumerating them clique by clique")
             try:
                 found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)

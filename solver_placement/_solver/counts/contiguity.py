@@ -13,7 +13,8 @@ take (what the node holds, once its pattern is chosen):
   the counts: with the distinct rises ``v_1 > v_2 > ...`` and ``N_j`` the nodes whose pattern
   rises at least ``v_j``, it is ``sum_j (v_j - v_(j+1)) x N_j (N_j - 1) / 2`` plus a constant;
   ``add_term`` states it per level with chords (up to ``SECANTS`` nodes) or a product;
-- *local*: the least sum of local ids is a small search per pattern (``Local``): the node's free
+- *local*: the least sum of local ids is a search over the node's GPUs (priced for every pattern
+  at once by ``local_costs.py``, laid out for the patterns an answer uses by ``Local``): the node's free
   GPUs in ascending order each take a *stack* (classes that may share a GPU), every class its
   demand; stacks are independent sets of the graph of classes kept apart (or the sets a hole's
   covers allow, ``covers.py``), a process of consecutive GPUs on consecutive GPUs. It leaves out
@@ -28,13 +29,12 @@ one product per rise level and shape.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import InternalError
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.patterns import Shape
@@ -90,15 +90,14 @@ class Ranked:
 
     ``lead[k]`` and ``step[k]``: the rank cost of one group of class ``part[k]`` on the run's
     first node, and how much more on each next node; ``local[p]``: the least sum of local ids of
-    pattern ``p`` (its members' GPUs weighed by the members holding them), None when no layout
-    holds it (consecutive GPUs a process needs, broken by GPUs kept off: the cliques' room
-    alone does not see that).
+    pattern ``p`` (its members' GPUs weighed by the members holding them). The shape's table
+    lists only patterns some stacks hold (``local_costs.py``).
     """
 
     shape: Shape
     lead: tuple[int, ...]
     step: tuple[int, ...]
-    local: tuple[int | None, ...]
+    local: tuple[int, ...]
 
     def rise(self, pattern: Sequence[int]) -> int:
         """How much more the pattern costs on each next node of the run."""
@@ -109,80 +108,38 @@ class Ranked:
         return sum(a * g for a, g in zip(self.lead, pattern, strict=True))
 
 
-def ranked_shapes(
-    problem: CountProblem,
-    shapes: Sequence[Shape],
-    bases: np.ndarray,
-    cluster: Cluster,
-    local: Callable[[Shape, int, tuple[int, ...]], float],
-) -> list[Ranked]:
-    """``shapes`` cut into runs of evenly rising bases and equal GPUs kept off, each priced;
-    ``local(run, node, demand)`` is the least local cost of ``demand`` (GPUs per class of the
-    run's part) on ``node``."""
-    ranked = []
-    for shape in shapes:
-        if len(shape.tables) != 1:
-            raise InternalError("contiguity is priced on whole-node patterns only")
-        part = list(shape.part)
-        widths = [problem.classes[c].width for c in part]
-        for run in _runs(shape, bases[part], [kept_off(problem, shape.part, cluster, node) for node in shape.nodes.tolist()]):
-            nodes = shape.nodes[run]
-            head = bases[part][:, nodes[0]]
-            step = bases[part][:, nodes[1]] - head if nodes.size > 1 else np.zeros(len(part), dtype=np.int64)
-            piece = replace(shape, nodes=nodes)
-            costs = tuple(local(piece, int(nodes[0]), tuple(g * w for g, w in zip(pattern, widths, strict=True))) for pattern in shape.tables[0].patterns)
-            lead = tuple(int(h) * w for h, w in zip(head.tolist(), widths, strict=True))
-            rise = tuple(int(s) * w for s, w in zip(step.tolist(), widths, strict=True))
-            ranked.append(Ranked(piece, lead, rise, tuple(None if cost == float("inf") else int(cost) for cost in costs)))
-    return ranked
-
-
-def kept_off(problem: CountProblem, part: tuple[int, ...], cluster: Cluster, node: int) -> tuple[tuple[int, ...], ...]:
-    """Per class of ``part``, the local ids of ``node`` it leaves to rank-string components."""
-    start = int(np.concatenate(([0], np.cumsum(cluster.gpus_per_node)))[node])
-    found = []
-    for c in part:
-        held = problem.blocked[c]
-        found.append(tuple(sorted((held[cluster.hw_node[held] == node] - start).tolist())))
-    return tuple(found)
-
-
-def _runs(shape: Shape, bases: np.ndarray, kept: list[tuple[tuple[int, ...], ...]]) -> list[np.ndarray]:
-    """Positions in ``shape.nodes`` cut into maximal runs whose bases rise by one step per node
-    for every class (``bases``: the part's rows) and whose nodes keep the same GPUs off."""
+def even_runs(nodes: np.ndarray, bases: np.ndarray) -> list[np.ndarray]:
+    """``nodes`` (ascending, alike) cut into maximal runs whose bases rise by one step per node
+    for every class (``bases``: the part's rows)."""
     runs: list[list[int]] = []
-    values = bases[:, shape.nodes]
-    for i in range(shape.nodes.size):
+    values = bases[:, nodes]
+    for i in range(nodes.size):
         current = runs[-1] if runs else None
-        if current is not None and kept[i] == kept[current[0]]:
+        if current is not None:
             if len(current) == 1 or (values[:, i] - values[:, current[-1]] == values[:, current[1]] - values[:, current[0]]).all():
                 current.append(i)
                 continue
         runs.append([i])
-    return [np.array(run, dtype=np.int64) for run in runs]
+    return [nodes[run] for run in runs]
 
 
 def add_term(model: cp_model.CpModel, ranked: Sequence[Ranked], uses: Uses) -> cp_model.LinearExpr:
     """The contiguity of the counts ``uses[run, 0, pattern]``, with the patterns of each run
-    ordered by falling rise (see the module's note): exact, one product per rise level. A
-    pattern no layout holds is not used."""
+    ordered by falling rise (see the module's note): exact, one product per rise level."""
     terms: list[cp_model.LinearExprT] = []
     constant = 0
     for s, run in enumerate(ranked):
         count = int(run.shape.nodes.size)
         patterns = run.shape.tables[0].patterns
+        rise = [run.rise(pattern) for pattern in patterns]
         for p, pattern in enumerate(patterns):
-            local = run.local[p]
-            if local is None:
-                model.add(uses[s, 0, p] == 0)
-                continue
-            cost = run.first(pattern) + local
+            cost = run.first(pattern) + run.local[p]
             if cost:
                 terms.append(cost * uses[s, 0, p])
-        rises = sorted({run.rise(pattern) for pattern in patterns}, reverse=True)
+        rises = sorted(set(rise), reverse=True)
         for j, level in enumerate(rises[:-1]):
             at_least = model.new_int_var(0, count, "")
-            model.add(at_least == sum(uses[s, 0, p] for p, pattern in enumerate(patterns) if run.rise(pattern) >= level))
+            model.add(at_least == cp_model.LinearExpr.sum([uses[s, 0, p] for p in range(len(patterns)) if rise[p] >= level]))
             terms.append((level - rises[j + 1]) * _pairs_of(model, at_least, count))
         constant += rises[-1] * (count * (count - 1) // 2)
     return cp_model.LinearExpr.sum(terms) + constant
@@ -225,10 +182,6 @@ class Local:
     fits: FitsBeside | None = None  # whether classes of the part (positions) fit beside a load
     known: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = field(default_factory=dict)
     offered: dict[tuple[int, tuple[bool, ...], tuple[bool, ...]], list[tuple[int, ...]]] = field(default_factory=dict)
-
-    def cost(self, demand: tuple[int, ...]) -> float:
-        """The least local cost of ``demand`` (infinite when the node cannot hold it)."""
-        return self._best(0, demand, (0,) * len(demand))
 
     def layout(self, demand: tuple[int, ...]) -> list[tuple[int, ...]]:
         """The stack of each GPU from local id 0 (empty: unused) of a least-cost layout of

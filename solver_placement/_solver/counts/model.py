@@ -73,6 +73,7 @@ def solve_counts(
     placed_first = 0 if problem.load is None else int(problem.load.max(initial=0))  # on nodes with no pattern too
     most = max((shape.capacity for shape in shapes), default=0) * sum(len(c.members) for c in problem.classes) + placed_first
     peak = model.new_int_var(placed_first, most, "peak GPUs taken on a node")
+    loads: list[tuple[int, cp_model.IntVar]] = []  # (GPUs a node of the pattern takes, placed-first load included; its nodes)
     for s, shape in enumerate(shapes):
         count = int(shape.nodes.size)
         homes = [shape.home(k) for k in range(len(shape.part))]
@@ -94,13 +95,11 @@ def solve_counts(
                         for level, domain in enumerate(shape.domains[k]):  # the priced domain last (``patterns.py``)
                             (in_domain if level < len(problem.classes[c].levels) else in_priced).setdefault((c, level, domain), []).append(g * var)
                 if weights.get("balance", 0) and any(pattern):  # one table then (patterns.py): gpus is the node's
-                    used = model.new_bool_var("")
-                    model.add(var <= count * used)
-                    model.add(peak >= (gpus + shape.load) * used)
+                    loads.append((gpus + shape.load, var))
             model.add(sum(row) == count)
         _agree(model, shape, s, uses)
-    if problem.load is not None:  # components placed first load their nodes whatever the patterns (``preset.py``)
-        model.add(peak >= int(problem.load.max(initial=0)))
+    if loads:
+        model.add(peak >= peak_by_levels(model, loads, sum(int(shape.nodes.size) for shape in shapes)))
     for c, terms in groups.items():
         model.add(sum(terms) == problem.classes[c].groups)
     for (c, level, _), terms in sorted(in_domain.items()):  # a domain holds whole units (``domain_levels.py``)
@@ -174,6 +173,24 @@ def _least_domains(problem: CountProblem, c: int, size: int) -> int:
     per_node = np.where(problem.allowed[c], room // count_class.width, 0)
     most = int(np.bincount(level.key, weights=per_node).max(initial=0))
     return max(2, -(-size // max(1, min(size - 1, most))))
+
+
+def peak_by_levels(model: cp_model.CpModel, loads: list[tuple[int, cp_model.IntVar]], nodes: int) -> cp_model.LinearExpr:
+    """The most GPUs a node takes (the ``balance`` term) from ``(load, nodes of that pattern)``
+    pairs, by levels: one boolean per distinct load, set when some node carries that load or
+    more (each level reached reaches those below), the peak their staircase. One boolean per
+    pattern would say the same, but CP-SAT searches those for seconds past a few thousand
+    patterns, and loads are few (at most a node's GPUs times the members stacked on one)."""
+    steps: list[cp_model.LinearExprT] = []
+    previous, above = 0, None
+    for level in sorted({load for load, _ in loads}):
+        reached = model.new_bool_var("")
+        model.add(cp_model.LinearExpr.sum([var for load, var in loads if load >= level]) <= nodes * reached)
+        if above is not None:
+            model.add_implication(reached, above)
+        steps.append((level - previous) * reached)
+        previous, above = level, reached
+    return cp_model.LinearExpr.sum(steps)
 
 
 def _agree(model: cp_model.CpModel, shape: Shape, s: int, uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> None:

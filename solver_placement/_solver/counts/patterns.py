@@ -112,7 +112,7 @@ def shapes(
     useful = np.flatnonzero(allowed.any(axis=0))
     room = np.stack([gpus_per_node - problem.blocked_per_node(c, num_nodes) for c in part])
     room[:] = np.where(allowed, room, -1).max(axis=0)  # one room per node where the classes there are kept off the same GPUs
-    domains = [_domains(problem.classes[c], num_nodes) for c in part]
+    domains = [class_domains(problem.classes[c], num_nodes) for c in part]
     keep_off = [problem.blocked_locals(c) for c in part]
     beside = problem.beside
     loads = {node: beside.on_node(node, int(gpus_per_node[node])) for node in {n for n, _ in beside.loads}} if beside is not None else {}
@@ -218,7 +218,7 @@ def _clique_table(
     return Table(columns, tuple(local))
 
 
-def _domains(count_class: CountClass, num_nodes: int) -> np.ndarray:
+def class_domains(count_class: CountClass, num_nodes: int) -> np.ndarray:
     """Per node, the class's domain at each of its levels, then of its priced preferred domain
     (nodes x levels)."""
     levels = [*count_class.levels, *([count_class.priced] if count_class.priced is not None else [])]

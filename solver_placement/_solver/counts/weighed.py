@@ -5,37 +5,49 @@ Why a path of its own: with contiguity only a tie-break, the count model proves 
 ``balance`` and orders ties afterwards (``model.py``'s second run); weighed, the ranks trade
 against the other terms, so they join the one objective, every shape is cut into runs whose ranks
 rise evenly, and the layout gives each node the stacks of its least local cost. Whole-node
-patterns are needed (a node's local cost is of its whole pattern), as for ``balance``.
+patterns are needed (a node's local cost is of its whole pattern), as for ``balance``, which
+takes this path too past the whole-node patterns ``patterns.shapes`` lists (contiguity 0 then).
+
+How it stays small and fast: one walk over a node's GPUs lists every whole-node pattern with its
+least local ids (``local_costs.py``, arrays: tens of thousands in milliseconds); up to
+``RELAXED_PAST`` of them all become the model's integers; past that a linear relaxation
+(``reduced_costs.py``) keeps those an answer better than the one found may use, and the answer
+is proven only when no pattern left out could beat it. Each class on at least its fewest nodes
+and ``balance`` by load levels keep CP-SAT's own relaxation near the optimum.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 
 import numpy as np
+from ortools.sat.python import cp_model
 
-from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.contiguity import (
     Local,
+    Ranked,
     TooManyLocalStates,
+    Uses,
     add_term,
     consecutive_run,
     in_some_hole_set,
-    kept_off,
     rank_bases,
-    ranked_shapes,
     stacks_of,
 )
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
-from solver_placement._solver.counts.model import solve_counts
-from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, TooManyPatterns, beside_of, parts, shapes
+from solver_placement._solver.counts.local_costs import TooManyWalkStates
+from solver_placement._solver.counts.model import Counts, Term, peak_by_levels, solve_counts
+from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
+from solver_placement._solver.counts.reduced_costs import Relaxation, fewest_nodes, relax
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
@@ -43,6 +55,12 @@ from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
 log = logging.getLogger(__name__)
+
+#: Most whole-node patterns the walks may list over all runs (arrays, priced at once); the model
+#: itself holds at most ``MAX_PATTERNS`` of them, those the relaxation keeps.
+MAX_WALKED_PATTERNS = 200_000
+#: Whole-node patterns past which the relaxation chooses those the model holds.
+RELAXED_PAST = MAX_PATTERNS
 
 
 def counted_with_ranks(
@@ -53,39 +71,140 @@ def counted_with_ranks(
     options: SolverOptions,
     budget: Budget,
 ) -> Answer | Declined:
-    """The count problem solved with ``contiguity`` weighed (``weights["contiguity"]`` > 0);
-    its value is the spec's objective of the layout built, its bound the model's."""
+    """The count problem solved with ``contiguity`` weighed (``weights["contiguity"]`` > 0), or
+    with ``balance`` weighed past the whole-node patterns ``patterns.shapes`` lists (contiguity
+    0: only the tie-break, left out); its value is the spec's objective of the layout built, its
+    bound the model's (or the relaxation's, for answers using a pattern left out)."""
     cluster = spec.cluster
-    bases = rank_bases(problem, requests, cluster)
+    ranks = bool(weights.get("contiguity"))
+    bases = rank_bases(problem, requests, cluster) if ranks else np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
     if isinstance(bases, str):
         return Declined(PathName.COUNTS, bases)
-    found: list[Shape] = []
-    for part in parts(problem, bool(weights.get("balance"))):
-        try:
-            found += shapes(problem, cluster.gpus_per_node, part, budget.check)
-        except TooManyPatterns:
-            return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (a weighed contiguity needs whole-node patterns)")
-    pricer = _Pricer(problem, requests, cluster, budget)
+    walked: list[WalkedRun] = []
     try:
-        ranked = ranked_shapes(problem, found, bases, cluster, pricer.cost)
-    except TooManyLocalStates:
+        for part in parts(problem, bool(weights.get("balance"))):
+            walked += walked_runs(problem, part, cluster, bases, requests, budget.check)
+    except TooManyWalkStates:
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
-    if sum(run.shape.size for run in ranked) > MAX_PATTERNS:
-        return Declined(PathName.COUNTS, "more node patterns than the count model enumerates, once cut into runs of evenly rising ranks")
-    log.debug("the count model with contiguity weighed: %s", counted(len(ranked), "run"))
-    weight = int(weights["contiguity"])
+    if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
+        return Declined(PathName.COUNTS, f"more than {MAX_WALKED_PATTERNS:,} whole-node patterns, once cut into runs of evenly rising ranks")
+    relaxation = None
+    if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
+        columns = [run.columns(problem, weights) for run in walked]
+        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget.check)
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
-    counts = solve_counts(problem, [run.shape for run in ranked], weights, node_start, options, budget, lambda model, uses: weight * add_term(model, ranked, uses))
-    if counts is None:
-        return Declined(PathName.COUNTS, "no count answer within the time limit")
+    found = _solved(problem, walked, relaxation, weights, node_start, options, budget)
+    if isinstance(found, Declined):
+        return found
+    ranked, counts, bound = found
     try:
-        placed = assignments(problem, [run.shape for run in ranked], counts, requests, cluster, lambda s, pattern: ranked[s].rise(pattern), pricer.ids)
+        placed = assignments(
+            problem,
+            [run.shape for run in ranked],
+            counts,
+            requests,
+            cluster,
+            lambda s, pattern: ranked[s].rise(pattern),
+            _Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget).ids,
+        )
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
+    except TooManyLocalStates:
+        return Declined(PathName.COUNTS, "more local layouts of a node's pattern than the contiguity term searches")
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
-    return _answer(spec, requests, placed, weights, counts.status, counts.bound)
+    return _answer(spec, requests, placed, weights, counts.status, bound)
+
+
+def _solved(
+    problem: CountProblem,
+    walked: list[WalkedRun],
+    relaxation: Relaxation | None,
+    weights: Mapping[str, int],
+    node_start: np.ndarray,
+    options: SolverOptions,
+    budget: Budget,
+) -> tuple[list[Ranked], Counts, int] | Declined:
+    """The model's answer over the patterns the relaxation keeps, and its bound over every
+    pattern: first the patterns of least reduced cost (more while those alone hold no answer);
+    when the answer found costs more than an answer with a pattern left out could, again with
+    every pattern that could do better, so that none left out beats it; never more than the
+    model holds (those of least bound, declined unless proven). Without a relaxation, every
+    pattern."""
+    everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
+    least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
+    keep: list[np.ndarray] = everything if relaxation is None else list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
+    weight = int(weights.get("contiguity", 0))
+    capped = False
+    while True:
+        if relaxation is not None:  # past the model's size: those of least bound, proven only if none left out could beat them
+            cut, capped = relaxation.capped(keep, MAX_PATTERNS)
+            keep = list(cut)
+        ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
+        if sum(run.shape.size for run in ranked) > MAX_PATTERNS:
+            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns, and no relaxation to choose among them")
+        log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
+        term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
+        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term)
+        beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
+        if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
+            return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
+        if capped:  # unproven among the patterns of least bound: the other paths (first fit meets the counting bound more often)
+            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns a better answer may use, and none proven among those of least bound")
+        if relaxation is None or beyond == float("inf") or budget.remaining() <= 0:
+            return Declined(PathName.COUNTS, "no count answer within the time limit")
+        # the patterns kept hold no answer: twice as many; else every pattern that could do better
+        wider = list(relaxation.doubled(keep) if counts is None else relaxation.kept(counts.value))
+        keep = [w | k for w, k in zip(wider, keep)] if any((w & ~k).any() for w, k in zip(wider, keep)) else everything
+
+
+def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, weight: int, balance: int) -> Term:
+    """The model's further terms: the ranks (``add_term``) and ``balance`` (``_peak``) weighed,
+    beside the fewest-nodes cuts."""
+
+    def term(model: cp_model.CpModel, uses: Uses) -> cp_model.LinearExpr:
+        _fewest(model, ranked, uses, least)
+        terms: list[cp_model.LinearExprT] = []
+        if weight:
+            terms.append(weight * add_term(model, ranked, uses))
+        if balance:
+            terms.append(balance * _peak(model, problem, ranked, uses))
+        return cp_model.LinearExpr.sum(terms)
+
+    return term
+
+
+def _peak(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExpr:
+    """The most weighed GPUs on a node (the ``balance`` term), by load levels (``model.py``)."""
+    loads: list[tuple[int, cp_model.IntVar]] = []
+    for s, run in enumerate(ranked):
+        for p, pattern in enumerate(run.shape.tables[0].patterns):
+            load = sum(g * problem.classes[c].width * len(problem.classes[c].members) for c, g in zip(run.shape.part, pattern, strict=True))
+            if load:
+                loads.append((load + run.shape.load, uses[s, 0, p]))
+    staircase = peak_by_levels(model, loads, sum(int(run.shape.nodes.size) for run in ranked))
+    if problem.load is None:
+        return staircase
+    placed_first = int(problem.load.max(initial=0))  # components placed first load their nodes whatever the patterns (``preset.py``)
+    peak = model.new_int_var(placed_first, max([placed_first, *(load for load, _ in loads)]), "peak GPUs taken on a node")
+    model.add(peak >= staircase)
+    return peak
+
+
+def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np.ndarray) -> None:
+    """Each class on at least its fewest nodes (``reduced_costs.fewest_nodes``): redundant for
+    the integers, but what lets CP-SAT's linear relaxation see whole nodes; adds nothing to the
+    objective."""
+    holding: dict[int, list[cp_model.IntVar]] = {}
+    for s, run in enumerate(ranked):
+        for p, pattern in enumerate(run.shape.tables[0].patterns):
+            for c, groups in zip(run.shape.part, pattern):
+                if groups:
+                    holding.setdefault(c, []).append(uses[s, 0, p])
+    for c, held in sorted(holding.items()):
+        if least[c] > 1:
+            model.add(cp_model.LinearExpr.sum(held) >= int(least[c]))
 
 
 def _answer(
@@ -112,25 +231,14 @@ def _answer(
 
 class _Pricer:
     """One :class:`Local` search per part, graph, GPU count and GPUs kept off, shared by the
-    pricing of every pattern and by the layout of every node."""
+    layout of every node: the least-cost stacks of the few patterns the answer uses."""
 
-    def __init__(self, problem: CountProblem, requests: Mapping[str, ComponentRequest], cluster: Cluster, budget: Budget) -> None:
+    def __init__(self, problem: CountProblem, requests: Mapping[str, ComponentRequest], parts: list[tuple[int, ...]], budget: Budget) -> None:
         self.problem = problem
         self.requests = requests
-        self.cluster = cluster
+        self.parts = parts
         self.budget = budget
-        self.parts: list[tuple[int, ...]] = []
         self.searches: dict[tuple[object, ...], Local] = {}
-
-    def cost(self, run: Shape, node: int, demand: tuple[int, ...]) -> float:
-        """The least local cost of ``demand`` (GPUs per class of the run's part) on ``node``."""
-        if run.part not in self.parts:
-            self.parts.append(run.part)
-        graph = self.problem.graphs[int(self.problem.graph_of[node])]
-        off = kept_off(self.problem, run.part, self.cluster, node)
-        capacity = int(self.cluster.gpus_per_node[node])
-        loads = self.problem.beside.on_node(node, capacity) if self.problem.beside is not None else ()
-        return self._search(graph, run.part, capacity, off, loads).cost(demand)
 
     def ids(
         self, graph: ApartGraph, capacity: int, pattern: tuple[int, ...], keep_off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...]

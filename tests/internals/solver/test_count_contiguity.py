@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from test_count_model import small_specs
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
+from solver_placement._solver.counts import patterns, weighed
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
@@ -107,3 +108,52 @@ def test_ranks_can_outweigh_a_node() -> None:
     for weights in ({"contiguity": 1, "nodes": 1}, {"contiguity": 1, "nodes": 100}):
         ours = check_against_flat(spec, weights)
         assert (ours.method, ours.status) == ("counts", "OPTIMAL")
+
+
+@example_tiers(30, 200)
+def test_patterns_the_relaxation_leaves_out_hold_no_better_answer(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every spec's patterns chosen by the linear relaxation (``reduced_costs.py``), which the
+    count model otherwise does only past 4,000 whole-node patterns: a proven answer is still the
+    flat optimum, so no pattern left out could have done better."""
+    monkeypatch.setattr(weighed, "RELAXED_PAST", 0)
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check_random))()
+
+
+#: Six components in a cycle of exclusions, one GPU per process, on 8-GPU nodes: 49,347
+#: whole-node patterns, past what the count model holds (4,000); 20 processes each on 16 nodes.
+RING_OF_SIX = {name: {"processes": 20, "exclusive_with": [following]} for name, following in zip("abcdef", "bcdefa", strict=True)}
+
+
+@pytest.mark.parametrize("weights", [
+    {"balance": 1},
+    pytest.param({"balance": 1_000, "nodes": 1}, marks=pytest.mark.slow),
+    pytest.param({"contiguity": 5, "nodes": 100}, marks=pytest.mark.slow),
+])  # fmt: skip
+def test_many_whole_node_patterns_are_counted_with_balance_or_ranks(weights: dict[str, int]) -> None:
+    """Past 4,000 whole-node patterns, ``balance`` or a weighed ``contiguity`` keep the count
+    model: the walk lists them all, the relaxation keeps those a better answer may use (a few
+    thousand), and the answer is proven (the flat model proves nothing at this size in a minute;
+    the property test above holds the same pruning against its optimum on small specs)."""
+    spec = PlacementSpec.build(Cluster(16, 8), RING_OF_SIX)
+    ours = solve(spec, time_limit_s=20, objective=weights)
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    tie_break = {} if "contiguity" in weights else {"contiguity": 0}  # not asked: only the tie-break, out of the value
+    assert ours.objective == objective_value(spec, spec.requests, ours.assignments, {**DEFAULT_WEIGHTS, **weights, **tie_break}, {})
+
+
+#: ``balance`` weighed without ranks (``contiguity`` 0 stated: out of the value, as the flat model counts it).
+BALANCE_WEIGHTS = st.fixed_dictionaries({
+    "balance": st.sampled_from([1, 2, 30]),
+    "nodes": st.sampled_from([0, 1, 10, 10_000]),
+    "contiguity": st.just(0),
+})  # fmt: skip
+
+
+@example_tiers(30, 200)
+def test_balance_past_the_patterns_listed_is_counted_at_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``balance`` needs whole-node patterns; past those ``patterns.shapes`` lists (4,000, here
+    2 so that every spec goes there), the walk lists them and the relaxation keeps those a better
+    answer may use: a proven answer is still the flat optimum."""
+    monkeypatch.setattr(patterns, "MAX_PATTERNS", 2)
+    monkeypatch.setattr(weighed, "RELAXED_PAST", 0)
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), BALANCE_WEIGHTS)(check_random))()

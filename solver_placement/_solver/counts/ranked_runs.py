@@ -1,0 +1,119 @@
+"""The runs of alike nodes a weighed ``contiguity`` counts, with every whole-node pattern priced.
+
+The patterns stay arrays until the relaxation says which ones the model needs.
+
+Why not ``patterns.shapes``: with ranks weighed, a node's patterns are priced by their least
+local ids, and the walk over the node's GPUs that prices them also lists them
+(``local_costs.py``), so the shapes here group nodes only, by everything the walk reads (GPU
+count, classes allowed, GPUs each class is kept off, the graph of classes kept apart, the rank
+strings' loads) and the domains the model counts; ``contiguity.even_runs`` cuts them where ranks stop rising
+evenly. Tens of thousands of patterns cost milliseconds as arrays; only those the relaxation
+keeps (``reduced_costs.py``) become the model's integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from solver_placement._cluster.cluster import Cluster
+from solver_placement._solver.counts.contiguity import Ranked, consecutive_run, even_runs, in_some_hole_set, stacks_of
+from solver_placement._solver.counts.fixed_loads import FixedLoad
+from solver_placement._solver.counts.local_costs import NodeWalk, members_present, node_patterns, pattern_rows
+from solver_placement._solver.counts.patterns import Shape, Table, beside_of, class_domains
+from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.reduced_costs import RunColumns
+from solver_placement._specification.candidates import ComponentRequest
+
+
+@dataclass(frozen=True)
+class WalkedRun:
+    """One run of alike nodes of one part with all its patterns (groups per class of ``part``,
+    the empty one first) and their least local costs."""
+
+    shape: Shape  # its table empty: the patterns are below
+    patterns: np.ndarray
+    local: np.ndarray
+    lead: np.ndarray  # per class of the part, the rank cost of one group on the run's first node
+    step: np.ndarray  # and how much more on each next node
+
+    def columns(self, problem: CountProblem, weights: Mapping[str, int]) -> RunColumns:
+        """The run as the relaxation sees it, costs weighed as the model weighs them."""
+        members = [len(problem.classes[c].members) for c in self.shape.part]
+        contiguity = int(weights.get("contiguity", 0))
+        costs = contiguity * (self.patterns @ self.lead + self.local) + int(weights.get("nodes", 0)) * members_present(self.patterns, members)
+        group_gpus = np.array([problem.classes[c].width * len(problem.classes[c].members) for c in self.shape.part], dtype=np.int64)
+        return RunColumns(self.shape.part, self.patterns, costs, self.patterns @ self.step, int(self.shape.nodes.size), group_gpus)
+
+    def ranked(self, keep: np.ndarray) -> Ranked:
+        """The run with the patterns of ``keep`` (a mask; the empty pattern always) as the
+        model's shape."""
+        keep = keep.copy()
+        keep[0] = True
+        table = Table(tuple(range(len(self.shape.part))), tuple(pattern_rows(self.patterns[keep])))
+        return Ranked(replace(self.shape, tables=(table,)), tuple(self.lead.tolist()), tuple(self.step.tolist()), tuple(self.local[keep].tolist()))
+
+
+def walked_runs(
+    problem: CountProblem,
+    part: tuple[int, ...],
+    cluster: Cluster,
+    bases: np.ndarray,
+    requests: Mapping[str, ComponentRequest],
+    check: Callable[[str], None],
+) -> list[WalkedRun]:
+    """The runs of ``part``'s nodes (those where some class of it may go), each with every
+    pattern a node may hold and its least local cost; one walk per distinct node."""
+    index = list(part)
+    allowed = problem.allowed[index]
+    domains = [class_domains(problem.classes[c], cluster.num_nodes) for c in part]
+    beside = problem.beside
+    fits = beside_of(problem, part) if beside is not None else None
+    placed_first = problem.load if problem.load is not None else np.zeros(cluster.num_nodes, dtype=np.int64)
+    members = tuple(len(problem.classes[c].members) for c in part)
+    widths = tuple(problem.classes[c].width for c in part)
+    runs = tuple(consecutive_run([(int(requests[m].amount[0]), int(requests[m].stride or 1)) for m in problem.classes[c].members]) for c in part)
+    kept = [problem.blocked_locals(c) for c in part]  # per class, node -> local ids it is kept off
+    groups: dict[_NodeKey, list[int]] = {}
+    for node in np.flatnonzero(allowed.any(axis=0)).tolist():
+        off = tuple(held.get(node, ()) for held in kept)
+        capacity = int(cluster.gpus_per_node[node])
+        loads = beside.on_node(node, capacity) if beside is not None else ()
+        key = _NodeKey(
+            capacity, tuple(allowed[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains), int(problem.graph_of[node]), off,
+            loads if any(load is not None for load in loads) else (), int(placed_first[node]),
+        )  # fmt: skip
+        groups.setdefault(key, []).append(node)
+    walked: dict[NodeWalk, tuple[np.ndarray, np.ndarray]] = {}
+    found = []
+    for key, nodes in groups.items():
+        graph = problem.graphs[key.graph]
+        stacks = stacks_of(graph, part, in_some_hole_set(graph))
+        walk = NodeWalk(key.capacity, members, widths, key.allowed, key.kept_off, runs, stacks, key.loads, fits if key.loads else None)
+        if walk not in walked:
+            walked[walk] = node_patterns(walk, check)
+        patterns, local = walked[walk]
+        for run in even_runs(np.array(nodes, dtype=np.int64), bases[index]):
+            head = bases[index][:, run[0]]
+            step = bases[index][:, run[1]] - head if run.size > 1 else np.zeros(len(part), dtype=np.int64)
+            shape = Shape(part, key.capacity, run, (), key.domains, load=key.placed_first)
+            found.append(WalkedRun(shape, patterns, local, head * np.array(widths), step * np.array(widths)))
+    return found
+
+
+@dataclass(frozen=True)
+class _NodeKey:
+    """What makes nodes alike for one part: GPU count, classes allowed, the domains at each
+    class's levels, the graph of classes kept apart (its index), the local ids each class is
+    kept off, the rank strings' load on each GPU (``fixed_loads.py``; ``()``: none) and the GPUs
+    of components placed first (``preset.py``, for ``balance``)."""
+
+    capacity: int
+    allowed: tuple[bool, ...]
+    domains: tuple[tuple[int, ...], ...]
+    graph: int
+    kept_off: tuple[tuple[int, ...], ...]
+    loads: tuple[FixedLoad | None, ...]
+    placed_first: int
