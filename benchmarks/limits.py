@@ -38,7 +38,7 @@ SLACK_S = 2.0
 
 def heterogeneous(num_nodes: int, limit: float) -> dict[str, Any]:
     """Half 8-GPU a800 nodes, half 4-GPU 4090 nodes in racks of 4; declarative actor (TP groups
-    preferably inside one rack, which the per-node stage of the decomposition does not model),
+    preferably inside one rack),
     collocated rollout, reward and critic kept apart, all free to choose among thousands of GPUs."""
     half = num_nodes // 2
     return {"cluster": {

@@ -1,6 +1,6 @@
 """What each path of the solver returns: an answer, or the reason it declined, in one shape.
 
-The count model, first fit, the node-level decomposition and the flat exact model are tried one
+The count model, first fit and the flat exact model are tried one
 after another by ``loop.py``; each hands back an :class:`Answer` (assignments of every component
 and what it proves) or a :class:`Declined` naming the path and why, so the loop compares,
 verifies and reports them all the same way. Infeasibility and timeouts stay errors: they end the
@@ -25,7 +25,6 @@ class PathName(StrEnum):
 
     COUNTS = "the count model"
     FIRST_FIT = "first fit"
-    DECOMPOSITION = "the node-level decomposition"
     EXACT = "the exact model"
 
 
@@ -58,15 +57,10 @@ class Answer:
 
 @dataclass(frozen=True)
 class Declined:
-    """A path that gives no answer, and why, in words a note or a log line can carry.
-
-    ``attempted`` is False for a path that did not apply to the spec at all (the decomposition
-    below the scale it is for): a timeout's message lists only the paths that were tried.
-    """
+    """A path that gives no answer, and why, in words a note or a log line can carry."""
 
     path: PathName
     reason: str
-    attempted: bool = True
 
 
 def by_component(spec: PlacementSpec, by_request: Mapping[str, Assignment]) -> dict[str, Assignment]:

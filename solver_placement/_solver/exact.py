@@ -1,6 +1,6 @@
 """Running the exact (flat) model: the CP-SAT parameters it needs and deterministic tie-breaking.
 
-Solve, the decomposition's per-node stage and explanations all run a model built by
+Solve and explanations run a model built by
 ``build_model``; they get their solver here, so the parameters of the exact model are stated
 once.
 """

@@ -3,12 +3,12 @@
 The order and its rules: the count model first (exact by construction, with its share of the
 time limit); when it proves its answer optimal, that is the answer. Otherwise first fit builds a
 placement in milliseconds; without a count answer, one that meets the counting bound (or comes
-within ``ACCEPTED_GAP`` of it) is the answer with no search. Then the node-level decomposition at
-scale, else the flat exact model, both started from first fit's placement; first fit's is kept
-when it is better, or when the search runs out of time.
+within ``ACCEPTED_GAP`` of it) is the answer with no search. Then the flat exact model, started
+from first fit's placement; first fit's is kept when it is better, or when the search runs out
+of time.
 
 Every answer goes through the independent verifier (``_verify``) before it leaves. An answer of
-the count model, the decomposition or the exact model that the verifier rejects is a bug of the
+the count model or the exact model that the verifier rejects is a bug of the
 library: :class:`VerificationError` names the path. First fit's construction does not model every
 rule, so a placement of its that the verifier rejects is noted and not used.
 """
@@ -40,7 +40,6 @@ class Paths:
 
     counts: Callable[[SolveCall], Answer | Declined]
     first_fit: Callable[[SolveCall], Answer | Declined]
-    decomposition: Callable[[SolveCall], Answer | Declined]
     exact: Callable[[SolveCall, Answer | None, list[str]], Answer]
 
 
@@ -77,20 +76,15 @@ def _from_counts(call: SolveCall, counted: Answer | Declined, timings: dict[str,
 
 
 def _search(call: SolveCall, paths: Paths, built: Answer | Declined, timings: dict[str, float]) -> Solution:
-    """The search's verified answer: the node-level decomposition at scale, else the exact model."""
+    """The exact model's verified answer, started from first fit's placement when there is one."""
     tried = [*call.notes, *([f"{built.path} ({built.reason})"] if isinstance(built, Declined) else [])]
-    decomposed = paths.decomposition(call)
-    if isinstance(decomposed, Answer):
-        return _accept(call, decomposed, timings, tuple(call.notes))
-    if decomposed.attempted:
-        tried.append(f"{decomposed.path} ({decomposed.reason})")
     hint = built if isinstance(built, Answer) else None
     return _accept(call, paths.exact(call, hint, tried), timings, tuple(call.notes))
 
 
 def _accept(call: SolveCall, answer: Answer, timings: dict[str, float], notes: tuple[str, ...]) -> Solution:
     """``answer`` as a solution, once the independent verifier accepts it: a placement of the
-    count model, the decomposition or the exact model that breaks a rule is the library's bug."""
+    count model or the exact model that breaks a rule is the library's bug."""
     solution = _solution(call, answer, timings, notes)
     try:
         verify(call.spec, solution.placements_by_component())

@@ -1,7 +1,7 @@
 """The only place a CP-SAT solver is configured, from the validated :class:`SolverOptions` and
 :class:`Budget` that ``_solver_settings.py`` reads from a config.
 
-Every CP-SAT run of the library (the exact model, the decomposition's first stage, the polish
+Every CP-SAT run of the library (the exact model, the count model, the polish
 that breaks ties, explanations, the auto-placement search) gets its solver from
 :func:`make_solver`, or runs through :func:`solve_model`, which also checks the model, so seed,
 worker count, determinism and the time budget mean the same thing everywhere. A :class:`Budget`

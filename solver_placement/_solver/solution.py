@@ -21,7 +21,7 @@ class Method(StrEnum):
 
     COUNTS = "counts"  # the count model
     FIRST_FIT = "first fit"  # the construction
-    SEARCH = "search"  # the flat CP-SAT model, or its node-level decomposition
+    SEARCH = "search"  # the flat CP-SAT model
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Solution:
     none), so :attr:`gap` says how far a ``FEASIBLE`` answer may be from the best.
     ``method`` names what produced the assignments: ``counts`` (the count model, whose
     objective is the ``nodes`` and ``balance`` terms, ``contiguity`` ordering equal answers),
-    ``search`` (the flat CP-SAT model, or its node-level decomposition) or ``first fit`` (the
+    ``search`` (the flat CP-SAT model) or ``first fit`` (the
     construction, kept when the search found nothing better in time). ``notes`` say why a path
     was not taken (e.g. the rule that sent a spec from the count model to the flat one).
     """

@@ -1,11 +1,10 @@
 """Solving a spec: refuse what counting refutes, then the answer loop over the solver's paths.
 
-The paths live here (the count model, first fit, the node-level decomposition, the flat exact
-model), each returning an answer or the reason it declined (``answer.py``); ``loop.py`` tries
-them in order, keeps the best and verifies every answer. The search is deterministic: a fixed
-seed and CP-SAT's interleaved search, whose result does not depend on the number of workers.
-Every CP-SAT run of one call (count model, decomposition, exact model, polish, explanation)
-shares one :class:`Budget` of ``time_limit_s``. An infeasible spec is explained by
+The paths live here (the count model, first fit, the flat exact model), each returning an
+answer or the reason it declined (``answer.py``); ``loop.py`` tries them in order, keeps the best
+and verifies every answer. The search is deterministic: a fixed seed and CP-SAT's interleaved
+search, whose result does not depend on the number of workers. Every CP-SAT run of one call
+(count model, exact model, polish, explanation) shares one :class:`Budget` of ``time_limit_s``. An infeasible spec is explained by
 ``explain.py``: the statements CP-SAT names as conflicting make up the error message.
 
 Each call logs (``logging``, this module's logger, silent unless configured; the loop and the
@@ -30,8 +29,6 @@ from solver_placement._solver.build import build_model, fixed_conflicts
 from solver_placement._solver.call import SolveCall
 from solver_placement._solver.counting import counting_conflicts
 from solver_placement._solver.counts import count_path
-from solver_placement._solver.counts.narrowing import narrow, should_aggregate, solve_per_node
-from solver_placement._solver.counts.node_level import node_level_conflicts
 from solver_placement._solver.counts.replan import count_replan
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import check_build_fits, solve_polished, spec_options
@@ -127,7 +124,7 @@ def _solve_spec(spec: PlacementSpec, options: SolverOptions, asked: dict[str, in
         log.info("the rank-string components break their own rules (%s)", counted(len(fixed), "statement"))
         raise infeasible_error(fixed)
     call = SolveCall(spec, options, budget, {**DEFAULT_WEIGHTS, **asked}, "contiguity" in asked, held_before)
-    return answer_loop(call, Paths(_count_answer, _first_fit_answer, _decomposition_answer, _exact_answer), timings)
+    return answer_loop(call, Paths(_count_answer, _first_fit_answer, _exact_answer), timings)
 
 
 def _count_answer(call: SolveCall) -> Answer | Declined:
@@ -174,30 +171,6 @@ def _first_fit_answer(call: SolveCall) -> Answer | Declined:
         without, value = values(built)
         log.debug("first fit placed every component: objective %d (%d without contiguity)", value, without)
         return Answer(PathName.FIRST_FIT, Method.FIRST_FIT, by_component(spec, built), SolveStatus.FEASIBLE, value, primary=without)
-
-def _decomposition_answer(call: SolveCall) -> Answer | Declined:
-    """The node-level decomposition's answer, for a spec whose free components make the flat
-    model large (not with previous placements: the ``changes`` term needs the flat model).
-    Optimal per stage, never proven optimal for the whole spec."""
-    spec = call.spec
-    if call.held_before or not should_aggregate(spec, spec.requests):
-        return Declined(PathName.DECOMPOSITION, "the flat model is small enough", attempted=False)
-    log.info("solving by node-level decomposition")
-    with call.timed("solve"):
-        narrowed = narrow(spec, spec.requests, call.weights, call.options, call.budget)
-        if narrowed == cp_model.INFEASIBLE:  # proved at node level when stage 1 relaxes the spec
-            conflicts = node_level_conflicts(spec, spec.requests, call.budget)
-            if conflicts:
-                raise infeasible_error(conflicts)
-        found = solve_per_node(spec, narrowed, call.weights, call.options, call.budget) if isinstance(narrowed, dict) else None
-    if found is None:
-        log.info("the node-level decomposition found no layout: the exact model decides")
-        return Declined(PathName.DECOMPOSITION, "no layout found")
-    assignments = by_component(spec, found)
-    value = objective_value(spec, spec.requests, assignments, call.weights, call.held_before)
-    log.info("the node-level decomposition placed every component: objective %d", value)
-    return Answer(PathName.DECOMPOSITION, Method.SEARCH, assignments, SolveStatus.FEASIBLE, value)
-
 
 def _exact_answer(call: SolveCall, hint: Answer | None, tried: list[str]) -> Answer:
     """The exact flat model decides: an answer, or the conflicts, or a timeout naming what was

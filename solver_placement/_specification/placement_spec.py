@@ -141,7 +141,7 @@ def check_spec_size(components: Mapping[str, ComponentSpec], cluster: Cluster) -
         shrink = (
             "narrow its 'resources' window or ask for fewer processes"
             if component.is_declarative
-            else "give it fewer processes or leave the layout to a declarative component (node-level decomposition)"
+            else "give it fewer processes or leave the layout to a declarative component (the count model places those)"
         )
         why = f"{component_processes} processes with {model_pairs} (process, candidate) pairs"
         check_host_memory(estimate(component_processes, table_pairs, model_pairs), f"component {component.name!r}", why, shrink)

@@ -1,7 +1,7 @@
 """The fewest statements a guarded model cannot satisfy together, one component's own first.
 
 A *guarded* model has one literal per user statement, enforcing that statement's constraints
-(the counting model, the decomposition's node-level model). CP-SAT names a set of literals that
+(the counting model). CP-SAT names a set of literals that
 is infeasible on its own; deleting each statement in turn and re-solving shrinks it to a
 minimal one. Before that, each component is tried with only its own statements, so when a
 component is impossible by itself the answer blames it alone, not whatever shares its nodes.

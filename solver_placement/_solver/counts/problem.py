@@ -176,7 +176,7 @@ def _beside(
 
 def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
     """Per node, the GPUs of a free request's window: what one node offers its groups, read the
-    same way by the count model and the node-level model (``node_level.py``). Every process of a
+    same way by every part of the count model (``kinds.py``, ``windows.py``). Every process of a
     free request has the same window, so the distinct candidates are that window."""
     return np.bincount(cluster.hw_node[distinct(request.cand_hw)], minlength=cluster.num_nodes)
 

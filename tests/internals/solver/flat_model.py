@@ -1,7 +1,7 @@
 """The exact flat model alone (one boolean per process and item), the independent formulation
 the count model is held against: ``solve`` answers by counts wherever it can, with any weights,
 so a test that needs the flat model's own optimum builds and solves it here, and a test of the
-paths after the count model (the loop, the decomposition) keeps the count model out."""
+paths after the count model (the loop, first fit, the exact model) keeps the count model out."""
 
 from __future__ import annotations
 
@@ -39,6 +39,6 @@ def flat_solution(
 
 def counts_kept_out(monkeypatch: pytest.MonkeyPatch) -> None:
     """``solve``'s count path declines every spec for the rest of the test, so the paths after it
-    answer (first fit, the decomposition, the exact model)."""
+    answer (first fit, the exact model)."""
     paths = importlib.import_module("solver_placement._solver.solve")
     monkeypatch.setattr(paths, "_count_answer", lambda call: Declined(PathName.COUNTS, "kept out by the test"))

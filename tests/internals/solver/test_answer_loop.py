@@ -15,7 +15,6 @@ from flat_model import counts_kept_out
 from solver_placement import Cluster, PlacementSpec, VerificationError, solve, verify
 from solver_placement._solver import loop
 from solver_placement._solver.answer import Answer, Declined, PathName
-from solver_placement._solver.counts import narrowing
 from solver_placement._solver.options import SolveStatus
 from solver_placement._solver.solution import Method
 
@@ -27,7 +26,7 @@ APART = {"a": {"processes": 4}, "b": {"processes": 4, "exclusive_with": ["a"]}}
 #: (``counts_kept_out``), first fit's placement meets the counting bound.
 WEIGHED = {"a": {"placement": "0-3", "memory_gb": 10}, "b": {"processes": 4, "exclusive_with": ["a"]}}
 #: Contiguity weighed as a term: no counting bound is used, so with the count model kept out
-#: (``counts_kept_out``) the search (the decomposition at scale, else the exact model) answers.
+#: (``counts_kept_out``) the search (the exact model) answers.
 SEARCHED = {"contiguity": 1}
 
 
@@ -52,14 +51,12 @@ def spec_of(placement: dict[str, Any]) -> PlacementSpec:
     ("path", "placement", "objective", "name"),
     [
         ("_count_answer", APART, None, PathName.COUNTS),
-        ("_decomposition_answer", APART, SEARCHED, PathName.DECOMPOSITION),
         ("_exact_answer", APART, SEARCHED, PathName.EXACT),
     ],
 )
 def test_a_poisoned_answer_of_a_model_is_a_verification_error_naming_its_path(
     path: str, placement: dict[str, Any], objective: dict[str, int] | None, name: PathName, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", 0 if path == "_decomposition_answer" else 10**12)
     if objective is SEARCHED:
         counts_kept_out(monkeypatch)
     poison(monkeypatch, path)
@@ -96,35 +93,25 @@ def verified(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
 
 
 @pytest.mark.parametrize(
-    ("placement", "objective", "aggregate_above", "method"),
+    ("placement", "objective", "method"),
     [
-        (APART, None, 10**12, Method.COUNTS),
-        (WEIGHED, None, 10**12, Method.FIRST_FIT),
-        (APART, SEARCHED, 0, Method.SEARCH),  # the node-level decomposition
-        (APART, SEARCHED, 10**12, Method.SEARCH),  # the exact model
+        (APART, None, Method.COUNTS),
+        (WEIGHED, None, Method.FIRST_FIT),
+        (APART, SEARCHED, Method.SEARCH),  # the exact model
     ],
 )
 def test_every_paths_answer_is_verified_once_and_is_what_leaves(
     placement: dict[str, Any],
     objective: dict[str, int] | None,
-    aggregate_above: int,
     method: Method,
     verified: list[dict[str, Any]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", aggregate_above)
     if objective is SEARCHED or placement is WEIGHED:
         counts_kept_out(monkeypatch)
     solution = solve(spec_of(placement), objective=objective)
     assert solution.method == method
     assert verified == [solution.placements_by_component()]
-
-
-def test_the_decomposition_answers_when_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The parametrised case above really reaches the decomposition (its answer proves no optimum)."""
-    monkeypatch.setattr(narrowing, "AGGREGATE_ABOVE_PAIRS", 0)
-    counts_kept_out(monkeypatch)
-    assert solve(spec_of(APART), objective=SEARCHED).status == SolveStatus.FEASIBLE
 
 
 def test_status_and_method_are_enums_that_read_as_their_text() -> None:

@@ -70,9 +70,8 @@ def test_a_check_that_raises_stops_the_build_inside_a_rule() -> None:
 @pytest.mark.slow
 def test_a_build_longer_than_the_limit_ends_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     # ~295,000 declarative pairs: the estimate lets it start (about 3 s), building takes 3-5 s
-    # here; the count model is kept out (it answers this spec) and the rack preference keeps the
-    # node-level decomposition out, so the flat model is built, stopped at the limit, and the
-    # first-fit placement made before it is the answer
+    # here; the count model is kept out (it answers this spec), so the flat model is built,
+    # stopped at the limit, and the first-fit placement made before it is the answer
     counts_kept_out(monkeypatch)
     half = 64
     racks = [{"rack": str(node // 4)} for node in range(2 * half)]
