@@ -10,8 +10,9 @@ import math
 from collections.abc import Mapping
 
 import pytest
+from hypothesis import event
 
-from solver_placement import PlacementSpec, Solution
+from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
 from solver_placement._solver.answer import Declined, PathName, by_component
 from solver_placement._solver.build import build_model
 from solver_placement._solver.exact import solve_polished
@@ -42,3 +43,26 @@ def counts_kept_out(monkeypatch: pytest.MonkeyPatch) -> None:
     answer (first fit, the exact model)."""
     paths = importlib.import_module("solver_placement._solver.solve")
     monkeypatch.setattr(paths, "_count_answer", lambda call: Declined(PathName.COUNTS, "kept out by the test"))
+
+
+def built_or_refused(cluster: Cluster, placement: dict) -> PlacementSpec | None:
+    """A property test's spec, or None (a hypothesis event) when building it already refuses it
+    as infeasible: the counting bounds answer such a draw before any path runs."""
+    try:
+        return PlacementSpec.build(cluster, placement)
+    except InfeasiblePlacementError:
+        event("refused when built")
+        return None
+
+
+def solved_or_refused(cluster: Cluster, placement: dict, objective: Mapping[str, int]) -> tuple[PlacementSpec, Solution] | None:
+    """A property test's spec and ``solve``'s answer, or None (a hypothesis event) when either
+    refuses it as infeasible."""
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
+        return None
+    try:
+        return spec, solve(spec, time_limit_s=10, objective=objective)
+    except InfeasiblePlacementError:
+        event("refused by solve")
+        return None

@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import flat_solution
+from flat_model import built_or_refused, flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, reject, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 from test_count_typed import PRIMARY
 
-from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
+from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.build import build_model, fixed_conflicts
 from solver_placement._solver.counts import count_path
@@ -117,10 +117,8 @@ def flat_optimum(spec: PlacementSpec, requests: dict[str, ComponentRequest], wei
 def check_loaded(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
     cluster, placement, weights = case
     note(f"{cluster.gpus_per_node.tolist()} {cluster.gpu_memory_gb} {placement} {weights}")
-    try:
-        spec = PlacementSpec.build(cluster, placement)
-    except InfeasiblePlacementError:
-        event("refused when built")
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
         return
     if fixed_conflicts(spec, SolverOptions(10.0).start()):
         event("rank strings break their own rules")  # refused before any path (``solve.py``)

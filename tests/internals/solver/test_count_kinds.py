@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import flat_solution
+from flat_model import flat_solution, solved_or_refused
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
+from solver_placement import Cluster, PlacementSpec, Solution, solve
 from solver_placement._solver.counts.kinds import item_ids
 from solver_placement._solver.counts.typed import independent_blocks, runs_cover
 from solver_placement._solver.evaluate import objective_value
@@ -150,12 +150,10 @@ def test_random_mixed_hardware_is_counted_at_the_flat_optimum(case: tuple[Cluste
     """The count model answers every feasible draw, and proves the flat model's optimum."""
     cluster, placement, objective = case
     note(f"{cluster!r} {placement} {objective}")
-    try:
-        spec = PlacementSpec.build(cluster, placement)
-        solution = solve(spec, time_limit_s=10, objective=objective)
-    except InfeasiblePlacementError:
-        event("infeasible")
+    solved = solved_or_refused(cluster, placement, objective)
+    if solved is None:
         return
+    spec, solution = solved
     event(f"{solution.method} {solution.status} {objective}")
     assert counted(solution, objective) == flat_optimum(spec, objective)
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from flat_model import built_or_refused
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 from test_count_typed import PRIMARY, flat_optimum
 
-from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
+from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.build import build_model
 from solver_placement._solver.counts import count_path
@@ -93,10 +94,8 @@ def test_topology_rules_are_counted_as_the_flat_model_proves_them(examples: int)
 def check_topology(case: tuple[Cluster, dict[str, Any]]) -> None:
     cluster, placement = case
     note(f"{cluster.gpus_per_node.tolist()} {cluster.node_labels} {placement}")
-    try:
-        spec = PlacementSpec.build(cluster, placement)
-    except InfeasiblePlacementError:
-        event("refused by counting")
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
         return
     requests = dict(spec.requests)
     answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
@@ -196,10 +195,8 @@ def test_components_placed_first_with_topology_and_balance_are_counted_exactly(e
 def check_placed_first(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
     cluster, placement, weights = case
     note(f"{placement} {weights}")
-    try:
-        spec = PlacementSpec.build(cluster, placement)
-    except InfeasiblePlacementError:
-        event("refused by counting")
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
         return
     answer = count_path(spec, dict(spec.requests), weights, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
     if not isinstance(answer, Answer):

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from flat_model import built_or_refused
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -109,9 +110,8 @@ def test_rank_strings_partners_do_not_avoid_are_counted_exactly(examples: int) -
 def check_uneven(case: tuple[Cluster, dict[str, Any]]) -> None:
     cluster, placement = case
     note(f"{cluster.gpus_per_node.tolist()} {placement}")
-    try:
-        spec = PlacementSpec.build(cluster, placement)
-    except InfeasiblePlacementError:
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
         return
     problem = count_problem(spec, spec.requests)
     if isinstance(problem, CountProblem):
