@@ -26,7 +26,7 @@ from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
-from solver_placement._solver.counts.model import solve_counts
+from solver_placement._solver.counts.model import NO_COUNT_ANSWER, solve_counts
 from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import preset
@@ -149,7 +149,7 @@ def _counted(
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_counts(problem, found, weights, node_start, options, budget)
     if counts is None:
-        return Declined(PathName.COUNTS, "no count answer within the time limit")
+        return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
     try:
         placed = assignments(problem, found, counts, requests, cluster)
     except LayoutFailed:

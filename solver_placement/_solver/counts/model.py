@@ -39,6 +39,12 @@ class Counts:
         return {(t, p): n for (shape, t, p), n in self.uses.items() if shape == s}
 
 
+#: Why the count path declines when :func:`solve_counts` has no answer: CP-SAT found none in
+#: its share of the time, or proved there is none (then the exact model proves it too and names
+#: the statements in conflict, which the count model cannot).
+NO_COUNT_ANSWER = "no count answer (none found in its share of the time limit, or none exists: the exact model decides and names why)"
+
+
 #: A further term of the objective over the model's counts ``uses[shape, table, pattern]``
 #: (weighed ``contiguity``, ``contiguity.py``), weight included.
 Term = Callable[[cp_model.CpModel, Mapping[tuple[int, int, int], cp_model.IntVar]], cp_model.LinearExpr]

@@ -43,7 +43,7 @@ from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
-from solver_placement._solver.counts.model import Counts, Term, peak_by_levels, solve_counts
+from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
@@ -153,7 +153,7 @@ def _solved(
         if capped:  # unproven among the patterns of least bound: the other paths (first fit meets the counting bound more often)
             return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns a better answer may use, and none proven among those of least bound")
         if relaxation is None or beyond == float("inf") or budget.remaining() <= 0:
-            return Declined(PathName.COUNTS, "no count answer within the time limit")
+            return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         # the patterns kept hold no answer: twice as many; else every pattern that could do better
         wider = list(relaxation.doubled(keep) if counts is None else relaxation.kept(counts.value))
         keep = [w | k for w, k in zip(wider, keep)] if any((w & ~k).any() for w, k in zip(wider, keep)) else everything
