@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solver_placement._errors import LaunchError, agreeing, counted
+from solver_placement._limits import check
 
 #: Node label giving a Ray node its rank in the cluster model.
 NODE_RANK_LABEL = "solver-placement/node-rank"
@@ -138,6 +139,8 @@ def _hardware_groups(ordered: Sequence[RayNode]) -> list[dict[str, Any]]:
         for name, amount in sorted(node.resources.items()):
             if name in _NOT_ITEMS or name.startswith(("node:", GPU_MODEL_PREFIX)) or _PLACEMENT_GROUP_RESOURCE.search(name) or int(amount) < 1:
                 continue
+            # checked before the items are made: a node advertising 10**12 of a resource must not fill memory first
+            check("max_items_per_node", int(amount), f"Ray node {rank} ({node.node_id})", f"its amount of resource {name!r} (one hardware item each)")
             configs[name].extend({"node_rank": rank, "ray_index": index} for index in range(int(amount)))
     return [
         {"label": kind, "node_ranks": _ranks(sorted({c["node_rank"] for c in items})), "hardware": {"type": kind, "configs": items}}

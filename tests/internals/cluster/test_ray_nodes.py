@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from solver_placement import Cluster, LaunchError
+from solver_placement import Cluster, LaunchError, PlacementConfigError
 from solver_placement._cluster.ray_nodes import NODE_RANK_LABEL, RayNode, ray_cluster_kwargs
 
 
@@ -59,3 +59,10 @@ def test_ray_s_labels_give_gpu_models_node_groups_and_topology_and_reservations_
     by_model = Cluster(**ray_cluster_kwargs(nodes, group_by_labels=["ray.io/accelerator-type"]))
     assert by_model.node_groups["H100"].node_ranks == (0,)
     assert Cluster(**ray_cluster_kwargs(nodes, available=True)).free_gpus_only
+
+
+def test_a_resource_amount_past_the_item_limit_is_refused_before_any_item_is_made() -> None:
+    huge = RayNode("n0", "10.0.0.1", {"GPU": 8, "topo_rank": 10**12})
+    with pytest.raises(PlacementConfigError, match=r"Ray node 0 \(n0\): its amount of resource 'topo_rank' .* above the limit max_items_per_node="):
+        ray_cluster_kwargs([huge])
+    assert Cluster(**ray_cluster_kwargs([RayNode("n0", "10.0.0.1", {"GPU": 8, "topo_rank": 3})])).items_per_node("topo_rank").tolist() == [3]
