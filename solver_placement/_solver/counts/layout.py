@@ -27,6 +27,7 @@ from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts.covers import Covers, Hole
 from solver_placement._solver.counts.domain_levels import node_order
 from solver_placement._solver.counts.fixed_loads import FixedLoad
+from solver_placement._solver.counts.followers import member_items
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape, beside_of
@@ -235,14 +236,14 @@ def _tile_stacks(found: Hole, order: list[int], free: np.ndarray, demand: tuple[
 def _run(problem: CountProblem, requests: Mapping[str, ComponentRequest], c: int) -> int:
     """The consecutive GPUs the class's layout is made of: a process of several GPUs takes ranks
     ``h, h + stride, ...``, so ``amount * stride`` consecutive GPUs hold ``stride`` such
-    processes (1: any GPU will do). The largest over the members (``CountClass.run``); it
-    divides the group width (``problem.py`` declines a spec where it does not)."""
+    processes (1: any GPU will do). A multiple of every member's (``CountClass.run``); it
+    divides the group width (``followers.py`` declines a class where it does not)."""
     return problem.classes[c].run
 
 
 def _whole_runs(problem: CountProblem, requests: Mapping[str, ComponentRequest], taken: Mapping[int, np.ndarray]) -> bool:
     """Whether each class's local ids (ascending) make whole runs of every member's stride
-    blocks, lowest first (what ``_tile`` deals out)."""
+    blocks, lowest first (what ``followers.tile`` deals out)."""
     for c, gpus in taken.items():
         for member in problem.classes[c].members:
             amount, step = int(requests[member].amount[0]), int(requests[member].stride or 1)
@@ -288,19 +289,8 @@ def _items(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask:
     for c, gpus in taken.items():
         count_class = problem.classes[c]
         groups = gpus.reshape(ask.pattern[c], count_class.width)
-        for member in count_class.members:
-            items[member] = _tile(groups, requests[member])
+        items |= member_items(groups, count_class.members, count_class.follows, count_class.leader, requests)
     return _NodeLayout(items)
-
-
-def _tile(groups: np.ndarray, request: ComponentRequest) -> np.ndarray:
-    """Each group's GPUs split among the member's processes in order (``amount`` each, a block of
-    ``amount * stride`` interleaved among ``stride`` processes): processes x amount."""
-    amount, step = int(request.amount[0]), int(request.stride or 1)
-    flat = groups.reshape(-1)
-    if amount > 1 and step > 1:
-        flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
-    return flat.reshape(-1, amount)
 
 
 def _assignment(request: ComponentRequest, parts: list[tuple[np.ndarray, np.ndarray]], node_order: np.ndarray, cluster: Cluster) -> Assignment:

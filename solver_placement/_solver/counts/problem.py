@@ -7,8 +7,9 @@ decided by counts: how many tensor-parallel groups of each component a node hold
 reads a spec into that form, a :class:`CountProblem`, or returns the reason it cannot (the
 caller says it when it falls back to the flat model):
 
-- a *class* is a free component plus the free components collocated with it (they use exactly
-  its GPUs, nested in its groups, so they add no choice, only cost);
+- a *class* is a free component plus the free components collocated with it, through chains
+  and cycles of ``collocate_with`` too (they use exactly its GPUs, nested in its groups, so they
+  add no choice, only cost; ``followers.py`` finds the group every member tiles);
 - per node, the classes' GPUs must satisfy every clique of the graph of classes that may not
   share a GPU there (exclusive ones, those whose ``memory_gb`` does not fit one of its GPUs
   together, and those whose processes on one GPU pass a ``max_processes_per_hardware``:
@@ -38,9 +39,9 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.domain_levels import DomainLevel, domain_levels
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
+from solver_placement._solver.counts.followers import collocations, common_window
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
 from solver_placement._solver.counts.typed import beside_joins
@@ -55,8 +56,10 @@ from solver_placement._specification.placement_spec import PlacementSpec
 class CountClass:
     """A free component and the free components collocated with it.
 
-    ``group`` processes of the root make one group of ``width`` GPUs on one node; ``groups`` is
-    how many it has; every member holds each GPU of the class once (``members`` root first).
+    ``group`` processes of the root make one group of ``width`` GPUs on one node (whole
+    tensor-parallel groups of every member); ``groups`` is how many it has; every member holds
+    each GPU of the class once (``members`` root first); ``follows``/``leader``: the members that
+    take the class's GPUs in the order of the leader's processes (``followers.py``).
     """
 
     root: str
@@ -65,8 +68,10 @@ class CountClass:
     width: int
     groups: int
     levels: tuple[DomainLevel, ...] = ()  # required domains: whole units of groups per value (``domain_levels.py``)
-    run: int = 1  # consecutive GPUs its layout is made of: a member's ``amount * stride`` block (1: any GPU)
+    run: int = 1  # consecutive GPUs its layout is made of: every member's ``amount * stride`` block divides it (1: any GPU)
     priced: DomainLevel | None = None  # a preferred domain no placement keeps, its bound weighed (``spanning.py``)
+    follows: tuple[str, ...] = ()
+    leader: str = ""
 
 
 @dataclass(frozen=True)
@@ -138,14 +143,15 @@ def count_problem(
             theirs = spec.owner_of(other)
             if mine in index and theirs in index and index[mine] != index[theirs]:
                 exclusive.add((min(index[mine], index[theirs]), max(index[mine], index[theirs])))
-    reach = np.stack([window_per_node(spec.cluster, free[c.root]) > 0 for c in classes])
+    windows = [common_window(free, c.members) for c in classes]
+    reach = np.stack([window_per_node(spec.cluster, window) > 0 for window in windows])
     graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach, separate, relaxed)
     if isinstance(graphs, (str, Misfit)):
         return graphs
-    blocked = _blocked(spec, requests, classes)
+    blocked = _blocked(spec, requests, classes, windows)
     if isinstance(blocked, str):
         return blocked
-    allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
+    allowed = np.stack([_allowed_nodes(spec, window, c, held) for c, window, held in zip(classes, windows, blocked)])
     beside = _beside(spec, requests, classes, graphs, blocked, allowed)
     return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local, beside=beside)
 
@@ -181,9 +187,11 @@ def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
     return np.bincount(cluster.hw_node[distinct(request.cand_hw)], minlength=cluster.num_nodes)
 
 
-def _blocked(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass]) -> tuple[np.ndarray, ...] | str:
+def _blocked(
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass], windows: list[ComponentRequest]
+) -> tuple[np.ndarray, ...] | str:
     """Per class, the GPUs of the rank-string components it is exclusive with and those its
-    window leaves out of a node it holds in part (``windows.py``); where two classes that
+    window (``windows``: what every member's holds) leaves out of a node it holds in part (``windows.py``); where two classes that
     compete for a node's GPUs are kept off different ones, the node's patterns are checked by GPU
     type (``typed.py``). Refused when a strided member's window ranks do not follow GPU ids."""
     determined = {name for name, request in requests.items() if request.determined}
@@ -198,13 +206,13 @@ def _blocked(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], clas
             elif mine in determined and others & set(count_class.members):
                 names.add(mine)
         avoid.append(frozenset(names))
-    for count_class in classes:
-        reason = strides_off_ids(spec.cluster, {m: requests[m] for m in count_class.members}, requests[count_class.root])
+    for count_class, window in zip(classes, windows):
+        reason = strides_off_ids(spec.cluster, {m: requests[m] for m in count_class.members}, window)
         if reason:
             return reason
     return tuple(
-        distinct(np.concatenate([outside_window(spec.cluster, requests[c.root]), *(requests[name].cand_hw for name in sorted(names))]))
-        for c, names in zip(classes, avoid)
+        distinct(np.concatenate([outside_window(spec.cluster, window), *(requests[name].cand_hw for name in sorted(names))]))
+        for window, names in zip(windows, avoid)
     )
 
 
@@ -220,55 +228,30 @@ def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) 
 
 
 def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[CountClass] | str:
-    """Free components grouped under the component they collocate with (config order)."""
-    follower_of: dict[str, str] = {}
-    for name in free:
-        target = spec.components[name].constraints.collocate_with
-        if target is not None:
-            follower_of[name] = spec.owner_of(target)
+    """Free components grouped with those they are collocated with, chains and cycles included
+    (``followers.py``: the group every member tiles, in config order)."""
+    found = collocations(spec, free)
+    if isinstance(found, str):
+        return found
     classes = []
-    for name, request in free.items():
-        if name in follower_of:
-            if follower_of[name] in follower_of:
-                return f"{name}: a chain of collocated components"
-            if follower_of[name] not in free:
-                return f"{name}: collocated with the rank string {follower_of[name]} (placed first, counts/preset.py)"
-            continue
-        members = (name, *(f for f, root in follower_of.items() if root == name))
-        group = tensor_group_on_node(spec, request)
-        width = group * int(request.amount[0])
-        for follower in members[1:]:
-            reason = _nests(spec, free[follower], follower, request, width)
-            if reason:
-                return reason
-        levels = domain_levels(spec, free, members, width)
+    for shape in found:
+        name, request = shape.root, free[shape.root]
+        levels = domain_levels(spec, free, shape.members, shape.unit)
         if isinstance(levels, str):
             return levels
-        if request.num_processes % (group * max((level.multiple for level in levels), default=1)):
+        groups = request.num_processes * int(request.amount[0]) // shape.unit
+        if groups % max((level.multiple for level in levels), default=1):
             return f"{name}: processes that do not form whole pipelines"
-        run = max(int(free[m].amount[0]) * int(free[m].stride or 1) if int(free[m].amount[0]) > 1 else 1 for m in members)
-        classes.append(CountClass(name, members, group, width, request.num_processes // group, levels, run))
+        group = shape.unit // int(request.amount[0])
+        classes.append(CountClass(name, shape.members, group, shape.unit, groups, levels, shape.run, follows=shape.follows, leader=shape.leader))
     return classes
 
 
-def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: ComponentRequest, width: int) -> str:
-    """'' when ``follower`` tiles every group of ``root`` exactly, else why not."""
-    amount, step = int(follower.amount[0]), int(follower.stride or 1)
-    if follower.num_processes * amount != root.num_processes * int(root.amount[0]):
-        return f"{name}: collocated with {root.name} but holding a different number of GPUs"
-    follower_group = tensor_group_on_node(spec, follower) * amount
-    if width % (amount * step if amount > 1 else 1) or width % follower_group:
-        return f"{name}: processes that do not tile {root.name}'s tensor-parallel groups"
-    if np.setdiff1d(distinct(root.cand_hw), distinct(follower.cand_hw), assume_unique=True).size:
-        return f"{name}: node groups that do not hold all of {root.name}'s"
-    return ""
-
-
-def _allowed_nodes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass, blocked: np.ndarray) -> np.ndarray:
-    """Nodes the class's window reaches with room for one group beside the GPUs it is kept off
-    (``blocked``), and whose memory holds the members' mix."""
+def _allowed_nodes(spec: PlacementSpec, window: ComponentRequest, count_class: CountClass, blocked: np.ndarray) -> np.ndarray:
+    """Nodes the class's ``window`` reaches with room for one group beside the GPUs it is kept
+    off (``blocked``), and whose memory holds the members' mix."""
     cluster = spec.cluster
-    room = np.where(window_per_node(cluster, free[count_class.root]) > 0, cluster.gpus_per_node - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes), 0)
+    room = np.where(window_per_node(cluster, window) > 0, cluster.gpus_per_node - np.bincount(cluster.hw_node[blocked], minlength=cluster.num_nodes), 0)
     allowed = room >= count_class.width
     memories = [m for name in count_class.members for c in spec.components.values()
                 if c.rule_owner == name and (m := c.constraints.memory) is not None]

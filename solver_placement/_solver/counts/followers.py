@@ -1,0 +1,203 @@
+"""Collocated components as one count class: the group a node holds whole, and the order in
+which each member takes the class's GPUs.
+
+``collocate_with`` (``rules/collocation.py``, ``build``) asks two things of a component: the
+same GPU set as its target (a GPU used by one is used by the other), and, when one of its
+processes fits in one of the target's tensor-parallel groups, each process inside one such
+group. A free component without a filled window takes each GPU once (``max_share`` 1, a filled
+window is placed first, ``preset.py``), so collocated components hold the same GPUs, each once,
+and the set is the same along any chain, tree or cycle of ``collocate_with``: such a connected
+set of components is one class of the count model, its GPUs counted once. Each member may only
+use the GPUs every member's window holds (:func:`common_window`).
+
+Per node, the class's GPUs are whole tensor-parallel groups of every member (a group lies on one
+node, ``rules/domains.py``), so their number is a multiple of the least common multiple of the
+members' group sizes (the class's ``unit``), whatever the layout: counting the class in units
+loses no layout. A strided member's processes are laid out in blocks of ``amount * stride``
+consecutive GPUs; a block that does not divide the unit would ask more than the rule does, so
+the count model declines it (as ``rules/stride.py`` does for a component alone).
+
+The layout deals a node's GPUs of the class (ascending, in whole runs of consecutive GPUs) to
+every member in order (:func:`tile`), or, for members of one GPU per process, in the order of
+the processes of the member with the longest block (their groups are then whole processes of
+that member: a target of one GPU per process whose groups must each hold whole processes of a
+strided follower). Which order nests every follower in its target is checked once, on one period
+of the tiling: nodes hold whole units and take processes in the class's node order, so the
+processes of all nodes are one long tiling that repeats with that period. The count model states
+a class only when the check holds, so every layout it makes keeps the rule; when no order nests
+them it declines, and the flat model decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from functools import reduce
+from math import lcm
+
+import numpy as np
+
+from solver_placement._arrays import distinct
+from solver_placement._solver.bounds.needs import tensor_group_on_node
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.placement_spec import PlacementSpec
+
+#: Most positions of the one period the nesting check tiles: a target whose tensor-parallel
+#: groups may span nodes (a required domain) makes the period the unit times its group, and past
+#: this the count model declines rather than tile an array that large.
+MAX_PERIOD = 1 << 16
+
+
+@dataclass(frozen=True)
+class Collocation:
+    """A class's members (``root`` first, then config order), the GPUs of one of its groups on a
+    node (``unit``), the consecutive GPUs its layout is made of (``run``: every member's block
+    divides it), and the members of one GPU per process that take the class's GPUs in the order
+    of ``leader``'s processes (``follows``; empty: every member in GPU order)."""
+
+    root: str
+    members: tuple[str, ...]
+    unit: int
+    run: int
+    follows: tuple[str, ...] = ()
+    leader: str = ""
+
+
+def collocations(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[Collocation] | str:
+    """The classes of the free components (in config order of their first member), or why the
+    count model does not state one."""
+    targets: dict[str, str] = {}
+    for name in free:
+        target = spec.components[name].constraints.collocate_with
+        if target is None:
+            continue
+        owner = spec.owner_of(target)
+        if owner not in free:
+            return f"{name}: collocated with the rank string {owner} (placed first, counts/preset.py)"
+        if owner != name:  # a component of the key its target is on shares its layout already
+            targets[name] = owner
+    found = []
+    for members in _connected(list(free), targets):
+        collocation = _collocation(spec, free, members, targets)
+        if isinstance(collocation, str):
+            return collocation
+        found.append(collocation)
+    return found
+
+
+def _connected(names: list[str], targets: Mapping[str, str]) -> list[tuple[str, ...]]:
+    """The components linked by ``collocate_with`` (either way), each set in config order, the
+    sets in the order of their first member."""
+    parent = {name: name for name in names}
+
+    def top(name: str) -> str:
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    for name, target in targets.items():
+        first, second = sorted((top(name), top(target)), key=names.index)
+        parent[second] = first
+    sets: dict[str, list[str]] = {}
+    for name in names:
+        sets.setdefault(top(name), []).append(name)
+    return [tuple(members) for members in sets.values()]
+
+
+def _collocation(spec: PlacementSpec, free: Mapping[str, ComponentRequest], linked: tuple[str, ...], targets: Mapping[str, str]) -> Collocation | str:
+    """One connected set as a class: its root (the first member collocated with no other, or the
+    first of a cycle), unit, run and the order that nests every follower, or why not."""
+    root = next((name for name in linked if name not in targets), linked[0])
+    members = (root, *(name for name in linked if name != root))
+    amount = {m: int(free[m].amount[0]) for m in members}
+    for name in members:
+        target = targets.get(name)
+        if target is not None and free[name].num_processes * amount[name] != free[target].num_processes * amount[target]:
+            return f"{name}: collocated with {target} but holding a different number of GPUs"
+    unit = lcm(*(tensor_group_on_node(spec, free[m]) * amount[m] for m in members))
+    runs = {m: block(free[m]) for m in members}
+    for name in members:
+        if unit % runs[name]:
+            return f"{name}: a stride whose blocks of {runs[name]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
+    run = lcm(*runs.values())
+    nests = [(name, target) for name, target in targets.items() if name in members and amount[name] <= amount[target] * _tp(spec, target)]
+    if not nests:
+        return Collocation(root, members, unit, run)
+    period = lcm(unit, *(amount[target] * _tp(spec, target) for _, target in nests))
+    if period > MAX_PERIOD:
+        return f"{root}: collocated components whose layout repeats only every {period} GPUs, over MAX_PERIOD={MAX_PERIOD}"
+    for follows, leader in _orders(members, amount, runs):
+        items = member_items(np.arange(period), members, follows, leader, free)
+        if all(_inside(items[name], items[target], _tp(spec, target), period) for name, target in nests):
+            return Collocation(root, members, unit, run, follows, leader)
+    items = member_items(np.arange(period), members, (), "", free)
+    name, target = next((n, t) for n, t in nests if not _inside(items[n], items[t], _tp(spec, t), period))
+    return f"{name}: processes that the count layout cannot nest in {target}'s tensor-parallel groups"
+
+
+def _tp(spec: PlacementSpec, name: str) -> int:
+    return spec.components[name].constraints.tensor_parallel_size
+
+
+def _orders(members: tuple[str, ...], amount: Mapping[str, int], runs: Mapping[str, int]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """The orders the layout may deal a class's GPUs in: every member in GPU order, then the
+    members of one GPU per process in the order of the processes of the member with the longest
+    block (when there is such a block and such members)."""
+    yield (), ""
+    leader = max(members, key=lambda m: runs[m])
+    ones = tuple(m for m in members if amount[m] == 1)
+    if runs[leader] > 1 and ones:
+        yield ones, leader
+
+
+def _inside(mine: np.ndarray, theirs: np.ndarray, tp: int, period: int) -> bool:
+    """Whether every process of ``mine`` (processes x positions) lies in one tensor-parallel
+    group of ``theirs`` (``tp`` processes each), on positions ``0 .. period - 1``."""
+    group_of = np.empty(period, dtype=np.int64)
+    group_of[theirs] = (np.arange(theirs.shape[0]) // tp)[:, None]
+    groups = group_of[mine]
+    return bool((groups == groups[:, :1]).all())
+
+
+def block(request: ComponentRequest) -> int:
+    """The consecutive GPUs a member's processes are laid out in: ``amount * stride`` for a
+    process of several GPUs (``stride`` such processes interleaved), else 1 (any GPU will do)."""
+    amount = int(request.amount[0])
+    return amount * int(request.stride or 1) if amount > 1 else 1
+
+
+def tile(gpus: np.ndarray, request: ComponentRequest) -> np.ndarray:
+    """``gpus`` (in order) split among the request's processes (``amount`` each, a block of
+    ``amount * stride`` interleaved among ``stride`` processes): processes x amount."""
+    amount, step = int(request.amount[0]), int(request.stride or 1)
+    flat = gpus.reshape(-1)
+    if amount > 1 and step > 1:
+        flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
+    return flat.reshape(-1, amount)
+
+
+def member_items(
+    gpus: np.ndarray, members: tuple[str, ...], follows: tuple[str, ...], leader: str, requests: Mapping[str, ComponentRequest]
+) -> dict[str, np.ndarray]:
+    """Each member's processes x GPUs on a class's ``gpus`` of one node (in order): dealt by
+    :func:`tile`, the members of ``follows`` one GPU each in the order of ``leader``'s processes."""
+    items = {member: tile(gpus, requests[member]) for member in members if member not in follows}
+    if follows:
+        order = items[leader].reshape(-1, 1)
+        items |= {member: order for member in follows}
+    return items
+
+
+def common_window(free: Mapping[str, ComponentRequest], members: tuple[str, ...]) -> ComponentRequest:
+    """The root's request cut to the GPUs every member's window holds (what the class may use;
+    read by the window helpers, never placed)."""
+    root = free[members[0]]
+    common = reduce(np.intersect1d, (distinct(free[m].cand_hw) for m in members[1:]), distinct(root.cand_hw))
+    keep = np.isin(root.cand_hw, common)
+    if keep.all():
+        return root
+    return replace(root, indptr=np.array([0, int(keep.sum())]), cand_hw=root.cand_hw[keep], cand_rank=root.cand_rank[keep], shared_window=True)
+
+
+__all__ = ["MAX_PERIOD", "Collocation", "block", "collocations", "common_window", "member_items", "tile"]
