@@ -31,6 +31,7 @@ from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns
 from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
+from solver_placement._solver.counts.rank_strings import rank_strings_alone
 from solver_placement._solver.counts.separate import separations
 from solver_placement._solver.counts.spanning import priced_level, spanned_rule
 from solver_placement._solver.counts.stacks import Misfit
@@ -63,6 +64,8 @@ def count_path(
     ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0
     (``weighed.py``; the caller passes 0 when it is only the tie-break).
     """
+    if all(request.determined for request in requests.values()):  # nothing to choose (``rank_strings.py``)
+        return rank_strings_alone(spec, requests)
     if splits(spec, requests):  # robots, whole nodes: each kind counted as GPUs are (``kinds.py``)
         return count_by_kind(spec, requests, bool(weights.get("balance")), lambda view: count_path(view, view.requests, weights, options, budget))
     if requires_tensor_domain(spec):

@@ -88,9 +88,7 @@ def count_by_kind(
     owners = kinds_of(spec, requests)
     if isinstance(owners, str):
         return Declined(PathName.COUNTS, owners)
-    free_kinds = sorted({owners[name] for name, r in requests.items() if not r.determined})
-    if not free_kinds:
-        return Declined(PathName.COUNTS, "no declarative component")
+    free_kinds = sorted({owners[name] for name, r in requests.items() if not r.determined})  # some: rank strings alone are answered first
     groups = [tuple(free_kinds)] if balance else [(k,) for k in free_kinds]
     if len(groups[0]) > 1 and any(r.fill_share is not None for r in requests.values() if not r.determined):
         # placed first, a window's tiling is checked on the view, whose node groups cannot pick

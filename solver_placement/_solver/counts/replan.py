@@ -44,8 +44,8 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     """The count model's answer with ``held`` (per component, the physical ids each process held
     before, on this cluster) kept where its layout allows; declined when it is not proven."""
     answer = count_path(spec, spec.requests, weights, options, budget)
-    if isinstance(answer, Declined) or not weights.get("changes"):
-        return answer  # with ``changes`` weighed 0, moves do not matter: the job is placed afresh
+    if isinstance(answer, Declined) or not weights.get("changes") or answer.objective is None:
+        return answer  # with ``changes`` weighed 0, moves do not matter: the job is placed afresh; rank strings alone do not move
     owners = {c.rule_owner for c in spec.components.values() if not spec.requests[c.rule_owner].determined}
     placed = {name: answer.assignments[name] for name in spec.requests}
     moved = _matched(spec, placed, {name: held[name] for name in owners if held.get(name)})

@@ -1,0 +1,198 @@
+"""The count model on collocated components of every shape (``counts/followers.py``): chains,
+trees and cycles of ``collocate_with``, followers of other process sizes, strides, tensor-parallel
+sizes and node groups than their targets; and specs of rank strings alone
+(``counts/rank_strings.py``). Where the count model answers, its layout passes the verifier, its
+objective is the exact flat model's optimum on the same spec (an independent formulation: one
+boolean per process and GPU), and ``solve`` answers by counts; where it finds no answer, the flat
+model proves there is none; where it declines, it says one of the reasons it may."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from flat_model import built_or_refused, counts_kept_out, flat_solution
+from helpers import example_tiers
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+from test_count_typed import flat_optimum
+
+from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
+from solver_placement._solver.answer import Answer
+from solver_placement._solver.counts import count_path
+from solver_placement._solver.counts.model import NO_COUNT_ANSWER
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.options import SolverOptions
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
+
+#: The terms the count model proves (``contiguity`` only orders its ties).
+PRIMARY = {**DEFAULT_WEIGHTS, "contiguity": 0}
+#: What the count model may still decline a collocated class for: a strided member whose blocks do
+#: not tile the class's groups (the count layout would ask more than the rule), or followers its
+#: layout cannot nest in their targets' groups (the flat model decides both).
+MAY_DECLINE = re.compile(r"a stride whose blocks of \d+ GPUs do not tile the groups|processes that the count layout cannot nest in")
+
+
+@st.composite
+def collocated_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """1-3 nodes of 4 or 8 GPUs, the first in a node group ``first``; a root component (TP 1, 2
+    or 4, one or two GPUs a process) and 1-3 components each collocated with an earlier one (a
+    chain, a tree, sometimes a cycle back to the root), each holding as many GPUs in processes of
+    1, 2 or 4 (stride 1 or 2), of TP 1, 2 or 4, some confined to ``first``; sometimes a component
+    exclusive with one of them."""
+    gpus = draw(st.lists(st.sampled_from([4, 8]), min_size=1, max_size=3))
+    total = sum(gpus)
+    tp, amount = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([1, 1, 2]))
+    held = tp * amount * draw(st.integers(1, max(1, total // (2 * tp * amount))))
+    spec: dict[str, Any] = {"c0": {"processes": held // amount, "tensor_parallel_size": tp} | ({"hardware_per_process": amount} if amount > 1 else {})}
+    for i in range(1, draw(st.integers(2, 4))):
+        each = draw(st.sampled_from([a for a in (1, 2, 4) if held % a == 0]))
+        processes = held // each
+        body: dict[str, Any] = {"processes": processes, "tensor_parallel_size": draw(st.sampled_from([t for t in (1, 2, 4) if processes % t == 0]))}
+        body["collocate_with"] = f"c{draw(st.integers(0, i - 1))}"
+        if each > 1:
+            body["hardware_per_process"] = each
+            if draw(st.integers(0, 3)) == 0:
+                body["stride"] = 2
+        if draw(st.integers(0, 4)) == 0:
+            body["node_group"] = "first"
+        spec[f"c{i}"] = body
+    if len(spec) > 2 and draw(st.integers(0, 4)) == 0:
+        spec["c0"]["collocate_with"] = f"c{len(spec) - 1}"  # a cycle
+    if draw(st.integers(0, 2)) == 0:
+        spec["other"] = {"processes": draw(st.integers(1, max(1, total // 2))), "exclusive_with": [draw(st.sampled_from(sorted(spec)))]}
+    return Cluster(len(gpus), gpus, node_groups=[{"label": "first", "node_ranks": "0"}]), spec
+
+
+def counted(spec: PlacementSpec) -> Answer | str:
+    """The count path's answer on the terms it proves, or the reason it declines."""
+    answer = count_path(spec, spec.requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    return answer if isinstance(answer, Answer) else answer.reason
+
+
+@example_tiers(40, 300)
+def test_collocated_classes_are_counted_exactly(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(collocated_specs())(check_collocated))()
+
+
+def check_collocated(case: tuple[Cluster, dict[str, Any]]) -> None:
+    cluster, placement = case
+    note(f"{cluster.gpus_per_node.tolist()} {placement}")
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
+        return
+    answer = counted(spec)
+    if isinstance(answer, str):
+        if answer == NO_COUNT_ANSWER:
+            assert flat_optimum(spec, dict(spec.requests)) is None, "the count model found no answer for a spec that has a placement"
+            event("no placement")
+            return
+        assert MAY_DECLINE.search(answer), answer
+        event("declined: " + MAY_DECLINE.search(answer).group(0)[:30])  # type: ignore[union-attr]
+        return
+    assert answer.assignments is not None and answer.status == "OPTIMAL"
+    verify(spec, Solution(spec, spec.requests, dict(answer.assignments), "FEASIBLE", None).placements_by_component())
+    assert objective_value(spec, spec.requests, answer.assignments, PRIMARY, {}) == answer.objective
+    assert answer.objective == flat_optimum(spec, dict(spec.requests))
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.objective, solution.notes) == ("counts", "OPTIMAL", answer.objective, ())
+    event("counted")
+
+
+#: One of each shape the count model once declined, on 2 x 8 GPUs (the last on a node group of
+#: node 0 for the follower): a chain, a cycle, a follower whose TP groups hold two of its
+#: target's, one whose processes span two of its target's groups, a strided follower whose
+#: target's groups must be taken in its processes' order, and a follower on a narrower node group.
+SHAPES: list[tuple[str, dict[str, Any]]] = [
+    ("chain", {"actor": {"processes": 8, "tensor_parallel_size": 2}, "rollout": {"processes": 4, "hardware_per_process": 2, "collocate_with": "actor"},
+               "ref": {"processes": 8, "collocate_with": "rollout"}, "critic": {"processes": 6, "exclusive_with": ["ref"]}}),
+    ("cycle", {"a": {"processes": 4, "tensor_parallel_size": 2, "collocate_with": "b"}, "b": {"processes": 4, "collocate_with": "a"}}),
+    ("wider TP", {"actor": {"processes": 6, "tensor_parallel_size": 2}, "rollout": {"processes": 6, "tensor_parallel_size": 3, "collocate_with": "actor"}}),
+    ("process over groups", {"actor": {"processes": 8, "tensor_parallel_size": 2}, "rollout": {"processes": 2, "hardware_per_process": 4, "collocate_with": "actor"}}),
+    ("strided in a group's order", {"actor": {"processes": 8, "tensor_parallel_size": 2},
+                                    "rollout": {"processes": 4, "hardware_per_process": 2, "stride": 2, "tensor_parallel_size": 2, "collocate_with": "actor"}}),
+    ("narrower node group", {"actor": {"processes": 4}, "rollout": {"processes": 4, "node_group": "first", "collocate_with": "actor"},
+                             "other": {"processes": 8, "exclusive_with": ["actor"]}}),
+]
+
+
+@pytest.mark.parametrize(("what", "placement"), SHAPES, ids=[what for what, _ in SHAPES])
+def test_each_shape_of_collocation_is_proven_by_the_count_model(what: str, placement: dict[str, Any]) -> None:
+    spec = PlacementSpec.build(Cluster(2, 8, node_groups=[{"label": "first", "node_ranks": "0"}]), placement)
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    flat = flat_solution(spec, {"contiguity": 0})
+    assert (flat.method, flat.status) == ("search", "OPTIMAL")
+    assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
+
+
+def test_a_target_may_take_its_strided_followers_processes_as_its_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """8 processes of TP 2 on one 8-GPU node with a follower of 2 GPUs at stride 2: each group
+    must hold one follower process, ``{h, h + 2}``. The flat model ordered every process of the
+    target by its ranks, which forms groups ``{0, 1}``, ``{2, 3}`` ... only, and refused the
+    spec as infeasible; it now orders them within a group, and groups by their first."""
+    placement = {"actor": {"processes": 8, "tensor_parallel_size": 2}, "rollout": {"processes": 4, "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"}}
+    spec = PlacementSpec.build(Cluster(1, 8), placement)
+    counts_kept_out(monkeypatch)
+    flat = solve(spec, time_limit_s=10)
+    assert (flat.method, flat.status) == ("search", "OPTIMAL")
+    groups = [sorted(p.hardware_ranks[0] for p in flat.placements("actor")[g : g + 2]) for g in range(0, 8, 2)]
+    assert sorted(sorted(p.hardware_ranks) for p in flat.placements("rollout")) == sorted(groups)
+
+
+def test_a_follower_of_a_stride_that_does_not_tile_the_class_is_left_to_the_flat_model() -> None:
+    """A follower of 2 GPUs at stride 2 in a target's groups of 2: one group per node would need
+    a block of 4 GPUs half used, which the count layout does not make; the flat model places it."""
+    placement = {"actor": {"processes": 2, "tensor_parallel_size": 2}, "rollout": {"processes": 1, "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"}}
+    spec = PlacementSpec.build(Cluster(2, 4), placement)
+    assert counted(spec) == "rollout: a stride whose blocks of 4 GPUs do not tile the groups of 2 GPUs it holds with the components collocated with it"
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status) in {("first fit", "OPTIMAL"), ("search", "OPTIMAL")}
+
+
+# ------------------------------------------------------------------------------ rank strings alone
+#: Rank strings that place: apart, sharing GPUs, and robots beside GPUs.
+PLACED = [
+    {"a": "0-3", "b": "4-7"},
+    {"a": "0-3", "b": "2-5", "c": {"placement": "6-7", "exclusive_with": ["a"]}},
+    {"a": {"placement": "0-3", "memory_gb": 30}, "b": {"placement": "2-5", "memory_gb": 30, "collocate_with": "c"}, "c": "2-5"},
+]
+
+
+@pytest.mark.parametrize("placement", PLACED)
+def test_rank_strings_alone_are_answered_by_counts(placement: dict[str, Any]) -> None:
+    solution = solve(PlacementSpec.build(Cluster(2, 4, gpu_memory_gb=80), placement))
+    assert (solution.method, solution.status, solution.objective, solution.bound, solution.notes) == ("counts", "OPTIMAL", None, None, ())
+
+
+def test_robots_alone_are_answered_by_counts() -> None:
+    configs = [{"node_rank": n, "robot_ip": f"10.0.{n}.{r}"} for n in range(2) for r in range(2)]
+    cluster = Cluster(2, 2, node_groups=[{"label": "robots", "node_ranks": "0-1", "hardware": {"type": "robot", "configs": configs}}])
+    solution = solve(PlacementSpec.build(cluster, {"actor": "0-3", "env": {"node_group": "robots", "placement": "0-3"}}))
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+
+
+#: Rank strings that break a rule among themselves: exclusive ones sharing GPUs, a process limit,
+#: memory, a collocation on other GPUs, a TP group over two nodes.
+BROKEN = [
+    {"a": "0-3", "b": {"placement": "2-5", "exclusive_with": ["a"]}},
+    {"a": {"placement": "0-3", "max_processes_per_hardware": 1}, "b": "2-5"},
+    {"a": {"placement": "0-3", "memory_gb": 50}, "b": {"placement": "2-5", "memory_gb": 50}},
+    {"a": "0-3", "b": {"placement": "2-5", "collocate_with": "a"}},
+    {"a": {"placement": "2-5", "tensor_parallel_size": 4}},
+]
+
+
+@pytest.mark.parametrize("placement", BROKEN)
+def test_rank_strings_that_break_a_rule_are_explained_as_before(placement: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same explanation the exact model gives with the count path kept out (or the counting
+    bounds, before either): the count path declines such a spec, it never answers it."""
+    spec = PlacementSpec.build(Cluster(2, 4, gpu_memory_gb=80), placement)
+    assert counted(spec) == "rank strings alone that break a rule of the spec (the exact model names which)"
+    with pytest.raises(InfeasiblePlacementError) as now:
+        solve(spec)
+    counts_kept_out(monkeypatch)
+    with pytest.raises(InfeasiblePlacementError) as before:
+        solve(spec)
+    assert str(now.value) == str(before.value)
