@@ -169,8 +169,8 @@ class FirstFit:
 
     def _order(self) -> list[str]:
         """Widest unit first (config order among equals: a stable sort), each collocated
-        component right after its target, whose GPUs it needs (first, when its target is a rank
-        string, placed before every declarative component)."""
+        component right after its target, whose GPUs it needs, and its own followers after it
+        (first, when its target is a rank string, placed before every declarative component)."""
         followers: dict[str, list[str]] = defaultdict(list)
         declarative = {name: body for name, body in self.placement.items() if fixed_ranks(body) is None}
         for name, body in declarative.items():
@@ -178,8 +178,11 @@ class FirstFit:
                 followers[body["collocate_with"]].append(name)
         primary = [name for name, body in declarative.items() if "collocate_with" not in body]
         primary.sort(key=lambda name: -math.prod(self._unit(name)[:2]))
-        on_rank_strings = [name for target in self.placement if target not in declarative for name in followers[target]]
-        return [*on_rank_strings, *(name for first in primary for name in (first, *followers[first]))]
+        def chain(name: str) -> list[str]:
+            return [name, *(after for follower in followers[name] for after in chain(follower))]
+
+        on_rank_strings = [name for target in self.placement if target not in declarative for follower in followers[target] for name in chain(follower)]
+        return [*on_rank_strings, *(name for first in primary for name in chain(first))]
 
     def _free(self, name: str, gpu: GPU, claimed: set[GPU]) -> bool:
         """Whether ``name`` may take ``gpu``: not claimed by its own unit under construction, not

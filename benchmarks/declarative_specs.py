@@ -89,6 +89,12 @@ neither side places is a finding, not noise:
   limit of 3). After the actor, now and then a filled window ``judge`` (30 GB, even length),
   and a ``critic`` (40 GB, exclusive with the actor, groups of 1-2 GPUs) asking at most
   ``fill`` of the GPUs the actor leaves, which it packs beside the judge (40 + 30 GB fit).
+* ``collocation chains`` is a chain or tree of collocated components of other shapes than their
+  targets (see :func:`collocation_chains`): every TP group width and process size a power of two
+  dividing 8, so the class's least common multiple of groups is one of them and divides a node;
+  the planted layout packs the class's GPUs from node 0 (each member in GPU order: a nested
+  process inside its target's group, a spanning one over whole groups) and the others,
+  exclusive with all, on the GPUs it leaves (an even number per node, groups of 1-2).
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
 impossible at every size (see :data:`INFEASIBLE_KINDS`).
@@ -623,6 +629,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "other hardware": other_hardware,
     "fixed loads": fixed_loads,
     "balance": balance,
+    "collocation chains": lambda rng, nodes, fill: collocation_chains(rng, nodes, fill),
 }
 #: Families that lose nodes after a first solve: ``replan`` times :func:`replan`, ``previous``
 #: times ``solve(..., previous=)`` on the surviving cluster.
@@ -655,3 +662,40 @@ def draw_nodes(family: str, seed: int, low: int, high: int) -> int:
     low = max(low, 4) if family in REPLANS else low
     rng = random.Random(f"{family}:{seed}:nodes")
     return min(high, max(low, round(math.exp(rng.uniform(math.log(low), math.log(high))))))
+
+
+# ------------------------------------------------------------------------ collocation chains
+def collocation_chains(rng: random.Random, nodes: int, fill: float) -> Section:
+    """An ``actor`` (TP 2-8, 1-2 GPUs a process) and 2-3 components each collocated with an
+    earlier one (a chain half the time, else a tree): each holds the actor's GPUs in processes
+    nested in its target's TP groups (1 GPU up to the group, ``stride: auto`` or 1) or spanning
+    2-4 of them, in TP groups of 1-4 no wider than a node, one of them now and then confined to a
+    node group ``front`` of the nodes the class's planted layout uses; then 1-2 components
+    exclusive with all on what the class leaves (module docstring: the planted layout)."""
+    budget = int(fill * nodes * GPUS)
+    tp, hpp = rng.choice([(t, h) for t, h in ((2, 1), (4, 1), (8, 1), (2, 2), (4, 2)) if t * h <= budget])
+    shapes_of = {"actor": (tp, hpp)}
+    rules: dict[str, dict[str, Any]] = {"actor": {}}
+    for name in ("rollout", "ref", "reward")[: rng.randint(2, 3)]:
+        target = list(shapes_of)[-1] if rng.random() < 0.5 else rng.choice(list(shapes_of))
+        width = math.prod(shapes_of[target])
+        whole = "stride" not in rules[target]  # a strided target's groups interleave: only single GPUs nest in them
+        each = rng.choice([h for h in (1, 2, 4, 8) if h <= GPUS and (h == 1 or (width % h == 0 and whole) or (h > width and h % width == 0))])
+        follower_tp = rng.choice([t for t in (1, 2, 4) if t * each <= GPUS])
+        shapes_of[name] = (follower_tp, each)
+        rules[name] = {"collocate_with": target}
+        if each > 1 and width % each == 0 and width > each and rng.random() < 0.5:
+            rules[name]["stride"] = "auto"  # blocks of the target's group, interleaved
+    unit = max(math.prod(shape) for shape in shapes_of.values())
+    groups = max(1, budget // unit // 2) if rng.random() < 0.5 else max(1, budget // unit)
+    held = groups * unit
+    placement = {name: body(t, h, held // (t * h), **rules[name]) for name, (t, h) in shapes_of.items()}
+    used = -(-held // GPUS)
+    if rng.random() < 0.3:
+        placement[rng.choice(list(shapes_of)[1:])]["node_group"] = "front"
+    left = budget - held
+    if left >= 2:
+        chosen = shapes(rng, rng.randint(1, 2), left, ((1, 1), (2, 1), (1, 2)))
+        for name, (t, h), g in zip(("critic", "judge"), chosen, allocate(rng, left, [t * h for t, h in chosen])):
+            placement[name] = body(t, h, g, exclusive_with="all")
+    return section(nodes, GPUS, placement, node_groups=[{"label": "front", "node_ranks": f"0-{used - 1}"}])

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+import numpy as np
+
 from solver_placement._errors import counted
 from solver_placement._specification.grammar import Declarative
 from solver_placement._verify.placed import Placed, ranked_items
@@ -48,9 +50,12 @@ def check_stride(placed: Placed) -> Iterator[str]:
         stride = _stride(component.form.stride, name, placed)
         if stride is None:
             continue
+        ranked = ranked_items(component, placed.cluster)
+        if _strided_columns(placed, name, ranked, stride):
+            continue
         held = placed.held[name]
         ranks_of: dict[int, list[int]] = {}
-        for rank, hw in enumerate(ranked_items(component, placed.cluster)):
+        for rank, hw in enumerate(ranked):
             ranks_of.setdefault(hw, []).append(rank)
         for rank, ids in enumerate(held):
             if not ids or any(hw not in ranks_of for hw in ids):
@@ -58,6 +63,25 @@ def check_stride(placed: Placed) -> Iterator[str]:
             choices = [ranks_of[hw] for hw in ids]
             if not _follows_stride(choices, stride):
                 yield f"{name} rank {rank}: ranks {choices} do not follow stride {stride}"
+
+
+def _strided_columns(placed: Placed, name: str, ranked: list[int], stride: int) -> bool:
+    """Whether every process read as columns takes ranks ``h, h+stride, ...`` (accept only, by
+    arrays): processes of one size, and every item of one rank (no overlapping node groups)."""
+    columns = placed.columns.get(name)
+    if columns is None or not columns.ids.size:
+        return False
+    size = int(columns.lengths[0])
+    physical = np.asarray(ranked, dtype=np.int64)
+    if (columns.lengths != size).any() or np.unique(physical).size != physical.size:
+        return False
+    rank_of = np.full(placed.cluster.num_hardware, -1, dtype=np.int64)
+    rank_of[physical] = np.arange(physical.size)
+    ranks = rank_of[columns.ids].reshape(-1, size)
+    if (ranks < 0).any():
+        return False
+    ranks.sort(axis=1)
+    return bool((np.diff(ranks, axis=1) == stride).all())
 
 
 def _stride(declared: int | str, name: str, placed: Placed) -> int | None:
@@ -76,6 +100,9 @@ def _stride(declared: int | str, name: str, placed: Placed) -> int | None:
 
 def _follows_stride(rank_choices: list[list[int]], stride: int) -> bool:
     """Some choice of one rank per item (at least one item) is ``h, h+stride, ...`` in some order."""
+    if all(len(choices) == 1 for choices in rank_choices):  # one rank each (no overlapping node groups): the ranks sorted, no search
+        ranks = sorted(choices[0] for choices in rank_choices)
+        return all(later - earlier == stride for earlier, later in zip(ranks, ranks[1:]))
     for start in rank_choices[0]:
         for first in range(start - stride * (len(rank_choices) - 1), start + 1, stride):
             wanted = {first + k * stride for k in range(len(rank_choices))}

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from solver_placement._errors import VerificationError
+from solver_placement._records import build_placements
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.options import SolveStatus
-from solver_placement._solver.solution import Method, Solution
+from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 from solver_placement._verify import verify
@@ -31,8 +32,13 @@ def rank_strings_alone(spec: PlacementSpec, requests: Mapping[str, ComponentRequ
     """The one placement of ``requests`` (every one determined), or why not: it breaks a rule."""
     cluster = spec.cluster
     placed = by_component(spec, {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, cluster.num_hardware) for name, r in requests.items()})
+    records = {}  # the records a solution would give, without making one (the answer loop makes it once)
+    for name, assignment in placed.items():
+        component = spec.components[name]
+        resources = requests[component.rule_owner].resources
+        records[name] = build_placements(name, assignment.indptr, assignment.hardware, assignment.ranks, resources, cluster, environment=component.environment)
     try:
-        verify(spec, Solution(spec, spec.requests, placed, SolveStatus.FEASIBLE, None).placements_by_component())
+        verify(spec, records)
     except VerificationError:
         return Declined(PathName.COUNTS, BROKEN)
     return Answer(PathName.COUNTS, Method.COUNTS, placed, SolveStatus.OPTIMAL, None)
