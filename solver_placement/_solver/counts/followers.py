@@ -8,7 +8,8 @@ group. A free component without a filled window takes each GPU once (``max_share
 window is placed first, ``preset.py``), so collocated components hold the same GPUs, each once,
 and the set is the same along any chain, tree or cycle of ``collocate_with``: such a connected
 set of components is one class of the count model, its GPUs counted once. Each member may only
-use the GPUs every member's window holds (:func:`common_window`).
+use the GPUs every member's window holds (:func:`common_window`), and two members exclusive
+with each other have no layout (the count path declines; the flat model names the conflict).
 
 Per node, the class's GPUs are whole tensor-parallel groups of every member (a group lies on one
 node, ``rules/domains.py``), so their number is a multiple of the least common multiple of the
@@ -111,6 +112,10 @@ def _collocation(spec: PlacementSpec, free: Mapping[str, ComponentRequest], link
     root = next((name for name in linked if name not in targets), linked[0])
     members = (root, *(name for name in linked if name != root))
     amount = {m: int(free[m].amount[0]) for m in members}
+    for component in spec.components.values():
+        apart = [other for other in component.constraints.exclusive_with if spec.owner_of(other) in members]
+        if component.rule_owner in members and apart:  # the counting bounds see a direct pair only
+            return f"{component.name} and {apart[0]}: exclusive, but collocated through collocate_with (the same GPUs): no layout has that"
     for name in members:
         target = targets.get(name)
         if target is not None and free[name].num_processes * amount[name] != free[target].num_processes * amount[target]:

@@ -141,6 +141,18 @@ def test_a_target_may_take_its_strided_followers_processes_as_its_groups(monkeyp
     assert sorted(sorted(p.hardware_ranks) for p in flat.placements("rollout")) == sorted(groups)
 
 
+def test_components_exclusive_but_collocated_through_a_third_are_refused_by_name() -> None:
+    """Two followers of one target hold its GPUs, so they cannot be exclusive with each other; the
+    counting bounds see only a pair collocated directly. The count model used to place both on
+    the same GPUs (a VerificationError); it declines, and the exact model names the statements."""
+    placement = {"r": {"processes": 4}, "a": {"processes": 4, "collocate_with": "r", "exclusive_with": ["c"]}, "c": {"processes": 4, "collocate_with": "r"}}
+    spec = PlacementSpec.build(Cluster(2, 4), placement)
+    assert counted(spec) == "a and c: exclusive, but collocated through collocate_with (the same GPUs): no layout has that"
+    with pytest.raises(InfeasiblePlacementError, match="a is exclusive with c") as refused:
+        solve(spec, time_limit_s=10)
+    assert "a collocates with r" in str(refused.value) and "c collocates with r" in str(refused.value)
+
+
 def test_a_follower_of_a_stride_that_does_not_tile_the_class_is_left_to_the_flat_model() -> None:
     """A follower of 2 GPUs at stride 2 in a target's groups of 2: one group per node would need
     a block of 4 GPUs half used, which the count layout does not make; the flat model places it."""
