@@ -20,8 +20,8 @@ the count model declines it (as ``rules/stride.py`` does for a component alone).
 
 The layout deals a node's GPUs of the class (ascending, in whole runs of consecutive GPUs) to
 every member in order (:func:`tile`), or, for members of one GPU per process, in the order of
-the processes of the member with the longest block (their groups are then whole processes of
-that member: a target of one GPU per process whose groups must each hold whole processes of a
+the processes of a member with a longer block (their groups are then whole processes of that
+member: a target of one GPU per process whose groups must each hold whole processes of a
 strided follower). Which order nests every follower in its target is checked once, on one period
 of the tiling: nodes hold whole units and take processes in the class's node order, so the
 processes of all nodes are one long tiling that repeats with that period. The count model states
@@ -147,13 +147,13 @@ def _tp(spec: PlacementSpec, name: str) -> int:
 
 def _orders(members: tuple[str, ...], amount: Mapping[str, int], runs: Mapping[str, int]) -> Iterator[tuple[tuple[str, ...], str]]:
     """The orders the layout may deal a class's GPUs in: every member in GPU order, then the
-    members of one GPU per process in the order of the processes of the member with the longest
-    block (when there is such a block and such members)."""
+    members of one GPU per process in the order of the processes of each member whose block is
+    longer than a GPU, longest first."""
     yield (), ""
-    leader = max(members, key=lambda m: runs[m])
     ones = tuple(m for m in members if amount[m] == 1)
-    if runs[leader] > 1 and ones:
-        yield ones, leader
+    if ones:
+        for leader in sorted((m for m in members if runs[m] > 1), key=lambda m: -runs[m]):
+            yield ones, leader
 
 
 def _inside(mine: np.ndarray, theirs: np.ndarray, tp: int, period: int) -> bool:

@@ -191,9 +191,10 @@ def _blocked(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: list[CountClass], windows: list[ComponentRequest]
 ) -> tuple[np.ndarray, ...] | str:
     """Per class, the GPUs of the rank-string components it is exclusive with and those its
-    window (``windows``: what every member's holds) leaves out of a node it holds in part (``windows.py``); where two classes that
-    compete for a node's GPUs are kept off different ones, the node's patterns are checked by GPU
-    type (``typed.py``). Refused when a strided member's window ranks do not follow GPU ids."""
+    window (``windows``: what every member's holds) leaves out of a node it holds in part
+    (``windows.py``); where two classes that compete for a node's GPUs are kept off different
+    ones, the node's patterns are checked by GPU type (``typed.py``). Refused when a strided
+    member's window ranks do not follow GPU ids."""
     determined = {name for name, request in requests.items() if request.determined}
     avoid: list[frozenset[str]] = []
     for count_class in classes:

@@ -103,7 +103,8 @@ def check_collocated(case: tuple[Cluster, dict[str, Any]]) -> None:
 #: One of each shape the count model once declined, on 2 x 8 GPUs (the last on a node group of
 #: node 0 for the follower): a chain, a cycle, a follower whose TP groups hold two of its
 #: target's, one whose processes span two of its target's groups, a strided follower whose
-#: target's groups must be taken in its processes' order, and a follower on a narrower node group.
+#: target's groups must be taken in its processes' order (alone, and beside a follower of a longer
+#: block of consecutive GPUs), and a follower on a narrower node group.
 SHAPES: list[tuple[str, dict[str, Any]]] = [
     ("chain", {"actor": {"processes": 8, "tensor_parallel_size": 2}, "rollout": {"processes": 4, "hardware_per_process": 2, "collocate_with": "actor"},
                "ref": {"processes": 8, "collocate_with": "rollout"}, "critic": {"processes": 6, "exclusive_with": ["ref"]}}),
@@ -112,6 +113,8 @@ SHAPES: list[tuple[str, dict[str, Any]]] = [
     ("process over groups", {"actor": {"processes": 8, "tensor_parallel_size": 2}, "rollout": {"processes": 2, "hardware_per_process": 4, "collocate_with": "actor"}}),
     ("strided in a group's order", {"actor": {"processes": 8, "tensor_parallel_size": 2},
                                     "rollout": {"processes": 4, "hardware_per_process": 2, "stride": 2, "tensor_parallel_size": 2, "collocate_with": "actor"}}),
+    ("strided beside a wider block", {"actor": {"processes": 4, "tensor_parallel_size": 2}, "rollout": {"processes": 1, "hardware_per_process": 4, "collocate_with": "actor"},
+                                      "ref": {"processes": 2, "hardware_per_process": 2, "stride": 2, "tensor_parallel_size": 2, "collocate_with": "actor"}}),
     ("narrower node group", {"actor": {"processes": 4}, "rollout": {"processes": 4, "node_group": "first", "collocate_with": "actor"},
                              "other": {"processes": 8, "exclusive_with": ["actor"]}}),
 ]
