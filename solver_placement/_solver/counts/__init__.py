@@ -24,6 +24,7 @@ from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.counts.followers import Blocks, Loose
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, solve_counts
@@ -96,6 +97,8 @@ def _count_stated(
     load = ready.load if ready.nodes and weights.get("balance") else None  # placed first: a constant load per node
     if isinstance(problem, Misfit):
         return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost, load)
+    if isinstance(problem, Loose):
+        return Declined(PathName.COUNTS, problem.reason) if priced is not None else _count_in_blocks(spec, requests, problem, weights, options, budget, fixed_cost, load)
     if isinstance(problem, str):
         return (_count_preferring(spec, weights, options, budget) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
     if priced is not None:
@@ -190,6 +193,31 @@ def _count_separating(
         return Declined(PathName.COUNTS, misfit.reason)
     status = SolveStatus.OPTIMAL if best.status == SolveStatus.OPTIMAL and best.known("objective") <= least else SolveStatus.FEASIBLE
     return replace(best, status=status, bound=min(least, best.known("objective")))
+
+
+def _count_in_blocks(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    loose: Loose,
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    fixed_cost: int,
+    load: np.ndarray | None,
+) -> Answer | Declined:
+    """Strided blocks that do not tile a class's groups (``followers.py``): the answer counted in
+    whole blocks, when it meets the bound of the count model with no blocks (a relaxation)."""
+    log.debug("strided blocks that do not tile a class's groups: counted in whole blocks, proven without them")
+    whole, split = (count_problem(spec, requests, blocks=blocks) for blocks in (Blocks.WHOLE, Blocks.SPLIT))
+    if not isinstance(whole, CountProblem) or not isinstance(split, CountProblem):
+        return Declined(PathName.COUNTS, loose.reason)
+    answer = _counted(whole, spec, requests, weights, options, budget, fixed_cost, load)
+    looser = _counted(split, spec, requests, weights, options, budget, fixed_cost, load)
+    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or not isinstance(looser, Answer) or looser.bound is None:
+        return Declined(PathName.COUNTS, loose.reason)
+    if answer.known("objective") > looser.bound:
+        return Declined(PathName.COUNTS, f"{loose.reason} (counted in whole blocks: {answer.objective}, above the bound {looser.bound} without them)")
+    return replace(answer, bound=answer.known("objective"))
 
 
 def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:

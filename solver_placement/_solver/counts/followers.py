@@ -15,8 +15,11 @@ Per node, the class's GPUs are whole tensor-parallel groups of every member (a g
 node, ``rules/domains.py``), so their number is a multiple of the least common multiple of the
 members' group sizes (the class's ``unit``), whatever the layout: counting the class in units
 loses no layout. A strided member's processes are laid out in blocks of ``amount * stride``
-consecutive GPUs; a block that does not divide the unit would ask more than the rule does, so
-the count model declines it (as ``rules/stride.py`` does for a component alone).
+consecutive GPUs; a block that does not divide the unit asks more than the rule does (a
+:class:`Loose` class): counted in units of whole blocks too (``Blocks.WHOLE``) the answer is a
+valid layout, and counted in the rule's units with no blocks (``Blocks.SPLIT``, a relaxation)
+the model bounds every layout, so the count path returns the first when it meets the second's
+bound, and declines otherwise (``counts/__init__.py``).
 
 The layout deals a node's GPUs of the class (ascending, in whole runs of consecutive GPUs) to
 every member in order (:func:`tile`), or, for members of one GPU per process, in the order of
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from enum import Enum
 from functools import reduce
 from math import lcm
 
@@ -47,6 +51,24 @@ from solver_placement._specification.placement_spec import PlacementSpec
 #: groups may span nodes (a required domain) makes the period the unit times its group, and past
 #: this the count model declines rather than tile an array that large.
 MAX_PERIOD = 1 << 16
+
+
+class Blocks(Enum):
+    """How a class whose strided blocks do not divide its unit is counted: declined as a
+    :class:`Loose` class (``ASKED``), in units of whole blocks (``WHOLE``: a restriction whose
+    answers are layouts), or in the rule's units with no blocks (``SPLIT``: a relaxation, for
+    its bound only)."""
+
+    ASKED = "asked"
+    WHOLE = "whole"
+    SPLIT = "split"
+
+
+@dataclass(frozen=True)
+class Loose:
+    """A class whose strided blocks do not divide its unit, and why (for the notes)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -64,9 +86,10 @@ class Collocation:
     leader: str = ""
 
 
-def collocations(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[Collocation] | str:
+def collocations(spec: PlacementSpec, free: Mapping[str, ComponentRequest], blocks: Blocks = Blocks.ASKED) -> list[Collocation] | Loose | str:
     """The classes of the free components (in config order of their first member), or why the
-    count model does not state one."""
+    count model does not state one (:class:`Loose`: strided blocks that do not divide a class's
+    unit, counted as ``blocks`` says)."""
     targets: dict[str, str] = {}
     for name in free:
         target = spec.components[name].constraints.collocate_with
@@ -79,8 +102,8 @@ def collocations(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> l
             targets[name] = owner
     found = []
     for members in _connected(list(free), targets):
-        collocation = _collocation(spec, free, members, targets)
-        if isinstance(collocation, str):
+        collocation = _collocation(spec, free, members, targets, blocks)
+        if isinstance(collocation, (str, Loose)):
             return collocation
         found.append(collocation)
     return found
@@ -106,7 +129,9 @@ def _connected(names: list[str], targets: Mapping[str, str]) -> list[tuple[str, 
     return [tuple(members) for members in sets.values()]
 
 
-def _collocation(spec: PlacementSpec, free: Mapping[str, ComponentRequest], linked: tuple[str, ...], targets: Mapping[str, str]) -> Collocation | str:
+def _collocation(
+    spec: PlacementSpec, free: Mapping[str, ComponentRequest], linked: tuple[str, ...], targets: Mapping[str, str], blocks: Blocks
+) -> Collocation | Loose | str:
     """One connected set as a class: its root (the first member collocated with no other, or the
     first of a cycle), unit, run and the order that nests every follower, or why not."""
     root = next((name for name in linked if name not in targets), linked[0])
@@ -122,9 +147,16 @@ def _collocation(spec: PlacementSpec, free: Mapping[str, ComponentRequest], link
             return f"{name}: collocated with {target} but holding a different number of GPUs"
     unit = lcm(*(tensor_group_on_node(spec, free[m]) * amount[m] for m in members))
     runs = {m: block(free[m]) for m in members}
-    for name in members:
-        if unit % runs[name]:
-            return f"{name}: a stride whose blocks of {runs[name]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
+    loose = next((name for name in members if unit % runs[name]), None)
+    if loose is not None:
+        reason = f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
+        if blocks == Blocks.ASKED:
+            return Loose(reason)
+        if blocks == Blocks.SPLIT:
+            return Collocation(root, members, unit, 1)
+        unit = lcm(unit, *runs.values())
+        if free[root].num_processes * amount[root] % unit:
+            return reason  # not even whole blocks hold every GPU of the class
     run = lcm(*runs.values())
     nests = [(name, target) for name, target in targets.items() if name in members and amount[name] <= amount[target] * _tp(spec, target)]
     if not nests:
@@ -205,4 +237,4 @@ def common_window(free: Mapping[str, ComponentRequest], members: tuple[str, ...]
     return replace(root, indptr=np.array([0, int(keep.sum())]), cand_hw=root.cand_hw[keep], cand_rank=root.cand_rank[keep], shared_window=True)
 
 
-__all__ = ["MAX_PERIOD", "Collocation", "block", "collocations", "common_window", "member_items", "tile"]
+__all__ = ["MAX_PERIOD", "Blocks", "Collocation", "Loose", "block", "collocations", "common_window", "member_items", "tile"]

@@ -41,7 +41,7 @@ from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.counts.domain_levels import DomainLevel, domain_levels
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
-from solver_placement._solver.counts.followers import collocations, common_window
+from solver_placement._solver.counts.followers import Blocks, Loose, collocations, common_window
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
 from solver_placement._solver.counts.typed import beside_joins
@@ -118,19 +118,21 @@ def count_problem(
     requests: Mapping[str, ComponentRequest],
     separate: frozenset[tuple[int, int]] = frozenset(),
     relaxed: bool = False,
-) -> CountProblem | Misfit | str:
+    blocks: Blocks = Blocks.ASKED,
+) -> CountProblem | Misfit | Loose | str:
     """The spec as a :class:`CountProblem`, or the reason the counts cannot state it exactly (a
-    :class:`Misfit` when memory fits two by two but not all together). ``separate`` keeps pairs of
-    classes apart besides the rules; ``relaxed`` states memory by pairs only, a relaxation of
-    the spec (``stacks.py``)."""
+    :class:`Misfit` when memory fits two by two but not all together, a :class:`Loose` class
+    when strided blocks do not tile a class's groups). ``separate`` keeps pairs of classes apart
+    besides the rules; ``relaxed`` states memory by pairs only, a relaxation of the spec
+    (``stacks.py``); ``blocks`` how a loose class is counted (``followers.py``)."""
     free = {name: request for name, request in requests.items() if not request.determined}
     if not free:
         return "no declarative component"
     reason = _unsupported(spec, requests)
     if reason:
         return reason
-    classes = _classes(spec, free)
-    if isinstance(classes, str):
+    classes = _classes(spec, free, blocks)
+    if isinstance(classes, (str, Loose)):
         return classes
     for count_class, load in zip(classes, loads(spec, [c.members for c in classes])):
         if load.limit is not None and load.processes > load.limit:
@@ -228,11 +230,11 @@ def _unsupported(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) 
     return ""
 
 
-def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[CountClass] | str:
+def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], blocks: Blocks) -> list[CountClass] | Loose | str:
     """Free components grouped with those they are collocated with, chains and cycles included
     (``followers.py``: the group every member tiles, in config order)."""
-    found = collocations(spec, free)
-    if isinstance(found, str):
+    found = collocations(spec, free, blocks)
+    if isinstance(found, (str, Loose)):
         return found
     classes = []
     for shape in found:

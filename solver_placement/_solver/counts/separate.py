@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from itertools import combinations
 
+from solver_placement._solver.counts.followers import Loose
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.stacks import Misfit
 
@@ -20,7 +21,7 @@ from solver_placement._solver.counts.stacks import Misfit
 MAX_SEPARATIONS = 16
 
 #: A count problem of the spec with the given pairs of classes kept apart.
-ProblemWith = Callable[[frozenset[tuple[int, int]]], "CountProblem | Misfit | str"]
+ProblemWith = Callable[[frozenset[tuple[int, int]]], "CountProblem | Misfit | Loose | str"]
 
 
 def separations(problem_with: ProblemWith, misfit: Misfit) -> Iterator[CountProblem]:

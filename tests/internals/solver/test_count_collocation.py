@@ -156,9 +156,23 @@ def test_components_exclusive_but_collocated_through_a_third_are_refused_by_name
     assert "a collocates with r" in str(refused.value) and "c collocates with r" in str(refused.value)
 
 
+def test_strided_blocks_that_do_not_tile_a_class_are_counted_whole_and_proven_without_them() -> None:
+    """A follower of 2 GPUs at stride 2 (blocks of 4) in a target's TP groups of 2: counted in
+    groups of 4 (whole blocks, a layout), proven by the count model in groups of 2 (no blocks, a
+    relaxation): the critic beside it leaves no room for a better layout."""
+    placement = {"actor": {"processes": 8, "tensor_parallel_size": 2}, "rollout": {"processes": 4, "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"},
+                 "critic": {"processes": 6, "exclusive_with": ["actor"]}}
+    spec = PlacementSpec.build(Cluster(2, 8), placement)
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    flat = flat_solution(spec, {"contiguity": 0})
+    assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
+
+
 def test_a_follower_of_a_stride_that_does_not_tile_the_class_is_left_to_the_flat_model() -> None:
     """A follower of 2 GPUs at stride 2 in a target's groups of 2: one group per node would need
-    a block of 4 GPUs half used, which the count layout does not make; the flat model places it."""
+    a block of 4 GPUs half used, which the count layout does not make (not even in whole blocks:
+    the class has 2 GPUs); the flat model places it."""
     placement = {"actor": {"processes": 2, "tensor_parallel_size": 2}, "rollout": {"processes": 1, "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"}}
     spec = PlacementSpec.build(Cluster(2, 4), placement)
     assert counted(spec) == "rollout: a stride whose blocks of 4 GPUs do not tile the groups of 2 GPUs it holds with the components collocated with it"
