@@ -20,7 +20,7 @@ process then chooses its kind, which the count model does not state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -28,13 +28,13 @@ import numpy as np
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster, ResourceSet
 from solver_placement._cluster.ranks import format_ranks
-from solver_placement._constants import ACCELERATOR
+from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.options import SolveStatus
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
-from solver_placement._specification.grammar import ComponentSpec
+from solver_placement._specification.grammar import ComponentSpec, ExplicitRanks
 from solver_placement._specification.parsed_spec import ParsedSpec
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -47,7 +47,8 @@ class KindView:
     """The spec's components whose items are of some kinds, on a cluster whose "GPUs" are those
     items (node by node, kinds in order, each in local order), and the way back.
 
-    ``original[v]`` is the physical id (on the spec's cluster) of the view's item ``v``.
+    ``original[v]`` is the physical id (on the spec's cluster) of the view's item ``v`` (``-1``
+    for an item that keeps two kinds apart, which no component holds: ``_view_cluster``).
     """
 
     spec: PlacementSpec
@@ -58,17 +59,56 @@ class KindView:
         return Assignment(assignment.indptr, self.original[assignment.hardware], assignment.ranks, num_hardware)
 
 
-def kinds_of(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> dict[str, int] | str:
-    """Per rule owner, the kind of item (index in ``cluster.kinds``) it holds; why not, for one
-    whose node groups mix kinds (a declarative process would choose its kind)."""
+@dataclass(frozen=True)
+class Holdings:
+    """Which kinds of item (indices in ``cluster.kinds``) each rule owner may hold.
+
+    A rank string holds the kinds of its items, each process one kind (``process_kind``: a
+    process's items are of one kind, else the spec is refused when built, ``per_process.py``);
+    a declarative component the kinds of its window, or, collocated, those of its target (it
+    uses exactly the target's items).
+    """
+
+    kinds: dict[str, frozenset[int]]
+    process_kind: dict[str, np.ndarray]
+
+    def linked(self, names: Iterable[str]) -> list[tuple[int, ...]]:
+        """The kinds the ``names`` (declarative owners) hold, in groups no owner spans two of:
+        each group is counted on one view."""
+        groups: list[set[int]] = []
+        for name in names:
+            joined = set(self.kinds[name])
+            for group in [g for g in groups if g & joined]:
+                joined |= group
+                groups.remove(group)
+            groups.append(joined)
+        return sorted(tuple(sorted(group)) for group in groups)
+
+
+def kinds_of(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> Holdings | str:
+    """The kinds each rule owner holds (:class:`Holdings`); why not, for a declarative
+    component collocated with a target whose kinds its node groups do not all hold (no layout
+    exists: the flat model proves it)."""
     cluster = spec.cluster
-    found = {}
+    kinds, process_kind = {}, {}
     for name, request in requests.items():
-        kinds = np.unique(cluster.hw_kind[request.resources.physical])
-        if kinds.size > 1:
-            return f"{name}: node groups of several hardware kinds ({', '.join(cluster.kinds[k] for k in kinds.tolist())})"
-        found[name] = int(kinds[0])
-    return found
+        item_kind = cluster.hw_kind[request.cand_hw]
+        kinds[name] = frozenset(distinct(item_kind).tolist())
+        if request.determined:
+            first, last = np.minimum.reduceat(item_kind, request.indptr[:-1]), np.maximum.reduceat(item_kind, request.indptr[:-1])
+            if (first != last).any():
+                return f"{name}: a process holding items of several hardware kinds"
+            process_kind[name] = first
+    for component in spec.components.values():
+        target = component.constraints.collocate_with
+        owner = component.rule_owner
+        if target is None or requests[owner].determined:
+            continue
+        theirs = kinds[spec.owner_of(target)]
+        if not theirs <= kinds[owner]:
+            return f"{owner}: collocated with {target}, whose items are of kinds its node groups do not hold"
+        kinds[owner] = theirs
+    return Holdings(kinds, process_kind)
 
 
 def splits(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> bool:
@@ -82,64 +122,82 @@ def splits(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> boo
 def count_by_kind(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], balance: bool, count: CountView
 ) -> Answer | Declined:
-    """The count path's answer for a spec with items of several kinds: each kind (or, with
-    ``balance``, every kind at once) counted on its own view by ``count``, the answers mapped back
-    and summed; declined when any view is."""
-    owners = kinds_of(spec, requests)
-    if isinstance(owners, str):
-        return Declined(PathName.COUNTS, owners)
-    free_kinds = sorted({owners[name] for name, r in requests.items() if not r.determined})
-    if not free_kinds:
+    """The count path's answer for a spec with items of several kinds: the kinds of each group
+    no declarative component spans two of (or, with ``balance``, every kind at once) counted on
+    their own view by ``count``, the answers mapped back and summed; declined when any view is.
+    Rank strings keep their items as given."""
+    holdings = kinds_of(spec, requests)
+    if isinstance(holdings, str):
+        return Declined(PathName.COUNTS, holdings)
+    free = [name for name, r in requests.items() if not r.determined]
+    if not free:
         return Declined(PathName.COUNTS, "no declarative component")
-    groups = [tuple(free_kinds)] if balance else [(k,) for k in free_kinds]
-    if len(groups[0]) > 1 and any(r.fill_share is not None for r in requests.values() if not r.determined):
-        # placed first, a window's tiling is checked on the view, whose node groups cannot pick
-        # one kind's items out of a node holding several
-        return Declined(PathName.COUNTS, "a filled resources window beside declarative components of other hardware kinds, with balance weighed")
+    groups = holdings.linked(free)
+    if balance and len(groups) > 1:
+        groups = [tuple(sorted(k for group in groups for k in group))]
+    for name in free:
+        request = requests[name]
+        if request.fill_share is not None and any(len(kinds) > 1 and holdings.kinds[name] & set(kinds) for kinds in groups):
+            # placed first, a window's tiling is checked on the view, whose node groups cannot
+            # pick one kind's items out of a node holding several
+            return Declined(PathName.COUNTS, "a filled resources window beside declarative components of other hardware kinds, with balance weighed")
     placed: dict[str, Assignment] = {}
     statuses, value, bound, primary = [], 0, 0, 0
     for kinds in groups:
-        view = kind_view(spec, requests, owners, kinds)
+        view = kind_view(spec, requests, holdings, kinds)
         if isinstance(view, str):
             return Declined(PathName.COUNTS, view)
         answer = count(view.spec)
         if isinstance(answer, Declined):
             return answer
         for name in view.spec.requests:
-            placed[name] = view.back(answer.assignments[name], spec.cluster.num_hardware)
+            if not requests[name].determined:
+                placed[name] = view.back(answer.assignments[name], spec.cluster.num_hardware)
         statuses.append(answer.status)
         value, bound, primary = value + answer.known("objective"), bound + answer.known("bound"), primary + answer.known("primary")
     for name, request in requests.items():
-        if name not in placed:  # a rank string of a kind no declarative component uses
+        if request.determined:  # as given, whichever views held its processes
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, spec.cluster.num_hardware)
     status = SolveStatus.OPTIMAL if all(s == SolveStatus.OPTIMAL for s in statuses) else SolveStatus.FEASIBLE
     return Answer(PathName.COUNTS, Method.COUNTS, by_component(spec, placed), status, value, bound, primary=primary)
 
 
-def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], owners: Mapping[str, int], kinds: tuple[int, ...]) -> KindView | str:
-    """The view of the components holding items of ``kinds`` (see :class:`KindView`); why not,
-    for one collocated with a component of another kind (it cannot use that one's items:
-    the flat model proves it)."""
+def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], holdings: Holdings, kinds: tuple[int, ...]) -> KindView | str:
+    """The view of the components holding items of ``kinds`` (see :class:`KindView`), a rank
+    string by its processes on those kinds; why not, for a rule the view would state otherwise
+    than the flat model: ``memory_gb`` (checked on GPUs only) of a component that holds GPUs
+    and other kinds in one view, whose items all carry a GPU's memory there."""
     cluster = spec.cluster
-    present = {name for name, kind in owners.items() if kind in kinds}
+    gpu, held = cluster.kinds.index(ACCELERATOR), frozenset(kinds)
+    present = {name for name, mine in holdings.kinds.items() if mine & held}
+    # rank strings the view holds in part, or whose node groups it cannot re-derive (several
+    # kinds side by side): listed by their items
+    listed = {name for name in present if name in holdings.process_kind and (holdings.kinds[name] - held or len(kinds) > 1)}
+    labels = sorted({label for c in spec.components.values() if c.rule_owner in present - listed for label in c.node_groups})
+    runs = any(len(holdings.kinds[name] & held) > 1 and int(requests[name].amount[0]) > 1 for name in present if name not in holdings.process_kind)
+    original, view_cluster = _view_cluster(cluster, kinds, labels, apart=runs)
+    to_view = np.full(cluster.num_hardware, -1, dtype=np.int64)
+    to_view[original[original >= 0]] = np.flatnonzero(original >= 0)
+    on_view = {name: _listed(requests[name].subset(np.flatnonzero(np.isin(holdings.process_kind[name], kinds))), view_cluster, to_view) for name in sorted(listed)}
     components = {}
     for component in spec.components.values():
-        if component.rule_owner not in present:
+        owner = component.rule_owner
+        if owner not in present:
             continue
-        rules = component.constraints
-        if rules.collocate_with is not None and spec.owner_of(rules.collocate_with) not in present:
-            return f"{component.name}: collocated with {rules.collocate_with}, whose items are of another kind"
-        kind = owners[component.rule_owner]
-        exclusive = tuple(o for o in rules.exclusive_with if owners[spec.owner_of(o)] == kind)  # other kinds share no item with it
-        memory = rules.memory if kind == cluster.kinds.index(ACCELERATOR) else None  # checked on GPUs only
-        groups = component.node_groups if kinds == (cluster.kinds.index(ACCELERATOR),) else tuple(_view_label(label) for label in component.node_groups)
-        components[component.name] = replace(component, node_groups=groups, constraints=replace(rules, exclusive_with=exclusive, memory=memory), count_nodes=False)
-    labels = sorted({label for name in present for c in spec.components.values() if c.rule_owner == name for label in c.node_groups})
-    original, view_cluster = _view_cluster(cluster, kinds, labels)
-    to_view = np.full(cluster.num_hardware, -1, dtype=np.int64)
-    to_view[original] = np.arange(original.size)
-    view_requests = {name: _on_view(requests[name], components[name], to_view) for name in requests if name in present}
-    view = PlacementSpec(ParsedSpec(components, spec.solver_options), view_cluster, view_requests)
+        rules, mine = component.constraints, holdings.kinds[owner] & held
+        if rules.memory is not None and gpu in mine and len(mine) > 1:
+            return f"{component.name}: memory_gb on node groups of several hardware kinds counted in one view"
+        exclusive = tuple(o for o in rules.exclusive_with if holdings.kinds[spec.owner_of(o)] & mine)  # other kinds share no item with it
+        memory = rules.memory if mine == {gpu} else None  # checked on GPUs only
+        if owner in listed:
+            changed = replace(component, node_groups=(CLUSTER_LABEL,), form=_explicit(on_view[owner]))
+        else:
+            changed = replace(component, node_groups=component.node_groups if kinds == (gpu,) else tuple(_view_label(label) for label in component.node_groups))
+        components[component.name] = replace(changed, constraints=replace(rules, exclusive_with=exclusive, memory=memory), count_nodes=False)
+    view_requests = {
+        name: replace(on_view[name], spec=components[name]) if name in listed else _on_view(requests[name], components[name], to_view) for name in sorted(present)
+    }
+    view = PlacementSpec(ParsedSpec(components, spec.solver_options), view_cluster, {name: view_requests[name] for name in requests if name in present})
     return KindView(view, original)
 
 
@@ -153,20 +211,30 @@ def item_ids(cluster: Cluster, hardware: np.ndarray, nodes: np.ndarray) -> np.nd
     return first[cluster.hw_kind[hardware], nodes] + cluster.hw_local[hardware]
 
 
-def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str]) -> tuple[np.ndarray, Cluster]:
+def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], apart: bool = False) -> tuple[np.ndarray, Cluster]:
     """The items of ``kinds`` in the view's id order (node by node, kinds in order, local order)
     and the cluster whose GPUs they are: the same nodes, labels and, where the items are GPUs
     alone, the same memory (the spec's own cluster then, so GPU views are unchanged). Each node
     group ``labels`` names is a group of the same nodes there (``_view_label``): with one kind in
     the view, its ranks are the same items in the same order, so the verifier reads a view as it
-    reads the spec (``preset.py`` checks a tiling on a view)."""
+    reads the spec (``preset.py`` checks a tiling on a view).
+
+    ``apart``: a declarative component holds several kinds and takes several items a process,
+    which must be of one kind (``rules/per_process.py``). The count model lays a process on
+    consecutive ids, so a node's kinds are kept apart by one more item between them (``-1`` in
+    the returned order) that no window holds: every class is kept off it (``windows.py``), and
+    no run of items crosses from one kind to the next."""
     gpu = cluster.kinds.index(ACCELERATOR)
     if kinds == (gpu,):
         return np.flatnonzero(cluster.hw_kind == gpu), cluster
     items = np.flatnonzero(np.isin(cluster.hw_kind, kinds))
     position = np.searchsorted(np.array(kinds), cluster.hw_kind[items])
-    original = items[np.lexsort((cluster.hw_local[items], position, cluster.hw_node[items]))]
-    per_node = np.bincount(cluster.hw_node[original], minlength=cluster.num_nodes)
+    order = np.lexsort((cluster.hw_local[items], position, cluster.hw_node[items]))
+    original, nodes = items[order], cluster.hw_node[items[order]]
+    if apart:
+        turns = np.flatnonzero((nodes[1:] == nodes[:-1]) & (position[order][1:] != position[order][:-1])) + 1
+        original, nodes = np.insert(original, turns, -1), np.insert(nodes, turns, nodes[turns])
+    per_node = np.bincount(nodes, minlength=cluster.num_nodes)
     memory = cluster.gpu_memory_gb if gpu in kinds else None
     groups = [{"label": _view_label(label), "node_ranks": format_ranks(cluster.node_groups[label].node_ranks), "hardware_type": ACCELERATOR} for label in labels]
     view = Cluster(cluster.num_nodes, per_node.tolist(), gpu_memory_gb=memory, node_labels=cluster.node_labels, node_groups=groups)
@@ -181,6 +249,27 @@ def _view_label(label: str) -> str:
 
 
 def _on_view(request: ComponentRequest, component: ComponentSpec, to_view: np.ndarray) -> ComponentRequest:
-    """``request`` with its items as the view's ids and its rules as the view states them."""
+    """``request`` with its items as the view's ids and its rules as the view states them (a
+    collocated component's window cut to the view's items: it uses only its target's kinds)."""
+    if not request.determined and (to_view[request.cand_hw] < 0).any():
+        window = to_view[request.cand_hw] >= 0  # a shared window (one per process only when filled, whose kinds are all its target's)
+        request = replace(request, indptr=np.array([0, int(window.sum())]), cand_hw=request.cand_hw[window], cand_rank=request.cand_rank[window])
+    # ranks index the resources: those of other kinds are -1 here, and no rank names them
     resources = ResourceSet(request.resources.groups, to_view[request.resources.physical], request.resources.group_of)
     return replace(request, spec=component, resources=resources, cand_hw=to_view[request.cand_hw])
+
+
+def _listed(request: ComponentRequest, view_cluster: Cluster, to_view: np.ndarray) -> ComponentRequest:
+    """A rank string's processes (all on the view's items) as explicit ranks of the view's
+    ``cluster`` group, whose ranks are the view's ids: what the verifier re-derives on a view."""
+    everything = view_cluster.resources((CLUSTER_LABEL,))
+    hardware = to_view[request.cand_hw]
+    rank_of = np.full(view_cluster.num_hardware, -1, dtype=np.int64)
+    rank_of[everything.physical] = np.arange(everything.physical.size)
+    origin = np.zeros(request.num_processes, dtype=np.int64)
+    return replace(request, resources=everything, cand_hw=hardware, cand_rank=rank_of[hardware], origin=origin, origin_text=(request.spec.text,))
+
+
+def _explicit(request: ComponentRequest) -> ExplicitRanks:
+    """A listed request's ranks per process, as the verifier reads explicit lists (sorted)."""
+    return ExplicitRanks(tuple(tuple(sorted(ranks.tolist())) for ranks in np.split(request.cand_rank, request.indptr[1:-1])))

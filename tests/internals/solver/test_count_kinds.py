@@ -85,13 +85,59 @@ def test_other_hardware_is_counted_at_the_flat_optimum(case: str, cluster: Clust
     assert counted(solution, objective) == flat_optimum(spec, objective)
 
 
-def test_a_window_over_gpus_and_robots_is_declined_by_name() -> None:
-    """Node groups of two kinds let a process choose its kind, which the counts do not state:
-    declined, and the flat model answers."""
-    cluster = robot_cluster([2, 2], [1, 1])
-    solution = solve(PlacementSpec.build(cluster, {"actor": {"node_group": ["cluster", "robots"], "processes": 3}}), time_limit_s=10)
+SPANNING: list[tuple[str, Cluster, dict[str, Any]]] = [
+    ("a rank string over GPUs and robots beside a GPU class", robot_cluster([2, 2], [1, 2]),
+     {"sim": {"node_group": ["cluster", "robots"], "placement": "2-5"}, "actor": {"processes": 2, "exclusive_with": ["sim"]}}),
+    ("a rank string over robots and GPUs, exclusive with both kinds", robot_cluster([4, 2], [2, 2]),
+     {"sim": {"node_group": "robots, cluster", "placement": "2-5", "max_processes_per_hardware": 2},
+      "env": {"node_group": "robots", "processes": 2, "exclusive_with": ["sim"]}, "actor": {"processes": 4, "max_processes_per_hardware": 2}}),
+    ("a rank string over both kinds with memory, a GPU class beside it", robot_cluster([2, 2], [1, 1], memory=40),
+     {"sim": {"node_group": ["cluster", "robots"], "placement": "3-4", "memory_gb": 30}, "actor": {"processes": 3, "memory_gb": 20}}),
+    ("a window over GPUs and robots", robot_cluster([2, 2], [1, 1]),
+     {"actor": {"node_group": ["cluster", "robots"], "processes": 3}}),
+    ("a window over robots and GPUs beside one class of each kind", robot_cluster([2, 4, 0], [1, 0, 3]),
+     {"actor": {"processes": 2, "tensor_parallel_size": 2}, "env": {"node_group": "robots", "processes": 2},
+      "agent": {"node_group": ["robots", "cluster"], "processes": 4, "exclusive_with": ["env"]}}),
+    ("a window over both kinds collocated with a rank string over both", robot_cluster([2, 2], [1, 1]),
+     {"sim": {"node_group": ["cluster", "robots"], "placement": "3-4"},
+      "camera": {"node_group": ["cluster", "robots"], "processes": 2, "collocate_with": "sim"}, "actor": {"processes": 2}}),
+]  # fmt: skip
+
+
+def mixed_window(cluster: Cluster, placement: dict[str, Any]) -> bool:
+    """Whether a declarative component's window holds items of several kinds."""
+    spec = PlacementSpec.build(cluster, placement)
+    return any(not r.determined and np.unique(cluster.hw_kind[r.cand_hw]).size > 1 for r in spec.requests.values())
+
+
+#: Each example under each objective, but weighed ``contiguity`` over a window of several kinds
+#: (declined by name, below).
+SPANNING_CASES = [
+    pytest.param(cluster, placement, objective, id=f"{case}-{name}")
+    for case, cluster, placement in SPANNING
+    for name, objective in (("default", {}), ("balance", {"balance": 10}), ("contiguity", {"contiguity": 3}))
+    if not (objective.get("contiguity") and mixed_window(cluster, placement))
+]
+
+
+@pytest.mark.parametrize(("cluster", "placement", "objective"), SPANNING_CASES)
+def test_components_over_several_kinds_are_counted_at_the_flat_optimum(cluster: Cluster, placement: dict[str, Any], objective: dict[str, int]) -> None:
+    """A rank string whose processes hold items of several kinds is counted in each kind's view
+    by its processes there; a declarative component over node groups of several kinds in one
+    view holding them all (before: both declined, "node groups of several hardware kinds")."""
+    spec = PlacementSpec.build(cluster, placement)
+    solution = solve(spec, time_limit_s=10, objective=objective)
+    assert counted(solution, objective) == flat_optimum(spec, objective)
+
+
+def test_weighed_contiguity_over_a_window_of_several_kinds_is_declined_by_name() -> None:
+    """A window's ranks run over one kind's items on every node, then the next kind's, so on a
+    node holding both they do not rise with the node's items as the weighed contiguity model
+    needs (``contiguity.py``): declined by that rule's name, and the flat model answers."""
+    spec = PlacementSpec.build(robot_cluster([2, 2], [1, 1]), {"actor": {"node_group": ["cluster", "robots"], "processes": 3}})
+    solution = solve(spec, time_limit_s=10, objective={"contiguity": 3})
     assert solution.method != "counts"
-    assert any("node groups of several hardware kinds (Accelerator, robot)" in note for note in solution.notes)
+    assert solution.notes == ("the count model (declined: actor: a window whose ranks on a node do not follow the node's GPU order)",)
 
 
 def test_item_ids_move_each_kind_to_its_own_items() -> None:
