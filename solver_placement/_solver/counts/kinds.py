@@ -31,15 +31,18 @@ from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.options import SolveStatus
+from solver_placement._solver.counts.preset import preset
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.grammar import ComponentSpec, ExplicitRanks
 from solver_placement._specification.parsed_spec import ParsedSpec
 from solver_placement._specification.placement_spec import PlacementSpec
 
-#: The count path on one view: ``count_path`` with the weights, options and budget bound.
-CountView = Callable[[PlacementSpec], Answer | Declined]
+#: The count path on one view: ``count_path`` with the weights, options and budget bound, given
+#: the items per node of components placed first that ``balance`` adds (None: none).
+CountView = Callable[[PlacementSpec, np.ndarray | None], Answer | Declined]
 
 
 @dataclass(frozen=True)
@@ -120,34 +123,48 @@ def splits(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> boo
 
 
 def count_by_kind(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], balance: bool, count: CountView
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    count: CountView,
 ) -> Answer | Declined:
     """The count path's answer for a spec with items of several kinds: the kinds of each group
     no declarative component spans two of (or, with ``balance``, every kind at once) counted on
     their own view by ``count``, the answers mapped back and summed; declined when any view is.
-    Rank strings keep their items as given."""
+    Rank strings keep their items as given.
+
+    A view of several kinds side by side cannot re-derive a node group of one kind (its groups
+    hold every item of their nodes), so the verifier could not check a filled window's tiling
+    there: when one is in such a view, every component whose items are known is placed first
+    on the spec itself (``preset.py``), its cost added to every answer and its items per node
+    to the ``balance`` load of every node (``load`` of the count path)."""
     holdings = kinds_of(spec, requests)
     if isinstance(holdings, str):
         return Declined(PathName.COUNTS, holdings)
-    free = [name for name, r in requests.items() if not r.determined]
-    if not free:
+    balance = bool(weights.get("balance"))
+    groups = _groups(holdings, requests, balance)
+    if not groups:
         return Declined(PathName.COUNTS, "no declarative component")
-    groups = holdings.linked(free)
-    if balance and len(groups) > 1:
-        groups = [tuple(sorted(k for group in groups for k in group))]
-    for name in free:
-        request = requests[name]
-        if request.fill_share is not None and any(len(kinds) > 1 and holdings.kinds[name] & set(kinds) for kinds in groups):
-            # placed first, a window's tiling is checked on the view, whose node groups cannot
-            # pick one kind's items out of a node holding several
-            return Declined(PathName.COUNTS, "a filled resources window beside declarative components of other hardware kinds, with balance weighed")
+    fixed, load = 0, None
+    if any(requests[name].fill_share is not None and len(kinds) > 1 for kinds in groups for name in _free_of(holdings, requests, kinds)):
+        ready = preset(spec, requests, weights, options, budget)
+        if isinstance(ready, Declined):
+            return ready
+        requests, fixed = ready.requests, int(weights.get("nodes", 0)) * ready.nodes + int(weights.get("topology", 0)) * ready.topology
+        load = ready.load if balance else None
+        holdings = kinds_of(spec, requests)
+        if isinstance(holdings, str):
+            return Declined(PathName.COUNTS, holdings)
+        groups = _groups(holdings, requests, balance)
     placed: dict[str, Assignment] = {}
-    statuses, value, bound, primary = [], 0, 0, 0
+    statuses, value, bound, primary = [], fixed, fixed, fixed
     for kinds in groups:
         view = kind_view(spec, requests, holdings, kinds)
         if isinstance(view, str):
             return Declined(PathName.COUNTS, view)
-        answer = count(view.spec)
+        answer = count(view.spec, load)
         if isinstance(answer, Declined):
             return answer
         for name in view.spec.requests:
@@ -156,10 +173,25 @@ def count_by_kind(
         statuses.append(answer.status)
         value, bound, primary = value + answer.known("objective"), bound + answer.known("bound"), primary + answer.known("primary")
     for name, request in requests.items():
-        if request.determined:  # as given, whichever views held its processes
+        if request.determined:  # as given (or placed first), whichever views held its processes
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, spec.cluster.num_hardware)
+    assignments = by_component(spec, placed)
+    if not groups:  # every declarative component placed first: the spec's own value
+        value = bound = primary = objective_value(spec, spec.requests, assignments, weights, {})
     status = SolveStatus.OPTIMAL if all(s == SolveStatus.OPTIMAL for s in statuses) else SolveStatus.FEASIBLE
-    return Answer(PathName.COUNTS, Method.COUNTS, by_component(spec, placed), status, value, bound, primary=primary)
+    return Answer(PathName.COUNTS, Method.COUNTS, assignments, status, value, bound, primary=primary)
+
+
+def _free_of(holdings: Holdings, requests: Mapping[str, ComponentRequest], kinds: tuple[int, ...]) -> list[str]:
+    """The declarative rule owners holding items of ``kinds``."""
+    return [name for name, request in requests.items() if not request.determined and holdings.kinds[name] & set(kinds)]
+
+
+def _groups(holdings: Holdings, requests: Mapping[str, ComponentRequest], balance: bool) -> list[tuple[int, ...]]:
+    """The groups of kinds counted on one view each: linked by declarative components that hold
+    several, or every declarative kind at once when ``balance`` weighs one peak over them all."""
+    groups = holdings.linked(name for name, request in requests.items() if not request.determined)
+    return [tuple(sorted(k for group in groups for k in group))] if balance and len(groups) > 1 else groups
 
 
 def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], holdings: Holdings, kinds: tuple[int, ...]) -> KindView | str:

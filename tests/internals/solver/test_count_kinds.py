@@ -255,10 +255,89 @@ def test_a_filled_window_of_whole_nodes_is_checked_on_its_view(objective: dict[s
     assert counted(solve(spec, time_limit_s=10, objective=objective), objective) == flat_optimum(spec, objective)
 
 
-def test_a_filled_window_beside_other_kinds_under_balance_is_declined_by_name() -> None:
-    """Under ``balance`` every kind is in one view, whose node groups cannot pick one kind's items
-    out of a node: a window placed first there could not be checked, so the count path declines."""
-    spec = PlacementSpec.build(robot_cluster([4, 4], [2, 2]), {"actor": {"resources": "0-3"}, "env": {"node_group": "robots", "processes": 2}})
-    solution = solve(spec, time_limit_s=10, objective={"balance": 3})
-    assert solution.method != "counts"
-    assert any("a filled resources window beside declarative components of other hardware kinds, with balance weighed" in note for note in solution.notes)
+WINDOWS_BESIDE: list[tuple[str, Cluster, dict[str, Any]]] = [
+    ("a window of GPUs beside robots", robot_cluster([4, 4], [2, 2]),
+     {"actor": {"resources": "0-3"}, "env": {"node_group": "robots", "processes": 2}}),
+    ("a window of robots beside GPUs, two processes a robot", robot_cluster([2, 2, 2], [1, 2, 0]),
+     {"camera": {"node_group": "robots", "resources": "0-1", "processes": 4}, "actor": {"processes": 3}}),
+    ("a window beside a window over both kinds", robot_cluster([2, 2], [1, 1]),
+     {"actor": {"resources": "1-2"}, "agent": {"node_group": ["robots", "cluster"], "processes": 3, "exclusive_with": ["actor"]}}),
+    ("a window of both kinds and a follower", robot_cluster([2, 2], [2, 1]),
+     {"watch": {"node_group": ["cluster", "robots"], "resources": "2-5"}, "env": {"node_group": "robots", "processes": 1},
+      "actor": {"processes": 2}, "critic": {"processes": 2, "collocate_with": "actor"}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("objective", [{}, {"balance": 3}], ids=["default", "balance"])
+@pytest.mark.parametrize(("case", "cluster", "placement"), WINDOWS_BESIDE, ids=[case for case, _, _ in WINDOWS_BESIDE])
+def test_a_filled_window_beside_other_kinds_is_counted_at_the_flat_optimum(case: str, cluster: Cluster, placement: dict[str, Any], objective: dict[str, int]) -> None:
+    """A filled window in a view of several kinds (under ``balance``, or beside a window over
+    both) is placed first on the spec itself, whose node groups the verifier reads, and its
+    items per node join every node's load (before: declined, "a filled resources window beside
+    declarative components of other hardware kinds, with balance weighed")."""
+    spec = PlacementSpec.build(cluster, placement)
+    solution = solve(spec, time_limit_s=10, objective=objective)
+    assert counted(solution, objective) == flat_optimum(spec, objective)
+
+
+@st.composite
+def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, int]]:
+    """1-3 nodes of 0-4 GPUs and 0-3 robots; maybe a rank string ``sim`` over GPUs and robots
+    (either order, one or two items a process), maybe a GPU class and a robot class (or a
+    filled window of either kind), and a declarative ``agent`` (mostly over both kinds; one or
+    two items a process, TP 1 or 2, maybe two processes an item, maybe a ``camera`` collocated
+    with ``sim``), rules kept apart at random; the default objective or ``balance``, or weighed
+    ``contiguity`` when no window holds two kinds."""
+    size = draw(st.integers(1, 3))
+    gpus = draw(st.lists(st.integers(0, 4), min_size=size, max_size=size))
+    robots = draw(st.lists(st.integers(0, 3), min_size=size, max_size=size))
+    gpus[0], robots[-1] = max(gpus[0], 1), max(robots[-1], 1)
+    total = sum(gpus) + sum(robots)
+    both = draw(st.sampled_from([["cluster", "robots"], ["robots", "cluster"], "robots, cluster"]))
+    placement: dict[str, Any] = {}
+    if draw(st.booleans()):
+        first = draw(st.integers(0, total - 1))
+        last = draw(st.integers(first, min(total - 1, first + 3)))
+        text = f"{first}-{last}:0-{(last - first + 1) // 2 - 1}" if (last - first) % 2 and draw(st.booleans()) else f"{first}-{last}"
+        placement["sim"] = {"node_group": both, "placement": text}
+        if draw(st.integers(0, 2)) == 0:
+            placement["sim"]["max_processes_per_hardware"] = 2
+    if draw(st.booleans()):
+        placement["actor"] = {"processes": draw(st.integers(1, max(1, sum(gpus) // 2)))}
+    if draw(st.booleans()):
+        placement["env"] = {"node_group": "robots", "processes": draw(st.integers(1, max(1, sum(robots) // 2)))}
+    if draw(st.integers(0, 3)) == 0:
+        group, items = draw(st.sampled_from([("cluster", sum(gpus)), ("robots", sum(robots))]))
+        first = draw(st.integers(0, items - 1))
+        placement["watch"] = {"node_group": group, "resources": f"{first}-{draw(st.integers(first, items - 1))}"}
+    window = draw(st.sampled_from([both, both, "cluster", "robots"]))
+    per_process, tp = draw(st.sampled_from([(1, 1), (1, 1), (2, 1), (1, 2)]))
+    agent: dict[str, Any] = {"node_group": window, "processes": tp * draw(st.integers(1, max(1, total // (2 * tp * per_process)))), "hardware_per_process": per_process}
+    if tp > 1:
+        agent["tensor_parallel_size"] = tp
+    if "sim" not in placement and draw(st.integers(0, 3)) == 0:
+        agent["max_processes_per_hardware"] = 2
+    others = [other for other in placement if draw(st.integers(0, 2)) == 0]
+    if others:
+        agent["exclusive_with"] = others
+    placement["agent"] = agent
+    if "sim" in placement and draw(st.integers(0, 2)) == 0:
+        placement["camera"] = {"node_group": both, "processes": len(placement["sim"]["placement"]), "collocate_with": "sim"}
+    weighed_ranks = [{"contiguity": 3}] if window != both and "camera" not in placement else []
+    objective = draw(st.sampled_from([{}, {}, {"balance": 10}, *weighed_ranks]))
+    return robot_cluster(gpus, robots), placement, objective
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spanning_specs())
+def test_random_components_over_several_kinds_are_counted_at_the_flat_optimum(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
+    """The count model answers every feasible draw with rank strings and windows over GPUs and
+    robots, and proves the flat model's optimum."""
+    cluster, placement, objective = case
+    note(f"{cluster!r} {placement} {objective}")
+    solved = solved_or_refused(cluster, placement, objective)
+    if solved is None:
+        return
+    spec, solution = solved
+    event(f"{solution.method} {solution.status} {objective}")
+    assert counted(solution, objective) == flat_optimum(spec, objective)
