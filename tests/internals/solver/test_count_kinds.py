@@ -341,3 +341,22 @@ def test_random_components_over_several_kinds_are_counted_at_the_flat_optimum(ca
     spec, solution = solved
     event(f"{solution.method} {solution.status} {objective}")
     assert counted(solution, objective) == flat_optimum(spec, objective)
+
+
+@pytest.mark.parametrize(
+    ("placement", "objective"),
+    [
+        ({"actor": {"node_group": ["cluster", "robots"], "processes": 3, "memory_gb": 30}}, {}),
+        ({"sim": {"node_group": ["cluster", "robots"], "placement": "3-4", "memory_gb": 30}, "actor": {"processes": 2}, "env": {"node_group": "robots", "processes": 1}},
+         {"balance": 10}),
+    ],
+    ids=["a window over both kinds", "a rank string over both kinds under balance"],
+)  # fmt: skip
+def test_memory_over_several_kinds_in_one_view_is_declined_by_name(placement: dict[str, Any], objective: dict[str, int]) -> None:
+    """``memory_gb`` is checked on GPUs only, but a view of several kinds gives every item of a
+    node its GPUs' memory: a component holding GPUs and robots there with memory is declined by
+    name (the flat model answers), not counted as if its robots had memory."""
+    spec = PlacementSpec.build(robot_cluster([2, 2], [1, 1], memory=40), placement)
+    solution = solve(spec, time_limit_s=10, objective=objective)
+    assert solution.method != "counts"
+    assert any("memory_gb on node groups of several hardware kinds counted in one view" in note for note in solution.notes)
