@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import flat_solution, solved_or_refused
+from flat_model import counts_kept_out, flat_solution, solved_or_refused
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
@@ -360,3 +360,20 @@ def test_memory_over_several_kinds_in_one_view_is_declined_by_name(placement: di
     solution = solve(spec, time_limit_s=10, objective=objective)
     assert solution.method != "counts"
     assert any("memory_gb on node groups of several hardware kinds counted in one view" in note for note in solution.notes)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(spanning_specs())
+def test_first_fit_places_components_over_several_kinds_one_kind_a_process(monkeypatch: pytest.MonkeyPatch, case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
+    """With the count model kept out, first fit places a component over GPUs and robots
+    (before: it could not construct one), each process on one kind's consecutive items: the
+    verifier refuses a process holding two kinds, and the autouse fixture checks the answer."""
+    counts_kept_out(monkeypatch)
+    cluster, placement, objective = case
+    note(f"{cluster!r} {placement} {objective}")
+    solved = solved_or_refused(cluster, placement, objective)
+    if solved is None:
+        return
+    _, solution = solved
+    event(f"{solution.method}")
+    assert solution.method != "counts"
