@@ -1,21 +1,36 @@
-"""Hardware other than accelerators in the count model: one count problem per kind of item.
+"""Hardware other than accelerators in the count model: one count problem per group of kinds.
 
 Why this is exact: every rule of a spec is decided on physical items (``_cluster/cluster.py``),
-and a process holds items of one kind (``rules/per_process.py``), so components whose items are
-robots (or whole nodes, ``unit: node``: one pseudo-item per node) share no item with those on
-GPUs. Exclusivity between them holds in every layout, a process limit counts processes on one
-item, and memory is checked on GPUs only (``rules/memory.py``); the objective's ``nodes``,
-``contiguity``, ``topology`` and ``changes`` terms are sums over components. So without
-``balance`` the spec splits into one problem per kind, each stated by the count model as it
-states GPUs: a node's "GPUs" are its items of that kind, in local order, and everything the
-count model knows (node shapes, windows, rank strings, strides, pipelines) reads the same.
-The sum of the kinds' optima is the spec's optimum, proven when every kind's is.
+and a process holds items of one kind (``rules/per_process.py``; RLinf's own rule for node
+groups of several hardware types, ``rlinf/scheduler/cluster/config.py`` lines 274-283 at
+a3816b59: ranks run group after group, each keeps its type, a process's ranks are of one type
+on one node), so processes on robots (or whole nodes, ``unit: node``: one pseudo-item per node)
+share no item with those on GPUs. Exclusivity between them holds in every layout, a process
+limit counts processes on one item, and memory is checked on GPUs only (``rules/memory.py``);
+the objective's ``nodes``, ``contiguity``, ``topology`` and ``changes`` terms are sums over
+components. So without ``balance`` the spec splits into one problem per kind, each stated by the
+count model as it states GPUs: a node's "GPUs" are its items of that kind, in local order, and
+everything the count model knows (node shapes, windows, rank strings, strides, pipelines) reads
+the same. The sum of the problems' optima is the spec's optimum, proven when every one is.
 
-``balance`` weighs the most items taken on one node, over all kinds at once; then one view
-holds every kind a free component uses, a node's items of each kind side by side, each class
-kept off the others' items as by a window over part of a node (``windows.py``, ``typed.py``).
-A window that mixes kinds (node groups of GPUs and of robots listed together) is declined: a
-process then chooses its kind, which the count model does not state.
+A rank string whose processes hold different kinds is, in each kind's problem, its processes
+there (listed by their items: ``_listed``); its own layout is returned as given. A declarative
+component whose node groups mix kinds lets each process choose its kind, so the kinds it holds
+are one problem: one view holds them, a node's items of each kind side by side, and every other
+class is kept off the kinds it does not use as by a window over part of a node (``windows.py``,
+``typed.py``). The count model gives a process consecutive items of a node; where such a
+component takes several a process, one more item between two kinds of a node, which no
+component holds, keeps every process on one kind (``_view_cluster``). ``balance`` weighs the
+most items taken on one node, over all kinds at once: then one view holds every kind a free
+component uses.
+
+A view of several kinds has node groups of whole nodes, so it cannot re-derive a node group of
+one kind, which the verifier does when ``preset.py`` checks a filled window's tiling on a view:
+there, every component whose items are known is placed first on the spec itself, and its items
+per node are the view's ``balance`` load (``count_by_kind``). Two rules are declined by name:
+``memory_gb`` of a component holding GPUs and other kinds in one view (the view gives every item
+of a node its GPUs' memory), and a weighed ``contiguity`` over a window of several kinds
+(``contiguity.py``: its ranks run kind after kind, not along a node's items).
 """
 
 from __future__ import annotations
