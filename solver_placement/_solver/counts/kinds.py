@@ -24,13 +24,16 @@ component holds, keeps every process on one kind (``_view_cluster``). ``balance`
 most items taken on one node, over all kinds at once: then one view holds every kind a free
 component uses.
 
-A view of several kinds has node groups of whole nodes, so it cannot re-derive a node group of
-one kind, which the verifier does when ``preset.py`` checks a filled window's tiling on a view:
-there, every component whose items are known is placed first on the spec itself, and its items
-per node are the view's ``balance`` load (``count_by_kind``). Two rules are declined by name:
-``memory_gb`` of a component holding GPUs and other kinds in one view (the view gives every item
-of a node its GPUs' memory), and a weighed ``contiguity`` over a window of several kinds
-(``contiguity.py``: its ranks run kind after kind, not along a node's items).
+A view's node groups hold every item of their nodes, so a view of several kinds (or of robots,
+for node groups listing GPUs too) cannot re-derive a node group of one kind, which the verifier
+does when ``preset.py`` checks a filled window's tiling on a view: there, every component whose
+items are known is placed first on the spec itself, and its items per node are the view's
+``balance`` load (``count_by_kind``); a rank string there is listed by its items. Memory is
+checked on GPUs only, and a view gives every item of a node its GPUs' memory: the same rule
+when one component holding GPUs and other kinds has ``memory_gb`` that fits alone wherever it
+may hold the others; else declined by name (``_memory_beside_other_kinds``). So is a weighed
+``contiguity`` over a window of several kinds (``contiguity.py``: its ranks run kind after
+kind, not along a node's items).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
+from solver_placement._solver.rules.memory import megabytes
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.grammar import ComponentSpec, ExplicitRanks
@@ -151,8 +155,9 @@ def count_by_kind(
     Rank strings keep their items as given.
 
     A view of several kinds side by side cannot re-derive a node group of one kind (its groups
-    hold every item of their nodes), so the verifier could not check a filled window's tiling
-    there: when one is in such a view, every component whose items are known is placed first
+    hold every item of their nodes), nor a view of robots one of node groups listing GPUs too,
+    so the verifier could not check a filled window's tiling there: when one is in such a
+    view, every component whose items are known is placed first
     on the spec itself (``preset.py``), its cost added to every answer and its items per node
     to the ``balance`` load of every node (``load`` of the count path)."""
     holdings = kinds_of(spec, requests)
@@ -163,7 +168,11 @@ def count_by_kind(
     if not groups:
         return Declined(PathName.COUNTS, "no declarative component")
     fixed, load = 0, None
-    if any(requests[name].fill_share is not None and len(kinds) > 1 for kinds in groups for name in _free_of(holdings, requests, kinds)):
+    if any(
+        requests[name].fill_share is not None and (len(kinds) > 1 or not _groups_within(spec.cluster, requests[name], frozenset(kinds)))
+        for kinds in groups
+        for name in _free_of(holdings, requests, kinds)
+    ):
         ready = preset(spec, requests, weights, options, budget)
         if isinstance(ready, Declined):
             return ready
@@ -197,6 +206,12 @@ def count_by_kind(
     return Answer(PathName.COUNTS, Method.COUNTS, assignments, status, value, bound, primary=primary)
 
 
+def _groups_within(cluster: Cluster, request: ComponentRequest, held: frozenset[int]) -> bool:
+    """Whether every item of the request's node groups is of the ``held`` kinds (a view re-derives
+    its ranks then: its groups of one kind are the same items in the same order)."""
+    return bool(np.isin(cluster.hw_kind[request.resources.physical], list(held)).all())
+
+
 def _free_of(holdings: Holdings, requests: Mapping[str, ComponentRequest], kinds: tuple[int, ...]) -> list[str]:
     """The declarative rule owners holding items of ``kinds``."""
     return [name for name, request in requests.items() if not request.determined and holdings.kinds[name] & set(kinds)]
@@ -212,30 +227,30 @@ def _groups(holdings: Holdings, requests: Mapping[str, ComponentRequest], balanc
 def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], holdings: Holdings, kinds: tuple[int, ...]) -> KindView | str:
     """The view of the components holding items of ``kinds`` (see :class:`KindView`), a rank
     string by its processes on those kinds; why not, for a rule the view would state otherwise
-    than the flat model: ``memory_gb`` (checked on GPUs only) of a component that holds GPUs
-    and other kinds in one view, whose items all carry a GPU's memory there."""
+    than the flat model (``memory_gb`` over several kinds, :func:`_memory_beside_other_kinds`)."""
     cluster = spec.cluster
     gpu, held = cluster.kinds.index(ACCELERATOR), frozenset(kinds)
     present = {name for name, mine in holdings.kinds.items() if mine & held}
     # rank strings the view holds in part, or whose node groups it cannot re-derive (several
-    # kinds side by side): listed by their items
-    listed = {name for name in present if name in holdings.process_kind and (holdings.kinds[name] - held or len(kinds) > 1)}
+    # kinds side by side, or groups of other kinds before theirs): listed by their items
+    listed = {name for name in present if name in holdings.process_kind and (holdings.kinds[name] - held or len(kinds) > 1 or (kinds != (gpu,) and not _groups_within(cluster, requests[name], held)))}
     labels = sorted({label for c in spec.components.values() if c.rule_owner in present - listed for label in c.node_groups})
     runs = any(len(holdings.kinds[name] & held) > 1 and int(requests[name].amount[0]) > 1 for name in present if name not in holdings.process_kind)
     original, view_cluster = _view_cluster(cluster, kinds, labels, apart=runs)
     to_view = np.full(cluster.num_hardware, -1, dtype=np.int64)
     to_view[original[original >= 0]] = np.flatnonzero(original >= 0)
     on_view = {name: _listed(requests[name].subset(np.flatnonzero(np.isin(holdings.process_kind[name], kinds))), view_cluster, to_view) for name in sorted(listed)}
+    spanning = _memory_beside_other_kinds(spec, requests, holdings, present, held)
+    if isinstance(spanning, str):
+        return spanning
     components = {}
     for component in spec.components.values():
         owner = component.rule_owner
         if owner not in present:
             continue
         rules, mine = component.constraints, holdings.kinds[owner] & held
-        if rules.memory is not None and gpu in mine and len(mine) > 1:
-            return f"{component.name}: memory_gb on node groups of several hardware kinds counted in one view"
         exclusive = tuple(o for o in rules.exclusive_with if holdings.kinds[spec.owner_of(o)] & mine)  # other kinds share no item with it
-        memory = rules.memory if mine == {gpu} else None  # checked on GPUs only
+        memory = rules.memory if mine == {gpu} or owner in spanning else None  # checked on GPUs only
         if owner in listed:
             changed = replace(component, node_groups=(CLUSTER_LABEL,), form=_explicit(on_view[owner]))
         else:
@@ -246,6 +261,37 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], hol
     }
     view = PlacementSpec(ParsedSpec(components, spec.solver_options), view_cluster, {name: view_requests[name] for name in requests if name in present})
     return KindView(view, original)
+
+
+def _memory_beside_other_kinds(
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], holdings: Holdings, present: set[str], held: frozenset[int]
+) -> frozenset[str] | str:
+    """The rule owner (one at most) holding GPUs and other kinds in the view whose ``memory_gb``
+    the view states as the flat model does; why not, for another.
+
+    The flat model checks memory on GPUs only; the view gives every item of a node its GPUs'
+    memory. That changes nothing when one such component has memory, and it fits alone on every
+    node where it may hold items of other kinds: no other component with memory can share those
+    items (components of one other kind have none in a view, rank strings' loads there are that
+    one's), and on GPUs the view reads memory as the flat model does."""
+    cluster = spec.cluster
+    gpu = cluster.kinds.index(ACCELERATOR)
+    spanning = [
+        owner for owner in sorted(present)
+        if spec.components[owner].constraints.memory is not None and gpu in holdings.kinds[owner] & held and len(holdings.kinds[owner] & held) > 1
+    ]  # fmt: skip
+    if len(spanning) > 1:
+        return f"{', '.join(spanning)}: memory_gb on node groups of several hardware kinds, more than one component in a view"
+    if not spanning:
+        return frozenset()
+    owner = spanning[0]
+    items = requests[owner].cand_hw
+    others = items[(cluster.hw_kind[items] != gpu) & np.isin(cluster.hw_kind[items], list(held))]
+    need = megabytes(spec.components[owner].constraints.memory.active)
+    limits = [cluster.gpu_memory_gb[int(node)] for node in distinct(cluster.hw_node[others]).tolist()]
+    if any(limit is not None and need > megabytes(limit) for limit in limits):
+        return f"{owner}: memory_gb on node groups of several hardware kinds, more than the GPUs' memory of a node where it may hold other items"
+    return frozenset(spanning)
 
 
 def item_ids(cluster: Cluster, hardware: np.ndarray, nodes: np.ndarray) -> np.ndarray:
