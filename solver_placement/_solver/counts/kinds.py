@@ -26,8 +26,8 @@ component uses.
 
 A view's node groups hold every item of their nodes, so a view of several kinds (or of robots,
 for node groups listing GPUs too) cannot re-derive a node group of one kind, which the verifier
-does when ``preset.py`` checks a filled window's tiling on a view: there, every component whose
-items are known is placed first on the spec itself, and its items per node are the view's
+does when ``preset.py`` checks the tiling of a component whose items are known on a view: there,
+every such component is placed first on the spec itself, and its items per node are the view's
 ``balance`` load (``count_by_kind``); a rank string there is listed by its items. Memory is
 checked on GPUs only, and a view gives every item of a node its GPUs' memory: the same rule
 when one component holding GPUs and other kinds has ``memory_gb`` that fits alone wherever it
@@ -49,7 +49,7 @@ from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.counts.preset import preset
+from solver_placement._solver.counts.preset import placed_first, preset
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.rules.memory import megabytes
@@ -156,8 +156,9 @@ def count_by_kind(
 
     A view of several kinds side by side cannot re-derive a node group of one kind (its groups
     hold every item of their nodes), nor a view of robots one of node groups listing GPUs too,
-    so the verifier could not check a filled window's tiling there: when one is in such a
-    view, every component whose items are known is placed first
+    so the verifier could not check the tiling of a component whose items are known (a filled
+    window, or collocated with a rank string) there: when one is in such a view, every such
+    component is placed first
     on the spec itself (``preset.py``), its cost added to every answer and its items per node
     to the ``balance`` load of every node (``load`` of the count path)."""
     holdings = kinds_of(spec, requests)
@@ -168,8 +169,9 @@ def count_by_kind(
     if not groups:
         return Declined(PathName.COUNTS, "no declarative component")
     fixed, load = 0, None
+    known = placed_first(spec)  # filled windows, components collocated with rank strings
     if any(
-        requests[name].fill_share is not None and (len(kinds) > 1 or not _groups_within(spec.cluster, requests[name], frozenset(kinds)))
+        name in known and (len(kinds) > 1 or not _groups_within(spec.cluster, requests[name], frozenset(kinds)))
         for kinds in groups
         for name in _free_of(holdings, requests, kinds)
     ):
