@@ -278,10 +278,8 @@ def _memory_beside_other_kinds(
     one's), and on GPUs the view reads memory as the flat model does."""
     cluster = spec.cluster
     gpu = cluster.kinds.index(ACCELERATOR)
-    spanning = [
-        owner for owner in sorted(present)
-        if spec.components[owner].constraints.memory is not None and gpu in holdings.kinds[owner] & held and len(holdings.kinds[owner] & held) > 1
-    ]  # fmt: skip
+    memories = {owner: memory for owner in sorted(present) if (memory := spec.components[owner].constraints.memory) is not None}
+    spanning = [owner for owner in memories if gpu in holdings.kinds[owner] & held and len(holdings.kinds[owner] & held) > 1]
     if len(spanning) > 1:
         return f"{', '.join(spanning)}: memory_gb on node groups of several hardware kinds, more than one component in a view"
     if not spanning:
@@ -289,7 +287,7 @@ def _memory_beside_other_kinds(
     owner = spanning[0]
     items = requests[owner].cand_hw
     others = items[(cluster.hw_kind[items] != gpu) & np.isin(cluster.hw_kind[items], list(held))]
-    need = megabytes(spec.components[owner].constraints.memory.active)
+    need = megabytes(memories[owner].active)
     limits = [cluster.gpu_memory_gb[int(node)] for node in distinct(cluster.hw_node[others]).tolist()]
     if any(limit is not None and need > megabytes(limit) for limit in limits):
         return f"{owner}: memory_gb on node groups of several hardware kinds, more than the GPUs' memory of a node where it may hold other items"
