@@ -108,9 +108,10 @@ class Holdings:
 
 
 def kinds_of(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> Holdings | str:
-    """The kinds each rule owner holds (:class:`Holdings`); why not, for a declarative
-    component collocated with a target whose kinds its node groups do not all hold (no layout
-    exists: the flat model proves it)."""
+    """The kinds each rule owner holds (:class:`Holdings`); why not, for a pair collocated
+    (same items) that holds no kind in common, or where one whose items are all used (a rank
+    string, a filled window) holds a kind the other's node groups do not (no layout exists: the
+    flat model proves it). A pair of declarative components holds the kinds both windows hold."""
     cluster = spec.cluster
     kinds, process_kind = {}, {}
     for name, request in requests.items():
@@ -121,15 +122,17 @@ def kinds_of(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> H
             if (first != last).any():
                 return f"{name}: a process holding items of several hardware kinds"
             process_kind[name] = first
-    for component in spec.components.values():
-        target = component.constraints.collocate_with
-        owner = component.rule_owner
-        if target is None or requests[owner].determined:
-            continue
-        theirs = kinds[spec.owner_of(target)]
-        if not theirs <= kinds[owner]:
-            return f"{owner}: collocated with {target}, whose items are of kinds its node groups do not hold"
-        kinds[owner] = theirs
+    pairs = [(c.rule_owner, spec.owner_of(c.constraints.collocate_with)) for c in spec.components.values() if c.constraints.collocate_with is not None]
+    changed = True
+    while changed:  # a target with several followers: each narrows the others through it
+        changed = False
+        for pair in pairs:
+            common = kinds[pair[0]] & kinds[pair[1]]
+            for name in pair:
+                if common != kinds[name] and (requests[name].determined or requests[name].fill_share is not None or not common):
+                    return f"{pair[0]}: collocated with {pair[1]}, on node groups of other hardware kinds than the items it must share"
+                changed |= common != kinds[name]
+                kinds[name] = common
     return Holdings(kinds, process_kind)
 
 
@@ -259,7 +262,8 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], hol
             changed = replace(component, node_groups=component.node_groups if kinds == (gpu,) else tuple(_view_label(label) for label in component.node_groups))
         components[component.name] = replace(changed, constraints=replace(rules, exclusive_with=exclusive, memory=memory), count_nodes=False)
     view_requests = {
-        name: replace(on_view[name], spec=components[name]) if name in listed else _on_view(requests[name], components[name], to_view) for name in sorted(present)
+        name: replace(on_view[name], spec=components[name]) if name in listed else _on_view(requests[name], components[name], to_view, holdings.kinds[name], cluster)
+        for name in sorted(present)
     }
     view = PlacementSpec(ParsedSpec(components, spec.solver_options), view_cluster, {name: view_requests[name] for name in requests if name in present})
     return KindView(view, original)
@@ -341,11 +345,11 @@ def _view_label(label: str) -> str:
     return f"{label} (view)"
 
 
-def _on_view(request: ComponentRequest, component: ComponentSpec, to_view: np.ndarray) -> ComponentRequest:
+def _on_view(request: ComponentRequest, component: ComponentSpec, to_view: np.ndarray, kinds: frozenset[int], cluster: Cluster) -> ComponentRequest:
     """``request`` with its items as the view's ids and its rules as the view states them (a
-    collocated component's window cut to the view's items: it uses only its target's kinds)."""
-    if not request.determined and (to_view[request.cand_hw] < 0).any():
-        window = to_view[request.cand_hw] >= 0  # a shared window (one per process only when filled, whose kinds are all its target's)
+    collocated component's window cut to the ``kinds`` it holds: those of the items it shares)."""
+    window = np.isin(cluster.hw_kind[request.cand_hw], list(kinds))
+    if not request.determined and not window.all():  # a shared window (a filled one holds its partner's kinds: ``kinds_of``)
         request = replace(request, indptr=np.array([0, int(window.sum())]), cand_hw=request.cand_hw[window], cand_rank=request.cand_rank[window])
     # ranks index the resources: those of other kinds are -1 here, and no rank names them
     resources = ResourceSet(request.resources.groups, to_view[request.resources.physical], request.resources.group_of)

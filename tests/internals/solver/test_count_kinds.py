@@ -98,6 +98,9 @@ SPANNING: list[tuple[str, Cluster, dict[str, Any]]] = [
     ("a window over robots and GPUs beside one class of each kind", robot_cluster([2, 4, 0], [1, 0, 3]),
      {"actor": {"processes": 2, "tensor_parallel_size": 2}, "env": {"node_group": "robots", "processes": 2},
       "agent": {"node_group": ["robots", "cluster"], "processes": 4, "exclusive_with": ["env"]}}),
+    ("a window over both kinds collocated with one over GPUs", robot_cluster([2, 2], [1, 1]),
+     {"actor": {"node_group": ["robots", "cluster"], "processes": 2}, "critic": {"processes": 2, "collocate_with": "actor"},
+      "env": {"node_group": "robots", "processes": 1}}),
     ("a window over both kinds collocated with a rank string over both", robot_cluster([2, 2], [1, 1]),
      {"sim": {"node_group": ["cluster", "robots"], "placement": "3-4"},
       "camera": {"node_group": ["cluster", "robots"], "processes": 2, "collocate_with": "sim"}, "actor": {"processes": 2}}),
@@ -286,7 +289,7 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, 
     (either order, one or two items a process), maybe a GPU class and a robot class (or a
     filled window of either kind), and a declarative ``agent`` (mostly over both kinds; one or
     two items a process, TP 1 or 2, maybe two processes an item, maybe a ``camera`` collocated
-    with ``sim``), rules kept apart at random, maybe 40 GB GPUs with memory on GPU components and
+    with ``sim`` or a ``critic`` of one kind collocated with it), rules kept apart at random, maybe 40 GB GPUs with memory on GPU components and
     on one of those that may hold both kinds; the default objective or ``balance``, or weighed
     ``contiguity`` when no window holds two kinds."""
     size = draw(st.integers(1, 3))
@@ -324,6 +327,9 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, 
     placement["agent"] = agent
     if "sim" in placement and draw(st.integers(0, 2)) == 0:
         placement["camera"] = {"node_group": both, "processes": len(placement["sim"]["placement"]), "collocate_with": "sim"}
+    elif window == both and draw(st.integers(0, 3)) == 0:  # a follower of one kind: the agent keeps to it
+        placement["critic"] = {**{k: v for k, v in agent.items() if k in ("processes", "hardware_per_process", "tensor_parallel_size")},
+                               "node_group": draw(st.sampled_from(["cluster", "robots"])), "collocate_with": "agent"}
     memory = draw(st.sampled_from([None, None, 40]))
     if memory is not None:  # GPU components, and one of those that may hold both kinds, with memory that fits a GPU alone
         for name in [n for n in ("actor", "watch") if n in placement and placement[n].get("node_group", "cluster") == "cluster"]:
@@ -331,7 +337,7 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, 
         spanning = draw(st.sampled_from([None, *(n for n in ("sim", "agent") if n in placement)]))
         if spanning is not None:
             placement[spanning]["memory_gb"] = draw(st.sampled_from([10, 20, 30]))
-    weighed_ranks = [{"contiguity": 3}] if window != both and "camera" not in placement else []
+    weighed_ranks = [{"contiguity": 3}] if window != both and "camera" not in placement and "critic" not in placement else []
     objective = draw(st.sampled_from([{}, {}, {"balance": 10}, *weighed_ranks]))
     return robot_cluster(gpus, robots, memory=memory), placement, objective
 
