@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from flat_model import counts_kept_out, flat_solution, solved_or_refused
+from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
@@ -342,11 +343,15 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, 
     return robot_cluster(gpus, robots, memory=memory), placement, objective
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(spanning_specs())
-def test_random_components_over_several_kinds_are_counted_at_the_flat_optimum(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
+@example_tiers(40, 400)
+def test_random_components_over_several_kinds_are_counted_at_the_flat_optimum(examples: int) -> None:
     """The count model answers every feasible draw with rank strings and windows over GPUs and
     robots, and proves the flat model's optimum."""
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(spanning_specs())(check_spanning))()
+
+
+def check_spanning(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
+    """One draw of :func:`spanning_specs`: counted, at the flat optimum (or refused by both)."""
     cluster, placement, objective = case
     note(f"{cluster!r} {placement} {objective}")
     solved = solved_or_refused(cluster, placement, objective)
