@@ -86,9 +86,9 @@ class Holdings:
     """Which kinds of item (indices in ``cluster.kinds``) each rule owner may hold.
 
     A rank string holds the kinds of its items, each process one kind (``process_kind``: a
-    process's items are of one kind, else the spec is refused when built, ``per_process.py``);
-    a declarative component the kinds of its window, or, collocated, those of its target (it
-    uses exactly the target's items).
+    process's items are of one kind, else the spec is refused before any path,
+    ``build.fixed_conflicts``); a declarative component the kinds of its window, or, collocated
+    (the same items), those its partner's window holds too.
     """
 
     kinds: dict[str, frozenset[int]]
@@ -161,9 +161,9 @@ def count_by_kind(
     hold every item of their nodes), nor a view of robots one of node groups listing GPUs too,
     so the verifier could not check the tiling of a component whose items are known (a filled
     window, or collocated with a rank string) there: when one is in such a view, every such
-    component is placed first
-    on the spec itself (``preset.py``), its cost added to every answer and its items per node
-    to the ``balance`` load of every node (``load`` of the count path)."""
+    component is placed first on the spec itself (``preset.py``), its cost added to every
+    answer and its items per node to the ``balance`` load of every node (``load`` of the count
+    path)."""
     holdings = kinds_of(spec, requests)
     if isinstance(holdings, str):
         return Declined(PathName.COUNTS, holdings)
