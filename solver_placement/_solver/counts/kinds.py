@@ -86,8 +86,9 @@ class Holdings:
     """Which kinds of item (indices in ``cluster.kinds``) each rule owner may hold.
 
     A rank string holds the kinds of its items, each process one kind (``process_kind``: a
-    process's items are of one kind, else the spec is refused before any path,
-    ``build.fixed_conflicts``); a declarative component the kinds of its window, or, collocated
+    process's items are of one kind, else no layout exists: ``build.fixed_conflicts`` refuses it
+    before any path, or, when every component is a rank string, the flat model after the count
+    path declines it, :func:`kinds_of`); a declarative component the kinds of its window, or, collocated
     (the same items), those its partner's window holds too.
     """
 
