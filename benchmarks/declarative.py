@@ -123,8 +123,8 @@ class FirstFit:
         fixed = {name: ranks for name, body in self.placement.items() if (ranks := fixed_ranks(body)) is not None}
         for name in [*fixed, *self._order()]:
             body = self.placement[name]
-            if name in fixed and self._items(name)[1]:  # robots: the group's items in rank order
-                ranked = [(node, OTHER + k) for node, count in enumerate(self._items(name)[0]) for k in range(count)]
+            if name in fixed and self._items(name) != [(self.gpus, 0)]:  # robots, or several groups: their items in rank order
+                ranked = [(node, offset + k) for items, offset in self._items(name) for node, count in enumerate(items) for k in range(count)]
                 gpus: list[GPU] | None = [ranked[rank] for rank in sorted(fixed[name])]
             elif name in fixed:
                 gpus = [(rank // self.gpus[0], rank % self.gpus[0]) for rank in sorted(fixed[name])]
@@ -139,16 +139,24 @@ class FirstFit:
                 self.load[gpu] += 0 if isinstance(body, str) else body.get("memory_gb", 0)
         return {name: {node for node, _ in gpus} for name, gpus in self.taken.items()}
 
-    def _items(self, name: str) -> tuple[list[int], int]:
-        """Per node, the items ``name`` takes (GPUs, the robots of its group, or the node itself
-        with ``unit: node``), and the offset of their keys (items of other kinds never meet)."""
+    def _items(self, name: str) -> list[tuple[list[int], int]]:
+        """Per node group ``name`` names, in order: per node, the items it offers (GPUs, the
+        robots of its group, or the node itself with ``unit: node``), and the offset of their
+        keys (items of other kinds never meet)."""
         body = self.placement[name]
         group = None if isinstance(body, str) else body.get("node_group")
-        if group in self.custom:
-            return self.custom[group], OTHER
-        if not isinstance(body, str) and (body.get("unit") == "node" or group == "node"):
-            return [0 if node in self.lost else 1 for node in range(len(self.gpus))], 2 * OTHER
-        return self.gpus, 0
+        if not isinstance(body, str) and body.get("unit") == "node":
+            group = "node"
+        labels = group if isinstance(group, list) else [label.strip() for label in str(group).split(",")]
+        found = []
+        for label in labels:
+            if label in self.custom:
+                found.append((self.custom[label], OTHER))
+            elif label == "node":
+                found.append(([0 if node in self.lost else 1 for node in range(len(self.gpus))], 2 * OTHER))
+            else:
+                found.append((self.gpus, 0))
+        return found
 
     def _exclusive_pairs(self) -> dict[str, set[str]]:
         """Who may not share a GPU with whom (``exclusive_with`` binds both ways; ``all`` is every other)."""
@@ -200,7 +208,9 @@ class FirstFit:
         and the GPUs only fill up), so one cursor scans each domain once: first fit, linear time."""
         body = self.placement[name]
         width, groups_per_unit, in_rack = self._unit(name)
-        allowed = self.groups[body["node_group"]] if body.get("node_group", "node") != "node" else set(range(len(self.gpus)))
+        group = body.get("node_group", "node")
+        labels = group if isinstance(group, list) else [label.strip() for label in group.split(",")]
+        allowed = set().union(*(self.groups.get(label, range(len(self.gpus))) for label in labels))
         domains = [[n for n in rack if n in allowed] for rack in self.racks] if in_rack else [[n] for n in sorted(allowed)]
         claimed: set[GPU] = set()
         cursor = 0
@@ -228,11 +238,11 @@ class FirstFit:
         body = self.placement[name]
         hpp, tp = body.get("hardware_per_process", 1), body.get("tensor_parallel_size", 1)
         group: list[GPU] = []
-        items, offset = self._items(name)
-        for start in range(items[node] - hpp + 1):
-            block = [(node, offset + g) for g in range(start, start + hpp)]
-            if len(group) < tp * hpp and all(gpu not in group and self._free(name, gpu, claimed) for gpu in block):
-                group += block
+        for items, offset in self._items(name):
+            for start in range(items[node] - hpp + 1):
+                block = [(node, offset + g) for g in range(start, start + hpp)]
+                if len(group) < tp * hpp and all(gpu not in group and self._free(name, gpu, claimed) for gpu in block):
+                    group += block
         return group if len(group) == tp * hpp else None
 
     def _collocated(self, name: str, target: str) -> list[GPU] | None:

@@ -58,7 +58,9 @@ neither side places is a finding, not noise:
   set of them whose total fits packs) ask at most ``fill`` of the robots a rank string on the
   first robots leaves, exclusive with each other and the rank string; an ``agent`` of whole
   nodes (``unit: node``) asks at most ``fill`` of the nodes. Robots and nodes share no item with
-  GPUs, so each kind's planted layout is the whole spec's.
+  GPUs, so each kind's planted layout is the whole spec's. Half of the cases add a rank string
+  over the last robots and the first GPUs and a component over both kinds kept off it
+  (``spanning``: neither meets the others, so its planted layout is any set of the leftovers).
 * ``rank strings`` writes the actor as a rank string over whole nodes and collocates a
   declarative rollout with it (exactly its GPUs, one process per GPU or per two); the other
   components are exclusive with the rollout and ask at most ``fill`` of the nodes the actor
@@ -547,7 +549,38 @@ def other_hardware(rng: random.Random, nodes: int, fill: float) -> Section:
         placement["agent"] = {"unit": "node", "processes": max(1, int(fill * nodes))}
     if rng.random() < 0.25:
         spec["solver"] = {"objective": {"balance": 10}}
+    if rng.random() < 0.5:
+        spanning(rng, placement, nodes, robots, fill)
     return {**spec, "node_groups": [{"label": "robots", "node_ranks": f"0-{nodes - 1}", "hardware": {"type": "robot", "configs": configs}}]}
+
+
+def spanning(rng: random.Random, placement: dict[str, Any], nodes: int, robots: list[int], fill: float) -> None:
+    """Add to an ``other hardware`` spec a rank string ``bridge`` over the last robots and the
+    first GPUs (node groups ``robots, cluster``: one item a process) and a ``scout`` over both
+    kinds (1 or 2 items a process, of one kind each), exclusive with the bridge, asking at most
+    ``fill`` of the items the bridge leaves (counted per node and kind in whole processes). The
+    other components' ``exclusive_with: all`` is written out as the names they had, so neither
+    new one meets them: every planted layout stays one, and the scout's is any set of the
+    bridge's leftovers."""
+    names = list(placement)
+    for name in names:
+        if isinstance(placement[name], dict) and placement[name].get("exclusive_with") == "all":
+            placement[name]["exclusive_with"] = [other for other in names if other != name]
+    robot_items = sum(robots)
+    width = rng.randint(2, 4)
+    start = robot_items - rng.randint(1, min(width - 1, robot_items))  # the last robots, then the first GPUs
+    placement["bridge"] = {"node_group": "robots, cluster", "placement": f"{start}-{start + width - 1}"}
+    held_robots = set(range(start, robot_items))
+    held_gpus = set(range(0, start + width - robot_items))
+    per_process = rng.choice((1, 2))
+    room, robot = 0, 0
+    for node, count in enumerate(robots):
+        free_robots = sum(1 for r in range(robot, robot + count) if r not in held_robots)
+        free_gpus = sum(1 for g in range(node * GPUS, (node + 1) * GPUS) if g not in held_gpus)
+        room += free_robots // per_process + free_gpus // per_process
+        robot += count
+    processes = max(1, int(fill * room))
+    placement["scout"] = {"node_group": ["robots", "cluster"], "processes": processes, "hardware_per_process": per_process, "exclusive_with": ["bridge"]}
 
 
 # ------------------------------------------------------------------------ impossible specs

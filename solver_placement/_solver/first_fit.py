@@ -209,7 +209,8 @@ def _place_free(board: _Board, request: ComponentRequest, companions: Sequence[s
     cluster = board.cluster
     ranks, items = _window(request)
     amount = int(request.amount[0])
-    if np.unique(cluster.hw_kind[items]).size > 1 or np.unique(request.amount).size > 1:
+    mixed = np.unique(cluster.hw_kind[items]).size > 1  # node groups of several kinds: a process takes one kind's items
+    if np.unique(request.amount).size > 1:
         raise _CannotConstruct
     zone_of_node, group, unit = _zones(board, request)
     usable = board.usable(request.name, items, companions)
@@ -218,8 +219,10 @@ def _place_free(board: _Board, request: ComponentRequest, companions: Sequence[s
     key, items = key[by_key], items[usable][by_key]
     width = group * amount
     block = _block(board, request, companions)
-    if block > 1 and width % block == 0:
-        in_blocks = _whole_blocks(key, cluster.hw_node[items], block)
+    if mixed and block > 1 and width % block:
+        raise _CannotConstruct
+    if block > 1 and width % block == 0:  # with several kinds, a run of ranks ends where its kind does
+        in_blocks = _whole_blocks(key, cluster.hw_node[items] * len(cluster.kinds) + cluster.hw_kind[items], block)
         key, items = key[in_blocks], items[in_blocks]
     nodes = cluster.hw_node[items]
     node_order = np.unique(nodes, return_index=True)  # nodes by their lowest usable rank

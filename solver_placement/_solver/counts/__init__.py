@@ -54,6 +54,7 @@ def count_path(
     weights: Mapping[str, int],
     options: SolverOptions,
     budget: Budget,
+    load: np.ndarray | None = None,
 ) -> Answer | Declined:
     """The spec placed by counts, or why this path declines (a rule it cannot state, too many
     patterns, no answer in time, or a layout the construction could not tile).
@@ -63,15 +64,17 @@ def count_path(
     in ``topology`` (a preferred domain is counted as required and proven against the rule
     dropped, ``preferred.py``; a component placed first pays its own, ``preset.py``), so
     ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0
-    (``weighed.py``; the caller passes 0 when it is only the tie-break).
+    (``weighed.py``; the caller passes 0 when it is only the tie-break). ``load``: items per node
+    of free components placed before this view was counted (``kinds.py``), which ``balance``
+    adds to every node's.
     """
     if all(request.determined for request in requests.values()):  # nothing to choose (``rank_strings.py``)
         return rank_strings_alone(spec, requests)
     if splits(spec, requests):  # robots, whole nodes: each kind counted as GPUs are (``kinds.py``)
-        return count_by_kind(spec, requests, bool(weights.get("balance")), lambda view: count_path(view, view.requests, weights, options, budget))
+        return count_by_kind(spec, requests, weights, options, budget, lambda view, placed: count_path(view, view.requests, weights, options, budget, placed))
     if requires_tensor_domain(spec):
-        return _count_tensor_domains(spec, weights, options, budget)
-    return _count_stated(spec, requests, weights, options, budget)
+        return _count_tensor_domains(spec, weights, options, budget, load)
+    return _count_stated(spec, requests, weights, options, budget, load=load)
 
 
 def _count_stated(
@@ -81,10 +84,11 @@ def _count_stated(
     options: SolverOptions,
     budget: Budget,
     priced: tuple[str, DomainRule] | None = None,
+    load: np.ndarray | None = None,
 ) -> Answer | Declined:
     """:func:`count_path` with every rule as the spec states it (no restriction tried first);
     ``priced``: a preferred rule (its owner and the rule) whose bound the model weighs
-    (``spanning.py``)."""
+    (``spanning.py``); ``load`` as there."""
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
@@ -94,13 +98,17 @@ def _count_stated(
         value = objective_value(spec, spec.requests, by_component(spec, placed), weights, {})  # every item known: the spec's own value
         return _answer(spec, placed, SolveStatus.OPTIMAL, value, value)
     problem = count_problem(spec, requests)
-    load = ready.load if ready.nodes and weights.get("balance") else None  # placed first: a constant load per node
+    if load is not None and ready.nodes:
+        load = load + ready.load
+    elif ready.nodes:
+        load = ready.load
+    load = load if weights.get("balance") else None  # placed first: a constant load per node
     if isinstance(problem, Misfit):
         return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost, load)
     if isinstance(problem, Loose):
         return Declined(PathName.COUNTS, problem.reason) if priced is not None else _count_in_blocks(spec, requests, problem, weights, options, budget, fixed_cost, load)
     if isinstance(problem, str):
-        return (_count_preferring(spec, weights, options, budget) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
+        return (_count_preferring(spec, weights, options, budget, load) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
     if priced is not None:
         problem = _with_priced(problem, spec, requests, *priced)
         if isinstance(problem, str):
@@ -220,48 +228,50 @@ def _count_in_blocks(
     return replace(answer, bound=answer.known("objective"))
 
 
-def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
+def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None) -> Answer | None:
     """A spec preferring domains its units may span, counted with them required and proven
     against them dropped (``preferred.py``); None when the required spec is not counted either."""
     required, dropped = variants(spec)
     log.debug("a preferred domain: counted as required, then proven against the rule dropped")
-    answer = count_path(required, required.requests, weights, options, budget)
+    answer = count_path(required, required.requests, weights, options, budget, load)
     if isinstance(answer, Declined):
-        return _count_spanning(spec, dropped, weights, options, budget)
+        return _count_spanning(spec, dropped, weights, options, budget, load)
     least_other = objective_lower_bound(dropped, weights)
     if answer.known("objective") > int(weights.get("topology", 0)) + least_other:  # the counting bound does not prove it: the count model's may
-        other = count_path(dropped, dropped.requests, weights, options, budget)
+        other = count_path(dropped, dropped.requests, weights, options, budget, load)
         least_other = max(least_other, other.bound) if isinstance(other, Answer) and other.bound is not None else least_other
     bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
     return replace(answer, status=status, bound=bound)
 
 
-def _count_spanning(spec: PlacementSpec, dropped: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
+def _count_spanning(
+    spec: PlacementSpec, dropped: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None
+) -> Answer | None:
     """A preferred domain no placement keeps whole, its least cost weighed in the count model
     (``spanning.py``); the answer only when its own objective meets the model's bound, else None."""
     rule = spanned_rule(spec)
     if rule is None or weights.get("contiguity"):
         return None
     log.debug("a preferred domain no placement keeps: its least spans weighed by the count model")
-    answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=rule)
+    answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=rule, load=load)
     if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or answer.assignments is None:
         return None
     value = objective_value(spec, spec.requests, answer.assignments, weights, {})
     return replace(answer, objective=value, primary=value) if value == answer.bound else None
 
 
-def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined:
+def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None) -> Answer | Declined:
     """A spec requiring tensor-parallel domains, counted with every group on one node and proven
     by the rule as it is, groups free to span nodes of a domain (``tensor_domains.py``): the
     restricted answer when nothing is better, else the exact one."""
     restricted = on_node(spec)
     log.debug("a required tensor-parallel domain: counted with groups on one node, proven with groups spanning nodes")
-    kept = None if restricted is None else count_path(restricted, restricted.requests, weights, options, budget)
+    kept = None if restricted is None else count_path(restricted, restricted.requests, weights, options, budget, load)
     least = objective_lower_bound(spec, weights)
     if isinstance(kept, Answer) and kept.status == SolveStatus.OPTIMAL and kept.known("objective") <= least:
         return replace(kept, bound=kept.known("objective"))
-    exact = _count_stated(spec, spec.requests, weights, options, budget)
+    exact = _count_stated(spec, spec.requests, weights, options, budget, load=load)
     if isinstance(exact, Answer) and exact.bound is not None:
         least = max(least, exact.bound)
     found = [answer for answer in (kept, exact) if isinstance(answer, Answer)]

@@ -90,7 +90,8 @@ def add_distinct_hardware(ctx: ModelContext) -> None:
 
 #: Node-level form: the count model places declarative components on GPU nodes (a window over
 #: part of a node keeps a class off the GPUs it leaves out, ``counts/windows.py``), robots and
-#: whole nodes as it places GPUs, kind by kind (``counts/kinds.py``), and every filled window
+#: whole nodes as it places GPUs, kind by kind, node groups of several kinds in one view where
+#: a process keeps to one kind (``counts/kinds.py``), and every filled window
 #: first, ``topology`` rules and ``balance`` included (``counts/preset.py``: its items are known).
 #: Processes of different sizes never reach it: a declarative component gives every process the
 #: same ``hardware_per_process`` (``candidates.py``), and rank strings are fixed.
