@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._errors import counted
+from solver_placement._errors import InternalError, counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
@@ -32,7 +32,7 @@ from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.separate import separations
-from solver_placement._solver.counts.spanning import priced_level, spanned_rule
+from solver_placement._solver.counts.spanning import spanned_rules, with_priced
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain
 from solver_placement._solver.counts.weighed import counted_with_ranks
@@ -76,11 +76,11 @@ def _count_stated(
     weights: Mapping[str, int],
     options: SolverOptions,
     budget: Budget,
-    priced: tuple[str, DomainRule] | None = None,
+    priced: tuple[tuple[str, DomainRule], ...] = (),
 ) -> Answer | Declined:
     """:func:`count_path` with every rule as the spec states it (no restriction tried first);
-    ``priced``: a preferred rule (its owner and the rule) whose bound the model weighs
-    (``spanning.py``)."""
+    ``priced``: preferred rules (their owners and the rules) whose ``topology`` term the model
+    states (``spanning.py``)."""
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
@@ -95,21 +95,11 @@ def _count_stated(
         return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost, load)
     if isinstance(problem, str):
         return (_count_preferring(spec, weights, options, budget) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
-    if priced is not None:
-        problem = _with_priced(problem, spec, requests, *priced)
+    if priced:
+        problem = with_priced(problem, spec, requests, priced, budget.check)
         if isinstance(problem, str):
             return Declined(PathName.COUNTS, problem)
     return _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
-
-
-def _with_priced(problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], owner: str, rule: DomainRule) -> CountProblem | str:
-    """``problem`` with ``owner``'s preferred ``rule`` priced in its class (``spanning.py``), or
-    why not."""
-    found = next((c for c in problem.classes if owner in c.members), None)
-    level = None if found is None or found.levels else priced_level(spec, requests, owner, rule, found.width)
-    if found is None or level is None:
-        return f"{owner}: topology ({rule.group}.{rule.label}: prefer), which no placement keeps, on groups it does not price"
-    return replace(problem, classes=tuple(replace(c, priced=level) if c is found else c for c in problem.classes))
 
 
 def _counted(
@@ -191,7 +181,8 @@ def _count_separating(
 
 def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
     """A spec preferring domains its units may span, counted with them required and proven
-    against them dropped (``preferred.py``); None when the required spec is not counted either."""
+    against them dropped (``preferred.py``); where that has no answer or does not prove it, with
+    their ``topology`` term stated (``spanning.py``). None when neither is counted."""
     required, dropped = variants(spec)
     log.debug("a preferred domain: counted as required, then proven against the rule dropped")
     answer = count_path(required, required.requests, weights, options, budget)
@@ -202,22 +193,30 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
         other = count_path(dropped, dropped.requests, weights, options, budget)
         least_other = max(least_other, other.bound) if isinstance(other, Answer) and other.bound is not None else least_other
     bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
+    if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective"):
+        return replace(answer, bound=bound)
+    spanning = _count_spanning(spec, dropped, weights, options, budget)
+    if spanning is not None and spanning.known("objective") <= answer.known("objective"):
+        return spanning
+    bound = max(bound, spanning.known("bound")) if spanning is not None else bound
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
-    return replace(answer, status=status, bound=bound)
+    return replace(answer, status=status, bound=min(bound, answer.known("objective")))
 
 
 def _count_spanning(spec: PlacementSpec, dropped: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
-    """A preferred domain no placement keeps whole, its least cost weighed in the count model
-    (``spanning.py``); the answer only when its own objective meets the model's bound, else None."""
-    rule = spanned_rule(spec)
-    if rule is None or weights.get("contiguity"):
+    """Preferred domains no placement keeps whole, their ``topology`` term stated in the count
+    model (``spanning.py``); None when it does not state them (or ``contiguity`` is weighed)."""
+    rules = spanned_rules(spec)
+    if not rules or weights.get("contiguity"):
         return None
-    log.debug("a preferred domain no placement keeps: its least spans weighed by the count model")
-    answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=rule)
-    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or answer.assignments is None:
+    log.debug("a preferred domain no placement keeps: its topology term stated in the count model")
+    answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=tuple(rules))
+    if not isinstance(answer, Answer) or answer.assignments is None:
         return None
     value = objective_value(spec, spec.requests, answer.assignments, weights, {})
-    return replace(answer, objective=value, primary=value) if value == answer.bound else None
+    if value != answer.objective:
+        raise InternalError(f"the count model's topology term ({answer.objective}) is not its layout's ({value})")
+    return answer
 
 
 def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined:

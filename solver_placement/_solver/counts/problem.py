@@ -33,13 +33,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from math import lcm
 
 import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.bounds.needs import tensor_group_on_node
-from solver_placement._solver.counts.domain_levels import DomainLevel, domain_levels
+from solver_placement._solver.counts.domain_levels import DomainLevel, PricedLevel, domain_levels
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
@@ -66,7 +67,7 @@ class CountClass:
     groups: int
     levels: tuple[DomainLevel, ...] = ()  # required domains: whole units of groups per value (``domain_levels.py``)
     run: int = 1  # consecutive GPUs its layout is made of: a member's ``amount * stride`` block (1: any GPU)
-    priced: DomainLevel | None = None  # a preferred domain no placement keeps, its bound weighed (``spanning.py``)
+    priced: tuple[PricedLevel, ...] = ()  # preferred domains no placement keeps, their topology term stated (``spanning.py``)
 
 
 @dataclass(frozen=True)
@@ -242,9 +243,7 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
             if reason:
                 return reason
         levels = domain_levels(spec, free, members, width)
-        if isinstance(levels, str):
-            return levels
-        if request.num_processes % (group * max((level.multiple for level in levels), default=1)):
+        if request.num_processes % (group * lcm(*(level.multiple for level in levels))):
             return f"{name}: processes that do not form whole pipelines"
         run = max(int(free[m].amount[0]) * int(free[m].stride or 1) if int(free[m].amount[0]) > 1 else 1 for m in members)
         classes.append(CountClass(name, members, group, width, request.num_processes // group, levels, run))
