@@ -100,11 +100,12 @@ def _priced_level(
     for required in rules.topology:
         if required.required and size % (rules.tensor_parallel_size * (rules.pipeline_parallel_size if required.group == "pipeline_parallel" else 1) * amount):
             return f"its required {required.group} domain holds units wider than the preferred one's"
-    for level in member_levels(count_class.levels, owner):
+    inside = member_levels(count_class.levels, owner)
+    for level in inside:
         if np.unique(np.stack([level.key, key], axis=1), axis=0).shape[0] != np.unique(level.key).size:
             return f"a required domain ({', '.join(level.rules)}) that does not lie inside one value of {rule.label!r}"
     scale, modulus = count_class.width // slot, size // slot
-    reach = _reach(problem, c, count_class, key, scale, modulus)
+    reach = _reach(problem, c, count_class, key, scale, modulus, max((level.multiple for level in inside), default=1))
     available: dict[int, int] = {}
     for values in reach:
         for v in values:
@@ -116,15 +117,17 @@ def _priced_level(
     return PricedLevel(owner, scale, modulus, key, reach, tuple(groupings), f"{owner}: topology.{rule.group}.{rule.label}")
 
 
-def _reach(problem: CountProblem, c: int, count_class: CountClass, key: np.ndarray, scale: int, modulus: int) -> tuple[tuple[int, ...], ...]:
-    """Per domain of ``key``, the remainders (0 first) its groups of the class may leave: at
-    most the groups its allowed nodes have room for (their GPUs less those the class is kept
-    off), and no more than the class has."""
+def _reach(problem: CountProblem, c: int, count_class: CountClass, key: np.ndarray, scale: int, modulus: int, step: int) -> tuple[tuple[int, ...], ...]:
+    """Per domain of ``key``, the remainders (0 first) its groups of the class may leave: a
+    multiple of ``step`` groups (the domain is whole domains of the member's required levels,
+    each a multiple of its level's groups, the coarsest a multiple of the others), at most the
+    groups its allowed nodes have room for (their GPUs less those the class is kept off), and no
+    more than the class has."""
     num_nodes = problem.allowed.shape[1]
     room = np.bincount(problem.hw_node, minlength=num_nodes) - problem.blocked_per_node(c, num_nodes)
     per_node = np.where(problem.allowed[c], room // count_class.width, 0)
     most = np.minimum(np.bincount(key, weights=per_node, minlength=int(key.max()) + 1).astype(np.int64), count_class.groups)
-    return tuple(tuple(sorted({scale * k % modulus for k in range(int(held) + 1)})) for held in most.tolist())
+    return tuple(tuple(sorted({scale * k % modulus for k in range(0, int(held) + 1, step)})) for held in most.tolist())
 
 
 def spanning_order(member: str, count_class: CountClass, priced: PricedLevel, groups_per_node: np.ndarray, uses: Sequence[int]) -> np.ndarray:
