@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._errors import InternalError, counted
+from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
@@ -57,10 +57,11 @@ def count_path(
     patterns, no answer in time, or a layout the construction could not tile).
 
     ``weights`` are the objective's (defaults included). The ``changes`` term is not counted
-    here (with previous placements the caller matches this layout to them, ``replan.py``), and its answers cost nothing
-    in ``topology`` (a preferred domain is counted as required and proven against the rule
-    dropped, ``preferred.py``; a component placed first pays its own, ``preset.py``), so
-    ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0
+    here (with previous placements the caller matches this layout to them, ``replan.py``), and
+    ``topology`` is weighed only where a preferred domain is not kept (a preferred domain is
+    counted as required and proven against the rule dropped, ``preferred.py``; where no
+    placement keeps it, its term is stated by counts, ``spanning.py``; a component placed first
+    pays its own, ``preset.py``), so ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0
     (``weighed.py``; the caller passes 0 when it is only the tie-break).
     """
     if splits(spec, requests):  # robots, whole nodes: each kind counted as GPUs are (``kinds.py``)
@@ -179,10 +180,10 @@ def _count_separating(
     return replace(best, status=status, bound=min(least, best.known("objective")))
 
 
-def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
+def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined | None:
     """A spec preferring domains its units may span, counted with them required and proven
     against them dropped (``preferred.py``); where that has no answer or does not prove it, with
-    their ``topology`` term stated (``spanning.py``). None when neither is counted."""
+    their ``topology`` term stated (``spanning.py``). Why not, or None when neither applies."""
     required, dropped = variants(spec)
     log.debug("a preferred domain: counted as required, then proven against the rule dropped")
     answer = count_path(required, required.requests, weights, options, budget)
@@ -196,26 +197,28 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective"):
         return replace(answer, bound=bound)
     spanning = _count_spanning(spec, dropped, weights, options, budget)
-    if spanning is not None and spanning.known("objective") <= answer.known("objective"):
+    if isinstance(spanning, Answer) and spanning.known("objective") <= answer.known("objective"):
         return spanning
-    bound = max(bound, spanning.known("bound")) if spanning is not None else bound
+    bound = max(bound, spanning.known("bound")) if isinstance(spanning, Answer) else bound
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
     return replace(answer, status=status, bound=min(bound, answer.known("objective")))
 
 
-def _count_spanning(spec: PlacementSpec, dropped: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | None:
+def _count_spanning(spec: PlacementSpec, dropped: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined | None:
     """Preferred domains no placement keeps whole, their ``topology`` term stated in the count
-    model (``spanning.py``); None when it does not state them (or ``contiguity`` is weighed)."""
+    model (``spanning.py``), or why not; None with ``contiguity`` weighed (its path does not
+    state them)."""
     rules = spanned_rules(spec)
     if not rules or weights.get("contiguity"):
         return None
     log.debug("a preferred domain no placement keeps: its topology term stated in the count model")
     answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=tuple(rules))
     if not isinstance(answer, Answer) or answer.assignments is None:
-        return None
+        return answer if isinstance(answer, Declined) else None
     value = objective_value(spec, spec.requests, answer.assignments, weights, {})
-    if value != answer.objective:
-        raise InternalError(f"the count model's topology term ({answer.objective}) is not its layout's ({value})")
+    if value != answer.objective:  # a member's order serves one of its rules: the others' terms were a bound (``spanning.py``)
+        names = ", ".join(f"{owner}: topology.{rule.group}.{rule.label}" for owner, rule in rules)
+        return Declined(PathName.COUNTS, f"{names}: preferred domains no placement keeps, whose layout costs {value}, above the count model's bound {answer.objective} (a component whose units span two of them, or a required domain not inside one)")
     return answer
 
 
@@ -230,11 +233,11 @@ def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], optio
     if isinstance(kept, Answer) and kept.status == SolveStatus.OPTIMAL and kept.known("objective") <= least:
         return replace(kept, bound=kept.known("objective"))
     exact = _count_stated(spec, spec.requests, weights, options, budget)
+    if isinstance(exact, Declined) and not isinstance(kept, Answer):
+        return exact  # the rule as it is says why (the restriction has no answer either)
     if isinstance(exact, Answer) and exact.bound is not None:
         least = max(least, exact.bound)
     found = [answer for answer in (kept, exact) if isinstance(answer, Answer)]
-    if not found:
-        return exact if isinstance(exact, Declined) else Declined(PathName.COUNTS, "a required tensor-parallel domain with no count answer")
     best = min(found, key=lambda answer: answer.known("objective"))  # the restricted one on a tie
     status = SolveStatus.OPTIMAL if best.known("objective") <= least else SolveStatus.FEASIBLE
     return replace(best, status=status, bound=min(least, best.known("objective")))

@@ -62,6 +62,7 @@ class PricedLevel:
     reach: tuple[tuple[int, ...], ...]
     groupings: tuple[tuple[int, ...], ...]
     rule: str
+    ordered: bool = True  # the member numbers its processes by this level's sets (else its term is a bound)
 
 
 def domain_levels(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], members: tuple[str, ...], width: int, own: bool = False) -> tuple[DomainLevel, ...]:

@@ -108,7 +108,7 @@ def _member_order(problem: CountProblem, counts: Counts, c: int, member: str, gr
     levels (``domain_levels.py``)."""
     count_class = problem.classes[c]
     for j, priced in enumerate(count_class.priced):
-        if priced.member == member:
+        if priced.member == member and priced.ordered:
             return spanning_order(member, count_class, priced, groups_per_node, counts.groupings[c, j])
     return node_order(member_levels(count_class.levels, member), groups_per_node.size)
 

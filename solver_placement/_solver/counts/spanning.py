@@ -61,21 +61,29 @@ def with_priced(
     rules: Sequence[tuple[str, DomainRule]],
     check: Callable[[str], None],
 ) -> CountProblem | str:
-    """``problem`` with each preferred rule priced in its member's class, or why not."""
+    """``problem`` with each preferred rule priced in its member's class, or why not. A member
+    follows the first of its rules its required levels fit inside (``ordered``); the others are
+    priced as if each had an order of its own (a bound, met or not by the layout)."""
     classes = list(problem.classes)
     for owner, rule in rules:
         c = next((i for i, found in enumerate(classes) if owner in found.members), None)
         name = f"{owner}: topology ({rule.group}.{rule.label}: prefer)"
         if c is None:
             return f"{name}, which no placement keeps, on a component the count model does not count"
-        if any(level.member == owner for level in classes[c].priced):
-            return f"{name}, which no placement keeps, beside another preferred domain of its units"
         count_class = replace(classes[c], levels=domain_levels(spec, requests, classes[c].members, classes[c].width, own=True))
         level = _priced_level(spec, requests, problem, c, count_class, owner, rule, check)
         if isinstance(level, str):
             return f"{name}, which no placement keeps: {level}"
+        if level is not None and level.ordered and any(other.member == owner and other.ordered for other in count_class.priced):
+            level = replace(level, ordered=False)
         classes[c] = replace(count_class, priced=(*count_class.priced, level)) if level is not None else count_class
     return replace(problem, classes=tuple(classes))
+
+
+def exactly_priced(problem: CountProblem) -> bool:
+    """Whether every priced level's member follows it (the model's term is then the layout's,
+    else a bound of it)."""
+    return all(level.ordered for c in problem.classes for level in c.priced)
 
 
 def _priced_level(
@@ -89,7 +97,8 @@ def _priced_level(
     check: Callable[[str], None],
 ) -> PricedLevel | str | None:
     """``owner``'s preferred ``rule`` as a priced level of its class; None when its units lie
-    inside one group (they cost nothing), or why it is not stated."""
+    inside one group (they cost nothing), or why it is not stated. It can be ``ordered`` when
+    the member's required domains lie inside its domains and hold units that divide its unit."""
     rules = spec.components[owner].constraints
     amount = int(requests[owner].amount[0])
     size = rules.tensor_parallel_size * (rules.pipeline_parallel_size if rule.group == "pipeline_parallel" else 1) * amount
@@ -97,15 +106,13 @@ def _priced_level(
     if size <= slot:
         return None
     key = label_values(spec.cluster, rule.label)
-    for required in rules.topology:
-        if required.required and size % (rules.tensor_parallel_size * (rules.pipeline_parallel_size if required.group == "pipeline_parallel" else 1) * amount):
-            return f"its required {required.group} domain holds units wider than the preferred one's"
     inside = member_levels(count_class.levels, owner)
-    for level in inside:
-        if np.unique(np.stack([level.key, key], axis=1), axis=0).shape[0] != np.unique(level.key).size:
-            return f"a required domain ({', '.join(level.rules)}) that does not lie inside one value of {rule.label!r}"
+    dividing = all(size % (rules.tensor_parallel_size * (rules.pipeline_parallel_size if other.group == "pipeline_parallel" else 1) * amount) == 0
+                   for other in rules.topology if other.required)  # fmt: skip
+    nested = all(np.unique(np.stack([level.key, key], axis=1), axis=0).shape[0] == np.unique(level.key).size for level in inside)
     scale, modulus = count_class.width // slot, size // slot
-    reach = _reach(problem, c, count_class, key, scale, modulus, max((level.multiple for level in inside), default=1))
+    step = max((level.multiple for level in inside), default=1) if nested else 1  # a domain of whole required domains
+    reach = _reach(problem, c, count_class, key, scale, modulus, step)
     available: dict[int, int] = {}
     for values in reach:
         for v in values:
@@ -114,7 +121,7 @@ def _priced_level(
         groupings = minimal_zero_sums(modulus, available, sum(1 for values in reach if len(values) > 1), check)
     except TooManyGroupings:
         return f"more than {MAX_GROUPINGS:,} ways its domains' remainders close whole units (units of {modulus} slots)"
-    return PricedLevel(owner, scale, modulus, key, reach, tuple(groupings), f"{owner}: topology.{rule.group}.{rule.label}")
+    return PricedLevel(owner, scale, modulus, key, reach, tuple(groupings), f"{owner}: topology.{rule.group}.{rule.label}", dividing and nested)
 
 
 def _reach(problem: CountProblem, c: int, count_class: CountClass, key: np.ndarray, scale: int, modulus: int, step: int) -> tuple[tuple[int, ...], ...]:
@@ -159,4 +166,4 @@ def spanning_order(member: str, count_class: CountClass, priced: PricedLevel, gr
     return rank[priced.key] * num_nodes + inside
 
 
-__all__ = ["spanned_rules", "spanning_order", "with_priced"]
+__all__ = ["exactly_priced", "spanned_rules", "spanning_order", "with_priced"]

@@ -25,8 +25,9 @@ from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import SolverOptions
 
 #: What the count model still declines of these specs, by the words of its reasons: a member
-#: whose units may span two preferred domains, or a required domain around a preferred one.
-STILL_DECLINED = ("beside another preferred domain", "does not lie inside one value", "holds units wider")
+#: whose units span two preferred domains, or a required domain not inside the preferred one,
+#: where the layout misses the bound of the terms priced as if each had its own order.
+STILL_DECLINED = ("above the count model's bound",)
 
 
 def mode(draw: st.DrawFn) -> str | None:
