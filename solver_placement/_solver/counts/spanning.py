@@ -1,4 +1,4 @@
-"""Preferred domains no placement keeps, their ``topology`` term stated exactly by counts.
+"""Preferred domains no placement keeps, their ``topology`` term stated by counts.
 
 ``preferred.py`` counts a preferred domain as required; when that has no placement (pipelines
 wider than a domain, or more of them than the domains hold whole) some units must span domains,
@@ -23,11 +23,13 @@ that each add up to a multiple of ``modulus``.
 So the count model chooses, per domain, its remainder (one boolean per value it can leave) and
 how many of each minimal set to use (``zero_sums.py``), and weighs ``len(set) - 1`` per set:
 its optimum is the spec's, proven by its own bound. Each member numbers its own processes, so
-rules of several members (of one class or of several) add their terms. A member's required
-domains must lie inside the preferred one and hold units that divide its unit (its order then
-keeps them: the preferred domain's sets on the outside, the required levels inside); a member
-with two preferred domains that its units may span, or with a required domain around the
-preferred one, is declined.
+rules of several members (of one class or of several) add their terms. A member follows a
+preferred domain when its required domains lie inside it and hold units that divide its unit
+(its order then keeps them: the preferred domain's sets on the outside, the required levels
+inside). A member's second such rule, or one its required domains do not fit inside, is priced
+as if it had an order of its own: a bound of its term, not the term, so the model's optimum
+bounds the spec's and the answer is returned only when its layout meets it (the caller
+declines otherwise, naming both costs).
 """
 
 from __future__ import annotations
