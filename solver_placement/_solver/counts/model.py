@@ -23,11 +23,11 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 #: model of 1,500 patterns) on a model that is already small and tight: off, the same optimum
 #: is proven in milliseconds.
 COUNT_PARAMETERS = {"cp_model_presolve": False}
-#: Parameters where members number their processes by domains of their own (units that
-#: overlap, ``domain_levels.py``) or remainders are priced (``spanning.py``): there the search
-#: without presolve may find no first answer (558 nodes in 70 racks and 18 zones with
-#: ``balance``: none in 15 s), and presolve proves the optimum (about 2 s). Elsewhere presolve
-#: only costs time (the ``topology mixes`` benchmark's p95 doubles at 129-1,024 nodes).
+#: Parameters where a class's members number their processes by required domains of their own
+#: (units that overlap, ``domain_levels.py``): there the search without presolve may find no
+#: first answer (558 nodes in 70 racks and 18 zones with ``balance``: none in 15 s), and
+#: presolve proves the optimum (about 2 s). Elsewhere presolve only costs time (priced
+#: remainders, ``spanning.py``: 1.2 s instead of 0.7 on 241 nodes of ``topology mixes``).
 OWN_ORDER_PARAMETERS: dict[str, bool] = {}
 
 
@@ -126,7 +126,7 @@ def solve_counts(
         weighted = weighted + term(model, uses)
     model.minimize(weighted)
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
-    own_orders = any(c.priced or any(level.member is not None for level in c.levels) for c in problem.classes)
+    own_orders = any(not c.priced and any(level.member is not None for level in c.levels) for c in problem.classes)
     parameters = OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS
     solver, status = solve_model(model, one_worker, budget, **parameters)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -143,6 +143,9 @@ def solve_counts(
     model.add(weighted == found.value)
     for key, var in uses.items():
         model.add_hint(var, found.uses.get(key, 0))
+    for key, used in sets.items():
+        for var, value in zip(used, found.groupings[key]):
+            model.add_hint(var, value)
     model.minimize(cp_model.LinearExpr.sum(low_ranks))
     solver, status = solve_model(model, one_worker, budget, **parameters)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
