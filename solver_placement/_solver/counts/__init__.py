@@ -196,11 +196,11 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
     if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective"):
         return replace(answer, bound=bound)
-    spanning = _count_spanning(spec, dropped, weights, options, budget)
-    if isinstance(spanning, Answer) and spanning.known("objective") <= answer.known("objective"):
-        return spanning
-    bound = max(bound, spanning.known("bound")) if isinstance(spanning, Answer) else bound
-    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
+    spanning = _count_spanning(spec, dropped, weights, options, budget)  # states the topology term: its bound is the spec's too
+    if isinstance(spanning, Answer):
+        bound = max(bound, spanning.known("bound"))
+        answer = spanning if spanning.known("objective") <= answer.known("objective") else answer
+    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound >= answer.known("objective") else SolveStatus.FEASIBLE
     return replace(answer, status=status, bound=min(bound, answer.known("objective")))
 
 
