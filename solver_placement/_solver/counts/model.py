@@ -143,8 +143,8 @@ def solve_counts(
     model.add(weighted == found.value)
     for key, var in uses.items():
         model.add_hint(var, found.uses.get(key, 0))
-    for level, used in sets.items():
-        for var, value in zip(used, found.groupings[level]):
+    for priced_level, used in sets.items():
+        for var, value in zip(used, found.groupings[priced_level]):
             model.add_hint(var, value)
     model.minimize(cp_model.LinearExpr.sum(low_ranks))
     solver, status = solve_model(model, one_worker, budget, **parameters)
