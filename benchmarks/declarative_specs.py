@@ -53,6 +53,15 @@ neither side places is a finding, not noise:
 * ``previous`` is ``replan``'s spec solved again with ``previous=`` the first answer on the
   cluster without the lost nodes (``solve``'s own re-planning, the count path's matching), where
   ``replan`` times the public function (kept in place first).
+* ``topology overlaps`` labels racks of 8 nodes inside zones of 4 racks and draws one of three
+  mixes: an actor (TP 4 or 8) in pipelines of 2 groups required in a rack with a rollout on its
+  GPUs in pipelines of 3 groups required in a rack or a zone (units that overlap: the planted
+  layout puts blocks of 6 groups rack by rack, at most ``fill`` of the blocks the racks hold);
+  an actor of whole-node groups in pipelines of 3-16 nodes preferring a rack (pipelines that
+  span racks, whose racks' remainders close whole pipelines only in sets); or the same with a
+  rollout on its GPUs in pipelines of 2 or 4 nodes preferring a zone (two members' terms). Other
+  components, exclusive with all, ask at most ``fill`` of the GPUs left; the actor packs whole
+  nodes, so the planted layout packs them too.
 * ``other hardware`` is ``disaggregated`` on the GPUs beside 0, 2 or 4 robots per node: robot
   components of 1 or 2 robots a process (a power of two dividing every node's robots, so any
   set of them whose total fits packs) ask at most ``fill`` of the robots a rank string on the
@@ -524,6 +533,40 @@ def topology_mixes(rng: random.Random, nodes: int, fill: float) -> Section:
     labels = [{"rack": f"r{n // RACK_NODES}", "zone": f"z{n // (RACK_NODES * ZONE_RACKS)}"} for n in range(nodes)]
     spec = section(nodes, GPUS, placement, node_labels=labels)
     return {**spec, "solver": {"objective": {"balance": 1}}} if rng.random() < 0.25 else spec
+def topology_overlaps(rng: random.Random, nodes: int, fill: float) -> Section:
+    """Racks of 8 nodes in zones of 4 racks, and one of three mixes of topology rules the count
+    model once declined (see the module docstring); 1-2 components exclusive with all on what is
+    left; ``balance`` weighed a quarter of the time."""
+    racks = [min(RACK_NODES, nodes - start) for start in range(0, nodes, RACK_NODES)]
+    tp = rng.choice((4, 8))
+    blocks = sum(rack * (GPUS // tp) // 6 for rack in racks)  # 6 groups: whole pipelines of 2 and of 3 groups
+    mix = rng.choice(("overlap", "spanning", "two members"))
+    if mix == "overlap" and blocks:
+        chosen = max(1, int(fill * blocks * rng.uniform(0.5, 1.0)))
+        actor = body(tp, 1, 6 * chosen, pipeline_parallel_size=2, topology={"pipeline_parallel": {"rack": "require"}})
+        rollout = {"processes": 6 * chosen * tp, "collocate_with": "actor", "tensor_parallel_size": tp, "pipeline_parallel_size": 3,
+                   "topology": {"pipeline_parallel": {rng.choice(("rack", "zone")): "require"}}}  # fmt: skip
+        placement: dict[str, Any] = {"actor": actor, "rollout": rollout}
+    else:
+        pp = rng.choice([p for p in (3, 5, 6, 12, 16) if p <= nodes] or [2])
+        pipelines = max(1, int(fill * (nodes // pp) * rng.uniform(0.5, 1.0)))
+        actor = body(GPUS, 1, pipelines * pp, pipeline_parallel_size=pp, topology={"pipeline_parallel": {"rack": "prefer"}})
+        placement = {"actor": actor}
+        if mix == "two members":
+            stages = rng.choice([p for p in (2, 4) if (pipelines * pp) % p == 0] or [1])
+            placement["rollout"] = {"processes": pipelines * pp * GPUS, "collocate_with": "actor", "tensor_parallel_size": GPUS,
+                                    "pipeline_parallel_size": stages, "topology": {"pipeline_parallel": {"zone": "prefer"}}}  # fmt: skip
+    budget = int(fill * (nodes * GPUS - placement["actor"]["processes"]))  # the rollout shares the actor's GPUs
+    if budget >= 2:
+        others = shapes(rng, rng.randint(1, 2), budget, ((1, 1), (2, 1)))
+        names = (name for name in NAMES[1:] if name not in placement)
+        for name, (other_tp, hpp), groups in zip(names, others, allocate(rng, budget, [t * h for t, h in others])):
+            placement[name] = body(other_tp, hpp, groups, exclusive_with="all")
+    labels = [{"rack": f"r{n // RACK_NODES}", "zone": f"z{n // (RACK_NODES * ZONE_RACKS)}"} for n in range(nodes)]
+    spec = section(nodes, GPUS, placement, node_labels=labels)
+    return {**spec, "solver": {"objective": {"balance": 1}}} if rng.random() < 0.25 else spec
+
+
 def other_hardware(rng: random.Random, nodes: int, fill: float) -> Section:
     """GPU components as ``disaggregated`` beside robots (0, 2 or 4 on each node, node group
     ``robots``): 1-2 robot components of 1 or 2 robots a process, exclusive with each other and
@@ -663,6 +706,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "fixed loads": fixed_loads,
     "balance": balance,
     "collocation chains": lambda rng, nodes, fill: collocation_chains(rng, nodes, fill),
+    "topology overlaps": topology_overlaps,
 }
 #: Families that lose nodes after a first solve: ``replan`` times :func:`replan`, ``previous``
 #: times ``solve(..., previous=)`` on the surviving cluster.

@@ -34,7 +34,7 @@ from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.rank_strings import rank_strings_alone
 from solver_placement._solver.counts.separate import separations
-from solver_placement._solver.counts.spanning import priced_level, spanned_rule
+from solver_placement._solver.counts.spanning import spanned_rules, with_priced
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain
 from solver_placement._solver.counts.weighed import counted_with_ranks
@@ -60,10 +60,11 @@ def count_path(
     patterns, no answer in time, or a layout the construction could not tile).
 
     ``weights`` are the objective's (defaults included). The ``changes`` term is not counted
-    here (with previous placements the caller matches this layout to them, ``replan.py``), and its answers cost nothing
-    in ``topology`` (a preferred domain is counted as required and proven against the rule
-    dropped, ``preferred.py``; a component placed first pays its own, ``preset.py``), so
-    ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0
+    here (with previous placements the caller matches this layout to them, ``replan.py``), and
+    ``topology`` is weighed only where a preferred domain is not kept (a preferred domain is
+    counted as required and proven against the rule dropped, ``preferred.py``; where no
+    placement keeps it, its term is stated by counts, ``spanning.py``; a component placed first
+    pays its own, ``preset.py``), so ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0
     (``weighed.py``; the caller passes 0 when it is only the tie-break). ``load``: items per node
     of free components placed before this view was counted (``kinds.py``), which ``balance``
     adds to every node's.
@@ -83,12 +84,12 @@ def _count_stated(
     weights: Mapping[str, int],
     options: SolverOptions,
     budget: Budget,
-    priced: tuple[str, DomainRule] | None = None,
+    priced: tuple[tuple[str, DomainRule], ...] = (),
     load: np.ndarray | None = None,
 ) -> Answer | Declined:
     """:func:`count_path` with every rule as the spec states it (no restriction tried first);
-    ``priced``: a preferred rule (its owner and the rule) whose bound the model weighs
-    (``spanning.py``); ``load`` as there."""
+    ``priced``: preferred rules (their owners and the rules) whose ``topology`` term the model
+    states (``spanning.py``); ``load`` as there."""
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
@@ -106,24 +107,14 @@ def _count_stated(
     if isinstance(problem, Misfit):
         return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost, load)
     if isinstance(problem, Loose):
-        return Declined(PathName.COUNTS, problem.reason) if priced is not None else _count_in_blocks(spec, requests, problem, weights, options, budget, fixed_cost, load)
+        return Declined(PathName.COUNTS, problem.reason) if priced else _count_in_blocks(spec, requests, problem, weights, options, budget, fixed_cost, load)
     if isinstance(problem, str):
         return (_count_preferring(spec, weights, options, budget, load) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
-    if priced is not None:
-        problem = _with_priced(problem, spec, requests, *priced)
+    if priced:
+        problem = with_priced(problem, spec, requests, priced, budget.check)
         if isinstance(problem, str):
             return Declined(PathName.COUNTS, problem)
     return _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
-
-
-def _with_priced(problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], owner: str, rule: DomainRule) -> CountProblem | str:
-    """``problem`` with ``owner``'s preferred ``rule`` priced in its class (``spanning.py``), or
-    why not."""
-    found = next((c for c in problem.classes if owner in c.members), None)
-    level = None if found is None or found.levels else priced_level(spec, requests, owner, rule, found.width)
-    if found is None or level is None:
-        return f"{owner}: topology ({rule.group}.{rule.label}: prefer), which no placement keeps, on groups it does not price"
-    return replace(problem, classes=tuple(replace(c, priced=level) if c is found else c for c in problem.classes))
 
 
 def _counted(
@@ -228,9 +219,10 @@ def _count_in_blocks(
     return replace(answer, bound=answer.known("objective"))
 
 
-def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None) -> Answer | None:
+def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None) -> Answer | Declined | None:
     """A spec preferring domains its units may span, counted with them required and proven
-    against them dropped (``preferred.py``); None when the required spec is not counted either."""
+    against them dropped (``preferred.py``); where that has no answer or does not prove it, with
+    their ``topology`` term stated (``spanning.py``). Why not, or None when neither applies."""
     required, dropped = variants(spec)
     log.debug("a preferred domain: counted as required, then proven against the rule dropped")
     answer = count_path(required, required.requests, weights, options, budget, load)
@@ -241,24 +233,34 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
         other = count_path(dropped, dropped.requests, weights, options, budget, load)
         least_other = max(least_other, other.bound) if isinstance(other, Answer) and other.bound is not None else least_other
     bound = min(answer.known("bound"), int(weights.get("topology", 0)) + least_other)
-    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective") else SolveStatus.FEASIBLE
-    return replace(answer, status=status, bound=bound)
+    if answer.status == SolveStatus.OPTIMAL and bound == answer.known("objective"):
+        return replace(answer, bound=bound)
+    spanning = _count_spanning(spec, dropped, weights, options, budget, load)  # states the topology term: its bound is the spec's too
+    if isinstance(spanning, Answer):
+        bound = max(bound, spanning.known("bound"))
+        answer = spanning if spanning.known("objective") <= answer.known("objective") else answer
+    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and bound >= answer.known("objective") else SolveStatus.FEASIBLE
+    return replace(answer, status=status, bound=min(bound, answer.known("objective")))
 
 
 def _count_spanning(
     spec: PlacementSpec, dropped: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None
-) -> Answer | None:
-    """A preferred domain no placement keeps whole, its least cost weighed in the count model
-    (``spanning.py``); the answer only when its own objective meets the model's bound, else None."""
-    rule = spanned_rule(spec)
-    if rule is None or weights.get("contiguity"):
+) -> Answer | Declined | None:
+    """Preferred domains no placement keeps whole, their ``topology`` term stated in the count
+    model (``spanning.py``), or why not; None with ``contiguity`` weighed (its path does not
+    state them)."""
+    rules = spanned_rules(spec)
+    if not rules or weights.get("contiguity"):
         return None
-    log.debug("a preferred domain no placement keeps: its least spans weighed by the count model")
-    answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=rule, load=load)
-    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or answer.assignments is None:
-        return None
+    log.debug("a preferred domain no placement keeps: its topology term stated in the count model")
+    answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=tuple(rules), load=load)
+    if not isinstance(answer, Answer) or answer.assignments is None:
+        return answer if isinstance(answer, Declined) else None
     value = objective_value(spec, spec.requests, answer.assignments, weights, {})
-    return replace(answer, objective=value, primary=value) if value == answer.bound else None
+    if value != answer.objective:  # a member's order serves one of its rules: the others' terms were a bound (``spanning.py``)
+        names = ", ".join(f"{owner}: topology.{rule.group}.{rule.label}" for owner, rule in rules)
+        return Declined(PathName.COUNTS, f"{names}: preferred domains no placement keeps, whose layout costs {value}, above the count model's bound {answer.objective} (a component whose units span two of them, or a required domain not inside one)")
+    return answer
 
 
 def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None) -> Answer | Declined:
@@ -272,11 +274,11 @@ def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], optio
     if isinstance(kept, Answer) and kept.status == SolveStatus.OPTIMAL and kept.known("objective") <= least:
         return replace(kept, bound=kept.known("objective"))
     exact = _count_stated(spec, spec.requests, weights, options, budget, load=load)
+    if isinstance(exact, Declined) and not isinstance(kept, Answer):
+        return exact  # the rule as it is says why (the restriction has no answer either)
     if isinstance(exact, Answer) and exact.bound is not None:
         least = max(least, exact.bound)
     found = [answer for answer in (kept, exact) if isinstance(answer, Answer)]
-    if not found:
-        return exact if isinstance(exact, Declined) else Declined(PathName.COUNTS, "a required tensor-parallel domain with no count answer")
     best = min(found, key=lambda answer: answer.known("objective"))  # the restricted one on a tie
     status = SolveStatus.OPTIMAL if best.known("objective") <= least else SolveStatus.FEASIBLE
     return replace(best, status=status, bound=min(least, best.known("objective")))

@@ -25,7 +25,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts.covers import Covers, Hole
-from solver_placement._solver.counts.domain_levels import node_order
+from solver_placement._solver.counts.domain_levels import member_levels, node_order
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.followers import member_items
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
@@ -99,9 +99,19 @@ def assignments(
         for member, local in layout.items.items():
             if local.size:
                 per_member[member].append((node_array, start[node_array][:, None, None] + local[None]))
-    order_of = {m: node_order(c.levels, cluster) if c.priced is None else spanning_order(c.priced, patterns_on[:, i])
-                for i, c in enumerate(problem.classes) for m in c.members}  # fmt: skip
+    order_of = {m: _member_order(problem, counts, i, m, patterns_on[:, i]) for i, c in enumerate(problem.classes) for m in c.members}
     return {member: _assignment(requests[member], parts, order_of[member], cluster) for member, parts in per_member.items()}
+
+
+def _member_order(problem: CountProblem, counts: Counts, c: int, member: str, groups_per_node: np.ndarray) -> np.ndarray:
+    """Per node, its position in the order ``member`` of class ``c`` numbers its processes: by
+    its preferred domain's sets when one is priced (``spanning.py``), else by its required
+    levels (``domain_levels.py``)."""
+    count_class = problem.classes[c]
+    for j, priced in enumerate(count_class.priced):
+        if priced.member == member and priced.ordered:
+            return spanning_order(member, count_class, priced, groups_per_node, counts.groupings[c, j])
+    return node_order(member_levels(count_class.levels, member), groups_per_node.size)
 
 
 def _locals_per_node(cluster: Cluster, held: np.ndarray) -> dict[int, tuple[int, ...]]:

@@ -10,7 +10,7 @@ summed over components); ``contiguity`` orders equal answers afterwards (``layou
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -23,6 +23,12 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 #: model of 1,500 patterns) on a model that is already small and tight: off, the same optimum
 #: is proven in milliseconds.
 COUNT_PARAMETERS = {"cp_model_presolve": False}
+#: Parameters where a class's members number their processes by required domains of their own
+#: (units that overlap, ``domain_levels.py``): there the search without presolve may find no
+#: first answer (558 nodes in 70 racks and 18 zones with ``balance``: none in 15 s), and
+#: presolve proves the optimum (about 2 s). Elsewhere presolve only costs time (priced
+#: remainders, ``spanning.py``: 1.2 s instead of 0.7 on 241 nodes of ``topology mixes``).
+OWN_ORDER_PARAMETERS: dict[str, bool] = {}
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,7 @@ class Counts:
     status: str
     value: int
     bound: int
+    groupings: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)  # (class, priced level) -> sets used per grouping (``spanning.py``)
 
     def of_shape(self, s: int) -> dict[tuple[int, int], int]:
         """Shape ``s``'s nodes per (table, local pattern)."""
@@ -112,13 +119,16 @@ def solve_counts(
         multiple = problem.classes[c].levels[level].multiple
         model.add(sum(terms) == multiple * model.new_int_var(0, problem.classes[c].groups // multiple, ""))
     weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(nodes_terms) + int(weights.get("balance", 0)) * peak
-    if in_priced:
-        weighted = weighted + int(weights.get("topology", 0)) * _spanned_bound(model, problem, in_priced)
+    sets: dict[tuple[int, int], list[cp_model.IntVar]] = {}
+    if any(c.priced for c in problem.classes):
+        weighted = weighted + int(weights.get("topology", 0)) * _spanned_cost(model, problem, in_priced, sets)
     if term is not None:
         weighted = weighted + term(model, uses)
     model.minimize(weighted)
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
-    solver, status = solve_model(model, one_worker, budget, **COUNT_PARAMETERS)
+    own_orders = any(not c.priced and any(level.member is not None for level in c.levels) for c in problem.classes)
+    parameters = OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS
+    solver, status = solve_model(model, one_worker, budget, **parameters)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     found = Counts(
@@ -126,59 +136,58 @@ def solve_counts(
         solver.status_name(status),
         int(round(solver.objective_value)),
         int(round(solver.best_objective_bound)),
+        {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()},
     )
     if status != cp_model.OPTIMAL or term is not None:
         return found
     model.add(weighted == found.value)
     for key, var in uses.items():
         model.add_hint(var, found.uses.get(key, 0))
+    for priced_level, used in sets.items():
+        for var, value in zip(used, found.groupings[priced_level]):
+            model.add_hint(var, value)
     model.minimize(cp_model.LinearExpr.sum(low_ranks))
-    solver, status = solve_model(model, one_worker, budget, **COUNT_PARAMETERS)
+    solver, status = solve_model(model, one_worker, budget, **parameters)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
-    return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound)
+    groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
+    return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound, groupings)
 
 
-def _spanned_bound(model: cp_model.CpModel, problem: CountProblem, in_priced: Mapping[tuple[int, int, int], list[cp_model.LinearExprT]]) -> cp_model.LinearExpr:
-    """The least number of domains spanning pipelines touch beyond their first, for the groups
-    each domain holds (``spanning.py``): per domain ``k = P * whole + rest``, ``rest < P``; at
-    least the domains with a rest less the pipelines the rests make, and at least what each of
-    those pipelines must span beyond its first when no domain holds ``P - 1`` groups."""
-    bound: list[cp_model.LinearExprT] = []
+def _spanned_cost(
+    model: cp_model.CpModel,
+    problem: CountProblem,
+    in_priced: Mapping[tuple[int, int, int], list[cp_model.LinearExprT]],
+    sets: dict[tuple[int, int], list[cp_model.IntVar]],
+) -> cp_model.LinearExpr:
+    """The ``topology`` term of the priced preferred domains, exactly (``spanning.py``): per
+    domain its remainder ``r`` (``scale * groups = modulus * q + r``, one boolean per value it
+    may leave), and how many of each minimal set of remainders closing whole units the domains'
+    remainders split into (``sets``, filled per class and priced level), each set costing its
+    size less one."""
+    cost: list[cp_model.LinearExprT] = []
     for c, count_class in enumerate(problem.classes):
-        if count_class.priced is None:
-            continue
-        size = count_class.priced.multiple
-        rests, spans = [], []
-        for (owner, _, _), terms in sorted(in_priced.items()):
-            if owner == c:
-                rest, spanned = model.new_int_var(0, size - 1, ""), model.new_bool_var("")
-                model.add(sum(terms) == size * model.new_int_var(0, count_class.groups // size, "") + rest)
-                model.add(rest <= (size - 1) * spanned)
-                rests.append(rest)
-                spans.append(spanned)
-        spanning = model.new_int_var(0, count_class.groups, "")
-        model.add(sum(rests) == size * spanning)
-        cost = model.new_int_var(0, count_class.groups, "")
-        model.add(cost >= sum(spans) - spanning)
-        model.add(cost >= (_least_domains(problem, c, size) - 1) * spanning)
-        bound.append(cost)
-    return cp_model.LinearExpr.sum(bound)
-
-
-def _least_domains(problem: CountProblem, c: int, size: int) -> int:
-    """The fewest domains of class ``c``'s priced label a pipeline of ``size`` groups that
-    spans must touch: each holds at most ``size - 1`` of its groups, and no more than the domain
-    has room for (its allowed nodes' GPUs less those the class is kept off, in whole groups)."""
-    count_class = problem.classes[c]
-    level = count_class.priced
-    if level is None:
-        return 2
-    num_nodes = problem.allowed.shape[1]
-    room = np.bincount(problem.hw_node, minlength=num_nodes) - problem.blocked_per_node(c, num_nodes)
-    per_node = np.where(problem.allowed[c], room // count_class.width, 0)
-    most = int(np.bincount(level.key, weights=per_node).max(initial=0))
-    return max(2, -(-size // max(1, min(size - 1, most))))
+        base = len(count_class.levels)
+        for j, priced in enumerate(count_class.priced):
+            leaving: dict[int, list[cp_model.IntVar]] = {v: [] for v in range(1, priced.modulus)}
+            for (owner, level, domain), terms in sorted(in_priced.items()):
+                if owner != c or level != base + j:
+                    continue
+                chosen = {v: model.new_bool_var("") for v in priced.reach[domain]}
+                model.add_exactly_one(chosen.values())
+                whole = model.new_int_var(0, priced.scale * count_class.groups // priced.modulus, "")
+                model.add(priced.scale * sum(terms) == priced.modulus * whole + sum(v * chosen[v] for v in chosen))
+                for v, literal in chosen.items():
+                    if v:
+                        leaving[v].append(literal)
+            spanned = sum(1 for values in leaving.values() for _ in values)
+            used = [model.new_int_var(0, spanned // len(grouping), "") for grouping in priced.groupings]
+            for v, literals in leaving.items():
+                if literals or any(v in grouping for grouping in priced.groupings):
+                    model.add(cp_model.LinearExpr.sum(literals) == cp_model.LinearExpr.sum([grouping.count(v) * count for grouping, count in zip(priced.groupings, used) if v in grouping]))
+            sets[c, j] = used
+            cost += [(len(grouping) - 1) * count for grouping, count in zip(priced.groupings, used)]
+    return cp_model.LinearExpr.sum(cost)
 
 
 def peak_by_levels(model: cp_model.CpModel, loads: list[tuple[int, cp_model.IntVar]], nodes: int) -> cp_model.LinearExpr:

@@ -219,10 +219,10 @@ def _clique_table(
 
 
 def class_domains(count_class: CountClass, num_nodes: int) -> np.ndarray:
-    """Per node, the class's domain at each of its levels, then of its priced preferred domain
+    """Per node, the class's domain at each of its levels, then of its priced preferred domains
     (nodes x levels)."""
-    levels = [*count_class.levels, *([count_class.priced] if count_class.priced is not None else [])]
-    return np.stack([level.key for level in levels], axis=1) if levels else np.zeros((num_nodes, 0), dtype=np.int64)
+    keys = [*(level.key for level in count_class.levels), *(level.key for level in count_class.priced)]
+    return np.stack(keys, axis=1) if keys else np.zeros((num_nodes, 0), dtype=np.int64)
 
 
 def _fitting(

@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from math import lcm
 
 import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._solver.counts.domain_levels import DomainLevel, domain_levels
+from solver_placement._solver.counts.domain_levels import DomainLevel, PricedLevel, domain_levels
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
 from solver_placement._solver.counts.followers import Blocks, Loose, collocations, common_window
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
@@ -69,7 +70,7 @@ class CountClass:
     groups: int
     levels: tuple[DomainLevel, ...] = ()  # required domains: whole units of groups per value (``domain_levels.py``)
     run: int = 1  # consecutive GPUs its layout is made of: every member's ``amount * stride`` block divides it (1: any GPU)
-    priced: DomainLevel | None = None  # a preferred domain no placement keeps, its bound weighed (``spanning.py``)
+    priced: tuple[PricedLevel, ...] = ()  # preferred domains no placement keeps, their topology term stated (``spanning.py``)
     follows: tuple[str, ...] = ()
     leader: str = ""
 
@@ -240,10 +241,8 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], blocks: 
     for shape in found:
         name, request = shape.root, free[shape.root]
         levels = domain_levels(spec, free, shape.members, shape.unit)
-        if isinstance(levels, str):
-            return levels
         groups = request.num_processes * int(request.amount[0]) // shape.unit
-        if groups % max((level.multiple for level in levels), default=1):
+        if groups % lcm(*(level.multiple for level in levels)):
             return f"{name}: processes that do not form whole pipelines"
         group = shape.unit // int(request.amount[0])
         classes.append(CountClass(name, shape.members, group, shape.unit, groups, levels, shape.run, follows=shape.follows, leader=shape.leader))

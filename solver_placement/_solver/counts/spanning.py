@@ -1,127 +1,171 @@
-"""A preferred domain no placement keeps, priced in the count model and proven by its bound.
+"""Preferred domains no placement keeps, their ``topology`` term stated by counts.
 
 ``preferred.py`` counts a preferred domain as required; when that has no placement (pipelines
-wider than a domain, or more of them than the domains hold whole) some pipelines must span
-domains, and the ``topology`` term counts how many domains each spans beyond its first. That
-cost is not a count, but a lower bound of it is. Say a domain ``d`` holds ``k_d`` of a class's
-groups and a pipeline is ``P`` of them: at most ``k_d // P`` pipelines lie inside ``d``, its
-other ``r_d = k_d % P`` groups belong to pipelines that span; such a pipeline holds at most
-``P - 1`` groups of any one domain, so with ``S = sum(r_d) / P`` spanning pipelines the domains
-they touch beyond their first are at least ``#{d: r_d > 0} - S``, and at least
-``S * (c - 1)`` where ``c`` is the fewest domains a pipeline can touch (no domain holds more
-than ``P - 1`` of its groups, nor more than its nodes have room for). The count model states
-``k_d = P * i_d + r_d`` per domain and weighs the larger bound, so its optimum is a lower bound of the
-spec's. The layout then numbers the class's processes domain by domain: those with no remainder
-first, then the others in blocks whose remainders add up to exactly ``P`` where it finds them
-(each block then makes pipelines that span only its own domains, one boundary per domain but
-the last), which meets the bound whenever such blocks exist. The answer is returned only when
-its own ``topology`` term meets the bound, proven; otherwise the count model declines.
+wider than a domain, or more of them than the domains hold whole) some units must span domains,
+and the ``topology`` term counts, per unit, the domains it touches beyond its first
+(``rules/one_of.py``). Its least value is a function of how many of the class's GPUs each
+domain holds, which the count model already counts: cut a unit of ``s`` GPUs into ``modulus``
+slots of ``g = gcd(s, width)`` GPUs (a group of ``width`` GPUs is ``scale`` slots), and say a
+domain ``d`` holds ``k_d`` groups, so ``scale * k_d = modulus * q_d + r_d``. Then the least
+``topology`` term is ``#{d: r_d > 0}`` less the most sets the nonzero remainders split into
+that each add up to a multiple of ``modulus``.
 
-Stated for one preferred rule whose pipeline is whole groups of a class with no required
-domains; other mixes are declined.
+- *No layout does better.* Join each unit to the domains it touches: the term is the edges
+  less the units, and each connected piece of that graph has at least its units plus its
+  domains less one edges, so the term is at least the domains less the pieces; a piece's
+  domains hold whole units, so their remainders add up to a multiple of ``modulus``.
+- *The layout meets it.* Number the member's processes domain by domain: the domains with no
+  remainder first, then each set of a best split, its domains one after another. A set starts
+  where a unit starts; a minimal set (no part of it adds up to a multiple) has no unit boundary
+  between two of its domains, so its units touch its domains ``len(set) - 1`` times beyond
+  their first.
+
+So the count model chooses, per domain, its remainder (one boolean per value it can leave) and
+how many of each minimal set to use (``zero_sums.py``), and weighs ``len(set) - 1`` per set:
+its optimum is the spec's, proven by its own bound. Each member numbers its own processes, so
+rules of several members (of one class or of several) add their terms. A member follows a
+preferred domain when its required domains lie inside it and hold units that divide its unit
+(its order then keeps them: the preferred domain's sets on the outside, the required levels
+inside). A member's second such rule, or one its required domains do not fit inside, is priced
+as if it had an order of its own: a bound of its term, not the term, so the model's optimum
+bounds the spec's and the answer is returned only when its layout meets it (the caller
+declines otherwise, naming both costs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from math import gcd
 
 import numpy as np
 
-from solver_placement._solver.counts.domain_levels import DomainLevel
+from solver_placement._errors import InternalError
+from solver_placement._solver.counts.domain_levels import PricedLevel, domain_levels, member_levels, node_order
 from solver_placement._solver.counts.preferred import costly_preferences
+from solver_placement._solver.counts.problem import CountClass, CountProblem
+from solver_placement._solver.counts.zero_sums import MAX_GROUPINGS, TooManyGroupings, minimal_zero_sums
 from solver_placement._solver.labels import label_values
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.grammar import DomainRule
 from solver_placement._specification.placement_spec import PlacementSpec
 
-#: Most domains with a remainder the layout arranges into exact blocks by search (``2**n * n``
-#: steps); past it, blocks are formed greedily and the answer is returned only if they meet the bound.
-MAX_SEARCHED_DOMAINS = 12
+
+def spanned_rules(spec: PlacementSpec) -> list[tuple[str, DomainRule]]:
+    """The preferred rules whose units may span domains, with their rule owners."""
+    return costly_preferences(spec)
 
 
-def spanned_rule(spec: PlacementSpec) -> tuple[str, DomainRule] | None:
-    """The one preferred rule whose units may span domains (its rule owner and the rule), or None
-    when there are several (not stated)."""
-    found = costly_preferences(spec)
-    return found[0] if len(found) == 1 else None
+def with_priced(
+    problem: CountProblem,
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    rules: Sequence[tuple[str, DomainRule]],
+    check: Callable[[str], None],
+) -> CountProblem | str:
+    """``problem`` with each preferred rule priced in its member's class, or why not. A member
+    follows the first of its rules its required levels fit inside (``ordered``); the others are
+    priced as if each had an order of its own (a bound, met or not by the layout)."""
+    classes = list(problem.classes)
+    for owner, rule in rules:
+        c = next((i for i, found in enumerate(classes) if owner in found.members), None)
+        name = f"{owner}: topology ({rule.group}.{rule.label}: prefer)"
+        if c is None:
+            return f"{name}, which no placement keeps, on a component the count model does not count"
+        count_class = replace(classes[c], levels=domain_levels(spec, requests, classes[c].members, classes[c].width, own=True))
+        level = _priced_level(spec, requests, problem, c, count_class, owner, rule, check)
+        if isinstance(level, str):
+            return f"{name}, which no placement keeps: {level}"
+        if level is not None and level.ordered and any(other.member == owner and other.ordered for other in count_class.priced):
+            level = replace(level, ordered=False)
+        classes[c] = replace(count_class, priced=(*count_class.priced, level)) if level is not None else count_class
+    return replace(problem, classes=tuple(classes))
 
 
-def priced_level(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], owner: str, rule: DomainRule, width: int) -> DomainLevel | None:
-    """``owner``'s preferred ``rule`` as a level of its class (groups of ``width`` GPUs): the
-    groups of one pipeline and each node's domain; None when a pipeline is not whole groups."""
+def exactly_priced(problem: CountProblem) -> bool:
+    """Whether every priced level's member follows it (the model's term is then the layout's,
+    else a bound of it)."""
+    return all(level.ordered for c in problem.classes for level in c.priced)
+
+
+def _priced_level(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    problem: CountProblem,
+    c: int,
+    count_class: CountClass,
+    owner: str,
+    rule: DomainRule,
+    check: Callable[[str], None],
+) -> PricedLevel | str | None:
+    """``owner``'s preferred ``rule`` as a priced level of its class; None when its units lie
+    inside one group (they cost nothing), or why it is not stated. It can be ``ordered`` when
+    the member's required domains lie inside its domains and hold units that divide its unit."""
     rules = spec.components[owner].constraints
-    size = rules.tensor_parallel_size * (rules.pipeline_parallel_size if rule.group == "pipeline_parallel" else 1) * int(requests[owner].amount[0])
-    if size % width or size // width < 2:
+    amount = int(requests[owner].amount[0])
+    size = rules.tensor_parallel_size * (rules.pipeline_parallel_size if rule.group == "pipeline_parallel" else 1) * amount
+    slot = gcd(size, count_class.width)
+    if size <= slot:
         return None
-    return DomainLevel(size // width, label_values(spec.cluster, rule.label), (f"{owner}: topology.{rule.group}.{rule.label}",))
+    key = label_values(spec.cluster, rule.label)
+    inside = member_levels(count_class.levels, owner)
+    dividing = all(size % (rules.tensor_parallel_size * (rules.pipeline_parallel_size if other.group == "pipeline_parallel" else 1) * amount) == 0
+                   for other in rules.topology if other.required)  # fmt: skip
+    nested = all(np.unique(np.stack([level.key, key], axis=1), axis=0).shape[0] == np.unique(level.key).size for level in inside)
+    scale, modulus = count_class.width // slot, size // slot
+    step = max((level.multiple for level in inside), default=1) if nested else 1  # a domain of whole required domains
+    reach = _reach(problem, c, count_class, key, scale, modulus, step)
+    available: dict[int, int] = {}
+    for values in reach:
+        for v in values:
+            available[v] = available.get(v, 0) + 1
+    try:
+        groupings = minimal_zero_sums(modulus, available, sum(1 for values in reach if len(values) > 1), check)
+    except TooManyGroupings:
+        return f"more than {MAX_GROUPINGS:,} ways its domains' remainders close whole units (units of {modulus} slots)"
+    return PricedLevel(owner, scale, modulus, key, reach, tuple(groupings), f"{owner}: topology.{rule.group}.{rule.label}", dividing and nested)
 
 
-def spanning_order(level: DomainLevel, groups_per_node: np.ndarray) -> np.ndarray:
-    """Per node, its position in the order the class numbers its processes: domains without a
-    remainder first, then the others in blocks whose remainders make whole pipelines (each
-    domain where its first node is, nodes in rank order inside it)."""
+def _reach(problem: CountProblem, c: int, count_class: CountClass, key: np.ndarray, scale: int, modulus: int, step: int) -> tuple[tuple[int, ...], ...]:
+    """Per domain of ``key``, the remainders (0 first) its groups of the class may leave: a
+    multiple of ``step`` groups (the domain is whole domains of the member's required levels,
+    each a multiple of its level's groups, the coarsest a multiple of the others), at most the
+    groups its allowed nodes have room for (their GPUs less those the class is kept off), and no
+    more than the class has."""
+    num_nodes = problem.allowed.shape[1]
+    room = np.bincount(problem.hw_node, minlength=num_nodes) - problem.blocked_per_node(c, num_nodes)
+    per_node = np.where(problem.allowed[c], room // count_class.width, 0)
+    most = np.minimum(np.bincount(key, weights=per_node, minlength=int(key.max()) + 1).astype(np.int64), count_class.groups)
+    return tuple(tuple(sorted({scale * k % modulus for k in range(0, int(held) + 1, step)})) for held in most.tolist())
+
+
+def spanning_order(member: str, count_class: CountClass, priced: PricedLevel, groups_per_node: np.ndarray, uses: Sequence[int]) -> np.ndarray:
+    """Per node, its position in the order ``member`` numbers its processes: domains without a
+    remainder first, then the domains of each set the count model chose (``uses``: how many of
+    each grouping), one after another; inside a domain, the member's required levels' order
+    (nodes in rank order without any)."""
     num_nodes = groups_per_node.size
-    held = np.bincount(level.key, weights=groups_per_node, minlength=int(level.key.max()) + 1).astype(np.int64)
-    _, first = np.unique(level.key, return_index=True)
+    held = np.bincount(priced.key, weights=groups_per_node, minlength=int(priced.key.max()) + 1).astype(np.int64)
+    _, first = np.unique(priced.key, return_index=True)
     by_first = sorted(range(held.size), key=lambda d: int(first[d]))
-    remainder = held % level.multiple
-    whole = [d for d in by_first if remainder[d] == 0]
-    rest = [d for d in by_first if remainder[d]]
-    sequence = whole + _blocks(rest, [int(remainder[d]) for d in rest], level.multiple)
+    remainder = priced.scale * held % priced.modulus
+    sequence = [d for d in by_first if remainder[d] == 0]
+    left: dict[int, list[int]] = {}
+    for d in by_first:
+        if remainder[d]:
+            left.setdefault(int(remainder[d]), []).append(d)
+    for grouping, count in zip(priced.groupings, uses):
+        for _ in range(count):
+            for v in grouping:
+                if not left.get(v):
+                    raise InternalError(f"{priced.rule}: the count model's sets of remainders do not match its domains'")
+                sequence.append(left[v].pop(0))
+    if any(left.values()):
+        raise InternalError(f"{priced.rule}: a domain's remainder is in none of the count model's sets")
     rank = np.empty(held.size, dtype=np.int64)
     rank[sequence] = np.arange(len(sequence))
-    return rank[level.key] * num_nodes + np.arange(num_nodes)
+    inside = node_order(member_levels(count_class.levels, member), num_nodes)
+    return rank[priced.key] * num_nodes + inside
 
 
-def _blocks(domains: list[int], remainders: list[int], size: int) -> list[int]:
-    """``domains`` ordered so consecutive runs of their ``remainders`` add up to exactly ``size``
-    (a search over subsets for a few domains, first fit decreasing beyond), else as given."""
-    if len(domains) <= MAX_SEARCHED_DOMAINS:
-        order = _exact_order(remainders, size)
-    else:
-        order = _first_fit_order(remainders, size)
-    return [domains[i] for i in order] if order is not None else domains
-
-
-def _exact_order(remainders: list[int], size: int) -> list[int] | None:
-    """An order in which every prefix fills blocks of ``size`` without passing one, if any:
-    subsets reached by adding one remainder that fits what is left of the current block."""
-    count = len(remainders)
-    came_from: dict[int, int] = {0: -1}
-    frontier = [0]
-    while frontier:
-        grown = []
-        for mask in frontier:
-            fill = sum(remainders[i] for i in range(count) if mask >> i & 1) % size
-            for i in range(count):
-                bigger = mask | 1 << i
-                if not mask >> i & 1 and fill + remainders[i] <= size and bigger not in came_from:
-                    came_from[bigger] = i
-                    grown.append(bigger)
-        frontier = grown
-    mask = (1 << count) - 1
-    if mask not in came_from:
-        return None
-    order = []
-    while mask:
-        order.append(came_from[mask])
-        mask &= ~(1 << came_from[mask])
-    return order[::-1]
-
-
-def _first_fit_order(remainders: list[int], size: int) -> list[int] | None:
-    """Blocks of exactly ``size`` by first fit decreasing, or None when one is left short."""
-    blocks: list[tuple[int, list[int]]] = []
-    for i in sorted(range(len(remainders)), key=lambda i: -remainders[i]):
-        target = next((b for b, (room, _) in enumerate(blocks) if room >= remainders[i]), None)
-        if target is None:
-            blocks.append((size, []))
-            target = len(blocks) - 1
-        room, members = blocks[target]
-        blocks[target] = (room - remainders[i], [*members, i])
-    if any(room for room, _ in blocks):
-        return None
-    return [i for _, members in blocks for i in members]
-
-
-__all__ = ["MAX_SEARCHED_DOMAINS", "priced_level", "spanned_rule", "spanning_order"]
+__all__ = ["exactly_priced", "spanned_rules", "spanning_order", "with_priced"]

@@ -45,8 +45,9 @@ def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str
     domain (``counts/domain_levels.py``), and puts a tensor-parallel group nothing requires in a
     domain on one node (so a preferred tensor-parallel domain of it costs nothing). A preferred
     domain that may cost is counted as required and proven against the rule dropped
-    (``counts/preferred.py``), or where no placement keeps it, its least spans priced
-    (``counts/spanning.py``): the reason returned here sends the spec there."""
+    (``counts/preferred.py``), or where no placement keeps it, its ``topology`` term stated by
+    the domains' remainders (``counts/spanning.py``): the reason returned here sends the spec
+    there."""
     for component in spec.components.values():
         if not requests[component.rule_owner].determined:
             unstated = _preferred_that_may_cost(component)

@@ -212,8 +212,9 @@ def test_the_count_model_is_deterministic_and_says_why_it_declines() -> None:
     two_preferences = {"a": {"processes": 16, "tensor_parallel_size": 8, "pipeline_parallel_size": 2,
                              "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}}}  # fmt: skip
     declined = PlacementSpec.build(Cluster(2, 8, node_labels=[{"rack": "0"}, {"rack": "1"}]), two_preferences)
-    reason = "a: topology (pipeline_parallel.rack: prefer)"  # two preferred domains no placement keeps (``spanning.py``)
-    assert count_path(declined, declined.requests, weights, SolverOptions(), budget) == Declined(PathName.COUNTS, reason)
+    answer = count_path(declined, declined.requests, weights, SolverOptions(), budget)  # priced as if each had its own order: a bound, met here
+    assert isinstance(answer, Answer) and answer.status == "OPTIMAL"  # one pipeline over both nodes spans both racks and both zones (unlabelled nodes)
+    assert answer.objective == 2 * DEFAULT_WEIGHTS["topology"] + 2 * DEFAULT_WEIGHTS["nodes"] == flat_solution(declined, {"contiguity": 0}).objective
 
 
 def test_a_preferred_pipeline_domain_is_counted_as_required_and_proven() -> None:
