@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
@@ -45,6 +46,7 @@ from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
+from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
 from solver_placement._solver.counts.reduced_costs import Relaxation, fewest_nodes, relax
@@ -61,6 +63,10 @@ log = logging.getLogger(__name__)
 MAX_WALKED_PATTERNS = 200_000
 #: Whole-node patterns past which the relaxation chooses those the model holds.
 RELAXED_PAST = MAX_PATTERNS
+#: Most whole-node patterns the model holds all of when ``balance`` alone is weighed: each peak
+#: level holds those above it at 0, which CP-SAT propagates at once (``peak_levels.py``), so
+#: more than ``RELAXED_PAST`` stay fast (5,174 on 60 nodes: each level in 0.1-0.3 s).
+LEVELED_MOST = 20_000
 
 
 def counted_with_ranks(
@@ -88,12 +94,10 @@ def counted_with_ranks(
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
         return Declined(PathName.COUNTS, f"more than {MAX_WALKED_PATTERNS:,} whole-node patterns, once cut into runs of evenly rising ranks")
-    relaxation = None
-    if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
-        columns = [run.columns(problem, weights) for run in walked]
-        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget.check)
-    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
-    found = _solved(problem, walked, relaxation, weights, node_start, options, budget)
+    if not ranks and weights.get("balance") and sum(run.patterns.shape[0] for run in walked) <= LEVELED_MOST:  # balance alone: every pattern, level by level
+        found: tuple[list[Ranked], Counts, int] | Declined = _leveled(problem, walked, weights, cluster, options, budget)
+    else:
+        found = _relaxed(problem, walked, weights, cluster, options, budget)
     if isinstance(found, Declined):
         return found
     ranked, counts, bound = found
@@ -115,6 +119,34 @@ def counted_with_ranks(
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
     return _answer(spec, requests, placed, weights, counts.status, bound)
+
+
+def _leveled(
+    problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
+) -> tuple[list[Ranked], Counts, int] | Declined:
+    """``balance`` weighed without ranks: every walked pattern in the model, the peak taken
+    level by level (``peak_levels.py``), which proves what the relaxation's pruning could not
+    (its bound ignores the peak's trade against nodes)."""
+    ranked = [run.ranked(np.ones(run.patterns.shape[0], dtype=bool)) for run in walked]
+    least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
+    log.debug("the count model with balance weighed: %s, %s, level by level", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    counts = solve_balanced(problem, [run.shape for run in ranked], weights, node_start, options, budget, _ranks_term(problem, ranked, least, 0, 0))
+    if counts is None:
+        return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
+    return ranked, counts, counts.bound
+
+
+def _relaxed(
+    problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
+) -> tuple[list[Ranked], Counts, int] | Declined:
+    """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (``_solved``)."""
+    relaxation = None
+    if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
+        columns = [run.columns(problem, weights) for run in walked]
+        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget.check)
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    return _solved(problem, walked, relaxation, weights, node_start, options, budget)
 
 
 def _solved(
