@@ -24,10 +24,11 @@ from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.counts import per_node
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
-from solver_placement._solver.counts.model import NO_COUNT_ANSWER, solve_counts
-from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns, parts, shapes
+from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
+from solver_placement._solver.counts.patterns import NotChordal, Shape, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import preset
@@ -132,6 +133,8 @@ def _counted(
         return counted_with_ranks(problem, spec, requests, weights, options, budget)
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
+    if joint and per_node.applies(problem):  # a few nodes: each node's GPUs by stack, no pattern listed
+        return _laid_out(problem, spec, requests, *per_node.counted(problem, cluster, weights, options, budget), fixed_cost)
     found = []
     for part in parts(problem, joint):
         try:
@@ -149,6 +152,14 @@ def _counted(
     log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = (solve_balanced if joint else solve_counts)(problem, found, weights, node_start, options, budget)  # balance: level by level
+    return _laid_out(problem, spec, requests, found, counts, fixed_cost)
+
+
+def _laid_out(
+    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], found: list[Shape], counts: Counts | None, fixed_cost: int
+) -> Answer | Declined:
+    """The count model's answer laid out on GPU ids (``layout.py``), or why not."""
+    cluster = spec.cluster
     if counts is None:
         return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
     try:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from solver_placement._solver.counts import level_model, per_node
+from solver_placement._solver.counts import level_model
 from solver_placement._solver.counts.model import Counts, Term, solve_counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
@@ -50,32 +50,37 @@ def solve_balanced(
     term: Term | None = None,
 ) -> Counts | None:
     """``model.solve_counts`` with ``balance`` weighed: level by level over whole-node patterns
-    (:func:`by_levels`), each level per node when nodes are few (``per_node.py``), else by the
-    count model built once (``level_model.py``; with domains counted, ``solve_counts`` at each
-    level); shapes of several tables (cliques) in one model, the peak in it, as before."""
+    (:func:`by_levels`), by the count model built once (``level_model.py``; with domains
+    counted, ``solve_counts`` at each level); shapes of several tables (cliques) in one model,
+    the peak in it, as before."""
     loads = whole_loads(problem, shapes)
     if loads is None:
         return solve_counts(problem, list(shapes), weights, node_start, options, budget, term)
     rest, balance = {**weights, "balance": 0}, int(weights.get("balance", 0))
-    if per_node.applies(problem, shapes):
-        log.debug("balance by levels, a pattern chosen per node (%d nodes)", sum(int(shape.nodes.size) for shape in shapes))
+    spread = least_peak(problem, sum(int(shape.nodes.size) for shape in shapes))
+    candidates = sorted({int(load) for per_shape in loads for load in per_shape.tolist() if load >= spread})
 
-        def per_node_solve(peak: int | None, below: int | None) -> Counts | None:
-            return per_node.solve_per_node(problem, shapes, loads, rest, options, budget, peak, below)
+    def peak_of(counts: Counts) -> int:
+        return _peak(counts, problem, loads)
 
-        return by_levels(problem, shapes, loads, balance, per_node_solve, budget)
     if level_model.applies(problem, shapes):
         built = level_model.LevelModel(problem, shapes, loads, rest, options, budget)
-        best = by_levels(problem, shapes, loads, balance, built.solve, budget)
+        best = by_levels(candidates, balance, built.solve, peak_of, budget)
         if best is None or budget.remaining() <= 0:
             return best
-        peak = _peak(best, problem, loads)
+        peak = peak_of(best)
         return built.low_ranks(best, peak, best.value - balance * peak, node_start)
 
     def count_solve(peak: int | None, below: int | None) -> Counts | None:
         return solve_counts(problem, list(shapes), rest, node_start, options, budget, term, peak_at_most=peak, below=below)
 
-    return by_levels(problem, shapes, loads, balance, count_solve, budget)
+    return by_levels(candidates, balance, count_solve, peak_of, budget)
+
+
+def least_peak(problem: CountProblem, nodes: int) -> int:
+    """The least peak any answer can have: every class's weighed GPUs spread evenly over the
+    ``nodes`` it may use, rounded up (a node's load is whole)."""
+    return -(-_weighed_gpus(problem) // max(nodes, 1))
 
 
 def whole_loads(problem: CountProblem, shapes: Sequence[Shape]) -> list[np.ndarray] | None:
@@ -95,20 +100,18 @@ def whole_loads(problem: CountProblem, shapes: Sequence[Shape]) -> list[np.ndarr
     return found
 
 
-def by_levels(
-    problem: CountProblem, shapes: Sequence[Shape], loads: Sequence[np.ndarray], balance: int, solve: LevelSolve, budget: Budget
-) -> Counts | None:
+def by_levels(candidates: Sequence[int], balance: int, solve: LevelSolve, peak_of: Callable[[Counts], int], budget: Budget) -> Counts | None:
     """The best counts with ``balance`` (its weight) weighed, level by level (module
-    docstring); their value and bound include ``balance`` times the peak. None when the first
-    solve (no peak) has no answer: none in time, or none at all."""
+    docstring): ``candidates`` are the loads a node may carry from the least peak up, ascending,
+    ``peak_of`` an answer's peak. Their value and bound include ``balance`` times the peak. None
+    when the first solve (no peak) has no answer: none in time, or none at all."""
     top = solve(None, None)
     if top is None or top.status == "INFEASIBLE":
         return None
     least = top.bound
-    best = _valued(top, problem, loads, balance)
-    above = _peak(top, problem, loads)
-    spread = -(-_weighed_gpus(problem) // max(sum(int(shape.nodes.size) for shape in shapes), 1))
-    levels = sorted({int(load) for per_shape in loads for load in per_shape.tolist() if spread <= load < above})
+    best = _valued(top, balance, peak_of)
+    above = peak_of(top)
+    levels = [level for level in candidates if level < above]
     stopped = above  # the least peak of an answer not yet ruled out or found
     reachable = [level for level in levels if balance * level + least < best.value]
     if len(reachable) > 1:  # one question for them all first: any answer cheaper, at the least peak's cap
@@ -117,29 +120,24 @@ def by_levels(
             log.debug("balance by levels: no answer below %d up to peak %d", best.value, reachable[-1])
             levels = [level for level in levels if level > reachable[-1]]
     for level in levels:
-        if balance * level + least >= best.value:
-            stopped = level
-            break
-        if budget.remaining() <= 0:
+        if balance * level + least >= best.value or budget.remaining() <= 0:
             stopped = level
             break
         found = solve(level, best.value - balance * level)
+        if found is not None and found.status != "INFEASIBLE":
+            best = min(best, _valued(found, balance, peak_of), key=lambda counts: counts.value)
         if found is None or found.status not in ("OPTIMAL", "INFEASIBLE"):
-            if found is not None:
-                best = min(best, _valued(found, problem, loads, balance), key=lambda counts: counts.value)
             log.debug("balance by levels: peak %d not proven", level)
             stopped = level
             break
-        if found.status == "OPTIMAL":
-            best = min(best, _valued(found, problem, loads, balance), key=lambda counts: counts.value)
         log.debug("balance by levels: peak at most %d: %s, best %d", level, found.status, best.value)
     bound = min(best.value, balance * stopped + least)
     return Counts(best.uses, "OPTIMAL" if bound == best.value else "FEASIBLE", best.value, bound)
 
 
-def _valued(counts: Counts, problem: CountProblem, loads: Sequence[np.ndarray], balance: int) -> Counts:
+def _valued(counts: Counts, balance: int, peak_of: Callable[[Counts], int]) -> Counts:
     """``counts`` of ``rest`` alone, valued with ``balance`` times their peak."""
-    return Counts(counts.uses, counts.status, counts.value + balance * _peak(counts, problem, loads), counts.bound)
+    return Counts(counts.uses, counts.status, counts.value + balance * peak_of(counts), counts.bound)
 
 
 def _peak(counts: Counts, problem: CountProblem, loads: Sequence[np.ndarray]) -> int:
