@@ -131,10 +131,31 @@ def _counted(
         problem = replace(problem, load=load)
     if weights.get("contiguity"):
         return counted_with_ranks(problem, spec, requests, weights, options, budget)
+    if not weights.get("balance") or not per_node.applies(problem):
+        return _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)
+    # a few nodes under balance: each node's GPUs by stack, no pattern listed; its whole share
+    # on the fewest nodes, else a part of it, then the patterns (``per_node.py``)
+    first = _laid_out(problem, spec, requests, *per_node.counted(problem, spec.cluster, weights, options, per_node.share(problem, budget)), fixed_cost)
+    if per_node.alone(problem) or (isinstance(first, Answer) and first.status == SolveStatus.OPTIMAL):
+        return first
+    log.debug("the per-node model proved nothing in its part of the time: the patterns")
+    second = _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)
+    found = [answer for answer in (second, first) if isinstance(answer, Answer)]
+    return min(found, key=lambda answer: answer.known("objective")) if found else second
+
+
+def _by_patterns(
+    problem: CountProblem,
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    fixed_cost: int,
+) -> Answer | Declined:
+    """:func:`_counted` by node patterns: listed per shape, counted, laid out."""
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
-    if joint and per_node.applies(problem):  # a few nodes: each node's GPUs by stack, no pattern listed
-        return _laid_out(problem, spec, requests, *per_node.counted(problem, cluster, weights, options, budget), fixed_cost)
     found = []
     for part in parts(problem, joint):
         try:

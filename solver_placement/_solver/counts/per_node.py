@@ -21,6 +21,7 @@ alike nodes are ordered by load (no two orders of one layout searched). It answe
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 
 import numpy as np
@@ -36,10 +37,14 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 log = logging.getLogger(__name__)
 
-#: Most nodes (where some class may go) the per-node model serves: past a few, alike nodes make
-#: the count model's one integer per pattern the smaller and tighter model (5 nodes and 1,203
-#: patterns: 0.1 s by counts, 1.9 s per node).
-MOST_NODES = 4
+#: Most nodes (where some class may go) the per-node model serves. Up to ``ALONE_NODES`` it is
+#: the only form; past that it gets ``SHARE`` of the count model's time first, the patterns the
+#: rest: alike nodes make the count model's one integer per pattern the tighter model on some
+#: specs (5 nodes, 1,203 patterns: 0.03 s by counts, 1.3 s per node) and listing the patterns
+#: the slow step on others (7 nodes, 5,313 patterns: 1.9 s to list and count, 0.3 s per node).
+MOST_NODES = 16
+ALONE_NODES = 4
+SHARE = 0.3
 
 
 def applies(problem: CountProblem) -> bool:
@@ -50,6 +55,19 @@ def applies(problem: CountProblem) -> bool:
     if any(c.run != 1 or c.levels or c.priced is not None for c in problem.classes):
         return False
     return 0 < int(problem.allowed.any(axis=0).sum()) <= MOST_NODES
+
+
+def alone(problem: CountProblem) -> bool:
+    """Whether the per-node model is the only form tried (the fewest nodes)."""
+    return int(problem.allowed.any(axis=0).sum()) <= ALONE_NODES
+
+
+def share(problem: CountProblem, budget: Budget) -> Budget:
+    """The per-node model's time: the whole ``budget`` when it is the only form, else ``SHARE``
+    of what is left."""
+    if alone(problem):
+        return budget
+    return Budget(time.perf_counter() + SHARE * budget.remaining(), budget.limit_s)
 
 
 class PerNode:
@@ -69,6 +87,7 @@ class PerNode:
         self.groups: list[list[cp_model.IntVar]] = []
         self.loads: list[tuple[cp_model.Constraint, int]] = []  # per node, its GPUs' load and the load placed first
         present: list[tuple[cp_model.IntVar, int]] = []
+        holding: dict[int, list[cp_model.IntVar]] = {}
         previous: tuple[tuple[object, ...], cp_model.LinearExpr] | None = None
         for node in self.nodes.tolist():
             graph = problem.graphs[problem.graph_of[node]]
@@ -83,9 +102,10 @@ class PerNode:
                 carrying = [var for var, stack in zip(gpus, stacks) if c in stack]
                 model.add(cp_model.LinearExpr.sum(carrying) == count_class.width * groups)
                 there = model.new_bool_var("")
-                model.add(groups >= 1).only_enforce_if(there)
-                model.add(groups == 0).only_enforce_if(~there)
+                model.add(groups >= there)
+                model.add(groups <= most * there)  # linear both ways: what CP-SAT's relaxation reads
                 present.append((there, members[c]))
+                holding.setdefault(c, []).append(there)
                 held.append(groups)
             self.groups.append(held)
             load = cp_model.LinearExpr.weighted_sum(gpus, [sum(members[c] for c in stack) for stack in stacks])
@@ -96,6 +116,9 @@ class PerNode:
             previous = (alike, load)
         for c, count_class in enumerate(problem.classes):
             model.add(cp_model.LinearExpr.sum([held[c] for held in self.groups]) == count_class.groups)
+            most = max((int(self.capacity[node]) // count_class.width for node in self.nodes.tolist() if problem.allowed[c, node]), default=0)
+            if most and count_class.groups > most:  # on at least its fewest nodes: a cut the integers keep (``reduced_costs.fewest_nodes``)
+                model.add(cp_model.LinearExpr.sum(holding[c]) >= -(-count_class.groups // most))
         self.objective = int(weights.get("nodes", 0)) * cp_model.LinearExpr.weighted_sum([var for var, _ in present], [m for _, m in present])
         self.cap = model.add(self.objective <= 2**40)  # its bound set by each solve
         model.minimize(self.objective)

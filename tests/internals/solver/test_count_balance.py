@@ -2,8 +2,9 @@
 flat model's optimum: the count path itself answers (no decline, not first fit or search),
 proven, at the flat optimum. Rings of exclusions (what may share a GPU is an independent set of
 a cycle) with stacked components, so a node's load trades against the nodes used. Each form of
-a level is held so: a pattern chosen per node (few nodes, ``per_node.py``), the model built once
-(``level_model.py``), and the count model itself at each level where domains are counted."""
+a level is held so: each node's GPUs by stack (few nodes, ``per_node.py``), the count model over
+whole-node patterns built once (``level_model.py``), and ``solve_counts`` itself at each level
+where domains are counted."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def check_counted_at_flat_optimum(case: tuple[Cluster, dict[str, Any]], weights:
 
 @example_tiers(25, 200)
 def test_balance_is_counted_at_the_flat_optimum(examples: int) -> None:
-    """On 2-4 nodes each level is a pattern chosen per node (``per_node.py``)."""
+    """On 2-4 nodes each level is each node's GPUs by stack (``per_node.py``), except where a
+    rack rule is counted (the count model's domains)."""
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(rings(), WEIGHTS)(check_counted_at_flat_optimum))()
 
 
