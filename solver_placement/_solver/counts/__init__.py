@@ -166,10 +166,8 @@ def _by_patterns(
             log.debug("too many whole-node patterns: enumerating them clique by clique")
             try:
                 found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)
-            except TooManyPatterns:
-                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates, even clique by clique")
-            except NotChordal:
-                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (a cycle of four or more components kept apart, with no chord, needs whole-node patterns)")
+            except (TooManyPatterns, NotChordal):  # too many by clique, or no clique tree: every whole-node pattern, walked (``weighed.py``)
+                return counted_with_ranks(problem, spec, requests, weights, options, budget)
     log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = (solve_balanced if joint else solve_counts)(problem, found, weights, node_start, options, budget)  # balance: level by level

@@ -78,8 +78,8 @@ def counted_with_ranks(
     budget: Budget,
 ) -> Answer | Declined:
     """The count problem solved with ``contiguity`` weighed (``weights["contiguity"]`` > 0), or
-    with ``balance`` weighed past the whole-node patterns ``patterns.shapes`` lists (contiguity
-    0: only the tie-break, left out); its value is the spec's objective of the layout built, its
+    past the whole-node patterns ``patterns.shapes`` lists with ``balance`` weighed or a part
+    with no clique tree (contiguity 0: only the tie-break, left out); its value is the spec's objective of the layout built, its
     bound the model's (or the relaxation's, for answers using a pattern left out)."""
     cluster = spec.cluster
     ranks = bool(weights.get("contiguity"))
@@ -94,7 +94,7 @@ def counted_with_ranks(
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
         return Declined(PathName.COUNTS, f"more than {MAX_WALKED_PATTERNS:,} whole-node patterns, once cut into runs of evenly rising ranks")
-    if not ranks and weights.get("balance") and sum(run.patterns.shape[0] for run in walked) <= LEVELED_MOST:  # balance alone: every pattern, level by level
+    if not ranks and sum(run.patterns.shape[0] for run in walked) <= LEVELED_MOST:  # no ranks: every pattern, balance level by level
         found: tuple[list[Ranked], Counts, int] | Declined = _leveled(problem, walked, weights, cluster, options, budget)
     else:
         found = _relaxed(problem, walked, weights, cluster, options, budget)
@@ -124,12 +124,14 @@ def counted_with_ranks(
 def _leveled(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
 ) -> tuple[list[Ranked], Counts, int] | Declined:
-    """``balance`` weighed without ranks: every walked pattern in the model, the peak taken
+    """No ranks weighed: every walked pattern in the model, ``balance`` (when weighed) taken
     level by level (``peak_levels.py``), which proves what the relaxation's pruning could not
-    (its bound ignores the peak's trade against nodes)."""
+    (its bound ignores the peak's trade against nodes). Without ``balance`` it is one solve: a
+    part with no clique tree (a cycle of exclusions with no chord) past the patterns
+    ``patterns.shapes`` lists comes here."""
     ranked = [run.ranked(np.ones(run.patterns.shape[0], dtype=bool)) for run in walked]
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
-    log.debug("the count model with balance weighed: %s, %s, level by level", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
+    log.debug("the count model over every whole-node pattern: %s, %s, balance level by level", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_balanced(problem, [run.shape for run in ranked], weights, node_start, options, budget, _ranks_term(problem, ranked, least, 0, 0))
     if counts is None:

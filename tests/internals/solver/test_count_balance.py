@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, solve, verify
-from solver_placement._solver.counts import per_node
+from solver_placement._solver.counts import patterns, per_node
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
@@ -84,6 +84,20 @@ def test_balance_by_counts_of_patterns_is_at_the_flat_optimum(examples: int, mon
     once (``level_model.py``), or ``solve_counts`` itself where domains are counted."""
     monkeypatch.setattr(per_node, "MOST_NODES", 0)
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(rings(), WEIGHTS)(check_counted_at_flat_optimum))()
+
+
+#: The nodes term alone (``balance`` 0): the ring's whole-node patterns in one model, no peak.
+NODES_ONLY = st.fixed_dictionaries({"nodes": st.sampled_from([1, 10_000]), "balance": st.just(0), "contiguity": st.just(0)})
+
+
+@example_tiers(20, 150)
+def test_a_ring_past_the_patterns_listed_is_counted_at_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cycle of exclusions has no clique tree, so past the whole-node patterns
+    ``patterns.shapes`` lists (4,000, here 2) the count model used to decline ("a cycle of four
+    or more components kept apart, with no chord, needs whole-node patterns"); now the walk lists
+    them all and the model built once counts them (``weighed._leveled``)."""
+    monkeypatch.setattr(patterns, "MAX_PATTERNS", 2)
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(rings(), NODES_ONLY)(check_counted_at_flat_optimum))()
 
 
 #: The benchmark's ``balance:3:6``: six components in a ring of exclusions on 3 x 8 GPUs, 9,247
