@@ -82,9 +82,39 @@ class LevelModel:
         for c, holding in sorted(present.items()):
             if least[c] > 1:
                 self.model.add(cp_model.LinearExpr.sum(holding) >= int(least[c]))
+        self._hint(problem, patterns_of)
         self.objective = cp_model.LinearExpr.weighted_sum(*paid)
         self.cap = self.model.add(self.objective <= 2**62)  # its bounds set by each solve
         self.model.minimize(self.objective)
+
+    def _hint(self, problem: CountProblem, patterns_of: Sequence[tuple[tuple[int, ...], np.ndarray]]) -> None:
+        """A first answer for CP-SAT to start from, when a greedy finds one: shape by shape,
+        each node takes the pattern that covers the most GPUs still asked without exceeding what
+        any class still asks (first fit over patterns). Without it CP-SAT found no answer in a
+        second on 739 nodes and 15,211 patterns; the hint changes no answer, only where the
+        search starts."""
+        left = np.array([c.groups for c in problem.classes], dtype=np.int64)
+        per_group = np.array([c.width * len(c.members) for c in problem.classes], dtype=np.int64)
+        chosen: list[np.ndarray] = []
+        for (part, patterns), shape in zip(patterns_of, self.shapes):
+            index = np.array(part, dtype=np.int64)
+            taken = np.zeros(patterns.shape[0], dtype=np.int64)
+            weight = patterns @ per_group[index]
+            nodes = int(shape.nodes.size)
+            while nodes:
+                fits = (patterns <= left[index]).all(axis=1)
+                best = int(np.argmax(np.where(fits, weight, -1)))  # the empty pattern always fits
+                asked = patterns[best] > 0
+                times = min(nodes, int((left[index][asked] // patterns[best][asked]).min())) if asked.any() else nodes  # as often as it fits
+                taken[best] += times
+                left[index] -= times * patterns[best]
+                nodes -= times
+            chosen.append(taken)
+        if left.any():
+            return  # the greedy left groups over: no hint
+        for row, taken in zip(self.uses, chosen):
+            for var, nodes in zip(row, taken.tolist()):
+                self.model.add_hint(var, nodes)
 
     def solve(self, peak: int | None, below: int | None) -> Counts | None:
         """``peak_levels.LevelSolve``: the best counts with every node's load at most ``peak``
@@ -110,6 +140,7 @@ class LevelModel:
             start = int(node_start[shape.nodes[0]])
             low.extend(((int(load) - shape.load) * start, var) for var, load in zip(row, loads.tolist()))
         self._bounded(peak, value)
+        self.model.clear_hints()  # the greedy's: this run starts from the best answer
         for s, row in enumerate(self.uses):
             for p, var in enumerate(row):
                 self.model.add_hint(var, best.uses.get((s, 0, p), 0))

@@ -67,6 +67,10 @@ RELAXED_PAST = MAX_PATTERNS
 #: level holds those above it at 0, which CP-SAT propagates at once (``peak_levels.py``), so
 #: more than ``RELAXED_PAST`` stay fast (5,174 on 60 nodes: each level in 0.1-0.3 s).
 LEVELED_MOST = 20_000
+#: The same without ``balance`` (a cycle of exclusions with no chord, ``nodes`` alone): one
+#: solve, whose first answer is the hard part (8,960 patterns on 201 nodes: proven in 0.3 s;
+#: 15,211 on 739 nodes: none proven in a second); past it the relaxation keeps the patterns.
+UNWEIGHED_MOST = 10_000
 
 
 def counted_with_ranks(
@@ -94,7 +98,7 @@ def counted_with_ranks(
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
         return Declined(PathName.COUNTS, f"more than {MAX_WALKED_PATTERNS:,} whole-node patterns, once cut into runs of evenly rising ranks")
-    if not ranks and sum(run.patterns.shape[0] for run in walked) <= LEVELED_MOST:  # no ranks: every pattern, balance level by level
+    if not ranks and sum(run.patterns.shape[0] for run in walked) <= (LEVELED_MOST if weights.get("balance") else UNWEIGHED_MOST):  # every pattern
         found: tuple[list[Ranked], Counts, int] | Declined = _leveled(problem, walked, weights, cluster, options, budget)
     else:
         found = _relaxed(problem, walked, weights, cluster, options, budget)
