@@ -24,12 +24,12 @@ from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
-from solver_placement._solver.counts import per_node
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
 from solver_placement._solver.counts.patterns import NotChordal, Shape, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.peak_levels import solve_balanced
+from solver_placement._solver.counts.per_node import alone, counted_per_node, per_node_applies, share
 from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
@@ -131,12 +131,12 @@ def _counted(
         problem = replace(problem, load=load)
     if weights.get("contiguity"):
         return counted_with_ranks(problem, spec, requests, weights, options, budget)
-    if not weights.get("balance") or not per_node.applies(problem):
+    if not weights.get("balance") or not per_node_applies(problem):
         return _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)
     # a few nodes under balance: each node's GPUs by stack, no pattern listed; its whole share
     # on the fewest nodes, else a part of it, then the patterns (``per_node.py``)
-    first = _laid_out(problem, spec, requests, *per_node.counted(problem, spec.cluster, weights, options, per_node.share(problem, budget)), fixed_cost)
-    if per_node.alone(problem) or (isinstance(first, Answer) and first.status == SolveStatus.OPTIMAL):
+    first = _laid_out(problem, spec, requests, *counted_per_node(problem, spec.cluster, weights, options, share(problem, budget)), fixed_cost)
+    if alone(problem) or (isinstance(first, Answer) and first.status == SolveStatus.OPTIMAL):
         return first
     log.debug("the per-node model proved nothing in its part of the time: the patterns")
     second = _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)

@@ -6,7 +6,7 @@ it is most of the time (0.2-0.7 s for 5,000 patterns, each level, while CP-SAT a
 above the peak are held at 0) and the cap on the objective. Both are bounds in the model's
 proto, set in place before each solve, so the model is built once.
 
-It is ``model.solve_counts``'s model for what ``applies`` admits (one table of whole-node
+It is ``model.solve_counts``'s model for what ``states_whole`` admits (one table of whole-node
 patterns per shape, no domains counted): nodes per pattern summing to each shape's nodes, each
 class's groups, the ``nodes`` term; with each class on at least its fewest nodes, a cut the
 integers keep that lifts CP-SAT's relaxation to whole nodes (``reduced_costs.fewest_nodes``).
@@ -28,7 +28,7 @@ from solver_placement._solver.counts.reduced_costs import fewest_nodes
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 
-def applies(problem: CountProblem, shapes: Sequence[Shape]) -> bool:
+def states_whole(problem: CountProblem, shapes: Sequence[Shape]) -> bool:
     """Whether this model states the count problem: whole-node patterns, no domains counted
     (``solve_counts`` states those)."""
     return all(len(shape.tables) == 1 for shape in shapes) and not any(c.levels or c.priced is not None for c in problem.classes)

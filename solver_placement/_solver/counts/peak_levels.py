@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from solver_placement._solver.counts import level_model
+from solver_placement._solver.counts.level_model import LevelModel, states_whole
 from solver_placement._solver.counts.model import Counts, Term, solve_counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
@@ -68,8 +68,8 @@ def solve_balanced(
     def peak_of(counts: Counts) -> int:
         return _peak(counts, problem, loads)
 
-    if level_model.applies(problem, shapes):
-        built = level_model.LevelModel(problem, shapes, loads, rest, options, budget)
+    if states_whole(problem, shapes):
+        built = LevelModel(problem, shapes, loads, rest, options, budget)
         best = by_levels(candidates, balance, built.solve, peak_of, budget)
         if best is None or budget.remaining() <= 0:
             return best

@@ -47,7 +47,7 @@ ALONE_NODES = 4
 SHARE = 0.3
 
 
-def applies(problem: CountProblem) -> bool:
+def per_node_applies(problem: CountProblem) -> bool:
     """Whether the per-node model states this count problem exactly: few nodes, no class in runs
     of consecutive GPUs or kept off a GPU, no rank string's load, no domain counted."""
     if problem.beside is not None or any(held.size for held in problem.blocked):
@@ -174,7 +174,7 @@ def _set_high(constraint: cp_model.Constraint, high: int) -> None:
     domain[1] = high
 
 
-def counted(problem: CountProblem, cluster: Cluster, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> tuple[list[Shape], Counts | None]:
+def counted_per_node(problem: CountProblem, cluster: Cluster, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> tuple[list[Shape], Counts | None]:
     """The shapes and the best counts (None: none in time, or none at all) with ``balance``
     weighed, level by level (``peak_levels.by_levels``), each level per node."""
     built = PerNode(problem, cluster, {**weights, "balance": 0}, options, budget)
