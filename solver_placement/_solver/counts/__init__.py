@@ -27,8 +27,10 @@ from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.followers import Blocks, Loose
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
-from solver_placement._solver.counts.model import NO_COUNT_ANSWER, solve_counts
-from solver_placement._solver.counts.patterns import NotChordal, TooManyPatterns, parts, shapes
+from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
+from solver_placement._solver.counts.patterns import NotChordal, Shape, TooManyPatterns, parts, shapes
+from solver_placement._solver.counts.peak_levels import solve_balanced
+from solver_placement._solver.counts.per_node import alone, counted_per_node, per_node_applies, share
 from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
@@ -134,6 +136,29 @@ def _counted(
         problem = replace(problem, load=load)
     if weights.get("contiguity"):
         return counted_with_ranks(problem, spec, requests, weights, options, budget)
+    if not weights.get("balance") or not per_node_applies(problem):
+        return _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)
+    # a few nodes under balance: each node's GPUs by stack, no pattern listed; its whole share
+    # on the fewest nodes, else a part of it, then the patterns (``per_node.py``)
+    first = _laid_out(problem, spec, requests, *counted_per_node(problem, spec.cluster, weights, options, share(problem, budget)), fixed_cost)
+    if alone(problem) or (isinstance(first, Answer) and first.status == SolveStatus.OPTIMAL):
+        return first
+    log.debug("the per-node model proved nothing in its part of the time: the patterns")
+    second = _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)
+    found = [answer for answer in (second, first) if isinstance(answer, Answer)]
+    return min(found, key=lambda answer: answer.known("objective")) if found else second
+
+
+def _by_patterns(
+    problem: CountProblem,
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    fixed_cost: int,
+) -> Answer | Declined:
+    """:func:`_counted` by node patterns: listed per shape, counted, laid out."""
     cluster = spec.cluster
     joint = bool(weights.get("balance"))
     found = []
@@ -146,13 +171,19 @@ def _counted(
             log.debug("too many whole-node patterns: enumerating them clique by clique")
             try:
                 found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)
-            except TooManyPatterns:
-                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates, even clique by clique")
-            except NotChordal:
-                return Declined(PathName.COUNTS, "more node patterns than the count model enumerates (a cycle of four or more components kept apart, with no chord, needs whole-node patterns)")
+            except (TooManyPatterns, NotChordal):  # too many by clique, or no clique tree: every whole-node pattern, walked (``weighed.py``)
+                return counted_with_ranks(problem, spec, requests, weights, options, budget)
     log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
-    counts = solve_counts(problem, found, weights, node_start, options, budget)
+    counts = (solve_balanced if joint else solve_counts)(problem, found, weights, node_start, options, budget)  # balance: level by level
+    return _laid_out(problem, spec, requests, found, counts, fixed_cost)
+
+
+def _laid_out(
+    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], found: list[Shape], counts: Counts | None, fixed_cost: int
+) -> Answer | Declined:
+    """The count model's answer laid out on GPU ids (``layout.py``), or why not."""
+    cluster = spec.cluster
     if counts is None:
         return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
     try:

@@ -65,9 +65,17 @@ def solve_counts(
     options: SolverOptions,
     budget: Budget,
     term: Term | None = None,
+    peak_at_most: int | None = None,
+    below: int | None = None,
 ) -> Counts | None:
     """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
     machine), or None when CP-SAT finds none in time or proves there is none.
+
+    ``peak_at_most`` keeps every node's weighed GPUs at most that (its patterns above it held
+    at 0: shapes of whole-node patterns, as ``balance`` has them) and ``below`` keeps the
+    objective under that value: one level of ``peak_levels.py``, which needs to tell "none" from
+    "none in time", so with either given a proof of none is ``Counts`` with status
+    ``INFEASIBLE`` (no uses).
 
     Every table of a shape counts all its nodes; tables linked in a clique tree agree, value by
     value, on the classes they share; each class's groups, nodes and GPUs are counted in its home
@@ -93,11 +101,12 @@ def solve_counts(
         for t, table in enumerate(shape.tables):
             row = []
             for p, pattern in enumerate(table.patterns):
-                var = model.new_int_var(0, count, "")
-                uses[s, t, p] = var
-                row.append(var)
                 counted = [(k, shape.part[k], g) for k, g in zip(table.columns, pattern) if homes[k] == t]
                 gpus = sum(g * problem.classes[c].width * len(problem.classes[c].members) for _, c, g in counted)
+                above = peak_at_most is not None and gpus + shape.load > peak_at_most  # one table then: gpus is the node's
+                var = model.new_int_var(0, 0 if above else count, "")
+                uses[s, t, p] = var
+                row.append(var)
                 low_ranks.append(gpus * int(node_start[shape.nodes[0]]) * var)
                 cost = sum(len(problem.classes[c].members) for _, c, g in counted if g)
                 if cost:
@@ -124,11 +133,15 @@ def solve_counts(
         weighted = weighted + int(weights.get("topology", 0)) * _spanned_cost(model, problem, in_priced, sets)
     if term is not None:
         weighted = weighted + term(model, uses)
+    if below is not None:
+        model.add(weighted <= below - 1)
     model.minimize(weighted)
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
     own_orders = any(not c.priced and any(level.member is not None for level in c.levels) for c in problem.classes)
     parameters = OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS
     solver, status = solve_model(model, one_worker, budget, **parameters)
+    if status == cp_model.INFEASIBLE and (peak_at_most is not None or below is not None):
+        return Counts({}, "INFEASIBLE", 0, 0)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     found = Counts(

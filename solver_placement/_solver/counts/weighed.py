@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
@@ -45,6 +46,7 @@ from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
+from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
 from solver_placement._solver.counts.reduced_costs import Relaxation, fewest_nodes, relax
@@ -61,6 +63,14 @@ log = logging.getLogger(__name__)
 MAX_WALKED_PATTERNS = 200_000
 #: Whole-node patterns past which the relaxation chooses those the model holds.
 RELAXED_PAST = MAX_PATTERNS
+#: Most whole-node patterns the model holds all of when ``balance`` alone is weighed: each peak
+#: level holds those above it at 0, which CP-SAT propagates at once (``peak_levels.py``), so
+#: more than ``RELAXED_PAST`` stay fast (5,174 on 60 nodes: each level in 0.1-0.3 s).
+LEVELED_MOST = 20_000
+#: The same without ``balance`` (a cycle of exclusions with no chord, ``nodes`` alone): one
+#: solve, whose first answer is the hard part (8,960 patterns on 201 nodes: proven in 0.3 s;
+#: 15,211 on 739 nodes: none proven in a second); past it the relaxation keeps the patterns.
+UNWEIGHED_MOST = 10_000
 
 
 def counted_with_ranks(
@@ -72,8 +82,8 @@ def counted_with_ranks(
     budget: Budget,
 ) -> Answer | Declined:
     """The count problem solved with ``contiguity`` weighed (``weights["contiguity"]`` > 0), or
-    with ``balance`` weighed past the whole-node patterns ``patterns.shapes`` lists (contiguity
-    0: only the tie-break, left out); its value is the spec's objective of the layout built, its
+    past the whole-node patterns ``patterns.shapes`` lists with ``balance`` weighed or a part
+    with no clique tree (contiguity 0: only the tie-break, left out); its value is the spec's objective of the layout built, its
     bound the model's (or the relaxation's, for answers using a pattern left out)."""
     cluster = spec.cluster
     ranks = bool(weights.get("contiguity"))
@@ -88,12 +98,10 @@ def counted_with_ranks(
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
         return Declined(PathName.COUNTS, f"more than {MAX_WALKED_PATTERNS:,} whole-node patterns, once cut into runs of evenly rising ranks")
-    relaxation = None
-    if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
-        columns = [run.columns(problem, weights) for run in walked]
-        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget.check)
-    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
-    found = _solved(problem, walked, relaxation, weights, node_start, options, budget)
+    if not ranks and sum(run.patterns.shape[0] for run in walked) <= (LEVELED_MOST if weights.get("balance") else UNWEIGHED_MOST):  # every pattern
+        found: tuple[list[Ranked], Counts, int] | Declined = _leveled(problem, walked, weights, cluster, options, budget)
+    else:
+        found = _relaxed(problem, walked, weights, cluster, options, budget)
     if isinstance(found, Declined):
         return found
     ranked, counts, bound = found
@@ -115,6 +123,36 @@ def counted_with_ranks(
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
     return _answer(spec, requests, placed, weights, counts.status, bound)
+
+
+def _leveled(
+    problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
+) -> tuple[list[Ranked], Counts, int] | Declined:
+    """No ranks weighed: every walked pattern in the model, ``balance`` (when weighed) taken
+    level by level (``peak_levels.py``), which proves what the relaxation's pruning could not
+    (its bound ignores the peak's trade against nodes). Without ``balance`` it is one solve: a
+    part with no clique tree (a cycle of exclusions with no chord) past the patterns
+    ``patterns.shapes`` lists comes here."""
+    ranked = [run.ranked(np.ones(run.patterns.shape[0], dtype=bool)) for run in walked]
+    least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
+    log.debug("the count model over every whole-node pattern: %s, %s, balance level by level", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    counts = solve_balanced(problem, [run.shape for run in ranked], weights, node_start, options, budget, _ranks_term(problem, ranked, least, 0, 0))
+    if counts is None:
+        return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
+    return ranked, counts, counts.bound
+
+
+def _relaxed(
+    problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
+) -> tuple[list[Ranked], Counts, int] | Declined:
+    """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (``_solved``)."""
+    relaxation = None
+    if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
+        columns = [run.columns(problem, weights) for run in walked]
+        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget.check)
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    return _solved(problem, walked, relaxation, weights, node_start, options, budget)
 
 
 def _solved(
