@@ -26,6 +26,7 @@ from solver_placement._arrays import distinct
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
+from solver_placement._solver.counts.kept import kept_answer
 from solver_placement._solver.counts.kinds import item_ids
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
@@ -43,9 +44,14 @@ Content = tuple[tuple[str, tuple[tuple[int, ...], ...]], ...]
 def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined:
     """The count model's answer with ``held`` (per component, the physical ids each process held
     before, on this cluster) kept where its layout allows; declined when it is not proven."""
+    if not weights.get("changes"):
+        return count_path(spec, spec.requests, weights, options, budget)  # moves do not matter: the job is placed afresh
+    stated = kept_answer(spec, held, weights, options, budget)
+    if stated is not None:  # ``changes`` a term of the count model itself (``kept.py``)
+        return stated
     answer = count_path(spec, spec.requests, weights, options, budget)
-    if isinstance(answer, Declined) or not weights.get("changes"):
-        return answer  # with ``changes`` weighed 0, moves do not matter: the job is placed afresh
+    if isinstance(answer, Declined):
+        return answer
     owners = {c.rule_owner for c in spec.components.values() if not spec.requests[c.rule_owner].determined}
     placed = {name: answer.assignments[name] for name in spec.requests}
     moved = _matched(spec, placed, {name: held[name] for name in owners if held.get(name)})

@@ -90,3 +90,61 @@ def test_losing_a_node_moves_only_its_processes_and_is_proven(placement: dict[st
     kept = {name: {p.cluster_node_rank for p in records} - {1} for name, records in before.placements_by_component().items()}
     now = {name: {p.cluster_node_rank for p in records} for name, records in after.placements_by_component().items()}
     assert all(kept[name] <= now[name] for name in kept)  # every surviving node keeps its processes
+
+
+#: Components whose demand a re-plan may change: the drawn ones with their own process count.
+DRAWN = ("actor", "critic", "reward")
+
+
+def changed_demand(placement: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
+    """``placement`` with one drawn component one unit (a tensor-parallel group, or a pipeline of
+    them) larger or smaller, its collocated rollout resized with it."""
+    name = data.draw(st.sampled_from([n for n in DRAWN if n in placement]), label="changed")
+    body = dict(placement[name])
+    unit = body.get("tensor_parallel_size", 1) * body.get("pipeline_parallel_size", 1)
+    body["processes"] = max(unit, body["processes"] + data.draw(st.sampled_from([-unit, unit]), label="by"))
+    changed = {**placement, name: body}
+    rollout = placement.get("rollout")
+    if rollout is not None and rollout["collocate_with"] == name:
+        changed["rollout"] = {**rollout, "processes": body["processes"] * body.get("hardware_per_process", 1) // 2}
+    return changed
+
+
+@example_tiers(40, 300)
+def test_the_count_model_weighs_changes_at_the_flat_optimum(examples: int) -> None:
+    """A previous answer re-planned on a cluster with a node removed, or with one component's
+    demand changed: wherever the count model states the spec, it states the ``changes`` term too
+    (``counts/kept.py``) and answers with the flat model's optimum, proven, declining nothing."""
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), st.data())(check_stated))()
+
+
+def check_stated(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> None:
+    cluster, placement = case
+    if data.draw(st.booleans(), label="lose a node") and cluster.num_nodes > 1:
+        lost = {data.draw(st.integers(0, cluster.num_nodes - 1), label="lost")}
+        after_cluster, after_placement = cluster.without_nodes(lost), placement
+    else:
+        after_cluster, after_placement = cluster, changed_demand(placement, data)
+    note(f"{cluster.gpus_per_node.tolist()} {placement} -> {after_cluster.gpus_per_node.tolist()} {after_placement}")
+    try:
+        before = solve(PlacementSpec.build(cluster, placement), time_limit_s=10)
+        after = PlacementSpec.build(after_cluster, after_placement)
+        fresh = solve(after, time_limit_s=10)
+    except (InfeasiblePlacementError, PlacementConfigError):
+        event("infeasible before or after")
+        return
+    if fresh.method != "counts" or fresh.status != "OPTIMAL":
+        event("the count model does not state the spec")
+        return
+    ours = solve(after, time_limit_s=10, previous=before)
+    held = previous_hardware(after, before)
+    flat = flat_solution(after, previous=held, time_limit_s=20)
+    best = objective_value(after, after.requests, flat.assignments, PRIMARY, held)
+    event(f"{ours.method} {ours.status}; flat {flat.status}")
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ()), ours.notes
+    assert ours.objective == objective_value(after, after.requests, ours.assignments, PRIMARY, held)
+    assert ours.bound == ours.objective
+    if flat.status == "OPTIMAL":
+        assert ours.objective == best
+    else:
+        assert ours.objective <= best
