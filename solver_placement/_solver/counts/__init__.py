@@ -57,7 +57,7 @@ def count_path(
     patterns, no answer in time, or a layout the construction could not tile).
 
     ``weights`` are the objective's (defaults included). The ``changes`` term is not counted
-    here (with previous placements the caller matches this layout to them, ``replan.py``), and its answers cost nothing
+    here (with previous placements the caller states it, ``replan.py``), and its answers cost nothing
     in ``topology`` (a preferred domain is counted as required and proven against the rule
     dropped, ``preferred.py``; a component placed first pays its own, ``preset.py``), so
     ``nodes`` and ``balance`` are what it weighs, and ``contiguity`` when its weight is not 0

@@ -1,18 +1,19 @@
-"""Re-planning on the count path: the count model's layout, its nodes matched to where each
-process was before, proven when it moves no more processes than any layout must.
+"""Re-planning on the count path: ``changes`` stated in the count model itself (``kept.py``), or,
+for the specs it does not state that way, the count model's layout matched to where each process
+was, proven when it moves no more processes than any layout must.
 
-Why this is sound: nodes that look alike to every rule (the same GPUs, windows, rank-string GPUs,
-labels and memory: ``_signature``) can swap what they hold without changing any term but
-``changes`` (and ``contiguity``, which the answer's own value then says). So the count model's
-optimum of the other terms is laid out, and each node whose previous content the layout holds
-somewhere in its class gets that content back: every process there keeps its GPUs.
+The matching (robots, a weighed ``contiguity``, a strided component placed first): nodes that
+look alike to every rule (the same GPUs, windows, rank-string GPUs, labels and memory:
+``_signature``) can swap what they hold without changing any term but ``changes`` (and
+``contiguity``, which the answer's own value then says). So the count model's optimum of the
+other terms is laid out, and each node whose previous content the layout holds somewhere in its
+class gets that content back: every process there keeps its GPUs.
 
-The proof: ``changes`` counts the previous hardware sets no process holds any more (``evaluate.py``);
+Its proof: ``changes`` counts the previous hardware sets no process holds any more (``evaluate.py``);
 a set outside its component's window, or of several GPUs of a component without a stride (which
 the objective never counts as kept), is lost by every layout. That many, weighed, plus the count
 model's bound on the other terms, is a bound on every layout; an answer that meets it is optimal.
-One that moves more is declined: the exact model, which may keep a survivor where the count
-model's patterns would not, decides (as it always did for previous placements).
+One that moves more is declined: the exact model decides.
 """
 
 from __future__ import annotations

@@ -92,6 +92,9 @@ def test_losing_a_node_moves_only_its_processes_and_is_proven(placement: dict[st
     assert all(kept[name] <= now[name] for name in kept)  # every surviving node keeps its processes
 
 
+#: Objectives a re-plan is weighed by: the defaults (moves first), and moves traded against nodes
+#: and the fullest node's GPUs at comparable weights.
+WEIGHTS = ({}, {"changes": 1, "nodes": 1}, {"changes": 3, "nodes": 2, "balance": 5}, {"changes": 10_000, "nodes": 10_000, "balance": 1})
 #: Components whose demand a re-plan may change: the drawn ones with their own process count.
 DRAWN = ("actor", "critic", "reward")
 
@@ -125,24 +128,25 @@ def check_stated(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> N
         after_cluster, after_placement = cluster.without_nodes(lost), placement
     else:
         after_cluster, after_placement = cluster, changed_demand(placement, data)
-    note(f"{cluster.gpus_per_node.tolist()} {placement} -> {after_cluster.gpus_per_node.tolist()} {after_placement}")
+    objective = data.draw(st.sampled_from(WEIGHTS), label="objective")
+    note(f"{cluster.gpus_per_node.tolist()} {placement} -> {after_cluster.gpus_per_node.tolist()} {after_placement}, {objective}")
     try:
         before = solve(PlacementSpec.build(cluster, placement), time_limit_s=10)
         after = PlacementSpec.build(after_cluster, after_placement)
-        fresh = solve(after, time_limit_s=10)
+        fresh = solve(after, time_limit_s=10, objective=objective)
     except (InfeasiblePlacementError, PlacementConfigError):
         event("infeasible before or after")
         return
     if fresh.method != "counts" or fresh.status != "OPTIMAL":
         event("the count model does not state the spec")
         return
-    ours = solve(after, time_limit_s=10, previous=before)
+    ours = solve(after, time_limit_s=10, previous=before, objective=objective)
     held = previous_hardware(after, before)
-    flat = flat_solution(after, previous=held, time_limit_s=20)
-    best = objective_value(after, after.requests, flat.assignments, PRIMARY, held)
+    flat = flat_solution(after, {**objective, "contiguity": 0}, previous=held, time_limit_s=20)
+    best = objective_value(after, after.requests, flat.assignments, {**PRIMARY, **objective}, held)
     event(f"{ours.method} {ours.status}; flat {flat.status}")
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ()), ours.notes
-    assert ours.objective == objective_value(after, after.requests, ours.assignments, PRIMARY, held)
+    assert ours.objective == objective_value(after, after.requests, ours.assignments, {**PRIMARY, **objective}, held)
     assert ours.bound == ours.objective
     if flat.status == "OPTIMAL":
         assert ours.objective == best
