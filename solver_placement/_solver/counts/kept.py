@@ -28,7 +28,7 @@ domain is counted as required and proven against it dropped (``preferred.py``), 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -39,7 +39,7 @@ from solver_placement._solver.answer import Answer, Declined, PathName, by_compo
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts import _with_priced
-from solver_placement._solver.counts.kept_node import Held, HeldNode, by_content, node_kept, upper_bound
+from solver_placement._solver.counts.kept_node import Held, HeldNode, by_content, contents, in_place, node_kept, upper_bound
 from solver_placement._solver.counts.kinds import splits
 from solver_placement._solver.counts.layout import LayoutFailed, _tile, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
@@ -107,8 +107,9 @@ def kept_answer(
             alike = shapes(problem, cluster.gpus_per_node, part, budget.check)
         except TooManyPatterns:
             return None
+        before = contents(problem, spec, requests, held, part)
         for shape in alike:
-            for split, node in by_content(problem, spec, requests, held, shape):
+            for split, node in by_content(problem, shape, before):
                 if node is not None:
                     nodes[len(found)] = node
                 found.append(split)
@@ -133,22 +134,26 @@ def kept_answer(
 def _preferring(spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined | None:
     """A spec preferring domains its units may span (``preferred.py``): the answer with the
     preferences required, proven against every layout that spans a domain, which costs the
-    ``topology`` weight more than the least of the spec with them dropped (``changes`` included)."""
+    ``topology`` weight more than the least of the spec with them dropped (``changes`` included);
+    the answer with them dropped where it is better (moves saved outweigh its spans)."""
     required, dropped = variants(spec)
     answer = kept_answer(required, held, weights, options, budget)
     if isinstance(answer, Declined):
         return _spanning(spec, dropped, held, weights, options, budget)
     if answer is None or answer.assignments is None:
         return None
-    value = objective_value(spec, spec.requests, answer.assignments, weights, held)
+    value, kept_whole = objective_value(spec, spec.requests, answer.assignments, weights, held), answer.known("bound")
     spanning = int(weights.get("topology", 0))
     least = spanning + objective_lower_bound(dropped, {**weights, "changes": 0})  # ``changes`` is never below 0
     if value > least:  # the counting bound does not prove it: the count model's with the rules dropped may
         other = kept_answer(dropped, held, weights, options, budget)
-        if not isinstance(other, Answer) or other.bound is None:
+        if not isinstance(other, Answer) or other.bound is None or other.assignments is None:
             return None
         least = max(least, spanning + other.bound)
-    bound = min(answer.known("bound"), least)
+        spans = objective_value(spec, spec.requests, other.assignments, weights, held)
+        if spans < value:  # the moves a spanning layout saves outweigh its spans
+            answer, value = other, spans
+    bound = min(kept_whole, least)  # a layout keeps every preferred domain whole, or spans one
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
     return replace(answer, status=status, objective=value, bound=min(bound, value), primary=value)
 
@@ -203,6 +208,9 @@ def _made_exact(
         shape, key = found[s], (s, p)
         pattern = shape.tables[t].patterns[p]
         runs = any(problem.classes[shape.part[k]].run > 1 for k, g in enumerate(pattern) if g)
+        if key not in kept.bounded and (kept_there := in_place(problem, shape, pattern, nodes[s])) is not None and kept_there[0] >= kept.value[key]:
+            kept.bounded.add(key)  # what survived kept in place meets the bound: no node model
+            kept.laid[key] = kept_there
         if key not in kept.bounded:
             kept.bounded.add(key)
             relaxed = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=False)
@@ -247,16 +255,14 @@ def _laid_out(
         placed = assignments(problem, found, counts, requests, cluster)
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
+    layouts: list[tuple[tuple[int, ...], int, Mapping[int, np.ndarray]]] = []
     for s in nodes:
         shape = found[s]
-        roots = [problem.classes[c] for c in shape.part]
-        on = np.stack(
-            [np.bincount(cluster.hw_node[placed[c.root].hardware], minlength=cluster.num_nodes)[shape.nodes] // c.width for c in roots], axis=1
-        )
+        per_node = [np.bincount(cluster.hw_node[placed[problem.classes[c].root].hardware], minlength=cluster.num_nodes) for c in shape.part]
+        on = np.stack([held_there[shape.nodes] // problem.classes[c].width for c, held_there in zip(shape.part, per_node)], axis=1)
         patterns = {pattern: p for p, pattern in enumerate(shape.tables[0].patterns)}
-        for n, row in zip(shape.nodes.tolist(), on.tolist()):
-            if any(row):
-                placed = _relaid(spec, problem, placed, shape.part, n, kept.laid[s, patterns[tuple(row)]][1])
+        layouts += [(shape.part, n, kept.laid[s, patterns[tuple(row)]][1]) for n, row in zip(shape.nodes.tolist(), on.tolist()) if any(row)]
+    placed = _relaid(spec, problem, placed, layouts)
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
@@ -269,25 +275,38 @@ def _laid_out(
 
 
 def _relaid(
-    spec: PlacementSpec, problem: CountProblem, placed: dict[str, Assignment], part: tuple[int, ...], node: int, layout: Mapping[int, np.ndarray]
+    spec: PlacementSpec,
+    problem: CountProblem,
+    placed: dict[str, Assignment],
+    layouts: Sequence[tuple[tuple[int, ...], int, Mapping[int, np.ndarray]]],
 ) -> dict[str, Assignment]:
-    """``placed`` with node ``node``'s processes of the part's classes on the local ids of
-    ``layout`` (per class position), each group's GPUs tiled by its members as the layout does."""
+    """``placed`` with each node's processes of a part's classes on the local ids of its layout
+    (part, node, local ids per class position), each group's GPUs tiled by its members as the
+    count layout does; window ranks computed once per member."""
     cluster = spec.cluster
-    start = int(np.concatenate(([0], np.cumsum(cluster.gpus_per_node)))[node])
-    for k, local in layout.items():
-        count_class = problem.classes[part[k]]
-        for member in count_class.members:
-            request = spec.requests[member]
-            before = placed[member]
-            amount = int(request.amount[0])
-            rows = np.flatnonzero(cluster.hw_node[before.hardware[before.indptr[:-1]]] == node)
-            items = _tile(local.reshape(-1, count_class.width), request) + start
-            if items.shape[0] != rows.size:
-                raise InternalError(f"{member}: {items.shape[0]} processes laid out on node {node}, where the count layout has {rows.size}")
-            hardware = before.hardware.reshape(-1, amount).copy()
-            hardware[rows] = items
-            flat = hardware.reshape(-1)
-            ranks = window_ranks(request.cand_hw, request.cand_rank, before.indptr, flat, int(request.stride or 1), cluster.num_hardware)
-            placed = {**placed, member: Assignment(before.indptr, flat, ranks, before.num_hardware)}
+    start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)))
+    hardware: dict[str, np.ndarray] = {}
+    rows_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # per member: its processes by node, and where each node's begin
+    for part, node, layout in layouts:
+        for k, local in layout.items():
+            count_class = problem.classes[part[k]]
+            for member in count_class.members:
+                request = spec.requests[member]
+                if member not in hardware:
+                    before = placed[member]
+                    hardware[member] = before.hardware.reshape(-1, int(request.amount[0])).copy()
+                    first = cluster.hw_node[hardware[member][:, 0]]
+                    order = np.argsort(first, kind="stable")
+                    rows_of[member] = (order, np.searchsorted(first[order], np.arange(cluster.num_nodes + 1)))
+                order, bounds = rows_of[member]
+                rows = order[bounds[node] : bounds[node + 1]]
+                items = _tile(local.reshape(-1, count_class.width), request) + start[node]
+                if items.shape[0] != rows.size:
+                    raise InternalError(f"{member}: {items.shape[0]} processes laid out on node {node}, where the count layout has {rows.size}")
+                hardware[member][rows] = items
+    for member, items in hardware.items():
+        request, before = spec.requests[member], placed[member]
+        flat = items.reshape(-1)
+        ranks = window_ranks(request.cand_hw, request.cand_rank, before.indptr, flat, int(request.stride or 1), cluster.num_hardware)
+        placed = {**placed, member: Assignment(before.indptr, flat, ranks, before.num_hardware)}
     return placed
