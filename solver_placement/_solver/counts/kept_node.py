@@ -141,9 +141,12 @@ def in_place(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node
     re-plans keep what survived in place, and then no node model is needed."""
     capacity = shape.capacity
     graph = problem.graphs[int(problem.graph_of[shape.nodes[0]])]
-    choices = [_admitted(part_stacks(graph, shape.part), tuple(k for k in range(len(pattern)) if gpu not in node.keep_off[k]),
-                         node.loads[gpu] if node.loads else None, beside_of(problem, shape.part) if node.loads else None)
-               for gpu in range(capacity)]  # fmt: skip
+    stacks, fits = part_stacks(graph, shape.part), beside_of(problem, shape.part) if node.loads else None
+    everyone = range(len(pattern))
+    choices = [
+        _admitted(stacks, tuple(k for k in everyone if gpu not in node.keep_off[k]), node.loads[gpu] if node.loads else None, fits)
+        for gpu in range(capacity)
+    ]
     on: list[set[int]] = [set() for _ in range(capacity)]
     taken: dict[int, np.ndarray] = {}
     for k, groups in enumerate(pattern):
