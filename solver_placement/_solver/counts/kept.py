@@ -43,7 +43,7 @@ from solver_placement._solver.counts.kept_node import Held, HeldNode, by_content
 from solver_placement._solver.counts.kinds import splits
 from solver_placement._solver.counts.layout import LayoutFailed, _tile, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
-from solver_placement._solver.counts.patterns import Shape, TooManyPatterns, parts, shapes
+from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import NO_TERMS, preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
@@ -78,7 +78,8 @@ def kept_answer(
     """The count model's answer with ``changes`` among its terms, proven by its own bound, or why
     it declines; None for the specs it does not state this way (robots, a weighed ``contiguity``,
     a strided component placed first, or a spec the count model reads otherwise): there the
-    caller matches the count layout to the previous placement. ``priced``: a preferred rule no
+    caller matches the count layout to the previous placement, as it does when the previous
+    contents make more than ``MAX_PATTERNS`` patterns over their shapes. ``priced``: a preferred rule no
     placement keeps, its least spans weighed (``spanning.py``)."""
     if weights.get("contiguity") or splits(spec, spec.requests):
         return None
@@ -113,6 +114,8 @@ def kept_answer(
                 if node is not None:
                     nodes[len(found)] = node
                 found.append(split)
+    if sum(shape.size for shape in found) > MAX_PATTERNS:
+        return None  # contents too many to count shape by shape: the layout is matched node by node
     kept = _Kept({})
     for s, node in nodes.items():
         for p, pattern in enumerate(found[s].tables[0].patterns):

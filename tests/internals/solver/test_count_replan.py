@@ -1,11 +1,14 @@
-"""Re-planning on the count path (issue 34): with previous placements, the count model's layout is
-matched node for node to where each process was (``counts/replan.py``); it is proven when it
-gives up no more previous placements than every layout must, and then its objective (``changes``
-included) is the flat model's optimum.
+"""Re-planning on the count path (issue 34): with previous placements, ``changes`` is a term of
+the count model (``counts/kept.py``: nodes that held something are shapes of their own, each
+pattern keeps a bounded number of previous sets, laid out to keep them); its answer, proven by
+the model's own bound, is the flat model's optimum.
 
 * The answer's objective is the spec's own, ``changes`` counted against the previous placement.
 * Its bound is at most the flat optimum and its objective at least it; proven, both are equal.
 * Losing a node of a packed job, nothing that survived moves and the answer is proven.
+* A node lost or a demand changed, at the default weights or with moves traded against nodes
+  and ``balance``: wherever the count model states the spec, it answers, proven, at the flat
+  optimum, declining nothing.
 """
 
 from __future__ import annotations
@@ -152,3 +155,44 @@ def check_stated(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> N
         assert ours.objective == best
     else:
         assert ours.objective <= best
+
+
+@pytest.mark.parametrize(("objective", "moved"), [({}, 0), ({"changes": 1, "nodes": 10}, 2)])
+def test_moves_are_traded_against_nodes_at_their_weights(objective: dict[str, int], moved: int) -> None:
+    """An actor kept off two rank strings on two nodes, re-planned alone: kept in place it uses
+    both nodes; moving two processes saves one. Moves weigh the most by default; at one per
+    move against ten per node, the count model moves them, and either way proves it."""
+    cluster = Cluster(2, 4)
+    before = solve(
+        PlacementSpec.build(cluster, {"x": {"placement": "0-1"}, "y": {"placement": "4-5"}, "actor": {"processes": 4, "exclusive_with": ["x", "y"]}})
+    )
+    after = PlacementSpec.build(cluster, {"actor": {"processes": 4}})
+    ours = solve(after, previous=before, objective=objective)
+    held = previous_hardware(after, before)
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    assert objective_value(after, after.requests, ours.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == moved
+    flat = flat_solution(after, {**objective, "contiguity": 0}, previous=held)
+    assert ours.objective == objective_value(after, after.requests, flat.assignments, {**PRIMARY, **objective}, held)
+
+
+def test_collocated_strides_keep_what_the_flat_model_keeps() -> None:
+    """A strided rollout on an actor's GPUs (blocks of four), the first GPU now taken by a
+    component exclusive with the actor: the actor's set {2, 3} and the rollout's {1, 3} cannot
+    both be kept by processes of the flat model's shape, so the node's bound (processes placed
+    as the flat model places them) is the one set a run of blocks keeps, and the answer is proven."""
+    placement = {
+        "fixed": {"placement": "0-0"},
+        "actor": {"processes": 2, "tensor_parallel_size": 2, "hardware_per_process": 2},
+        "shadow": {"processes": 1, "collocate_with": "fixed", "exclusive_with": ["actor"]},
+        "rollout": {"processes": 2, "hardware_per_process": 2, "stride": "auto", "collocate_with": "actor"},
+    }
+    cluster = Cluster(2, [4, 8], node_labels=[{"rack": "0"}, {"rack": "0"}])
+    before = solve(PlacementSpec.build(cluster, placement))
+    after = PlacementSpec.build(cluster.without_nodes({0}), placement)
+    objective = {"changes": 3, "nodes": 2, "balance": 5}
+    ours = solve(after, previous=before, objective=objective)
+    held = previous_hardware(after, before)
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    flat = flat_solution(after, {**objective, "contiguity": 0}, previous=held)
+    assert flat.status == "OPTIMAL"
+    assert ours.objective == objective_value(after, after.requests, flat.assignments, {**PRIMARY, **objective}, held)
