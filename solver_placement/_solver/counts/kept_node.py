@@ -66,6 +66,7 @@ def contents(
     strided: dict[int, list[list[tuple[str, int, int, tuple[int, ...]]]]] = {}
 
     def rows(node: int) -> list[list[int]]:
+        """The node's single GPUs per class, made on first use: a node held something."""
         return singles.setdefault(node, [[0] * int(cluster.gpus_per_node[node]) for _ in part])
 
     for k, c in enumerate(part):
