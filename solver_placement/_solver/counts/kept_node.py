@@ -160,7 +160,7 @@ def in_place(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node
             return None
         ranked = sorted(before, key=lambda gpu: (-node.content.singles[k][gpu], gpu))[:need]
         ranked += [gpu for gpu in range(capacity) if gpu not in before][: need - len(ranked)] if count_class.run == 1 else []
-        chosen = []
+        chosen: list[int] = []
         for gpu in ranked + [gpu for gpu in range(capacity) if gpu not in ranked]:
             if len(chosen) < need and any(on[gpu] | {k} <= set(stack) for stack in choices[gpu]):
                 chosen.append(gpu)
