@@ -122,8 +122,9 @@ def kept_answer(
             kept.value[s, p] = upper_bound(problem, found[s], pattern, node)
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     weight = int(weights.get("changes", 0))
+    term = (lambda model, uses: -weight * _kept_sum(kept.value, uses)) if nodes else None  # none: low ranks break ties
     for _ in range(MAX_ROUNDS):
-        counts = solve_counts(problem, found, weights, node_start, options, budget, lambda model, uses: -weight * _kept_sum(kept.value, uses))
+        counts = solve_counts(problem, found, weights, node_start, options, budget, term)
         if counts is None:
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         reason = _made_exact(problem, found, nodes, counts, kept, options, budget)
