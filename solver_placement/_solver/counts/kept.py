@@ -11,12 +11,13 @@ sets; the term is ``changes`` times the sets every layout holds before, less tho
 
 How many a pattern keeps is found lazily (``kept_node.py`` reads the node). Every pattern starts
 at an upper bound (each class alone on the GPUs holding the most). Where the model's answer uses
-a pattern, the node's relaxation (every GPU one stack of classes that may share it, within what it
-admits; a strided set kept by the class taking all its GPUs) bounds every layout the flat model
-allows there: the pattern's value is lowered to it and the model solved again until the patterns
-it uses are bounded. Each is then laid out by the same node model with every class in whole runs
-of its blocks (as ``layout.py`` lays strides out); where no class takes runs, the relaxation is
-that layout. The answer's bound is the count model's over values that bound every layout, so an
+a pattern, what survived kept in place settles it when it meets that bound; else the node's
+relaxation (every GPU one stack of classes that may share it, within what it admits; strided
+processes placed as the flat model places them) bounds every layout the flat model allows there:
+the pattern's value is lowered to it and the model solved again until the patterns it uses are
+bounded. Each is then laid out by the same node model with every class in whole runs of its
+blocks (as ``layout.py`` lays strides out); where no class takes runs, the relaxation is that
+layout. The answer's bound is the count model's over values that bound every layout, so an
 answer whose layouts keep as many as their values is proven optimal; one whose runs keep fewer
 (the flat model may place a strided process where no run of blocks does) is declined, and the
 exact model decides.
