@@ -12,7 +12,8 @@ Per case, in this process: the **first fit** below (the loop a user would write 
 solver), then ``solve`` with one CP-SAT worker and ``--time-limit`` (its wall time, parse
 included, is "seconds"), then :func:`verify` on our answer, outside the timed part. ``replan``
 cases solve first (untimed), lose 1-2 of the nodes that answer uses, and time ``replan``
-(``previous`` cases: ``solve`` with ``previous=`` the first answer, on the surviving nodes);
+(``previous`` cases: ``solve`` with ``previous=`` the first answer, on the surviving nodes;
+``resized`` cases: on every node, with one component's demand changed);
 first fit places the whole job afresh on the surviving nodes. Infeasible specs time the
 refusal (``InfeasiblePlacementError``). The **nodes term** is the objective's ``nodes`` term:
 (component, node) pairs used, counted from both sides' placements.
@@ -42,7 +43,7 @@ from typing import Any
 
 import numpy as np
 import ortools
-from declarative_specs import BIG_FAMILY, FAMILIES, Case, Section, draw_nodes, make_case
+from declarative_specs import BIG_FAMILY, FAMILIES, Case, Section, draw_nodes, make_case, resized
 from tabulate import tabulate
 
 from solver_placement import InfeasiblePlacementError, Solution, SolverTimeoutError, solve, verify
@@ -320,7 +321,7 @@ def lost_nodes(case: Case, first: Solution) -> list[int]:
 
 def measure(case: Case, limit: float) -> Outcome:
     config = {"cluster": case.section}
-    if not case.losses:
+    if not case.losses and case.family != "resized":
         first_fit = nodes_term(FirstFit(case.section).run())
         return timed(case, first_fit, lambda: solve(config, time_limit_s=limit, num_workers=1))
     try:
@@ -328,6 +329,10 @@ def measure(case: Case, limit: float) -> Outcome:
     except Exception as error:  # the first solve of a feasible spec must not fail either
         failed = refused(case, None, 0.0, error)
         return replace(failed, method=f"first solve: {failed.method}")
+    if case.family == "resized":
+        changed = resized(case)
+        first_fit = nodes_term(FirstFit(changed).run())
+        return timed(case, first_fit, lambda: solve({"cluster": changed}, previous=first, time_limit_s=limit, num_workers=1))
     lost = lost_nodes(case, first)
     first_fit = nodes_term(FirstFit(case.section, lost).run())
     if case.family == "previous":

@@ -51,8 +51,12 @@ neither side places is a finding, not noise:
   fullest node, ``nodes`` at 10,000 or 1): six components on a cycle of exclusions have tens of
   thousands of whole-node patterns, which ``balance`` needs.
 * ``previous`` is ``replan``'s spec solved again with ``previous=`` the first answer on the
-  cluster without the lost nodes (``solve``'s own re-planning, the count path's matching), where
-  ``replan`` times the public function (kept in place first).
+  cluster without the lost nodes (``solve``'s own re-planning, ``changes`` a term of the count
+  model), where ``replan`` times the public function (kept in place first).
+* ``resized`` is ``replan``'s spec solved again with ``previous=`` the first answer on the same
+  cluster, one component (not a collocated one) a TP group smaller (one with two or more; when
+  none has, one larger, in the room its fill leaves), a rollout collocated with it resized with
+  it: the previous nodes' contents no longer fit the patterns as they were.
 * ``topology overlaps`` labels racks of 8 nodes inside zones of 4 racks and draws one of three
   mixes: an actor (TP 4 or 8) in pipelines of 2 groups required in a rack with a rollout on its
   GPUs in pipelines of 3 groups required in a rack or a zone (units that overlap: the planted
@@ -708,9 +712,9 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "collocation chains": lambda rng, nodes, fill: collocation_chains(rng, nodes, fill),
     "topology overlaps": topology_overlaps,
 }
-#: Families that lose nodes after a first solve: ``replan`` times :func:`replan`, ``previous``
-#: times ``solve(..., previous=)`` on the surviving cluster.
-REPLANS = ("replan", "previous")
+#: Families re-planned after a first solve: ``replan`` times :func:`replan`, ``previous`` times
+#: ``solve(..., previous=)`` on the surviving cluster, ``resized`` with a demand changed.
+REPLANS = ("replan", "previous", "resized")
 FAMILIES = (*FEASIBLE, *REPLANS, "infeasible")
 #: The family of the huge sizes (``--big``).
 BIG_FAMILY = "one per node"
@@ -726,11 +730,30 @@ def make_case(family: str, nodes: int, seed: int) -> Case:
     if family in REPLANS:
         losses = rng.choice((1, 2)) if nodes >= 8 else 1
         base = rng.choice((disaggregated, collocated))
-        return Case(family, nodes, seed, base(rng, nodes, draw_fill(rng, (nodes - losses) / nodes)), losses=losses)
+        return Case(family, nodes, seed, base(rng, nodes, draw_fill(rng, (nodes - losses) / nodes)), losses=0 if family == "resized" else losses)
     if family == "infeasible":
         kind = rng.choice([name for name, (_, fewest) in INFEASIBLE_KINDS.items() if nodes >= fewest])
         return Case(family, nodes, seed, INFEASIBLE_KINDS[kind][0](rng, nodes), kind=kind)
     raise ValueError(f"unknown family {family!r}")
+
+
+def resized(case: Case) -> Section:
+    """A ``resized`` case's section with its demand changed (drawn from its key): one component
+    that collocates with none a TP group smaller (larger when none has two), and its collocated
+    rollout with it."""
+    rng = random.Random(f"{case.key}:resized")
+    placement = case.section["component_placement"]
+    free = sorted(n for n, c in placement.items() if "collocate_with" not in c)
+    shrinking = [n for n in free if placement[n]["processes"] >= 2 * placement[n].get("tensor_parallel_size", 1)]
+    name = rng.choice(shrinking or free)
+    target = dict(placement[name])
+    tp = target.get("tensor_parallel_size", 1)
+    target["processes"] += -tp if shrinking else tp
+    changed = {**placement, name: target}
+    for other, component in placement.items():
+        if component.get("collocate_with") == name:
+            changed[other] = collocation(target, name, component.get("hardware_per_process", 1))
+    return {**case.section, "component_placement": changed}
 
 
 def draw_nodes(family: str, seed: int, low: int, high: int) -> int:

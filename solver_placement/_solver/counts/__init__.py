@@ -62,7 +62,7 @@ def count_path(
     patterns, no answer in time, or a layout the construction could not tile).
 
     ``weights`` are the objective's (defaults included). The ``changes`` term is not counted
-    here (with previous placements the caller matches this layout to them, ``replan.py``), and
+    here (with previous placements the caller states it, ``replan.py``), and
     ``topology`` is weighed only where a preferred domain is not kept (a preferred domain is
     counted as required and proven against the rule dropped, ``preferred.py``; where no
     placement keeps it, its term is stated by counts, ``spanning.py``; a component placed first

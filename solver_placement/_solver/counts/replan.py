@@ -1,18 +1,19 @@
-"""Re-planning on the count path: the count model's layout, its nodes matched to where each
-process was before, proven when it moves no more processes than any layout must.
+"""Re-planning on the count path: ``changes`` stated in the count model itself (``kept.py``), or,
+for the specs it does not state that way, the count model's layout matched to where each process
+was, proven when it moves no more processes than any layout must.
 
-Why this is sound: nodes that look alike to every rule (the same GPUs, windows, rank-string GPUs,
-labels and memory: ``_signature``) can swap what they hold without changing any term but
-``changes`` (and ``contiguity``, which the answer's own value then says). So the count model's
-optimum of the other terms is laid out, and each node whose previous content the layout holds
-somewhere in its class gets that content back: every process there keeps its GPUs.
+The matching (robots, a weighed ``contiguity``, a strided component placed first): nodes that
+look alike to every rule (the same GPUs, windows, rank-string GPUs, labels and memory:
+``_signature``) can swap what they hold without changing any term but ``changes`` (and
+``contiguity``, which the answer's own value then says). So the count model's optimum of the
+other terms is laid out, and each node whose previous content the layout holds somewhere in its
+class gets that content back: every process there keeps its GPUs.
 
-The proof: ``changes`` counts the previous hardware sets no process holds any more (``evaluate.py``);
+Its proof: ``changes`` counts the previous hardware sets no process holds any more (``evaluate.py``);
 a set outside its component's window, or of several GPUs of a component without a stride (which
 the objective never counts as kept), is lost by every layout. That many, weighed, plus the count
 model's bound on the other terms, is a bound on every layout; an answer that meets it is optimal.
-One that moves more is declined: the exact model, which may keep a survivor where the count
-model's patterns would not, decides (as it always did for previous placements).
+One that moves more is declined: the exact model decides.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from solver_placement._arrays import distinct
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
+from solver_placement._solver.counts.kept import kept_answer
 from solver_placement._solver.counts.kinds import item_ids
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
@@ -43,9 +45,14 @@ Content = tuple[tuple[str, tuple[tuple[int, ...], ...]], ...]
 def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined:
     """The count model's answer with ``held`` (per component, the physical ids each process held
     before, on this cluster) kept where its layout allows; declined when it is not proven."""
+    if not weights.get("changes"):
+        return count_path(spec, spec.requests, weights, options, budget)  # moves do not matter: the job is placed afresh
+    stated = kept_answer(spec, held, weights, options, budget)
+    if stated is not None:  # ``changes`` a term of the count model itself (``kept.py``)
+        return stated
     answer = count_path(spec, spec.requests, weights, options, budget)
-    if isinstance(answer, Declined) or not weights.get("changes") or answer.objective is None:
-        return answer  # with ``changes`` weighed 0, moves do not matter: the job is placed afresh; rank strings alone do not move
+    if isinstance(answer, Declined) or answer.objective is None:
+        return answer  # rank strings alone do not move
     owners = {c.rule_owner for c in spec.components.values() if not spec.requests[c.rule_owner].determined}
     placed = {name: answer.assignments[name] for name in spec.requests}
     moved = _matched(spec, placed, {name: held[name] for name in owners if held.get(name)})

@@ -139,11 +139,11 @@ def _changes_term(ctx: ModelContext, free: Sequence[ComponentRequest], starts: S
 
 
 #: Its terms in the count model are ``counts/model.py``'s (``nodes`` and ``balance``; contiguity
-#: a tie-break unless weighed, ``counts/weighed.py``; ``changes`` by matching nodes to the
-#: previous placement, ``counts/replan.py``); their lower bounds are ``bounds/objective.py``'s.
+#: a tie-break unless weighed, ``counts/weighed.py``; ``changes`` per node shape and pattern
+#: kept, ``counts/kept.py``); their lower bounds are ``bounds/objective.py``'s.
 COUNTS = (
     "the count model weighs nodes and balance itself and orders ties by low ranks (counts/model.py), "
-    "weighs a weighed contiguity (counts/weighed.py) and keeps previous placements by matching nodes (counts/replan.py)"
+    "weighs a weighed contiguity (counts/weighed.py) and the previous placements each node pattern keeps (counts/kept.py)"
 )
 BOUND = "the objective's lower bound is bounds/objective.py's, from the needs"
 #: First fit tries several orders (``first_fit_orders.py``) and keeps the one the objective rates best.

@@ -1,0 +1,323 @@
+"""Re-planning stated in the count model: the ``changes`` term priced per node shape and pattern.
+
+``changes`` counts the previous hardware sets no process holds any more (``evaluate.py``): a
+single GPU is kept when any process of its component takes it, a set of several only by a
+strided process taking exactly that set. Which sets a node keeps depends on what it held before,
+so the nodes that held something of a part's classes are their own node shapes, one per
+distinct previous content (with the GPUs each class is kept off there and the rank strings'
+loads: what the node's layout may do with them). A re-plan has few such contents, so the count
+model stays per shape, never per GPU. Each pattern on such a shape keeps some number of those
+sets; the term is ``changes`` times the sets every layout holds before, less those kept.
+
+How many a pattern keeps is found lazily (``kept_node.py`` reads the node). Every pattern starts
+at an upper bound (each class alone on the GPUs holding the most). Where the model's answer uses
+a pattern, what survived kept in place settles it when it meets that bound; else the node's
+relaxation (every GPU one stack of classes that may share it, within what it admits; strided
+processes placed as the flat model places them) bounds every layout the flat model allows there:
+the pattern's value is lowered to it and the model solved again until the patterns it uses are
+bounded. Each is then laid out by the same node model with every class in whole runs of its
+blocks (as ``layout.py`` lays strides out); where no class takes runs, the relaxation is that
+layout. The answer's bound is the count model's over values that bound every layout, so an
+answer whose layouts keep as many as their values is proven optimal; one whose runs keep fewer
+(the flat model may place a strided process where no run of blocks does) is declined, and the
+exact model decides.
+
+The components placed first (``preset.py``) keep what their known items keep; a preferred
+domain is counted as required and proven against it dropped (``preferred.py``), or priced
+(``spanning.py``), as the count path does without previous placements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from solver_placement._errors import InternalError
+from solver_placement._solver.answer import Answer, Declined, PathName, by_component
+from solver_placement._solver.assignment import Assignment, window_ranks
+from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.counts.followers import member_items
+from solver_placement._solver.counts.kept_node import Held, HeldNode, by_content, contents, in_place, node_kept, upper_bound
+from solver_placement._solver.counts.kinds import splits
+from solver_placement._solver.counts.layout import LayoutFailed, assignments
+from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
+from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, TooManyPatterns, parts, shapes
+from solver_placement._solver.counts.preferred import preferring, variants
+from solver_placement._solver.counts.preset import NO_TERMS, preset
+from solver_placement._solver.counts.problem import CountProblem, count_problem
+from solver_placement._solver.counts.spanning import spanned_rules, with_priced
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
+from solver_placement._solver.rules.stride import enforced_stride
+from solver_placement._solver.solution import Method
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.grammar import DomainRule
+from solver_placement._specification.placement_spec import PlacementSpec
+
+#: Most times the count model is solved again with lowered pattern values: each round makes at
+#: least one chosen pattern exact, and a re-plan's answer uses a few patterns per content.
+MAX_ROUNDS = 16
+
+
+@dataclass
+class _Kept:
+    """Per (shape, pattern) of the shapes with a content, the previous sets kept: ``value`` an
+    upper bound (lowered to the node's relaxation once the answer uses the pattern, ``bounded``),
+    ``laid`` the most a layout of whole runs keeps and the local ids per class that keep them."""
+
+    value: dict[tuple[int, int], int]
+    bounded: set[tuple[int, int]] = field(default_factory=set)
+    laid: dict[tuple[int, int], tuple[int, dict[int, np.ndarray]]] = field(default_factory=dict)
+
+
+def kept_answer(
+    spec: PlacementSpec,
+    held: Held,
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    priced: tuple[tuple[str, DomainRule], ...] = (),
+) -> Answer | Declined | None:
+    """The count model's answer with ``changes`` among its terms, proven by its own bound, or why
+    it declines; None for the specs it does not state this way (robots, a weighed ``contiguity``,
+    a strided component placed first, or a spec the count model reads otherwise): there the
+    caller matches the count layout to the previous placement, as it does when the previous
+    contents make more than ``MAX_PATTERNS`` patterns over their shapes. ``priced``: preferred rules no
+    placement keeps, their ``topology`` term stated (``spanning.py``)."""
+    if weights.get("contiguity") or splits(spec, spec.requests):
+        return None
+    ready = preset(spec, spec.requests, weights, options, budget)
+    if isinstance(ready, Declined):
+        return None
+    requests = ready.requests
+    first = _placed_first(spec, requests, held)
+    problem = count_problem(spec, requests)
+    if isinstance(problem, str) and preferring(spec):
+        return _preferring(spec, held, weights, options, budget)
+    if first is None or not isinstance(problem, CountProblem):
+        return None
+    if priced and isinstance(problem := with_priced(problem, spec, requests, priced, budget.check), str):
+        return None
+    if ready.nodes and weights.get("balance"):
+        problem = replace(problem, load=ready.load)  # placed first: a constant load per node
+    fixed_cost = (
+        int(weights.get("nodes", 0)) * ready.nodes + int(weights.get("topology", 0)) * ready.topology - int(weights.get("changes", 0)) * first
+    )
+    cluster = spec.cluster
+    found: list[Shape] = []
+    nodes: dict[int, HeldNode] = {}
+    for part in parts(problem, bool(weights.get("balance"))):
+        try:
+            alike = shapes(problem, cluster.gpus_per_node, part, budget.check)
+        except TooManyPatterns:
+            return None
+        before = contents(problem, spec, requests, held, part)
+        for shape in alike:
+            for split, node in by_content(problem, shape, before):
+                if node is not None:
+                    nodes[len(found)] = node
+                found.append(split)
+    if sum(shape.size for shape in found) > MAX_PATTERNS:
+        return None  # contents too many to count shape by shape: the layout is matched node by node
+    kept = _Kept({})
+    for s, node in nodes.items():
+        for p, pattern in enumerate(found[s].tables[0].patterns):
+            kept.value[s, p] = upper_bound(problem, found[s], pattern, node)
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    weight = int(weights.get("changes", 0))
+    term = (lambda model, uses: -weight * _kept_sum(kept.value, uses)) if nodes else None  # none: low ranks break ties
+    for _ in range(MAX_ROUNDS):
+        counts = solve_counts(problem, found, weights, node_start, options, budget, term)
+        if counts is None:
+            return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
+        reason = _made_exact(problem, found, nodes, counts, kept, options, budget)
+        if isinstance(reason, str):
+            return Declined(PathName.COUNTS, reason)
+        if not reason:
+            return _laid_out(spec, requests, problem, found, nodes, replace(counts, bound=counts.bound + fixed_cost), kept, held, weights)
+    return Declined(PathName.COUNTS, f"the previous placements kept by its patterns were not settled in {MAX_ROUNDS} rounds")
+
+
+def _preferring(spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined | None:
+    """A spec preferring domains its units may span (``preferred.py``): the answer with the
+    preferences required, proven against every layout that spans a domain, which costs the
+    ``topology`` weight more than the least of the spec with them dropped (``changes`` included);
+    the answer with them dropped where it is better (moves saved outweigh its spans)."""
+    required, dropped = variants(spec)
+    answer = kept_answer(required, held, weights, options, budget)
+    if isinstance(answer, Declined):
+        return _spanning(spec, dropped, held, weights, options, budget)
+    if answer is None or answer.assignments is None:
+        return None
+    value, kept_whole = objective_value(spec, spec.requests, answer.assignments, weights, held), answer.known("bound")
+    spanning = int(weights.get("topology", 0))
+    least = spanning + objective_lower_bound(dropped, {**weights, "changes": 0})  # ``changes`` is never below 0
+    if value > least:  # the counting bound does not prove it: the count model's with the rules dropped may
+        other = kept_answer(dropped, held, weights, options, budget)
+        if not isinstance(other, Answer) or other.bound is None or other.assignments is None:
+            return None
+        least = max(least, spanning + other.bound)
+        spans = objective_value(spec, spec.requests, other.assignments, weights, held)
+        if spans < value:  # the moves a spanning layout saves outweigh its spans
+            answer, value = other, spans
+    bound = min(kept_whole, least)  # a layout keeps every preferred domain whole, or spans one
+    status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
+    return replace(answer, status=status, objective=value, bound=min(bound, value), primary=value)
+
+
+def _spanning(
+    spec: PlacementSpec, dropped: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget
+) -> Answer | None:
+    """A preferred domain no placement keeps, its least spans weighed beside ``changes``
+    (``spanning.py``): the answer only when its own objective meets the model's bound."""
+    rules = spanned_rules(spec)
+    answer = kept_answer(dropped, held, weights, options, budget, priced=tuple(rules)) if rules else None
+    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or answer.assignments is None:
+        return None
+    value = objective_value(spec, spec.requests, answer.assignments, weights, held)
+    return replace(answer, objective=value, primary=value) if value <= answer.known("bound") else None
+
+
+def _placed_first(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held) -> int | None:
+    """The previous sets the components placed first keep (their items are known, ``preset.py``,
+    so no layout keeps more of their single GPUs); None when one of them held a strided set
+    before, which another order of its processes on the same items might keep."""
+    first = {name: request for name, request in requests.items() if request.determined and not spec.requests[name].determined}
+    if any(len(items) > 1 and enforced_stride(request) is not None for name, request in first.items() for items in held.get(name, ())):
+        return None
+    placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in first.items()}
+    lost = objective_value(spec, {name: spec.requests[name] for name in first}, placed, {**NO_TERMS, "changes": 1}, held)
+    return sum(len(held.get(name, ())) for name in first) - lost
+
+
+def _kept_sum(value: Mapping[tuple[int, int], int], uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> cp_model.LinearExpr:
+    """The previous sets kept by the model's counts: each pattern's value times its nodes."""
+    return cp_model.LinearExpr.sum([kept * uses[s, 0, p] for (s, p), kept in sorted(value.items()) if kept])
+
+
+def _made_exact(
+    problem: CountProblem,
+    found: list[Shape],
+    nodes: Mapping[int, HeldNode],
+    counts: Counts,
+    kept: _Kept,
+    options: SolverOptions,
+    budget: Budget,
+) -> bool | str:
+    """Each pattern the answer uses on a shape with a content bounded by the node's relaxation
+    and laid out; True when some value was lowered (the model must be solved again), a reason to
+    decline when a layout of whole runs keeps less than that bound."""
+    lowered = False
+    short = []
+    for (s, t, p), used in sorted(counts.uses.items()):
+        if s not in nodes or not used:
+            continue
+        shape, key = found[s], (s, p)
+        pattern = shape.tables[t].patterns[p]
+        runs = any(problem.classes[shape.part[k]].run > 1 for k, g in enumerate(pattern) if g)
+        if key not in kept.bounded and (kept_there := in_place(problem, shape, pattern, nodes[s])) is not None and kept_there[0] >= kept.value[key]:
+            kept.bounded.add(key)  # what survived kept in place meets the bound: no node model
+            kept.laid[key] = kept_there
+        if key not in kept.bounded:
+            kept.bounded.add(key)
+            relaxed = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=False)
+            if relaxed is None:
+                return "a node whose previous placements its pattern could not be laid out beside"
+            if relaxed[0] < kept.value[key]:
+                kept.value[key] = relaxed[0]
+                lowered = True
+            if not runs:
+                kept.laid[key] = relaxed  # no class takes runs: the relaxation is a layout
+        if key not in kept.laid:
+            laid = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=True)
+            if laid is None:
+                return "a node whose groups could not be tiled by their strides beside its previous placements"
+            kept.laid[key] = laid
+        if kept.laid[key][0] < kept.value[key]:
+            short.append(f"{kept.laid[key][0]} of at most {kept.value[key]}")
+    if short and not lowered:
+        return (
+            f"a node whose processes take runs of GPUs keeps {short[0]} previous placements in whole runs (the flat model may place them otherwise)"
+        )
+    return lowered
+
+
+def _laid_out(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    problem: CountProblem,
+    found: list[Shape],
+    nodes: Mapping[int, HeldNode],
+    counts: Counts,
+    kept: _Kept,
+    held: Held,
+    weights: Mapping[str, int],
+) -> Answer | Declined:
+    """The count layout (``requests``: the components placed first as rank strings), the nodes
+    with a content given the local ids that keep their previous sets; its value is the spec's
+    own, its bound the count model's (the components placed first included) with every set held
+    before."""
+    cluster = spec.cluster
+    try:
+        placed = assignments(problem, found, counts, requests, cluster)
+    except LayoutFailed:
+        return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
+    layouts: list[tuple[tuple[int, ...], int, Mapping[int, np.ndarray]]] = []
+    for s in nodes:
+        shape = found[s]
+        per_node = [np.bincount(cluster.hw_node[placed[problem.classes[c].root].hardware], minlength=cluster.num_nodes) for c in shape.part]
+        on = np.stack([held_there[shape.nodes] // problem.classes[c].width for c, held_there in zip(shape.part, per_node)], axis=1)
+        patterns = {pattern: p for p, pattern in enumerate(shape.tables[0].patterns)}
+        layouts += [(shape.part, n, kept.laid[s, patterns[tuple(row)]][1]) for n, row in zip(shape.nodes.tolist(), on.tolist()) if any(row)]
+    placed = _relaid(spec, problem, placed, layouts)
+    for name, request in requests.items():
+        if request.determined:
+            placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
+    chosen = by_component(spec, placed)
+    value = objective_value(spec, spec.requests, chosen, weights, held)
+    every = sum(len(held.get(name, ())) for name, request in spec.requests.items() if not request.determined)
+    bound = counts.bound + int(weights.get("changes", 0)) * every
+    status = SolveStatus.OPTIMAL if SolveStatus(counts.status) == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
+    return Answer(PathName.COUNTS, Method.COUNTS, chosen, status, value, min(bound, value), primary=value)
+
+
+def _relaid(
+    spec: PlacementSpec,
+    problem: CountProblem,
+    placed: dict[str, Assignment],
+    layouts: Sequence[tuple[tuple[int, ...], int, Mapping[int, np.ndarray]]],
+) -> dict[str, Assignment]:
+    """``placed`` with each node's processes of a part's classes on the local ids of its layout
+    (part, node, local ids per class position), each group's GPUs tiled by its members as the
+    count layout does; window ranks computed once per member."""
+    cluster = spec.cluster
+    start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)))
+    hardware: dict[str, np.ndarray] = {}
+    rows_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # per member: its processes by node, and where each node's begin
+    for part, node, layout in layouts:
+        for k, local in layout.items():
+            count_class = problem.classes[part[k]]
+            dealt = member_items(local.reshape(-1, count_class.width), count_class.members, count_class.follows, count_class.leader, spec.requests)
+            for member in count_class.members:
+                request = spec.requests[member]
+                if member not in hardware:
+                    before = placed[member]
+                    hardware[member] = before.hardware.reshape(-1, int(request.amount[0])).copy()
+                    first = cluster.hw_node[hardware[member][:, 0]]
+                    order = np.argsort(first, kind="stable")
+                    rows_of[member] = (order, np.searchsorted(first[order], np.arange(cluster.num_nodes + 1)))
+                order, bounds = rows_of[member]
+                rows = order[bounds[node] : bounds[node + 1]]
+                items = dealt[member] + start[node]
+                if items.shape[0] != rows.size:
+                    raise InternalError(f"{member}: {items.shape[0]} processes laid out on node {node}, where the count layout has {rows.size}")
+                hardware[member][rows] = items
+    for member, items in hardware.items():
+        request, before = spec.requests[member], placed[member]
+        flat = items.reshape(-1)
+        ranks = window_ranks(request.cand_hw, request.cand_rank, before.indptr, flat, int(request.stride or 1), cluster.num_hardware)
+        placed = {**placed, member: Assignment(before.indptr, flat, ranks, before.num_hardware)}
+    return placed

@@ -1,0 +1,261 @@
+"""One node's part of re-planning in the count model: what it held before, and how many of
+those sets a pattern keeps there (``kept.py`` states the term and lays the answer out).
+
+A node's previous content is read per class of a part (:func:`by_content`): the single GPUs its
+members held, counted per local id, and the strided sets one process may take again. A pattern
+keeps at most :func:`upper_bound` of them (each class alone, on the GPUs holding the most), and
+exactly :func:`node_kept`: a small CP-SAT model of one node, whose every GPU holds one stack of
+classes that may share it (``typed.py``'s stacks, within what the GPU admits beside its load),
+each class its pattern's count of GPUs. Laid out in whole runs of its blocks (``layout.py``'s
+rule for strides), a strided set is kept by the run holding its process; relaxed, by a process
+of its member starting there, the member's processes (``h, h + stride, ...``) holding each of its
+class's GPUs once, anywhere, as the flat model places them: that bounds every layout the flat
+model allows on the node.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from solver_placement._solver.counts.fixed_loads import FixedLoad
+from solver_placement._solver.counts.patterns import Shape, beside_of
+from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.typed import _admitted, part_stacks
+from solver_placement._solver.options import Budget, SolverOptions, solve_model
+from solver_placement._solver.rules.stride import enforced_stride
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.placement_spec import PlacementSpec
+
+Held = Mapping[str, Sequence[Sequence[int]]]
+
+
+@dataclass(frozen=True)
+class Content:
+    """What one node held before of a part's classes: per class (position in the part), how many
+    previous single-GPU sets of its members are on each local id, and its strided members'
+    previous sets that one process of theirs may take again (member, amount, stride, local ids)."""
+
+    singles: tuple[tuple[int, ...], ...]
+    strided: tuple[tuple[tuple[str, int, int, tuple[int, ...]], ...], ...]
+
+
+@dataclass(frozen=True)
+class HeldNode:
+    """A node shape with a previous content: what its layout may do (local ids each class is
+    kept off, the rank strings' loads) and what it held."""
+
+    keep_off: tuple[tuple[int, ...], ...]
+    loads: tuple[FixedLoad | None, ...]
+    content: Content
+
+
+def contents(
+    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held, part: tuple[int, ...]
+) -> dict[int, Content]:
+    """Per node that held something of the classes of ``part``, what it held (a set on several
+    nodes is kept by no layout and left out). Read once per part, single GPUs in one pass."""
+    cluster = spec.cluster
+    singles: dict[int, list[list[int]]] = {}
+    strided: dict[int, list[list[tuple[str, int, int, tuple[int, ...]]]]] = {}
+
+    def rows(node: int) -> list[list[int]]:
+        """The node's single GPUs per class, made on first use: a node held something."""
+        return singles.setdefault(node, [[0] * int(cluster.gpus_per_node[node]) for _ in part])
+
+    for k, c in enumerate(part):
+        for name in problem.classes[c].members:
+            sets = held.get(name, ())
+            ones = np.array([items[0] for items in sets if len(items) == 1], dtype=np.int64)
+            gpus, count = np.unique(ones, return_counts=True)
+            for node, local, n in zip(cluster.hw_node[gpus].tolist(), cluster.hw_local[gpus].tolist(), count.tolist()):
+                rows(node)[k][local] += n
+            request = requests[name]
+            step, amount = enforced_stride(request), int(request.amount[0])
+            if step is None or amount == 1:
+                continue
+            sized = np.array([items for items in sets if len(items) == amount], dtype=np.int64).reshape(-1, amount)
+            nodes, local = cluster.hw_node[sized], np.sort(cluster.hw_local[sized], axis=1)
+            one_process = (nodes == nodes[:, :1]).all(axis=1) & (np.diff(local, axis=1) == step).all(axis=1)  # what a process of it may take
+            for node, ids in zip(nodes[one_process, 0].tolist(), local[one_process].tolist()):
+                rows(node)
+                strided.setdefault(node, [[] for _ in part])[k].append((name, amount, step, tuple(ids)))
+    return {
+        node: Content(tuple(map(tuple, row)), tuple(tuple(sorted(sets)) for sets in strided.get(node, [[] for _ in part])))
+        for node, row in singles.items()
+    }
+
+
+def by_content(problem: CountProblem, shape: Shape, held: Mapping[int, Content]) -> list[tuple[Shape, HeldNode | None]]:
+    """``shape`` split by what its nodes ``held`` before (:func:`contents`), with the ids each
+    class is kept off there and their loads: the nodes that held nothing keep ``shape``."""
+    off = [problem.blocked_locals(c) for c in shape.part]
+    groups: dict[HeldNode, list[int]] = {}
+    plain = []
+    for node in shape.nodes.tolist():
+        content = held.get(node)
+        if content is None:
+            plain.append(node)
+            continue
+        loads = problem.beside.on_node(node, shape.capacity) if problem.beside is not None else ()
+        groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), loads, content), []).append(node)
+    split: list[tuple[Shape, HeldNode | None]] = [(replace(shape, nodes=np.array(plain, dtype=np.int64)), None)] if plain else []
+    return split + [(replace(shape, nodes=np.array(ids, dtype=np.int64)), node) for node, ids in groups.items()]
+
+
+def upper_bound(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node: HeldNode) -> int:
+    """At most the previous sets a node of ``shape`` holding ``pattern`` keeps: per class, its
+    GPUs there on the ids holding the most previous single GPUs of its members (each member holds
+    every GPU of its class), and per strided member as many of its sets as it has processes there."""
+    bound = 0
+    most = _most_held(node)
+    for k, groups in enumerate(pattern):
+        if groups:
+            gpus = groups * problem.classes[shape.part[k]].width
+            prefix, strided = most[k]
+            bound += prefix[min(gpus, len(prefix) - 1)] + sum(min(n, gpus // amount) for amount, n in strided)
+    return bound
+
+
+@lru_cache(maxsize=4096)
+def _most_held(node: HeldNode) -> tuple[tuple[tuple[int, ...], tuple[tuple[int, int], ...]], ...]:
+    """Per class, the previous single GPUs its ``g`` best GPUs hold (by ``g``, from 0), and per
+    strided member its amount and sets: what :func:`upper_bound` sums for every pattern."""
+    found = []
+    for k, row in enumerate(node.content.singles):
+        best = sorted((n for gpu, n in enumerate(row) if gpu not in node.keep_off[k]), reverse=True)
+        members = Counter((name, amount) for name, amount, _, _ in node.content.strided[k])
+        found.append((tuple(itertools.accumulate(best, initial=0)), tuple((amount, n) for (_, amount), n in sorted(members.items()))))
+    return tuple(found)
+
+
+def in_place(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node: HeldNode) -> tuple[int, dict[int, np.ndarray]] | None:
+    """The layout keeping each class on the GPUs it held (fewer: those holding the most; more:
+    the lowest others a stack there admits), with what it keeps; None when that is no layout
+    (a stack the GPU does not admit, a class taking runs on other GPUs than before). Most
+    re-plans keep what survived in place, and then no node model is needed."""
+    capacity = shape.capacity
+    graph = problem.graphs[int(problem.graph_of[shape.nodes[0]])]
+    stacks, fits = part_stacks(graph, shape.part), beside_of(problem, shape.part) if node.loads else None
+    everyone = range(len(pattern))
+    choices = [
+        _admitted(stacks, tuple(k for k in everyone if gpu not in node.keep_off[k]), node.loads[gpu] if node.loads else None, fits)
+        for gpu in range(capacity)
+    ]
+    on: list[set[int]] = [set() for _ in range(capacity)]
+    taken: dict[int, np.ndarray] = {}
+    for k, groups in enumerate(pattern):
+        if not groups:
+            continue
+        count_class = problem.classes[shape.part[k]]
+        need = groups * count_class.width
+        before = {gpu for gpu, n in enumerate(node.content.singles[k]) if n} | {gpu for *_, local in node.content.strided[k] for gpu in local}
+        if count_class.run > 1 and len(before) != need:
+            return None
+        ranked = sorted(before, key=lambda gpu: (-node.content.singles[k][gpu], gpu))[:need]
+        ranked += [gpu for gpu in range(capacity) if gpu not in before][: need - len(ranked)] if count_class.run == 1 else []
+        chosen: list[int] = []
+        for gpu in ranked + [gpu for gpu in range(capacity) if gpu not in ranked]:
+            if len(chosen) < need and any(on[gpu] | {k} <= set(stack) for stack in choices[gpu]):
+                chosen.append(gpu)
+                on[gpu].add(k)
+        ids = np.array(sorted(chosen), dtype=np.int64)
+        if len(chosen) < need or not _whole_runs(ids, [amount * step for _, amount, step, _ in node.content.strided[k]] + [count_class.run]):
+            return None
+        taken[k] = ids
+    return _kept_by(node, taken), taken
+
+
+def _whole_runs(ids: np.ndarray, sizes: Sequence[int]) -> bool:
+    """Whether the ids (ascending) make whole runs of consecutive ids of every block size."""
+    return all(ids.size % size == 0 and not (np.diff(ids.reshape(-1, size), axis=1) != 1).any() for size in sizes if size > 1)
+
+
+def _kept_by(node: HeldNode, taken: Mapping[int, np.ndarray]) -> int:
+    """The previous sets a node keeps with each class (position) on ``taken`` local ids: the
+    single GPUs it takes, and the strided sets one process of their member takes (its blocks of
+    ``amount * stride`` ids dealt out as ``layout.py`` tiles them)."""
+    kept = 0
+    for k, ids in taken.items():
+        kept += sum(node.content.singles[k][gpu] for gpu in ids.tolist())
+        for _, amount, step, local in node.content.strided[k]:
+            processes = ids.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1, amount)
+            kept += int((processes == np.array(local)).all(axis=1).any())
+    return kept
+
+
+def _free_processes(
+    model: cp_model.CpModel, taken: Sequence[cp_model.IntVar], strided: Sequence[tuple[str, int, int, tuple[int, ...]]]
+) -> dict[str, list[cp_model.IntVar]]:
+    """Per strided member with previous sets here, one boolean per first GPU of a process
+    (``h, h + stride, ...``), its processes holding each of its class's GPUs once, as the flat
+    model places them (no runs of blocks)."""
+    found: dict[str, list[cp_model.IntVar]] = {}
+    for name, amount, step, _ in strided:
+        if name in found:
+            continue
+        span = (amount - 1) * step
+        firsts = found[name] = [model.new_bool_var("") for _ in range(len(taken) - span)]
+        for gpu, holds in enumerate(taken):
+            model.add(holds == sum(firsts[h] for h in range(max(0, gpu - span), min(gpu, len(firsts) - 1) + 1) if (gpu - h) % step == 0))
+    return found
+
+
+def node_kept(
+    problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node: HeldNode, options: SolverOptions, budget: Budget, runs: bool
+) -> tuple[int, dict[int, np.ndarray]] | None:
+    """The most previous sets a node of ``shape`` holding ``pattern`` keeps, and per class
+    (position) its local ids that keep them; None when no layout holds the pattern. Every GPU
+    holds one stack of classes that may share it, within what it admits (the classes not kept
+    off it, beside its load); with ``runs`` each class takes whole runs of its blocks, and a
+    strided set is kept by the block holding its process, else (a relaxation of every layout
+    the flat model allows there) by a process of its member placed freely (``_free_processes``)."""
+    capacity = shape.capacity
+    present = [k for k, groups in enumerate(pattern) if groups]
+    graph = problem.graphs[int(problem.graph_of[shape.nodes[0]])]
+    stacks = part_stacks(graph, shape.part)
+    fits = beside_of(problem, shape.part) if node.loads else None
+    model = cp_model.CpModel()
+    taken: dict[int, list[cp_model.IntVar]] = {k: [model.new_bool_var("") for _ in range(capacity)] for k in present}
+    for gpu in range(capacity):
+        admitted = tuple(k for k in present if gpu not in node.keep_off[k])
+        for k in present:
+            if k not in admitted:
+                model.add(taken[k][gpu] == 0)
+        choices = _admitted(stacks, admitted, node.loads[gpu] if node.loads else None, fits)
+        picks = [model.new_bool_var("") for _ in choices]
+        model.add(sum(picks) <= 1)
+        for k in admitted:
+            model.add(taken[k][gpu] <= sum(pick for pick, stack in zip(picks, choices) if k in stack))
+    gains: list[cp_model.LinearExprT] = []
+    for k in present:
+        count_class = problem.classes[shape.part[k]]
+        model.add(sum(taken[k]) == pattern[k] * count_class.width)
+        gains += [n * taken[k][gpu] for gpu, n in enumerate(node.content.singles[k]) if n]
+        run = count_class.run
+        starts = [model.new_bool_var("") for _ in range(capacity - run + 1)] if runs and run > 1 else []
+        if starts:
+            for gpu in range(capacity):
+                model.add(taken[k][gpu] == sum(starts[h] for h in range(max(0, gpu - run + 1), min(gpu, capacity - run) + 1)))
+        processes = {} if starts else _free_processes(model, taken[k], node.content.strided[k])
+        for name, amount, step, local in node.content.strided[k]:
+            keeps = model.new_bool_var("")
+            gains.append(keeps)
+            if not starts:
+                model.add(keeps <= processes[name][local[0]])
+            else:  # a run from ``h`` holds the member's blocks of ``amount * step`` from ``h`` on
+                block = amount * step
+                holding = [starts[h] for h in range(max(0, local[-1] - run + 1), min(local[0], capacity - run) + 1) if (local[0] - h) % block < step]
+                model.add(keeps <= sum(holding)) if holding and run % block == 0 else model.add(keeps == 0)
+    model.maximize(cp_model.LinearExpr.sum(gains))
+    solver, status = solve_model(model, SolverOptions(options.time_limit_s, 1, options.seed), budget)
+    if status != cp_model.OPTIMAL:
+        return None
+    layout = {k: np.array([gpu for gpu in range(capacity) if solver.value(taken[k][gpu])], dtype=np.int64) for k in present}
+    return int(round(solver.objective_value)), layout
