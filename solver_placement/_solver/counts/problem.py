@@ -25,7 +25,8 @@ caller says it when it falls back to the flat model):
 - a rank-string component's memory and processes load its GPUs: a GPU with such a load admits
   only the stacks of classes that fit beside it (``fixed_loads.py``), told apart by ``typed.py``;
 - a required domain makes each value of its label hold whole units of the class's groups, for
-  any member's tensor-parallel groups or pipelines (``domain_levels.py``); a preferred
+  any member's tensor-parallel groups or pipelines (``domain_levels.py``; where two members'
+  units overlap, each member numbers its processes by its own domains); a preferred
   ``tensor_parallel`` domain of groups on one node costs nothing, since a node has one value of
   any label.
 """

@@ -102,20 +102,23 @@ def racks(nodes: int, size: int, zone: int = 0) -> list[dict[str, str]]:
     return [{"rack": f"r{n // size}", "zone": f"z{n // zone if zone else 0}"} for n in range(nodes)]
 
 
-#: Specs the count model declined before (each note named the rule): four racks of three
-#: one-GPU nodes under pipelines of 4 and a reward taking one node (remainders 3, 3, 3, 2 close
-#: units only all together); an actor's pipelines preferring a rack and its rollout's a zone;
+#: Specs the count model declined before (each note named the rule): two pipelines of 5 one-GPU
+#: processes preferring a rack, on racks of 3, 3, 3 and 2 nodes (no layout met the bound the
+#: count model weighed then); an actor's pipelines preferring a rack and its rollout's a zone;
 #: an actor's pipelines of 2 required in a rack (one node each) and its rollout's of 3 in a zone
-#: of three nodes (units that overlap).
+#: of three nodes (units that overlap); TP groups of 16 required in a rack of two 8-GPU nodes,
+#: in a pipeline of 3 (six nodes) preferring a zone of two racks.
 DECLINED_BEFORE = [
-    ("remainders", 12, 1, racks(12, 3), {"actor": {"processes": 8, "pipeline_parallel_size": 4, "topology": {"pipeline_parallel": {"rack": "prefer"}}},
-                                         "reward": {"processes": 3, "exclusive_with": ["actor"]}}),
+    ("remainders", 11, 1, racks(11, 3), {"actor": {"processes": 10, "pipeline_parallel_size": 5, "topology": {"pipeline_parallel": {"rack": "prefer"}}}}),
     ("two members", 8, 1, racks(8, 3, 5), {"actor": {"processes": 8, "pipeline_parallel_size": 4, "topology": {"pipeline_parallel": {"rack": "prefer"}}},
                                            "rollout": {"processes": 8, "collocate_with": "actor", "pipeline_parallel_size": 2,
                                                        "topology": {"pipeline_parallel": {"zone": "prefer"}}}}),
     ("overlap", 6, 2, racks(6, 1, 3), {"actor": {"processes": 12, "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "require"}}},
                                        "rollout": {"processes": 12, "collocate_with": "actor", "pipeline_parallel_size": 3,
                                                    "topology": {"pipeline_parallel": {"zone": "require"}}}}),
+    ("tp in a rack, pipeline preferring a zone", 8, 8, racks(8, 2, 4),
+     {"actor": {"processes": 48, "tensor_parallel_size": 16, "pipeline_parallel_size": 3,
+                "topology": {"tensor_parallel": {"rack": "require"}, "pipeline_parallel": {"zone": "prefer"}}}}),
 ]  # fmt: skip
 
 
