@@ -43,6 +43,7 @@ from solver_placement._solver.counts.domain_levels import DomainLevel, domain_le
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
+from solver_placement._solver.counts.strided import class_layout, shape_of
 from solver_placement._solver.counts.typed import beside_joins
 from solver_placement._solver.counts.windows import outside_window, strides_off_ids
 from solver_placement._solver.rules import RULES
@@ -66,6 +67,7 @@ class CountClass:
     groups: int
     levels: tuple[DomainLevel, ...] = ()  # required domains: whole units of groups per value (``domain_levels.py``)
     run: int = 1  # consecutive GPUs its layout is made of: a member's ``amount * stride`` block (1: any GPU)
+    step: int = 1  # ids apart of a run's GPUs: above 1, progressions of a stride that do not tile its groups (``strided.py``)
     priced: DomainLevel | None = None  # a preferred domain no placement keeps, its bound weighed (``spanning.py``)
 
 
@@ -237,6 +239,9 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
         members = (name, *(f for f, root in follower_of.items() if root == name))
         group = tensor_group_on_node(spec, request)
         width = group * int(request.amount[0])
+        layout = class_layout(spec, free, members)
+        if isinstance(layout, str):
+            return layout
         for follower in members[1:]:
             reason = _nests(spec, free[follower], follower, request, width)
             if reason:
@@ -246,8 +251,7 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
             return levels
         if request.num_processes % (group * max((level.multiple for level in levels), default=1)):
             return f"{name}: processes that do not form whole pipelines"
-        run = max(int(free[m].amount[0]) * int(free[m].stride or 1) if int(free[m].amount[0]) > 1 else 1 for m in members)
-        classes.append(CountClass(name, members, group, width, request.num_processes // group, levels, run))
+        classes.append(CountClass(name, members, group, width, request.num_processes // group, levels, *layout))
     return classes
 
 
@@ -257,7 +261,8 @@ def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: Com
     if follower.num_processes * amount != root.num_processes * int(root.amount[0]):
         return f"{name}: collocated with {root.name} but holding a different number of GPUs"
     follower_group = tensor_group_on_node(spec, follower) * amount
-    if width % (amount * step if amount > 1 else 1) or width % follower_group:
+    same = (amount, step) == shape_of(root)  # the root's own progressions (``strided.py``)
+    if (not same and width % (amount * step if amount > 1 else 1)) or width % follower_group:
         return f"{name}: processes that do not tile {root.name}'s tensor-parallel groups"
     if np.setdiff1d(distinct(root.cand_hw), distinct(follower.cand_hw), assume_unique=True).size:
         return f"{name}: node groups that do not hold all of {root.name}'s"

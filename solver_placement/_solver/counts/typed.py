@@ -136,20 +136,24 @@ def runs_cover(
     runs: Sequence[int],
     loads: Sequence[FixedLoad | None] = (),
     fits: FitsBeside | None = None,
+    steps: Sequence[int] = (),
 ) -> list[list[int]] | None:
     """Per class, the local ids whose stacks hold it, when some class takes its GPUs in runs of
     consecutive ids (a stride): GPU by GPU in id order, each given a stack it admits (and that
     fits beside its load), so that every class gets ``demand[k]`` ids in whole runs of
-    ``runs[k]``; None when there is none (``OverflowError`` past ``RUNS_STEPS`` steps: not
+    ``runs[k]``, ids ``steps[k]`` apart (1, the default: consecutive; more: progressions,
+    ``strided.py``); None when there is none (``OverflowError`` past ``RUNS_STEPS`` steps: not
     decided)."""
-    return RunsCovers(stacks, keep_off, capacity, runs, loads, fits).cover(demand)
+    return RunsCovers(stacks, keep_off, capacity, runs, loads, fits, steps).cover(demand)
 
 
 class RunsCovers:
     """:func:`runs_cover` of one node for many demands. The search's state at a GPU is, per
-    class, the GPUs it still needs in whole runs and how far into a run it is; a state that
-    failed fails for every demand that reaches it, so failures are remembered across demands
-    (the first cover found is the one the search without them finds)."""
+    class, the GPUs it still needs in whole runs and how far into a run it is (a class whose
+    runs are ids ``step`` apart has one open run per residue of the id modulo ``step``: a
+    progression ``h, h + step, ...`` continues on the GPU ``step`` further, ``strided.py``); a
+    state that failed fails for every demand that reaches it, so failures are remembered across
+    demands (the first cover found is the one the search without them finds)."""
 
     def __init__(
         self,
@@ -159,6 +163,7 @@ class RunsCovers:
         runs: Sequence[int],
         loads: Sequence[FixedLoad | None] = (),
         fits: FitsBeside | None = None,
+        steps: Sequence[int] = (),
     ) -> None:
         self.admitted = [
             _admitted(stacks, tuple(k for k in range(len(runs)) if gpu not in keep_off[k]), loads[gpu] if loads else None, fits)
@@ -166,8 +171,33 @@ class RunsCovers:
         ]
         self.capacity = capacity
         self.runs = tuple(runs)
+        self.steps = tuple(steps) or (1,) * len(self.runs)
+        #: per class, its first slot in a state's open runs (one slot per residue of its step)
+        self.first = tuple(sum(self.steps[:k]) for k in range(len(self.steps)))
         self.failed: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
         self.feasible: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
+
+    def _advance(self, gpu: int, stack: tuple[int, ...], need: tuple[int, ...], into: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The state after GPU ``gpu`` holds ``stack``: each class in it one GPU further into the
+        run of its residue (a run completed counts toward its need), each class not in it with
+        that run broken; a class whose need is met keeps no open run."""
+        left, opened = list(need), list(into)
+        for k, step in enumerate(self.steps):
+            slot = self.first[k] + gpu % step
+            if k in stack:
+                length = into[slot] + 1
+                if length == self.runs[k]:
+                    left[k], length = max(left[k] - length, 0), 0
+                opened[slot] = length
+            else:
+                opened[slot] = 0
+            if not left[k]:
+                opened[self.first[k] : self.first[k] + step] = [0] * step
+        return tuple(left), tuple(opened)
+
+    def _hopeless(self, gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:
+        """Whether some class needs more GPUs than its open runs hold and the GPUs left offer."""
+        return any(n > sum(into[self.first[k] : self.first[k] + self.steps[k]]) + self.capacity - gpu for k, n in enumerate(need))
 
     def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
         """Per class, the local ids whose stacks hold it (see :func:`runs_cover`)."""
@@ -182,24 +212,19 @@ class RunsCovers:
             if not any(need):
                 return True
             key = (gpu, need, into)
-            if gpu == self.capacity or key in self.failed or any(n > opened + self.capacity - gpu for n, opened in zip(need, into)):
+            if gpu == self.capacity or key in self.failed or self._hopeless(gpu, need, into):
                 return False
             for stack in (*self.admitted[gpu], ()):
-                left, opened = list(need), [0] * len(need)
                 for k in stack:
                     held[k].append(gpu)
-                    length = into[k] + 1
-                    if length == self.runs[k]:
-                        left[k], length = max(left[k] - length, 0), 0
-                    opened[k] = length if left[k] else 0
-                if search(gpu + 1, tuple(left), tuple(opened)):
+                if search(gpu + 1, *self._advance(gpu, stack, need, into)):
                     return True
                 for k in stack:
                     held[k].pop()
             self.failed.add(key)
             return False
 
-        return held if search(0, demand, (0,) * len(demand)) else None
+        return held if search(0, demand, (0,) * sum(self.steps)) else None
 
     def holds(self, demand: tuple[int, ...]) -> bool:
         """Whether some cover of ``demand`` exists: the same search, each state's answer
@@ -213,32 +238,28 @@ class RunsCovers:
             key = (gpu, need, into)
             if key in self.feasible:
                 return True
-            if gpu == self.capacity or key in self.failed or any(n > opened + self.capacity - gpu for n, opened in zip(need, into)):
+            if gpu == self.capacity or key in self.failed or self._hopeless(gpu, need, into):
                 return False
             steps += 1
             if steps > RUNS_STEPS:
                 raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
             for stack in (*self.admitted[gpu], ()):
-                left, opened = list(need), [0] * len(need)
-                for k in stack:
-                    length = into[k] + 1
-                    if length == self.runs[k]:
-                        left[k], length = max(left[k] - length, 0), 0
-                    opened[k] = length if left[k] else 0
-                if search(gpu + 1, tuple(left), tuple(opened)):
+                if search(gpu + 1, *self._advance(gpu, stack, need, into)):
                     self.feasible.add(key)
                     return True
             self.failed.add(key)
             return False
 
-        return search(0, demand, (0,) * len(demand))
+        return search(0, demand, (0,) * sum(self.steps))
 
 
-def needs_types(keep_off: Sequence[tuple[int, ...]], runs: Sequence[int]) -> bool:
+def needs_types(keep_off: Sequence[tuple[int, ...]], runs: Sequence[int], steps: Sequence[int] = ()) -> bool:
     """Whether a node's classes (of one connected part) need checks GPU by GPU: they are kept off
     different GPUs, or one that takes runs of consecutive GPUs is kept off some (then its room
-    is not a count of GPUs but of the runs between the GPUs it may not use)."""
-    return len(set(keep_off)) > 1 or any(run > 1 and bool(off) for off, run in zip(keep_off, runs))
+    is not a count of GPUs but of the runs between the GPUs it may not use), or one takes
+    progressions of ids ``steps[k]`` > 1 apart (its room is the progressions that fit between
+    the others' GPUs, ``strided.py``)."""
+    return len(set(keep_off)) > 1 or any(run > 1 and bool(off) for off, run in zip(keep_off, runs)) or any(step > 1 for step in steps)
 
 
 def typed_patterns(
@@ -252,18 +273,19 @@ def typed_patterns(
     check: Callable[[str], None],
     loads: tuple[FixedLoad | None, ...] = (),
     fits: FitsBeside | None = None,
+    steps: tuple[int, ...] = (),
 ) -> Iterator[tuple[int, ...]]:
     """Every vector of group counts (empty first, in lexicographic order) whose GPUs the node
     holds (``loads``: the rank strings' on each GPU, ``fits``: what fits beside one): by GPU
-    type (:func:`typed_cover`), or GPU by GPU when a class takes runs
-    (:func:`runs_cover`); each class bounded by the GPUs it may use. More groups never fit where
+    type (:func:`typed_cover`), or GPU by GPU when a class takes runs (:func:`runs_cover`, ids
+    ``steps[k]`` apart); each class bounded by the GPUs it may use. More groups never fit where
     fewer do not, so a vector that does not fit with the later classes still empty ends its
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
     or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
     blocks = []
     for classes, off, low, size in independent_blocks(keep_off, capacity):
         on_span = tuple(loads[low : low + size]) if loads else ()
-        blocks.append((classes, TypedCovers(stacks, gpu_types(size, off, on_span)[0], fits), RunsCovers(stacks, off, size, runs, on_span, fits)))
+        blocks.append((classes, TypedCovers(stacks, gpu_types(size, off, on_span)[0], fits), RunsCovers(stacks, off, size, runs, on_span, fits, steps)))
     strided = any(run > 1 for run in runs)
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
     counts = [0] * len(widths)
