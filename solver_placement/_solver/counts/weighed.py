@@ -34,8 +34,8 @@ from solver_placement._solver.counts.contiguity import (
     TooManyLocalStates,
     Uses,
     add_term,
-    consecutive_run,
     in_some_hole_set,
+    local_run,
     rank_bases,
     stacks_of,
 )
@@ -263,7 +263,8 @@ class _Pricer:
         if key not in self.searches:
             classes = [self.problem.classes[c] for c in part]
             weights = tuple(len(count_class.members) for count_class in classes)
-            runs = tuple(consecutive_run([(int(self.requests[m].amount[0]), int(self.requests[m].stride or 1)) for m in c.members]) for c in classes)
+            runs, steps = zip(*(local_run(c, self.requests) for c in classes))
             stacks = stacks_of(graph, part, in_some_hole_set(graph))
-            self.searches[key] = Local(weights, stacks, capacity, off, runs, self.budget.check, loads, beside_of(self.problem, part) if loads else None)
+            fits = beside_of(self.problem, part) if loads else None
+            self.searches[key] = Local(weights, stacks, capacity, off, tuple(runs), self.budget.check, loads, fits, tuple(steps))
         return self.searches[key]
