@@ -17,8 +17,10 @@ take (what the node holds, once its pattern is chosen):
   at once by ``local_costs.py``, laid out for the patterns an answer uses by ``Local``): the node's free
   GPUs in ascending order each take a *stack* (classes that may share a GPU), every class its
   demand; stacks are independent sets of the graph of classes kept apart (or the sets a hole's
-  covers allow, ``covers.py``), a process of consecutive GPUs on consecutive GPUs. It leaves out
-  strides above 1 (the layout tiles them in blocks, the flat model may spread them), so it is a
+  covers allow, ``covers.py``), a process of consecutive GPUs on consecutive GPUs, and one of
+  GPUs a stride apart on such a progression (``strided.py``: every class whose root has a
+  stride is priced in progressions here). It leaves out the strides of collocated followers of
+  other shapes (the layout tiles them in blocks, the flat model may spread them), so it is a
   lower bound there; the layout realises it whenever its stacks keep every class in whole
   blocks, and the answer is proven only when the layout's own value meets the model's bound.
 
@@ -298,7 +300,7 @@ def local_run(count_class: CountClass, requests: Mapping[str, ComponentRequest])
 def consecutive_run(amounts_and_strides: Sequence[tuple[int, int]]) -> int:
     """The consecutive GPUs a class's processes are made of, as the flat model states it: a
     process of ``amount`` GPUs with stride 1 takes that many consecutive ranks; the longest such
-    run when it is a multiple of every other (1 otherwise, and for strided members, whose
+    run when it is a multiple of every other (1 otherwise, and for strided followers, whose
     progressions the layout tiles in blocks but the flat model may spread: a lower bound)."""
     consecutive = [amount for amount, stride in amounts_and_strides if amount > 1 and stride == 1]
     longest = max(consecutive, default=1)

@@ -16,8 +16,9 @@ strings, windows) nor one of a node it is not allowed on; a class whose processe
 GPU, so a state remembers how far into its run each class is); a pattern counts each class's
 GPUs in whole groups of its width. A class of progressions (``steps[k]`` > 1, a stride whose
 blocks do not tile its groups, ``strided.py``) has one open run per residue of its step, each
-continued ``steps[k]`` GPUs further. Other strides above 1 are left to the layout, as in
-``Local`` (a lower bound there; the answer is proven only when the layout meets it).
+continued ``steps[k]`` GPUs further (``weighed.py`` lays every class whose root has a stride out
+so). Strides of collocated followers of other shapes are left to the layout, as in ``Local``
+(a lower bound there; the answer is proven only when the layout meets it).
 """
 
 from __future__ import annotations

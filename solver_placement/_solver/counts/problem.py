@@ -38,6 +38,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import InternalError
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.domain_levels import DomainLevel, domain_levels
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
@@ -147,6 +148,7 @@ def count_problem(
     blocked = _blocked(spec, requests, classes)
     if isinstance(blocked, str):
         return blocked
+    classes = [in_progressions(spec, free, c) if held.size else c for c, held in zip(classes, blocked)]
     allowed = np.stack([_allowed_nodes(spec, free, c, held) for c, held in zip(classes, blocked)])
     beside = _beside(spec, requests, classes, graphs, blocked, allowed)
     return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local, beside=beside)
@@ -253,6 +255,15 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest]) -> list[
             return f"{name}: processes that do not form whole pipelines"
         classes.append(CountClass(name, members, group, width, request.num_processes // group, levels, *layout))
     return classes
+
+
+def in_progressions(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass) -> CountClass:
+    """A class kept off some GPUs, or whose local ids are priced (``weighed.py``), in
+    progressions where blocks would not be exact (``strided.class_layout``)."""
+    layout = class_layout(spec, free, count_class.members, spread=True)
+    if isinstance(layout, str):  # a follower the class could not hold is refused when it is formed
+        raise InternalError(f"{count_class.root}: {layout}")
+    return replace(count_class, run=layout[0], step=layout[1])
 
 
 def _nests(spec: PlacementSpec, follower: ComponentRequest, name: str, root: ComponentRequest, width: int) -> str:

@@ -50,23 +50,29 @@ def holey(spec: PlacementSpec, request: ComponentRequest) -> bool:
     return amount > 1 and step > 1 and tensor_group_on_node(spec, request) % step != 0
 
 
-def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], members: tuple[str, ...]) -> tuple[int, int] | str:
-    """The ``(run, step)`` a class's GPUs on a node are made of (``CountClass``): a holey root's
-    progressions (its amount, its stride), else the longest member block of ``amount *
-    stride`` consecutive GPUs (step 1; 1 GPU when no member takes several); or why the count
-    model cannot state the class (a follower of several GPUs with progressions of its own inside
-    a holey root's groups)."""
+def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], members: tuple[str, ...], spread: bool = False) -> tuple[int, int] | str:
+    """The ``(run, step)`` a class's GPUs on a node are made of (``CountClass``): a root's
+    progressions (its amount, its stride) where they leave holes in its groups, or where blocks
+    would not be exact (``spread``): the class is kept off some GPUs (a rank string it avoids, a
+    window's edge: ``0, 2`` and ``5, 7`` make a group of two around GPUs 3 and 6 that no block of
+    four avoids), or its local ids are priced (a weighed ``contiguity``); else the longest
+    member block of ``amount * stride`` consecutive GPUs (step 1; 1 GPU when no member takes
+    several), which packs a node any progressions pack where every GPU is free to it. Or
+    why the count model cannot state the class (a follower of several GPUs with progressions of
+    its own inside a holey root's groups)."""
     root = free[members[0]]
+    amount, step = shape_of(root)
+    blocks = max(a * s if a > 1 else 1 for a, s in (shape_of(free[m]) for m in members)), 1
     if not holey(spec, root):
-        return max(amount * step if amount > 1 else 1 for amount, step in (shape_of(free[m]) for m in members)), 1
+        nested = all(shape_of(free[m])[0] == 1 or shape_of(free[m]) == (amount, step) for m in members[1:])
+        return (amount, step) if spread and amount > 1 and step > 1 and nested else blocks
     for follower in members[1:]:
-        amount, step = shape_of(free[follower])
-        if amount > 1 and (amount, step) != shape_of(root):
+        if shape_of(free[follower])[0] > 1 and shape_of(free[follower]) != (amount, step):
             return (
-                f"{follower}: processes of {amount} GPUs collocated with {root.name}, whose stride leaves holes in its "
+                f"{follower}: processes of {shape_of(free[follower])[0]} GPUs collocated with {root.name}, whose stride leaves holes in its "
                 "tensor-parallel groups (a follower of one GPU a process, or of its amount and stride, is counted)"
             )
-    return shape_of(root)
+    return amount, step
 
 
 def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.ndarray | None:
