@@ -98,6 +98,7 @@ neither side places is a finding, not noise:
   and half the time a ``critic`` with ``max_processes_per_hardware`` 2 and no exclusivity, each
   ask at most ``fill`` of the GPUs the planted actor leaves (holes included): each packs them
   alone (one GPU a process), and stacked they put two processes on a GPU (the critic's limit).
+  A quarter of the cases weigh ``contiguity`` (1 per rank), priced in progressions too.
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
 impossible at every size (see :data:`INFEASIBLE_KINDS`).
@@ -558,7 +559,7 @@ def strides(rng: random.Random, nodes: int, fill: float) -> Section:
     """An ``actor`` of 2-4 GPUs a process, stride 2-4, in TP groups of 1-3 that are not a
     multiple of the stride (its blocks do not tile a group), maybe a ``ref`` of one GPU a process
     on exactly its GPUs, a ``reward`` exclusive with them and a ``critic`` of process limit 2
-    beside all (see the module docstring)."""
+    beside all; ``contiguity`` weighed (1) a quarter of the time (see the module docstring)."""
     amount, stride = rng.choice([(a, s) for a in (2, 3, 4) for s in (2, 3, 4) if (a - 1) * s < GPUS])
     held = GPUS // (amount * stride) * stride + max(0, GPUS % (amount * stride) - (amount - 1) * stride)  # progressions a node holds
     tp = rng.choice([t for t in (1, 2, 3) if t % stride and t <= held])
@@ -571,7 +572,8 @@ def strides(rng: random.Random, nodes: int, fill: float) -> Section:
         placement["reward"] = body(1, 1, int(fill * free), exclusive_with=[name for name in ("actor", "ref") if name in placement])
     if int(fill * free) and rng.random() < 0.5:
         placement["critic"] = body(1, 1, int(fill * free), max_processes_per_hardware=2)
-    return section(nodes, GPUS, placement)
+    spec = section(nodes, GPUS, placement)
+    return {**spec, "solver": {"objective": {"contiguity": 1}}} if rng.random() < 0.25 else spec
 
 # ------------------------------------------------------------------------ impossible specs
 def overfull(rng: random.Random, nodes: int) -> Section:
