@@ -23,6 +23,9 @@ caller says it when it falls back to the flat model):
   where not, the node's GPUs are told apart by the classes they admit (``typed.py``);
 - a rank-string component's memory and processes load its GPUs: a GPU with such a load admits
   only the stacks of classes that fit beside it (``fixed_loads.py``), told apart by ``typed.py``;
+- a class whose root takes GPUs a stride apart in groups its blocks do not tile, or kept off
+  some GPUs, is made of progressions rather than blocks (``CountClass.step``, ``strided.py``),
+  and every node it may use is checked GPU by GPU (``typed.py``);
 - a required domain makes each value of its label hold whole units of the class's groups, for
   any member's tensor-parallel groups or pipelines (``domain_levels.py``); a preferred
   ``tensor_parallel`` domain of groups on one node costs nothing, since a node has one value of
