@@ -31,9 +31,10 @@ from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape, beside_of
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.runs import runs_cover
 from solver_placement._solver.counts.spanning import spanning_order
 from solver_placement._solver.counts.strided import progressions_of
-from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, runs_cover, typed_cover
+from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, typed_cover
 from solver_placement._specification.candidates import ComponentRequest
 
 

@@ -20,7 +20,8 @@ from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
 from solver_placement._solver.counts.problem import CountClass, CountProblem
-from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks, typed_patterns
+from solver_placement._solver.counts.runs import typed_patterns
+from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
 #: a few thousand, enumerating them in Python and solving take seconds, and the flat model or

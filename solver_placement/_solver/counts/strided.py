@@ -14,7 +14,7 @@ and a group is any ``tp`` of them (a group only has to share a node). Along one 
 ids modulo ``s`` a progression is ``amount`` consecutive members of the chain, so a set of GPUs
 holds as many progressions as its chains' maximal runs hold whole ``amount``-long pieces, cut
 greedily from their start (:func:`progressions_of`), and the walk GPU by GPU that decides
-patterns for runs of consecutive GPUs (``typed.RunsCovers``) decides these too, with one open
+patterns for runs of consecutive GPUs (``runs.RunsCovers``) decides these too, with one open
 run per residue. So such a class is a class of ``run = amount`` GPUs ``step = s`` apart
 (``CountClass.step``); every node it may use is checked GPU by GPU (``typed.needs_types``),
 whatever shares it: exclusive or memory-bound classes, stacks in a hole, GPUs kept off, loads.

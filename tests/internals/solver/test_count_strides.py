@@ -27,8 +27,8 @@ from solver_placement._solver.answer import Answer
 from solver_placement._solver.build import fixed_conflicts
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.problem import CountProblem, count_problem
+from solver_placement._solver.counts.runs import runs_cover
 from solver_placement._solver.counts.strided import progressions_of
-from solver_placement._solver.counts.typed import runs_cover
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import SolverOptions
 
@@ -36,7 +36,7 @@ from solver_placement._solver.options import SolverOptions
 def brute_progressions(stacks: tuple[tuple[int, ...], ...], keep_off: list[tuple[int, ...]], capacity: int, demand: tuple[int, ...], runs: tuple[int, ...], steps: tuple[int, ...]) -> bool:
     """Every assignment of an admitted stack (or none) to every GPU, each class's GPUs then
     searched for ``demand[k] / runs[k]`` disjoint progressions by trying every set of them: the
-    definition the search by residues (``typed.RunsCovers``) decides."""
+    definition the search by residues (``runs.RunsCovers``) decides."""
     choices = [[(), *{tuple(k for k in stack if gpu not in keep_off[k]) for stack in stacks}] for gpu in range(capacity)]
     for layout in itertools.product(*choices):
         held = [frozenset(gpu for gpu, stack in enumerate(layout) if k in stack) for k in range(len(demand))]
