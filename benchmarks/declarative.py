@@ -89,7 +89,7 @@ class FirstFit:
     Components go widest group first (a collocated one right after its target). Each TP group
     takes the first node, in rank order, with enough GPUs that neither the component itself
     nor a component exclusive with it holds and whose memory fits the component's ``memory_gb``
-    (in blocks of ``hardware_per_process`` consecutive GPUs) and where one more process keeps the
+    (in blocks of ``hardware_per_process`` consecutive GPUs, or GPUs ``stride`` apart) and where one more process keeps the
     ``max_processes_per_hardware`` of every component there; a pipeline that must stay in one
     rack takes the first rack that holds all its groups; a collocated component takes exactly
     its target's GPUs. It never moves what it placed, and it ignores ``prefer`` rules (they are
@@ -235,13 +235,15 @@ class FirstFit:
         return True
 
     def _group_on(self, name: str, node: int, claimed: set[GPU]) -> list[GPU] | None:
-        """One TP group on ``node``: its processes on the first free blocks of consecutive GPUs."""
+        """One TP group on ``node``: its processes on the first free blocks of consecutive GPUs
+        (GPUs ``stride`` apart for a component with a stride)."""
         body = self.placement[name]
         hpp, tp = body.get("hardware_per_process", 1), body.get("tensor_parallel_size", 1)
+        step = body["stride"] if isinstance(body.get("stride"), int) else 1
         group: list[GPU] = []
         for items, offset in self._items(name):
-            for start in range(items[node] - hpp + 1):
-                block = [(node, offset + g) for g in range(start, start + hpp)]
+            for start in range(items[node] - (hpp - 1) * step):
+                block = [(node, offset + start + i * step) for i in range(hpp)]
                 if len(group) < tp * hpp and all(gpu not in group and self._free(name, gpu, claimed) for gpu in block):
                     group += block
         return group if len(group) == tp * hpp else None
@@ -449,7 +451,7 @@ def report(outcomes: list[Outcome], groups: Iterable[tuple[str, tuple[int, int]]
     print(tabulate(rows, headers=HEADERS, disable_numparse=True, colalign=("left", "left", *("right",) * 9, "left")))
     print(
         "first fit = the benchmark's own first-fit-decreasing loop (exclusivity, collocation, TP groups on one node, blocks of "
-        "hardware_per_process GPUs, memory_gb per GPU, pipelines required in one rack; prefer rules ignored); nodes term = "
+        "hardware_per_process GPUs (stride apart), memory_gb per GPU, pipelines required in one rack; prefer rules ignored); nodes term = "
         "(component, node) pairs. Our objective puts rack spans of prefer rules (weight 100,000) and, when re-planning, moved "
         "processes (1,000,000) before the nodes term (10,000); first fit re-plans afresh on the surviving nodes."
     )

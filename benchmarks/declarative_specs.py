@@ -110,6 +110,16 @@ neither side places is a finding, not noise:
   the planted layout packs the class's GPUs from node 0 (each member in GPU order: a nested
   process inside its target's group, a spanning one over whole groups) and the others,
   exclusive with all, on the GPUs it leaves (an even number per node, groups of 1-2).
+* ``strides`` gives an ``actor`` processes of 2-4 GPUs ``stride`` 2-4 apart (a span a node
+  holds) in TP groups of 1-3 that are not a multiple of the stride, so a process leaves holes
+  between its GPUs (``counts/strided.py``). The planted layout puts the same number of groups
+  on every node (at most the progressions a node holds, as blocks of ``amount * stride`` GPUs
+  each hold ``stride`` interleaved ones), the actor asking at most ``fill`` of them; half the
+  time a ``ref`` of one GPU a process is on exactly its GPUs. A ``reward`` exclusive with both,
+  and half the time a ``critic`` with ``max_processes_per_hardware`` 2 and no exclusivity, each
+  ask at most ``fill`` of the GPUs the planted actor leaves (holes included): each packs them
+  alone (one GPU a process), and stacked they put two processes on a GPU (the critic's limit).
+  A quarter of the cases weigh ``contiguity`` (1 per rank), priced in progressions too.
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
 impossible at every size (see :data:`INFEASIBLE_KINDS`).
@@ -630,6 +640,26 @@ def spanning(rng: random.Random, placement: dict[str, Any], nodes: int, robots: 
     placement["scout"] = {"node_group": ["robots", "cluster"], "processes": processes, "hardware_per_process": per_process, "exclusive_with": ["bridge"]}
 
 
+def strides(rng: random.Random, nodes: int, fill: float) -> Section:
+    """An ``actor`` of 2-4 GPUs a process, stride 2-4, in TP groups of 1-3 that are not a
+    multiple of the stride (its blocks do not tile a group), maybe a ``ref`` of one GPU a process
+    on exactly its GPUs, a ``reward`` exclusive with them and a ``critic`` of process limit 2
+    beside all; ``contiguity`` weighed (1) a quarter of the time (see the module docstring)."""
+    amount, stride = rng.choice([(a, s) for a in (2, 3, 4) for s in (2, 3, 4) if (a - 1) * s < GPUS])
+    held = GPUS // (amount * stride) * stride + max(0, GPUS % (amount * stride) - (amount - 1) * stride)  # progressions a node holds
+    tp = rng.choice([t for t in (1, 2, 3) if t % stride and t <= held])
+    groups = rng.randint(1, held // tp)  # per node in the planted layout
+    placement: dict[str, Any] = {"actor": body(tp, amount, max(1, int(fill * nodes * groups)), stride=stride)}
+    if rng.random() < 0.5:
+        placement["ref"] = {"processes": placement["actor"]["processes"] * amount, "collocate_with": "actor"}
+    free = nodes * (GPUS - groups * tp * amount)  # the planted layout's GPUs beside the actor
+    if int(fill * free):
+        placement["reward"] = body(1, 1, int(fill * free), exclusive_with=[name for name in ("actor", "ref") if name in placement])
+    if int(fill * free) and rng.random() < 0.5:
+        placement["critic"] = body(1, 1, int(fill * free), max_processes_per_hardware=2)
+    spec = section(nodes, GPUS, placement)
+    return {**spec, "solver": {"objective": {"contiguity": 1}}} if rng.random() < 0.25 else spec
+
 # ------------------------------------------------------------------------ impossible specs
 def overfull(rng: random.Random, nodes: int) -> Section:
     """Exclusive components asking 100-130% of the GPUs, at least one GPU too many."""
@@ -711,6 +741,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "balance": balance,
     "collocation chains": lambda rng, nodes, fill: collocation_chains(rng, nodes, fill),
     "topology overlaps": topology_overlaps,
+    "strides": strides,
 }
 #: Families re-planned after a first solve: ``replan`` times :func:`replan`, ``previous`` times
 #: ``solve(..., previous=)`` on the surviving cluster, ``resized`` with a demand changed.

@@ -17,8 +17,10 @@ take (what the node holds, once its pattern is chosen):
   at once by ``local_costs.py``, laid out for the patterns an answer uses by ``Local``): the node's free
   GPUs in ascending order each take a *stack* (classes that may share a GPU), every class its
   demand; stacks are independent sets of the graph of classes kept apart (or the sets a hole's
-  covers allow, ``covers.py``), a process of consecutive GPUs on consecutive GPUs. It leaves out
-  strides above 1 (the layout tiles them in blocks, the flat model may spread them), so it is a
+  covers allow, ``covers.py``), a process of consecutive GPUs on consecutive GPUs, and one of
+  GPUs a stride apart on such a progression (``strided.py``: every class whose root has a
+  stride is priced in progressions here). It leaves out the strides of collocated followers of
+  other shapes (the layout tiles them in blocks, the flat model may spread them), so it is a
   lower bound there; the layout realises it whenever its stacks keep every class in whole
   blocks, and the answer is proven only when the layout's own value meets the model's bound.
 
@@ -38,7 +40,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.patterns import Shape
-from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.typed import FitsBeside
 from solver_placement._specification.candidates import ComponentRequest
 
@@ -169,7 +171,8 @@ class Local:
     patterns of a call: the least cost of giving ``demand`` (GPUs per class of the part) to the
     GPUs from local id ``gpu`` on, each GPU one stack (or none), where a class of ``runs[k]`` > 1
     takes its GPUs in whole runs of that many consecutive ones (``open[k]``: how far into its
-    current run it is, which the next GPU must continue).
+    current run it is, which the next GPU must continue), or ``steps[k]`` apart (one open run per
+    residue, continued ``steps[k]`` GPUs further: progressions, ``strided.py``).
     """
 
     weights: tuple[int, ...]  # per class of the part: the members holding each of its GPUs
@@ -180,6 +183,7 @@ class Local:
     check: Callable[[str], None]
     loads: tuple[FixedLoad | None, ...] = ()  # per local id, the rank strings' load (``fixed_loads.py``; ``()``: none)
     fits: FitsBeside | None = None  # whether classes of the part (positions) fit beside a load
+    steps: tuple[int, ...] = ()  # per class, the ids apart of its runs' GPUs (``()``: all 1; above 1: progressions, ``strided.py``)
     known: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = field(default_factory=dict)
     offered: dict[tuple[int, tuple[bool, ...], tuple[bool, ...]], list[tuple[int, ...]]] = field(default_factory=dict)
 
@@ -187,16 +191,39 @@ class Local:
         """The stack of each GPU from local id 0 (empty: unused) of a least-cost layout of
         ``demand``; a tie keeps the previous GPU's stack, so alike stacks lie side by side."""
         chosen: list[tuple[int, ...]] = []
-        gpu, left, opened = 0, demand, (0,) * len(demand)
+        gpu, left, opened = 0, demand, (0,) * sum(self._steps)
         while any(left):
             target = self._best(gpu, left, opened)
             previous = chosen[-1] if chosen else None
-            options = sorted(self._options(gpu, left, opened), key=lambda stack: stack != previous)
-            stack = next(s for s in options if self._price(gpu, s) + self._best(gpu + 1, *self._take(s, left, opened)) == target)
+            options = sorted(self._startable(gpu, left, opened), key=lambda stack: stack != previous)
+            stack = next(s for s in options if self._price(gpu, s) + self._best(gpu + 1, *self._take(gpu, s, left, opened)) == target)
             chosen.append(stack)
-            left, opened = self._take(stack, left, opened)
+            left, opened = self._take(gpu, stack, left, opened)
             gpu += 1
         return chosen
+
+    @property
+    def _steps(self) -> tuple[int, ...]:
+        return self.steps or (1,) * len(self.runs)
+
+    def _now(self, gpu: int, opened: tuple[int, ...]) -> tuple[int, ...]:
+        """Per class, how far into the open run GPU ``gpu`` may continue it is (the run of its
+        residue modulo its step)."""
+        steps = self._steps
+        return tuple(opened[sum(steps[:k]) + gpu % step] for k, step in enumerate(steps))
+
+    def _startable(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """:meth:`_options` less the stacks that begin a progression its class's demand cannot
+        end beside the ones it has open (several open at once, one per residue, may otherwise
+        use up the demand half way; consecutive runs never are)."""
+        options = self._options(gpu, demand, opened)
+        if all(step == 1 for step in self._steps):
+            return options
+        now, steps, owed = self._now(gpu, opened), self._steps, []
+        for k, step in enumerate(steps):
+            first = sum(steps[:k])
+            owed.append(sum(self.runs[k] - into for into in opened[first : first + step] if into))
+        return [stack for stack in options if all(now[k] or demand[k] - owed[k] >= self.runs[k] for k in stack)]
 
     def _options(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
         """Stacks GPU ``gpu`` may take toward ``demand``: every class in the middle of a run
@@ -204,13 +231,13 @@ class Local:
         GPUs (run 1) still short could join: moving one of its later GPUs here costs less, so
         such a stack is never the only best. Remembered by which classes are still short."""
         short = tuple(need > 0 for need in demand)
-        key = (gpu, short, tuple(into > 0 for into in opened))
+        key = (gpu, short, tuple(into > 0 for into in self._now(gpu, opened)))
         if key not in self.offered:
             self.offered[key] = self._offer(gpu, demand, opened)
         return self.offered[key]
 
     def _offer(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
-        must = {k for k, into in enumerate(opened) if into}
+        must = {k for k, into in enumerate(self._now(gpu, opened)) if into}
         load = self.loads[gpu] if self.loads else None
         usable = [
             stack for stack in self.stacks
@@ -223,13 +250,17 @@ class Local:
         valid = set(usable)
         return [stack for stack in usable if not any(k not in stack and tuple(sorted((*stack, k))) in valid for k in joiners)]
 
-    def _take(self, stack: tuple[int, ...], demand: tuple[int, ...], opened: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def _take(self, gpu: int, stack: tuple[int, ...], demand: tuple[int, ...], opened: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         left = list(demand)
         for k in stack:
             left[k] -= 1
         if not self.longer:
             return tuple(left), opened
-        return tuple(left), tuple((into + 1) % self.runs[k] if k in stack else into for k, into in enumerate(opened))
+        moved, steps = list(opened), self._steps
+        for k in stack:
+            slot = sum(steps[:k]) + gpu % steps[k]
+            moved[slot] = (opened[slot] + 1) % self.runs[k]
+        return tuple(left), tuple(moved)
 
     @property
     def longer(self) -> bool:
@@ -251,16 +282,25 @@ class Local:
             if len(self.known) % STATES_PER_CHECK == 0:
                 self.check("pricing the contiguity of node patterns")
             self.known[key] = min(
-                (self._price(gpu, stack) + self._best(gpu + 1, *self._take(stack, demand, opened)) for stack in self._options(gpu, demand, opened)),
+                (self._price(gpu, stack) + self._best(gpu + 1, *self._take(gpu, stack, demand, opened)) for stack in self._startable(gpu, demand, opened)),
                 default=float("inf"),
             )
         return self.known[key]
 
 
+def local_run(count_class: CountClass, requests: Mapping[str, ComponentRequest]) -> tuple[int, int]:
+    """The run and step a class's GPUs take in the local search: a class of progressions its own
+    (stated exactly, ``strided.py``), any other the consecutive run of its members
+    (:func:`consecutive_run`, step 1)."""
+    if count_class.step > 1:
+        return count_class.run, count_class.step
+    return consecutive_run([(int(requests[m].amount[0]), int(requests[m].stride or 1)) for m in count_class.members]), 1
+
+
 def consecutive_run(amounts_and_strides: Sequence[tuple[int, int]]) -> int:
     """The consecutive GPUs a class's processes are made of, as the flat model states it: a
     process of ``amount`` GPUs with stride 1 takes that many consecutive ranks; the longest such
-    run when it is a multiple of every other (1 otherwise, and for strided members, whose
+    run when it is a multiple of every other (1 otherwise, and for strided followers, whose
     progressions the layout tiles in blocks but the flat model may spread: a lower bound)."""
     consecutive = [amount for amount, stride in amounts_and_strides if amount > 1 and stride == 1]
     longest = max(consecutive, default=1)

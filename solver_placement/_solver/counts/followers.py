@@ -44,6 +44,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
+from solver_placement._solver.counts.strided import class_layout, holey
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -82,6 +83,7 @@ class Collocation:
     members: tuple[str, ...]
     unit: int
     run: int
+    step: int = 1  # above 1: the root's progressions leave holes in its groups (``strided.py``)
     follows: tuple[str, ...] = ()
     leader: str = ""
 
@@ -146,6 +148,9 @@ def _collocation(
         if target is not None and free[name].num_processes * amount[name] != free[target].num_processes * amount[target]:
             return f"{name}: collocated with {target} but holding a different number of GPUs"
     unit = lcm(*(tensor_group_on_node(spec, free[m]) * amount[m] for m in members))
+    if holey(spec, free[root]) and unit == tensor_group_on_node(spec, free[root]) * amount[root]:
+        layout = class_layout(spec, free, members)  # progressions, exact (``strided.py``)
+        return layout if isinstance(layout, str) else Collocation(root, members, unit, *layout)
     runs = {m: block(free[m]) for m in members}
     loose = next((name for name in members if unit % runs[name]), None)
     if loose is not None:
@@ -167,7 +172,7 @@ def _collocation(
     for follows, leader in _orders(members, amount, runs):
         items = member_items(np.arange(period), members, follows, leader, free)
         if all(_inside(items[name], items[target], _tp(spec, target), period) for name, target in nests):
-            return Collocation(root, members, unit, run, follows, leader)
+            return Collocation(root, members, unit, run, follows=follows, leader=leader)
     items = member_items(np.arange(period), members, (), "", free)
     name, target = next((n, t) for n, t in nests if not _inside(items[n], items[t], _tp(spec, t), period))
     return f"{name}: processes that the count layout cannot nest in {target}'s tensor-parallel groups"
@@ -204,22 +209,28 @@ def block(request: ComponentRequest) -> int:
     return amount * int(request.stride or 1) if amount > 1 else 1
 
 
-def tile(gpus: np.ndarray, request: ComponentRequest) -> np.ndarray:
+def tile(gpus: np.ndarray, request: ComponentRequest, in_progressions: bool = False) -> np.ndarray:
     """``gpus`` (in order) split among the request's processes (``amount`` each, a block of
-    ``amount * stride`` interleaved among ``stride`` processes): processes x amount."""
+    ``amount * stride`` interleaved among ``stride`` processes; ``in_progressions``: the GPUs
+    already in progression order, one process after another, ``strided.py``): processes x amount."""
     amount, step = int(request.amount[0]), int(request.stride or 1)
     flat = gpus.reshape(-1)
-    if amount > 1 and step > 1:
+    if amount > 1 and step > 1 and not in_progressions:
         flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
     return flat.reshape(-1, amount)
 
 
 def member_items(
-    gpus: np.ndarray, members: tuple[str, ...], follows: tuple[str, ...], leader: str, requests: Mapping[str, ComponentRequest]
+    gpus: np.ndarray,
+    members: tuple[str, ...],
+    follows: tuple[str, ...],
+    leader: str,
+    requests: Mapping[str, ComponentRequest],
+    in_progressions: bool = False,
 ) -> dict[str, np.ndarray]:
     """Each member's processes x GPUs on a class's ``gpus`` of one node (in order): dealt by
     :func:`tile`, the members of ``follows`` one GPU each in the order of ``leader``'s processes."""
-    items = {member: tile(gpus, requests[member]) for member in members if member not in follows}
+    items = {member: tile(gpus, requests[member], in_progressions) for member in members if member not in follows}
     if follows:
         order = items[leader].reshape(-1, 1)
         items |= {member: order for member in follows}

@@ -83,7 +83,7 @@ def kept_answer(
 ) -> Answer | Declined | None:
     """The count model's answer with ``changes`` among its terms, proven by its own bound, or why
     it declines; None for the specs it does not state this way (robots, a weighed ``contiguity``,
-    a strided component placed first, or a spec the count model reads otherwise): there the
+    a strided component placed first, progressions of a stride that leave holes, or a spec the count model reads otherwise): there the
     caller matches the count layout to the previous placement, as it does when the previous
     contents make more than ``MAX_PATTERNS`` patterns over their shapes. ``priced``: preferred rules no
     placement keeps, their ``topology`` term stated (``spanning.py``)."""
@@ -97,8 +97,8 @@ def kept_answer(
     problem = count_problem(spec, requests)
     if isinstance(problem, str) and preferring(spec):
         return _preferring(spec, held, weights, options, budget)
-    if first is None or not isinstance(problem, CountProblem):
-        return None
+    if first is None or not isinstance(problem, CountProblem) or any(c.step > 1 for c in problem.classes):
+        return None  # progressions (``strided.py``) are not runs of blocks, which ``kept_node.py`` keeps
     if priced and isinstance(problem := with_priced(problem, spec, requests, priced, budget.check), str):
         return None
     if ready.nodes and weights.get("balance"):

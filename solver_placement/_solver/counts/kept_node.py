@@ -27,7 +27,7 @@ from ortools.sat.python import cp_model
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.patterns import Shape, beside_of
 from solver_placement._solver.counts.problem import CountProblem
-from solver_placement._solver.counts.typed import _admitted, part_stacks
+from solver_placement._solver.counts.typed import admitted_stacks, part_stacks
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._specification.candidates import ComponentRequest
@@ -145,7 +145,7 @@ def in_place(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node
     stacks, fits = part_stacks(graph, shape.part), beside_of(problem, shape.part) if node.loads else None
     everyone = range(len(pattern))
     choices = [
-        _admitted(stacks, tuple(k for k in everyone if gpu not in node.keep_off[k]), node.loads[gpu] if node.loads else None, fits)
+        admitted_stacks(stacks, tuple(k for k in everyone if gpu not in node.keep_off[k]), node.loads[gpu] if node.loads else None, fits)
         for gpu in range(capacity)
     ]
     on: list[set[int]] = [set() for _ in range(capacity)]
@@ -228,7 +228,7 @@ def node_kept(
         for k in present:
             if k not in admitted:
                 model.add(taken[k][gpu] == 0)
-        choices = _admitted(stacks, admitted, node.loads[gpu] if node.loads else None, fits)
+        choices = admitted_stacks(stacks, admitted, node.loads[gpu] if node.loads else None, fits)
         picks = [model.new_bool_var("") for _ in choices]
         model.add(sum(picks) <= 1)
         for k in admitted:

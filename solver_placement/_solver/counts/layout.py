@@ -32,8 +32,10 @@ from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape, beside_of
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.runs import runs_cover
 from solver_placement._solver.counts.spanning import spanning_order
-from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, runs_cover, typed_cover
+from solver_placement._solver.counts.strided import progressions_of
+from solver_placement._solver.counts.typed import gpu_types, needs_types, part_stacks, typed_cover
 from solver_placement._specification.candidates import ComponentRequest
 
 
@@ -160,7 +162,7 @@ def _stacked(problem: CountProblem, requests: Mapping[str, ComponentRequest], as
     taken: dict[int, np.ndarray] = {}
     for part in connected_parts(len(ask.pattern), problem.apart_somewhere if ask.loads else ask.graph.linked):  # beside a load: the count model's parts
         present = [c for c in part if ask.pattern[c]]
-        if present and ask.loads or needs_types([ask.keep_off[c] for c in present], [problem.classes[c].run for c in present]):
+        if present and ask.loads or needs_types([ask.keep_off[c] for c in present], [problem.classes[c].run for c in present], [problem.classes[c].step for c in present]):
             typed = _typed(problem, requests, ask, part)
             if typed is None:
                 return None
@@ -192,10 +194,11 @@ def _typed(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask:
     demand = tuple(ask.pattern[c] * problem.classes[c].width for c in part)
     stacks = part_stacks(ask.graph, part)
     runs = tuple(_run(problem, requests, c) for c in part)
+    steps = tuple(problem.classes[c].step for c in part)
     fits = beside_of(problem, part) if ask.loads else None
     if any(run > 1 for run in runs):
         try:
-            holding = runs_cover(stacks, keep_off, ask.capacity, demand, runs, ask.loads, fits)
+            holding = runs_cover(stacks, keep_off, ask.capacity, demand, runs, ask.loads, fits, steps)
         except OverflowError:
             return None
         if holding is None:
@@ -212,7 +215,8 @@ def _typed(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask:
     taken: dict[int, np.ndarray] = {}
     for k, c in enumerate(part):
         if demand[k]:
-            found = _runs_of(np.array(sorted(holding[k]), dtype=np.int64), runs[k], demand[k])
+            held = np.array(sorted(holding[k]), dtype=np.int64)
+            found = progressions_of(held, runs[k], steps[k], demand[k]) if steps[k] > 1 else _runs_of(held, runs[k], demand[k])
             if found is None:
                 return None
             taken[c] = found
@@ -255,7 +259,12 @@ def _whole_runs(problem: CountProblem, requests: Mapping[str, ComponentRequest],
     """Whether each class's local ids (ascending) make whole runs of every member's stride
     blocks, lowest first (what ``followers.tile`` deals out)."""
     for c, gpus in taken.items():
-        for member in problem.classes[c].members:
+        count_class = problem.classes[c]
+        if count_class.step > 1:  # progressions (``strided.py``): the ids must split into whole ones
+            if progressions_of(gpus, count_class.run, count_class.step, gpus.size) is None:
+                return False
+            continue
+        for member in count_class.members:
             amount, step = int(requests[member].amount[0]), int(requests[member].stride or 1)
             run = amount * step if amount > 1 else 1
             if run > 1 and (gpus.size % run or (np.diff(gpus.reshape(-1, run), axis=1) != 1).any()):
@@ -298,8 +307,13 @@ def _items(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask:
     items: dict[str, np.ndarray] = {}
     for c, gpus in taken.items():
         count_class = problem.classes[c]
+        if count_class.step > 1:  # the ids in progression order, lowest first (``strided.py``)
+            ordered = progressions_of(gpus, count_class.run, count_class.step, gpus.size)
+            if ordered is None:
+                raise InternalError(f"{count_class.root}: a node's GPUs for it do not split into whole progressions")
+            gpus = ordered
         groups = gpus.reshape(ask.pattern[c], count_class.width)
-        items |= member_items(groups, count_class.members, count_class.follows, count_class.leader, requests)
+        items |= member_items(groups, count_class.members, count_class.follows, count_class.leader, requests, count_class.step > 1)
     return _NodeLayout(items)
 
 

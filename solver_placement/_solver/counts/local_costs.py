@@ -14,8 +14,11 @@ times the members holding each of its classes; a class may not take a GPU it is 
 strings, windows) nor one of a node it is not allowed on; a class whose processes are
 ``runs[k]`` consecutive GPUs takes GPUs in whole runs (a run once begun continues on the next
 GPU, so a state remembers how far into its run each class is); a pattern counts each class's
-GPUs in whole groups of its width. Strides above 1 are left to the layout, as in ``Local`` (a
-lower bound there; the answer is proven only when the layout meets it).
+GPUs in whole groups of its width. A class of progressions (``steps[k]`` > 1, a stride whose
+blocks do not tile its groups, ``strided.py``) has one open run per residue of its step, each
+continued ``steps[k]`` GPUs further (``weighed.py`` lays every class whose root has a stride out
+so). Strides of collocated followers of other shapes are left to the layout, as in ``Local``
+(a lower bound there; the answer is proven only when the layout meets it).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class NodeWalk:
     stacks: tuple[tuple[int, ...], ...]
     loads: tuple[FixedLoad | None, ...] = ()  # per GPU, the rank strings' load there (``fixed_loads.py``; ``()``: none)
     fits: FitsBeside | None = None  # whether a stack fits beside a load
+    steps: tuple[int, ...] = ()  # per class, the ids apart of its runs' GPUs (``()``: all 1; above 1: ``strided.py``)
 
 
 def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +67,9 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
     the stacks after it one GPU down holds the same pattern for less, so no least layout has a
     gap, and the states that take nothing are set aside as done."""
     size = len(walk.weights)
-    radix = np.array([walk.capacity + 1] * size + [max(run, 1) for run in walk.runs], dtype=np.int64)
+    steps = np.array(walk.steps or (1,) * size, dtype=np.int64)
+    first = np.concatenate(([0], np.cumsum(steps)[:-1])).astype(np.int64)  # per class, its first open run (one per residue of its step)
+    radix = np.array([walk.capacity + 1] * size + [max(run, 1) for run, step in zip(walk.runs, steps.tolist()) for _ in range(step)], dtype=np.int64)
     place = np.concatenate(([1], np.cumprod(radix[:-1]))).astype(np.int64)
     most_cost = walk.capacity * walk.capacity * max(1, sum(walk.weights))
     if float(np.prod(radix.astype(np.float64))) * most_cost >= 2.0**62:
@@ -71,13 +77,13 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
     gapless = not any(walk.kept_off) and all(run <= 1 for run in walk.runs) and not walk.loads
     runs = np.array(walk.runs, dtype=np.int64)
     widths = np.array(walk.widths, dtype=np.int64)
-    counts, opened, costs = np.zeros((1, size), dtype=np.int64), np.zeros((1, size), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    counts, opened, costs = np.zeros((1, size), dtype=np.int64), np.zeros((1, int(steps.sum())), dtype=np.int64), np.zeros(1, dtype=np.int64)
     done: list[tuple[np.ndarray, np.ndarray]] = []
     for gpu in range(walk.capacity):
         check("pricing the contiguity of node patterns")
         if gapless:
             done.append((counts, costs))
-        counts, opened, costs = _step(walk, gpu, counts, opened, costs, runs, with_empty=not gapless)
+        counts, opened, costs = _step(walk, gpu, counts, opened, costs, runs, first + gpu % steps, steps, with_empty=not gapless)
         left = walk.capacity - gpu - 1  # a class must still be able to end in whole groups
         reachable = ((-counts) % widths <= left).all(axis=1)
         counts, opened, costs = _least(counts[reachable], opened[reachable], costs[reachable], place, most_cost)
@@ -86,7 +92,7 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
     finished = [(counts[(opened == 0).all(axis=1)], costs[(opened == 0).all(axis=1)]), *done]
     counts = np.concatenate([c for c, _ in finished])
     costs = np.concatenate([c for _, c in finished])
-    counts, _, costs = _least(counts, np.zeros_like(counts), costs, place, most_cost)
+    counts, _, costs = _least(counts, np.zeros((counts.shape[0], int(steps.sum())), dtype=np.int64), costs, place, most_cost)
     whole = (counts % widths == 0).all(axis=1)
     groups = counts[whole] // widths
     order = np.lexsort(groups.T[::-1])
@@ -103,24 +109,36 @@ def _least(counts: np.ndarray, opened: np.ndarray, costs: np.ndarray, place: np.
 
 
 def _step(
-    walk: NodeWalk, gpu: int, counts: np.ndarray, opened: np.ndarray, costs: np.ndarray, runs: np.ndarray, with_empty: bool
+    walk: NodeWalk,
+    gpu: int,
+    counts: np.ndarray,
+    opened: np.ndarray,
+    costs: np.ndarray,
+    runs: np.ndarray,
+    slots: np.ndarray,
+    steps: np.ndarray,
+    with_empty: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The states after GPU ``gpu`` takes each stack it may (or, ``with_empty``, nothing) from
-    each state."""
+    each state; ``slots[k]`` is the open run of class ``k`` this GPU may continue (the one of its
+    residue modulo ``steps[k]``)."""
     size = counts.shape[1]
-    must = opened > 0  # classes in the middle of a run: the stack must hold them
+    now = opened[:, slots]
+    must = now > 0  # classes in the middle of a run: the stack must hold them
     idle = ~must.any(axis=1) if with_empty else np.zeros(costs.size, dtype=bool)
     found_counts, found_opened, found_costs = [counts[idle]], [opened[idle]], [costs[idle]]
     for stack in _usable(walk, gpu):
         member = np.zeros(size, dtype=bool)
         member[list(stack)] = True
         fits = ~(must & ~member).any(axis=1)
-        starting = member & (opened == 0)  # a class beginning a run needs its whole run left
-        fits &= ~(starting & (gpu + runs > walk.capacity)).any(axis=1)
+        starting = member & (now == 0)  # a class beginning a run needs its whole run left
+        fits &= ~(starting & (gpu + (runs - 1) * steps >= walk.capacity)).any(axis=1)
         if not fits.any():
             continue
         found_counts.append(counts[fits] + member)
-        found_opened.append(np.where(member, (opened[fits] + 1) % runs, opened[fits]))
+        moved = opened[fits].copy()
+        moved[:, slots] = np.where(member, (now[fits] + 1) % runs, now[fits])
+        found_opened.append(moved)
         found_costs.append(costs[fits] + gpu * sum(walk.weights[k] for k in stack))
     return np.concatenate(found_counts), np.concatenate(found_opened), np.concatenate(found_costs)
 

@@ -20,7 +20,8 @@ from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
 from solver_placement._solver.counts.problem import CountClass, CountProblem
-from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks, typed_patterns
+from solver_placement._solver.counts.runs import typed_patterns
+from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
 #: a few thousand, enumerating them in Python and solving take seconds, and the flat model or
@@ -118,12 +119,15 @@ def shapes(
     loads = {node: beside.on_node(node, int(gpus_per_node[node])) for node in {n for n, _ in beside.loads}} if beside is not None else {}
     touched = {node for off in keep_off for node in off} | set(loads)  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
+    steps = tuple(problem.classes[c].step for c in part)
+    if any(step > 1 for step in steps):  # progressions (``strided.py``): every node is checked GPU by GPU
+        touched |= set(useful.tolist())
     load = problem.load if problem.load is not None else np.zeros(num_nodes, dtype=np.int64)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
         here = loads.get(node, ())
         key = (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains),
-               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node, bool(here)) if node in touched else (), here,
+               int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node, bool(here), steps) if node in touched else (), here,
                int(load[node]))  # fmt: skip
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
@@ -134,7 +138,7 @@ def shapes(
             stacks = part_stacks(problem.graphs[graph], part)
             fits = beside_of(problem, part) if here else None
             try:
-                table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check, here, fits)))
+                table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check, here, fits, steps)))
             except OverflowError:
                 raise TooManyPatterns from None
             found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain, load=loaded))
@@ -168,13 +172,21 @@ def beside_of(problem: CountProblem, part: tuple[int, ...]) -> FitsBeside | None
 
 
 def _kept_off(
-    keep_off: list[dict[int, tuple[int, ...]]], allowed: np.ndarray, runs: tuple[int, ...], capacity: int, node: int, loaded: bool = False
+    keep_off: list[dict[int, tuple[int, ...]]],
+    allowed: np.ndarray,
+    runs: tuple[int, ...],
+    capacity: int,
+    node: int,
+    loaded: bool = False,
+    steps: tuple[int, ...] = (),
 ) -> tuple[tuple[int, ...], ...]:
     """Per class, the node's local ids it may not use (all for a class not allowed there), when
-    the node needs checks GPU by GPU (``typed.needs_types``, or ``loaded``: a GPU with a fixed
-    load); else ``()``: the cliques' sums state it."""
+    the node needs checks GPU by GPU (``typed.needs_types``: GPUs kept off, runs, progressions of
+    ``steps`` above 1; or ``loaded``: a GPU with a fixed load); else ``()``: the cliques' sums
+    state it."""
     ok = allowed.tolist()
-    if not loaded and not needs_types([off.get(node, ()) for off, there in zip(keep_off, ok) if there], [run for run, there in zip(runs, ok) if there]):
+    here = [off.get(node, ()) for off, there in zip(keep_off, ok) if there]
+    if not loaded and not needs_types(here, [run for run, there in zip(runs, ok) if there], [step for step, there in zip(steps, ok) if there]):
         return ()
     return tuple(off.get(node, ()) if there else tuple(range(capacity)) for off, there in zip(keep_off, ok))
 

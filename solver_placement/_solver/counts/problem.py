@@ -24,6 +24,9 @@ caller says it when it falls back to the flat model):
   where not, the node's GPUs are told apart by the classes they admit (``typed.py``);
 - a rank-string component's memory and processes load its GPUs: a GPU with such a load admits
   only the stacks of classes that fit beside it (``fixed_loads.py``), told apart by ``typed.py``;
+- a class whose root takes GPUs a stride apart in groups its blocks do not tile, or kept off
+  some GPUs, is made of progressions rather than blocks (``CountClass.step``, ``strided.py``),
+  and every node it may use is checked GPU by GPU (``typed.py``);
 - a required domain makes each value of its label hold whole units of the class's groups, for
   any member's tensor-parallel groups or pipelines (``domain_levels.py``; where two members'
   units overlap, each member numbers its processes by its own domains); a preferred
@@ -41,11 +44,13 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import InternalError
 from solver_placement._solver.counts.domain_levels import DomainLevel, PricedLevel, domain_levels
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
 from solver_placement._solver.counts.followers import Blocks, Loose, collocations, common_window
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
+from solver_placement._solver.counts.strided import class_layout
 from solver_placement._solver.counts.typed import beside_joins
 from solver_placement._solver.counts.windows import outside_window, strides_off_ids
 from solver_placement._solver.rules import RULES
@@ -71,6 +76,7 @@ class CountClass:
     groups: int
     levels: tuple[DomainLevel, ...] = ()  # required domains: whole units of groups per value (``domain_levels.py``)
     run: int = 1  # consecutive GPUs its layout is made of: every member's ``amount * stride`` block divides it (1: any GPU)
+    step: int = 1  # ids apart of a run's GPUs: above 1, progressions of a stride that do not tile its groups (``strided.py``)
     priced: tuple[PricedLevel, ...] = ()  # preferred domains no placement keeps, their topology term stated (``spanning.py``)
     follows: tuple[str, ...] = ()
     leader: str = ""
@@ -155,6 +161,7 @@ def count_problem(
     blocked = _blocked(spec, requests, classes, windows)
     if isinstance(blocked, str):
         return blocked
+    classes = [in_progressions(spec, free, c) if held.size else c for c, held in zip(classes, blocked)]
     allowed = np.stack([_allowed_nodes(spec, window, c, held) for c, window, held in zip(classes, windows, blocked)])
     beside = _beside(spec, requests, classes, graphs, blocked, allowed)
     return CountProblem(tuple(classes), allowed, *graphs, blocked, spec.cluster.hw_node, spec.cluster.hw_local, beside=beside)
@@ -246,8 +253,17 @@ def _classes(spec: PlacementSpec, free: Mapping[str, ComponentRequest], blocks: 
         if groups % lcm(*(level.multiple for level in levels)):
             return f"{name}: processes that do not form whole pipelines"
         group = shape.unit // int(request.amount[0])
-        classes.append(CountClass(name, shape.members, group, shape.unit, groups, levels, shape.run, follows=shape.follows, leader=shape.leader))
+        classes.append(CountClass(name, shape.members, group, shape.unit, groups, levels, shape.run, shape.step, follows=shape.follows, leader=shape.leader))
     return classes
+
+
+def in_progressions(spec: PlacementSpec, free: Mapping[str, ComponentRequest], count_class: CountClass) -> CountClass:
+    """A class kept off some GPUs, or whose local ids are priced (``weighed.py``), in
+    progressions where blocks would not be exact (``strided.class_layout``)."""
+    layout = class_layout(spec, free, count_class.members, spread=True)
+    if isinstance(layout, str):  # a follower the class could not hold is refused when it is formed
+        raise InternalError(f"{count_class.root}: {layout}")
+    return replace(count_class, run=layout[0], step=layout[1]) if layout[1] > 1 else count_class
 
 
 def _allowed_nodes(spec: PlacementSpec, window: ComponentRequest, count_class: CountClass, blocked: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._solver.counts.contiguity import Ranked, consecutive_run, even_runs, in_some_hole_set, stacks_of
+from solver_placement._solver.counts.contiguity import Ranked, even_runs, in_some_hole_set, local_run, stacks_of
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.local_costs import NodeWalk, members_present, node_patterns, pattern_rows
 from solver_placement._solver.counts.patterns import Shape, Table, beside_of, class_domains
@@ -74,7 +74,7 @@ def walked_runs(
     placed_first = problem.load if problem.load is not None else np.zeros(cluster.num_nodes, dtype=np.int64)
     members = tuple(len(problem.classes[c].members) for c in part)
     widths = tuple(problem.classes[c].width for c in part)
-    runs = tuple(consecutive_run([(int(requests[m].amount[0]), int(requests[m].stride or 1)) for m in problem.classes[c].members]) for c in part)
+    runs, steps = (tuple(column) for column in zip(*(local_run(problem.classes[c], requests) for c in part)))
     kept = [problem.blocked_locals(c) for c in part]  # per class, node -> local ids it is kept off
     groups: dict[_NodeKey, list[int]] = {}
     for node in np.flatnonzero(allowed.any(axis=0)).tolist():
@@ -91,7 +91,7 @@ def walked_runs(
     for key, nodes in groups.items():
         graph = problem.graphs[key.graph]
         stacks = stacks_of(graph, part, in_some_hole_set(graph))
-        walk = NodeWalk(key.capacity, members, widths, key.allowed, key.kept_off, runs, stacks, key.loads, fits if key.loads else None)
+        walk = NodeWalk(key.capacity, members, widths, key.allowed, key.kept_off, runs, stacks, key.loads, fits if key.loads else None, steps)
         if walk not in walked:
             walked[walk] = node_patterns(walk, check)
         patterns, local = walked[walk]

@@ -19,16 +19,15 @@ those that fit beside the load, so two classes that each fit beside a rank strin
 never share its GPUs. Such loads also join parts of classes that no rule connects but that
 compete for a loaded GPU (:func:`beside_joins`), so their patterns are checked together.
 
-A class whose processes take runs of consecutive GPUs (a stride's blocks) is kept off some GPUs
-of such a node, its room is the runs between them, not their count; there the check goes GPU by
-GPU in id order (:func:`runs_cover`), a search bounded by ``RUNS_STEPS`` (past it the node is
-not decided, and the count path declines as for too many patterns).
+A class whose processes take runs of consecutive GPUs (a stride's blocks) or progressions is
+checked GPU by GPU in id order instead (``runs.py``), with the stacks each GPU admits
+(:func:`admitted_stacks`).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 from solver_placement._solver.counts.covers import hole
@@ -38,9 +37,6 @@ from solver_placement._solver.counts.graphs import ApartGraph
 #: Most mixes of stacks (one per part) checked beside one GPU's fixed load before its parts are
 #: joined without the check (``beside_joins``): a few parts of a few stacks each make far fewer.
 MAX_MIXES_CHECKED = 4_096
-#: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
-#: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
-RUNS_STEPS = 20_000
 #: One type of GPU on a node: the classes (positions in the part) it admits, how many GPUs, and
 #: the rank strings' load on each (None: none that matters).
 GpuType = tuple[tuple[int, ...], int, FixedLoad | None]
@@ -94,7 +90,7 @@ class TypedCovers:
 
     def __init__(self, stacks: tuple[tuple[int, ...], ...], types: tuple[GpuType, ...], fits: FitsBeside | None = None) -> None:
         self.types = types
-        self.local = tuple(_admitted(stacks, admitted, load, fits) for admitted, _, load in types)
+        self.local = tuple(admitted_stacks(stacks, admitted, load, fits) for admitted, _, load in types)
         holds = tuple(frozenset(k for stack in stacks_here for k in stack) for stacks_here in self.local)
         classes = sorted({k for held in holds for k in held})
         #: per type and class: the GPUs of this type (when it holds the class) plus every later type's that do
@@ -128,175 +124,13 @@ class TypedCovers:
         return None if later is None else ((), *later)
 
 
-def runs_cover(
-    stacks: tuple[tuple[int, ...], ...],
-    keep_off: Sequence[Sequence[int]],
-    capacity: int,
-    demand: tuple[int, ...],
-    runs: Sequence[int],
-    loads: Sequence[FixedLoad | None] = (),
-    fits: FitsBeside | None = None,
-) -> list[list[int]] | None:
-    """Per class, the local ids whose stacks hold it, when some class takes its GPUs in runs of
-    consecutive ids (a stride): GPU by GPU in id order, each given a stack it admits (and that
-    fits beside its load), so that every class gets ``demand[k]`` ids in whole runs of
-    ``runs[k]``; None when there is none (``OverflowError`` past ``RUNS_STEPS`` steps: not
-    decided)."""
-    return RunsCovers(stacks, keep_off, capacity, runs, loads, fits).cover(demand)
-
-
-class RunsCovers:
-    """:func:`runs_cover` of one node for many demands. The search's state at a GPU is, per
-    class, the GPUs it still needs in whole runs and how far into a run it is; a state that
-    failed fails for every demand that reaches it, so failures are remembered across demands
-    (the first cover found is the one the search without them finds)."""
-
-    def __init__(
-        self,
-        stacks: tuple[tuple[int, ...], ...],
-        keep_off: Sequence[Sequence[int]],
-        capacity: int,
-        runs: Sequence[int],
-        loads: Sequence[FixedLoad | None] = (),
-        fits: FitsBeside | None = None,
-    ) -> None:
-        self.admitted = [
-            _admitted(stacks, tuple(k for k in range(len(runs)) if gpu not in keep_off[k]), loads[gpu] if loads else None, fits)
-            for gpu in range(capacity)
-        ]
-        self.capacity = capacity
-        self.runs = tuple(runs)
-        self.failed: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
-        self.feasible: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
-
-    def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
-        """Per class, the local ids whose stacks hold it (see :func:`runs_cover`)."""
-        held: list[list[int]] = [[] for _ in demand]
-        steps = 0
-
-        def search(gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:
-            nonlocal steps
-            steps += 1
-            if steps > RUNS_STEPS:
-                raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
-            if not any(need):
-                return True
-            key = (gpu, need, into)
-            if gpu == self.capacity or key in self.failed or any(n > opened + self.capacity - gpu for n, opened in zip(need, into)):
-                return False
-            for stack in (*self.admitted[gpu], ()):
-                left, opened = list(need), [0] * len(need)
-                for k in stack:
-                    held[k].append(gpu)
-                    length = into[k] + 1
-                    if length == self.runs[k]:
-                        left[k], length = max(left[k] - length, 0), 0
-                    opened[k] = length if left[k] else 0
-                if search(gpu + 1, tuple(left), tuple(opened)):
-                    return True
-                for k in stack:
-                    held[k].pop()
-            self.failed.add(key)
-            return False
-
-        return held if search(0, demand, (0,) * len(demand)) else None
-
-    def holds(self, demand: tuple[int, ...]) -> bool:
-        """Whether some cover of ``demand`` exists: the same search, each state's answer
-        remembered (successes too, since no GPU ids are asked for)."""
-        steps = 0
-
-        def search(gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:
-            nonlocal steps
-            if not any(need):
-                return True
-            key = (gpu, need, into)
-            if key in self.feasible:
-                return True
-            if gpu == self.capacity or key in self.failed or any(n > opened + self.capacity - gpu for n, opened in zip(need, into)):
-                return False
-            steps += 1
-            if steps > RUNS_STEPS:
-                raise OverflowError(f"more than RUNS_STEPS={RUNS_STEPS:,} steps to lay a node's GPUs out in runs")
-            for stack in (*self.admitted[gpu], ()):
-                left, opened = list(need), [0] * len(need)
-                for k in stack:
-                    length = into[k] + 1
-                    if length == self.runs[k]:
-                        left[k], length = max(left[k] - length, 0), 0
-                    opened[k] = length if left[k] else 0
-                if search(gpu + 1, tuple(left), tuple(opened)):
-                    self.feasible.add(key)
-                    return True
-            self.failed.add(key)
-            return False
-
-        return search(0, demand, (0,) * len(demand))
-
-
-def needs_types(keep_off: Sequence[tuple[int, ...]], runs: Sequence[int]) -> bool:
+def needs_types(keep_off: Sequence[tuple[int, ...]], runs: Sequence[int], steps: Sequence[int] = ()) -> bool:
     """Whether a node's classes (of one connected part) need checks GPU by GPU: they are kept off
     different GPUs, or one that takes runs of consecutive GPUs is kept off some (then its room
-    is not a count of GPUs but of the runs between the GPUs it may not use)."""
-    return len(set(keep_off)) > 1 or any(run > 1 and bool(off) for off, run in zip(keep_off, runs))
-
-
-def typed_patterns(
-    widths: Sequence[int],
-    mask: Sequence[bool],
-    stacks: tuple[tuple[int, ...], ...],
-    capacity: int,
-    keep_off: tuple[tuple[int, ...], ...],
-    runs: tuple[int, ...],
-    limit: int,
-    check: Callable[[str], None],
-    loads: tuple[FixedLoad | None, ...] = (),
-    fits: FitsBeside | None = None,
-) -> Iterator[tuple[int, ...]]:
-    """Every vector of group counts (empty first, in lexicographic order) whose GPUs the node
-    holds (``loads``: the rank strings' on each GPU, ``fits``: what fits beside one): by GPU
-    type (:func:`typed_cover`), or GPU by GPU when a class takes runs
-    (:func:`runs_cover`); each class bounded by the GPUs it may use. More groups never fit where
-    fewer do not, so a vector that does not fit with the later classes still empty ends its
-    class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
-    or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
-    blocks = []
-    for classes, off, low, size in independent_blocks(keep_off, capacity):
-        on_span = tuple(loads[low : low + size]) if loads else ()
-        blocks.append((classes, TypedCovers(stacks, gpu_types(size, off, on_span)[0], fits), RunsCovers(stacks, off, size, runs, on_span, fits)))
-    strided = any(run > 1 for run in runs)
-    most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
-    counts = [0] * len(widths)
-    produced = examined = 0
-
-    def holds() -> bool:
-        nonlocal examined
-        examined += 1
-        if examined % 256 == 0:
-            check("enumerating node patterns")
-        demand = tuple(g * w for g, w in zip(counts, widths))
-        for classes, covers, in_runs in blocks:
-            wanted = tuple(d if k in classes else 0 for k, d in enumerate(demand))
-            if any(wanted) and not (in_runs.holds(wanted) if strided else covers.cover(wanted) is not None):
-                return False
-        return True
-
-    def walk(k: int) -> Iterator[tuple[int, ...]]:
-        nonlocal produced
-        if k == len(widths):
-            produced += 1
-            if produced > limit:
-                raise OverflowError
-            yield tuple(counts)
-            return
-        for value in range(most[k] + 1):
-            counts[k] = value
-            if value and not holds():
-                break
-            yield from walk(k + 1)
-        counts[k] = 0
-
-    yield from walk(0)
+    is not a count of GPUs but of the runs between the GPUs it may not use), or one takes
+    progressions of ids ``steps[k]`` > 1 apart (its room is the progressions that fit between
+    the others' GPUs, ``strided.py``)."""
+    return len(set(keep_off)) > 1 or any(run > 1 and bool(off) for off, run in zip(keep_off, runs)) or any(step > 1 for step in steps)
 
 
 def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list[tuple[frozenset[int], tuple[tuple[int, ...], ...], int, int]]:
@@ -333,7 +167,7 @@ def independent_blocks(keep_off: Sequence[Sequence[int]], capacity: int) -> list
 
 
 @lru_cache(maxsize=4_096)
-def _admitted(
+def admitted_stacks(
     stacks: tuple[tuple[int, ...], ...], admitted: tuple[int, ...], load: FixedLoad | None, fits: FitsBeside | None
 ) -> tuple[tuple[int, ...], ...]:
     """The maximal stacks a GPU holds: ``stacks`` cut to the classes it ``admitted``, and beside

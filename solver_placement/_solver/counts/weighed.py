@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -35,8 +36,8 @@ from solver_placement._solver.counts.contiguity import (
     TooManyLocalStates,
     Uses,
     add_term,
-    consecutive_run,
     in_some_hole_set,
+    local_run,
     rank_bases,
     stacks_of,
 )
@@ -47,7 +48,7 @@ from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
-from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.problem import CountProblem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
 from solver_placement._solver.counts.reduced_costs import Relaxation, fewest_nodes, relax
 from solver_placement._solver.evaluate import objective_value
@@ -84,7 +85,11 @@ def counted_with_ranks(
     """The count problem solved with ``contiguity`` weighed (``weights["contiguity"]`` > 0), or
     past the whole-node patterns ``patterns.shapes`` lists with ``balance`` weighed or a part
     with no clique tree (contiguity 0: only the tie-break, left out); its value is the spec's objective of the layout built, its
-    bound the model's (or the relaxation's, for answers using a pattern left out)."""
+    bound the model's (or the relaxation's, for answers using a pattern left out). A class whose
+    root takes GPUs a stride apart is laid out in progressions here (``strided.py``): its
+    blocks would be priced as single GPUs, a bound its layout may miss."""
+    free = {name: request for name, request in requests.items() if not request.determined}
+    problem = replace(problem, classes=tuple(in_progressions(spec, free, c) for c in problem.classes))
     cluster = spec.cluster
     ranks = bool(weights.get("contiguity"))
     bases = rank_bases(problem, requests, cluster) if ranks else np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
@@ -301,7 +306,8 @@ class _Pricer:
         if key not in self.searches:
             classes = [self.problem.classes[c] for c in part]
             weights = tuple(len(count_class.members) for count_class in classes)
-            runs = tuple(consecutive_run([(int(self.requests[m].amount[0]), int(self.requests[m].stride or 1)) for m in c.members]) for c in classes)
+            runs, steps = zip(*(local_run(c, self.requests) for c in classes))
             stacks = stacks_of(graph, part, in_some_hole_set(graph))
-            self.searches[key] = Local(weights, stacks, capacity, off, runs, self.budget.check, loads, beside_of(self.problem, part) if loads else None)
+            fits = beside_of(self.problem, part) if loads else None
+            self.searches[key] = Local(weights, stacks, capacity, off, tuple(runs), self.budget.check, loads, fits, tuple(steps))
         return self.searches[key]

@@ -34,7 +34,7 @@ from solver_placement._solver.rules.rule import Builder, Placed, Rule, RuleOutpu
 RULES: tuple[Rule, ...] = (
     Rule("per_process", per_process.KEYS, per_process.build, per_process.COUNTS, per_process.BOUND, per_process.FITS, ("bookkeeping", "layout", "shared_rule", "shape")),
     Rule("domains", domains.KEYS, domains.build, domains.counts, domains.BOUND, domains.FITS, ("groups",)),
-    Rule("stride", stride.KEYS, stride.build, stride.counts, stride.BOUND, stride.FITS, ("stride",)),
+    Rule("stride", stride.KEYS, stride.build, stride.COUNTS, stride.BOUND, stride.FITS, ("stride",)),
     Rule("sharing", sharing.KEYS, sharing.build, sharing.COUNTS, sharing.BOUND, sharing.FITS, ("shape",)),
     Rule("collocation", collocation.KEYS, collocation.build, collocation.COUNTS, collocation.bound, collocation.FITS, ("collocation",)),
     Rule("exclusivity", exclusivity.KEYS, exclusivity.build, exclusivity.COUNTS, exclusivity.bound, exclusivity.fits, ("exclusion",)),

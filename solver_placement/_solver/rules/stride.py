@@ -6,15 +6,11 @@ takes, so the ``changes`` objective term can tell whether a process keeps its ol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from solver_placement._errors import Statement, counted
-from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.context import Literal, ModelContext
 from solver_placement._solver.rules.rule import RuleOutput
 from solver_placement._solver.statements import noun
 from solver_placement._specification.candidates import ComponentRequest
-from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS = ("stride",)
 RULE = "stride"
@@ -79,18 +75,10 @@ def _patterns(window: tuple[int, ...], need: int, step: int) -> list[list[int]]:
     ]
 
 
-def counts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> str:
-    """The count model lays strided processes out in blocks of ``amount * stride`` consecutive
-    GPUs; a root component's blocks must tile its tensor-parallel groups (a collocated one
-    tiles its target's groups, checked where the class is formed)."""
-    for name, request in requests.items():
-        amount, step = int(request.amount[0]), int(request.stride or 1)
-        if request.determined or amount == 1 or step == 1 or spec.components[name].constraints.collocate_with is not None:
-            continue
-        if (tensor_group_on_node(spec, request) * amount) % (amount * step):
-            return f"{name}: a stride whose blocks do not tile its tensor-parallel groups"
-    return ""
-
+#: Node-level form: the count model lays a class's GPUs out in blocks of ``amount * stride``
+#: consecutive GPUs where they tile its tensor-parallel groups, and in progressions ``stride``
+#: apart, checked GPU by GPU on every node, where they do not (``counts/strided.py``).
+COUNTS = "stated: blocks that tile a group, progressions that do not (counts/strided.py)"
 
 BOUND = "a stride changes which items a process takes, not how many (counted with its amount)"
 

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve
 from solver_placement._solver.counts.kinds import item_ids
-from solver_placement._solver.counts.typed import independent_blocks, runs_cover
+from solver_placement._solver.counts.runs import runs_cover
+from solver_placement._solver.counts.typed import independent_blocks
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 

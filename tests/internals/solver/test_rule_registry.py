@@ -132,7 +132,6 @@ DECLINED = {
     "domains": ({"a": {"processes": 16, "tensor_parallel_size": 8, "pipeline_parallel_size": 2,
                        "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}}},
                 "a: topology (pipeline_parallel.rack: prefer)"),
-    "stride": ({"a": {"processes": 2, "hardware_per_process": 2, "stride": 2}}, "a: a stride whose blocks do not tile its tensor-parallel groups"),
 }  # fmt: skip
 
 

@@ -1,0 +1,98 @@
+"""Strides whose blocks do not tile a tensor-parallel group: classes laid out in progressions.
+
+A process of ``amount`` GPUs with stride ``s`` takes local ids ``h, h + s, ..., h + (amount -
+1) s`` of one node (``rules/stride.py``; ranks follow GPU ids on a node, ``windows.py``). Where a
+group's ``tp * amount`` GPUs are whole blocks of ``amount * s`` consecutive ids (``tp`` a multiple
+of ``s``), the count model lays them out in such blocks (``CountClass.run``). Where they are not
+(``processes: 1, hardware_per_process: 3, stride: 2``: GPUs ``h, h + 2, h + 4``), a process
+leaves holes that other components, or another process of its own, may fill, so what a node
+holds is not stated by sums of GPUs: two such processes fit six GPUs, not five, and one never
+fits four.
+
+What states it exactly: the GPUs a class uses on a node are a disjoint union of progressions,
+and a group is any ``tp`` of them (a group only has to share a node). Along one residue of the
+ids modulo ``s`` a progression is ``amount`` consecutive members of the chain, so a set of GPUs
+holds as many progressions as its chains' maximal runs hold whole ``amount``-long pieces, cut
+greedily from their start (:func:`progressions_of`), and the walk GPU by GPU that decides
+patterns for runs of consecutive GPUs (``runs.RunsCovers``) decides these too, with one open
+run per residue. So such a class is a class of ``run = amount`` GPUs ``step = s`` apart
+(``CountClass.step``); every node it may use is checked GPU by GPU (``typed.needs_types``),
+whatever shares it: exclusive or memory-bound classes, stacks in a hole, GPUs kept off, loads.
+
+Collocated followers: one of one GPU a process takes any GPU of the class; one of the root's
+own amount and stride takes exactly the root's progressions (a set of GPUs splits into whole
+progressions in one way only), so both nest in the root's groups. Any other follower of several
+GPUs would need its own progressions inside the root's groups, which this does not state: the
+count model declines it by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from solver_placement._solver.bounds.needs import tensor_group_on_node
+from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.placement_spec import PlacementSpec
+
+
+def shape_of(request: ComponentRequest) -> tuple[int, int]:
+    """A request's GPUs per process and stride (1 when it has none)."""
+    return int(request.amount[0]), int(request.stride or 1)
+
+
+def holey(spec: PlacementSpec, request: ComponentRequest) -> bool:
+    """Whether a root's progressions leave holes in its tensor-parallel groups: several GPUs a
+    process, a stride above 1, and a group of processes on one node that is not a multiple of
+    the stride (its GPUs are then not whole blocks of ``amount * stride``)."""
+    amount, step = shape_of(request)
+    return amount > 1 and step > 1 and tensor_group_on_node(spec, request) % step != 0
+
+
+def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], members: tuple[str, ...], spread: bool = False) -> tuple[int, int] | str:
+    """The ``(run, step)`` a class's GPUs on a node are made of (``CountClass``): a root's
+    progressions (its amount, its stride) where they leave holes in its groups, or where blocks
+    would not be exact (``spread``): the class is kept off some GPUs (a rank string it avoids, a
+    window's edge: ``0, 2`` and ``5, 7`` make a group of two around GPUs 3 and 6 that no block of
+    four avoids), or its local ids are priced (a weighed ``contiguity``); else the longest
+    member block of ``amount * stride`` consecutive GPUs (step 1; 1 GPU when no member takes
+    several), which packs a node any progressions pack where every GPU is free to it. Or
+    why the count model cannot state the class (a follower of several GPUs with progressions of
+    its own inside a holey root's groups)."""
+    root = free[members[0]]
+    amount, step = shape_of(root)
+    blocks = max(a * s if a > 1 else 1 for a, s in (shape_of(free[m]) for m in members)), 1
+    if not holey(spec, root):
+        nested = all(shape_of(free[m])[0] == 1 or shape_of(free[m]) == (amount, step) for m in members[1:])
+        return (amount, step) if spread and amount > 1 and step > 1 and nested else blocks
+    for follower in members[1:]:
+        if shape_of(free[follower])[0] > 1 and shape_of(free[follower]) != (amount, step):
+            return (
+                f"{follower}: processes of {shape_of(free[follower])[0]} GPUs collocated with {root.name}, whose stride leaves holes in its "
+                "tensor-parallel groups (a follower of one GPU a process, or of its amount and stride, is counted)"
+            )
+    return amount, step
+
+
+def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.ndarray | None:
+    """``need`` GPUs of the local ``ids`` as whole progressions of ``length`` ids ``step``
+    apart, lowest first, each progression's ids consecutive in the result (so a reshape to
+    ``(-1, length)`` gives one per row); None when the ids hold fewer. Along each residue modulo
+    ``step``, every maximal run of the chain is cut into pieces from its start: the most
+    progressions the ids hold, and the only split when the ids are exactly such a union."""
+    found = []
+    ordered = np.unique(ids)
+    for residue in range(step):
+        chain = ordered[ordered % step == residue]
+        for piece in np.split(chain, np.flatnonzero(np.diff(chain) != step) + 1):
+            whole = piece.size // length * length
+            found += list(piece[:whole].reshape(-1, length))
+    if len(found) * length < need:
+        return None
+    found.sort(key=lambda progression: int(progression[0]))
+    chosen = found[: need // length]
+    return np.concatenate(chosen).astype(np.int64) if chosen else ordered[:0].astype(np.int64)
+
+
+__all__ = ["class_layout", "holey", "progressions_of", "shape_of"]
