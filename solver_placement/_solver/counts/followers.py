@@ -148,9 +148,12 @@ def _collocation(
         if target is not None and free[name].num_processes * amount[name] != free[target].num_processes * amount[target]:
             return f"{name}: collocated with {target} but holding a different number of GPUs"
     unit = lcm(*(tensor_group_on_node(spec, free[m]) * amount[m] for m in members))
-    if holey(spec, free[root]) and unit == tensor_group_on_node(spec, free[root]) * amount[root]:
-        layout = class_layout(spec, free, members)  # progressions, exact (``strided.py``)
-        return layout if isinstance(layout, str) else Collocation(root, members, unit, *layout)
+    if holey(spec, free[root]):  # progressions, exact (``strided.py``), where followers nest in them
+        layout = class_layout(spec, free, members)
+        if isinstance(layout, str):
+            return layout
+        if unit == tensor_group_on_node(spec, free[root]) * amount[root]:
+            return Collocation(root, members, unit, *layout)
     runs = {m: block(free[m]) for m in members}
     loose = next((name for name in members if unit % runs[name]), None)
     if loose is not None:
