@@ -4,22 +4,29 @@ Any permutation of their assignments is the same placement, so the processes are
 the ranks they take. This keeps the search from exploring equal layouts and makes the answer
 canonical (process 0 holds the lowest ranks). No config key asks for it.
 
-Where a collocated component's processes must each sit inside one tensor-parallel group of this
-one (``collocation.py``), which processes form a group matters beyond the node: a strided
-follower's process ``{h, h + 2}`` needs a group holding exactly those two GPUs, which the
-processes of a group in ascending order never form when the GPUs between are the component's
-too (8 processes of TP 2 on 8 GPUs would give groups ``{0, 1}``, ``{2, 3}`` ...). Such a
-component's processes are interchangeable only within a group, and its groups as wholes (within
-a pipeline, when a ``topology`` rule keeps pipelines together): each group is ordered, and the
-groups by their first process.
+Which processes form a group can matter beyond the node. Where a strided component collocated
+with this one must put each process inside one of its tensor-parallel groups
+(``collocation.py``), a process ``{h, h + 2}`` needs a group holding exactly those two GPUs,
+which the ascending order never forms when the GPUs between are this component's too (8
+processes of TP 2 on 8 GPUs would give groups ``{0, 1}``, ``{2, 3}`` ...). So does a
+``topology`` rule over a label one of whose values holds ranks that are not one run (racks
+``a, b, a``): a group inside one value may take ranks the ascending order gives another group.
+Such a component's processes are interchangeable only within a group, its groups as wholes
+(within a pipeline, when a ``topology`` rule keeps pipelines together), and its pipelines as
+wholes: each group is ordered, the groups by their first process, and the pipelines by theirs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+
+import numpy as np
 
 from solver_placement._solver.context import ModelContext
+from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules.rule import RuleOutput
+from solver_placement._solver.rules.stride import enforced_stride
+from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS: tuple[str, ...] = ()
@@ -28,7 +35,7 @@ KEYS: tuple[str, ...] = ()
 def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
     """``position[p] <= position[q]`` for the ordered pairs of :func:`_ordered_pairs`, where a
     position is the sum of the ranks taken."""
-    hosts = _group_hosts(ctx.spec)
+    hosts = _strided_hosts(ctx.spec, ctx.requests)
     for request in ctx.requests.values():
         if request.determined or request.num_processes < 2:
             continue
@@ -38,29 +45,55 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         processes = ctx.paced(range(request.num_processes), f"ordering {request.name}'s processes")
         position = [sum(ranks[i] * x[i] for i in range(bounds[p], bounds[p + 1])) for p in processes]
         rules = ctx.spec.components[request.name].constraints
-        host = request.name in hosts and rules.tensor_parallel_size > 1
-        tp = rules.tensor_parallel_size if host else 1
-        pipeline = tp * rules.pipeline_parallel_size if host and any(rule.group == "pipeline_parallel" for rule in rules.topology) else 0
+        grouped = request.name in hosts or any(_scattered(ctx.spec, request, rule.label) for rule in rules.topology)
+        tp = rules.tensor_parallel_size if grouped else 1
+        pipeline = tp * rules.pipeline_parallel_size if grouped and any(rule.group == "pipeline_parallel" for rule in rules.topology) else 0
         for p, q in ctx.paced(list(_ordered_pairs(request.num_processes, tp, pipeline)), f"ordering {request.name}'s processes"):
             ctx.model.add(position[p] <= position[q])
     return RuleOutput()
 
 
-def _group_hosts(spec: PlacementSpec) -> set[str]:
-    """The rule owners some component is collocated with: their tensor-parallel groups may host
-    that component's processes (``collocation.py`` nests them when a process fits in one)."""
-    return {spec.owner_of(target) for component in spec.components.values() if (target := component.constraints.collocate_with) is not None}
+def _strided_hosts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> set[str]:
+    """The rule owners whose tensor-parallel groups must hold the processes of a strided
+    component collocated with them (``collocation.py`` nests a process that fits in a group).
+    Processes of consecutive GPUs need no more: disjoint runs of one length stay whole in the
+    ascending order of their GPUs, so its groups of a multiple of that length hold them whole."""
+    found = set()
+    for component in spec.components.values():
+        target = component.constraints.collocate_with
+        mine = requests.get(component.rule_owner)
+        if target is None or mine is None or enforced_stride(mine) in (None, 1):
+            continue
+        host = spec.owner_of(target)
+        if host in requests and int(mine.amount[0]) <= int(requests[host].amount[0]) * spec.components[host].constraints.tensor_parallel_size:
+            found.add(host)
+    return found
+
+
+def _scattered(spec: PlacementSpec, request: ComponentRequest, label: str) -> bool:
+    """Whether some value of ``label`` holds ranks of the request's window that are not one run
+    (racks ``a, b, a``): then the ascending order may give a group ranks of two values where
+    another order keeps each in one. Where every value's ranks are one run, the ascending order
+    keeps each group (a run of processes) inside one value whenever some order does."""
+    order = np.argsort(request.cand_rank[: int(request.indptr[1])] if request.shared_window else request.cand_rank, kind="stable")
+    window = request.cand_hw[: int(request.indptr[1])] if request.shared_window else request.cand_hw
+    values = label_values(spec.cluster, label)[spec.cluster.hw_node[window[order]]]
+    changes = int(np.count_nonzero(values[1:] != values[:-1]))
+    return changes + 1 != np.unique(values).size
 
 
 def _ordered_pairs(processes: int, tp: int, pipeline: int) -> Iterator[tuple[int, int]]:
     """Pairs of processes whose order is fixed: neighbours in one group of ``tp`` (every
-    neighbour when ``tp`` is 1), and the first processes of neighbouring groups, when both are in
-    one pipeline of ``pipeline`` processes (0: no rule keeps pipelines together)."""
-    for p in range(processes - 1):
-        if (p + 1) % tp:
-            yield p, p + 1
-        elif not pipeline or (p + 1) // pipeline == (p + 1 - tp) // pipeline:
-            yield p + 1 - tp, p + 1
+    neighbour when ``tp`` is 1), the first processes of neighbouring groups of one pipeline of
+    ``pipeline`` processes (of any two, with 0: no rule keeps pipelines together), and the first
+    processes of neighbouring pipelines."""
+    for q in range(1, processes):
+        if q % tp:
+            yield q - 1, q
+        elif not pipeline or q % pipeline:
+            yield q - tp, q
+        else:
+            yield q - pipeline, q
 
 
 #: Not a rule of the spec: nothing for the other stages to state.

@@ -225,3 +225,17 @@ def test_rank_strings_that_break_a_rule_are_explained_as_before(placement: dict[
     with pytest.raises(InfeasiblePlacementError) as before:
         solve(spec)
     assert str(now.value) == str(before.value)
+
+
+def test_the_flat_model_places_groups_in_a_domain_whose_nodes_are_not_consecutive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Racks ``a, b, a`` and a rank string on GPUs 0 and 5: the TP groups that keep the rule are
+    ``{1, 4}`` (rack a) and ``{2, 3}`` (rack b). The flat model ordered every process by its ranks,
+    which forms ``{1, 2}`` and ``{3, 4}`` only, and refused the spec; it now orders a component
+    with a ``topology`` rule within its groups, and the groups by their first process."""
+    cluster = Cluster(3, 2, node_labels=[{"rack": "a"}, {"rack": "b"}, {"rack": "a"}])
+    placement = {"z": "0,5", "x": {"processes": 4, "tensor_parallel_size": 2, "exclusive_with": ["z"], "topology": {"tensor_parallel": {"rack": "require"}}}}
+    spec = PlacementSpec.build(cluster, placement)
+    counts_kept_out(monkeypatch)
+    flat = solve(spec, time_limit_s=10)
+    groups = [sorted(p.hardware_ranks[0] for p in flat.placements("x")[g : g + 2]) for g in (0, 2)]
+    assert (flat.method, flat.status, sorted(groups)) == ("search", "OPTIMAL", [[1, 4], [2, 3]])
