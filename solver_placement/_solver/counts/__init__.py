@@ -101,22 +101,26 @@ def _count_stated(
         value = objective_value(spec, spec.requests, by_component(spec, placed), weights, {})  # every item known: the spec's own value
         return _answer(spec, placed, SolveStatus.OPTIMAL, value, value)
     problem = count_problem(spec, requests)
-    if load is not None and ready.nodes:
-        load = load + ready.load
-    elif ready.nodes:
-        load = ready.load
-    load = load if weights.get("balance") else None  # placed first: a constant load per node
-    if isinstance(problem, Misfit):
-        return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost, load)
-    if isinstance(problem, Loose):
-        return Declined(PathName.COUNTS, problem.reason) if priced else _count_in_blocks(spec, requests, problem, weights, options, budget, fixed_cost, load)
-    if isinstance(problem, str):
+    if isinstance(problem, str):  # the variants place the same components first again: ``load`` as given
         return (_count_preferring(spec, weights, options, budget, load) if preferring(spec) else None) or Declined(PathName.COUNTS, problem)
+    placed_load = _with_placed(load, ready.load if ready.nodes else None) if weights.get("balance") else None  # a constant load per node
+    if isinstance(problem, Misfit):
+        return _count_separating(spec, requests, problem, weights, options, budget, fixed_cost, placed_load)
+    if isinstance(problem, Loose):
+        return Declined(PathName.COUNTS, problem.reason) if priced else _count_in_blocks(spec, requests, problem, weights, options, budget, fixed_cost, placed_load)
     if priced:
         problem = with_priced(problem, spec, requests, priced, budget.check)
         if isinstance(problem, str):
             return Declined(PathName.COUNTS, problem)
-    return _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
+    return _counted(problem, spec, requests, weights, options, budget, fixed_cost, placed_load)
+
+
+def _with_placed(load: np.ndarray | None, placed: np.ndarray | None) -> np.ndarray | None:
+    """Items per node of components placed before the counts: those placed before this view
+    (``load``, ``kinds.py``) and those ``preset.py`` placed here."""
+    if load is None or placed is None:
+        return placed if load is None else load
+    return load + placed
 
 
 def _counted(
