@@ -31,7 +31,7 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 def states_whole(problem: CountProblem, shapes: Sequence[Shape]) -> bool:
     """Whether this model states the count problem: whole-node patterns, no domains counted
     (``solve_counts`` states those)."""
-    return all(len(shape.tables) == 1 for shape in shapes) and not any(c.levels or c.priced is not None for c in problem.classes)
+    return all(len(shape.tables) == 1 for shape in shapes) and not any(c.levels or c.priced for c in problem.classes)
 
 
 class LevelModel:

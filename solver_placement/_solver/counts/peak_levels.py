@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -137,12 +138,12 @@ def by_levels(candidates: Sequence[int], balance: int, solve: LevelSolve, peak_o
             break
         log.debug("balance by levels: peak at most %d: %s, best %d", level, found.status, best.value)
     bound = min(best.value, balance * stopped + least)
-    return Counts(best.uses, "OPTIMAL" if bound == best.value else "FEASIBLE", best.value, bound)
+    return replace(best, status="OPTIMAL" if bound == best.value else "FEASIBLE", bound=bound)  # the sets a priced domain uses kept
 
 
 def _valued(counts: Counts, balance: int, peak_of: Callable[[Counts], int]) -> Counts:
     """``counts`` of ``rest`` alone, valued with ``balance`` times their peak."""
-    return Counts(counts.uses, counts.status, counts.value + balance * peak_of(counts), counts.bound)
+    return replace(counts, value=counts.value + balance * peak_of(counts))
 
 
 def _peak(counts: Counts, problem: CountProblem, loads: Sequence[np.ndarray]) -> int:
