@@ -23,6 +23,7 @@ from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.zero_sums import minimal_zero_sums
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import SolverOptions
+from solver_placement._specification.candidates import ComponentRequest
 
 #: What the count model still declines of these specs, by the words of its reasons: a member
 #: whose units span two preferred domains, or a required domain not inside the preferred one,
@@ -89,6 +90,11 @@ def check_domains(case: tuple[Cluster, dict[str, Any]]) -> None:
         assert any(words in answer.reason for words in STILL_DECLINED), f"declined: {answer.reason}"
         event("declined: a mix it names")
         return
+    assert_proven_at_flat_optimum(spec, requests, answer)
+
+
+def assert_proven_at_flat_optimum(spec: PlacementSpec, requests: dict[str, ComponentRequest], answer: Answer) -> None:
+    """A count answer (verified) whose objective is its layout's, proven, and the flat optimum."""
     event(f"counts {answer.status}")
     assert answer.assignments is not None
     verify(spec, Solution(spec, spec.requests, dict(answer.assignments), "FEASIBLE", None).placements_by_component())

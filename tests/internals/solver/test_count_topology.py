@@ -17,7 +17,7 @@ from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
-from test_count_domains import STILL_DECLINED
+from test_count_domains import STILL_DECLINED, assert_proven_at_flat_optimum
 from test_count_typed import PRIMARY, flat_optimum
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
@@ -111,13 +111,7 @@ def check_topology(case: tuple[Cluster, dict[str, Any]]) -> None:
         assert flat_optimum(required, dict(required.requests)) is None, "declined a preferred domain some placement keeps"
         event("declined: a mix of preferred domains it names")
         return
-    event(f"counts {answer.status}")
-    assert answer.assignments is not None
-    verify(spec, Solution(spec, spec.requests, dict(answer.assignments), "FEASIBLE", None).placements_by_component())
-    owned = {c.rule_owner: answer.assignments[c.name] for c in spec.components.values()}
-    assert objective_value(spec, requests, owned, PRIMARY, {}) == answer.objective
-    assert answer.status == "OPTIMAL", f"not proven: objective {answer.objective}, bound {answer.bound}"
-    assert answer.objective == flat_optimum(spec, requests)
+    assert_proven_at_flat_optimum(spec, requests, answer)
 
 
 #: Racks of two nodes, zones of four: on 4 nodes of 4 GPUs a rollout collocated with an actor
