@@ -199,14 +199,7 @@ def mixed_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, int
 @given(mixed_specs())
 def test_random_mixed_hardware_is_counted_at_the_flat_optimum(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
     """The count model answers every feasible draw, and proves the flat model's optimum."""
-    cluster, placement, objective = case
-    note(f"{cluster!r} {placement} {objective}")
-    solved = solved_or_refused(cluster, placement, objective)
-    if solved is None:
-        return
-    spec, solution = solved
-    event(f"{solution.method} {solution.status} {objective}")
-    assert counted(solution, objective) == flat_optimum(spec, objective)
+    check_spanning(case)
 
 
 def brute_runs_cover(stacks: tuple[tuple[int, ...], ...], keep_off: list[tuple[int, ...]], capacity: int, demand: tuple[int, ...], runs: tuple[int, ...]) -> bool:
@@ -352,7 +345,8 @@ def test_random_components_over_several_kinds_are_counted_at_the_flat_optimum(ex
 
 
 def check_spanning(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
-    """One draw of :func:`spanning_specs`: counted, at the flat optimum (or refused by both)."""
+    """One draw (of :func:`spanning_specs` or :func:`mixed_specs`): counted, at the flat optimum
+    (or refused by both)."""
     cluster, placement, objective = case
     note(f"{cluster!r} {placement} {objective}")
     solved = solved_or_refused(cluster, placement, objective)
