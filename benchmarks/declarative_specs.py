@@ -539,14 +539,9 @@ def topology_mixes(rng: random.Random, nodes: int, fill: float) -> Section:
             rollout |= {"pipeline_parallel_size": rollout_pp, "topology": {"pipeline_parallel": {"rack": "require"}}}
         placement["rollout"] = rollout
     budget = int(fill * (sum(free) - pipelines * tp * pp))
-    if budget >= 2:
-        others = shapes(rng, rng.randint(1, 2), budget, ((1, 1), (2, 1)))
-        names = (name for name in NAMES[1:] if name not in placement)
-        for name, (other_tp, hpp), groups in zip(names, others, allocate(rng, budget, [t * h for t, h in others])):
-            placement[name] = body(other_tp, hpp, groups, exclusive_with="all")
-    labels = [{"rack": f"r{n // RACK_NODES}", "zone": f"z{n // (RACK_NODES * ZONE_RACKS)}"} for n in range(nodes)]
-    spec = section(nodes, GPUS, placement, node_labels=labels)
-    return {**spec, "solver": {"objective": {"balance": 1}}} if rng.random() < 0.25 else spec
+    return _racked_with_rest(rng, nodes, placement, budget)
+
+
 def topology_overlaps(rng: random.Random, nodes: int, fill: float) -> Section:
     """Racks of 8 nodes in zones of 4 racks, and one of three mixes of topology rules the count
     model once declined (see the module docstring); 1-2 components exclusive with all on what is
@@ -571,6 +566,12 @@ def topology_overlaps(rng: random.Random, nodes: int, fill: float) -> Section:
             placement["rollout"] = {"processes": pipelines * pp * GPUS, "collocate_with": "actor", "tensor_parallel_size": GPUS,
                                     "pipeline_parallel_size": stages, "topology": {"pipeline_parallel": {"zone": "prefer"}}}  # fmt: skip
     budget = int(fill * (nodes * GPUS - placement["actor"]["processes"]))  # the rollout shares the actor's GPUs
+    return _racked_with_rest(rng, nodes, placement, budget)
+
+
+def _racked_with_rest(rng: random.Random, nodes: int, placement: dict[str, Any], budget: int) -> Section:
+    """``placement`` and 1-2 components exclusive with all asking ``budget`` GPUs (groups of 1-2),
+    on racks of 8 nodes in zones of 4 racks; ``balance`` weighed a quarter of the time."""
     if budget >= 2:
         others = shapes(rng, rng.randint(1, 2), budget, ((1, 1), (2, 1)))
         names = (name for name in NAMES[1:] if name not in placement)
