@@ -169,9 +169,7 @@ def count_by_kind(
     if isinstance(holdings, str):
         return Declined(PathName.COUNTS, holdings)
     balance = bool(weights.get("balance"))
-    groups = _groups(holdings, requests, balance)
-    if not groups:
-        return Declined(PathName.COUNTS, "no declarative component")
+    groups = _groups(holdings, requests, balance)  # some: rank strings alone are answered first (``rank_strings.py``)
     fixed, load = 0, None
     known = placed_first(spec)  # filled windows, components collocated with rank strings
     if any(
