@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._errors import InternalError
 from solver_placement._solver.counts.model import COUNT_PARAMETERS, Counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
@@ -169,5 +170,6 @@ class LevelModel:
 
 def _set(domain: object, low: int, high: int) -> None:
     """A proto domain of one interval (as every bound here is made) set to ``[low, high]``."""
-    assert len(domain) == 2  # type: ignore[arg-type]  # an interval, as built: never user input
+    if len(domain) != 2:  # type: ignore[arg-type]  # an interval, as built: never user input
+        raise InternalError("a bound of the count model's level model is not one interval")
     domain[0], domain[1] = low, high  # type: ignore[index]

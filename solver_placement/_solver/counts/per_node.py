@@ -28,6 +28,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import InternalError
 from solver_placement._solver.counts.contiguity import in_some_hole_set, stacks_of
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape, Table
@@ -170,7 +171,8 @@ class PerNode:
 def _set_high(constraint: cp_model.Constraint, high: int) -> None:
     """A linear constraint's upper bound (its domain one interval ``[low, high]``, as built)."""
     domain = constraint.proto.linear.domain
-    assert len(domain) == 2  # as built: never user input
+    if len(domain) != 2:  # as built: never user input
+        raise InternalError("a constraint of the per-node count model is not one interval")
     domain[1] = high
 
 
