@@ -239,8 +239,9 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], hol
     # kinds side by side, or groups of other kinds before theirs): listed by their items
     listed = {name for name in present if name in holdings.process_kind and (holdings.kinds[name] - held or len(kinds) > 1 or (kinds != (gpu,) and not _groups_within(cluster, requests[name], held)))}
     labels = sorted({label for c in spec.components.values() if c.rule_owner in present - listed for label in c.node_groups})
-    runs = any(len(holdings.kinds[name] & held) > 1 and int(requests[name].amount[0]) > 1 for name in present if name not in holdings.process_kind)
-    original, view_cluster = _view_cluster(cluster, kinds, labels, apart=runs)
+    gap = max((int(requests[name].stride or 1) for name in present if name not in holdings.process_kind
+               and len(holdings.kinds[name] & held) > 1 and int(requests[name].amount[0]) > 1), default=0)  # fmt: skip
+    original, view_cluster = _view_cluster(cluster, kinds, labels, apart=gap)
     to_view = np.full(cluster.num_hardware, -1, dtype=np.int64)
     to_view[original[original >= 0]] = np.flatnonzero(original >= 0)
     on_view = {name: _listed(requests[name].subset(np.flatnonzero(np.isin(holdings.process_kind[name], kinds))), view_cluster, to_view) for name in sorted(listed)}
@@ -307,7 +308,7 @@ def item_ids(cluster: Cluster, hardware: np.ndarray, nodes: np.ndarray) -> np.nd
     return first[cluster.hw_kind[hardware], nodes] + cluster.hw_local[hardware]
 
 
-def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], apart: bool = False) -> tuple[np.ndarray, Cluster]:
+def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], apart: int = 0) -> tuple[np.ndarray, Cluster]:
     """The items of ``kinds`` in the view's id order (node by node, kinds in order, local order)
     and the cluster whose GPUs they are: the same nodes, labels and, where the items are GPUs
     alone, the same memory (the spec's own cluster then, so GPU views are unchanged). Each node
@@ -317,9 +318,10 @@ def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], a
 
     ``apart``: a declarative component holds several kinds and takes several items a process,
     which must be of one kind (``rules/per_process.py``). The count model lays a process on
-    consecutive ids, so a node's kinds are kept apart by one more item between them (``-1`` in
-    the returned order) that no window holds: every class is kept off it (``windows.py``), and
-    no run of items crosses from one kind to the next."""
+    consecutive ids, or ids a stride apart (``strided.py``), so a node's kinds are kept apart by
+    ``apart`` more items between them (``-1`` in the returned order; the widest such stride, 1
+    for a run) that no window holds: every class is kept off them (``windows.py``), and no run
+    or progression of items crosses from one kind to the next (it would land on one of them)."""
     gpu = cluster.kinds.index(ACCELERATOR)
     if kinds == (gpu,):
         return np.flatnonzero(cluster.hw_kind == gpu), cluster
@@ -328,7 +330,7 @@ def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], a
     order = np.lexsort((cluster.hw_local[items], position, cluster.hw_node[items]))
     original, nodes = items[order], cluster.hw_node[items[order]]
     if apart:
-        turns = np.flatnonzero((nodes[1:] == nodes[:-1]) & (position[order][1:] != position[order][:-1])) + 1
+        turns = np.repeat(np.flatnonzero((nodes[1:] == nodes[:-1]) & (position[order][1:] != position[order][:-1])) + 1, apart)
         original, nodes = np.insert(original, turns, -1), np.insert(nodes, turns, nodes[turns])
     per_node = np.bincount(nodes, minlength=cluster.num_nodes)
     memory = cluster.gpu_memory_gb if gpu in kinds else None

@@ -106,6 +106,12 @@ SPANNING: list[tuple[str, Cluster, dict[str, Any]]] = [
     ("a window over both kinds collocated with a rank string over both", robot_cluster([2, 2], [1, 1]),
      {"sim": {"node_group": ["cluster", "robots"], "placement": "3-4"},
       "camera": {"node_group": ["cluster", "robots"], "processes": 2, "collocate_with": "sim"}, "actor": {"processes": 2}}),
+    # a process two items a stride of 2 apart may not jump one spacer between the kinds (the fuzz
+    # found robot 2 and GPU 0 taken by one process): as many spacers as the widest stride
+    ("a strided window over robots and one GPU", robot_cluster([1], [3]),
+     {"env": {"node_group": "robots", "processes": 1}, "agent": {"node_group": ["robots", "cluster"], "processes": 1, "hardware_per_process": 2, "stride": 2}}),
+    ("a strided window over one robot and GPUs", robot_cluster([1, 4], [1, 0]),
+     {"agent": {"node_group": ["robots", "cluster"], "processes": 1, "hardware_per_process": 2, "stride": 2}, "env": {"node_group": "robots", "processes": 1}}),
 ]  # fmt: skip
 
 
@@ -314,6 +320,8 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, 
     agent: dict[str, Any] = {"node_group": window, "processes": tp * draw(st.integers(1, max(1, total // (2 * tp * per_process)))), "hardware_per_process": per_process}
     if tp > 1:
         agent["tensor_parallel_size"] = tp
+    if per_process > 1 and draw(st.integers(0, 2)) == 0:  # GPUs or robots a stride apart, never across kinds
+        agent["stride"] = draw(st.sampled_from([2, 3]))
     if "sim" not in placement and draw(st.integers(0, 3)) == 0:
         agent["max_processes_per_hardware"] = 2
     others = [other for other in placement if draw(st.integers(0, 2)) == 0]
