@@ -22,6 +22,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._errors import InternalError
+from solver_placement._solver.counts.level_relaxation import LevelColumns, relax_level
 from solver_placement._solver.counts.model import COUNT_PARAMETERS, Counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
@@ -57,7 +58,9 @@ class LevelModel:
         present: dict[int, list[cp_model.IntVar]] = {}
         paid: tuple[list[cp_model.IntVar], list[int]] = ([], [])
         patterns_of = []
-        for shape in shapes:
+        self.columns: list[LevelColumns] = []
+        self.groups = [c.groups for c in problem.classes]
+        for shape, shape_loads in zip(shapes, loads):
             table = shape.tables[0]
             patterns = np.array(table.patterns, dtype=np.int64).reshape(len(table.patterns), len(table.columns))
             patterns_of.append((shape.part, patterns))
@@ -76,6 +79,9 @@ class LevelModel:
             paying = [p for p, cost in enumerate(costs) if cost]
             paid[0].extend(row[p] for p in paying)
             paid[1].extend(int(weights.get("nodes", 0)) * costs[p] for p in paying)
+            self.columns.append(
+                LevelColumns(shape.part, patterns, int(weights.get("nodes", 0)) * np.array(costs, dtype=np.int64), shape_loads, count)
+            )
         for c, count_class in enumerate(problem.classes):
             held_vars, groups = per_class.get(c, ([], []))
             self.model.add(cp_model.LinearExpr.weighted_sum(held_vars, groups) == count_class.groups)
@@ -125,6 +131,34 @@ class LevelModel:
             for var, load in zip(row, loads.tolist()):
                 _set(self.model.proto.variables[var.index].domain, 0, 0 if peak is not None and load > peak else top)
         _set(self.cap.proto.linear.domain, -(2**62), 2**62 if below is None else below - 1)
+        relaxed = relax_level(
+            self.columns,
+            self.groups,
+            [loads <= peak if peak is not None else np.ones(loads.size, dtype=bool) for loads in self.loads],
+            self.budget.check,
+        )
+        if relaxed is None:
+            return self._searched()
+        if below is not None and relaxed.bound >= below:
+            return Counts({}, "INFEASIBLE", 0, 0)  # the relaxation proves no answer under the cap
+        answer = relaxed.answer if relaxed.answer is not None and (below is None or relaxed.value < below) else None
+        if answer is not None and relaxed.value <= relaxed.bound:
+            return Counts(self._counted(answer), "OPTIMAL", relaxed.value, relaxed.value)  # its rounding meets its bound
+        cap = min(2**62 if answer is None else relaxed.value, 2**62 if below is None else below) - 1  # what a better answer may cost
+        for row, needed in zip(self.uses, relaxed.needed(cap)):
+            for var in (var for var, kept in zip(row, needed.tolist()) if not kept):
+                _set(self.model.proto.variables[var.index].domain, 0, 0)  # in no answer of value at most ``cap``
+        _set(self.cap.proto.linear.domain, -(2**62), cap)
+        if answer is not None:
+            self._hinted(answer)
+        found = self._searched()
+        if answer is not None and (found is None or found.status == "INFEASIBLE"):  # none cheaper than the rounding (or none found in time)
+            proven = found is not None
+            return Counts(self._counted(answer), "OPTIMAL" if proven else "FEASIBLE", relaxed.value, relaxed.value if proven else relaxed.bound)
+        return found
+
+    def _searched(self) -> Counts | None:
+        """CP-SAT on the model as its bounds stand."""
         solver, status = solve_model(self.model, self.options, self.budget, **COUNT_PARAMETERS)
         if status == cp_model.INFEASIBLE:
             return Counts({}, "INFEASIBLE", 0, 0)
@@ -157,6 +191,18 @@ class LevelModel:
             for var, load in zip(row, loads.tolist()):
                 _set(self.model.proto.variables[var.index].domain, 0, 0 if load > peak else int(shape.nodes.size))
         _set(self.cap.proto.linear.domain, value, value)
+
+    def _hinted(self, answer: Sequence[np.ndarray]) -> None:
+        """CP-SAT's hint replaced by ``answer`` (nodes per pattern, per shape)."""
+        self.model.clear_hints()
+        for row, counts in zip(self.uses, answer):
+            for var, nodes in zip(row, counts.tolist()):
+                self.model.add_hint(var, nodes)
+
+    @staticmethod
+    def _counted(answer: Sequence[np.ndarray]) -> dict[tuple[int, int, int], int]:
+        """Nodes per (shape, table 0, pattern) of ``answer``, those used."""
+        return {(s, 0, int(p)): int(counts[p]) for s, counts in enumerate(answer) for p in np.flatnonzero(counts).tolist()}
 
     def _uses(self, solver: cp_model.CpSolver) -> dict[tuple[int, int, int], int]:
         """Nodes per (shape, table 0, pattern) of the solver's answer, those used."""

@@ -1,0 +1,92 @@
+"""A peak level's linear relaxation (``counts/level_relaxation.py``) held against every answer
+of small levels, enumerated: its bound is a real bound (and meets the optimum where it can), its
+rounded answer is an answer of the value it states, and reduced-cost fixing keeps every pattern
+of every answer at most the cap. The count path through it is held against the flat model by
+``test_count_balance.py`` (the per-node form kept out: every level is ``level_model.py``)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from solver_placement._solver.counts.level_relaxation import LevelColumns, relax_level
+
+
+def _never(stage: str) -> None:
+    """A budget that never runs out (these levels take milliseconds)."""
+
+
+def _level(rng: random.Random) -> tuple[list[LevelColumns], list[int], list[np.ndarray]]:
+    """1-2 shapes of 1-3 nodes over 2 classes, the empty pattern and 2-5 others (0-2 groups of
+    each class), costs as the ``nodes`` term has them (weight times the classes present), groups
+    asked drawn from what a random answer places (so most levels are feasible), a random mask."""
+    shapes, placed = [], np.zeros(2, dtype=np.int64)
+    weight = rng.choice([1, 10, 10_000])
+    for _ in range(rng.randint(1, 2)):
+        others = {tuple(rng.randint(0, 2) for _ in range(2)) for _ in range(rng.randint(2, 5))} - {(0, 0)}
+        patterns = np.array([(0, 0), *sorted(others)], dtype=np.int64)
+        nodes = rng.randint(1, 3)
+        costs = weight * (patterns > 0).sum(axis=1)
+        shapes.append(LevelColumns((0, 1), patterns, costs, patterns.sum(axis=1), nodes))
+        for _ in range(nodes):
+            placed += patterns[rng.randrange(len(patterns))]
+    allowed = []
+    for shape in shapes:
+        mask = np.array([True] + [rng.random() < 0.8 for _ in range(len(shape.patterns) - 1)])
+        allowed.append(mask)
+    return shapes, placed.tolist(), allowed
+
+
+def _answers(shapes: list[LevelColumns], groups: list[int], allowed: list[np.ndarray]) -> list[tuple[int, tuple[np.ndarray, ...]]]:
+    """Every answer of the level (nodes per allowed pattern, summing to each shape's nodes and
+    to each class's groups) with its value."""
+    per_shape = []
+    for shape, mask in zip(shapes, allowed):
+        options = []
+        for chosen in itertools.combinations_with_replacement(np.flatnonzero(mask).tolist(), shape.nodes):
+            counts = np.bincount(np.array(chosen, dtype=np.int64), minlength=len(shape.patterns))
+            options.append(counts)
+        per_shape.append(options)
+    found = []
+    for combination in itertools.product(*per_shape):
+        held = sum((counts @ shape.patterns for counts, shape in zip(combination, shapes)), np.zeros(2, dtype=np.int64))
+        if held.tolist() == groups:
+            found.append((sum(int(counts @ shape.costs) for counts, shape in zip(combination, shapes)), combination))
+    return found
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_the_bound_holds_and_the_rounding_is_an_answer(seed: int) -> None:
+    rng = random.Random(seed)
+    shapes, groups, allowed = _level(rng)
+    relaxed = relax_level(shapes, groups, allowed, _never)
+    assert relaxed is not None
+    answers = _answers(shapes, groups, allowed)
+    if not answers:  # no answer at this level: the rounding finds none either
+        assert relaxed.answer is None
+        return
+    best = min(value for value, _ in answers)
+    assert relaxed.bound <= best
+    if relaxed.answer is not None:
+        assert relaxed.value >= best
+        assert any(value == relaxed.value and all((a == b).all() for a, b in zip(counts, relaxed.answer)) for value, counts in answers)
+    for cap in {best, best + 1, max(value for value, _ in answers)}:
+        needed = relaxed.needed(cap)
+        for value, counts in answers:
+            if value <= cap:
+                assert all(needed[s][np.flatnonzero(c)].all() for s, c in enumerate(counts))
+
+
+def test_a_tight_bound_proves_the_rounding_with_no_search() -> None:
+    """Two classes that never share a node: the relaxation's optimum is whole, so its rounding
+    meets its bound: the level is answered without CP-SAT (``LevelModel.solve``), and a cap at
+    that value (``below=40``) is proven empty by the bound alone."""
+    patterns = np.array([(0, 0), (1, 0), (2, 0), (0, 1), (0, 2)], dtype=np.int64)
+    shape = LevelColumns((0, 1), patterns, 10 * (patterns > 0).sum(axis=1), patterns.sum(axis=1), 4)
+    relaxed = relax_level([shape], [4, 3], [np.ones(5, dtype=bool)], _never)
+    assert relaxed is not None and relaxed.answer is not None
+    assert relaxed.bound == relaxed.value == 40  # two nodes of two groups each, two for three groups
+    assert (relaxed.answer[0] @ patterns).tolist() == [4, 3]
