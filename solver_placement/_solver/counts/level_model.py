@@ -29,6 +29,13 @@ from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.reduced_costs import fewest_nodes
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
+#: CP-SAT's deterministic time (its own measure of work, the same on any machine) for the run
+#: that moves GPUs to low ranks (:meth:`LevelModel.low_ranks`), a tie-break among answers
+#: already proven best: it ends in at most 0.02 of it on the benchmark's families, but ran
+#: past the time limit on 331 nodes of 14,852 patterns (``other hardware``), where the answer
+#: was then lost. The best run so far is kept when it ends, so the answer stays deterministic.
+LOW_RANKS_WORK = 0.05
+
 
 def states_whole(problem: CountProblem, shapes: Sequence[Shape]) -> bool:
     """Whether this model states the count problem: whole-node patterns, no domains counted
@@ -89,25 +96,27 @@ class LevelModel:
         for c, holding in sorted(present.items()):
             if least[c] > 1:
                 self.model.add(cp_model.LinearExpr.sum(holding) >= int(least[c]))
-        self._hint(problem, patterns_of)
+        self.upper = [np.full(len(row), int(shape.nodes.size)) for shape, row in zip(shapes, self.uses)]  # each pattern's bound as set
+        self.hinted = False  # the greedy's hint is set before the first CP-SAT run that has none
         self.objective = cp_model.LinearExpr.weighted_sum(*paid)
         self.cap = self.model.add(self.objective <= 2**62)  # its bounds set by each solve
         self.model.minimize(self.objective)
 
-    def _hint(self, problem: CountProblem, patterns_of: Sequence[tuple[tuple[int, ...], np.ndarray]]) -> None:
+    def _hint(self) -> None:
         """A first answer for CP-SAT to start from, when a greedy finds one: shape by shape,
         each node takes the pattern that covers the most GPUs still asked without exceeding what
         any class still asks (first fit over patterns). Without it CP-SAT found no answer in a
         second on 739 nodes and 15,211 patterns; the hint changes no answer, only where the
-        search starts."""
-        left = np.array([c.groups for c in problem.classes], dtype=np.int64)
-        per_group = np.array([c.width * len(c.members) for c in problem.classes], dtype=np.int64)
+        search starts. Set once, before the first run that has no hint of the relaxation's."""
+        self.hinted = True
+        left = np.array(self.groups, dtype=np.int64)
         chosen: list[np.ndarray] = []
-        for (part, patterns), shape in zip(patterns_of, self.shapes):
+        for columns in self.columns:
+            part, patterns = columns.part, columns.patterns
             index = np.array(part, dtype=np.int64)
             taken = np.zeros(patterns.shape[0], dtype=np.int64)
-            weight = patterns @ per_group[index]
-            nodes = int(shape.nodes.size)
+            weight = columns.loads - columns.loads[0]  # each pattern's weighed GPUs (the empty one's load is the shape's placed first)
+            nodes = columns.nodes
             while nodes:
                 fits = (patterns <= left[index]).all(axis=1)
                 best = int(np.argmax(np.where(fits, weight, -1)))  # the empty pattern always fits
@@ -126,39 +135,30 @@ class LevelModel:
     def solve(self, peak: int | None, below: int | None) -> Counts | None:
         """``peak_levels.LevelSolve``: the best counts with every node's load at most ``peak``
         and the objective under ``below`` (None: no limit)."""
-        for shape, row, loads in zip(self.shapes, self.uses, self.loads):
-            top = int(shape.nodes.size)
-            for var, load in zip(row, loads.tolist()):
-                _set(self.model.proto.variables[var.index].domain, 0, 0 if peak is not None and load > peak else top)
-        _set(self.cap.proto.linear.domain, -(2**62), 2**62 if below is None else below - 1)
-        relaxed = relax_level(
-            self.columns,
-            self.groups,
-            [loads <= peak if peak is not None else np.ones(loads.size, dtype=bool) for loads in self.loads],
-            self.budget.check,
-        )
+        allowed = [loads <= peak if peak is not None else np.ones(loads.size, dtype=bool) for loads in self.loads]
+        relaxed = relax_level(self.columns, self.groups, allowed, below, self.budget.check)
         if relaxed is None:
-            return self._searched()
+            return self._searched(allowed, 2**62 if below is None else below - 1)
         if below is not None and relaxed.bound >= below:
             return Counts({}, "INFEASIBLE", 0, 0)  # the relaxation proves no answer under the cap
         answer = relaxed.answer if relaxed.answer is not None and (below is None or relaxed.value < below) else None
         if answer is not None and relaxed.value <= relaxed.bound:
             return Counts(self._counted(answer), "OPTIMAL", relaxed.value, relaxed.value)  # its rounding meets its bound
         cap = min(2**62 if answer is None else relaxed.value, 2**62 if below is None else below) - 1  # what a better answer may cost
-        for row, needed in zip(self.uses, relaxed.needed(cap)):
-            for var in (var for var, kept in zip(row, needed.tolist()) if not kept):
-                _set(self.model.proto.variables[var.index].domain, 0, 0)  # in no answer of value at most ``cap``
-        _set(self.cap.proto.linear.domain, -(2**62), cap)
         if answer is not None:
             self._hinted(answer)
-        found = self._searched()
+        found = self._searched([mask & needed for mask, needed in zip(allowed, relaxed.needed(cap))], cap)  # none else in an answer of at most ``cap``
         if answer is not None and (found is None or found.status == "INFEASIBLE"):  # none cheaper than the rounding (or none found in time)
             proven = found is not None
             return Counts(self._counted(answer), "OPTIMAL" if proven else "FEASIBLE", relaxed.value, relaxed.value if proven else relaxed.bound)
         return found
 
-    def _searched(self) -> Counts | None:
-        """CP-SAT on the model as its bounds stand."""
+    def _searched(self, allowed: Sequence[np.ndarray], cap: int) -> Counts | None:
+        """CP-SAT with only the ``allowed`` patterns (per shape) and the objective at most ``cap``."""
+        self._allow(allowed)
+        _set(self.cap.proto.linear.domain, -(2**62), cap)
+        if not self.hinted:
+            self._hint()
         solver, status = solve_model(self.model, self.options, self.budget, **COUNT_PARAMETERS)
         if status == cp_model.INFEASIBLE:
             return Counts({}, "INFEASIBLE", 0, 0)
@@ -180,20 +180,28 @@ class LevelModel:
             for p, var in enumerate(row):
                 self.model.add_hint(var, best.uses.get((s, 0, p), 0))
         self.model.minimize(cp_model.LinearExpr.weighted_sum([var for _, var in low], [weight for weight, _ in low]))
-        solver, status = solve_model(self.model, self.options, self.budget, **COUNT_PARAMETERS)
+        solver, status = solve_model(self.model, self.options, self.budget, **COUNT_PARAMETERS, max_deterministic_time=LOW_RANKS_WORK)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return best
         return Counts(self._uses(solver), best.status, best.value, best.bound)
 
     def _bounded(self, peak: int, value: int) -> None:
         """Bounds of the last run: loads at most ``peak``, the ``nodes`` value exactly ``value``."""
-        for shape, row, loads in zip(self.shapes, self.uses, self.loads):
-            for var, load in zip(row, loads.tolist()):
-                _set(self.model.proto.variables[var.index].domain, 0, 0 if load > peak else int(shape.nodes.size))
+        self._allow([loads <= peak for loads in self.loads])
         _set(self.cap.proto.linear.domain, value, value)
+
+    def _allow(self, allowed: Sequence[np.ndarray]) -> None:
+        """Each pattern's nodes at most its shape's when ``allowed``, else 0: set in the proto
+        where they change (thousands of patterns, a few change from one level to the next)."""
+        for shape, row, mask, upper in zip(self.shapes, self.uses, allowed, self.upper):
+            wanted = np.where(mask, int(shape.nodes.size), 0)
+            for p in np.flatnonzero(wanted != upper).tolist():
+                _set(self.model.proto.variables[row[p].index].domain, 0, int(wanted[p]))
+            upper[:] = wanted
 
     def _hinted(self, answer: Sequence[np.ndarray]) -> None:
         """CP-SAT's hint replaced by ``answer`` (nodes per pattern, per shape)."""
+        self.hinted = True
         self.model.clear_hints()
         for row, counts in zip(self.uses, answer):
             for var, nodes in zip(row, counts.tolist()):

@@ -33,6 +33,9 @@ from solver_placement._solver.counts.reduced_costs import fewest_nodes
 MAX_ROUNDS = 60
 #: Patterns of a shape that join the program per round (the most negative reduced costs).
 COLUMNS_PER_ROUND = 24
+#: Most counts a dive raises to their ceiling before it gives up (each one solve of the
+#: relaxation, milliseconds; a basic solution has at most as many fractional counts as rows).
+MAX_DIVES = 60
 #: Reduced costs below this share of the objective's scale count as zero.
 TOLERANCE = 1e-9
 
@@ -67,35 +70,56 @@ class LevelBound:
 
 
 def relax_level(
-    shapes: Sequence[LevelColumns], groups: Sequence[int], allowed: Sequence[np.ndarray], check: Callable[[str], None]
+    shapes: Sequence[LevelColumns], groups: Sequence[int], allowed: Sequence[np.ndarray], below: int | None, check: Callable[[str], None]
 ) -> LevelBound | None:
     """The bound and the rounded answer of one level, its patterns those ``allowed`` (per shape,
-    a mask; pattern 0, the empty one, always); None when GLOP fails (then CP-SAT decides alone)."""
-    kept = [LevelColumns(s.part, s.patterns[mask], s.costs[mask], s.loads[mask], s.nodes) for s, mask in zip(shapes, allowed)]
+    a mask; pattern 0, the empty one, always); no answer sought when the bound reaches
+    ``below`` (a cap: answers under it are asked for, None: no cap). None when GLOP fails (then
+    CP-SAT decides alone)."""
+    step = max(int(np.gcd.reduce(np.concatenate([shape.costs for shape in shapes]).astype(np.int64))), 1)  # every value is a multiple
+    kept = [LevelColumns(s.part, s.patterns[mask], s.costs[mask] // step, s.loads[mask], s.nodes) for s, mask in zip(shapes, allowed)]
     index = [np.flatnonzero(mask) for mask in allowed]
     lp = _Program(kept, groups)
-    for round_ in range(MAX_ROUNDS):
-        check("bounding a peak level of the count model by its linear relaxation")
-        if lp.solver.Solve() != pywraplp.Solver.OPTIMAL:
-            return None
-        if round_ == MAX_ROUNDS - 1 or not lp.add_columns():
-            break  # the last round's duals as they are: their bound is valid
+    if not lp.solved(check):
+        return None
     bound, least_kept = lp.bound()
     least = []
     for shape, where, found in zip(shapes, index, least_kept):
         spread = np.full(shape.costs.size, np.inf)
-        spread[where] = found
+        spread[where] = step * found
         least.append(spread)
+    if below is not None and step * bound >= below:
+        return LevelBound(step * bound, None, 0, tuple(least))  # none under the cap: no answer needed
     answer = _rounded(kept, groups, lp.values())
+    if answer is None or _value(kept, answer) > bound:
+        dived = lp.dived(check)
+        if dived is not None and _holds(kept, groups, dived) and (answer is None or _value(kept, dived) < _value(kept, answer)):
+            answer = dived
     if answer is None:
-        return LevelBound(bound, None, 0, tuple(least))
-    value = sum(int(counts @ shape.costs) for counts, shape in zip(answer, kept))
+        return LevelBound(step * bound, None, 0, tuple(least))
+    value = step * _value(kept, answer)
     full = []
     for counts, shape, where in zip(answer, shapes, index):
         spread = np.zeros(shape.costs.size, dtype=np.int64)
         spread[where] = counts
         full.append(spread)
-    return LevelBound(bound, tuple(full), value, tuple(least))
+    return LevelBound(step * bound, tuple(full), value, tuple(least))
+
+
+def _holds(shapes: Sequence[LevelColumns], groups: Sequence[int], answer: Sequence[np.ndarray]) -> bool:
+    """Whether ``answer`` is one: each shape's nodes, each class's groups, exactly (a dive's
+    whole counts, read from floats, are checked so)."""
+    held = np.zeros(len(groups), dtype=np.int64)
+    for shape, counts in zip(shapes, answer):
+        if int(counts.sum()) != shape.nodes or (counts < 0).any():
+            return False
+        np.add.at(held, np.array(shape.part, dtype=np.int64), counts @ shape.patterns)
+    return held.tolist() == list(groups)
+
+
+def _value(shapes: Sequence[LevelColumns], answer: Sequence[np.ndarray]) -> int:
+    """An answer's value: its nodes per pattern times the patterns' costs."""
+    return sum(int(counts @ shape.costs) for counts, shape in zip(answer, shapes))
 
 
 class _Program:
@@ -113,15 +137,60 @@ class _Program:
         objective = self.solver.Objective()
         self.classes = [self.solver.Constraint(float(g), float(g)) for g in groups]
         self.present = [self.solver.Constraint(float(n), infinity) for n in self.least.tolist()]
+        self.room = []  # the artificial room: used only where the rows hold no answer
         for row, sign in [(row, 1.0) for row in self.classes + self.present] + [(row, -1.0) for row in self.classes]:
             slack = self.solver.NumVar(0.0, infinity, "")
             row.SetCoefficient(slack, sign)
             objective.SetCoefficient(slack, 10.0 * self.scale)
+            self.room.append(slack)
         self.convex = [self.solver.Constraint(float(shape.nodes), float(shape.nodes)) for shape in shapes]
         self.columns: list[dict[int, pywraplp.Variable]] = [{} for _ in shapes]
         objective.SetMinimization()
         for s in range(len(shapes)):
             self._add(s, 0)
+
+    def solved(self, check: Callable[[str], None]) -> bool:
+        """Solve, generating columns until none prices below zero (or ``MAX_ROUNDS``: the last
+        round's duals as they are, their bound valid); False when GLOP fails."""
+        for round_ in range(MAX_ROUNDS):
+            check("bounding a peak level of the count model by its linear relaxation")
+            if self.solver.Solve() != pywraplp.Solver.OPTIMAL:
+                return False
+            if round_ == MAX_ROUNDS - 1 or not self.add_columns():
+                return True
+        return True
+
+    def dived(self, check: Callable[[str], None]) -> tuple[np.ndarray, ...] | None:
+        """An answer by diving: the most nearly whole fractional count raised to its ceiling (a
+        lower bound on its variable) or, when that leaves no answer, to its floor, the
+        relaxation solved again with new columns, until every count is whole; None when neither
+        way holds every group or the dive runs past ``MAX_DIVES``. Call after :meth:`bound`: it changes the program."""
+        for _ in range(MAX_DIVES):
+            values = self.values()
+            fractional = [(value - np.floor(value + 1e-6), s, p) for s, used in enumerate(values) for p, value in used.items() if abs(value - round(value)) > 1e-6]
+            if not fractional:
+                found = []
+                for shape, used in zip(self.shapes, values):
+                    counts = np.zeros(shape.costs.size, dtype=np.int64)
+                    for p, value in used.items():
+                        counts[p] = round(value)
+                    found.append(counts)
+                return tuple(found)
+            _, s, p = max(fractional, key=lambda item: (item[0], -item[1], -item[2]))
+            var = self.columns[s][p]
+            value, low = var.solution_value(), var.lb()
+            var.SetLb(float(np.ceil(value)))
+            if self._feasible(check):
+                continue
+            var.SetLb(low)  # up leaves no answer: down instead
+            var.SetUb(float(np.floor(value)))
+            if not self._feasible(check):
+                return None
+        return None
+
+    def _feasible(self, check: Callable[[str], None]) -> bool:
+        """Solve again; whether the relaxation holds every group without its artificial room."""
+        return self.solved(check) and sum(slack.solution_value() for slack in self.room) < 1e-6
 
     def _add(self, s: int, p: int) -> None:
         shape = self.shapes[s]
@@ -157,18 +226,18 @@ class _Program:
 
     def bound(self) -> tuple[int, list[np.ndarray]]:
         """The Lagrangian bound of the last duals over every pattern, rounded up past a margin
-        for the float64 sums, then to a multiple of the costs' greatest common divisor (every
-        answer's value is one: the ``nodes`` weight, 10,000 by default); and per shape and
-        pattern the least value of an answer that puts it on a node: the bound (before
-        rounding) plus what the pattern costs past its shape's cheapest under the duals."""
+        for the float64 sums (the costs are whole numbers: :func:`relax_level` divides them by
+        their greatest common divisor, the ``nodes`` weight, which also keeps GLOP's numbers
+        small); and per shape and pattern the least value of an answer that puts it on a
+        node: the bound (before rounding) plus what the pattern costs past its shape's cheapest
+        under the duals."""
         y, z = self._duals()
         priced = self._priced(y, z)
         terms = [float(y @ self.groups), float(z @ self.least)]
         terms += [shape.nodes * float(cost.min()) for shape, cost in zip(self.shapes, priced)]
         margin = 1e-9 * (1.0 + sum(abs(term) for term in terms) + sum(float(np.abs(cost).max()) for cost in priced))
-        step = max(int(np.gcd.reduce(np.concatenate([shape.costs for shape in self.shapes]).astype(np.int64))), 1)
         floor = sum(terms) - margin
-        return -(-int(np.ceil(floor)) // step) * step, [floor + cost - cost.min() for cost in priced]
+        return int(np.ceil(floor)), [floor + cost - cost.min() for cost in priced]
 
     def values(self) -> list[dict[int, float]]:
         """Per shape, the relaxation's nodes per pattern it uses."""

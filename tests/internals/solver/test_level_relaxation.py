@@ -62,7 +62,7 @@ def _answers(shapes: list[LevelColumns], groups: list[int], allowed: list[np.nda
 def test_the_bound_holds_and_the_rounding_is_an_answer(seed: int) -> None:
     rng = random.Random(seed)
     shapes, groups, allowed = _level(rng)
-    relaxed = relax_level(shapes, groups, allowed, _never)
+    relaxed = relax_level(shapes, groups, allowed, None, _never)
     assert relaxed is not None
     answers = _answers(shapes, groups, allowed)
     if not answers:  # no answer at this level: the rounding finds none either
@@ -86,7 +86,7 @@ def test_a_tight_bound_proves_the_rounding_with_no_search() -> None:
     that value (``below=40``) is proven empty by the bound alone."""
     patterns = np.array([(0, 0), (1, 0), (2, 0), (0, 1), (0, 2)], dtype=np.int64)
     shape = LevelColumns((0, 1), patterns, 10 * (patterns > 0).sum(axis=1), patterns.sum(axis=1), 4)
-    relaxed = relax_level([shape], [4, 3], [np.ones(5, dtype=bool)], _never)
+    relaxed = relax_level([shape], [4, 3], [np.ones(5, dtype=bool)], None, _never)
     assert relaxed is not None and relaxed.answer is not None
     assert relaxed.bound == relaxed.value == 40  # two nodes of two groups each, two for three groups
     assert (relaxed.answer[0] @ patterns).tolist() == [4, 3]
