@@ -145,6 +145,7 @@ class _Program:
             self.room.append(slack)
         self.convex = [self.solver.Constraint(float(shape.nodes), float(shape.nodes)) for shape in shapes]
         self.columns: list[dict[int, pywraplp.Variable]] = [{} for _ in shapes]
+        self.active = [np.zeros(shape.costs.size, dtype=bool) for shape in shapes]  # per shape, the patterns in the program
         objective.SetMinimization()
         for s in range(len(shapes)):
             self._add(s, 0)
@@ -202,6 +203,7 @@ class _Program:
                 self.classes[c].SetCoefficient(var, float(shape.patterns[p, k]))
                 self.present[c].SetCoefficient(var, 1.0)
         self.columns[s][p] = var
+        self.active[s][p] = True
 
     def _duals(self) -> tuple[np.ndarray, np.ndarray]:
         """The class rows' duals and the fewest-nodes rows' (at least 0: rows of ``>=``)."""
@@ -218,8 +220,8 @@ class _Program:
         added = 0
         for s, priced in enumerate(self._priced(y, z)):
             reduced = priced - convex[s]
-            candidates = [p for p in np.flatnonzero(reduced < -TOLERANCE * self.scale).tolist() if p not in self.columns[s]]
-            for p in sorted(candidates, key=lambda p: (reduced[p], p))[:COLUMNS_PER_ROUND]:
+            candidates = np.flatnonzero((reduced < -TOLERANCE * self.scale) & ~self.active[s])
+            for p in candidates[np.argsort(reduced[candidates], kind="stable")][:COLUMNS_PER_ROUND].tolist():  # ties by index
                 self._add(s, p)
                 added += 1
         return added

@@ -79,6 +79,8 @@ class RunsCovers:
         self.ahead = [
             [sum(any(j in st or k in st for st in here) for here in self.admitted[gpu:]) for gpu in range(capacity + 1)] for j, k in self.apart
         ]  # fmt: skip
+        self.pairs = [(j, k, ahead) for (j, k), ahead in zip(self.apart, self.ahead)]
+        self.unit = all(step == 1 for step in self.steps)  # one open run per class: a state's runs are the classes'
 
     def _advance(self, gpu: int, stack: tuple[int, ...], need: tuple[int, ...], into: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The state after GPU ``gpu`` holds ``stack``: each class in it one GPU further into the
@@ -103,10 +105,15 @@ class RunsCovers:
         two classes no stack holds together more than those left that admit either (each such
         GPU serves one of them): cheap bounds that end most searches for a demand a node does
         not hold long before its last GPU (32-GPU nodes of three classes: 7 s became 1 s)."""
-        opened = [sum(into[self.first[k] : self.first[k] + self.steps[k]]) for k in range(len(need))]
-        if any(n > o + self.capacity - gpu for n, o in zip(need, opened)):
-            return True
-        return any(need[j] + need[k] > opened[j] + opened[k] + ahead[gpu] for (j, k), ahead in zip(self.apart, self.ahead))
+        opened = into if self.unit else [sum(into[self.first[k] : self.first[k] + self.steps[k]]) for k in range(len(need))]
+        left = self.capacity - gpu
+        for n, o in zip(need, opened):
+            if n > o + left:
+                return True
+        for j, k, ahead in self.pairs:
+            if need[j] + need[k] > opened[j] + opened[k] + ahead[gpu]:
+                return True
+        return False
 
     def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
         """Per class, the local ids whose stacks hold it (see :func:`runs_cover`)."""
