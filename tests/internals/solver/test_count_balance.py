@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, solve, verify
-from solver_placement._solver.counts import patterns, per_node
+from solver_placement._solver.counts import level_model, patterns, per_node
+from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
@@ -123,3 +124,54 @@ def test_a_ring_of_six_on_three_nodes_is_proven_by_counts() -> None:
     assert (ours.method, ours.status, ours.notes, ours.objective) == ("counts", "OPTIMAL", (), 21_012)
     flat = flat_solution(spec, weights, time_limit_s=20)
     assert flat.bound is not None and flat.bound <= ours.objective <= flat.objective
+
+
+#: Rings of three on 2-3 nodes of 4 GPUs, each taking one shortcut of a peak level
+#: (``level_relaxation.py``): the relaxation's rounding meets its bound (no CP-SAT run), its bound
+#: reaches the cap (the level proven empty with no CP-SAT run), or neither (CP-SAT over the
+#: patterns the bound keeps).
+RING = ("actor", "critic", "reward")
+SHORTCUTS = [
+    pytest.param(2, (1, 1, 1), (1, 1, 1), {"balance": 1, "nodes": 0}, {"answered"}, id="rounding-meets-bound"),
+    pytest.param(3, (1, 3, 2), (1, 1, 2), {"balance": 3, "nodes": 10}, {"answered", "none under the cap"}, id="bound-reaches-cap"),
+    pytest.param(3, (4, 2, 3), (1, 2, 1), {"balance": 1_000, "nodes": 10_000}, {"searched", "none under the cap"}, id="search-over-kept"),
+]
+
+
+@pytest.mark.parametrize(("nodes", "processes", "tp", "weights", "taken"), SHORTCUTS)
+def test_each_level_shortcut_is_at_the_flat_optimum(
+    nodes: int, processes: tuple[int, ...], tp: tuple[int, ...], weights: dict[str, int], taken: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each way a level is decided (``LevelModel.solve``) is taken, and the count path's answer
+    is still the flat model's optimum (the per-node form kept out)."""
+    monkeypatch.setattr(per_node, "MOST_NODES", 0)
+    seen: set[str] = set()
+    solve_level, searched = level_model.LevelModel.solve, level_model.LevelModel._searched
+
+    runs: list[str] = []
+
+    def recorded_solve(self: level_model.LevelModel, peak: int | None, below: int | None) -> Counts | None:
+        runs.clear()
+        found = solve_level(self, peak, below)
+        assert found is not None
+        seen.add("searched" if runs else "none under the cap" if found.status == "INFEASIBLE" else "answered")
+        return found
+
+    def recorded_search(self: level_model.LevelModel, *args: Any) -> Counts | None:
+        runs.append("CP-SAT")
+        return searched(self, *args)
+
+    monkeypatch.setattr(level_model.LevelModel, "solve", recorded_solve)
+    monkeypatch.setattr(level_model.LevelModel, "_searched", recorded_search)
+    placement = {
+        name: {"processes": p, "tensor_parallel_size": t, "exclusive_with": [RING[(i + 1) % len(RING)]]}
+        for i, (name, p, t) in enumerate(zip(RING, processes, tp))
+    }
+    objective = {**weights, "contiguity": 0}
+    spec = PlacementSpec.build(Cluster(nodes, 4), placement)
+    ours = solve(spec, time_limit_s=10, objective=objective)
+    verify(ours.spec, ours.placements_by_component())
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    assert taken <= seen
+    flat = flat_solution(spec, objective, time_limit_s=20)
+    assert (flat.status, flat.objective) == ("OPTIMAL", ours.objective)
