@@ -73,9 +73,12 @@ def relax_level(
     shapes: Sequence[LevelColumns], groups: Sequence[int], allowed: Sequence[np.ndarray], below: int | None, check: Callable[[str], None]
 ) -> LevelBound | None:
     """The bound and the rounded answer of one level, its patterns those ``allowed`` (per shape,
-    a mask; pattern 0, the empty one, always); no answer sought when the bound reaches
-    ``below`` (a cap: answers under it are asked for, None: no cap). None when GLOP fails (then
-    CP-SAT decides alone)."""
+    a mask); no answer sought when the bound reaches ``below`` (a cap: answers under it are
+    asked for, None: no cap). None when GLOP fails, or when a shape allows no pattern (its
+    nodes' load placed first is above the peak): then CP-SAT decides alone. A shape's empty
+    pattern is its lightest, so where it allows any it allows that one, first."""
+    if not all(mask.any() for mask in allowed):
+        return None
     step = max(int(np.gcd.reduce(np.concatenate([shape.costs for shape in shapes]).astype(np.int64))), 1)  # every value is a multiple
     kept = [LevelColumns(s.part, s.patterns[mask], s.costs[mask] // step, s.loads[mask], s.nodes) for s, mask in zip(shapes, allowed)]
     index = [np.flatnonzero(mask) for mask in allowed]

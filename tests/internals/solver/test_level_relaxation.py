@@ -90,3 +90,12 @@ def test_a_tight_bound_proves_the_rounding_with_no_search() -> None:
     assert relaxed is not None and relaxed.answer is not None
     assert relaxed.bound == relaxed.value == 40  # two nodes of two groups each, two for three groups
     assert (relaxed.answer[0] @ patterns).tolist() == [4, 3]
+
+
+def test_a_shape_that_allows_no_pattern_is_left_to_the_search() -> None:
+    """Components placed first load a shape's nodes above the peak, so none of its patterns is
+    allowed (not even the empty one): no relaxation is stated, CP-SAT decides (the fast tier's
+    hypothesis found this: two nodes, a filled window and a component kept off it)."""
+    patterns = np.array([(0,), (1,)], dtype=np.int64)
+    shape = LevelColumns((0,), patterns, np.array([0, 1]), np.array([3, 4]), 1)
+    assert relax_level([shape], [1], [np.zeros(2, dtype=bool)], None, _never) is None
