@@ -6,7 +6,10 @@ seconds to find an answer that meets the bound: 331 nodes of eight GPUs, 14,852 
 (``other hardware``), bound 8,060,000 at the start, the answer that meets it after 7.3 s, the
 first fit over patterns (CP-SAT's hint) at 8,840,000. The relaxation's own optimum uses at most
 as many patterns as it has rows (a basic solution), so rounded down it leaves a few nodes and
-groups, which the same first fit places: an answer close to the bound, often on it.
+groups, which the same first fit places: an answer close to the bound, often on it. Where it is
+not, a dive (one fractional count at a time to its ceiling, or its floor where the ceiling
+leaves no answer, the relaxation solved again) usually is: on that spec the rounding gave
+8,080,000 and the dive 8,060,000, the bound, in 0.05 s.
 
 The bound is Lagrangian, valid for any dual values ``y`` of the class rows and ``z >= 0`` of
 the fewest-nodes rows: every answer costs at least
