@@ -28,6 +28,7 @@ from solver_placement._solver.answer import Answer, Declined, PathName, by_compo
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.kept import kept_answer
+from solver_placement._solver.counts.kept_ranks import kept_with_ranks
 from solver_placement._solver.counts.kinds import item_ids
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
@@ -62,6 +63,9 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     bound = int(weights.get("changes", 0)) * least + answer.known("bound")
     lost = value - objective_value(spec, spec.requests, assignments, {**weights, "changes": 0}, held)
     if lost > int(weights.get("changes", 0)) * least:
+        kept = kept_with_ranks(spec, held, weights, options, budget, bound) if weights.get("contiguity") else None
+        if kept is not None:
+            return kept
         return Declined(PathName.COUNTS, f"its layout gives up {lost // max(int(weights.get('changes', 0)), 1)} previous placements, "
                                          f"more than the {least} no layout keeps")  # fmt: skip
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
