@@ -62,33 +62,33 @@ def contents(
     """Per node that held something of the classes of ``part``, what it held (a set on several
     nodes is kept by no layout and left out). Read once per part, single GPUs in one pass."""
     cluster = spec.cluster
-    singles: dict[int, list[list[int]]] = {}
+    widest = int(cluster.gpus_per_node.max()) if cluster.num_nodes else 0
+    ones: list[tuple[np.ndarray, np.ndarray]] = []  # per class position: the nodes and local ids of its previous single GPUs
     strided: dict[int, list[list[tuple[str, int, int, tuple[int, ...]]]]] = {}
-
-    def rows(node: int) -> list[list[int]]:
-        """The node's single GPUs per class, made on first use: a node held something."""
-        return singles.setdefault(node, [[0] * int(cluster.gpus_per_node[node]) for _ in part])
-
     for k, c in enumerate(part):
+        gpus = [np.array([items[0] for items in held.get(name, ()) if len(items) == 1], dtype=np.int64) for name in problem.classes[c].members]
+        every = np.concatenate(gpus) if gpus else np.zeros(0, dtype=np.int64)
+        ones.append((cluster.hw_node[every], cluster.hw_local[every]))
         for name in problem.classes[c].members:
-            sets = held.get(name, ())
-            ones = np.array([items[0] for items in sets if len(items) == 1], dtype=np.int64)
-            gpus, count = np.unique(ones, return_counts=True)
-            for node, local, n in zip(cluster.hw_node[gpus].tolist(), cluster.hw_local[gpus].tolist(), count.tolist()):
-                rows(node)[k][local] += n
             request = requests[name]
             step, amount = enforced_stride(request), int(request.amount[0])
             if step is None or amount == 1:
                 continue
-            sized = np.array([items for items in sets if len(items) == amount], dtype=np.int64).reshape(-1, amount)
+            sized = np.array([items for items in held.get(name, ()) if len(items) == amount], dtype=np.int64).reshape(-1, amount)
             nodes, local = cluster.hw_node[sized], np.sort(cluster.hw_local[sized], axis=1)
             one_process = (nodes == nodes[:, :1]).all(axis=1) & (np.diff(local, axis=1) == step).all(axis=1)  # what a process of it may take
             for node, ids in zip(nodes[one_process, 0].tolist(), local[one_process].tolist()):
-                rows(node)
                 strided.setdefault(node, [[] for _ in part])[k].append((name, amount, step, tuple(ids)))
+    # a node held something when it held a single GPU or a strided set: its counts per local id in one pass
+    touched = np.unique(np.concatenate([nodes for nodes, _ in ones] + [np.array(sorted(strided), dtype=np.int64)]))
+    table = np.zeros((len(part), touched.size, widest), dtype=np.int64)
+    for k, (nodes, local) in enumerate(ones):
+        np.add.at(table[k], (np.searchsorted(touched, nodes), local), 1)
+    rows, gpus_there = table.transpose(1, 0, 2).tolist(), cluster.gpus_per_node[touched].tolist()
+    nothing = [[] for _ in part]
     return {
-        node: Content(tuple(map(tuple, row)), tuple(tuple(sorted(sets)) for sets in strided.get(node, [[] for _ in part])))
-        for node, row in singles.items()
+        node: Content(tuple(tuple(row[:g]) for row in rows[i]), tuple(tuple(sorted(sets)) for sets in strided.get(node, nothing)))
+        for i, (node, g) in enumerate(zip(touched.tolist(), gpus_there))
     }
 
 
