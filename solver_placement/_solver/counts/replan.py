@@ -28,8 +28,9 @@ from solver_placement._solver.answer import Answer, Declined, PathName, by_compo
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.kept import kept_answer
+from solver_placement._solver.counts.kept_kinds import kept_by_kind
 from solver_placement._solver.counts.kept_ranks import kept_with_ranks
-from solver_placement._solver.counts.kinds import item_ids
+from solver_placement._solver.counts.kinds import item_ids, splits
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.rules.stride import enforced_stride
@@ -48,7 +49,8 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     before, on this cluster) kept where its layout allows; declined when it is not proven."""
     if not weights.get("changes"):
         return count_path(spec, spec.requests, weights, options, budget)  # moves do not matter: the job is placed afresh
-    stated = kept_answer(spec, held, weights, options, budget)
+    several_kinds = splits(spec, spec.requests) and not weights.get("contiguity")
+    stated = kept_by_kind(spec, held, weights, options, budget) if several_kinds else kept_answer(spec, held, weights, options, budget)
     if stated is not None:  # ``changes`` a term of the count model itself (``kept.py``)
         return stated
     answer = count_path(spec, spec.requests, weights, options, budget)

@@ -1,13 +1,18 @@
-"""Re-planning with a weighed ``contiguity`` on the count path (issue 34, ``counts/kept_ranks.py``):
-the count layout best in ranks, matched to the previous placement, or the layout best in moves
-(``kept.py``), proven against the larger of two bounds (ranks with the least moves, moves with
-the least rank sum); what neither proves is declined.
+"""Re-planning on the count path where node matching used to decline (issue 34).
+
+With a weighed ``contiguity`` (``counts/kept_ranks.py``): the count layout best in ranks, matched
+to the previous placement, or the layout best in moves (``kept.py``), proven against the larger
+of two bounds (ranks with the least moves, moves with the least rank sum); what neither proves is
+declined. On robots and whole nodes (``counts/kept_kinds.py``): ``kept.py`` on each kind's view.
 
 * A job re-planned unchanged with ``contiguity`` weighed: the count layout best in ranks moves
   processes that the layout best in moves keeps, and the latter is proven at the flat optimum.
 * Random small jobs the count model proves when placed afresh, a node lost or not, moves weighed
   far above ranks or near them: wherever the count path answers the re-plan, its answer is
   proven and is the flat model's optimum.
+* An unchanged job on GPUs and robots re-planned with ``balance`` weighed, and random jobs over
+  robots, GPUs and whole nodes, a node lost or not: the count path answers every draw it proves
+  placed afresh, at the flat optimum, declining nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from flat_model import flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
+from test_count_kinds import mixed_specs, robot_cluster
 from test_count_model import small_specs
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, PlacementSpec, Solution, solve
@@ -37,10 +43,10 @@ def held_against_flat(spec: PlacementSpec, before: Solution, objective: dict[str
     if ours.method != "counts":
         return ours
     held = previous_hardware(spec, before)
-    weights = {**DEFAULT_WEIGHTS, **objective}
+    weights = {**DEFAULT_WEIGHTS, "contiguity": 0, **objective}  # unweighed, contiguity is the answer's tie-break only
     assert ours.status == "OPTIMAL" and ours.notes == (), ours.notes
     assert ours.objective == ours.bound == objective_value(spec, spec.requests, ours.assignments, weights, held)
-    flat = flat_solution(spec, objective, previous=held, time_limit_s=20)
+    flat = flat_solution(spec, {"contiguity": 0, **objective}, previous=held, time_limit_s=20)
     best = objective_value(spec, spec.requests, flat.assignments, weights, held)
     assert ours.objective <= best
     if flat.status == "OPTIMAL":
@@ -88,3 +94,45 @@ def check_weighed(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> 
         return
     ours = held_against_flat(after, before, objective)
     event(f"{ours.method} {ours.status}" + (" (the count path declined)" if any("declined" in n for n in ours.notes) else ""))
+
+
+def test_robots_re_planned_with_balance_keep_their_placement_proven() -> None:
+    """Placed at the default weights, then re-planned unchanged with ``balance`` weighed: the
+    fullest node holds as many items either way, so nothing need move. Node matching gave up
+    four previous placements (its count layout, best in balance, put the robots' processes
+    elsewhere); ``kept.py`` on the robots' view and the GPUs' keeps every one, proven."""
+    spec = PlacementSpec.build(robot_cluster([4, 4, 4], [1, 1, 0]), {
+        "actor": {"processes": 4, "tensor_parallel_size": 2},
+        "env": {"node_group": "robots", "processes": 2},
+        "camera": {"node_group": "robots", "processes": 2},
+    })  # fmt: skip
+    before = solve(spec)
+    ours = held_against_flat(spec, before, {"balance": 10})
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    held = previous_hardware(spec, before)
+    assert objective_value(spec, spec.requests, ours.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
+
+
+@example_tiers(25, 200)
+def test_a_replan_over_several_kinds_is_the_flat_optimum(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(mixed_specs(), st.data())(check_kinds))()
+
+
+def check_kinds(case: tuple[Cluster, dict[str, Any], dict[str, int]], data: st.DataObject) -> None:
+    cluster, placement, objective = case
+    lost = data.draw(st.sets(st.integers(0, cluster.num_nodes - 1), max_size=1 if cluster.num_nodes > 1 else 0), label="lost")
+    note(f"{cluster.gpus_per_node.tolist()} {placement} lost {sorted(lost)}, {objective}")
+    try:
+        before = solve(PlacementSpec.build(cluster, placement), time_limit_s=10)
+        after = PlacementSpec.build(cluster.without_nodes(lost), placement)
+        fresh = solve(after, time_limit_s=10, objective=objective)
+    except (InfeasiblePlacementError, PlacementConfigError):
+        event("infeasible before or after")
+        return
+    if (fresh.method, fresh.status) != ("counts", "OPTIMAL"):
+        event("the count model does not prove the spec placed afresh")
+        return
+    ours = held_against_flat(after, before, objective)
+    event(f"{ours.method} {ours.status}")
+    if "contiguity" not in objective:  # a weighed contiguity may trade moves for ranks (``kept_ranks.py``)
+        assert (ours.method, ours.notes) == ("counts", ()), ours.notes
