@@ -49,6 +49,7 @@ from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import NO_TERMS, preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.spanning import spanned_rules, with_priced
+from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.rules.stride import enforced_stride
@@ -97,8 +98,8 @@ def kept_answer(
     problem = count_problem(spec, requests)
     if isinstance(problem, str) and preferring(spec):
         return _preferring(spec, held, weights, options, budget)
-    if first is None or not isinstance(problem, CountProblem) or any(c.step > 1 for c in problem.classes):
-        return None  # progressions (``strided.py``) are not runs of blocks, which ``kept_node.py`` keeps
+    if first is None or not isinstance(problem, CountProblem):
+        return None
     if priced and isinstance(problem := with_priced(problem, spec, requests, priced, budget.check), str):
         return None
     if ready.nodes and weights.get("balance"):
@@ -300,7 +301,13 @@ def _relaid(
     for part, node, layout in layouts:
         for k, local in layout.items():
             count_class = problem.classes[part[k]]
-            dealt = member_items(local.reshape(-1, count_class.width), count_class.members, count_class.follows, count_class.leader, spec.requests)
+            progressions = count_class.step > 1  # dealt in progression order, as ``layout.py`` deals them (``strided.py``)
+            ordered = progressions_of(local, count_class.run, count_class.step, local.size) if progressions else local
+            if ordered is None:
+                raise InternalError(f"node {node}: the local ids {local.tolist()} laid out for {count_class.root} are not whole progressions")
+            dealt = member_items(
+                ordered.reshape(-1, count_class.width), count_class.members, count_class.follows, count_class.leader, spec.requests, progressions
+            )
             for member in count_class.members:
                 request = spec.requests[member]
                 if member not in hardware:

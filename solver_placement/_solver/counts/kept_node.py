@@ -27,6 +27,7 @@ from ortools.sat.python import cp_model
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.patterns import Shape, beside_of
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.counts.typed import admitted_stacks, part_stacks
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 from solver_placement._solver.rules.stride import enforced_stride
@@ -166,10 +167,14 @@ def in_place(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node
                 chosen.append(gpu)
                 on[gpu].add(k)
         ids = np.array(sorted(chosen), dtype=np.int64)
-        if len(chosen) < need or not _whole_runs(ids, [amount * step for _, amount, step, _ in node.content.strided[k]] + [count_class.run]):
+        if count_class.step > 1:  # a union of progressions (``strided.py``), dealt in their order
+            ids = progressions_of(ids, count_class.run, count_class.step, need) if len(chosen) == need else None
+            if ids is None:
+                return None
+        elif len(chosen) < need or not _whole_runs(ids, [amount * step for _, amount, step, _ in node.content.strided[k]] + [count_class.run]):
             return None
         taken[k] = ids
-    return _kept_by(node, taken), taken
+    return _kept_by(node, taken, {k: problem.classes[shape.part[k]].step for k in taken}), taken
 
 
 def _whole_runs(ids: np.ndarray, sizes: Sequence[int]) -> bool:
@@ -177,15 +182,17 @@ def _whole_runs(ids: np.ndarray, sizes: Sequence[int]) -> bool:
     return all(ids.size % size == 0 and not (np.diff(ids.reshape(-1, size), axis=1) != 1).any() for size in sizes if size > 1)
 
 
-def _kept_by(node: HeldNode, taken: Mapping[int, np.ndarray]) -> int:
+def _kept_by(node: HeldNode, taken: Mapping[int, np.ndarray], steps: Mapping[int, int]) -> int:
     """The previous sets a node keeps with each class (position) on ``taken`` local ids: the
     single GPUs it takes, and the strided sets one process of their member takes (its blocks of
-    ``amount * stride`` ids dealt out as ``layout.py`` tiles them)."""
+    ``amount * stride`` ids dealt out as ``layout.py`` tiles them; a class of progressions,
+    ``steps`` above 1, holds its ids in progression order, one process after another)."""
     kept = 0
     for k, ids in taken.items():
         kept += sum(node.content.singles[k][gpu] for gpu in ids.tolist())
         for _, amount, step, local in node.content.strided[k]:
-            processes = ids.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1, amount)
+            in_blocks = steps[k] == 1 and step > 1
+            processes = ids.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1, amount) if in_blocks else ids.reshape(-1, amount)
             kept += int((processes == np.array(local)).all(axis=1).any())
     return kept
 
@@ -198,13 +205,19 @@ def _free_processes(
     model places them (no runs of blocks)."""
     found: dict[str, list[cp_model.IntVar]] = {}
     for name, amount, step, _ in strided:
-        if name in found:
-            continue
-        span = (amount - 1) * step
-        firsts = found[name] = [model.new_bool_var("") for _ in range(len(taken) - span)]
-        for gpu, holds in enumerate(taken):
-            model.add(holds == sum(firsts[h] for h in range(max(0, gpu - span), min(gpu, len(firsts) - 1) + 1) if (gpu - h) % step == 0))
+        if name not in found:
+            found[name] = _progressions(model, taken, amount, step)
     return found
+
+
+def _progressions(model: cp_model.CpModel, taken: Sequence[cp_model.IntVar], amount: int, step: int) -> list[cp_model.IntVar]:
+    """One boolean per first GPU ``h`` of a progression ``h, h + step, ...`` of ``amount`` GPUs,
+    the ``taken`` GPUs exactly a disjoint union of the chosen ones."""
+    span = (amount - 1) * step
+    firsts = [model.new_bool_var("") for _ in range(max(0, len(taken) - span))]
+    for gpu, holds in enumerate(taken):
+        model.add(holds == sum(firsts[h] for h in range(max(0, gpu - span), min(gpu, len(firsts) - 1) + 1) if (gpu - h) % step == 0))
+    return firsts
 
 
 def node_kept(
@@ -239,6 +252,13 @@ def node_kept(
         model.add(sum(taken[k]) == pattern[k] * count_class.width)
         gains += [n * taken[k][gpu] for gpu, n in enumerate(node.content.singles[k]) if n]
         run = count_class.run
+        if count_class.step > 1:  # progressions (``strided.py``): the class's GPUs are a union of them in every layout
+            firsts = _progressions(model, taken[k], run, count_class.step)
+            for name, amount, step, local in node.content.strided[k]:
+                keeps = model.new_bool_var("")
+                gains.append(keeps)  # a set of the root's shape is kept by the progression from its first GPU
+                model.add(keeps <= firsts[local[0]]) if (amount, step) == (run, count_class.step) and local[0] < len(firsts) else model.add(keeps == 0)
+            continue
         starts = [model.new_bool_var("") for _ in range(capacity - run + 1)] if runs and run > 1 else []
         if starts:
             for gpu in range(capacity):

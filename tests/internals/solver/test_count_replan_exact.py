@@ -4,6 +4,7 @@ With a weighed ``contiguity`` (``counts/kept_ranks.py``): the count layout best 
 to the previous placement, or the layout best in moves (``kept.py``), proven against the larger
 of two bounds (ranks with the least moves, moves with the least rank sum); what neither proves is
 declined. On robots and whole nodes (``counts/kept_kinds.py``): ``kept.py`` on each kind's view.
+Progressions of a stride that leaves holes: the node model lays them out (``kept_node.py``).
 
 * A job re-planned unchanged with ``contiguity`` weighed: the count layout best in ranks moves
   processes that the layout best in moves keeps, and the latter is proven at the flat optimum.
@@ -13,6 +14,7 @@ declined. On robots and whole nodes (``counts/kept_kinds.py``): ``kept.py`` on e
 * An unchanged job on GPUs and robots re-planned with ``balance`` weighed, and random jobs over
   robots, GPUs and whole nodes, a node lost or not: the count path answers every draw it proves
   placed afresh, at the flat optimum, declining nothing.
+* Progressions kept where a node was lost, and random strided jobs: the same.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from test_count_kinds import mixed_specs, robot_cluster
 from test_count_model import small_specs
+from test_count_strides import strided_specs
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, PlacementSpec, Solution, solve
 from solver_placement._solver.evaluate import objective_value
@@ -119,7 +122,41 @@ def test_a_replan_over_several_kinds_is_the_flat_optimum(examples: int) -> None:
 
 
 def check_kinds(case: tuple[Cluster, dict[str, Any], dict[str, int]], data: st.DataObject) -> None:
-    cluster, placement, objective = case
+    check_replanned(*case, data)
+
+
+def test_progressions_re_planned_keep_their_placement_proven() -> None:
+    """Two groups of two processes, each holding GPUs ``h, h + 4`` (progressions with holes
+    between, ``strided.py``), and a critic kept off them, on the first of three nodes; the third,
+    empty, is lost. Node matching gave up three previous placements; the node model of
+    progressions (``kept_node.py``) keeps every one, proven."""
+    placement = {
+        "actor": {"processes": 2, "hardware_per_process": 2, "stride": 4, "tensor_parallel_size": 2},
+        "ref": {"processes": 2, "hardware_per_process": 2, "stride": 4, "collocate_with": "actor"},
+        "critic": {"processes": 3, "exclusive_with": ["actor"]},
+    }
+    cluster = Cluster(3, [7, 7, 3])
+    before = solve(PlacementSpec.build(cluster, placement))
+    spec = PlacementSpec.build(cluster.without_nodes({2}), placement)
+    ours = held_against_flat(spec, before, {})
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    held = previous_hardware(spec, before)
+    assert objective_value(spec, spec.requests, ours.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
+
+
+@example_tiers(25, 200)
+def test_a_replan_of_strides_is_the_flat_optimum(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(strided_specs(), st.data())(check_strides))()
+
+
+def check_strides(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> None:
+    check_replanned(*case, data.draw(st.sampled_from([{}, {"changes": 1, "nodes": 1}]), label="objective"), data)
+
+
+def check_replanned(cluster: Cluster, placement: dict[str, Any], objective: dict[str, int], data: st.DataObject) -> None:
+    """A drawn job placed, a node lost or not, re-planned: where the count model proves the job
+    placed afresh, the count path answers the re-plan too (a weighed contiguity may still trade
+    moves for ranks), at the flat optimum."""
     lost = data.draw(st.sets(st.integers(0, cluster.num_nodes - 1), max_size=1 if cluster.num_nodes > 1 else 0), label="lost")
     note(f"{cluster.gpus_per_node.tolist()} {placement} lost {sorted(lost)}, {objective}")
     try:
