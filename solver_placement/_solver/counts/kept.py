@@ -17,7 +17,9 @@ processes placed as the flat model places them) bounds every layout the flat mod
 the pattern's value is lowered to it and the model solved again until the patterns it uses are
 bounded. Each is then laid out by the same node model with every class in whole runs of its
 blocks (as ``layout.py`` lays strides out); where no class takes runs, the relaxation is that
-layout. The answer's bound is the count model's over values that bound every layout, so an
+layout. A class of progressions (a stride that leaves holes, ``strided.py``) is a union of
+them in every layout, so the node model states it exactly and lays it out in progression order.
+The answer's bound is the count model's over values that bound every layout, so an
 answer whose layouts keep as many as their values is proven optimal; one whose runs keep fewer
 (the flat model may place a strided process where no run of blocks does) is declined, and the
 exact model decides.
@@ -83,8 +85,9 @@ def kept_answer(
     priced: tuple[tuple[str, DomainRule], ...] = (),
 ) -> Answer | Declined | None:
     """The count model's answer with ``changes`` among its terms, proven by its own bound, or why
-    it declines; None for the specs it does not state this way (robots, a weighed ``contiguity``,
-    a strided component placed first, progressions of a stride that leave holes, or a spec the count model reads otherwise): there the
+    it declines; None for the specs it does not state this way (robots, which ``kept_kinds.py``
+    states view by view; a weighed ``contiguity``, proven by bounds in ``kept_ranks.py``; a strided
+    component placed first, or a spec the count model reads otherwise): there the
     caller matches the count layout to the previous placement, as it does when the previous
     contents make more than ``MAX_PATTERNS`` patterns over their shapes. ``priced``: preferred rules no
     placement keeps, their ``topology`` term stated (``spanning.py``)."""

@@ -10,7 +10,9 @@ each class its pattern's count of GPUs. Laid out in whole runs of its blocks (``
 rule for strides), a strided set is kept by the run holding its process; relaxed, by a process
 of its member starting there, the member's processes (``h, h + stride, ...``) holding each of its
 class's GPUs once, anywhere, as the flat model places them: that bounds every layout the flat
-model allows on the node.
+model allows on the node. A class of progressions (``strided.py``) is a union of progressions in
+every layout: the model chooses them, and a set of the root's shape is kept by the one from its
+first GPU, laid out or relaxed alike.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ def contents(
     for k, (nodes, local) in enumerate(ones):
         np.add.at(table[k], (np.searchsorted(touched, nodes), local), 1)
     rows, gpus_there = table.transpose(1, 0, 2).tolist(), cluster.gpus_per_node[touched].tolist()
-    nothing = [[] for _ in part]
+    nothing: list[list[tuple[str, int, int, tuple[int, ...]]]] = [[] for _ in part]
     return {
         node: Content(tuple(tuple(row[:g]) for row in rows[i]), tuple(tuple(sorted(sets)) for sets in strided.get(node, nothing)))
         for i, (node, g) in enumerate(zip(touched.tolist(), gpus_there))
@@ -168,9 +170,10 @@ def in_place(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node
                 on[gpu].add(k)
         ids = np.array(sorted(chosen), dtype=np.int64)
         if count_class.step > 1:  # a union of progressions (``strided.py``), dealt in their order
-            ids = progressions_of(ids, count_class.run, count_class.step, need) if len(chosen) == need else None
-            if ids is None:
+            ordered = progressions_of(ids, count_class.run, count_class.step, need) if len(chosen) == need else None
+            if ordered is None:
                 return None
+            ids = ordered
         elif len(chosen) < need or not _whole_runs(ids, [amount * step for _, amount, step, _ in node.content.strided[k]] + [count_class.run]):
             return None
         taken[k] = ids
@@ -254,7 +257,7 @@ def node_kept(
         run = count_class.run
         if count_class.step > 1:  # progressions (``strided.py``): the class's GPUs are a union of them in every layout
             firsts = _progressions(model, taken[k], run, count_class.step)
-            for name, amount, step, local in node.content.strided[k]:
+            for _, amount, step, local in node.content.strided[k]:
                 keeps = model.new_bool_var("")
                 gains.append(keeps)  # a set of the root's shape is kept by the progression from its first GPU
                 model.add(keeps <= firsts[local[0]]) if (amount, step) == (run, count_class.step) and local[0] < len(firsts) else model.add(keeps == 0)

@@ -2,7 +2,8 @@
 for the specs it does not state that way, the count model's layout matched to where each process
 was, proven when it moves no more processes than any layout must.
 
-The matching (robots, a weighed ``contiguity``, a strided component placed first): nodes that
+Robots and whole nodes are stated view by view (``kept_kinds.py``). The matching (a weighed
+``contiguity``, a strided component placed first, a spec ``kept.py`` does not read): nodes that
 look alike to every rule (the same GPUs, windows, rank-string GPUs, labels and memory:
 ``_signature``) can swap what they hold without changing any term but ``changes`` (and
 ``contiguity``, which the answer's own value then says). So the count model's optimum of the
@@ -13,7 +14,8 @@ Its proof: ``changes`` counts the previous hardware sets no process holds any mo
 a set outside its component's window, or of several GPUs of a component without a stride (which
 the objective never counts as kept), is lost by every layout. That many, weighed, plus the count
 model's bound on the other terms, is a bound on every layout; an answer that meets it is optimal.
-One that moves more is declined: the exact model decides.
+One that moves more is, with a weighed ``contiguity``, held against ``kept.py``'s layout and two
+bounds (``kept_ranks.py``); else declined: the exact model decides.
 """
 
 from __future__ import annotations
