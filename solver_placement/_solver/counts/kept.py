@@ -188,13 +188,21 @@ def _spanning(
 def _placed_first(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held) -> int | None:
     """The previous sets the components placed first keep (their items are known, ``preset.py``,
     so no layout keeps more of their single GPUs); None when one of them held a strided set
-    before, which another order of its processes on the same items might keep."""
+    before that its order of processes gives up while another order on the same items might
+    keep it: a set is kept only by items that hold all of it, so keeping every such set is the
+    most any order keeps."""
     first = {name: request for name, request in requests.items() if request.determined and not spec.requests[name].determined}
-    if any(len(items) > 1 and enforced_stride(request) is not None for name, request in first.items() for items in held.get(name, ())):
-        return None
     placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in first.items()}
     lost = objective_value(spec, {name: spec.requests[name] for name in first}, placed, {**NO_TERMS, "changes": 1}, held)
-    return sum(len(held.get(name, ())) for name in first) - lost
+    kept = sum(len(held.get(name, ())) for name in first) - lost
+    known = {name: set(request.cand_hw.tolist()) for name, request in first.items()}
+    most = sum(
+        1
+        for name, request in first.items()
+        for items in held.get(name, ())
+        if (len(items) == 1 or enforced_stride(request) is not None) and set(items) <= known[name]
+    )
+    return kept if kept >= most else None
 
 
 def _kept_sum(value: Mapping[tuple[int, int], int], uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> cp_model.LinearExpr:

@@ -15,12 +15,15 @@ Progressions of a stride that leaves holes: the node model lays them out (``kept
   robots, GPUs and whole nodes, a node lost or not: the count path answers every draw it proves
   placed afresh, at the flat optimum, declining nothing.
 * Progressions kept where a node was lost, and random strided jobs: the same.
+* A strided window placed first, shrunk: stated by ``kept.py`` (its known processes keep the most
+  any order keeps), at the flat optimum.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from flat_model import flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
@@ -173,3 +176,24 @@ def check_replanned(cluster: Cluster, placement: dict[str, Any], objective: dict
     event(f"{ours.method} {ours.status}")
     if "contiguity" not in objective:  # a weighed contiguity may trade moves for ranks (``kept_ranks.py``)
         assert (ours.method, ours.notes) == ("counts", ()), ours.notes
+
+
+def window_job(window: str, processes: int) -> dict[str, Any]:
+    """A strided component filling a window (placed first, ``preset.py``), an actor kept off it
+    and a strided critic."""
+    return {
+        "window": {"resources": window, "processes": processes, "hardware_per_process": 2, "stride": 2},
+        "actor": {"processes": 6, "exclusive_with": ["window"]},
+        "critic": {"processes": 4, "hardware_per_process": 2, "stride": 2},
+    }
+
+
+@pytest.mark.parametrize("window", ["0-3", "2-5", "4-7"])
+def test_a_strided_window_placed_first_is_re_planned_at_the_flat_optimum(window: str) -> None:
+    """A strided window of eight GPUs shrunk to four: its processes on the new window are known,
+    and they keep every previous set the window still holds whole (the most any order of its
+    processes keeps), so ``kept.py`` states the re-plan instead of matching nodes."""
+    cluster = Cluster(2, 8)
+    before = solve(PlacementSpec.build(cluster, window_job("0-7", 4)))
+    ours = held_against_flat(PlacementSpec.build(cluster, window_job(window, 2)), before, {})
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
