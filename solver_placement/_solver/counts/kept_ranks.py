@@ -7,8 +7,9 @@ objective is at least each of these sums, since a term is never below its own le
 
 * the count model's bound on every term but ``changes`` (ranks included), plus ``changes`` times
   the sets no layout keeps (``replan.must_lose``): the caller's bound;
-* ``kept.py``'s bound on every term but ``contiguity`` (moves included), plus ``contiguity``
-  times the least rank sum of any layout (the count model with ``contiguity`` alone).
+* ``kept.py``'s bound on every term but ``contiguity`` (moves included; ``kept_kinds.py`` view by
+  view on robots and whole nodes), plus ``contiguity`` times the least rank sum of any layout
+  (the count model with ``contiguity`` alone).
 
 The caller's layout is the count model's, best in ranks, matched node by node to the previous
 placement; when it gives up more than every layout must, ``kept.py``'s layout (best in moves) is
@@ -25,7 +26,9 @@ from dataclasses import replace
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.kept import kept_answer
+from solver_placement._solver.counts.kept_kinds import kept_by_kind
 from solver_placement._solver.counts.kept_node import Held
+from solver_placement._solver.counts.kinds import splits
 from solver_placement._solver.counts.preset import NO_TERMS
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
@@ -39,7 +42,8 @@ def kept_with_ranks(
     optimal against the larger of ``bound`` (the caller's: ranks counted, the least moves added)
     and its own bound plus the least rank sum; None when it is not proven (or ``kept.py`` does not
     state the spec), so the caller declines."""
-    kept = kept_answer(spec, held, {**weights, "contiguity": 0}, options, budget)
+    moves_first = kept_by_kind if splits(spec, spec.requests) else kept_answer  # robots, whole nodes: view by view
+    kept = moves_first(spec, held, {**weights, "contiguity": 0}, options, budget)
     if not isinstance(kept, Answer) or kept.bound is None:
         return None
     value = objective_value(spec, spec.requests, kept.assignments, weights, held)

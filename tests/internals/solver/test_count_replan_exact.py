@@ -119,6 +119,17 @@ def test_robots_re_planned_with_balance_keep_their_placement_proven() -> None:
     assert objective_value(spec, spec.requests, ours.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
 
 
+def test_robots_re_planned_weighing_ranks_and_balance_keep_their_placement_proven() -> None:
+    """The same with ``contiguity`` weighed beside ``balance``: the layout best in ranks, matched
+    node by node, gave up two previous placements; the one best in moves, view by view, keeps
+    them and meets the larger bound (``kept_ranks.py`` over ``kept_kinds.py``)."""
+    spec = PlacementSpec.build(robot_cluster([4, 4], [3, 3]), {
+        "actor": {"processes": 1}, "env": {"node_group": "robots", "processes": 2}, "camera": {"node_group": "robots", "processes": 1},
+    })  # fmt: skip
+    ours = held_against_flat(spec, solve(spec), {"contiguity": 3, "balance": 10})
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+
+
 @example_tiers(25, 200)
 def test_a_replan_over_several_kinds_is_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(mixed_specs(), st.data())(check_kinds))()
