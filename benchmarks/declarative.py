@@ -2,7 +2,9 @@
 
 Run ``python benchmarks/declarative.py`` (20 seeded random specs per family on 2 to 1,024 nodes,
 a few minutes on 2 cores), ``--max-nodes 64 --cases-per-family 10`` for a quick look, ``--big``
-to add specs of one 8-GPU process per node on 8,192 and 65,536 nodes, ``--case KEY`` to rerun
+to add specs of one 8-GPU process per node on 8,192 and 65,536 nodes, ``--sizes
+4096,16384,65536`` to draw the regular families' cases on exactly those node counts (in turn,
+for the scale target), ``--case KEY`` to rerun
 one case and print its spec (the keys the tables list). The specs come from
 ``declarative_specs.py`` (its docstring says how each family is built and why the feasible ones
 are feasible); case ``j`` of a family has seed ``--seed + j`` and its node count is drawn
@@ -351,6 +353,8 @@ def bucket_label(low: int, high: int) -> str:
 def planned(args: argparse.Namespace) -> list[tuple[str, tuple[int, int], Case]]:
     """(family, bucket, case) for every case of the run."""
     buckets = [(low, min(high, args.max_nodes)) for low, high in BUCKETS if low <= args.max_nodes]
+    if args.sizes:  # one bucket per exact size: the scale target's sizes, past the regular buckets
+        buckets = [(size, size) for size in args.sizes]
     cases = []
     for family in args.family or FAMILIES:
         for j in range(args.cases_per_family):
@@ -476,6 +480,14 @@ def show_case(key: str, limit: float) -> None:
         print(f"impossible because: {case.kind}")
 
 
+def node_counts(text: str) -> list[int]:
+    """``--sizes``: node counts of 2 or more, comma-separated."""
+    sizes = [int(part) for part in text.split(",") if part.strip()]
+    if not sizes or min(sizes) < 2:
+        raise argparse.ArgumentTypeError(f"--sizes {text!r}: give node counts of 2 or more, comma-separated (e.g. 4096,16384,65536)")
+    return sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases-per-family", type=int, default=20, help="cases per family, spread over the size buckets (default 20)")
@@ -483,6 +495,9 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=5.0, help="time_limit_s of every solve (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first case of each family (default 0)")
     parser.add_argument("--big", action="store_true", help=f"add {BIG_CASES} one-process-per-node specs on each of {', '.join(f'{s:,}' for s in BIG_SIZES)} nodes")
+    parser.add_argument(
+        "--sizes", type=node_counts, help="comma-separated node counts (e.g. 4096,16384,65536): the regular families' cases on exactly these, in turn, instead of the buckets"
+    )
     parser.add_argument("--family", action="append", choices=FAMILIES, help="run only this family (repeatable; default: all)")
     parser.add_argument("--case", help="rerun one case, family:nodes:seed, and print its spec")
     args = parser.parse_args()
@@ -490,7 +505,8 @@ def main() -> None:
         show_case(args.case, args.time_limit)
         return
     print(f"machine: {machine()}")
-    print(f"settings: {args.cases_per_family} cases per family, 2-{args.max_nodes:,} nodes, time_limit_s {args.time_limit:g}, 1 worker, seed {args.seed}\n")
+    nodes = ", ".join(f"{size:,}" for size in args.sizes) if args.sizes else f"2-{args.max_nodes:,}"
+    print(f"settings: {args.cases_per_family} cases per family, {nodes} nodes, time_limit_s {args.time_limit:g}, 1 worker, seed {args.seed}\n")
     plan = planned(args)
     outcomes = []
     for _, _, case in plan:

@@ -362,7 +362,7 @@ def _measured(kept: Solution, before: Solution, weights: Mapping[str, int], weig
     taken = {name: kept.assignment(name) for name in spec.requests}
     primary = {**weights, "contiguity": weights["contiguity"] if weighs_contiguity else 0}
     value = objective_value(spec, spec.requests, taken, primary, held)
-    least_changes = objective_value(spec, spec.requests, taken, {term: 0 for term in weights} | {"changes": weights["changes"]}, held)
+    least_changes = value - objective_value(spec, spec.requests, taken, {**primary, "changes": 0}, {})  # the moves counted once
     bound = least_changes + objective_lower_bound(spec, {**primary, "changes": 0})
     status = SolveStatus.OPTIMAL if not weighs_contiguity and value <= bound else SolveStatus.FEASIBLE
     return replace(kept, status=status, objective=value, bound=min(bound, value))

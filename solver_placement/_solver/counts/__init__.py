@@ -74,7 +74,7 @@ def count_path(
     if all(request.determined for request in requests.values()):  # nothing to choose (``rank_strings.py``)
         return rank_strings_alone(spec, requests)
     if splits(spec, requests):  # robots, whole nodes: each kind counted as GPUs are (``kinds.py``)
-        return count_by_kind(spec, requests, weights, options, budget, lambda view, placed: count_path(view, view.requests, weights, options, budget, placed))
+        return count_by_kind(spec, requests, weights, options, budget, lambda view, placed: count_path(view.spec, view.spec.requests, weights, options, budget, placed))
     if requires_tensor_domain(spec):
         return _count_tensor_domains(spec, weights, options, budget, load)
     return _count_stated(spec, requests, weights, options, budget, load=load)

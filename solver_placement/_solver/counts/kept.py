@@ -17,7 +17,9 @@ processes placed as the flat model places them) bounds every layout the flat mod
 the pattern's value is lowered to it and the model solved again until the patterns it uses are
 bounded. Each is then laid out by the same node model with every class in whole runs of its
 blocks (as ``layout.py`` lays strides out); where no class takes runs, the relaxation is that
-layout. The answer's bound is the count model's over values that bound every layout, so an
+layout. A class of progressions (a stride that leaves holes, ``strided.py``) is a union of
+them in every layout, so the node model states it exactly and lays it out in progression order.
+The answer's bound is the count model's over values that bound every layout, so an
 answer whose layouts keep as many as their values is proven optimal; one whose runs keep fewer
 (the flat model may place a strided process where no run of blocks does) is declined, and the
 exact model decides.
@@ -49,6 +51,7 @@ from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import NO_TERMS, preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.spanning import spanned_rules, with_priced
+from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.rules.stride import enforced_stride
@@ -82,8 +85,9 @@ def kept_answer(
     priced: tuple[tuple[str, DomainRule], ...] = (),
 ) -> Answer | Declined | None:
     """The count model's answer with ``changes`` among its terms, proven by its own bound, or why
-    it declines; None for the specs it does not state this way (robots, a weighed ``contiguity``,
-    a strided component placed first, progressions of a stride that leave holes, or a spec the count model reads otherwise): there the
+    it declines; None for the specs it does not state this way (robots, which ``kept_kinds.py``
+    states view by view; a weighed ``contiguity``, proven by bounds in ``kept_ranks.py``; a strided
+    component placed first, or a spec the count model reads otherwise): there the
     caller matches the count layout to the previous placement, as it does when the previous
     contents make more than ``MAX_PATTERNS`` patterns over their shapes. ``priced``: preferred rules no
     placement keeps, their ``topology`` term stated (``spanning.py``)."""
@@ -97,8 +101,8 @@ def kept_answer(
     problem = count_problem(spec, requests)
     if isinstance(problem, str) and preferring(spec):
         return _preferring(spec, held, weights, options, budget)
-    if first is None or not isinstance(problem, CountProblem) or any(c.step > 1 for c in problem.classes):
-        return None  # progressions (``strided.py``) are not runs of blocks, which ``kept_node.py`` keeps
+    if first is None or not isinstance(problem, CountProblem):
+        return None
     if priced and isinstance(problem := with_priced(problem, spec, requests, priced, budget.check), str):
         return None
     if ready.nodes and weights.get("balance"):
@@ -184,13 +188,21 @@ def _spanning(
 def _placed_first(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held) -> int | None:
     """The previous sets the components placed first keep (their items are known, ``preset.py``,
     so no layout keeps more of their single GPUs); None when one of them held a strided set
-    before, which another order of its processes on the same items might keep."""
+    before that its order of processes gives up while another order on the same items might
+    keep it: a set is kept only by items that hold all of it, so keeping every such set is the
+    most any order keeps."""
     first = {name: request for name, request in requests.items() if request.determined and not spec.requests[name].determined}
-    if any(len(items) > 1 and enforced_stride(request) is not None for name, request in first.items() for items in held.get(name, ())):
-        return None
     placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in first.items()}
     lost = objective_value(spec, {name: spec.requests[name] for name in first}, placed, {**NO_TERMS, "changes": 1}, held)
-    return sum(len(held.get(name, ())) for name in first) - lost
+    kept = sum(len(held.get(name, ())) for name in first) - lost
+    known = {name: set(request.cand_hw.tolist()) for name, request in first.items()}
+    most = sum(
+        1
+        for name, request in first.items()
+        for items in held.get(name, ())
+        if (len(items) == 1 or enforced_stride(request) is not None) and set(items) <= known[name]
+    )
+    return kept if kept >= most else None
 
 
 def _kept_sum(value: Mapping[tuple[int, int], int], uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> cp_model.LinearExpr:
@@ -300,7 +312,13 @@ def _relaid(
     for part, node, layout in layouts:
         for k, local in layout.items():
             count_class = problem.classes[part[k]]
-            dealt = member_items(local.reshape(-1, count_class.width), count_class.members, count_class.follows, count_class.leader, spec.requests)
+            progressions = count_class.step > 1  # dealt in progression order, as ``layout.py`` deals them (``strided.py``)
+            ordered = progressions_of(local, count_class.run, count_class.step, local.size) if progressions else local
+            if ordered is None:
+                raise InternalError(f"node {node}: the local ids {local.tolist()} laid out for {count_class.root} are not whole progressions")
+            dealt = member_items(
+                ordered.reshape(-1, count_class.width), count_class.members, count_class.follows, count_class.leader, spec.requests, progressions
+            )
             for member in count_class.members:
                 request = spec.requests[member]
                 if member not in hardware:

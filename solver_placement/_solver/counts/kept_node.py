@@ -10,7 +10,9 @@ each class its pattern's count of GPUs. Laid out in whole runs of its blocks (``
 rule for strides), a strided set is kept by the run holding its process; relaxed, by a process
 of its member starting there, the member's processes (``h, h + stride, ...``) holding each of its
 class's GPUs once, anywhere, as the flat model places them: that bounds every layout the flat
-model allows on the node.
+model allows on the node. A class of progressions (``strided.py``) is a union of progressions in
+every layout: the model chooses them, and a set of the root's shape is kept by the one from its
+first GPU, laid out or relaxed alike.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ortools.sat.python import cp_model
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.patterns import Shape, beside_of
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.counts.typed import admitted_stacks, part_stacks
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 from solver_placement._solver.rules.stride import enforced_stride
@@ -62,33 +65,33 @@ def contents(
     """Per node that held something of the classes of ``part``, what it held (a set on several
     nodes is kept by no layout and left out). Read once per part, single GPUs in one pass."""
     cluster = spec.cluster
-    singles: dict[int, list[list[int]]] = {}
+    widest = int(cluster.gpus_per_node.max()) if cluster.num_nodes else 0
+    ones: list[tuple[np.ndarray, np.ndarray]] = []  # per class position: the nodes and local ids of its previous single GPUs
     strided: dict[int, list[list[tuple[str, int, int, tuple[int, ...]]]]] = {}
-
-    def rows(node: int) -> list[list[int]]:
-        """The node's single GPUs per class, made on first use: a node held something."""
-        return singles.setdefault(node, [[0] * int(cluster.gpus_per_node[node]) for _ in part])
-
     for k, c in enumerate(part):
+        gpus = [np.array([items[0] for items in held.get(name, ()) if len(items) == 1], dtype=np.int64) for name in problem.classes[c].members]
+        every = np.concatenate(gpus) if gpus else np.zeros(0, dtype=np.int64)
+        ones.append((cluster.hw_node[every], cluster.hw_local[every]))
         for name in problem.classes[c].members:
-            sets = held.get(name, ())
-            ones = np.array([items[0] for items in sets if len(items) == 1], dtype=np.int64)
-            gpus, count = np.unique(ones, return_counts=True)
-            for node, local, n in zip(cluster.hw_node[gpus].tolist(), cluster.hw_local[gpus].tolist(), count.tolist()):
-                rows(node)[k][local] += n
             request = requests[name]
             step, amount = enforced_stride(request), int(request.amount[0])
             if step is None or amount == 1:
                 continue
-            sized = np.array([items for items in sets if len(items) == amount], dtype=np.int64).reshape(-1, amount)
+            sized = np.array([items for items in held.get(name, ()) if len(items) == amount], dtype=np.int64).reshape(-1, amount)
             nodes, local = cluster.hw_node[sized], np.sort(cluster.hw_local[sized], axis=1)
             one_process = (nodes == nodes[:, :1]).all(axis=1) & (np.diff(local, axis=1) == step).all(axis=1)  # what a process of it may take
             for node, ids in zip(nodes[one_process, 0].tolist(), local[one_process].tolist()):
-                rows(node)
                 strided.setdefault(node, [[] for _ in part])[k].append((name, amount, step, tuple(ids)))
+    # a node held something when it held a single GPU or a strided set: its counts per local id in one pass
+    touched = np.unique(np.concatenate([nodes for nodes, _ in ones] + [np.array(sorted(strided), dtype=np.int64)]))
+    table = np.zeros((len(part), touched.size, widest), dtype=np.int64)
+    for k, (nodes, local) in enumerate(ones):
+        np.add.at(table[k], (np.searchsorted(touched, nodes), local), 1)
+    rows, gpus_there = table.transpose(1, 0, 2).tolist(), cluster.gpus_per_node[touched].tolist()
+    nothing: list[list[tuple[str, int, int, tuple[int, ...]]]] = [[] for _ in part]
     return {
-        node: Content(tuple(map(tuple, row)), tuple(tuple(sorted(sets)) for sets in strided.get(node, [[] for _ in part])))
-        for node, row in singles.items()
+        node: Content(tuple(tuple(row[:g]) for row in rows[i]), tuple(tuple(sorted(sets)) for sets in strided.get(node, nothing)))
+        for i, (node, g) in enumerate(zip(touched.tolist(), gpus_there))
     }
 
 
@@ -166,10 +169,15 @@ def in_place(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node
                 chosen.append(gpu)
                 on[gpu].add(k)
         ids = np.array(sorted(chosen), dtype=np.int64)
-        if len(chosen) < need or not _whole_runs(ids, [amount * step for _, amount, step, _ in node.content.strided[k]] + [count_class.run]):
+        if count_class.step > 1:  # a union of progressions (``strided.py``), dealt in their order
+            ordered = progressions_of(ids, count_class.run, count_class.step, need) if len(chosen) == need else None
+            if ordered is None:
+                return None
+            ids = ordered
+        elif len(chosen) < need or not _whole_runs(ids, [amount * step for _, amount, step, _ in node.content.strided[k]] + [count_class.run]):
             return None
         taken[k] = ids
-    return _kept_by(node, taken), taken
+    return _kept_by(node, taken, {k: problem.classes[shape.part[k]].step for k in taken}), taken
 
 
 def _whole_runs(ids: np.ndarray, sizes: Sequence[int]) -> bool:
@@ -177,15 +185,17 @@ def _whole_runs(ids: np.ndarray, sizes: Sequence[int]) -> bool:
     return all(ids.size % size == 0 and not (np.diff(ids.reshape(-1, size), axis=1) != 1).any() for size in sizes if size > 1)
 
 
-def _kept_by(node: HeldNode, taken: Mapping[int, np.ndarray]) -> int:
+def _kept_by(node: HeldNode, taken: Mapping[int, np.ndarray], steps: Mapping[int, int]) -> int:
     """The previous sets a node keeps with each class (position) on ``taken`` local ids: the
     single GPUs it takes, and the strided sets one process of their member takes (its blocks of
-    ``amount * stride`` ids dealt out as ``layout.py`` tiles them)."""
+    ``amount * stride`` ids dealt out as ``layout.py`` tiles them; a class of progressions,
+    ``steps`` above 1, holds its ids in progression order, one process after another)."""
     kept = 0
     for k, ids in taken.items():
         kept += sum(node.content.singles[k][gpu] for gpu in ids.tolist())
         for _, amount, step, local in node.content.strided[k]:
-            processes = ids.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1, amount)
+            in_blocks = steps[k] == 1 and step > 1
+            processes = ids.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1, amount) if in_blocks else ids.reshape(-1, amount)
             kept += int((processes == np.array(local)).all(axis=1).any())
     return kept
 
@@ -198,13 +208,19 @@ def _free_processes(
     model places them (no runs of blocks)."""
     found: dict[str, list[cp_model.IntVar]] = {}
     for name, amount, step, _ in strided:
-        if name in found:
-            continue
-        span = (amount - 1) * step
-        firsts = found[name] = [model.new_bool_var("") for _ in range(len(taken) - span)]
-        for gpu, holds in enumerate(taken):
-            model.add(holds == sum(firsts[h] for h in range(max(0, gpu - span), min(gpu, len(firsts) - 1) + 1) if (gpu - h) % step == 0))
+        if name not in found:
+            found[name] = _progressions(model, taken, amount, step)
     return found
+
+
+def _progressions(model: cp_model.CpModel, taken: Sequence[cp_model.IntVar], amount: int, step: int) -> list[cp_model.IntVar]:
+    """One boolean per first GPU ``h`` of a progression ``h, h + step, ...`` of ``amount`` GPUs,
+    the ``taken`` GPUs exactly a disjoint union of the chosen ones."""
+    span = (amount - 1) * step
+    firsts = [model.new_bool_var("") for _ in range(max(0, len(taken) - span))]
+    for gpu, holds in enumerate(taken):
+        model.add(holds == sum(firsts[h] for h in range(max(0, gpu - span), min(gpu, len(firsts) - 1) + 1) if (gpu - h) % step == 0))
+    return firsts
 
 
 def node_kept(
@@ -239,6 +255,13 @@ def node_kept(
         model.add(sum(taken[k]) == pattern[k] * count_class.width)
         gains += [n * taken[k][gpu] for gpu, n in enumerate(node.content.singles[k]) if n]
         run = count_class.run
+        if count_class.step > 1:  # progressions (``strided.py``): the class's GPUs are a union of them in every layout
+            firsts = _progressions(model, taken[k], run, count_class.step)
+            for _, amount, step, local in node.content.strided[k]:
+                keeps = model.new_bool_var("")
+                gains.append(keeps)  # a set of the root's shape is kept by the progression from its first GPU
+                model.add(keeps <= firsts[local[0]]) if (amount, step) == (run, count_class.step) and local[0] < len(firsts) else model.add(keeps == 0)
+            continue
         starts = [model.new_bool_var("") for _ in range(capacity - run + 1)] if runs and run > 1 else []
         if starts:
             for gpu in range(capacity):

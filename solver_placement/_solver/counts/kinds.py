@@ -59,9 +59,10 @@ from solver_placement._specification.grammar import ComponentSpec, ExplicitRanks
 from solver_placement._specification.parsed_spec import ParsedSpec
 from solver_placement._specification.placement_spec import PlacementSpec
 
-#: The count path on one view: ``count_path`` with the weights, options and budget bound, given
-#: the items per node of components placed first that ``balance`` adds (None: none).
-CountView = Callable[[PlacementSpec, np.ndarray | None], Answer | Declined]
+#: The count path on one view (its spec, and its items' ids on the spec's cluster for what a
+#: view must read there, as previous placements): ``count_path`` with the weights, options and
+#: budget bound, given the items per node of components placed first that ``balance`` adds (None: none).
+CountView = Callable[["KindView", np.ndarray | None], Answer | Declined]
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def count_by_kind(
         view = kind_view(spec, requests, holdings, kinds)
         if isinstance(view, str):
             return Declined(PathName.COUNTS, view)
-        answer = count(view.spec, load)
+        answer = count(view, load)
         if isinstance(answer, Declined):
             return answer
         for name in view.spec.requests:

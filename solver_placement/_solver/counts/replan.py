@@ -2,7 +2,8 @@
 for the specs it does not state that way, the count model's layout matched to where each process
 was, proven when it moves no more processes than any layout must.
 
-The matching (robots, a weighed ``contiguity``, a strided component placed first): nodes that
+Robots and whole nodes are stated view by view (``kept_kinds.py``). The matching (a weighed
+``contiguity``, a strided component placed first, a spec ``kept.py`` does not read): nodes that
 look alike to every rule (the same GPUs, windows, rank-string GPUs, labels and memory:
 ``_signature``) can swap what they hold without changing any term but ``changes`` (and
 ``contiguity``, which the answer's own value then says). So the count model's optimum of the
@@ -13,7 +14,8 @@ Its proof: ``changes`` counts the previous hardware sets no process holds any mo
 a set outside its component's window, or of several GPUs of a component without a stride (which
 the objective never counts as kept), is lost by every layout. That many, weighed, plus the count
 model's bound on the other terms, is a bound on every layout; an answer that meets it is optimal.
-One that moves more is declined: the exact model decides.
+One that moves more is, with a weighed ``contiguity``, held against ``kept.py``'s layout and two
+bounds (``kept_ranks.py``); else declined: the exact model decides.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from solver_placement._solver.answer import Answer, Declined, PathName, by_compo
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.kept import kept_answer
-from solver_placement._solver.counts.kinds import item_ids
+from solver_placement._solver.counts.kept_kinds import kept_by_kind
+from solver_placement._solver.counts.kept_ranks import kept_with_ranks
+from solver_placement._solver.counts.kinds import item_ids, splits
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.rules.stride import enforced_stride
@@ -47,7 +51,8 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     before, on this cluster) kept where its layout allows; declined when it is not proven."""
     if not weights.get("changes"):
         return count_path(spec, spec.requests, weights, options, budget)  # moves do not matter: the job is placed afresh
-    stated = kept_answer(spec, held, weights, options, budget)
+    several_kinds = splits(spec, spec.requests) and not weights.get("contiguity")
+    stated = kept_by_kind(spec, held, weights, options, budget) if several_kinds else kept_answer(spec, held, weights, options, budget)
     if stated is not None:  # ``changes`` a term of the count model itself (``kept.py``)
         return stated
     answer = count_path(spec, spec.requests, weights, options, budget)
@@ -62,6 +67,9 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     bound = int(weights.get("changes", 0)) * least + answer.known("bound")
     lost = value - objective_value(spec, spec.requests, assignments, {**weights, "changes": 0}, held)
     if lost > int(weights.get("changes", 0)) * least:
+        kept = kept_with_ranks(spec, held, weights, options, budget, bound) if weights.get("contiguity") else None
+        if kept is not None:
+            return kept
         return Declined(PathName.COUNTS, f"its layout gives up {lost // max(int(weights.get('changes', 0)), 1)} previous placements, "
                                          f"more than the {least} no layout keeps")  # fmt: skip
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE

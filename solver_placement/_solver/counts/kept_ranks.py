@@ -1,0 +1,58 @@
+"""Re-planning with a weighed ``contiguity``, proven by two bounds instead of one model.
+
+Why two bounds: the count model states ``changes`` (``kept.py``) and a weighed ``contiguity``
+(``contiguity.py``) each exactly, but not both in one model (on a node that held something, the
+previous sets it keeps and the ranks it takes are chosen by the same local ids). Every layout's
+objective is at least each of these sums, since a term is never below its own least value:
+
+* the count model's bound on every term but ``changes`` (ranks included), plus ``changes`` times
+  the sets no layout keeps (``replan.must_lose``): the caller's bound;
+* ``kept.py``'s bound on every term but ``contiguity`` (moves included; ``kept_kinds.py`` view by
+  view on robots and whole nodes), plus ``contiguity`` times the least rank sum of any layout
+  (the count model with ``contiguity`` alone).
+
+The caller's layout is the count model's, best in ranks, matched node by node to the previous
+placement; when it gives up more than every layout must, ``kept.py``'s layout (best in moves) is
+held against the larger bound. A re-plan that keeps the survivors in place and puts the rest on
+the lowest free ranks meets both at once (nothing packs the ranks lower), and is proven optimal;
+a trade between moves and ranks that neither layout makes is left to the exact model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from solver_placement._solver.answer import Answer
+from solver_placement._solver.counts import count_path
+from solver_placement._solver.counts.kept import kept_answer
+from solver_placement._solver.counts.kept_kinds import kept_by_kind
+from solver_placement._solver.counts.kept_node import Held
+from solver_placement._solver.counts.kinds import splits
+from solver_placement._solver.counts.preset import NO_TERMS
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
+from solver_placement._specification.placement_spec import PlacementSpec
+
+
+def kept_with_ranks(
+    spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget, bound: int
+) -> Answer | None:
+    """``kept.py``'s answer (``contiguity`` left out of its model) on the full objective, proven
+    optimal against the larger of ``bound`` (the caller's: ranks counted, the least moves added)
+    and its own bound plus the least rank sum; None when it is not proven (or ``kept.py`` does not
+    state the spec), so the caller declines."""
+    moves_first = kept_by_kind if splits(spec, spec.requests) else kept_answer  # robots, whole nodes: view by view
+    kept = moves_first(spec, held, {**weights, "contiguity": 0}, options, budget)
+    if not isinstance(kept, Answer) or kept.bound is None:
+        return None
+    value = objective_value(spec, spec.requests, kept.assignments, weights, held)
+    if value > bound:  # the caller's bound alone does not prove it: add the least rank sum to kept.py's
+        ranks = count_path(spec, spec.requests, {**NO_TERMS, "contiguity": 1}, options, budget)
+        if not isinstance(ranks, Answer) or ranks.status != SolveStatus.OPTIMAL:
+            return None
+        bound = max(bound, kept.known("bound") + int(weights.get("contiguity", 0)) * ranks.known("bound"))
+    if value > bound:
+        return None
+    primary = objective_value(spec, spec.requests, kept.assignments, {**weights, "contiguity": 0}, held)
+    return replace(kept, status=SolveStatus.OPTIMAL, objective=value, bound=value, primary=primary)
