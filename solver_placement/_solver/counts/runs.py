@@ -10,7 +10,8 @@ and a state is, per class, the GPUs it still needs in whole runs and how far int
 it is, one open run per residue of its step (:class:`RunsCovers`). :func:`typed_patterns` lists
 a node shape's whole-node patterns by this walk (or by GPU types when no class takes runs). The
 search is bounded by ``RUNS_STEPS``: past it the node is not decided, and the count path
-declines as for too many patterns.
+declines as for too many patterns, unless the node's GPUs are alike and one class takes runs:
+then two counts decide it (``uniform_runs.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.typed import FitsBeside, TypedCovers, admitted_stacks, gpu_types, independent_blocks
+from solver_placement._solver.counts.uniform_runs import uniform_runs
 
 #: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
 #: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
@@ -79,6 +81,8 @@ class RunsCovers:
         self.ahead = [
             [sum(any(j in st or k in st for st in here) for here in self.admitted[gpu:]) for gpu in range(capacity + 1)] for j, k in self.apart
         ]  # fmt: skip
+        #: alike GPUs and one class in runs: decided by two counts, no walk (``uniform_runs.py``)
+        self.uniform = uniform_runs(stacks, keep_off, capacity, runs, loads, self.steps)
 
     def _advance(self, gpu: int, stack: tuple[int, ...], need: tuple[int, ...], into: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The state after GPU ``gpu`` holds ``stack``: each class in it one GPU further into the
@@ -109,7 +113,17 @@ class RunsCovers:
         return any(need[j] + need[k] > opened[j] + opened[k] + ahead[gpu] for (j, k), ahead in zip(self.apart, self.ahead))
 
     def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
-        """Per class, the local ids whose stacks hold it (see :func:`runs_cover`)."""
+        """Per class, the local ids whose stacks hold it (see :func:`runs_cover`): the walk's
+        first, or past ``RUNS_STEPS`` on alike GPUs, the counts' (``uniform_runs.py``)."""
+        try:
+            return self._walked(demand)
+        except OverflowError:
+            if self.uniform is None:
+                raise
+            return self.uniform.cover(demand)
+
+    def _walked(self, demand: tuple[int, ...]) -> list[list[int]] | None:
+        """The walk's cover of ``demand`` (``OverflowError`` past ``RUNS_STEPS`` steps)."""
         held: list[list[int]] = [[] for _ in demand]
         steps = 0
 
@@ -137,7 +151,17 @@ class RunsCovers:
 
     def holds(self, demand: tuple[int, ...]) -> bool:
         """Whether some cover of ``demand`` exists: the same search, each state's answer
-        remembered (successes too, since no GPU ids are asked for)."""
+        remembered (successes too, since no GPU ids are asked for); past ``RUNS_STEPS`` on alike
+        GPUs, by two counts (``uniform_runs.py``)."""
+        try:
+            return self._searched(demand)
+        except OverflowError:
+            if self.uniform is None:
+                raise
+            return self.uniform.holds(demand)
+
+    def _searched(self, demand: tuple[int, ...]) -> bool:
+        """The search of :meth:`holds` (``OverflowError`` past ``RUNS_STEPS`` steps)."""
         steps = 0
 
         def search(gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:

@@ -1,0 +1,121 @@
+"""A node's check GPU by GPU without the walk, where its GPUs are alike and one class takes runs.
+
+Why: ``runs.py`` decides whether a node holds a pattern by a walk over its GPUs in id order,
+bounded by ``RUNS_STEPS``; on big nodes (72 GPUs, a stride whose progressions leave holes,
+``strided.py``) the walk passes the bound and the count model declines, or spends seconds
+listing patterns. Where the node's GPUs are alike for the classes there (none kept off some of
+them, no rank string's load) and only one class ``k`` takes runs (of ``run`` ids ``step``
+apart; the others take any GPU), positions matter only to ``k``, and the check is two counts:
+
+- ``k``'s GPUs must be whole runs: a node of ``capacity`` ids holds at most, per residue of the
+  ids modulo ``step``, ``len // run`` progressions of its chain of ``len`` ids
+  (:func:`most_runs`; cut from the chain's start, ``strided.progressions_of``);
+- the GPUs, each given a stack of classes that may share it, must hold every class its demand
+  (``typed.TypedCovers`` with one type of ``capacity`` GPUs).
+
+Both are necessary (a walk's layout is such a cover, its ``k`` ids such runs). They are enough:
+give the cover's stacks holding ``k`` to the ids of the lowest runs that fit (every other class
+takes any GPU, so the other stacks go anywhere), and drop ``k`` from any stack holding it beyond
+them (stacks are closed under removing a class). Nothing grows with the node's GPUs but the
+cover's per-type search, which counts GPUs rather than walking them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver_placement._solver.counts.fixed_loads import FixedLoad
+from solver_placement._solver.counts.strided import progressions_of
+from solver_placement._solver.counts.typed import TypedCovers
+
+
+def most_runs(capacity: int, run: int, step: int) -> int:
+    """The most progressions of ``run`` ids ``step`` apart among local ids ``0 .. capacity - 1``:
+    each residue's chain of ids holds ``len // run`` of them."""
+    return sum(((capacity - residue + step - 1) // step) // run for residue in range(min(step, capacity)))
+
+
+@dataclass(frozen=True)
+class UniformRuns:
+    """The two counts deciding a node of alike GPUs where class ``ranged`` alone takes runs
+    (None: no class does), ``run`` ids ``step`` apart."""
+
+    capacity: int
+    ranged: int | None
+    run: int
+    step: int
+    covers: TypedCovers
+
+    def _whole(self, demand: tuple[int, ...]) -> tuple[int, ...] | None:
+        """``demand`` with the ranged class's GPUs rounded up to whole runs; None when the node
+        does not hold that many runs."""
+        k = self.ranged
+        if k is None or not demand[k]:
+            return demand
+        runs = -(-demand[k] // self.run)
+        if runs > most_runs(self.capacity, self.run, self.step):
+            return None
+        return (*demand[:k], runs * self.run, *demand[k + 1 :])
+
+    def holds(self, demand: tuple[int, ...]) -> bool:
+        """Whether some layout of the node holds ``demand`` (see the module)."""
+        whole = self._whole(demand)
+        return whole is not None and self.covers.cover(whole) is not None
+
+    def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
+        """Per class, the local ids whose stacks hold it (the ranged class exactly its lowest
+        runs); None when no layout holds ``demand``."""
+        whole = self._whole(demand)
+        given = None if whole is None else self.covers.cover(whole)
+        if whole is None or given is None:
+            return None
+        stacks = list(given[0]) if given else []
+        held: list[list[int]] = [[] for _ in demand]
+        k = self.ranged
+        if k is not None and whole[k]:
+            chosen = progressions_of(np.arange(self.capacity, dtype=np.int64), self.run, self.step, whole[k])
+            if chosen is None:  # most_runs said they fit: never
+                return None
+            ranged_ids = sorted(chosen.tolist())
+            with_k = [stack for stack in stacks if k in stack][: len(ranged_ids)]
+            rest = [stack for stack in stacks if k not in stack] + [tuple(c for c in stack if c != k) for stack in [s for s in stacks if k in s][len(ranged_ids) :]]
+            others = [gpu for gpu in range(self.capacity) if gpu not in set(ranged_ids)]
+            placed = [*zip(ranged_ids, with_k), *zip(others, rest)]
+        else:
+            placed = list(zip(range(self.capacity), stacks))
+        for gpu, stack in sorted(placed):
+            for c in stack:
+                held[c].append(gpu)
+        return held
+
+
+def uniform_runs(
+    stacks: tuple[tuple[int, ...], ...],
+    keep_off: Sequence[Sequence[int]],
+    capacity: int,
+    runs: Sequence[int],
+    loads: Sequence[FixedLoad | None],
+    steps: Sequence[int],
+) -> UniformRuns | None:
+    """The node's :class:`UniformRuns` when its GPUs are alike (every class kept off none of them
+    or all, no fixed load) and at most one class it admits takes runs; None otherwise (the walk
+    decides it, ``runs.py``)."""
+    if any(load is not None for load in loads):
+        return None
+    if any(off and len(set(off)) < capacity for off in keep_off):
+        return None
+    admitted = tuple(k for k, off in enumerate(keep_off) if not off)
+    ranged = [k for k in admitted if runs[k] > 1]
+    if len(ranged) > 1:
+        return None
+    covers = TypedCovers(stacks, ((admitted, capacity, None),))
+    if not ranged:
+        return UniformRuns(capacity, None, 1, 1, covers)
+    k = ranged[0]
+    return UniformRuns(capacity, k, int(runs[k]), int(steps[k]) if steps else 1, covers)
+
+
+__all__ = ["UniformRuns", "most_runs", "uniform_runs"]
