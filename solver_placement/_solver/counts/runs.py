@@ -10,8 +10,8 @@ and a state is, per class, the GPUs it still needs in whole runs and how far int
 it is, one open run per residue of its step (:class:`RunsCovers`). :func:`typed_patterns` lists
 a node shape's whole-node patterns by this walk (or by GPU types when no class takes runs). The
 search is bounded by ``RUNS_STEPS``: past it the node is not decided, and the count path
-declines as for too many patterns, unless the node's GPUs are alike and one class takes runs:
-then two counts decide it (``uniform_runs.py``).
+declines as for too many patterns. A node whose GPUs are alike where one class takes runs is
+decided by two counts instead (``uniform_runs.py``), and laid out by them past the bound.
 """
 
 from __future__ import annotations
@@ -150,15 +150,13 @@ class RunsCovers:
         return held if search(0, demand, (0,) * sum(self.steps)) else None
 
     def holds(self, demand: tuple[int, ...]) -> bool:
-        """Whether some cover of ``demand`` exists: the same search, each state's answer
-        remembered (successes too, since no GPU ids are asked for); past ``RUNS_STEPS`` on alike
-        GPUs, by two counts (``uniform_runs.py``)."""
-        try:
-            return self._searched(demand)
-        except OverflowError:
-            if self.uniform is None:
-                raise
+        """Whether some cover of ``demand`` exists: by two counts on alike GPUs where one class
+        takes runs (``uniform_runs.py``: what the search decides, without its steps), else the
+        same search, each state's answer remembered (successes too, since no GPU ids are asked
+        for)."""
+        if self.uniform is not None:
             return self.uniform.holds(demand)
+        return self._searched(demand)
 
     def _searched(self, demand: tuple[int, ...]) -> bool:
         """The search of :meth:`holds` (``OverflowError`` past ``RUNS_STEPS`` steps)."""

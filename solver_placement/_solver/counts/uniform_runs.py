@@ -24,10 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
+from solver_placement._solver.counts.covers import hole
 from solver_placement._solver.counts.fixed_loads import FixedLoad
+from solver_placement._solver.counts.graphs import apart_graph
 from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.counts.typed import TypedCovers
 
@@ -41,13 +44,17 @@ def most_runs(capacity: int, run: int, step: int) -> int:
 @dataclass(frozen=True)
 class UniformRuns:
     """The two counts deciding a node of alike GPUs where class ``ranged`` alone takes runs
-    (None: no class does), ``run`` ids ``step`` apart."""
+    (None: no class does), ``run`` ids ``step`` apart; ``admitted`` are the classes the node's
+    GPUs may hold, ``cliques`` the cliques of those kept apart where they state the cover (see
+    :func:`uniform_runs`), else None (the cover is searched)."""
 
     capacity: int
     ranged: int | None
     run: int
     step: int
+    admitted: frozenset[int]
     covers: TypedCovers
+    cliques: tuple[tuple[int, ...], ...] | None
 
     def _whole(self, demand: tuple[int, ...]) -> tuple[int, ...] | None:
         """``demand`` with the ranged class's GPUs rounded up to whole runs; None when the node
@@ -63,7 +70,11 @@ class UniformRuns:
     def holds(self, demand: tuple[int, ...]) -> bool:
         """Whether some layout of the node holds ``demand`` (see the module)."""
         whole = self._whole(demand)
-        return whole is not None and self.covers.cover(whole) is not None
+        if whole is None or any(need and c not in self.admitted for c, need in enumerate(whole)):
+            return False
+        if self.cliques is not None:  # a perfect graph: alike GPUs cover every class iff no clique needs more than the node
+            return all(sum(whole[c] for c in clique) <= self.capacity for clique in self.cliques)
+        return self.covers.cover(whole) is not None
 
     def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
         """Per class, the local ids whose stacks hold it (the ranged class exactly its lowest
@@ -80,10 +91,10 @@ class UniformRuns:
             if chosen is None:  # most_runs said they fit: never
                 return None
             ranged_ids = sorted(chosen.tolist())
-            with_k = [stack for stack in stacks if k in stack][: len(ranged_ids)]
-            rest = [stack for stack in stacks if k not in stack] + [tuple(c for c in stack if c != k) for stack in [s for s in stacks if k in s][len(ranged_ids) :]]
-            others = [gpu for gpu in range(self.capacity) if gpu not in set(ranged_ids)]
-            placed = [*zip(ranged_ids, with_k), *zip(others, rest)]
+            with_k = [stack for stack in stacks if k in stack]
+            rest = [stack for stack in stacks if k not in stack] + [tuple(c for c in stack if c != k) for stack in with_k[len(ranged_ids) :]]
+            taken = set(ranged_ids)
+            placed = [*zip(ranged_ids, with_k), *zip([gpu for gpu in range(self.capacity) if gpu not in taken], rest)]
         else:
             placed = list(zip(range(self.capacity), stacks))
         for gpu, stack in sorted(placed):
@@ -102,7 +113,12 @@ def uniform_runs(
 ) -> UniformRuns | None:
     """The node's :class:`UniformRuns` when its GPUs are alike (every class kept off none of them
     or all, no fixed load) and at most one class it admits takes runs; None otherwise (the walk
-    decides it, ``runs.py``)."""
+    decides it, ``runs.py``).
+
+    Where the node's stacks are exactly the independent sets of the pairs they keep apart and
+    that graph is chordal (so perfect), alike GPUs cover a demand iff no clique of the graph
+    needs more GPUs than the node has (a perfect graph's weighted colouring needs its heaviest
+    clique's weight): the cliques' sums the count model reads on every other node."""
     if any(load is not None for load in loads):
         return None
     if any(off and len(set(off)) < capacity for off in keep_off):
@@ -112,10 +128,27 @@ def uniform_runs(
     if len(ranged) > 1:
         return None
     covers = TypedCovers(stacks, ((admitted, capacity, None),))
-    if not ranged:
-        return UniformRuns(capacity, None, 1, 1, covers)
-    k = ranged[0]
-    return UniformRuns(capacity, k, int(runs[k]), int(steps[k]) if steps else 1, covers)
+    cliques = _cliques_stating(covers.local[0] if covers.local else (), admitted, len(runs))
+    k = ranged[0] if ranged else None
+    run, step = (int(runs[k]), int(steps[k]) if steps else 1) if k is not None else (1, 1)
+    return UniformRuns(capacity, k, run, step, frozenset(admitted), covers, cliques)
+
+
+def _cliques_stating(stacks: tuple[tuple[int, ...], ...], admitted: tuple[int, ...], size: int) -> tuple[tuple[int, ...], ...] | None:
+    """The cliques (maximal ones and every class alone) of the graph of ``admitted`` classes no
+    stack holds together, when the stacks are exactly its maximal independent sets and it is
+    chordal; None otherwise."""
+    pairs = frozenset((a, b) for a, b in combinations(admitted, 2) if not any(a in stack and b in stack for stack in stacks))
+    if not admitted:
+        return ()
+    found = hole(admitted, pairs)
+    independent = {tuple(found.classes[k] for k in stack) for stack in found.sets}
+    if independent != set(stacks):
+        return None
+    graph = apart_graph(size, pairs)
+    if not graph.chordal:
+        return None
+    return tuple(clique for clique in graph.cliques if set(clique) <= set(admitted))
 
 
 __all__ = ["UniformRuns", "most_runs", "uniform_runs"]

@@ -19,11 +19,13 @@ from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
 
 def random_node(rng: random.Random) -> tuple[tuple[tuple[int, ...], ...], int, tuple[int, ...], tuple[int, ...]]:
-    """Two or three classes, some pairs kept apart (the stacks: every set with no such pair),
-    3-9 alike GPUs, class 0 in runs of 2 or 3 ids 1-3 apart, the others one GPU at a time."""
-    classes, capacity = rng.randint(2, 3), rng.randint(3, 9)
+    """Two to four classes, some pairs kept apart (the stacks: every set with no such pair; now
+    and then the sets of three left out, as memory that fits in pairs only does), 3-8 alike
+    GPUs, class 0 in runs of 2 or 3 ids 1-3 apart, the others one GPU at a time."""
+    classes, capacity = rng.randint(2, 4), rng.randint(3, 8)
     pairs = {(a, b) for a in range(classes) for b in range(a + 1, classes) if rng.random() < 0.5}
-    stacks = tuple(stack for size in range(classes, 0, -1) for stack in itertools.combinations(range(classes), size)
+    most = 2 if rng.random() < 0.2 else classes
+    stacks = tuple(stack for size in range(min(classes, most), 0, -1) for stack in itertools.combinations(range(classes), size)
                    if not any((a, b) in pairs for a, b in itertools.combinations(stack, 2)))  # fmt: skip
     runs_ = (rng.choice((2, 3)), *([1] * (classes - 1)))
     steps = (rng.choice((1, 2, 3)), *([1] * (classes - 1)))
@@ -43,13 +45,13 @@ def _most_in(ids: list[int], run: int, step: int) -> int:
     return total
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(4))
 def test_two_counts_decide_what_the_walk_decides(seed: int) -> None:
-    """On random small nodes, ``UniformRuns.holds`` agrees with the walk for every demand, and
-    its cover gives each class its demand on stacks the node admits, the ranged class in whole
-    runs."""
+    """On random small nodes (chordal graphs, holes, sets that fit in pairs only),
+    ``UniformRuns.holds`` agrees with the walk for every demand, and its cover gives each class
+    its demand on stacks the node admits, the ranged class in whole runs."""
     rng = random.Random(seed)
-    for _ in range(30):
+    for _ in range(20):
         stacks, capacity, runs_, steps = random_node(rng)
         keep_off = [()] * len(runs_)
         walk = RunsCovers(stacks, keep_off, capacity, runs_, (), None, steps)
@@ -105,16 +107,16 @@ def test_past_the_walks_step_limit_the_count_model_still_answers(monkeypatch: py
     assert value == objective_value(spec, spec.requests, flat.assignments, weights, {})
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(1))
 def test_past_the_step_limit_a_node_of_alike_gpus_is_decided_by_counts(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     """``RunsCovers.holds`` and ``cover`` past ``RUNS_STEPS`` answer by the counts on alike GPUs
     (before: ``OverflowError``, the node undecided), and what they answer is the walk's."""
     rng = random.Random(seed)
-    for _ in range(20):
+    for _ in range(10):
         stacks, capacity, runs_, steps = random_node(rng)
         keep_off = [()] * len(runs_)
         demands = list(itertools.product(*(range(0, capacity + 1, run) for run in runs_)))
-        expected = [RunsCovers(stacks, keep_off, capacity, runs_, (), None, steps).holds(demand) for demand in demands]
+        expected = [RunsCovers(stacks, keep_off, capacity, runs_, (), None, steps)._searched(demand) for demand in demands]
         with monkeypatch.context() as patched:
             patched.setattr(runs, "RUNS_STEPS", 0)
             walk = RunsCovers(stacks, keep_off, capacity, runs_, (), None, steps)
