@@ -29,12 +29,11 @@ for node groups listing GPUs too) cannot re-derive a node group of one kind, whi
 does when ``preset.py`` checks the tiling of a component whose items are known on a view: there,
 every such component is placed first on the spec itself, and its items per node are the view's
 ``balance`` load (``count_by_kind``); a rank string there is listed by its items. Memory is
-checked on GPUs only: a view's node of GPUs alone keeps its GPUs' memory per node, a node of
-other items alone has none, and on a node of both each GPU carries its memory as an item of its
-own (``item_memory.py``), so every component holding GPUs keeps its ``memory_gb`` and the
-node's robots take any mix the other rules allow. A weighed ``contiguity`` over a window of
-several kinds is declined by name (``contiguity.py``: its ranks run kind after kind, not along
-a node's items).
+checked on GPUs only: a view of GPUs and other kinds states no memory per node, each of its GPUs
+carries its memory as an item of its own (``item_memory.py``), so every component holding GPUs
+keeps its ``memory_gb`` and a node's robots take any mix the other rules allow. A weighed
+``contiguity`` over a window of several kinds is declined by name (``contiguity.py``: its ranks
+run kind after kind, not along a node's items).
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.counts.item_memory import ItemMemoryCluster, split_memory
+from solver_placement._solver.counts.item_memory import ItemMemoryCluster, memory_per_gpu
 from solver_placement._solver.counts.preset import placed_first, preset
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
@@ -279,8 +278,7 @@ def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], a
     """The items of ``kinds`` in the view's id order (node by node, kinds in order, local order)
     and the cluster whose GPUs they are: the same nodes, labels and, where the items are GPUs
     alone, the same memory (the spec's own cluster then, so GPU views are unchanged); with GPUs
-    and other kinds, memory on the GPUs alone (``item_memory.py``: per node where a node holds
-    GPUs alone, per GPU where it holds both). Each node
+    and other kinds, memory on the GPUs alone, each carrying its own (``item_memory.py``). Each node
     group ``labels`` names is a group of the same nodes there (``_view_label``): with one kind in
     the view, its ranks are the same items in the same order, so the verifier reads a view as it
     reads the spec (``preset.py`` checks a tiling on a view).
@@ -307,10 +305,8 @@ def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], a
         return original, Cluster(cluster.num_nodes, per_node.tolist(), node_labels=cluster.node_labels, node_groups=groups)
     is_gpu = original >= 0
     is_gpu[is_gpu] = cluster.hw_kind[original[is_gpu]] == gpu
-    gpus = np.bincount(nodes[is_gpu], minlength=cluster.num_nodes)
-    memory, node_mb = split_memory(cluster.gpu_memory_gb, gpus, per_node - gpus)  # memory binds GPUs alone (``item_memory.py``)
-    view = Cluster(cluster.num_nodes, per_node.tolist(), gpu_memory_gb=memory, node_labels=cluster.node_labels, node_groups=groups)
-    return original, ItemMemoryCluster.with_item_memory(view.layout, np.where(is_gpu, node_mb[nodes], -1))
+    view = Cluster(cluster.num_nodes, per_node.tolist(), node_labels=cluster.node_labels, node_groups=groups)  # memory binds GPUs alone: per item
+    return original, ItemMemoryCluster.with_item_memory(view.layout, np.where(is_gpu, memory_per_gpu(cluster.gpu_memory_gb)[nodes], -1))
 
 
 def _view_label(label: str) -> str:

@@ -61,16 +61,15 @@ def test_random_memory_over_several_kinds_is_counted_at_the_flat_optimum(example
 
 
 def test_a_view_gives_memory_to_its_gpus_alone() -> None:
-    """On a view of GPUs and robots: a node of both states no memory per node and each GPU its
-    own (a fixed load of no process that every stack must fit), its robots none; a node of GPUs
-    alone keeps its memory per node; a node of robots alone has none."""
+    """On a view of GPUs and robots: no memory per node, each GPU its own (a fixed load of no
+    process that every stack must fit), the robots none."""
     cluster = robot_cluster([2, 1, 0], [1, 0, 2], memory=[40, 80, 20])
     spec = PlacementSpec.build(cluster, {"actor": {"node_group": ["cluster", "robots"], "processes": 2, "memory_gb": 30}})
     holdings = kinds_of(spec, spec.requests)
     assert not isinstance(holdings, str)
     view = kind_view(spec, spec.requests, holdings, (0, 1))
     view_cluster = view.spec.cluster
-    assert view_cluster.gpu_memory_gb == [None, 80, None]
+    assert view_cluster.gpu_memory_gb == [None, None, None]
     gpus = view.original >= 0
     kinds = np.where(gpus, cluster.hw_kind[np.maximum(view.original, 0)], -1)
     on_view = item_memory_mb(view_cluster)[: view.original.size]
@@ -78,5 +77,5 @@ def test_a_view_gives_memory_to_its_gpus_alone() -> None:
     assert (on_view[kinds != 0] == -1).all()
     loads = fixed_loads(view.spec, view.spec.requests, [("actor",)])
     assert loads is not None
-    assert sorted(loads.loads) == [(0, 0), (0, 1)]  # node 0's GPUs; node 1 is stated by its node memory
-    assert {load.gpu_mb for load in loads.loads.values()} == {40 * 1024}
+    assert sorted(loads.loads) == [(0, 0), (0, 1), (1, 0)]  # every GPU of the view, no robot
+    assert [loads.loads[gpu].gpu_mb for gpu in sorted(loads.loads)] == [40 * 1024, 40 * 1024, 80 * 1024]
