@@ -120,14 +120,14 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
                 cap[count > 0] = np.minimum(cap[count > 0], limit)
             if held is not None:
                 holders.append((count, *held))
-    item_mb = item_memory_mb(cluster)  # per GPU, node by node; a view of several kinds states some per item (``item_memory.py``)
+    item_mb = item_memory_mb(cluster)  # per GPU: its node's, or on a view of several kinds its own (``item_memory.py``)
     memory_known = item_mb >= 0
     holding = np.zeros(size, dtype=bool)
     for count, _, _ in holders:
         holding |= count > 0
     limited = cap < np.iinfo(np.int64).max
     is_gpu = cluster.hw_kind == (cluster.kinds.index(ACCELERATOR) if ACCELERATOR in cluster.kinds else -1)  # classes take GPUs only
-    per_item = class_memory & (stated_per_item(cluster) >= 0)  # a GPU beside other kinds: its memory is a load of its own
+    per_item = class_memory & (stated_per_item(cluster) >= 0)  # a GPU of a view of several kinds: its memory is a load of its own
     matters = is_gpu & (((on > 0) & (limited | class_limited | (memory_known & holding & class_memory))) | per_item)  # else nothing a class could break there
     gpus = np.flatnonzero(matters)
     if not gpus.size:
