@@ -31,6 +31,7 @@ import numpy as np
 from solver_placement._solver.counts.covers import hole
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import apart_graph
+from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.counts.typed import TypedCovers
 
@@ -151,4 +152,21 @@ def _cliques_stating(stacks: tuple[tuple[int, ...], ...], admitted: tuple[int, .
     return tuple(clique for clique in graph.cliques if set(clique) <= set(admitted))
 
 
-__all__ = ["UniformRuns", "most_runs", "uniform_runs"]
+def widths_of(problem: CountProblem, part: tuple[int, ...]) -> tuple[int, ...]:
+    """The GPUs of one group of each class of ``part``."""
+    return tuple(problem.classes[c].width for c in part)
+
+
+def sums_state_runs(runs: Sequence[int], steps: Sequence[int], widths: Sequence[int], allowed: np.ndarray, capacity: int) -> bool:
+    """Whether a node no class is kept off part of, with no fixed load, is stated by its cliques'
+    sums although a class takes progressions: one class there takes runs, and as many of its
+    groups as the node could ever hold fit its chains' runs (``most_runs``), so only the count
+    of its GPUs matters (the module's two counts, the first never binding)."""
+    ranged = [k for k, there in enumerate(allowed.tolist()) if there and runs[k] > 1]
+    if len(ranged) != 1:
+        return False
+    k = ranged[0]
+    return capacity // widths[k] * widths[k] <= most_runs(capacity, runs[k], steps[k]) * runs[k]
+
+
+__all__ = ["UniformRuns", "most_runs", "sums_state_runs", "uniform_runs", "widths_of"]

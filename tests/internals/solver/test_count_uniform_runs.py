@@ -11,7 +11,9 @@ import pytest
 from flat_model import flat_solution
 
 from solver_placement import Cluster, PlacementSpec, solve
-from solver_placement._solver.counts import runs
+from solver_placement._solver.counts import patterns, runs
+from solver_placement._solver.counts.patterns import parts, shapes
+from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.runs import RunsCovers
 from solver_placement._solver.counts.uniform_runs import most_runs, uniform_runs
 from solver_placement._solver.evaluate import objective_value
@@ -122,3 +124,47 @@ def test_past_the_step_limit_a_node_of_alike_gpus_is_decided_by_counts(monkeypat
             walk = RunsCovers(stacks, keep_off, capacity, runs_, (), None, steps)
             assert [walk.holds(demand) for demand in demands] == expected
             assert [walk.cover(demand) is not None for demand in demands] == expected
+
+
+ALIKE = [
+    (12, {"actor": {"processes": 2, "hardware_per_process": 3, "stride": 2}, "ref": {"processes": 4, "exclusive_with": ["actor"]},
+          "reward": {"processes": 6, "exclusive_with": ["ref"]}}),
+    (10, {"actor": {"processes": 2, "hardware_per_process": 3, "stride": 3}, "ref": {"processes": 3, "exclusive_with": ["actor"]}, "reward": {"processes": 3}}),
+    (16, {"actor": {"processes": 3, "hardware_per_process": 5, "stride": 2}, "ref": {"processes": 2, "exclusive_with": ["actor"]},
+          "critic": {"processes": 3, "exclusive_with": ["ref"]}, "reward": {"processes": 2, "exclusive_with": ["critic", "actor"]}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("gpus", "placement"), ALIKE, ids=["stride 2", "stride 3, chains of uneven runs", "a ring of four"])
+def test_alike_nodes_list_by_cliques_what_the_walk_lists(monkeypatch: pytest.MonkeyPatch, gpus: int, placement: dict) -> None:
+    """A node of alike GPUs where one class takes progressions, listed by its cliques' sums
+    (``uniform_runs.sums_state_runs``) or, where the runs could bind, GPU by GPU: the same
+    whole-node patterns as the walk over every GPU."""
+    spec = PlacementSpec.build(Cluster(2, gpus), placement)
+    problem = count_problem(spec, spec.requests)
+    assert isinstance(problem, CountProblem)
+
+    def listed() -> list[set[tuple[int, ...]]]:
+        found = []
+        for part in parts(problem, False):
+            for shape in shapes(problem, spec.cluster.gpus_per_node, part, lambda _: None):
+                assert len(shape.tables) == 1
+                found.append(set(shape.tables[0].patterns))
+        return found
+
+    by_counts = listed()
+    monkeypatch.setattr(patterns, "sums_state_runs", lambda *args: False)
+    assert by_counts == listed()
+
+
+@pytest.mark.parametrize(("gpus", "placement"), ALIKE, ids=["stride 2", "stride 3, chains of uneven runs", "a ring of four"])
+def test_alike_nodes_are_counted_at_the_flat_optimum(gpus: int, placement: dict) -> None:
+    """The count path answers such specs at the flat model's optimum."""
+    spec = PlacementSpec.build(Cluster(2, gpus), placement)
+    weights = {**DEFAULT_WEIGHTS, "contiguity": 0}
+    flat = flat_solution(spec, weights, time_limit_s=20)
+    assert (flat.method, flat.status) == ("search", "OPTIMAL")
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    value = objective_value(spec, spec.requests, solution.assignments, weights, {})
+    assert value == objective_value(spec, spec.requests, flat.assignments, weights, {})
