@@ -743,6 +743,8 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "collocation chains": lambda rng, nodes, fill: collocation_chains(rng, nodes, fill),
     "topology overlaps": topology_overlaps,
     "strides": strides,
+    "kinds memory": lambda rng, nodes, fill: kinds_memory(rng, nodes, fill),
+    "wide strides": lambda rng, nodes, fill: wide_strides(rng, nodes, fill),
 }
 #: Families re-planned after a first solve: ``replan`` times :func:`replan`, ``previous`` times
 #: ``solve(..., previous=)`` on the surviving cluster, ``resized`` with a demand changed.
@@ -831,3 +833,60 @@ def collocation_chains(rng: random.Random, nodes: int, fill: float) -> Section:
         for name, (t, h), g in zip(("critic", "judge"), chosen, allocate(rng, left, [t * h for t, h in chosen])):
             placement[name] = body(t, h, g, exclusive_with="all")
     return section(nodes, GPUS, placement, node_groups=[{"label": "front", "node_ranks": f"0-{used - 1}"}])
+
+
+# ------------------------------------------------------------------------ kinds memory, wide strides
+def kinds_memory(rng: random.Random, nodes: int, fill: float) -> Section:
+    """8-GPU nodes of 40 or 80 GB beside 0, 2 or 4 robots (node group ``robots``): a ``scout``
+    over both kinds (either order) with ``memory_gb`` 50-70 (more than a 40 GB GPU holds: there
+    it may take robots only), a ``probe`` over both kinds with 20-40 GB (too much to share a GPU
+    with the scout, free to share its robots) and an ``actor`` of GPUs alone with 30 GB. The
+    planted layout gives each its own items, no sharing: the scout at most ``fill`` of the first
+    half of every node's robots and of the 80 GB nodes' GPUs, the probe of the rest of the robots
+    and 80 GB GPUs and half of the 40 GB ones, the actor of the other half; a quarter of the
+    cases weigh ``balance`` (10)."""
+    large = [rng.random() < 0.5 for _ in range(nodes)]
+    robots = [rng.choice((0, 2, 4)) for _ in range(nodes)]
+    if not any(robots):
+        robots[rng.randrange(nodes)] = 2
+    configs = [{"node_rank": node, "robot_ip": f"10.{node // 256}.{node % 256}.{r}"} for node, count in enumerate(robots) for r in range(count)]
+    big = GPUS * sum(large)
+    small = GPUS * (nodes - sum(large))
+    scout_room = sum(robots) // 2 + big // 2
+    probe_room = sum(robots) - sum(robots) // 2 + big - big // 2 + small // 2
+    placement: dict[str, Any] = {
+        "scout": {"node_group": rng.choice((["cluster", "robots"], ["robots", "cluster"])), "processes": max(1, int(fill * scout_room)),
+                  "memory_gb": rng.choice((50, 60, 70))},
+        "probe": {"node_group": rng.choice((["robots", "cluster"], "robots, cluster")), "processes": max(1, int(fill * probe_room)),
+                  "memory_gb": rng.choice((20, 30, 40))},
+    }  # fmt: skip
+    if int(fill * (small - small // 2)):
+        placement["actor"] = {"processes": int(fill * (small - small // 2)), "memory_gb": 30}
+    spec = section(nodes, GPUS, placement, gpu_memory_gb=[80 if node else 40 for node in large])
+    if rng.random() < 0.25:
+        spec["solver"] = {"objective": {"balance": 10}}
+    return {**spec, "node_groups": [{"label": "robots", "node_ranks": f"0-{nodes - 1}", "hardware": {"type": "robot", "configs": configs}}]}
+
+
+#: GPUs per node of the ``wide strides`` family (a rack-scale node).
+WIDE_GPUS = 72
+
+
+def wide_strides(rng: random.Random, nodes: int, fill: float) -> Section:
+    """72-GPU nodes: an ``actor`` of 3 or 5 GPUs a process, stride 2 or 3 (one process a group,
+    so its progressions leave holes), a ``ref`` exclusive with it and a ``reward`` beside both
+    (exclusive with the ref half the time), one GPU a process. The planted layout puts the same
+    progressions on every node, at most ``fill`` of those a node holds but one, the ref at most ``fill``
+    of the GPUs the actor leaves and the reward the same again (with the ref when not exclusive
+    with it, else on the actor's GPUs)."""
+    amount, stride = rng.choice(((3, 2), (5, 2), (3, 3), (5, 3)))
+    held = sum(((WIDE_GPUS - residue + stride - 1) // stride) // amount for residue in range(stride))
+    per_node = max(1, int(fill * (held - 1)))  # one progression's GPUs left at least, for the ref
+    free = nodes * (WIDE_GPUS - per_node * amount)
+    placement: dict[str, Any] = {"actor": {"processes": per_node * nodes, "hardware_per_process": amount, "stride": stride}}
+    apart = rng.random() < 0.5
+    placement["ref"] = {"processes": max(1, int(fill * free)), "exclusive_with": ["actor"]}
+    reward_room = nodes * per_node * amount if apart else free
+    placement["reward"] = {"processes": max(1, int(fill * reward_room)), **({"exclusive_with": ["ref"]} if apart else {})}
+    return section(nodes, WIDE_GPUS, placement)
+

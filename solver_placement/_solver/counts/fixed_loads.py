@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement._constants import ACCELERATOR
+from solver_placement._solver.counts.item_memory import item_memory_mb, stated_per_item
 from solver_placement._solver.rules.memory import megabytes
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -119,13 +120,15 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
                 cap[count > 0] = np.minimum(cap[count > 0], limit)
             if held is not None:
                 holders.append((count, *held))
-    memory_known = np.array([cluster.gpu_memory_gb[node] is not None for node in range(cluster.num_nodes)])[cluster.hw_node]
+    item_mb = item_memory_mb(cluster)  # per GPU: its node's, or on a view of several kinds its own (``item_memory.py``)
+    memory_known = item_mb >= 0
     holding = np.zeros(size, dtype=bool)
     for count, _, _ in holders:
         holding |= count > 0
     limited = cap < np.iinfo(np.int64).max
     is_gpu = cluster.hw_kind == (cluster.kinds.index(ACCELERATOR) if ACCELERATOR in cluster.kinds else -1)  # classes take GPUs only
-    matters = is_gpu & (on > 0) & (limited | class_limited | (memory_known & holding & class_memory))  # else nothing a class could break there
+    per_item = class_memory & (stated_per_item(cluster) >= 0)  # a GPU of a view of several kinds: its memory is a load of its own
+    matters = is_gpu & (((on > 0) & (limited | class_limited | (memory_known & holding & class_memory))) | per_item)  # else nothing a class could break there
     gpus = np.flatnonzero(matters)
     if not gpus.size:
         return None
@@ -137,8 +140,7 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
     made: dict[tuple[int, int | None], FixedLoad] = {}
     for gpu, kind in zip(gpus.tolist(), inverse.reshape(-1).tolist()):
         node = int(cluster.hw_node[gpu])
-        gpu_gb = cluster.gpu_memory_gb[node]
-        mb = None if gpu_gb is None else megabytes(gpu_gb)
+        mb = None if item_mb[gpu] < 0 else int(item_mb[gpu])
         if (kind, mb) not in made:
             made[kind, mb] = FixedLoad(*kinds[kind], mb)
         loads[node, int(cluster.hw_local[gpu])] = made[kind, mb]

@@ -29,11 +29,11 @@ for node groups listing GPUs too) cannot re-derive a node group of one kind, whi
 does when ``preset.py`` checks the tiling of a component whose items are known on a view: there,
 every such component is placed first on the spec itself, and its items per node are the view's
 ``balance`` load (``count_by_kind``); a rank string there is listed by its items. Memory is
-checked on GPUs only, and a view gives every item of a node its GPUs' memory: the same rule
-when one component holding GPUs and other kinds has ``memory_gb`` that fits alone wherever it
-may hold the others; else declined by name (``_memory_beside_other_kinds``). So is a weighed
-``contiguity`` over a window of several kinds (``contiguity.py``: its ranks run kind after
-kind, not along a node's items).
+checked on GPUs only: a view of GPUs and other kinds states no memory per node, each of its GPUs
+carries its memory as an item of its own (``item_memory.py``), so every component holding GPUs
+keeps its ``memory_gb`` and a node's robots take any mix the other rules allow. A weighed
+``contiguity`` over a window of several kinds is declined by name (``contiguity.py``: its ranks
+run kind after kind, not along a node's items).
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.counts.item_memory import ItemMemoryCluster, memory_per_gpu
 from solver_placement._solver.counts.preset import placed_first, preset
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
-from solver_placement._solver.rules.memory import megabytes
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.grammar import ComponentSpec, ExplicitRanks
@@ -191,8 +191,6 @@ def count_by_kind(
     statuses, value, bound, primary = [], fixed, fixed, fixed
     for kinds in groups:
         view = kind_view(spec, requests, holdings, kinds)
-        if isinstance(view, str):
-            return Declined(PathName.COUNTS, view)
         answer = count(view, load)
         if isinstance(answer, Declined):
             return answer
@@ -229,10 +227,10 @@ def _groups(holdings: Holdings, requests: Mapping[str, ComponentRequest], balanc
     return [tuple(sorted(k for group in groups for k in group))] if balance and len(groups) > 1 else groups
 
 
-def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], holdings: Holdings, kinds: tuple[int, ...]) -> KindView | str:
+def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], holdings: Holdings, kinds: tuple[int, ...]) -> KindView:
     """The view of the components holding items of ``kinds`` (see :class:`KindView`), a rank
-    string by its processes on those kinds; why not, for a rule the view would state otherwise
-    than the flat model (``memory_gb`` over several kinds, :func:`_memory_beside_other_kinds`)."""
+    string by its processes on those kinds; ``memory_gb`` kept by every component holding GPUs,
+    checked on the view's GPUs alone (``_view_cluster``)."""
     cluster = spec.cluster
     gpu, held = cluster.kinds.index(ACCELERATOR), frozenset(kinds)
     present = {name for name, mine in holdings.kinds.items() if mine & held}
@@ -246,9 +244,6 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], hol
     to_view = np.full(cluster.num_hardware, -1, dtype=np.int64)
     to_view[original[original >= 0]] = np.flatnonzero(original >= 0)
     on_view = {name: _listed(requests[name].subset(np.flatnonzero(np.isin(holdings.process_kind[name], kinds))), view_cluster, to_view) for name in sorted(listed)}
-    spanning = _memory_beside_other_kinds(spec, requests, holdings, present, held)
-    if isinstance(spanning, str):
-        return spanning
     components = {}
     for component in spec.components.values():
         owner = component.rule_owner
@@ -256,7 +251,7 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], hol
             continue
         rules, mine = component.constraints, holdings.kinds[owner] & held
         exclusive = tuple(o for o in rules.exclusive_with if holdings.kinds[spec.owner_of(o)] & mine)  # other kinds share no item with it
-        memory = rules.memory if mine == {gpu} or owner in spanning else None  # checked on GPUs only
+        memory = rules.memory if gpu in mine else None  # checked on GPUs only: per item beside other kinds (``item_memory.py``)
         if owner in listed:
             changed = replace(component, node_groups=(CLUSTER_LABEL,), form=_explicit(on_view[owner]))
         else:
@@ -268,35 +263,6 @@ def kind_view(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], hol
     }
     view = PlacementSpec(ParsedSpec(components, spec.solver_options), view_cluster, {name: view_requests[name] for name in requests if name in present})
     return KindView(view, original)
-
-
-def _memory_beside_other_kinds(
-    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], holdings: Holdings, present: set[str], held: frozenset[int]
-) -> frozenset[str] | str:
-    """The rule owner (one at most) holding GPUs and other kinds in the view whose ``memory_gb``
-    the view states as the flat model does; why not, for another.
-
-    The flat model checks memory on GPUs only; the view gives every item of a node its GPUs'
-    memory. That changes nothing when one such component has memory, and it fits alone on every
-    node where it may hold items of other kinds: no other component with memory can share those
-    items (components of one other kind have none in a view, rank strings' loads there are that
-    one's), and on GPUs the view reads memory as the flat model does."""
-    cluster = spec.cluster
-    gpu = cluster.kinds.index(ACCELERATOR)
-    memories = {owner: memory for owner in sorted(present) if (memory := spec.components[owner].constraints.memory) is not None}
-    spanning = [owner for owner in memories if gpu in holdings.kinds[owner] & held and len(holdings.kinds[owner] & held) > 1]
-    if len(spanning) > 1:
-        return f"{', '.join(spanning)}: memory_gb on node groups of several hardware kinds, more than one component in a view"
-    if not spanning:
-        return frozenset()
-    owner = spanning[0]
-    items = requests[owner].cand_hw
-    others = items[(cluster.hw_kind[items] != gpu) & np.isin(cluster.hw_kind[items], list(held))]
-    need = megabytes(memories[owner].active)
-    limits = [cluster.gpu_memory_gb[int(node)] for node in distinct(cluster.hw_node[others]).tolist()]
-    if any(limit is not None and need > megabytes(limit) for limit in limits):
-        return f"{owner}: memory_gb on node groups of several hardware kinds, more than the GPUs' memory of a node where it may hold other items"
-    return frozenset(spanning)
 
 
 def item_ids(cluster: Cluster, hardware: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -312,7 +278,8 @@ def item_ids(cluster: Cluster, hardware: np.ndarray, nodes: np.ndarray) -> np.nd
 def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], apart: int = 0) -> tuple[np.ndarray, Cluster]:
     """The items of ``kinds`` in the view's id order (node by node, kinds in order, local order)
     and the cluster whose GPUs they are: the same nodes, labels and, where the items are GPUs
-    alone, the same memory (the spec's own cluster then, so GPU views are unchanged). Each node
+    alone, the same memory (the spec's own cluster then, so GPU views are unchanged); with GPUs
+    and other kinds, memory on the GPUs alone, each carrying its own (``item_memory.py``). Each node
     group ``labels`` names is a group of the same nodes there (``_view_label``): with one kind in
     the view, its ranks are the same items in the same order, so the verifier reads a view as it
     reads the spec (``preset.py`` checks a tiling on a view).
@@ -334,10 +301,13 @@ def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], a
         turns = np.repeat(np.flatnonzero((nodes[1:] == nodes[:-1]) & (position[order][1:] != position[order][:-1])) + 1, apart)
         original, nodes = np.insert(original, turns, -1), np.insert(nodes, turns, nodes[turns])
     per_node = np.bincount(nodes, minlength=cluster.num_nodes)
-    memory = cluster.gpu_memory_gb if gpu in kinds else None
     groups = [{"label": _view_label(label), "node_ranks": format_ranks(cluster.node_groups[label].node_ranks), "hardware_type": ACCELERATOR} for label in labels]
-    view = Cluster(cluster.num_nodes, per_node.tolist(), gpu_memory_gb=memory, node_labels=cluster.node_labels, node_groups=groups)
-    return original, view
+    if gpu not in kinds:
+        return original, Cluster(cluster.num_nodes, per_node.tolist(), node_labels=cluster.node_labels, node_groups=groups)
+    is_gpu = original >= 0
+    is_gpu[is_gpu] = cluster.hw_kind[original[is_gpu]] == gpu
+    view = Cluster(cluster.num_nodes, per_node.tolist(), node_labels=cluster.node_labels, node_groups=groups)  # memory binds GPUs alone: per item
+    return original, ItemMemoryCluster.with_item_memory(view.layout, np.where(is_gpu, memory_per_gpu(cluster.gpu_memory_gb)[nodes], -1))
 
 
 def _view_label(label: str) -> str:

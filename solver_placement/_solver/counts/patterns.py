@@ -22,6 +22,7 @@ from solver_placement._solver.counts.junction import Link, clique_tree, glue, ma
 from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.runs import typed_patterns
 from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks
+from solver_placement._solver.counts.uniform_runs import sums_state_runs, widths_of
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
 #: a few thousand, enumerating them in Python and solving take seconds, and the flat model or
@@ -120,8 +121,8 @@ def shapes(
     touched = {node for off in keep_off for node in off} | set(loads)  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
     steps = tuple(problem.classes[c].step for c in part)
-    if any(step > 1 for step in steps):  # progressions (``strided.py``): every node is checked GPU by GPU
-        touched |= set(useful.tolist())
+    if any(step > 1 for step in steps):  # progressions (``strided.py``): every node is checked GPU by GPU, but where cliques' sums state it
+        touched |= {node for node in useful.tolist() if not sums_state_runs(runs, steps, widths_of(problem, part), allowed[:, node], int(gpus_per_node[node]))}
     load = problem.load if problem.load is not None else np.zeros(num_nodes, dtype=np.int64)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():

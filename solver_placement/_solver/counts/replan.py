@@ -29,6 +29,7 @@ from solver_placement._arrays import distinct
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
+from solver_placement._solver.counts.item_memory import item_memory_mb
 from solver_placement._solver.counts.kept import kept_answer
 from solver_placement._solver.counts.kept_kinds import kept_by_kind
 from solver_placement._solver.counts.kept_ranks import kept_with_ranks
@@ -193,7 +194,9 @@ def _signatures(spec: PlacementSpec) -> list[tuple[object, ...]]:
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             if hi > lo:
                 windows[int(nodes[order][lo])].append((name, tuple(local[order][lo:hi].tolist())))
+    memory = np.full(cluster.num_nodes, -1, dtype=np.int64)  # its GPUs' memory (MB), per node or, on a view of several kinds, per GPU
+    np.maximum.at(memory, cluster.hw_node, item_memory_mb(cluster))
     return [
-        (int(cluster.gpus_per_node[node]), cluster.gpu_memory_gb[node], tuple(sorted(cluster.node_labels[node].items())), tuple(windows[node]))
+        (int(cluster.gpus_per_node[node]), int(memory[node]), tuple(sorted(cluster.node_labels[node].items())), tuple(windows[node]))
         for node in range(cluster.num_nodes)
     ]

@@ -10,7 +10,8 @@ and a state is, per class, the GPUs it still needs in whole runs and how far int
 it is, one open run per residue of its step (:class:`RunsCovers`). :func:`typed_patterns` lists
 a node shape's whole-node patterns by this walk (or by GPU types when no class takes runs). The
 search is bounded by ``RUNS_STEPS``: past it the node is not decided, and the count path
-declines as for too many patterns.
+declines as for too many patterns. A node whose GPUs are alike where one class takes runs is
+decided by two counts instead (``uniform_runs.py``), and laid out by them past the bound.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.typed import FitsBeside, TypedCovers, admitted_stacks, gpu_types, independent_blocks
+from solver_placement._solver.counts.uniform_runs import uniform_runs
 
 #: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
 #: GPUs and a part a few stacks, so a layout is found in far fewer or not at all.
@@ -81,6 +83,8 @@ class RunsCovers:
         ]  # fmt: skip
         self.pairs = [(j, k, ahead) for (j, k), ahead in zip(self.apart, self.ahead)]
         self.unit = all(step == 1 for step in self.steps)  # one open run per class: a state's runs are the classes'
+        #: alike GPUs and one class in runs: decided by two counts, no walk (``uniform_runs.py``)
+        self.uniform = uniform_runs(stacks, keep_off, capacity, runs, loads, self.steps)
 
     def _advance(self, gpu: int, stack: tuple[int, ...], need: tuple[int, ...], into: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The state after GPU ``gpu`` holds ``stack``: each class in it one GPU further into the
@@ -116,7 +120,17 @@ class RunsCovers:
         return False
 
     def cover(self, demand: tuple[int, ...]) -> list[list[int]] | None:
-        """Per class, the local ids whose stacks hold it (see :func:`runs_cover`)."""
+        """Per class, the local ids whose stacks hold it (see :func:`runs_cover`): the walk's
+        first, or past ``RUNS_STEPS`` on alike GPUs, the counts' (``uniform_runs.py``)."""
+        try:
+            return self._walked(demand)
+        except OverflowError:
+            if self.uniform is None:
+                raise
+            return self.uniform.cover(demand)
+
+    def _walked(self, demand: tuple[int, ...]) -> list[list[int]] | None:
+        """The walk's cover of ``demand`` (``OverflowError`` past ``RUNS_STEPS`` steps)."""
         held: list[list[int]] = [[] for _ in demand]
         steps = 0
 
@@ -143,8 +157,16 @@ class RunsCovers:
         return held if search(0, demand, (0,) * sum(self.steps)) else None
 
     def holds(self, demand: tuple[int, ...]) -> bool:
-        """Whether some cover of ``demand`` exists: the same search, each state's answer
-        remembered (successes too, since no GPU ids are asked for)."""
+        """Whether some cover of ``demand`` exists: by two counts on alike GPUs where one class
+        takes runs (``uniform_runs.py``: what the search decides, without its steps), else the
+        same search, each state's answer remembered (successes too, since no GPU ids are asked
+        for)."""
+        if self.uniform is not None:
+            return self.uniform.holds(demand)
+        return self._searched(demand)
+
+    def _searched(self, demand: tuple[int, ...]) -> bool:
+        """The search of :meth:`holds` (``OverflowError`` past ``RUNS_STEPS`` steps)."""
         steps = 0
 
         def search(gpu: int, need: tuple[int, ...], into: tuple[int, ...]) -> bool:

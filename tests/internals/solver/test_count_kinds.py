@@ -386,24 +386,29 @@ def test_memory_over_several_kinds_in_one_view_is_counted_at_the_flat_optimum(ca
     assert counted(solution, objective) == flat_optimum(spec, objective)
 
 
-@pytest.mark.parametrize(
-    ("placement", "reason"),
-    [
-        ({"actor": {"node_group": ["cluster", "robots"], "processes": 2, "memory_gb": 30}, "env": {"node_group": ["cluster", "robots"], "processes": 2, "memory_gb": 10}},
-         "actor, env: memory_gb on node groups of several hardware kinds, more than one component in a view"),
-        ({"actor": {"node_group": ["cluster", "robots"], "processes": 2, "memory_gb": 50}},
-         "actor: memory_gb on node groups of several hardware kinds, more than the GPUs' memory of a node where it may hold other items"),
-    ],
-    ids=["two components with memory", "more memory than a node's GPUs"],
-)  # fmt: skip
-def test_memory_over_several_kinds_the_view_would_misread_is_declined_by_name(placement: dict[str, Any], reason: str) -> None:
-    """Two components holding GPUs and robots with memory (the view would check their sum on a
-    robot), or memory that does not fit a node's GPUs where the component may hold robots (the
-    view would keep it off the node): declined by name, and the flat model answers."""
-    spec = PlacementSpec.build(robot_cluster([2, 2], [1, 1], memory=40), placement)
-    solution = solve(spec, time_limit_s=10)
-    assert solution.method != "counts"
-    assert solution.notes == (f"the count model (declined: {reason})",)
+MEMORY_PER_KIND: list[tuple[str, Cluster, dict[str, Any]]] = [
+    ("two components with memory over both kinds", robot_cluster([2, 2], [1, 1], memory=40),
+     {"actor": {"node_group": ["cluster", "robots"], "processes": 2, "memory_gb": 30}, "env": {"node_group": ["cluster", "robots"], "processes": 2, "memory_gb": 10}}),
+    ("more memory than a node's GPUs: robots only", robot_cluster([2, 2], [1, 1], memory=40),
+     {"actor": {"node_group": ["cluster", "robots"], "processes": 2, "memory_gb": 50}}),
+    ("two that share a robot but not a GPU", robot_cluster([1, 1], [1, 1], memory=40),
+     {"actor": {"node_group": ["cluster", "robots"], "processes": 2, "memory_gb": 30}, "env": {"node_group": ["robots", "cluster"], "processes": 2, "memory_gb": 20}}),
+    ("nodes of different memory, one of robots alone", robot_cluster([2, 2, 0], [1, 2, 2], memory=[40, 80, 20]),
+     {"actor": {"node_group": ["cluster", "robots"], "processes": 4, "memory_gb": 50}, "ref": {"processes": 2, "memory_gb": 30},
+      "env": {"node_group": ["robots", "cluster"], "processes": 3, "memory_gb": 40}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("objective", [{}, {"balance": 10}], ids=["default", "balance"])
+@pytest.mark.parametrize(("case", "cluster", "placement"), MEMORY_PER_KIND, ids=[case for case, _, _ in MEMORY_PER_KIND])
+def test_memory_is_checked_on_a_views_gpus_alone(case: str, cluster: Cluster, placement: dict[str, Any], objective: dict[str, int]) -> None:
+    """Two components holding GPUs and robots with memory, or memory that does not fit a node's
+    GPUs where the component may hold robots: a view of several kinds checks memory on its GPUs
+    alone, each a fixed load of its own (``item_memory.py``), so the robots of the node take any
+    mix (before: declined, the view would have checked their memory on a robot too)."""
+    spec = PlacementSpec.build(cluster, placement)
+    solution = solve(spec, time_limit_s=10, objective=objective)
+    assert counted(solution, objective) == flat_optimum(spec, objective)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
