@@ -44,7 +44,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
-from solver_placement._solver.counts.strided import class_layout, holey
+from solver_placement._solver.counts.strided import class_layout, holey, progression_shape
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -157,6 +157,9 @@ def _collocation(
     runs = {m: block(free[m]) for m in members}
     loose = next((name for name in members if unit % runs[name]), None)
     if loose is not None:
+        shape = progression_shape(free, members)
+        if shape is not None:  # one strided shape: the class is its progressions, exactly (``strided.py``)
+            return _nested(spec, free, (root, members, unit), targets, runs, shape)
         reason = f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
         if blocks == Blocks.ASKED:
             return Loose(reason)
@@ -165,18 +168,35 @@ def _collocation(
         unit = lcm(unit, *runs.values())
         if free[root].num_processes * amount[root] % unit:
             return reason  # not even whole blocks hold every GPU of the class
-    run = lcm(*runs.values())
+    return _nested(spec, free, (root, members, unit), targets, runs, (lcm(*runs.values()), 1))
+
+
+def _nested(
+    spec: PlacementSpec,
+    free: Mapping[str, ComponentRequest],
+    formed: tuple[str, tuple[str, ...], int],
+    targets: Mapping[str, str],
+    runs: Mapping[str, int],
+    layout: tuple[int, int],
+) -> Collocation | str:
+    """The class ``formed`` (root, members, unit) laid out in ``layout`` (run, step: blocks of
+    ``run`` consecutive GPUs for step 1, else progressions, ``strided.py``), in the first order
+    that nests every follower in its target's groups on one period of the tiling, or why none
+    does."""
+    root, members, unit = formed
+    run, step = layout
+    amount = {m: int(free[m].amount[0]) for m in members}
     nests = [(name, target) for name, target in targets.items() if name in members and amount[name] <= amount[target] * _tp(spec, target)]
     if not nests:
-        return Collocation(root, members, unit, run)
+        return Collocation(root, members, unit, run, step)
     period = lcm(unit, *(amount[target] * _tp(spec, target) for _, target in nests))
     if period > MAX_PERIOD:
         return f"{root}: collocated components whose layout repeats only every {period} GPUs, over MAX_PERIOD={MAX_PERIOD}"
     for follows, leader in _orders(members, amount, runs):
-        items = member_items(np.arange(period), members, follows, leader, free)
+        items = member_items(np.arange(period), members, follows, leader, free, step > 1)
         if all(_inside(items[name], items[target], _tp(spec, target), period) for name, target in nests):
-            return Collocation(root, members, unit, run, follows=follows, leader=leader)
-    items = member_items(np.arange(period), members, (), "", free)
+            return Collocation(root, members, unit, run, step, follows=follows, leader=leader)
+    items = member_items(np.arange(period), members, (), "", free, step > 1)
     name, target = next((n, t) for n, t in nests if not _inside(items[n], items[t], _tp(spec, t), period))
     return f"{name}: processes that the count layout cannot nest in {target}'s tensor-parallel groups"
 

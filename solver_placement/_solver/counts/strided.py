@@ -52,7 +52,8 @@ def holey(spec: PlacementSpec, request: ComponentRequest) -> bool:
 
 def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], members: tuple[str, ...], spread: bool = False) -> tuple[int, int] | str:
     """The ``(run, step)`` a class's GPUs on a node are made of (``CountClass``): a root's
-    progressions (its amount, its stride) where they leave holes in its groups, or where blocks
+    progressions (its amount, its stride) where they leave holes in its groups, or those of the
+    class's one strided shape (:func:`progression_shape`, root or follower) where blocks
     would not be exact (``spread``): the class is kept off some GPUs (a rank string it avoids, a
     window's edge: ``0, 2`` and ``5, 7`` make a group of two around GPUs 3 and 6 that no block of
     four avoids), or its local ids are priced (a weighed ``contiguity``); else the longest
@@ -64,8 +65,8 @@ def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], memb
     amount, step = shape_of(root)
     blocks = max(a * s if a > 1 else 1 for a, s in (shape_of(free[m]) for m in members)), 1
     if not holey(spec, root):
-        nested = all(shape_of(free[m])[0] == 1 or shape_of(free[m]) == (amount, step) for m in members[1:])
-        return (amount, step) if spread and amount > 1 and step > 1 and nested else blocks
+        shape = progression_shape(free, members)
+        return shape if spread and shape is not None else blocks
     for follower in members[1:]:
         if shape_of(free[follower])[0] > 1 and shape_of(free[follower]) != (amount, step):
             return (
@@ -73,6 +74,20 @@ def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], memb
                 "tensor-parallel groups (a follower of one GPU a process, or of its amount and stride, is counted)"
             )
     return amount, step
+
+
+def progression_shape(free: Mapping[str, ComponentRequest], members: tuple[str, ...]) -> tuple[int, int] | None:
+    """The ``(amount, stride)`` of a class whose members of several GPUs a process all have one
+    shape with a stride above 1 (the others take one GPU a process), else None. Such a class's
+    GPUs on a node are exactly a disjoint union of that member's processes, progressions of
+    ``amount`` ids ``stride`` apart, whatever the other members do (they hold the same GPUs,
+    each once, ``followers.py``): counted as a class of progressions, every layout is one of
+    its counts, and its layout deals the one-GPU members in progression order."""
+    shapes = {shape_of(free[m]) for m in members if shape_of(free[m])[0] > 1}
+    if len(shapes) != 1:
+        return None
+    amount, step = shapes.pop()
+    return (amount, step) if step > 1 else None
 
 
 def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.ndarray | None:
@@ -95,4 +110,4 @@ def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.nd
     return np.concatenate(chosen).astype(np.int64) if chosen else ordered[:0].astype(np.int64)
 
 
-__all__ = ["class_layout", "holey", "progressions_of", "shape_of"]
+__all__ = ["class_layout", "holey", "progression_shape", "progressions_of", "shape_of"]

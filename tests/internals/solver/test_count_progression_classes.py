@@ -1,0 +1,104 @@
+"""Collocated classes whose one strided shape does not tile the class's groups, counted in that
+shape's progressions (``counts/strided.py``, ``progression_shape``; ``counts/followers.py``).
+
+A follower of 2 GPUs at stride 2 in a target's groups of 2 takes ``{h, h + 2}``: a block of 4
+consecutive GPUs does not tile a group of 2, so the count model once counted such a class in
+whole blocks and proved it against a relaxation without them, and declined where the two
+differed. Every layout's class GPUs on a node are a disjoint union of the strided member's
+processes, and each such union is laid out, so the progressions state it exactly. Every answer
+is verified and held against the exact flat model's optimum (one boolean per process and GPU),
+and the count path answers every spec that has a placement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flat_model import built_or_refused, flat_solution
+from helpers import example_tiers
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+from test_count_domains import assert_proven_at_flat_optimum
+from test_count_typed import PRIMARY, flat_optimum
+
+from solver_placement import Cluster, PlacementSpec, solve
+from solver_placement._solver.answer import Answer
+from solver_placement._solver.counts import count_path
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.options import SolverOptions
+
+
+@st.composite
+def progression_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """1-3 nodes of 4, 6 or 8 GPUs, the first in a node group ``first``; a strided component of
+    2 or 3 GPUs a process at stride 2 or 3 (TP 1 or 2), collocated with a one-GPU component (TP
+    1-4; or the one-GPU component collocated with it), maybe a second one-GPU member in a chain
+    or a second strided member of the same shape; some confined to ``first``; sometimes a
+    component exclusive with the class."""
+    gpus = draw(st.lists(st.sampled_from([4, 6, 8]), min_size=1, max_size=3))
+    amount, stride, tp = draw(st.sampled_from([2, 3])), draw(st.sampled_from([2, 3])), draw(st.sampled_from([1, 2]))
+    processes = tp * draw(st.integers(1, max(1, sum(gpus) // (amount * tp))))
+    held = processes * amount
+    strided: dict[str, Any] = {"processes": processes, "hardware_per_process": amount, "stride": stride, "tensor_parallel_size": tp}
+    ones: dict[str, Any] = {"processes": held, "tensor_parallel_size": draw(st.sampled_from([t for t in (1, 2, 3, 4, 6) if held % t == 0]))}
+    spec: dict[str, Any] = {"actor": ones, "rollout": strided} if draw(st.booleans()) else {"rollout": strided, "actor": ones}
+    if draw(st.booleans()):
+        ones["collocate_with"] = "rollout"
+    else:
+        strided["collocate_with"] = "actor"
+    if draw(st.integers(0, 2)) == 0:
+        spec["ref"] = {"processes": held, "collocate_with": draw(st.sampled_from(["actor", "rollout"])),
+                       "tensor_parallel_size": draw(st.sampled_from([t for t in (1, 2, 4) if held % t == 0]))}  # fmt: skip
+    elif draw(st.integers(0, 2)) == 0:
+        spec["ref"] = {"processes": processes, "hardware_per_process": amount, "stride": stride, "collocate_with": "actor"}
+    for name in spec:
+        if draw(st.integers(0, 5)) == 0:
+            spec[name]["node_group"] = "first"
+    if draw(st.integers(0, 2)) == 0:
+        spec["critic"] = {"processes": draw(st.integers(1, max(1, sum(gpus) // 2))), "exclusive_with": ["actor"]}
+    return Cluster(len(gpus), gpus, node_groups=[{"label": "first", "node_ranks": "0"}]), spec
+
+
+@example_tiers(30, 250)
+def test_one_strided_shape_is_counted_in_its_progressions(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(progression_classes())(check_progressions))()
+
+
+def check_progressions(case: tuple[Cluster, dict[str, Any]]) -> None:
+    cluster, placement = case
+    note(f"{cluster.gpus_per_node.tolist()} {placement}")
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
+        return
+    requests = dict(spec.requests)
+    answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    if not isinstance(answer, Answer):
+        note(answer.reason)
+        assert flat_optimum(spec, requests) is None, f"the count path declined a spec that has a placement: {answer.reason}"
+        event("no placement")
+        return
+    assert_proven_at_flat_optimum(spec, requests, answer)
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+
+
+#: Specs declined before (each note: "a stride whose blocks of 4 GPUs do not tile the groups of
+#: 2 GPUs", or of 6 and 4): one group per node, where whole blocks leave no layout; three groups on two 6-GPU
+#: nodes, where whole blocks take a node more than the relaxation's bound; and a chain through a
+#: one-GPU member of TP 4 beside a critic exclusive with it.
+DECLINED_BEFORE: list[tuple[list[int], dict[str, Any]]] = [
+    ([4, 4], {"actor": {"processes": 2, "tensor_parallel_size": 2}, "rollout": {"processes": 1, "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"}}),
+    ([6, 6], {"actor": {"processes": 6, "tensor_parallel_size": 2}, "rollout": {"processes": 3, "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"}}),
+    ([8, 8], {"actor": {"processes": 8, "tensor_parallel_size": 4}, "rollout": {"processes": 4, "hardware_per_process": 2, "stride": 3, "collocate_with": "actor"},
+              "ref": {"processes": 8, "collocate_with": "rollout"}, "critic": {"processes": 6, "exclusive_with": ["actor"]}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("gpus", "placement"), DECLINED_BEFORE)
+def test_classes_declined_before_are_proven_by_the_count_model(gpus: list[int], placement: dict[str, Any]) -> None:
+    spec = PlacementSpec.build(Cluster(len(gpus), gpus), placement)
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    flat = flat_solution(spec, {"contiguity": 0})
+    assert (flat.method, flat.status) == ("search", "OPTIMAL")
+    assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
