@@ -44,7 +44,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
-from solver_placement._solver.counts.strided import class_layout, holey, progression_shape
+from solver_placement._solver.counts.strided import class_layout, holey, progression_shape, shape_of
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -148,17 +148,19 @@ def _collocation(
         if target is not None and free[name].num_processes * amount[name] != free[target].num_processes * amount[target]:
             return f"{name}: collocated with {target} but holding a different number of GPUs"
     unit = lcm(*(tensor_group_on_node(spec, free[m]) * amount[m] for m in members))
+    runs = {m: block(free[m]) for m in members}
     if holey(spec, free[root]):  # progressions, exact (``strided.py``), where followers nest in them
         layout = class_layout(spec, free, members)
         if isinstance(layout, str):
             return layout
+        if any(amount[m] > 1 and shape_of(free[m]) != shape_of(free[root]) for m in members[1:]):  # processes of another shape: nested as checked
+            return _nested(spec, free, (root, members, unit), targets, runs, layout)
         if unit == tensor_group_on_node(spec, free[root]) * amount[root]:
             return Collocation(root, members, unit, *layout)
-    runs = {m: block(free[m]) for m in members}
     loose = next((name for name in members if unit % runs[name]), None)
     if loose is not None:
         shape = progression_shape(free, members)
-        if shape is not None:  # one strided shape: the class is its progressions, exactly (``strided.py``)
+        if shape is not None and shape[1] > 1:  # a strided member whose processes every other's tile: the class is them, exactly (``strided.py``)
             return _nested(spec, free, (root, members, unit), targets, runs, shape)
         reason = f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
         if blocks == Blocks.ASKED:
@@ -193,10 +195,10 @@ def _nested(
     if period > MAX_PERIOD:
         return f"{root}: collocated components whose layout repeats only every {period} GPUs, over MAX_PERIOD={MAX_PERIOD}"
     for follows, leader in _orders(members, amount, runs):
-        items = member_items(np.arange(period), members, follows, leader, free, step > 1)
+        items = member_items(np.arange(period), members, follows, leader, free, step)
         if all(_inside(items[name], items[target], _tp(spec, target), period) for name, target in nests):
             return Collocation(root, members, unit, run, step, follows=follows, leader=leader)
-    items = member_items(np.arange(period), members, (), "", free, step > 1)
+    items = member_items(np.arange(period), members, (), "", free, step)
     name, target = next((n, t) for n, t in nests if not _inside(items[n], items[t], _tp(spec, t), period))
     return f"{name}: processes that the count layout cannot nest in {target}'s tensor-parallel groups"
 
@@ -232,13 +234,15 @@ def block(request: ComponentRequest) -> int:
     return amount * int(request.stride or 1) if amount > 1 else 1
 
 
-def tile(gpus: np.ndarray, request: ComponentRequest, in_progressions: bool = False) -> np.ndarray:
-    """``gpus`` (in order) split among the request's processes (``amount`` each, a block of
-    ``amount * stride`` interleaved among ``stride`` processes; ``in_progressions``: the GPUs
-    already in progression order, one process after another, ``strided.py``): processes x amount."""
-    amount, step = int(request.amount[0]), int(request.stride or 1)
+def tile(gpus: np.ndarray, request: ComponentRequest, class_step: int = 1) -> np.ndarray:
+    """``gpus`` (in order) split among the request's processes (``amount`` each): a block of
+    ``amount * k`` positions interleaved among ``k`` processes, ``k`` its stride over the
+    class's (``class_step``: the ids apart of consecutive positions, 1 for ids ascending, the
+    progressions' step for GPUs in progression order, ``strided.py``; ``k`` is 1 for a member of
+    the class's own shape): processes x amount."""
+    amount, step = int(request.amount[0]), int(request.stride or 1) // class_step
     flat = gpus.reshape(-1)
-    if amount > 1 and step > 1 and not in_progressions:
+    if amount > 1 and step > 1:
         flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
     return flat.reshape(-1, amount)
 
@@ -249,11 +253,11 @@ def member_items(
     follows: tuple[str, ...],
     leader: str,
     requests: Mapping[str, ComponentRequest],
-    in_progressions: bool = False,
+    class_step: int = 1,
 ) -> dict[str, np.ndarray]:
     """Each member's processes x GPUs on a class's ``gpus`` of one node (in order): dealt by
     :func:`tile`, the members of ``follows`` one GPU each in the order of ``leader``'s processes."""
-    items = {member: tile(gpus, requests[member], in_progressions) for member in members if member not in follows}
+    items = {member: tile(gpus, requests[member], class_step) for member in members if member not in follows}
     if follows:
         order = items[leader].reshape(-1, 1)
         items |= {member: order for member in follows}

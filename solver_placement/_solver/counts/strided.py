@@ -52,42 +52,52 @@ def holey(spec: PlacementSpec, request: ComponentRequest) -> bool:
 
 def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], members: tuple[str, ...], spread: bool = False) -> tuple[int, int] | str:
     """The ``(run, step)`` a class's GPUs on a node are made of (``CountClass``): a root's
-    progressions (its amount, its stride) where they leave holes in its groups, or those of the
-    class's one strided shape (:func:`progression_shape`, root or follower) where blocks
-    would not be exact (``spread``): the class is kept off some GPUs (a rank string it avoids, a
+    progressions (its amount, its stride) where they leave holes in its groups (or a follower's
+    that the root's tile, :func:`progression_shape`), or where blocks would not be exact
+    (``spread``): the class is kept off some GPUs (a rank string it avoids, a
     window's edge: ``0, 2`` and ``5, 7`` make a group of two around GPUs 3 and 6 that no block of
     four avoids), or its local ids are priced (a weighed ``contiguity``); else the longest
     member block of ``amount * stride`` consecutive GPUs (step 1; 1 GPU when no member takes
     several), which packs a node any progressions pack where every GPU is free to it. Or
     why the count model cannot state the class (a follower of several GPUs with progressions of
-    its own inside a holey root's groups)."""
+    its own inside a holey root's groups, where no member's processes tile every other's)."""
     root = free[members[0]]
     amount, step = shape_of(root)
     blocks = max(a * s if a > 1 else 1 for a, s in (shape_of(free[m]) for m in members)), 1
-    if not holey(spec, root):
-        shape = progression_shape(free, members)
-        return shape if spread and shape is not None else blocks
-    for follower in members[1:]:
-        if shape_of(free[follower])[0] > 1 and shape_of(free[follower]) != (amount, step):
-            return (
-                f"{follower}: processes of {shape_of(free[follower])[0]} GPUs collocated with {root.name}, whose stride leaves holes in its "
-                "tensor-parallel groups (a follower of one GPU a process, or of its amount and stride, is counted)"
-            )
-    return amount, step
+    own = all(shape_of(free[m])[0] == 1 or shape_of(free[m]) == (amount, step) for m in members[1:])
+    if not holey(spec, root):  # (a follower's progressions are chosen when the class is formed, its nesting checked there)
+        return (amount, step) if spread and amount > 1 and step > 1 and own else blocks
+    if own:
+        return amount, step
+    shape = progression_shape(free, members)
+    if shape is not None:  # a member whose processes the root's (and every other's) tile
+        return shape
+    follower = next(m for m in members[1:] if shape_of(free[m])[0] > 1 and not tiles(shape_of(free[m]), (amount, step)))
+    return (
+        f"{follower}: processes of {shape_of(free[follower])[0]} GPUs at stride {shape_of(free[follower])[1]} collocated with {root.name}, whose "
+        "stride leaves holes in its tensor-parallel groups, and no member's processes are tiled by every other's"
+    )
 
 
 def progression_shape(free: Mapping[str, ComponentRequest], members: tuple[str, ...]) -> tuple[int, int] | None:
-    """The ``(amount, stride)`` of a class whose members of several GPUs a process all have one
-    shape with a stride above 1 (the others take one GPU a process), else None. Such a class's
-    GPUs on a node are exactly a disjoint union of that member's processes, progressions of
-    ``amount`` ids ``stride`` apart, whatever the other members do (they hold the same GPUs,
-    each once, ``followers.py``): counted as a class of progressions, every layout is one of
-    its counts, and its layout deals the one-GPU members in progression order."""
-    shapes = {shape_of(free[m]) for m in members if shape_of(free[m])[0] > 1}
-    if len(shapes) != 1:
-        return None
-    amount, step = shapes.pop()
-    return (amount, step) if step > 1 else None
+    """The ``(amount, stride)`` of a class's member of several GPUs a process whose every
+    process is tiled by whole processes of each other member (:func:`tiles`), else None (also
+    when every member takes one GPU a process). The class's GPUs on a node are exactly a
+    disjoint union of that member's processes, progressions of ``amount`` ids ``stride`` apart
+    (the members hold the same GPUs, each once, ``followers.py``), and every such union holds
+    every other member's processes: counted as a class of those progressions, every layout is
+    one of its counts, and its layout deals the others inside them (``followers.tile``)."""
+    shapes = sorted({shape_of(free[m]) for m in members if shape_of(free[m])[0] > 1})
+    return next((shape for shape in shapes if all(tiles(other, shape) for other in shapes)), None)
+
+
+def tiles(inner: tuple[int, int], outer: tuple[int, int]) -> bool:
+    """Whether a progression of the ``outer`` shape (amount, stride) is a disjoint union of
+    progressions of the ``inner`` shape: its ids ``h + j * u`` (``j < b``) split by ``j`` modulo
+    ``k = s / u`` into ``k`` chains of ``b / k``, each cut into runs of ``a``; so ``u`` divides
+    ``s`` and ``a * k`` divides ``b`` (one GPU a process always tiles)."""
+    (a, s), (b, u) = inner, outer
+    return a == 1 or (s % u == 0 and b % (a * (s // u)) == 0)
 
 
 def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.ndarray | None:
@@ -110,4 +120,4 @@ def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.nd
     return np.concatenate(chosen).astype(np.int64) if chosen else ordered[:0].astype(np.int64)
 
 
-__all__ = ["class_layout", "holey", "progression_shape", "progressions_of", "shape_of"]
+__all__ = ["class_layout", "holey", "progression_shape", "progressions_of", "shape_of", "tiles"]

@@ -1,5 +1,5 @@
-"""Collocated classes whose one strided shape does not tile the class's groups, counted in that
-shape's progressions (``counts/strided.py``, ``progression_shape``; ``counts/followers.py``).
+"""Collocated classes counted in the progressions of one member's shape, whose processes every
+other member's tile (``counts/strided.py``, ``progression_shape``, ``tiles``; ``counts/followers.py``).
 
 A follower of 2 GPUs at stride 2 in a target's groups of 2 takes ``{h, h + 2}``: a block of 4
 consecutive GPUs does not tile a group of 2, so the count model once counted such a class in
@@ -7,7 +7,10 @@ whole blocks and proved it against a relaxation without them, and declined where
 differed. Every layout's class GPUs on a node are a disjoint union of the strided member's
 processes, and each such union is laid out, so the progressions state it exactly. Every answer
 is verified and held against the exact flat model's optimum (one boolean per process and GPU),
-and the count path answers every spec that has a placement."""
+and the count path answers every spec that has a placement. The same holds for a root whose
+stride leaves holes in its groups with followers of other shapes (declined before): where one
+member's processes are tiled by every other's, the class is that member's progressions; where
+none is, the count model still declines by name (``REMAINING``)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,10 @@ from solver_placement._solver.answer import Answer
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import SolverOptions
+
+#: What the count model still declines of a holey root's classes: no member's processes tiled by
+#: every other's (three consecutive GPUs beside two GPUs two apart: their union is blocks of 12).
+REMAINING = "no member's processes are tiled by every other's"
 
 
 @st.composite
@@ -64,6 +71,38 @@ def test_one_strided_shape_is_counted_in_its_progressions(examples: int) -> None
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(progression_classes())(check_progressions))()
 
 
+#: Shapes (GPUs a process, stride) a holey root's follower may take.
+FOLLOWER_SHAPES = [(2, 1), (3, 1), (4, 1), (6, 1), (2, 2), (4, 2), (6, 2), (2, 3), (3, 3), (6, 3)]
+
+
+@st.composite
+def holey_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """1-3 nodes of 6, 8 or 12 GPUs, the first in a node group ``first``; a root of 2 or 3 GPUs a
+    process at stride 2 or 3 whose TP groups are not a multiple of its stride (its processes
+    leave holes in its groups), a follower of another shape (``FOLLOWER_SHAPES``) holding as
+    many GPUs, maybe a one-GPU follower, maybe a component exclusive with the root."""
+    gpus = draw(st.lists(st.sampled_from([6, 8, 12]), min_size=1, max_size=3))
+    amount, stride = draw(st.sampled_from([2, 3])), draw(st.sampled_from([2, 3]))
+    tp = draw(st.sampled_from([t for t in (1, 2, 3) if t % stride]))
+    processes = tp * draw(st.integers(1, max(1, sum(gpus) // (amount * tp))))
+    held = processes * amount
+    spec: dict[str, Any] = {"actor": {"processes": processes, "hardware_per_process": amount, "stride": stride, "tensor_parallel_size": tp}}
+    each, step = draw(st.sampled_from([shape for shape in FOLLOWER_SHAPES if held % shape[0] == 0 and shape != (amount, stride)] or [(1, 1)]))
+    theirs = held // each
+    spec["ref"] = {"processes": theirs, "hardware_per_process": each, "stride": step, "collocate_with": "actor",
+                   "tensor_parallel_size": draw(st.sampled_from([t for t in (1, 2) if theirs % t == 0]))}  # fmt: skip
+    if draw(st.integers(0, 2)) == 0:
+        spec["rollout"] = {"processes": held, "collocate_with": draw(st.sampled_from(["actor", "ref"])), "node_group": "first"}
+    if draw(st.integers(0, 2)) == 0:
+        spec["critic"] = {"processes": draw(st.integers(1, max(1, sum(gpus) // 2))), "exclusive_with": ["actor"]}
+    return Cluster(len(gpus), gpus, node_groups=[{"label": "first", "node_ranks": "0"}]), spec
+
+
+@example_tiers(25, 200)
+def test_a_holey_root_with_followers_of_other_shapes_is_counted_exactly(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(holey_classes())(check_progressions))()
+
+
 def check_progressions(case: tuple[Cluster, dict[str, Any]]) -> None:
     cluster, placement = case
     note(f"{cluster.gpus_per_node.tolist()} {placement}")
@@ -74,6 +113,9 @@ def check_progressions(case: tuple[Cluster, dict[str, Any]]) -> None:
     answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
     if not isinstance(answer, Answer):
         note(answer.reason)
+        if REMAINING in answer.reason:
+            event("declined: no member's processes tiled by every other's")
+            return
         assert flat_optimum(spec, requests) is None, f"the count path declined a spec that has a placement: {answer.reason}"
         event("no placement")
         return

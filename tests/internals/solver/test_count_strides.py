@@ -114,15 +114,15 @@ def test_holes_of_a_stride_are_counted(gpus: list[int], placement: dict[str, Any
 
 
 def test_a_follower_of_another_shape_in_a_holey_group_is_declined_by_name() -> None:
-    """A collocated component of two GPUs a process inside groups of three GPUs two apart would
-    need progressions of its own inside them: the count model names it and the flat model
-    decides."""
+    """A collocated component of two consecutive GPUs a process inside groups of three GPUs two
+    apart: neither shape's processes tile the other's (``strided.tiles``), so the count model
+    names it and the flat model decides (here: no placement)."""
     spec = PlacementSpec.build(Cluster(2, 8), {
         "actor": {"processes": 2, "hardware_per_process": 3, "stride": 2},
         "ref": {"processes": 3, "hardware_per_process": 2, "collocate_with": "actor"},
     })  # fmt: skip
     reason = count_problem(spec, dict(spec.requests))
-    assert isinstance(reason, str) and reason.startswith("ref: processes of 2 GPUs collocated with actor, whose stride leaves holes")
+    assert isinstance(reason, str) and reason.startswith("ref: processes of 2 GPUs at stride 1 collocated with actor, whose stride leaves holes")
 
 
 @st.composite
