@@ -24,7 +24,7 @@ from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
-from solver_placement._solver.counts.followers import Blocks, Loose
+from solver_placement._solver.counts.followers import Blocks, Loose, Untiled
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
@@ -246,11 +246,15 @@ def _count_in_blocks(
     if not isinstance(whole, CountProblem) or not isinstance(split, CountProblem):
         return Declined(PathName.COUNTS, loose.reason)
     answer = _counted(whole, spec, requests, weights, options, budget, fixed_cost, load)
-    looser = _counted(split, spec, requests, weights, options, budget, fixed_cost, load)
-    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or not isinstance(looser, Answer) or looser.bound is None:
+    try:
+        looser = _counted(split, spec, requests, weights, options, budget, fixed_cost, load)
+    except Untiled:  # its counts hold no layout (a bound only): the counting bound instead
+        looser = None
+    least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
+    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL:
         return Declined(PathName.COUNTS, loose.reason)
-    if answer.known("objective") > looser.bound:
-        return Declined(PathName.COUNTS, f"{loose.reason} (counted in whole blocks: {answer.objective}, above the bound {looser.bound} without them)")
+    if answer.known("objective") > least:
+        return Declined(PathName.COUNTS, f"{loose.reason} (counted in whole blocks: {answer.objective}, above the bound {least} without them)")
     return replace(answer, bound=answer.known("objective"))
 
 

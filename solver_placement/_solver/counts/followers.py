@@ -65,6 +65,12 @@ class Blocks(Enum):
     SPLIT = "split"
 
 
+class Untiled(Exception):
+    """A class's GPUs on a node that are not whole blocks of a member's processes: only the
+    relaxation that drops the blocks (``Blocks.SPLIT``) counts such nodes, and it is read for
+    its bound, never laid out."""
+
+
 @dataclass(frozen=True)
 class Loose:
     """A class whose strided blocks do not divide its unit, and why (for the notes)."""
@@ -149,20 +155,21 @@ def _collocation(
             return f"{name}: collocated with {target} but holding a different number of GPUs"
     unit = lcm(*(tensor_group_on_node(spec, free[m]) * amount[m] for m in members))
     runs = {m: block(free[m]) for m in members}
+    mixed = ""  # a holey root's class no member's progressions state: counted as a loose one
     if holey(spec, free[root]):  # progressions, exact (``strided.py``), where followers nest in them
         layout = class_layout(spec, free, members)
         if isinstance(layout, str):
-            return layout
-        if any(amount[m] > 1 and shape_of(free[m]) != shape_of(free[root]) for m in members[1:]):  # processes of another shape: nested as checked
+            mixed = layout
+        elif any(amount[m] > 1 and shape_of(free[m]) != shape_of(free[root]) for m in members[1:]):  # processes of another shape: nested as checked
             return _nested(spec, free, (root, members, unit), targets, runs, layout)
-        if unit == tensor_group_on_node(spec, free[root]) * amount[root]:
+        elif unit == tensor_group_on_node(spec, free[root]) * amount[root]:
             return Collocation(root, members, unit, *layout)
     loose = next((name for name in members if unit % runs[name]), None)
-    if loose is not None:
+    if loose is not None or mixed:
         shape = progression_shape(free, members)
-        if shape is not None and shape[1] > 1:  # a strided member whose processes every other's tile: the class is them, exactly (``strided.py``)
+        if not mixed and shape is not None and shape[1] > 1:  # a strided member whose processes every other's tile: the class is them, exactly (``strided.py``)
             return _nested(spec, free, (root, members, unit), targets, runs, shape)
-        reason = f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
+        reason = mixed or f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
         if blocks == Blocks.ASKED:
             return Loose(reason)
         if blocks == Blocks.SPLIT:
@@ -242,6 +249,8 @@ def tile(gpus: np.ndarray, request: ComponentRequest, class_step: int = 1) -> np
     the class's own shape): processes x amount."""
     amount, step = int(request.amount[0]), int(request.stride or 1) // class_step
     flat = gpus.reshape(-1)
+    if flat.size % (amount * max(step, 1)):
+        raise Untiled(f"{request.name}: {flat.size} GPUs of its class on a node, not whole blocks of {amount * max(step, 1)}")
     if amount > 1 and step > 1:
         flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
     return flat.reshape(-1, amount)
@@ -275,4 +284,4 @@ def common_window(free: Mapping[str, ComponentRequest], members: tuple[str, ...]
     return replace(root, indptr=np.array([0, int(keep.sum())]), cand_hw=root.cand_hw[keep], cand_rank=root.cand_rank[keep], shared_window=True)
 
 
-__all__ = ["MAX_PERIOD", "Blocks", "Collocation", "Loose", "block", "collocations", "common_window", "member_items", "tile"]
+__all__ = ["MAX_PERIOD", "Blocks", "Collocation", "Loose", "Untiled", "block", "collocations", "common_window", "member_items", "tile"]

@@ -136,7 +136,25 @@ DECLINED_BEFORE: list[tuple[list[int], dict[str, Any]]] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("gpus", "placement"), DECLINED_BEFORE)
+#: Holey roots with followers of other shapes, declined before ("a follower of one GPU a process,
+#: or of its amount and stride, is counted"): a follower of six consecutive GPUs (two of the root's
+#: processes of three GPUs two apart), of four consecutive GPUs beside a critic exclusive with the
+#: root, of four GPUs two apart (two of the root's of two), one of two GPUs two apart inside the
+#: root's of four (TP 2: nested in it), and one of three consecutive GPUs whose processes and the
+#: root's tile only whole blocks of 12 (counted in them, proven against the class without blocks).
+HOLEY_DECLINED_BEFORE: list[tuple[list[int], dict[str, Any]]] = [
+    ([8, 8], {"actor": {"processes": 4, "hardware_per_process": 3, "stride": 2}, "ref": {"processes": 2, "hardware_per_process": 6, "collocate_with": "actor"}}),
+    ([8, 8], {"actor": {"processes": 4, "hardware_per_process": 2, "stride": 2}, "ref": {"processes": 2, "hardware_per_process": 4, "collocate_with": "actor"},
+              "x": {"processes": 4, "exclusive_with": ["actor"]}}),
+    ([8, 8], {"actor": {"processes": 4, "hardware_per_process": 2, "stride": 2}, "ref": {"processes": 2, "hardware_per_process": 4, "stride": 2, "collocate_with": "actor"}}),
+    ([8, 8], {"actor": {"processes": 2, "hardware_per_process": 4, "stride": 2},
+              "ref": {"processes": 4, "hardware_per_process": 2, "stride": 2, "tensor_parallel_size": 2, "collocate_with": "actor"}}),
+    ([12, 12], {"actor": {"processes": 6, "hardware_per_process": 2, "stride": 2}, "ref": {"processes": 4, "hardware_per_process": 3, "collocate_with": "actor"},
+                "critic": {"processes": 12, "exclusive_with": ["actor"]}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("gpus", "placement"), DECLINED_BEFORE + HOLEY_DECLINED_BEFORE)
 def test_classes_declined_before_are_proven_by_the_count_model(gpus: list[int], placement: dict[str, Any]) -> None:
     spec = PlacementSpec.build(Cluster(len(gpus), gpus), placement)
     solution = solve(spec, time_limit_s=10)
