@@ -169,7 +169,9 @@ def _collocation(
         shape = progression_shape(free, members)
         if not mixed and shape is not None and shape[1] > 1:  # a strided member whose processes every other's tile: the class is them, exactly (``strided.py``)
             return _nested(spec, free, (root, members, unit), targets, runs, shape)
-        reason = mixed or f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
+        reason = mixed
+        if loose is not None and not mixed:
+            reason = f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
         if blocks == Blocks.ASKED:
             return Loose(reason)
         if blocks == Blocks.SPLIT:
