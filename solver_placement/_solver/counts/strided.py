@@ -72,6 +72,8 @@ def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], memb
     shape = progression_shape(free, members)
     if shape is not None:  # a member whose processes the root's (and every other's) tile
         return shape
+    if spread:  # formed in whole blocks of every member's, proven against the class without them (``followers.Loose``)
+        return blocks
     follower = next(m for m in members[1:] if shape_of(free[m])[0] > 1 and not tiles(shape_of(free[m]), (amount, step)))
     return (
         f"{follower}: processes of {shape_of(free[follower])[0]} GPUs at stride {shape_of(free[follower])[1]} collocated with {root.name}, whose "

@@ -162,3 +162,18 @@ def test_classes_declined_before_are_proven_by_the_count_model(gpus: list[int], 
     flat = flat_solution(spec, {"contiguity": 0})
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
+
+
+@pytest.mark.parametrize(("extra", "objective"), [({}, {"contiguity": 5}), ({"a": {"placement": "3-3", "exclusive_with": ["actor"]}}, {"contiguity": 0})])
+def test_a_class_in_whole_blocks_is_kept_in_them_where_its_ids_are_priced_or_kept_off(extra: dict[str, Any], objective: dict[str, int]) -> None:
+    """A holey root whose follower's processes and its own tile only whole blocks of both (12
+    GPUs), with ``contiguity`` weighed or beside a rank string it avoids: the count model asks
+    the class's layout again for progressions there (``problem.in_progressions``), which raised
+    InternalError for a class formed in whole blocks; it keeps the blocks and proves them."""
+    placement = {"actor": {"processes": 6, "hardware_per_process": 2, "stride": 2}, "ref": {"processes": 4, "hardware_per_process": 3, "collocate_with": "actor"},
+                 "critic": {"processes": 12, "exclusive_with": ["actor"]}}  # fmt: skip
+    spec = PlacementSpec.build(Cluster(2, 12), {**extra, **placement})
+    solution = solve(spec, time_limit_s=10, objective=objective)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    flat = flat_solution(spec, objective)
+    assert (flat.status, flat.objective) == ("OPTIMAL", solution.objective)
