@@ -41,7 +41,7 @@ def progression_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     2 or 3 GPUs a process at stride 2 or 3 (TP 1 or 2), collocated with a one-GPU component (TP
     1-4; or the one-GPU component collocated with it), maybe a second one-GPU member in a chain
     or a second strided member of the same shape; some confined to ``first``; sometimes a
-    component exclusive with the class."""
+    component exclusive with the class, and a GPU of node 0 it is kept off."""
     gpus = draw(st.lists(st.sampled_from([4, 6, 8]), min_size=1, max_size=3))
     amount, stride, tp = draw(st.sampled_from([2, 3])), draw(st.sampled_from([2, 3])), draw(st.sampled_from([1, 2]))
     processes = tp * draw(st.integers(1, max(1, sum(gpus) // (amount * tp))))
@@ -63,6 +63,8 @@ def progression_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
             spec[name]["node_group"] = "first"
     if draw(st.integers(0, 2)) == 0:
         spec["critic"] = {"processes": draw(st.integers(1, max(1, sum(gpus) // 2))), "exclusive_with": ["actor"]}
+    if draw(st.integers(0, 3)) == 0:  # a GPU the class is kept off: its layout in progressions there (``problem.in_progressions``)
+        spec["pin"] = {"placement": str(draw(st.integers(0, gpus[0] - 1))), "exclusive_with": ["actor"]}
     return Cluster(len(gpus), gpus, node_groups=[{"label": "first", "node_ranks": "0"}]), spec
 
 
@@ -80,7 +82,8 @@ def holey_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     """1-3 nodes of 6, 8 or 12 GPUs, the first in a node group ``first``; a root of 2 or 3 GPUs a
     process at stride 2 or 3 whose TP groups are not a multiple of its stride (its processes
     leave holes in its groups), a follower of another shape (``FOLLOWER_SHAPES``) holding as
-    many GPUs, maybe a one-GPU follower, maybe a component exclusive with the root."""
+    many GPUs, maybe a one-GPU follower, maybe a component exclusive with the root and a GPU of node 0 it
+    is kept off."""
     gpus = draw(st.lists(st.sampled_from([6, 8, 12]), min_size=1, max_size=3))
     amount, stride = draw(st.sampled_from([2, 3])), draw(st.sampled_from([2, 3]))
     tp = draw(st.sampled_from([t for t in (1, 2, 3) if t % stride]))
@@ -95,6 +98,8 @@ def holey_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
         spec["rollout"] = {"processes": held, "collocate_with": draw(st.sampled_from(["actor", "ref"])), "node_group": "first"}
     if draw(st.integers(0, 2)) == 0:
         spec["critic"] = {"processes": draw(st.integers(1, max(1, sum(gpus) // 2))), "exclusive_with": ["actor"]}
+    if draw(st.integers(0, 3)) == 0:  # a GPU the class is kept off: its layout in progressions there (``problem.in_progressions``)
+        spec["pin"] = {"placement": str(draw(st.integers(0, gpus[0] - 1))), "exclusive_with": ["actor"]}
     return Cluster(len(gpus), gpus, node_groups=[{"label": "first", "node_ranks": "0"}]), spec
 
 
