@@ -15,8 +15,10 @@ Per node, the class's GPUs are whole tensor-parallel groups of every member (a g
 node, ``rules/domains.py``), so their number is a multiple of the least common multiple of the
 members' group sizes (the class's ``unit``), whatever the layout: counting the class in units
 loses no layout. A strided member's processes are laid out in blocks of ``amount * stride``
-consecutive GPUs; a block that does not divide the unit asks more than the rule does (a
-:class:`Loose` class): counted in units of whole blocks too (``Blocks.WHOLE``) the answer is a
+consecutive GPUs; where a block does not divide the unit and one member's processes are tiled by
+every other's, the class is counted in that member's progressions, exactly (``strided.py``,
+``progression_shape``). Otherwise a block that does not divide the unit asks more than the rule does (a
+:class:`Loose` class, as is a holey root's class no member's progressions state): counted in units of whole blocks too (``Blocks.WHOLE``) the answer is a
 valid layout, and counted in the rule's units with no blocks (``Blocks.SPLIT``, a relaxation)
 the model bounds every layout, so the count path returns the first when it meets the second's
 bound, and declines otherwise (``counts/__init__.py``).

@@ -21,9 +21,16 @@ whatever shares it: exclusive or memory-bound classes, stacks in a hole, GPUs ke
 
 Collocated followers: one of one GPU a process takes any GPU of the class; one of the root's
 own amount and stride takes exactly the root's progressions (a set of GPUs splits into whole
-progressions in one way only), so both nest in the root's groups. Any other follower of several
-GPUs would need its own progressions inside the root's groups, which this does not state: the
-count model declines it by name.
+progressions in one way only), so both nest in the root's groups. Where one member's processes
+are tiled by every other's (:func:`tiles`: a progression of ``b`` ids ``u`` apart is ``s / u``
+interleaved chains, each cut into runs of ``a``), the class's GPUs on a node are exactly that
+member's processes, whichever member it is (:func:`progression_shape`): a root of three GPUs two
+apart inside a follower's blocks of six, or a follower of two GPUs two apart, the one strided
+member, inside a one-GPU target's groups of two. The class is counted in that member's
+progressions and the others are dealt inside each (``followers.tile``). Where no member's are
+(two consecutive GPUs beside three GPUs three apart: ``{0, 1, 3, 4, 6, 7}`` holds both, as
+do whole blocks of 18), the class is counted in whole blocks of every member's and proven
+against the class without blocks (``followers.Loose``), and declined where that misses.
 """
 
 from __future__ import annotations
