@@ -169,6 +169,16 @@ def test_classes_declined_before_are_proven_by_the_count_model(gpus: list[int], 
     assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
 
 
+@pytest.mark.parametrize(("gpus", "placement"), DECLINED_BEFORE + HOLEY_DECLINED_BEFORE)
+def test_classes_declined_before_are_proven_with_contiguity_weighed(gpus: list[int], placement: dict[str, Any]) -> None:
+    """The same classes with ``contiguity`` weighed (each node's layout priced in ranks,
+    ``weighed.py``): proven at the flat model's optimum of the same weights."""
+    spec = PlacementSpec.build(Cluster(len(gpus), gpus), placement)
+    solution = solve(spec, time_limit_s=10, objective={"contiguity": 2})
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    assert solution.objective == flat_solution(spec, {"contiguity": 2}).objective
+
+
 @pytest.mark.parametrize(("extra", "objective"), [({}, {"contiguity": 5}), ({"a": {"placement": "3-3", "exclusive_with": ["actor"]}}, {"contiguity": 0})])
 def test_a_class_in_whole_blocks_is_kept_in_them_where_its_ids_are_priced_or_kept_off(extra: dict[str, Any], objective: dict[str, int]) -> None:
     """A holey root whose follower's processes and its own tile only whole blocks of both (12
