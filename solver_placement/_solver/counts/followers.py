@@ -252,9 +252,10 @@ def tile(gpus: np.ndarray, request: ComponentRequest, class_step: int = 1) -> np
     progressions' step for GPUs in progression order, ``strided.py``; ``k`` is 1 for a member of
     the class's own shape): processes x amount."""
     amount, step = int(request.amount[0]), int(request.stride or 1) // class_step
+    width = amount * step if amount > 1 and step > 1 else amount  # a stride moves nothing for one GPU a process
     flat = gpus.reshape(-1)
-    if flat.size % (amount * max(step, 1)):
-        raise Untiled(f"{request.name}: {flat.size} GPUs of its class on a node, not whole blocks of {amount * max(step, 1)}")
+    if flat.size % width:
+        raise Untiled(f"{request.name}: {flat.size} GPUs of its class on a node, not whole blocks of {width}")
     if amount > 1 and step > 1:
         flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
     return flat.reshape(-1, amount)
