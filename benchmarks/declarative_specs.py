@@ -120,6 +120,13 @@ neither side places is a finding, not noise:
   ask at most ``fill`` of the GPUs the planted actor leaves (holes included): each packs them
   alone (one GPU a process), and stacked they put two processes on a GPU (the critic's limit).
   A quarter of the cases weigh ``contiguity`` (1 per rank), priced in progressions too.
+* ``strided followers`` collocates a strided component (as in ``strides``, TP below its stride)
+  with one of another shape: half the time a ``ref`` of ``amount * stride`` consecutive GPUs a
+  process (the planted layout puts the actor's processes in blocks of ``amount * stride`` GPUs,
+  whole TP groups per node, so each block is one ref process), else a one-GPU ``actor`` of TP
+  ``amount`` whose groups are the ``rollout``'s strided processes (planted as progressions, at
+  most as many as a node holds). A ``reward`` exclusive with both asks at most ``fill`` of the GPUs
+  the planted class leaves (one GPU a process).
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
 impossible at every size (see :data:`INFEASIBLE_KINDS`).
@@ -661,6 +668,31 @@ def strides(rng: random.Random, nodes: int, fill: float) -> Section:
     spec = section(nodes, GPUS, placement)
     return {**spec, "solver": {"objective": {"contiguity": 1}}} if rng.random() < 0.25 else spec
 
+def strided_followers(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A strided component of 2-4 GPUs a process, stride 2-4, TP 1 to the stride less one, and a
+    collocated one of another shape: half the time (where a node holds whole blocks of its TP
+    groups) an ``actor`` with a ``ref`` of ``amount * stride`` consecutive GPUs a process (its
+    blocks, ``stride`` of the actor's processes each), else a one-GPU ``actor`` of TP ``amount``
+    with the strided one as a ``rollout`` collocated with it (a block does not tile its groups);
+    a ``reward`` exclusive with both (see the module docstring)."""
+    amount, stride = rng.choice([(a, s) for a in (2, 3, 4) for s in (2, 3, 4) if a * s <= GPUS])
+    tp = rng.randint(1, stride - 1)
+    blocks = rng.random() < 0.5 and stride * (GPUS // (amount * stride)) >= math.lcm(tp, stride)
+    per = math.lcm(tp, stride) // tp if blocks else 1  # groups per node come in whole blocks
+    most = (stride * (GPUS // (amount * stride)) if blocks else GPUS // (amount * stride) * stride + max(0, GPUS % (amount * stride) - (amount - 1) * stride)) // tp
+    groups = rng.randint(1, most // per) * per  # per node in the planted layout
+    total = max(per, int(fill * nodes * groups) // per * per)
+    strided = body(tp, amount, total, stride=stride)
+    if blocks:
+        placement: dict[str, Any] = {"actor": strided, "ref": {"processes": total * tp // stride, "hardware_per_process": amount * stride, "collocate_with": "actor"}}
+    else:
+        placement = {"actor": body(amount, 1, total * tp), "rollout": {**strided, "collocate_with": "actor"}}
+    free = nodes * (GPUS - groups * tp * amount)  # the planted layout's GPUs beside the class
+    if int(fill * free):
+        placement["reward"] = body(1, 1, int(fill * free), exclusive_with=[name for name in placement if name != "actor"] + ["actor"])
+    return section(nodes, GPUS, placement)
+
+
 # ------------------------------------------------------------------------ impossible specs
 def overfull(rng: random.Random, nodes: int) -> Section:
     """Exclusive components asking 100-130% of the GPUs, at least one GPU too many."""
@@ -745,6 +777,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "strides": strides,
     "kinds memory": lambda rng, nodes, fill: kinds_memory(rng, nodes, fill),
     "wide strides": lambda rng, nodes, fill: wide_strides(rng, nodes, fill),
+    "strided followers": strided_followers,
 }
 #: Families re-planned after a first solve: ``replan`` times :func:`replan`, ``previous`` times
 #: ``solve(..., previous=)`` on the surviving cluster, ``resized`` with a demand changed.

@@ -24,7 +24,7 @@ from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
-from solver_placement._solver.counts.followers import Blocks, Loose
+from solver_placement._solver.counts.followers import Blocks, Loose, Untiled
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
@@ -36,7 +36,7 @@ from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.rank_strings import rank_strings_alone
 from solver_placement._solver.counts.separate import separations
-from solver_placement._solver.counts.spanning import spanned_rules, with_priced
+from solver_placement._solver.counts.spanning import rule_orders, spanned_rules, with_priced
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain
 from solver_placement._solver.counts.weighed import counted_with_ranks
@@ -246,11 +246,15 @@ def _count_in_blocks(
     if not isinstance(whole, CountProblem) or not isinstance(split, CountProblem):
         return Declined(PathName.COUNTS, loose.reason)
     answer = _counted(whole, spec, requests, weights, options, budget, fixed_cost, load)
-    looser = _counted(split, spec, requests, weights, options, budget, fixed_cost, load)
-    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or not isinstance(looser, Answer) or looser.bound is None:
+    try:
+        looser = _counted(split, spec, requests, weights, options, budget, fixed_cost, load)
+    except Untiled:  # its counts hold no layout (a bound only): the counting bound instead
+        looser = None
+    least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
+    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL:
         return Declined(PathName.COUNTS, loose.reason)
-    if answer.known("objective") > looser.bound:
-        return Declined(PathName.COUNTS, f"{loose.reason} (counted in whole blocks: {answer.objective}, above the bound {looser.bound} without them)")
+    if answer.known("objective") > least:
+        return Declined(PathName.COUNTS, f"{loose.reason} (counted in whole blocks: {answer.objective}, above the bound {least} without them)")
     return replace(answer, bound=answer.known("objective"))
 
 
@@ -288,14 +292,18 @@ def _count_spanning(
     if not rules or weights.get("contiguity"):
         return None
     log.debug("a preferred domain no placement keeps: its topology term stated in the count model")
-    answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=tuple(rules), load=load)
-    if not isinstance(answer, Answer) or answer.assignments is None:
-        return answer if isinstance(answer, Declined) else None
-    value = objective_value(spec, spec.requests, answer.assignments, weights, {})
-    if value != answer.objective:  # a member's order serves one of its rules: the others' terms were a bound (``spanning.py``)
-        names = ", ".join(f"{owner}: topology.{rule.group}.{rule.label}" for owner, rule in rules)
-        return Declined(PathName.COUNTS, f"{names}: preferred domains no placement keeps, whose layout costs {value}, above the count model's bound {answer.objective} (a component whose units span two of them, or a required domain not inside one)")
-    return answer
+    missed: list[tuple[int, int]] = []
+    for order in rule_orders(rules):  # a member's order serves one of its rules: the others' terms are a bound (``spanning.py``)
+        answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=order, load=load)
+        if not isinstance(answer, Answer) or answer.assignments is None:
+            return answer if isinstance(answer, Declined) else None
+        value = objective_value(spec, spec.requests, answer.assignments, weights, {})
+        if value == answer.objective:
+            return answer
+        missed.append((value, answer.known("objective")))
+    names = ", ".join(f"{owner}: topology.{rule.group}.{rule.label}" for owner, rule in rules)
+    value, bound = missed[0]  # the spec's own order of its rules
+    return Declined(PathName.COUNTS, f"{names}: preferred domains no placement keeps, whose layout costs {value}, above the count model's bound {bound} (a component whose units span two of them, or a required domain not inside one)")
 
 
 def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None) -> Answer | Declined:

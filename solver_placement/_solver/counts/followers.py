@@ -15,8 +15,10 @@ Per node, the class's GPUs are whole tensor-parallel groups of every member (a g
 node, ``rules/domains.py``), so their number is a multiple of the least common multiple of the
 members' group sizes (the class's ``unit``), whatever the layout: counting the class in units
 loses no layout. A strided member's processes are laid out in blocks of ``amount * stride``
-consecutive GPUs; a block that does not divide the unit asks more than the rule does (a
-:class:`Loose` class): counted in units of whole blocks too (``Blocks.WHOLE``) the answer is a
+consecutive GPUs; where a block does not divide the unit and one member's processes are tiled by
+every other's, the class is counted in that member's progressions, exactly (``strided.py``,
+``progression_shape``). Otherwise a block that does not divide the unit asks more than the rule does (a
+:class:`Loose` class, as is a holey root's class no member's progressions state): counted in units of whole blocks too (``Blocks.WHOLE``) the answer is a
 valid layout, and counted in the rule's units with no blocks (``Blocks.SPLIT``, a relaxation)
 the model bounds every layout, so the count path returns the first when it meets the second's
 bound, and declines otherwise (``counts/__init__.py``).
@@ -44,7 +46,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
-from solver_placement._solver.counts.strided import class_layout, holey
+from solver_placement._solver.counts.strided import class_layout, holey, progression_shape, shape_of
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -63,6 +65,12 @@ class Blocks(Enum):
     ASKED = "asked"
     WHOLE = "whole"
     SPLIT = "split"
+
+
+class Untiled(Exception):
+    """A class's GPUs on a node that are not whole blocks of a member's processes: only the
+    relaxation that drops the blocks (``Blocks.SPLIT``) counts such nodes, and it is read for
+    its bound, never laid out."""
 
 
 @dataclass(frozen=True)
@@ -148,16 +156,24 @@ def _collocation(
         if target is not None and free[name].num_processes * amount[name] != free[target].num_processes * amount[target]:
             return f"{name}: collocated with {target} but holding a different number of GPUs"
     unit = lcm(*(tensor_group_on_node(spec, free[m]) * amount[m] for m in members))
+    runs = {m: block(free[m]) for m in members}
+    mixed = ""  # a holey root's class no member's progressions state: counted as a loose one
     if holey(spec, free[root]):  # progressions, exact (``strided.py``), where followers nest in them
         layout = class_layout(spec, free, members)
         if isinstance(layout, str):
-            return layout
-        if unit == tensor_group_on_node(spec, free[root]) * amount[root]:
+            mixed = layout
+        elif any(amount[m] > 1 and shape_of(free[m]) != shape_of(free[root]) for m in members[1:]):  # processes of another shape: nested as checked
+            return _nested(spec, free, (root, members, unit), targets, runs, layout)
+        elif unit == tensor_group_on_node(spec, free[root]) * amount[root]:
             return Collocation(root, members, unit, *layout)
-    runs = {m: block(free[m]) for m in members}
     loose = next((name for name in members if unit % runs[name]), None)
-    if loose is not None:
-        reason = f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
+    if loose is not None or mixed:
+        shape = progression_shape(free, members)
+        if not mixed and shape is not None and shape[1] > 1:  # a strided member whose processes every other's tile: the class is them, exactly (``strided.py``)
+            return _nested(spec, free, (root, members, unit), targets, runs, shape)
+        reason = mixed
+        if loose is not None and not mixed:
+            reason = f"{loose}: a stride whose blocks of {runs[loose]} GPUs do not tile the groups of {unit} GPUs it holds with the components collocated with it"
         if blocks == Blocks.ASKED:
             return Loose(reason)
         if blocks == Blocks.SPLIT:
@@ -165,18 +181,35 @@ def _collocation(
         unit = lcm(unit, *runs.values())
         if free[root].num_processes * amount[root] % unit:
             return reason  # not even whole blocks hold every GPU of the class
-    run = lcm(*runs.values())
+    return _nested(spec, free, (root, members, unit), targets, runs, (lcm(*runs.values()), 1))
+
+
+def _nested(
+    spec: PlacementSpec,
+    free: Mapping[str, ComponentRequest],
+    formed: tuple[str, tuple[str, ...], int],
+    targets: Mapping[str, str],
+    runs: Mapping[str, int],
+    layout: tuple[int, int],
+) -> Collocation | str:
+    """The class ``formed`` (root, members, unit) laid out in ``layout`` (run, step: blocks of
+    ``run`` consecutive GPUs for step 1, else progressions, ``strided.py``), in the first order
+    that nests every follower in its target's groups on one period of the tiling, or why none
+    does."""
+    root, members, unit = formed
+    run, step = layout
+    amount = {m: int(free[m].amount[0]) for m in members}
     nests = [(name, target) for name, target in targets.items() if name in members and amount[name] <= amount[target] * _tp(spec, target)]
     if not nests:
-        return Collocation(root, members, unit, run)
+        return Collocation(root, members, unit, run, step)
     period = lcm(unit, *(amount[target] * _tp(spec, target) for _, target in nests))
     if period > MAX_PERIOD:
         return f"{root}: collocated components whose layout repeats only every {period} GPUs, over MAX_PERIOD={MAX_PERIOD}"
     for follows, leader in _orders(members, amount, runs):
-        items = member_items(np.arange(period), members, follows, leader, free)
+        items = member_items(np.arange(period), members, follows, leader, free, step)
         if all(_inside(items[name], items[target], _tp(spec, target), period) for name, target in nests):
-            return Collocation(root, members, unit, run, follows=follows, leader=leader)
-    items = member_items(np.arange(period), members, (), "", free)
+            return Collocation(root, members, unit, run, step, follows=follows, leader=leader)
+    items = member_items(np.arange(period), members, (), "", free, step)
     name, target = next((n, t) for n, t in nests if not _inside(items[n], items[t], _tp(spec, t), period))
     return f"{name}: processes that the count layout cannot nest in {target}'s tensor-parallel groups"
 
@@ -212,13 +245,18 @@ def block(request: ComponentRequest) -> int:
     return amount * int(request.stride or 1) if amount > 1 else 1
 
 
-def tile(gpus: np.ndarray, request: ComponentRequest, in_progressions: bool = False) -> np.ndarray:
-    """``gpus`` (in order) split among the request's processes (``amount`` each, a block of
-    ``amount * stride`` interleaved among ``stride`` processes; ``in_progressions``: the GPUs
-    already in progression order, one process after another, ``strided.py``): processes x amount."""
-    amount, step = int(request.amount[0]), int(request.stride or 1)
+def tile(gpus: np.ndarray, request: ComponentRequest, class_step: int = 1) -> np.ndarray:
+    """``gpus`` (in order) split among the request's processes (``amount`` each): a block of
+    ``amount * k`` positions interleaved among ``k`` processes, ``k`` its stride over the
+    class's (``class_step``: the ids apart of consecutive positions, 1 for ids ascending, the
+    progressions' step for GPUs in progression order, ``strided.py``; ``k`` is 1 for a member of
+    the class's own shape): processes x amount."""
+    amount, step = int(request.amount[0]), int(request.stride or 1) // class_step
+    width = amount * step if amount > 1 and step > 1 else amount  # a stride moves nothing for one GPU a process
     flat = gpus.reshape(-1)
-    if amount > 1 and step > 1 and not in_progressions:
+    if flat.size % width:
+        raise Untiled(f"{request.name}: {flat.size} GPUs of its class on a node, not whole blocks of {width}")
+    if amount > 1 and step > 1:
         flat = flat.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
     return flat.reshape(-1, amount)
 
@@ -229,11 +267,11 @@ def member_items(
     follows: tuple[str, ...],
     leader: str,
     requests: Mapping[str, ComponentRequest],
-    in_progressions: bool = False,
+    class_step: int = 1,
 ) -> dict[str, np.ndarray]:
     """Each member's processes x GPUs on a class's ``gpus`` of one node (in order): dealt by
     :func:`tile`, the members of ``follows`` one GPU each in the order of ``leader``'s processes."""
-    items = {member: tile(gpus, requests[member], in_progressions) for member in members if member not in follows}
+    items = {member: tile(gpus, requests[member], class_step) for member in members if member not in follows}
     if follows:
         order = items[leader].reshape(-1, 1)
         items |= {member: order for member in follows}
@@ -251,4 +289,4 @@ def common_window(free: Mapping[str, ComponentRequest], members: tuple[str, ...]
     return replace(root, indptr=np.array([0, int(keep.sum())]), cand_hw=root.cand_hw[keep], cand_rank=root.cand_rank[keep], shared_window=True)
 
 
-__all__ = ["MAX_PERIOD", "Blocks", "Collocation", "Loose", "block", "collocations", "common_window", "member_items", "tile"]
+__all__ = ["MAX_PERIOD", "Blocks", "Collocation", "Loose", "Untiled", "block", "collocations", "common_window", "member_items", "tile"]

@@ -313,7 +313,7 @@ def _items(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask:
                 raise InternalError(f"{count_class.root}: a node's GPUs for it do not split into whole progressions")
             gpus = ordered
         groups = gpus.reshape(ask.pattern[c], count_class.width)
-        items |= member_items(groups, count_class.members, count_class.follows, count_class.leader, requests, count_class.step > 1)
+        items |= member_items(groups, count_class.members, count_class.follows, count_class.leader, requests, count_class.step)
     return _NodeLayout(items)
 
 

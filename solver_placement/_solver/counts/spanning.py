@@ -56,6 +56,14 @@ def spanned_rules(spec: PlacementSpec) -> list[tuple[str, DomainRule]]:
     return costly_preferences(spec)
 
 
+def rule_orders(rules: Sequence[tuple[str, DomainRule]]) -> list[tuple[tuple[str, DomainRule], ...]]:
+    """The orders the count path prices ``rules`` in: as the spec lists them, then each rotation.
+    A member follows the first of its rules that fits (:func:`with_priced`) and the others are a
+    bound, so a layout that misses the bound under one order may meet it under another (every
+    order states the same bound: the model's terms do not depend on which rule is followed)."""
+    return [(*rules[i:], *rules[:i]) for i in range(len(rules))]
+
+
 def with_priced(
     problem: CountProblem,
     spec: PlacementSpec,
@@ -168,4 +176,4 @@ def spanning_order(member: str, count_class: CountClass, priced: PricedLevel, gr
     return rank[priced.key] * num_nodes + inside
 
 
-__all__ = ["exactly_priced", "spanned_rules", "spanning_order", "with_priced"]
+__all__ = ["exactly_priced", "rule_orders", "spanned_rules", "spanning_order", "with_priced"]

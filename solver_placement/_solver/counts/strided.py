@@ -21,9 +21,16 @@ whatever shares it: exclusive or memory-bound classes, stacks in a hole, GPUs ke
 
 Collocated followers: one of one GPU a process takes any GPU of the class; one of the root's
 own amount and stride takes exactly the root's progressions (a set of GPUs splits into whole
-progressions in one way only), so both nest in the root's groups. Any other follower of several
-GPUs would need its own progressions inside the root's groups, which this does not state: the
-count model declines it by name.
+progressions in one way only), so both nest in the root's groups. Where one member's processes
+are tiled by every other's (:func:`tiles`: a progression of ``b`` ids ``u`` apart is ``s / u``
+interleaved chains, each cut into runs of ``a``), the class's GPUs on a node are exactly that
+member's processes, whichever member it is (:func:`progression_shape`): a root of three GPUs two
+apart inside a follower's blocks of six, or a follower of two GPUs two apart, the one strided
+member, inside a one-GPU target's groups of two. The class is counted in that member's
+progressions and the others are dealt inside each (``followers.tile``). Where no member's are
+(two consecutive GPUs beside three GPUs three apart: ``{0, 1, 3, 4, 6, 7}`` holds both, as
+do whole blocks of 18), the class is counted in whole blocks of every member's and proven
+against the class without blocks (``followers.Loose``), and declined where that misses.
 """
 
 from __future__ import annotations
@@ -52,27 +59,54 @@ def holey(spec: PlacementSpec, request: ComponentRequest) -> bool:
 
 def class_layout(spec: PlacementSpec, free: Mapping[str, ComponentRequest], members: tuple[str, ...], spread: bool = False) -> tuple[int, int] | str:
     """The ``(run, step)`` a class's GPUs on a node are made of (``CountClass``): a root's
-    progressions (its amount, its stride) where they leave holes in its groups, or where blocks
-    would not be exact (``spread``): the class is kept off some GPUs (a rank string it avoids, a
+    progressions (its amount, its stride) where they leave holes in its groups (or a follower's
+    that the root's tile, :func:`progression_shape`), or where blocks would not be exact
+    (``spread``): the class is kept off some GPUs (a rank string it avoids, a
     window's edge: ``0, 2`` and ``5, 7`` make a group of two around GPUs 3 and 6 that no block of
     four avoids), or its local ids are priced (a weighed ``contiguity``); else the longest
     member block of ``amount * stride`` consecutive GPUs (step 1; 1 GPU when no member takes
     several), which packs a node any progressions pack where every GPU is free to it. Or
     why the count model cannot state the class (a follower of several GPUs with progressions of
-    its own inside a holey root's groups)."""
+    its own inside a holey root's groups, where no member's processes tile every other's)."""
     root = free[members[0]]
     amount, step = shape_of(root)
     blocks = max(a * s if a > 1 else 1 for a, s in (shape_of(free[m]) for m in members)), 1
-    if not holey(spec, root):
-        nested = all(shape_of(free[m])[0] == 1 or shape_of(free[m]) == (amount, step) for m in members[1:])
-        return (amount, step) if spread and amount > 1 and step > 1 and nested else blocks
-    for follower in members[1:]:
-        if shape_of(free[follower])[0] > 1 and shape_of(free[follower]) != (amount, step):
-            return (
-                f"{follower}: processes of {shape_of(free[follower])[0]} GPUs collocated with {root.name}, whose stride leaves holes in its "
-                "tensor-parallel groups (a follower of one GPU a process, or of its amount and stride, is counted)"
-            )
-    return amount, step
+    own = all(shape_of(free[m])[0] == 1 or shape_of(free[m]) == (amount, step) for m in members[1:])
+    if not holey(spec, root):  # (a follower's progressions are chosen when the class is formed, its nesting checked there)
+        return (amount, step) if spread and amount > 1 and step > 1 and own else blocks
+    if own:
+        return amount, step
+    shape = progression_shape(free, members)
+    if shape is not None:  # a member whose processes the root's (and every other's) tile
+        return shape
+    if spread:  # formed in whole blocks of every member's, proven against the class without them (``followers.Loose``)
+        return blocks
+    follower = next(m for m in members[1:] if shape_of(free[m])[0] > 1 and not tiles(shape_of(free[m]), (amount, step)))
+    return (
+        f"{follower}: processes of {shape_of(free[follower])[0]} GPUs at stride {shape_of(free[follower])[1]} collocated with {root.name}, whose "
+        "stride leaves holes in its tensor-parallel groups, and no member's processes are tiled by every other's"
+    )
+
+
+def progression_shape(free: Mapping[str, ComponentRequest], members: tuple[str, ...]) -> tuple[int, int] | None:
+    """The ``(amount, stride)`` of a class's member of several GPUs a process whose every
+    process is tiled by whole processes of each other member (:func:`tiles`), else None (also
+    when every member takes one GPU a process). The class's GPUs on a node are exactly a
+    disjoint union of that member's processes, progressions of ``amount`` ids ``stride`` apart
+    (the members hold the same GPUs, each once, ``followers.py``), and every such union holds
+    every other member's processes: counted as a class of those progressions, every layout is
+    one of its counts, and its layout deals the others inside them (``followers.tile``)."""
+    shapes = sorted({shape_of(free[m]) for m in members if shape_of(free[m])[0] > 1})
+    return next((shape for shape in shapes if all(tiles(other, shape) for other in shapes)), None)
+
+
+def tiles(inner: tuple[int, int], outer: tuple[int, int]) -> bool:
+    """Whether a progression of the ``outer`` shape (amount, stride) is a disjoint union of
+    progressions of the ``inner`` shape: its ids ``h + j * u`` (``j < b``) split by ``j`` modulo
+    ``k = s / u`` into ``k`` chains of ``b / k``, each cut into runs of ``a``; so ``u`` divides
+    ``s`` and ``a * k`` divides ``b`` (one GPU a process always tiles)."""
+    (a, s), (b, u) = inner, outer
+    return a == 1 or (s % u == 0 and b % (a * (s // u)) == 0)
 
 
 def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.ndarray | None:
@@ -95,4 +129,4 @@ def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.nd
     return np.concatenate(chosen).astype(np.int64) if chosen else ordered[:0].astype(np.int64)
 
 
-__all__ = ["class_layout", "holey", "progressions_of", "shape_of"]
+__all__ = ["class_layout", "holey", "progression_shape", "progressions_of", "shape_of", "tiles"]

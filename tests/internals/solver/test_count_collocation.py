@@ -169,15 +169,18 @@ def test_strided_blocks_that_do_not_tile_a_class_are_counted_whole_and_proven_wi
     assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
 
 
-def test_a_follower_of_a_stride_that_does_not_tile_the_class_is_left_to_the_flat_model() -> None:
-    """A follower of 2 GPUs at stride 2 in a target's groups of 2: one group per node would need
-    a block of 4 GPUs half used, which the count layout does not make (not even in whole blocks:
-    the class has 2 GPUs); the flat model places it."""
+def test_a_follower_of_a_stride_that_does_not_tile_the_class_is_counted_in_its_progressions() -> None:
+    """A follower of 2 GPUs at stride 2 in a target's groups of 2 (declined before: one group per
+    node would need a block of 4 GPUs half used, and the class has 2 GPUs): the class is the
+    follower's progressions, ``{h, h + 2}``, each the target's group (``strided.progression_shape``)."""
     placement = {"actor": {"processes": 2, "tensor_parallel_size": 2}, "rollout": {"processes": 1, "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"}}
     spec = PlacementSpec.build(Cluster(2, 4), placement)
-    assert counted(spec) == "rollout: a stride whose blocks of 4 GPUs do not tile the groups of 2 GPUs it holds with the components collocated with it"
     solution = solve(spec, time_limit_s=10)
-    assert (solution.method, solution.status) in {("first fit", "OPTIMAL"), ("search", "OPTIMAL")}
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    assert [list(p.hardware_ranks) for p in solution.placements("rollout")] == [[0, 2]]
+    assert sorted(p.hardware_ranks[0] for p in solution.placements("actor")) == [0, 2]
+    flat = flat_solution(spec, {"contiguity": 0})
+    assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
 
 
 # ------------------------------------------------------------------------------ rank strings alone

@@ -26,6 +26,7 @@ from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.build import fixed_conflicts
 from solver_placement._solver.counts import count_path
+from solver_placement._solver.counts.followers import Loose
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.runs import runs_cover
 from solver_placement._solver.counts.strided import progressions_of
@@ -114,15 +115,18 @@ def test_holes_of_a_stride_are_counted(gpus: list[int], placement: dict[str, Any
 
 
 def test_a_follower_of_another_shape_in_a_holey_group_is_declined_by_name() -> None:
-    """A collocated component of two GPUs a process inside groups of three GPUs two apart would
-    need progressions of its own inside them: the count model names it and the flat model
-    decides."""
+    """A collocated component of two consecutive GPUs a process inside groups of three GPUs two
+    apart: neither shape's processes tile the other's (``strided.tiles``), so the class is
+    counted in whole blocks of both (``followers.Loose``), which no node here holds, and the count
+    model names it; the flat model decides (here: no placement)."""
     spec = PlacementSpec.build(Cluster(2, 8), {
         "actor": {"processes": 2, "hardware_per_process": 3, "stride": 2},
         "ref": {"processes": 3, "hardware_per_process": 2, "collocate_with": "actor"},
     })  # fmt: skip
-    reason = count_problem(spec, dict(spec.requests))
-    assert isinstance(reason, str) and reason.startswith("ref: processes of 2 GPUs collocated with actor, whose stride leaves holes")
+    loose = count_problem(spec, dict(spec.requests))
+    assert isinstance(loose, Loose) and loose.reason.startswith("ref: processes of 2 GPUs at stride 1 collocated with actor, whose stride leaves holes")
+    answer = count_path(spec, spec.requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    assert not isinstance(answer, Answer) and answer.reason.startswith(loose.reason)
 
 
 @st.composite

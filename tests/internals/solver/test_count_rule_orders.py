@@ -1,0 +1,87 @@
+"""Two preferred domains of one member that no placement keeps, on labels that cross (racks not
+inside zones): the member's processes follow one rule's order and the other's term is priced as
+a bound (``counts/spanning.py``), so the count path answers only when its layout meets that
+bound; it now tries each rule first in turn (``spanning.rule_orders``) before it declines. Every
+answer is verified and held against the exact flat model's optimum (one boolean per process and
+GPU); a decline names the costs (``test_count_domains.STILL_DECLINED``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flat_model import built_or_refused
+from helpers import example_tiers
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+from test_count_domains import STILL_DECLINED, assert_proven_at_flat_optimum
+from test_count_typed import PRIMARY, flat_optimum
+
+from solver_placement import Cluster, PlacementSpec, solve
+from solver_placement._solver.answer import Answer
+from solver_placement._solver.counts import count_path
+from solver_placement._solver.options import SolverOptions
+
+
+@st.composite
+def crossing_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """3-6 nodes of 1, 2 or 4 GPUs, each in one of three racks and one of three zones drawn
+    apart (the labels cross); an actor of up to 10 processes in pipelines of 2-5 stages preferring both a rack and a
+    zone; maybe a rollout collocated with it in pipelines of its own, preferring or requiring a
+    rack or a zone."""
+    nodes, gpus = draw(st.integers(3, 6)), draw(st.sampled_from([1, 2, 4]))
+    labels = [{"rack": f"r{draw(st.integers(0, 2))}", "zone": f"z{draw(st.integers(0, 2))}"} for _ in range(nodes)]
+    pp = draw(st.integers(2, 5))
+    processes = pp * draw(st.integers(1, max(1, min(10, nodes * gpus) // pp)))  # small: the flat model proves its optimum in time
+    spec: dict[str, Any] = {"actor": {"processes": processes, "pipeline_parallel_size": pp, "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}}}
+    stages = [p for p in (2, 3, 4, 6) if processes % p == 0]
+    if stages and draw(st.booleans()):
+        rule = {draw(st.sampled_from(["rack", "zone"])): draw(st.sampled_from(["prefer", "require"]))}
+        spec["rollout"] = {"processes": processes, "collocate_with": "actor", "pipeline_parallel_size": draw(st.sampled_from(stages)), "topology": {"pipeline_parallel": rule}}
+    return Cluster(nodes, gpus, node_labels=labels), spec
+
+
+@example_tiers(20, 100)
+def test_two_preferred_domains_on_crossing_labels_are_proven_at_the_flat_optimum(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(crossing_specs())(check_crossing))()
+
+
+def check_crossing(case: tuple[Cluster, dict[str, Any]]) -> None:
+    cluster, placement = case
+    note(f"{cluster.gpus_per_node.tolist()} {cluster.node_labels} {placement}")
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
+        return
+    requests = dict(spec.requests)
+    answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    if isinstance(answer, Answer):
+        assert_proven_at_flat_optimum(spec, requests, answer)
+        return
+    note(answer.reason)
+    if flat_optimum(spec, requests) is None:
+        event("no placement")
+        return
+    assert any(words in answer.reason for words in STILL_DECLINED), f"declined: {answer.reason}"
+    event("declined: the layout misses the bound")
+
+
+#: Specs declined before ("whose layout costs ..., above the count model's bound ..."): with the
+#: actor's processes in rack order the zone term misses its bound; in zone order both terms meet it.
+DECLINED_BEFORE: list[tuple[int, int, list[dict[str, str]], dict[str, Any]]] = [
+    (6, 4, [{"rack": "r2", "zone": "z2"}, {"rack": "r2", "zone": "z1"}, {"rack": "r1", "zone": "z2"}, {"rack": "r1", "zone": "z0"}, {"rack": "r2", "zone": "z2"},
+            {"rack": "r0", "zone": "z0"}],
+     {"actor": {"processes": 10, "pipeline_parallel_size": 5, "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}},
+      "rollout": {"processes": 10, "collocate_with": "actor", "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "prefer"}}}}),
+    (8, 2, [{"rack": "r1", "zone": "z0"}, {"rack": "r0", "zone": "z0"}, {"rack": "r1", "zone": "z1"}, {"rack": "r1", "zone": "z1"}, {"rack": "r1", "zone": "z1"},
+            {"rack": "r2", "zone": "z0"}, {"rack": "r1", "zone": "z2"}, {"rack": "r1", "zone": "z2"}],
+     {"actor": {"processes": 12, "pipeline_parallel_size": 3, "topology": {"pipeline_parallel": {"rack": "prefer", "zone": "prefer"}}},
+      "rollout": {"processes": 12, "collocate_with": "actor", "pipeline_parallel_size": 6, "topology": {"pipeline_parallel": {"rack": "require"}}}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("nodes", "gpus", "labels", "placement"), DECLINED_BEFORE)
+def test_specs_declined_before_are_proven_in_the_other_rules_order(nodes: int, gpus: int, labels: list[dict[str, str]], placement: dict[str, Any]) -> None:
+    spec = PlacementSpec.build(Cluster(nodes, gpus, node_labels=labels), placement)
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    assert solution.objective == flat_optimum(spec, dict(spec.requests))
