@@ -317,7 +317,7 @@ def _relaid(
             if ordered is None:
                 raise InternalError(f"node {node}: the local ids {local.tolist()} laid out for {count_class.root} are not whole progressions")
             dealt = member_items(
-                ordered.reshape(-1, count_class.width), count_class.members, count_class.follows, count_class.leader, spec.requests, progressions
+                ordered.reshape(-1, count_class.width), count_class.members, count_class.follows, count_class.leader, spec.requests, count_class.step
             )
             for member in count_class.members:
                 request = spec.requests[member]
