@@ -45,7 +45,7 @@ class NodeWalk:
     """What a node of ``capacity`` GPUs is asked and allowed: per class of a part, the members
     holding each of its GPUs (``weights``), its group width, whether it may go there, the
     local ids it is kept off and its consecutive run; ``stacks`` are the sets of positions
-    that may share one GPU (``contiguity.stacks_of``)."""
+    that may share one GPU (``stack_sums.stacks_of``)."""
 
     capacity: int
     weights: tuple[int, ...]

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement._solver.counts.covers import Covers
-from solver_placement._solver.counts.graphs import connected_parts
+from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
 from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.runs import typed_patterns
+from solver_placement._solver.counts.stack_sums import stack_sums
 from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
@@ -155,7 +156,7 @@ def shapes(
             tables = tuple(_piece_table(piece, widths, mask, cliques, rooms, check, holes) for piece in pieces)
             links = clique_tree([table.columns for table in tables])
         else:
-            tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check, holes))),), ()
+            tables, links = (Table(tuple(range(len(part))), _whole_table(problem.graphs[graph], part, widths, mask, cliques, rooms, check, holes)),), ()
         found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links, loaded))
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
@@ -199,6 +200,30 @@ def _pieces(problem: CountProblem, graph: int, part: tuple[int, ...]) -> list[tu
     position = {c: k for k, c in enumerate(part)}
     linked = [(position[a], position[b]) for a, b in problem.graphs[graph].linked if a in position and b in position]
     return connected_parts(len(part), linked)
+
+
+def _whole_table(
+    graph: ApartGraph,
+    part: tuple[int, ...],
+    widths: list[int],
+    mask: tuple[bool, ...],
+    cliques: list[tuple[int, ...]],
+    rooms: tuple[int, ...],
+    check: Callable[[str], None],
+    holes: Sequence[tuple[tuple[int, ...], Covers]],
+) -> tuple[tuple[int, ...], ...]:
+    """The whole-node patterns of a part on nodes of one room (every class's, ``shapes``): the
+    sums of its stacks (``stack_sums.py``, milliseconds) when their table is small, else walked
+    class by class (:func:`_fitting`). Both list the same patterns in the same order: a chordal
+    graph's clique sums are what its stacks cover (a perfect graph), and a hole's covers are its
+    stacks."""
+    check("enumerating node patterns")
+    summed = stack_sums(graph, part, widths, mask, rooms[0] if rooms else 0)
+    if summed is None:
+        return tuple(_fitting(widths, mask, cliques, rooms, check, holes))
+    if summed.shape[0] > MAX_PATTERNS:
+        raise TooManyPatterns
+    return tuple(tuple(row) for row in summed.tolist())
 
 
 def _piece_table(

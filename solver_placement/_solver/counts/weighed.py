@@ -36,10 +36,8 @@ from solver_placement._solver.counts.contiguity import (
     TooManyLocalStates,
     Uses,
     add_term,
-    in_some_hole_set,
     local_run,
     rank_bases,
-    stacks_of,
 )
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
@@ -51,6 +49,7 @@ from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.problem import CountProblem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
 from solver_placement._solver.counts.reduced_costs import Relaxation, fewest_nodes, relax
+from solver_placement._solver.counts.stack_sums import in_some_hole_set, stacks_of
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
@@ -98,7 +97,7 @@ def counted_with_ranks(
     walked: list[WalkedRun] = []
     try:
         for part in parts(problem, bool(weights.get("balance"))):
-            walked += walked_runs(problem, part, cluster, bases, requests, budget.check)
+            walked += walked_runs(problem, part, cluster, bases, requests, budget.check, priced=ranks)
     except TooManyWalkStates:
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
