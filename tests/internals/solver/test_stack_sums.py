@@ -13,7 +13,7 @@ import pytest
 
 from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
-from solver_placement._solver.counts.patterns import MAX_PATTERNS, TooManyPatterns, _fitting
+from solver_placement._solver.counts.patterns import MAX_PATTERNS, TooManyPatterns, _clique_sums, _covered, _fitting
 from solver_placement._solver.counts.local_costs import NodeWalk, node_patterns
 from solver_placement._solver.counts.stack_sums import MAX_CELLS, in_some_hole_set, stack_sums, stacks_of
 
@@ -101,3 +101,28 @@ def test_stack_sums_list_what_the_walk_over_gpus_lists(seed: int) -> None:
         assert np.array_equal(summed, patterns), (graph, walk)
         compared += patterns.shape[0]
     assert compared > 500
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_clique_sums_by_arrays_list_what_the_walk_lists(seed: int) -> None:
+    """A part with no hole is listed by arrays (``patterns._clique_sums``): the patterns the walk
+    by cliques lists (``patterns._covered`` with no hole), in its order, and too many exactly
+    when it finds too many."""
+    rng = random.Random(seed)
+    compared = too_many = 0
+    for _ in range(60):
+        size = rng.randint(1, 9)
+        cliques = [tuple(sorted(rng.sample(range(size), rng.randint(1, min(size, 3))))) for _ in range(rng.randint(0, size))]
+        widths = [rng.choice((1, 2, 4)) for _ in range(size)]
+        mask = tuple(rng.random() < 0.9 for _ in range(size))
+        rooms = (rng.choice((2, 4, 8)),) * size
+        try:
+            expected = list(_covered(widths, mask, cliques, rooms, _no_budget, ()))
+        except TooManyPatterns:
+            with pytest.raises(TooManyPatterns):
+                _clique_sums(widths, mask, cliques, rooms, _no_budget)
+            too_many += 1
+            continue
+        assert _clique_sums(widths, mask, cliques, rooms, _no_budget) == expected, (cliques, widths, mask, rooms)
+        compared += len(expected)
+    assert compared > 2_000 and too_many > 3
