@@ -13,8 +13,8 @@ import pytest
 
 from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
-from solver_placement._solver.counts.patterns import MAX_PATTERNS, TooManyPatterns, _clique_sums, _covered, _fitting
 from solver_placement._solver.counts.local_costs import NodeWalk, node_patterns
+from solver_placement._solver.counts.patterns import MAX_PATTERNS, TooManyPatterns, _clique_sums, _covered, _fitting
 from solver_placement._solver.counts.stack_sums import MAX_CELLS, in_some_hole_set, stack_sums, stacks_of
 
 
