@@ -1,7 +1,9 @@
 """The stack sums (``counts/stack_sums.py``) list exactly the whole-node patterns the walk by
 cliques and covers (``patterns._fitting``) lists, in the same order: the count model takes
 whichever is faster, so the two must agree on every graph (chordal, with holes, with classes
-that share two by two but not all together), width, room and class kept off the node."""
+that share two by two but not all together), width, room and class kept off the node. And the
+count path that lists them so, past the patterns ``patterns.shapes`` keeps, answers at the flat
+model's optimum."""
 
 from __future__ import annotations
 
@@ -10,7 +12,11 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, event, given, note, settings
+from test_count_holes import counted, flat_optimum, random_graphs
 
+from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, solve
+from solver_placement._solver.counts import patterns, ranked_runs
 from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
 from solver_placement._solver.counts.local_costs import NodeWalk, node_patterns
@@ -126,3 +132,47 @@ def test_clique_sums_by_arrays_list_what_the_walk_lists(seed: int) -> None:
         assert _clique_sums(widths, mask, cliques, rooms, _no_budget) == expected, (cliques, widths, mask, rooms)
         compared += len(expected)
     assert compared > 2_000 and too_many > 3
+
+
+def test_a_hole_past_the_patterns_listed_is_counted_at_the_flat_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the whole-node patterns ``patterns.shapes`` lists (4,000, here 2 so that every graph
+    with a hole goes there) and with no clique tree, the walk's runs list them by stack sums
+    (``ranked_runs._listed``, nothing priced): every such spec is proven by the count model, at
+    the flat model's optimum."""
+    monkeypatch.setattr(patterns, "MAX_PATTERNS", 2)
+    listed: list[int] = []  # the patterns each walk listed by stack sums
+
+    def summed(*args: object) -> np.ndarray | None:
+        found = stack_sums(*args)  # type: ignore[arg-type]
+        listed.append(-1 if found is None else found.shape[0])
+        return found
+
+    monkeypatch.setattr(ranked_runs, "stack_sums", summed)
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(random_graphs())
+    def check(case: tuple[Cluster, dict]) -> None:
+        cluster, placement = case
+        note(f"{cluster.gpus_per_node.tolist()} {placement}")
+        try:
+            spec = PlacementSpec.build(cluster, placement)
+            solution = solve(spec, time_limit_s=10)
+        except InfeasiblePlacementError:
+            event("infeasible")
+            return
+        if spec.requests and not _has_hole(placement):
+            event("chordal: counted clique by clique")
+            return
+        event("a hole: listed by stack sums")
+        assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+        assert counted(solution) == flat_optimum(spec)
+
+    check()
+    assert sum(found > 0 for found in listed) >= 5
+
+
+def _has_hole(placement: dict) -> bool:
+    """Whether the exclusivity graph of ``placement`` is not chordal."""
+    names = list(placement)
+    pairs = {tuple(sorted((a, names.index(o)))) for a, body in enumerate(placement.values()) for o in body["exclusive_with"]}
+    return not apart_graph(len(names), pairs).chordal
