@@ -2,7 +2,8 @@
 
 A pattern fits a node when every clique of classes that may not share a GPU there (exclusive, or
 memory that does not fit together) fits its GPUs, and, in a part of that graph that is not
-chordal, when GPU stacks over its independent sets hold it (``covers.py``). Classes that no such pair connects never
+chordal, when GPU stacks over its independent sets hold it (``covers.py``; listed as the sums
+of those stacks, ``stack_sums.py``). Classes that no such pair connects never
 compete for a node's GPUs, so patterns are formed per connected part of that graph, unless the
 ``balance`` term needs whole-node loads (then one part holds every class). Patterns are
 enumerated per shape of node; past ``MAX_PATTERNS`` whole-node patterns the count path lists

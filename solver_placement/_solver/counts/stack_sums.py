@@ -13,9 +13,11 @@ the cells held after ``room`` GPUs are exactly the vectors stacks hold (the empt
 the vectors of fewer GPUs). Ascending cells are the vectors in lexicographic order, the order
 ``patterns._fitting`` lists them in.
 
-The table grows as ``(room + 1) ** classes``: past ``MAX_CELLS`` cells or ``MAX_CELL_STEPS``
-shifted cells in all (tens of milliseconds) it is not built and the callers enumerate as before. Nothing here depends on the
-number of nodes.
+``patterns.shapes`` lists a part with a hole so, and ``ranked_runs.py`` a node whose local ids
+nothing prices (the walk over its GPUs lists the same patterns in the same order). The table
+grows as ``(room + 1) ** classes``: past ``MAX_CELLS`` cells or ``MAX_CELL_STEPS`` shifted
+cells in all (tens of milliseconds) it is not built and the callers enumerate as before.
+Nothing here depends on the number of nodes.
 """
 
 from __future__ import annotations
