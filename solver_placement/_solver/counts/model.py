@@ -82,7 +82,8 @@ def solve_counts(
     table. Once the weighted terms are proven best, a second run keeps them at that value and
     moves GPUs to low ranks: it minimises each pattern's GPUs times the first rank of its shape
     (``node_start``: per node, the rank of its first GPU), so "low ranks first" also chooses
-    among shapes; within a shape the layout puts heavier nodes first. A further ``term`` joins
+    among shapes (with one first rank it orders nothing and is not made); within a shape the
+    layout puts heavier nodes first. A further ``term`` joins
     the weighted ones, and then there is no second run (it is what weighs the ranks)."""
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
@@ -165,8 +166,8 @@ def solve_counts(
         int(round(solver.best_objective_bound)),
         {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()},
     )
-    if status != cp_model.OPTIMAL or term is not None:
-        return found
+    if status != cp_model.OPTIMAL or term is not None or len({int(node_start[shape.nodes[0]]) for shape in shapes}) < 2:
+        return found  # one first rank: every answer's low-ranks sum is it times the GPUs asked, nothing to order
     model.add(weighted == found.value)
     for key, var in uses.items():
         model.add_hint(var, found.uses.get(key, 0))
