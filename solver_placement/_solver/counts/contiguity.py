@@ -129,18 +129,18 @@ def add_term(model: cp_model.CpModel, ranked: Sequence[Ranked], uses: Uses) -> c
     ordered by falling rise (see the module's note): exact, one product per rise level."""
     terms: list[cp_model.LinearExprT] = []
     constant = 0
-    for s, run in enumerate(ranked):
+    for s, run in enumerate(ranked):  # arrays per run, summed once: the same proto as a product per pattern
         count = int(run.shape.nodes.size)
-        patterns = run.shape.tables[0].patterns
-        rise = [run.rise(pattern) for pattern in patterns]
-        for p, pattern in enumerate(patterns):
-            cost = run.first(pattern) + run.local[p]
-            if cost:
-                terms.append(cost * uses[s, 0, p])
-        rises = sorted(set(rise), reverse=True)
+        patterns = np.array(run.shape.tables[0].patterns, dtype=np.int64).reshape(len(run.shape.tables[0].patterns), len(run.lead))
+        counts = [uses[s, 0, p] for p in range(patterns.shape[0])]
+        rise = patterns @ np.array(run.step, dtype=np.int64)
+        cost = (patterns @ np.array(run.lead, dtype=np.int64) + np.array(run.local, dtype=np.int64)).tolist()
+        paying = [p for p, c in enumerate(cost) if c]
+        terms.append(cp_model.LinearExpr.weighted_sum([counts[p] for p in paying], [cost[p] for p in paying]))
+        rises = sorted(set(rise.tolist()), reverse=True)
         for j, level in enumerate(rises[:-1]):
             at_least = model.new_int_var(0, count, "")
-            model.add(at_least == cp_model.LinearExpr.sum([uses[s, 0, p] for p in range(len(patterns)) if rise[p] >= level]))
+            model.add(at_least == cp_model.LinearExpr.sum([counts[p] for p in np.flatnonzero(rise >= level).tolist()]))
             terms.append((level - rises[j + 1]) * _pairs_of(model, at_least, count))
         constant += rises[-1] * (count * (count - 1) // 2)
     return cp_model.LinearExpr.sum(terms) + constant

@@ -245,11 +245,12 @@ def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np
     the integers, but what lets CP-SAT's linear relaxation see whole nodes; adds nothing to the
     objective."""
     holding: dict[int, list[cp_model.IntVar]] = {}
-    for s, run in enumerate(ranked):
-        for p, pattern in enumerate(run.shape.tables[0].patterns):
-            for c, groups in zip(run.shape.part, pattern):
-                if groups:
-                    holding.setdefault(c, []).append(uses[s, 0, p])
+    for s, run in enumerate(ranked):  # per class, the counts of the patterns holding it, run by run
+        patterns = np.array(run.shape.tables[0].patterns, dtype=np.int64).reshape(len(run.shape.tables[0].patterns), len(run.shape.part))
+        for k, c in enumerate(run.shape.part):
+            held = np.flatnonzero(patterns[:, k]).tolist()
+            if held:
+                holding.setdefault(c, []).extend(uses[s, 0, p] for p in held)
     for c, held in sorted(holding.items()):
         if least[c] > 1:
             model.add(cp_model.LinearExpr.sum(held) >= int(least[c]))
