@@ -67,6 +67,7 @@ def solve_counts(
     term: Term | None = None,
     peak_at_most: int | None = None,
     below: int | None = None,
+    hint: Mapping[tuple[int, int, int], int] | None = None,
 ) -> Counts | None:
     """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
     machine), or None when CP-SAT finds none in time or proves there is none.
@@ -84,7 +85,9 @@ def solve_counts(
     (``node_start``: per node, the rank of its first GPU), so "low ranks first" also chooses
     among shapes (with one first rank it orders nothing and is not made); within a shape the
     layout puts heavier nodes first. A further ``term`` joins
-    the weighted ones, and then there is no second run (it is what weighs the ranks)."""
+    the weighted ones, and then there is no second run (it is what weighs the ranks). ``hint``
+    (nodes per (shape, table, pattern), those used; the rest 0) is an answer the search starts
+    from (``heavy_first.py``)."""
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups
@@ -151,6 +154,9 @@ def solve_counts(
     if below is not None:
         model.add(weighted <= below - 1)
     model.minimize(weighted)
+    if hint is not None:  # every count, in the proto at once (one call per variable costs more than the solve)
+        model.proto.solution_hint.vars.extend(var.index for var in uses.values())
+        model.proto.solution_hint.values.extend(hint.get(key, 0) for key in uses)
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
     own_orders = any(not c.priced and any(level.member is not None for level in c.levels) for c in problem.classes)
     parameters = OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS
