@@ -249,9 +249,9 @@ def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np
     for s, run in enumerate(ranked):  # per class, the counts of the patterns holding it, run by run
         patterns = np.array(run.shape.tables[0].patterns, dtype=np.int64).reshape(len(run.shape.tables[0].patterns), len(run.shape.part))
         for k, c in enumerate(run.shape.part):
-            held = np.flatnonzero(patterns[:, k]).tolist()
-            if held:
-                holding.setdefault(c, []).extend(uses[s, 0, p] for p in held)
+            with_class = np.flatnonzero(patterns[:, k]).tolist()
+            if with_class:
+                holding.setdefault(c, []).extend(uses[s, 0, p] for p in with_class)
     for c, held in sorted(holding.items()):
         if least[c] > 1:
             model.add(cp_model.LinearExpr.sum(held) >= int(least[c]))
