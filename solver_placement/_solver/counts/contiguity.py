@@ -38,7 +38,6 @@ from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.counts.fixed_loads import FixedLoad
-from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.typed import FitsBeside
@@ -130,18 +129,18 @@ def add_term(model: cp_model.CpModel, ranked: Sequence[Ranked], uses: Uses) -> c
     ordered by falling rise (see the module's note): exact, one product per rise level."""
     terms: list[cp_model.LinearExprT] = []
     constant = 0
-    for s, run in enumerate(ranked):
+    for s, run in enumerate(ranked):  # arrays per run, summed once: the same proto as a product per pattern
         count = int(run.shape.nodes.size)
-        patterns = run.shape.tables[0].patterns
-        rise = [run.rise(pattern) for pattern in patterns]
-        for p, pattern in enumerate(patterns):
-            cost = run.first(pattern) + run.local[p]
-            if cost:
-                terms.append(cost * uses[s, 0, p])
-        rises = sorted(set(rise), reverse=True)
+        patterns = np.array(run.shape.tables[0].patterns, dtype=np.int64).reshape(len(run.shape.tables[0].patterns), len(run.lead))
+        counts = [uses[s, 0, p] for p in range(patterns.shape[0])]
+        rise = patterns @ np.array(run.step, dtype=np.int64)
+        cost = (patterns @ np.array(run.lead, dtype=np.int64) + np.array(run.local, dtype=np.int64)).tolist()
+        paying = [p for p, c in enumerate(cost) if c]
+        terms.append(cp_model.LinearExpr.weighted_sum([counts[p] for p in paying], [cost[p] for p in paying]))
+        rises = sorted(set(rise.tolist()), reverse=True)
         for j, level in enumerate(rises[:-1]):
             at_least = model.new_int_var(0, count, "")
-            model.add(at_least == cp_model.LinearExpr.sum([uses[s, 0, p] for p in range(len(patterns)) if rise[p] >= level]))
+            model.add(at_least == cp_model.LinearExpr.sum([counts[p] for p in np.flatnonzero(rise >= level).tolist()]))
             terms.append((level - rises[j + 1]) * _pairs_of(model, at_least, count))
         constant += rises[-1] * (count * (count - 1) // 2)
     return cp_model.LinearExpr.sum(terms) + constant
@@ -305,32 +304,3 @@ def consecutive_run(amounts_and_strides: Sequence[tuple[int, int]]) -> int:
     consecutive = [amount for amount, stride in amounts_and_strides if amount > 1 and stride == 1]
     longest = max(consecutive, default=1)
     return longest if all(longest % amount == 0 for amount in consecutive) else 1
-
-
-def stacks_of(graph: ApartGraph, part: tuple[int, ...], fits_together: Callable[[tuple[int, ...]], bool]) -> tuple[tuple[int, ...], ...]:
-    """Every non-empty set of the part's classes (as positions) that may share one GPU: no two
-    kept apart, and within a hole one of its covers' sets (``fits_together``, by class)."""
-    found = []
-    size = len(part)
-    for mask in range(1, 1 << size):
-        stack = tuple(k for k in range(size) if mask >> k & 1)
-        classes = tuple(part[k] for k in stack)
-        if any((min(a, b), max(a, b)) in graph.pairs for i, a in enumerate(classes) for b in classes[i + 1:]):
-            continue
-        if fits_together(classes):
-            found.append(stack)
-    return tuple(found)
-
-
-def in_some_hole_set(graph: ApartGraph) -> Callable[[tuple[int, ...]], bool]:
-    """Whether classes may share a GPU as a hole's covers allow: the classes of each hole they
-    touch lie within one of its sets (classes outside holes only need to be apart from none)."""
-
-    def fits(classes: tuple[int, ...]) -> bool:
-        for found in graph.holes:
-            inside = tuple(found.classes.index(c) for c in classes if c in found.classes)
-            if inside and not any(set(inside) <= set(stack) for stack in found.sets):
-                return False
-        return True
-
-    return fits

@@ -45,7 +45,7 @@ class NodeWalk:
     """What a node of ``capacity`` GPUs is asked and allowed: per class of a part, the members
     holding each of its GPUs (``weights``), its group width, whether it may go there, the
     local ids it is kept off and its consecutive run; ``stacks`` are the sets of positions
-    that may share one GPU (``contiguity.stacks_of``)."""
+    that may share one GPU (``stack_sums.stacks_of``)."""
 
     capacity: int
     weights: tuple[int, ...]
@@ -65,82 +65,98 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
 
     Where no class is kept off a GPU and none takes runs, a GPU left empty ends the walk: moving
     the stacks after it one GPU down holds the same pattern for less, so no least layout has a
-    gap, and the states that take nothing are set aside as done."""
-    size = len(walk.weights)
-    steps = np.array(walk.steps or (1,) * size, dtype=np.int64)
-    first = np.concatenate(([0], np.cumsum(steps)[:-1])).astype(np.int64)  # per class, its first open run (one per residue of its step)
-    radix = np.array([walk.capacity + 1] * size + [max(run, 1) for run, step in zip(walk.runs, steps.tolist()) for _ in range(step)], dtype=np.int64)
-    place = np.concatenate(([1], np.cumprod(radix[:-1]))).astype(np.int64)
-    most_cost = walk.capacity * walk.capacity * max(1, sum(walk.weights))
-    if float(np.prod(radix.astype(np.float64))) * most_cost >= 2.0**62:
-        raise TooManyWalkStates
-    gapless = not any(walk.kept_off) and all(run <= 1 for run in walk.runs) and not walk.loads
-    runs = np.array(walk.runs, dtype=np.int64)
-    widths = np.array(walk.widths, dtype=np.int64)
-    counts, opened, costs = np.zeros((1, size), dtype=np.int64), np.zeros((1, int(steps.sum())), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    gap, and the states that take nothing are set aside as done. A state is one integer (the
+    GPUs per class, then how far into each open run, in mixed radix), so a stack moves every
+    state by a few array operations, not one per class."""
+    codes = _Codes(walk)
+    states, costs = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     done: list[tuple[np.ndarray, np.ndarray]] = []
     for gpu in range(walk.capacity):
         check("pricing the contiguity of node patterns")
-        if gapless:
-            done.append((counts, costs))
-        counts, opened, costs = _step(walk, gpu, counts, opened, costs, runs, first + gpu % steps, steps, with_empty=not gapless)
+        if codes.gapless:
+            done.append((states, costs))
+        states, costs = _step(walk, codes, gpu, states, costs)
         left = walk.capacity - gpu - 1  # a class must still be able to end in whole groups
-        reachable = ((-counts) % widths <= left).all(axis=1)
-        counts, opened, costs = _least(counts[reachable], opened[reachable], costs[reachable], place, most_cost)
+        reachable = np.ones(states.size, dtype=bool)
+        for k, width in enumerate(walk.widths):
+            if width > 1:
+                reachable &= (-codes.gpus(states, k)) % width <= left
+        states, costs = codes.least(states[reachable], costs[reachable])
         if costs.size > MAX_WALK_STATES:
             raise TooManyWalkStates
-    finished = [(counts[(opened == 0).all(axis=1)], costs[(opened == 0).all(axis=1)]), *done]
-    counts = np.concatenate([c for c, _ in finished])
-    costs = np.concatenate([c for _, c in finished])
-    counts, _, costs = _least(counts, np.zeros((counts.shape[0], int(steps.sum())), dtype=np.int64), costs, place, most_cost)
+    closed = states < codes.runs_place  # no run open: the digits above the GPU counts are 0
+    states, costs = codes.least(np.concatenate([states[closed], *(d for d, _ in done)]), np.concatenate([costs[closed], *(c for _, c in done)]))
+    counts = np.stack([codes.gpus(states, k) for k in range(len(walk.widths))], axis=1).reshape(states.size, len(walk.widths))
+    widths = np.array(walk.widths, dtype=np.int64)
     whole = (counts % widths == 0).all(axis=1)
     groups = counts[whole] // widths
     order = np.lexsort(groups.T[::-1])
     return groups[order], costs[whole][order]
 
 
-def _least(counts: np.ndarray, opened: np.ndarray, costs: np.ndarray, place: np.ndarray, most_cost: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each distinct state once, at its least cost (one sort of state code and cost together)."""
-    codes = np.concatenate((counts, opened), axis=1) @ place
-    order = np.argsort(codes * (most_cost + 1) + costs)
-    first = np.concatenate((np.ones(min(codes.size, 1), dtype=bool), codes[order][1:] != codes[order][:-1]))
-    keep = order[first]
-    return counts[keep], opened[keep], costs[keep]
+class _Codes:
+    """The walk's states as integers: class ``k``'s GPUs at digit ``k`` (radix ``capacity + 1``),
+    then per class one digit per residue of its step, how far into its open run (radix its
+    run)."""
+
+    def __init__(self, walk: NodeWalk) -> None:
+        size = len(walk.weights)
+        self.steps = walk.steps or (1,) * size
+        self.first = [sum(self.steps[:k]) for k in range(size)]  # per class, its first open run (one per residue of its step)
+        radix = [walk.capacity + 1] * size + [max(run, 1) for run, step in zip(walk.runs, self.steps) for _ in range(step)]
+        self.place = [1]
+        for value in radix[:-1]:
+            self.place.append(self.place[-1] * value)
+        self.radix = radix
+        self.most_cost = walk.capacity * walk.capacity * max(1, sum(walk.weights))
+        if float(np.prod(np.array(radix, dtype=np.float64))) * (self.most_cost + 1) >= 2.0**62:
+            raise TooManyWalkStates
+        self.runs_place = self.place[size] if len(radix) > size else self.place[-1] * radix[-1]
+        self.gapless = not any(walk.kept_off) and all(run <= 1 for run in walk.runs) and not walk.loads
+
+    def gpus(self, states: np.ndarray, k: int) -> np.ndarray:
+        """Class ``k``'s GPUs in each state."""
+        return (states // self.place[k]) % self.radix[k]
+
+    def slot(self, k: int, gpu: int) -> int:
+        """The digit of class ``k``'s open run that GPU ``gpu`` may continue (its residue's)."""
+        return len(self.steps) + self.first[k] + gpu % self.steps[k]
+
+    def least(self, states: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each distinct state once, at its least cost (one sort of state and cost together)."""
+        order = np.argsort(states * (self.most_cost + 1) + costs)
+        ordered = states[order]
+        first = np.concatenate((np.ones(min(ordered.size, 1), dtype=bool), ordered[1:] != ordered[:-1]))
+        keep = order[first]
+        return states[keep], costs[keep]
 
 
-def _step(
-    walk: NodeWalk,
-    gpu: int,
-    counts: np.ndarray,
-    opened: np.ndarray,
-    costs: np.ndarray,
-    runs: np.ndarray,
-    slots: np.ndarray,
-    steps: np.ndarray,
-    with_empty: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The states after GPU ``gpu`` takes each stack it may (or, ``with_empty``, nothing) from
-    each state; ``slots[k]`` is the open run of class ``k`` this GPU may continue (the one of its
-    residue modulo ``steps[k]``)."""
-    size = counts.shape[1]
-    now = opened[:, slots]
-    must = now > 0  # classes in the middle of a run: the stack must hold them
-    idle = ~must.any(axis=1) if with_empty else np.zeros(costs.size, dtype=bool)
-    found_counts, found_opened, found_costs = [counts[idle]], [opened[idle]], [costs[idle]]
+def _step(walk: NodeWalk, codes: _Codes, gpu: int, states: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The states after GPU ``gpu`` takes each stack it may (or nothing, unless the walk is
+    gapless) from each state: a class in the middle of a run must be in the stack, a class
+    beginning one needs its whole run left, and each class's run continues on the open run of
+    its residue modulo its step."""
+    longer = [k for k, run in enumerate(walk.runs) if run > 1]
+    now = {k: (states // codes.place[codes.slot(k, gpu)]) % walk.runs[k] for k in longer}  # how far into its open run
+    must = np.zeros(states.size, dtype=np.int64)  # bits of the classes in the middle of a run
+    for k in longer:
+        must |= (now[k] > 0).astype(np.int64) << k
+    idle = (must == 0) & (not codes.gapless)  # a gapless walk set them aside as done
+    found_states, found_costs = [states[idle]], [costs[idle]]
     for stack in _usable(walk, gpu):
-        member = np.zeros(size, dtype=bool)
-        member[list(stack)] = True
-        fits = ~(must & ~member).any(axis=1)
-        starting = member & (now == 0)  # a class beginning a run needs its whole run left
-        fits &= ~(starting & (gpu + (runs - 1) * steps >= walk.capacity)).any(axis=1)
+        bits = sum(1 << k for k in stack)
+        ending = sum(1 << k for k in stack if k in now and gpu + (walk.runs[k] - 1) * codes.steps[k] >= walk.capacity)  # may only continue here
+        fits = ((must & ~bits) == 0) & ((ending & ~must) == 0)
         if not fits.any():
             continue
-        found_counts.append(counts[fits] + member)
-        moved = opened[fits].copy()
-        moved[:, slots] = np.where(member, (now[fits] + 1) % runs, now[fits])
-        found_opened.append(moved)
+        moved = states[fits] + sum(codes.place[k] for k in stack)
+        for k in stack:
+            if k in now:
+                place = codes.place[codes.slot(k, gpu)]
+                moved += np.where(now[k][fits] == walk.runs[k] - 1, -(walk.runs[k] - 1) * place, place)
+        found_states.append(moved)
         found_costs.append(costs[fits] + gpu * sum(walk.weights[k] for k in stack))
-    return np.concatenate(found_counts), np.concatenate(found_opened), np.concatenate(found_costs)
+    return np.concatenate(found_states), np.concatenate(found_costs)
 
 
 def _usable(walk: NodeWalk, gpu: int) -> list[tuple[int, ...]]:

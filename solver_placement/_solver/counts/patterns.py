@@ -2,7 +2,8 @@
 
 A pattern fits a node when every clique of classes that may not share a GPU there (exclusive, or
 memory that does not fit together) fits its GPUs, and, in a part of that graph that is not
-chordal, when GPU stacks over its independent sets hold it (``covers.py``). Classes that no such pair connects never
+chordal, when GPU stacks over its independent sets hold it (``covers.py``; listed as the sums
+of those stacks, ``stack_sums.py``). Classes that no such pair connects never
 compete for a node's GPUs, so patterns are formed per connected part of that graph, unless the
 ``balance`` term needs whole-node loads (then one part holds every class). Patterns are
 enumerated per shape of node; past ``MAX_PATTERNS`` whole-node patterns the count path lists
@@ -17,10 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement._solver.counts.covers import Covers
-from solver_placement._solver.counts.graphs import connected_parts
+from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
 from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.runs import typed_patterns
+from solver_placement._solver.counts.stack_sums import stack_sums
 from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks
 from solver_placement._solver.counts.uniform_runs import sums_state_runs, widths_of
 
@@ -156,7 +158,7 @@ def shapes(
             tables = tuple(_piece_table(piece, widths, mask, cliques, rooms, check, holes) for piece in pieces)
             links = clique_tree([table.columns for table in tables])
         else:
-            tables, links = (Table(tuple(range(len(part))), tuple(_fitting(widths, mask, cliques, rooms, check, holes))),), ()
+            tables, links = (Table(tuple(range(len(part))), _whole_table(problem.graphs[graph], part, widths, mask, cliques, rooms, check, holes)),), ()
         found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links, loaded))
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
@@ -202,6 +204,31 @@ def _pieces(problem: CountProblem, graph: int, part: tuple[int, ...]) -> list[tu
     return connected_parts(len(part), linked)
 
 
+def _whole_table(
+    graph: ApartGraph,
+    part: tuple[int, ...],
+    widths: list[int],
+    mask: tuple[bool, ...],
+    cliques: list[tuple[int, ...]],
+    rooms: tuple[int, ...],
+    check: Callable[[str], None],
+    holes: Sequence[tuple[tuple[int, ...], Covers]],
+) -> tuple[tuple[int, ...], ...]:
+    """The whole-node patterns of a part on nodes of one room (every class's, ``shapes``). With a
+    hole, the sums of its stacks (``stack_sums.py``, milliseconds, where the covers take a
+    second) when their table is small; else, and in a chordal part, by :func:`_fitting` (by
+    arrays, as many steps as patterns). Both list the same patterns in the same order: a
+    chordal graph's clique sums are what its stacks cover (a perfect graph), and a hole's covers
+    are its stacks."""
+    check("enumerating node patterns")
+    summed = stack_sums(graph, part, widths, mask, rooms[0] if rooms else 0) if holes else None
+    if summed is None:
+        return tuple(_fitting(widths, mask, cliques, rooms, check, holes))
+    if summed.shape[0] > MAX_PATTERNS:
+        raise TooManyPatterns
+    return tuple(tuple(row) for row in summed.tolist())
+
+
 def _piece_table(
     piece: tuple[int, ...],
     widths: list[int],
@@ -245,11 +272,52 @@ def _fitting(
     rooms: tuple[int, ...],
     check: Callable[[str], None],
     holes: Sequence[tuple[tuple[int, ...], Covers]] = (),
+) -> list[tuple[int, ...]]:
+    """Every vector of group counts (empty first, then ascending lexicographically) that fits
+    each clique's room (the room of its members, one number: they avoid the same rank-string
+    GPUs) and that stacks cover in each hole (its columns and covers): with no hole, by arrays
+    (:func:`_clique_sums`), else walked (:func:`_covered`)."""
+    if holes:
+        return list(_covered(widths, mask, cliques, rooms, check, holes))
+    return _clique_sums(widths, mask, cliques, rooms, check)
+
+
+def _clique_sums(
+    widths: list[int], mask: tuple[bool, ...], cliques: list[tuple[int, ...]], rooms: tuple[int, ...], check: Callable[[str], None]
+) -> list[tuple[int, ...]]:
+    """:func:`_fitting` with no hole, one class at a time over arrays: each vector so far
+    repeated once per count of the next class, the vectors whose cliques' GPUs so far pass their
+    room dropped. Every vector kept ends, with zeros after it, in a pattern (the rooms bound
+    sums of counts that are never negative), so the vectors kept never outnumber the patterns
+    and past ``MAX_PATTERNS`` of them the patterns are too many."""
+    size = len(widths)
+    member = np.array([[k in clique for clique in cliques] for k in range(size)], dtype=np.int64).reshape(size, len(cliques))
+    limit = np.array([rooms[clique[0]] for clique in cliques], dtype=np.int64)
+    vectors = np.zeros((1, 0), dtype=np.int64)
+    sums = np.zeros((1, len(cliques)), dtype=np.int64)  # per vector and clique, its GPUs so far
+    for k in range(size):
+        check("enumerating node patterns")
+        values = np.arange((max(rooms[k], 0) // widths[k] if mask[k] else 0) + 1, dtype=np.int64)
+        counts = np.tile(values, vectors.shape[0])
+        sums = np.repeat(sums, values.size, axis=0) + counts[:, None] * (widths[k] * member[k])[None, :]
+        fits = (sums <= limit).all(axis=1)
+        vectors = np.concatenate((np.repeat(vectors, values.size, axis=0), counts[:, None]), axis=1)[fits]
+        sums = sums[fits]
+        if vectors.shape[0] > MAX_PATTERNS:
+            raise TooManyPatterns
+    return [tuple(row) for row in vectors.tolist()]
+
+
+def _covered(
+    widths: list[int],
+    mask: tuple[bool, ...],
+    cliques: list[tuple[int, ...]],
+    rooms: tuple[int, ...],
+    check: Callable[[str], None],
+    holes: Sequence[tuple[tuple[int, ...], Covers]],
 ) -> Iterator[tuple[int, ...]]:
-    """Every vector of group counts (empty first) that fits each clique's room (the room of its
-    members, one number: they avoid the same rank-string GPUs) and that stacks cover in each
-    hole (its columns and covers): cliques prune as counts are chosen, covers judge whole
-    vectors."""
+    """:func:`_fitting` with holes, walked class by class: cliques prune as counts are chosen,
+    covers judge whole vectors."""
     size = len(widths)
     counts = [0] * size
     produced = 0

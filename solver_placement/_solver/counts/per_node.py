@@ -5,7 +5,7 @@ the node count, but on a few nodes the patterns far outnumber the nodes and list
 of the time: three 8-GPU nodes of six components in a ring of exclusions have 9,247 patterns,
 1-2 s to list (the walk), and the count model's relaxation is loose on them (no proof of the
 fewest nodes under a peak of 21 GPUs in 3.5 s). Per node, what a node holds is how many of its
-GPUs carry each stack (a set of classes that may share a GPU, ``contiguity.stacks_of``), which
+GPUs carry each stack (a set of classes that may share a GPU, ``stack_sums.stacks_of``), which
 is small (18 stacks for six classes in a ring), and a class's GPUs on the node are a whole
 number of its groups; a pattern is what a node's stacks add up to. Where no class takes runs of
 consecutive GPUs, none is kept off a GPU and no rank string loads one, any GPUs carrying a class
@@ -29,11 +29,11 @@ from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
-from solver_placement._solver.counts.contiguity import in_some_hole_set, stacks_of
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape, Table
 from solver_placement._solver.counts.peak_levels import by_levels, least_peak
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.stack_sums import in_some_hole_set, stacks_of
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 log = logging.getLogger(__name__)

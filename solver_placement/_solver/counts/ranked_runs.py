@@ -19,12 +19,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._solver.counts.contiguity import Ranked, even_runs, in_some_hole_set, local_run, stacks_of
+from solver_placement._solver.counts.contiguity import Ranked, even_runs, local_run
 from solver_placement._solver.counts.fixed_loads import FixedLoad
+from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.local_costs import NodeWalk, members_present, node_patterns, pattern_rows
 from solver_placement._solver.counts.patterns import Shape, Table, beside_of, class_domains
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.reduced_costs import RunColumns
+from solver_placement._solver.counts.stack_sums import in_some_hole_set, stack_sums, stacks_of
 from solver_placement._specification.candidates import ComponentRequest
 
 
@@ -63,9 +65,13 @@ def walked_runs(
     bases: np.ndarray,
     requests: Mapping[str, ComponentRequest],
     check: Callable[[str], None],
+    priced: bool = True,
 ) -> list[WalkedRun]:
     """The runs of ``part``'s nodes (those where some class of it may go), each with every
-    pattern a node may hold and its least local cost; one walk per distinct node."""
+    pattern a node may hold and its least local cost; one walk per distinct node. Not
+    ``priced`` (``contiguity`` not weighed: the local costs weigh nothing), a node of no GPU
+    kept off, no fixed load and no run or progression lists its patterns by stack sums
+    (``stack_sums.py``: the walk's patterns, in its order, in milliseconds) at cost 0."""
     index = list(part)
     allowed = problem.allowed[index]
     domains = [class_domains(problem.classes[c], cluster.num_nodes) for c in part]
@@ -93,7 +99,7 @@ def walked_runs(
         stacks = stacks_of(graph, part, in_some_hole_set(graph))
         walk = NodeWalk(key.capacity, members, widths, key.allowed, key.kept_off, runs, stacks, key.loads, fits if key.loads else None, steps)
         if walk not in walked:
-            walked[walk] = node_patterns(walk, check)
+            walked[walk] = _listed(walk, graph, part, check) if not priced else node_patterns(walk, check)
         patterns, local = walked[walk]
         for run in even_runs(np.array(nodes, dtype=np.int64), bases[index]):
             head = bases[index][:, run[0]]
@@ -101,6 +107,17 @@ def walked_runs(
             shape = Shape(part, key.capacity, run, (), key.domains, load=key.placed_first)
             found.append(WalkedRun(shape, patterns, local, head * np.array(widths), step * np.array(widths)))
     return found
+
+
+def _listed(walk: NodeWalk, graph: ApartGraph, part: tuple[int, ...], check: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
+    """The walk's patterns with every local cost 0 (they weigh nothing), by stack sums where the
+    walk has nothing but stacks to follow (no GPU kept off, no load, runs and steps of 1), else
+    by the walk."""
+    plain = not any(walk.kept_off) and not walk.loads and all(run <= 1 for run in walk.runs) and all(step <= 1 for step in walk.steps)
+    summed = stack_sums(graph, part, walk.widths, walk.allowed, walk.capacity) if plain else None
+    if summed is None:
+        return node_patterns(walk, check)
+    return summed, np.zeros(summed.shape[0], dtype=np.int64)
 
 
 @dataclass(frozen=True)

@@ -36,13 +36,12 @@ from solver_placement._solver.counts.contiguity import (
     TooManyLocalStates,
     Uses,
     add_term,
-    in_some_hole_set,
     local_run,
     rank_bases,
-    stacks_of,
 )
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
+from solver_placement._solver.counts.heavy_first import heavy_first
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
@@ -51,6 +50,7 @@ from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.problem import CountProblem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
 from solver_placement._solver.counts.reduced_costs import Relaxation, fewest_nodes, relax
+from solver_placement._solver.counts.stack_sums import in_some_hole_set, stacks_of
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
@@ -68,10 +68,6 @@ RELAXED_PAST = MAX_PATTERNS
 #: level holds those above it at 0, which CP-SAT propagates at once (``peak_levels.py``), so
 #: more than ``RELAXED_PAST`` stay fast (5,174 on 60 nodes: each level in 0.1-0.3 s).
 LEVELED_MOST = 20_000
-#: The same without ``balance`` (a cycle of exclusions with no chord, ``nodes`` alone): one
-#: solve, whose first answer is the hard part (8,960 patterns on 201 nodes: proven in 0.3 s;
-#: 15,211 on 739 nodes: none proven in a second); past it the relaxation keeps the patterns.
-UNWEIGHED_MOST = 10_000
 
 
 def counted_with_ranks(
@@ -98,12 +94,12 @@ def counted_with_ranks(
     walked: list[WalkedRun] = []
     try:
         for part in parts(problem, bool(weights.get("balance"))):
-            walked += walked_runs(problem, part, cluster, bases, requests, budget.check)
+            walked += walked_runs(problem, part, cluster, bases, requests, budget.check, priced=ranks)
     except TooManyWalkStates:
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
         return Declined(PathName.COUNTS, f"more than {MAX_WALKED_PATTERNS:,} whole-node patterns, once cut into runs of evenly rising ranks")
-    if not ranks and sum(run.patterns.shape[0] for run in walked) <= (LEVELED_MOST if weights.get("balance") else UNWEIGHED_MOST):  # every pattern
+    if not ranks and weights.get("balance") and sum(run.patterns.shape[0] for run in walked) <= LEVELED_MOST:  # every pattern
         found: tuple[list[Ranked], Counts, int] | Declined = _leveled(problem, walked, weights, cluster, options, budget)
     else:
         found = _relaxed(problem, walked, weights, cluster, options, budget)
@@ -133,11 +129,9 @@ def counted_with_ranks(
 def _leveled(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
 ) -> tuple[list[Ranked], Counts, int] | Declined:
-    """No ranks weighed: every walked pattern in the model, ``balance`` (when weighed) taken
-    level by level (``peak_levels.py``), which proves what the relaxation's pruning could not
-    (its bound ignores the peak's trade against nodes). Without ``balance`` it is one solve: a
-    part with no clique tree (a cycle of exclusions with no chord) past the patterns
-    ``patterns.shapes`` lists comes here."""
+    """No ranks weighed, ``balance`` weighed: every walked pattern in the model, ``balance``
+    taken level by level (``peak_levels.py``), which proves what the relaxation's pruning could
+    not (its bound ignores the peak's trade against nodes)."""
     ranked = [run.ranked(np.ones(run.patterns.shape[0], dtype=bool)) for run in walked]
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
     log.debug("the count model over every whole-node pattern: %s, %s, balance level by level", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
@@ -151,7 +145,12 @@ def _leveled(
 def _relaxed(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
 ) -> tuple[list[Ranked], Counts, int] | Declined:
-    """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (``_solved``)."""
+    """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (``_solved``).
+    With neither ranks nor ``balance`` weighed (a part with no clique tree, a cycle of exclusions
+    with no chord, past the patterns ``patterns.shapes`` lists) it comes here too: over every
+    pattern up to ``RELAXED_PAST``, started from the heavy-first answer (``heavy_first.py``),
+    which is what orders its ties (8,960 patterns on 201 nodes: 0.36 s when all were in one
+    model started elsewhere, 0.06 s here)."""
     relaxation = None
     if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
         columns = [run.columns(problem, weights) for run in walked]
@@ -189,11 +188,18 @@ def _solved(
             return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns, and no relaxation to choose among them")
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
-        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term)
+        start = None if weight or weights.get("balance") else heavy_first(problem, [run.shape for run in ranked])  # ``nodes`` alone: its ties by where it starts
+        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
             return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
-        if capped:  # unproven among the patterns of least bound: the other paths (first fit meets the counting bound more often)
+        # Unproven among the patterns of least bound: the other paths (first fit meets the counting
+        # bound more often). Holding every pattern that could do better proves nothing sooner:
+        # the relaxation's bound sits below the integer optimum (``contiguity`` is convex in the
+        # counts, seen only through chords, and few nodes split fractionally), so thousands stay
+        # under the answer (a cycle of five on 3 nodes: 7,809; of six on 8 nodes: 9,084), and
+        # CP-SAT proves neither model in its share of the time.
+        if capped:
             return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns a better answer may use, and none proven among those of least bound")
         if relaxation is None or beyond == float("inf") or budget.remaining() <= 0:
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
@@ -240,11 +246,12 @@ def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np
     the integers, but what lets CP-SAT's linear relaxation see whole nodes; adds nothing to the
     objective."""
     holding: dict[int, list[cp_model.IntVar]] = {}
-    for s, run in enumerate(ranked):
-        for p, pattern in enumerate(run.shape.tables[0].patterns):
-            for c, groups in zip(run.shape.part, pattern):
-                if groups:
-                    holding.setdefault(c, []).append(uses[s, 0, p])
+    for s, run in enumerate(ranked):  # per class, the counts of the patterns holding it, run by run
+        patterns = np.array(run.shape.tables[0].patterns, dtype=np.int64).reshape(len(run.shape.tables[0].patterns), len(run.shape.part))
+        for k, c in enumerate(run.shape.part):
+            with_class = np.flatnonzero(patterns[:, k]).tolist()
+            if with_class:
+                holding.setdefault(c, []).extend(uses[s, 0, p] for p in with_class)
     for c, held in sorted(holding.items()):
         if least[c] > 1:
             model.add(cp_model.LinearExpr.sum(held) >= int(least[c]))

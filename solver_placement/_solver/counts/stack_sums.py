@@ -1,0 +1,100 @@
+"""Whole-node patterns as sums of GPU stacks, listed with one table of booleans.
+
+Why: a node holds a vector of GPUs per class exactly when its GPUs, each given one *stack* (a
+set of classes that may share a GPU, or none), add up to it. Walking the vectors class by class
+in Python and checking each by cliques and covers (``patterns._fitting``, ``covers.py``) costs
+0.3-0.6 s for the 4,000 patterns of five components in a cycle of exclusions on 8 GPUs (and
+the count path then finds them too many and lists them again); the sums themselves are a few
+shifts of one boolean table. Each vector of GPU counts is one cell of the table, in mixed radix
+``room + 1`` (the first class the most significant digit); a GPU adds a stack by shifting the
+table by the stack's code and or-ing it in. Every digit stays at most ``room`` (one GPU adds at
+most one to each class, ``room`` GPUs in all), so no shift carries into the next class, and
+the cells held after ``room`` GPUs are exactly the vectors stacks hold (the empty stack keeps
+the vectors of fewer GPUs). Ascending cells are the vectors in lexicographic order, the order
+``patterns._fitting`` lists them in.
+
+``patterns.shapes`` lists a part with a hole so, and ``ranked_runs.py`` a node whose local ids
+nothing prices (the walk over its GPUs lists the same patterns in the same order). The table
+grows as ``(room + 1) ** classes``: past ``MAX_CELLS`` cells or ``MAX_CELL_STEPS`` shifted
+cells in all (tens of milliseconds) it is not built and the callers enumerate as before.
+Nothing here depends on the number of nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from solver_placement._solver.counts.graphs import ApartGraph
+
+#: Most cells of the table (vectors of GPU counts): a million booleans, 1 MB, checked before the
+#: stacks are listed (up to six classes on 8 GPUs, twelve on 2).
+MAX_CELLS = 1 << 20
+#: Most cells shifted over the whole build (cells x stacks x GPUs): about 0.2 ms per million
+#: on one core (six classes in a cycle on 8 GPUs, 72 million: 16 ms), so at most about 25 ms.
+MAX_CELL_STEPS = 120_000_000
+
+
+def stack_sums(graph: ApartGraph, part: Sequence[int], widths: Sequence[int], allowed: Sequence[bool], room: int) -> np.ndarray | None:
+    """Every pattern (groups per class of ``part``, in whole groups of ``widths``) some ``room``
+    GPUs hold, each GPU one stack of ``graph`` (:func:`stacks_of`) or nothing, with classes not
+    ``allowed`` at 0: the empty pattern first, then ascending lexicographically. None when the
+    table would pass ``MAX_CELLS`` or ``MAX_CELL_STEPS``."""
+    size = len(part)
+    live = [k for k in range(size) if allowed[k] and 0 < widths[k] <= room]
+    radix = max(room, 0) + 1
+    cells = radix ** len(live)
+    if cells > MAX_CELLS:
+        return None
+    usable = [tuple(live[i] for i in stack) for stack in stacks_of(graph, tuple(part[k] for k in live), in_some_hole_set(graph))]
+    if cells * max(len(usable), 1) * max(room, 1) > MAX_CELL_STEPS:
+        return None
+    place = {k: radix ** (len(live) - 1 - i) for i, k in enumerate(live)}
+    shifts = sorted({sum(place[k] for k in stack) for stack in usable})
+    held = np.zeros(cells, dtype=bool)
+    held[0] = True
+    for _ in range(max(room, 0)):
+        grown = held.copy()
+        for shift in shifts:
+            grown[shift:] |= held[:-shift]
+        if np.array_equal(grown, held):
+            break  # nothing new: more GPUs add nothing either
+        held = grown
+    codes = np.flatnonzero(held)
+    powers = np.array([place[k] for k in live], dtype=np.int64)
+    gpus = (codes[:, None] // powers[None, :]) % radix
+    live_widths = np.array([widths[k] for k in live], dtype=np.int64)
+    whole = (gpus % live_widths == 0).all(axis=1)
+    groups = np.zeros((int(whole.sum()), size), dtype=np.int64)
+    groups[:, live] = gpus[whole] // live_widths
+    return groups
+
+
+def stacks_of(graph: ApartGraph, part: tuple[int, ...], fits_together: Callable[[tuple[int, ...]], bool]) -> tuple[tuple[int, ...], ...]:
+    """Every non-empty set of the part's classes (as positions) that may share one GPU: no two
+    kept apart, and within a hole one of its covers' sets (``fits_together``, by class)."""
+    found = []
+    size = len(part)
+    for mask in range(1, 1 << size):
+        stack = tuple(k for k in range(size) if mask >> k & 1)
+        classes = tuple(part[k] for k in stack)
+        if any((min(a, b), max(a, b)) in graph.pairs for i, a in enumerate(classes) for b in classes[i + 1:]):
+            continue
+        if fits_together(classes):
+            found.append(stack)
+    return tuple(found)
+
+
+def in_some_hole_set(graph: ApartGraph) -> Callable[[tuple[int, ...]], bool]:
+    """Whether classes may share a GPU as a hole's covers allow: the classes of each hole they
+    touch lie within one of its sets (classes outside holes only need to be apart from none)."""
+
+    def fits(classes: tuple[int, ...]) -> bool:
+        for found in graph.holes:
+            inside = tuple(found.classes.index(c) for c in classes if c in found.classes)
+            if inside and not any(set(inside) <= set(stack) for stack in found.sets):
+                return False
+        return True
+
+    return fits

@@ -1,0 +1,90 @@
+"""``solve_counts``' second run (GPUs to low ranks at the proven value) is made only where it can
+order something: with every node shape starting at one rank, an answer's low-ranks sum is that
+rank times the GPUs asked, the same for every answer, so the run is skipped.
+
+* On one node shape: one CP-SAT run, and the value is the flat model's optimum.
+* On two shapes of different first ranks: the second run is made, at the same value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest.mock import patch
+
+import numpy as np
+from flat_model import flat_solution
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+
+from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec
+from solver_placement._solver.counts import model
+from solver_placement._solver.counts.model import Counts, solve_counts
+from solver_placement._solver.counts.patterns import parts, shapes
+from solver_placement._solver.counts.problem import CountProblem, count_problem
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.options import SolverOptions
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
+
+NAMES = ("actor", "rollout", "critic")
+
+
+@st.composite
+def uniform_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """1-3 nodes of one GPU count (2, 4 or 8): one node shape unless a component is kept off
+    some; 1-3 components in TP groups of 1-4, some exclusive with the ones before."""
+    gpus = draw(st.sampled_from([2, 4, 8]))
+    nodes = draw(st.integers(1, 3))
+    spec: dict[str, Any] = {}
+    for name in NAMES[: draw(st.integers(1, 3))]:
+        tp = draw(st.sampled_from([w for w in (1, 2, 4) if w <= gpus]))
+        body: dict[str, Any] = {"processes": tp * draw(st.integers(1, max(1, nodes * gpus // tp // 2))), "tensor_parallel_size": tp}
+        others = [other for other in spec if draw(st.booleans())]
+        if others:
+            body["exclusive_with"] = others
+        spec[name] = body
+    return Cluster(nodes, [gpus] * nodes), spec
+
+
+def _counted(spec: PlacementSpec) -> tuple[Counts | None, int, int]:
+    """The count model's answer over ``spec``'s node shapes, its CP-SAT runs and how many
+    distinct first ranks its shapes have."""
+    problem = count_problem(spec, spec.requests)
+    assert isinstance(problem, CountProblem)
+    cluster = spec.cluster
+    found = [shape for part in parts(problem, joint=False) for shape in shapes(problem, cluster.gpus_per_node, part, lambda _: None)]
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    with patch.object(model, "solve_model", wraps=model.solve_model) as runs:  # the real solver, counted
+        counts = solve_counts(problem, found, DEFAULT_WEIGHTS, node_start, SolverOptions(), SolverOptions().start())
+    return counts, runs.call_count, len({int(node_start[shape.nodes[0]]) for shape in found})
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(uniform_specs())
+def test_one_first_rank_is_one_run_at_the_flat_optimum(case: tuple[Cluster, dict[str, Any]]) -> None:
+    cluster, placement = case
+    note(f"{cluster.gpus_per_node.tolist()} {placement}")
+    try:
+        spec = PlacementSpec.build(cluster, placement)
+    except InfeasiblePlacementError:
+        return
+    if not isinstance(count_problem(spec, spec.requests), CountProblem):
+        return
+    counts, runs, starts = _counted(spec)
+    event(f"{starts} first rank(s), {runs} run(s)")
+    if counts is None or counts.status != "OPTIMAL":
+        return
+    assert runs == (1 if starts == 1 else 2)
+    primary = {**DEFAULT_WEIGHTS, "contiguity": 0}
+    flat = flat_solution(spec)
+    assert counts.value == objective_value(spec, spec.requests, flat.assignments, primary, {})
+
+
+def test_two_first_ranks_are_ordered_by_a_second_run() -> None:
+    """A 4-GPU node and an 8-GPU node are two shapes (ranks 0 and 4): the low-ranks run is made,
+    and it keeps the proven value."""
+    spec = PlacementSpec.build(Cluster(2, [4, 8]), {"actor": {"processes": 4, "tensor_parallel_size": 2}})
+    counts, runs, starts = _counted(spec)
+    assert starts == 2
+    assert counts is not None and counts.status == "OPTIMAL"
+    assert runs == 2
+    assert counts.value == objective_value(spec, spec.requests, flat_solution(spec).assignments, {**DEFAULT_WEIGHTS, "contiguity": 0}, {})
