@@ -176,7 +176,11 @@ class LevelModel:
     def low_ranks(self, best: Counts, peak: int, value: int, node_start: np.ndarray) -> Counts:
         """``best`` with its GPUs moved to low ranks (each pattern's GPUs times its shape's first
         rank, least) at the same ``nodes`` value and a peak no higher; ``best`` itself when that
-        run finds nothing in time. The model's objective is replaced: call it last."""
+        run finds nothing in time, or when every shape has one first rank (every answer's sum is
+        then that rank times the GPUs asked: nothing to order, as in ``model.solve_counts``).
+        The model's objective is replaced: call it last."""
+        if len({int(node_start[shape.nodes[0]]) for shape in self.shapes}) < 2:
+            return best
         low: list[tuple[int, cp_model.IntVar]] = []
         for shape, row, loads in zip(self.shapes, self.uses, self.loads):
             start = int(node_start[shape.nodes[0]])
