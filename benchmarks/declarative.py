@@ -251,11 +251,32 @@ class FirstFit:
         return group if len(group) == tp * hpp else None
 
     def _collocated(self, name: str, target: str) -> list[GPU] | None:
-        """The target's GPUs, when they hold one process each and are free for ``name``."""
+        """The target's GPUs, when they hold one process each, are free for ``name``, and each
+        node's share splits into whole TP groups of ``name``'s processes (GPUs ``stride`` apart)."""
         gpus, body = self.taken[target], self.placement[name]
         if body["processes"] * body.get("hardware_per_process", 1) != len(gpus):
             return None
+        by_node: dict[int, list[int]] = defaultdict(list)
+        for node, local in gpus:
+            by_node[node].append(local)
+        if not all(self._split(body, local) for local in by_node.values()):
+            return None
         return gpus if all(self._free(name, gpu, set()) for gpu in gpus) else None
+
+    @staticmethod
+    def _split(body: dict[str, Any], local: list[int]) -> bool:
+        """Whether one node's GPUs ``local`` are whole processes of ``body`` (``hardware_per_process``
+        GPUs ``stride`` apart: the lowest GPU left must start one) in whole TP groups."""
+        hpp, tp = body.get("hardware_per_process", 1), body.get("tensor_parallel_size", 1)
+        step = body["stride"] if isinstance(body.get("stride"), int) else 1
+        left, processes = set(local), 0
+        while left:
+            block = {min(left) + i * step for i in range(hpp)}
+            if not block <= left:
+                return False
+            left -= block
+            processes += 1
+        return processes % tp == 0
 
 
 def nodes_term(nodes: dict[str, set[int]] | None) -> int | None:
