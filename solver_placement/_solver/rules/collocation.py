@@ -66,6 +66,11 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
         return
     if not target.determined:
         if target.max_share == 1:
+            if _unsplittable(mine, target, tp):
+                width, amount = int(target.amount[0]) * tp, int(mine.amount[0])
+                text = f"each {name} process ({counted(amount, noun(mine))}) sits inside one tensor-parallel group of {target.name} ({counted(width, noun(target))}), and {width} do not split into processes of {amount}"
+                ctx.conflict(_nesting_statement(name, target.name, text))
+                return
             _add_nesting_in_free_target(ctx, name, mine, target, tp)
         return
     group_items = int(target.amount[0]) * tp
@@ -92,6 +97,17 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
                 ctx.model.add(x[i] == 0).only_enforce_if(guard)
             else:
                 ctx.model.add_implication(x[i], host[g])
+
+
+def _unsplittable(mine: ComponentRequest, target: ComponentRequest, tp: int) -> bool:
+    """Whether no layout nests ``mine`` in ``target``'s TP groups: both hold each item once, so
+    every group's items (all of them ``mine``'s: the same hardware set) are whole processes of
+    ``mine``, which a group width its process size does not divide cannot be. Refused when the
+    model is built: the search alone spent its whole limit proving it (2 GPUs a process in
+    groups of 3 GPUs, 32 GPUs: 5 s)."""
+    if mine.max_share != 1 or np.unique(mine.amount).size != 1 or target.num_processes % tp:
+        return False
+    return bool((int(target.amount[0]) * tp) % int(mine.amount[0]))
 
 
 def _add_nesting_in_free_target(ctx: ModelContext, name: str, mine: ComponentRequest, target: ComponentRequest, tp: int) -> None:

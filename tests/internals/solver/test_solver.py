@@ -66,6 +66,19 @@ def test_collocated_rollout_strides_inside_actor_tp_groups(actor_tp: int, rollou
     assert [hw for _, hw in layout(s, "rollout")] == expected
 
 
+def test_nesting_refuses_groups_its_processes_do_not_split_at_once() -> None:
+    # actor TP groups of 3 GPUs, the rollout's processes of 2 on the same GPUs: no layout nests
+    # them; refused by that one statement when the model is built (the search took its whole
+    # limit and named six statements)
+    config = {"cluster": {"num_nodes": 4, "num_gpus_per_node": 8, "component_placement": {
+        "actor": {"processes": 12, "tensor_parallel_size": 3},
+        "rollout": {"processes": 6, "hardware_per_process": 2, "collocate_with": "actor"},
+    }}}
+    with pytest.raises(InfeasiblePlacementError, match=r"tensor-parallel group of actor \(3 GPUs\), and 3 do not split into processes of 2") as refused:
+        solve(config)
+    assert "these statements conflict" not in str(refused.value)
+
+
 def test_collocation_follows_the_target_hardware_set() -> None:
     s = solved(2, 8, {"actor": "8-15", "ref": {"processes": 8, "collocate_with": "actor"}})
     assert layout(s, "ref") == [(1, [g]) for g in range(8)]
