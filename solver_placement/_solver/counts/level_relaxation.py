@@ -78,9 +78,10 @@ def relax_level(
     """The bound and the rounded answer of one level, its patterns those ``allowed`` (per shape,
     a mask); no answer sought when the bound reaches ``below`` (a cap: answers under it are
     asked for, None: no cap). None when GLOP fails, or when a shape allows no pattern (its
-    nodes' load placed first is above the peak): then CP-SAT decides alone. A shape's empty
-    pattern is its lightest, so where it allows any it allows that one, first."""
-    if not all(mask.any() for mask in allowed):
+    nodes' load placed first is above the peak) or there is no shape at all (every node taken
+    by what is placed first): then CP-SAT decides alone. A shape's empty pattern is its
+    lightest, so where it allows any it allows that one, first."""
+    if not shapes or not all(mask.any() for mask in allowed):
         return None
     step = max(int(np.gcd.reduce(np.concatenate([shape.costs for shape in shapes]).astype(np.int64))), 1)  # every value is a multiple
     kept = [LevelColumns(s.part, s.patterns[mask], s.costs[mask] // step, s.loads[mask], s.nodes) for s, mask in zip(shapes, allowed)]

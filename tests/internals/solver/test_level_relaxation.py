@@ -99,3 +99,10 @@ def test_a_shape_that_allows_no_pattern_is_left_to_the_search() -> None:
     patterns = np.array([(0,), (1,)], dtype=np.int64)
     shape = LevelColumns((0,), patterns, np.array([0, 1]), np.array([3, 4]), 1)
     assert relax_level([shape], [1], [np.zeros(2, dtype=bool)], None, _never) is None
+
+
+def test_no_shape_at_all_is_left_to_the_search() -> None:
+    """Every node taken by what is placed first leaves no shape: no relaxation is stated (the
+    slow tier's hypothesis found this: one node of two GPUs filled by a rank string, one
+    component kept off it, ``balance`` weighed)."""
+    assert relax_level([], [1], [], None, _never) is None
