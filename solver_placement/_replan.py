@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import CLUSTER_LABEL, NODE_LABEL
 from solver_placement._errors import (
@@ -208,7 +209,7 @@ def _renamed_labels(
 
 def _not_declarative(indptr: np.ndarray, hardware: np.ndarray, ranks: np.ndarray) -> str | None:
     """Why this layout has no declarative equivalent (None if it has one)."""
-    sizes = np.unique(np.diff(indptr))
+    sizes = distinct(np.diff(indptr))
     if sizes.size > 1:
         return f"its processes hold different numbers of items ({', '.join(map(str, sizes.tolist()))})"
     shared = int(np.bincount(hardware).max())

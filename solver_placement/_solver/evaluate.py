@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules.stride import enforced_stride
@@ -38,7 +39,7 @@ def objective_value(
     terms = {
         "changes": lambda: _changes(free, taken, previous),
         "topology": lambda: _topology(spec, free, taken),
-        "nodes": lambda: sum(np.unique(spec.cluster.hw_node[taken[r.name].hardware]).size for r in free),
+        "nodes": lambda: sum(distinct(spec.cluster.hw_node[taken[r.name].hardware]).size for r in free),
         "balance": lambda: _peak_load(spec, free, taken),
         "contiguity": lambda: sum(int(taken[r.name].ranks.sum()) for r in free),
     }
