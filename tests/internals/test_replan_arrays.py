@@ -1,11 +1,13 @@
 """Re-planning's array forms agree with the per-record lookups they replace: the ranks of the
 surviving processes on the shrunk cluster (``_ranks_of``, with overlapping node groups, node-only
 processes and several items per process) and where each process was (``previous_hardware``, with
-records on lost or unknown hardware), on seeded random jobs and lost nodes."""
+records on lost or unknown hardware), on seeded random jobs and lost nodes; and the time limit
+bounds a re-plan as a whole."""
 
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import replace
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,10 +15,10 @@ from typing import Any
 import pytest
 from helpers import config
 
-from solver_placement import PlacementConfigError, PlacementSpec, Solution, solve
+from solver_placement import PlacementConfigError, PlacementSpec, Solution, SolverTimeoutError, solve
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._records import Placement
-from solver_placement._replan import _ranks_of
+from solver_placement._replan import _ranks_of, replan
 from solver_placement._solver.previous import previous_hardware
 from solver_placement._specification.grammar import ComponentSpec
 
@@ -101,3 +103,14 @@ def test_previous_hardware_matches_the_per_record_lookup(seed: int) -> None:
         index = rng.randrange(len(records[name]))
         records[name][index] = replace(records[name][index], **rng.choice(ODD))
     assert previous_hardware(spec, records) == held_one_by_one(spec, records), seed
+
+
+def test_the_time_limit_bounds_the_whole_replan() -> None:
+    """A limit spent before keep-in-place can solve leaves the exact model nothing: the re-plan
+    stops with a timeout that says the limit covers it all, instead of solving twice more."""
+    solution = solve(config(4, 4, {"actor": {"processes": 8}, "rollout": {"processes": 4, "exclusive_with": ["actor"]}}))
+    lost = [solution.placements("actor")[0].cluster_node_rank]
+    started = time.perf_counter()
+    with pytest.raises(SolverTimeoutError, match=r"time_limit_s=1e-06 s bounds the whole re-plan"):
+        replan(solution, lost, time_limit_s=1e-6)
+    assert time.perf_counter() - started < 5  # spec building only: no solve ran
