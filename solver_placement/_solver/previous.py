@@ -41,7 +41,7 @@ def _held(cluster: Cluster, records: list[Placement]) -> list[list[int]]:
     nodes = list(map(attrgetter("cluster_node_rank"), records))
     flat = list(chain.from_iterable(locals_))
     if not set(map(type, nodes)) | set(map(type, flat)) <= {int}:
-        return [ids for p in records if (ids := _one_by_one(cluster, p)) is not None]  # odd values: the cluster's own lookup words nothing, skips them
+        return [found for p in records if (found := _one_by_one(cluster, p)) is not None]  # odd values: the cluster's own lookup words nothing, skips them
     codes = {kind: code for code, kind in enumerate(cluster.kinds)}
     sizes = np.fromiter(map(len, locals_), dtype=np.int64, count=len(records))
     kind = np.array([codes.get(p.hardware_type, -1) for p in records], dtype=np.int64)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
