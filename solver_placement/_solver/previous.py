@@ -31,8 +31,21 @@ def previous_hardware(spec: PlacementSpec, previous: PreviousPlacements | None) 
     hardware the cluster no longer has, e.g. a lost node, are left out)."""
     if previous is None:
         return {}
-    records = previous.placements_by_component() if isinstance(previous, Solution) else previous
-    return {name: _held(spec.cluster, list(placements)) for name, placements in records.items() if name in spec.components}
+    if isinstance(previous, Solution):  # its records are its assignments: read those, no record by record
+        return {name: _assigned(spec.cluster, previous, name) for name in previous.components if name in spec.components}
+    return {name: _held(spec.cluster, list(placements)) for name, placements in previous.items() if name in spec.components}
+
+
+def _assigned(cluster: Cluster, solution: Solution, name: str) -> list[list[int]]:
+    """:func:`_held` of the solution's records of ``name``, read from the assignment they are
+    built from (a verified answer: each process's items on one node, of one type)."""
+    assignment, old = solution.assignment(name), solution.cluster
+    codes = np.array([cluster.kinds.index(kind) if kind in cluster.kinds else -1 for kind in old.kinds], dtype=np.int64)
+    ids = item_ids(cluster, old.hw_node[assignment.hardware].astype(np.int64), codes[old.hw_kind[assignment.hardware]], old.hw_local[assignment.hardware].astype(np.int64))
+    bounds = assignment.indptr.tolist()
+    missing = np.add.reduceat(ids < 0, bounds[:-1]).tolist() if ids.size else [0] * (len(bounds) - 1)
+    listed = ids.tolist()
+    return [listed[lo:hi] for lo, hi, gone in zip(bounds[:-1], bounds[1:], missing, strict=True) if not gone]
 
 
 def _held(cluster: Cluster, records: list[Placement]) -> list[list[int]]:

@@ -114,3 +114,13 @@ def test_the_time_limit_bounds_the_whole_replan() -> None:
     with pytest.raises(SolverTimeoutError, match=r"time_limit_s=1e-06 s bounds the whole re-plan"):
         replan(solution, lost, time_limit_s=1e-6)
     assert time.perf_counter() - started < 5  # spec building only: no solve ran
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_previous_hardware_of_a_solution_reads_its_records(seed: int) -> None:
+    """From a solution, ``previous_hardware`` reads its assignments; the same as from its records."""
+    rng = random.Random(seed)
+    solution = solve(job(rng))
+    lost = set(rng.sample(range(6), rng.randint(0, 2)))
+    spec = PlacementSpec.build(solution.cluster.without_nodes(lost), {"wide": {"processes": 1}, "narrow": {"processes": 1}, "agents": {"processes": 1}})
+    assert previous_hardware(spec, solution) == previous_hardware(spec, solution.placements_by_component()) == held_one_by_one(spec, solution.placements_by_component())
