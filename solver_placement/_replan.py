@@ -45,14 +45,18 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._constants import CLUSTER_LABEL, NODE_LABEL
+from solver_placement._constants import CLUSTER_LABEL, NODE, NODE_LABEL
 from solver_placement._errors import (
     InfeasiblePlacementError,
+    InternalError,
     PlacementConfigError,
     PlacementError,
     SolverTimeoutError,
@@ -64,8 +68,8 @@ from solver_placement._errors import (
 from solver_placement._records import Placement
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver.options import SolveStatus
-from solver_placement._solver.previous import previous_hardware
+from solver_placement._solver.options import Budget, SolveStatus
+from solver_placement._solver.previous import item_ids, previous_hardware
 from solver_placement._solver.solution import Assignment, Solution
 from solver_placement._solver.solve import solve
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
@@ -77,6 +81,11 @@ from solver_placement._verify import verify
 SURVIVORS_LABEL = "surviving_nodes"
 #: Suffix of the part of a component that holds its displaced processes while keeping in place.
 MOVED_SUFFIX = "/moved"
+#: Kept back from keep-in-place's solve (seconds, and per process of the job) for merging,
+#: verifying and measuring its answer, so the re-plan ends within ``time_limit_s``. Measured on
+#: the benchmark's ``replan:65536:2`` (a 2-core machine loaded 3x): those steps take about 3.5 s
+#: CPU, 10 s wall, for its ~400,000 processes (9 us CPU a process); 20 us a process is twice that.
+FINISH_S, FINISH_S_PER_PROCESS = 0.05, 2e-5
 
 
 def replan(
@@ -89,11 +98,13 @@ def replan(
 ) -> Solution:
     """Place ``solution``'s job again without ``lost_nodes``, keeping every process that can stay.
 
-    The keyword arguments override the job's ``cluster.solver`` options as in :func:`solve`.
-    The result is checked by :func:`verify` (a recovery that relaunches a wrong layout costs more
-    than the check). Raises a :class:`PlacementError` naming the lost nodes when the job no longer
-    fits, or naming the component that cannot be restated.
+    The keyword arguments override the job's ``cluster.solver`` options as in :func:`solve`;
+    ``time_limit_s`` bounds the whole re-plan (keep in place, then the exact model with what is
+    left). The result is checked by :func:`verify` (a recovery that relaunches a wrong layout
+    costs more than the check). Raises a :class:`PlacementError` naming the lost nodes when the
+    job no longer fits, or naming the component that cannot be restated.
     """
+    budget = solution.spec.solver_options.options(time_limit_s=time_limit_s, num_workers=num_workers).start()
     old = solution.cluster
     lost = _lost_nodes(lost_nodes, old.num_nodes)
     context = f"replan without {agreeing(len(lost), 'node')} {', '.join(map(str, sorted(lost))) or 'none'}"
@@ -106,14 +117,15 @@ def replan(
     weights = {**DEFAULT_WEIGHTS, **solution.spec.solver_options.weights(objective)}
     try:
         spec = PlacementSpec.build(cluster, placement, solution.spec.solver_options)
-        kept = _kept_in_place(solution, spec, lost, renamed, options) if weights["changes"] else None
+        kept = _kept_in_place(solution, spec, lost, renamed, options, budget) if weights["changes"] else None
         if kept is not None:
             return _measured(kept, solution, weights, "contiguity" in solution.spec.solver_options.weights(objective))
-        result = solve(spec, previous=solution, **options)
+        if (left := budget.remaining()) <= 0:
+            budget.check("keeping the surviving processes in place")  # raises: the time ran out
+        return solve(spec, previous=solution, **{**options, "time_limit_s": left})  # verified by solve's answer loop
     except (InfeasiblePlacementError, PlacementConfigError, SolverTimeoutError) as error:
-        raise with_context(error, context) from None
-    verify(result.spec, result.placements_by_component())
-    return result
+        whole = f" (time_limit_s={budget.limit_s} s bounds the whole re-plan)" if isinstance(error, SolverTimeoutError) else ""
+        raise with_context(error, context + whole) from None
 
 
 def displaced(solution: Solution, lost_nodes: Sequence[int]) -> dict[str, int]:
@@ -208,7 +220,7 @@ def _renamed_labels(
 
 def _not_declarative(indptr: np.ndarray, hardware: np.ndarray, ranks: np.ndarray) -> str | None:
     """Why this layout has no declarative equivalent (None if it has one)."""
-    sizes = np.unique(np.diff(indptr))
+    sizes = distinct(np.diff(indptr))
     if sizes.size > 1:
         return f"its processes hold different numbers of items ({', '.join(map(str, sizes.tolist()))})"
     shared = int(np.bincount(hardware).max())
@@ -253,29 +265,52 @@ def _ranks_of(
     solution: Solution, component: ComponentSpec, records: Sequence[Placement], renamed: Mapping[str, str], cluster: Cluster
 ) -> list[list[int]]:
     """Per record, the ranks of its items in the component's node groups on the new cluster
-    (each item counted in the group it was taken from, which matters when groups overlap)."""
+    (each item counted in the group it was taken from, which matters when groups overlap; an
+    item in a group twice takes its first rank there). By arrays: a re-plan pins tens of
+    thousands of surviving processes (2.75 s a call on 65,536 nodes, one lookup per item)."""
     labels = list(dict.fromkeys(renamed.values()))
     resources = cluster.resources(labels, component.count_nodes)
-    rank_of: dict[tuple[int, int], int] = {}
-    for rank, (group, hw) in enumerate(zip(resources.group_of.tolist(), resources.physical.tolist(), strict=True)):
-        rank_of.setdefault((group, hw), rank)
     old = solution.spec.resources_of(component.name)
-    new_group = [labels.index(renamed[group.label]) for group in old.groups]
-    ranks = []
-    for p in records:
-        locals_ = p.local_hardware_ranks or [0]  # a node-only process holds its node, item 0
-        ranks.append([
-            rank_of[(new_group[int(old.group_of[rank])], cluster.physical_id(p.cluster_node_rank, p.hardware_type, local))]
-            for rank, local in zip(p.hardware_ranks, locals_, strict=True)
-        ])
-    return ranks
+    new_group = np.array([labels.index(renamed[group.label]) for group in old.groups], dtype=np.int64)
+    sizes = np.fromiter(map(len, map(attrgetter("hardware_ranks"), records)), dtype=np.int64, count=len(records))
+    old_ranks = np.fromiter(chain.from_iterable(map(attrgetter("hardware_ranks"), records)), dtype=np.int64)
+    locals_ = np.fromiter(chain.from_iterable(p.local_hardware_ranks or [0] for p in records), dtype=np.int64)  # node-only: item 0
+    codes = {kind: code for code, kind in enumerate(cluster.kinds)}
+    node = np.repeat(np.fromiter(map(attrgetter("cluster_node_rank"), records), dtype=np.int64, count=len(records)), sizes)
+    kind = np.repeat(np.array([codes[p.hardware_type] for p in records], dtype=np.int64), sizes)
+    locals_ = np.where(kind == codes.get(NODE, -1), 0, locals_)  # a node is its own item 0
+    keys = new_group[old.group_of[old_ranks]] * cluster.num_hardware + _surviving_ids(cluster, node, kind, locals_)
+    table = resources.group_of.astype(np.int64) * cluster.num_hardware + resources.physical
+    order = np.argsort(table, kind="stable")  # equal keys in rank order: the leftmost match is the first rank
+    found = np.minimum(np.searchsorted(table[order], keys), max(order.size - 1, 0))
+    if order.size == 0 or not np.array_equal(table[order][found], keys):
+        raise InternalError(f"replan: {component.name}: a surviving process holds an item its node groups no longer count")
+    flat = order[found].tolist()
+    bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+    return [flat[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _surviving_ids(cluster: Cluster, node: np.ndarray, kind: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """The ids of surviving processes' items on the re-planned cluster (every one exists there:
+    only lost nodes' items were removed)."""
+    ids = item_ids(cluster, node, kind, local)
+    if (ids < 0).any():
+        raise InternalError("replan: a surviving process holds an item the re-planned cluster does not have")
+    return ids
 
 
 def _kept_in_place(
-    solution: Solution, spec: PlacementSpec, lost: set[int], renamed: Mapping[str, Mapping[str, str]], options: Mapping[str, Any]
+    solution: Solution,
+    spec: PlacementSpec,
+    lost: set[int],
+    renamed: Mapping[str, Mapping[str, str]],
+    options: Mapping[str, Any],
+    budget: Budget,
 ) -> Solution | None:
     """``spec`` placed with every surviving process pinned and only the displaced ones free
-    (see the module docstring), verified; None when that cannot state the job or finds nothing."""
+    (see the module docstring), verified; None when that cannot state the job or finds nothing.
+    Its solve has what is left of ``budget`` but :func:`finish_reserve_s`, kept for merging the
+    parts, verifying the merge and measuring it."""
     # One function on purpose: the split spec is built in one pass over the owners, and every
     # early ``return None`` (a case the fast path cannot state) must leave nothing half-built.
     owners = [c for c in spec.components.values() if c.shares_rule_with is None]
@@ -325,7 +360,11 @@ def _kept_in_place(
             placement[",".join(name + (MOVED_SUFFIX if moved_part else "") for name in names[c.name])] = body
     started = time.perf_counter()
     try:
-        split = solve(PlacementSpec.build(spec.cluster, placement, spec.solver_options), **options)
+        split_spec = PlacementSpec.build(spec.cluster, placement, spec.solver_options)
+        left = budget.remaining() - finish_reserve_s(spec)
+        if left <= 0:
+            return None  # nothing left to solve in: the exact model's call says so
+        split = solve(split_spec, **{**options, "time_limit_s": left})
         assignments: dict[str, Assignment] = {}
         for c in owners:
             pieces = [split.assignment(part) for part in parts(c.name)]
@@ -344,6 +383,14 @@ def _kept_in_place(
     except PlacementError:
         return None  # the exact model decides (it may move survivors to make room)
     return result
+
+
+def finish_reserve_s(spec: PlacementSpec) -> float:
+    """Seconds kept back from keep-in-place's solve for what follows it before ``replan``
+    returns: merging the parts, verifying the merged answer and measuring it
+    (:func:`_measured`), all linear in the processes."""
+    processes = sum(request.num_processes for request in spec.requests.values())
+    return FINISH_S + FINISH_S_PER_PROCESS * processes
 
 
 def _measured(kept: Solution, before: Solution, weights: Mapping[str, int], weighs_contiguity: bool) -> Solution:

@@ -8,6 +8,7 @@ the parsed segments. Components on one comma-joined key share that rule and so o
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def _expected_ranks(form: RankSegments | ExplicitRanks, total: int) -> list[list
 
 def _accepted(component: ComponentSpec, columns: Columns, cluster: Cluster) -> bool:
     """Whether every rule :func:`check_layout` tests holds, tested by arrays (explicit rank
-    lists, short by nature, are left to the loop)."""
+    lists too: a re-plan pins every surviving process by one, 2.6 s of loop on 65,536 nodes)."""
     physical = np.asarray(ranked_items(component, cluster), dtype=np.int64)
     allowed = np.zeros(cluster.num_hardware, dtype=bool)
     allowed[physical] = True
@@ -98,9 +99,7 @@ def _accepted(component: ComponentSpec, columns: Columns, cluster: Cluster) -> b
         return False
     if isinstance(component.form, Declarative):
         return True
-    if isinstance(component.form, ExplicitRanks):
-        return False
-    expected = _expected_columns(component.form, physical.size)
+    expected = _listed_columns(component.form, physical.size) if isinstance(component.form, ExplicitRanks) else _expected_columns(component.form, physical.size)
     if expected is None:
         return False
     want_lengths, want_ranks = expected
@@ -109,6 +108,16 @@ def _accepted(component: ComponentSpec, columns: Columns, cluster: Cluster) -> b
     want = physical[want_ranks]
     want_sorted = want[np.lexsort((want, columns.row))] if want.size else want
     return np.array_equal(want_sorted, columns.sorted_rows())
+
+
+def _listed_columns(form: ExplicitRanks, total: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Explicit rank lists by arrays: ranks per process and the ranks, flat; None when a rank
+    is past the ``total`` counted (the loop words it)."""
+    lengths = np.fromiter(map(len, form.processes), dtype=np.int64, count=len(form.processes))
+    ranks = np.fromiter(chain.from_iterable(form.processes), dtype=np.int64, count=int(lengths.sum()))
+    if ranks.size and (ranks.min() < 0 or ranks.max() >= total):
+        return None
+    return lengths, ranks
 
 
 def _expected_columns(form: RankSegments, total: int) -> tuple[np.ndarray, np.ndarray] | None:

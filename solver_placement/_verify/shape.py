@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._errors import counted
 from solver_placement._specification.grammar import Declarative
 from solver_placement._verify.placed import Placed, ranked_items
@@ -73,7 +74,7 @@ def _strided_columns(placed: Placed, name: str, ranked: list[int], stride: int) 
         return False
     size = int(columns.lengths[0])
     physical = np.asarray(ranked, dtype=np.int64)
-    if (columns.lengths != size).any() or np.unique(physical).size != physical.size:
+    if (columns.lengths != size).any() or distinct(physical).size != physical.size:
         return False
     rank_of = np.full(placed.cluster.num_hardware, -1, dtype=np.int64)
     rank_of[physical] = np.arange(physical.size)

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
-from functools import reduce
+from functools import partial, reduce
 from math import lcm
 
 import numpy as np
@@ -282,7 +282,7 @@ def common_window(free: Mapping[str, ComponentRequest], members: tuple[str, ...]
     """The root's request cut to the GPUs every member's window holds (what the class may use;
     read by the window helpers, never placed)."""
     root = free[members[0]]
-    common = reduce(np.intersect1d, (distinct(free[m].cand_hw) for m in members[1:]), distinct(root.cand_hw))
+    common = reduce(partial(np.intersect1d, assume_unique=True), (distinct(free[m].cand_hw) for m in members[1:]), distinct(root.cand_hw))  # distinct: no hash-based np.unique (numpy 2.4)
     keep = np.isin(root.cand_hw, common)
     if keep.all():
         return root

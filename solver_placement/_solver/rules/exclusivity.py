@@ -52,8 +52,16 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
             statement = exclusive_statement(component.name, other)
             if first == second:  # one key's copies place the same processes: nothing is left
                 yield Relation(statement, ROOM, first, first, everywhere(spec), np.zeros(spec.cluster.num_nodes, dtype=np.int64))
-            elif np.intersect1d(needs[first].hardware, needs[second].hardware, assume_unique=True).size:
+            elif _share_an_item(needs[first].hardware, needs[second].hardware, spec.cluster.num_hardware):
                 yield Relation(statement, APART, first, second, everywhere(spec))
+
+
+def _share_an_item(first: np.ndarray, second: np.ndarray, num_hardware: int) -> bool:
+    """Whether two id arrays hold a common item: one mark per item, no sort (``intersect1d``
+    sorted both arrays, 0.2 s a pair on 524,288 GPUs)."""
+    marked = np.zeros(num_hardware, dtype=bool)
+    marked[first] = True
+    return bool(marked[second].any())
 
 
 def exclusive_owners(spec: PlacementSpec) -> Iterator[tuple[str, str]]:
