@@ -13,13 +13,18 @@ import pytest
 from hypothesis import event
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
-from solver_placement._solver.answer import Declined, PathName, by_component
+from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.build import build_model
+from solver_placement._solver.counts import count_path
 from solver_placement._solver.exact import solve_polished
 from solver_placement._solver.options import SolverOptions
 from solver_placement._solver.solution import Method
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
-from solver_placement._specification.candidates import expand_all
+from solver_placement._specification.candidates import ComponentRequest, expand_all
+
+#: The terms both models prove: ``contiguity`` is only the count model's tie-break at its
+#: default weight, so property tests compare the rest.
+PRIMARY = {**DEFAULT_WEIGHTS, "contiguity": 0}
 
 
 def flat_solution(
@@ -36,6 +41,12 @@ def flat_solution(
     assignments = by_component(spec, ctx.assignments(solver.response_proto.solution))
     value, bound = round(solver.objective_value), math.ceil(solver.best_objective_bound - 1e-6)
     return Solution(spec, spec.requests, assignments, name, value, {}, bound=bound, method=Method.SEARCH)
+
+
+def count_answer(spec: PlacementSpec, requests: Mapping[str, ComponentRequest] | None = None, weights: Mapping[str, int] = PRIMARY) -> Answer | Declined:
+    """The count path alone on ``spec`` (its own requests unless ``requests``; one worker, 10 s):
+    the answer a property test holds against the flat optimum, or the reason it declined."""
+    return count_path(spec, dict(spec.requests if requests is None else requests), weights, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
 
 
 def counts_kept_out(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused, counts_kept_out, flat_solution
+from flat_model import PRIMARY, built_or_refused, counts_kept_out, flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -24,10 +24,8 @@ from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import SolverOptions
-from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
 #: The terms the count model proves (``contiguity`` only orders its ties).
-PRIMARY = {**DEFAULT_WEIGHTS, "contiguity": 0}
 #: What the count model may still decline a collocated class for: a strided member whose blocks do
 #: not tile the class's groups (the count layout would ask more than the rule), or followers its
 #: layout cannot nest in their targets' groups (the flat model decides both).

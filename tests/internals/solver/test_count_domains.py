@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused
+from flat_model import built_or_refused, count_answer
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -19,10 +19,8 @@ from test_count_typed import PRIMARY, flat_optimum
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
-from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.zero_sums import minimal_zero_sums
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver.options import SolverOptions
 from solver_placement._specification.candidates import ComponentRequest
 
 #: What the count model still declines of these specs, by the words of its reasons: a member
@@ -81,7 +79,7 @@ def check_domains(case: tuple[Cluster, dict[str, Any]]) -> None:
     if spec is None:
         return
     requests = dict(spec.requests)
-    answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    answer = count_answer(spec)
     if not isinstance(answer, Answer):
         note(answer.reason)
         if flat_optimum(spec, requests) is None:

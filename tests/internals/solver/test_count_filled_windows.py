@@ -7,15 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import flat_solution, solved_or_refused
+from flat_model import PRIMARY, flat_solution, solved_or_refused
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
-PRIMARY = {**DEFAULT_WEIGHTS, "contiguity": 0}  # contiguity is the count model's tie-break, left out of both
 RACKS = [{"rack": "a"}, {"rack": "a"}, {"rack": "b"}, {"rack": "b"}]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import flat_solution
+from flat_model import PRIMARY, flat_solution
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
@@ -15,9 +15,6 @@ from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, S
 from solver_placement._solver.counts.covers import Covers, hole
 from solver_placement._solver.counts.graphs import apart_graph
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver_settings import DEFAULT_WEIGHTS
-
-PRIMARY = {**DEFAULT_WEIGHTS, "contiguity": 0}  # the terms both models prove (contiguity orders ties for the counts)
 
 
 def ring(names: list[str], processes: list[int], tp: int = 1) -> dict[str, Any]:

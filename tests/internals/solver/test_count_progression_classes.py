@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused, flat_solution
+from flat_model import built_or_refused, count_answer, flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -26,9 +26,7 @@ from test_count_typed import PRIMARY, flat_optimum
 
 from solver_placement import Cluster, PlacementSpec, solve
 from solver_placement._solver.answer import Answer
-from solver_placement._solver.counts import count_path
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver.options import SolverOptions
 
 #: What the count model still declines of a holey root's classes: no member's processes tiled by
 #: every other's (three consecutive GPUs beside two GPUs two apart: their union is blocks of 12).
@@ -115,7 +113,7 @@ def check_progressions(case: tuple[Cluster, dict[str, Any]]) -> None:
     if spec is None:
         return
     requests = dict(spec.requests)
-    answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    answer = count_answer(spec)
     if not isinstance(answer, Answer):
         note(answer.reason)
         if REMAINING in answer.reason:

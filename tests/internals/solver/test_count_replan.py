@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import flat_solution
+from flat_model import PRIMARY, flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -25,10 +25,8 @@ from test_count_model import small_specs
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.previous import previous_hardware
-from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
 #: The terms both answers are compared on: the count model leaves the contiguity tie-break out.
-PRIMARY = {**DEFAULT_WEIGHTS, "contiguity": 0}
 
 
 def replanned(before: Solution, spec: PlacementSpec) -> Solution:

@@ -10,17 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused
+from flat_model import built_or_refused, count_answer
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from test_count_domains import STILL_DECLINED, assert_proven_at_flat_optimum
-from test_count_typed import PRIMARY, flat_optimum
+from test_count_typed import flat_optimum
 
 from solver_placement import Cluster, PlacementSpec, solve
 from solver_placement._solver.answer import Answer
-from solver_placement._solver.counts import count_path
-from solver_placement._solver.options import SolverOptions
 
 
 @st.composite
@@ -53,7 +51,7 @@ def check_crossing(case: tuple[Cluster, dict[str, Any]]) -> None:
     if spec is None:
         return
     requests = dict(spec.requests)
-    answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    answer = count_answer(spec)
     if isinstance(answer, Answer):
         assert_proven_at_flat_optimum(spec, requests, answer)
         return

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused
+from flat_model import built_or_refused, count_answer
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -23,7 +23,6 @@ from test_count_typed import PRIMARY, flat_optimum
 from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.build import build_model
-from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.preferred import variants
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import solve_polished
@@ -100,7 +99,7 @@ def check_topology(case: tuple[Cluster, dict[str, Any]]) -> None:
     if spec is None:
         return
     requests = dict(spec.requests)
-    answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    answer = count_answer(spec)
     if not isinstance(answer, Answer):
         note(answer.reason)
         if flat_optimum(spec, requests) is None:
@@ -194,7 +193,7 @@ def check_placed_first(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> 
     spec = built_or_refused(cluster, placement)
     if spec is None:
         return
-    answer = count_path(spec, dict(spec.requests), weights, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    answer = count_answer(spec, weights=weights)
     if not isinstance(answer, Answer):
         note(answer.reason)
         assert flat_value(spec, weights) is None, f"declined: {answer.reason}"

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import built_or_refused
+from flat_model import PRIMARY, built_or_refused, count_answer
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -20,17 +20,13 @@ from ortools.sat.python import cp_model
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.build import build_model
-from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import solve_polished
 from solver_placement._solver.options import SolverOptions
-from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import ComponentRequest, expand_all
 
 NAMES = ("actor", "critic", "reward")
-#: The terms the count model proves (``contiguity`` only orders its ties).
-PRIMARY = {**DEFAULT_WEIGHTS, "contiguity": 0}
 
 
 @st.composite
@@ -75,7 +71,7 @@ def flat_optimum(spec: PlacementSpec, requests: dict[str, ComponentRequest]) -> 
 
 
 def counted(spec: PlacementSpec, requests: dict[str, ComponentRequest]) -> Answer | None:
-    answer = count_path(spec, requests, PRIMARY, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+    answer = count_answer(spec, requests)
     return answer if isinstance(answer, Answer) else None
 
 
