@@ -20,7 +20,9 @@ component is placed once, each item of its window once). A collocated component 
 its target's items, group by group, each group tiled by the component's processes (interleaved by its stride).
 A component whose processes (or whose collocated components' processes) hold several GPUs at a
 stride takes a node's usable items only in runs of consecutive ranks that its blocks fill, and an
-order whose build still breaks a stride is dropped like one that leaves a component no room.
+order whose build still breaks a stride is dropped like one that leaves a component no room; one
+whose blocks do not tile its groups (a stride that leaves holes) is placed process by process,
+each on the lowest progression of ranks still free on its node.
 What the construction cannot express (a component's processes with different candidates, a
 window shared unevenly, two domain labels) gives None: the search then decides alone.
 """
@@ -221,6 +223,8 @@ def _place_free(board: _Board, request: ComponentRequest, companions: Sequence[s
     block = _block(board, request, companions)
     if mixed and block > 1 and width % block:
         raise _CannotConstruct
+    if width % block and not companions and unit == group and enforced_stride(request) is not None:
+        return _place_in_progressions(board, request, key, items, group)
     if block > 1 and width % block == 0:  # with several kinds, a run of ranks ends where its kind does
         in_blocks = _whole_blocks(key, cluster.hw_node[items] * len(cluster.kinds) + cluster.hw_kind[items], block)
         key, items = key[in_blocks], items[in_blocks]
@@ -254,6 +258,41 @@ def _place_free(board: _Board, request: ComponentRequest, companions: Sequence[s
     picked = by_node[position < chosen[node_sorted]]
     taken_items = items[picked]
     _take_in_blocks(board, request, taken_items, amount)
+
+
+def _place_in_progressions(board: _Board, request: ComponentRequest, key: np.ndarray, items: np.ndarray, group: int) -> None:
+    """A stride whose blocks do not tile the groups (it leaves holes): node by node, in the
+    order of their lowest usable rank, each process on the lowest usable rank whose whole
+    progression (``amount`` ranks ``stride`` apart, ``key`` sorted ascending) is still free
+    there, whole TP groups a node; the holes stay for the components placed after. Blocks of
+    ``amount * stride`` items gave up such specs (28 processes of 5 GPUs 3 apart on 72-GPU
+    nodes: 140 GPUs, no whole number of 15-GPU blocks) though a greedy loop places them."""
+    amount, step = int(request.amount[0]), int(request.stride or 1)
+    nodes = board.cluster.hw_node[items]
+    processes: list[int] = []
+    taken: list[int] = []
+    for node in dict.fromkeys(nodes.tolist()):
+        if len(processes) == request.num_processes * amount:
+            break
+        here = np.flatnonzero(nodes == node)
+        position = {int(k): i for i, k in enumerate(key[here].tolist())}
+        free = np.ones(here.size, dtype=bool)
+        found: list[list[int]] = []
+        for i, k in enumerate(key[here].tolist()):
+            wanted = [int(k) + j * step for j in range(amount)]
+            if not free[i] or any(w not in position for w in wanted):
+                continue
+            members = [position[w] for w in wanted]
+            if free[members].all():
+                free[members] = False
+                found.append(members)
+        placed = len(processes) // amount
+        for members in found[: min(len(found) // group * group, request.num_processes - placed)]:
+            processes += [len(processes) // amount] * amount
+            taken += items[here[members]].tolist()
+    if len(processes) < request.num_processes * amount:
+        raise _CannotConstruct
+    board.take(request.name, np.array(processes, dtype=np.int64), np.array(taken, dtype=np.int64))
 
 
 def _block(board: _Board, request: ComponentRequest, companions: Sequence[str]) -> int:
