@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 
 import pytest
-from hypothesis import event
+from hypothesis import event, note
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
@@ -47,6 +47,19 @@ def count_answer(spec: PlacementSpec, requests: Mapping[str, ComponentRequest] |
     """The count path alone on ``spec`` (its own requests unless ``requests``; one worker, 10 s):
     the answer a property test holds against the flat optimum, or the reason it declined."""
     return count_path(spec, dict(spec.requests if requests is None else requests), weights, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
+
+
+def counted_case(cluster: Cluster, placement: dict) -> tuple[PlacementSpec, Answer | Declined] | None:
+    """A property test's drawn case, noted: its spec and the count path's answer (a decline's
+    reason noted too), or None when building the spec already refuses it."""
+    note(f"{cluster.gpus_per_node.tolist()} {cluster.node_labels} {placement}")
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
+        return None
+    answer = count_answer(spec)
+    if isinstance(answer, Declined):
+        note(answer.reason)
+    return spec, answer
 
 
 def counts_kept_out(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused, count_answer
+from flat_model import counted_case
 from helpers import example_tiers
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_count_typed import PRIMARY, flat_optimum
 
@@ -73,15 +73,12 @@ def test_topology_domains_are_counted_as_the_flat_model_proves_them(examples: in
 
 
 def check_domains(case: tuple[Cluster, dict[str, Any]]) -> None:
-    cluster, placement = case
-    note(f"{cluster.gpus_per_node.tolist()} {cluster.node_labels} {placement}")
-    spec = built_or_refused(cluster, placement)
-    if spec is None:
+    counted = counted_case(*case)
+    if counted is None:
         return
+    spec, answer = counted
     requests = dict(spec.requests)
-    answer = count_answer(spec)
     if not isinstance(answer, Answer):
-        note(answer.reason)
         if flat_optimum(spec, requests) is None:
             event("no placement")
             return

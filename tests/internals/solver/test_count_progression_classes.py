@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused, count_answer, flat_solution
+from flat_model import counted_case, flat_solution
 from helpers import example_tiers
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_count_domains import assert_proven_at_flat_optimum
 from test_count_typed import PRIMARY, flat_optimum
@@ -107,15 +107,12 @@ def test_a_holey_root_with_followers_of_other_shapes_is_counted_exactly(examples
 
 
 def check_progressions(case: tuple[Cluster, dict[str, Any]]) -> None:
-    cluster, placement = case
-    note(f"{cluster.gpus_per_node.tolist()} {placement}")
-    spec = built_or_refused(cluster, placement)
-    if spec is None:
+    counted = counted_case(*case)
+    if counted is None:
         return
+    spec, answer = counted
     requests = dict(spec.requests)
-    answer = count_answer(spec)
     if not isinstance(answer, Answer):
-        note(answer.reason)
         if REMAINING in answer.reason:
             event("declined: no member's processes tiled by every other's")
             return

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused, count_answer
+from flat_model import counted_case
 from helpers import example_tiers
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_count_domains import STILL_DECLINED, assert_proven_at_flat_optimum
 from test_count_typed import flat_optimum
@@ -45,17 +45,14 @@ def test_two_preferred_domains_on_crossing_labels_are_proven_at_the_flat_optimum
 
 
 def check_crossing(case: tuple[Cluster, dict[str, Any]]) -> None:
-    cluster, placement = case
-    note(f"{cluster.gpus_per_node.tolist()} {cluster.node_labels} {placement}")
-    spec = built_or_refused(cluster, placement)
-    if spec is None:
+    counted = counted_case(*case)
+    if counted is None:
         return
+    spec, answer = counted
     requests = dict(spec.requests)
-    answer = count_answer(spec)
     if isinstance(answer, Answer):
         assert_proven_at_flat_optimum(spec, requests, answer)
         return
-    note(answer.reason)
     if flat_optimum(spec, requests) is None:
         event("no placement")
         return

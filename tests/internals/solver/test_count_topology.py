@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused, count_answer
+from flat_model import built_or_refused, count_answer, counted_case
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
@@ -93,15 +93,12 @@ def test_topology_rules_are_counted_as_the_flat_model_proves_them(examples: int)
 
 
 def check_topology(case: tuple[Cluster, dict[str, Any]]) -> None:
-    cluster, placement = case
-    note(f"{cluster.gpus_per_node.tolist()} {cluster.node_labels} {placement}")
-    spec = built_or_refused(cluster, placement)
-    if spec is None:
+    counted = counted_case(*case)
+    if counted is None:
         return
+    spec, answer = counted
     requests = dict(spec.requests)
-    answer = count_answer(spec)
     if not isinstance(answer, Answer):
-        note(answer.reason)
         if flat_optimum(spec, requests) is None:
             event("no placement")
             return
@@ -195,7 +192,6 @@ def check_placed_first(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> 
         return
     answer = count_answer(spec, weights=weights)
     if not isinstance(answer, Answer):
-        note(answer.reason)
         assert flat_value(spec, weights) is None, f"declined: {answer.reason}"
         event("no placement")
         return
