@@ -9,8 +9,10 @@ with this one must put each process inside one of its tensor-parallel groups
 (``collocation.py``), a process ``{h, h + 2}`` needs a group holding exactly those two GPUs,
 which the ascending order never forms when the GPUs between are this component's too (8
 processes of TP 2 on 8 GPUs would give groups ``{0, 1}``, ``{2, 3}`` ...). So does a
-``topology`` rule over a label one of whose values holds ranks that are not one run (racks
-``a, b, a``): a group inside one value may take ranks the ascending order gives another group.
+required ``topology`` rule over a label one of whose values holds ranks that are not one run
+(racks ``a, b, a``): a group inside one value may take ranks the ascending order gives another
+group. So does a preferred one over a label of two values or more: racks ``a, b, b, c`` cost
+less as pipelines ``{b, b}, {a, c}`` than in the ascending order.
 Such a component's processes are interchangeable only within a group, its groups as wholes
 (within a pipeline, when a ``topology`` rule keeps pipelines together), and its pipelines as
 wholes: each group is ordered, the groups by their first process, and the pipelines by theirs.
@@ -22,11 +24,13 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._solver.context import ModelContext
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.rules.rule import RuleOutput
 from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._specification.candidates import ComponentRequest
+from solver_placement._specification.grammar import DomainRule
 from solver_placement._specification.placement_spec import PlacementSpec
 
 KEYS: tuple[str, ...] = ()
@@ -45,7 +49,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         processes = ctx.paced(range(request.num_processes), f"ordering {request.name}'s processes")
         position = [sum(ranks[i] * x[i] for i in range(bounds[p], bounds[p + 1])) for p in processes]
         rules = ctx.spec.components[request.name].constraints
-        grouped = request.name in hosts or any(_scattered(ctx.spec, request, rule.label) for rule in rules.topology)
+        grouped = request.name in hosts or any(_order_may_break(ctx.spec, request, rule) for rule in rules.topology)
         tp = rules.tensor_parallel_size if grouped else 1
         pipeline = tp * rules.pipeline_parallel_size if grouped and any(rule.group == "pipeline_parallel" for rule in rules.topology) else 0
         for p, q in ctx.paced(list(_ordered_pairs(request.num_processes, tp, pipeline)), f"ordering {request.name}'s processes"):
@@ -70,16 +74,23 @@ def _strided_hosts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]
     return found
 
 
-def _scattered(spec: PlacementSpec, request: ComponentRequest, label: str) -> bool:
-    """Whether some value of ``label`` holds ranks of the request's window that are not one run
-    (racks ``a, b, a``): then the ascending order may give a group ranks of two values where
-    another order keeps each in one. Where every value's ranks are one run, the ascending order
-    keeps each group (a run of processes) inside one value whenever some order does."""
+def _order_may_break(spec: PlacementSpec, request: ComponentRequest, rule: DomainRule) -> bool:
+    """Whether the ascending order may break ``rule`` (or pay more for it) where another order
+    of the same ranks would not.
+
+    A required rule: where every value of the label holds one run of the window's ranks, the
+    ascending order keeps each group (a run of processes) inside one value whenever some order
+    does; where a value's ranks are not one run (racks ``a, b, a``), it may not. A preferred rule
+    pays for every value a unit spans beyond its first, and the ascending order may pay more
+    whenever the window spans two values: pipelines of two on racks ``a, b, b, c`` span four
+    racks in the ascending order (``{a, b}``, ``{b, c}``) and three as ``{b, b}``, ``{a, c}``."""
     order = np.argsort(request.cand_rank[: int(request.indptr[1])] if request.shared_window else request.cand_rank, kind="stable")
     window = request.cand_hw[: int(request.indptr[1])] if request.shared_window else request.cand_hw
-    values = label_values(spec.cluster, label)[spec.cluster.hw_node[window[order]]]
+    values = label_values(spec.cluster, rule.label)[spec.cluster.hw_node[window[order]]]
     changes = int(np.count_nonzero(values[1:] != values[:-1]))
-    return changes + 1 != np.unique(values).size
+    if not rule.required:
+        return changes > 0
+    return changes + 1 != distinct(values).size
 
 
 def _ordered_pairs(processes: int, tp: int, pipeline: int) -> Iterator[tuple[int, int]]:

@@ -20,6 +20,7 @@ from ortools.sat.python import cp_model
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.build import build_model
+from solver_placement._solver.counting import counting_conflicts
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.exact import solve_polished
@@ -59,7 +60,10 @@ def uneven_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
 
 def flat_optimum(spec: PlacementSpec, requests: dict[str, ComponentRequest]) -> int | None:
     """The flat model's proven optimum of ``requests`` on the count model's terms, None when it
-    proves there is no placement."""
+    proves there is no placement (or, where ``requests`` are the spec's own, the counting bounds
+    do: as in ``solve``, which never builds the flat model of a spec counting refutes)."""
+    if all(request is spec.requests.get(name) for name, request in requests.items()) and counting_conflicts(spec, SolverOptions(10.0).start()):
+        return None
     ctx = build_model(spec, expand_all(requests), weights=PRIMARY)
     if ctx.conflicts:  # statements that contradict before any search
         return None
