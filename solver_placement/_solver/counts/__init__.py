@@ -36,7 +36,7 @@ from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.rank_strings import rank_strings_alone
 from solver_placement._solver.counts.separate import separations
-from solver_placement._solver.counts.spanning import rule_orders, spanned_rules, with_priced
+from solver_placement._solver.counts.spanning import joins_labels, rule_orders, spanned_rules, with_priced
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain
 from solver_placement._solver.counts.weighed import counted_with_ranks
@@ -88,10 +88,12 @@ def _count_stated(
     budget: Budget,
     priced: tuple[tuple[str, DomainRule], ...] = (),
     load: np.ndarray | None = None,
+    joint: bool = False,
 ) -> Answer | Declined:
     """:func:`count_path` with every rule as the spec states it (no restriction tried first);
     ``priced``: preferred rules (their owners and the rules) whose ``topology`` term the model
-    states (``spanning.py``); ``load`` as there."""
+    states (``spanning.py``; with ``joint``, a member's rules on several labels together,
+    ``crossing.py``); ``load`` as there."""
     ready = preset(spec, requests, weights, options, budget)
     if isinstance(ready, Declined):
         return ready
@@ -109,7 +111,7 @@ def _count_stated(
     if isinstance(problem, Loose):
         return Declined(PathName.COUNTS, problem.reason) if priced else _count_in_blocks(spec, requests, problem, weights, options, budget, fixed_cost, placed_load)
     if priced:
-        problem = with_priced(problem, spec, requests, priced, budget.check)
+        problem = with_priced(problem, spec, requests, priced, budget.check, joint)
         if isinstance(problem, str):
             return Declined(PathName.COUNTS, problem)
     return _counted(problem, spec, requests, weights, options, budget, fixed_cost, placed_load)
@@ -293,8 +295,12 @@ def _count_spanning(
         return None
     log.debug("a preferred domain no placement keeps: its topology term stated in the count model")
     missed: list[tuple[int, int]] = []
-    for order in rule_orders(rules):  # a member's order serves one of its rules: the others' terms are a bound (``spanning.py``)
-        answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=order, load=load)
+    orders = rule_orders(rules)  # a member's order serves one of its rules: the others' terms are a bound (``spanning.py``)
+    tries = [(orders[0], False), (orders[0], True), *((order, False) for order in orders[1:])]  # then a member's rules together (``crossing.py``)
+    for order, joint in tries:
+        if joint and not joins_labels(rules):
+            continue
+        answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=order, load=load, joint=joint)
         if not isinstance(answer, Answer) or answer.assignments is None:
             return answer if isinstance(answer, Declined) else None
         value = objective_value(spec, spec.requests, answer.assignments, weights, {})

@@ -65,6 +65,24 @@ class PricedLevel:
     ordered: bool = True  # the member numbers its processes by this level's sets (else its term is a bound)
 
 
+@dataclass(frozen=True)
+class JointLevel:
+    """``member``'s preferred pipeline domains on several labels, stated together: per node its
+    cell (``key``); a group of the class holds ``per_group`` of the member's tensor-parallel
+    groups (of ``part_size`` processes), a pipeline ``parts`` of them; ``boxes[b]`` are the cells
+    a box holds and ``costs[b]`` what each pipeline counted in it costs (domains beyond the
+    first, summed over the preferred labels); ``rules`` names the rules, for messages."""
+
+    member: str
+    key: np.ndarray
+    per_group: int
+    part_size: int
+    parts: int
+    boxes: tuple[tuple[int, ...], ...]
+    costs: tuple[int, ...]
+    rules: tuple[str, ...]
+
+
 def domain_levels(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], members: tuple[str, ...], width: int, own: bool = False) -> tuple[DomainLevel, ...]:
     """The levels of the required domains of a class's ``members`` (coarsest first), counted in
     its groups of ``width`` GPUs: one chain for the class when their multiples divide each
@@ -137,4 +155,4 @@ def node_order(levels: tuple[DomainLevel, ...], num_nodes: int) -> np.ndarray:
     return position
 
 
-__all__ = ["DomainLevel", "PricedLevel", "domain_levels", "member_levels", "node_order"]
+__all__ = ["DomainLevel", "JointLevel", "PricedLevel", "domain_levels", "member_levels", "node_order"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts.covers import Covers, Hole
+from solver_placement._solver.counts.crossing import joint_ranks
 from solver_placement._solver.counts.domain_levels import member_levels, node_order
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.followers import member_items
@@ -105,11 +107,19 @@ def assignments(
     return {member: _assignment(requests[member], parts, order_of[member], cluster) for member, parts in per_member.items()}
 
 
-def _member_order(problem: CountProblem, counts: Counts, c: int, member: str, groups_per_node: np.ndarray) -> np.ndarray:
-    """Per node, its position in the order ``member`` of class ``c`` numbers its processes: by
-    its preferred domain's sets when one is priced (``spanning.py``), else by its required
-    levels (``domain_levels.py``)."""
+#: The order a member numbers its processes: per node, its position (processes stable within a
+#: node), or, given each process's node, each process's position.
+MemberOrder = np.ndarray | Callable[[np.ndarray], np.ndarray]
+
+
+def _member_order(problem: CountProblem, counts: Counts, c: int, member: str, groups_per_node: np.ndarray) -> MemberOrder:
+    """The order ``member`` of class ``c`` numbers its processes: box by box when its preferred
+    domains are stated together (``crossing.py``), by its preferred domain's sets when one is
+    priced (``spanning.py``), else by its required levels (``domain_levels.py``)."""
     count_class = problem.classes[c]
+    for j, joint in enumerate(count_class.joint):
+        if joint.member == member:
+            return partial(joint_ranks, joint, counts.taken[c, j])
     for j, priced in enumerate(count_class.priced):
         if priced.member == member and priced.ordered:
             return spanning_order(member, count_class, priced, groups_per_node, counts.groupings[c, j])
@@ -317,13 +327,13 @@ def _items(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask:
     return _NodeLayout(items)
 
 
-def _assignment(request: ComponentRequest, parts: list[tuple[np.ndarray, np.ndarray]], node_order: np.ndarray, cluster: Cluster) -> Assignment:
-    """Processes in the class's node order (stable within a node), from per-key (nodes, physical
-    ids) blocks."""
+def _assignment(request: ComponentRequest, parts: list[tuple[np.ndarray, np.ndarray]], node_order: MemberOrder, cluster: Cluster) -> Assignment:
+    """Processes in the member's order (by node: stable within a node), from per-key (nodes,
+    physical ids) blocks."""
     amount = int(request.amount[0])
     nodes = np.concatenate([np.repeat(node_array, items.shape[1]) for node_array, items in parts])
     hardware = np.concatenate([items.reshape(-1, amount) for _, items in parts])
-    order = np.argsort(node_order[nodes], kind="stable")
+    order = np.argsort(node_order(nodes) if callable(node_order) else node_order[nodes], kind="stable")
     hardware = hardware[order]
     if hardware.shape[0] != request.num_processes:
         raise InternalError(f"{request.name}: the count layout placed {hardware.shape[0]} of {request.num_processes} processes")

@@ -47,7 +47,7 @@ LOW_RANKS_WORK = 0.05
 def states_whole(problem: CountProblem, shapes: Sequence[Shape]) -> bool:
     """Whether this model states the count problem: whole-node patterns, no domains counted
     (``solve_counts`` states those)."""
-    return all(len(shape.tables) == 1 for shape in shapes) and not any(c.levels or c.priced for c in problem.classes)
+    return all(len(shape.tables) == 1 for shape in shapes) and not any(c.levels or c.priced or c.joint for c in problem.classes)
 
 
 class LevelModel:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._solver.counts.crossing import JointVariables, joint_cost, joint_values
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
@@ -40,6 +41,7 @@ class Counts:
     value: int
     bound: int
     groupings: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)  # (class, priced level) -> sets used per grouping (``spanning.py``)
+    taken: dict[tuple[int, int], tuple[tuple[int, ...], ...]] = field(default_factory=dict)  # (class, joint level) -> groups per box and cell (``crossing.py``)
 
     def of_shape(self, s: int) -> dict[tuple[int, int], int]:
         """Shape ``s``'s nodes per (table, local pattern)."""
@@ -92,7 +94,7 @@ def solve_counts(
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups
     in_domain: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # (class, level, domain) -> its groups there
-    in_priced: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # the same, for a priced preferred domain
+    in_priced: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # the same, for a priced preferred domain or a joint level's cell
     nodes_terms: tuple[list[cp_model.IntVar], list[int]] = ([], [])  # counts and the members they add to ``nodes``
     low_ranks: tuple[list[cp_model.IntVar], list[int]] = ([], [])  # counts and their GPUs times their shape's first rank
     placed_first = 0 if problem.load is None else int(problem.load.max(initial=0))  # on nodes with no pattern too
@@ -149,6 +151,9 @@ def solve_counts(
     sets: dict[tuple[int, int], list[cp_model.IntVar]] = {}
     if any(c.priced for c in problem.classes):
         weighted = weighted + int(weights.get("topology", 0)) * _spanned_cost(model, problem, in_priced, sets)
+    boxes: JointVariables = {}
+    if any(c.joint for c in problem.classes):
+        weighted = weighted + int(weights.get("topology", 0)) * joint_cost(model, problem, in_priced, boxes)
     if term is not None:
         weighted = weighted + term(model, uses)
     if below is not None:
@@ -171,6 +176,7 @@ def solve_counts(
         int(round(solver.objective_value)),
         int(round(solver.best_objective_bound)),
         {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()},
+        joint_values(solver.value, boxes),
     )
     if status != cp_model.OPTIMAL or term is not None or len({int(node_start[shape.nodes[0]]) for shape in shapes}) < 2:
         return found  # one first rank: every answer's low-ranks sum is it times the GPUs asked, nothing to order
@@ -185,7 +191,8 @@ def solve_counts(
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
-    return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound, groupings)
+    taken = joint_values(solver.value, boxes)
+    return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound, groupings, taken)
 
 
 def _spanned_cost(

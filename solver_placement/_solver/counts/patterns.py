@@ -259,9 +259,9 @@ def _clique_table(
 
 
 def class_domains(count_class: CountClass, num_nodes: int) -> np.ndarray:
-    """Per node, the class's domain at each of its levels, then of its priced preferred domains
-    (nodes x levels)."""
-    keys = [*(level.key for level in count_class.levels), *(level.key for level in count_class.priced)]
+    """Per node, the class's domain at each of its levels, then of its priced preferred domains,
+    then its cell of each joint level (``crossing.py``) (nodes x levels)."""
+    keys = [*(level.key for level in count_class.levels), *(level.key for level in count_class.priced), *(level.key for level in count_class.joint)]
     return np.stack(keys, axis=1) if keys else np.zeros((num_nodes, 0), dtype=np.int64)
 
 

@@ -53,7 +53,7 @@ def per_node_applies(problem: CountProblem) -> bool:
     of consecutive GPUs or kept off a GPU, no rank string's load, no domain counted."""
     if problem.beside is not None or any(held.size for held in problem.blocked):
         return False
-    if any(c.run != 1 or c.step != 1 or c.levels or c.priced for c in problem.classes):
+    if any(c.run != 1 or c.step != 1 or c.levels or c.priced or c.joint for c in problem.classes):
         return False
     return 0 < int(problem.allowed.any(axis=0).sum()) <= MOST_NODES
 

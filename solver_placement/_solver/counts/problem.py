@@ -45,7 +45,7 @@ import numpy as np
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
-from solver_placement._solver.counts.domain_levels import DomainLevel, PricedLevel, domain_levels
+from solver_placement._solver.counts.domain_levels import DomainLevel, JointLevel, PricedLevel, domain_levels
 from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
 from solver_placement._solver.counts.followers import Blocks, Loose, collocations, common_window
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
@@ -78,6 +78,7 @@ class CountClass:
     run: int = 1  # consecutive GPUs its layout is made of: every member's ``amount * stride`` block divides it (1: any GPU)
     step: int = 1  # ids apart of a run's GPUs: above 1, progressions of a stride that do not tile its groups (``strided.py``)
     priced: tuple[PricedLevel, ...] = ()  # preferred domains no placement keeps, their topology term stated (``spanning.py``)
+    joint: tuple[JointLevel, ...] = ()  # a member's preferred domains on several labels, their terms stated together (``crossing.py``)
     follows: tuple[str, ...] = ()
     leader: str = ""
 

@@ -41,7 +41,8 @@ from math import gcd
 import numpy as np
 
 from solver_placement._errors import InternalError
-from solver_placement._solver.counts.domain_levels import PricedLevel, domain_levels, member_levels, node_order
+from solver_placement._solver.counts.crossing import joint_level
+from solver_placement._solver.counts.domain_levels import JointLevel, PricedLevel, domain_levels, member_levels, node_order
 from solver_placement._solver.counts.preferred import costly_preferences
 from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.zero_sums import MAX_GROUPINGS, TooManyGroupings, minimal_zero_sums
@@ -64,23 +65,43 @@ def rule_orders(rules: Sequence[tuple[str, DomainRule]]) -> list[tuple[tuple[str
     return [(*rules[i:], *rules[:i]) for i in range(len(rules))]
 
 
+def joins_labels(rules: Sequence[tuple[str, DomainRule]]) -> bool:
+    """Whether a member prefers domains on two labels or more (then its rules may be stated
+    together, :func:`with_priced` with ``joint``)."""
+    labels: dict[str, set[str]] = {}
+    for owner, rule in rules:
+        labels.setdefault(owner, set()).add(rule.label)
+    return any(len(found) > 1 for found in labels.values())
+
+
 def with_priced(
     problem: CountProblem,
     spec: PlacementSpec,
     requests: Mapping[str, ComponentRequest],
     rules: Sequence[tuple[str, DomainRule]],
     check: Callable[[str], None],
+    joint: bool = False,
 ) -> CountProblem | str:
     """``problem`` with each preferred rule priced in its member's class, or why not. A member
     follows the first of its rules its required levels fit inside (``ordered``); the others are
-    priced as if each had an order of its own (a bound, met or not by the layout)."""
+    priced as if each had an order of its own (a bound, met or not by the layout). With
+    ``joint``, a member's rules on several labels are stated together where they can be
+    (``crossing.py``: exact), the rest as above."""
     classes = list(problem.classes)
+    together = _joint_levels(problem, spec, requests, rules, check) if joint else {}
+    if isinstance(together, str):
+        return together
+    for c, level in together.values():
+        classes[c] = replace(classes[c], joint=(*classes[c].joint, level))
     for owner, rule in rules:
         c = next((i for i, found in enumerate(classes) if owner in found.members), None)
         name = f"{owner}: topology ({rule.group}.{rule.label}: prefer)"
         if c is None:
             return f"{name}, which no placement keeps, on a component the count model does not count"
         count_class = replace(classes[c], levels=domain_levels(spec, requests, classes[c].members, classes[c].width, own=True))
+        if owner in together:
+            classes[c] = count_class
+            continue
         level = _priced_level(spec, requests, problem, c, count_class, owner, rule, check)
         if isinstance(level, str):
             return f"{name}, which no placement keeps: {level}"
@@ -88,6 +109,31 @@ def with_priced(
             level = replace(level, ordered=False)
         classes[c] = replace(count_class, priced=(*count_class.priced, level)) if level is not None else count_class
     return replace(problem, classes=tuple(classes))
+
+
+def _joint_levels(
+    problem: CountProblem,
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    rules: Sequence[tuple[str, DomainRule]],
+    check: Callable[[str], None],
+) -> dict[str, tuple[int, JointLevel]] | str:
+    """Per member with preferred rules on two labels or more, its class and the rules stated
+    together (``crossing.py``), where they can be; or why not (too many boxes)."""
+    by_owner: dict[str, list[DomainRule]] = {}
+    for owner, rule in rules:
+        by_owner.setdefault(owner, []).append(rule)
+    found: dict[str, tuple[int, JointLevel]] = {}
+    for owner, own in by_owner.items():
+        c = next((i for i, count_class in enumerate(problem.classes) if owner in count_class.members), None)
+        if c is None or len({rule.label for rule in own}) < 2:
+            continue
+        level = joint_level(spec, requests, problem, c, owner, own, check)
+        if isinstance(level, str):
+            return f"{owner}: preferred domains on {len(own)} labels, which no placement keeps: {level}"
+        if level is not None:
+            found[owner] = (c, level)
+    return found
 
 
 def exactly_priced(problem: CountProblem) -> bool:
@@ -176,4 +222,4 @@ def spanning_order(member: str, count_class: CountClass, priced: PricedLevel, gr
     return rank[priced.key] * num_nodes + inside
 
 
-__all__ = ["exactly_priced", "rule_orders", "spanned_rules", "spanning_order", "with_priced"]
+__all__ = ["exactly_priced", "joins_labels", "rule_orders", "spanned_rules", "spanning_order", "with_priced"]
