@@ -289,7 +289,9 @@ def _count_spanning(
 ) -> Answer | Declined | None:
     """Preferred domains no placement keeps whole, their ``topology`` term stated in the count
     model (``spanning.py``), or why not; None with ``contiguity`` weighed (its path does not
-    state them)."""
+    state them). A member's rules on several labels are priced in the spec's order first (one
+    rule's order, the others a bound); where its layout misses that bound they are stated
+    together over cells (``crossing.py``, exact), else in each other order."""
     rules = spanned_rules(spec)
     if not rules or weights.get("contiguity"):
         return None
@@ -298,9 +300,12 @@ def _count_spanning(
     orders = rule_orders(rules)  # a member's order serves one of its rules: the others' terms are a bound (``spanning.py``)
     tries = [(orders[0], False), (orders[0], True), *((order, False) for order in orders[1:])]  # then a member's rules together (``crossing.py``)
     for order, joint in tries:
-        if joint and not joins_labels(rules):
+        if joint and not joins_labels(spec, rules):
             continue
         answer = _count_stated(dropped, dropped.requests, weights, options, budget, priced=order, load=load, joint=joint)
+        if joint and isinstance(answer, Declined):  # too many boxes (or no answer in time): each rule's order, as before
+            log.debug("preferred domains stated together: %s", answer.reason)
+            continue
         if not isinstance(answer, Answer) or answer.assignments is None:
             return answer if isinstance(answer, Declined) else None
         value = objective_value(spec, spec.requests, answer.assignments, weights, {})

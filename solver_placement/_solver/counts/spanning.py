@@ -28,8 +28,11 @@ preferred domain when its required domains lie inside it and hold units that div
 (its order then keeps them: the preferred domain's sets on the outside, the required levels
 inside). A member's second such rule, or one its required domains do not fit inside, is priced
 as if it had an order of its own: a bound of its term, not the term, so the model's optimum
-bounds the spec's and the answer is returned only when its layout meets it (the caller
-declines otherwise, naming both costs).
+bounds the spec's and the answer is returned only when its layout meets it. Where it misses,
+the caller states the member's pipeline rules on all their labels together, over the labels'
+cells (``crossing.py``: exact, whether the labels nest or cross), and only where that does not
+apply (rules on tensor-parallel groups, or too many sets of cells) tries each rule's order first
+and declines, naming both costs.
 """
 
 from __future__ import annotations
@@ -61,17 +64,20 @@ def rule_orders(rules: Sequence[tuple[str, DomainRule]]) -> list[tuple[tuple[str
     """The orders the count path prices ``rules`` in: as the spec lists them, then each rotation.
     A member follows the first of its rules that fits (:func:`with_priced`) and the others are a
     bound, so a layout that misses the bound under one order may meet it under another (every
-    order states the same bound: the model's terms do not depend on which rule is followed)."""
+    order states the same bound: the model's terms do not depend on which rule is followed);
+    the rotations are tried only where the rules cannot be stated together (``crossing.py``)."""
     return [(*rules[i:], *rules[:i]) for i in range(len(rules))]
 
 
-def joins_labels(rules: Sequence[tuple[str, DomainRule]]) -> bool:
-    """Whether a member prefers domains on two labels or more (then its rules may be stated
-    together, :func:`with_priced` with ``joint``)."""
-    labels: dict[str, set[str]] = {}
-    for owner, rule in rules:
-        labels.setdefault(owner, set()).add(rule.label)
-    return any(len(found) > 1 for found in labels.values())
+def joins_labels(spec: PlacementSpec, rules: Sequence[tuple[str, DomainRule]]) -> bool:
+    """Whether a member's preferred domains and the domains it requires are on two labels or more
+    (then its rules may be stated together, :func:`with_priced` with ``joint``)."""
+    return any(len(_labels(spec, owner, [rule for named, rule in rules if named == owner])) > 1 for owner, _ in rules)
+
+
+def _labels(spec: PlacementSpec, owner: str, preferred: Sequence[DomainRule]) -> set[str]:
+    """The labels of ``owner``'s ``preferred`` rules and of the rules it requires."""
+    return {rule.label for rule in (*preferred, *(r for r in spec.components[owner].constraints.topology if r.required))}
 
 
 def with_priced(
@@ -91,8 +97,10 @@ def with_priced(
     together = _joint_levels(problem, spec, requests, rules, check) if joint else {}
     if isinstance(together, str):
         return together
-    for c, level in together.values():
-        classes[c] = replace(classes[c], joint=(*classes[c].joint, level))
+    if joint and not together:
+        return "no member's preferred rules can be stated together (rules on tensor-parallel groups, or groups its tensor-parallel groups do not tile)"
+    for held, stated in together.values():
+        classes[held] = replace(classes[held], joint=(*classes[held].joint, stated))
     for owner, rule in rules:
         c = next((i for i, found in enumerate(classes) if owner in found.members), None)
         name = f"{owner}: topology ({rule.group}.{rule.label}: prefer)"
@@ -118,19 +126,20 @@ def _joint_levels(
     rules: Sequence[tuple[str, DomainRule]],
     check: Callable[[str], None],
 ) -> dict[str, tuple[int, JointLevel]] | str:
-    """Per member with preferred rules on two labels or more, its class and the rules stated
-    together (``crossing.py``), where they can be; or why not (too many boxes)."""
+    """Per member whose preferred and required rules are on two labels or more, its class and
+    its preferred rules stated together with the required ones (``crossing.py``), where they
+    can be; or why not (too many boxes)."""
     by_owner: dict[str, list[DomainRule]] = {}
     for owner, rule in rules:
         by_owner.setdefault(owner, []).append(rule)
     found: dict[str, tuple[int, JointLevel]] = {}
     for owner, own in by_owner.items():
         c = next((i for i, count_class in enumerate(problem.classes) if owner in count_class.members), None)
-        if c is None or len({rule.label for rule in own}) < 2:
+        if c is None or len(_labels(spec, owner, own)) < 2:
             continue
         level = joint_level(spec, requests, problem, c, owner, own, check)
         if isinstance(level, str):
-            return f"{owner}: preferred domains on {len(own)} labels, which no placement keeps: {level}"
+            return f"{owner}: preferred domains on {len(_labels(spec, owner, own))} labels with the domains it requires, which no placement keeps: {level}"
         if level is not None:
             found[owner] = (c, level)
     return found
