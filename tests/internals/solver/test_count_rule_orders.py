@@ -59,6 +59,22 @@ def check_crossing(case: tuple[Cluster, dict[str, Any]]) -> None:
     event("no placement")
 
 
+@st.composite
+def several_label_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """As :func:`crossing_specs`, an actor alone whose pipelines require a rack and prefer a zone
+    (or the other way round), or prefer a rack, a zone and a row of two values (all crossing)."""
+    cluster, spec = draw(crossing_specs())
+    rules = draw(st.sampled_from([{"rack": "require", "zone": "prefer"}, {"rack": "prefer", "zone": "require"}, {"rack": "prefer", "zone": "prefer", "row": "prefer"}]))
+    labels = [{**labels, "row": f"w{draw(st.integers(0, 1))}"} for labels in cluster.node_labels]
+    actor = {**spec["actor"], "topology": {"pipeline_parallel": rules}}
+    return Cluster(cluster.num_nodes, int(cluster.gpus_per_node[0]), node_labels=labels), {"actor": actor}
+
+
+@example_tiers(20, 100)
+def test_preferred_and_required_domains_on_several_crossing_labels_are_proven_at_the_flat_optimum(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(several_label_specs())(check_crossing))()
+
+
 #: Drawn cases the flat model once got wrong or could not prove. Racks ``r2, r1, r1, r0``: its
 #: symmetry rule kept the processes in rank order, pipelines ``{0, 1}, {2, 3}`` spanning four
 #: racks, and called that optimal; ``{1, 2}, {0, 3}`` spans three (``rules/symmetry.py``). Six
