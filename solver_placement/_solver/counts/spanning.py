@@ -145,12 +145,6 @@ def _joint_levels(
     return found
 
 
-def exactly_priced(problem: CountProblem) -> bool:
-    """Whether every priced level's member follows it (the model's term is then the layout's,
-    else a bound of it)."""
-    return all(level.ordered for c in problem.classes for level in c.priced)
-
-
 def _priced_level(
     spec: PlacementSpec,
     requests: Mapping[str, ComponentRequest],
@@ -231,4 +225,4 @@ def spanning_order(member: str, count_class: CountClass, priced: PricedLevel, gr
     return rank[priced.key] * num_nodes + inside
 
 
-__all__ = ["exactly_priced", "joins_labels", "rule_orders", "spanned_rules", "spanning_order", "with_priced"]
+__all__ = ["joins_labels", "rule_orders", "spanned_rules", "spanning_order", "with_priced"]
