@@ -19,6 +19,10 @@ from test_count_typed import flat_optimum
 
 from solver_placement import Cluster, PlacementSpec, solve
 from solver_placement._solver.answer import Answer
+from solver_placement._solver.counts.crossing import MAX_BOXES, joint_level
+from solver_placement._solver.counts.domain_levels import JointLevel
+from solver_placement._solver.counts.preferred import variants
+from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
@@ -128,3 +132,33 @@ def test_a_cost_the_two_terms_reach_only_together_is_proven() -> None:
     assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
     assert solution.objective == flat_optimum(spec, dict(spec.requests))
     assert objective_value(spec, spec.requests, solution.assignments, {**dict.fromkeys(DEFAULT_WEIGHTS, 0), "topology": 1}, {}) == 3
+
+
+def _joint(nodes: int, gpus: int, labels: list[dict[str, str]], stages: int) -> JointLevel | str | None:
+    """The actor's rack and zone preferences stated together (``counts/crossing.py``), as the
+    count path states them with the rules dropped."""
+    rules = {"rack": "prefer", "zone": "prefer"}
+    spec = PlacementSpec.build(Cluster(nodes, gpus, node_labels=labels), {"actor": {"processes": stages, "pipeline_parallel_size": stages, "topology": {"pipeline_parallel": rules}}})
+    _, dropped = variants(spec)
+    problem = count_problem(dropped, dropped.requests)
+    assert isinstance(problem, CountProblem)
+    return joint_level(dropped, dropped.requests, problem, 0, "actor", spec.components["actor"].constraints.topology, lambda _: None)
+
+
+def test_boxes_are_every_set_of_racks_and_zones_a_pipeline_can_span_with_its_spans() -> None:
+    """One node per cell of 2 racks x 2 zones, pipelines of 2 stages: the four cells alone (0),
+    two cells of one rack or one zone (1 span each), and both diagonals in one box of every cell
+    (a rack and a zone spanned: 2)."""
+    labels = [{"rack": "r0", "zone": "z0"}, {"rack": "r0", "zone": "z1"}, {"rack": "r1", "zone": "z1"}, {"rack": "r1", "zone": "z0"}]
+    level = _joint(4, 1, labels, 2)
+    assert isinstance(level, JointLevel)
+    spans = sorted((len(box), cost) for box, cost in zip(level.boxes, level.costs))
+    assert spans == [(1, 0)] * 4 + [(2, 1)] * 4 + [(4, 2)]
+
+
+def test_more_boxes_than_the_limit_are_named_and_stated_one_rule_at_a_time() -> None:
+    """8 racks x 4 zones, one node per cell, pipelines of 5 stages: more boxes than the model
+    lists, so the member's rules are stated one at a time (the reason names the limit)."""
+    labels = [{"rack": f"r{node // 4}", "zone": f"z{node % 4}"} for node in range(32)]
+    level = _joint(32, 1, labels, 5)
+    assert isinstance(level, str) and f"more than {MAX_BOXES:,} sets of cells" in level
