@@ -127,6 +127,14 @@ neither side places is a finding, not noise:
   ``amount`` whose groups are the ``rollout``'s strided processes (planted as progressions, at
   most as many as a node holds). A ``reward`` exclusive with both asks at most ``fill`` of the GPUs
   the planted class leaves (one GPU a process).
+* ``common strides`` collocates a strided ``actor`` whose TP groups its stride does not divide
+  (holes between its progressions) with a ``rollout`` of another strided shape: neither's
+  processes tile the other's, but both tile progressions of their strides' common factor
+  (``counts/strided.py``, ``common_progression``: 2 GPUs 4 apart beside 2 GPUs 2 apart make
+  progressions of 4 GPUs 2 apart, one actor group each), on nodes of 12 or 16 GPUs. The
+  planted layout fills each node with as many of those progressions as it holds, the actor
+  asking at most ``fill`` of them; a ``reward`` exclusive with both asks at most ``fill`` of the
+  GPUs the actor leaves (one GPU a process).
 * ``drained strides`` is re-planned: an ``actor`` of 2-3 GPUs a process, stride 2-3, TP the
   stride (each group a block of ``amount * stride`` GPUs), is first placed kept off one GPU of
   each of the first half of the nodes (a rank string ``drained``: GPUs out for maintenance), so
@@ -135,7 +143,8 @@ neither side places is a finding, not noise:
   its GPUs, and a ``critic`` exclusive with it asks at most ``fill`` of the GPUs the planted
   actor leaves. The planted layout: one block per drained node (its last ``amount * stride``
   GPUs, after the drained one), whole blocks on the others, the actor asking at most ``fill`` of
-  them; it holds before and after, so a re-plan keeping every process meets it.
+  them; it holds before and after, so a re-plan keeping every process meets it. A quarter of
+  the cases weigh ``contiguity`` (1 per rank), so ranks trade against moves.
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
 impossible at every size (see :data:`INFEASIBLE_KINDS`).
@@ -702,6 +711,28 @@ def strided_followers(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, placement)
 
 
+#: ``common strides``: (GPUs a node, actor amount, stride, TP, rollout amount, stride), each a
+#: class whose actor group is one progression of the strides' common factor.
+COMMON_STRIDES = ((16, 2, 4, 2, 2, 2), (12, 3, 4, 2, 2, 2), (12, 2, 6, 2, 2, 3), (16, 3, 4, 2, 2, 2))
+
+
+def common_strides(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A holey strided ``actor`` and a ``rollout`` of another strided shape on its GPUs, both
+    tiling progressions of their strides' common factor, and a ``reward`` exclusive with both
+    (see the module docstring)."""
+    gpus, amount, stride, tp, each, apart = rng.choice(COMMON_STRIDES)
+    step = math.gcd(stride, apart)
+    length = math.lcm(amount * stride // step, each * apart // step)  # one actor group: tp * amount GPUs
+    per_node = step * (gpus // step // length)  # the progressions a node holds, one residue's chain at a time
+    groups = max(1, int(fill * nodes * per_node))
+    placement: dict[str, Any] = {"actor": body(tp, amount, groups, stride=stride)}
+    placement["rollout"] = {"processes": groups * tp * amount // each, "hardware_per_process": each, "stride": apart, "collocate_with": "actor"}
+    free = nodes * gpus - groups * tp * amount
+    if int(fill * free):
+        placement["reward"] = body(1, 1, int(fill * free), exclusive_with=["actor", "rollout"])
+    return section(nodes, gpus, placement)
+
+
 def drained_strides(rng: random.Random, nodes: int, fill: float) -> Section:
     """A strided ``actor`` (blocks of ``amount * stride`` GPUs a group) kept off one GPU of each
     of the first half of the nodes by the rank string ``drained``, maybe a one-GPU ``ref`` on its
@@ -721,7 +752,8 @@ def drained_strides(rng: random.Random, nodes: int, fill: float) -> Section:
     free = nodes * GPUS - groups * block  # the planted layout's GPUs beside the actor
     if int(fill * free):
         placement["critic"] = body(1, 1, int(fill * free), exclusive_with=["actor"])
-    return section(nodes, GPUS, placement)
+    spec = section(nodes, GPUS, placement)
+    return {**spec, "solver": {"objective": {"contiguity": 1}}} if rng.random() < 0.25 else spec
 
 
 def undrained(case: Case) -> Section:
@@ -817,6 +849,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "kinds memory": lambda rng, nodes, fill: kinds_memory(rng, nodes, fill),
     "wide strides": lambda rng, nodes, fill: wide_strides(rng, nodes, fill),
     "strided followers": strided_followers,
+    "common strides": common_strides,
 }
 #: Families re-planned after a first solve: ``replan`` times :func:`replan`, ``previous`` times
 #: ``solve(..., previous=)`` on the surviving cluster, ``resized`` with a demand changed.
