@@ -277,3 +277,19 @@ def check_blocked(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> 
     ours = held_against_flat(after, before, objective)
     assert (ours.method, ours.notes) == ("counts", ()), ours.notes
     event(f"{ours.method} {ours.status}")
+
+
+def test_a_trade_of_moves_for_ranks_no_bound_proves_is_declined_with_both_values() -> None:
+    """A critic that sat on GPUs 4 and 7 (the actor was kept off them), re-planned with
+    ``contiguity`` weighed: keeping it costs ranks 4 + 7 where a fresh layout takes 4 + 5. The
+    layout best in moves (everything kept) is the optimum, but neither bound proves it (ranks
+    plus the fewest moves, moves plus the least rank sum: 2 short); the count path declines and
+    says so with both values, and the flat model proves that layout."""
+    cluster = Cluster(1, 8)
+    placement = {"actor": {"processes": 2, "hardware_per_process": 2, "stride": 2, "tensor_parallel_size": 2}, "critic": {"processes": 2, "exclusive_with": ["actor"]}}
+    before = blocked_before(cluster, placement, [4, 7])
+    assert [p.hardware_ranks for p in before.placements("critic")] == [[4], [7]]
+    ours = solve(PlacementSpec.build(cluster, placement), previous=before, objective={"contiguity": 1}, time_limit_s=10)
+    assert (ours.method, ours.status, ours.objective) == ("search", "OPTIMAL", 20_017)
+    assert "the layout best in moves is worth 20017 with ranks, above the larger bound 20015" in ours.notes[0]
+    assert [p.hardware_ranks for p in ours.placements("critic")] == [[4], [7]]
