@@ -15,7 +15,8 @@ solver), then ``solve`` with one CP-SAT worker and ``--time-limit`` (its wall ti
 included, is "seconds"), then :func:`verify` on our answer, outside the timed part. ``replan``
 cases solve first (untimed), lose 1-2 of the nodes that answer uses, and time ``replan``
 (``previous`` cases: ``solve`` with ``previous=`` the first answer, on the surviving nodes;
-``resized`` cases: on every node, with one component's demand changed);
+``resized`` cases: on every node, with one component's demand changed; ``drained strides``: on every
+node, with the GPUs its first spec kept the actor off back);
 first fit places the whole job afresh on the surviving nodes. Infeasible specs time the
 refusal (``InfeasiblePlacementError``). The **nodes term** is the objective's ``nodes`` term:
 (component, node) pairs used, counted from both sides' placements.
@@ -45,7 +46,7 @@ from typing import Any
 
 import numpy as np
 import ortools
-from declarative_specs import BIG_FAMILY, FAMILIES, Case, Section, draw_nodes, make_case, resized
+from declarative_specs import BIG_FAMILY, CHANGED, FAMILIES, Case, Section, draw_nodes, make_case, resized, undrained
 from tabulate import tabulate
 
 from solver_placement import InfeasiblePlacementError, Solution, SolverTimeoutError, solve, verify
@@ -346,7 +347,7 @@ def lost_nodes(case: Case, first: Solution) -> list[int]:
 
 def measure(case: Case, limit: float) -> Outcome:
     config = {"cluster": case.section}
-    if not case.losses and case.family != "resized":
+    if not case.losses and case.family != "resized" and case.family not in CHANGED:
         first_fit = nodes_term(FirstFit(case.section).run())
         return timed(case, first_fit, lambda: solve(config, time_limit_s=limit, num_workers=1))
     try:
@@ -354,8 +355,8 @@ def measure(case: Case, limit: float) -> Outcome:
     except Exception as error:  # the first solve of a feasible spec must not fail either
         failed = refused(case, None, 0.0, error)
         return replace(failed, method=f"first solve: {failed.method}")
-    if case.family == "resized":
-        changed = resized(case)
+    if case.family == "resized" or case.family in CHANGED:
+        changed = resized(case) if case.family == "resized" else undrained(case)
         first_fit = nodes_term(FirstFit(changed).run())
         return timed(case, first_fit, lambda: solve({"cluster": changed}, previous=first, time_limit_s=limit, num_workers=1))
     lost = lost_nodes(case, first)

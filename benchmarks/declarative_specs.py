@@ -127,6 +127,24 @@ neither side places is a finding, not noise:
   ``amount`` whose groups are the ``rollout``'s strided processes (planted as progressions, at
   most as many as a node holds). A ``reward`` exclusive with both asks at most ``fill`` of the GPUs
   the planted class leaves (one GPU a process).
+* ``common strides`` collocates a strided ``actor`` whose TP groups its stride does not divide
+  (holes between its progressions) with a ``rollout`` of another strided shape: neither's
+  processes tile the other's, but both tile progressions of their strides' common factor
+  (``counts/strided.py``, ``common_progression``: 2 GPUs 4 apart beside 2 GPUs 2 apart make
+  progressions of 4 GPUs 2 apart, one actor group each), on nodes of 12 or 16 GPUs. The
+  planted layout fills each node with as many of those progressions as it holds, the actor
+  asking at most ``fill`` of them; a ``reward`` exclusive with both asks at most ``fill`` of the
+  GPUs the actor leaves (one GPU a process).
+* ``drained strides`` is re-planned: an ``actor`` of 2-3 GPUs a process, stride 2-3, TP the
+  stride (each group a block of ``amount * stride`` GPUs), is first placed kept off one GPU of
+  each of the first half of the nodes (a rank string ``drained``: GPUs out for maintenance), so
+  its processes there are progressions around it, not blocks; then solved again with
+  ``previous=`` that answer, the GPUs back. Half the time a ``ref`` of one GPU a process is on
+  its GPUs, and a ``critic`` exclusive with it asks at most ``fill`` of the GPUs the planted
+  actor leaves. The planted layout: one block per drained node (its last ``amount * stride``
+  GPUs, after the drained one), whole blocks on the others, the actor asking at most ``fill`` of
+  them; it holds before and after, so a re-plan keeping every process meets it. A quarter of
+  the cases weigh ``contiguity`` (1 per rank), so ranks trade against moves.
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
 impossible at every size (see :data:`INFEASIBLE_KINDS`).
@@ -693,6 +711,59 @@ def strided_followers(rng: random.Random, nodes: int, fill: float) -> Section:
     return section(nodes, GPUS, placement)
 
 
+#: ``common strides``: (GPUs a node, actor amount, stride, TP, rollout amount, stride), each a
+#: class whose actor group is one progression of the strides' common factor.
+COMMON_STRIDES = ((16, 2, 4, 2, 2, 2), (12, 3, 4, 2, 2, 2), (12, 2, 6, 2, 2, 3), (16, 3, 4, 2, 2, 2))
+
+
+def common_strides(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A holey strided ``actor`` and a ``rollout`` of another strided shape on its GPUs, both
+    tiling progressions of their strides' common factor, and a ``reward`` exclusive with both
+    (see the module docstring)."""
+    gpus, amount, stride, tp, each, apart = rng.choice(COMMON_STRIDES)
+    step = math.gcd(stride, apart)
+    length = math.lcm(amount * stride // step, each * apart // step)  # one actor group: tp * amount GPUs
+    per_node = step * (gpus // step // length)  # the progressions a node holds, one residue's chain at a time
+    groups = max(1, int(fill * nodes * per_node))
+    placement: dict[str, Any] = {"actor": body(tp, amount, groups, stride=stride)}
+    placement["rollout"] = {"processes": groups * tp * amount // each, "hardware_per_process": each, "stride": apart, "collocate_with": "actor"}
+    free = nodes * gpus - groups * tp * amount
+    if int(fill * free):
+        placement["reward"] = body(1, 1, int(fill * free), exclusive_with=["actor", "rollout"])
+    return section(nodes, gpus, placement)
+
+
+def drained_strides(rng: random.Random, nodes: int, fill: float) -> Section:
+    """A strided ``actor`` (blocks of ``amount * stride`` GPUs a group) kept off one GPU of each
+    of the first half of the nodes by the rank string ``drained``, maybe a one-GPU ``ref`` on its
+    GPUs, a ``critic`` exclusive with it; :func:`undrained` is the re-planned spec (see the
+    module docstring)."""
+    amount, stride = rng.choice([(2, 2), (2, 3), (3, 2)])
+    block, drained_nodes = amount * stride, max(1, nodes // 2)
+    local = rng.randint(1, max(1, GPUS - block - 1))  # before the node's last block: the planted layout keeps one there
+    planted = drained_nodes + (nodes - drained_nodes) * (GPUS // block)
+    groups = max(1, int(fill * planted))
+    placement: dict[str, Any] = {
+        "drained": ",".join(str(node * GPUS + local) for node in range(drained_nodes)),
+        "actor": body(stride, amount, groups, stride=stride, exclusive_with=["drained"]),
+    }
+    if rng.random() < 0.5:
+        placement["ref"] = {"processes": groups * stride * amount, "collocate_with": "actor"}
+    free = nodes * GPUS - groups * block  # the planted layout's GPUs beside the actor
+    if int(fill * free):
+        placement["critic"] = body(1, 1, int(fill * free), exclusive_with=["actor"])
+    spec = section(nodes, GPUS, placement)
+    return {**spec, "solver": {"objective": {"contiguity": 1}}} if rng.random() < 0.25 else spec
+
+
+def undrained(case: Case) -> Section:
+    """A ``drained strides`` case's section with the drained GPUs back: no ``drained`` rank
+    string, the actor no longer kept off it."""
+    placement = {name: component for name, component in case.section["component_placement"].items() if name != "drained"}
+    placement["actor"] = {key: value for key, value in placement["actor"].items() if key != "exclusive_with"}
+    return {**case.section, "component_placement": placement}
+
+
 # ------------------------------------------------------------------------ impossible specs
 def overfull(rng: random.Random, nodes: int) -> Section:
     """Exclusive components asking 100-130% of the GPUs, at least one GPU too many."""
@@ -778,11 +849,14 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "kinds memory": lambda rng, nodes, fill: kinds_memory(rng, nodes, fill),
     "wide strides": lambda rng, nodes, fill: wide_strides(rng, nodes, fill),
     "strided followers": strided_followers,
+    "common strides": common_strides,
 }
 #: Families re-planned after a first solve: ``replan`` times :func:`replan`, ``previous`` times
 #: ``solve(..., previous=)`` on the surviving cluster, ``resized`` with a demand changed.
 REPLANS = ("replan", "previous", "resized")
-FAMILIES = (*FEASIBLE, *REPLANS, "infeasible")
+#: Re-planned families with a first spec of their own: the re-planned spec is a function of it.
+CHANGED: dict[str, Callable[[random.Random, int, float], Section]] = {"drained strides": drained_strides}
+FAMILIES = (*FEASIBLE, *REPLANS, *CHANGED, "infeasible")
 #: The family of the huge sizes (``--big``).
 BIG_FAMILY = "one per node"
 
@@ -792,6 +866,8 @@ def make_case(family: str, nodes: int, seed: int) -> Case:
     rng = random.Random(f"{family}:{nodes}:{seed}")
     if family in FEASIBLE:
         return Case(family, nodes, seed, FEASIBLE[family](rng, nodes, draw_fill(rng)))
+    if family in CHANGED:
+        return Case(family, nodes, seed, CHANGED[family](rng, nodes, draw_fill(rng)))
     if family == BIG_FAMILY:
         return Case(family, nodes, seed, one_per_node(rng, nodes, draw_fill(rng)))
     if family in REPLANS:

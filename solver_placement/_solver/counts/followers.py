@@ -18,7 +18,9 @@ loses no layout. A strided member's processes are laid out in blocks of ``amount
 consecutive GPUs; where a block does not divide the unit and one member's processes are tiled by
 every other's, the class is counted in that member's progressions, exactly (``strided.py``,
 ``progression_shape``). Otherwise a block that does not divide the unit asks more than the rule does (a
-:class:`Loose` class, as is a holey root's class no member's progressions state): counted in units of whole blocks too (``Blocks.WHOLE``) the answer is a
+:class:`Loose` class, as is a holey root's class no member's progressions state): counted in
+units of whole blocks too (``Blocks.WHOLE``; a holey root's class in whole progressions every
+member tiles where the strides share a factor, ``strided.common_progression``) the answer is a
 valid layout, and counted in the rule's units with no blocks (``Blocks.SPLIT``, a relaxation)
 the model bounds every layout, so the count path returns the first when it meets the second's
 bound, and declines otherwise (``counts/__init__.py``).
@@ -46,7 +48,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
-from solver_placement._solver.counts.strided import class_layout, holey, progression_shape, shape_of
+from solver_placement._solver.counts.strided import class_layout, common_progression, holey, progression_shape, shape_of
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -178,6 +180,11 @@ def _collocation(
             return Loose(reason)
         if blocks == Blocks.SPLIT:
             return Collocation(root, members, unit, 1)
+        common = common_progression(free, members) if mixed else None
+        if common is not None and free[root].num_processes * amount[root] % lcm(unit, common[0]) == 0:
+            nested = _nested(spec, free, (root, members, lcm(unit, common[0])), targets, runs, common)
+            if isinstance(nested, Collocation):  # whole progressions every member tiles: a restriction, as blocks are
+                return nested
         unit = lcm(unit, *runs.values())
         if free[root].num_processes * amount[root] % unit:
             return reason  # not even whole blocks hold every GPU of the class

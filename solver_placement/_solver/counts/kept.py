@@ -19,10 +19,13 @@ bounded. Each is then laid out by the same node model with every class in whole 
 blocks (as ``layout.py`` lays strides out); where no class takes runs, the relaxation is that
 layout. A class of progressions (a stride that leaves holes, ``strided.py``) is a union of
 them in every layout, so the node model states it exactly and lays it out in progression order.
-The answer's bound is the count model's over values that bound every layout, so an
-answer whose layouts keep as many as their values is proven optimal; one whose runs keep fewer
-(the flat model may place a strided process where no run of blocks does) is declined, and the
-exact model decides.
+So is a class of blocks whose one strided member's processes may be any progressions of the
+node (``kept_node.spread_shape``: its other members take one GPU each): where its runs keep
+fewer sets than the relaxation, that node is laid out as the relaxation places them. The
+answer's bound is the count model's over values that bound every layout, so an answer whose
+layouts keep as many as their values is proven optimal; one whose runs keep fewer (the flat
+model may place a strided process where no run of blocks does, and the class has other members
+of several GPUs) is declined, and the exact model decides.
 
 The components placed first (``preset.py``) keep what their known items keep; a preferred
 domain is counted as required and proven against it dropped (``preferred.py``), or priced
@@ -42,7 +45,7 @@ from solver_placement._solver.answer import Answer, Declined, PathName, by_compo
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.followers import member_items
-from solver_placement._solver.counts.kept_node import Held, HeldNode, by_content, contents, in_place, node_kept, upper_bound
+from solver_placement._solver.counts.kept_node import Held, HeldNode, by_content, contents, in_place, node_kept, spread_shape, upper_bound
 from solver_placement._solver.counts.kinds import splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
@@ -69,11 +72,16 @@ MAX_ROUNDS = 16
 class _Kept:
     """Per (shape, pattern) of the shapes with a content, the previous sets kept: ``value`` an
     upper bound (lowered to the node's relaxation once the answer uses the pattern, ``bounded``),
-    ``laid`` the most a layout of whole runs keeps and the local ids per class that keep them."""
+    ``laid`` the most a layout of whole runs keeps and the local ids per class that keep them.
+    ``spread``: per class, the amount and stride of the member whose processes may be any
+    progressions (``kept_node.spread_shape``); ``spread_laid``: the keys laid out so, in
+    progression order, where runs of blocks kept fewer."""
 
     value: dict[tuple[int, int], int]
+    spread: dict[int, tuple[int, int]] = field(default_factory=dict)
     bounded: set[tuple[int, int]] = field(default_factory=set)
     laid: dict[tuple[int, int], tuple[int, dict[int, np.ndarray]]] = field(default_factory=dict)
+    spread_laid: set[tuple[int, int]] = field(default_factory=set)
 
 
 def kept_answer(
@@ -126,7 +134,7 @@ def kept_answer(
                 found.append(split)
     if sum(shape.size for shape in found) > MAX_PATTERNS:
         return None  # contents too many to count shape by shape: the layout is matched node by node
-    kept = _Kept({})
+    kept = _Kept({}, {c: found_shape for c, count_class in enumerate(problem.classes) if (found_shape := spread_shape(spec, requests, count_class))})
     for s, node in nodes.items():
         for p, pattern in enumerate(found[s].tables[0].patterns):
             kept.value[s, p] = upper_bound(problem, found[s], pattern, node)
@@ -235,7 +243,7 @@ def _made_exact(
             kept.laid[key] = kept_there
         if key not in kept.bounded:
             kept.bounded.add(key)
-            relaxed = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=False)
+            relaxed = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=False, spread=kept.spread)
             if relaxed is None:
                 return "a node whose previous placements its pattern could not be laid out beside"
             if relaxed[0] < kept.value[key]:
@@ -245,6 +253,11 @@ def _made_exact(
                 kept.laid[key] = relaxed  # no class takes runs: the relaxation is a layout
         if key not in kept.laid:
             laid = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=True)
+            if (laid is None or laid[0] < kept.value[key]) and all(
+                problem.classes[c].run == 1 or problem.classes[c].step > 1 or c in kept.spread for c, g in zip(shape.part, pattern) if g
+            ):  # every class taking runs may take its processes anywhere: the relaxation is a layout
+                laid = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=False, spread=kept.spread)
+                kept.spread_laid.add(key)
             if laid is None:
                 return "a node whose groups could not be tiled by their strides beside its previous placements"
             kept.laid[key] = laid
@@ -277,14 +290,17 @@ def _laid_out(
         placed = assignments(problem, found, counts, requests, cluster)
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
-    layouts: list[tuple[tuple[int, ...], int, Mapping[int, np.ndarray]]] = []
+    layouts: list[tuple[tuple[int, ...], int, Mapping[int, np.ndarray], bool]] = []
     for s in nodes:
         shape = found[s]
         per_node = [np.bincount(cluster.hw_node[placed[problem.classes[c].root].hardware], minlength=cluster.num_nodes) for c in shape.part]
         on = np.stack([held_there[shape.nodes] // problem.classes[c].width for c, held_there in zip(shape.part, per_node)], axis=1)
         patterns = {pattern: p for p, pattern in enumerate(shape.tables[0].patterns)}
-        layouts += [(shape.part, n, kept.laid[s, patterns[tuple(row)]][1]) for n, row in zip(shape.nodes.tolist(), on.tolist()) if any(row)]
-    placed = _relaid(spec, problem, placed, layouts)
+        for n, row in zip(shape.nodes.tolist(), on.tolist()):
+            if any(row):
+                key = (s, patterns[tuple(row)])
+                layouts.append((shape.part, n, kept.laid[key][1], key in kept.spread_laid))
+    placed = _relaid(spec, problem, placed, layouts, kept.spread)
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
@@ -300,25 +316,28 @@ def _relaid(
     spec: PlacementSpec,
     problem: CountProblem,
     placed: dict[str, Assignment],
-    layouts: Sequence[tuple[tuple[int, ...], int, Mapping[int, np.ndarray]]],
+    layouts: Sequence[tuple[tuple[int, ...], int, Mapping[int, np.ndarray], bool]],
+    spread: Mapping[int, tuple[int, int]],
 ) -> dict[str, Assignment]:
     """``placed`` with each node's processes of a part's classes on the local ids of its layout
-    (part, node, local ids per class position), each group's GPUs tiled by its members as the
-    count layout does; window ranks computed once per member."""
+    (part, node, local ids per class position, whether it was laid out as the relaxation
+    places a ``spread`` class's processes), each group's GPUs tiled by its members as the count
+    layout does (a spread class's in the order of its member's progressions, every one-GPU
+    member following it); window ranks computed once per member."""
     cluster = spec.cluster
     start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)))
     hardware: dict[str, np.ndarray] = {}
     rows_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # per member: its processes by node, and where each node's begin
-    for part, node, layout in layouts:
+    for part, node, layout, anywhere in layouts:
         for k, local in layout.items():
             count_class = problem.classes[part[k]]
-            progressions = count_class.step > 1  # dealt in progression order, as ``layout.py`` deals them (``strided.py``)
-            ordered = progressions_of(local, count_class.run, count_class.step, local.size) if progressions else local
+            run, step = spread[part[k]] if anywhere and part[k] in spread else (count_class.run, count_class.step)
+            progressions = step > 1  # dealt in progression order, as ``layout.py`` deals them (``strided.py``)
+            ordered = progressions_of(local, run, step, local.size) if progressions else local
             if ordered is None:
                 raise InternalError(f"node {node}: the local ids {local.tolist()} laid out for {count_class.root} are not whole progressions")
-            dealt = member_items(
-                ordered.reshape(-1, count_class.width), count_class.members, count_class.follows, count_class.leader, spec.requests, count_class.step
-            )
+            follows, leader = (count_class.follows, count_class.leader) if (run, step) == (count_class.run, count_class.step) else ((), "")
+            dealt = member_items(ordered.reshape(-1, count_class.width), count_class.members, follows, leader, spec.requests, step)
             for member in count_class.members:
                 request = spec.requests[member]
                 if member not in hardware:

@@ -12,7 +12,11 @@ of its member starting there, the member's processes (``h, h + stride, ...``) ho
 class's GPUs once, anywhere, as the flat model places them: that bounds every layout the flat
 model allows on the node. A class of progressions (``strided.py``) is a union of progressions in
 every layout: the model chooses them, and a set of the root's shape is kept by the one from its
-first GPU, laid out or relaxed alike.
+first GPU, laid out or relaxed alike. So is a class of blocks whose one member of several GPUs
+a process is strided and whose others take one GPU each (:func:`spread_shape`): its processes
+may be any disjoint progressions of the node (the flat model's), so where runs of blocks keep
+fewer sets than the relaxation, the relaxation (its processes chosen among those progressions)
+is laid out instead, and it keeps what it bounds.
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ from functools import lru_cache
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.patterns import Shape, beside_of
-from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.counts.typed import admitted_stacks, part_stacks
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
@@ -110,6 +115,28 @@ def by_content(problem: CountProblem, shape: Shape, held: Mapping[int, Content])
         groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), loads, content), []).append(node)
     split: list[tuple[Shape, HeldNode | None]] = [(replace(shape, nodes=np.array(plain, dtype=np.int64)), None)] if plain else []
     return split + [(replace(shape, nodes=np.array(ids, dtype=np.int64)), node) for node, ids in groups.items()]
+
+
+def spread_shape(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], count_class: CountClass) -> tuple[int, int] | None:
+    """The ``(amount, stride)`` of a class of blocks whose processes a node may hold as any
+    disjoint progressions, as the flat model places them, else None. That holds when one member
+    takes several GPUs a process, with a stride (``h, h + stride, ...``), and every other takes
+    one GPU (each lies in one of its processes, so inside one of its groups): dealt in the order
+    of those progressions, a one-GPU member's tensor-parallel groups hold whole progressions when
+    their size is a multiple of the amount (a strided follower nests in them), or are too small
+    to hold one (nothing nests). Every member's groups lie on one node (no required domain lets
+    them span nodes), so each node's groups are its own."""
+    if count_class.run == 1 or count_class.step > 1:
+        return None
+    several = [name for name in count_class.members if int(requests[name].amount[0]) > 1]
+    if len(several) != 1 or enforced_stride(requests[several[0]]) is None:
+        return None
+    amount, stride = int(requests[several[0]].amount[0]), int(requests[several[0]].stride or 1)
+    for name in count_class.members:
+        tp = spec.components[name].constraints.tensor_parallel_size
+        if tensor_group_on_node(spec, requests[name]) != tp or (name != several[0] and tp >= amount and tp % amount):
+            return None
+    return amount, stride
 
 
 def upper_bound(problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node: HeldNode) -> int:
@@ -224,14 +251,24 @@ def _progressions(model: cp_model.CpModel, taken: Sequence[cp_model.IntVar], amo
 
 
 def node_kept(
-    problem: CountProblem, shape: Shape, pattern: tuple[int, ...], node: HeldNode, options: SolverOptions, budget: Budget, runs: bool
+    problem: CountProblem,
+    shape: Shape,
+    pattern: tuple[int, ...],
+    node: HeldNode,
+    options: SolverOptions,
+    budget: Budget,
+    runs: bool,
+    spread: Mapping[int, tuple[int, int]] | None = None,
 ) -> tuple[int, dict[int, np.ndarray]] | None:
     """The most previous sets a node of ``shape`` holding ``pattern`` keeps, and per class
     (position) its local ids that keep them; None when no layout holds the pattern. Every GPU
     holds one stack of classes that may share it, within what it admits (the classes not kept
     off it, beside its load); with ``runs`` each class takes whole runs of its blocks, and a
     strided set is kept by the block holding its process, else (a relaxation of every layout
-    the flat model allows there) by a process of its member placed freely (``_free_processes``)."""
+    the flat model allows there) by a process of its member placed freely (``_free_processes``).
+    A class of ``spread`` (class index: the amount and stride of :func:`spread_shape`) is, without
+    ``runs``, exactly a union of its member's progressions, as every layout of the flat model
+    has it: its ids are then a layout, dealt in progression order."""
     capacity = shape.capacity
     present = [k for k, groups in enumerate(pattern) if groups]
     graph = problem.graphs[int(problem.graph_of[shape.nodes[0]])]
@@ -261,6 +298,14 @@ def node_kept(
                 keeps = model.new_bool_var("")
                 gains.append(keeps)  # a set of the root's shape is kept by the progression from its first GPU
                 model.add(keeps <= firsts[local[0]]) if (amount, step) == (run, count_class.step) and local[0] < len(firsts) else model.add(keeps == 0)
+            continue
+        if not runs and spread and shape.part[k] in spread:  # its member's processes, exactly (``spread_shape``)
+            amount_of, stride_of = spread[shape.part[k]]
+            firsts = _progressions(model, taken[k], amount_of, stride_of)
+            for _, amount, step, local in node.content.strided[k]:
+                keeps = model.new_bool_var("")
+                gains.append(keeps)
+                model.add(keeps <= firsts[local[0]]) if (amount, step) == (amount_of, stride_of) and local[0] < len(firsts) else model.add(keeps == 0)
             continue
         starts = [model.new_bool_var("") for _ in range(capacity - run + 1)] if runs and run > 1 else []
         if starts:

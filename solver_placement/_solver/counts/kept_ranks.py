@@ -37,22 +37,22 @@ from solver_placement._specification.placement_spec import PlacementSpec
 
 def kept_with_ranks(
     spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget, bound: int
-) -> Answer | None:
+) -> Answer | str:
     """``kept.py``'s answer (``contiguity`` left out of its model) on the full objective, proven
     optimal against the larger of ``bound`` (the caller's: ranks counted, the least moves added)
-    and its own bound plus the least rank sum; None when it is not proven (or ``kept.py`` does not
-    state the spec), so the caller declines."""
+    and its own bound plus the least rank sum; else why not (``kept.py`` does not state the
+    spec, or its value and the larger bound, which the caller declines with)."""
     moves_first = kept_by_kind if splits(spec, spec.requests) else kept_answer  # robots, whole nodes: view by view
     kept = moves_first(spec, held, {**weights, "contiguity": 0}, options, budget)
     if not isinstance(kept, Answer) or kept.bound is None:
-        return None
+        return "the count model without contiguity does not state its moves" if kept is None else "the count model without contiguity does not prove its moves"
     value = objective_value(spec, spec.requests, kept.assignments, weights, held)
     if value > bound:  # the caller's bound alone does not prove it: add the least rank sum to kept.py's
         ranks = count_path(spec, spec.requests, {**NO_TERMS, "contiguity": 1}, options, budget)
         if not isinstance(ranks, Answer) or ranks.status != SolveStatus.OPTIMAL:
-            return None
+            return "the least rank sum is not proven"
         bound = max(bound, kept.known("bound") + int(weights.get("contiguity", 0)) * ranks.known("bound"))
     if value > bound:
-        return None
+        return f"the layout best in moves is worth {value} with ranks, above the larger bound {bound} (moves and ranks traded, neither layout proven)"
     primary = objective_value(spec, spec.requests, kept.assignments, {**weights, "contiguity": 0}, held)
     return replace(kept, status=SolveStatus.OPTIMAL, objective=value, bound=value, primary=primary)

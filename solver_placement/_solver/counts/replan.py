@@ -68,11 +68,11 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     bound = int(weights.get("changes", 0)) * least + answer.known("bound")
     lost = value - objective_value(spec, spec.requests, assignments, {**weights, "changes": 0}, held)
     if lost > int(weights.get("changes", 0)) * least:
-        kept = kept_with_ranks(spec, held, weights, options, budget, bound) if weights.get("contiguity") else None
-        if kept is not None:
+        kept = kept_with_ranks(spec, held, weights, options, budget, bound) if weights.get("contiguity") else ""
+        if isinstance(kept, Answer):
             return kept
         return Declined(PathName.COUNTS, f"its layout gives up {lost // max(int(weights.get('changes', 0)), 1)} previous placements, "
-                                         f"more than the {least} no layout keeps")  # fmt: skip
+                                         f"more than the {least} no layout keeps" + (f"; {kept}" if kept else ""))  # fmt: skip
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, assignments, {**weights, "contiguity": 0}, held)
     return replace(answer, assignments=assignments, status=status, objective=value, bound=min(bound, value), primary=primary)

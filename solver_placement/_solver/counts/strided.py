@@ -29,13 +29,16 @@ apart inside a follower's blocks of six, or a follower of two GPUs two apart, th
 member, inside a one-GPU target's groups of two. The class is counted in that member's
 progressions and the others are dealt inside each (``followers.tile``). Where no member's are
 (two consecutive GPUs beside three GPUs three apart: ``{0, 1, 3, 4, 6, 7}`` holds both, as
-do whole blocks of 18), the class is counted in whole blocks of every member's and proven
-against the class without blocks (``followers.Loose``), and declined where that misses.
+do whole blocks of 18), the class is counted in whole progressions every member's tile
+(:func:`common_progression`: two GPUs four apart beside two GPUs two apart make progressions of
+four GPUs two apart), or where the strides share no factor in whole blocks of every member's,
+and proven against the class without blocks (``followers.Loose``), and declined where that misses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import gcd, lcm
 
 import numpy as np
 
@@ -100,6 +103,21 @@ def progression_shape(free: Mapping[str, ComponentRequest], members: tuple[str, 
     return next((shape for shape in shapes if all(tiles(other, shape) for other in shapes)), None)
 
 
+def common_progression(free: Mapping[str, ComponentRequest], members: tuple[str, ...]) -> tuple[int, int] | None:
+    """The least ``(amount, stride)`` progression every member of several GPUs a process tiles
+    (:func:`tiles`): its stride the members' strides' greatest common divisor, its length the
+    least common multiple of each member's ``amount * stride / step``; None when that step is 1
+    (whole blocks of consecutive GPUs then) or no member takes several GPUs. A union of such
+    progressions holds every member's processes, so the class counted in them is a restriction
+    (every count a layout), never more than the rule asks: a class whose processes are not tiled
+    by one member's is counted so and proven against the class without them."""
+    shapes = sorted({shape_of(free[m]) for m in members if shape_of(free[m])[0] > 1})
+    step = gcd(*(stride for _, stride in shapes))
+    if not shapes or step == 1:
+        return None
+    return lcm(*(amount * stride // step for amount, stride in shapes)), step
+
+
 def tiles(inner: tuple[int, int], outer: tuple[int, int]) -> bool:
     """Whether a progression of the ``outer`` shape (amount, stride) is a disjoint union of
     progressions of the ``inner`` shape: its ids ``h + j * u`` (``j < b``) split by ``j`` modulo
@@ -129,4 +147,4 @@ def progressions_of(ids: np.ndarray, length: int, step: int, need: int) -> np.nd
     return np.concatenate(chosen).astype(np.int64) if chosen else ordered[:0].astype(np.int64)
 
 
-__all__ = ["class_layout", "holey", "progression_shape", "progressions_of", "shape_of", "tiles"]
+__all__ = ["class_layout", "common_progression", "holey", "progression_shape", "progressions_of", "shape_of", "tiles"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 from flat_model import PRIMARY, built_or_refused, counts_kept_out, flat_solution
 from helpers import example_tiers
@@ -30,6 +31,10 @@ from solver_placement._solver.options import SolverOptions
 #: not tile the class's groups (the count layout would ask more than the rule), or followers its
 #: layout cannot nest in their targets' groups (the flat model decides both).
 MAY_DECLINE = re.compile(r"a stride whose blocks of \d+ GPUs do not tile the groups|processes that the count layout cannot nest in")
+#: What the count model may decline a class of a holey root (``strided.holey``) for: no member's
+#: processes tiled by every other's, and the class counted in whole blocks or common progressions
+#: has no answer or misses the bound of the class counted without them.
+MAY_DECLINE_HOLEY = re.compile(r"no member's processes are tiled by every other's|processes that the count layout cannot nest in")
 
 
 @st.composite
@@ -177,6 +182,74 @@ def test_a_follower_of_a_stride_that_does_not_tile_the_class_is_counted_in_its_p
     assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
     assert [list(p.hardware_ranks) for p in solution.placements("rollout")] == [[0, 2]]
     assert sorted(p.hardware_ranks[0] for p in solution.placements("actor")) == [0, 2]
+    flat = flat_solution(spec, {"contiguity": 0})
+    assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
+
+
+@st.composite
+def holey_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """1-2 nodes of 8 or 12 GPUs; a root of 2 or 3 GPUs a process, stride 2-4, TP 1-3 not a
+    multiple of the stride (its progressions leave holes in its groups, ``strided.holey``), and a
+    follower of 2-4 GPUs a process, stride 1, 2 or 4, on its GPUs, sometimes beside a component
+    kept off them."""
+    gpus = draw(st.lists(st.sampled_from([8, 12]), min_size=1, max_size=2))
+    amount, stride = draw(st.sampled_from([(a, s) for a in (2, 3) for s in (2, 3, 4) if (a - 1) * s < 12]))
+    tp = draw(st.sampled_from([t for t in (1, 2, 3) if t % stride]))
+    held = tp * amount * draw(st.integers(1, max(1, sum(gpus) // (2 * tp * amount))))
+    spec: dict[str, Any] = {"root": {"processes": held // amount, "hardware_per_process": amount, "stride": stride} | ({"tensor_parallel_size": tp} if tp > 1 else {})}
+    each = draw(st.sampled_from([b for b in (2, 3, 4) if held % b == 0] or [1]))
+    spec["follower"] = {"processes": held // each, "collocate_with": "root"} | ({"hardware_per_process": each, "stride": draw(st.sampled_from([1, 2, 4]))} if each > 1 else {})
+    if draw(st.booleans()):
+        spec["other"] = {"processes": draw(st.integers(1, max(1, sum(gpus) - held))), "exclusive_with": ["root"]}
+    return Cluster(len(gpus), gpus), spec
+
+
+@example_tiers(30, 250)
+def test_classes_of_a_holey_root_are_counted_exactly_or_declined_by_name(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(holey_classes())(check_holey))()
+
+
+def check_holey(case: tuple[Cluster, dict[str, Any]]) -> None:
+    """Where the count model answers a class of a holey root (counted in a member's
+    progressions, or in common progressions or whole blocks and proven against the class
+    without them), its layout passes the verifier and its objective is the flat optimum."""
+    cluster, placement = case
+    note(f"{cluster.gpus_per_node.tolist()} {placement}")
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
+        return
+    answer = counted(spec)
+    if isinstance(answer, str):
+        if answer == NO_COUNT_ANSWER:
+            assert flat_optimum(spec, dict(spec.requests)) is None, "the count model found no answer for a spec that has a placement"
+            event("no placement")
+            return
+        assert MAY_DECLINE_HOLEY.search(answer), answer
+        event("declined")
+        return
+    assert answer.assignments is not None and answer.status == "OPTIMAL"
+    verify(spec, Solution(spec, spec.requests, dict(answer.assignments), "FEASIBLE", None).placements_by_component())
+    assert answer.objective == flat_optimum(spec, dict(spec.requests))
+    event("counted")
+
+
+def test_strides_that_share_a_factor_are_counted_in_common_progressions() -> None:
+    """A root of 2 GPUs 4 apart in TP groups of 2 (holes between its progressions) with a
+    follower of 2 GPUs 2 apart, a component kept off them beside: neither member's processes
+    tile the other's, and whole blocks of 8 cannot nest the follower in the root's groups, so the
+    count path declined. Progressions of four GPUs two apart (``{h, h + 2, h + 4, h + 6}``) hold
+    one group of the root and two processes of the follower each; counted in them, the answer
+    meets the bound of the class counted without them, and is the flat optimum."""
+    placement = {
+        "a": {"processes": 4, "hardware_per_process": 2, "stride": 4, "tensor_parallel_size": 2},
+        "b": {"processes": 4, "hardware_per_process": 2, "stride": 2, "collocate_with": "a"},
+        "c": {"processes": 5, "exclusive_with": ["a"]},
+    }
+    spec = PlacementSpec.build(Cluster(2, 8), placement)
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    groups = [sorted(h for p in solution.placements("a")[g : g + 2] for h in p.hardware_ranks) for g in (0, 2)]
+    assert all(np.diff(group).tolist() == [2, 2, 2] for group in groups)
     flat = flat_solution(spec, {"contiguity": 0})
     assert solution.objective == objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
 

@@ -17,6 +17,9 @@ Progressions of a stride that leaves holes: the node model lays them out (``kept
 * Progressions kept where a node was lost, and random strided jobs: the same.
 * A strided window placed first, shrunk: stated by ``kept.py`` (its known processes keep the most
   any order keeps), at the flat optimum.
+* Strided processes placed around GPUs taken then (progressions, not blocks), re-planned with
+  those GPUs free: where runs of blocks keep fewer of them than the node's relaxation, the node
+  is laid out as the relaxation places them (``kept_node.spread_shape``), at the flat optimum.
 """
 
 from __future__ import annotations
@@ -208,3 +211,85 @@ def test_a_strided_window_placed_first_is_re_planned_at_the_flat_optimum(window:
     before = solve(PlacementSpec.build(cluster, window_job("0-7", 4)))
     ours = held_against_flat(PlacementSpec.build(cluster, window_job(window, 2)), before, {})
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+
+
+def blocked_before(cluster: Cluster, placement: dict[str, Any], blocked: list[int]) -> Solution:
+    """``placement`` solved with its strided actor kept off the ``blocked`` GPUs (a rank string it
+    is exclusive with): its processes there are progressions around them, not whole blocks."""
+    actor = placement["actor"] | {"exclusive_with": [*placement["actor"].get("exclusive_with", ()), "blocker"]}
+    return solve(PlacementSpec.build(cluster, placement | {"actor": actor, "blocker": ",".join(map(str, blocked))}), time_limit_s=10)
+
+
+def test_progressions_placed_around_taken_gpus_are_kept_where_blocks_would_move_them() -> None:
+    """Two processes of 2 GPUs 2 apart (TP 2) placed around GPUs 2, 5 and 8 kept off them, on
+    two nodes of 8, a critic kept off the actor; re-planned with those GPUs free. Runs of blocks
+    of 4 kept 4 of the 6 previous sets the node's relaxation keeps, and the count path declined;
+    the node is now laid out as its relaxation places the processes, proven, nothing moved."""
+    cluster = Cluster(2, 8)
+    placement = {"actor": {"processes": 2, "hardware_per_process": 2, "stride": 2, "tensor_parallel_size": 2}, "critic": {"processes": 4, "exclusive_with": ["actor"]}}
+    before = blocked_before(cluster, placement, [2, 5, 8])
+    ours = held_against_flat(PlacementSpec.build(cluster, placement), before, {})
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    held = previous_hardware(PlacementSpec.build(cluster, placement), before)
+    assert objective_value(ours.spec, ours.spec.requests, ours.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
+
+
+@st.composite
+def blocked_strides(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
+    """1-2 nodes of 8 or 12 GPUs; an actor of 2 or 3 GPUs a process, stride 2 or 3, TP the
+    stride or twice it (its blocks tile its groups: laid out in runs of blocks; a group on one
+    node), sometimes followed by a component of one GPU a process (TP 1, the actor's amount or
+    its group), sometimes beside a critic kept off it."""
+    nodes = draw(st.integers(1, 2))
+    gpus, amount, stride, tp = draw(st.sampled_from([(g, a, s, t) for g in (8, 12) for a in (2, 3) for s in (2, 3) for t in (s, 2 * s) if a * max(s, t) <= g]))
+    groups = draw(st.integers(1, max(1, nodes * gpus // (2 * amount * tp))))
+    placement: dict[str, Any] = {"actor": {"processes": groups * tp, "hardware_per_process": amount, "stride": stride, "tensor_parallel_size": tp}}
+    if draw(st.booleans()):
+        placement["ref"] = {"processes": groups * tp * amount, "collocate_with": "actor", "tensor_parallel_size": draw(st.sampled_from([1, amount, amount * tp]))}
+    if draw(st.booleans()):
+        placement["critic"] = {"processes": draw(st.integers(1, 4)), "exclusive_with": ["actor"]}
+    return Cluster(nodes, gpus), placement
+
+
+@example_tiers(15, 150)
+def test_a_replan_of_progressions_placed_around_taken_gpus_is_the_flat_optimum(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(blocked_strides(), st.data())(check_blocked))()
+
+
+def check_blocked(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> None:
+    """A drawn strided job placed with its actor kept off 1-2 GPUs, re-planned with them free:
+    where the count model proves the job placed afresh, the count path answers the re-plan,
+    declining nothing, at the flat optimum."""
+    cluster, placement = case
+    blocked = sorted(data.draw(st.sets(st.integers(0, cluster.num_hardware - 1), min_size=1, max_size=2), label="blocked"))
+    objective = data.draw(st.sampled_from([{}, {"changes": 1, "nodes": 1}]), label="objective")
+    note(f"{cluster.gpus_per_node.tolist()} {placement} blocked {blocked}, {objective}")
+    try:
+        before = blocked_before(cluster, placement, blocked)
+        after = PlacementSpec.build(cluster, placement)
+        fresh = solve(after, time_limit_s=10, objective=objective)
+    except (InfeasiblePlacementError, PlacementConfigError):
+        event("infeasible before or after")
+        return
+    if (fresh.method, fresh.status) != ("counts", "OPTIMAL"):
+        event("the count model does not prove the spec placed afresh")
+        return
+    ours = held_against_flat(after, before, objective)
+    assert (ours.method, ours.notes) == ("counts", ()), ours.notes
+    event(f"{ours.method} {ours.status}")
+
+
+def test_a_trade_of_moves_for_ranks_no_bound_proves_is_declined_with_both_values() -> None:
+    """A critic that sat on GPUs 4 and 7 (the actor was kept off them), re-planned with
+    ``contiguity`` weighed: keeping it costs ranks 4 + 7 where a fresh layout takes 4 + 5. The
+    layout best in moves (everything kept) is the optimum, but neither bound proves it (ranks
+    plus the fewest moves, moves plus the least rank sum: 2 short); the count path declines and
+    says so with both values, and the flat model proves that layout."""
+    cluster = Cluster(1, 8)
+    placement = {"actor": {"processes": 2, "hardware_per_process": 2, "stride": 2, "tensor_parallel_size": 2}, "critic": {"processes": 2, "exclusive_with": ["actor"]}}
+    before = blocked_before(cluster, placement, [4, 7])
+    assert [p.hardware_ranks for p in before.placements("critic")] == [[4], [7]]
+    ours = solve(PlacementSpec.build(cluster, placement), previous=before, objective={"contiguity": 1}, time_limit_s=10)
+    assert (ours.method, ours.status, ours.objective) == ("search", "OPTIMAL", 20_017)
+    assert "the layout best in moves is worth 20017 with ranks, above the larger bound 20015" in ours.notes[0]
+    assert [p.hardware_ranks for p in ours.placements("critic")] == [[4], [7]]
