@@ -30,18 +30,11 @@ from ortools.sat.python import cp_model
 
 from solver_placement._errors import InternalError
 from solver_placement._solver.counts.level_relaxation import LevelColumns, relax_level
-from solver_placement._solver.counts.model import COUNT_PARAMETERS, Counts
+from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WORK, Counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.reduced_costs import fewest_nodes
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
-
-#: CP-SAT's deterministic time (its own measure of work, the same on any machine) for the run
-#: that moves GPUs to low ranks (:meth:`LevelModel.low_ranks`), a tie-break among answers
-#: already proven best: it ends in at most 0.02 of it on the benchmark's families, but ran
-#: past the time limit on 331 nodes of 14,852 patterns (``other hardware``), where the answer
-#: was then lost. The best run so far is kept when it ends, so the answer stays deterministic.
-LOW_RANKS_WORK = 0.05
 
 
 def states_whole(problem: CountProblem, shapes: Sequence[Shape]) -> bool:

@@ -29,6 +29,16 @@ COUNT_PARAMETERS = {"cp_model_presolve": False}
 #: presolve proves the optimum (about 2 s). Elsewhere presolve only costs time (priced
 #: remainders, ``spanning.py``: 1.2 s instead of 0.7 on 241 nodes of ``topology mixes``).
 OWN_ORDER_PARAMETERS: dict[str, bool] = {}
+#: CP-SAT's deterministic time (its own measure of work, the same on any machine) for the run
+#: that moves GPUs to low ranks (:func:`solve_counts`' second run,
+#: ``level_model.LevelModel.low_ranks``), a tie-break among answers already proven best. Bounded
+#: by wall time alone it took most of a solve and ended where the machine's speed left it:
+#: ``kinds memory`` on 624 nodes (2,431 patterns) needed 0.47 of it, 3.4 s on a loaded machine;
+#: on 5 nodes (2,650 patterns) it ran out of time after 0.53, so that answer's tie-break
+#: depended on the machine's load (and on 331 nodes of 14,852 patterns, ``other hardware``, it
+#: ran past the time limit, where the answer was lost). The best run so far is kept when it ends (the first
+#: answer when it found none better), so the answer stays deterministic.
+LOW_RANKS_WORK = 0.05
 
 
 @dataclass(frozen=True)
@@ -181,7 +191,7 @@ def solve_counts(
         for var, value in zip(used, found.groupings[priced_level]):
             model.add_hint(var, value)
     model.minimize(cp_model.LinearExpr.weighted_sum(*low_ranks))
-    solver, status = solve_model(model, one_worker, budget, **parameters)
+    solver, status = solve_model(model, one_worker, budget, **parameters, max_deterministic_time=LOW_RANKS_WORK)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
