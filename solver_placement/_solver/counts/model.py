@@ -35,9 +35,9 @@ OWN_ORDER_PARAMETERS: dict[str, bool] = {}
 #: by wall time alone it took most of a solve and ended where the machine's speed left it:
 #: ``kinds memory`` on 624 nodes (2,431 patterns) needed 0.47 of it, 3.4 s on a loaded machine;
 #: on 5 nodes (2,650 patterns) it ran out of time after 0.53, so that answer's tie-break
-#: depended on the machine's load (and on 331 nodes of 14,852 patterns, ``other hardware``, it
-#: ran past the time limit, where the answer was lost). The best run so far is kept when it ends (the first
-#: answer when it found none better), so the answer stays deterministic.
+#: depended on the machine's load (and on 331 nodes of 14,852 patterns, ``other hardware``, the
+#: level model's ran past the time limit, where the answer was lost). The best run so far is kept
+#: when it ends (the first answer when it found none better), so the answer stays deterministic.
 LOW_RANKS_WORK = 0.05
 
 

@@ -40,9 +40,10 @@ log = logging.getLogger(__name__)
 
 #: Most nodes (where some class may go) the per-node model serves. Up to ``ALONE_NODES`` it is
 #: the only form; past that it gets ``SHARE`` of the count model's time first (each run at most
-#: ``SHARED_WORK``), the patterns the rest: alike nodes make the count model's one integer per pattern the tighter model on some
-#: specs (5 nodes, 1,203 patterns: 0.03 s by counts, 1.3 s per node) and listing the patterns
-#: the slow step on others (7 nodes, 5,313 patterns: 1.9 s to list and count, 0.3 s per node).
+#: ``SHARED_WORK``), the patterns the rest: alike nodes make the count model's one integer per
+#: pattern the tighter model on some specs (5 nodes, 1,203 patterns: 0.03 s by counts, 1.3 s per
+#: node) and listing the patterns the slow step on others (7 nodes, 5,313 patterns: 1.9 s to
+#: list and count, 0.3 s per node).
 MOST_NODES = 16
 ALONE_NODES = 4
 SHARE = 0.3
