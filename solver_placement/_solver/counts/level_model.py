@@ -30,18 +30,11 @@ from ortools.sat.python import cp_model
 
 from solver_placement._errors import InternalError
 from solver_placement._solver.counts.level_relaxation import LevelColumns, relax_level
-from solver_placement._solver.counts.model import COUNT_PARAMETERS, Counts
+from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WORK, Counts, add_hints
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.reduced_costs import fewest_nodes
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
-
-#: CP-SAT's deterministic time (its own measure of work, the same on any machine) for the run
-#: that moves GPUs to low ranks (:meth:`LevelModel.low_ranks`), a tie-break among answers
-#: already proven best: it ends in at most 0.02 of it on the benchmark's families, but ran
-#: past the time limit on 331 nodes of 14,852 patterns (``other hardware``), where the answer
-#: was then lost. The best run so far is kept when it ends, so the answer stays deterministic.
-LOW_RANKS_WORK = 0.05
 
 
 def states_whole(problem: CountProblem, shapes: Sequence[Shape]) -> bool:
@@ -136,8 +129,7 @@ class LevelModel:
         if left.any():
             return  # the greedy left groups over: no hint
         for row, taken in zip(self.uses, chosen):
-            for var, nodes in zip(row, taken.tolist()):
-                self.model.add_hint(var, nodes)
+            add_hints(self.model, row, taken.tolist())
 
     def solve(self, peak: int | None, below: int | None) -> Counts | None:
         """``peak_levels.LevelSolve``: the best counts with every node's load at most ``peak``
@@ -188,8 +180,7 @@ class LevelModel:
         self._bounded(peak, value)
         self.model.clear_hints()  # the greedy's: this run starts from the best answer
         for s, row in enumerate(self.uses):
-            for p, var in enumerate(row):
-                self.model.add_hint(var, best.uses.get((s, 0, p), 0))
+            add_hints(self.model, row, (best.uses.get((s, 0, p), 0) for p in range(len(row))))
         self.model.minimize(cp_model.LinearExpr.weighted_sum([var for _, var in low], [weight for weight, _ in low]))
         solver, status = solve_model(self.model, self.options, self.budget, **COUNT_PARAMETERS, max_deterministic_time=LOW_RANKS_WORK)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -215,8 +206,7 @@ class LevelModel:
         self.hinted = True
         self.model.clear_hints()
         for row, counts in zip(self.uses, answer):
-            for var, nodes in zip(row, counts.tolist()):
-                self.model.add_hint(var, nodes)
+            add_hints(self.model, row, counts.tolist())
 
     @staticmethod
     def _counted(answer: Sequence[np.ndarray]) -> dict[tuple[int, int, int], int]:

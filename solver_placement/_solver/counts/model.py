@@ -9,7 +9,7 @@ summed over components); ``contiguity`` orders equal answers afterwards (``layou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +30,16 @@ COUNT_PARAMETERS = {"cp_model_presolve": False}
 #: presolve proves the optimum (about 2 s). Elsewhere presolve only costs time (priced
 #: remainders, ``spanning.py``: 1.2 s instead of 0.7 on 241 nodes of ``topology mixes``).
 OWN_ORDER_PARAMETERS: dict[str, bool] = {}
+#: CP-SAT's deterministic time (its own measure of work, the same on any machine) for the run
+#: that moves GPUs to low ranks (:func:`solve_counts`' second run,
+#: ``level_model.LevelModel.low_ranks``), a tie-break among answers already proven best. Bounded
+#: by wall time alone it took most of a solve and ended where the machine's speed left it:
+#: ``kinds memory`` on 624 nodes (2,431 patterns) needed 0.47 of it, 3.4 s on a loaded machine;
+#: on 5 nodes (2,650 patterns) it ran out of time after 0.53, so that answer's tie-break
+#: depended on the machine's load (and on 331 nodes of 14,852 patterns, ``other hardware``, the
+#: level model's ran past the time limit, where the answer was lost). The best run so far is kept
+#: when it ends (the first answer when it found none better), so the answer stays deterministic.
+LOW_RANKS_WORK = 0.05
 
 
 @dataclass(frozen=True)
@@ -159,9 +169,8 @@ def solve_counts(
     if below is not None:
         model.add(weighted <= below - 1)
     model.minimize(weighted)
-    if hint is not None:  # every count, in the proto at once (one call per variable costs more than the solve)
-        model.proto.solution_hint.vars.extend(var.index for var in uses.values())
-        model.proto.solution_hint.values.extend(hint.get(key, 0) for key in uses)
+    if hint is not None:
+        add_hints(model, uses.values(), (hint.get(key, 0) for key in uses))
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
     own_orders = any(not c.priced and any(level.member is not None for level in c.levels) for c in problem.classes)
     parameters = OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS
@@ -181,18 +190,27 @@ def solve_counts(
     if status != cp_model.OPTIMAL or term is not None or len({int(node_start[shape.nodes[0]]) for shape in shapes}) < 2:
         return found  # one first rank: every answer's low-ranks sum is it times the GPUs asked, nothing to order
     model.add(weighted == found.value)
-    for key, var in uses.items():
-        model.add_hint(var, found.uses.get(key, 0))
+    add_hints(model, uses.values(), (found.uses.get(key, 0) for key in uses))
     for priced_level, used in sets.items():
-        for var, value in zip(used, found.groupings[priced_level]):
-            model.add_hint(var, value)
+        add_hints(model, used, found.groupings[priced_level])
     model.minimize(cp_model.LinearExpr.weighted_sum(*low_ranks))
-    solver, status = solve_model(model, one_worker, budget, **parameters)
+    solver, status = solve_model(model, one_worker, budget, **parameters, max_deterministic_time=LOW_RANKS_WORK)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
     taken = joint_values(solver.value, boxes)
     return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound, groupings, taken)
+
+
+def add_hints(model: cp_model.CpModel, variables: Iterable[cp_model.IntVar], values: Iterable[int]) -> None:
+    """``model.add_hint`` of each variable and its value, in the proto at once: the same hint in
+    the same order (the count model's variables are never negated literals), where one call per
+    variable cost more than the solve (10 microseconds each: 0.15 s a hint of the 14,852
+    patterns of ``other hardware:331:11``, hinted at every level the relaxation leaves to CP-SAT
+    and once more to move GPUs to low ranks)."""
+    hint = model.proto.solution_hint
+    hint.vars.extend(var.index for var in variables)
+    hint.values.extend(int(value) for value in values)
 
 
 def _spanned_cost(

@@ -39,13 +39,22 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 log = logging.getLogger(__name__)
 
 #: Most nodes (where some class may go) the per-node model serves. Up to ``ALONE_NODES`` it is
-#: the only form; past that it gets ``SHARE`` of the count model's time first, the patterns the
-#: rest: alike nodes make the count model's one integer per pattern the tighter model on some
-#: specs (5 nodes, 1,203 patterns: 0.03 s by counts, 1.3 s per node) and listing the patterns
-#: the slow step on others (7 nodes, 5,313 patterns: 1.9 s to list and count, 0.3 s per node).
+#: the only form; past that it gets ``SHARE`` of the count model's time first (each run at most
+#: ``SHARED_WORK``), the patterns the rest: alike nodes make the count model's one integer per
+#: pattern the tighter model on some specs (5 nodes, 1,203 patterns: 0.03 s by counts, 1.3 s per
+#: node) and listing the patterns the slow step on others (7 nodes, 5,313 patterns: 1.9 s to
+#: list and count, 0.3 s per node).
 MOST_NODES = 16
 ALONE_NODES = 4
 SHARE = 0.3
+#: CP-SAT's deterministic time (its own measure of work, the same on any machine) for one
+#: level's run where the patterns follow (past ``ALONE_NODES``). Bounded by its share of the
+#: wall time alone, whether a level was proven here or by the patterns depended on the machine's
+#: load, and so did the answer's tie-break: on 5 alike nodes of six classes in a ring
+#: (``balance:5:3``) one level needs 0.41 of it per node (0.44 s), which a loaded machine cut
+#: short and a quiet one did not, while the patterns prove it in 0.03 s. The levels the
+#: benchmark's per-node runs prove take at most 0.007.
+SHARED_WORK = 0.05
 
 
 def per_node_applies(problem: CountProblem) -> bool:
@@ -132,7 +141,8 @@ class PerNode:
         for constraint, placed_first in self.loads:
             _set_high(constraint, 2**40 if peak is None else peak - placed_first)
         _set_high(self.cap, 2**40 if below is None else below - 1)
-        solver, status = solve_model(self.model, self.options, self.budget)
+        work = {} if alone(self.problem) else {"max_deterministic_time": SHARED_WORK}  # the patterns follow: the run's work bounded
+        solver, status = solve_model(self.model, self.options, self.budget, **work)
         if status == cp_model.INFEASIBLE:
             return Counts({}, "INFEASIBLE", 0, 0)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
