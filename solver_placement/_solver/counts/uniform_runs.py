@@ -157,16 +157,18 @@ def widths_of(problem: CountProblem, part: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(problem.classes[c].width for c in part)
 
 
-def sums_state_runs(runs: Sequence[int], steps: Sequence[int], widths: Sequence[int], allowed: np.ndarray, capacity: int) -> bool:
-    """Whether a node no class is kept off part of, with no fixed load, is stated by its cliques'
-    sums although a class takes progressions: one class there takes runs, and as many of its
-    groups as the node could ever hold fit its chains' runs (``most_runs``), so only the count
-    of its GPUs matters (the module's two counts, the first never binding)."""
-    ranged = [k for k, there in enumerate(allowed.tolist()) if there and runs[k] > 1]
+def runs_cap(runs: Sequence[int], steps: Sequence[int], widths: Sequence[int], allowed: Sequence[bool], capacity: int) -> tuple[int, int] | None:
+    """Where a node no class is kept off part of, with no fixed load, is stated by its cliques'
+    sums although a class takes progressions: when exactly one class there takes runs, its
+    position and the most groups its chains' runs hold (:func:`most_runs`), the module's two
+    counts with the first a bound on one class's groups; None otherwise (the node is checked
+    GPU by GPU). A group's GPUs are a multiple of the run (a group is whole processes), so
+    ``groups x width`` GPUs need ``groups x width / run`` runs, at most the node's."""
+    ranged = [k for k, there in enumerate(allowed) if there and runs[k] > 1]
     if len(ranged) != 1:
-        return False
+        return None
     k = ranged[0]
-    return capacity // widths[k] * widths[k] <= most_runs(capacity, runs[k], steps[k]) * runs[k]
+    return k, most_runs(capacity, runs[k], steps[k]) * runs[k] // widths[k]
 
 
-__all__ = ["UniformRuns", "most_runs", "sums_state_runs", "uniform_runs", "widths_of"]
+__all__ = ["UniformRuns", "most_runs", "runs_cap", "uniform_runs", "widths_of"]
