@@ -71,12 +71,12 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
     codes = _Codes(walk)
     states, costs = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     done: list[tuple[np.ndarray, np.ndarray]] = []
-    for gpu in range(walk.capacity):
+    for visited, gpu in enumerate(visit_order(walk)):
         check("pricing the contiguity of node patterns")
         if codes.gapless:
             done.append((states, costs))
         states, costs = _step(walk, codes, gpu, states, costs)
-        left = walk.capacity - gpu - 1  # a class must still be able to end in whole groups
+        left = walk.capacity - visited - 1  # a class must still be able to end in whole groups
         reachable = np.ones(states.size, dtype=bool)
         for k, width in enumerate(walk.widths):
             if width > 1:
@@ -92,6 +92,27 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
     groups = counts[whole] // widths
     order = np.lexsort(groups.T[::-1])
     return groups[order], costs[whole][order]
+
+
+def visit_order(walk: NodeWalk) -> list[int]:
+    """The local ids in the order the walk visits them: ascending, or where one class takes
+    progressions (``steps[k]`` > 1) and no other class takes runs, residue by residue (ids
+    ``0, s, 2s, ...``, then ``1, 1 + s, ...``).
+
+    Why the order may change: a layout's cost is a sum over GPUs of id x weight, whatever order
+    its GPUs are chosen in, and every other rule is of one GPU at a time (its stacks, the GPUs
+    kept off, a load), so any order lists the same patterns at the same least costs. Along a
+    residue's chain a progression is consecutive GPUs, so one open run at a time remains (the
+    others are 0, closed: a run begins only where it fits in its chain), and the run's position
+    is the class's GPUs so far modulo its run. In id order every residue keeps a run open at
+    once, ``run ** step`` states for each vector of GPU counts: 125 for five GPUs three apart,
+    which on 72-GPU nodes beside two other classes passed ``MAX_WALK_STATES``."""
+    steps = walk.steps or (1,) * len(walk.runs)
+    strided = [k for k, step in enumerate(steps) if step > 1]
+    if len(strided) != 1 or any(run > 1 for k, run in enumerate(walk.runs) if k != strided[0]):
+        return list(range(walk.capacity))
+    step = steps[strided[0]]
+    return sorted(range(walk.capacity), key=lambda gpu: (gpu % step, gpu))
 
 
 class _Codes:
