@@ -210,10 +210,8 @@ def test_capped_cliques_list_what_the_walk_lists(monkeypatch: pytest.MonkeyPatch
         problem = count_problem(spec, spec.requests)
         assert isinstance(problem, CountProblem), problem
         by_counts = _listed(problem, spec)
-        actor = next(c for c, count_class in enumerate(problem.classes) if count_class.step > 1)
-        binding += problem.classes[actor].width * (cluster.gpus_per_node[0] // problem.classes[actor].width) > most_runs(
-            int(cluster.gpus_per_node[0]), problem.classes[actor].run, problem.classes[actor].step
-        ) * problem.classes[actor].run
+        actor, capacity = next(count_class for count_class in problem.classes if count_class.step > 1), int(cluster.gpus_per_node[0])
+        binding += capacity // actor.width * actor.width > most_runs(capacity, actor.run, actor.step) * actor.run
         with monkeypatch.context() as walked:
             walked.setattr(patterns, "runs_cap", lambda *args: None)
             assert by_counts == _listed(problem, spec), placement
