@@ -57,6 +57,7 @@ class NodeWalk:
     loads: tuple[FixedLoad | None, ...] = ()  # per GPU, the rank strings' load there (``fixed_loads.py``; ``()``: none)
     fits: FitsBeside | None = None  # whether a stack fits beside a load
     steps: tuple[int, ...] = ()  # per class, the ids apart of its runs' GPUs (``()``: all 1; above 1: ``strided.py``)
+    most: tuple[int, ...] = ()  # per class, the most GPUs a pattern may give it: all its groups' (``()``: the node's)
 
 
 def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
@@ -81,6 +82,8 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
         for k, width in enumerate(walk.widths):
             if width > 1:
                 reachable &= (-codes.gpus(states, k)) % width <= left
+            if walk.most and walk.most[k] < walk.capacity:  # more than all its groups: no answer uses the pattern
+                reachable &= codes.gpus(states, k) <= walk.most[k]
         states, costs = codes.least(states[reachable], costs[reachable])
         if costs.size > MAX_WALK_STATES:
             raise TooManyWalkStates

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from solver_placement._solver.counts.contiguity import Local
@@ -78,3 +80,19 @@ def test_wide_strided_nodes_are_priced_within_the_walks_states() -> None:
     assert listed[(0, 72, 0)] == 71 * 72 // 2
     assert listed[(12, 0, 72)] == sum(range(72)) + sum(range(60))  # the reward on every id, the actor sharing ids 0-59 (its 12 progressions)
     assert len(listed) < MAX_WALK_STATES
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_class_capped_at_its_groups_loses_only_the_patterns_above_them(seed: int) -> None:
+    """``NodeWalk.most`` (each class's GPUs over all its groups, ``ranked_runs.py``): the walk
+    lists the patterns it lists without it that give no class more, at the same costs; a
+    pattern above a class's groups is one no answer uses (its groups are counted exactly)."""
+    rng = random.Random(seed)
+    for _ in range(15):
+        walk = strided_walk(rng)
+        most = tuple(width * rng.randint(0, walk.capacity // width) for width in walk.widths)
+        patterns, costs = node_patterns(walk, _no_budget)
+        within = (patterns * np.array(walk.widths) <= np.array(most)).all(axis=1)
+        capped, capped_costs = node_patterns(replace(walk, most=most), _no_budget)
+        assert capped.tolist() == patterns[within].tolist()
+        assert capped_costs.tolist() == costs[within].tolist()
