@@ -17,8 +17,11 @@ GPU, so a state remembers how far into its run each class is); a pattern counts 
 GPUs in whole groups of its width. A class of progressions (``steps[k]`` > 1, a stride whose
 blocks do not tile its groups, ``strided.py``) has one open run per residue of its step, each
 continued ``steps[k]`` GPUs further (``weighed.py`` lays every class whose root has a stride out
-so). Strides of collocated followers of other shapes are left to the layout, as in ``Local``
-(a lower bound there; the answer is proven only when the layout meets it).
+so); where it is the only class in runs, the walk visits its ids residue by residue
+(:func:`visit_order`), so one of those runs is open at a time. Strides of collocated followers
+of other shapes are left to the layout, as in ``Local`` (a lower bound there; the answer is
+proven only when the layout meets it). A state giving a class more GPUs than all its groups
+hold (``NodeWalk.most``) is dropped: no answer uses such a pattern.
 """
 
 from __future__ import annotations
