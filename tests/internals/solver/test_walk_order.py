@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from solver_placement._solver.counts.contiguity import Local
-from solver_placement._solver.counts.local_costs import MAX_WALK_STATES, NodeWalk, node_patterns, visit_order
+from solver_placement._solver.counts.local_costs import MAX_WALK_STATES, NodeWalk, least_layout, node_patterns, visit_order
+from solver_placement._solver.counts.strided import progressions_of
 
 
 def _no_budget(stage: str) -> None:
@@ -96,3 +97,31 @@ def test_a_class_capped_at_its_groups_loses_only_the_patterns_above_them(seed: i
         capped, capped_costs = node_patterns(replace(walk, most=most), _no_budget)
         assert capped.tolist() == patterns[within].tolist()
         assert capped_costs.tolist() == costs[within].tolist()
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_walk_traced_back_lays_out_each_pattern_at_its_least_cost(seed: int) -> None:
+    """``least_layout`` (what the layout of a weighed ``contiguity`` uses where a class takes
+    progressions): for every demand the search in id order can lay out, a layout of that least
+    cost whose GPUs hold stacks they admit, every class its demand, the strided one in whole
+    progressions; a demand no layout holds is refused."""
+    rng = random.Random(seed)
+    laid = 0
+    for _ in range(6):
+        drawn = strided_walk(rng)
+        walk = replace(drawn, widths=(1,) * len(drawn.weights), allowed=(True,) * len(drawn.weights))  # demands in GPUs, as the layout asks
+        search = Local(walk.weights, walk.stacks, walk.capacity, walk.kept_off, walk.runs, _no_budget, steps=walk.steps)
+        for demand in itertools.product(*(range(0, walk.capacity + 1, run) for run in walk.runs)):
+            least = search._best(0, demand, (0,) * sum(walk.steps))
+            if least == float("inf"):
+                with pytest.raises(ValueError):
+                    least_layout(walk, demand, _no_budget)
+                continue
+            layout = least_layout(walk, demand, _no_budget)
+            assert sum(gpu * sum(walk.weights[k] for k in stack) for gpu, stack in enumerate(layout)) == least
+            assert all(not stack or (stack in walk.stacks and all(gpu not in walk.kept_off[k] for k in stack)) for gpu, stack in enumerate(layout))
+            held = [np.array([gpu for gpu, stack in enumerate(layout) if k in stack], dtype=np.int64) for k in range(len(demand))]
+            assert [ids.size for ids in held] == list(demand)
+            assert progressions_of(held[0], walk.runs[0], walk.steps[0], demand[0]) is not None
+            laid += 1
+    assert laid > 40
