@@ -281,7 +281,10 @@ def _answer(
 
 class _Pricer:
     """One :class:`Local` search per part, graph, GPU count and GPUs kept off, shared by the
-    layout of every node: the least-cost stacks of the few patterns the answer uses."""
+    layout of every node: the least-cost stacks of the few patterns the answer uses. A part
+    whose walk visits a class's progressions residue by residue is laid out by that walk traced
+    back (``local_costs.least_layout``): the search keeps one open run per residue, which on
+    72-GPU nodes passed ``MAX_LOCAL_STATES`` for patterns the walk had priced."""
 
     def __init__(self, problem: CountProblem, requests: Mapping[str, ComponentRequest], parts: list[tuple[int, ...]], budget: Budget) -> None:
         self.problem = problem
