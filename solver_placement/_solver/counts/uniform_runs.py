@@ -18,6 +18,12 @@ give the cover's stacks holding ``k`` to the ids of the lowest runs that fit (ev
 takes any GPU, so the other stacks go anywhere), and drop ``k`` from any stack holding it beyond
 them (stacks are closed under removing a class). Nothing grows with the node's GPUs but the
 cover's per-type search, which counts GPUs rather than walking them.
+
+The first count is a bound on one class's groups and the second is what the cliques' sums (or
+the stacks' sums, in a hole) state on any node, so ``patterns.shapes`` lists such a node as it
+lists every other, whole-node or clique by clique, with that class's groups capped
+(:func:`runs_cap`): 72-GPU nodes of five GPUs three apart beside two exclusive classes have
+too many whole-node patterns for the count model, but some 3,300 by clique.
 """
 
 from __future__ import annotations
@@ -162,8 +168,8 @@ def runs_cap(runs: Sequence[int], steps: Sequence[int], widths: Sequence[int], a
     sums although a class takes progressions: when exactly one class there takes runs, its
     position and the most groups its chains' runs hold (:func:`most_runs`), the module's two
     counts with the first a bound on one class's groups; None otherwise (the node is checked
-    GPU by GPU). A group's GPUs are a multiple of the run (a group is whole processes), so
-    ``groups x width`` GPUs need ``groups x width / run`` runs, at most the node's."""
+    GPU by GPU). ``groups x width`` GPUs take whole runs, at least ``groups x width / run`` of
+    them, at most the node's: so ``groups x width <= runs x run``."""
     ranged = [k for k, there in enumerate(allowed) if there and runs[k] > 1]
     if len(ranged) != 1:
         return None
