@@ -63,7 +63,16 @@ def rank_bases(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
     """Per class and node, the sum over its members of the rank local id 0 of the node would have
     in the member's window (rank minus local id, one number per node; a GPU listed twice, by
     overlapping groups, keeps its lowest rank, as the flat model would pick); why not, when some
-    member's ranks on a node do not follow local ids."""
+    member's ranks on a node do not follow local ids.
+
+    Such a window is one over node groups of several kinds (``kinds.py``): its ranks run group
+    after group (all its GPUs, then all its robots, or the other way), so a node's items of two
+    kinds have two bases,
+    whose gap changes from node to node by the items of each kind before it. A node's cost then
+    depends on how many of a class's items there are of each kind, which a pattern (items per
+    class) does not say, and no order of nodes makes it rise evenly: pricing it exactly needs
+    patterns that count each class's items per kind (a class per component and kind, their
+    groups summed to its demand), which the count model does not build, so it declines."""
     bases = np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
     for c, count_class in enumerate(problem.classes):
         for member in count_class.members:

@@ -17,14 +17,17 @@ GPU, so a state remembers how far into its run each class is); a pattern counts 
 GPUs in whole groups of its width. A class of progressions (``steps[k]`` > 1, a stride whose
 blocks do not tile its groups, ``strided.py``) has one open run per residue of its step, each
 continued ``steps[k]`` GPUs further (``weighed.py`` lays every class whose root has a stride out
-so). Strides of collocated followers of other shapes are left to the layout, as in ``Local``
-(a lower bound there; the answer is proven only when the layout meets it).
+so); where it is the only class in runs, the walk visits its ids residue by residue
+(:func:`visit_order`), so one of those runs is open at a time. Strides of collocated followers
+of other shapes are left to the layout, as in ``Local`` (a lower bound there; the answer is
+proven only when the layout meets it). A state giving a class more GPUs than all its groups
+hold (``NodeWalk.most``) is dropped: no answer uses such a pattern.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,6 +60,7 @@ class NodeWalk:
     loads: tuple[FixedLoad | None, ...] = ()  # per GPU, the rank strings' load there (``fixed_loads.py``; ``()``: none)
     fits: FitsBeside | None = None  # whether a stack fits beside a load
     steps: tuple[int, ...] = ()  # per class, the ids apart of its runs' GPUs (``()``: all 1; above 1: ``strided.py``)
+    most: tuple[int, ...] = ()  # per class, the most GPUs a pattern may give it: all its groups' (``()``: the node's)
 
 
 def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
@@ -71,16 +75,12 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
     codes = _Codes(walk)
     states, costs = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     done: list[tuple[np.ndarray, np.ndarray]] = []
-    for gpu in range(walk.capacity):
+    for visited, gpu in enumerate(visit_order(walk)):
         check("pricing the contiguity of node patterns")
         if codes.gapless:
             done.append((states, costs))
-        states, costs = _step(walk, codes, gpu, states, costs)
-        left = walk.capacity - gpu - 1  # a class must still be able to end in whole groups
-        reachable = np.ones(states.size, dtype=bool)
-        for k, width in enumerate(walk.widths):
-            if width > 1:
-                reachable &= (-codes.gpus(states, k)) % width <= left
+        states, costs, _ = _step(walk, codes, gpu, states, costs)
+        reachable = _reachable(walk, codes, states, walk.capacity - visited - 1)
         states, costs = codes.least(states[reachable], costs[reachable])
         if costs.size > MAX_WALK_STATES:
             raise TooManyWalkStates
@@ -92,6 +92,73 @@ def node_patterns(walk: NodeWalk, check: Callable[[str], None]) -> tuple[np.ndar
     groups = counts[whole] // widths
     order = np.lexsort(groups.T[::-1])
     return groups[order], costs[whole][order]
+
+
+def least_layout(walk: NodeWalk, demand: tuple[int, ...], check: Callable[[str], None]) -> list[tuple[int, ...]]:
+    """The stack of each local id (``()``: unused) of a least-cost layout of ``demand`` (GPUs per
+    class), traced back through the walk that prices it: where ``contiguity.Local``'s search of
+    one pattern passes its states (72-GPU nodes, a class in progressions), this walk keeps only
+    states within the demand (``most``), so it lays out any pattern it priced, at the least cost
+    it priced it (the walk's own rules, one open run per residue visited at a time).
+    ``TooManyWalkStates`` past ``MAX_WALK_STATES``; ``ValueError`` when no layout holds the
+    demand (the count model chose only patterns the walk listed: never)."""
+    within = replace(walk, most=demand)
+    codes = _Codes(within)
+    codes.gapless = False  # every state kept to the last GPU: the trail then ends at one
+    states, costs = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    trail: list[tuple[int, np.ndarray, np.ndarray]] = []  # per GPU visited: its id, each kept state's origin and stack
+    for visited, gpu in enumerate(visit_order(within)):
+        check("laying out a node's pattern by the contiguity walk")
+        states, costs, came = _step(within, codes, gpu, states, costs)
+        reachable = _reachable(within, codes, states, walk.capacity - visited - 1)
+        kept = np.flatnonzero(reachable)[codes.least_positions(states[reachable], costs[reachable])]
+        states, costs = states[kept], costs[kept]
+        trail.append((gpu, came[0][kept], came[1][kept]))
+        if costs.size > MAX_WALK_STATES:
+            raise TooManyWalkStates
+    target = sum(need * codes.place[k] for k, need in enumerate(demand))  # every run closed: its digits 0
+    found = np.flatnonzero(states == target)
+    if not found.size:
+        raise ValueError(f"no layout of the node holds {demand}")
+    at = int(found[0])
+    layout: list[tuple[int, ...]] = [()] * walk.capacity
+    for gpu, origin, taken in reversed(trail):
+        layout[gpu] = _usable(within, gpu)[taken[at]] if taken[at] >= 0 else ()
+        at = int(origin[at])
+    return layout
+
+
+def _reachable(walk: NodeWalk, codes: _Codes, states: np.ndarray, left: int) -> np.ndarray:
+    """The states that may still end in a pattern: each class able to end in whole groups in
+    the ``left`` GPUs still to visit, and none past its ``most``."""
+    reachable = np.ones(states.size, dtype=bool)
+    for k, width in enumerate(walk.widths):
+        if width > 1:
+            reachable &= (-codes.gpus(states, k)) % width <= left
+        if walk.most and walk.most[k] < walk.capacity:  # more than all its groups: no answer uses the pattern
+            reachable &= codes.gpus(states, k) <= walk.most[k]
+    return reachable
+
+
+def visit_order(walk: NodeWalk) -> list[int]:
+    """The local ids in the order the walk visits them: ascending, or where one class takes
+    progressions (``steps[k]`` > 1) and no other class takes runs, residue by residue (ids
+    ``0, s, 2s, ...``, then ``1, 1 + s, ...``).
+
+    Why the order may change: a layout's cost is a sum over GPUs of id x weight, whatever order
+    its GPUs are chosen in, and every other rule is of one GPU at a time (its stacks, the GPUs
+    kept off, a load), so any order lists the same patterns at the same least costs. Along a
+    residue's chain a progression is consecutive GPUs, so one open run at a time remains (the
+    others are 0, closed: a run begins only where it fits in its chain), and the run's position
+    is the class's GPUs so far modulo its run. In id order every residue keeps a run open at
+    once, ``run ** step`` states for each vector of GPU counts: 125 for five GPUs three apart,
+    which on 72-GPU nodes beside two other classes passed ``MAX_WALK_STATES``."""
+    steps = walk.steps or (1,) * len(walk.runs)
+    strided = [k for k, step in enumerate(steps) if step > 1]
+    if len(strided) != 1 or any(run > 1 for k, run in enumerate(walk.runs) if k != strided[0]):
+        return list(range(walk.capacity))
+    step = steps[strided[0]]
+    return sorted(range(walk.capacity), key=lambda gpu: (gpu % step, gpu))
 
 
 class _Codes:
@@ -122,20 +189,33 @@ class _Codes:
         """The digit of class ``k``'s open run that GPU ``gpu`` may continue (its residue's)."""
         return len(self.steps) + self.first[k] + gpu % self.steps[k]
 
-    def least(self, states: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each distinct state once, at its least cost (one sort of state and cost together)."""
-        order = np.argsort(states * (self.most_cost + 1) + costs)
+    def least_positions(self, states: np.ndarray, costs: np.ndarray) -> np.ndarray:
+        """Where :meth:`least`'s states are in ``states``: each distinct state's first of least
+        cost (a stable sort: the same position on any machine)."""
+        order = np.argsort(states * (self.most_cost + 1) + costs, kind="stable")
         ordered = states[order]
+        return order[np.concatenate((np.ones(min(ordered.size, 1), dtype=bool), ordered[1:] != ordered[:-1]))]
+
+    def least(self, states: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each distinct state once, at its least cost, ascending: one sort of state and cost
+        packed in one integer (sorting the values, not their order, then unpacking: half the
+        time of an argsort and two gathers on the 600,000 states a 72-GPU node reaches)."""
+        radix = self.most_cost + 1
+        keys = np.sort(states * radix + costs)
+        ordered = keys // radix
         first = np.concatenate((np.ones(min(ordered.size, 1), dtype=bool), ordered[1:] != ordered[:-1]))
-        keep = order[first]
-        return states[keep], costs[keep]
+        return ordered[first], keys[first] - ordered[first] * radix
 
 
-def _step(walk: NodeWalk, codes: _Codes, gpu: int, states: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _step(
+    walk: NodeWalk, codes: _Codes, gpu: int, states: np.ndarray, costs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """The states after GPU ``gpu`` takes each stack it may (or nothing, unless the walk is
     gapless) from each state: a class in the middle of a run must be in the stack, a class
     beginning one needs its whole run left, and each class's run continues on the open run of
-    its residue modulo its step."""
+    its residue modulo its step. Also where each came from: the position of its state before,
+    and the stack taken (its index in :func:`_usable`'s list; -1: none), which
+    :func:`least_layout` follows back."""
     longer = [k for k, run in enumerate(walk.runs) if run > 1]
     now = {k: (states // codes.place[codes.slot(k, gpu)]) % walk.runs[k] for k in longer}  # how far into its open run
     must = np.zeros(states.size, dtype=np.int64)  # bits of the classes in the middle of a run
@@ -143,7 +223,8 @@ def _step(walk: NodeWalk, codes: _Codes, gpu: int, states: np.ndarray, costs: np
         must |= (now[k] > 0).astype(np.int64) << k
     idle = (must == 0) & (not codes.gapless)  # a gapless walk set them aside as done
     found_states, found_costs = [states[idle]], [costs[idle]]
-    for stack in _usable(walk, gpu):
+    origins, taken = [np.flatnonzero(idle)], [np.full(int(np.count_nonzero(idle)), -1, dtype=np.int64)]
+    for j, stack in enumerate(_usable(walk, gpu)):
         bits = sum(1 << k for k in stack)
         ending = sum(1 << k for k in stack if k in now and gpu + (walk.runs[k] - 1) * codes.steps[k] >= walk.capacity)  # may only continue here
         fits = ((must & ~bits) == 0) & ((ending & ~must) == 0)
@@ -156,7 +237,9 @@ def _step(walk: NodeWalk, codes: _Codes, gpu: int, states: np.ndarray, costs: np
                 moved += np.where(now[k][fits] == walk.runs[k] - 1, -(walk.runs[k] - 1) * place, place)
         found_states.append(moved)
         found_costs.append(costs[fits] + gpu * sum(walk.weights[k] for k in stack))
-    return np.concatenate(found_states), np.concatenate(found_costs)
+        origins.append(np.flatnonzero(fits))
+        taken.append(np.full(origins[-1].size, j, dtype=np.int64))
+    return np.concatenate(found_states), np.concatenate(found_costs), (np.concatenate(origins), np.concatenate(taken))
 
 
 def _usable(walk: NodeWalk, gpu: int) -> list[tuple[int, ...]]:

@@ -24,7 +24,7 @@ from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.runs import typed_patterns
 from solver_placement._solver.counts.stack_sums import stack_sums
 from solver_placement._solver.counts.typed import FitsBeside, needs_types, part_stacks
-from solver_placement._solver.counts.uniform_runs import sums_state_runs, widths_of
+from solver_placement._solver.counts.uniform_runs import runs_cap, widths_of
 
 #: Most patterns the count model enumerates over all shapes (each is one integer variable): past
 #: a few thousand, enumerating them in Python and solving take seconds, and the flat model or
@@ -123,8 +123,9 @@ def shapes(
     touched = {node for off in keep_off for node in off} | set(loads)  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
     steps = tuple(problem.classes[c].step for c in part)
-    if any(step > 1 for step in steps):  # progressions (``strided.py``): every node is checked GPU by GPU, but where cliques' sums state it
-        touched |= {node for node in useful.tolist() if not sums_state_runs(runs, steps, widths_of(problem, part), allowed[:, node], int(gpus_per_node[node]))}
+    progressions = any(step > 1 for step in steps)
+    if progressions:  # (``strided.py``): every node is checked GPU by GPU, but where cliques' sums and a cap state it (``uniform_runs.py``)
+        touched |= {node for node in useful.tolist() if runs_cap(runs, steps, widths_of(problem, part), allowed[:, node].tolist(), int(gpus_per_node[node])) is None}
     load = problem.load if problem.load is not None else np.zeros(num_nodes, dtype=np.int64)
     keys: dict[tuple, list[int]] = {}
     for node in useful.tolist():
@@ -159,10 +160,24 @@ def shapes(
             links = clique_tree([table.columns for table in tables])
         else:
             tables, links = (Table(tuple(range(len(part))), _whole_table(problem.graphs[graph], part, widths, mask, cliques, rooms, check, holes)),), ()
+        if progressions:  # alike GPUs: the class in progressions at most the groups its chains' runs hold
+            tables = _capped(tables, runs_cap(runs, steps, widths, mask, capacity))
         found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links, loaded))
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
     return found
+
+
+def _capped(tables: tuple[Table, ...], cap: tuple[int, int] | None) -> tuple[Table, ...]:
+    """``tables`` less the patterns giving class ``cap[0]`` (a position in the part) more than
+    ``cap[1]`` groups: a bound on one class, exact in every table that holds it (tables joined
+    by a clique tree agree on the classes they share)."""
+    if cap is None:
+        return tables
+    k, most = cap
+    return tuple(
+        Table(table.columns, tuple(p for p in table.patterns if p[table.columns.index(k)] <= most)) if k in table.columns else table for table in tables
+    )
 
 
 def beside_of(problem: CountProblem, part: tuple[int, ...]) -> FitsBeside | None:

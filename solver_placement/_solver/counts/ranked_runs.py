@@ -80,6 +80,7 @@ def walked_runs(
     placed_first = problem.load if problem.load is not None else np.zeros(cluster.num_nodes, dtype=np.int64)
     members = tuple(len(problem.classes[c].members) for c in part)
     widths = tuple(problem.classes[c].width for c in part)
+    most = tuple(problem.classes[c].groups * problem.classes[c].width for c in part)  # a node holds no more than a class has
     runs, steps = (tuple(column) for column in zip(*(local_run(problem.classes[c], requests) for c in part)))
     kept = [problem.blocked_locals(c) for c in part]  # per class, node -> local ids it is kept off
     groups: dict[_NodeKey, list[int]] = {}
@@ -97,7 +98,7 @@ def walked_runs(
     for key, nodes in groups.items():
         graph = problem.graphs[key.graph]
         stacks = stacks_of(graph, part, in_some_hole_set(graph))
-        walk = NodeWalk(key.capacity, members, widths, key.allowed, key.kept_off, runs, stacks, key.loads, fits if key.loads else None, steps)
+        walk = NodeWalk(key.capacity, members, widths, key.allowed, key.kept_off, runs, stacks, key.loads, fits if key.loads else None, steps, most)
         if walk not in walked:
             walked[walk] = _listed(walk, graph, part, check) if not priced else node_patterns(walk, check)
         patterns, local = walked[walk]

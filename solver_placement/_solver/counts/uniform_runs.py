@@ -18,6 +18,12 @@ give the cover's stacks holding ``k`` to the ids of the lowest runs that fit (ev
 takes any GPU, so the other stacks go anywhere), and drop ``k`` from any stack holding it beyond
 them (stacks are closed under removing a class). Nothing grows with the node's GPUs but the
 cover's per-type search, which counts GPUs rather than walking them.
+
+The first count is a bound on one class's groups and the second is what the cliques' sums (or
+the stacks' sums, in a hole) state on any node, so ``patterns.shapes`` lists such a node as it
+lists every other, whole-node or clique by clique, with that class's groups capped
+(:func:`runs_cap`): 72-GPU nodes of five GPUs three apart beside two exclusive classes have
+too many whole-node patterns for the count model, but some 3,300 by clique.
 """
 
 from __future__ import annotations
@@ -157,16 +163,18 @@ def widths_of(problem: CountProblem, part: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(problem.classes[c].width for c in part)
 
 
-def sums_state_runs(runs: Sequence[int], steps: Sequence[int], widths: Sequence[int], allowed: np.ndarray, capacity: int) -> bool:
-    """Whether a node no class is kept off part of, with no fixed load, is stated by its cliques'
-    sums although a class takes progressions: one class there takes runs, and as many of its
-    groups as the node could ever hold fit its chains' runs (``most_runs``), so only the count
-    of its GPUs matters (the module's two counts, the first never binding)."""
-    ranged = [k for k, there in enumerate(allowed.tolist()) if there and runs[k] > 1]
+def runs_cap(runs: Sequence[int], steps: Sequence[int], widths: Sequence[int], allowed: Sequence[bool], capacity: int) -> tuple[int, int] | None:
+    """Where a node no class is kept off part of, with no fixed load, is stated by its cliques'
+    sums although a class takes progressions: when exactly one class there takes runs, its
+    position and the most groups its chains' runs hold (:func:`most_runs`), the module's two
+    counts with the first a bound on one class's groups; None otherwise (the node is checked
+    GPU by GPU). ``groups x width`` GPUs take whole runs, at least ``groups x width / run`` of
+    them, at most the node's: so ``groups x width <= runs x run``."""
+    ranged = [k for k, there in enumerate(allowed) if there and runs[k] > 1]
     if len(ranged) != 1:
-        return False
+        return None
     k = ranged[0]
-    return capacity // widths[k] * widths[k] <= most_runs(capacity, runs[k], steps[k]) * runs[k]
+    return k, most_runs(capacity, runs[k], steps[k]) * runs[k] // widths[k]
 
 
-__all__ = ["UniformRuns", "most_runs", "sums_state_runs", "uniform_runs", "widths_of"]
+__all__ = ["UniformRuns", "most_runs", "runs_cap", "uniform_runs", "widths_of"]

@@ -43,7 +43,7 @@ from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.heavy_first import heavy_first
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
-from solver_placement._solver.counts.local_costs import TooManyWalkStates
+from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
@@ -118,7 +118,7 @@ def counted_with_ranks(
         )
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
-    except TooManyLocalStates:
+    except (TooManyLocalStates, TooManyWalkStates):
         return Declined(PathName.COUNTS, "more local layouts of a node's pattern than the contiguity term searches")
     for name, request in requests.items():
         if request.determined:
@@ -281,7 +281,10 @@ def _answer(
 
 class _Pricer:
     """One :class:`Local` search per part, graph, GPU count and GPUs kept off, shared by the
-    layout of every node: the least-cost stacks of the few patterns the answer uses."""
+    layout of every node: the least-cost stacks of the few patterns the answer uses. A part
+    whose walk visits a class's progressions residue by residue is laid out by that walk traced
+    back (``local_costs.least_layout``): the search keeps one open run per residue, which on
+    72-GPU nodes passed ``MAX_LOCAL_STATES`` for patterns the walk had priced."""
 
     def __init__(self, problem: CountProblem, requests: Mapping[str, ComponentRequest], parts: list[tuple[int, ...]], budget: Budget) -> None:
         self.problem = problem
@@ -300,11 +303,27 @@ class _Pricer:
             demand = tuple(pattern[c] * self.problem.classes[c].width for c in part)
             if not any(demand):
                 continue
-            stacks = self._search(graph, part, capacity, tuple(keep_off[c] for c in part), loads).layout(demand)
+            off = tuple(keep_off[c] for c in part)
+            walk = self._walk(graph, part, capacity, off, loads)
+            if visit_order(walk) != list(range(capacity)):  # a class in progressions: its search would keep a run open per residue
+                stacks = least_layout(walk, demand, self.budget.check)
+            else:
+                stacks = self._search(graph, part, capacity, off, loads).layout(demand)
             for k, c in enumerate(part):
                 if demand[k]:
                     taken[c] = np.array([gpu for gpu, stack in enumerate(stacks) if k in stack], dtype=np.int64)
         return taken
+
+    def _walk(self, graph: ApartGraph, part: tuple[int, ...], capacity: int, off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...]) -> NodeWalk:
+        """The walk that priced the part on such a node (``ranked_runs.py``), its demand in GPUs
+        (widths of 1), for :func:`local_costs.least_layout`."""
+        classes = [self.problem.classes[c] for c in part]
+        runs, steps = zip(*(local_run(c, self.requests) for c in classes))
+        fits = beside_of(self.problem, part) if loads else None
+        return NodeWalk(
+            capacity, tuple(len(c.members) for c in classes), (1,) * len(part), (True,) * len(part), off, tuple(runs),
+            stacks_of(graph, part, in_some_hole_set(graph)), loads, fits, tuple(steps),
+        )  # fmt: skip
 
     def _search(
         self, graph: ApartGraph, part: tuple[int, ...], capacity: int, off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...] = ()

@@ -10,7 +10,7 @@ import random
 import pytest
 from flat_model import flat_solution
 
-from solver_placement import Cluster, PlacementSpec, solve
+from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
 from solver_placement._solver.counts import patterns, runs
 from solver_placement._solver.counts.patterns import parts, shapes
 from solver_placement._solver.counts.problem import CountProblem, count_problem
@@ -138,7 +138,7 @@ ALIKE = [
 @pytest.mark.parametrize(("gpus", "placement"), ALIKE, ids=["stride 2", "stride 3, chains of uneven runs", "a ring of four"])
 def test_alike_nodes_list_by_cliques_what_the_walk_lists(monkeypatch: pytest.MonkeyPatch, gpus: int, placement: dict) -> None:
     """A node of alike GPUs where one class takes progressions, listed by its cliques' sums
-    (``uniform_runs.sums_state_runs``) or, where the runs could bind, GPU by GPU: the same
+    (``uniform_runs.runs_cap``) or, where the runs could bind, GPU by GPU: the same
     whole-node patterns as the walk over every GPU."""
     spec = PlacementSpec.build(Cluster(2, gpus), placement)
     problem = count_problem(spec, spec.requests)
@@ -153,7 +153,7 @@ def test_alike_nodes_list_by_cliques_what_the_walk_lists(monkeypatch: pytest.Mon
         return found
 
     by_counts = listed()
-    monkeypatch.setattr(patterns, "sums_state_runs", lambda *args: False)
+    monkeypatch.setattr(patterns, "runs_cap", lambda *args: None)
     assert by_counts == listed()
 
 
@@ -168,3 +168,110 @@ def test_alike_nodes_are_counted_at_the_flat_optimum(gpus: int, placement: dict)
     assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
     value = objective_value(spec, spec.requests, solution.assignments, weights, {})
     assert value == objective_value(spec, spec.requests, flat.assignments, weights, {})
+
+
+def alike_case(rng: random.Random) -> tuple[Cluster, dict]:
+    """Two alike nodes of 6-14 GPUs: an ``actor`` of 2-5 GPUs 2 or 3 apart (now and then groups
+    of two processes, whose progressions still leave holes) and one to three components of one
+    GPU, each pair kept apart half the time (a ring of four now and then), the ref always apart
+    from the actor; demands drawn up to what a node could hold."""
+    gpus = rng.randint(6, 14)
+    amount, stride = rng.choice([(a, s) for a, s in ((2, 2), (3, 2), (2, 3), (3, 3), (5, 2)) if (a - 1) * s < gpus])
+    tp = 2 if stride == 3 and rng.random() < 0.3 else 1
+    groups = rng.randint(1, max(1, 2 * most_runs(gpus, amount, stride) // tp))
+    placement: dict = {"actor": {"processes": groups * tp, "hardware_per_process": amount, "stride": stride, "tensor_parallel_size": tp}}
+    names = ["ref", "reward", "critic"][: rng.randint(1, 3)]
+    for i, name in enumerate(names):
+        apart = ["actor"] if name == "ref" else [other for other in ["actor", *names[:i]] if rng.random() < 0.5]
+        placement[name] = {"processes": rng.randint(1, gpus), **({"exclusive_with": apart} if apart else {})}
+    return Cluster(2, gpus), placement
+
+
+def _listed(problem: CountProblem, spec: PlacementSpec, by_clique: bool = False) -> list[list[tuple[int, ...]]]:
+    """Every shape's tables, part by part (the count model's own lists)."""
+    found = []
+    for part in parts(problem, False):
+        for shape in shapes(problem, spec.cluster.gpus_per_node, part, lambda _: None, by_clique=by_clique):
+            found += [sorted(table.patterns) for table in shape.tables]
+    return found
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_capped_cliques_list_what_the_walk_lists(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """On random alike nodes, the cliques' sums (or stacks' sums in a ring) with the strided
+    class's groups capped at the runs its chains hold (``uniform_runs.runs_cap``) list exactly
+    the whole-node patterns the walk GPU by GPU lists; and the cap binds on some of them, so
+    it is not a bound the sums alone already keep."""
+    rng = random.Random(seed)
+    binding = 0
+    for _ in range(12):
+        cluster, placement = alike_case(rng)
+        spec = PlacementSpec.build(cluster, placement)
+        problem = count_problem(spec, spec.requests)
+        assert isinstance(problem, CountProblem), problem
+        by_counts = _listed(problem, spec)
+        actor, capacity = next(count_class for count_class in problem.classes if count_class.step > 1), int(cluster.gpus_per_node[0])
+        binding += capacity // actor.width * actor.width > most_runs(capacity, actor.run, actor.step) * actor.run
+        with monkeypatch.context() as walked:
+            walked.setattr(patterns, "runs_cap", lambda *args: None)
+            assert by_counts == _listed(problem, spec), placement
+    assert binding
+
+
+def _by_clique_answer(monkeypatch: pytest.MonkeyPatch, spec: PlacementSpec) -> Solution | None:
+    """``solve``'s answer with the whole-node patterns made too many for the count model (its
+    limit cut below them, above the patterns by clique), so the capped cliques are what it
+    counts; None where the graph has a hole (no clique tree) or listing by clique saves nothing."""
+    problem = count_problem(spec, spec.requests)
+    assert isinstance(problem, CountProblem)
+    try:
+        cliques = sum(len(table) for table in _listed(problem, spec, by_clique=True))
+    except patterns.NotChordal:
+        return None
+    whole = sum(len(table) for table in _listed(problem, spec))
+    if cliques >= whole:
+        return None
+    with monkeypatch.context() as cut:
+        cut.setattr(patterns, "MAX_PATTERNS", cliques)
+        return solve(spec, time_limit_s=10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_capped_cliques_are_counted_at_the_flat_optimum(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Random alike nodes with a strided class, counted by the capped cliques' sums, whole-node
+    or (the limit cut so) clique by clique: the count path answers, proven, at the flat model's
+    optimum (``nodes`` and ``balance``; ``contiguity`` is the tie-break)."""
+    rng = random.Random(seed)
+    compared = 0
+    while compared < 4:
+        cluster, placement = alike_case(rng)
+        try:
+            spec = PlacementSpec.build(cluster, placement)
+            ours = solve(spec, time_limit_s=10)
+        except InfeasiblePlacementError:  # refused by the counting bounds or proven so by the count model
+            continue
+        weights = {**DEFAULT_WEIGHTS, "contiguity": 0}
+        flat = flat_solution(spec, weights, time_limit_s=20)
+        assert (flat.method, flat.status) == ("search", "OPTIMAL")
+        expected = objective_value(spec, spec.requests, flat.assignments, weights, {})
+        for solution in (ours, _by_clique_answer(monkeypatch, spec)):
+            if solution is None:
+                continue
+            assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ()), placement
+            assert objective_value(spec, spec.requests, solution.assignments, weights, {}) == expected, placement
+        compared += 1
+
+
+def test_wide_strided_nodes_are_proven_by_counts() -> None:
+    """The benchmark's ``wide strides`` shape that the count model declined (72-GPU nodes, five
+    GPUs three apart: twelve such processes a node, not fourteen; a ref kept off them and a reward
+    kept off the ref): its whole-node patterns pass the model's size, its patterns by clique
+    (capped) do not, and the count path proves the answer where it once walked every GPU."""
+    placement = {
+        "actor": {"processes": 28, "hardware_per_process": 5, "stride": 3},
+        "ref": {"processes": 100, "exclusive_with": ["actor"]},
+        "reward": {"processes": 95, "exclusive_with": ["ref"]},
+    }
+    solution = solve(PlacementSpec.build(Cluster(4, 72), placement), time_limit_s=10)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    assert solution.objective == 70_000  # 7 nodes held: the actor's 28 on 3 (12 a node, not 14), the ref's 100 and the reward's 95 on 2 each
