@@ -62,6 +62,12 @@ class Columns:
         return self.ids[np.lexsort((self.ids, self.row))]
 
 
+#: The item lookup of ``_physical_ids`` is one dense table over (node, kind, local index) while
+#: that has at most this many cells per item (nodes of very different sizes make it sparse);
+#: past it, a sort of the items and a binary search.
+DENSE_CELLS_PER_ITEM = 4
+
+
 def unmade(records: Sequence[Placement]) -> RecordColumns | None:
     """The arrays of records not made yet, when every field the checks read follows from them
     (``RecordColumns.plain``); None for records to read one by one."""
@@ -134,11 +140,17 @@ def _physical_ids(cluster: Cluster, node: np.ndarray, kind: np.ndarray, local: n
     kinds = len(cluster.kinds)
     if not node.size:
         return np.zeros(0, dtype=np.int64)
-    if node.min() < 0 or node.max() >= cluster.num_nodes or kind.min() < 0 or local.min() < 0 or local.max() >= width:
+    if node.min() < 0 or node.max() >= cluster.num_nodes or kind.min() < 0 or kind.max() >= kinds or local.min() < 0 or local.max() >= width:
         return None
     table = (cluster.hw_node.astype(np.int64) * kinds + cluster.hw_kind) * width + cluster.hw_local
-    order = np.argsort(table, kind="stable")
     keys = (node * kinds + kind) * width + local
+    cells = cluster.num_nodes * kinds * width
+    if cells <= DENSE_CELLS_PER_ITEM * cluster.num_hardware:  # one cell per (node, kind, local): a gather, no sort
+        dense = np.full(cells, -1, dtype=np.int64)
+        dense[table] = np.arange(cluster.num_hardware)
+        ids = dense[keys]
+        return None if (ids < 0).any() else ids
+    order = np.argsort(table, kind="stable")
     found = np.searchsorted(table[order], keys)
     found = np.minimum(found, order.size - 1)
     if not np.array_equal(table[order][found], keys):

@@ -88,6 +88,10 @@ class _Held(Mapping[str, list[list[int]]]):
             self._lists[name] = self._columns[name].held()
         return self._lists[name]
 
+    def __contains__(self, name: object) -> bool:
+        """Without making the lists (``Mapping.__contains__`` reads the value)."""
+        return name in self._lists or name in self._columns
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._order)
 
