@@ -154,6 +154,12 @@ class PlacementRecords(Sequence[Placement]):
     def __iter__(self) -> Iterator[Placement]:
         return iter(self.made())
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same records in the same order (a list of them too)."""
+        return isinstance(other, Sequence) and self.made() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which do not hash either
+
     @property
     def is_made(self) -> bool:
         """Whether the records exist yet (the verifier reads made records as they are)."""

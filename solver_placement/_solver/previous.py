@@ -19,7 +19,7 @@ import numpy as np
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import NODE
 from solver_placement._errors import PlacementConfigError
-from solver_placement._records import Placement
+from solver_placement._records import Placement, collector_paused
 from solver_placement._solver.solution import Solution
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -61,7 +61,8 @@ class HeldSets(Sequence[list[int]]):
         """The sets as one list of ids per process (made once)."""
         if self._lists is None:
             listed, bounds = self.ids.tolist(), self.indptr.tolist()
-            self._lists = [listed[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+            with collector_paused():  # a list per process: collections meanwhile would walk every live record
+                self._lists = [listed[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
         return self._lists
 
 
