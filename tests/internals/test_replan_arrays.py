@@ -21,7 +21,8 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._records import Placement
 from solver_placement._replan import replan
 from solver_placement._replan_pins import ranks_of
-from solver_placement._solver.previous import previous_hardware
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.previous import HeldSets, previous_hardware
 from solver_placement._specification.grammar import ComponentSpec
 
 
@@ -129,3 +130,18 @@ def test_previous_hardware_of_a_solution_reads_its_records(seed: int) -> None:
     lost = set(rng.sample(range(6), rng.randint(0, 2)))
     spec = PlacementSpec.build(solution.cluster.without_nodes(lost), {"wide": {"processes": 1}, "narrow": {"processes": 1}, "agents": {"processes": 1}})
     assert previous_hardware(spec, solution) == previous_hardware(spec, solution.placements_by_component()) == held_one_by_one(spec, solution.placements_by_component())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_changes_term_reads_held_sets_as_it_reads_lists(seed: int) -> None:
+    """``evaluate``'s ``changes`` term counts the previous sets from a :class:`HeldSets`'s arrays
+    exactly as from the same sets as lists, whatever answer it is held against."""
+    rng = random.Random(seed)
+    before, after = solve(job(rng)), solve(job(random.Random(seed + 100)))
+    if sorted(before.components) != sorted(after.components):
+        return
+    held = previous_hardware(after.spec, before)
+    assert all(isinstance(sets, HeldSets) for sets in held.values())
+    as_lists = {name: [list(ids) for ids in sets] for name, sets in held.items()}
+    weights = {"changes": 1, "nodes": 0, "topology": 0, "balance": 0, "contiguity": 0}
+    assert objective_value(after.spec, after.requests, after.assignments, weights, held) == objective_value(after.spec, after.requests, after.assignments, weights, as_lists), seed
