@@ -1,8 +1,9 @@
 """Re-planning's array forms agree with the per-record lookups they replace: the ranks of the
 surviving processes on the shrunk cluster (``ranks_of``, read from the assignment, with
-overlapping node groups, node-only processes and several items per process) and where each process was (``previous_hardware``, with
-records on lost or unknown hardware), on seeded random jobs and lost nodes; and the time limit
-bounds a re-plan as a whole."""
+overlapping node groups, node-only processes and several items per process), where each process
+was (``previous_hardware``, with records on lost or unknown hardware) and the ``changes`` term
+counted from those arrays, on seeded random jobs and lost nodes; and the time limit bounds a
+re-plan as a whole."""
 
 from __future__ import annotations
 
