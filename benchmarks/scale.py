@@ -11,9 +11,9 @@ Every (size, spec) runs in a fresh interpreter, so its timings and its peak RSS 
 * **ours**: the RLinf-compatible path end to end -- ``Cluster.from_config`` ->
   ``HybridComponentPlacement(cfg, cluster)`` -> ``get_strategy(c).get_placement(cluster)`` for every
   component. ``solve`` is the first two steps (parse, model, CP-SAT, read-out, and the
-  independent verifier on the answer, which asks for the records: they are built there, once,
-  and the third step hands the same records out), ``records`` the third. ``verify s`` is the
-  verifier's checks within ``ours`` (records not included), ``verify %`` their share of ``ours``.
+  independent verifier on the answer, which reads the arrays the records are made from without
+  making them), ``records`` the third (the records made from those arrays, once, and handed out).
+  ``verify s`` is the verifier's checks within ``ours``, ``verify %`` their share of ``ours``.
 * **floor**: building the same number of plain Python records with RLinf's 11 fields (a small
   ``@dataclass``, the shape of RLinf's ``Placement``) from numpy arrays of the expected layout,
   in the same process: what any code handing out one Python object per process pays. ``floor
@@ -146,8 +146,8 @@ def best_of(repeats: int, run: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def timing_verify(seconds: list[float]) -> None:
-    """Time every call of the answer loop's verifier into ``seconds`` (its checks: the records it
-    is handed are built before the call, once, and handed out again by ``get_placement``)."""
+    """Time every call of the answer loop's verifier into ``seconds`` (its checks, on the arrays
+    the records are made from; ``get_placement`` makes the records afterwards, once)."""
     verify = loop.verify
 
     def timed(spec: Any, placements: Any) -> None:

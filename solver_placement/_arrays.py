@@ -16,3 +16,20 @@ def distinct(values: np.ndarray) -> np.ndarray:
     if ordered.size < 2:
         return ordered
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+
+
+def sorted_by_key(keys: np.ndarray, values: np.ndarray) -> dict[int, tuple[int, ...]]:
+    """Per key (in order of first appearance), its values ascending: ``{k: tuple(sorted(v))}`` of
+    the pairs, by one sort instead of a list per key grown pair by pair (which took 0.2-0.5 s for
+    the GPUs of 65,536 nodes)."""
+    if not keys.size:
+        return {}
+    order = np.lexsort((values, keys))
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    bounds = [*starts.tolist(), int(keys.size)]
+    listed = values[order].tolist()
+    pieces = {key: tuple(listed[lo:hi]) for key, lo, hi in zip(ordered[starts].tolist(), bounds[:-1], bounds[1:], strict=True)}
+    first_seen = np.minimum.reduceat(order, starts)  # each key's first position among the pairs
+    return {key: pieces[key] for key in ordered[starts][np.argsort(first_seen, kind="stable")].tolist()}
+

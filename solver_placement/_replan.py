@@ -45,18 +45,15 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from itertools import chain
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._constants import CLUSTER_LABEL, NODE, NODE_LABEL
+from solver_placement._constants import CLUSTER_LABEL, NODE_LABEL
 from solver_placement._errors import (
     InfeasiblePlacementError,
-    InternalError,
     PlacementConfigError,
     PlacementError,
     SolverTimeoutError,
@@ -65,11 +62,11 @@ from solver_placement._errors import (
     shown,
     with_context,
 )
-from solver_placement._records import Placement
+from solver_placement._replan_pins import on_lost, process_nodes, ranks_of
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolveStatus
-from solver_placement._solver.previous import item_ids, previous_hardware
+from solver_placement._solver.previous import previous_hardware
 from solver_placement._solver.solution import Assignment, Solution
 from solver_placement._solver.solve import solve
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
@@ -249,54 +246,16 @@ def _stride(indptr: np.ndarray, ranks: np.ndarray) -> int:
 
 def _pinned(
     solution: Solution, component: ComponentSpec, renamed: Mapping[str, str], cluster: Cluster, lost: set[int], why: str
-) -> list[list[int]]:
+) -> np.ndarray | list[list[int]]:
     """Explicit rank lists that give every process its old items, or an error if it lost some."""
-    records = solution.placements(component.name)
-    on_lost = sorted({p.cluster_node_rank for p in records if p.cluster_node_rank in lost})
-    if on_lost:
+    nodes = process_nodes(solution, component.name)
+    ran_on = sorted(set(nodes.tolist()) & lost)
+    if ran_on:
         raise PlacementConfigError(
-            f"{why}, which a declarative component cannot state, and it ran on lost {agreeing(len(on_lost), 'node')} "
-            f"{', '.join(map(str, on_lost))}; give it a placement on the surviving nodes by hand"
+            f"{why}, which a declarative component cannot state, and it ran on lost {agreeing(len(ran_on), 'node')} "
+            f"{', '.join(map(str, ran_on))}; give it a placement on the surviving nodes by hand"
         )
-    return _ranks_of(solution, component, records, renamed, cluster)
-
-
-def _ranks_of(
-    solution: Solution, component: ComponentSpec, records: Sequence[Placement], renamed: Mapping[str, str], cluster: Cluster
-) -> list[list[int]]:
-    """Per record, the ranks of its items in the component's node groups on the new cluster
-    (each item counted in the group it was taken from, which matters when groups overlap; an
-    item in a group twice takes its first rank there). By arrays: a re-plan pins tens of
-    thousands of surviving processes (2.75 s a call on 65,536 nodes, one lookup per item)."""
-    labels = list(dict.fromkeys(renamed.values()))
-    resources = cluster.resources(labels, component.count_nodes)
-    old = solution.spec.resources_of(component.name)
-    new_group = np.array([labels.index(renamed[group.label]) for group in old.groups], dtype=np.int64)
-    sizes = np.fromiter(map(len, map(attrgetter("hardware_ranks"), records)), dtype=np.int64, count=len(records))
-    old_ranks = np.fromiter(chain.from_iterable(map(attrgetter("hardware_ranks"), records)), dtype=np.int64)
-    locals_ = np.fromiter(chain.from_iterable(p.local_hardware_ranks or [0] for p in records), dtype=np.int64)  # node-only: item 0
-    codes = {kind: code for code, kind in enumerate(cluster.kinds)}
-    node = np.repeat(np.fromiter(map(attrgetter("cluster_node_rank"), records), dtype=np.int64, count=len(records)), sizes)
-    kind = np.repeat(np.array([codes[p.hardware_type] for p in records], dtype=np.int64), sizes)
-    locals_ = np.where(kind == codes.get(NODE, -1), 0, locals_)  # a node is its own item 0
-    keys = new_group[old.group_of[old_ranks]] * cluster.num_hardware + _surviving_ids(cluster, node, kind, locals_)
-    table = resources.group_of.astype(np.int64) * cluster.num_hardware + resources.physical
-    order = np.argsort(table, kind="stable")  # equal keys in rank order: the leftmost match is the first rank
-    found = np.minimum(np.searchsorted(table[order], keys), max(order.size - 1, 0))
-    if order.size == 0 or not np.array_equal(table[order][found], keys):
-        raise InternalError(f"replan: {component.name}: a surviving process holds an item its node groups no longer count")
-    flat = order[found].tolist()
-    bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
-    return [flat[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def _surviving_ids(cluster: Cluster, node: np.ndarray, kind: np.ndarray, local: np.ndarray) -> np.ndarray:
-    """The ids of surviving processes' items on the re-planned cluster (every one exists there:
-    only lost nodes' items were removed)."""
-    ids = item_ids(cluster, node, kind, local)
-    if (ids < 0).any():
-        raise InternalError("replan: a surviving process holds an item the re-planned cluster does not have")
-    return ids
+    return ranks_of(solution, component, np.ones(nodes.size, dtype=bool), renamed, cluster)
 
 
 def _kept_in_place(
@@ -315,20 +274,20 @@ def _kept_in_place(
     # early ``return None`` (a case the fast path cannot state) must leave nothing half-built.
     owners = [c for c in spec.components.values() if c.shares_rule_with is None]
     names = {c.name: [n for n, other in spec.components.items() if other.rule_owner == c.name] for c in owners}
-    records = {c.name: solution.placements(c.name) for c in owners}
+    displaced_ones = {c.name: on_lost(solution, c.name, lost) for c in owners}
     gone: dict[str, int] = {}
     for c in owners:
-        ranks = [p.rank for p in records[c.name] if p.cluster_node_rank in lost]
+        ranks = np.flatnonzero(displaced_ones[c.name])
         tp = c.constraints.tensor_parallel_size
-        if ranks and (c.constraints.topology or len(ranks) != tp * len({r // tp for r in ranks})):
+        if ranks.size and (c.constraints.topology or ranks.size != tp * distinct(ranks // tp).size):
             return None  # a domain or a tensor-parallel group lost only some of its processes
-        if ranks:
-            gone[c.name] = len(ranks)
+        if ranks.size:
+            gone[c.name] = int(ranks.size)
 
     def parts(name: str) -> list[str]:
         """The parts of a component in the split spec: itself (survivors), ``+MOVED_SUFFIX`` (displaced)."""
         owner = spec.owner_of(name)
-        survives = gone.get(owner, 0) < len(records[owner])
+        survives = gone.get(owner, 0) < displaced_ones[owner].size
         return [name] * survives + [name + MOVED_SUFFIX] * (owner in gone)
 
     placement: dict[str, Any] = {}
@@ -355,8 +314,7 @@ def _kept_in_place(
                     return None  # the restated spec is declarative; without a shape nothing can move
                 body.update(processes=gone[c.name], hardware_per_process=decl.hardware_per_process, stride=decl.stride)
             else:
-                survivors = [p for p in records[c.name] if p.cluster_node_rank not in lost]
-                body["placement"] = _ranks_of(solution, solution.spec.components[c.name], survivors, renamed[c.name], spec.cluster)
+                body["placement"] = ranks_of(solution, solution.spec.components[c.name], ~displaced_ones[c.name], renamed[c.name], spec.cluster)
             placement[",".join(name + (MOVED_SUFFIX if moved_part else "") for name in names[c.name])] = body
     started = time.perf_counter()
     try:
@@ -378,7 +336,7 @@ def _kept_in_place(
             assignments.update(dict.fromkeys(names[c.name], merged))
         timings = {**split.timings, "keep_in_place": 0.0}
         result = Solution(spec, spec.requests, {name: assignments[name] for name in spec.names}, SolveStatus.FEASIBLE, None, timings)
-        verify(result.spec, result.placements_by_component())
+        verify(result.spec, result.placement_records())
         timings["keep_in_place"] = time.perf_counter() - started  # marks the path taken; merge and check included
     except PlacementError:
         return None  # the exact model decides (it may move survivors to make room)

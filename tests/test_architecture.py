@@ -42,6 +42,7 @@ LAYERS = (
     "_plot",
     "plot",
     "_diagnose",
+    "_replan_pins",
     "_replan",
     "_cli",
     "__init__",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -35,7 +35,7 @@ class SolveCall:
     budget: Budget
     weights: dict[str, int]  # every term's weight, defaults included
     weighs_contiguity: bool  # the user weighed contiguity: it is a term, not only a tie-break
-    held_before: dict[str, list[list[int]]]
+    held_before: Mapping[str, Sequence[Sequence[int]]]
     clock: dict[str, float] = field(default_factory=lambda: {"count": 0.0, "construct": 0.0, "build": 0.0, "solve": 0.0})
     notes: list[str] = field(default_factory=list)
 

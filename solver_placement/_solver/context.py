@@ -28,6 +28,7 @@ from typing import TypeVar
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import Statement
 from solver_placement._solver.assignment import Assignment
@@ -164,8 +165,9 @@ class ModelContext:
         return 1 + sum(1 for c in self.spec.components.values() if c.shares_rule_with == request.name)
 
     def used_set(self, request: ComponentRequest) -> frozenset[int]:
-        """Physical ids a determined request certainly uses."""
-        return frozenset(np.unique(request.cand_hw).tolist())
+        """Physical ids a determined request certainly uses (``distinct``: numpy's hash-based
+        ``unique`` took 0.5 s on a re-plan's 264,000 pinned items)."""
+        return frozenset(distinct(request.cand_hw).tolist())
 
     def takers(self, request: ComponentRequest) -> dict[int, list[Literal]]:
         """Per physical id, the literals of the (process, candidate) pairs that would take it."""

@@ -16,6 +16,7 @@ import numpy as np
 from solver_placement._arrays import distinct
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.labels import label_values
+from solver_placement._solver.previous import HeldSets
 from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import ComponentRequest
@@ -63,11 +64,10 @@ def _changes(free: Sequence[ComponentRequest], taken: Mapping[str, Assignment], 
         if not held:
             continue
         assignment = taken[request.name]
-        singles = np.array([old[0] for old in held if len(old) == 1], dtype=np.int64)
+        singles, several = _split_sets(held)
         used = np.zeros(assignment.num_hardware, dtype=bool)
         used[assignment.hardware] = True
         lost += int(singles.size - used[singles].sum())
-        several = [tuple(sorted(old)) for old in held if len(old) != 1]
         if several and enforced_stride(request) is not None:
             listed, bounds = assignment.hardware.tolist(), assignment.indptr.tolist()
             sets = {tuple(sorted(listed[lo:hi])) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)}
@@ -75,6 +75,18 @@ def _changes(free: Sequence[ComponentRequest], taken: Mapping[str, Assignment], 
         else:
             lost += len(several)
     return lost
+
+
+def _split_sets(held: Sequence[Sequence[int]]) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """The previous sets of one item (their ids) and the others (sorted), read from the arrays
+    of a :class:`HeldSets` (what ``previous_hardware`` gives), else one set at a time."""
+    if isinstance(held, HeldSets):
+        sizes = np.diff(held.indptr)
+        singles = held.ids[held.indptr[:-1][sizes == 1]]
+        if (sizes == 1).all():
+            return singles, []
+        return singles, [tuple(sorted(old)) for old, size in zip(held.lists(), sizes.tolist(), strict=True) if size != 1]
+    return np.array([old[0] for old in held if len(old) == 1], dtype=np.int64), [tuple(sorted(old)) for old in held if len(old) != 1]
 
 
 def _topology(spec: PlacementSpec, free: Sequence[ComponentRequest], taken: Mapping[str, Assignment]) -> int:

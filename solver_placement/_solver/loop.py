@@ -87,7 +87,7 @@ def _accept(call: SolveCall, answer: Answer, timings: dict[str, float], notes: t
     count model or the exact model that breaks a rule is the library's bug."""
     solution = _solution(call, answer, timings, notes)
     try:
-        verify(call.spec, solution.placements_by_component())
+        verify(call.spec, solution.placement_records())
     except VerificationError as error:
         raise with_context(error, f"{answer.path}'s answer breaks a rule of the spec (a bug of solver_placement)") from None
     return solution
@@ -126,7 +126,7 @@ class _FirstFit:
             notes=tuple(self.call.notes),
         )  # fmt: skip
         try:
-            verify(self.call.spec, solution.placements_by_component())
+            verify(self.call.spec, solution.placement_records())
         except VerificationError:
             log.info("first fit's placement breaks a rule the construction does not model: not used")
             self.call.notes.append(f"{PathName.FIRST_FIT} (its placement breaks a rule the construction does not model)")

@@ -8,7 +8,7 @@ from enum import StrEnum
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import did_you_mean
 from solver_placement._errors import PlacementConfigError, shown
-from solver_placement._records import Placement, build_placements
+from solver_placement._records import Placement, PlacementRecords, placement_records
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.options import SolveStatus
 from solver_placement._specification.candidates import ComponentRequest
@@ -47,9 +47,9 @@ class Solution:
     bound: float | None = None
     method: Method = Method.SEARCH
     notes: tuple[str, ...] = ()
-    #: Records built once per (component, isolate), never passed in: a ``dataclasses.replace``
+    #: Records kept once per (component, isolate), never passed in: a ``dataclasses.replace``
     #: copy with other assignments starts with none, so it cannot hand out the old ones.
-    _records: dict[tuple[str, bool], list[Placement]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _records: dict[tuple[str, bool], PlacementRecords] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Status and method as their enums even when a caller passes their text (``"FEASIBLE"``),
@@ -84,23 +84,32 @@ class Solution:
         ``get_placement`` of a strategy served by this solution) gets the same frozen records in a
         new list, so a caller that sorts or extends its list cannot change what others are given.
         """
-        key = (self._known(component), bool(isolate_accelerator))
-        if key not in self._records:
-            self._records[key] = self._build_records(*key)
-        return list(self._records[key])
+        return list(self.placement_records(isolate_accelerator, [self._known(component)])[component])
 
     def placements_by_component(self, isolate_accelerator: bool = True) -> dict[str, list[Placement]]:
         return {name: self.placements(name, isolate_accelerator) for name in self.components}
+
+    def placement_records(self, isolate_accelerator: bool = True, components: list[str] | None = None) -> dict[str, PlacementRecords]:
+        """The records of ``components`` (default: all) as :class:`PlacementRecords`, made when
+        first read: what the answer loop verifies, which reads their columns without making them
+        where it can, and what :meth:`placements` hands out afterwards (the same objects)."""
+        found = {}
+        for name in self.components if components is None else components:
+            key = (name, bool(isolate_accelerator))
+            if key not in self._records:
+                self._records[key] = self._records_of(*key)
+            found[name] = self._records[key]
+        return found
 
     def tensor_parallel_size(self, component: str) -> int:
         """The component's tensor-parallel group size as its spec states it (what a figure brackets)."""
         return self.spec.components[self._known(component)].constraints.tensor_parallel_size
 
-    def _build_records(self, component: str, isolate: bool) -> list[Placement]:
+    def _records_of(self, component: str, isolate: bool) -> PlacementRecords:
         spec = self.spec.components[component]
         request = self.requests[spec.rule_owner]
         assignment = self.assignments[component]
-        return build_placements(
+        return placement_records(
             component, assignment.indptr, assignment.hardware, assignment.ranks, request.resources, self.cluster, isolate, spec.environment
         )
 

@@ -113,8 +113,8 @@ class ComponentRequest:
         match self.spec.form:
             case Declarative():
                 return f"{self.name}: process {process}"
-            case ExplicitRanks(processes):
-                return f"{self.name}: process {process} (ranks {list(processes[process])})"
+            case ExplicitRanks() as explicit:
+                return f"{self.name}: process {process} (ranks {explicit.of(process)})"
             case RankSegments():
                 return f'{self.name}: segment "{self.origin_text[self.origin[process]]}" (process {process})'
 
@@ -140,8 +140,8 @@ def resolve_component(component: ComponentSpec, components: Mapping[str, Compone
     match component.form:
         case Declarative() as declarative:
             request = _resolve_declarative(component, declarative, resources, components, cluster)
-        case ExplicitRanks(processes):
-            request = _resolve_explicit(component, processes, resources)
+        case ExplicitRanks() as explicit:
+            request = _resolve_explicit(component, explicit, resources)
         case RankSegments(segments):
             request = _resolve_segments(component, segments, resources)
     _check_whole_groups(component, request.num_processes)
@@ -216,21 +216,22 @@ def _resolve_segments(component: ComponentSpec, segments: tuple[Segment, ...], r
     )
 
 
-def _resolve_explicit(component: ComponentSpec, explicit: tuple[tuple[int, ...], ...], resources: ResourceSet) -> ComponentRequest:
+def _resolve_explicit(component: ComponentSpec, explicit: ExplicitRanks, resources: ResourceSet) -> ComponentRequest:
     total = len(resources)
-    for position, ranks in enumerate(explicit):
-        if ranks[-1] >= total:
-            limit = valid_ranks(total)
-            raise PlacementConfigError(
-                f"{component.name}: process {position} ranks {list(ranks)} are out of range on {resources.describe()}; {limit}"
-            )
-    sizes = np.array([len(ranks) for ranks in explicit], dtype=np.int64)
-    cand_rank = np.fromiter((r for ranks in explicit for r in ranks), dtype=np.int64, count=int(sizes.sum()))
+    last = explicit.ranks[explicit.indptr[1:] - 1]  # each process's largest rank (its ranks are sorted)
+    outside = np.flatnonzero(last >= total)
+    if outside.size:
+        position, limit = int(outside[0]), valid_ranks(total)
+        raise PlacementConfigError(
+            f"{component.name}: process {position} ranks {explicit.of(position)} are out of range on {resources.describe()}; {limit}"
+        )
+    sizes = np.diff(explicit.indptr)
+    cand_rank = explicit.ranks
     return ComponentRequest(
         spec=component,
         resources=resources,
         amount=sizes,
-        indptr=np.concatenate(([0], np.cumsum(sizes))),
+        indptr=explicit.indptr,
         cand_rank=cand_rank,
         cand_hw=resources.physical[cand_rank],
         origin=np.zeros(sizes.size, dtype=np.int64),

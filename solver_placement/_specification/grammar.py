@@ -16,12 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from solver_placement._cluster.ranks import MAX_RANK, RankRange, is_all, parse_range, rank_pieces
 from solver_placement._config import check_keys, did_you_mean, gigabytes, positive_int, require_mapping, text
 from solver_placement._constants import CLUSTER_LABEL
 from solver_placement._errors import PlacementConfigError, PlacementSyntaxError, counted, cut, shown
 from solver_placement._limits import check
 from solver_placement._specification.environment import DEFAULT_ENVIRONMENT, ENVIRONMENT_KEYS, ProcessEnvironment, parse_environment
+from solver_placement._specification.explicit import ExplicitRanks as ExplicitRanks  # re-exported: the forms are read from here
+from solver_placement._specification.explicit import explicit_text, parse_explicit
 
 CONSTRAINT_KEYS = (
     "tensor_parallel_size",
@@ -58,13 +62,6 @@ class RankSegments:
     """A rank string: its segments in order, each process's ranks fixed by RLinf's even split."""
 
     segments: tuple[Segment, ...]
-
-
-@dataclass(frozen=True)
-class ExplicitRanks:
-    """Ranks listed per process (sorted, processes ordered by first rank): the layout as written."""
-
-    processes: tuple[tuple[int, ...], ...]
 
 
 @dataclass(frozen=True)
@@ -186,9 +183,9 @@ def _parse_component(name: str, key: str, value: Any, first_name: str | None) ->
                 f"component {name!r}: give either a 'placement' rank string or declarative keys "
                 f"({', '.join(SHAPE_KEYS)}), not both"
             )
-        if isinstance(body.get("placement"), list):
-            explicit = ExplicitRanks(parse_explicit(body["placement"], name))
-            return ComponentSpec(name, key, groups, _explicit_text(body["placement"]), explicit, constraints, first_name, count_nodes, environment)
+        if isinstance(body.get("placement"), list | np.ndarray):
+            explicit = parse_explicit(body["placement"], name)
+            return ComponentSpec(name, key, groups, explicit_text(body["placement"]), explicit, constraints, first_name, count_nodes, environment)
         if "placement" in body:
             text = _placement_text(body["placement"], name)
             return ComponentSpec(name, key, groups, text, RankSegments(parse_segments(text, name)), constraints, first_name, count_nodes, environment)
@@ -211,34 +208,6 @@ def _placement_text(value: Any, name: str) -> str:
     if not text:
         raise PlacementSyntaxError(f'component {name!r}: placement is empty')
     return text
-
-
-def _explicit_text(value: list[Any]) -> str:
-    """How an explicit placement reads in messages: as written, or its size when long."""
-    return str(value) if len(value) <= 64 else f"[... {len(value)} processes]"
-
-
-def parse_explicit(value: Sequence[Any], name: str) -> tuple[tuple[int, ...], ...]:
-    """Per-process rank lists (RLinf's FlexiblePlacementStrategy): ``[[0, 1], [2], 3]``.
-
-    Ranks are sorted within a process and processes are ordered by their first rank (stably),
-    as RLinf documents; a rank may appear in several processes (they share it).
-    """
-    where = f"component {name!r}: placement {shown(value)}"
-    check("max_processes", len(value), where, "the number of processes listed")
-    if not value:
-        raise PlacementConfigError(f"{where} lists no processes (The hardware_ranks_list must not be empty)")
-    processes = []
-    for position, item in enumerate(value):
-        ranks = list(item) if isinstance(item, (list, tuple)) else [item]
-        if not ranks or any(isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in ranks):
-            raise PlacementConfigError(f"{where}: process {position} needs a non-empty list of non-negative integer ranks, not {shown(item)}")
-        if len(set(ranks)) != len(ranks):
-            raise PlacementConfigError(f"{where}: process {position} lists a rank twice ({shown(item)}); its ranks must be unique")
-        if max(ranks) > MAX_RANK:
-            raise PlacementConfigError(f"{where}: rank {shown(max(ranks))} exceeds the largest supported rank {MAX_RANK}")
-        processes.append(tuple(sorted(ranks)))
-    return tuple(sorted(processes, key=lambda ranks: ranks[0]))
 
 
 def parse_segments(text: str, name: str) -> tuple[Segment, ...]:

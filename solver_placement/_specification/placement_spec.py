@@ -154,9 +154,9 @@ def _counts(component: ComponentSpec, cluster: Cluster) -> tuple[int, int, int] 
         return None
     total = len(cluster.resources(component.node_groups, component.count_nodes))
     match component.form:
-        case ExplicitRanks(listed):
-            pairs = sum(len(ranks) for ranks in listed)
-            return len(listed), pairs, pairs
+        case ExplicitRanks() as listed:
+            pairs = int(listed.ranks.size)
+            return listed.num_processes, pairs, pairs
         case RankSegments(segments):
             processes = pairs = 0
             for segment in segments:

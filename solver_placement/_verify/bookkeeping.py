@@ -15,7 +15,7 @@ import numpy as np
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import ACCELERATOR, NODE
 from solver_placement._records import Placement
-from solver_placement._verify.columns import Columns, int_column
+from solver_placement._verify.columns import Columns, int_column, unmade
 from solver_placement._verify.placed import Placed
 
 
@@ -103,6 +103,8 @@ def _accepted(records: Sequence[Placement], columns: Columns, cluster: Cluster) 
     ranks = int_column(records, "rank")
     if ranks is None or not np.array_equal(ranks, np.arange(count)) or not _positions_hold(records, columns.node):
         return False
+    if unmade(records) is not None:
+        return _plain_holds(columns, int_column(records, "local_accelerator_rank"), cluster)
     own = columns.kind == cluster.kinds.index(ACCELERATOR)
     mine = list(compress(records, own.tolist()))
     if not np.all(own | (columns.kind == cluster.kinds.index(NODE))) or not set(map(attrgetter("isolate_accelerator"), mine)) <= {True}:
@@ -122,6 +124,15 @@ def _accepted(records: Sequence[Placement], columns: Columns, cluster: Cluster) 
         and set(map(type, metadata)) <= {tuple, list}
         and not any(metadata)
     )
+
+
+def _plain_holds(columns: Columns, first: np.ndarray | None, cluster: Cluster) -> bool:
+    """The device fields of records not made yet whose arrays are ``plain`` (``unmade``): each
+    process holds GPUs and will see its own (``visible_accelerators`` are made from its items,
+    ``accelerator_type`` from its node, ``hardware_metadata`` empty for GPUs), so what is left to
+    test is that every record holds GPUs and that its first one is ``local_accelerator_rank``."""
+    own = columns.kind == cluster.kinds.index(ACCELERATOR)
+    return bool(own.all()) and first is not None and np.array_equal(first, columns.local[columns.indptr[:-1]])
 
 
 def _positions_hold(records: Sequence[Placement], node: np.ndarray) -> bool:

@@ -6,6 +6,11 @@ component read this way is one every check can test by arrays. Any other compone
 the record-by-record reading (``placed.py``), which names what is wrong; so are the records a
 fast test does not accept, whose checks then run record by record and word the violations.
 Nothing here decides a violation by itself: a column test only ever says "all of these hold".
+
+Records the library has not made yet (:class:`PlacementRecords` of an answer, made on first read)
+are read from the arrays they will be made from, where every field follows from those
+(``RecordColumns.plain``): an answer is verified without making one object per process, and
+the records handed out later are made from the arrays accepted here.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import NODE
-from solver_placement._records import Placement
+from solver_placement._records import Placement, PlacementRecords, RecordColumns
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,36 @@ class Columns:
         return self.ids[np.lexsort((self.ids, self.row))]
 
 
+#: The item lookup of ``_physical_ids`` is one dense table over (node, kind, local index) while
+#: that has at most this many cells per item (nodes of very different sizes make it sparse);
+#: past it, a sort of the items and a binary search.
+DENSE_CELLS_PER_ITEM = 4
+
+
+def unmade(records: Sequence[Placement]) -> RecordColumns | None:
+    """The arrays of records not made yet, when every field the checks read follows from them
+    (``RecordColumns.plain``); None for records to read one by one."""
+    if isinstance(records, PlacementRecords) and not records.is_made and records.columns.plain:
+        return records.columns
+    return None
+
+
+#: The integer fields of records not made yet, as the arrays ``_records._build`` makes them from.
+_UNMADE_FIELDS = {
+    "rank": lambda columns: np.arange(columns.size, dtype=np.int64),
+    "cluster_node_rank": lambda columns: columns.nodes,
+    "placement_node_rank": lambda columns: columns.placement_node_rank,
+    "local_accelerator_rank": lambda columns: columns.first_gpu,
+    "local_rank": lambda columns: columns.positions[0],
+    "local_world_size": lambda columns: columns.positions[1],
+}
+
+
 def int_column(records: Sequence[Placement], field: str) -> np.ndarray | None:
     """One integer field of every record; None when some record's value is not an int."""
+    arrays = unmade(records)
+    if arrays is not None:
+        return np.asarray(_UNMADE_FIELDS[field](arrays), dtype=np.int64)
     values = list(map(attrgetter(field), records))
     if not set(map(type, values)) <= {int}:
         return None
@@ -68,6 +101,9 @@ def int_column(records: Sequence[Placement], field: str) -> np.ndarray | None:
 def read_columns(cluster: Cluster, records: Sequence[Placement]) -> Columns | None:
     """The records' columns, or None when some item does not exist or some field is not of its
     declared type (the record-by-record reading then says which)."""
+    arrays = unmade(records)
+    if arrays is not None:
+        return _unmade_columns(cluster, arrays)
     node = int_column(records, "cluster_node_rank")
     codes = {name: code for code, name in enumerate(cluster.kinds)}
     kind = np.array([codes.get(record.hardware_type, -1) for record in records], dtype=np.int64)
@@ -86,6 +122,16 @@ def read_columns(cluster: Cluster, records: Sequence[Placement]) -> Columns | No
     return Columns(node, kind, indptr, local, ids)
 
 
+def _unmade_columns(cluster: Cluster, arrays: RecordColumns) -> Columns | None:
+    """:func:`read_columns` of records not made yet, from their arrays (GPU processes only: each
+    record's items are its local GPU indices on its node)."""
+    node, kind = np.asarray(arrays.nodes, dtype=np.int64), np.asarray(arrays.kinds, dtype=np.int64)
+    indptr, local = np.asarray(arrays.indptr, dtype=np.int64), np.asarray(arrays.local, dtype=np.int64)
+    lengths = np.diff(indptr)
+    ids = _physical_ids(cluster, np.repeat(node, lengths), np.repeat(kind, lengths), local)
+    return None if ids is None else Columns(node, kind, indptr, local, ids)
+
+
 def _physical_ids(cluster: Cluster, node: np.ndarray, kind: np.ndarray, local: np.ndarray) -> np.ndarray | None:
     """The physical id of every (node, kind, local) triple, from the cluster's own tables
     (``hw_node``, ``hw_kind``, ``hw_local``, what :meth:`Cluster.physical_id` indexes); None
@@ -94,11 +140,17 @@ def _physical_ids(cluster: Cluster, node: np.ndarray, kind: np.ndarray, local: n
     kinds = len(cluster.kinds)
     if not node.size:
         return np.zeros(0, dtype=np.int64)
-    if node.min() < 0 or node.max() >= cluster.num_nodes or kind.min() < 0 or local.min() < 0 or local.max() >= width:
+    if node.min() < 0 or node.max() >= cluster.num_nodes or kind.min() < 0 or kind.max() >= kinds or local.min() < 0 or local.max() >= width:
         return None
     table = (cluster.hw_node.astype(np.int64) * kinds + cluster.hw_kind) * width + cluster.hw_local
-    order = np.argsort(table, kind="stable")
     keys = (node * kinds + kind) * width + local
+    cells = cluster.num_nodes * kinds * width
+    if cells <= DENSE_CELLS_PER_ITEM * cluster.num_hardware:  # one cell per (node, kind, local): a gather, no sort
+        dense = np.full(cells, -1, dtype=np.int64)
+        dense[table] = np.arange(cluster.num_hardware)
+        ids = dense[keys]
+        return None if (ids < 0).any() else ids
+    order = np.argsort(table, kind="stable")
     found = np.searchsorted(table[order], keys)
     found = np.minimum(found, order.size - 1)
     if not np.array_equal(table[order][found], keys):

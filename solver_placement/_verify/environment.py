@@ -19,7 +19,7 @@ from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
 from solver_placement._records import Placement
 from solver_placement._specification.environment import EGL_VARIABLES, NUMA_VARIABLES, ProcessEnvironment
-from solver_placement._verify.columns import Columns
+from solver_placement._verify.columns import Columns, unmade
 from solver_placement._verify.placed import Placed
 
 
@@ -74,5 +74,7 @@ def _accepted(records: Sequence[Placement], columns: Columns, keys: ProcessEnvir
     any other case is left to the loop."""
     if keys.egl_device or keys.numa_bind or np.any(columns.kind != cluster.kinds.index(ACCELERATOR)):
         return False
+    if unmade(records) is not None:
+        return True  # no environment keys: records not made yet will carry an empty env each
     envs = list(map(attrgetter("env"), records))
     return set(map(type, envs)) <= {dict} and not any(envs)

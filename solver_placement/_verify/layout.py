@@ -8,7 +8,6 @@ the parsed segments. Components on one comma-joined key share that rule and so o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import chain
 
 import numpy as np
 
@@ -25,7 +24,7 @@ def check_layout(placed: Placed) -> Iterator[str]:
     cluster = placed.cluster
     for name in placed.held:
         component = placed.spec.components[name]
-        if name in placed.columns and _accepted(component, placed.columns[name], cluster):
+        if name in placed.columns and _accepted(component, placed.columns[name], placed.ranked(name), cluster):
             continue  # every rule below holds, tested by arrays
         held = placed.held[name]
         allowed = set(ranked_items(component, cluster))
@@ -73,7 +72,7 @@ def _expected_ranks(form: RankSegments | ExplicitRanks, total: int) -> list[list
     """RLinf's even split (or the explicit lists), re-derived: per process the ranks it must
     hold, ``total`` being how many ranks the component's node groups count."""
     if isinstance(form, ExplicitRanks):
-        return [list(ranks) for ranks in form.processes]
+        return [form.of(process) for process in range(form.num_processes)]
     expected: list[list[int]] = []
     for segment in form.segments:
         ranks = list(range(total)) if segment.resources is None else list(range(segment.resources.first, segment.resources.last + 1))
@@ -87,10 +86,10 @@ def _expected_ranks(form: RankSegments | ExplicitRanks, total: int) -> list[list
     return expected
 
 
-def _accepted(component: ComponentSpec, columns: Columns, cluster: Cluster) -> bool:
+def _accepted(component: ComponentSpec, columns: Columns, physical: np.ndarray, cluster: Cluster) -> bool:
     """Whether every rule :func:`check_layout` tests holds, tested by arrays (explicit rank
-    lists too: a re-plan pins every surviving process by one, 2.6 s of loop on 65,536 nodes)."""
-    physical = np.asarray(ranked_items(component, cluster), dtype=np.int64)
+    lists too: a re-plan pins every surviving process by one, 2.6 s of loop on 65,536 nodes);
+    ``physical``: the items the component's ranks count (:func:`ranked_items`)."""
     allowed = np.zeros(cluster.num_hardware, dtype=bool)
     allowed[physical] = True
     ids, lengths = columns.ids, columns.lengths
@@ -113,8 +112,7 @@ def _accepted(component: ComponentSpec, columns: Columns, cluster: Cluster) -> b
 def _listed_columns(form: ExplicitRanks, total: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Explicit rank lists by arrays: ranks per process and the ranks, flat; None when a rank
     is past the ``total`` counted (the loop words it)."""
-    lengths = np.fromiter(map(len, form.processes), dtype=np.int64, count=len(form.processes))
-    ranks = np.fromiter(chain.from_iterable(form.processes), dtype=np.int64, count=int(lengths.sum()))
+    lengths, ranks = np.diff(form.indptr), form.ranks
     if ranks.size and (ranks.min() < 0 or ranks.max() >= total):
         return None
     return lengths, ranks

@@ -11,13 +11,15 @@ checks test first at scale.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import NODE
 from solver_placement._errors import PlacementConfigError
-from solver_placement._records import Placement
+from solver_placement._records import Placement, PlacementRecords
 from solver_placement._specification.grammar import ComponentSpec
 from solver_placement._verify.columns import Columns, read_columns
 
@@ -37,10 +39,12 @@ class Placed:
     """
 
     spec: PlacementSpec
-    records: Mapping[str, list[Placement]]
+    records: Mapping[str, Sequence[Placement]]
     held: Mapping[str, list[list[int]]]
     unknown: Mapping[str, list[str]]
     columns: Mapping[str, Columns]
+    #: What :meth:`ranked` and :meth:`use` computed, per (what, component): several checks ask.
+    _known: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def cluster(self) -> Cluster:
@@ -51,6 +55,21 @@ class Placed:
         if name in self.columns:
             return set(self.columns[name].ids.tolist())
         return {hw for ids in self.held[name] for hw in ids}
+
+    def use(self, name: str) -> np.ndarray:
+        """Per item of the cluster, how many of the processes of ``name`` hold it (an item a
+        process lists twice counted twice: the bookkeeping check reports that)."""
+        if ("use", name) not in self._known:
+            ids = self.columns[name].ids if name in self.columns else np.fromiter((hw for ids in self.held[name] for hw in ids), dtype=np.int64)
+            self._known["use", name] = np.bincount(ids, minlength=self.cluster.num_hardware)
+        return self._known["use", name]
+
+    def ranked(self, name: str) -> np.ndarray:
+        """:func:`ranked_items` of the component ``name``, as an array."""
+        if ("ranked", name) not in self._known:
+            component = self.spec.components[name]
+            self._known["ranked", name] = self.cluster.resources(component.node_groups, component.count_nodes).physical.astype(np.int64, copy=False)
+        return self._known["ranked", name]
 
 
 class _Held(Mapping[str, list[list[int]]]):
@@ -69,6 +88,10 @@ class _Held(Mapping[str, list[list[int]]]):
             self._lists[name] = self._columns[name].held()
         return self._lists[name]
 
+    def __contains__(self, name: object) -> bool:
+        """Without making the lists (``Mapping.__contains__`` reads the value)."""
+        return name in self._lists or name in self._columns
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._order)
 
@@ -78,7 +101,7 @@ class _Held(Mapping[str, list[list[int]]]):
 
 def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Placement]]) -> Placed:
     """Look every record's items up once; components the spec does not know are ignored."""
-    records = {name: list(placements.get(name, [])) for name in spec.components}
+    records = {name: _kept(placements.get(name, [])) for name in spec.components}
     held: dict[str, list[list[int]]] = {}
     unknown: dict[str, list[str]] = {}
     columns: dict[str, Columns] = {}
@@ -95,6 +118,12 @@ def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Place
             held[name].append(ids)
             unknown[name].extend(f"{name} rank {record.rank}: {problem}" for problem in missing)
     return Placed(spec, records, _Held(held, columns, list(unknown)), unknown, columns)
+
+
+def _kept(records: Sequence[Placement]) -> Sequence[Placement]:
+    """The records as a list, except records not made yet, kept as they are: their arrays are
+    read instead, and they are made only if a check reads them one by one."""
+    return records if isinstance(records, PlacementRecords) else list(records)
 
 
 def _physical_ids(cluster: Cluster, record: Placement) -> tuple[list[int], list[str]]:

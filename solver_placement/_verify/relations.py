@@ -7,9 +7,11 @@ that component, and a comparison with nothing would only add noise to the report
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 
+import numpy as np
+
+from solver_placement._arrays import distinct
 from solver_placement._errors import counted
 from solver_placement._verify.placed import Placed
 
@@ -21,9 +23,31 @@ def check_collocation(placed: Placed) -> Iterator[str]:
         target = placed.spec.components[name].constraints.collocate_with
         if target is None or target not in placed.held:
             continue
-        if placed.used(name) != placed.used(target):
+        if not np.array_equal(placed.use(name) > 0, placed.use(target) > 0):
             yield f"{name}: hardware set differs from {target}'s (collocate_with)"
-        yield from _nesting(name, target, placed)
+        if not _nested_columns(name, target, placed):
+            yield from _nesting(name, target, placed)
+
+
+def _nested_columns(name: str, target: str, placed: Placed) -> bool:
+    """Whether :func:`_nesting` finds nothing, tested by arrays (accept only): each process of
+    ``name`` keeps to one TP group of ``target`` (the least and the greatest group of its items
+    agree), or the nesting is not defined (the target's items uneven or shared, or a process of
+    ``name`` larger than one group)."""
+    if name not in placed.columns or target not in placed.columns:
+        return False
+    mine, theirs = placed.columns[name], placed.columns[target]
+    sizes = distinct(theirs.lengths)
+    if sizes.size != 1 or int(placed.use(target).max(initial=0)) > 1:
+        return True  # uneven or shared items: no groups to keep to (what _nesting skips)
+    tp = placed.spec.components[target].constraints.tensor_parallel_size
+    if not mine.ids.size or int(mine.lengths.max()) > int(sizes[0]) * tp:
+        return True
+    group_of = np.full(placed.cluster.num_hardware, -1, dtype=np.int64)
+    group_of[theirs.ids] = theirs.row // tp
+    groups = group_of[mine.ids]
+    starts = mine.indptr[:-1][mine.lengths > 0]
+    return bool(np.array_equal(np.minimum.reduceat(groups, starts), np.maximum.reduceat(groups, starts)))
 
 
 def _nesting(name: str, target: str, placed: Placed) -> Iterator[str]:
@@ -47,7 +71,7 @@ def check_exclusion(placed: Placed) -> Iterator[str]:
     """No item shared with any component named in ``exclusive_with``."""
     for name in placed.held:
         for other in placed.spec.components[name].constraints.exclusive_with:
-            if other in placed.held and placed.used(name) & placed.used(other):
+            if other in placed.held and np.any((placed.use(name) > 0) & (placed.use(other) > 0)):
                 yield f"{name}: shares hardware with {other} (exclusive_with)"
 
 
@@ -56,7 +80,7 @@ def check_capacity(placed: Placed) -> Iterator[str]:
     capped = {name: limit for name in placed.held if (limit := placed.spec.components[name].constraints.max_processes_per_hardware) is not None}
     if not capped:
         return  # no component caps its items
-    load = Counter(hw for processes in placed.held.values() for ids in processes for hw in ids)
+    load = np.sum([placed.use(name) for name in placed.held], axis=0)
     for name, limit in capped.items():
-        if any(load[hw] > limit for hw in placed.used(name)):
+        if np.any((placed.use(name) > 0) & (load > limit)):
             yield f"{name}: an item holds more than {counted(limit, 'process', 'processes')} (max_processes_per_hardware)"

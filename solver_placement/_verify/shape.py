@@ -23,8 +23,8 @@ def check_shape(placed: Placed) -> Iterator[str]:
     window is used evenly, without it no two of the component's processes share an item."""
     for name in placed.held:
         declared = placed.spec.components[name].form
-        if not isinstance(declared, Declarative):
-            continue
+        if not isinstance(declared, Declarative) or _shaped_columns(placed, name, declared):
+            continue  # nothing declared, or every rule below holds, tested by arrays
         held = placed.held[name]
         if declared.processes is not None and len(held) != declared.processes:
             yield f"{name}: {counted(len(held), 'process', 'processes')}, asked for {declared.processes}"
@@ -41,6 +41,28 @@ def check_shape(placed: Placed) -> Iterator[str]:
             yield f"{name}: two of its processes share an item"
 
 
+def _shaped_columns(placed: Placed, name: str, declared: Declarative) -> bool:
+    """Whether every rule :func:`check_shape` tests holds, tested by arrays (accept only): the
+    process count, one size for all (the declared one), and each item's use from a count per item."""
+    columns = placed.columns.get(name)
+    if columns is None or not columns.ids.size:
+        return False
+    sizes = distinct(columns.lengths)
+    if (declared.processes is not None and columns.node.size != declared.processes) or sizes.size != 1:
+        return False
+    if declared.hardware_per_process is not None and int(sizes[0]) != declared.hardware_per_process:
+        return False
+    use = placed.use(name)
+    if not declared.fill:
+        return int(use.max()) <= 1
+    physical = placed.ranked(name)
+    window = physical if declared.resources is None else physical[declared.resources.first:declared.resources.last + 1]
+    in_window = np.zeros(use.size, dtype=bool)
+    in_window[window] = True
+    used = use > 0
+    return bool(np.array_equal(used, in_window)) and distinct(use[used]).size == 1
+
+
 def check_stride(placed: Placed) -> Iterator[str]:
     """Each process's ranks are ``h, h+s, ..., h+(g-1)s`` in some order (an item listed in
     two node groups has two ranks and may use either)."""
@@ -51,9 +73,9 @@ def check_stride(placed: Placed) -> Iterator[str]:
         stride = _stride(component.form.stride, name, placed)
         if stride is None:
             continue
-        ranked = ranked_items(component, placed.cluster)
-        if _strided_columns(placed, name, ranked, stride):
+        if _strided_columns(placed, name, stride):
             continue
+        ranked = ranked_items(component, placed.cluster)
         held = placed.held[name]
         ranks_of: dict[int, list[int]] = {}
         for rank, hw in enumerate(ranked):
@@ -66,15 +88,19 @@ def check_stride(placed: Placed) -> Iterator[str]:
                 yield f"{name} rank {rank}: ranks {choices} do not follow stride {stride}"
 
 
-def _strided_columns(placed: Placed, name: str, ranked: list[int], stride: int) -> bool:
+def _strided_columns(placed: Placed, name: str, stride: int) -> bool:
     """Whether every process read as columns takes ranks ``h, h+stride, ...`` (accept only, by
     arrays): processes of one size, and every item of one rank (no overlapping node groups)."""
     columns = placed.columns.get(name)
     if columns is None or not columns.ids.size:
         return False
     size = int(columns.lengths[0])
-    physical = np.asarray(ranked, dtype=np.int64)
-    if (columns.lengths != size).any() or distinct(physical).size != physical.size:
+    if (columns.lengths != size).any():
+        return False
+    if size == 1:
+        return True  # one item each: the progression of one rank, whatever the stride
+    physical = placed.ranked(name)
+    if distinct(physical).size != physical.size:
         return False
     rank_of = np.full(placed.cluster.num_hardware, -1, dtype=np.int64)
     rank_of[physical] = np.arange(physical.size)
@@ -93,10 +119,17 @@ def _stride(declared: int | str, name: str, placed: Placed) -> int | None:
     target = placed.spec.components[name].constraints.collocate_with
     if target is None or target not in placed.held:
         return None
-    target_held, own = placed.held[target], placed.held[name]
-    if len({len(ids) for ids in target_held}) != 1 or len({len(ids) for ids in own}) != 1 or not own[0]:
+    target_sizes, own_sizes = _sizes(placed, target), _sizes(placed, name)
+    if len(target_sizes) != 1 or len(own_sizes) != 1 or not own_sizes[0]:
         return None
-    return len(target_held[0]) * placed.spec.components[target].constraints.tensor_parallel_size // len(own[0])
+    return target_sizes[0] * placed.spec.components[target].constraints.tensor_parallel_size // own_sizes[0]
+
+
+def _sizes(placed: Placed, name: str) -> list[int]:
+    """The distinct numbers of items the processes of ``name`` hold (by its columns when read so)."""
+    if name in placed.columns:
+        return distinct(placed.columns[name].lengths).tolist()
+    return sorted({len(ids) for ids in placed.held[name]})
 
 
 def _follows_stride(rank_choices: list[list[int]], stride: int) -> bool:

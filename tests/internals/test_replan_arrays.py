@@ -1,8 +1,9 @@
 """Re-planning's array forms agree with the per-record lookups they replace: the ranks of the
-surviving processes on the shrunk cluster (``_ranks_of``, with overlapping node groups, node-only
-processes and several items per process) and where each process was (``previous_hardware``, with
-records on lost or unknown hardware), on seeded random jobs and lost nodes; and the time limit
-bounds a re-plan as a whole."""
+surviving processes on the shrunk cluster (``ranks_of``, read from the assignment, with
+overlapping node groups, node-only processes and several items per process), where each process
+was (``previous_hardware``, with records on lost or unknown hardware) and the ``changes`` term
+counted from those arrays, on seeded random jobs and lost nodes; and the time limit bounds a
+re-plan as a whole."""
 
 from __future__ import annotations
 
@@ -12,21 +13,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pytest
 from helpers import config
 
 from solver_placement import PlacementConfigError, PlacementSpec, Solution, SolverTimeoutError, solve
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._records import Placement
-from solver_placement._replan import _ranks_of, replan
-from solver_placement._solver.previous import previous_hardware
+from solver_placement._replan import replan
+from solver_placement._replan_pins import ranks_of
+from solver_placement._solver.evaluate import objective_value
+from solver_placement._solver.previous import HeldSets, previous_hardware
 from solver_placement._specification.grammar import ComponentSpec
 
 
 def ranks_one_by_one(
     solution: Solution, component: ComponentSpec, records: Sequence[Placement], renamed: Mapping[str, str], cluster: Cluster
 ) -> list[list[int]]:
-    """The per-record lookup ``_ranks_of`` replaced: a dict of (group, item) -> first rank."""
+    """The per-record lookup ``ranks_of`` replaced: a dict of (group, item) -> first rank."""
     labels = list(dict.fromkeys(renamed.values()))
     resources = cluster.resources(labels, component.count_nodes)
     rank_of: dict[tuple[int, int], int] = {}
@@ -63,11 +67,14 @@ def test_ranks_of_matches_the_per_record_lookup(seed: int) -> None:
     lost = set(rng.sample(range(6), rng.randint(0, 2)))
     cluster = solution.cluster.without_nodes(lost)
     for name, component in solution.spec.components.items():
+        keep = np.array([p.cluster_node_rank not in lost for p in solution.placements(name)], dtype=bool)
         records = [p for p in solution.placements(name) if p.cluster_node_rank not in lost]
         renamed = {label: label for label in component.node_groups}
         if any(label not in cluster.node_groups for label in renamed):
             continue
-        assert _ranks_of(solution, component, records, renamed, cluster) == ranks_one_by_one(solution, component, records, renamed, cluster), (seed, name)
+        found = ranks_of(solution, component, keep, renamed, cluster)
+        listed = found.tolist() if isinstance(found, np.ndarray) else found
+        assert listed == ranks_one_by_one(solution, component, records, renamed, cluster), (seed, name)
 
 
 def held_one_by_one(spec: Any, records: Mapping[str, Sequence[Placement]]) -> dict[str, list[list[int]]]:
@@ -124,3 +131,18 @@ def test_previous_hardware_of_a_solution_reads_its_records(seed: int) -> None:
     lost = set(rng.sample(range(6), rng.randint(0, 2)))
     spec = PlacementSpec.build(solution.cluster.without_nodes(lost), {"wide": {"processes": 1}, "narrow": {"processes": 1}, "agents": {"processes": 1}})
     assert previous_hardware(spec, solution) == previous_hardware(spec, solution.placements_by_component()) == held_one_by_one(spec, solution.placements_by_component())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_changes_term_reads_held_sets_as_it_reads_lists(seed: int) -> None:
+    """``evaluate``'s ``changes`` term counts the previous sets from a :class:`HeldSets`'s arrays
+    exactly as from the same sets as lists, whatever answer it is held against."""
+    rng = random.Random(seed)
+    before, after = solve(job(rng)), solve(job(random.Random(seed + 100)))
+    if sorted(before.components) != sorted(after.components):
+        return
+    held = previous_hardware(after.spec, before)
+    assert all(isinstance(sets, HeldSets) for sets in held.values())
+    as_lists = {name: [list(ids) for ids in sets] for name, sets in held.items()}
+    weights = {"changes": 1, "nodes": 0, "topology": 0, "balance": 0, "contiguity": 0}
+    assert objective_value(after.spec, after.requests, after.assignments, weights, held) == objective_value(after.spec, after.requests, after.assignments, weights, as_lists), seed

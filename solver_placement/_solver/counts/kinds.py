@@ -341,4 +341,4 @@ def _listed(request: ComponentRequest, view_cluster: Cluster, to_view: np.ndarra
 
 def _explicit(request: ComponentRequest) -> ExplicitRanks:
     """A listed request's ranks per process, as the verifier reads explicit lists (sorted)."""
-    return ExplicitRanks(tuple(tuple(sorted(ranks.tolist())) for ranks in np.split(request.cand_rank, request.indptr[1:-1])))
+    return ExplicitRanks.of_rows(request.indptr, request.cand_rank)

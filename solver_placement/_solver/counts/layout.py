@@ -22,6 +22,7 @@ from functools import partial
 
 import numpy as np
 
+from solver_placement._arrays import sorted_by_key
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
@@ -128,10 +129,7 @@ def _member_order(problem: CountProblem, counts: Counts, c: int, member: str, gr
 
 def _locals_per_node(cluster: Cluster, held: np.ndarray) -> dict[int, tuple[int, ...]]:
     """The local ids of ``held`` (physical ids) on each node that has any."""
-    found: dict[int, list[int]] = {}
-    for node, local in zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist()):
-        found.setdefault(node, []).append(local)
-    return {node: tuple(sorted(locals_)) for node, locals_ in found.items()}
+    return sorted_by_key(cluster.hw_node[held], cluster.hw_local[held])
 
 
 def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int, heavier: Heavier | None) -> np.ndarray:

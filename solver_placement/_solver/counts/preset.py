@@ -188,7 +188,7 @@ def _tiled(
     by_request = {n: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for n, r in {**rank_strings, name: placed}.items()}
     candidate = Solution(view, view.requests, by_component(view, by_request), SolveStatus.FEASIBLE, None)
     try:
-        verify(view, candidate.placements_by_component())
+        verify(view, candidate.placement_records())
     except VerificationError:
         log.debug("%s: the direct tiling of its items breaks a rule: the flat model of it places it", name)
         return None

@@ -42,7 +42,7 @@ from math import lcm
 
 import numpy as np
 
-from solver_placement._arrays import distinct
+from solver_placement._arrays import distinct, sorted_by_key
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.counts.domain_levels import DomainLevel, JointLevel, PricedLevel, domain_levels
@@ -116,10 +116,7 @@ class CountProblem:
 
     def blocked_locals(self, c: int) -> dict[int, tuple[int, ...]]:
         """Per node holding any, the local ids (ascending) class ``c`` is kept off."""
-        found: dict[int, list[int]] = {}
-        for node, local in zip(self.hw_node[self.blocked[c]].tolist(), self.hw_local[self.blocked[c]].tolist()):
-            found.setdefault(node, []).append(local)
-        return {node: tuple(sorted(ids)) for node, ids in found.items()}
+        return sorted_by_key(self.hw_node[self.blocked[c]], self.hw_local[self.blocked[c]])
 
 
 def count_problem(
@@ -278,6 +275,6 @@ def _allowed_nodes(spec: PlacementSpec, window: ComponentRequest, count_class: C
     if memories:
         need_mb = max(megabytes(running.active) + sum(megabytes(other.idle) for j, other in enumerate(memories) if j != i)
                       for i, running in enumerate(memories))
-        limits = [float("inf") if m is None else m for m in cluster.gpu_memory_gb]
-        allowed &= np.array([need_mb <= np.ceil(limit * 1024) for limit in limits])
+        limits = np.array([np.inf if m is None else m for m in cluster.gpu_memory_gb], dtype=np.float64)
+        allowed &= need_mb <= np.ceil(limits * 1024)  # by arrays: one numpy scalar call per node took 35 ms a class on 65,536 nodes
     return allowed

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from solver_placement._errors import VerificationError
-from solver_placement._records import build_placements
+from solver_placement._records import placement_records
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.options import SolveStatus
@@ -36,7 +36,7 @@ def rank_strings_alone(spec: PlacementSpec, requests: Mapping[str, ComponentRequ
     for name, assignment in placed.items():
         component = spec.components[name]
         resources = requests[component.rule_owner].resources
-        records[name] = build_placements(name, assignment.indptr, assignment.hardware, assignment.ranks, resources, cluster, environment=component.environment)
+        records[name] = placement_records(name, assignment.indptr, assignment.hardware, assignment.ranks, resources, cluster, environment=component.environment)
     try:
         verify(spec, records)
     except VerificationError:

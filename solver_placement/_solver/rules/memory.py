@@ -8,6 +8,7 @@ checked.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -74,7 +75,7 @@ def _load(ctx: ModelContext, request: ComponentRequest, hw: int) -> Any:
 def megabytes(gigabytes: float) -> int:
     """Whole megabytes, rounded up, so the constraint is integer and never under-counts (the count
     model and first fit count the same way, so all three agree on what fits)."""
-    return int(np.ceil(gigabytes * 1024))
+    return math.ceil(gigabytes * 1024)  # math's ceil of the same float: numpy's scalar call took 1 us a node
 
 
 def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
