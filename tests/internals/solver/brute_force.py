@@ -61,12 +61,14 @@ class Best:
 
 def assignment_count(spec: PlacementSpec) -> int:
     """How many complete assignments the enumeration spans at most (before any is refused): the
-    product, over the rule owners the solver places, of (window items choose items per process)
-    ** processes."""
+    product, over the rule owners the solver places, of the ordered choices of one set of window
+    items per process (distinct sets unless a ``resources`` window lets processes share items)."""
     total = 1
     for owner, request in spec.requests.items():
-        if not request.determined:
-            total *= math.comb(len(_window(spec, owner)), _per_process(spec, owner)) ** request.num_processes
+        form = spec.components[owner].form
+        if isinstance(form, Declarative):
+            sets = math.comb(len(_window(spec, owner)), _per_process(spec, owner))
+            total *= sets**request.num_processes if form.fill else math.perm(sets, request.num_processes)
     return total
 
 
