@@ -233,6 +233,11 @@ REGRESSIONS = [
         {"actor": {"processes": 4, "tensor_parallel_size": 2}, "rollout": {"placement": [[0, 2], [1, 3]], "collocate_with": "actor"}},
         id="a rank string nested in groups the ascending order never forms: called infeasible",
     ),
+    pytest.param(
+        Cluster(3, 1, node_labels=[{"rack": "node 1"}, {}, {"rack": "node 1"}]),
+        {"actor": {"processes": 2, "tensor_parallel_size": 2, "topology": {"tensor_parallel": {"rack": "require"}}}},
+        id="the verifier took unlabelled node 1 for rack 'node 1': a cheaper group the solver rightly refuses",
+    ),
 ]
 
 
