@@ -80,13 +80,15 @@ def topology(draw: st.DrawFn, tp: int, pp: int) -> dict[str, dict[str, str]]:
 @st.composite
 def tiny_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     """1-4 nodes of 1-4 GPUs (8 at most), racks and zones drawn per node (so they cross, and a
-    node may lack one), maybe GPU memory and a node group of some nodes; an actor of TP groups and
+    node may lack one or hold the text an unlabelled node once passed for), maybe GPU memory and a node group of some nodes; an actor of TP groups and
     pipelines of 1-2 with topology rules, 1-2 GPUs per process (strided or not), a node group, a
     ``resources`` window, memory or a cap of processes per GPU; maybe a second component
     (collocated, exclusive, a rank string or free) and a third exclusive with both others."""
     gpus = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4).filter(lambda sizes: sum(sizes) <= 8))
     nodes = len(gpus)
-    labels = [{label: value for label in LABELS if (value := draw(st.sampled_from(["a", "b", "a", "b", None]))) is not None} for _ in range(nodes)]
+    labels = [
+        {label: value for label in LABELS if (value := draw(st.sampled_from(["a", "b", "a", "b", "node 1", None]))) is not None} for _ in range(nodes)
+    ]
     memory = draw(st.sampled_from([None, [draw(st.sampled_from([40, 80])) for _ in range(nodes)]]))
     grouped = nodes > 1 and draw(st.booleans())
     groups = [{"label": "g", "node_ranks": f"0-{draw(st.integers(0, nodes - 2))}"}] if grouped else None
