@@ -26,9 +26,9 @@ def check_groups(placed: Placed) -> Iterator[str]:
             held = placed.held[name]
             for start in range(0, len(held), size):
                 nodes = sorted({int(cluster.hw_node[hw]) for ids in held[start:start + size] for hw in ids})
-                values = {cluster.node_labels[n].get(label, f"node {n}") for n in nodes} if label else set(nodes)
+                values = {_label_value(cluster, n, label) for n in nodes} if label else {(0, str(n)) for n in nodes}
                 if len(values) > 1:
-                    where = "nodes" if label is None else f"{label!r} values {sorted(values)} on nodes"
+                    where = "nodes" if label is None else f"{label!r} values {sorted(text for _, text in values)} on nodes"
                     yield f"{name}: group of ranks {start}-{start + size - 1} spans {where} {nodes}"
 
 
@@ -51,9 +51,17 @@ def _within(columns: Columns, cluster: Cluster, size: int, label: str | None) ->
     if label is None:
         per_node = np.arange(cluster.num_nodes)
     else:
-        codes: dict[object, int] = {}
-        per_node = np.array([codes.setdefault(labels.get(label, f"node {n}"), len(codes)) for n, labels in enumerate(cluster.node_labels)])
+        codes: dict[tuple[int, str], int] = {}
+        per_node = np.array([codes.setdefault(_label_value(cluster, n, label), len(codes)) for n in range(cluster.num_nodes)])
     value = per_node[cluster.hw_node[columns.ids]]
     group = columns.row // size
     starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
     return bool(np.array_equal(np.minimum.reduceat(value, starts), np.maximum.reduceat(value, starts)))
+
+
+def _label_value(cluster: Cluster, node: int, label: str) -> tuple[int, str]:
+    """The node's value of ``label`` as the rule compares it: an unlabelled node is a value of its
+    own, never equal to a label's text (the text ``node 1`` once matched unlabelled node 1, so a
+    group over a node labelled so and node 1 passed as one value, which the solver refuses)."""
+    labels = cluster.node_labels[node]
+    return (0, str(labels[label])) if label in labels else (1, f"node {node}")

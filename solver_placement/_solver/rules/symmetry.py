@@ -4,8 +4,8 @@ Any permutation of their assignments is the same placement, so the processes are
 the ranks they take. This keeps the search from exploring equal layouts and makes the answer
 canonical (process 0 holds the lowest ranks). No config key asks for it.
 
-Which processes form a group can matter beyond the node. Where a strided component collocated
-with this one must put each process inside one of its tensor-parallel groups
+Which processes form a group can matter beyond the node. Where a strided component (or a rank
+string) collocated with this one must put each process inside one of its tensor-parallel groups
 (``collocation.py``), a process ``{h, h + 2}`` needs a group holding exactly those two GPUs,
 which the ascending order never forms when the GPUs between are this component's too (8
 processes of TP 2 on 8 GPUs would give groups ``{0, 1}``, ``{2, 3}`` ...). So does a
@@ -39,7 +39,7 @@ KEYS: tuple[str, ...] = ()
 def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
     """``position[p] <= position[q]`` for the ordered pairs of :func:`_ordered_pairs`, where a
     position is the sum of the ranks taken."""
-    hosts = _strided_hosts(ctx.spec, ctx.requests)
+    hosts = _nesting_hosts(ctx.spec, ctx.requests)
     for request in ctx.requests.values():
         if request.determined or request.num_processes < 2:
             continue
@@ -57,19 +57,25 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
     return RuleOutput()
 
 
-def _strided_hosts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> set[str]:
-    """The rule owners whose tensor-parallel groups must hold the processes of a strided
-    component collocated with them (``collocation.py`` nests a process that fits in a group).
-    Processes of consecutive GPUs need no more: disjoint runs of one length stay whole in the
-    ascending order of their GPUs, so its groups of a multiple of that length hold them whole."""
+def _nesting_hosts(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> set[str]:
+    """The rule owners whose tensor-parallel groups must hold the processes of a component
+    collocated with them that may not be runs of their ascending order (``collocation.py``
+    nests a process that fits in a group): a strided one, or a rank string of several items a
+    process (``[[0, 2], [1, 3]]`` on 4 GPUs in groups of 2 needs groups ``{0, 2}`` and
+    ``{1, 3}``: the ascending order called it infeasible). Processes of consecutive GPUs need no
+    more: disjoint runs of one length stay whole in the ascending order of their GPUs, so its
+    groups of a multiple of that length hold them whole."""
     found = set()
     for component in spec.components.values():
         target = component.constraints.collocate_with
         mine = requests.get(component.rule_owner)
-        if target is None or mine is None or enforced_stride(mine) in (None, 1):
+        if target is None or mine is None:
+            continue
+        fixed = mine.determined and int(mine.amount.max()) > 1
+        if not fixed and enforced_stride(mine) in (None, 1):
             continue
         host = spec.owner_of(target)
-        if host in requests and int(mine.amount[0]) <= int(requests[host].amount[0]) * spec.components[host].constraints.tensor_parallel_size:
+        if host in requests and int(mine.amount.max()) <= int(requests[host].amount[0]) * spec.components[host].constraints.tensor_parallel_size:
             found.add(host)
     return found
 
