@@ -174,7 +174,7 @@ class ModelContext:
         if request.name not in self._takers:
             order = np.argsort(request.cand_hw, kind="stable")
             hw_sorted = request.cand_hw[order]
-            bounds = np.flatnonzero(np.r_[True, hw_sorted[1:] != hw_sorted[:-1], True])
+            bounds = np.flatnonzero(np.r_[True, hw_sorted[1:] != hw_sorted[:-1], True]) if hw_sorted.size else np.zeros(1, dtype=np.int64)
             x = self.x[request.name]
             spans = zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
             self._takers[request.name] = {

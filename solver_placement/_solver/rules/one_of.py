@@ -47,8 +47,11 @@ def add_one_of(
     Units whose candidates already agree need nothing. Determined units that disagree are
     conflicts (or nothing, for a preference). Otherwise one boolean per (unit, value) with
     ``x <= chosen[value]``, and exactly one value chosen when required; when only preferred, the
-    returned ``topology`` objective terms count each value beyond the first.
+    returned ``topology`` objective terms count each value beyond the first. A request with no
+    candidates (a view that holds none of its items) has no unit to state.
     """
+    if not request.cand_process.size:
+        return []
     units = request.cand_process // unit.size
     starts = np.flatnonzero(np.r_[True, units[1:] != units[:-1]])
     spread = np.maximum.reduceat(values, starts) != np.minimum.reduceat(values, starts)

@@ -214,6 +214,7 @@ def check_count_path(spec: PlacementSpec, weights: Mapping[str, int], least: int
     if least is None:
         with pytest.raises(InfeasiblePlacementError):
             solve(spec, time_limit_s=10, objective=weights)
+        assert not isinstance(count_answer(spec, weights=weights), Answer)  # alone, past the bounds: it declines, never crashes
         return
     solution = solve(spec, time_limit_s=10, objective=weights)
     owned = {c.rule_owner: solution.assignments[c.name] for c in spec.components.values()}
@@ -250,3 +251,22 @@ def test_the_flat_model_proves_the_brute_force_optimum_where_it_once_did_not(clu
     assert placements, "the regression case has no valid assignment: it tests nothing"
     for weights in WEIGHTS:
         assert flat_optimum(spec, weights, {}) == best_placement(spec, placements, weights).value, f"weights {weights}"
+
+
+#: Specs the counting bounds refuse whose count path, run alone, once raised a bare IndexError: a
+#: view of one model held no candidate of a component (its node group's single GPU taken by the
+#: rank string), and stating that component's units or takers indexed an empty array.
+NO_CANDIDATE_VIEWS = [
+    {"actor": {"processes": 6, "node_group": "g"}, "rollout": {"placement": [[2]], "collocate_with": "actor"},
+     "reward": {"processes": 1, "exclusive_with": ["actor", "rollout"]}},
+    {"actor": {"processes": 2, "tensor_parallel_size": 2, "node_group": "g", "topology": {"tensor_parallel": {"zone": "prefer"}}},
+     "rollout": {"placement": [[1]], "collocate_with": "actor"}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("placement", NO_CANDIDATE_VIEWS)
+def test_the_count_path_declines_a_view_without_candidates(placement: dict[str, Any]) -> None:
+    spec = PlacementSpec.build(Cluster(2, [1, 4], node_labels=[{"zone": "a"}, {"zone": "b"}], node_groups=[{"label": "g", "node_ranks": "0"}]), placement)
+    with pytest.raises(InfeasiblePlacementError):
+        solve(spec, time_limit_s=10)
+    assert not isinstance(count_answer(spec), Answer)
