@@ -80,27 +80,39 @@ def test_collocated_classes_are_counted_exactly(examples: int) -> None:
 
 
 def check_collocated(case: tuple[Cluster, dict[str, Any]]) -> None:
+    answer = counted_or_declined(case, MAY_DECLINE)
+    if answer is None:
+        return
+    spec, counted_answer = answer
+    assert objective_value(spec, spec.requests, counted_answer.assignments, PRIMARY, {}) == counted_answer.objective
+    solution = solve(spec, time_limit_s=10)
+    assert (solution.method, solution.status, solution.objective, solution.notes) == ("counts", "OPTIMAL", counted_answer.objective, ())
+    event("counted")
+
+
+def counted_or_declined(case: tuple[Cluster, dict[str, Any]], may_decline: re.Pattern[str]) -> tuple[PlacementSpec, Answer] | None:
+    """The drawn case's spec and count answer, verified and at the flat optimum; None where the
+    case is refused, has no placement (the flat model agrees) or is declined for a reason
+    ``may_decline`` names."""
     cluster, placement = case
     note(f"{cluster.gpus_per_node.tolist()} {placement}")
     spec = built_or_refused(cluster, placement)
     if spec is None:
-        return
+        return None
     answer = counted(spec)
     if isinstance(answer, str):
         if answer == NO_COUNT_ANSWER:
             assert flat_optimum(spec, dict(spec.requests)) is None, "the count model found no answer for a spec that has a placement"
             event("no placement")
-            return
-        assert MAY_DECLINE.search(answer), answer
-        event("declined: " + MAY_DECLINE.search(answer).group(0)[:30])  # type: ignore[union-attr]
-        return
+            return None
+        declined = may_decline.search(answer)
+        assert declined, answer
+        event("declined: " + declined.group(0)[:30])
+        return None
     assert answer.assignments is not None and answer.status == "OPTIMAL"
     verify(spec, Solution(spec, spec.requests, dict(answer.assignments), "FEASIBLE", None).placements_by_component())
-    assert objective_value(spec, spec.requests, answer.assignments, PRIMARY, {}) == answer.objective
     assert answer.objective == flat_optimum(spec, dict(spec.requests))
-    solution = solve(spec, time_limit_s=10)
-    assert (solution.method, solution.status, solution.objective, solution.notes) == ("counts", "OPTIMAL", answer.objective, ())
-    event("counted")
+    return spec, answer
 
 
 #: One of each shape the count model once declined, on 2 x 8 GPUs (the last on a node group of
@@ -213,24 +225,8 @@ def check_holey(case: tuple[Cluster, dict[str, Any]]) -> None:
     """Where the count model answers a class of a holey root (counted in a member's
     progressions, or in common progressions or whole blocks and proven against the class
     without them), its layout passes the verifier and its objective is the flat optimum."""
-    cluster, placement = case
-    note(f"{cluster.gpus_per_node.tolist()} {placement}")
-    spec = built_or_refused(cluster, placement)
-    if spec is None:
-        return
-    answer = counted(spec)
-    if isinstance(answer, str):
-        if answer == NO_COUNT_ANSWER:
-            assert flat_optimum(spec, dict(spec.requests)) is None, "the count model found no answer for a spec that has a placement"
-            event("no placement")
-            return
-        assert MAY_DECLINE_HOLEY.search(answer), answer
-        event("declined")
-        return
-    assert answer.assignments is not None and answer.status == "OPTIMAL"
-    verify(spec, Solution(spec, spec.requests, dict(answer.assignments), "FEASIBLE", None).placements_by_component())
-    assert answer.objective == flat_optimum(spec, dict(spec.requests))
-    event("counted")
+    if counted_or_declined(case, MAY_DECLINE_HOLEY) is not None:
+        event("counted")
 
 
 def test_strides_that_share_a_factor_are_counted_in_common_progressions() -> None:

@@ -24,6 +24,7 @@ Progressions of a stride that leaves holes: the node model lays them out (``kept
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -176,20 +177,29 @@ def check_replanned(cluster: Cluster, placement: dict[str, Any], objective: dict
     moves for ranks), at the flat optimum."""
     lost = data.draw(st.sets(st.integers(0, cluster.num_nodes - 1), max_size=1 if cluster.num_nodes > 1 else 0), label="lost")
     note(f"{cluster.gpus_per_node.tolist()} {placement} lost {sorted(lost)}, {objective}")
-    try:
-        before = solve(PlacementSpec.build(cluster, placement), time_limit_s=10)
-        after = PlacementSpec.build(cluster.without_nodes(lost), placement)
-        fresh = solve(after, time_limit_s=10, objective=objective)
-    except (InfeasiblePlacementError, PlacementConfigError):
-        event("infeasible before or after")
+    ours = replanned_where_counted(lambda: solve(PlacementSpec.build(cluster, placement), time_limit_s=10), cluster.without_nodes(lost), placement, objective)
+    if ours is None:
         return
-    if (fresh.method, fresh.status) != ("counts", "OPTIMAL"):
-        event("the count model does not prove the spec placed afresh")
-        return
-    ours = held_against_flat(after, before, objective)
     event(f"{ours.method} {ours.status}")
     if "contiguity" not in objective:  # a weighed contiguity may trade moves for ranks (``kept_ranks.py``)
         assert (ours.method, ours.notes) == ("counts", ()), ours.notes
+
+
+def replanned_where_counted(before_of: Callable[[], Solution], cluster: Cluster, placement: dict[str, Any], objective: dict[str, int]) -> Solution | None:
+    """The re-plan of ``before_of()`` onto ``cluster``, held against the flat optimum; None
+    (with the event saying why) where either layout has no placement or the count model does
+    not prove the job placed afresh, so the re-plan is not the count model's to answer."""
+    try:
+        before = before_of()
+        after = PlacementSpec.build(cluster, placement)
+        fresh = solve(after, time_limit_s=10, objective=objective)
+    except (InfeasiblePlacementError, PlacementConfigError):
+        event("infeasible before or after")
+        return None
+    if (fresh.method, fresh.status) != ("counts", "OPTIMAL"):
+        event("the count model does not prove the spec placed afresh")
+        return None
+    return held_against_flat(after, before, objective)
 
 
 def window_job(window: str, processes: int) -> dict[str, Any]:
@@ -264,17 +274,9 @@ def check_blocked(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> 
     blocked = sorted(data.draw(st.sets(st.integers(0, cluster.num_hardware - 1), min_size=1, max_size=2), label="blocked"))
     objective = data.draw(st.sampled_from([{}, {"changes": 1, "nodes": 1}]), label="objective")
     note(f"{cluster.gpus_per_node.tolist()} {placement} blocked {blocked}, {objective}")
-    try:
-        before = blocked_before(cluster, placement, blocked)
-        after = PlacementSpec.build(cluster, placement)
-        fresh = solve(after, time_limit_s=10, objective=objective)
-    except (InfeasiblePlacementError, PlacementConfigError):
-        event("infeasible before or after")
+    ours = replanned_where_counted(lambda: blocked_before(cluster, placement, blocked), cluster, placement, objective)
+    if ours is None:
         return
-    if (fresh.method, fresh.status) != ("counts", "OPTIMAL"):
-        event("the count model does not prove the spec placed afresh")
-        return
-    ours = held_against_flat(after, before, objective)
     assert (ours.method, ours.notes) == ("counts", ()), ours.notes
     event(f"{ours.method} {ours.status}")
 
