@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import PRIMARY, built_or_refused, counts_kept_out, flat_solution
+from flat_model import PRIMARY, counted_case, counts_kept_out, flat_solution
 from helpers import example_tiers
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_count_typed import flat_optimum
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
-from solver_placement._solver.answer import Answer
+from solver_placement._solver.answer import Answer, Declined
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER
 from solver_placement._solver.evaluate import objective_value
@@ -94,19 +94,17 @@ def counted_or_declined(case: tuple[Cluster, dict[str, Any]], may_decline: re.Pa
     """The drawn case's spec and count answer, verified and at the flat optimum; None where the
     case is refused, has no placement (the flat model agrees) or is declined for a reason
     ``may_decline`` names."""
-    cluster, placement = case
-    note(f"{cluster.gpus_per_node.tolist()} {placement}")
-    spec = built_or_refused(cluster, placement)
-    if spec is None:
+    drawn = counted_case(*case)
+    if drawn is None:
         return None
-    answer = counted(spec)
-    if isinstance(answer, str):
-        if answer == NO_COUNT_ANSWER:
+    spec, answer = drawn
+    if isinstance(answer, Declined):
+        if answer.reason == NO_COUNT_ANSWER:
             assert flat_optimum(spec, dict(spec.requests)) is None, "the count model found no answer for a spec that has a placement"
             event("no placement")
             return None
-        declined = may_decline.search(answer)
-        assert declined, answer
+        declined = may_decline.search(answer.reason)
+        assert declined, answer.reason
         event("declined: " + declined.group(0)[:30])
         return None
     assert answer.assignments is not None and answer.status == "OPTIMAL"

@@ -30,13 +30,7 @@ ROLLOUT = {"rollout": {"processes": 1, "hardware_per_process": 2, "stride": "aut
      {"actor": [[0, 2], [4, 6]]}),
 ])
 def test_a_process_of_several_gpus_takes_a_run_of_ranks_around_a_taken_gpu(placement: dict[str, Any], expected: dict[str, list[list[int]]]) -> None:
-    spec = PlacementSpec.build(Cluster(2, 4), placement)
-    built = first_fit(spec, spec.requests, SolverOptions().start())
-    assert built is not None
-    solution = Solution(spec, spec.requests, {c.name: built[c.rule_owner] for c in spec.components.values()}, "FEASIBLE", None)
-    verify(spec, solution.placements_by_component())
-    held = {name: sorted(sorted(p.hardware_ranks) for p in solution.placements(name)) for name in expected}
-    assert held == expected
+    assert_first_fit_holds(PlacementSpec.build(Cluster(2, 4), placement), expected)
 
 
 @pytest.mark.parametrize(("gpus", "placement", "expected"), [
@@ -50,7 +44,12 @@ def test_a_process_of_several_gpus_takes_a_run_of_ranks_around_a_taken_gpu(place
      {"actor": [[0, 3, 6, 9, 12], [1, 4, 7, 10, 13], [2, 5, 8, 11, 14], [18, 21, 24, 27, 30]]}),
 ])
 def test_a_stride_that_leaves_holes_is_placed_process_by_process(gpus: int, placement: dict[str, Any], expected: dict[str, list[list[int]]]) -> None:
-    spec = PlacementSpec.build(Cluster(2, gpus), placement)
+    assert_first_fit_holds(PlacementSpec.build(Cluster(2, gpus), placement), expected)
+
+
+def assert_first_fit_holds(spec: PlacementSpec, expected: dict[str, list[list[int]]]) -> None:
+    """First fit places ``spec``, its layout passes the verifier, and each component named in
+    ``expected`` holds exactly those rank sets."""
     built = first_fit(spec, spec.requests, SolverOptions().start())
     assert built is not None
     solution = Solution(spec, spec.requests, {c.name: built[c.rule_owner] for c in spec.components.values()}, "FEASIBLE", None)
