@@ -93,7 +93,7 @@ class Placement:
     env: dict[str, str] = field(default_factory=dict)
 
 
-#: Field names in declaration order: the order of the columns ``build_placements`` maps over.
+#: Field names in declaration order: the order of the columns ``placement_records`` maps over.
 FIELD_ORDER = tuple(f.name for f in fields(Placement))
 #: Placement's twin, not frozen: the same slots in the same order, so a record made as one can
 #: become a Placement (see the module docstring).
@@ -113,20 +113,6 @@ def placement_records(
     """The records of a CSR assignment (physical ids per process, rank order), made on first use;
     ``environment``: the component's environment keys (``visible_accelerators`` and ``env``)."""
     return PlacementRecords(component, RecordColumns(indptr, hardware, ranks, resources, cluster, isolate_accelerator, environment))
-
-
-def build_placements(
-    component: str,
-    indptr: np.ndarray,
-    hardware: np.ndarray,
-    ranks: np.ndarray,
-    resources: ResourceSet,
-    cluster: Cluster,
-    isolate_accelerator: bool = True,
-    environment: ProcessEnvironment = DEFAULT_ENVIRONMENT,
-) -> list[Placement]:
-    """:func:`placement_records` made at once, as a list."""
-    return list(placement_records(component, indptr, hardware, ranks, resources, cluster, isolate_accelerator, environment))
 
 
 class PlacementRecords(Sequence[Placement]):

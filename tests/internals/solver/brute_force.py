@@ -14,7 +14,7 @@ Speed: ``verify`` reads records into numpy columns, a few milliseconds a call, t
 10^4 assignments. The rule checks themselves read only each process's physical items, so they
 run here on those lists directly, without the records; the two checks that read nothing but the
 records' own fields (bookkeeping and environment: rank order, local ranks, visible devices, which
-``build_placements`` derives and no model decides) are left out, and the best assignment found
+``placement_records`` derives and no model decides) are left out, and the best assignment found
 is passed through the whole ``verify`` at the end. Every rule check skips a component that has no
 items yet and only counts more (items, processes, memory) as components are added, so a
 partial assignment the checks refuse has no valid completion: the search adds one rule owner at
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement import PlacementSpec, verify
-from solver_placement._records import build_placements
+from solver_placement._records import placement_records
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._specification.grammar import Declarative
@@ -175,7 +175,8 @@ def _records(spec: PlacementSpec, assignments: Mapping[str, Assignment]) -> dict
     """The placement records ``verify`` reads, built as a ``Solution`` builds them (but no
     ``Solution``: the test session would verify it again and count it as an answer)."""
     return {
-        component.name: build_placements(
+        component.name: list(
+            placement_records(
             component.name,
             taken.indptr,
             taken.hardware,
@@ -184,6 +185,7 @@ def _records(spec: PlacementSpec, assignments: Mapping[str, Assignment]) -> dict
             spec.cluster,
             True,
             component.environment,
+            )
         )
         for component in spec.components.values()
         for taken in (assignments[component.name],)
