@@ -4,6 +4,7 @@ and verifier-independence tests check."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import solver_placement
@@ -33,11 +34,18 @@ def _type_checking_only(tree: ast.Module) -> set[int]:
     }
 
 
+@cache
+def parsed(path: Path) -> ast.Module:
+    """``path``'s syntax tree, read once a session: a dozen architecture tests walk the same
+    files, and parsing the package each time was most of their run (read-only use)."""
+    return ast.parse(path.read_text())
+
+
 def imports(path: Path, runtime_only: bool = False) -> set[str]:
     """Package modules ``path`` imports (at module level or inside functions), each named as
     written plus ``module.name`` for every ``from module import name``; ``runtime_only`` leaves
     out imports under ``if TYPE_CHECKING:``."""
-    tree = ast.parse(path.read_text())
+    tree = parsed(path)
     skipped = _type_checking_only(tree) if runtime_only else set()
     found: set[str] = set()
     for node in ast.walk(tree):

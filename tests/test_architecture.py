@@ -8,7 +8,7 @@ import importlib
 import re
 from pathlib import Path
 
-from import_graph import PACKAGE, graph, module_name, path_to, reachable
+from import_graph import PACKAGE, graph, module_name, parsed, path_to, reachable
 
 import solver_placement
 
@@ -76,7 +76,7 @@ DEFERRED_UPWARD = {("solver_placement._cluster.cluster", "solver_placement._ray_
 
 def _module_level_imports(path: Path) -> set[str]:
     """Package modules ``path`` imports when it is imported (statements outside any function)."""
-    tree = ast.parse(path.read_text())
+    tree = parsed(path)
     inside_functions = {id(node) for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(function)}
     return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and id(node) not in inside_functions}
 

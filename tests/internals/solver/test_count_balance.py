@@ -65,7 +65,7 @@ def check_counted_at_flat_optimum(case: tuple[Cluster, dict[str, Any]], weights:
     verify(ours.spec, ours.placements_by_component())
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
     assert ours.objective == objective_value(spec, spec.requests, ours.assignments, {**DEFAULT_WEIGHTS, **weights}, {})
-    flat = flat_solution(spec, weights, time_limit_s=20)
+    flat = flat_solution(spec, weights)
     event(f"flat {flat.status}")
     assert flat.bound is not None and flat.bound <= ours.objective <= flat.objective
     if flat.status == "OPTIMAL":
@@ -122,7 +122,7 @@ def test_a_ring_of_six_on_three_nodes_is_proven_by_counts() -> None:
     weights = {"balance": 1_000, "nodes": 1, "contiguity": 0}
     ours = solve(spec, time_limit_s=10, objective=weights)
     assert (ours.method, ours.status, ours.notes, ours.objective) == ("counts", "OPTIMAL", (), 21_012)
-    flat = flat_solution(spec, weights, time_limit_s=20)
+    flat = flat_solution(spec, weights)
     assert flat.bound is not None and flat.bound <= ours.objective <= flat.objective
 
 
@@ -173,5 +173,5 @@ def test_each_level_shortcut_is_at_the_flat_optimum(
     verify(ours.spec, ours.placements_by_component())
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
     assert taken <= seen
-    flat = flat_solution(spec, objective, time_limit_s=20)
+    flat = flat_solution(spec, objective)
     assert (flat.status, flat.objective) == ("OPTIMAL", ours.objective)

@@ -13,11 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import PRIMARY, counted_case, counts_kept_out, flat_solution
+from flat_model import PRIMARY, counted_case, counts_kept_out, flat_optimum, flat_solution
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_count_typed import flat_optimum
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer, Declined

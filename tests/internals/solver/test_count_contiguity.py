@@ -41,7 +41,7 @@ def check_against_flat(spec: PlacementSpec, weights: dict[str, int]) -> Solution
         return ours
     full = {**DEFAULT_WEIGHTS, **weights}
     assert ours.objective == objective_value(spec, spec.requests, ours.assignments, full, {})
-    flat = flat_solution(spec, weights, time_limit_s=20)
+    flat = flat_solution(spec, weights)
     if flat.status != "OPTIMAL":  # the flat model proved no optimum in time
         assert ours.bound is not None and ours.bound <= flat.objective
         return ours

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import counted_case
+from flat_model import counted_case, flat_optimum
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_count_typed import PRIMARY, flat_optimum
+from test_count_typed import PRIMARY
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer

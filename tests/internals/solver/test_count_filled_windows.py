@@ -18,7 +18,7 @@ RACKS = [{"rack": "a"}, {"rack": "a"}, {"rack": "b"}, {"rack": "b"}]
 
 
 def flat_optimum(spec: PlacementSpec) -> int:
-    flat = flat_solution(spec, {"contiguity": 0}, time_limit_s=20)
+    flat = flat_solution(spec, {"contiguity": 0})
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     return objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
 
@@ -65,7 +65,7 @@ def test_a_filled_window_under_balance_is_counted_at_the_flat_optimum(case: str,
     weights = {**PRIMARY, **objective}
     solution = solve(spec, time_limit_s=10, objective=objective)
     assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
-    flat = flat_solution(spec, {"contiguity": 0, **objective}, time_limit_s=20)
+    flat = flat_solution(spec, {"contiguity": 0, **objective})
     assert flat.status == "OPTIMAL"
     assert objective_value(spec, spec.requests, solution.assignments, weights, {}) == objective_value(spec, spec.requests, flat.assignments, weights, {})
 
@@ -113,6 +113,6 @@ def test_random_windows_with_topology_are_counted_at_the_flat_optimum(case: tupl
     proven = "OPTIMAL" if not ({"tensor_parallel"} & set(placement["actor"]["topology"]) and objective) else solution.status
     assert (solution.method, solution.status, solution.notes) == ("counts", proven, ())
     weights = {**PRIMARY, **objective}
-    flat = flat_solution(spec, {"contiguity": 0, **objective}, time_limit_s=20)
+    flat = flat_solution(spec, {"contiguity": 0, **objective})
     assert flat.status == "OPTIMAL"
     assert objective_value(spec, spec.requests, solution.assignments, weights, {}) == objective_value(spec, spec.requests, flat.assignments, weights, {})

@@ -11,22 +11,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import built_or_refused, flat_solution
+from flat_model import built_or_refused, flat_optimum, flat_solution
 from helpers import example_tiers
-from hypothesis import HealthCheck, event, given, note, reject, settings
+from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
-from ortools.sat.python import cp_model
 from test_count_typed import PRIMARY
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
-from solver_placement._solver.build import build_model, fixed_conflicts
+from solver_placement._solver.build import fixed_conflicts
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver.exact import solve_polished
 from solver_placement._solver.options import SolverOptions
-from solver_placement._specification.candidates import ComponentRequest, expand_all
 
 NAMES = ("actor", "critic", "reward")
 
@@ -98,20 +95,6 @@ def span(ranks: str) -> range:
 @example_tiers(40, 400)
 def test_rank_strings_loads_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(loaded_specs())(check_loaded))()
-
-
-def flat_optimum(spec: PlacementSpec, requests: dict[str, ComponentRequest], weights: dict[str, int]) -> int | None:
-    """The flat model's proven optimum of ``requests`` under ``weights``, None when it proves
-    there is no placement."""
-    ctx = build_model(spec, expand_all(requests), weights=weights)
-    if ctx.conflicts:  # statements that contradict before any search
-        return None
-    solver, status = solve_polished(ctx, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
-    if status == cp_model.INFEASIBLE:
-        return None
-    if status != cp_model.OPTIMAL:
-        reject()  # the flat model did not prove its optimum in time (a loaded machine): nothing to compare with
-    return round(solver.objective_value)
 
 
 def check_loaded(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:

@@ -27,7 +27,7 @@ def ring(names: list[str], processes: list[int], tp: int = 1) -> dict[str, Any]:
 
 def flat_optimum(spec: PlacementSpec) -> int:
     """The flat model's proven optimum on the counted terms (``flat_model.py``)."""
-    flat = flat_solution(spec, time_limit_s=20)
+    flat = flat_solution(spec)
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     return objective_value(spec, spec.requests, flat.assignments, PRIMARY, {})
 

@@ -37,7 +37,7 @@ def replanned(before: Solution, spec: PlacementSpec) -> Solution:
         return ours
     held = previous_hardware(spec, before)
     assert ours.objective == objective_value(spec, spec.requests, ours.assignments, PRIMARY, held)
-    flat = flat_solution(spec, previous=held, time_limit_s=20)
+    flat = flat_solution(spec, previous=held)
     best = objective_value(spec, spec.requests, flat.assignments, PRIMARY, held)
     assert ours.bound is not None and ours.bound <= ours.objective
     if flat.status == "OPTIMAL":  # the contiguity tie-break is worth less than one node here
@@ -143,7 +143,7 @@ def check_stated(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> N
         return
     ours = solve(after, time_limit_s=10, previous=before, objective=objective)
     held = previous_hardware(after, before)
-    flat = flat_solution(after, {**objective, "contiguity": 0}, previous=held, time_limit_s=20)
+    flat = flat_solution(after, {**objective, "contiguity": 0}, previous=held)
     best = objective_value(after, after.requests, flat.assignments, {**PRIMARY, **objective}, held)
     event(f"{ours.method} {ours.status}; flat {flat.status}")
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ()), ours.notes

@@ -56,7 +56,7 @@ def held_against_flat(spec: PlacementSpec, before: Solution, objective: dict[str
     weights = {**DEFAULT_WEIGHTS, "contiguity": 0, **objective}  # unweighed, contiguity is the answer's tie-break only
     assert ours.status == "OPTIMAL" and ours.notes == (), ours.notes
     assert ours.objective == ours.bound == objective_value(spec, spec.requests, ours.assignments, weights, held)
-    flat = flat_solution(spec, {"contiguity": 0, **objective}, previous=held, time_limit_s=20)
+    flat = flat_solution(spec, {"contiguity": 0, **objective}, previous=held)
     best = objective_value(spec, spec.requests, flat.assignments, weights, held)
     assert ours.objective <= best
     if flat.status == "OPTIMAL":

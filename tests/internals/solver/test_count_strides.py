@@ -14,12 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import built_or_refused, flat_solution
+from flat_model import built_or_refused, flat_optimum, flat_solution
 from generators import pattern_capacity
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
-from test_count_fixed_loads import flat_optimum
 from test_count_typed import PRIMARY
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
@@ -243,7 +242,7 @@ def test_weighed_ranks_of_progressions_are_proven_at_the_flat_optimum(gpus: int,
     spec = PlacementSpec.build(Cluster(2, gpus), placement)
     ours = solve(spec, time_limit_s=10, objective=weights)
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
-    flat = flat_solution(spec, weights, time_limit_s=20)
+    flat = flat_solution(spec, weights)
     assert flat.status == "OPTIMAL"
     full = {**DEFAULT_WEIGHTS, **weights}
     assert objective_value(spec, spec.requests, ours.assignments, full, {}) == objective_value(spec, spec.requests, flat.assignments, full, {}) == ours.objective

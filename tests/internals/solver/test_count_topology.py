@@ -12,22 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import built_or_refused, count_answer, counted_case
+from flat_model import built_or_refused, count_answer, counted_case, flat_optimum
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
-from ortools.sat.python import cp_model
 from test_count_domains import STILL_DECLINED, assert_proven_at_flat_optimum
-from test_count_typed import PRIMARY, flat_optimum
+from test_count_typed import PRIMARY
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
-from solver_placement._solver.build import build_model
 from solver_placement._solver.counts.preferred import variants
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver.exact import solve_polished
-from solver_placement._solver.options import SolverOptions
-from solver_placement._specification.candidates import expand_all
 
 LABELS = ("rack", "zone")
 
@@ -132,19 +127,6 @@ def test_topology_mixes_are_answered_by_counts_and_proven(gpus: int, placement: 
     assert solution.objective == flat_optimum(spec, dict(spec.requests))  # contiguity only orders the count model's ties
 
 
-def flat_value(spec: PlacementSpec, weights: dict[str, int]) -> int | None:
-    """The flat model's proven optimum with ``weights`` (over the defaults), None when it proves
-    there is no placement."""
-    ctx = build_model(spec, expand_all(spec.requests), weights=weights)
-    if ctx.conflicts:
-        return None
-    solver, status = solve_polished(ctx, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
-    if status == cp_model.INFEASIBLE:
-        return None
-    assert status == cp_model.OPTIMAL
-    return round(solver.objective_value)
-
-
 @st.composite
 def placed_first_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, int]]:
     """2-4 nodes of 4 GPUs in racks of two; a rank string over a run of GPUs and a declarative
@@ -192,7 +174,7 @@ def check_placed_first(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> 
         return
     answer = count_answer(spec, weights=weights)
     if not isinstance(answer, Answer):
-        assert flat_value(spec, weights) is None, f"declined: {answer.reason}"
+        assert flat_optimum(spec, weights=weights) is None, f"declined: {answer.reason}"
         event("no placement")
         return
     event(f"counts {answer.status}, placed first {'with' if 'topology' in placement.get('shadow', {}) else 'without'} topology, balance {weights['balance']}")
@@ -201,7 +183,7 @@ def check_placed_first(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> 
     owned = {c.rule_owner: answer.assignments[c.name] for c in spec.components.values()}
     assert objective_value(spec, dict(spec.requests), owned, weights, {}) == answer.objective
     assert answer.status == "OPTIMAL", f"not proven: objective {answer.objective}, bound {answer.bound}"
-    assert answer.objective == flat_value(spec, weights)
+    assert answer.objective == flat_optimum(spec, weights=weights)
 
 
 @st.composite

@@ -11,21 +11,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from flat_model import PRIMARY, built_or_refused, count_answer
+from flat_model import PRIMARY, built_or_refused, count_answer, flat_optimum
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
-from ortools.sat.python import cp_model
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
-from solver_placement._solver.build import build_model
-from solver_placement._solver.counting import counting_conflicts
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.evaluate import objective_value
-from solver_placement._solver.exact import solve_polished
-from solver_placement._solver.options import SolverOptions
-from solver_placement._specification.candidates import ComponentRequest, expand_all
+from solver_placement._specification.candidates import ComponentRequest
 
 NAMES = ("actor", "critic", "reward")
 
@@ -56,22 +51,6 @@ def uneven_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
         body["exclusive_with"] = others
         spec[name] = body
     return Cluster(len(gpus), gpus), spec
-
-
-def flat_optimum(spec: PlacementSpec, requests: dict[str, ComponentRequest]) -> int | None:
-    """The flat model's proven optimum of ``requests`` on the count model's terms, None when it
-    proves there is no placement (or, where ``requests`` are the spec's own, the counting bounds
-    do: as in ``solve``, which never builds the flat model of a spec counting refutes)."""
-    if all(request is spec.requests.get(name) for name, request in requests.items()) and counting_conflicts(spec, SolverOptions(10.0).start()):
-        return None
-    ctx = build_model(spec, expand_all(requests), weights=PRIMARY)
-    if ctx.conflicts:  # statements that contradict before any search
-        return None
-    solver, status = solve_polished(ctx, SolverOptions(10.0, 1, 0), SolverOptions(10.0).start())
-    if status == cp_model.INFEASIBLE:
-        return None
-    assert status == cp_model.OPTIMAL
-    return round(solver.objective_value)
 
 
 def counted(spec: PlacementSpec, requests: dict[str, ComponentRequest]) -> Answer | None:

@@ -100,7 +100,7 @@ def test_past_the_walks_step_limit_the_count_model_still_answers(monkeypatch: py
     answers at the flat model's optimum."""
     spec = PlacementSpec.build(Cluster(2, 12), placement)
     weights = {**DEFAULT_WEIGHTS, "contiguity": 0}
-    flat = flat_solution(spec, weights, time_limit_s=20)
+    flat = flat_solution(spec, weights)
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     monkeypatch.setattr(runs, "RUNS_STEPS", 3)
     solution = solve(spec, time_limit_s=10)
@@ -162,7 +162,7 @@ def test_alike_nodes_are_counted_at_the_flat_optimum(gpus: int, placement: dict)
     """The count path answers such specs at the flat model's optimum."""
     spec = PlacementSpec.build(Cluster(2, gpus), placement)
     weights = {**DEFAULT_WEIGHTS, "contiguity": 0}
-    flat = flat_solution(spec, weights, time_limit_s=20)
+    flat = flat_solution(spec, weights)
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     solution = solve(spec, time_limit_s=10)
     assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
@@ -251,7 +251,7 @@ def test_capped_cliques_are_counted_at_the_flat_optimum(monkeypatch: pytest.Monk
         except InfeasiblePlacementError:  # refused by the counting bounds or proven so by the count model
             continue
         weights = {**DEFAULT_WEIGHTS, "contiguity": 0}
-        flat = flat_solution(spec, weights, time_limit_s=20)
+        flat = flat_solution(spec, weights)
         assert (flat.method, flat.status) == ("search", "OPTIMAL")
         expected = objective_value(spec, spec.requests, flat.assignments, weights, {})
         for solution in (ours, _by_clique_answer(monkeypatch, spec)):
