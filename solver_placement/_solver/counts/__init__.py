@@ -182,7 +182,7 @@ def _by_patterns(
                 return counted_with_ranks(problem, spec, requests, weights, options, budget)
     log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
-    maximal = maximal_tables(problem, found, weights)  # many patterns, nodes alone: over those no class grows on (``maximal.py``)
+    maximal = maximal_tables(problem, found)  # many patterns: the count model over those no class grows on (``maximal.py``)
     if maximal is not None:
         counts = solve_maximal(problem, found, maximal, weights, node_start, options, budget)
     else:

@@ -33,7 +33,7 @@ ones the digests record: kept.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -41,6 +41,7 @@ from ortools.sat.python import cp_model
 from solver_placement._errors import InternalError
 from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WORK, Counts, add_hints
 from solver_placement._solver.counts.patterns import Shape
+from solver_placement._solver.counts.peak_levels import by_levels, least_peak, whole_loads
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
@@ -52,37 +53,45 @@ MIN_PATTERNS = 1_000
 
 @dataclass(frozen=True)
 class MaximalTable:
-    """One shape's table: its patterns (rows), the positions of its maximal ones, and each
-    pattern's position (to name a lowered pattern in the shape's own table)."""
+    """One shape's table: its patterns (rows), each one's load on a node (``balance``'s), and
+    each pattern's position (to name a lowered pattern in the shape's own table)."""
 
     patterns: np.ndarray
-    maximal: np.ndarray
+    loads: np.ndarray
     position: dict[tuple[int, ...], int]
 
+    def maximal(self, peak: int | None = None) -> np.ndarray:
+        """The positions of the patterns no held class can grow on among those of load at most
+        ``peak`` (None: all): closed under removing a group still, so the module's argument
+        holds at every peak level."""
+        allowed = np.ones(self.patterns.shape[0], dtype=bool) if peak is None else self.loads <= peak
+        grows = ~allowed
+        unit = np.eye(self.patterns.shape[1], dtype=np.int64)
+        for k in range(self.patterns.shape[1]):
+            held = np.flatnonzero(allowed & (self.patterns[:, k] > 0))
+            above = [self.position.get(tuple(row), -1) for row in (self.patterns[held] + unit[k]).tolist()]
+            grows[held] |= np.array([p >= 0 and bool(allowed[p]) for p in above], dtype=bool)
+        return np.flatnonzero(~grows)
 
-def maximal_tables(problem: CountProblem, shapes: Sequence[Shape], weights: Mapping[str, int]) -> list[MaximalTable] | None:
-    """Per shape, its table's maximal patterns, when the count model over them is exact (module
-    docstring); None where it is not, or the full model is small (``MIN_PATTERNS``)."""
-    if weights.get("balance") or sum(shape.size for shape in shapes) < MIN_PATTERNS:
+
+def maximal_tables(problem: CountProblem, shapes: Sequence[Shape]) -> list[MaximalTable] | None:
+    """Per shape, its table with its patterns' loads, when the count model over maximal patterns
+    is exact (module docstring); None where it is not, or the full model is small
+    (``MIN_PATTERNS``)."""
+    if sum(shape.size for shape in shapes) < MIN_PATTERNS or any(c.levels or c.priced or c.joint for c in problem.classes):
         return None
-    if any(c.levels or c.priced or c.joint for c in problem.classes):
-        return None
+    loads = whole_loads(problem, shapes)
+    if loads is None:
+        return None  # tables per clique
     found = []
-    for shape in shapes:
-        if len(shape.tables) != 1:
-            return None
+    for shape, shape_loads in zip(shapes, loads):
         table = shape.tables[0]
         patterns = np.array(table.patterns, dtype=np.int64).reshape(len(table.patterns), len(table.columns))
         position = {pattern: p for p, pattern in enumerate(table.patterns)}
         unit = np.eye(patterns.shape[1], dtype=np.int64)
-        lower = [tuple(row) in position for k in range(patterns.shape[1]) for row in (patterns[patterns[:, k] > 0] - unit[k]).tolist()]
-        if not all(lower):
+        if not all(tuple(row) in position for k in range(patterns.shape[1]) for row in (patterns[patterns[:, k] > 0] - unit[k]).tolist()):
             return None  # not closed under removing a group: the full model states it
-        grows = np.zeros(patterns.shape[0], dtype=bool)
-        for k in range(patterns.shape[1]):
-            held = np.flatnonzero(patterns[:, k] > 0)
-            grows[held] |= np.array([tuple(row) in position for row in (patterns[held] + unit[k]).tolist()], dtype=bool)
-        found.append(MaximalTable(patterns, np.flatnonzero(~grows), position))
+        found.append(MaximalTable(patterns, shape_loads, position))
     return found
 
 
@@ -95,63 +104,134 @@ def solve_maximal(
     options: SolverOptions,
     budget: Budget,
 ) -> Counts | None:
-    """``model.solve_counts`` (no term, cap, hint or ``balance``) over the maximal patterns of
-    :func:`maximal_tables` and each shape's groups given back: the best ``nodes`` term, then
-    among its answers the GPUs on low ranks (the same two runs, the same optima); the counts
-    named in the shapes' own tables. None when CP-SAT finds no answer in time."""
-    model = cp_model.CpModel()
-    uses: dict[tuple[int, int], cp_model.IntVar] = {}  # (shape, maximal pattern's position in its table)
-    back: dict[tuple[int, int], cp_model.IntVar] = {}  # (shape, class's position in the part): groups given back
-    in_class: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
-    costs: list[cp_model.LinearExprT] = []
-    low_ranks: list[cp_model.LinearExprT] = []
-    for s, (shape, table) in enumerate(zip(shapes, tables)):
-        count, start = int(shape.nodes.size), int(node_start[shape.nodes[0]])
-        patterns = table.patterns[table.maximal]
-        classes = [problem.classes[c] for c in shape.part]
-        gpus = patterns @ np.array([c.width * len(c.members) for c in classes], dtype=np.int64)
-        cost = (patterns > 0) @ np.array([len(c.members) for c in classes], dtype=np.int64)
-        row = [model.new_int_var(0, count, "") for _ in table.maximal]
-        for p, var in zip(table.maximal.tolist(), row):
-            uses[s, p] = var
-        model.add(cp_model.LinearExpr.sum(row) == count)
-        costs.append(cp_model.LinearExpr.weighted_sum(row, cost.tolist()))
-        shape_gpus = [cp_model.LinearExpr.weighted_sum(row, gpus.tolist())]
-        for k, c in enumerate(shape.part):
-            holding = np.flatnonzero(patterns[:, k] > 0)
-            if holding.size == 0:
-                continue
-            spare = int((patterns[holding, k] - 1).max()) * count
-            given = back[s, k] = model.new_int_var(0, spare, "")
-            model.add(given <= cp_model.LinearExpr.weighted_sum([row[i] for i in holding], (patterns[holding, k] - 1).tolist()))
-            in_class[c] += [cp_model.LinearExpr.weighted_sum([row[i] for i in holding], patterns[holding, k].tolist()), -given]
-            shape_gpus.append(-classes[k].width * len(classes[k].members) * given)
-        low_ranks.append(start * cp_model.LinearExpr.sum(shape_gpus))
-    for c, terms in in_class.items():
-        model.add(cp_model.LinearExpr.sum(terms) == problem.classes[c].groups)
-    weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.sum(costs)
-    model.minimize(weighted)
-    one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
-    solver, status = solve_model(model, one_worker, budget, **COUNT_PARAMETERS)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None
-    value, bound, proven = int(round(solver.objective_value)), int(round(solver.best_objective_bound)), solver.status_name(status)
-    chosen = _values(solver, uses, back)
-    if status == cp_model.OPTIMAL and len({int(node_start[shape.nodes[0]]) for shape in shapes}) > 1:
+    """``model.solve_counts`` (no term, cap or hint), or with ``balance`` weighed
+    ``peak_levels.solve_balanced``, over the maximal patterns of :func:`maximal_tables` and each
+    shape's groups given back: the best ``nodes`` term (level by level under ``balance``,
+    ``peak_levels.by_levels``), then among its answers the GPUs on low ranks (the same runs, the
+    same optima); the counts named in the shapes' own tables. None when CP-SAT finds no answer
+    in time."""
+    levels = MaximalModel(problem, shapes, tables, weights, node_start, options, budget)
+    balance = int(weights.get("balance", 0))
+    if not balance:
+        best = levels.solve(None, None)
+        return None if best is None else levels.low_ranks(best, None, best.value)
+    spread = least_peak(problem, sum(int(shape.nodes.size) for shape in shapes))
+    candidates = sorted({int(load) for table in tables for load in table.loads.tolist() if load >= spread})
+
+    def peak_of(counts: Counts) -> int:
+        placed_first = 0 if problem.load is None else int(problem.load.max(initial=0))
+        return max([placed_first, *(int(tables[s].loads[p]) for (s, _, p), nodes in counts.uses.items() if nodes)])
+
+    best = by_levels(candidates, balance, levels.solve, peak_of, budget)
+    if best is None or budget.remaining() <= 0:
+        return best
+    peak = peak_of(best)
+    return levels.low_ranks(best, peak, best.value - balance * peak)
+
+
+class MaximalModel:
+    """The count model over maximal patterns at one peak level at a time (each level's maximal
+    patterns differ: built per question, a few hundred variables), and what each answer chose
+    (to start the low-ranks run from it)."""
+
+    def __init__(
+        self,
+        problem: CountProblem,
+        shapes: Sequence[Shape],
+        tables: Sequence[MaximalTable],
+        weights: Mapping[str, int],
+        node_start: np.ndarray,
+        options: SolverOptions,
+        budget: Budget,
+    ) -> None:
+        self.problem, self.shapes, self.tables, self.node_start, self.budget = problem, shapes, tables, node_start, budget
+        self.nodes_weight = int(weights.get("nodes", 0))
+        self.options = SolverOptions(options.time_limit_s, 1, options.seed)
+        self.chosen: dict[tuple[int | None, tuple[tuple[tuple[int, int, int], int], ...]], tuple[list[int], list[int]]] = {}
+
+    def solve(self, peak: int | None, below: int | None) -> Counts | None:
+        """The best ``nodes`` term with every node's load at most ``peak`` (None: any) and under
+        ``below`` (None: any): ``peak_levels.LevelSolve``'s answer (``INFEASIBLE`` when a cap
+        is proven to leave none, None when none in time)."""
+        built = self._built(peak)
+        if built is None:
+            return Counts({}, "INFEASIBLE", 0, 0)
+        model, uses, back, weighted, _ = built
+        if below is not None:
+            model.add(weighted <= below - 1)
+        model.minimize(weighted)
+        solver, status = solve_model(model, self.options, self.budget, **COUNT_PARAMETERS)
+        if status == cp_model.INFEASIBLE and (peak is not None or below is not None):
+            return Counts({}, "INFEASIBLE", 0, 0)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return None
+        values = [int(solver.value(var)) for var in uses.values()], [int(solver.value(var)) for var in back.values()]
+        found = Counts(given_back(self.tables, dict(zip(uses, values[0])), dict(zip(back, values[1]))), solver.status_name(status),
+                       int(round(solver.objective_value)), int(round(solver.best_objective_bound)))  # fmt: skip
+        self.chosen[peak, tuple(sorted(found.uses.items()))] = values
+        return found
+
+    def low_ranks(self, best: Counts, peak: int | None, value: int) -> Counts:
+        """``best`` (found at ``peak``, its ``nodes`` term ``value``) with its GPUs moved to low
+        ranks at the same term and a peak no higher, as ``model.solve_counts``' second run;
+        ``best`` itself when it is not proven, when every shape has one first rank, or when
+        that run finds nothing in its work limit."""
+        if best.status != "OPTIMAL" or len({int(self.node_start[shape.nodes[0]]) for shape in self.shapes}) < 2:
+            return best
+        built = self._built(peak)
+        if built is None:
+            return best
+        model, uses, back, weighted, low = built
         model.add(weighted == value)
-        add_hints(model, [*uses.values(), *back.values()], [*(chosen[0][key] for key in uses), *(chosen[1][key] for key in back)])
-        model.minimize(cp_model.LinearExpr.sum(low_ranks))
-        solver, moved = solve_model(model, one_worker, budget, **COUNT_PARAMETERS, max_deterministic_time=LOW_RANKS_WORK)
-        if moved in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            chosen = _values(solver, uses, back)
-    return Counts(given_back(tables, *chosen), proven, value, bound)
+        hint = self.chosen.get((peak, tuple(sorted(best.uses.items()))))
+        if hint is not None:  # found at this level: the same model, the same variables
+            add_hints(model, [*uses.values(), *back.values()], [*hint[0], *hint[1]])
+        model.minimize(low)
+        solver, status = solve_model(model, self.options, self.budget, **COUNT_PARAMETERS, max_deterministic_time=LOW_RANKS_WORK)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return best
+        moved = given_back(self.tables, {key: int(solver.value(var)) for key, var in uses.items()}, {key: int(solver.value(var)) for key, var in back.items()})
+        return replace(best, uses=moved)
 
-
-def _values(
-    solver: cp_model.CpSolver, uses: Mapping[tuple[int, int], cp_model.IntVar], back: Mapping[tuple[int, int], cp_model.IntVar]
-) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], int]]:
-    """The run's nodes per (shape, maximal pattern) and groups given back per (shape, class)."""
-    return {key: int(solver.value(var)) for key, var in uses.items()}, {key: int(solver.value(var)) for key, var in back.items()}
+    def _built(self, peak: int | None) -> tuple[cp_model.CpModel, dict[tuple[int, int], cp_model.IntVar], dict[tuple[int, int], cp_model.IntVar], cp_model.LinearExpr, cp_model.LinearExpr] | None:
+        """The model at ``peak``: nodes per (shape, maximal pattern's position), groups given
+        back per (shape, class's position in the part), the ``nodes`` term and the low ranks;
+        None when some shape's nodes hold no pattern at that peak."""
+        problem = self.problem
+        model = cp_model.CpModel()
+        uses: dict[tuple[int, int], cp_model.IntVar] = {}
+        back: dict[tuple[int, int], cp_model.IntVar] = {}
+        in_class: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
+        costs: list[cp_model.LinearExprT] = []
+        low_ranks: list[cp_model.LinearExprT] = []
+        for s, (shape, table) in enumerate(zip(self.shapes, self.tables)):
+            count, start = int(shape.nodes.size), int(self.node_start[shape.nodes[0]])
+            maximal = table.maximal(peak)
+            if maximal.size == 0:
+                return None
+            patterns = table.patterns[maximal]
+            classes = [problem.classes[c] for c in shape.part]
+            per_group = np.array([c.width * len(c.members) for c in classes], dtype=np.int64)
+            cost = (patterns > 0) @ np.array([len(c.members) for c in classes], dtype=np.int64)
+            row = [model.new_int_var(0, count, "") for _ in maximal.tolist()]
+            for p, var in zip(maximal.tolist(), row):
+                uses[s, p] = var
+            model.add(cp_model.LinearExpr.sum(row) == count)
+            costs.append(cp_model.LinearExpr.weighted_sum(row, cost.tolist()))
+            shape_gpus = [cp_model.LinearExpr.weighted_sum(row, (patterns @ per_group).tolist())]
+            for k, c in enumerate(shape.part):
+                holding = np.flatnonzero(patterns[:, k] > 0)
+                if holding.size == 0:
+                    continue
+                given = back[s, k] = model.new_int_var(0, int((patterns[holding, k] - 1).max()) * count, "")
+                model.add(given <= cp_model.LinearExpr.weighted_sum([row[i] for i in holding], (patterns[holding, k] - 1).tolist()))
+                in_class[c] += [cp_model.LinearExpr.weighted_sum([row[i] for i in holding], patterns[holding, k].tolist()), -given]
+                shape_gpus.append(-int(per_group[k]) * given)
+            low_ranks.append(start * cp_model.LinearExpr.sum(shape_gpus))
+        for c, terms in in_class.items():
+            model.add(cp_model.LinearExpr.sum(terms) == problem.classes[c].groups)
+        weighted = self.nodes_weight * cp_model.LinearExpr.sum(costs)
+        return model, uses, back, weighted, cp_model.LinearExpr.sum(low_ranks)
 
 
 def given_back(tables: Sequence[MaximalTable], uses: Mapping[tuple[int, int], int], back: Mapping[tuple[int, int], int]) -> dict[tuple[int, int, int], int]:
@@ -189,4 +269,4 @@ def given_back(tables: Sequence[MaximalTable], uses: Mapping[tuple[int, int], in
     return found
 
 
-__all__ = ["MIN_PATTERNS", "MaximalTable", "given_back", "maximal_tables", "solve_maximal"]
+__all__ = ["MIN_PATTERNS", "MaximalModel", "MaximalTable", "given_back", "maximal_tables", "solve_maximal"]
