@@ -32,6 +32,7 @@ ones the digests record: kept.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -54,24 +55,36 @@ MIN_PATTERNS = 1_000
 @dataclass(frozen=True)
 class MaximalTable:
     """One shape's table: its patterns (rows), each one's load on a node (``balance``'s), and
-    each pattern's position (to name a lowered pattern in the shape's own table)."""
+    each pattern's position (to name a lowered pattern in the shape's own table); ``above[k]``
+    is the position of each pattern with one more group of class ``k`` (-1: none in the table)."""
 
     patterns: np.ndarray
     loads: np.ndarray
     position: dict[tuple[int, ...], int]
+    above: np.ndarray
+
+    @classmethod
+    def of(cls, patterns: np.ndarray, loads: np.ndarray) -> MaximalTable:
+        """The table of ``patterns`` (distinct rows) and their ``loads``: each row's neighbours
+        found by one sorted search over the rows as numbers (mixed radix), not a lookup each."""
+        radix = np.cumprod([1, *(int(patterns[:, k].max(initial=0)) + 2 for k in range(patterns.shape[1] - 1))]).astype(np.int64)
+        keys = patterns @ radix
+        order = np.argsort(keys, kind="stable")
+        above = np.full(patterns.shape, -1, dtype=np.int64)
+        for k in range(patterns.shape[1]):
+            wanted = keys + radix[k]
+            at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+            found = keys[order][at] == wanted
+            above[found, k] = order[at[found]]
+        return cls(patterns, loads, {tuple(row): p for p, row in enumerate(patterns.tolist())}, above)
 
     def maximal(self, peak: int | None = None) -> np.ndarray:
         """The positions of the patterns no held class can grow on among those of load at most
         ``peak`` (None: all): closed under removing a group still, so the module's argument
         holds at every peak level."""
         allowed = np.ones(self.patterns.shape[0], dtype=bool) if peak is None else self.loads <= peak
-        grows = ~allowed
-        unit = np.eye(self.patterns.shape[1], dtype=np.int64)
-        for k in range(self.patterns.shape[1]):
-            held = np.flatnonzero(allowed & (self.patterns[:, k] > 0))
-            above = [self.position.get(tuple(row), -1) for row in (self.patterns[held] + unit[k]).tolist()]
-            grows[held] |= np.array([p >= 0 and bool(allowed[p]) for p in above], dtype=bool)
-        return np.flatnonzero(~grows)
+        grows = ((self.patterns > 0) & (self.above >= 0) & allowed[np.maximum(self.above, 0)]).any(axis=1)
+        return np.flatnonzero(allowed & ~grows)
 
 
 def maximal_tables(problem: CountProblem, shapes: Sequence[Shape]) -> list[MaximalTable] | None:
@@ -87,11 +100,12 @@ def maximal_tables(problem: CountProblem, shapes: Sequence[Shape]) -> list[Maxim
     for shape, shape_loads in zip(shapes, loads):
         table = shape.tables[0]
         patterns = np.array(table.patterns, dtype=np.int64).reshape(len(table.patterns), len(table.columns))
-        position = {pattern: p for p, pattern in enumerate(table.patterns)}
-        unit = np.eye(patterns.shape[1], dtype=np.int64)
-        if not all(tuple(row) in position for k in range(patterns.shape[1]) for row in (patterns[patterns[:, k] > 0] - unit[k]).tolist()):
-            return None  # not closed under removing a group: the full model states it
-        found.append(MaximalTable(patterns, shape_loads, position))
+        if math.prod(int(column.max(initial=0)) + 2 for column in patterns.T) >= 1 << 62:
+            return None  # rows past an int64 as numbers (``MaximalTable.of``): many classes, the full model states them
+        maximal = MaximalTable.of(patterns, shape_loads)
+        if int((patterns > 0).sum()) != int((maximal.above >= 0).sum()):
+            return None  # not closed under removing a group (each group held is one below a pattern's): the full model states it
+        found.append(maximal)
     return found
 
 

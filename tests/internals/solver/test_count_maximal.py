@@ -112,8 +112,11 @@ def test_what_a_shape_gives_back_lands_on_its_own_patterns(seed: int) -> None:
     patterns = np.array(rows, dtype=np.int64).reshape(len(rows), size)
     position = {row: p for p, row in enumerate(rows)}
     grows = [any(row[k] and (*row[:k], row[k] + 1, *row[k + 1 :]) in position for k in range(size)) for row in rows]
-    table = MaximalTable(patterns, patterns.sum(axis=1), position)
+    table = MaximalTable.of(patterns, patterns.sum(axis=1))
     assert table.maximal().tolist() == np.flatnonzero(~np.array(grows)).tolist()
+    peak = rng.randint(0, 4 * size)  # a balance level: the maximal ones among the rows of load at most it
+    low = {row for row in rows if sum(row) <= peak}
+    assert table.maximal(peak).tolist() == [p for p, row in enumerate(rows) if row in low and not any(row[k] and (*row[:k], row[k] + 1, *row[k + 1 :]) in low for k in range(size))]
     uses: dict[tuple[int, int], int] = {}
     for _ in range(nodes):
         p = int(rng.choice(table.maximal().tolist()))
