@@ -27,6 +27,7 @@ from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.followers import Blocks, Loose, Untiled
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
+from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
 from solver_placement._solver.counts.patterns import NotChordal, Shape, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.peak_levels import solve_balanced
@@ -181,7 +182,11 @@ def _by_patterns(
                 return counted_with_ranks(problem, spec, requests, weights, options, budget)
     log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
-    counts = (solve_balanced if joint else solve_counts)(problem, found, weights, node_start, options, budget)  # balance: level by level
+    maximal = maximal_tables(problem, found)  # many patterns: the count model over those no class grows on (``maximal.py``)
+    if maximal is not None:
+        counts = solve_maximal(problem, found, maximal, weights, node_start, options, budget)
+    else:
+        counts = (solve_balanced if joint else solve_counts)(problem, found, weights, node_start, options, budget)  # balance: level by level
     return _laid_out(problem, spec, requests, found, counts, fixed_cost)
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.typed import FitsBeside, TypedCovers, admitted_stacks, gpu_types, independent_blocks
+from solver_placement._solver.counts.typed_grid import grid_patterns
 from solver_placement._solver.counts.uniform_runs import uniform_runs
 
 #: Most steps of the search for a node's layout in runs (:func:`runs_cover`): a node has a few
@@ -235,6 +236,12 @@ def typed_patterns(
         blocks.append((inside, TypedCovers(stacks, gpu_types(size, off, on_span)[0], fits), RunsCovers(stacks, off, size, runs, on_span, fits, steps)))
     strided = any(run > 1 for run in runs)
     most = [(capacity - len(off)) // w if allowed else 0 for off, w, allowed in zip(keep_off, widths, mask)]
+    listed = None if strided else grid_patterns([(inside, covers) for inside, covers, _ in blocks], most, widths, check)
+    if listed is not None:  # by GPU types over one array (``typed_grid.py``): the same patterns in the same order
+        if listed.shape[0] > limit:
+            raise OverflowError
+        yield from map(tuple, listed.tolist())
+        return
     counts = [0] * len(widths)
     produced = examined = 0
 

@@ -1,0 +1,296 @@
+"""The count model over the patterns no class can grow on, and what each shape gives back.
+
+Why: the count model has one integer per (shape, whole-node pattern), and on nodes of GPUs and
+robots whose GPUs carry memory (``item_memory.py``, the ``kinds memory`` benchmark) a shape
+lists 400-1,400 patterns, 2,400-3,600 in all: CP-SAT spent 0.05-0.8 s finding and proving the
+best ``nodes`` term and another 0.1-0.3 s (its whole work limit) moving GPUs to low ranks. Only
+5% of those patterns are *maximal*: no class they hold could take one more group on the node.
+Stated over those alone, with per shape and class the groups its nodes give back, the same
+model is 20 times smaller (0.002-0.03 s on the same cases).
+
+Why it is exact, where :func:`maximal_tables` finds it so: a node pattern is the groups of each
+class on one node, and its ``nodes`` cost depends only on the classes it holds (its support).
+Every shape's table lists every pattern its nodes hold and is closed under removing a group (a
+layout less one process is a layout: checked, not assumed). Any pattern ``p`` is below a
+maximal pattern ``q`` of the same support: raise one held class at a time while the table holds
+it. So every answer of the count model is, per node, a maximal pattern of the same cost less
+some groups of the classes it holds, at least one of each left; per shape and class, the groups
+given back are at most the groups its maximal patterns hold less one per node holding the class.
+Conversely any such counts and give-backs are an answer: the groups given back are spread over
+the nodes of the shape that hold the class, each keeping one (:func:`given_back`), and every
+pattern so lowered is in the table (closed under removal) with the same support, so the same
+cost. Both terms the model weighs are linear in these counts: ``nodes`` by the maximal patterns
+(support kept), and the second run's low ranks by each shape's GPUs, which the give-backs lower
+by their GPUs. So both runs' optima are the full model's.
+
+``balance`` is decided level by level as ``peak_levels.py`` decides it (``by_levels``): at a
+level, only the patterns whose load is at most its peak, a table still closed under removing a
+group (a give-back only lowers a node's load), so each level's maximal patterns among those
+state it exactly (:meth:`MaximalTable.maximal`). Not stated so (:func:`maximal_tables` returns
+None; the full model answers): required or priced domains (sums per domain), tables per clique
+(past 4,000 whole-node patterns), a table not closed under removing a group, and rows too long
+to number (``MaximalTable.of``). Below ``MIN_PATTERNS`` the full model answers in milliseconds
+and its answers are the ones the digests record: kept.
+
+What changes where it applies is which of the equal answers is returned: the low-ranks run of
+the full model stopped at its work limit (``model.LOW_RANKS_WORK``) on these sizes, this one
+proves its optimum, so placements move toward low ranks with every objective unchanged (33 of
+the benchmark's 276 feasible cases at 12 per family moved, none changed its objective).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from solver_placement._errors import InternalError
+from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WORK, Counts, add_hints
+from solver_placement._solver.counts.patterns import Shape
+from solver_placement._solver.counts.peak_levels import by_levels, least_peak, whole_loads
+from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.options import Budget, SolverOptions, solve_model
+
+#: Fewest whole-node patterns (over all shapes) for which the count model is stated over the
+#: maximal ones: below it the full model proves its answer in a few milliseconds, and the small
+#: specs the digests record keep their answers (none of them reaches it). From here up it pays:
+#: ``kinds memory:4:0`` (856 patterns, 52 maximal) took 0.107 s of CPU with the full model,
+#: 0.025 s with this one, the same placement.
+MIN_PATTERNS = 400
+
+
+@dataclass(frozen=True)
+class MaximalTable:
+    """One shape's table: its patterns (rows), each one's load on a node (``balance``'s), and
+    each pattern's position (to name a lowered pattern in the shape's own table); ``above[k]``
+    is the position of each pattern with one more group of class ``k`` (-1: none in the table)."""
+
+    patterns: np.ndarray
+    loads: np.ndarray
+    position: dict[tuple[int, ...], int]
+    above: np.ndarray
+
+    @classmethod
+    def of(cls, patterns: np.ndarray, loads: np.ndarray) -> MaximalTable:
+        """The table of ``patterns`` (distinct rows) and their ``loads``: each row's neighbours
+        found by one sorted search over the rows as numbers (mixed radix), not a lookup each."""
+        radix = np.cumprod([1, *(int(patterns[:, k].max(initial=0)) + 2 for k in range(patterns.shape[1] - 1))]).astype(np.int64)
+        keys = patterns @ radix
+        order = np.argsort(keys, kind="stable")
+        above = np.full(patterns.shape, -1, dtype=np.int64)
+        for k in range(patterns.shape[1]):
+            wanted = keys + radix[k]
+            at = np.minimum(np.searchsorted(keys[order], wanted), len(keys) - 1)
+            found = keys[order][at] == wanted
+            above[found, k] = order[at[found]]
+        return cls(patterns, loads, {tuple(row): p for p, row in enumerate(patterns.tolist())}, above)
+
+    def maximal(self, peak: int | None = None) -> np.ndarray:
+        """The positions of the patterns no held class can grow on among those of load at most
+        ``peak`` (None: all): closed under removing a group still, so the module's argument
+        holds at every peak level."""
+        allowed = np.ones(self.patterns.shape[0], dtype=bool) if peak is None else self.loads <= peak
+        grows = ((self.patterns > 0) & (self.above >= 0) & allowed[np.maximum(self.above, 0)]).any(axis=1)
+        return np.flatnonzero(allowed & ~grows)
+
+
+def maximal_tables(problem: CountProblem, shapes: Sequence[Shape]) -> list[MaximalTable] | None:
+    """Per shape, its table with its patterns' loads, when the count model over maximal patterns
+    is exact (module docstring); None where it is not, or the full model is small
+    (``MIN_PATTERNS``)."""
+    if sum(shape.size for shape in shapes) < MIN_PATTERNS or any(c.levels or c.priced or c.joint for c in problem.classes):
+        return None
+    loads = whole_loads(problem, shapes)
+    if loads is None:
+        return None  # tables per clique
+    found = []
+    for shape, shape_loads in zip(shapes, loads):
+        table = shape.tables[0]
+        patterns = np.array(table.patterns, dtype=np.int64).reshape(len(table.patterns), len(table.columns))
+        if math.prod(int(column.max(initial=0)) + 2 for column in patterns.T) >= 1 << 62:
+            return None  # rows past an int64 as numbers (``MaximalTable.of``): many classes, the full model states them
+        maximal = MaximalTable.of(patterns, shape_loads)
+        if int((patterns > 0).sum()) != int((maximal.above >= 0).sum()):
+            return None  # not closed under removing a group (each group held is one below a pattern's): the full model states it
+        found.append(maximal)
+    return found
+
+
+def solve_maximal(
+    problem: CountProblem,
+    shapes: Sequence[Shape],
+    tables: Sequence[MaximalTable],
+    weights: Mapping[str, int],
+    node_start: np.ndarray,
+    options: SolverOptions,
+    budget: Budget,
+) -> Counts | None:
+    """``model.solve_counts`` (no term, cap or hint), or with ``balance`` weighed
+    ``peak_levels.solve_balanced``, over the maximal patterns of :func:`maximal_tables` and each
+    shape's groups given back: the best ``nodes`` term (level by level under ``balance``,
+    ``peak_levels.by_levels``), then among its answers the GPUs on low ranks (the same runs, the
+    same optima); the counts named in the shapes' own tables. None when CP-SAT finds no answer
+    in time."""
+    levels = MaximalModel(problem, shapes, tables, weights, node_start, options, budget)
+    balance = int(weights.get("balance", 0))
+    if not balance:
+        best = levels.solve(None, None)
+        return None if best is None else levels.low_ranks(best, None, best.value)
+    spread = least_peak(problem, sum(int(shape.nodes.size) for shape in shapes))
+    candidates = sorted({int(load) for table in tables for load in table.loads.tolist() if load >= spread})
+
+    def peak_of(counts: Counts) -> int:
+        placed_first = 0 if problem.load is None else int(problem.load.max(initial=0))
+        return max([placed_first, *(int(tables[s].loads[p]) for (s, _, p), nodes in counts.uses.items() if nodes)])
+
+    best = by_levels(candidates, balance, levels.solve, peak_of, budget)
+    if best is None or budget.remaining() <= 0:
+        return best
+    peak = peak_of(best)
+    return levels.low_ranks(best, peak, best.value - balance * peak)
+
+
+class MaximalModel:
+    """The count model over maximal patterns at one peak level at a time (each level's maximal
+    patterns differ: built per question, a few hundred variables), and what each answer chose
+    (to start the low-ranks run from it)."""
+
+    def __init__(
+        self,
+        problem: CountProblem,
+        shapes: Sequence[Shape],
+        tables: Sequence[MaximalTable],
+        weights: Mapping[str, int],
+        node_start: np.ndarray,
+        options: SolverOptions,
+        budget: Budget,
+    ) -> None:
+        self.problem, self.shapes, self.tables, self.node_start, self.budget = problem, shapes, tables, node_start, budget
+        self.nodes_weight = int(weights.get("nodes", 0))
+        self.options = SolverOptions(options.time_limit_s, 1, options.seed)
+        self.chosen: dict[tuple[int | None, tuple[tuple[tuple[int, int, int], int], ...]], tuple[list[int], list[int]]] = {}
+
+    def solve(self, peak: int | None, below: int | None) -> Counts | None:
+        """The best ``nodes`` term with every node's load at most ``peak`` (None: any) and under
+        ``below`` (None: any): ``peak_levels.LevelSolve``'s answer (``INFEASIBLE`` when a cap
+        is proven to leave none, None when none in time)."""
+        built = self._built(peak)
+        if built is None:
+            return Counts({}, "INFEASIBLE", 0, 0)
+        model, uses, back, weighted, _ = built
+        if below is not None:
+            model.add(weighted <= below - 1)
+        model.minimize(weighted)
+        solver, status = solve_model(model, self.options, self.budget, **COUNT_PARAMETERS)
+        if status == cp_model.INFEASIBLE and (peak is not None or below is not None):
+            return Counts({}, "INFEASIBLE", 0, 0)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return None
+        values = [int(solver.value(var)) for var in uses.values()], [int(solver.value(var)) for var in back.values()]
+        found = Counts(given_back(self.tables, dict(zip(uses, values[0])), dict(zip(back, values[1]))), solver.status_name(status),
+                       int(round(solver.objective_value)), int(round(solver.best_objective_bound)))  # fmt: skip
+        self.chosen[peak, tuple(sorted(found.uses.items()))] = values
+        return found
+
+    def low_ranks(self, best: Counts, peak: int | None, value: int) -> Counts:
+        """``best`` (found at ``peak``, its ``nodes`` term ``value``) with its GPUs moved to low
+        ranks at the same term and a peak no higher, as ``model.solve_counts``' second run;
+        ``best`` itself when it is not proven, when every shape has one first rank, or when
+        that run finds nothing in its work limit."""
+        if best.status != "OPTIMAL" or len({int(self.node_start[shape.nodes[0]]) for shape in self.shapes}) < 2:
+            return best
+        built = self._built(peak)
+        if built is None:
+            return best
+        model, uses, back, weighted, low = built
+        model.add(weighted == value)
+        hint = self.chosen.get((peak, tuple(sorted(best.uses.items()))))
+        if hint is not None:  # found at this level: the same model, the same variables
+            add_hints(model, [*uses.values(), *back.values()], [*hint[0], *hint[1]])
+        model.minimize(low)
+        solver, status = solve_model(model, self.options, self.budget, **COUNT_PARAMETERS, max_deterministic_time=LOW_RANKS_WORK)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return best
+        moved = given_back(self.tables, {key: int(solver.value(var)) for key, var in uses.items()}, {key: int(solver.value(var)) for key, var in back.items()})
+        return replace(best, uses=moved)
+
+    def _built(self, peak: int | None) -> tuple[cp_model.CpModel, dict[tuple[int, int], cp_model.IntVar], dict[tuple[int, int], cp_model.IntVar], cp_model.LinearExpr, cp_model.LinearExpr] | None:
+        """The model at ``peak``: nodes per (shape, maximal pattern's position), groups given
+        back per (shape, class's position in the part), the ``nodes`` term and the low ranks;
+        None when some shape's nodes hold no pattern at that peak."""
+        problem = self.problem
+        model = cp_model.CpModel()
+        uses: dict[tuple[int, int], cp_model.IntVar] = {}
+        back: dict[tuple[int, int], cp_model.IntVar] = {}
+        in_class: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}
+        costs: list[cp_model.LinearExprT] = []
+        low_ranks: list[cp_model.LinearExprT] = []
+        for s, (shape, table) in enumerate(zip(self.shapes, self.tables)):
+            count, start = int(shape.nodes.size), int(self.node_start[shape.nodes[0]])
+            maximal = table.maximal(peak)
+            if maximal.size == 0:
+                return None
+            patterns = table.patterns[maximal]
+            classes = [problem.classes[c] for c in shape.part]
+            per_group = np.array([c.width * len(c.members) for c in classes], dtype=np.int64)
+            cost = (patterns > 0) @ np.array([len(c.members) for c in classes], dtype=np.int64)
+            row = [model.new_int_var(0, count, "") for _ in maximal.tolist()]
+            for p, var in zip(maximal.tolist(), row):
+                uses[s, p] = var
+            model.add(cp_model.LinearExpr.sum(row) == count)
+            costs.append(cp_model.LinearExpr.weighted_sum(row, cost.tolist()))
+            shape_gpus = [cp_model.LinearExpr.weighted_sum(row, (patterns @ per_group).tolist())]
+            for k, c in enumerate(shape.part):
+                holding = np.flatnonzero(patterns[:, k] > 0)
+                if holding.size == 0:
+                    continue
+                given = back[s, k] = model.new_int_var(0, int((patterns[holding, k] - 1).max()) * count, "")
+                model.add(given <= cp_model.LinearExpr.weighted_sum([row[i] for i in holding], (patterns[holding, k] - 1).tolist()))
+                in_class[c] += [cp_model.LinearExpr.weighted_sum([row[i] for i in holding], patterns[holding, k].tolist()), -given]
+                shape_gpus.append(-int(per_group[k]) * given)
+            low_ranks.append(start * cp_model.LinearExpr.sum(shape_gpus))
+        for c, terms in in_class.items():
+            model.add(cp_model.LinearExpr.sum(terms) == problem.classes[c].groups)
+        weighted = self.nodes_weight * cp_model.LinearExpr.sum(costs)
+        return model, uses, back, weighted, cp_model.LinearExpr.sum(low_ranks)
+
+
+def given_back(tables: Sequence[MaximalTable], uses: Mapping[tuple[int, int], int], back: Mapping[tuple[int, int], int]) -> dict[tuple[int, int, int], int]:
+    """Nodes per (shape, table 0, pattern) once each shape gives its groups back: class by
+    class in the part's order, from the shape's patterns in their table's order, each node
+    lowered to one group of the class before the next is touched (the fewest nodes changed,
+    so the fewest distinct patterns for the layout)."""
+    found: dict[tuple[int, int, int], int] = {}
+    for s, table in enumerate(tables):
+        held = {tuple(table.patterns[p].tolist()): n for (shape, p), n in sorted(uses.items()) if shape == s and n}
+        for k in range(table.patterns.shape[1]):
+            left = back.get((s, k), 0)
+            for pattern in sorted(held):
+                if not left:
+                    break
+                spare = pattern[k] - 1
+                if spare <= 0:
+                    continue
+                nodes = held[pattern]
+                whole = min(nodes, left // spare)  # nodes lowered to one group of the class
+                part = left - whole * spare if whole < nodes else 0  # one more node lowered by the rest
+                lowered = [(1, whole), (pattern[k] - part, 1 if part else 0)]
+                held[pattern] -= whole + (1 if part else 0)
+                for value, many in lowered:
+                    if many:
+                        key = (*pattern[:k], value, *pattern[k + 1 :])
+                        held[key] = held.get(key, 0) + many
+                left -= whole * spare + part
+                if not held[pattern]:
+                    del held[pattern]
+            if left:
+                raise InternalError(f"shape {s} gives back {left} more groups of class {k} than its nodes hold past one each")  # the model bounds them
+        for pattern, nodes in sorted(held.items()):
+            found[s, 0, table.position[pattern]] = nodes
+    return found
+
+
+__all__ = ["MIN_PATTERNS", "MaximalModel", "MaximalTable", "given_back", "maximal_tables", "solve_maximal"]

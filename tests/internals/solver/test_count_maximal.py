@@ -1,0 +1,132 @@
+"""The count model over maximal patterns and each shape's give-backs (``counts/maximal.py``)
+proves the full count model's optima: on every drawn spec (``MIN_PATTERNS`` lowered to 0, so
+small specs take it) the count path answers at the flat model's optimum, both of its runs reach
+the full model's values (the ``nodes`` term equal, the low ranks never above), and what a shape
+gives back lands on patterns of its own table, with the classes each node held."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+from flat_model import solved_or_refused
+from helpers import example_tiers
+from hypothesis import HealthCheck, event, given, note, settings
+from test_count_kind_memory import memory_over_kinds
+from test_count_kinds import counted, flat_optimum
+from test_count_model import small_specs
+
+import solver_placement._solver.counts as count_path
+from solver_placement import Cluster
+from solver_placement._solver.counts import maximal
+from solver_placement._solver.counts.maximal import MaximalTable, given_back, solve_maximal
+from solver_placement._solver.counts.model import Counts, solve_counts
+from solver_placement._solver.counts.patterns import Shape
+from solver_placement._solver.counts.problem import CountProblem
+
+
+def _low_ranks(counts: Counts, problem: CountProblem, shapes: list[Shape], node_start: np.ndarray) -> int:
+    """The second run's objective of ``counts``: each node's GPUs times its shape's first rank."""
+    total = 0
+    for (s, t, p), nodes in counts.uses.items():
+        shape = shapes[s]
+        pattern = shape.tables[t].patterns[p]
+        gpus = sum(g * problem.classes[c].width * len(problem.classes[c].members) for g, c in zip(pattern, shape.part))
+        total += nodes * gpus * int(node_start[shape.nodes[0]])
+    return total
+
+
+@pytest.fixture
+def compared(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Counts, Counts | None]]:
+    """Every spec takes the maximal model (``MIN_PATTERNS`` 0); each of its answers is checked
+    against the full model's on the same problem, and recorded (maximal, full)."""
+    seen: list[tuple[Counts, Counts | None]] = []
+    monkeypatch.setattr(maximal, "MIN_PATTERNS", 0)
+
+    def both(problem: CountProblem, shapes: list[Shape], tables: list[MaximalTable], weights: Mapping[str, int], node_start: np.ndarray, options: Any, budget: Any) -> Counts | None:
+        mine = solve_maximal(problem, shapes, tables, weights, node_start, options, budget)
+        full = solve_counts(problem, list(shapes), weights, node_start, options, budget)
+        if mine is not None and full is not None and (mine.status, full.status) == ("OPTIMAL", "OPTIMAL"):
+            assert mine.value == full.value
+            if not weights.get("balance"):  # the full model's run keeps nodes and balance summed, this one each term
+                assert _low_ranks(mine, problem, shapes, node_start) <= _low_ranks(full, problem, shapes, node_start)
+            for s, shape in enumerate(shapes):  # every node of every shape holds a pattern of its table
+                assert sum(n for (used, _, _), n in mine.uses.items() if used == s) == shape.nodes.size
+        seen.append((mine, full) if mine is not None else (Counts({}, "NONE", 0, 0), full))
+        return mine
+
+    monkeypatch.setattr(count_path, "solve_maximal", both)
+    return seen
+
+
+@example_tiers(30, 200)
+def test_drawn_specs_are_counted_at_the_flat_optimum_over_maximal_patterns(examples: int, compared: list) -> None:
+    """Rank strings, collocation, windows, memory, process limits, strides: where the count
+    path answers, at the flat optimum."""
+
+    def check(case: tuple[Cluster, dict[str, Any]]) -> None:
+        cluster, placement = case
+        note(f"{cluster!r} {placement}")
+        solved = solved_or_refused(cluster, placement, {})
+        if solved is None:
+            return
+        spec, solution = solved
+        event(f"{solution.method} {solution.status}")
+        if solution.method == "counts":
+            assert counted(solution, {}) == flat_optimum(spec, {})
+
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(given(small_specs())(check))()
+    assert compared, "no drawn spec took the maximal model"
+
+
+@example_tiers(30, 200)
+def test_memory_over_gpus_and_robots_is_counted_at_the_flat_optimum_over_maximal_patterns(examples: int, compared: list) -> None:
+    """The ``kinds memory`` benchmark's rules, small, with ``balance`` or without: every feasible
+    draw answered by counts."""
+
+    def check(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
+        cluster, placement, objective = case
+        note(f"{cluster!r} {placement} {objective}")
+        solved = solved_or_refused(cluster, placement, objective)
+        if solved is None:
+            return
+        spec, solution = solved
+        assert counted(solution, objective) == flat_optimum(spec, objective)
+
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(given(memory_over_kinds())(check))()
+    assert compared, "no drawn spec took the maximal model"
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_what_a_shape_gives_back_lands_on_its_own_patterns(seed: int) -> None:
+    """Random maximal counts and give-backs within what their nodes hold past one group each:
+    every class's groups lowered by exactly its give-back, every node keeping the classes it
+    held, on patterns of the table (every vector below a maximal one)."""
+    rng = random.Random(seed)
+    size, nodes = rng.randint(1, 3), rng.randint(1, 6)
+    tops = [tuple(rng.randint(0, 4) for _ in range(size)) for _ in range(rng.randint(1, 3))]
+    rows = sorted({tuple(v) for top in tops for v in np.ndindex(*(t + 1 for t in top))})
+    patterns = np.array(rows, dtype=np.int64).reshape(len(rows), size)
+    position = {row: p for p, row in enumerate(rows)}
+    grows = [any(row[k] and (*row[:k], row[k] + 1, *row[k + 1 :]) in position for k in range(size)) for row in rows]
+    table = MaximalTable.of(patterns, patterns.sum(axis=1))
+    assert table.maximal().tolist() == np.flatnonzero(~np.array(grows)).tolist()
+    peak = rng.randint(0, 4 * size)  # a balance level: the maximal ones among the rows of load at most it
+    low = {row for row in rows if sum(row) <= peak}
+    assert table.maximal(peak).tolist() == [p for p, row in enumerate(rows) if row in low and not any(row[k] and (*row[:k], row[k] + 1, *row[k + 1 :]) in low for k in range(size))]
+    uses: dict[tuple[int, int], int] = {}
+    for _ in range(nodes):
+        p = int(rng.choice(table.maximal().tolist()))
+        uses[0, p] = uses.get((0, p), 0) + 1
+    spare = [sum(n * max(rows[p][k] - 1, 0) for (_, p), n in uses.items()) for k in range(size)]
+    back = {(0, k): rng.randint(0, spare[k]) for k in range(size)}
+    lowered = given_back([table], uses, back)
+    assert sum(lowered.values()) == nodes
+    for k in range(size):
+        before = sum(n * rows[p][k] for (_, p), n in uses.items())
+        after = sum(n * rows[p][k] for (_, _, p), n in lowered.items())
+        assert before - after == back[0, k]
+        assert sum(n for (_, _, p), n in lowered.items() if rows[p][k]) == sum(n for (_, p), n in uses.items() if rows[p][k])
