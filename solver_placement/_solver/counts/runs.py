@@ -82,9 +82,7 @@ class RunsCovers:
         self.feasible: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
         #: pairs of classes no GPU's stack holds together, and per GPU the GPUs from there on that admit either
         self.apart = [(j, k) for j, k in itertools.combinations(range(len(self.runs)), 2) if not any(j in st and k in st for here in self.admitted for st in here)]
-        self.ahead = [
-            [sum(any(j in st or k in st for st in here) for here in self.admitted[gpu:]) for gpu in range(capacity + 1)] for j, k in self.apart
-        ]  # fmt: skip
+        self.ahead = [_suffix_counts([any(j in st or k in st for st in here) for here in self.admitted]) for j, k in self.apart]
         self.pairs = [(j, k, ahead) for (j, k), ahead in zip(self.apart, self.ahead)]
         self.unit = all(step == 1 for step in self.steps)  # one open run per class: a state's runs are the classes'
         #: alike GPUs and one class in runs: decided by two counts, no walk (``uniform_runs.py``)
@@ -210,6 +208,16 @@ class RunsCovers:
             return False
 
         return search(0, demand, (0,) * sum(self.steps))
+
+
+def _suffix_counts(flags: Sequence[bool]) -> list[int]:
+    """Per position ``i`` (to ``len(flags)`` inclusive), how many of ``flags[i:]`` are set: one
+    pass from the end, where counting each suffix anew took a node's GPUs squared per pair of
+    classes (72-GPU nodes of ``wide strides``, laid out node pattern by node pattern)."""
+    counts = [0] * (len(flags) + 1)
+    for i in range(len(flags) - 1, -1, -1):
+        counts[i] = counts[i + 1] + bool(flags[i])
+    return counts
 
 
 def typed_patterns(
