@@ -29,7 +29,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._errors import InternalError
-from solver_placement._solver.counts.level_relaxation import LevelColumns, relax_level
+from solver_placement._solver.counts.level_relaxation import LevelBounds, LevelColumns, relax_level
 from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WORK, Counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
@@ -108,6 +108,7 @@ class LevelModel:
         self._minimize(*self.objective)
         self.upper = [np.full(row.size, int(shape.nodes.size)) for shape, row in zip(shapes, self.index)]  # each pattern's bound as set
         self.hinted = False  # the greedy's hint is set before the first CP-SAT run that has none
+        self.bounds: LevelBounds | None = None  # the bounds alone of ``least_rest``, made when first asked
 
     def _minimize(self, variables: np.ndarray, coefficients: np.ndarray) -> None:
         """The model's objective replaced by this sum (its zero terms left out)."""
@@ -170,9 +171,11 @@ class LevelModel:
 
     def least_rest(self, peak: int) -> int | None:
         """``peak_levels.LeastRest``: the relaxation's bound at this peak, no answer sought
-        (None when it has none: ``relax_level``)."""
-        relaxed = relax_level(self.columns, self.groups, [loads <= peak for loads in self.loads], -(2**62), self.budget.check)
-        return None if relaxed is None else relaxed.bound
+        (None when it has none: ``relax_level``), by one program kept from peak to peak
+        (``level_relaxation.LevelBounds``)."""
+        if self.bounds is None:
+            self.bounds = LevelBounds(self.columns, self.groups)
+        return self.bounds.bound([loads <= peak for loads in self.loads], self.budget.check)
 
     def _searched(self, allowed: Sequence[np.ndarray], cap: int) -> Counts | None:
         """CP-SAT with only the ``allowed`` patterns (per shape) and the objective at most ``cap``."""
