@@ -113,6 +113,31 @@ def relax_level(
     return LevelBound(step * bound, tuple(full), value, tuple(least))
 
 
+class LevelBounds:
+    """The bound of :func:`relax_level` at one level after another, by one program kept across
+    them: the patterns a level does not allow held at 0, the columns found for earlier levels
+    kept, GLOP starting from its last basis. A bound only (no rounding, no dive): what
+    ``peak_levels``' bisection asks, three or four levels of the same model in a row, each of
+    which built its program and found its columns anew (``other hardware:331:11``: 60-90 ms
+    each). Any duals bound the level, so a bound found from another start is as valid; where
+    the columns converge it is the same number."""
+
+    def __init__(self, shapes: Sequence[LevelColumns], groups: Sequence[int]) -> None:
+        self.step = max(int(np.gcd.reduce(np.concatenate([shape.costs for shape in shapes]).astype(np.int64))), 1) if shapes else 1
+        self.program = _Program([LevelColumns(s.part, s.patterns, s.costs // self.step, s.loads, s.nodes) for s in shapes], groups) if shapes else None
+
+    def bound(self, allowed: Sequence[np.ndarray], check: Callable[[str], None]) -> int | None:
+        """The least value of any answer using only the ``allowed`` patterns (per shape, a
+        mask); None where :func:`relax_level` has none (no shape, a shape allowing no
+        pattern, GLOP failing)."""
+        if self.program is None or not all(mask.any() for mask in allowed):
+            return None
+        self.program.restrict(allowed)
+        if not self.program.solved(check):
+            return None
+        return self.step * self.program.bound()[0]
+
+
 def _holds(shapes: Sequence[LevelColumns], groups: Sequence[int], answer: Sequence[np.ndarray]) -> bool:
     """Whether ``answer`` is one: each shape's nodes, each class's groups, exactly (a dive's
     whole counts, read from floats, are checked so)."""
@@ -137,6 +162,7 @@ class _Program:
     def __init__(self, shapes: Sequence[LevelColumns], groups: Sequence[int]) -> None:
         self.shapes = shapes
         self.groups = np.array(groups, dtype=np.float64)
+        self.asked = list(groups)
         self.least = fewest_nodes([(shape.part, shape.patterns) for shape in shapes], groups).astype(np.float64)
         self.scale = 1.0 + sum(shape.nodes * float(np.abs(shape.costs).max(initial=0)) for shape in shapes)
         self.solver = pywraplp.Solver.CreateSolver("GLOP")
@@ -153,9 +179,21 @@ class _Program:
         self.convex = [self.solver.Constraint(float(shape.nodes), float(shape.nodes)) for shape in shapes]
         self.columns: list[dict[int, pywraplp.Variable]] = [{} for _ in shapes]
         self.active = [np.zeros(shape.costs.size, dtype=bool) for shape in shapes]  # per shape, the patterns in the program
+        self.allowed = [np.ones(shape.costs.size, dtype=bool) for shape in shapes]  # per shape, the patterns the level allows (``restrict``)
         objective.SetMinimization()
         for s in range(len(shapes)):
             self._add(s, 0)
+
+    def restrict(self, allowed: Sequence[np.ndarray]) -> None:
+        """Only the ``allowed`` patterns (per shape, a mask; each shape's empty one among them):
+        those in the program and not allowed held at 0, none of them priced in (``LevelBounds``)."""
+        self.allowed = [mask.copy() for mask in allowed]
+        for shape, columns, mask in zip(self.shapes, self.columns, self.allowed):
+            for p, var in columns.items():
+                var.SetUb(float(shape.nodes) if mask[p] else 0.0)
+        self.least = fewest_nodes([(shape.part, shape.patterns[mask]) for shape, mask in zip(self.shapes, self.allowed)], self.asked).astype(np.float64)
+        for row, n in zip(self.present, self.least.tolist()):  # the cut of the patterns allowed, as the level's own program has it
+            row.SetLb(n)
 
     def solved(self, check: Callable[[str], None]) -> bool:
         """Solve, generating columns until none prices below zero (or ``MAX_ROUNDS``: the last
@@ -227,7 +265,7 @@ class _Program:
         added = 0
         for s, priced in enumerate(self._priced(y, z)):
             reduced = priced - convex[s]
-            candidates = np.flatnonzero((reduced < -TOLERANCE * self.scale) & ~self.active[s])
+            candidates = np.flatnonzero((reduced < -TOLERANCE * self.scale) & ~self.active[s] & self.allowed[s])
             for p in candidates[np.argsort(reduced[candidates], kind="stable")][:COLUMNS_PER_ROUND].tolist():  # ties by index
                 self._add(s, p)
                 added += 1
@@ -241,10 +279,10 @@ class _Program:
         node: the bound (before rounding) plus what the pattern costs past its shape's cheapest
         under the duals."""
         y, z = self._duals()
-        priced = self._priced(y, z)
+        priced = [np.where(mask, cost, np.inf) for cost, mask in zip(self._priced(y, z), self.allowed)]  # a pattern not allowed never used
         terms = [float(y @ self.groups), float(z @ self.least)]
         terms += [shape.nodes * float(cost.min()) for shape, cost in zip(self.shapes, priced)]
-        margin = 1e-9 * (1.0 + sum(abs(term) for term in terms) + sum(float(np.abs(cost).max()) for cost in priced))
+        margin = 1e-9 * (1.0 + sum(abs(term) for term in terms) + sum(float(np.abs(cost[mask]).max()) for cost, mask in zip(priced, self.allowed)))
         floor = sum(terms) - margin
         return int(np.ceil(floor)), [floor + cost - cost.min() for cost in priced]
 

@@ -139,16 +139,21 @@ def shapes(
     for node, key in zip(useful.tolist(), _keys_by_rows(useful.tolist(), rows, touched, key_of), strict=True):
         keys.setdefault(key, []).append(node)
     widths = [problem.classes[c].width for c in part]
+    by_gpu: dict[tuple, Table] = {}  # classes kept off GPUs unevenly, or GPUs with a fixed load: whole-node patterns checked by GPU (``typed.py``)
+    for key in sorted((key for key in keys if key[5]), key=_roomiest):
+        check("enumerating node patterns")
+        capacity, mask, graph, kept_off, here = key[0], key[1], key[4], key[5], key[6]
+        stacks = part_stacks(problem.graphs[graph], part)
+        fits = beside_of(problem, part) if here else None
+        try:
+            by_gpu[key] = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check, here, fits, steps)))
+        except OverflowError:
+            raise TooManyPatterns from None
     found = []
     for (capacity, mask, rooms, domain, graph, kept_off, here, loaded), nodes in keys.items():
         check("enumerating node patterns")
-        if kept_off:  # classes kept off GPUs unevenly, or GPUs with a fixed load: whole-node patterns checked by GPU (``typed.py``)
-            stacks = part_stacks(problem.graphs[graph], part)
-            fits = beside_of(problem, part) if here else None
-            try:
-                table = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check, here, fits, steps)))
-            except OverflowError:
-                raise TooManyPatterns from None
+        if kept_off:
+            table = by_gpu[capacity, mask, rooms, domain, graph, kept_off, here, loaded]
             found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain, load=loaded))
             continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
@@ -170,6 +175,16 @@ def shapes(
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
     return found
+
+
+def _roomiest(key: tuple) -> tuple[int, int]:
+    """The order :func:`shapes` lists the shapes checked by GPU in: most GPUs first, then
+    fewest kept off. The tables are the same in any order, and one past ``MAX_PATTERNS`` ends
+    the listing: the roomiest, likeliest to pass it, go first (``other hardware:331:11``: its
+    seventh shape, of 15 GPUs, passed it after six others were listed to no use, 7,000
+    patterns; it is listed first now, alone)."""
+    capacity, kept_off = key[0], key[5]
+    return -capacity, sum(len(off) for off in kept_off)
 
 
 def _capped(tables: tuple[Table, ...], cap: tuple[int, int] | None) -> tuple[Table, ...]:

@@ -8,9 +8,10 @@ fits depends on the ids on every node. Types of GPUs (``typed.py``) do not say i
 the node's GPUs in id order does: each GPU takes a stack it admits (``typed.admitted_stacks``),
 and a state is, per class, the GPUs it still needs in whole runs and how far into its open run
 it is, one open run per residue of its step (:class:`RunsCovers`). :func:`typed_patterns` lists
-a node shape's whole-node patterns by this walk (or by GPU types when no class takes runs). The
-search is bounded by ``RUNS_STEPS``: past it the node is not decided, and the count path
-declines as for too many patterns. A node whose GPUs are alike where one class takes runs is
+a node shape's whole-node patterns: all at once by the same walk in arrays where every group is
+whole runs (``local_costs.node_patterns``, :func:`walked_patterns`), else vector by vector by
+this walk (or by GPU types when no class takes runs). That search is bounded by ``RUNS_STEPS``:
+past it the node is not decided, and the count path declines as for too many patterns. A node whose GPUs are alike where one class takes runs is
 decided by two counts instead (``uniform_runs.py``), and laid out by them past the bound.
 """
 
@@ -19,7 +20,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
+
 from solver_placement._solver.counts.fixed_loads import FixedLoad
+from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, node_patterns
 from solver_placement._solver.counts.typed import FitsBeside, TypedCovers, admitted_stacks, gpu_types, independent_blocks
 from solver_placement._solver.counts.typed_grid import grid_patterns
 from solver_placement._solver.counts.uniform_runs import uniform_runs
@@ -79,9 +83,7 @@ class RunsCovers:
         self.feasible: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
         #: pairs of classes no GPU's stack holds together, and per GPU the GPUs from there on that admit either
         self.apart = [(j, k) for j, k in itertools.combinations(range(len(self.runs)), 2) if not any(j in st and k in st for here in self.admitted for st in here)]
-        self.ahead = [
-            [sum(any(j in st or k in st for st in here) for here in self.admitted[gpu:]) for gpu in range(capacity + 1)] for j, k in self.apart
-        ]  # fmt: skip
+        self.ahead = [_suffix_counts([any(j in st or k in st for st in here) for here in self.admitted]) for j, k in self.apart]
         self.pairs = [(j, k, ahead) for (j, k), ahead in zip(self.apart, self.ahead)]
         self.unit = all(step == 1 for step in self.steps)  # one open run per class: a state's runs are the classes'
         #: alike GPUs and one class in runs: decided by two counts, no walk (``uniform_runs.py``)
@@ -209,6 +211,16 @@ class RunsCovers:
         return search(0, demand, (0,) * sum(self.steps))
 
 
+def _suffix_counts(flags: Sequence[bool]) -> list[int]:
+    """Per position ``i`` (to ``len(flags)`` inclusive), how many of ``flags[i:]`` are set: one
+    pass from the end, where counting each suffix anew took a node's GPUs squared per pair of
+    classes (72-GPU nodes of ``wide strides``, laid out node pattern by node pattern)."""
+    counts = [0] * (len(flags) + 1)
+    for i in range(len(flags) - 1, -1, -1):
+        counts[i] = counts[i + 1] + bool(flags[i])
+    return counts
+
+
 def typed_patterns(
     widths: Sequence[int],
     mask: Sequence[bool],
@@ -228,7 +240,33 @@ def typed_patterns(
     ``steps[k]`` apart); each class bounded by the GPUs it may use. More groups never fit where
     fewer do not, so a vector that does not fit with the later classes still empty ends its
     class's values. Raises ``OverflowError`` past ``limit`` vectors (the caller's pattern limit)
-    or when a search passes ``RUNS_STEPS`` (not decided exactly)."""
+    or when a search passes ``RUNS_STEPS`` (not decided exactly). Listed by the walk in arrays
+    where it applies (:func:`walked_patterns`: the same vectors), else searched vector by
+    vector (:func:`searched_patterns`)."""
+    walked = walked_patterns(widths, mask, stacks, capacity, keep_off, runs, check, loads, fits, steps)
+    if walked is None:
+        yield from searched_patterns(widths, mask, stacks, capacity, keep_off, runs, limit, check, loads, fits, steps)
+        return
+    if walked.shape[0] > limit:
+        raise OverflowError
+    yield from (tuple(row) for row in walked.tolist())
+
+
+def searched_patterns(
+    widths: Sequence[int],
+    mask: Sequence[bool],
+    stacks: tuple[tuple[int, ...], ...],
+    capacity: int,
+    keep_off: tuple[tuple[int, ...], ...],
+    runs: tuple[int, ...],
+    limit: int,
+    check: Callable[[str], None],
+    loads: tuple[FixedLoad | None, ...] = (),
+    fits: FitsBeside | None = None,
+    steps: tuple[int, ...] = (),
+) -> Iterator[tuple[int, ...]]:
+    """:func:`typed_patterns` searched vector by vector: each vector's GPUs checked by GPU type
+    or, where a class takes runs, GPU by GPU (:class:`RunsCovers`)."""
     blocks = []
     for classes, off, low, size in independent_blocks(keep_off, capacity):
         on_span = tuple(loads[low : low + size]) if loads else ()
@@ -273,3 +311,41 @@ def typed_patterns(
         counts[k] = 0
 
     yield from walk(0)
+
+
+def walked_patterns(
+    widths: Sequence[int],
+    mask: Sequence[bool],
+    stacks: tuple[tuple[int, ...], ...],
+    capacity: int,
+    keep_off: tuple[tuple[int, ...], ...],
+    runs: tuple[int, ...],
+    check: Callable[[str], None],
+    loads: tuple[FixedLoad | None, ...] = (),
+    fits: FitsBeside | None = None,
+    steps: tuple[int, ...] = (),
+) -> np.ndarray | None:
+    """:func:`typed_patterns`' vectors, all of them, by the walk over the node's GPUs in arrays
+    (``local_costs.node_patterns``, its costs unweighed): the same vectors in the same order,
+    in milliseconds where the search here checks one vector at a time (``other hardware`` on
+    331 nodes: seven shapes, 11,050 vectors, 0.5 s). None where it does not apply: a class
+    whose groups are not whole runs (``widths[k]`` not a multiple of ``runs[k]``), or a walk
+    past its states (``TooManyWalkStates``).
+
+    Why the same vectors: both walk the node's GPUs, each taking a stack (or nothing) that its
+    GPU admits and that fits beside its load, and both close a class's GPUs in whole runs (one
+    open per residue of its step). The search here takes maximal stacks and lets a class's
+    run break or exceed its need; the walk takes any subset of them (stacks are closed under
+    removing a class, beside a load too) and never breaks a run, so a layout either finds is,
+    with the class dropped from the GPUs of a broken or surplus run, one the other finds; and
+    where every group is whole runs, GPUs in whole runs are whole groups. Both list vectors in
+    ascending lexicographic order, the empty one first."""
+    if any(width % run for width, run in zip(widths, runs)):
+        return None
+    closed = sorted({sub for stack in stacks for size in range(1, len(stack) + 1) for sub in itertools.combinations(stack, size)})
+    walk = NodeWalk(capacity, (0,) * len(widths), tuple(widths), tuple(mask), keep_off, runs, tuple(closed), loads, fits if loads else None, steps)
+    try:
+        patterns, _ = node_patterns(walk, check)
+    except TooManyWalkStates:
+        return None
+    return patterns

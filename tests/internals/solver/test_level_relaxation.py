@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from solver_placement._solver.counts.level_relaxation import LevelColumns, relax_level
+from solver_placement._solver.counts.level_relaxation import LevelBounds, LevelColumns, relax_level
 
 
 def _never(stage: str) -> None:
@@ -106,3 +106,37 @@ def test_no_shape_at_all_is_left_to_the_search() -> None:
     slow tier's hypothesis found this: one node of two GPUs filled by a rank string, one
     component kept off it, ``balance`` weighed)."""
     assert relax_level([], [1], [], None, _never) is None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bounds_kept_from_level_to_level_are_each_levels_bound(seed: int) -> None:
+    """One program asked level after level (``LevelBounds``: masks in turn, columns and basis
+    kept) bounds each level that has an answer as the level's own program does: the same
+    number, never above the best answer. (A level with none has no bound to meet: both
+    programs then price their artificial room, each on its own scale.)"""
+    rng = random.Random(seed)
+    shapes, groups, _ = _level(rng)
+    kept = LevelBounds(shapes, groups)
+    for _ in range(6):
+        allowed = [np.array([True] + [rng.random() < 0.85 for _ in range(len(shape.patterns) - 1)]) for shape in shapes]
+        bound = kept.bound(allowed, _never)
+        answers = _answers(shapes, groups, allowed)
+        if not answers:
+            continue
+        own = relax_level(shapes, groups, allowed, -(2**62), _never)
+        assert own is not None and bound == own.bound
+        assert bound <= min(value for value, _ in answers)
+    assert kept.bound([np.zeros(len(shape.patterns), dtype=bool) for shape in shapes], _never) is None
+
+
+def test_bounds_kept_from_level_to_level_cut_by_the_patterns_allowed() -> None:
+    """The fewest-nodes cut of a level is that of its own patterns: three groups on nodes of
+    one, two or four (costing 10, 11 and 12), the four not allowed at the second level; there
+    two nodes are the fewest (a bound of 21, the optimum: a node of two and a node of one),
+    where the cut of every pattern would say one (16.5, so 17)."""
+    patterns = np.array([[0], [1], [2], [4]], dtype=np.int64)
+    shape = LevelColumns((0,), patterns, np.array([0, 10, 11, 12]), patterns[:, 0], 3)
+    kept = LevelBounds([shape], [3])
+    assert kept.bound([np.ones(4, dtype=bool)], _never) == relax_level([shape], [3], [np.ones(4, dtype=bool)], -(2**62), _never).bound
+    without_four = [np.array([True, True, True, False])]
+    assert kept.bound(without_four, _never) == 21 == relax_level([shape], [3], without_four, -(2**62), _never).bound
