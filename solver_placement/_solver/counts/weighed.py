@@ -43,6 +43,7 @@ from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.heavy_first import heavy_first
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
+from solver_placement._solver.counts.kind_ranks import class_bases, kind_ranks
 from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
@@ -89,12 +90,16 @@ def counted_with_ranks(
     cluster = spec.cluster
     ranks = bool(weights.get("contiguity"))
     bases = rank_bases(problem, requests, cluster) if ranks else np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
-    if isinstance(bases, str):
-        return Declined(PathName.COUNTS, bases)
+    kinds = None
+    if isinstance(bases, str):  # items of several kinds: several bases on a node (``kind_ranks.py``)
+        kinds = kind_ranks(problem, requests, cluster)
+        if isinstance(kinds, str):
+            return Declined(PathName.COUNTS, kinds)
+        bases = class_bases(kinds, cluster)
     walked: list[WalkedRun] = []
     try:
         for part in parts(problem, bool(weights.get("balance"))):
-            walked += walked_runs(problem, part, cluster, bases, requests, budget.check, priced=ranks)
+            walked += walked_runs(problem, part, cluster, bases, requests, budget.check, priced=ranks, kinds=kinds)
     except TooManyWalkStates:
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
@@ -113,8 +118,9 @@ def counted_with_ranks(
             counts,
             requests,
             cluster,
-            lambda s, pattern: ranked[s].rise(pattern),
-            _Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget).ids,
+            lambda s, row, pattern: ranked[s].rise(pattern, row),
+            _Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget, ranked).ids,
+            lambda s, row: (s, row) if ranked[s].split is not None else None,
         )
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
@@ -286,22 +292,38 @@ class _Pricer:
     back (``local_costs.least_layout``): the search keeps one open run per residue, which on
     72-GPU nodes passed ``MAX_LOCAL_STATES`` for patterns the walk had priced."""
 
-    def __init__(self, problem: CountProblem, requests: Mapping[str, ComponentRequest], parts: list[tuple[int, ...]], budget: Budget) -> None:
+    def __init__(
+        self, problem: CountProblem, requests: Mapping[str, ComponentRequest], parts: list[tuple[int, ...]], budget: Budget, ranked: list[Ranked]
+    ) -> None:
         self.problem = problem
         self.requests = requests
         self.parts = parts
         self.budget = budget
+        self.ranked = ranked
         self.searches: dict[tuple[object, ...], Local] = {}
 
     def ids(
-        self, graph: ApartGraph, capacity: int, pattern: tuple[int, ...], keep_off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...]
+        self,
+        graph: ApartGraph,
+        capacity: int,
+        pattern: tuple[int, ...],
+        keep_off: tuple[tuple[int, ...], ...],
+        loads: tuple[FixedLoad | None, ...],
+        row: tuple[int, int] | None,
     ) -> dict[int, np.ndarray]:
         """Each present class's local ids on a node asked ``pattern`` (beside the rank strings'
-        ``loads``): the least-cost stacks of each part, GPU by GPU."""
+        ``loads``): the least-cost stacks of each part, GPU by GPU; a part split by rank bases
+        (``row``: the run and pattern the model chose, ``kind_ranks.py``) by the split of that
+        pattern, traced back through its walk."""
         taken: dict[int, np.ndarray] = {}
         for part in self.parts:
             demand = tuple(pattern[c] * self.problem.classes[c].width for c in part)
             if not any(demand):
+                continue
+            chosen = self.ranked[row[0]] if row is not None else None
+            if chosen is not None and chosen.split is not None and chosen.shape.part == part:
+                stacks = least_layout(chosen.split.walk, chosen.splits[row[1]], self.budget.check)
+                taken |= {c: chosen.split.classes_of(stacks, k) for k, c in enumerate(part) if demand[k]}
                 continue
             off = tuple(keep_off[c] for c in part)
             walk = self._walk(graph, part, capacity, off, loads)
