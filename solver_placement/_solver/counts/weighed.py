@@ -42,8 +42,8 @@ from solver_placement._solver.counts.contiguity import (
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.heavy_first import heavy_first
-from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.kind_ranks import class_bases, kind_ranks
+from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
