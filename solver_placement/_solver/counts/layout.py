@@ -58,7 +58,7 @@ class _NodeAsk:
     pattern: tuple[int, ...]
     keep_off: tuple[tuple[int, ...], ...]
     loads: tuple[FixedLoad | None, ...] = ()  # per local id, the rank strings' load (``fixed_loads.py``; ``()``: none)
-    row: tuple[int, int] | None = None  # (shape, pattern) where the layout tells a shape's equal patterns apart (``Variant``)
+    rows: tuple[tuple[int, int], ...] = ()  # (shape, pattern) of the shapes whose equal patterns the layout tells apart (``Variant``)
 
 
 @dataclass(frozen=True)
@@ -70,14 +70,14 @@ class _NodeLayout:
 
 #: A weighed ``contiguity``'s layout (``contiguity.py``): ``heavier(shape, row, pattern)`` orders
 #: a shape's patterns (``row``: its index in the shape's one table) onto its nodes (largest
-#: first), ``local_ids(graph, capacity, pattern, keep_off, loads, variant)`` gives each class's
-#: local ids on a node (None: the construction below decides), where ``variant(shape, row)`` tells
-#: apart rows of one pattern laid out differently (items of several kinds, ``kind_ranks.py``;
-#: None: any row of the pattern alike).
+#: first), ``local_ids(graph, capacity, pattern, keep_off, loads, rows)`` gives each class's
+#: local ids on a node (None: the construction below decides), ``rows`` the node's (shape, row)
+#: of each shape whose rows of one pattern are laid out differently (``variant(shape)``: items
+#: of several kinds, ``kind_ranks.py``).
 Heavier = Callable[[int, int, tuple[int, ...]], int]
-Variant = Callable[[int, int], tuple[int, int] | None]
+Variant = Callable[[int], bool]
 LocalIds = Callable[
-    [ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...], tuple[FixedLoad | None, ...], tuple[int, int] | None], dict[int, np.ndarray] | None
+    [ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...], tuple[FixedLoad | None, ...], tuple[tuple[int, int], ...]], dict[int, np.ndarray] | None
 ]
 
 
@@ -102,11 +102,11 @@ def assignments(
         keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
         capacity = int(cluster.gpus_per_node[node])
         loads = problem.beside.on_node(node, capacity) if problem.beside is not None else ()
-        row = variant(int(rows[node, 0]), int(rows[node, 1])) if variant is not None and rows[node, 0] >= 0 else None
-        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads, row)
+        told = tuple(sorted({(s, p) for s, p in zip(rows[0][node].tolist(), rows[1][node].tolist()) if s >= 0 and variant(s)})) if variant is not None else ()
+        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads, told)
         keys.setdefault(ask, []).append(node)
     for key, nodes in keys.items():
-        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off, key.loads, key.row) if local_ids is not None else None
+        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off, key.loads, key.rows) if local_ids is not None else None
         whole = taken is not None and _whole_runs(problem, requests, taken)
         layout = _items(problem, requests, key, taken) if taken is not None and whole else _node_layout(problem, requests, key)
         node_array = np.array(nodes, dtype=np.int64)
@@ -143,12 +143,12 @@ def _locals_per_node(cluster: Cluster, held: np.ndarray) -> dict[int, tuple[int,
 
 def _patterns_per_node(
     problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int, heavier: Heavier | None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Groups of each class per node: each shape's nodes in rank order take its patterns heaviest
-    first (by GPUs, or by ``heavier``); and per node its shape and row in the shape's one table
-    (-1: a node of no shape, or a shape of several tables)."""
+    first (by GPUs, or by ``heavier``); and per node and class, the shape that holds it there and
+    its pattern's row in the shape's one table (-1: none, or a shape of several tables)."""
     on = np.zeros((num_nodes, len(problem.classes)), dtype=np.int64)
-    rows = np.full((num_nodes, 2), -1, dtype=np.int64)
+    shape_of, row_of = np.full((num_nodes, len(problem.classes)), -1, dtype=np.int64), np.full((num_nodes, len(problem.classes)), -1, dtype=np.int64)
     for s, shape in enumerate(shapes):
         used = counts.of_shape(s)
         chosen = shape.whole_patterns(used)
@@ -163,8 +163,9 @@ def _patterns_per_node(
             raise InternalError("the count model's nodes per shape do not add up to the shape's nodes")
         table = np.array([pattern for pattern, _ in chosen], dtype=np.int64).reshape(len(chosen), len(shape.part))
         on[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = table[sequence]
-        rows[shape.nodes] = np.stack([np.full(sequence.size, s, dtype=np.int64), np.array(index, dtype=np.int64).reshape(-1)[sequence]], axis=1)
-    return on, rows
+        shape_of[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = s
+        row_of[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = np.array(index, dtype=np.int64).reshape(-1)[sequence][:, None]
+    return on, (shape_of, row_of)
 
 
 def _node_layout(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk) -> _NodeLayout:

@@ -120,7 +120,7 @@ def counted_with_ranks(
             cluster,
             lambda s, row, pattern: ranked[s].rise(pattern, row),
             _Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget, ranked).ids,
-            lambda s, row: (s, row) if ranked[s].split is not None else None,
+            lambda s: ranked[s].split is not None,
         )
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
@@ -309,21 +309,22 @@ class _Pricer:
         pattern: tuple[int, ...],
         keep_off: tuple[tuple[int, ...], ...],
         loads: tuple[FixedLoad | None, ...],
-        row: tuple[int, int] | None,
+        rows: tuple[tuple[int, int], ...],
     ) -> dict[int, np.ndarray]:
         """Each present class's local ids on a node asked ``pattern`` (beside the rank strings'
         ``loads``): the least-cost stacks of each part, GPU by GPU; a part split by rank bases
-        (``row``: the run and pattern the model chose, ``kind_ranks.py``) by the split of that
-        pattern, traced back through its walk."""
+        (``rows``: the run and pattern the model chose for it, ``kind_ranks.py``) by the split of
+        that pattern, traced back through its walk."""
         taken: dict[int, np.ndarray] = {}
+        split = {run.shape.part: (run.split, run.splits[p]) for s, p in rows if (run := self.ranked[s]).split is not None}
         for part in self.parts:
             demand = tuple(pattern[c] * self.problem.classes[c].width for c in part)
             if not any(demand):
                 continue
-            chosen = self.ranked[row[0]] if row is not None else None
-            if chosen is not None and chosen.split is not None and chosen.shape.part == part:
-                stacks = least_layout(chosen.split.walk, chosen.splits[row[1]], self.budget.check)
-                taken |= {c: chosen.split.classes_of(stacks, k) for k, c in enumerate(part) if demand[k]}
+            if part in split:
+                by_base, items = split[part]
+                stacks = least_layout(by_base.walk, items, self.budget.check)
+                taken |= {c: by_base.classes_of(stacks, k) for k, c in enumerate(part) if demand[k]}
                 continue
             off = tuple(keep_off[c] for c in part)
             walk = self._walk(graph, part, capacity, off, loads)
