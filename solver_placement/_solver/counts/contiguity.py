@@ -71,12 +71,10 @@ def rank_bases(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
 
     Such a window is one over node groups of several kinds (``kinds.py``): its ranks run group
     after group (all its GPUs, then all its robots, or the other way), so a node's items of two
-    kinds have two bases,
-    whose gap changes from node to node by the items of each kind before it. A node's cost then
-    depends on how many of a class's items there are of each kind, which a pattern (items per
-    class) does not say, and no order of nodes makes it rise evenly: pricing it exactly needs
-    patterns that count each class's items per kind (a class per component and kind, their
-    groups summed to its demand), which the count model does not build, so it declines."""
+    kinds have two bases, whose gap changes from node to node by the items of each kind before
+    it. A node's cost then depends on how many of a class's items there are of each kind, which
+    a pattern (items per class) does not say: ``weighed.py`` then splits the patterns by base
+    (``kind_ranks.py``)."""
     bases = np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
     for c, count_class in enumerate(problem.classes):
         for member in count_class.members:

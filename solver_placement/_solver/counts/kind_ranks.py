@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._solver.counts.contiguity import even_runs
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.local_costs import NodeWalk, node_patterns
 from solver_placement._solver.counts.problem import CountProblem
@@ -156,7 +155,9 @@ def split_walk(walk: NodeWalk, signature: Signature) -> SplitWalk:
     node: each column kept off the other segments' items, priced, run and allowed as its class,
     counted in items; each stack of classes becomes, on every item, the stack of their columns
     there."""
-    owner, column_of, kept_off = [], {}, []
+    owner: list[int] = []
+    column_of: dict[tuple[int, int], int] = {}
+    kept_off: list[tuple[int, ...]] = []
     for k, segments in enumerate(signature):
         count = max(1, max(segments, default=-1) + 1)
         for j in range(count):
@@ -201,17 +202,18 @@ def split_runs(
     most: tuple[int, ...],
     bases: np.ndarray,
     nodes: np.ndarray,
+    runs: list[np.ndarray],
 ) -> list[tuple[np.ndarray, SplitRun]]:
-    """The runs of ``nodes`` whose every column's offset (``bases``: columns x ``nodes``) rises
-    evenly, each with its patterns: every split ``listed`` by the walk (items per column, least
-    local cost) in whole groups, priced on the run, the dominated ones left out (another of the
-    same class pattern no dearer on the first node and rising no faster), class patterns
-    ascending (the empty one first)."""
+    """The ``runs`` of ``nodes`` (positions in it) where every column's offset (``bases``: columns
+    x ``nodes``) rises evenly (``contiguity.even_runs``), each with its patterns: every split
+    ``listed`` by the walk (items per column, least local cost) in whole groups, priced on the
+    run, the dominated ones left out (another of the same class pattern no dearer on the first
+    node and rising no faster), class patterns ascending (the empty one first)."""
     splits, local = listed
     patterns, whole = split.project(splits, widths, most)
     splits, local, patterns = splits[whole], local[whole], patterns[whole]
     found = []
-    for run in even_runs(np.arange(nodes.size, dtype=np.int64), bases):
+    for run in runs:
         head = bases[:, run[0]]
         step = bases[:, run[1]] - head if run.size > 1 else np.zeros(bases.shape[0], dtype=np.int64)
         first, rises = local + splits @ head, splits @ step

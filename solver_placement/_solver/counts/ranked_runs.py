@@ -122,7 +122,8 @@ def walked_runs(
                 split_walks[walk, key.signature] = listed_split(walk, key.signature, check)
             by_base, listed = split_walks[walk, key.signature]
             at = np.array(nodes, dtype=np.int64)
-            for run, priced_run in split_runs(by_base, listed, widths, most, kinds.segment_bases(part, key.signature, at), at):
+            offsets = kinds.segment_bases(part, key.signature, at)
+            for run, priced_run in split_runs(by_base, listed, widths, most, offsets, at, even_runs(np.arange(at.size, dtype=np.int64), offsets)):
                 shape = Shape(part, key.capacity, run, (), key.domains, load=key.placed_first)
                 none = np.zeros(len(part), dtype=np.int64)
                 found.append(WalkedRun(shape, priced_run.patterns, priced_run.first, none, none, priced_run, by_base))
@@ -153,8 +154,9 @@ def _listed(walk: NodeWalk, graph: ApartGraph, part: tuple[int, ...], check: Cal
 class _NodeKey:
     """What makes nodes alike for one part: GPU count, classes allowed, the domains at each
     class's levels, the graph of classes kept apart (its index), the local ids each class is
-    kept off, the rank strings' load on each GPU (``fixed_loads.py``; ``()``: none) and the GPUs
-    of components placed first (``preset.py``, for ``balance``)."""
+    kept off, the rank strings' load on each GPU (``fixed_loads.py``; ``()``: none), the GPUs
+    of components placed first (``preset.py``, for ``balance``) and, in a part split by rank
+    base, which local ids take each base (``kind_ranks.py``)."""
 
     capacity: int
     allowed: tuple[bool, ...]

@@ -92,10 +92,10 @@ def counted_with_ranks(
     bases = rank_bases(problem, requests, cluster) if ranks else np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
     kinds = None
     if isinstance(bases, str):  # items of several kinds: several bases on a node (``kind_ranks.py``)
-        kinds = kind_ranks(problem, requests, cluster)
-        if isinstance(kinds, str):
-            return Declined(PathName.COUNTS, kinds)
-        bases = class_bases(kinds, cluster)
+        by_base = kind_ranks(problem, requests, cluster)
+        if isinstance(by_base, str):
+            return Declined(PathName.COUNTS, by_base)
+        kinds, bases = by_base, class_bases(by_base, cluster)
     walked: list[WalkedRun] = []
     try:
         for part in parts(problem, bool(weights.get("balance"))):
