@@ -42,7 +42,7 @@ from solver_placement._solver.counts.contiguity import (
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.heavy_first import heavy_first
-from solver_placement._solver.counts.kind_ranks import class_bases, kind_ranks
+from solver_placement._solver.counts.kind_ranks import SPLIT_SEARCH, class_bases, kind_ranks
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
@@ -195,7 +195,8 @@ def _solved(
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
         start = None if weight or weights.get("balance") else heavy_first(problem, [run.shape for run in ranked])  # ``nodes`` alone: its ties by where it starts
-        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start)
+        search = SPLIT_SEARCH if any(run.split is not None for run in ranked) else None
+        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, search=search)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
             return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
