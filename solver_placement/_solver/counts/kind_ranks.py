@@ -48,11 +48,13 @@ from solver_placement._specification.candidates import ComponentRequest
 #: hold, so a window over more kinds (or ranks that jump inside a kind, overlapping node groups)
 #: is declined by this limit rather than walked with a column per item.
 MAX_SEGMENTS = 4
-#: CP-SAT's search for a count model with split patterns: branching on its linear relaxation.
-#: The default search proves such models slowly (the rises of two kinds make several times the
-#: levels of one, ``contiguity.add_term``): on the ``mixed kinds contiguity`` family it ran past
-#: 10 s on 5 of 7 models that this search proves in 0.4-0.75 s (and one of 1.5 s in 0.06 s).
-SPLIT_SEARCH: dict[str, object] = {"search_branching": cp_model_helper.SatParameters.LP_SEARCH}
+#: CP-SAT's search for a count model with split patterns: branching on its linear relaxation,
+#: every constraint in it from the start. The default search proves such models slowly (the
+#: rises of two kinds make several times the levels of one, ``contiguity.add_term``): on the
+#: ``mixed kinds contiguity`` family it ran past 10 s on 5 of 7 models that branching on the
+#: relaxation proves in 0.4-0.75 s, and with no constraint added lazily 0.08-0.23 s where that
+#: took 0.17-1.16 s (three models, one worker, load 10 on 2 cores).
+SPLIT_SEARCH: dict[str, object] = {"search_branching": cp_model_helper.SatParameters.LP_SEARCH, "add_lp_constraints_lazily": False}
 #: An item no class member holds (no offset).
 UNHELD = np.iinfo(np.int64).max
 
