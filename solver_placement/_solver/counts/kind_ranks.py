@@ -153,8 +153,9 @@ class SplitWalk:
         whole = ((counts % np.array(widths, dtype=np.int64)) == 0).all(axis=1) & (counts <= np.array(most, dtype=np.int64)).all(axis=1)
         return counts // np.array(widths, dtype=np.int64), whole
 
-    def classes_of(self, stacks: list[tuple[int, ...]], present: int) -> np.ndarray:
-        """The local ids whose stack holds a column of the part's class ``present``."""
+    def ids_of(self, stacks: list[tuple[int, ...]], present: int) -> np.ndarray:
+        """The local ids whose stack (``stacks``: one per local id, traced back through the walk) holds
+        a column of the part's class ``present``."""
         return np.array([gpu for gpu, stack in enumerate(stacks) if any(self.owner[k] == present for k in stack)], dtype=np.int64)
 
 

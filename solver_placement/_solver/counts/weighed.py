@@ -325,7 +325,7 @@ class _Pricer:
             if part in split:
                 by_base, items = split[part]
                 stacks = least_layout(by_base.walk, items, self.budget.check)
-                taken |= {c: by_base.classes_of(stacks, k) for k, c in enumerate(part) if demand[k]}
+                taken |= {c: by_base.ids_of(stacks, k) for k, c in enumerate(part) if demand[k]}
                 continue
             off = tuple(keep_off[c] for c in part)
             walk = self._walk(graph, part, capacity, off, loads)
