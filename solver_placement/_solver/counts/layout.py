@@ -97,12 +97,13 @@ def assignments(
     avoided = [_locals_per_node(cluster, held) for held in problem.blocked]
     per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
     keys: dict[_NodeAsk, list[int]] = {}
+    split = {s for s in range(len(shapes)) if variant(s)} if variant is not None else set()
     for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
         pattern = tuple(patterns_on[node].tolist())
         keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
         capacity = int(cluster.gpus_per_node[node])
         loads = problem.beside.on_node(node, capacity) if problem.beside is not None else ()
-        told = tuple(sorted({(s, p) for s, p in zip(rows[0][node].tolist(), rows[1][node].tolist()) if s >= 0 and variant(s)})) if variant is not None else ()
+        told = tuple(sorted({(s, p) for s, p in zip(rows[0][node].tolist(), rows[1][node].tolist()) if s in split})) if split else ()
         ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads, told)
         keys.setdefault(ask, []).append(node)
     for key, nodes in keys.items():
