@@ -71,6 +71,7 @@ class KindRanks:
     offsets: np.ndarray  # classes x items
     mixed: frozenset[int]
     item_start: np.ndarray  # per node, its first item
+    segments: np.ndarray  # classes x items: the item's segment on its node (numbered by first local id; -1: not held)
 
     def splits(self, part: tuple[int, ...]) -> bool:
         """Whether the part holds a class of several offsets on a node (its patterns are split)."""
@@ -80,12 +81,7 @@ class KindRanks:
         """Per class of ``part``, the segment of each local id of ``node`` (segments numbered by
         their first local id)."""
         start = int(self.item_start[node])
-        found = []
-        for c in part:
-            values = self.offsets[c, start : start + capacity].tolist()
-            order: dict[int, int] = {}
-            found.append(tuple(-1 if value == UNHELD else order.setdefault(value, len(order)) for value in values))
-        return tuple(found)
+        return tuple(tuple(row) for row in self.segments[list(part), start : start + capacity].tolist())
 
     def segment_bases(self, part: tuple[int, ...], signature: Signature, nodes: np.ndarray) -> np.ndarray:
         """Per column (class of ``part`` and segment, in :func:`split_walk`'s order), the offset
@@ -102,6 +98,7 @@ def kind_ranks(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
     """Each class's offsets (:class:`KindRanks`); why not, when a class's items of one node take
     more than ``MAX_SEGMENTS`` offsets."""
     offsets = np.full((len(problem.classes), cluster.num_hardware), UNHELD, dtype=np.int64)
+    segments = np.full((len(problem.classes), cluster.num_hardware), -1, dtype=np.int64)
     mixed = set()
     for c, count_class in enumerate(problem.classes):
         held = np.ones(cluster.num_hardware, dtype=bool)
@@ -120,8 +117,30 @@ def kind_ranks(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
             return f"{count_class.root}: a window whose ranks on a node have more than {MAX_SEGMENTS} bases (its node groups hold more kinds, or list a node's items twice)"
         if per_node.max(initial=0) > 1:
             mixed.add(c)
+        segments[c, items] = _segments(cluster.hw_node[items], total[items], cluster.hw_local[items])
     item_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1])).astype(np.int64)
-    return KindRanks(offsets, frozenset(mixed), item_start)
+    return KindRanks(offsets, frozenset(mixed), item_start, segments)
+
+
+def _segments(nodes: np.ndarray, offsets: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """Per item (its node, offset and local id), its segment on its node: the items of one offset,
+    numbered on each node by their first local id (by arrays: a dictionary per node cost 0.14 s
+    on 965 nodes)."""
+    order = np.lexsort((local, offsets, nodes))
+    node_of, offset_of = nodes[order], offsets[order]
+    opens = np.ones(order.size, dtype=bool)
+    opens[1:] = (node_of[1:] != node_of[:-1]) | (offset_of[1:] != offset_of[:-1])
+    group = np.cumsum(opens) - 1  # per sorted item, its (node, offset) group
+    group_node, group_first = node_of[opens], local[order][opens]
+    ranked = np.lexsort((group_first, group_node))  # groups by node, then first local id
+    node_opens = np.ones(ranked.size, dtype=bool)
+    node_opens[1:] = group_node[ranked][1:] != group_node[ranked][:-1]
+    first_of_node = np.maximum.accumulate(np.where(node_opens, np.arange(ranked.size), 0))  # per ranked group, its node's first
+    rank = np.empty(ranked.size, dtype=np.int64)
+    rank[ranked] = np.arange(ranked.size) - first_of_node
+    found = np.empty(order.size, dtype=np.int64)
+    found[order] = rank[group]
+    return found
 
 
 def class_bases(ranks: KindRanks, cluster: Cluster) -> np.ndarray:
