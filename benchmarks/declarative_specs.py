@@ -145,6 +145,13 @@ neither side places is a finding, not noise:
   GPUs, after the drained one), whole blocks on the others, the actor asking at most ``fill`` of
   them; it holds before and after, so a re-plan keeping every process meets it. A quarter of
   the cases weigh ``contiguity`` (1 per rank), so ranks trade against moves.
+* ``mixed kinds contiguity`` weighs ``contiguity`` (1 or 5, against ``nodes`` 1 or 10,000,
+  ``balance`` 10 a quarter of the time) over windows that mix GPUs and robots (8 GPUs and 0, 2
+  or 4 robots a node, alike over 1-3 blocks of consecutive nodes): a ``scout`` over both kinds in either order (1 or 2 items a process, or
+  TP groups of 2 that may hold both kinds), a ``probe`` over both kinds and an ``actor`` of GPUs,
+  all pairwise exclusive. The planted layout splits every node: the scout its first 4 GPUs and
+  first half of its robots, the probe 2 GPUs and the other robots, the actor the last 2 GPUs;
+  each asks at most ``fill`` of its share in whole processes (and groups) per node and kind.
 ``fill`` (the share of the GPUs asked for) is 1.0 for a quarter of the cases (the hard edge)
 and uniform in [0.5, 1.0) otherwise. The ``infeasible`` family draws one of six reasons, each
 impossible at every size (see :data:`INFEASIBLE_KINDS`).
@@ -850,6 +857,7 @@ FEASIBLE: dict[str, Callable[[random.Random, int, float], Section]] = {
     "wide strides": lambda rng, nodes, fill: wide_strides(rng, nodes, fill),
     "strided followers": strided_followers,
     "common strides": common_strides,
+    "mixed kinds contiguity": lambda rng, nodes, fill: mixed_kinds_contiguity(rng, nodes, fill),
 }
 #: Families re-planned after a first solve: ``replan`` times :func:`replan`, ``previous`` times
 #: ``solve(..., previous=)`` on the surviving cluster, ``resized`` with a demand changed.
@@ -999,3 +1007,39 @@ def wide_strides(rng: random.Random, nodes: int, fill: float) -> Section:
     placement["reward"] = {"processes": max(1, int(fill * reward_room)), **({"exclusive_with": ["ref"]} if apart else {})}
     return section(nodes, WIDE_GPUS, placement)
 
+
+
+# ------------------------------------------------------------------------ mixed kinds contiguity
+#: A window over both kinds, in each way a config writes it: GPUs first, robots first, one string.
+BOTH_KINDS: tuple[Any, ...] = (["cluster", "robots"], ["robots", "cluster"], "robots, cluster")
+
+
+def mixed_kinds_contiguity(rng: random.Random, nodes: int, fill: float) -> Section:
+    """8-GPU nodes beside 0, 2 or 4 robots (node group ``robots``; alike over 1-3 blocks of
+    consecutive nodes, as robots are wired to racks), ``contiguity`` weighed over
+    windows of both kinds (see the module docstring): a ``scout`` (1 or 2 items a process, or TP
+    2), a ``probe`` and a GPU ``actor``, pairwise exclusive, each asking at most ``fill`` of its
+    planted share of every node in whole processes (and TP groups) of one kind each."""
+    cuts = sorted(rng.sample(range(1, nodes), min(nodes - 1, rng.randint(0, 2))))
+    robots = [count for low, high in zip([0, *cuts], [*cuts, nodes]) for count in [rng.choice((0, 2, 4))] * (high - low)]
+    if not any(robots):
+        robots = [2] * nodes
+    configs = [{"node_rank": node, "robot_ip": f"10.{node // 256}.{node % 256}.{r}"} for node, count in enumerate(robots) for r in range(count)]
+    per_process, tp = rng.choice(((1, 1), (2, 1), (1, 2)))
+    scout_room = sum((count // 2 // per_process + 4 // per_process) // tp * tp for count in robots)  # processes a node's share holds
+    probe_room = sum(count - count // 2 + 2 for count in robots)
+    scout: dict[str, Any] = {"node_group": rng.choice(BOTH_KINDS), "processes": max(tp, int(fill * scout_room) // tp * tp)}
+    if per_process > 1:
+        scout["hardware_per_process"] = per_process
+    if tp > 1:
+        scout["tensor_parallel_size"] = tp
+    placement: dict[str, Any] = {
+        "scout": {**scout, "exclusive_with": ["probe", "actor"]},
+        "probe": {"node_group": rng.choice(BOTH_KINDS), "processes": max(1, int(fill * probe_room)), "exclusive_with": ["actor"]},
+        "actor": {"processes": max(1, int(fill * 2 * nodes))},
+    }
+    objective: dict[str, int] = {"contiguity": rng.choice((1, 5)), "nodes": rng.choice((1, 10_000))}
+    if rng.random() < 0.25:
+        objective["balance"] = 10
+    spec = section(nodes, GPUS, placement, node_groups=[{"label": "robots", "node_ranks": f"0-{nodes - 1}", "hardware": {"type": "robot", "configs": configs}}])
+    return {**spec, "solver": {"objective": objective}}

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -42,6 +43,9 @@ from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.typed import FitsBeside
 from solver_placement._specification.candidates import ComponentRequest
+
+if TYPE_CHECKING:
+    from solver_placement._solver.counts.kind_ranks import SplitWalk
 
 #: Most (position, remaining demand) states the local search of one part remembers: past it the
 #: count model declines rather than spend seconds on one node's arithmetic.
@@ -67,12 +71,10 @@ def rank_bases(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
 
     Such a window is one over node groups of several kinds (``kinds.py``): its ranks run group
     after group (all its GPUs, then all its robots, or the other way), so a node's items of two
-    kinds have two bases,
-    whose gap changes from node to node by the items of each kind before it. A node's cost then
-    depends on how many of a class's items there are of each kind, which a pattern (items per
-    class) does not say, and no order of nodes makes it rise evenly: pricing it exactly needs
-    patterns that count each class's items per kind (a class per component and kind, their
-    groups summed to its demand), which the count model does not build, so it declines."""
+    kinds have two bases, whose gap changes from node to node by the items of each kind before
+    it. A node's cost then depends on how many of a class's items there are of each kind, which
+    a pattern (items per class) does not say: ``weighed.py`` then splits the patterns by base
+    (``kind_ranks.py``)."""
     bases = np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
     for c, count_class in enumerate(problem.classes):
         for member in count_class.members:
@@ -108,9 +110,15 @@ class Ranked:
     lead: tuple[int, ...]
     step: tuple[int, ...]
     local: tuple[int, ...]
+    rises: tuple[int, ...] = ()  # per pattern, its rise where items of several kinds split it (``kind_ranks.py``; ``()``: by ``step``)
+    split: SplitWalk | None = None  # the walk whose columns ``splits`` count (``kind_ranks.py``)
+    splits: tuple[tuple[int, ...], ...] = ()  # per pattern, the items of each column of ``split``
 
-    def rise(self, pattern: Sequence[int]) -> int:
-        """How much more the pattern costs on each next node of the run."""
+    def rise(self, pattern: Sequence[int], row: int = -1) -> int:
+        """How much more the pattern (row ``row`` of the run's table) costs on each next node of
+        the run."""
+        if self.rises:
+            return self.rises[row]
         return sum(s * g for s, g in zip(self.step, pattern, strict=True))
 
     def first(self, pattern: Sequence[int]) -> int:
@@ -142,7 +150,7 @@ def add_term(model: cp_model.CpModel, ranked: Sequence[Ranked], uses: Uses) -> c
         count = int(run.shape.nodes.size)
         patterns = np.array(run.shape.tables[0].patterns, dtype=np.int64).reshape(len(run.shape.tables[0].patterns), len(run.lead))
         counts = [uses[s, 0, p] for p in range(patterns.shape[0])]
-        rise = patterns @ np.array(run.step, dtype=np.int64)
+        rise = np.array(run.rises, dtype=np.int64) if run.rises else patterns @ np.array(run.step, dtype=np.int64)
         cost = (patterns @ np.array(run.lead, dtype=np.int64) + np.array(run.local, dtype=np.int64)).tolist()
         paying = [p for p, c in enumerate(cost) if c]
         terms.append(cp_model.LinearExpr.weighted_sum([counts[p] for p in paying], [cost[p] for p in paying]))

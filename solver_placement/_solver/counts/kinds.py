@@ -32,8 +32,8 @@ every such component is placed first on the spec itself, and its items per node 
 checked on GPUs only: a view of GPUs and other kinds states no memory per node, each of its GPUs
 carries its memory as an item of its own (``item_memory.py``), so every component holding GPUs
 keeps its ``memory_gb`` and a node's robots take any mix the other rules allow. A weighed
-``contiguity`` over a window of several kinds is declined by name (``contiguity.py``: its ranks
-run kind after kind, not along a node's items).
+``contiguity`` over a window of several kinds has a rank base per kind on a node (its ranks run
+kind after kind, not along a node's items): its patterns are split by base (``kind_ranks.py``).
 """
 
 from __future__ import annotations

@@ -58,6 +58,7 @@ class _NodeAsk:
     pattern: tuple[int, ...]
     keep_off: tuple[tuple[int, ...], ...]
     loads: tuple[FixedLoad | None, ...] = ()  # per local id, the rank strings' load (``fixed_loads.py``; ``()``: none)
+    rows: tuple[tuple[int, int], ...] = ()  # (shape, pattern) of the shapes whose equal patterns the layout tells apart (``Variant``)
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,17 @@ class _NodeLayout:
     items: dict[str, np.ndarray]
 
 
-#: A weighed ``contiguity``'s layout (``contiguity.py``): ``heavier(shape, pattern)`` orders a
-#: shape's patterns onto its nodes (largest first), ``local_ids(graph, capacity, pattern, keep_off, loads)``
-#: gives each class's local ids on a node (None: the construction below decides).
-Heavier = Callable[[int, tuple[int, ...]], int]
-LocalIds = Callable[[ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...], tuple[FixedLoad | None, ...]], dict[int, np.ndarray] | None]
+#: A weighed ``contiguity``'s layout (``contiguity.py``): ``heavier(shape, row, pattern)`` orders
+#: a shape's patterns (``row``: its index in the shape's one table) onto its nodes (largest
+#: first), ``local_ids(graph, capacity, pattern, keep_off, loads, rows)`` gives each class's
+#: local ids on a node (None: the construction below decides), ``rows`` the node's (shape, row)
+#: of each shape whose rows of one pattern are laid out differently (``variant(shape)``: items
+#: of several kinds, ``kind_ranks.py``).
+Heavier = Callable[[int, int, tuple[int, ...]], int]
+Variant = Callable[[int], bool]
+LocalIds = Callable[
+    [ApartGraph, int, tuple[int, ...], tuple[tuple[int, ...], ...], tuple[FixedLoad | None, ...], tuple[tuple[int, int], ...]], dict[int, np.ndarray] | None
+]
 
 
 def assignments(
@@ -82,22 +89,25 @@ def assignments(
     cluster: Cluster,
     heavier: Heavier | None = None,
     local_ids: LocalIds | None = None,
+    variant: Variant | None = None,
 ) -> dict[str, Assignment]:
     """Assignments of every free member request, processes ordered by node, then by GPU."""
-    patterns_on = _patterns_per_node(problem, shapes, counts, cluster.num_nodes, heavier)
+    patterns_on, rows = _patterns_per_node(problem, shapes, counts, cluster.num_nodes, heavier)
     start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     avoided = [_locals_per_node(cluster, held) for held in problem.blocked]
     per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
     keys: dict[_NodeAsk, list[int]] = {}
+    split = {s for s in range(len(shapes)) if variant(s)} if variant is not None else set()
     for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
         pattern = tuple(patterns_on[node].tolist())
         keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
         capacity = int(cluster.gpus_per_node[node])
         loads = problem.beside.on_node(node, capacity) if problem.beside is not None else ()
-        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads)
+        told = tuple(sorted({(s, p) for s, p in zip(rows[0][node].tolist(), rows[1][node].tolist()) if s in split})) if split else ()
+        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads, told)
         keys.setdefault(ask, []).append(node)
     for key, nodes in keys.items():
-        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off, key.loads) if local_ids is not None else None
+        taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off, key.loads, key.rows) if local_ids is not None else None
         whole = taken is not None and _whole_runs(problem, requests, taken)
         layout = _items(problem, requests, key, taken) if taken is not None and whole else _node_layout(problem, requests, key)
         node_array = np.array(nodes, dtype=np.int64)
@@ -132,20 +142,31 @@ def _locals_per_node(cluster: Cluster, held: np.ndarray) -> dict[int, tuple[int,
     return sorted_by_key(cluster.hw_node[held], cluster.hw_local[held])
 
 
-def _patterns_per_node(problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int, heavier: Heavier | None) -> np.ndarray:
+def _patterns_per_node(
+    problem: CountProblem, shapes: list[Shape], counts: Counts, num_nodes: int, heavier: Heavier | None
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Groups of each class per node: each shape's nodes in rank order take its patterns heaviest
-    first (by GPUs, or by ``heavier``)."""
+    first (by GPUs, or by ``heavier``); and per node and class, the shape that holds it there and
+    its pattern's row in the shape's one table (-1: none, or a shape of several tables)."""
     on = np.zeros((num_nodes, len(problem.classes)), dtype=np.int64)
+    shape_of, row_of = np.full((num_nodes, len(problem.classes)), -1, dtype=np.int64), np.full((num_nodes, len(problem.classes)), -1, dtype=np.int64)
     for s, shape in enumerate(shapes):
-        chosen = shape.whole_patterns(counts.of_shape(s))
-        weight = [heavier(s, pattern) if heavier is not None else sum(g * problem.classes[c].width for c, g in zip(shape.part, pattern)) for pattern, _ in chosen]
+        used = counts.of_shape(s)
+        chosen = shape.whole_patterns(used)
+        index = [p for (_, p), n in sorted(used.items()) if n] if len(shape.tables) == 1 else [-1] * len(chosen)  # ``glue``'s order
+        weight = [
+            heavier(s, index[i], pattern) if heavier is not None else sum(g * problem.classes[c].width for c, g in zip(shape.part, pattern))
+            for i, (pattern, _) in enumerate(chosen)
+        ]  # fmt: skip
         order = sorted(range(len(chosen)), key=lambda i: (-weight[i], tuple(-g for g in chosen[i][0])))
         sequence = np.repeat(np.array(order, dtype=np.int64), [chosen[i][1] for i in order])
         if sequence.size != shape.nodes.size:
             raise InternalError("the count model's nodes per shape do not add up to the shape's nodes")
         table = np.array([pattern for pattern, _ in chosen], dtype=np.int64).reshape(len(chosen), len(shape.part))
         on[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = table[sequence]
-    return on
+        shape_of[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = s
+        row_of[np.ix_(shape.nodes, np.array(shape.part, dtype=np.int64))] = np.array(index, dtype=np.int64).reshape(-1)[sequence][:, None]
+    return on, (shape_of, row_of)
 
 
 def _node_layout(problem: CountProblem, requests: Mapping[str, ComponentRequest], ask: _NodeAsk) -> _NodeLayout:

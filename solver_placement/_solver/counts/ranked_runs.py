@@ -22,6 +22,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.counts.contiguity import Ranked, even_runs, local_run
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
+from solver_placement._solver.counts.kind_ranks import KindRanks, Signature, SplitRun, SplitWalk, listed_split, split_runs
 from solver_placement._solver.counts.local_costs import NodeWalk, members_present, node_patterns, pattern_rows
 from solver_placement._solver.counts.patterns import Shape, Table, beside_of, class_domains
 from solver_placement._solver.counts.problem import CountProblem
@@ -40,6 +41,13 @@ class WalkedRun:
     local: np.ndarray
     lead: np.ndarray  # per class of the part, the rank cost of one group on the run's first node
     step: np.ndarray  # and how much more on each next node
+    split: SplitRun | None = None  # items of several kinds: each pattern's split, its own cost (in ``local``) and rise (``kind_ranks.py``)
+    walk: SplitWalk | None = None  # the walk whose columns the splits count
+
+    @property
+    def rises(self) -> np.ndarray:
+        """Per pattern, how much more it costs on each next node of the run."""
+        return self.split.rises if self.split is not None else self.patterns @ self.step
 
     def columns(self, problem: CountProblem, weights: Mapping[str, int]) -> RunColumns:
         """The run as the relaxation sees it, costs weighed as the model weighs them."""
@@ -47,7 +55,7 @@ class WalkedRun:
         contiguity = int(weights.get("contiguity", 0))
         costs = contiguity * (self.patterns @ self.lead + self.local) + int(weights.get("nodes", 0)) * members_present(self.patterns, members)
         group_gpus = np.array([problem.classes[c].width * len(problem.classes[c].members) for c in self.shape.part], dtype=np.int64)
-        return RunColumns(self.shape.part, self.patterns, costs, self.patterns @ self.step, int(self.shape.nodes.size), group_gpus)
+        return RunColumns(self.shape.part, self.patterns, costs, self.rises, int(self.shape.nodes.size), group_gpus)
 
     def ranked(self, keep: np.ndarray) -> Ranked:
         """The run with the patterns of ``keep`` (a mask; the empty pattern always) as the
@@ -55,7 +63,10 @@ class WalkedRun:
         keep = keep.copy()
         keep[0] = True
         table = Table(tuple(range(len(self.shape.part))), tuple(pattern_rows(self.patterns[keep])))
-        return Ranked(replace(self.shape, tables=(table,)), tuple(self.lead.tolist()), tuple(self.step.tolist()), tuple(self.local[keep].tolist()))
+        ranked = Ranked(replace(self.shape, tables=(table,)), tuple(self.lead.tolist()), tuple(self.step.tolist()), tuple(self.local[keep].tolist()))
+        if self.split is None:
+            return ranked
+        return replace(ranked, rises=tuple(self.split.rises[keep].tolist()), split=self.walk, splits=tuple(pattern_rows(self.split.splits[keep])))
 
 
 def walked_runs(
@@ -66,12 +77,17 @@ def walked_runs(
     requests: Mapping[str, ComponentRequest],
     check: Callable[[str], None],
     priced: bool = True,
+    kinds: KindRanks | None = None,
 ) -> list[WalkedRun]:
     """The runs of ``part``'s nodes (those where some class of it may go), each with every
     pattern a node may hold and its least local cost; one walk per distinct node. Not
     ``priced`` (``contiguity`` not weighed: the local costs weigh nothing), a node of no GPU
     kept off, no fixed load and no run or progression lists its patterns by stack sums
-    (``stack_sums.py``: the walk's patterns, in its order, in milliseconds) at cost 0."""
+    (``stack_sums.py``: the walk's patterns, in its order, in milliseconds) at cost 0. A part
+    with a class whose ranks on a node have several bases (``kinds``: items of several kinds)
+    is walked split by base, its nodes alike also in which local ids take each base
+    (``kind_ranks.py``)."""
+    split = priced and kinds is not None and kinds.splits(part)
     index = list(part)
     allowed = problem.allowed[index]
     domains = [class_domains(problem.classes[c], cluster.num_nodes) for c in part]
@@ -91,14 +107,27 @@ def walked_runs(
         key = _NodeKey(
             capacity, tuple(allowed[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains), int(problem.graph_of[node]), off,
             loads if any(load is not None for load in loads) else (), int(placed_first[node]),
+            kinds.signature(part, node, capacity) if split and kinds is not None else (),
         )  # fmt: skip
         groups.setdefault(key, []).append(node)
     walked: dict[NodeWalk, tuple[np.ndarray, np.ndarray]] = {}
+    split_walks: dict[tuple[NodeWalk, Signature], tuple[SplitWalk, tuple[np.ndarray, np.ndarray]]] = {}
     found = []
     for key, nodes in groups.items():
         graph = problem.graphs[key.graph]
         stacks = stacks_of(graph, part, in_some_hole_set(graph))
         walk = NodeWalk(key.capacity, members, widths, key.allowed, key.kept_off, runs, stacks, key.loads, fits if key.loads else None, steps, most)
+        if key.signature and kinds is not None:
+            if (walk, key.signature) not in split_walks:
+                split_walks[walk, key.signature] = listed_split(walk, key.signature, check)
+            by_base, listed = split_walks[walk, key.signature]
+            at = np.array(nodes, dtype=np.int64)
+            offsets = kinds.segment_bases(part, key.signature, at)
+            for run, priced_run in split_runs(by_base, listed, widths, most, offsets, at, even_runs(np.arange(at.size, dtype=np.int64), offsets)):
+                shape = Shape(part, key.capacity, run, (), key.domains, load=key.placed_first)
+                none = np.zeros(len(part), dtype=np.int64)
+                found.append(WalkedRun(shape, priced_run.patterns, priced_run.first, none, none, priced_run, by_base))
+            continue
         if walk not in walked:
             walked[walk] = _listed(walk, graph, part, check) if not priced else node_patterns(walk, check)
         patterns, local = walked[walk]
@@ -125,8 +154,9 @@ def _listed(walk: NodeWalk, graph: ApartGraph, part: tuple[int, ...], check: Cal
 class _NodeKey:
     """What makes nodes alike for one part: GPU count, classes allowed, the domains at each
     class's levels, the graph of classes kept apart (its index), the local ids each class is
-    kept off, the rank strings' load on each GPU (``fixed_loads.py``; ``()``: none) and the GPUs
-    of components placed first (``preset.py``, for ``balance``)."""
+    kept off, the rank strings' load on each GPU (``fixed_loads.py``; ``()``: none), the GPUs
+    of components placed first (``preset.py``, for ``balance``) and, in a part split by rank
+    base, which local ids take each base (``kind_ranks.py``)."""
 
     capacity: int
     allowed: tuple[bool, ...]
@@ -135,3 +165,4 @@ class _NodeKey:
     kept_off: tuple[tuple[int, ...], ...]
     loads: tuple[FixedLoad | None, ...]
     placed_first: int
+    signature: Signature = ()  # per class, the rank base of each local id (``kind_ranks.py``; ``()``: one base a node)

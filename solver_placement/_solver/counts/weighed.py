@@ -42,6 +42,7 @@ from solver_placement._solver.counts.contiguity import (
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.heavy_first import heavy_first
+from solver_placement._solver.counts.kind_ranks import SPLIT_SEARCH, class_bases, kind_ranks
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
@@ -89,12 +90,16 @@ def counted_with_ranks(
     cluster = spec.cluster
     ranks = bool(weights.get("contiguity"))
     bases = rank_bases(problem, requests, cluster) if ranks else np.zeros((len(problem.classes), cluster.num_nodes), dtype=np.int64)
-    if isinstance(bases, str):
-        return Declined(PathName.COUNTS, bases)
+    kinds = None
+    if isinstance(bases, str):  # items of several kinds: several bases on a node (``kind_ranks.py``)
+        by_base = kind_ranks(problem, requests, cluster)
+        if isinstance(by_base, str):
+            return Declined(PathName.COUNTS, by_base)
+        kinds, bases = by_base, class_bases(by_base, cluster)
     walked: list[WalkedRun] = []
     try:
         for part in parts(problem, bool(weights.get("balance"))):
-            walked += walked_runs(problem, part, cluster, bases, requests, budget.check, priced=ranks)
+            walked += walked_runs(problem, part, cluster, bases, requests, budget.check, priced=ranks, kinds=kinds)
     except TooManyWalkStates:
         return Declined(PathName.COUNTS, "more local layouts of node patterns than the contiguity term prices")
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
@@ -113,8 +118,9 @@ def counted_with_ranks(
             counts,
             requests,
             cluster,
-            lambda s, pattern: ranked[s].rise(pattern),
-            _Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget).ids,
+            lambda s, row, pattern: ranked[s].rise(pattern, row),
+            _Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget, ranked).ids,
+            lambda s: ranked[s].split is not None,
         )
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
@@ -189,7 +195,8 @@ def _solved(
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
         start = None if weight or weights.get("balance") else heavy_first(problem, [run.shape for run in ranked])  # ``nodes`` alone: its ties by where it starts
-        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start)
+        search = SPLIT_SEARCH if any(run.split is not None for run in ranked) else None
+        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, search=search)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
             return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
@@ -286,22 +293,39 @@ class _Pricer:
     back (``local_costs.least_layout``): the search keeps one open run per residue, which on
     72-GPU nodes passed ``MAX_LOCAL_STATES`` for patterns the walk had priced."""
 
-    def __init__(self, problem: CountProblem, requests: Mapping[str, ComponentRequest], parts: list[tuple[int, ...]], budget: Budget) -> None:
+    def __init__(
+        self, problem: CountProblem, requests: Mapping[str, ComponentRequest], parts: list[tuple[int, ...]], budget: Budget, ranked: list[Ranked]
+    ) -> None:
         self.problem = problem
         self.requests = requests
         self.parts = parts
         self.budget = budget
+        self.ranked = ranked
         self.searches: dict[tuple[object, ...], Local] = {}
 
     def ids(
-        self, graph: ApartGraph, capacity: int, pattern: tuple[int, ...], keep_off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...]
+        self,
+        graph: ApartGraph,
+        capacity: int,
+        pattern: tuple[int, ...],
+        keep_off: tuple[tuple[int, ...], ...],
+        loads: tuple[FixedLoad | None, ...],
+        rows: tuple[tuple[int, int], ...],
     ) -> dict[int, np.ndarray]:
         """Each present class's local ids on a node asked ``pattern`` (beside the rank strings'
-        ``loads``): the least-cost stacks of each part, GPU by GPU."""
+        ``loads``): the least-cost stacks of each part, GPU by GPU; a part split by rank bases
+        (``rows``: the run and pattern the model chose for it, ``kind_ranks.py``) by the split of
+        that pattern, traced back through its walk."""
         taken: dict[int, np.ndarray] = {}
+        split = {run.shape.part: (run.split, run.splits[p]) for s, p in rows if (run := self.ranked[s]).split is not None}
         for part in self.parts:
             demand = tuple(pattern[c] * self.problem.classes[c].width for c in part)
             if not any(demand):
+                continue
+            if part in split:
+                by_base, items = split[part]
+                stacks = least_layout(by_base.walk, items, self.budget.check)
+                taken |= {c: by_base.ids_of(stacks, k) for k, c in enumerate(part) if demand[k]}
                 continue
             off = tuple(keep_off[c] for c in part)
             walk = self._walk(graph, part, capacity, off, loads)

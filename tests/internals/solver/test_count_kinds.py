@@ -115,19 +115,12 @@ SPANNING: list[tuple[str, Cluster, dict[str, Any]]] = [
 ]  # fmt: skip
 
 
-def mixed_window(cluster: Cluster, placement: dict[str, Any]) -> bool:
-    """Whether a declarative component's window holds items of several kinds."""
-    spec = PlacementSpec.build(cluster, placement)
-    return any(not r.determined and np.unique(cluster.hw_kind[r.cand_hw]).size > 1 for r in spec.requests.values())
-
-
-#: Each example under each objective, but weighed ``contiguity`` over a window of several kinds
-#: (declined by name, below).
+#: Each example under each objective (a weighed ``contiguity`` over a window of several kinds
+#: included: split by rank base, ``kind_ranks.py``).
 SPANNING_CASES = [
     pytest.param(cluster, placement, objective, id=f"{case}-{name}")
     for case, cluster, placement in SPANNING
     for name, objective in (("default", {}), ("balance", {"balance": 10}), ("contiguity", {"contiguity": 3}))
-    if not (objective.get("contiguity") and mixed_window(cluster, placement))
 ]
 
 
@@ -139,16 +132,6 @@ def test_components_over_several_kinds_are_counted_at_the_flat_optimum(cluster: 
     spec = PlacementSpec.build(cluster, placement)
     solution = solve(spec, time_limit_s=10, objective=objective)
     assert counted(solution, objective) == flat_optimum(spec, objective)
-
-
-def test_weighed_contiguity_over_a_window_of_several_kinds_is_declined_by_name() -> None:
-    """A window's ranks run over one kind's items on every node, then the next kind's, so on a
-    node holding both they do not rise with the node's items as the weighed contiguity model
-    needs (``contiguity.py``): declined by that rule's name, and the flat model answers."""
-    spec = PlacementSpec.build(robot_cluster([2, 2], [1, 1]), {"actor": {"node_group": ["cluster", "robots"], "processes": 3}})
-    solution = solve(spec, time_limit_s=10, objective={"contiguity": 3})
-    assert solution.method != "counts"
-    assert solution.notes == ("the count model (declined: actor: a window whose ranks on a node do not follow the node's GPU order)",)
 
 
 def test_item_ids_move_each_kind_to_its_own_items() -> None:
