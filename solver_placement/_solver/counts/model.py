@@ -80,6 +80,7 @@ def solve_counts(
     peak_at_most: int | None = None,
     below: int | None = None,
     hint: Mapping[tuple[int, int, int], int] | None = None,
+    tuning: Mapping[str, float | bool] | None = None,
 ) -> Counts | None:
     """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
     machine), or None when CP-SAT finds none in time or proves there is none.
@@ -99,7 +100,8 @@ def solve_counts(
     layout puts heavier nodes first. A further ``term`` joins
     the weighted ones, and then there is no second run (it is what weighs the ranks). ``hint``
     (nodes per (shape, table, pattern), those used; the rest 0) is an answer the search starts
-    from (``heavy_first.py``)."""
+    from (``heavy_first.py``). ``tuning``: further CP-SAT parameters of the first run
+    (``weighed.py``: every linear row in its relaxation from the start, its work bounded)."""
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups
@@ -174,7 +176,7 @@ def solve_counts(
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
     own_orders = any(not c.priced and any(level.member is not None for level in c.levels) for c in problem.classes)
     parameters = OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS
-    solver, status = solve_model(model, one_worker, budget, **parameters)
+    solver, status = solve_model(model, one_worker, budget, **{**parameters, **(tuning or {})})
     if status == cp_model.INFEASIBLE and (peak_at_most is not None or below is not None):
         return Counts({}, "INFEASIBLE", 0, 0)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
