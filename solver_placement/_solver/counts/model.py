@@ -22,8 +22,13 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 #: CP-SAT parameters of the count model. Its presolve spends most of a run (0.4 s of 0.41 on a
 #: model of 1,500 patterns) on a model that is already small and tight: off, the same optimum
-#: is proven in milliseconds.
-COUNT_PARAMETERS = {"cp_model_presolve": False}
+#: is proven in milliseconds. So does its probing (at the root, each 0/1 variable tried both
+#: ways) where node shapes of one node make their counts 0/1: ``fixed loads:21:1`` (rank
+#: strings' loads make nodes distinct, 489 such counts) spent 0.026 of the low-ranks run's 0.045
+#: deterministic work probing; off, both runs take 0.38 of the CPU (0.195 -> 0.074 s), some
+#: ``kinds memory`` and ``topology overlaps`` specs 0.4-0.7, and the other families as before
+#: (54 specs of 0.08 s or more, interleaved best of 3).
+COUNT_PARAMETERS = {"cp_model_presolve": False, "cp_model_probing_level": 0}
 #: Parameters where a class's members number their processes by required domains of their own
 #: (units that overlap, ``domain_levels.py``): there the search without presolve may find no
 #: first answer (558 nodes in 70 racks and 18 zones with ``balance``: none in 15 s), and
