@@ -65,7 +65,7 @@ MAX_WALKED_PATTERNS = 200_000
 #: CP-SAT parameters of the first run with ``contiguity`` weighed (``_rows_first``): every
 #: linear row in its relaxation from the start, not as its solutions break them.
 ROWS_FIRST = {"add_lp_constraints_lazily": False}
-#: CP-SAT's deterministic work for that run (the same on any machine): the 15 of 17 specs it
+#: CP-SAT's deterministic work for that run (the same on any machine): the 14 of 17 specs it
 #: proves take at most 0.027 of it.
 ROWS_FIRST_WORK = 0.05
 #: Whole-node patterns past which the relaxation chooses those the model holds.
@@ -233,10 +233,11 @@ def _rows_first(
     climbs for hundreds of milliseconds while the search finds nothing better than its first
     answer (``contiguity:3:0``, 2,150 patterns on 3 nodes: 0.26 s CPU, the bound at the optimum
     only after 0.45 s of a 0.74 s run on a loaded machine); all in from the start, the root's
-    bound is the optimum and the first answer meets it (0.07 s). On 17 specs of the benchmark's
-    ``contiguity`` family on 2-16 nodes, 15 are proven within ``ROWS_FIRST_WORK`` (3.6 s CPU
-    instead of 4.9 in all); the other two close their last unit of gap faster lazily, so they
-    go on so, from the answer found."""
+    bound is the optimum and the first answer meets it (0.07 s). Of 17 specs of the benchmark's
+    ``contiguity`` family on 2-16 nodes (2,454 patterns at most), 14 are proven within
+    ``ROWS_FIRST_WORK`` (at most 0.027 of it; 0.2-1.1 s CPU down to 0.01-0.09 on eight of them);
+    the other three close their last unit of gap faster with rows added lazily, so they go on
+    so, from the answer found (one of them, ``contiguity:5:15``, 0.26 -> 0.59 s CPU)."""
     first = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=hint, tuning={**ROWS_FIRST, "max_deterministic_time": ROWS_FIRST_WORK})
     if first is not None and first.status == "OPTIMAL":
         return first
