@@ -145,13 +145,19 @@ def _counted(
         return counted_with_ranks(problem, spec, requests, weights, options, budget)
     if not weights.get("balance") or not per_node_applies(problem):
         return _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)
-    # a few nodes under balance: each node's GPUs by stack, no pattern listed; its whole share
-    # on the fewest nodes, else a part of it, then the patterns (``per_node.py``)
+    # a few nodes under balance: each node's GPUs by stack, no pattern listed, on the fewest
+    # nodes; on more, the patterns first where they are few, else a part of the time per node
+    # first (``per_node.py``)
+    listed = None if alone(problem) else _whole_node_shapes(problem, spec.cluster.gpus_per_node, budget)
+    second = None if listed is None else _laid_out(problem, spec, requests, listed, _counts_of(problem, listed, weights, spec.cluster.gpus_per_node, options, budget), fixed_cost)
+    if isinstance(second, Answer) and second.status == SolveStatus.OPTIMAL:
+        return second
     first = _laid_out(problem, spec, requests, *counted_per_node(problem, spec.cluster, weights, options, share(problem, budget)), fixed_cost)
     if alone(problem) or (isinstance(first, Answer) and first.status == SolveStatus.OPTIMAL):
         return first
-    log.debug("the per-node model proved nothing in its part of the time: the patterns")
-    second = _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)
+    if second is None:
+        log.debug("the per-node model proved nothing in its part of the time: the patterns")
+        second = _by_patterns(problem, spec, requests, weights, options, budget, fixed_cost)
     found = [answer for answer in (second, first) if isinstance(answer, Answer)]
     return min(found, key=lambda answer: answer.known("objective")) if found else second
 
@@ -180,14 +186,26 @@ def _by_patterns(
                 found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)
             except (TooManyPatterns, NotChordal):  # too many by clique, or no clique tree: every whole-node pattern, walked (``weighed.py``)
                 return counted_with_ranks(problem, spec, requests, weights, options, budget)
+    return _laid_out(problem, spec, requests, found, _counts_of(problem, found, weights, cluster.gpus_per_node, options, budget), fixed_cost)
+
+
+def _whole_node_shapes(problem: CountProblem, gpus_per_node: np.ndarray, budget: Budget) -> list[Shape] | None:
+    """Every whole-node pattern per shape (``balance`` weighed: one part), or None past the
+    patterns ``patterns.shapes`` lists (then ``weighed.py`` walks them)."""
+    try:
+        return [shape for part in parts(problem, True) for shape in shapes(problem, gpus_per_node, part, budget.check, whole=True)]
+    except TooManyPatterns:
+        return None
+
+
+def _counts_of(problem: CountProblem, found: list[Shape], weights: Mapping[str, int], gpus_per_node: np.ndarray, options: SolverOptions, budget: Budget) -> Counts | None:
+    """The count model over the patterns ``found``; ``balance`` weighed: level by level."""
     log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
-    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    node_start = np.concatenate(([0], np.cumsum(gpus_per_node)[:-1]))
     maximal = maximal_tables(problem, found)  # many patterns: the count model over those no class grows on (``maximal.py``)
     if maximal is not None:
-        counts = solve_maximal(problem, found, maximal, weights, node_start, options, budget)
-    else:
-        counts = (solve_balanced if joint else solve_counts)(problem, found, weights, node_start, options, budget)  # balance: level by level
-    return _laid_out(problem, spec, requests, found, counts, fixed_cost)
+        return solve_maximal(problem, found, maximal, weights, node_start, options, budget)
+    return (solve_balanced if weights.get("balance") else solve_counts)(problem, found, weights, node_start, options, budget)
 
 
 def _laid_out(

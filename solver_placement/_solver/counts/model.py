@@ -22,8 +22,13 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 #: CP-SAT parameters of the count model. Its presolve spends most of a run (0.4 s of 0.41 on a
 #: model of 1,500 patterns) on a model that is already small and tight: off, the same optimum
-#: is proven in milliseconds.
-COUNT_PARAMETERS = {"cp_model_presolve": False}
+#: is proven in milliseconds. So does its probing (at the root, each 0/1 variable tried both
+#: ways) where node shapes of one node make their counts 0/1: ``fixed loads:21:1`` (rank
+#: strings' loads make nodes distinct, 489 such counts) spent 0.026 of the low-ranks run's 0.045
+#: deterministic work probing; off, both runs take 0.38 of the CPU (0.195 -> 0.074 s), some
+#: ``kinds memory`` and ``topology overlaps`` specs 0.4-0.7, and the other families as before
+#: (54 specs of 0.08 s or more, interleaved best of 3).
+COUNT_PARAMETERS = {"cp_model_presolve": False, "cp_model_probing_level": 0}
 #: Parameters where a class's members number their processes by required domains of their own
 #: (units that overlap, ``domain_levels.py``): there the search without presolve may find no
 #: first answer (558 nodes in 70 racks and 18 zones with ``balance``: none in 15 s), and
@@ -80,7 +85,7 @@ def solve_counts(
     peak_at_most: int | None = None,
     below: int | None = None,
     hint: Mapping[tuple[int, int, int], int] | None = None,
-    search: Mapping[str, object] | None = None,
+    tuning: Mapping[str, object] | None = None,
 ) -> Counts | None:
     """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
     machine), or None when CP-SAT finds none in time or proves there is none.
@@ -100,8 +105,9 @@ def solve_counts(
     layout puts heavier nodes first. A further ``term`` joins
     the weighted ones, and then there is no second run (it is what weighs the ranks). ``hint``
     (nodes per (shape, table, pattern), those used; the rest 0) is an answer the search starts
-    from (``heavy_first.py``); ``search``: CP-SAT parameters over the count model's own (a model
-    its default search proves slowly, ``kind_ranks.SPLIT_SEARCH``)."""
+    from (``heavy_first.py``). ``tuning``: further CP-SAT parameters of the first run (a model
+    its default search proves slowly: ``kind_ranks.SPLIT_SEARCH``; ``weighed.py``'s first run
+    with every linear row in its relaxation from the start, its work bounded)."""
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups
@@ -175,7 +181,7 @@ def solve_counts(
         add_hints(model, uses.values(), (hint.get(key, 0) for key in uses))
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
     own_orders = any(not c.priced and any(level.member is not None for level in c.levels) for c in problem.classes)
-    parameters = {**(OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS), **(search or {})}
+    parameters = {**(OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS), **(tuning or {})}
     solver, status = solve_model(model, one_worker, budget, **parameters)
     if status == cp_model.INFEASIBLE and (peak_at_most is not None or below is not None):
         return Counts({}, "INFEASIBLE", 0, 0)

@@ -12,7 +12,8 @@ consecutive GPUs, none is kept off a GPU and no rank string loads one, any GPUs 
 make its groups, so this states exactly the patterns the count model lists, and the layout
 (``layout.py``) tiles each node's pattern as it does the count model's.
 
-Its size is the nodes times the stacks, so it serves clusters of at most ``MOST_NODES`` nodes;
+Its size is the nodes times the stacks, so it serves clusters of at most ``MOST_NODES`` nodes
+(past ``ALONE_NODES`` after the patterns, where they are listed: ``counts/__init__.py``);
 alike nodes are ordered by load (no two orders of one layout searched). It answers each level of
 ``peak_levels.by_levels`` as the count model does (the bounds of every level set in place, as
 ``level_model.py`` does), and gives the shapes and counts the layout reads.
@@ -39,11 +40,14 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 log = logging.getLogger(__name__)
 
 #: Most nodes (where some class may go) the per-node model serves. Up to ``ALONE_NODES`` it is
-#: the only form; past that it gets ``SHARE`` of the count model's time first (each run at most
-#: ``SHARED_WORK``), the patterns the rest: alike nodes make the count model's one integer per
-#: pattern the tighter model on some specs (5 nodes, 1,203 patterns: 0.03 s by counts, 1.3 s per
-#: node) and listing the patterns the slow step on others (7 nodes, 5,313 patterns: 1.9 s to
-#: list and count, 0.3 s per node).
+#: the only form; past that the whole-node patterns are counted first when ``patterns.shapes``
+#: lists them all (now arrays, milliseconds), and this model gets ``SHARE`` of the time left
+#: (each run at most ``SHARED_WORK``) only where they prove nothing, or first where they are too
+#: many to list: alike nodes make the count model's one integer per pattern the tighter model on
+#: most specs (5 nodes, 1,203 patterns: 0.03 s by counts, 1.3 s per node; of 25 ``balance``
+#: specs on 5-16 nodes, this model proved 7 in its share and wasted 0.1-0.5 s CPU on the 18
+#: others, all of which the patterns proved), while the patterns may be too many to list
+#: (8 nodes past 4,000: proven here in 0.13 s).
 MOST_NODES = 16
 ALONE_NODES = 4
 SHARE = 0.3

@@ -46,7 +46,7 @@ from solver_placement._solver.counts.kind_ranks import SPLIT_SEARCH, class_bases
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
-from solver_placement._solver.counts.patterns import MAX_PATTERNS, beside_of, parts
+from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, beside_of, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.problem import CountProblem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
@@ -63,6 +63,12 @@ log = logging.getLogger(__name__)
 #: Most whole-node patterns the walks may list over all runs (arrays, priced at once); the model
 #: itself holds at most ``MAX_PATTERNS`` of them, those the relaxation keeps.
 MAX_WALKED_PATTERNS = 200_000
+#: CP-SAT parameters of the first run with ``contiguity`` weighed (``_rows_first``): every
+#: linear row in its relaxation from the start, not as its solutions break them.
+ROWS_FIRST = {"add_lp_constraints_lazily": False}
+#: CP-SAT's deterministic work for that run (the same on any machine): the 14 of 17 specs it
+#: proves take at most 0.027 of it.
+ROWS_FIRST_WORK = 0.05
 #: Whole-node patterns past which the relaxation chooses those the model holds.
 RELAXED_PAST = MAX_PATTERNS
 #: Most whole-node patterns the model holds all of when ``balance`` alone is weighed: each peak
@@ -195,8 +201,10 @@ def _solved(
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
         start = None if weight or weights.get("balance") else heavy_first(problem, [run.shape for run in ranked])  # ``nodes`` alone: its ties by where it starts
-        search = SPLIT_SEARCH if any(run.split is not None for run in ranked) else None
-        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, search=search)
+        if any(run.split is not None for run in ranked):  # a model its default search proves slowly (``kind_ranks.py``)
+            counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, tuning=SPLIT_SEARCH)
+        else:
+            counts = (_rows_first if weight else solve_counts)(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
             return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
@@ -213,6 +221,38 @@ def _solved(
         # the patterns kept hold no answer: twice as many; else every pattern that could do better
         wider = list(relaxation.doubled(keep) if counts is None else relaxation.kept(counts.value))
         keep = [w | k for w, k in zip(wider, keep)] if any((w & ~k).any() for w, k in zip(wider, keep)) else everything
+
+
+def _rows_first(
+    problem: CountProblem,
+    shapes: list[Shape],
+    weights: Mapping[str, int],
+    node_start: np.ndarray,
+    options: SolverOptions,
+    budget: Budget,
+    term: Term,
+    hint: Mapping[tuple[int, int, int], int] | None = None,
+) -> Counts | None:
+    """``solve_counts`` with ``contiguity`` weighed: first with every linear row in CP-SAT's
+    relaxation from the start (``ROWS_FIRST``), its work bounded by ``ROWS_FIRST_WORK``; where
+    that proves nothing, as before, started from its answer.
+
+    Why: added lazily (CP-SAT's default), the rise levels' rows and their chords
+    (``contiguity.add_term``) join the relaxation only as its solutions break them, so its bound
+    climbs for hundreds of milliseconds while the search finds nothing better than its first
+    answer (``contiguity:3:0``, 2,150 patterns on 3 nodes: 0.26 s CPU, the bound at the optimum
+    only after 0.45 s of a 0.74 s run on a loaded machine); all in from the start, the root's
+    bound is the optimum and the first answer meets it (0.07 s). Of 17 specs of the benchmark's
+    ``contiguity`` family on 2-16 nodes (2,454 patterns at most), 14 are proven within
+    ``ROWS_FIRST_WORK`` (at most 0.027 of it; 0.2-1.1 s CPU down to 0.01-0.09 on eight of them);
+    the other three close their last unit of gap faster with rows added lazily, so they go on
+    so, from the answer found (one of them, ``contiguity:5:15``, 0.26 -> 0.59 s CPU)."""
+    first = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=hint, tuning={**ROWS_FIRST, "max_deterministic_time": ROWS_FIRST_WORK})
+    if first is not None and first.status == "OPTIMAL":
+        return first
+    log.debug("every row in the relaxation proved nothing in its work: again, rows added lazily")
+    then = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=first.uses if first is not None else hint)
+    return then if then is not None else first
 
 
 def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, weight: int, balance: int) -> Term:

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, solve, verify
+from solver_placement._solver import counts
 from solver_placement._solver.counts import level_model, patterns, per_node
 from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.evaluate import objective_value
@@ -34,11 +35,11 @@ WEIGHTS = st.fixed_dictionaries({
 
 
 @st.composite
-def rings(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
-    """2-4 nodes of 4 GPUs; 3-6 components, each exclusive with the next (a ring from four on:
-    no chord), in TP groups of 1-2, together asking up to twice the cluster's GPUs (stacked, so
-    most specs are feasible); maybe a rack rule required on one (domains counted)."""
-    nodes = draw(st.integers(2, 4))
+def rings(draw: st.DrawFn, fewest: int = 2, most: int = 4) -> tuple[Cluster, dict[str, Any]]:
+    """``fewest``-``most`` nodes of 4 GPUs; 3-6 components, each exclusive with the next (a ring
+    from four on: no chord), in TP groups of 1-2, together asking up to twice the cluster's GPUs
+    (stacked, so most specs are feasible); maybe a rack rule required on one (domains counted)."""
+    nodes = draw(st.integers(fewest, most))
     count = draw(st.integers(3, 6))
     placement: dict[str, Any] = {}
     for i, name in enumerate(NAMES[:count]):
@@ -85,6 +86,49 @@ def test_balance_by_counts_of_patterns_is_at_the_flat_optimum(examples: int, mon
     once (``level_model.py``), or ``solve_counts`` itself where domains are counted."""
     monkeypatch.setattr(per_node, "MOST_NODES", 0)
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(rings(), WEIGHTS)(check_counted_at_flat_optimum))()
+
+
+@example_tiers(6, 60)
+def test_balance_past_the_fewest_nodes_counts_the_patterns_first(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``per_node.ALONE_NODES`` (here 2, so that the flat model proves the draws in time)
+    the whole-node patterns are counted first when ``patterns.shapes`` lists them all, and the
+    per-node model runs only where they prove nothing; the answer is the flat optimum either way."""
+    monkeypatch.setattr(per_node, "ALONE_NODES", 2)
+    proven: list[bool] = []
+    per_node_runs: list[bool] = []
+    balanced, by_node = counts.solve_balanced, counts.counted_per_node
+
+    def recorded_balanced(*args: Any) -> Counts | None:
+        found = balanced(*args)
+        proven.append(found is not None and found.status == "OPTIMAL")
+        return found
+
+    def recorded_per_node(*args: Any) -> Any:
+        per_node_runs.append(True)
+        return by_node(*args)
+
+    monkeypatch.setattr(counts, "solve_balanced", recorded_balanced)
+    monkeypatch.setattr(counts, "counted_per_node", recorded_per_node)
+
+    def check(case: tuple[Cluster, dict[str, Any]], weights: dict[str, int]) -> None:
+        proven.clear()
+        per_node_runs.clear()
+        check_counted_at_flat_optimum(case, weights)
+        if proven:  # the patterns were listed, so counted before any node by stack
+            assert bool(per_node_runs) == (not proven[0])
+            event("patterns first" + (", then per node" if per_node_runs else ""))
+
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(rings(3, 4), WEIGHTS)(check))()
+
+
+@example_tiers(6, 60)
+def test_balance_where_the_patterns_prove_nothing_is_counted_per_node(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The patterns counted first with no answer (here forced: CP-SAT out of time on them), the
+    per-node model answers, at the flat optimum."""
+    monkeypatch.setattr(per_node, "ALONE_NODES", 2)
+    balanced = counts.solve_balanced
+    monkeypatch.setattr(counts, "solve_balanced", lambda problem, *args: None if per_node.per_node_applies(problem) else balanced(problem, *args))
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(rings(3, 4), WEIGHTS)(check_counted_at_flat_optimum))()
 
 
 #: The nodes term alone (``balance`` 0): the ring's whole-node patterns in one model, no peak.

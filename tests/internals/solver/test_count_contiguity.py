@@ -119,6 +119,38 @@ def test_patterns_the_relaxation_leaves_out_hold_no_better_answer(examples: int,
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check_random))()
 
 
+@example_tiers(20, 150)
+def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run with every row in CP-SAT's relaxation (``weighed._rows_first``) given
+    almost no work, so that it proves only what its root decides: where it proves nothing, the
+    second run (rows added lazily, started from its answer) follows and the answer is still the
+    flat optimum; where it proves its answer, no second run."""
+    monkeypatch.setattr(weighed, "ROWS_FIRST_WORK", 1e-6)
+    runs: list[tuple[bool, str | None]] = []  # (the first run's tuning, its status)
+    followed: list[bool] = []
+    solve_counts = weighed.solve_counts
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        found = solve_counts(*args, **kwargs)
+        runs.append((kwargs.get("tuning") is not None, None if found is None else found.status))
+        return found
+
+    monkeypatch.setattr(weighed, "solve_counts", recorded)
+
+    def check(case: tuple[Cluster, dict[str, Any]], weights: dict[str, int]) -> None:
+        runs.clear()
+        check_random(case, weights)
+        for (tuned, status), (then_tuned, _) in zip(runs, runs[1:]):
+            if tuned:  # what follows a first run is a second run only where it proved nothing
+                assert (not then_tuned) == (status != "OPTIMAL")
+                followed.append(not then_tuned)
+        if runs and runs[-1][0]:
+            assert runs[-1][1] == "OPTIMAL"
+
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check))()
+    assert any(followed), "no draw's first run stopped unproven: the second run was never held"
+
+
 #: Six components in a cycle of exclusions, one GPU per process, on 8-GPU nodes: 49,347
 #: whole-node patterns, past what the count model holds (4,000); 20 processes each on 16 nodes.
 RING_OF_SIX = {name: {"processes": 20, "exclusive_with": [following]} for name, following in zip("abcdef", "bcdefa", strict=True)}

@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 
 from solver_placement import Cluster, PlacementSpec, solve
-from solver_placement._solver.counts import per_node
+from solver_placement._solver.counts import patterns, per_node
 
 #: Five alike 8-GPU nodes, six components in a ring of exclusions, ``balance`` first (the
 #: benchmark's ``balance:5:3``): one level needs 0.41 of CP-SAT's work per node, past
-#: ``per_node.SHARED_WORK``, and the patterns prove it.
+#: ``per_node.SHARED_WORK``, and the patterns prove it. They are counted first where
+#: ``patterns.shapes`` lists them all, so the test lists none (``MAX_PATTERNS`` 2): the per-node
+#: model first, then every whole-node pattern walked (``weighed.py``).
 RING = {
     "actor": {"processes": 8, "tensor_parallel_size": 4, "exclusive_with": ["critic"]},
     "critic": {"processes": 10, "tensor_parallel_size": 2, "exclusive_with": ["reward"]},
@@ -30,6 +32,7 @@ def _placed(share: float, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, fl
     """Method, status, objective and GPU ids per component with the per-node model given
     ``share`` of the time (as a slow machine leaves it less time, a fast one more)."""
     monkeypatch.setattr(per_node, "SHARE", share)
+    monkeypatch.setattr(patterns, "MAX_PATTERNS", 2)
     spec = PlacementSpec.build(Cluster(5, 8), RING)
     found = solve(spec, time_limit_s=10, objective={"balance": 1000, "nodes": 1})
     return found.method, found.status, found.objective, {name: a.hardware for name, a in found.assignments.items()}
