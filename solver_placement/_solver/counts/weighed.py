@@ -114,7 +114,7 @@ def counted_with_ranks(
             requests,
             cluster,
             lambda s, pattern: ranked[s].rise(pattern),
-            _Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget).ids,
+            Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget).ids,
         )
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
@@ -279,7 +279,7 @@ def _answer(
     return Answer(PathName.COUNTS, Method.COUNTS, assignments_, proven, value, bound, primary=primary)
 
 
-class _Pricer:
+class Pricer:
     """One :class:`Local` search per part, graph, GPU count and GPUs kept off, shared by the
     layout of every node: the least-cost stacks of the few patterns the answer uses. A part
     whose walk visits a class's progressions residue by residue is laid out by that walk traced
