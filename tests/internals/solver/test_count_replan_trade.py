@@ -14,18 +14,23 @@ declined whenever neither the layout best in moves nor the one best in ranks met
 * Drawn strided jobs placed around 1-2 GPUs taken then, re-planned with those GPUs free and ranks
   weighed (moves far above ranks, or near them): the count path answers every draw it proves
   placed afresh, declining nothing, at the flat optimum.
+* Tiny jobs of that kind, seeded: the count path's answer costs what the brute force's least
+  price over every valid assignment costs (``brute_force.py``: no CP-SAT model involved).
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+import pytest
+from brute_force import assignment_count, best_placement, valid_placements
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from test_count_replan_exact import WEIGHTS, blocked_before, blocked_strides, held_against_flat, replanned_where_counted
 
-from solver_placement import Cluster, PlacementSpec, solve
+from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.previous import previous_hardware
 
@@ -99,3 +104,36 @@ def check_traded(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> N
         return
     assert (ours.method, ours.notes) == ("counts", ()), ours.notes
     event(f"{ours.method} {ours.status}")
+
+
+#: Most complete assignments a brute-force draw may span (a few seconds of enumeration at most).
+MOST_ASSIGNMENTS = 20_000
+
+
+def tiny_job(rng: random.Random) -> tuple[PlacementSpec, Solution, dict[str, int]]:
+    """One node of 6 or 8 GPUs: an actor of one or two processes of 2 GPUs 2 apart (TP 1), maybe a
+    critic of one or two GPUs kept off it, placed with the actor kept off 1-2 GPUs; and the
+    objective of the re-plan. Drawn again until the job is placed and small enough to enumerate."""
+    while True:
+        gpus = rng.choice([6, 8])
+        placement: dict[str, Any] = {"actor": {"processes": rng.randint(1, 2), "hardware_per_process": 2, "stride": 2}}
+        if rng.random() < 0.7:
+            placement["critic"] = {"processes": rng.randint(1, 2), "exclusive_with": ["actor"]}
+        blocked = sorted(rng.sample(range(gpus), rng.randint(1, 2)))
+        objective = rng.choice(WEIGHTS)
+        spec = PlacementSpec.build(Cluster(1, gpus), placement)
+        if assignment_count(spec) > MOST_ASSIGNMENTS:
+            continue
+        try:
+            return spec, blocked_before(Cluster(1, gpus), placement, blocked), objective
+        except InfeasiblePlacementError:
+            continue
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_tiny_replan_weighing_ranks_costs_the_brute_force_least(seed: int) -> None:
+    spec, before, objective = tiny_job(random.Random(seed))
+    ours = solve(spec, previous=before, objective=objective, time_limit_s=10)
+    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ()), ours.notes
+    best = best_placement(spec, valid_placements(spec), objective, previous_hardware(spec, before))
+    assert ours.objective == best.value
