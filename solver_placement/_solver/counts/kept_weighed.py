@@ -13,7 +13,7 @@ model's own bound (``kept_ranks.py`` priced two layouts against two bounds and d
 neither met both).
 
 The number is found lazily, as ``kept.py`` finds the sets kept: every pattern starts at a value
-no layout of the node beats (its classes on their lowest ids, each keeping the most any layout
+no layout of the node beats (the least local ids the walk prices, keeping the most any layout
 keeps there, ``kept_node.upper_bound``); where the model's answer uses a pattern, the node's
 relaxation (``kept_node.node_kept`` without runs of blocks, the flat model's processes placed
 freely) gives its value, and the model is solved again until every pattern it uses has it. The
@@ -114,11 +114,17 @@ def kept_ranked(spec: PlacementSpec, held: Held, weights: Mapping[str, int], opt
         paying = sorted(key for key, value in priced.value.items() if value)
         return ranks * add_term(model, ranked, uses) + cp_model.LinearExpr.weighted_sum([uses[s, 0, p] for s, p in paying], [priced.value[key] for key in paying])
 
-    for _ in range(MAX_ROUNDS):
-        counts = solve_counts(problem, [run.shape for run in ranked], weights, node_start, options, budget, term)
+    # what each content held before, settled first: most re-plans keep it, and then one round does
+    changed = _settled(problem, ranked, nodes, [key for s in sorted(nodes) if (key := _before(problem, ranked[s], s, nodes[s])) in priced.value], priced, weights, options, budget)
+    if isinstance(changed, str):
+        return Declined(PathName.COUNTS, changed)
+    counts = None
+    for _ in range(MAX_ROUNDS):  # each round started from the last answer, its values settled
+        counts = solve_counts(problem, [run.shape for run in ranked], weights, node_start, options, budget, term, hint=counts.uses if counts else None)
         if counts is None:
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
-        changed = _settled(problem, ranked, nodes, counts, priced, weights, options, budget)
+        used = [(s, p) for (s, _, p), n in sorted(counts.uses.items()) if n and (s, p) in priced.value]  # nodes that held something, and hold something
+        changed = _settled(problem, ranked, nodes, used, priced, weights, options, budget)
         if isinstance(changed, str):
             return Declined(PathName.COUNTS, changed)
         if not changed:
@@ -156,37 +162,42 @@ def _keys(ranked: list[Ranked], nodes: Mapping[int, HeldNode]) -> list[tuple[int
 
 
 def _least(problem: CountProblem, run: Ranked, p: int, node: HeldNode, weights: Mapping[str, int]) -> int:
-    """A value no layout of pattern ``p`` on a node of ``run`` goes below: every class on its
-    lowest local ids (sharing nothing), keeping the most previous sets any layout keeps there,
-    less the ranks the walk prices (``run.local``)."""
-    pattern = run.shape.tables[0].patterns[p]
-    lowest = 0
-    for c, groups in zip(run.shape.part, pattern, strict=True):
-        gpus = groups * problem.classes[c].width
-        lowest += len(problem.classes[c].members) * gpus * (gpus - 1) // 2
-    ranks = int(weights.get("contiguity", 0))
-    return ranks * (lowest - run.local[p]) - int(weights.get("changes", 0)) * upper_bound(problem, run.shape, pattern, node)
+    """A value no layout of pattern ``p`` on a node of ``run`` goes below: its local ids cost at
+    least the least the walk prices (``run.local``, a bound of every layout, ``contiguity.py``),
+    and it keeps at most the most any layout keeps there (``kept_node.upper_bound``)."""
+    return -int(weights.get("changes", 0)) * upper_bound(problem, run.shape, run.shape.tables[0].patterns[p], node)
+
+
+def _before(problem: CountProblem, run: Ranked, s: int, node: HeldNode) -> tuple[int, int] | None:
+    """The (run, pattern) of what a node of ``run`` held before (per class, the GPUs its members
+    held there, in groups), or None when that is no pattern of the run."""
+    groups = []
+    for k, c in enumerate(run.shape.part):
+        ids = {gpu for gpu, n in enumerate(node.content.singles[k]) if n} | {gpu for *_, local in node.content.strided[k] for gpu in local}
+        groups.append(len(ids) // problem.classes[c].width)
+    patterns = run.shape.tables[0].patterns
+    return (s, patterns.index(tuple(groups))) if tuple(groups) in patterns else None
 
 
 def _settled(
     problem: CountProblem,
     ranked: list[Ranked],
     nodes: Mapping[int, HeldNode],
-    counts: Counts,
+    keys: list[tuple[int, int]],
     priced: _Priced,
     weights: Mapping[str, int],
     options: SolverOptions,
     budget: Budget,
 ) -> bool | str:
-    """Each pattern the answer uses on a run with a content given its value (the node's
-    relaxation) and a layout; True when a value changed (the model must be solved again), a
-    reason to decline when a node holds no layout of its pattern."""
+    """Each of ``keys`` (run, pattern: runs with a content) not settled yet given its value (the
+    node's relaxation) and a layout; True when a value changed (the model must be solved again),
+    a reason to decline when a node holds no layout of its pattern."""
     ranks, changes = int(weights.get("contiguity", 0)), int(weights.get("changes", 0))
     changed = False
-    for (s, _, p), used in sorted(counts.uses.items()):
-        key = (s, p)
-        if key not in priced.value or not used or key in priced.settled:
-            continue  # a node that held nothing, or holds nothing now
+    for key in keys:
+        if key in priced.settled:
+            continue
+        s, p = key
         shape, pattern = ranked[s].shape, ranked[s].shape.tables[0].patterns[p]
         prices = (changes, tuple(ranks * len(problem.classes[c].members) for c in shape.part))
         relaxed = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=False, spread=priced.spread, prices=prices)
