@@ -22,11 +22,12 @@ and every class may take its GPUs anywhere (runs of one GPU, progressions, or ``
 the relaxation is the layout. The answer is proven when its own objective meets the bound.
 
 Components placed first (``preset.py``) keep what their known items keep (``kept.placed_first``)
-and cost what they cost. What it leaves to ``replan.py`` (None): robots and whole nodes,
-``balance`` weighed, a strided component placed first whose order of processes may give up a set
-another order keeps, a spec the count model reads otherwise (a preferred domain is counted as
-required and proven against it dropped, as ``kept.py`` does), and more than ``MAX_PATTERNS`` patterns over
-the runs of contents.
+and cost what they cost. A weighed ``balance`` is the peak over the patterns' loads
+(``weighed.peak_term``, whole-node patterns as for a fresh spec): local ids move no load. What it
+leaves to ``replan.py`` (None): robots and whole nodes, a strided component placed first whose
+order of processes may give up a set another order keeps, a spec the count model reads otherwise
+(a preferred domain is counted as required and proven against it dropped, as ``kept.py`` does),
+and more than ``MAX_PATTERNS`` patterns over the runs of contents.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from solver_placement._solver.counts.preferred import preferring
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
-from solver_placement._solver.counts.weighed import Pricer
+from solver_placement._solver.counts.weighed import Pricer, peak_term
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
@@ -81,8 +82,8 @@ def kept_ranked(spec: PlacementSpec, held: Held, weights: Mapping[str, int], opt
     """The re-plan's answer with ``changes`` and a weighed ``contiguity`` in one count model, proven
     by its own bound, or why it declines; None for the specs it leaves to ``replan.py`` (see the
     module's note)."""
-    ranks = int(weights.get("contiguity", 0))
-    if not ranks or weights.get("balance") or splits(spec, spec.requests):
+    ranks, balance = int(weights.get("contiguity", 0)), int(weights.get("balance", 0))
+    if not ranks or splits(spec, spec.requests):
         return None
     ready = preset(spec, spec.requests, weights, options, budget)
     if isinstance(ready, Declined):
@@ -96,11 +97,13 @@ def kept_ranked(spec: PlacementSpec, held: Held, weights: Mapping[str, int], opt
         return None
     free = {name: request for name, request in requests.items() if not request.determined}
     problem = replace(problem, classes=tuple(in_progressions(spec, free, c) for c in problem.classes))
+    if ready.nodes and balance:
+        problem = replace(problem, load=ready.load)  # placed first: a constant load per node
     bases = rank_bases(problem, requests, spec.cluster)
     if isinstance(bases, str):
         return None
     try:
-        runs, nodes = _runs_by_content(problem, spec, requests, held, bases, budget)
+        runs, nodes = _runs_by_content(problem, spec, requests, held, bases, budget, bool(balance))
     except TooManyWalkStates:
         return None
     if sum(run.patterns.shape[0] for run in runs) > MAX_PATTERNS:
@@ -112,7 +115,8 @@ def kept_ranked(spec: PlacementSpec, held: Held, weights: Mapping[str, int], opt
 
     def term(model: cp_model.CpModel, uses: Uses) -> cp_model.LinearExpr:
         paying = sorted(key for key, value in priced.value.items() if value)
-        return ranks * add_term(model, ranked, uses) + cp_model.LinearExpr.weighted_sum([uses[s, 0, p] for s, p in paying], [priced.value[key] for key in paying])
+        kept = cp_model.LinearExpr.weighted_sum([uses[s, 0, p] for s, p in paying], [priced.value[key] for key in paying])
+        return ranks * add_term(model, ranked, uses) + kept + (balance * peak_term(model, problem, ranked, uses) if balance else 0)
 
     # what each content held before, settled first: most re-plans keep it, and then one round does
     changed = _settled(problem, ranked, nodes, [key for s in sorted(nodes) if (key := _before(problem, ranked[s], s, nodes[s])) in priced.value], priced, weights, options, budget)
@@ -120,7 +124,7 @@ def kept_ranked(spec: PlacementSpec, held: Held, weights: Mapping[str, int], opt
         return Declined(PathName.COUNTS, changed)
     counts = None
     for _ in range(MAX_ROUNDS):  # each round started from the last answer, its values settled
-        counts = solve_counts(problem, [run.shape for run in ranked], weights, node_start, options, budget, term, hint=counts.uses if counts else None)
+        counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=counts.uses if counts else None)
         if counts is None:
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         used = [(s, p) for (s, _, p), n in sorted(counts.uses.items()) if n and (s, p) in priced.value]  # nodes that held something, and hold something
@@ -133,15 +137,16 @@ def kept_ranked(spec: PlacementSpec, held: Held, weights: Mapping[str, int], opt
 
 
 def _runs_by_content(
-    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held, bases: np.ndarray, budget: Budget
+    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held, bases: np.ndarray, budget: Budget, joint: bool
 ) -> tuple[list[WalkedRun], dict[int, HeldNode]]:
-    """The walked runs (``ranked_runs.py``) split by what their nodes held before
-    (``kept_node.by_content``), each split cut again where its bases stop rising evenly; and
-    per run index, the content of the runs that held something."""
+    """The walked runs (``ranked_runs.py``; whole-node patterns when ``joint``, as ``balance``
+    needs them) split by what their nodes held before (``kept_node.by_content``), each split cut
+    again where its bases stop rising evenly; and per run index, the content of the runs that
+    held something."""
     cluster = spec.cluster
     runs: list[WalkedRun] = []
     nodes: dict[int, HeldNode] = {}
-    for part in parts(problem, False):
+    for part in parts(problem, joint):
         index = list(part)
         widths = np.array([problem.classes[c].width for c in part], dtype=np.int64)
         before = contents(problem, spec, requests, held, part)
@@ -252,7 +257,7 @@ def _laid_out(
     value = objective_value(spec, spec.requests, chosen, weights, held)
     every = sum(len(held.get(name, ())) for name, request in spec.requests.items() if not request.determined)
     first = {name: spec.requests[name] for name, request in requests.items() if request.determined and not spec.requests[name].determined}
-    fixed = objective_value(spec, first, {name: placed[name] for name in first}, {**weights, "changes": 0}, {}) if first else 0  # ``preset.py``
+    fixed = objective_value(spec, first, {name: placed[name] for name in first}, {**weights, "changes": 0, "balance": 0}, {}) if first else 0  # ``preset.py``; their load is in the model's
     bound = counts.bound + fixed + int(weights.get("changes", 0)) * every
     status = SolveStatus.OPTIMAL if SolveStatus(counts.status) == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, chosen, {**weights, "contiguity": 0}, held)

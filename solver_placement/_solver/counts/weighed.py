@@ -209,7 +209,7 @@ def _solved(
 
 
 def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, weight: int, balance: int) -> Term:
-    """The model's further terms: the ranks (``add_term``) and ``balance`` (``_peak``) weighed,
+    """The model's further terms: the ranks (``add_term``) and ``balance`` (``peak_term``) weighed,
     beside the fewest-nodes cuts."""
 
     def term(model: cp_model.CpModel, uses: Uses) -> cp_model.LinearExpr:
@@ -218,13 +218,13 @@ def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, 
         if weight:
             terms.append(weight * add_term(model, ranked, uses))
         if balance:
-            terms.append(balance * _peak(model, problem, ranked, uses))
+            terms.append(balance * peak_term(model, problem, ranked, uses))
         return cp_model.LinearExpr.sum(terms)
 
     return term
 
 
-def _peak(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExpr:
+def peak_term(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExpr:
     """The most weighed GPUs on a node (the ``balance`` term), by load levels (``model.py``)."""
     loads: list[tuple[int, cp_model.IntVar]] = []
     for s, run in enumerate(ranked):

@@ -2,7 +2,7 @@
 
 With a weighed ``contiguity``: moves and ranks in one count model (``counts/kept_weighed.py``;
 ``test_count_replan_trade.py`` holds the trades the two bounds of ``counts/kept_ranks.py`` could
-not prove), or, where that model leaves the spec (``balance`` weighed, several kinds), the count
+not prove), or, where that model leaves the spec (robots and whole nodes), the count
 layout best in ranks or the one best in moves, proven against the larger of two bounds. On robots and whole nodes (``counts/kept_kinds.py``): ``kept.py`` on each kind's view.
 Progressions of a stride that leaves holes: the node model lays them out (``kept_node.py``).
 

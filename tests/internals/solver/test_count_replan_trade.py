@@ -12,8 +12,10 @@ declined whenever neither the layout best in moves nor the one best in ranks met
 * The ``drained strides`` benchmark case the old proof declined (first fit answered after the
   whole time limit): proven by the counts at once.
 * Drawn strided jobs placed around 1-2 GPUs taken then, re-planned with those GPUs free and ranks
-  weighed (moves far above ranks, or near them): the count path answers every draw it proves
-  placed afresh, declining nothing, at the flat optimum.
+  weighed (moves far above ranks, or near them; ``balance`` weighed too, or not), and drawn small
+  jobs (rank strings, components placed first, pipelines preferred, memory), a node lost or
+  not: the count path answers every draw it proves placed afresh, declining nothing, at the flat
+  optimum.
 * Tiny jobs of that kind, seeded: the count path's answer costs what the brute force's least
   price over every valid assignment costs (``brute_force.py``: no CP-SAT model involved).
 """
@@ -28,12 +30,16 @@ from brute_force import assignment_count, best_placement, valid_placements
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
+from test_count_model import small_specs
 from test_count_replan_exact import WEIGHTS, blocked_before, blocked_strides, held_against_flat, replanned_where_counted
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.previous import previous_hardware
 
+#: Objectives weighing ``contiguity``: ``test_count_replan_exact.WEIGHTS`` (moves far above ranks,
+#: or near them), and ``balance`` weighed beside them (far above ranks, or near every term).
+TRADED = (*WEIGHTS, {"contiguity": 1, "balance": 5_000}, {"contiguity": 3, "balance": 4, "changes": 5, "nodes": 2})
 #: Only the term of moves: an answer's previous sets given up.
 MOVES = {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}
 #: The critic job of the first two tests: an actor of two GPUs two apart, a critic kept off it.
@@ -97,7 +103,7 @@ def check_traded(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> N
     answers the re-plan, declining nothing, at the flat optimum."""
     cluster, placement = case
     blocked = sorted(data.draw(st.sets(st.integers(0, cluster.num_hardware - 1), min_size=1, max_size=2), label="blocked"))
-    objective = data.draw(st.sampled_from(WEIGHTS), label="objective")
+    objective = data.draw(st.sampled_from(TRADED), label="objective")
     note(f"{cluster.gpus_per_node.tolist()} {placement} blocked {blocked}, {objective}")
     ours = replanned_where_counted(lambda: blocked_before(cluster, placement, blocked), cluster, placement, objective)
     if ours is None:
@@ -120,7 +126,7 @@ def tiny_job(rng: random.Random) -> tuple[PlacementSpec, Solution, dict[str, int
         if rng.random() < 0.7:
             placement["critic"] = {"processes": rng.randint(1, 2), "exclusive_with": ["actor"]}
         blocked = sorted(rng.sample(range(gpus), rng.randint(1, 2)))
-        objective = rng.choice(WEIGHTS)
+        objective = rng.choice(TRADED)
         spec = PlacementSpec.build(Cluster(1, gpus), placement)
         if assignment_count(spec) > MOST_ASSIGNMENTS:
             continue
@@ -137,3 +143,24 @@ def test_a_tiny_replan_weighing_ranks_costs_the_brute_force_least(seed: int) -> 
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ()), ours.notes
     best = best_placement(spec, valid_placements(spec), objective, previous_hardware(spec, before))
     assert ours.objective == best.value
+
+
+@example_tiers(25, 200)
+def test_a_replan_of_small_jobs_weighing_ranks_is_counted_at_the_flat_optimum(examples: int) -> None:
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), st.data())(check_small))()
+
+
+def check_small(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> None:
+    """A drawn job (rank strings, components placed first, pipelines preferred or required,
+    memory, process limits), placed, a node lost or not, re-planned with ranks weighed: where the
+    count model proves the job placed afresh, the count path answers the re-plan, declining
+    nothing, at the flat optimum."""
+    cluster, placement = case
+    lost = data.draw(st.sets(st.integers(0, cluster.num_nodes - 1), max_size=1 if cluster.num_nodes > 1 else 0), label="lost")
+    objective = data.draw(st.sampled_from(TRADED), label="objective")
+    note(f"{cluster.gpus_per_node.tolist()} {placement} lost {sorted(lost)}, {objective}")
+    ours = replanned_where_counted(lambda: solve(PlacementSpec.build(cluster, placement), time_limit_s=10), cluster.without_nodes(lost), placement, objective)
+    if ours is None:
+        return
+    assert (ours.method, ours.notes) == ("counts", ()), ours.notes
+    event(f"{ours.method} {ours.status}")
