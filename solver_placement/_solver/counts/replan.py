@@ -55,10 +55,12 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     before, on this cluster) kept where its layout allows; declined when it is not proven."""
     if not weights.get("changes"):
         return count_path(spec, spec.requests, weights, options, budget)  # moves do not matter: the job is placed afresh
-    several_kinds = splits(spec, spec.requests) and not weights.get("contiguity")
-    stated = kept_by_kind(spec, held, weights, options, budget) if several_kinds else kept_answer(spec, held, weights, options, budget)
-    if stated is None and weights.get("contiguity"):  # moves and ranks in one model (``kept_weighed.py``)
-        stated = kept_ranked(spec, held, weights, options, budget)
+    if splits(spec, spec.requests):
+        stated = kept_by_kind(spec, held, weights, options, budget)
+    else:
+        stated = kept_answer(spec, held, weights, options, budget)
+        if stated is None and weights.get("contiguity"):  # moves and ranks in one model (``kept_weighed.py``)
+            stated = kept_ranked(spec, held, weights, options, budget)
     if stated is not None:  # ``changes`` a term of the count model itself (``kept.py``)
         return stated
     answer = count_path(spec, spec.requests, weights, options, budget)
