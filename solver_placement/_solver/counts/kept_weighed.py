@@ -23,11 +23,12 @@ the relaxation is the layout. The answer is proven when its own objective meets 
 
 Components placed first (``preset.py``) keep what their known items keep (``kept.placed_first``)
 and cost what they cost. A weighed ``balance`` is the peak over the patterns' loads
-(``weighed.peak_term``, whole-node patterns as for a fresh spec): local ids move no load. What it
-leaves to ``replan.py`` (None): robots and whole nodes, a strided component placed first whose
-order of processes may give up a set another order keeps, a spec the count model reads otherwise
-(a preferred domain is counted as required and proven against it dropped, as ``kept.py`` does),
-and more than ``MAX_PATTERNS`` patterns over the runs of contents.
+(``weighed.peak_term``, whole-node patterns as for a fresh spec): local ids move no load. Robots
+and whole nodes are stated view by view (``kept_kinds.py`` calls it on each). What it leaves to
+``replan.py`` (None): a strided component placed first whose order of processes may give up a
+set another order keeps, a spec the count model reads otherwise (a preferred domain is counted
+as required and proven against it dropped, as ``kept.py`` does), windows whose ranks do not
+follow a node's GPU order, and more than ``MAX_PATTERNS`` patterns over the runs of contents.
 """
 
 from __future__ import annotations
