@@ -34,7 +34,7 @@ domain is counted as required and proven against it dropped (``preferred.py``), 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -63,6 +63,9 @@ from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.grammar import DomainRule
 from solver_placement._specification.placement_spec import PlacementSpec
 
+#: A re-plan's count answer of a spec (``kept_answer``, ``kept_weighed.kept_ranked``): an answer, why
+#: it declines, or None for a spec it leaves to the caller.
+Stated = Callable[[PlacementSpec, Held, Mapping[str, int], SolverOptions, Budget], Answer | Declined | None]
 #: Most times the count model is solved again with lowered pattern values: each round makes at
 #: least one chosen pattern exact, and a re-plan's answer uses a few patterns per content.
 MAX_ROUNDS = 16
@@ -94,7 +97,7 @@ def kept_answer(
 ) -> Answer | Declined | None:
     """The count model's answer with ``changes`` among its terms, proven by its own bound, or why
     it declines; None for the specs it does not state this way (robots, which ``kept_kinds.py``
-    states view by view; a weighed ``contiguity``, proven by bounds in ``kept_ranks.py``; a strided
+    states view by view; a weighed ``contiguity``, stated with the ranks by ``kept_weighed.py``; a strided
     component placed first, or a spec the count model reads otherwise): there the
     caller matches the count layout to the previous placement, as it does when the previous
     contents make more than ``MAX_PATTERNS`` patterns over their shapes. ``priced``: preferred rules no
@@ -105,10 +108,10 @@ def kept_answer(
     if isinstance(ready, Declined):
         return None
     requests = ready.requests
-    first = _placed_first(spec, requests, held)
+    first = placed_first(spec, requests, held)
     problem = count_problem(spec, requests)
     if isinstance(problem, str) and preferring(spec):
-        return _preferring(spec, held, weights, options, budget)
+        return preferring_answer(spec, held, weights, options, budget, kept_answer)
     if first is None or not isinstance(problem, CountProblem):
         return None
     if priced and isinstance(problem := with_priced(problem, spec, requests, priced, budget.check), str):
@@ -153,22 +156,24 @@ def kept_answer(
     return Declined(PathName.COUNTS, f"the previous placements kept by its patterns were not settled in {MAX_ROUNDS} rounds")
 
 
-def _preferring(spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined | None:
-    """A spec preferring domains its units may span (``preferred.py``): the answer with the
-    preferences required, proven against every layout that spans a domain, which costs the
+def preferring_answer(spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget, stated: Stated) -> Answer | Declined | None:
+    """A spec preferring domains its units may span (``preferred.py``): ``stated``'s answer with
+    the preferences required, proven against every layout that spans a domain, which costs the
     ``topology`` weight more than the least of the spec with them dropped (``changes`` included);
-    the answer with them dropped where it is better (moves saved outweigh its spans)."""
+    the answer with them dropped where it is better (moves saved outweigh its spans). Where the
+    required variant declines, ``kept_answer`` states the spans' term (``_spanning``); the others
+    leave the spec to the caller."""
     required, dropped = variants(spec)
-    answer = kept_answer(required, held, weights, options, budget)
+    answer = stated(required, held, weights, options, budget)
     if isinstance(answer, Declined):
-        return _spanning(spec, dropped, held, weights, options, budget)
+        return _spanning(spec, dropped, held, weights, options, budget) if stated is kept_answer else None
     if answer is None or answer.assignments is None:
         return None
     value, kept_whole = objective_value(spec, spec.requests, answer.assignments, weights, held), answer.known("bound")
     spanning = int(weights.get("topology", 0))
     least = spanning + objective_lower_bound(dropped, {**weights, "changes": 0})  # ``changes`` is never below 0
     if value > least:  # the counting bound does not prove it: the count model's with the rules dropped may
-        other = kept_answer(dropped, held, weights, options, budget)
+        other = stated(dropped, held, weights, options, budget)
         if not isinstance(other, Answer) or other.bound is None or other.assignments is None:
             return None
         least = max(least, spanning + other.bound)
@@ -177,7 +182,8 @@ def _preferring(spec: PlacementSpec, held: Held, weights: Mapping[str, int], opt
             answer, value = other, spans
     bound = min(kept_whole, least)  # a layout keeps every preferred domain whole, or spans one
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
-    return replace(answer, status=status, objective=value, bound=min(bound, value), primary=value)
+    primary = objective_value(spec, spec.requests, answer.assignments, {**weights, "contiguity": 0}, held)
+    return replace(answer, status=status, objective=value, bound=min(bound, value), primary=primary)
 
 
 def _spanning(
@@ -193,7 +199,7 @@ def _spanning(
     return replace(answer, objective=value, primary=value) if value <= answer.known("bound") else None
 
 
-def _placed_first(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held) -> int | None:
+def placed_first(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held) -> int | None:
     """The previous sets the components placed first keep (their items are known, ``preset.py``,
     so no layout keeps more of their single GPUs); None when one of them held a strided set
     before that its order of processes gives up while another order on the same items might
@@ -290,17 +296,7 @@ def _laid_out(
         placed = assignments(problem, found, counts, requests, cluster)
     except LayoutFailed:
         return Declined(PathName.COUNTS, "a node whose groups could not be tiled by their strides")
-    layouts: list[tuple[tuple[int, ...], int, Mapping[int, np.ndarray], bool]] = []
-    for s in nodes:
-        shape = found[s]
-        per_node = [np.bincount(cluster.hw_node[placed[problem.classes[c].root].hardware], minlength=cluster.num_nodes) for c in shape.part]
-        on = np.stack([held_there[shape.nodes] // problem.classes[c].width for c, held_there in zip(shape.part, per_node)], axis=1)
-        patterns = {pattern: p for p, pattern in enumerate(shape.tables[0].patterns)}
-        for n, row in zip(shape.nodes.tolist(), on.tolist()):
-            if any(row):
-                key = (s, patterns[tuple(row)])
-                layouts.append((shape.part, n, kept.laid[key][1], key in kept.spread_laid))
-    placed = _relaid(spec, problem, placed, layouts, kept.spread)
+    placed = relaid(spec, problem, placed, held_layouts(spec, problem, found, nodes, placed, kept.laid, kept.spread_laid), kept.spread)
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
@@ -312,7 +308,32 @@ def _laid_out(
     return Answer(PathName.COUNTS, Method.COUNTS, chosen, status, value, min(bound, value), primary=value)
 
 
-def _relaid(
+def held_layouts(
+    spec: PlacementSpec,
+    problem: CountProblem,
+    found: list[Shape],
+    nodes: Mapping[int, HeldNode],
+    placed: Mapping[str, Assignment],
+    laid: Mapping[tuple[int, int], tuple[int, dict[int, np.ndarray]]],
+    spread_laid: set[tuple[int, int]],
+) -> list[tuple[tuple[int, ...], int, Mapping[int, np.ndarray], bool]]:
+    """Per node of the shapes with a content (``nodes``) that the count layout ``placed`` uses,
+    the local ids its pattern was ``laid`` out on, as :func:`relaid` takes them."""
+    cluster = spec.cluster
+    layouts: list[tuple[tuple[int, ...], int, Mapping[int, np.ndarray], bool]] = []
+    for s in nodes:
+        shape = found[s]
+        per_node = [np.bincount(cluster.hw_node[placed[problem.classes[c].root].hardware], minlength=cluster.num_nodes) for c in shape.part]
+        on = np.stack([held_there[shape.nodes] // problem.classes[c].width for c, held_there in zip(shape.part, per_node)], axis=1)
+        patterns = {pattern: p for p, pattern in enumerate(shape.tables[0].patterns)}
+        for n, row in zip(shape.nodes.tolist(), on.tolist()):
+            if any(row):
+                key = (s, patterns[tuple(row)])
+                layouts.append((shape.part, n, laid[key][1], key in spread_laid))
+    return layouts
+
+
+def relaid(
     spec: PlacementSpec,
     problem: CountProblem,
     placed: dict[str, Assignment],

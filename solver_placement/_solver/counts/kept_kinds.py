@@ -4,7 +4,7 @@ Why it is exact kind by kind: ``changes`` is a sum over components of the previo
 its processes holds again (``evaluate.py``), and a component's processes hold items of the kinds
 of one view only (``kinds.py``: the spec splits into views no declarative component spans two of,
 or one view of every kind under ``balance``). So each view is re-planned on its own by
-``kept.py``, its components' previous sets read as the view's items; a set holding an item
+``kept.py`` (with ``contiguity`` weighed, ``kept_weighed.py``), its components' previous sets read as the view's items; a set holding an item
 outside its component's view is kept by no layout (the component holds nothing there), and
 counts once, in the bound as in the value. A component ``count_by_kind`` places first (its items
 known, ``preset.py``) keeps what those items keep, in every layout, unless it held a set of
@@ -22,6 +22,7 @@ import numpy as np
 from solver_placement._solver.answer import Answer, Declined, PathName
 from solver_placement._solver.counts.kept import kept_answer
 from solver_placement._solver.counts.kept_node import Held
+from solver_placement._solver.counts.kept_weighed import kept_ranked
 from solver_placement._solver.counts.kinds import KindView, count_by_kind
 from solver_placement._solver.counts.preset import NO_TERMS
 from solver_placement._solver.evaluate import objective_value
@@ -60,7 +61,8 @@ def kept_by_kind(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
             sets = [to_view[np.asarray(items, dtype=np.int64)] for items in held.get(name, ())]
             on_it[name] = [ids.tolist() for ids in sets if (ids >= 0).all()]
             outside += len(sets) - len(on_it[name])
-        answer = kept_answer(view.spec, on_it, weights, options, budget)
+        stated = kept_ranked if weights.get("contiguity") else kept_answer  # ranks weighed: moves and ranks in one model
+        answer = stated(view.spec, on_it, weights, options, budget)
         if answer is None:
             unstated.append("view")
             return Declined(PathName.COUNTS, _UNSTATED)

@@ -259,6 +259,7 @@ def node_kept(
     budget: Budget,
     runs: bool,
     spread: Mapping[int, tuple[int, int]] | None = None,
+    prices: tuple[int, tuple[int, ...]] | None = None,
 ) -> tuple[int, dict[int, np.ndarray]] | None:
     """The most previous sets a node of ``shape`` holding ``pattern`` keeps, and per class
     (position) its local ids that keep them; None when no layout holds the pattern. Every GPU
@@ -268,7 +269,10 @@ def node_kept(
     the flat model allows there) by a process of its member placed freely (``_free_processes``).
     A class of ``spread`` (class index: the amount and stride of :func:`spread_shape`) is, without
     ``runs``, exactly a union of its member's progressions, as every layout of the flat model
-    has it: its ids are then a layout, dealt in progression order."""
+    has it: its ids are then a layout, dealt in progression order. ``prices`` (the ``changes``
+    weight, and per class position what each unit of its local ids adds to ``contiguity``
+    weighed): the most of ``changes`` times the sets kept less those ranks instead, the node's
+    part of the objective that depends on its local ids (``kept_weighed.py``)."""
     capacity = shape.capacity
     present = [k for k, groups in enumerate(pattern) if groups]
     graph = problem.graphs[int(problem.graph_of[shape.nodes[0]])]
@@ -321,7 +325,12 @@ def node_kept(
                 block = amount * step
                 holding = [starts[h] for h in range(max(0, local[-1] - run + 1), min(local[0], capacity - run) + 1) if (local[0] - h) % block < step]
                 model.add(keeps <= sum(holding)) if holding and run % block == 0 else model.add(keeps == 0)
-    model.maximize(cp_model.LinearExpr.sum(gains))
+    if prices is None:
+        model.maximize(cp_model.LinearExpr.sum(gains))
+    else:
+        changes, per_id = prices
+        ranks = [per_id[k] * gpu * taken[k][gpu] for k in present for gpu in range(1, capacity) if per_id[k]]
+        model.maximize(changes * cp_model.LinearExpr.sum(gains) - cp_model.LinearExpr.sum(ranks))
     solver, status = solve_model(model, SolverOptions(options.time_limit_s, 1, options.seed), budget)
     if status != cp_model.OPTIMAL:
         return None

@@ -1,9 +1,9 @@
-"""Re-planning with a weighed ``contiguity``, proven by two bounds instead of one model.
+"""Re-planning with a weighed ``contiguity``, proven by two bounds, where one model does not state it.
 
-Why two bounds: the count model states ``changes`` (``kept.py``) and a weighed ``contiguity``
-(``contiguity.py``) each exactly, but not both in one model (on a node that held something, the
-previous sets it keeps and the ranks it takes are chosen by the same local ids). Every layout's
-objective is at least each of these sums, since a term is never below its own least value:
+``kept_weighed.py`` states ``changes`` and a weighed ``contiguity`` in one count model; the specs
+it leaves (a strided component placed first whose order of processes may give up a set, a window
+whose ranks do not follow a node's GPU order, too many patterns over the contents) come here. Every
+layout's objective is at least each of these sums, since a term is never below its own least value:
 
 * the count model's bound on every term but ``changes`` (ranks included), plus ``changes`` times
   the sets no layout keeps (``replan.must_lose``): the caller's bound;

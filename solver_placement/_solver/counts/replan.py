@@ -2,8 +2,10 @@
 for the specs it does not state that way, the count model's layout matched to where each process
 was, proven when it moves no more processes than any layout must.
 
-Robots and whole nodes are stated view by view (``kept_kinds.py``). The matching (a weighed
-``contiguity``, a strided component placed first, a spec ``kept.py`` does not read): nodes that
+Robots and whole nodes are stated view by view (``kept_kinds.py``); a weighed ``contiguity``
+with ``changes``, moves and ranks together (``kept_weighed.py``). The matching (a weighed
+``contiguity`` that model leaves, a strided component placed first, a spec ``kept.py`` does not
+read): nodes that
 look alike to every rule (the same GPUs, windows, rank-string GPUs, labels and memory:
 ``_signature``) can swap what they hold without changing any term but ``changes`` (and
 ``contiguity``, which the answer's own value then says). So the count model's optimum of the
@@ -33,6 +35,7 @@ from solver_placement._solver.counts.item_memory import item_memory_mb
 from solver_placement._solver.counts.kept import kept_answer
 from solver_placement._solver.counts.kept_kinds import kept_by_kind
 from solver_placement._solver.counts.kept_ranks import kept_with_ranks
+from solver_placement._solver.counts.kept_weighed import kept_ranked
 from solver_placement._solver.counts.kinds import item_ids, splits
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
@@ -52,8 +55,12 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     before, on this cluster) kept where its layout allows; declined when it is not proven."""
     if not weights.get("changes"):
         return count_path(spec, spec.requests, weights, options, budget)  # moves do not matter: the job is placed afresh
-    several_kinds = splits(spec, spec.requests) and not weights.get("contiguity")
-    stated = kept_by_kind(spec, held, weights, options, budget) if several_kinds else kept_answer(spec, held, weights, options, budget)
+    if splits(spec, spec.requests):
+        stated = kept_by_kind(spec, held, weights, options, budget)
+    else:
+        stated = kept_answer(spec, held, weights, options, budget)
+        if stated is None and weights.get("contiguity"):  # moves and ranks in one model (``kept_weighed.py``)
+            stated = kept_ranked(spec, held, weights, options, budget)
     if stated is not None:  # ``changes`` a term of the count model itself (``kept.py``)
         return stated
     answer = count_path(spec, spec.requests, weights, options, budget)

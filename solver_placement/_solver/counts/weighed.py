@@ -125,7 +125,7 @@ def counted_with_ranks(
             requests,
             cluster,
             lambda s, row, pattern: ranked[s].rise(pattern, row),
-            _Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget, ranked).ids,
+            Pricer(problem, requests, sorted({run.shape.part for run in walked}), budget, ranked).ids,
             lambda s: ranked[s].split is not None,
         )
     except LayoutFailed:
@@ -256,7 +256,7 @@ def _rows_first(
 
 
 def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, weight: int, balance: int) -> Term:
-    """The model's further terms: the ranks (``add_term``) and ``balance`` (``_peak``) weighed,
+    """The model's further terms: the ranks (``add_term``) and ``balance`` (``peak_term``) weighed,
     beside the fewest-nodes cuts."""
 
     def term(model: cp_model.CpModel, uses: Uses) -> cp_model.LinearExpr:
@@ -265,13 +265,13 @@ def _ranks_term(problem: CountProblem, ranked: list[Ranked], least: np.ndarray, 
         if weight:
             terms.append(weight * add_term(model, ranked, uses))
         if balance:
-            terms.append(balance * _peak(model, problem, ranked, uses))
+            terms.append(balance * peak_term(model, problem, ranked, uses))
         return cp_model.LinearExpr.sum(terms)
 
     return term
 
 
-def _peak(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExpr:
+def peak_term(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranked], uses: Uses) -> cp_model.LinearExpr:
     """The most weighed GPUs on a node (the ``balance`` term), by load levels (``model.py``)."""
     loads: list[tuple[int, cp_model.IntVar]] = []
     for s, run in enumerate(ranked):
@@ -326,7 +326,7 @@ def _answer(
     return Answer(PathName.COUNTS, Method.COUNTS, assignments_, proven, value, bound, primary=primary)
 
 
-class _Pricer:
+class Pricer:
     """One :class:`Local` search per part, graph, GPU count and GPUs kept off, shared by the
     layout of every node: the least-cost stacks of the few patterns the answer uses. A part
     whose walk visits a class's progressions residue by residue is laid out by that walk traced

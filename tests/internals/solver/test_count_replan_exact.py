@@ -1,9 +1,9 @@
 """Re-planning on the count path where node matching used to decline (issue 34).
 
-With a weighed ``contiguity`` (``counts/kept_ranks.py``): the count layout best in ranks, matched
-to the previous placement, or the layout best in moves (``kept.py``), proven against the larger
-of two bounds (ranks with the least moves, moves with the least rank sum); what neither proves is
-declined. On robots and whole nodes (``counts/kept_kinds.py``): ``kept.py`` on each kind's view.
+With a weighed ``contiguity``: moves and ranks in one count model (``counts/kept_weighed.py``;
+``test_count_replan_trade.py`` holds the trades the two bounds of ``counts/kept_ranks.py`` could
+not prove), or, where that model leaves the spec (robots and whole nodes), the count
+layout best in ranks or the one best in moves, proven against the larger of two bounds. On robots and whole nodes (``counts/kept_kinds.py``): ``kept.py`` on each kind's view.
 Progressions of a stride that leaves holes: the node model lays them out (``kept_node.py``).
 
 * A job re-planned unchanged with ``contiguity`` weighed: the count layout best in ranks moves
@@ -67,8 +67,8 @@ def held_against_flat(spec: PlacementSpec, before: Solution, objective: dict[str
 def test_an_unchanged_job_weighing_ranks_keeps_its_placement_proven() -> None:
     """Placed at the default weights (ranks only a tie-break), then re-planned unchanged with
     ``contiguity`` weighed: the count layout best in ranks puts the actor's pipeline elsewhere
-    (four moves the old proof could not excuse); keeping everything is proven, since it meets
-    the bound of the moves' layout plus the least rank sum."""
+    (four moves the old proof could not excuse); keeping everything is proven by the count model
+    that prices moves and ranks together (``kept_weighed.py``)."""
     placement = {
         "actor": {"processes": 2, "pipeline_parallel_size": 2, "topology": {"pipeline_parallel": {"rack": "prefer"}}, "memory_gb": 30},
         "reward": {"processes": 1, "hardware_per_process": 2, "exclusive_with": ["actor"], "memory_gb": 30},
@@ -125,8 +125,8 @@ def test_robots_re_planned_with_balance_keep_their_placement_proven() -> None:
 
 def test_robots_re_planned_weighing_ranks_and_balance_keep_their_placement_proven() -> None:
     """The same with ``contiguity`` weighed beside ``balance``: the layout best in ranks, matched
-    node by node, gave up two previous placements; the one best in moves, view by view, keeps
-    them and meets the larger bound (``kept_ranks.py`` over ``kept_kinds.py``)."""
+    node by node, gave up two previous placements; moves, ranks and balance stated in one model
+    on the view of every kind (``kept_weighed.py`` through ``kept_kinds.py``) keep them, proven."""
     spec = PlacementSpec.build(robot_cluster([4, 4], [3, 3]), {
         "actor": {"processes": 1}, "env": {"node_group": "robots", "processes": 2}, "camera": {"node_group": "robots", "processes": 1},
     })  # fmt: skip
@@ -173,16 +173,14 @@ def check_strides(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> 
 
 def check_replanned(cluster: Cluster, placement: dict[str, Any], objective: dict[str, int], data: st.DataObject) -> None:
     """A drawn job placed, a node lost or not, re-planned: where the count model proves the job
-    placed afresh, the count path answers the re-plan too (a weighed contiguity may still trade
-    moves for ranks), at the flat optimum."""
+    placed afresh, the count path answers the re-plan too, at the flat optimum."""
     lost = data.draw(st.sets(st.integers(0, cluster.num_nodes - 1), max_size=1 if cluster.num_nodes > 1 else 0), label="lost")
     note(f"{cluster.gpus_per_node.tolist()} {placement} lost {sorted(lost)}, {objective}")
     ours = replanned_where_counted(lambda: solve(PlacementSpec.build(cluster, placement), time_limit_s=10), cluster.without_nodes(lost), placement, objective)
     if ours is None:
         return
     event(f"{ours.method} {ours.status}")
-    if "contiguity" not in objective:  # a weighed contiguity may trade moves for ranks (``kept_ranks.py``)
-        assert (ours.method, ours.notes) == ("counts", ()), ours.notes
+    assert (ours.method, ours.notes) == ("counts", ()), ours.notes  # a weighed contiguity too (``kept_weighed.py``)
 
 
 def replanned_where_counted(before_of: Callable[[], Solution], cluster: Cluster, placement: dict[str, Any], objective: dict[str, int]) -> Solution | None:
@@ -279,19 +277,3 @@ def check_blocked(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> 
         return
     assert (ours.method, ours.notes) == ("counts", ()), ours.notes
     event(f"{ours.method} {ours.status}")
-
-
-def test_a_trade_of_moves_for_ranks_no_bound_proves_is_declined_with_both_values() -> None:
-    """A critic that sat on GPUs 4 and 7 (the actor was kept off them), re-planned with
-    ``contiguity`` weighed: keeping it costs ranks 4 + 7 where a fresh layout takes 4 + 5. The
-    layout best in moves (everything kept) is the optimum, but neither bound proves it (ranks
-    plus the fewest moves, moves plus the least rank sum: 2 short); the count path declines and
-    says so with both values, and the flat model proves that layout."""
-    cluster = Cluster(1, 8)
-    placement = {"actor": {"processes": 2, "hardware_per_process": 2, "stride": 2, "tensor_parallel_size": 2}, "critic": {"processes": 2, "exclusive_with": ["actor"]}}
-    before = blocked_before(cluster, placement, [4, 7])
-    assert [p.hardware_ranks for p in before.placements("critic")] == [[4], [7]]
-    ours = solve(PlacementSpec.build(cluster, placement), previous=before, objective={"contiguity": 1}, time_limit_s=10)
-    assert (ours.method, ours.status, ours.objective) == ("search", "OPTIMAL", 20_017)
-    assert "the layout best in moves is worth 20017 with ranks, above the larger bound 20015" in ours.notes[0]
-    assert [p.hardware_ranks for p in ours.placements("critic")] == [[4], [7]]
