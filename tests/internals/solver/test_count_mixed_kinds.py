@@ -39,7 +39,7 @@ def counted_value(solution: Solution, objective: dict[str, int]) -> int:
 
 def flat_optimum(spec: PlacementSpec, objective: dict[str, int]) -> int:
     """The flat model's proven optimum of the weighed terms."""
-    flat = flat_solution(spec, weighed(objective), time_limit_s=20)
+    flat = flat_solution(spec, weighed(objective))
     assert (flat.method, flat.status) == ("search", "OPTIMAL")
     return objective_value(spec, spec.requests, flat.assignments, weighed(objective), {})
 
