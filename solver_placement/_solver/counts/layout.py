@@ -22,7 +22,7 @@ from functools import partial
 
 import numpy as np
 
-from solver_placement._arrays import sorted_by_key
+from solver_placement._arrays import row_groups, sorted_by_key
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.assignment import Assignment, window_ranks
@@ -88,24 +88,40 @@ def assignments(
     start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     avoided = [_locals_per_node(cluster, held) for held in problem.blocked]
     per_member: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for c in problem.classes for m in c.members}
-    keys: dict[_NodeAsk, list[int]] = {}
-    for node in np.flatnonzero(patterns_on.any(axis=1)).tolist():
-        pattern = tuple(patterns_on[node].tolist())
-        keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
-        capacity = int(cluster.gpus_per_node[node])
-        loads = problem.beside.on_node(node, capacity) if problem.beside is not None else ()
-        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads)
-        keys.setdefault(ask, []).append(node)
-    for key, nodes in keys.items():
+    for key, node_array in _asks(problem, patterns_on, cluster, avoided).items():
         taken = local_ids(key.graph, key.capacity, key.pattern, key.keep_off, key.loads) if local_ids is not None else None
         whole = taken is not None and _whole_runs(problem, requests, taken)
         layout = _items(problem, requests, key, taken) if taken is not None and whole else _node_layout(problem, requests, key)
-        node_array = np.array(nodes, dtype=np.int64)
         for member, local in layout.items.items():
             if local.size:
                 per_member[member].append((node_array, start[node_array][:, None, None] + local[None]))
     order_of = {m: _member_order(problem, counts, i, m, patterns_on[:, i]) for i, c in enumerate(problem.classes) for m in c.members}
     return {member: _assignment(requests[member], parts, order_of[member], cluster) for member, parts in per_member.items()}
+
+
+def _asks(problem: CountProblem, patterns_on: np.ndarray, cluster: Cluster, avoided: list[dict[int, tuple[int, ...]]]) -> dict[_NodeAsk, np.ndarray]:
+    """The nodes holding a pattern, grouped by what they are asked (ascending, the asks in order
+    of their first node). A node no class is kept off anywhere and without a rank string's load
+    is asked its graph, GPUs and pattern alone: those are grouped by rows of arrays (a dict entry
+    per node took 0.2-0.7 s on 65,536 nodes); only the others are read node by node."""
+    used = np.flatnonzero(patterns_on.any(axis=1))
+    special = {node for held in avoided for node in held} | ({node for node, _ in problem.beside.loads} if problem.beside is not None else set())
+    checked = np.isin(used, np.array(sorted(special), dtype=np.int64))
+    plain = used[~checked]
+    grouped: dict[_NodeAsk, list[np.ndarray]] = {}
+    for rows in row_groups(np.column_stack([problem.graph_of[plain], cluster.gpus_per_node[plain], patterns_on[plain]])):
+        node = int(plain[rows[0]])
+        pattern = tuple(patterns_on[node].tolist())
+        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], int(cluster.gpus_per_node[node]), pattern, tuple(() for _ in pattern))
+        grouped.setdefault(ask, []).append(plain[rows])
+    for node in used[checked].tolist():
+        pattern = tuple(patterns_on[node].tolist())
+        keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
+        capacity = int(cluster.gpus_per_node[node])
+        loads = problem.beside.on_node(node, capacity) if problem.beside is not None else ()
+        grouped.setdefault(_NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads), []).append(np.array([node], dtype=np.int64))
+    merged = {ask: np.sort(np.concatenate(nodes)) for ask, nodes in grouped.items()}
+    return dict(sorted(merged.items(), key=lambda item: int(item[1][0])))
 
 
 #: The order a member numbers its processes: per node, its position (processes stable within a
