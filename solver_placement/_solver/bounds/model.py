@@ -19,7 +19,7 @@ from itertools import combinations
 import numpy as np
 from ortools.sat.python import cp_model
 
-from solver_placement._arrays import distinct
+from solver_placement._arrays import distinct, distinct_rows
 from solver_placement._errors import Statement
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, TOGETHER, Relation
@@ -197,5 +197,5 @@ def _node_types(
     columns += [r.room for r in relations if r.room is not None]
     columns += list(unions)
     table = np.stack(columns, axis=1) if columns else np.zeros((num_nodes, 0), dtype=np.int64)
-    _, first, sizes = np.unique(table, axis=0, return_index=True, return_counts=True)
+    first, sizes = distinct_rows(table)
     return first.tolist(), sizes

@@ -38,7 +38,7 @@ from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.counts.typed import admitted_stacks, part_stacks
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
-from solver_placement._solver.previous import HeldSets
+from solver_placement._solver.previous import as_held_sets
 from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -89,7 +89,7 @@ def contents(problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, 
     strided: list[tuple[int, str, int, int]] = []  # per block of columns after the singles: class position, member, amount, stride
     for k, c in enumerate(part):
         for name in problem.classes[c].members:
-            sets = held_sets(held.get(name, ()))
+            sets = as_held_sets(held.get(name, ()))
             sizes = np.diff(sets.indptr)
             one = sets.ids[sets.indptr[:-1][sizes == 1]]
             nodes.append(cluster.hw_node[one].astype(np.int64))
@@ -99,7 +99,7 @@ def contents(problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, 
             step, amount = enforced_stride(request), int(request.amount[0])
             if step is None or amount == 1:
                 continue
-            sets = held_sets(held.get(name, ()))
+            sets = as_held_sets(held.get(name, ()))
             sized = sets.ids[sets.indptr[:-1][np.diff(sets.indptr) == amount][:, None] + np.arange(amount)]
             on, local = cluster.hw_node[sized], np.sort(cluster.hw_local[sized], axis=1)
             one_process = (on == on[:, :1]).all(axis=1) & (np.diff(local, axis=1) == step).all(axis=1)  # what a process of it may take
@@ -131,32 +131,25 @@ def _content(row: list[int], classes: int, widest: int, strided: Sequence[tuple[
     return Content(tuple(tuple(counts[k * widest : k * widest + gpus]) for k in range(classes)), tuple(tuple(sorted(found)) for found in sets))
 
 
-def held_sets(sets: Sequence[Sequence[int]]) -> HeldSets:
-    """``sets`` as CSR arrays: a :class:`HeldSets` as it is, other sequences (tests, records
-    read one by one) converted once."""
-    if isinstance(sets, HeldSets):
-        return sets
-    sizes = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
-    ids = np.fromiter(itertools.chain.from_iterable(sets), dtype=np.int64, count=int(sizes.sum()))
-    return HeldSets(np.concatenate(([0], np.cumsum(sizes))).astype(np.int64), ids)
-
-
 def by_content(problem: CountProblem, shape: Shape, held: HeldContents) -> list[tuple[Shape, HeldNode | None]]:
     """``shape`` split by what its nodes ``held`` before (:func:`contents`), with the ids each
     class is kept off there and their loads: the nodes that held nothing keep ``shape``. The
-    nodes no class is kept off anywhere and without a rank string's load are grouped by their
-    content alone (arrays); only the others are read node by node."""
+    nodes without a rank string's load are grouped by their content and the local ids each class
+    is kept off (bit masks, ``CountProblem.blocked_masks``) by arrays; only the others (and all
+    kept off somewhere, when a node has too many GPUs for a mask) are read node by node."""
     off = [problem.blocked_locals(c) for c in shape.part]
+    masks = [problem.blocked_masks(c) for c in shape.part]
+    by_masks = all(mask is not None for mask in masks)
     at = np.minimum(np.searchsorted(held.nodes, shape.nodes), max(held.nodes.size - 1, 0))
     was_held = held.nodes[at] == shape.nodes if held.nodes.size else np.zeros(shape.nodes.size, dtype=bool)
-    special = {node for kept_off in off for node in kept_off} | ({node for node, _ in problem.beside.loads} if problem.beside is not None else set())
+    special = ({node for kept_off in off for node in kept_off} if not by_masks else set()) | ({node for node, _ in problem.beside.loads} if problem.beside is not None else set())
     checked = was_held & np.isin(shape.nodes, np.array(sorted(special), dtype=np.int64))
     alike = was_held & ~checked
     groups: dict[HeldNode, list[np.ndarray]] = {}
-    nowhere = tuple(() for _ in off)
-    for group in row_groups(held.content_of[at[alike]][:, None]):
-        first = int(held.content_of[at[alike][group[0]]])
-        groups.setdefault(HeldNode(nowhere, (), held.distinct[first]), []).append(shape.nodes[alike][group])
+    rows = np.column_stack([held.content_of[at[alike]], *(mask[shape.nodes[alike]] for mask in masks if by_masks and mask is not None)])
+    for group in row_groups(rows):
+        node, first = int(shape.nodes[alike][group[0]]), int(held.content_of[at[alike][group[0]]])
+        groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), (), held.distinct[first]), []).append(shape.nodes[alike][group])
     for node, index in zip(shape.nodes[checked].tolist(), held.content_of[at[checked]].tolist(), strict=True):
         loads = problem.beside.on_node(node, shape.capacity) if problem.beside is not None else ()
         groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), loads, held.distinct[index]), []).append(np.array([node], dtype=np.int64))

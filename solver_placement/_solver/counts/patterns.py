@@ -135,8 +135,12 @@ def shapes(
                 int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node, bool(here), steps) if node in touched else (), here,
                 int(load[node]))  # fmt: skip
 
-    rows = np.column_stack([gpus_per_node[useful], allowed[:, useful].T, room[:, useful].T, *(levels[useful] for levels in domains), problem.graph_of[useful], load[useful]])
-    keys = _nodes_by_key(useful, rows, touched, key_of)
+    masks = [problem.blocked_masks(c) for c in part]
+    by_masks = all(mask is not None for mask in masks)  # nodes kept off alike share a key: grouped by rows, the masks among them
+    one_by_one = touched - ({node for off in keep_off for node in off} - set(loads)) if by_masks else touched
+    rows = np.column_stack([gpus_per_node[useful], allowed[:, useful].T, room[:, useful].T, *(levels[useful] for levels in domains), problem.graph_of[useful], load[useful],
+                            *(mask[useful] for mask in masks if by_masks and mask is not None)])  # fmt: skip
+    keys = _nodes_by_key(useful, rows, one_by_one, key_of)
     widths = [problem.classes[c].width for c in part]
     found = []
     for (capacity, mask, rooms, domain, graph, kept_off, here, loaded), nodes in keys.items():
@@ -276,12 +280,12 @@ def _clique_table(
     return Table(columns, tuple(local))
 
 
-def _nodes_by_key(nodes: np.ndarray, rows: np.ndarray, touched: set[int], key_of: Callable[[int], tuple]) -> dict[tuple, np.ndarray]:
+def _nodes_by_key(nodes: np.ndarray, rows: np.ndarray, one_by_one: set[int], key_of: Callable[[int], tuple]) -> dict[tuple, np.ndarray]:
     """The ``nodes`` grouped by ``key_of(node)`` (ascending, the keys in order of their first
     node), the key made once per distinct row of ``rows`` (one per node) for the nodes not
-    ``touched``, whose key is a function of their row alone: the same keys, without a tuple or
+    ``one_by_one``, whose key is a function of their row alone: the same keys, without a tuple or
     a dict entry per node (0.3-0.6 s of 65,536 nodes that share a handful of shapes)."""
-    checked = np.isin(nodes, np.array(sorted(touched), dtype=np.int64))
+    checked = np.isin(nodes, np.array(sorted(one_by_one), dtype=np.int64))
     plain = nodes[~checked]
     grouped: dict[tuple, list[np.ndarray]] = {}
     for group in row_groups(rows[~checked]):
