@@ -197,7 +197,7 @@ def beside_of(problem: CountProblem, part: tuple[int, ...]) -> FitsBeside | None
 
 
 def _kept_off(
-    keep_off: list[dict[int, tuple[int, ...]]],
+    keep_off: list[Mapping[int, tuple[int, ...]]],
     allowed: np.ndarray,
     runs: tuple[int, ...],
     capacity: int,
