@@ -30,6 +30,7 @@ import numpy as np
 from solver_placement._arrays import sorted_row_groups
 from solver_placement._solver.counts.covers import Fits
 from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
+from solver_placement._solver.counts.item_memory import memory_per_gpu
 from solver_placement._solver.rules.memory import megabytes
 from solver_placement._specification.grammar import Memory
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -108,7 +109,7 @@ def apart_graphs(
     holders = [_holders(spec, members) for members in classes]
     load = loads(spec, classes)
     crowded = _load_pairs(load)
-    limits = [None if limit is None else megabytes(limit) for limit in spec.cluster.gpu_memory_gb]
+    limits = [None if limit < 0 else limit for limit in memory_per_gpu(spec.cluster.gpu_memory_gb).tolist()]
     graphs: list[ApartGraph] = []
     index: dict[tuple[frozenset[tuple[int, int]], tuple[int, ...]], int] = {}
     graph_of = np.zeros(spec.cluster.num_nodes, dtype=np.int64)
