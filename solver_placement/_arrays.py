@@ -33,3 +33,43 @@ def sorted_by_key(keys: np.ndarray, values: np.ndarray) -> dict[int, tuple[int, 
     first_seen = np.minimum.reduceat(order, starts)  # each key's first position among the pairs
     return {key: pieces[key] for key in ordered[starts][np.argsort(first_seen, kind="stable")].tolist()}
 
+
+
+def row_groups(rows: np.ndarray) -> list[np.ndarray]:
+    """The positions of each distinct row of a 2-D array, ascending, the groups in order of their
+    first row: ``np.unique(rows, axis=0, return_inverse=True)`` grouped, by one ``lexsort``
+    (stable, so each group's positions come out ascending). Why: the count path groups the
+    nodes of 65,536-node clusters by what they hold or are asked, and ``np.unique`` over rows
+    (a void view, 0.05-0.1 s a call) with a dict entry per node took 0.3-0.7 s a solve."""
+    if not rows.shape[0]:
+        return []
+    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    ordered = rows[order]
+    starts = np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
+    groups = np.split(order, starts[1:])
+    return [groups[g] for g in np.argsort(order[starts], kind="stable").tolist()]
+
+
+def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of each distinct row of a 2-D int array, ascending (lexicographically, as ``np.unique``
+    orders them), the position of its first copy and how many copies it has:
+    ``np.unique(rows, axis=0, return_index=True, return_counts=True)[1:]`` by one stable
+    ``lexsort``, a third of its time on the 65,536 rows of a large cluster's nodes."""
+    order, starts = _sorted_rows(rows)
+    return order[starts], np.diff(np.r_[starts, rows.shape[0]]).astype(np.int64)
+
+
+def sorted_row_groups(rows: np.ndarray) -> list[np.ndarray]:
+    """The positions of each distinct row (ascending), the groups in the order of their rows
+    (ascending, as ``np.unique(rows, axis=0)`` lists them)."""
+    order, starts = _sorted_rows(rows)
+    return np.split(order, starts[1:]) if rows.shape[0] else []
+
+
+def _sorted_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the rows in ascending order (stable) and where each distinct row starts."""
+    if not rows.shape[0]:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    ordered = rows[order]
+    return order, np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])

@@ -36,6 +36,10 @@ class SolveCall:
     weights: dict[str, int]  # every term's weight, defaults included
     weighs_contiguity: bool  # the user weighed contiguity: it is a term, not only a tie-break
     held_before: Mapping[str, Sequence[Sequence[int]]]
+    #: The caller verifies the answer as part of its own (``solve_part``): the count model's and
+    #: the exact model's are not verified a second time here (first fit's still are: the loop
+    #: reads the verifier's verdict to reject them).
+    verified_by_caller: bool = False
     clock: dict[str, float] = field(default_factory=lambda: {"count": 0.0, "construct": 0.0, "build": 0.0, "solve": 0.0})
     notes: list[str] = field(default_factory=list)
 

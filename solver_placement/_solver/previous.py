@@ -66,6 +66,16 @@ class HeldSets(Sequence[list[int]]):
         return self._lists
 
 
+def as_held_sets(sets: Sequence[Sequence[int]]) -> HeldSets:
+    """``sets`` as CSR arrays: a :class:`HeldSets` as it is, other sequences (records read one by
+    one, tests) converted once, so their readers need one form."""
+    if isinstance(sets, HeldSets):
+        return sets
+    sizes = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+    ids = np.fromiter(chain.from_iterable(sets), dtype=np.int64, count=int(sizes.sum()))
+    return HeldSets(np.concatenate(([0], np.cumsum(sizes))).astype(np.int64), ids)
+
+
 def previous_hardware(spec: PlacementSpec, previous: PreviousPlacements | None) -> dict[str, HeldSets]:
     """Physical ids each process held before, per component, on this spec's cluster (records on
     hardware the cluster no longer has, e.g. a lost node, are left out)."""

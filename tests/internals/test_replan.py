@@ -3,6 +3,8 @@ nothing lands on a lost node, and what cannot be re-planned is refused by name."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from generators import SpecCase, valid_specs
 from helpers import config, example_tiers, layout
@@ -15,11 +17,14 @@ from solver_placement import (
     PlacementConfigError,
     PlacementError,
     Solution,
+    VerificationError,
     solve,
     verify,
 )
-from solver_placement._replan import SURVIVORS_LABEL, displaced, moved, replan
+from solver_placement._errors import InternalError
+from solver_placement._replan import SURVIVORS_LABEL, _verified, displaced, moved, replan
 from solver_placement._solver.previous import previous_hardware
+from solver_placement._solver.solve import solve_part
 
 #: Nodes 0-3 have 4 GPUs each, node 4 is CPU-only; node 3 starts out idle.
 JOB = config(5, [4, 4, 4, 4, 0], {
@@ -203,3 +208,26 @@ def assert_measured_soundly(before: Solution, after: Solution) -> None:
     assert after.bound <= flat.objective <= after.objective, (after.bound, flat.objective, after.objective)
     if after.status == "OPTIMAL":
         assert after.objective == flat.objective
+
+
+@pytest.mark.unverified_solutions  # the point is a broken answer
+def test_keep_in_place_checks_its_answer_once_and_names_a_broken_split_answer() -> None:
+    """Keep in place checks the merged answer only (``solve_part`` skips the split answer's
+    check); when the merged answer breaks a rule, the split answer is checked too: broken as well,
+    that is the library's bug, raised; sound, the merged one's own error goes to the caller (the
+    exact model then decides)."""
+    good = solve(config(1, 4, {"a": {"processes": 2}, "b": {"processes": 2, "exclusive_with": ["a"]}}), num_workers=1)
+    broken = replace(good, assignments={**good.assignments, "b": good.assignment("a")})  # b on a's GPUs
+    _verified(good, good)
+    with pytest.raises(VerificationError, match="exclusive"):
+        _verified(broken, good)
+    with pytest.raises(InternalError, match="a bug of solver_placement"):
+        _verified(broken, broken)
+
+
+def test_solve_part_answers_as_solve_does(job: Solution) -> None:
+    """``solve_part`` (keep in place's solve, its answer checked by the caller) gives what
+    ``solve`` gives: the same method, status, objective and placement."""
+    part, whole = solve_part(job.spec, time_limit_s=None, num_workers=1, objective=None), solve(job.spec, num_workers=1)
+    assert (part.method, part.status, part.objective) == (whole.method, whole.status, whole.objective)
+    assert part.placement_records() == whole.placement_records()

@@ -19,7 +19,7 @@ from itertools import combinations
 import numpy as np
 from ortools.sat.python import cp_model
 
-from solver_placement._arrays import distinct
+from solver_placement._arrays import distinct_rows
 from solver_placement._errors import Statement
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, TOGETHER, Relation
@@ -166,9 +166,12 @@ def packings(widths: Sequence[int], most: Sequence[int], room: int) -> list[tupl
 
 
 def _union(members: Sequence[Need], hw_node: np.ndarray, num_nodes: int) -> np.ndarray:
-    """Per node, the distinct items any of the members may use."""
-    hardware = distinct(np.concatenate([m.hardware for m in members]))
-    return np.bincount(hw_node[hardware], minlength=num_nodes).astype(np.int64)
+    """Per node, the distinct items any of the members may use: one mark per item (a sort of
+    the members' ids took 0.02-0.05 s a clique on 65,536 nodes)."""
+    marked = np.zeros(hw_node.size, dtype=bool)
+    for member in members:
+        marked[member.hardware] = True
+    return np.bincount(hw_node[marked], minlength=num_nodes).astype(np.int64)
 
 
 def _cliques(needs: dict[str, Need], relations: list[Relation]) -> list[tuple[str, ...]]:
@@ -197,5 +200,5 @@ def _node_types(
     columns += [r.room for r in relations if r.room is not None]
     columns += list(unions)
     table = np.stack(columns, axis=1) if columns else np.zeros((num_nodes, 0), dtype=np.int64)
-    _, first, sizes = np.unique(table, axis=0, return_index=True, return_counts=True)
+    first, sizes = distinct_rows(table)
     return first.tolist(), sizes

@@ -54,7 +54,8 @@ class Need:
 
 def is_free(request: ComponentRequest) -> bool:
     """A declarative component whose processes may take any of its candidates (no filled window)."""
-    return not request.determined and request.fill_share is None and np.unique(request.amount).size == 1
+    amount = request.amount  # one size for every process (compared, not ``np.unique``: its hash path took 0.02-0.1 s a call)
+    return not request.determined and request.fill_share is None and amount.size > 0 and bool((amount == amount[0]).all())
 
 
 

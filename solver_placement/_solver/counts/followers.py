@@ -41,12 +41,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
-from functools import partial, reduce
 from math import lcm
 
 import numpy as np
 
-from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.strided import class_layout, common_progression, holey, progression_shape, shape_of
 from solver_placement._specification.candidates import ComponentRequest
@@ -289,8 +287,12 @@ def common_window(free: Mapping[str, ComponentRequest], members: tuple[str, ...]
     """The root's request cut to the GPUs every member's window holds (what the class may use;
     read by the window helpers, never placed)."""
     root = free[members[0]]
-    common = reduce(partial(np.intersect1d, assume_unique=True), (distinct(free[m].cand_hw) for m in members[1:]), distinct(root.cand_hw))  # distinct: no hash-based np.unique (numpy 2.4)
-    keep = np.isin(root.cand_hw, common)
+    size = max(int(free[m].cand_hw.max(initial=-1)) for m in members) + 1
+    keep = np.ones(root.cand_hw.size, dtype=bool)
+    for member in members[1:]:  # a mark per item (ids are small): no sort, where intersecting sorted arrays took 0.05-0.2 s
+        held = np.zeros(size, dtype=bool)
+        held[free[member].cand_hw] = True
+        keep &= held[root.cand_hw]
     if keep.all():
         return root
     return replace(root, indptr=np.array([0, int(keep.sum())]), cand_hw=root.cand_hw[keep], cand_rank=root.cand_rank[keep], shared_window=True)

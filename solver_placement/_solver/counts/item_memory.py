@@ -56,8 +56,7 @@ class ItemMemoryCluster(Cluster):
 def item_memory_mb(cluster: Cluster) -> np.ndarray:
     """Per item of ``cluster``, the memory (MB) its GPU check reads, -1 where none is checked:
     its node's GPU memory, or on a view's node of several kinds the view's own per item."""
-    node_mb = np.array([-1 if gb is None else megabytes(gb) for gb in cluster.gpu_memory_gb], dtype=np.int64)
-    return np.maximum(node_mb[cluster.hw_node], stated_per_item(cluster))
+    return np.maximum(memory_per_gpu(cluster.gpu_memory_gb)[cluster.hw_node], stated_per_item(cluster))
 
 
 def stated_per_item(cluster: Cluster) -> np.ndarray:
@@ -69,8 +68,10 @@ def stated_per_item(cluster: Cluster) -> np.ndarray:
 
 def memory_per_gpu(memory: Sequence[float | None]) -> np.ndarray:
     """Per node, the memory (MB) each of its GPUs carries as an item in a view of several kinds
-    (-1: unknown, not checked), the view stating none per node."""
-    return np.array([-1 if gb is None else megabytes(gb) for gb in memory], dtype=np.int64)
+    (-1: unknown, not checked), the view stating none per node: converted once per distinct
+    value (a cluster has a few; one conversion per node took 0.05-0.1 s a call on 65,536 nodes)."""
+    converted = {gb: -1 if gb is None else megabytes(gb) for gb in set(memory)}
+    return np.fromiter(map(converted.__getitem__, memory), dtype=np.int64, count=len(memory))
 
 
 __all__ = ["ItemMemoryCluster", "item_memory_mb", "memory_per_gpu", "stated_per_item"]

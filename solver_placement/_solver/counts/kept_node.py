@@ -30,6 +30,7 @@ from functools import lru_cache
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._arrays import distinct, row_groups
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.patterns import Shape, beside_of
@@ -37,6 +38,7 @@ from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.counts.typed import admitted_stacks, part_stacks
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
+from solver_placement._solver.previous import as_held_sets
 from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -64,57 +66,96 @@ class HeldNode:
     content: Content
 
 
-def contents(
-    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held, part: tuple[int, ...]
-) -> dict[int, Content]:
+@dataclass(frozen=True)
+class HeldContents:
+    """What the nodes held before of a part's classes: the ``nodes`` that held something
+    (ascending), each one's content as an index into ``distinct`` (``content_of``, aligned)."""
+
+    nodes: np.ndarray
+    content_of: np.ndarray
+    distinct: tuple[Content, ...]
+
+
+def contents(problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], held: Held, part: tuple[int, ...]) -> HeldContents:
     """Per node that held something of the classes of ``part``, what it held (a set on several
-    nodes is kept by no layout and left out). Read once per part, single GPUs in one pass."""
+    nodes is kept by no layout and left out). Read from the sets' arrays (``HeldSets``): one row
+    per node (its GPUs, its members' single GPUs counted per local id, their strided sets counted
+    per first local id), a :class:`Content` per distinct row. Why: a re-plan on 65,536 nodes holds
+    hundreds of thousands of sets, and a list per set and a tuple per node took 1-1.5 s."""
     cluster = spec.cluster
     widest = int(cluster.gpus_per_node.max()) if cluster.num_nodes else 0
-    ones: list[tuple[np.ndarray, np.ndarray]] = []  # per class position: the nodes and local ids of its previous single GPUs
-    strided: dict[int, list[list[tuple[str, int, int, tuple[int, ...]]]]] = {}
+    nodes: list[np.ndarray] = []  # per entry (a single GPU, or a strided set one process may take again): its node
+    columns: list[np.ndarray] = []  # and its column of the node's row
+    strided: list[tuple[int, str, int, int]] = []  # per block of columns after the singles: class position, member, amount, stride
     for k, c in enumerate(part):
-        gpus = [np.array([items[0] for items in held.get(name, ()) if len(items) == 1], dtype=np.int64) for name in problem.classes[c].members]
-        every = np.concatenate(gpus) if gpus else np.zeros(0, dtype=np.int64)
-        ones.append((cluster.hw_node[every], cluster.hw_local[every]))
+        for name in problem.classes[c].members:
+            sets = as_held_sets(held.get(name, ()))
+            sizes = np.diff(sets.indptr)
+            one = sets.ids[sets.indptr[:-1][sizes == 1]]
+            nodes.append(cluster.hw_node[one].astype(np.int64))
+            columns.append(k * widest + cluster.hw_local[one].astype(np.int64))
         for name in problem.classes[c].members:
             request = requests[name]
             step, amount = enforced_stride(request), int(request.amount[0])
             if step is None or amount == 1:
                 continue
-            sized = np.array([items for items in held.get(name, ()) if len(items) == amount], dtype=np.int64).reshape(-1, amount)
-            nodes, local = cluster.hw_node[sized], np.sort(cluster.hw_local[sized], axis=1)
-            one_process = (nodes == nodes[:, :1]).all(axis=1) & (np.diff(local, axis=1) == step).all(axis=1)  # what a process of it may take
-            for node, ids in zip(nodes[one_process, 0].tolist(), local[one_process].tolist()):
-                strided.setdefault(node, [[] for _ in part])[k].append((name, amount, step, tuple(ids)))
-    # a node held something when it held a single GPU or a strided set: its counts per local id in one pass
-    touched = np.unique(np.concatenate([nodes for nodes, _ in ones] + [np.array(sorted(strided), dtype=np.int64)]))
-    table = np.zeros((len(part), touched.size, widest), dtype=np.int64)
-    for k, (nodes, local) in enumerate(ones):
-        np.add.at(table[k], (np.searchsorted(touched, nodes), local), 1)
-    rows, gpus_there = table.transpose(1, 0, 2).tolist(), cluster.gpus_per_node[touched].tolist()
-    nothing: list[list[tuple[str, int, int, tuple[int, ...]]]] = [[] for _ in part]
-    return {
-        node: Content(tuple(tuple(row[:g]) for row in rows[i]), tuple(tuple(sorted(sets)) for sets in strided.get(node, nothing)))
-        for i, (node, g) in enumerate(zip(touched.tolist(), gpus_there))
-    }
+            sets = as_held_sets(held.get(name, ()))
+            sized = sets.ids[sets.indptr[:-1][np.diff(sets.indptr) == amount][:, None] + np.arange(amount)]
+            on, local = cluster.hw_node[sized], np.sort(cluster.hw_local[sized], axis=1)
+            one_process = (on == on[:, :1]).all(axis=1) & (np.diff(local, axis=1) == step).all(axis=1)  # what a process of it may take
+            nodes.append(on[one_process, 0].astype(np.int64))
+            columns.append((len(part) + len(strided)) * widest + local[one_process, 0].astype(np.int64))
+            strided.append((k, name, amount, step))
+    every = np.concatenate(nodes) if nodes else np.zeros(0, dtype=np.int64)
+    touched = distinct(every)
+    table = np.zeros((touched.size, 1 + (len(part) + len(strided)) * widest), dtype=np.int64)
+    table[:, 0] = cluster.gpus_per_node[touched]  # a content's singles are as long as the node's GPUs
+    np.add.at(table, (np.searchsorted(touched, every), 1 + (np.concatenate(columns) if columns else every)), 1)
+    content_of = np.zeros(touched.size, dtype=np.int64)
+    found: list[Content] = []
+    for group in row_groups(table):
+        content_of[group] = len(found)
+        found.append(_content(table[group[0]].tolist(), len(part), widest, strided))
+    return HeldContents(touched, content_of, tuple(found))
 
 
-def by_content(problem: CountProblem, shape: Shape, held: Mapping[int, Content]) -> list[tuple[Shape, HeldNode | None]]:
+def _content(row: list[int], classes: int, widest: int, strided: Sequence[tuple[int, str, int, int]]) -> Content:
+    """The :class:`Content` of one row of :func:`contents`' table (the node's GPUs, then the
+    counts by class and local id, then by strided member and first local id)."""
+    gpus, counts = row[0], row[1:]
+    sets: list[list[tuple[str, int, int, tuple[int, ...]]]] = [[] for _ in range(classes)]
+    for j, (k, name, amount, step) in enumerate(strided):
+        block = counts[(classes + j) * widest : (classes + j + 1) * widest]
+        for first, n in enumerate(block):
+            sets[k] += [(name, amount, step, tuple(range(first, first + amount * step, step)))] * n
+    return Content(tuple(tuple(counts[k * widest : k * widest + gpus]) for k in range(classes)), tuple(tuple(sorted(found)) for found in sets))
+
+
+def by_content(problem: CountProblem, shape: Shape, held: HeldContents) -> list[tuple[Shape, HeldNode | None]]:
     """``shape`` split by what its nodes ``held`` before (:func:`contents`), with the ids each
-    class is kept off there and their loads: the nodes that held nothing keep ``shape``."""
+    class is kept off there and their loads: the nodes that held nothing keep ``shape``. The
+    nodes without a rank string's load are grouped by their content and the local ids each class
+    is kept off (bit masks, ``CountProblem.blocked_masks``) by arrays; only the others (and all
+    kept off somewhere, when a node has too many GPUs for a mask) are read node by node."""
     off = [problem.blocked_locals(c) for c in shape.part]
-    groups: dict[HeldNode, list[int]] = {}
-    plain = []
-    for node in shape.nodes.tolist():
-        content = held.get(node)
-        if content is None:
-            plain.append(node)
-            continue
+    masks = [problem.blocked_masks(c) for c in shape.part]
+    by_masks = all(mask is not None for mask in masks)
+    at = np.minimum(np.searchsorted(held.nodes, shape.nodes), max(held.nodes.size - 1, 0))
+    was_held = held.nodes[at] == shape.nodes if held.nodes.size else np.zeros(shape.nodes.size, dtype=bool)
+    special = ({node for kept_off in off for node in kept_off} if not by_masks else set()) | ({node for node, _ in problem.beside.loads} if problem.beside is not None else set())
+    checked = was_held & np.isin(shape.nodes, np.array(sorted(special), dtype=np.int64))
+    alike = was_held & ~checked
+    groups: dict[HeldNode, list[np.ndarray]] = {}
+    rows = np.column_stack([held.content_of[at[alike]], *(mask[shape.nodes[alike]] for mask in masks if by_masks and mask is not None)])
+    for group in row_groups(rows):
+        node, first = int(shape.nodes[alike][group[0]]), int(held.content_of[at[alike][group[0]]])
+        groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), (), held.distinct[first]), []).append(shape.nodes[alike][group])
+    for node, index in zip(shape.nodes[checked].tolist(), held.content_of[at[checked]].tolist(), strict=True):
         loads = problem.beside.on_node(node, shape.capacity) if problem.beside is not None else ()
-        groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), loads, content), []).append(node)
-    split: list[tuple[Shape, HeldNode | None]] = [(replace(shape, nodes=np.array(plain, dtype=np.int64)), None)] if plain else []
-    return split + [(replace(shape, nodes=np.array(ids, dtype=np.int64)), node) for node, ids in groups.items()]
+        groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), loads, held.distinct[index]), []).append(np.array([node], dtype=np.int64))
+    split: list[tuple[Shape, HeldNode | None]] = [(replace(shape, nodes=shape.nodes[~was_held]), None)] if not was_held.all() else []
+    merged = sorted(((np.sort(np.concatenate(ids)), node) for node, ids in groups.items()), key=lambda item: int(item[0][0]))
+    return split + [(replace(shape, nodes=ids), node) for ids, node in merged]
 
 
 def spread_shape(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], count_class: CountClass) -> tuple[int, int] | None:

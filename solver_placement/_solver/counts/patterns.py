@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver_placement._arrays import row_groups
 from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.junction import Link, clique_tree, glue, maximal_cliques
@@ -134,10 +135,12 @@ def shapes(
                 int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node, bool(here), steps) if node in touched else (), here,
                 int(load[node]))  # fmt: skip
 
-    rows = np.column_stack([gpus_per_node[useful], allowed[:, useful].T, room[:, useful].T, *(levels[useful] for levels in domains), problem.graph_of[useful], load[useful]])
-    keys: dict[tuple, list[int]] = {}
-    for node, key in zip(useful.tolist(), _keys_by_rows(useful.tolist(), rows, touched, key_of), strict=True):
-        keys.setdefault(key, []).append(node)
+    masks = [problem.blocked_masks(c) for c in part]
+    by_masks = all(mask is not None for mask in masks)  # nodes kept off alike share a key: grouped by rows, the masks among them
+    one_by_one = touched - ({node for off in keep_off for node in off} - set(loads)) if by_masks else touched
+    rows = np.column_stack([gpus_per_node[useful], allowed[:, useful].T, room[:, useful].T, *(levels[useful] for levels in domains), problem.graph_of[useful], load[useful],
+                            *(mask[useful] for mask in masks if by_masks and mask is not None)])  # fmt: skip
+    keys = _nodes_by_key(useful, rows, one_by_one, key_of)
     widths = [problem.classes[c].width for c in part]
     by_gpu: dict[tuple, Table] = {}  # classes kept off GPUs unevenly, or GPUs with a fixed load: whole-node patterns checked by GPU (``typed.py``)
     for key in sorted((key for key in keys if key[5]), key=_roomiest):
@@ -154,7 +157,7 @@ def shapes(
         check("enumerating node patterns")
         if kept_off:
             table = by_gpu[capacity, mask, rooms, domain, graph, kept_off, here, loaded]
-            found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), (table,), domain, load=loaded))
+            found.append(Shape(part, capacity, nodes, (table,), domain, load=loaded))
             continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
         holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
@@ -171,7 +174,7 @@ def shapes(
             tables, links = (Table(tuple(range(len(part))), _whole_table(problem.graphs[graph], part, widths, mask, cliques, rooms, check, holes)),), ()
         if progressions:  # alike GPUs: the class in progressions at most the groups its chains' runs hold
             tables = _capped(tables, runs_cap(runs, steps, widths, mask, capacity))
-        found.append(Shape(part, capacity, np.array(nodes, dtype=np.int64), tables, domain, links, loaded))
+        found.append(Shape(part, capacity, nodes, tables, domain, links, loaded))
         if sum(shape.size for shape in found) > MAX_PATTERNS:
             raise TooManyPatterns
     return found
@@ -209,7 +212,7 @@ def beside_of(problem: CountProblem, part: tuple[int, ...]) -> FitsBeside | None
 
 
 def _kept_off(
-    keep_off: list[dict[int, tuple[int, ...]]],
+    keep_off: list[Mapping[int, tuple[int, ...]]],
     allowed: np.ndarray,
     runs: tuple[int, ...],
     capacity: int,
@@ -292,23 +295,20 @@ def _clique_table(
     return Table(columns, tuple(local))
 
 
-def _keys_by_rows(nodes: list[int], rows: np.ndarray, touched: set[int], key_of: Callable[[int], tuple]) -> list[tuple]:
-    """``key_of(node)`` of every node, made once per distinct row of ``rows`` (one per node) for
-    the nodes not ``touched``, whose key is a function of their row alone: the same keys, without
-    a tuple per node (0.3 s of 65,536 nodes that share a handful of shapes)."""
-    if not nodes:
-        return []
-    _, inverse = np.unique(rows, axis=0, return_inverse=True)
-    made: dict[int, tuple] = {}
-    found = []
-    for node, row in zip(nodes, inverse.reshape(-1).tolist(), strict=True):
-        if node in touched:
-            found.append(key_of(node))
-        else:
-            if row not in made:
-                made[row] = key_of(node)
-            found.append(made[row])
-    return found
+def _nodes_by_key(nodes: np.ndarray, rows: np.ndarray, one_by_one: set[int], key_of: Callable[[int], tuple]) -> dict[tuple, np.ndarray]:
+    """The ``nodes`` grouped by ``key_of(node)`` (ascending, the keys in order of their first
+    node), the key made once per distinct row of ``rows`` (one per node) for the nodes not
+    ``one_by_one``, whose key is a function of their row alone: the same keys, without a tuple or
+    a dict entry per node (0.3-0.6 s of 65,536 nodes that share a handful of shapes)."""
+    checked = np.isin(nodes, np.array(sorted(one_by_one), dtype=np.int64))
+    plain = nodes[~checked]
+    grouped: dict[tuple, list[np.ndarray]] = {}
+    for group in row_groups(rows[~checked]):
+        grouped.setdefault(key_of(int(plain[group[0]])), []).append(plain[group])
+    for node in nodes[checked].tolist():
+        grouped.setdefault(key_of(node), []).append(np.array([node], dtype=np.int64))
+    merged = {key: np.sort(np.concatenate(found)) for key, found in grouped.items()}
+    return dict(sorted(merged.items(), key=lambda item: int(item[1][0])))
 
 
 def class_domains(count_class: CountClass, num_nodes: int) -> np.ndarray:

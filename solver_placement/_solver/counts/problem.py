@@ -36,8 +36,9 @@ caller says it when it falls back to the flat model):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from math import lcm
 
 import numpy as np
@@ -114,9 +115,58 @@ class CountProblem:
         """How many GPUs of each node class ``c`` is kept off (rank strings, its window's edge)."""
         return np.bincount(self.hw_node[self.blocked[c]], minlength=num_nodes)
 
-    def blocked_locals(self, c: int) -> dict[int, tuple[int, ...]]:
-        """Per node holding any, the local ids (ascending) class ``c`` is kept off."""
-        return sorted_by_key(self.hw_node[self.blocked[c]], self.hw_local[self.blocked[c]])
+    def blocked_locals(self, c: int) -> Mapping[int, tuple[int, ...]]:
+        """Per node holding any, the local ids (ascending) class ``c`` is kept off: read from
+        :meth:`blocked_masks` where the local ids fit one (a tuple per node, made only when a
+        node is asked, where a dict of them cost 0.1 s per class on 65,536 nodes)."""
+        masks = self.blocked_masks(c)
+        if masks is None:
+            return sorted_by_key(self.hw_node[self.blocked[c]], self.hw_local[self.blocked[c]])
+        return LocalsOff(masks)
+
+    def blocked_masks(self, c: int) -> np.ndarray | None:
+        """Per node, the local ids class ``c`` is kept off as the bits of one integer (0: none),
+        so nodes kept off alike are grouped by arrays; None when a local id passes
+        :data:`MASK_BITS` (a node of more GPUs: its ids are read one by one)."""
+        held = self.blocked[c]
+        local = self.hw_local[held].astype(np.int64)
+        if local.size and int(local.max()) >= MASK_BITS:
+            return None
+        bits = np.left_shift(1, local).astype(np.float64)  # distinct ids: their bits add up to the mask, exactly below 2 ** 53
+        return np.bincount(self.hw_node[held], weights=bits, minlength=self.allowed.shape[1]).astype(np.int64)
+
+
+#: The local ids a bit mask per node holds (:meth:`CountProblem.blocked_masks`): summed as
+#: float64 by ``np.bincount`` (a tenth of ``np.bitwise_or.at``'s time), exact to 2 ** 53.
+MASK_BITS = 52
+
+
+class LocalsOff(Mapping[int, tuple[int, ...]]):
+    """Per node whose mask has a bit set, its local ids (ascending): the mapping
+    :meth:`CountProblem.blocked_locals` gives, each tuple made when it is asked. Its nodes go
+    ascending."""
+
+    def __init__(self, masks: np.ndarray) -> None:
+        self.masks = masks
+        self.nodes = np.flatnonzero(masks)
+
+    def __getitem__(self, node: int) -> tuple[int, ...]:
+        mask = int(self.masks[node]) if 0 <= node < self.masks.size else 0
+        if not mask:
+            raise KeyError(node)
+        return mask_ids(mask)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.nodes.tolist())
+
+    def __len__(self) -> int:
+        return int(self.nodes.size)
+
+
+@lru_cache(maxsize=4096)
+def mask_ids(mask: int) -> tuple[int, ...]:
+    """The positions of the bits set in ``mask``, ascending."""
+    return tuple(bit for bit in range(mask.bit_length()) if mask >> bit & 1)
 
 
 def count_problem(

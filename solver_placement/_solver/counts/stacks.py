@@ -27,8 +27,10 @@ from itertools import combinations
 
 import numpy as np
 
+from solver_placement._arrays import sorted_row_groups
 from solver_placement._solver.counts.covers import Fits
 from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
+from solver_placement._solver.counts.item_memory import memory_per_gpu
 from solver_placement._solver.rules.memory import megabytes
 from solver_placement._specification.grammar import Memory
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -85,12 +87,8 @@ def _node_kinds(limits: list[int | None], reach: np.ndarray) -> dict[tuple[int |
     if not limits:
         return {}
     megabytes_or_none = np.array([-1 if limit is None else limit for limit in limits], dtype=np.int64)
-    _, first, inverse = np.unique(np.column_stack([megabytes_or_none, reach.T]), axis=0, return_index=True, return_inverse=True)
-    kind_of = inverse.reshape(-1)
-    members = np.argsort(kind_of, kind="stable").tolist()  # the nodes of each kind, ascending, kind after kind
-    ends = np.cumsum(np.bincount(kind_of, minlength=first.size)).tolist()
-    return {(limits[node], tuple(reach[:, node].tolist())): members[end - size:end]
-            for node, end, size in zip(first.tolist(), ends, np.bincount(kind_of, minlength=first.size).tolist(), strict=True)}
+    groups = sorted_row_groups(np.column_stack([megabytes_or_none, reach.T]))  # by lexsort: np.unique over rows took 0.05-0.1 s
+    return {(limits[int(nodes[0])], tuple(reach[:, int(nodes[0])].tolist())): nodes.tolist() for nodes in groups}
 
 
 def apart_graphs(
@@ -111,7 +109,7 @@ def apart_graphs(
     holders = [_holders(spec, members) for members in classes]
     load = loads(spec, classes)
     crowded = _load_pairs(load)
-    limits = [None if limit is None else megabytes(limit) for limit in spec.cluster.gpu_memory_gb]
+    limits = [None if limit < 0 else limit for limit in memory_per_gpu(spec.cluster.gpu_memory_gb).tolist()]
     graphs: list[ApartGraph] = []
     index: dict[tuple[frozenset[tuple[int, int]], tuple[int, ...]], int] = {}
     graph_of = np.zeros(spec.cluster.num_nodes, dtype=np.int64)

@@ -25,7 +25,7 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         for other in spec.constraints.exclusive_with:
             mine, theirs = ctx.owner(spec.name), ctx.owner(other)
             statement = exclusive_statement(spec.name, other)
-            common = sorted(set(mine.cand_hw.tolist()) & set(theirs.cand_hw.tolist()))
+            common = _common_items(mine.cand_hw, theirs.cand_hw, ctx.cluster.num_hardware)
             if mine.determined and theirs.determined:
                 if common:
                     ctx.conflict(replace(statement, text=f"{statement.text}, but both use {hardware_list(ctx.cluster, common)}"))
@@ -54,6 +54,15 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
                 yield Relation(statement, ROOM, first, first, everywhere(spec), np.zeros(spec.cluster.num_nodes, dtype=np.int64))
             elif _share_an_item(needs[first].hardware, needs[second].hardware, spec.cluster.num_hardware):
                 yield Relation(statement, APART, first, second, everywhere(spec))
+
+
+def _common_items(first: np.ndarray, second: np.ndarray, num_hardware: int) -> list[int]:
+    """The items both id arrays hold, ascending, by one mark per item (a Python set of each took
+    0.2-0.4 s for the rank strings a re-plan pins on 65,536 nodes)."""
+    marked, both = np.zeros(num_hardware, dtype=bool), np.zeros(num_hardware, dtype=bool)
+    marked[first] = True
+    both[second[marked[second]]] = True
+    return np.flatnonzero(both).tolist()
 
 
 def _share_an_item(first: np.ndarray, second: np.ndarray, num_hardware: int) -> bool:

@@ -1,6 +1,6 @@
 """The ``changes`` term by arrays (``evaluate._changes``) counts what the per-process sets it
 replaced counted: one-item and several-item previous sets, strided and not, on seeded random
-previous placements."""
+previous placements, given as lists and as the ``HeldSets`` arrays ``previous_hardware`` gives."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from helpers import config
 from solver_placement import solve
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.evaluate import _changes
+from solver_placement._solver.previous import as_held_sets
 from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._specification.candidates import ComponentRequest
 
@@ -32,8 +33,9 @@ def changes_by_sets(free: Sequence[ComponentRequest], taken: Mapping[str, Assign
     return lost
 
 
+@pytest.mark.parametrize("as_arrays", [False, True], ids=["lists", "held_sets"])
 @pytest.mark.parametrize("seed", range(8))
-def test_changes_by_arrays_matches_the_sets(seed: int) -> None:
+def test_changes_by_arrays_matches_the_sets(seed: int, as_arrays: bool) -> None:
     rng = random.Random(seed)
     placement = {
         "single": {"processes": rng.randint(1, 6)},
@@ -49,4 +51,5 @@ def test_changes_by_arrays_matches_the_sets(seed: int) -> None:
         own = [taken[request.name].of(p).tolist() for p in range(taken[request.name].num_processes)]
         drawn = [sorted(rng.sample(range(gpus), rng.choice([1, 2, 3]))) for _ in range(rng.randint(0, 4))]
         previous[request.name] = [*rng.sample(own, rng.randint(0, len(own))), *drawn]
-    assert _changes(free, taken, previous) == changes_by_sets(free, taken, previous), seed
+    read = {name: as_held_sets(sets) for name, sets in previous.items()} if as_arrays else previous
+    assert _changes(free, taken, read) == changes_by_sets(free, taken, previous), seed
