@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from flat_model import solved_or_refused
 from helpers import example_tiers
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_count_kinds import counted, flat_optimum, robot_cluster
+from test_count_kinds import check_spanning, robot_cluster
 
 from solver_placement import Cluster, PlacementSpec
 from solver_placement._solver.counts.fixed_loads import fixed_loads
@@ -46,18 +45,7 @@ def memory_over_kinds(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[st
 @example_tiers(40, 300)
 def test_random_memory_over_several_kinds_is_counted_at_the_flat_optimum(examples: int) -> None:
     """Every feasible draw is answered by the count model (no decline) at the flat optimum."""
-
-    def check(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
-        cluster, placement, objective = case
-        note(f"{cluster!r} {placement} {objective}")
-        solved = solved_or_refused(cluster, placement, objective)
-        if solved is None:
-            return
-        spec, solution = solved
-        event(f"{solution.method} {solution.status} {objective}")
-        assert counted(solution, objective) == flat_optimum(spec, objective)
-
-    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(memory_over_kinds())(check))()
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(memory_over_kinds())(check_spanning))()
 
 
 def test_a_view_gives_memory_to_its_gpus_alone() -> None:

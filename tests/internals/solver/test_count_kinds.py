@@ -336,8 +336,9 @@ def test_random_components_over_several_kinds_are_counted_at_the_flat_optimum(ex
 
 
 def check_spanning(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
-    """One draw (of :func:`spanning_specs` or :func:`mixed_specs`): counted, at the flat optimum
-    (or refused by both)."""
+    """One drawn (cluster, placement, objective), of :func:`spanning_specs`, :func:`mixed_specs`
+    or another module's draws over several kinds: counted, at the flat optimum (or refused by
+    both)."""
     cluster, placement, objective = case
     note(f"{cluster!r} {placement} {objective}")
     solved = solved_or_refused(cluster, placement, objective)

@@ -16,7 +16,7 @@ from flat_model import solved_or_refused
 from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from test_count_kind_memory import memory_over_kinds
-from test_count_kinds import counted, flat_optimum
+from test_count_kinds import check_spanning, counted, flat_optimum
 from test_count_model import small_specs
 
 import solver_placement._solver.counts as count_path
@@ -87,16 +87,7 @@ def test_memory_over_gpus_and_robots_is_counted_at_the_flat_optimum_over_maximal
     """The ``kinds memory`` benchmark's rules, small, with ``balance`` or without: every feasible
     draw answered by counts."""
 
-    def check(case: tuple[Cluster, dict[str, Any], dict[str, int]]) -> None:
-        cluster, placement, objective = case
-        note(f"{cluster!r} {placement} {objective}")
-        solved = solved_or_refused(cluster, placement, objective)
-        if solved is None:
-            return
-        spec, solution = solved
-        assert counted(solution, objective) == flat_optimum(spec, objective)
-
-    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(given(memory_over_kinds())(check))()
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(given(memory_over_kinds())(check_spanning))()
     assert compared, "no drawn spec took the maximal model"
 
 

@@ -24,7 +24,7 @@ Progressions of a stride that leaves holes: the node model lays them out (``kept
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -268,9 +268,14 @@ def check_blocked(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> 
     """A drawn strided job placed with its actor kept off 1-2 GPUs, re-planned with them free:
     where the count model proves the job placed afresh, the count path answers the re-plan,
     declining nothing, at the flat optimum."""
+    replanned_around_blocked(case, data, [{}, {"changes": 1, "nodes": 1}])
+
+
+def replanned_around_blocked(case: tuple[Cluster, dict[str, Any]], data: st.DataObject, objectives: Sequence[dict[str, int]]) -> None:
+    """:func:`check_blocked` under one of ``objectives`` (drawn)."""
     cluster, placement = case
     blocked = sorted(data.draw(st.sets(st.integers(0, cluster.num_hardware - 1), min_size=1, max_size=2), label="blocked"))
-    objective = data.draw(st.sampled_from([{}, {"changes": 1, "nodes": 1}]), label="objective")
+    objective = data.draw(st.sampled_from(objectives), label="objective")
     note(f"{cluster.gpus_per_node.tolist()} {placement} blocked {blocked}, {objective}")
     ours = replanned_where_counted(lambda: blocked_before(cluster, placement, blocked), cluster, placement, objective)
     if ours is None:

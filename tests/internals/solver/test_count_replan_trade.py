@@ -31,7 +31,7 @@ from helpers import example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from test_count_model import small_specs
-from test_count_replan_exact import WEIGHTS, blocked_before, blocked_strides, held_against_flat, replanned_where_counted
+from test_count_replan_exact import WEIGHTS, blocked_before, blocked_strides, held_against_flat, replanned_around_blocked, replanned_where_counted
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve
 from solver_placement._solver.evaluate import objective_value
@@ -101,15 +101,7 @@ def check_traded(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> N
     """A drawn strided job placed with its actor kept off 1-2 GPUs, re-planned with them free and
     ``contiguity`` weighed: where the count model proves the job placed afresh, the count path
     answers the re-plan, declining nothing, at the flat optimum."""
-    cluster, placement = case
-    blocked = sorted(data.draw(st.sets(st.integers(0, cluster.num_hardware - 1), min_size=1, max_size=2), label="blocked"))
-    objective = data.draw(st.sampled_from(TRADED), label="objective")
-    note(f"{cluster.gpus_per_node.tolist()} {placement} blocked {blocked}, {objective}")
-    ours = replanned_where_counted(lambda: blocked_before(cluster, placement, blocked), cluster, placement, objective)
-    if ours is None:
-        return
-    assert (ours.method, ours.notes) == ("counts", ()), ours.notes
-    event(f"{ours.method} {ours.status}")
+    replanned_around_blocked(case, data, TRADED)
 
 
 #: Most complete assignments a brute-force draw may span (a few seconds of enumeration at most).
