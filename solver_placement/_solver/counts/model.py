@@ -9,7 +9,7 @@ summed over components); ``contiguity`` orders equal answers afterwards (``layou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,13 +45,6 @@ OWN_ORDER_PARAMETERS: dict[str, bool] = {}
 #: level model's ran past the time limit, where the answer was lost). The best run so far is kept
 #: when it ends (the first answer when it found none better), so the answer stays deterministic.
 LOW_RANKS_WORK = 0.05
-#: Parameters of a run given a complete, feasible hint (:func:`_start_from`): CP-SAT takes
-#: that hint as its first answer before it searches, and then by default searches around it
-#: first until 10 conflicts; that hint search is the run's work spent again on the answer it
-#: already has. Without it, ``topology:512:11``'s low-ranks run proves its optimum (at CP-SAT's
-#: first bound) in 0.012 of deterministic work; with it, the 0.05 allowed ran out at an answer
-#: 1.7 times that optimum.
-FROM_THE_HINT = {"hint_conflict_limit": 0}
 
 
 @dataclass(frozen=True)
@@ -212,9 +205,11 @@ def solve_counts(
     if _ranks_of(found, uses, low_ranks[1]) == least_ranks(node_start, shapes, most_gpus, _ranks_of(found, uses, gpus)):
         return found  # no answer's GPUs sit lower: the second run would only prove it
     model.add(weighted == found.value)
-    _start_from(model, solver.response_proto.solution)
+    add_hints(model, uses.values(), (found.uses.get(key, 0) for key in uses))
+    for priced_level, used in sets.items():
+        add_hints(model, used, found.groupings[priced_level])
     model.minimize(cp_model.LinearExpr.weighted_sum(*low_ranks))
-    solver, status = solve_model(model, one_worker, budget, **parameters, **FROM_THE_HINT, max_deterministic_time=LOW_RANKS_WORK)
+    solver, status = solve_model(model, one_worker, budget, **parameters, max_deterministic_time=LOW_RANKS_WORK)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
@@ -242,24 +237,14 @@ def least_ranks(node_start: np.ndarray, shapes: list[Shape], most_gpus: list[int
     """A lower bound of the second run's objective (GPUs times their shape's first rank): the
     ``asked`` GPUs (every answer places the same) poured into the shapes lowest first rank
     first, each taking at most ``most_gpus`` of them. An answer that meets it has nothing to
-    move: the run that would only prove so is skipped (on ``ring:739:8`` it spent its whole work
-    limit without improving the first answer)."""
+    move: the run that would only prove so is skipped (``topology mixes:185:2``,
+    ``topology overlaps:38:4`` and ``9:6`` of the declarative benchmark: the same placement,
+    185:2's solve 0.096 -> 0.073 s of CPU)."""
     least, left = 0, asked
     for start, most in sorted((int(node_start[shape.nodes[0]]), most) for shape, most in zip(shapes, most_gpus)):
         taken = min(left, most)
         least, left = least + taken * start, left - taken
     return least
-
-
-def _start_from(model: cp_model.CpModel, solution: Sequence[int]) -> None:
-    """Hint every variable of ``model`` at its value in ``solution`` (a run's answer on the
-    same variables): a complete, feasible hint CP-SAT takes as its first answer before it
-    searches, where a hint of the counts alone left the run to complete the rest (the domains'
-    unit counts, the peak's levels) and spent its work limit there (``topology:512:11``)."""
-    model.clear_hints()
-    hint = model.proto.solution_hint
-    hint.vars.extend(range(len(model.proto.variables)))
-    hint.values.extend(solution)
 
 
 def _spanned_cost(

@@ -110,9 +110,8 @@ def mixed_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
 @given(mixed_specs())
 def test_an_answer_at_the_least_ranks_is_what_the_run_would_return(case: tuple[Cluster, dict[str, Any]]) -> None:
     """Where the first answer's GPUs already sit as low as ``least_ranks`` allows, the run is
-    skipped; made anyway (the bound switched off), it starts from that answer (its complete
-    hint) and finds nothing lower, so both return the same counts: the bound is never above
-    the least the run can reach. The value is the flat model's optimum either way."""
+    skipped; made anyway (the bound switched off), it finds nothing lower: the bound is never
+    above the least the run can reach. The value is the flat model's optimum either way."""
     cluster, placement = case
     note(f"{cluster.gpus_per_node.tolist()} {placement}")
     try:
@@ -129,25 +128,3 @@ def test_an_answer_at_the_least_ranks_is_what_the_run_would_return(case: tuple[C
     event(f"{starts} first rank(s), {runs} run(s) with the bound, {made_runs} without")
     assert skipped.uses == made.uses
     assert skipped.value == made.value == objective_value(spec, spec.requests, flat_solution(spec).assignments, {**DEFAULT_WEIGHTS, "contiguity": 0}, {})
-
-
-def test_the_low_ranks_run_starts_from_the_first_answer() -> None:
-    """The second run's hint is the first answer, complete: CP-SAT takes it as its first
-    solution before any search, so even a run allowed almost no work ends with an answer (a
-    hint of the counts alone leaves the rest to complete, which that work does not reach)."""
-    spec = PlacementSpec.build(Cluster(2, [4, 8]), {"actor": {"processes": 4, "tensor_parallel_size": 2}})
-    statuses: list[str] = []
-    real = model.solve_model
-
-    def recorded(*args: Any, **kwargs: Any) -> Any:
-        solver, status = real(*args, **kwargs)
-        statuses.append(solver.status_name(status))
-        return solver, status
-
-    with patch.object(model, "LOW_RANKS_WORK", 1e-9), patch.object(model, "solve_model", side_effect=recorded):
-        problem = count_problem(spec, spec.requests)
-        assert isinstance(problem, CountProblem)
-        found = [shape for part in parts(problem, joint=False) for shape in shapes(problem, spec.cluster.gpus_per_node, part, lambda _: None)]
-        counts = solve_counts(problem, found, DEFAULT_WEIGHTS, np.array([0, 4]), SolverOptions(), SolverOptions().start())
-    assert statuses[0] == "OPTIMAL" and statuses[1] in ("FEASIBLE", "OPTIMAL")
-    assert counts is not None and counts.value == objective_value(spec, spec.requests, flat_solution(spec).assignments, {**DEFAULT_WEIGHTS, "contiguity": 0}, {})
