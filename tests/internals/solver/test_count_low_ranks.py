@@ -106,7 +106,7 @@ def mixed_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(len(sizes), sizes), spec
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed_specs())
 def test_an_answer_at_the_least_ranks_is_what_the_run_would_return(case: tuple[Cluster, dict[str, Any]]) -> None:
     """Where the first answer's GPUs already sit as low as ``least_ranks`` allows, the run is
