@@ -293,6 +293,8 @@ class _Copier:
         kinds = set(map(type, value))
         if kinds <= _EXACT_SCALARS:
             return list(value)
+        if kinds <= _EXACT_SCALARS | {dict}:
+            return self._leaf_mappings(value, where)
         if not kinds <= _EXACT_SCALARS | _SEQUENCES:
             return None
         inner = [item for item in value if type(item) in _SEQUENCES]
@@ -302,6 +304,20 @@ class _Copier:
             self.copied -= inner_values  # the item-by-item copy counts them
             return None
         return [list(item) if type(item) in _SEQUENCES else item for item in value]
+
+    def _leaf_mappings(self, value: list[Any] | tuple[Any, ...], where: str) -> list[Any] | None:
+        """A list of flat mappings (a node group's ``hardware.configs``: one per robot, thousands
+        at scale) copied at C speed when each has exact ``str`` keys and exact scalar values; None
+        for any other, and when the copy would pass ``max_copied_values``, so that the
+        item-by-item copy refuses it naming the mapping at fault, as it always has."""
+        mappings = [item for item in value if type(item) is dict]
+        if not all(set(map(type, item)) <= _TEXT and set(map(type, item.values())) <= _EXACT_SCALARS for item in mappings):
+            return None
+        values = sum(map(len, mappings))
+        if self.copied + values > current().max_copied_values:
+            return None
+        self.copied += values
+        return [dict(item) if type(item) is dict else item for item in value]
 
     def _count(self, values: int, where: str) -> None:
         """Count ``values`` more copied values, refusing before the copy above ``max_copied_values``
@@ -324,6 +340,8 @@ class _Copier:
 
 #: Scalars copied as they are (exact types: no user override can run).
 _EXACT_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: The key type of a mapping whose keys are already their text.
+_TEXT = frozenset({str})
 #: Sequences a config holds as lists.
 _SEQUENCES = frozenset({list, tuple})
 
@@ -369,6 +387,8 @@ def key_text(key: Any, where: str) -> str:
 
 def require_mapping(value: Any, where: str) -> dict[str, Any]:
     """Return ``value`` as a dict with string keys, or raise naming ``where``."""
+    if type(value) is dict and all(type(key) is str for key in value):
+        return dict(value)  # what every loaded config holds (``to_plain``): its keys are already their text
     if not isinstance(value, Mapping):
         raise PlacementConfigError(f"{where} must be a mapping, not {type(value).__name__}")
     pairs = list(value.items())
