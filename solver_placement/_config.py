@@ -187,7 +187,6 @@ def existing_file(source: str | Path) -> Path:
     raise PlacementConfigError(f"config file {shown(str(source))} {problem}{hint}")
 
 
-
 @dataclass(frozen=True)
 class Unresolved(WholeRepr):
     """A config value whose interpolation could not be resolved (or a ``???`` placeholder).
@@ -293,8 +292,6 @@ class _Copier:
         kinds = set(map(type, value))
         if kinds <= _EXACT_SCALARS:
             return list(value)
-        if kinds <= _EXACT_SCALARS | {dict}:
-            return self._leaf_mappings(value, where)
         if not kinds <= _EXACT_SCALARS | _SEQUENCES:
             return None
         inner = [item for item in value if type(item) in _SEQUENCES]
@@ -304,20 +301,6 @@ class _Copier:
             self.copied -= inner_values  # the item-by-item copy counts them
             return None
         return [list(item) if type(item) in _SEQUENCES else item for item in value]
-
-    def _leaf_mappings(self, value: list[Any] | tuple[Any, ...], where: str) -> list[Any] | None:
-        """A list of flat mappings (a node group's ``hardware.configs``: one per robot, thousands
-        at scale) copied at C speed when each has exact ``str`` keys and exact scalar values; None
-        for any other, and when the copy would pass ``max_copied_values``, so that the
-        item-by-item copy refuses it naming the mapping at fault, as it always has."""
-        mappings = [item for item in value if type(item) is dict]
-        if not all(set(map(type, item)) <= _TEXT and set(map(type, item.values())) <= _EXACT_SCALARS for item in mappings):
-            return None
-        values = sum(map(len, mappings))
-        if self.copied + values > current().max_copied_values:
-            return None
-        self.copied += values
-        return [dict(item) if type(item) is dict else item for item in value]
 
     def _count(self, values: int, where: str) -> None:
         """Count ``values`` more copied values, refusing before the copy above ``max_copied_values``
@@ -340,8 +323,6 @@ class _Copier:
 
 #: Scalars copied as they are (exact types: no user override can run).
 _EXACT_SCALARS = frozenset({str, int, float, bool, type(None)})
-#: The key type of a mapping whose keys are already their text.
-_TEXT = frozenset({str})
 #: Sequences a config holds as lists.
 _SEQUENCES = frozenset({list, tuple})
 
@@ -394,7 +375,6 @@ def require_mapping(value: Any, where: str) -> dict[str, Any]:
     pairs = list(value.items())
     keys = distinct_as_text([plain_key(key, where) for key, _ in pairs], where)  # two keys naming one thing: refused, not merged
     return {key_text(key, where): item for key, (_, item) in zip(keys, pairs)}
-
 
 
 def check_keys(

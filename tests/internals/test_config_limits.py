@@ -216,10 +216,10 @@ def test_the_fast_copies_keep_exact_types_and_copy_everything() -> None:
     assert gc.isenabled()  # the collector paused during the copy is running again
 
 
-def test_lists_of_flat_mappings_are_copied_whole_counted_and_refused_where_they_pass_the_limit() -> None:
-    """A list of flat mappings (robots' hardware configs) is copied at C speed: one new mapping
-    per place, a mapping shared by reference counted at each; past ``max_copied_values`` the copy
-    is refused naming the first mapping over it, as the item-by-item copy always did."""
+def test_lists_of_flat_mappings_are_copied_counted_and_refused_where_they_pass_the_limit() -> None:
+    """A list of flat mappings (robots' hardware configs) is copied as one new mapping per place,
+    a mapping shared by reference counted at each; past ``max_copied_values`` the copy is refused
+    naming the first mapping over it."""
     robot = {"node_rank": 0, "robot_ip": "10.0.0.1"}
     plain = load_config({"hw": [robot, robot, None]})
     assert plain == {"hw": [robot, robot, None]} and plain["hw"][0] is not robot and plain["hw"][0] is not plain["hw"][1]
