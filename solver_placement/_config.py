@@ -187,7 +187,6 @@ def existing_file(source: str | Path) -> Path:
     raise PlacementConfigError(f"config file {shown(str(source))} {problem}{hint}")
 
 
-
 @dataclass(frozen=True)
 class Unresolved(WholeRepr):
     """A config value whose interpolation could not be resolved (or a ``???`` placeholder).
@@ -369,12 +368,13 @@ def key_text(key: Any, where: str) -> str:
 
 def require_mapping(value: Any, where: str) -> dict[str, Any]:
     """Return ``value`` as a dict with string keys, or raise naming ``where``."""
+    if type(value) is dict and all(type(key) is str for key in value):
+        return dict(value)  # what every loaded config holds (``to_plain``): its keys are already their text
     if not isinstance(value, Mapping):
         raise PlacementConfigError(f"{where} must be a mapping, not {type(value).__name__}")
     pairs = list(value.items())
     keys = distinct_as_text([plain_key(key, where) for key, _ in pairs], where)  # two keys naming one thing: refused, not merged
     return {key_text(key, where): item for key, (_, item) in zip(keys, pairs)}
-
 
 
 def check_keys(

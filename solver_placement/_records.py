@@ -27,8 +27,8 @@ hands out one Python object per process, so two things keep them cheap:
 The records are made when first asked for, not when an answer is found: a
 :class:`PlacementRecords` holds a component's :class:`RecordColumns` (the numpy arrays every
 field is made from) and makes the objects on first use. The independent verifier reads those
-arrays as they are where every record's device fields follow from them alone (GPU processes,
-isolated, no environment keys: ``RecordColumns.plain``), so an answer is verified without
+arrays as they are where every record's device fields follow from them alone (isolated GPU
+processes, robots, node-only processes; no environment keys: ``RecordColumns.plain``), so an answer is verified without
 making 400,000 objects (about 2 s on 65,536 nodes, and a garbage collection of several
 hundred ms once the collector resumed over them), and the records handed out later are made
 from the very arrays it accepted.
@@ -238,11 +238,12 @@ class RecordColumns:
 
     @property
     def plain(self) -> bool:
-        """Whether every record's device fields follow from these arrays alone: every process
-        holds GPUs and sees only its own (``visible_accelerators`` its ``local_hardware_ranks`` as
-        text), with no ``egl_device`` / ``numa_bind`` (an empty ``env``) and no custom items (no
-        ``hardware_metadata``). What the verifier may read without the records."""
-        return self.isolate and bool(self.holds_gpus.all()) and not (self.environment.egl_device or self.environment.numa_bind)
+        """Whether every record's device fields follow from these arrays alone: a process holding
+        GPUs sees only its own (``visible_accelerators`` its ``local_hardware_ranks`` as text), one
+        holding a robot or a node sees its node's GPUs or none (``hide_accelerators``), a robot's
+        ``hardware_metadata`` is its items' configs, and no ``egl_device`` / ``numa_bind`` (an
+        empty ``env``). What the verifier may read without the records."""
+        return (self.isolate or not self.holds_gpus.any()) and not (self.environment.egl_device or self.environment.numa_bind)
 
     @cached_property
     def placement_node_rank(self) -> np.ndarray:

@@ -9,7 +9,7 @@ a derived cluster (one more node, more GPUs) may exceed them where its source di
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -130,8 +130,9 @@ def _within(group: GroupSpec, num_nodes: int) -> GroupSpec:
     nodes = tuple(int(n) for n in ranks_within(ranges, num_nodes, "node_ranks", where))
     if group.custom_type is not None:
         _check_config_count(len(group.items), len(nodes), where)
+    members = frozenset(nodes)
     for position, item in enumerate(group.items):
-        if item.node_rank not in nodes:
+        if item.node_rank not in members:
             raise PlacementConfigError(_outside_group(where, position, item.node_rank))
     envs = []
     for position, env in enumerate(group.env_configs):
@@ -204,21 +205,38 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
         raise PlacementConfigError(f"{where}: hardware.configs must be a list of mappings")
     _check_config_count(len(configs), len(nodes), where)
     items = []
-    seen: set[str] = set()
+    members = frozenset(nodes)  # one look-up per config: a scan of the group's nodes made 16,384 nodes' robots quadratic
+    seen: set[Hashable] = set()
     for position, raw in enumerate(configs):
         config = require_mapping(raw, f"{where}: hardware.configs[{position}]")
         node = config.get("node_rank")
         if isinstance(node, bool) or not isinstance(node, int):
             raise PlacementConfigError(f"{where}: hardware.configs[{position}] needs an integer node_rank")
-        if node not in nodes:
+        if node not in members:
             raise PlacementConfigError(_outside_group(where, position, node))
-        fingerprint = json.dumps(config, sort_keys=True, default=repr)  # plain values: equal configs, equal text
+        fingerprint = _fingerprint(config)
         if fingerprint in seen:
             raise PlacementConfigError(f"{where}: hardware.configs[{position}] duplicates an earlier config (Duplicate hardware configs found)")
         seen.add(fingerprint)
         metadata = {key: value for key, value in config.items() if key != "node_rank"}
         items.append(HardwareItem(hardware_type, node, metadata))
     return hardware_type, tuple(items)
+
+
+def _fingerprint(config: dict[str, Any]) -> Hashable:
+    """What two hardware configs share exactly when they are duplicates: equal as JSON text with
+    sorted keys (1, 1.0 and true differ; so do 0.0 and -0.0; two NaNs are equal). A config of
+    exact scalars (a robot's ``robot_ip``, serials: the common one) gets a tuple of its keys, value
+    types and values (floats by their text, which JSON writes alike), a quarter of the cost of
+    the JSON text every other config gets; the two forms never compare equal, and a config of
+    scalars never equals one holding a list or mapping as JSON either."""
+    if set(map(type, config.values())) <= _SCALARS:
+        return tuple(sorted((key, type(value), repr(value) if type(value) is float else value) for key, value in config.items()))
+    return json.dumps(config, sort_keys=True, default=repr)  # plain values: equal configs, equal text
+
+
+#: The value types a hardware config's fingerprint keeps as they are (exact types: their equality is JSON's).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _parse_env_configs(raw: Any, nodes: tuple[int, ...], where: str) -> tuple[EnvConfig, ...]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import ACCELERATOR, NODE
-from solver_placement._records import Placement
+from solver_placement._records import Placement, RecordColumns
 from solver_placement._verify.columns import Columns, int_column, unmade
 from solver_placement._verify.placed import Placed
 
@@ -103,8 +103,9 @@ def _accepted(records: Sequence[Placement], columns: Columns, cluster: Cluster) 
     ranks = int_column(records, "rank")
     if ranks is None or not np.array_equal(ranks, np.arange(count)) or not _positions_hold(records, columns.node):
         return False
-    if unmade(records) is not None:
-        return _plain_holds(columns, int_column(records, "local_accelerator_rank"), cluster)
+    arrays = unmade(records)
+    if arrays is not None:
+        return _plain_holds(columns, arrays, int_column(records, "local_accelerator_rank"), cluster)
     own = columns.kind == cluster.kinds.index(ACCELERATOR)
     mine = list(compress(records, own.tolist()))
     if not np.all(own | (columns.kind == cluster.kinds.index(NODE))) or not set(map(attrgetter("isolate_accelerator"), mine)) <= {True}:
@@ -126,13 +127,21 @@ def _accepted(records: Sequence[Placement], columns: Columns, cluster: Cluster) 
     )
 
 
-def _plain_holds(columns: Columns, first: np.ndarray | None, cluster: Cluster) -> bool:
-    """The device fields of records not made yet whose arrays are ``plain`` (``unmade``): each
-    process holds GPUs and will see its own (``visible_accelerators`` are made from its items,
-    ``accelerator_type`` from its node, ``hardware_metadata`` empty for GPUs), so what is left to
-    test is that every record holds GPUs and that its first one is ``local_accelerator_rank``."""
+def _plain_holds(columns: Columns, arrays: RecordColumns, first: np.ndarray | None, cluster: Cluster) -> bool:
+    """The device fields of records not made yet whose arrays are ``plain`` (``unmade``): a GPU
+    process will see its own GPUs (``visible_accelerators`` made from its items), every record's
+    ``accelerator_type`` comes from its node, so what is left to test is ``local_accelerator_rank``
+    (its first GPU, -1 without), that the records will be made by the kinds read here (which
+    processes hold GPUs), and that a robot's ``hardware_metadata`` will be made from the very items
+    its record names (the configs of ``arrays.hardware``, the ids looked up here from its node,
+    kind and local indices). GPUs and node-only processes carry no metadata."""
     own = columns.kind == cluster.kinds.index(ACCELERATOR)
-    return bool(own.all()) and first is not None and np.array_equal(first, columns.local[columns.indptr[:-1]])
+    if first is None or not np.array_equal(first, np.where(own, columns.local[columns.indptr[:-1]], -1)):
+        return False
+    if not np.array_equal(np.asarray(arrays.holds_gpus, dtype=bool), own):
+        return False
+    custom = np.repeat(~own & (columns.kind != cluster.kinds.index(NODE)), columns.lengths)
+    return np.array_equal(np.asarray(arrays.hardware, dtype=np.int64)[custom], columns.ids[custom])
 
 
 def _positions_hold(records: Sequence[Placement], node: np.ndarray) -> bool:

@@ -123,11 +123,15 @@ def read_columns(cluster: Cluster, records: Sequence[Placement]) -> Columns | No
 
 
 def _unmade_columns(cluster: Cluster, arrays: RecordColumns) -> Columns | None:
-    """:func:`read_columns` of records not made yet, from their arrays (GPU processes only: each
-    record's items are its local GPU indices on its node)."""
+    """:func:`read_columns` of records not made yet, from their arrays: each record's items are
+    its local indices of its kind on its node; a node-only process's record names none, read as
+    ``[0]`` (None unless its one item is its node, local index 0, as the records will say)."""
     node, kind = np.asarray(arrays.nodes, dtype=np.int64), np.asarray(arrays.kinds, dtype=np.int64)
     indptr, local = np.asarray(arrays.indptr, dtype=np.int64), np.asarray(arrays.local, dtype=np.int64)
     lengths = np.diff(indptr)
+    node_only = kind == cluster.kinds.index(NODE)
+    if node_only.any() and (np.any(lengths[node_only] != 1) or np.any(local[indptr[:-1][node_only]] != 0)):
+        return None
     ids = _physical_ids(cluster, np.repeat(node, lengths), np.repeat(kind, lengths), local)
     return None if ids is None else Columns(node, kind, indptr, local, ids)
 

@@ -17,7 +17,7 @@ import numpy as np
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
-from solver_placement._records import Placement
+from solver_placement._records import Placement, RecordColumns
 from solver_placement._specification.environment import EGL_VARIABLES, NUMA_VARIABLES, ProcessEnvironment
 from solver_placement._verify.columns import Columns, unmade
 from solver_placement._verify.placed import Placed
@@ -69,12 +69,30 @@ def _env(where: str, record: Placement, keys: ProcessEnvironment, cluster: Clust
 
 
 def _accepted(records: Sequence[Placement], columns: Columns, keys: ProcessEnvironment, cluster: Cluster) -> bool:
-    """Whether every record holds GPUs (no ``visible_accelerators`` to check here) and carries
-    the empty ``env`` its keys give without ``egl_device`` and ``numa_bind``, tested at once;
-    any other case is left to the loop."""
-    if keys.egl_device or keys.numa_bind or np.any(columns.kind != cluster.kinds.index(ACCELERATOR)):
+    """Whether every record carries the empty ``env`` its keys give without ``egl_device`` and
+    ``numa_bind``, and sees what its keys give: nothing to check for a record holding GPUs; for
+    one not made yet holding a robot or a node, the GPUs of its node or none, as the records will
+    be made by the same ``hide_accelerators`` from the node's devices, tested at once. Any other
+    case is left to the loop."""
+    if keys.egl_device or keys.numa_bind:
         return False
-    if unmade(records) is not None:
-        return True  # no environment keys: records not made yet will carry an empty env each
+    others = columns.kind != cluster.kinds.index(ACCELERATOR)
+    arrays = unmade(records)
+    if arrays is not None:  # no environment keys: records not made yet will carry an empty env each
+        return not others.any() or _sees_its_node(arrays, columns, others, keys, cluster)
+    if others.any():
+        return False
     envs = list(map(attrgetter("env"), records))
     return set(map(type, envs)) <= {dict} and not any(envs)
+
+
+def _sees_its_node(arrays: RecordColumns, columns: Columns, others: np.ndarray, keys: ProcessEnvironment, cluster: Cluster) -> bool:
+    """Whether the records of processes holding no GPU will be made with what the loop expects:
+    by the component's own ``hide_accelerators`` and from the kinds read here (which processes
+    hold GPUs), with, unless hidden, their nodes' devices numbered ``0..n-1`` (each distinct node tested once)."""
+    if arrays.environment.hide_accelerators != keys.hide_accelerators or not np.array_equal(np.asarray(arrays.holds_gpus, dtype=bool), ~others):
+        return False
+    if keys.hide_accelerators:
+        return True
+    devices = cluster.node_accelerator_ids
+    return all(devices[node] == [str(g) for g in range(int(cluster.gpus_per_node[node]))] for node in np.unique(columns.node[others]).tolist())

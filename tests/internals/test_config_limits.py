@@ -216,6 +216,19 @@ def test_the_fast_copies_keep_exact_types_and_copy_everything() -> None:
     assert gc.isenabled()  # the collector paused during the copy is running again
 
 
+def test_lists_of_flat_mappings_are_copied_counted_and_refused_where_they_pass_the_limit() -> None:
+    """A list of flat mappings (robots' hardware configs) is copied as one new mapping per place,
+    a mapping shared by reference counted at each; past ``max_copied_values`` the copy is refused
+    naming the first mapping over it."""
+    robot = {"node_rank": 0, "robot_ip": "10.0.0.1"}
+    plain = load_config({"hw": [robot, robot, None]})
+    assert plain == {"hw": [robot, robot, None]} and plain["hw"][0] is not robot and plain["hw"][0] is not plain["hw"][1]
+    with override(max_copied_values=10):  # the section, the list and three mappings of two: 1 + 3 + 6 values
+        assert load_config({"hw": [robot] * 3}) == {"hw": [robot] * 3}
+    with override(max_copied_values=9), pytest.raises(PlacementConfigError, match=r"hw\[2\]: .*max_copied_values=9"):
+        load_config({"hw": [robot] * 3})
+
+
 def test_hardware_configs_beyond_the_items_of_a_node_are_refused_before_they_are_read() -> None:
     configs = [{"node_rank": 0, "id": i} for i in range(5_000)]
     group = {"label": "arms", "node_ranks": 0, "hardware": {"type": "robot", "configs": configs}}

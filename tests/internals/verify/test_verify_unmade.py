@@ -37,6 +37,9 @@ CORRUPTIONS: dict[str, Callable[[RecordColumns, int], None]] = {
     "local_rank": lambda columns, at: _bump(columns.positions[0], at),
     "local_world_size": lambda columns, at: _bump(columns.positions[1], at),
     "local_accelerator_rank": lambda columns, at: _bump(columns.first_gpu, at),
+    # a robot's metadata is made from the items themselves, its other fields from their node and index
+    "hardware": lambda columns, at: columns.hardware.__setitem__(int(columns.indptr[at]), (columns.hardware[columns.indptr[at]] + 1) % columns.cluster.num_hardware),
+    "kind": lambda columns, at: columns.kinds.__setitem__(at, (columns.kinds[at] + 1) % len(columns.cluster.kinds)),
 }
 
 
@@ -59,6 +62,12 @@ def test_records_not_made_are_verified_as_the_made_ones(path: Path) -> None:
         solution = solve(path)
     except PlacementError:
         pytest.skip("no placement to check")
+    assert_verified_as_made(solution)
+
+
+def assert_verified_as_made(solution: Solution) -> list[str]:
+    """The solution's records not made yet verify as the made ones do, untouched and under every
+    corruption, and verifying them made none of those the arrays state; the names of those."""
     records = fresh(solution)
     assert violations(solution, records) == []
     plain = [name for name, found in records.items() if unmade(found) is not None]
@@ -69,12 +78,31 @@ def test_records_not_made_are_verified_as_the_made_ones(path: Path) -> None:
                 corrupted = fresh(solution)
                 arrays = corrupted[name].columns
                 arrays.positions, arrays.placement_node_rank, arrays.first_gpu  # noqa: B018  # computed before the change
-                arrays.nodes, arrays.local = arrays.nodes.copy(), arrays.local.copy()  # the assignment's own tables stay intact
+                arrays.nodes, arrays.local, arrays.kinds = arrays.nodes.copy(), arrays.local.copy(), arrays.kinds.copy()
+                arrays.hardware = arrays.hardware.copy()  # the assignment's own tables stay intact
                 change(arrays, at)
                 found = violations(solution, corrupted)
                 made = {key: list(value) for key, value in fresh(solution).items()}
                 made[name] = PlacementRecords(name, arrays).made()  # the same arrays, made into records and read one by one
                 assert found == violations(solution, made), (name, at, corruption)
+    return plain
+
+
+@pytest.mark.parametrize("hide", [False, True])
+def test_robots_and_node_processes_are_verified_from_their_arrays(hide: bool) -> None:
+    """Robots (on nodes with GPUs and without) and node-only processes: their records follow from
+    the arrays too (what they see: their node's GPUs, or none with ``hide_accelerators``; a
+    robot's metadata: its items' configs), so they are verified unmade, as the made ones are."""
+    robots = {"type": "robot", "configs": [{"node_rank": node, "robot_ip": f"10.0.{node}.{r}"} for node in (0, 1, 2) for r in range(2)]}
+    placement = {
+        "gpu": "0-3",
+        "arm": {"node_group": "arms", "placement": "0-1", "hide_accelerators": hide},
+        "pair": {"node_group": "arms", "processes": 2, "hardware_per_process": 2, "exclusive_with": ["arm"], "hide_accelerators": hide},
+        "agent": {"node_group": "node", "placement": "0-2", "hide_accelerators": hide},
+    }
+    groups = [{"label": "arms", "node_ranks": "0-2", "hardware": robots}]
+    solution = solve(config(3, [2, 2, 0], placement, node_groups=groups))
+    assert set(assert_verified_as_made(solution)) >= {"arm", "agent"}
 
 
 def test_records_handed_out_are_the_ones_verified() -> None:
