@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from typing import Any
 
 import pytest
@@ -38,22 +37,3 @@ def test_two_configs_are_duplicates_exactly_when_their_json_text_is_equal(first:
 def test_a_config_on_a_node_outside_the_group_is_named_by_its_position() -> None:
     with pytest.raises(PlacementConfigError, match=r"node group 'arms': hardware.configs\[2\] names node_rank 5, which is not in the group's node_ranks"):
         robots({"node_rank": 0}, {"node_rank": 1}, {"node_rank": 5})
-
-
-@pytest.mark.slow
-def test_reading_robots_grows_linearly_with_the_nodes() -> None:
-    """Two robots a node on 4,096 and 16,384 nodes: four times the nodes, about four times the
-    time (each config's node was once searched for among the group's nodes: sixteen times)."""
-
-    def seconds(nodes: int) -> float:
-        configs = [{"node_rank": node, "robot_ip": f"10.{node // 256}.{node % 256}.{r}"} for node in range(nodes) for r in range(2)]
-        groups = [{"label": "arms", "node_ranks": f"0-{nodes - 1}", "hardware": {"type": "robot", "configs": configs}}]
-        best = math.inf
-        for _ in range(3):
-            started = time.process_time()
-            Cluster(num_nodes=nodes, num_gpus_per_node=8, node_groups=groups)
-            best = min(best, time.process_time() - started)
-        return best
-
-    small, large = seconds(4_096), seconds(16_384)
-    assert large < 8 * small, (small, large)
