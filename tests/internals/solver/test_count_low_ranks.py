@@ -58,16 +58,23 @@ def _counted(spec: PlacementSpec) -> tuple[Counts | None, int, int]:
     return counts, runs.call_count, len({int(node_start[shape.nodes[0]]) for shape in found})
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(uniform_specs())
-def test_one_first_rank_is_one_run_at_the_flat_optimum(case: tuple[Cluster, dict[str, Any]]) -> None:
+def _counted_spec(case: tuple[Cluster, dict[str, Any]]) -> PlacementSpec | None:
+    """A drawn case's spec, noted, or None where building it refuses it or the count model does
+    not state it."""
     cluster, placement = case
     note(f"{cluster.gpus_per_node.tolist()} {placement}")
     try:
         spec = PlacementSpec.build(cluster, placement)
     except InfeasiblePlacementError:
-        return
-    if not isinstance(count_problem(spec, spec.requests), CountProblem):
+        return None
+    return spec if isinstance(count_problem(spec, spec.requests), CountProblem) else None
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(uniform_specs())
+def test_one_first_rank_is_one_run_at_the_flat_optimum(case: tuple[Cluster, dict[str, Any]]) -> None:
+    spec = _counted_spec(case)
+    if spec is None:
         return
     counts, runs, starts = _counted(spec)
     event(f"{starts} first rank(s), {runs} run(s)")
@@ -112,13 +119,8 @@ def test_an_answer_at_the_least_ranks_is_what_the_run_would_return(case: tuple[C
     """Where the first answer's GPUs already sit as low as ``least_ranks`` allows, the run is
     skipped; made anyway (the bound switched off), it finds nothing lower: the bound is never
     above the least the run can reach. The value is the flat model's optimum either way."""
-    cluster, placement = case
-    note(f"{cluster.gpus_per_node.tolist()} {placement}")
-    try:
-        spec = PlacementSpec.build(cluster, placement)
-    except InfeasiblePlacementError:
-        return
-    if not isinstance(count_problem(spec, spec.requests), CountProblem):
+    spec = _counted_spec(case)
+    if spec is None:
         return
     skipped, runs, starts = _counted(spec)
     with patch.object(model, "least_ranks", return_value=-1):  # no answer meets it: the run is always made
