@@ -13,7 +13,8 @@ least local ids (``local_costs.py``, arrays: tens of thousands in milliseconds);
 ``RELAXED_PAST`` of them all become the model's integers; past that a linear relaxation
 (``reduced_costs.py``) keeps those an answer better than the one found may use, and the answer
 is proven only when no pattern left out could beat it. Each class on at least its fewest nodes
-and ``balance`` by load levels keep CP-SAT's own relaxation near the optimum.
+and ``balance`` by load levels keep CP-SAT's own relaxation near the optimum. With ``nodes``
+alone weighed, every walked pattern is stated by the maximal ones instead (``maximal.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from solver_placement._solver.counts.heavy_first import heavy_first
 from solver_placement._solver.counts.kind_ranks import SPLIT_SEARCH, class_bases, kind_ranks
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
+from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, beside_of, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
@@ -71,6 +73,10 @@ ROWS_FIRST = {"add_lp_constraints_lazily": False}
 ROWS_FIRST_WORK = 0.05
 #: Whole-node patterns past which the relaxation chooses those the model holds.
 RELAXED_PAST = MAX_PATTERNS
+#: Most walked patterns listed whole (as the tables' rows) for the maximal model when ``nodes``
+#: alone is weighed (``_maximal``): 15,211 on the ``ring`` benchmark's 8-GPU nodes cost a few
+#: milliseconds; past it the relaxation chooses the patterns, as before.
+MAXIMAL_MOST = 20_000
 #: Most whole-node patterns the model holds all of when ``balance`` alone is weighed: each peak
 #: level holds those above it at 0, which CP-SAT propagates at once (``peak_levels.py``), so
 #: more than ``RELAXED_PAST`` stay fast (5,174 on 60 nodes: each level in 0.1-0.3 s).
@@ -159,16 +165,48 @@ def _relaxed(
 ) -> tuple[list[Ranked], Counts, int] | Declined:
     """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (``_solved``).
     With neither ranks nor ``balance`` weighed (a part with no clique tree, a cycle of exclusions
-    with no chord, past the patterns ``patterns.shapes`` lists) it comes here too: over every
-    pattern up to ``RELAXED_PAST``, started from the heavy-first answer (``heavy_first.py``),
-    which is what orders its ties (8,960 patterns on 201 nodes: 0.36 s when all were in one
-    model started elsewhere, 0.06 s here)."""
+    with no chord, past the patterns ``patterns.shapes`` lists) it comes here too: first over
+    the maximal patterns of every walked one (``_maximal``); where that is not exact or the
+    patterns are few, over every pattern up to ``RELAXED_PAST``, started from the heavy-first
+    answer (``heavy_first.py``), which is what orders its ties (8,960 patterns on 201 nodes:
+    0.36 s when all were in one model started elsewhere, 0.06 s here)."""
+    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
+    if not weights.get("contiguity") and not weights.get("balance") and not any(run.split is not None for run in walked):
+        found = _maximal(problem, walked, weights, node_start, options, budget)
+        if found is not None:
+            return found
     relaxation = None
     if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
         columns = [run.columns(problem, weights) for run in walked]
         relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget.check)
-    node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     return _solved(problem, walked, relaxation, weights, node_start, options, budget)
+
+
+def _maximal(
+    problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
+) -> tuple[list[Ranked], Counts, int] | Declined | None:
+    """``nodes`` alone weighed: the count model over every walked pattern, stated by the
+    maximal ones and what each run gives back (``maximal.py``: exact, its ``nodes`` optimum the
+    full model's); None where ``maximal.maximal_tables`` finds it not exact or the full model
+    small, or past ``MAXIMAL_MOST`` walked patterns (the relaxation chooses among those).
+
+    Why: on the cycles of exclusions of the ``ring`` benchmark (15,211 patterns on 8-GPU nodes)
+    the relaxation kept 3,999 of them and CP-SAT took 0.07-0.3 s over those (a heavy-first start
+    short of the optimum, or none); their 179 maximal patterns are proven in a few milliseconds.
+    Which of the equal optima it returns is the maximal model's (its low-ranks run, then the
+    give-backs' order), not the heavy-first start's: placements move, objectives do not."""
+    if sum(run.patterns.shape[0] for run in walked) > MAXIMAL_MOST:
+        return None
+    ranked = [run.ranked(np.ones(run.patterns.shape[0], dtype=bool)) for run in walked]
+    shapes = [run.shape for run in ranked]
+    tables = maximal_tables(problem, shapes)
+    if tables is None:
+        return None
+    log.debug("the count model over the maximal patterns of %s", counted(sum(shape.size for shape in shapes), "pattern"))
+    counts = solve_maximal(problem, shapes, tables, weights, node_start, options, budget)
+    if counts is None:
+        return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
+    return ranked, counts, counts.bound
 
 
 def _solved(

@@ -5,6 +5,8 @@ started from the heavy-first answer (``heavy_first.py``, ``weighed.py``).
 * With the relaxation keeping only a few patterns for the first solve (``RELAXED_PAST`` 3, the
   tight case: most graphs with a hole are relaxed, and some answers need a pattern it left
   out), every such spec is still proven by the count model at the flat model's optimum.
+* Stated by the maximal patterns instead (``weighed._maximal``, ``maximal.MIN_PATTERNS`` 0 so
+  small specs take it), every such spec is proven at the flat model's optimum too.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from test_count_holes import counted, flat_optimum, random_graphs
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, solve
-from solver_placement._solver.counts import patterns, weighed
+from solver_placement._solver.counts import maximal, patterns, weighed
 from solver_placement._solver.counts.graphs import apart_graph
 from solver_placement._solver.counts.heavy_first import heavy_first
 from solver_placement._solver.counts.problem import CountProblem, count_problem
@@ -84,6 +86,43 @@ def test_the_relaxed_path_proves_holes_at_the_flat_optimum(monkeypatch: pytest.M
 
     check()
     assert len(relaxed) >= 5 and len(proven) >= 5
+
+
+def test_the_maximal_patterns_prove_holes_at_the_flat_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(patterns, "MAX_PATTERNS", 2)  # every graph with a hole past the patterns listed
+    monkeypatch.setattr(maximal, "MIN_PATTERNS", 0)  # and stated by its maximal patterns, however few
+    stated: list[int] = []
+    proven: list[int] = []
+
+    def counted_maximal(*args: Any, **kwargs: Any) -> Any:
+        stated.append(1)
+        return maximal.solve_maximal(*args, **kwargs)
+
+    monkeypatch.setattr(weighed, "solve_maximal", counted_maximal)
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(random_graphs())
+    def check(case: tuple[Cluster, dict[str, Any]]) -> None:
+        cluster, placement = case
+        note(f"{cluster.gpus_per_node.tolist()} {placement}")
+        try:
+            spec = PlacementSpec.build(cluster, placement)
+            before = len(stated)
+            solution = solve(spec, time_limit_s=10)
+        except InfeasiblePlacementError:
+            event("infeasible")
+            return
+        if not _has_hole(placement):
+            event("chordal: counted clique by clique")
+            return
+        event("a hole: its maximal patterns")
+        assert len(stated) > before
+        assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+        assert counted(solution) == flat_optimum(spec)
+        proven.append(1)
+
+    check()
+    assert len(proven) >= 5
 
 
 def _walked(problem: CountProblem, spec: PlacementSpec) -> list[Any]:
