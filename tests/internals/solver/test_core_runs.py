@@ -1,6 +1,7 @@
 """Naming a conflict costs runs only when there is one: a spec that fits is answered by one
 counting run, however many components it has (found by the hostile suite: a mutated config of
-150 components spent 3 s, one CP-SAT run per component, before the exact model was built)."""
+150 components spent 3 s, one CP-SAT run per component, before the exact model was built), and
+that run is the one without presolve (``core.FEASIBLE_FIRST``), which changes no conflict named."""
 
 from __future__ import annotations
 
@@ -50,3 +51,39 @@ def test_components_that_only_conflict_together_are_not_tried_one_by_one(counted
     with pytest.raises(InfeasiblePlacementError):
         solve(config(2, 8, components))
     assert counted_runs and min(counted_runs) > 1  # no run of one component's own statement
+
+
+def _runs_with_parameters(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The CP-SAT parameters of each counting-model run of ``minimal_core``."""
+    runs: list[dict[str, Any]] = []
+    real = core.solve_model
+
+    def recorded(model: cp_model.CpModel, *args: Any, **kwargs: Any) -> Any:
+        runs.append(kwargs)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(core, "solve_model", recorded)
+    return runs
+
+
+def test_a_spec_that_fits_is_answered_by_the_run_without_presolve(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = _runs_with_parameters(monkeypatch)
+    solve(config(4, 8, {"a": {"processes": 12, "exclusive_with": ["b"]}, "b": {"processes": 12, "tensor_parallel_size": 2}}))
+    assert runs == [core.FEASIBLE_FIRST]
+
+
+@pytest.mark.parametrize(("nodes", "components"), [
+    (2, {f"c{i}": {"processes": 1, "hardware_per_process": 8, "exclusive_with": "all"} for i in range(4)}),
+    (16, {"actor": {"processes": 120, "tensor_parallel_size": 8}, "reward": {"processes": 9, "exclusive_with": ["actor"]}}),
+])  # fmt: skip
+def test_a_spec_that_does_not_hold_names_what_it_named_before_the_first_run(monkeypatch: pytest.MonkeyPatch, nodes: int, components: dict[str, Any]) -> None:
+    """The run without presolve finds no answer, and the runs that name the conflict are the
+    ones there were before it (the same statements named)."""
+    runs = _runs_with_parameters(monkeypatch)
+    with pytest.raises(InfeasiblePlacementError) as now:
+        solve(config(nodes, 8, components))
+    assert len(runs) > 1 and runs[0] == core.FEASIBLE_FIRST and all(run == core.CORE_PARAMETERS for run in runs[1:])
+    monkeypatch.setattr(core, "FEASIBLE_FIRST", core.CORE_PARAMETERS)  # as before: every run with presolve
+    with pytest.raises(InfeasiblePlacementError) as before:
+        solve(config(nodes, 8, components))
+    assert str(now.value) == str(before.value)
