@@ -13,11 +13,12 @@ keeps (``reduced_costs.py``) become the model's integers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from solver_placement._arrays import sorted_row_groups
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.counts.contiguity import Ranked, even_runs, local_run
 from solver_placement._solver.counts.fixed_loads import FixedLoad
@@ -99,17 +100,24 @@ def walked_runs(
     most = tuple(problem.classes[c].groups * problem.classes[c].width for c in part)  # a node holds no more than a class has
     runs, steps = (tuple(column) for column in zip(*(local_run(problem.classes[c], requests) for c in part)))
     kept = [problem.blocked_locals(c) for c in part]  # per class, node -> local ids it is kept off
-    groups: dict[_NodeKey, list[int]] = {}
-    for node in np.flatnonzero(allowed.any(axis=0)).tolist():
-        off = tuple(held.get(node, ()) for held in kept)
+
+    def key_of(node: int) -> _NodeKey:
         capacity = int(cluster.gpus_per_node[node])
         loads = beside.on_node(node, capacity) if beside is not None else ()
-        key = _NodeKey(
-            capacity, tuple(allowed[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains), int(problem.graph_of[node]), off,
-            loads if any(load is not None for load in loads) else (), int(placed_first[node]),
+        return _NodeKey(
+            capacity, tuple(allowed[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains), int(problem.graph_of[node]),
+            tuple(held.get(node, ()) for held in kept), loads if any(load is not None for load in loads) else (), int(placed_first[node]),
             kinds.signature(part, node, capacity) if split and kinds is not None else (),
         )  # fmt: skip
-        groups.setdefault(key, []).append(node)
+
+    candidates = np.flatnonzero(allowed.any(axis=0))
+    if split:  # a signature per node (``kind_ranks.py``): node by node
+        alike = [(node, np.array([node], dtype=np.int64)) for node in candidates.tolist()]
+    else:
+        alike = _alike(candidates, kept, beside.loads if beside is not None else {}, [cluster.gpus_per_node, allowed.T, *domains, problem.graph_of, placed_first])
+    groups: dict[_NodeKey, list[int]] = {}
+    for first, nodes in alike:
+        groups.setdefault(key_of(first), []).extend(nodes.tolist())
     walked: dict[NodeWalk, tuple[np.ndarray, np.ndarray]] = {}
     split_walks: dict[tuple[NodeWalk, Signature], tuple[SplitWalk, tuple[np.ndarray, np.ndarray]]] = {}
     found = []
@@ -137,6 +145,27 @@ def walked_runs(
             shape = Shape(part, key.capacity, run, (), key.domains, load=key.placed_first)
             found.append(WalkedRun(shape, patterns, local, head * np.array(widths), step * np.array(widths)))
     return found
+
+
+def _alike(
+    candidates: np.ndarray, kept: Sequence[Mapping[int, tuple[int, ...]]], loads: Mapping[tuple[int, int], object], columns: Sequence[np.ndarray]
+) -> list[tuple[int, np.ndarray]]:
+    """The ``candidates`` (ascending) in groups of nodes alike, each as (its first node, its
+    nodes ascending), by first node: one group per distinct row of ``columns`` (per node, each
+    an array over every node or a nodes x levels table) among the nodes no class is kept off
+    any local id of and no rank string loads, and every other node a group of its own (its key
+    reads its ids and loads, ``walked_runs``). Two nodes of one row have the same key and two
+    rows differ in some part of it, so the groups are the keys' own, found by one sort of the
+    rows, not one key per node (20 ms on 739 nodes, 0.13 s on 16,384)."""
+    apart = {node for held in kept for node in held} | {node for node, _ in loads}
+    special = np.isin(candidates, np.array(sorted(apart), dtype=np.int64))
+    plain = candidates[~special]
+    found = [(int(node), np.array([node], dtype=np.int64)) for node in candidates[special].tolist()]
+    if plain.size:
+        picked = [np.asarray(column)[plain] for column in columns]
+        rows = np.concatenate([(column[:, None] if column.ndim == 1 else column).astype(np.int64) for column in picked], axis=1)
+        found += [(int(plain[group[0]]), plain[group]) for group in sorted_row_groups(rows)]
+    return sorted(found, key=lambda group: group[0])
 
 
 def _listed(walk: NodeWalk, graph: ApartGraph, part: tuple[int, ...], check: Callable[[str], None]) -> tuple[np.ndarray, np.ndarray]:
