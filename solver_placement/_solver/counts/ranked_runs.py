@@ -116,8 +116,8 @@ def walked_runs(
     else:
         alike = _alike(candidates, kept, beside.loads if beside is not None else {}, [cluster.gpus_per_node, allowed.T, *domains, problem.graph_of, placed_first])
     groups: dict[_NodeKey, list[int]] = {}
-    for first, nodes in alike:
-        groups.setdefault(key_of(first), []).extend(nodes.tolist())
+    for first, held in alike:
+        groups.setdefault(key_of(first), []).extend(held.tolist())
     walked: dict[NodeWalk, tuple[np.ndarray, np.ndarray]] = {}
     split_walks: dict[tuple[NodeWalk, Signature], tuple[SplitWalk, tuple[np.ndarray, np.ndarray]]] = {}
     found = []
