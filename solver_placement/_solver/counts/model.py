@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from ortools.sat.python import cp_model
+from ortools.sat.python import cp_model, cp_model_helper
 
 from solver_placement._solver.counts.crossing import JointVariables, joint_cost, joint_values
 from solver_placement._solver.counts.patterns import Shape
@@ -181,7 +181,7 @@ def solve_counts(
         weighted = weighted + term(model, uses)
     if below is not None:
         model.add(weighted <= below - 1)
-    model.minimize(weighted)
+    minimize(model, weighted)
     if hint is not None:
         add_hints(model, uses.values(), (hint.get(key, 0) for key in uses))
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
@@ -193,7 +193,7 @@ def solve_counts(
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     found = Counts(
-        {key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)},
+        _used(solver, uses),
         solver.status_name(status),
         int(round(solver.objective_value)),
         int(round(solver.best_objective_bound)),
@@ -208,13 +208,13 @@ def solve_counts(
     add_hints(model, uses.values(), (found.uses.get(key, 0) for key in uses))
     for priced_level, used in sets.items():
         add_hints(model, used, found.groupings[priced_level])
-    model.minimize(cp_model.LinearExpr.weighted_sum(*low_ranks))
+    minimize(model, cp_model.LinearExpr.weighted_sum(*low_ranks))
     solver, status = solve_model(model, one_worker, budget, **parameters, max_deterministic_time=LOW_RANKS_WORK)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
     taken = joint_values(solver.value, boxes)
-    return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound, groupings, taken)
+    return Counts(_used(solver, uses), found.status, found.value, found.bound, groupings, taken)
 
 
 def add_hints(model: cp_model.CpModel, variables: Iterable[cp_model.IntVar], values: Iterable[int]) -> None:
@@ -226,6 +226,30 @@ def add_hints(model: cp_model.CpModel, variables: Iterable[cp_model.IntVar], val
     hint = model.proto.solution_hint
     hint.vars.extend(var.index for var in variables)
     hint.values.extend(int(value) for value in values)
+
+
+def minimize(model: cp_model.CpModel, objective: cp_model.LinearExprT) -> None:
+    """``model.minimize(objective)``, the same proto, its terms written at once: CP-SAT's Python
+    appends them to the proto one by one, 12 ms a solve of the 3,585 patterns of
+    ``topology:512:11`` (twice: the low-ranks run has its own objective)."""
+    if not isinstance(objective, cp_model.LinearExpr) or not objective.is_integer():
+        model.minimize(objective)
+        return
+    flat = cp_model_helper.FlatIntExpr(objective)
+    model.clear_objective()
+    written = model.proto.objective
+    written.vars.extend([var.index for var in flat.vars])
+    written.scaling_factor = 1.0
+    written.offset = flat.offset
+    written.coeffs.extend(flat.coeffs)
+
+
+def _used(solver: cp_model.CpSolver, uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> dict[tuple[int, int, int], int]:
+    """The nodes of each count the answer uses (those not 0), read from the response at once
+    rather than one ``solver.value`` call per count (7,000 calls on 512 nodes: 10 ms)."""
+    values = np.asarray(solver.response_proto.solution, dtype=np.int64)
+    taken = values[np.fromiter((var.index for var in uses.values()), dtype=np.int64, count=len(uses))]
+    return {key: int(value) for key, value in zip(uses, taken.tolist()) if value}
 
 
 def _ranks_of(found: Counts, uses: Mapping[tuple[int, int, int], cp_model.IntVar], per_node: list[int]) -> int:
