@@ -209,7 +209,7 @@ def solve_counts(
     for priced_level, used in sets.items():
         add_hints(model, used, found.groupings[priced_level])
     minimize(model, cp_model.LinearExpr.weighted_sum(*low_ranks))
-    solver, status = solve_model(model, one_worker, budget, **parameters, max_deterministic_time=LOW_RANKS_WORK)
+    solver, status = solve_model(model, one_worker, budget, **{**parameters, "max_deterministic_time": LOW_RANKS_WORK})  # its own bound on work, whatever the first run had
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
