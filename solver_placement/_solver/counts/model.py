@@ -172,9 +172,9 @@ def solve_counts(
         model.add(peak >= peak_by_levels(model, loads, sum(int(shape.nodes.size) for shape in shapes)))
     for c, (held_by, times) in groups.items():
         model.add(cp_model.LinearExpr.weighted_sum(held_by, times) == problem.classes[c].groups)
-    for (c, level, _), (held_by, times) in sorted(in_domain.items()):  # a domain holds whole units (``domain_levels.py``)
+    for (c, level, _), (indices, amounts) in sorted(in_domain.items()):  # a domain holds whole units (``domain_levels.py``)
         multiple = problem.classes[c].levels[level].multiple
-        _add_multiple(model, held_by, times, multiple, model.new_int_var(0, problem.classes[c].groups // multiple, ""))
+        _add_multiple(model, indices, amounts, multiple, model.new_int_var(0, problem.classes[c].groups // multiple, ""))
     weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.weighted_sum(*nodes_terms) + int(weights.get("balance", 0)) * peak
     sets: dict[tuple[int, int], list[cp_model.IntVar]] = {}
     if any(c.priced for c in problem.classes):
