@@ -273,7 +273,10 @@ def _ranked_together(
     weighted value, and a low-ranks sum as low or lower: 512:11's 5,785,088 -> 3,353,600).
     Where it does not (or the sum could lose precision in CP-SAT's relaxation, past 2**52), the
     two runs as before."""
-    flat = cp_model_helper.FlatIntExpr(weighted)
+    try:
+        flat = cp_model_helper.FlatIntExpr(weighted)
+    except TypeError:  # a constant: nothing to weigh first
+        return None
     step = math.gcd(*flat.coeffs)  # every weighted value is the offset plus a multiple of this
     if not step:
         return None
@@ -297,8 +300,10 @@ def minimize(model: cp_model.CpModel, objective: cp_model.LinearExprT) -> None:
     appends them to the proto one by one, 12 ms a solve of the 3,585 patterns of
     ``topology:512:11`` (twice: the low-ranks run has its own objective)."""
     try:  # (``objective.is_integer()`` first, as CP-SAT asks, walks the whole sum once more)
-        flat = cp_model_helper.FlatIntExpr(objective)
-    except TypeError:  # a constant, or a term not integral: CP-SAT's own way
+        flat = cp_model_helper.FlatIntExpr(objective) if isinstance(objective, cp_model.LinearExpr) else None
+    except TypeError:  # a term not integral
+        flat = None
+    if flat is None:  # CP-SAT's own way
         model.minimize(objective)
         return
     model.clear_objective()
