@@ -281,8 +281,8 @@ def _ranked_together(
     if not step:
         return None
     scale = most_low // step + 1  # one step of the weighted terms outweighs any low-ranks sum
-    domains = [model.proto.variables[var.index].domain for var in flat.vars]
-    most_weighted = sum(abs(c) * max(abs(domain[0]), abs(domain[len(domain) - 1])) for domain, c in zip(domains, flat.coeffs))  # (``domain[-1]`` reads 0 here)
+    domains = [var.domain for var in flat.vars]  # (not the proto's: 10 microseconds a variable)
+    most_weighted = sum(abs(c) * max(-domain.min(), domain.max()) for domain, c in zip(domains, flat.coeffs))
     if scale * (most_weighted + abs(flat.offset)) >= 2**52:
         return None
     minimize(model, scale * weighted + low)
