@@ -9,16 +9,17 @@ summed over components); ``contiguity`` orders equal answers afterwards (``layou
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from ortools.sat.python import cp_model
+from ortools.sat.python import cp_model, cp_model_helper
 
 from solver_placement._solver.counts.crossing import JointVariables, joint_cost, joint_values
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
-from solver_placement._solver.options import Budget, SolverOptions, solve_model
+from solver_placement._solver.options import Budget, SolverOptions, Status, solve_model
 
 #: CP-SAT parameters of the count model. Its presolve spends most of a run (0.4 s of 0.41 on a
 #: model of 1,500 patterns) on a model that is already small and tight: off, the same optimum
@@ -45,6 +46,14 @@ OWN_ORDER_PARAMETERS: dict[str, bool] = {}
 #: level model's ran past the time limit, where the answer was lost). The best run so far is kept
 #: when it ends (the first answer when it found none better), so the answer stays deterministic.
 LOW_RANKS_WORK = 0.05
+#: CP-SAT's deterministic time for the one run that weighs the weighted terms and low ranks
+#: together where domains are counted (:func:`_ranked_together`), with presolve off even where
+#: a class numbers its processes by its own domains (``OWN_ORDER_PARAMETERS``): the low-ranks
+#: term leads the search to an answer there too (``topology overlaps:558:11``: 0.041 instead of
+#: 0.094 with presolve). Every topology spec of the benchmark proves both terms within half of
+#: it (``topology:258:2``: 0.048); a run that reaches it unproven is kept when the weighted terms
+#: are proven (the low-ranks sum as far as it got, as the second run's), else the two runs.
+TOGETHER_WORK = 0.1
 
 
 @dataclass(frozen=True)
@@ -111,7 +120,7 @@ def solve_counts(
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups
-    in_domain: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # (class, level, domain) -> its groups there
+    in_domain: dict[tuple[int, int, int], tuple[list[int], list[int]]] = {}  # (class, level, domain) -> the counts holding its groups (proto indices), and how many
     in_priced: dict[tuple[int, int, int], list[cp_model.LinearExprT]] = {}  # the same, for a priced preferred domain or a joint level's cell
     nodes_terms: tuple[list[cp_model.IntVar], list[int]] = ([], [])  # counts and the members they add to ``nodes``
     low_ranks: tuple[list[cp_model.IntVar], list[int]] = ([], [])  # counts and their GPUs times their shape's first rank
@@ -154,11 +163,16 @@ def solve_counts(
                 groups[c][0].extend(row[p] for p in holding)
                 groups[c][1].extend(held[holding, i].tolist())
             if any(shape.domains[table.columns[i]] for i in own):  # each domain's sum built pattern by pattern
-                for p, var in enumerate(row):
-                    for i, k in enumerate(table.columns[j] for j in own):
-                        c, g = shape.part[k], int(held[p, i])
-                        for level, domain in enumerate(shape.domains[k] if g else ()):  # the priced domain last (``patterns.py``)
-                            (in_domain if level < len(problem.classes[c].levels) else in_priced).setdefault((c, level, domain), []).append(g * var)
+                columns = [(shape.part[k], shape.domains[k], len(problem.classes[shape.part[k]].levels)) for k in (table.columns[j] for j in own)]
+                for var, pattern in zip(row, held.tolist()):
+                    for (c, domains, required), g in zip(columns, pattern):
+                        for level, domain in enumerate(domains if g else ()):  # the priced domain last (``patterns.py``)
+                            if level < required:
+                                found_in = in_domain.setdefault((c, level, domain), ([], []))
+                                found_in[0].append(var.index)
+                                found_in[1].append(g)
+                            else:
+                                in_priced.setdefault((c, level, domain), []).append(g * var)
             if weights.get("balance", 0):  # one table then (patterns.py): gpus is the node's
                 loads.extend((gpus + shape.load, var) for gpus, var, pattern in zip(gpus_of, row, table.patterns) if any(pattern))
             model.add(cp_model.LinearExpr.sum(row) == count)
@@ -167,9 +181,9 @@ def solve_counts(
         model.add(peak >= peak_by_levels(model, loads, sum(int(shape.nodes.size) for shape in shapes)))
     for c, (held_by, times) in groups.items():
         model.add(cp_model.LinearExpr.weighted_sum(held_by, times) == problem.classes[c].groups)
-    for (c, level, _), terms in sorted(in_domain.items()):  # a domain holds whole units (``domain_levels.py``)
+    for (c, level, _), (indices, amounts) in sorted(in_domain.items()):  # a domain holds whole units (``domain_levels.py``)
         multiple = problem.classes[c].levels[level].multiple
-        model.add(sum(terms) == multiple * model.new_int_var(0, problem.classes[c].groups // multiple, ""))
+        _add_multiple(model, indices, amounts, multiple, model.new_int_var(0, problem.classes[c].groups // multiple, ""))
     weighted = int(weights.get("nodes", 0)) * cp_model.LinearExpr.weighted_sum(*nodes_terms) + int(weights.get("balance", 0)) * peak
     sets: dict[tuple[int, int], list[cp_model.IntVar]] = {}
     if any(c.priced for c in problem.classes):
@@ -181,19 +195,30 @@ def solve_counts(
         weighted = weighted + term(model, uses)
     if below is not None:
         model.add(weighted <= below - 1)
-    model.minimize(weighted)
-    if hint is not None:
-        add_hints(model, uses.values(), (hint.get(key, 0) for key in uses))
     one_worker = SolverOptions(options.time_limit_s, 1, options.seed)
     own_orders = any(not c.priced and any(level.member is not None for level in c.levels) for c in problem.classes)
     parameters = {**(OWN_ORDER_PARAMETERS if own_orders else COUNT_PARAMETERS), **(tuning or {})}
+    starts = [int(node_start[shape.nodes[0]]) for shape in shapes]
+    if term is None and tuning is None and hint is None and len(set(starts)) > 1 and any(c.levels or c.priced or c.joint for c in problem.classes):
+        most_low = sum(most * start for most, start in zip(most_gpus, starts))  # every answer's low-ranks sum is at most this
+        together = _ranked_together(model, weighted, cp_model.LinearExpr.weighted_sum(*low_ranks), most_low, lambda: solve_model(model, one_worker, budget, **COUNT_PARAMETERS, max_deterministic_time=TOGETHER_WORK))
+        if together is not None:
+            solver, status = together
+            if status == cp_model.INFEASIBLE:
+                return Counts({}, "INFEASIBLE", 0, 0) if peak_at_most is not None or below is not None else None
+            value = int(solver.value(weighted))
+            groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
+            return Counts(_used(solver, uses), "OPTIMAL", value, value, groupings, joint_values(solver.value, boxes))
+    minimize(model, weighted)
+    if hint is not None:
+        add_hints(model, uses.values(), (hint.get(key, 0) for key in uses))
     solver, status = solve_model(model, one_worker, budget, **parameters)
     if status == cp_model.INFEASIBLE and (peak_at_most is not None or below is not None):
         return Counts({}, "INFEASIBLE", 0, 0)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     found = Counts(
-        {key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)},
+        _used(solver, uses),
         solver.status_name(status),
         int(round(solver.objective_value)),
         int(round(solver.best_objective_bound)),
@@ -208,13 +233,13 @@ def solve_counts(
     add_hints(model, uses.values(), (found.uses.get(key, 0) for key in uses))
     for priced_level, used in sets.items():
         add_hints(model, used, found.groupings[priced_level])
-    model.minimize(cp_model.LinearExpr.weighted_sum(*low_ranks))
-    solver, status = solve_model(model, one_worker, budget, **parameters, max_deterministic_time=LOW_RANKS_WORK)
+    minimize(model, cp_model.LinearExpr.weighted_sum(*low_ranks))
+    solver, status = solve_model(model, one_worker, budget, **{**parameters, "max_deterministic_time": LOW_RANKS_WORK})  # its own bound on work, whatever the first run had
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return found
     groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
     taken = joint_values(solver.value, boxes)
-    return Counts({key: int(solver.value(var)) for key, var in uses.items() if solver.value(var)}, found.status, found.value, found.bound, groupings, taken)
+    return Counts(_used(solver, uses), found.status, found.value, found.bound, groupings, taken)
 
 
 def add_hints(model: cp_model.CpModel, variables: Iterable[cp_model.IntVar], values: Iterable[int]) -> None:
@@ -226,6 +251,90 @@ def add_hints(model: cp_model.CpModel, variables: Iterable[cp_model.IntVar], val
     hint = model.proto.solution_hint
     hint.vars.extend(var.index for var in variables)
     hint.values.extend(int(value) for value in values)
+
+
+def _ranked_together(
+    model: cp_model.CpModel, weighted: cp_model.LinearExpr, low: cp_model.LinearExpr, most_low: int, run: Callable[[], tuple[cp_model.CpSolver, Status]]
+) -> tuple[cp_model.CpSolver, Status] | None:
+    """The weighted terms and the low-ranks sum in one run, the weighted terms first
+    (``scale * weighted + low``: weighted values differ by multiples of ``step``, the gcd of their
+    coefficients, and ``scale * step`` is more than ``most_low``, the most ``low`` can be, so no
+    low-ranks sum pays for a worse weighted value): the solver and its status when the run
+    proves the weighted terms best (or that there is no answer), else None, and the model is then
+    as before it (its objective the caller's to set).
+
+    Why: where domains are counted, the first run of :func:`solve_counts` wanders among the many
+    answers of equal weight (``topology:258:2``: three answers, 0.03 of CP-SAT's deterministic
+    time, to reach the bound its relaxation had at the root) and the low-ranks run then starts
+    over from the first run's counts (0.05 more, often spent completing that hint:
+    ``topology:512:11`` ended its run where it began). Both at once, the low-ranks term guides the
+    search, and one run proves the weighted terms best within ``TOGETHER_WORK`` on every
+    ``topology``, ``topology mixes`` and ``topology overlaps`` spec of the benchmark (the same
+    weighted value, and a low-ranks sum as low or lower: 512:11's 5,785,088 -> 3,353,600).
+    Where it does not (or the sum could lose precision in CP-SAT's relaxation, past 2**52), the
+    two runs as before."""
+    try:
+        flat = cp_model_helper.FlatIntExpr(weighted)
+    except TypeError:  # a constant: nothing to weigh first
+        return None
+    step = math.gcd(*flat.coeffs)  # every weighted value is the offset plus a multiple of this
+    if not step:
+        return None
+    scale = most_low // step + 1  # one step of the weighted terms outweighs any low-ranks sum
+    domains = [var.domain for var in flat.vars]  # (not the proto's: 10 microseconds a variable)
+    most_weighted = sum(abs(c) * max(-domain.min(), domain.max()) for domain, c in zip(domains, flat.coeffs))
+    if scale * (most_weighted + abs(flat.offset)) >= 2**52:
+        return None
+    minimize(model, scale * weighted + low)
+    solver, status = run()
+    if status == cp_model.INFEASIBLE:
+        return solver, status
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    least = -(-(int(round(solver.best_objective_bound)) - most_low) // scale)  # every answer weighs at least this
+    return (solver, status) if least > int(solver.value(weighted)) - step else None  # none a step lighter: this one's weight is the least
+
+
+def minimize(model: cp_model.CpModel, objective: cp_model.LinearExprT) -> None:
+    """``model.minimize(objective)``, the same proto, its terms written at once: CP-SAT's Python
+    appends them to the proto one by one, 12 ms a solve of the 3,585 patterns of
+    ``topology:512:11`` (twice: the low-ranks run has its own objective)."""
+    try:  # (``objective.is_integer()`` first, as CP-SAT asks, walks the whole sum once more)
+        flat = cp_model_helper.FlatIntExpr(objective) if isinstance(objective, cp_model.LinearExpr) else None
+    except TypeError:  # a term not integral
+        flat = None
+    if flat is None:  # CP-SAT's own way
+        model.minimize(objective)
+        return
+    model.clear_objective()
+    written = model.proto.objective
+    written.vars.extend([var.index for var in flat.vars])
+    written.scaling_factor = 1.0
+    written.offset = flat.offset
+    written.coeffs.extend(flat.coeffs)
+
+
+def _add_multiple(model: cp_model.CpModel, held_by: list[int], times: list[int], multiple: int, whole: cp_model.IntVar) -> None:
+    """``sum(times * held_by) == multiple * whole`` (``held_by``: proto indices), written to the
+    proto as ``model.add`` writes it (the terms merged per variable, in index order, ``whole``
+    last), without a product per pattern and their sum: the same proto, 10-20 ms less a solve of
+    500 nodes in racks (``topology:512:11``)."""
+    merged: dict[int, int] = {}
+    for index, g in zip(held_by, times):
+        merged[index] = merged.get(index, 0) + g
+    order = sorted(merged)
+    linear = model.proto.constraints.add().linear
+    linear.vars.extend([*order, whole.index])
+    linear.coeffs.extend([*(merged[index] for index in order), -multiple])
+    linear.domain.extend((0, 0))
+
+
+def _used(solver: cp_model.CpSolver, uses: Mapping[tuple[int, int, int], cp_model.IntVar]) -> dict[tuple[int, int, int], int]:
+    """The nodes of each count the answer uses (those not 0), read from the response at once
+    rather than one ``solver.value`` call per count (7,000 calls on 512 nodes: 10 ms)."""
+    values = np.asarray(solver.response_proto.solution, dtype=np.int64)
+    taken = values[np.fromiter((var.index for var in uses.values()), dtype=np.int64, count=len(uses))]
+    return {key: int(value) for key, value in zip(uses, taken.tolist()) if value}
 
 
 def _ranks_of(found: Counts, uses: Mapping[tuple[int, int, int], cp_model.IntVar], per_node: list[int]) -> int:

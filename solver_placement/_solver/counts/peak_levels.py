@@ -34,7 +34,7 @@ from dataclasses import replace
 import numpy as np
 
 from solver_placement._solver.counts.level_model import LevelModel, states_whole
-from solver_placement._solver.counts.model import Counts, Term, solve_counts
+from solver_placement._solver.counts.model import COUNT_PARAMETERS, Counts, Term, solve_counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.options import Budget, SolverOptions
@@ -50,6 +50,15 @@ LevelSolve = Callable[[int | None, int | None], Counts | None]
 #: A lower bound on ``rest`` of every answer with every node's load at most the argument (None:
 #: none known), cheaper than a level's solve (``level_model.LevelModel.least_rest``).
 LeastRest = Callable[[int], int | None]
+#: CP-SAT parameters of the one question that covers every level (:func:`by_levels`): any
+#: answer will do there (it is not kept, only "none" is used), so the search stops at the first,
+#: and presolve is off even where the model's own search needs it (``model.OWN_ORDER_PARAMETERS``):
+#: ``topology overlaps:558:11`` proved "none" in 0.012 of CP-SAT's deterministic time instead
+#: of 0.08 (0.13 -> 0.03 s). Its work is bounded (``SCREEN_WORK``): past it, the question is
+#: asked with the model's own parameters (``FIRST_ANSWER`` added), as before.
+FIRST_ANSWER = {"stop_after_first_solution": True}
+SCREEN_PARAMETERS = {**COUNT_PARAMETERS, **FIRST_ANSWER}
+SCREEN_WORK = 0.05
 
 
 def solve_balanced(
@@ -86,7 +95,14 @@ def solve_balanced(
     def count_solve(peak: int | None, below: int | None) -> Counts | None:
         return solve_counts(problem, list(shapes), rest, node_start, options, budget, term, peak_at_most=peak, below=below)
 
-    return by_levels(candidates, balance, count_solve, peak_of, budget)
+    def screen(peak: int | None, below: int | None) -> Counts | None:
+        for tuning in ({**SCREEN_PARAMETERS, "max_deterministic_time": SCREEN_WORK}, FIRST_ANSWER):
+            found = solve_counts(problem, list(shapes), rest, node_start, options, budget, term, peak_at_most=peak, below=below, tuning=tuning)
+            if found is not None:
+                break
+        return found
+
+    return by_levels(candidates, balance, count_solve, peak_of, budget, screen=screen)
 
 
 def least_peak(problem: CountProblem, nodes: int) -> int:
@@ -119,13 +135,15 @@ def by_levels(
     peak_of: Callable[[Counts], int],
     budget: Budget,
     least_rest: LeastRest | None = None,
+    screen: LevelSolve | None = None,
 ) -> Counts | None:
     """The best counts with ``balance`` (its weight) weighed, level by level (module
     docstring): ``candidates`` are the loads a node may carry from the least peak up, ascending,
     ``peak_of`` an answer's peak. Their value and bound include ``balance`` times the peak. None
     when the first solve (no peak) has no answer: none in time, or none at all. With
     ``least_rest`` the levels no answer can win are ruled out by bounds alone first
-    (:func:`_ruled_out`), else by one solve at the highest."""
+    (:func:`_ruled_out`), else by one solve at the highest (``screen`` when given: a solve that
+    may stop at any answer, since only "none" is used of it)."""
     top = solve(None, None)
     if top is None or top.status == "INFEASIBLE":
         return None
@@ -139,7 +157,7 @@ def by_levels(
         highest = _ruled_out(reachable, least_rest, best.value - balance * reachable[0])
         levels = [level for level in levels if highest is None or level > highest]
     elif len(reachable) > 1:  # one question for them all first: any answer cheaper, at the least peak's cap
-        screened = solve(reachable[-1], best.value - balance * reachable[0])
+        screened = (screen or solve)(reachable[-1], best.value - balance * reachable[0])
         if screened is not None and screened.status == "INFEASIBLE":
             log.debug("balance by levels: no answer below %d up to peak %d", best.value, reachable[-1])
             levels = [level for level in levels if level > reachable[-1]]
