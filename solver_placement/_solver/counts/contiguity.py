@@ -113,6 +113,7 @@ class Ranked:
     rises: tuple[int, ...] = ()  # per pattern, its rise where items of several kinds split it (``kind_ranks.py``; ``()``: by ``step``)
     split: SplitWalk | None = None  # the walk whose columns ``splits`` count (``kind_ranks.py``)
     splits: tuple[tuple[int, ...], ...] = ()  # per pattern, the items of each column of ``split``
+    chords: tuple[tuple[int, tuple[int, ...]], ...] = ()  # per rise level (its value), further chords of its positions' sum (``level_chords.py``)
 
     def rise(self, pattern: Sequence[int], row: int = -1) -> int:
         """How much more the pattern (row ``row`` of the run's table) costs on each next node of
@@ -155,21 +156,23 @@ def add_term(model: cp_model.CpModel, ranked: Sequence[Ranked], uses: Uses) -> c
         paying = [p for p, c in enumerate(cost) if c]
         terms.append(cp_model.LinearExpr.weighted_sum([counts[p] for p in paying], [cost[p] for p in paying]))
         rises = sorted(set(rise.tolist()), reverse=True)
+        further = dict(run.chords)
         for j, level in enumerate(rises[:-1]):
             at_least = model.new_int_var(0, count, "")
             model.add(at_least == cp_model.LinearExpr.sum([counts[p] for p in np.flatnonzero(rise >= level).tolist()]))
-            terms.append((level - rises[j + 1]) * _pairs_of(model, at_least, count))
+            terms.append((level - rises[j + 1]) * _pairs_of(model, at_least, count, further.get(level, ())))
         constant += rises[-1] * (count * (count - 1) // 2)
     return cp_model.LinearExpr.sum(terms) + constant
 
 
-def _pairs_of(model: cp_model.CpModel, nodes: cp_model.IntVar, most: int) -> cp_model.IntVar:
+def _pairs_of(model: cp_model.CpModel, nodes: cp_model.IntVar, most: int, further: tuple[int, ...] = ()) -> cp_model.IntVar:
     """A variable at least ``nodes (nodes - 1) / 2`` (the sum of positions 0 .. nodes - 1), which
     the objective presses down to it: the chords of that convex function between consecutive
     integers, every one up to ``SECANTS`` nodes (exact at integers, and tight for the search),
-    and beyond that a product with some chords to guide it."""
+    and beyond that a product with some chords to guide it, and the ``further`` ones (each
+    valid at every integer: only where the search looks changes)."""
     pairs = model.new_int_var(0, most * (most - 1) // 2, "")
-    points = range(most) if most <= SECANTS else sorted({round(i * (most - 1) / SECANTS) for i in range(SECANTS + 1)})
+    points = range(most) if most <= SECANTS else sorted({round(i * (most - 1) / SECANTS) for i in range(SECANTS + 1)} | {k for k in further if 0 <= k < most})
     for k in points:
         model.add(pairs >= k * nodes - k * (k + 1) // 2)
     if most > SECANTS:
