@@ -17,10 +17,11 @@ nodes (``reduced_costs.fewest_nodes``), each level's count, and a pairs variable
 chords joining where a level's count passes under the convex function, until none does. Each
 chord ``pairs >= k N - k (k + 1) / 2`` holds at every integer ``N``, so the model states the same
 integers and the same optimum: only its relaxation is tighter, near the relaxation's own optimum
-(with these chords the root bound of the three models above was their optimum). With every row
-in the relaxation from the start (``kind_ranks.SPLIT_SEARCH``) such a model spends its time in LP
-solves; with rows added lazily it was proven in 0.2-0.75 s (the three models above, one worker,
-load about 6 on 2 cores), so runs past ``SECANTS`` take ``LONG_RUN_SEARCH``.
+(the relaxation's optimum of the three models above, rounded up, was their integer optimum). With
+every row in the relaxation from the start (``kind_ranks.SPLIT_SEARCH``) such a model spends its
+time in LP solves (0.45-2.7 s); with rows added lazily CP-SAT proves them in 0.25-0.41 s (one
+worker, load about 6 on 2 cores), so a model with a run past ``LONG_RUN`` nodes takes
+``LONG_RUN_SEARCH``.
 
 Nothing here grows with the node count: one program over the runs' patterns and levels, a few
 chords a level.
@@ -40,26 +41,36 @@ from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.ranked_runs import WalkedRun
 from solver_placement._solver.counts.reduced_costs import RunColumns, fewest_nodes
 
-#: CP-SAT's search for a split model with a run past ``SECANTS`` nodes, chords added: branching
+#: Nodes of a split run past which the model takes the relaxation's chords and ``LONG_RUN_SEARCH``.
+#: Below it the spread chords lie close (16 nodes apart at most: ``SECANTS`` on 1,024) and the
+#: model as it was proves sooner: on the family's cases of 71-965 nodes with a run past
+#: ``SECANTS``, the chords and lazy rows took 1.1-4.5 times the branches (965 nodes: 0.036 ->
+#: 0.108 s of CP-SAT; 206 nodes: 0.053 -> 0.302 s), and one case fewer (380 nodes: 0.177 ->
+#: 0.144 s).
+LONG_RUN = 1024
+#: CP-SAT's search for a split model with a run past ``LONG_RUN`` nodes, chords added: branching
 #: on its linear relaxation, its rows added as its solutions break them.
 LONG_RUN_SEARCH: dict[str, object] = {"search_branching": cp_model_helper.SatParameters.LP_SEARCH, "add_lp_constraints_lazily": True}
+#: Chords added on each side of every chord the relaxation needed: its optimum is one of many (the
+#: model's other rows move it), and one neighbour each side proved 16,384 nodes in 3,531 branches
+#: (0.25 s) where the chords alone took 8,335 (1.1 s); three each side, more rows, were no faster.
+BESIDE = 1
 #: Rounds of chord generation before the relaxation is left as it is (the chords found so far are
 #: kept: any chord is valid).
 MAX_ROUNDS = 40
 
 
 def long_runs(ranked: list[Ranked]) -> bool:
-    """Whether some run is split by rank base and longer than ``SECANTS`` nodes (its levels'
-    sums stated by a product and spread chords)."""
-    return any(run.split is not None and run.shape.nodes.size > SECANTS for run in ranked)
+    """Whether some run is split by rank base and longer than ``LONG_RUN`` nodes."""
+    return any(run.split is not None and run.shape.nodes.size > LONG_RUN for run in ranked)
 
 
 def with_chords(
     problem: CountProblem, walked: list[WalkedRun], ranked: list[Ranked], weights: Mapping[str, int], check: Callable[[str], None]
 ) -> list[Ranked]:
     """``ranked`` (the runs of ``walked``, in order) with the relaxation's chords on each run past
-    ``SECANTS`` nodes; as it is when GLOP finds no optimum (the model is the same, only slower to
-    prove)."""
+    ``SECANTS`` nodes (the shorter ones hold every chord already); as it is when GLOP finds no
+    optimum (the model is the same, only slower to prove)."""
     columns = [run.columns(problem, weights) for run in walked]
     chords = relaxed_chords(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), check)
     if chords is None:
@@ -72,7 +83,8 @@ def with_chords(
 
 def relaxed_chords(runs: list[RunColumns], groups: list[int], contiguity: int, check: Callable[[str], None]) -> list[dict[int, tuple[int, ...]]] | None:
     """Per run, per rise level (its value) but the lowest, the chords ``k`` the relaxation's level
-    counts passed under (``N`` in ``[k, k + 1]``); None when GLOP finds no optimum."""
+    counts passed under (``N`` in ``[k, k + 1]``) and ``BESIDE`` more on each side; None when
+    GLOP finds no optimum."""
     solver = pywraplp.Solver.CreateSolver("GLOP")
     infinity = solver.infinity()
     objective = solver.Objective()
@@ -82,20 +94,23 @@ def relaxed_chords(runs: list[RunColumns], groups: list[int], contiguity: int, c
     levels_of: list[list[tuple[int, pywraplp.Variable, pywraplp.Variable]]] = []
     for run in runs:
         counts = [solver.NumVar(0.0, float(run.nodes), "") for _ in range(run.costs.size)]
-        solver.Add(solver.Sum(counts) == float(run.nodes))
-        for p, var in enumerate(counts):
-            objective.SetCoefficient(var, float(run.costs[p]))
-            for k, c in enumerate(run.part):
-                if run.patterns[p, k]:
-                    class_rows[c].SetCoefficient(var, float(run.patterns[p, k]))
-                    presence[c].SetCoefficient(var, 1.0)
+        every = solver.Constraint(float(run.nodes), float(run.nodes))  # rows by coefficients: the natural API's sums cost 50 ms on 965 nodes
+        for p, (var, cost) in enumerate(zip(counts, run.costs.tolist(), strict=True)):
+            every.SetCoefficient(var, 1.0)
+            objective.SetCoefficient(var, float(cost))
+            for k in np.flatnonzero(run.patterns[p]).tolist():
+                class_rows[run.part[k]].SetCoefficient(var, float(run.patterns[p, k]))
+                presence[run.part[k]].SetCoefficient(var, 1.0)
         levels = run.levels
         objective.SetOffset(objective.offset() + contiguity * float(levels[-1]) * run.nodes * (run.nodes - 1) / 2)
         per_level = []
         for j in range(levels.size - 1):
             count = solver.NumVar(0.0, float(run.nodes), "")
             pairs = solver.NumVar(0.0, float(run.nodes * (run.nodes - 1) // 2), "")
-            solver.Add(count == solver.Sum([counts[p] for p in np.flatnonzero(run.rises >= levels[j]).tolist()]))
+            row = solver.Constraint(0.0, 0.0)
+            row.SetCoefficient(count, 1.0)
+            for p in np.flatnonzero(run.rises >= levels[j]).tolist():
+                row.SetCoefficient(counts[p], -1.0)
             objective.SetCoefficient(pairs, float(contiguity * (levels[j] - levels[j + 1])))
             per_level.append((int(levels[j]), count, pairs))
         levels_of.append(per_level)
@@ -112,9 +127,11 @@ def relaxed_chords(runs: list[RunColumns], groups: list[int], contiguity: int, c
                 k = min(max(int(np.floor(n + 1e-9)), 0), max(run.nodes - 1, 0))
                 if k in at[level] or paired >= k * n - k * (k + 1) / 2 - 1e-6 * (1.0 + abs(paired)):
                     continue
-                solver.Add(pairs - k * count >= -k * (k + 1) / 2)
+                chord = solver.Constraint(-k * (k + 1) / 2, infinity)
+                chord.SetCoefficient(pairs, 1.0)
+                chord.SetCoefficient(count, -float(k))
                 at[level].add(k)
                 added += 1
         if not added:
             break
-    return [{level: tuple(sorted(ks)) for level, ks in at.items() if ks} for at in chords]
+    return [{level: tuple(sorted({k + d for k in ks for d in range(-BESIDE, BESIDE + 1)})) for level, ks in at.items() if ks} for at in chords]
