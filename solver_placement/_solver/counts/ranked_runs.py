@@ -100,6 +100,7 @@ def walked_runs(
     runs, steps = (tuple(column) for column in zip(*(local_run(problem.classes[c], requests) for c in part)))
     kept = [problem.blocked_locals(c) for c in part]  # per class, node -> local ids it is kept off
     groups: dict[_NodeKey, list[int]] = {}
+    signatures = kinds.node_signatures(part, cluster.gpus_per_node) if split and kinds is not None else None
     for node in np.flatnonzero(allowed.any(axis=0)).tolist():
         off = tuple(held.get(node, ()) for held in kept)
         capacity = int(cluster.gpus_per_node[node])
@@ -107,7 +108,7 @@ def walked_runs(
         key = _NodeKey(
             capacity, tuple(allowed[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains), int(problem.graph_of[node]), off,
             loads if any(load is not None for load in loads) else (), int(placed_first[node]),
-            kinds.signature(part, node, capacity) if split and kinds is not None else (),
+            signatures[node] if signatures is not None else (),
         )  # fmt: skip
         groups.setdefault(key, []).append(node)
     walked: dict[NodeWalk, tuple[np.ndarray, np.ndarray]] = {}
