@@ -70,13 +70,14 @@ def test_long_run_chords_keep_the_models_optimum(seed: int, monkeypatch: pytest.
 
 def test_node_signatures_are_each_nodes_segments() -> None:
     """Each node's signature is its slice of the segments, per class of the part, whatever the
-    node's item count (alike nodes share one tuple, built once)."""
+    node's item count; alike nodes share one (each listed once)."""
     draw = np.random.default_rng(5)
     capacities = draw.choice([0, 2, 3], size=40)
     start = np.concatenate(([0], np.cumsum(capacities)[:-1])).astype(np.int64)
     segments = draw.integers(-1, 2, size=(3, int(capacities.sum())))
     ranks = KindRanks(np.zeros_like(segments), frozenset({0}), start, segments)
-    found = ranks.node_signatures((2, 0), capacities)
+    index, signatures = ranks.node_signatures((2, 0), capacities)
+    assert len(set(signatures)) == len(signatures)
     for node, capacity in enumerate(capacities.tolist()):
         at = slice(int(start[node]), int(start[node]) + capacity)
-        assert found[node] == (tuple(segments[2, at].tolist()), tuple(segments[0, at].tolist()))
+        assert signatures[index[node]] == (tuple(segments[2, at].tolist()), tuple(segments[0, at].tolist()))
