@@ -80,7 +80,10 @@ def rank_bases(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
         for member in count_class.members:
             request = requests[member]
             rank_of = np.full(cluster.num_hardware, np.iinfo(np.int64).max, dtype=np.int64)
-            np.minimum.at(rank_of, request.cand_hw, request.cand_rank)
+            if np.bincount(request.cand_hw, minlength=cluster.num_hardware).max(initial=0) <= 1:  # each listed once: written at once
+                rank_of[request.cand_hw] = request.cand_rank
+            else:
+                np.minimum.at(rank_of, request.cand_hw, request.cand_rank)
             held = np.unique(request.cand_hw)
             nodes = cluster.hw_node[held]
             offset = rank_of[held] - cluster.hw_local[held]  # one number per node when ranks follow local ids
@@ -130,16 +133,18 @@ class Ranked:
 def even_runs(nodes: np.ndarray, bases: np.ndarray) -> list[np.ndarray]:
     """``nodes`` (ascending, alike) cut into maximal runs whose bases rise by one step per node
     for every class (``bases``: the part's rows)."""
-    runs: list[list[int]] = []
+    if nodes.size <= 2:
+        return [nodes] if nodes.size else []
     values = bases[:, nodes]
-    for i in range(nodes.size):
-        current = runs[-1] if runs else None
-        if current is not None:
-            if len(current) == 1 or (values[:, i] - values[:, current[-1]] == values[:, current[1]] - values[:, current[0]]).all():
-                current.append(i)
-                continue
-        runs.append([i])
-    return [nodes[run] for run in runs]
+    steps = values[:, 1:] - values[:, :-1]  # column i: from node i to node i + 1
+    # A run's second node always joins it; a later node i joins while its step is the one before
+    # (so the run's first): the run breaks at the first i >= start + 2 whose step differs. By
+    # arrays, one search per run (a pass node by node took 0.6 s on 65,536 nodes).
+    breaks = np.flatnonzero((steps[:, 1:] != steps[:, :-1]).any(axis=0)) + 2
+    starts = [0]
+    while (at := int(np.searchsorted(breaks, starts[-1] + 2))) < breaks.size:
+        starts.append(int(breaks[at]))
+    return np.split(nodes, starts[1:])
 
 
 def add_term(model: cp_model.CpModel, ranked: Sequence[Ranked], uses: Uses) -> cp_model.LinearExpr:

@@ -20,6 +20,7 @@ from test_count_kinds import robot_cluster, weighed
 from solver_placement import Cluster, PlacementSpec, Solution, solve
 from solver_placement._solver.counts import level_chords
 from solver_placement._solver.counts import weighed as weighed_path
+from solver_placement._solver.counts.contiguity import even_runs
 from solver_placement._solver.counts.kind_ranks import KindRanks
 from solver_placement._solver.evaluate import objective_value
 
@@ -81,3 +82,27 @@ def test_node_signatures_are_each_nodes_segments() -> None:
     for node, capacity in enumerate(capacities.tolist()):
         at = slice(int(start[node]), int(start[node]) + capacity)
         assert signatures[index[node]] == (tuple(segments[2, at].tolist()), tuple(segments[0, at].tolist()))
+
+
+def one_pass_runs(nodes: np.ndarray, bases: np.ndarray) -> list[np.ndarray]:
+    """The runs by their definition, node by node: a run's second node always joins it, a later
+    one while it rises from the node before by the run's first step, for every row."""
+    runs: list[list[int]] = []
+    values = bases[:, nodes]
+    for i in range(nodes.size):
+        if runs and (len(runs[-1]) == 1 or (values[:, i] - values[:, runs[-1][-1]] == values[:, runs[-1][1]] - values[:, runs[-1][0]]).all()):
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return [nodes[run] for run in runs]
+
+
+def test_even_runs_are_the_one_pass_runs() -> None:
+    """``even_runs`` (by arrays) cuts every drawn node list where the definition does."""
+    draw = np.random.default_rng(11)
+    for _ in range(2_000):
+        nodes = np.sort(draw.choice(30, size=int(draw.integers(0, 12)), replace=False)).astype(np.int64)
+        steps = draw.integers(0, 3, size=(int(draw.integers(1, 3)), 30))
+        bases = np.cumsum(steps, axis=1) if draw.random() < 0.5 else steps
+        found, expected = even_runs(nodes, bases), one_pass_runs(nodes, bases)
+        assert [run.tolist() for run in found] == [run.tolist() for run in expected]
