@@ -13,7 +13,7 @@ keeps (``reduced_costs.py``) become the model's integers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -100,6 +100,7 @@ def walked_runs(
     most = tuple(problem.classes[c].groups * problem.classes[c].width for c in part)  # a node holds no more than a class has
     runs, steps = (tuple(column) for column in zip(*(local_run(problem.classes[c], requests) for c in part)))
     kept = [problem.blocked_locals(c) for c in part]  # per class, node -> local ids it is kept off
+    signature_of, signatures = kinds.node_signatures(part, cluster.gpus_per_node) if split and kinds is not None else (None, [])
 
     def key_of(node: int) -> _NodeKey:
         capacity = int(cluster.gpus_per_node[node])
@@ -107,16 +108,20 @@ def walked_runs(
         return _NodeKey(
             capacity, tuple(allowed[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains), int(problem.graph_of[node]),
             tuple(held.get(node, ()) for held in kept), loads if any(load is not None for load in loads) else (), int(placed_first[node]),
-            kinds.signature(part, node, capacity) if split and kinds is not None else (),
+            signatures[signature_of[node]] if signature_of is not None else (),
         )  # fmt: skip
 
-    candidates = np.flatnonzero(allowed.any(axis=0))
-    if split:  # a signature per node (``kind_ranks.py``): node by node
-        alike = [(node, np.array([node], dtype=np.int64)) for node in candidates.tolist()]
-    else:
-        alike = _alike(candidates, kept, beside.loads if beside is not None else {}, [cluster.gpus_per_node, allowed.T, *domains, problem.graph_of, placed_first])
+    # Nodes alike by rows of arrays (a key per node took 0.9 s on 16,384 nodes); only those kept
+    # off local ids no mask holds, or holding a rank string's load, are read one by one.
+    masks = [problem.blocked_masks(c) for c in part]
+    apart = {node for held, mask in zip(kept, masks, strict=True) if mask is None for node in held}
+    apart |= {node for node, _ in beside.loads} if beside is not None else set()
+    columns = [
+        cluster.gpus_per_node, allowed.T, *domains, problem.graph_of, placed_first,
+        *(mask for mask in masks if mask is not None), *([signature_of] if signature_of is not None else []),
+    ]  # fmt: skip
     groups: dict[_NodeKey, list[int]] = {}
-    for first, held in alike:
+    for first, held in _alike(np.flatnonzero(allowed.any(axis=0)), apart, columns):
         groups.setdefault(key_of(first), []).extend(held.tolist())
     walked: dict[NodeWalk, tuple[np.ndarray, np.ndarray]] = {}
     split_walks: dict[tuple[NodeWalk, Signature], tuple[SplitWalk, tuple[np.ndarray, np.ndarray]]] = {}
@@ -147,17 +152,14 @@ def walked_runs(
     return found
 
 
-def _alike(
-    candidates: np.ndarray, kept: Sequence[Mapping[int, tuple[int, ...]]], loads: Mapping[tuple[int, int], object], columns: Sequence[np.ndarray]
-) -> list[tuple[int, np.ndarray]]:
+def _alike(candidates: np.ndarray, apart: Collection[int], columns: Sequence[np.ndarray]) -> list[tuple[int, np.ndarray]]:
     """The ``candidates`` (ascending) in groups of nodes alike, each as (its first node, its
     nodes ascending), by first node: one group per distinct row of ``columns`` (per node, each
-    an array over every node or a nodes x levels table) among the nodes no class is kept off
-    any local id of and no rank string loads, and every other node a group of its own (its key
-    reads its ids and loads, ``walked_runs``). Two nodes of one row have the same key and two
-    rows differ in some part of it, so the groups are the keys' own, found by one sort of the
-    rows, not one key per node (20 ms on 739 nodes, 0.13 s on 16,384)."""
-    apart = {node for held in kept for node in held} | {node for node, _ in loads}
+    an array over every node or a nodes x levels table) among the nodes not ``apart``, and each
+    node ``apart`` a group of its own (a class kept off local ids no mask holds, or a rank
+    string's load: its key reads its ids and loads, ``walked_runs``). Two nodes of one row have
+    the same key and two rows differ in some part of it, so the groups are the keys' own, found
+    by one sort of the rows, not one key per node (20 ms on 739 nodes, 0.13 s on 16,384)."""
     special = np.isin(candidates, np.array(sorted(apart), dtype=np.int64))
     plain = candidates[~special]
     found = [(int(node), np.array([node], dtype=np.int64)) for node in candidates[special].tolist()]

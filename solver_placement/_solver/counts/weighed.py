@@ -45,6 +45,7 @@ from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.heavy_first import heavy_first
 from solver_placement._solver.counts.kind_ranks import SPLIT_SEARCH, class_bases, kind_ranks
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
+from solver_placement._solver.counts.level_chords import LONG_RUN_SEARCH, long_runs, with_chords
 from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
 from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
@@ -241,7 +242,11 @@ def _solved(
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
         start = None if weight or weights.get("balance") else heavy_first(problem, [run.shape for run in ranked])  # ``nodes`` alone: its ties by where it starts
-        if any(run.split is not None for run in ranked):  # a model its default search proves slowly (``kind_ranks.py``)
+        if long_runs(ranked):  # a product per level: chords where the relaxation puts its counts (``level_chords.py``)
+            ranked = with_chords(problem, walked, ranked, weights, budget.check)
+            term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
+            counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, tuning=LONG_RUN_SEARCH)
+        elif any(run.split is not None for run in ranked):  # a model its default search proves slowly (``kind_ranks.py``)
             counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, tuning=SPLIT_SEARCH)
         else:
             counts = (_rows_first if weight else solve_counts)(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start)

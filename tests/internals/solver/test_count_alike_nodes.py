@@ -24,7 +24,8 @@ def test_nodes_are_grouped_as_by_a_key_per_node(seed: int) -> None:
     kept = [{n: (0,) for n in range(nodes) if rng.random() < 0.1} for _ in range(allowed.shape[0])]
     loads = {(n, 0): "load" for n in range(nodes) if rng.random() < 0.1}
     candidates = np.flatnonzero(allowed.any(axis=0))
-    found = _alike(candidates, kept, loads, [gpus, allowed.T, levels])
+    apart = {n for held in kept for n in held} | {n for n, _ in loads}
+    found = _alike(candidates, apart, [gpus, allowed.T, levels])
     keyed: dict[tuple[object, ...], list[int]] = {}
     for n in candidates.tolist():  # the loop it replaces: one key per node, set-apart nodes each their own
         apart = any(n in held for held in kept) or (n, 0) in loads
