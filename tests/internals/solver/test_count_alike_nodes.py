@@ -1,6 +1,6 @@
 """The walked runs group nodes alike by one sort of their rows (``ranked_runs._alike``): the
-groups are those a key per node gives, first node first, each node once, a node some class is
-kept off ids of or a rank string loads in a group of its own (its key reads its ids and loads),
+groups are those a key per node gives, first node first, each node once, a node set apart (kept
+off ids no mask holds, or loaded by a rank string) in a group of its own (its key reads both),
 so the runs, and every answer, are those of the loop node by node."""
 
 from __future__ import annotations
