@@ -208,6 +208,11 @@ def _whole_loads(per_shape: Sequence[MaximalTable]) -> np.ndarray:
     return loads
 
 
+#: A built model at one peak: the model, its counts per (shape, table, maximal pattern), its
+#: give-backs per (shape, table, free column), the ``nodes`` term and the low ranks.
+Built = tuple[cp_model.CpModel, dict[tuple[int, int, int], cp_model.IntVar], dict[tuple[int, int, int], cp_model.IntVar], cp_model.LinearExpr, cp_model.LinearExpr]
+
+
 class MaximalModel:
     """The count model over maximal patterns at one peak level at a time (each level's maximal
     patterns differ: built per question, a few hundred variables), and what each answer chose
@@ -228,6 +233,7 @@ class MaximalModel:
         self.options = SolverOptions(options.time_limit_s, 1, options.seed)
         self.chosen: dict[tuple[int | None, tuple[tuple[tuple[int, int, int], int], ...]], tuple[list[int], list[int]]] = {}
         self.bounds: LevelBounds | None = None  # the relaxation of :meth:`least_rest`, made when first asked
+        self.built: dict[int | None, Built] = {}  # per peak solved, its model as built (a copy) and its variables and terms
         self.parameters = LINKED_PARAMETERS if any(len(shape.tables) > 1 for shape in shapes) else COUNT_PARAMETERS
 
     def solve(self, peak: int | None, below: int | None) -> Counts | None:
@@ -238,6 +244,7 @@ class MaximalModel:
         if built is None:
             return Counts({}, "INFEASIBLE", 0, 0)
         model, uses, back, weighted, _ = built
+        self.built[peak] = (model.clone(), *built[1:])  # as built, for :meth:`low_ranks` at this peak
         if below is not None:
             model.add(weighted <= below - 1)
         model.minimize(weighted)
@@ -279,7 +286,7 @@ class MaximalModel:
         that run finds nothing in its work limit."""
         if best.status != "OPTIMAL" or len({int(self.node_start[shape.nodes[0]]) for shape in self.shapes}) < 2:
             return best
-        built = self._built(peak)
+        built = self.built.get(peak) or self._built(peak)  # the level's model as it was built: the same proto, not built again
         if built is None:
             return best
         model, uses, back, weighted, low = built
@@ -294,7 +301,7 @@ class MaximalModel:
         moved = given_back(self.tables, {key: int(solver.value(var)) for key, var in uses.items()}, {key: int(solver.value(var)) for key, var in back.items()})
         return replace(best, uses=moved)
 
-    def _built(self, peak: int | None) -> tuple[cp_model.CpModel, dict[tuple[int, int, int], cp_model.IntVar], dict[tuple[int, int, int], cp_model.IntVar], cp_model.LinearExpr, cp_model.LinearExpr] | None:
+    def _built(self, peak: int | None) -> Built | None:
         """The model at ``peak``: nodes per (shape, table, maximal pattern's position), groups
         given back per (shape, table, free column), the ``nodes`` term and the low ranks; None
         when some shape's nodes hold no pattern at that peak. Each class is counted in its home
