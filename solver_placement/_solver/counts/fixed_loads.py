@@ -152,7 +152,7 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
     # Each (kind, memory) made once and every GPU's arrays read as lists: one Python step per GPU
     # (every GPU of a view of several kinds carries its own memory: 6,761 on 613 nodes).
     pairs, which = unique_rows(np.stack([inverse, item_mb[gpus]], axis=1))
-    made = [FixedLoad(*kinds[kind], None if mb < 0 else mb) for kind, mb in pairs.tolist()]
+    made = [FixedLoad(kinds[kind][0], kinds[kind][1], kinds[kind][2], None if mb < 0 else mb) for kind, mb in pairs.tolist()]
     loads = {(node, local): made[at] for node, local, at in zip(cluster.hw_node[gpus].tolist(), cluster.hw_local[gpus].tolist(), which.tolist())}
     return Beside(loads, processes, limits, memory, frozenset())
 
