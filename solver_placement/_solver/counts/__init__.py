@@ -202,7 +202,7 @@ def _counts_of(problem: CountProblem, found: list[Shape], weights: Mapping[str, 
     """The count model over the patterns ``found``; ``balance`` weighed: level by level."""
     log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
     node_start = np.concatenate(([0], np.cumsum(gpus_per_node)[:-1]))
-    maximal = maximal_tables(problem, found)  # many patterns: the count model over those no class grows on (``maximal.py``)
+    maximal = maximal_tables(problem, found, bool(weights.get("balance")))  # many patterns: the count model over those no class grows on (``maximal.py``)
     if maximal is not None:
         return solve_maximal(problem, found, maximal, weights, node_start, options, budget)
     return (solve_balanced if weights.get("balance") else solve_counts)(problem, found, weights, node_start, options, budget)

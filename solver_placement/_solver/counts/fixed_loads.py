@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -85,8 +86,20 @@ class Beside:
     def on_node(self, node: int, capacity: int) -> tuple[FixedLoad | None, ...]:
         """Per local id of ``node`` (``capacity`` GPUs), its load or None; ``()`` when no GPU of
         the node carries one (the node needs no check by GPU for it)."""
-        found = tuple(self.loads.get((node, gpu)) for gpu in range(capacity))
+        here = self._by_node.get(node)
+        if here is None:
+            return ()
+        found = tuple(here.get(gpu) for gpu in range(capacity))
         return found if any(load is not None for load in found) else ()
+
+    @cached_property
+    def _by_node(self) -> dict[int, dict[int, FixedLoad]]:
+        """``loads`` per node, then per local id: asked node by node (every node of a shape's
+        key, ``patterns.py``), where one look-up per GPU of the whole map was most of the time."""
+        found: dict[int, dict[int, FixedLoad]] = {}
+        for (node, gpu), load in self.loads.items():
+            found.setdefault(node, {})[gpu] = load
+        return found
 
 
 def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: Iterable[Iterable[str]]) -> Beside | None:
@@ -133,18 +146,29 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
     if not gpus.size:
         return None
     columns = [on[gpus], np.where(limited[gpus], cap[gpus], -1), *(count[gpus] for count, _, _ in holders)]
-    rows, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)  # GPUs loaded alike, found once
+    rows, inverse = unique_rows(np.stack(columns, axis=1))  # GPUs loaded alike, found once
     kinds = [(row[0], None if row[1] < 0 else row[1], tuple(sorted((n, active, idle) for n, (_, active, idle) in zip(row[2:], holders) if n)))
              for row in rows.tolist()]  # fmt: skip
-    loads: dict[tuple[int, int], FixedLoad] = {}
-    made: dict[tuple[int, int | None], FixedLoad] = {}
-    for gpu, kind in zip(gpus.tolist(), inverse.reshape(-1).tolist()):
-        node = int(cluster.hw_node[gpu])
-        mb = None if item_mb[gpu] < 0 else int(item_mb[gpu])
-        if (kind, mb) not in made:
-            made[kind, mb] = FixedLoad(*kinds[kind], mb)
-        loads[node, int(cluster.hw_local[gpu])] = made[kind, mb]
+    # Each (kind, memory) made once and every GPU's arrays read as lists: one Python step per GPU
+    # (every GPU of a view of several kinds carries its own memory: 6,761 on 613 nodes).
+    pairs, which = unique_rows(np.stack([inverse, item_mb[gpus]], axis=1))
+    made = [FixedLoad(kinds[kind][0], kinds[kind][1], kinds[kind][2], None if mb < 0 else mb) for kind, mb in pairs.tolist()]
+    loads = {(node, local): made[at] for node, local, at in zip(cluster.hw_node[gpus].tolist(), cluster.hw_local[gpus].tolist(), which.tolist())}
     return Beside(loads, processes, limits, memory, frozenset())
 
 
-__all__ = ["Beside", "FixedLoad", "fixed_loads"]
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True)`` of a 2-D integer array (the distinct
+    rows in the same lexicographic order, each row's position among them), by one lexsort:
+    ``np.unique`` sorts the rows as records, 4.5 ms for the 4,904 loaded GPUs of ``kinds
+    memory:613:5`` where this takes a tenth of it."""
+    order = np.lexsort(rows.T[::-1])
+    ordered = rows[order]
+    starts = np.ones(len(rows), dtype=bool)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    inverse = np.empty(len(rows), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return ordered[starts], inverse
+
+
+__all__ = ["Beside", "FixedLoad", "fixed_loads", "unique_rows"]

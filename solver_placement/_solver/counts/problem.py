@@ -231,8 +231,9 @@ def _beside(
         return None
     cluster, (found, graph_of) = spec.cluster, graphs
     kept_off = [set(zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist())) for held in blocked]
+    graph_at, allowed_at = graph_of.tolist(), allowed.T.tolist()  # read as lists: one step per loaded GPU (every GPU of a view with memory)
     gpus = [
-        (found[int(graph_of[node])], frozenset(c for c in range(len(classes)) if allowed[c, node] and (node, local) not in kept_off[c]), load)
+        (found[graph_at[node]], frozenset(c for c, there in enumerate(allowed_at[node]) if there and (node, local) not in kept_off[c]), load)
         for (node, local), load in beside.loads.items()
     ]  # fmt: skip
     parts = connected_parts(len(classes), frozenset(pair for graph in found for pair in graph.linked))
