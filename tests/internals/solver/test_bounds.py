@@ -50,7 +50,7 @@ def test_valid_specs_pass_the_bounds(case: SpecCase) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(valid_specs(max_nodes=6))
 def test_many_valid_specs_pass_the_bounds(case: SpecCase) -> None:
     _check_valid(case)
@@ -93,7 +93,7 @@ def test_bounds_never_reject_a_feasible_spec(cfg: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_specs())
 def test_many_random_specs_are_rejected_only_when_infeasible(cfg: dict[str, Any]) -> None:
     _check_random(cfg)

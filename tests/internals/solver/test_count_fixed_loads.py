@@ -93,7 +93,7 @@ def span(ranks: str) -> range:
     return range(first, last + 1)
 
 
-@example_tiers(40, 400)
+@example_tiers(40, 250)
 def test_rank_strings_loads_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(loaded_specs())(check_loaded))()
 

@@ -208,6 +208,6 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(nodes, gpus, node_labels=[{"rack": f"r{n // rack}"} for n in range(nodes)]), spec
 
 
-@example_tiers(20, 200)
+@example_tiers(20, 120)
 def test_a_preferred_domain_no_placement_keeps_is_priced_and_proven(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(spanning_specs())(check_topology))()
