@@ -60,9 +60,7 @@ def dropped_domains(spec: PlacementSpec) -> PlacementSpec:
     return spec.with_rules({**spec.components, **dropped})
 
 
-def proven_without_domains(
-    spec: PlacementSpec, weights: Mapping[str, int], count: Callable[[PlacementSpec], Answer | Declined]
-) -> Answer | None:
+def proven_without_domains(spec: PlacementSpec, weights: Mapping[str, int], count: Callable[[PlacementSpec], Answer | Declined]) -> Answer | None:
     """The spec's optimum by the count model of the dropped spec (``count`` counts a view), or
     None where that answer is not proven, breaks a required domain, or costs more under the
     spec's own objective than the dropped spec's bound."""

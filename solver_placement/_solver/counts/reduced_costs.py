@@ -150,12 +150,12 @@ def relax(runs: Sequence[RunColumns], groups: Sequence[int], contiguity: int, ba
     duals: _Duals | None = None
     for _ in range(MAX_ROUNDS):
         if not lp.solved(budget, BOUNDING):
-            if duals is None:
-                return None
             break
         duals, levels = lp.duals(), lp.level_values()
         if not lp.add_chords(levels) + lp.add_columns(duals, budget.check):
             break
+    if duals is None:  # GLOP failed at once: nothing is left out
+        return None
     found = lp.relaxation(duals)
     least_peak = _least_peak(runs, groups, budget) if balance else 0
     floors = tuple(balance * np.maximum(run.gpus - least_peak, 0).astype(np.float64) for run in runs)
