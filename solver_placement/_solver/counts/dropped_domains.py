@@ -15,7 +15,9 @@ and its value under the spec's own objective (preferred domains priced) meets th
 count model's layout numbers each class's processes node by node, in node order, so where
 domains are runs of alike nodes (racks, zones) holding whole units it often keeps them
 (``topology:4096:0``: 0.07 s, proven). Where it does not (units cut at a domain's edge, or a
-``topology`` term above the bound), the spec is counted as stated, as before.
+``topology`` term above the bound), the spec is counted as stated, as before, and the better
+answer kept (the dropped spec's bound may prove it); where the stated model runs out of time,
+the dropped spec's answer, when it keeps every required domain, is the count path's, unproven.
 
 Only past ``DROPPED_FIRST_PAST`` domain values is the dropped spec tried first: below it the
 stated model answers in time, and the answers there stay the ones it gives.
@@ -23,11 +25,13 @@ stated model answers in time, and the answers there stay the ones it gives.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import numpy as np
 
+from solver_placement._errors import SolverTimeoutError
 from solver_placement._solver.answer import Answer, Declined
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.preferred import counted_components
@@ -41,6 +45,8 @@ from solver_placement._specification.placement_spec import PlacementSpec
 #: nodes per value: the benchmark's topology families answer in time up to 256 racks (2,048
 #: nodes: 0.3 s) and decline or run out of time from 512 racks (4,096 nodes).
 DROPPED_FIRST_PAST = 256
+
+log = logging.getLogger(__name__)
 
 
 def many_domains(spec: PlacementSpec) -> bool:
@@ -60,19 +66,49 @@ def dropped_domains(spec: PlacementSpec) -> PlacementSpec:
     return spec.with_rules({**spec.components, **dropped})
 
 
-def proven_without_domains(spec: PlacementSpec, weights: Mapping[str, int], count: Callable[[PlacementSpec], Answer | Declined]) -> Answer | None:
-    """The spec's optimum by the count model of the dropped spec (``count`` counts a view), or
-    None where that answer is not proven, breaks a required domain, or costs more under the
-    spec's own objective than the dropped spec's bound."""
-    answer = count(dropped_domains(spec))
-    if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL or answer.bound is None:
+def dropped_first(
+    spec: PlacementSpec,
+    weights: Mapping[str, int],
+    count: Callable[[PlacementSpec], Answer | Declined],
+    as_stated: Callable[[], Answer | Declined],
+) -> Answer | Declined:
+    """The spec counted with its domains dropped first (``count`` counts a view): that answer
+    where it is proven for the spec itself, else the spec counted as stated (``as_stated``),
+    the better of the two where the dropped answer keeps every required domain. The dropped
+    spec's bound is the spec's too, so it may prove the stated answer; and where the stated
+    model runs out of its share of the time (16,384 nodes, ``topology mixes:16384:1``), the
+    dropped answer is the count path's, unproven, rather than none."""
+    kept = _kept(spec, weights, count(dropped_domains(spec)))
+    if kept is not None and kept.status == SolveStatus.OPTIMAL:
+        return kept
+    try:
+        stated = as_stated()
+    except SolverTimeoutError:
+        if kept is None:
+            raise
+        log.debug("the spec as stated ran out of time: the answer with the domains dropped, unproven")
+        return kept
+    if kept is None or isinstance(stated, Declined):
+        return stated if kept is None else kept
+    bound = max(kept.known("bound"), stated.known("bound"))
+    best = min((stated, kept), key=lambda answer: answer.known("objective"))  # the stated one on a tie
+    status = SolveStatus.OPTIMAL if best.known("objective") <= bound else SolveStatus.FEASIBLE
+    return replace(best, status=status, bound=min(bound, best.known("objective")))
+
+
+def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Declined) -> Answer | None:
+    """The dropped spec's answer as the spec's (its value under the spec's own objective, its
+    bound the dropped spec's; proven where that meets the bound), or None where it has none or
+    breaks a required domain."""
+    if not isinstance(answer, Answer) or answer.assignments is None or answer.bound is None:
         return None
     if any(spans for spans in required_spans(spec, answer.assignments).values()):
         return None
     value = objective_value(spec, spec.requests, answer.assignments, weights, {})
-    if value > answer.bound:  # a preferred domain it spans: not proven (the stated model decides)
-        return None
-    return replace(answer, objective=value, bound=value, primary=value)
+    proven = answer.status == SolveStatus.OPTIMAL and value <= answer.bound
+    return replace(
+        answer, status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE, objective=value, bound=min(answer.bound, value), primary=value
+    )
 
 
 def required_spans(spec: PlacementSpec, taken: Mapping[str, Assignment]) -> dict[str, int]:
@@ -98,4 +134,4 @@ def required_spans(spec: PlacementSpec, taken: Mapping[str, Assignment]) -> dict
     return found
 
 
-__all__ = ["DROPPED_FIRST_PAST", "dropped_domains", "many_domains", "proven_without_domains", "required_spans"]
+__all__ = ["DROPPED_FIRST_PAST", "dropped_domains", "many_domains", "dropped_first", "required_spans"]
