@@ -7,8 +7,9 @@ model grows with the domains, not with the node shapes. On 4,096 nodes in 512 ra
 (``patterns.MAX_PATTERNS``): the count path declined and first fit answered; on 16,384 nodes it
 ran out of its share of the time limit.
 
-Dropping every domain rule of the counted components is a relaxation: a required rule dropped
-allows more placements, a preferred one dropped leaves out its ``topology`` term (never
+Dropping every domain rule of the counted components is a relaxation: a required pipeline rule
+dropped allows more placements (a required tensor-parallel one lets groups span nodes: specs
+with one are counted as stated), a preferred one dropped leaves out its ``topology`` term (never
 negative), every other term is the same. So the dropped spec's bound is a bound of the spec
 itself, and its answer is the spec's optimum when that placement keeps every required domain
 and its value under the spec's own objective (preferred domains priced) meets that bound. The
@@ -51,8 +52,13 @@ log = logging.getLogger(__name__)
 
 def many_domains(spec: PlacementSpec) -> bool:
     """Whether the counted components' domain rules name more than ``DROPPED_FIRST_PAST`` label
-    values in all (each distinct label counted once)."""
-    labels = sorted({rule.label for c in counted_components(spec).values() for rule in c.constraints.topology})
+    values in all (each distinct label counted once), none of them a required tensor-parallel
+    domain: that one lets a group span the nodes of its domain (``tensor_domains.py``), so
+    dropping it would forbid placements, not allow more (no relaxation)."""
+    rules = [rule for c in counted_components(spec).values() for rule in c.constraints.topology]
+    if any(rule.required and rule.group == "tensor_parallel" for rule in rules):
+        return False
+    labels = sorted({rule.label for rule in rules})
     return sum(int(np.unique(label_values(spec.cluster, label)).size) for label in labels) > DROPPED_FIRST_PAST
 
 
