@@ -24,6 +24,7 @@ from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.counts.dropped_domains import dropped_first, many_domains
 from solver_placement._solver.counts.followers import Blocks, Loose, Untiled
 from solver_placement._solver.counts.kinds import count_by_kind, splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
@@ -76,6 +77,15 @@ def count_path(
         return rank_strings_alone(spec, requests)
     if splits(spec, requests):  # robots, whole nodes: each kind counted as GPUs are (``kinds.py``)
         return count_by_kind(spec, requests, weights, options, budget, lambda view, placed: count_path(view.spec, view.spec.requests, weights, options, budget, placed))
+    if requests is spec.requests and many_domains(spec):  # one run per domain: dropped first, proven if kept (``dropped_domains.py``)
+        return dropped_first(spec, weights, lambda view: count_path(view, view.requests, weights, options, budget, load), lambda: _as_stated(spec, requests, weights, options, budget, load))
+    return _as_stated(spec, requests, weights, options, budget, load)
+
+
+def _as_stated(
+    spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None
+) -> Answer | Declined:
+    """:func:`count_path` past its views: required tensor-parallel domains, or every rule as stated."""
     if requires_tensor_domain(spec):
         return _count_tensor_domains(spec, weights, options, budget, load)
     return _count_stated(spec, requests, weights, options, budget, load=load)

@@ -35,7 +35,7 @@ def preferring(spec: PlacementSpec) -> bool:
 def costly_preferences(spec: PlacementSpec) -> list[tuple[str, DomainRule]]:
     """The preferred rules the count model counts whose units may span domains, with their rule
     owners."""
-    return [(name, rule) for name, component in _counted(spec).items() if component.rule_owner == name
+    return [(name, rule) for name, component in counted_components(spec).items() if component.rule_owner == name
             for rule in component.constraints.topology if preference_may_cost(component, rule)]  # fmt: skip
 
 
@@ -43,13 +43,13 @@ def variants(spec: PlacementSpec) -> tuple[PlacementSpec, PlacementSpec]:
     """The spec with every preferred domain of a declarative component that may cost required
     (those that cannot, dropped), and with all of them dropped (a rank string's preference costs
     nothing: its layout is given; one placed first is priced where it is placed)."""
-    declarative = _counted(spec)
+    declarative = counted_components(spec)
     required = {name: _with_rules(c, lambda rule, costs: replace(rule, required=True) if costs else None) for name, c in declarative.items()}
     dropped = {name: _with_rules(c, lambda _, __: None) for name, c in declarative.items()}
     return spec.with_rules({**spec.components, **required}), spec.with_rules({**spec.components, **dropped})
 
 
-def _counted(spec: PlacementSpec) -> dict[str, ComponentSpec]:
+def counted_components(spec: PlacementSpec) -> dict[str, ComponentSpec]:
     """The components the count model counts: declarative ones not placed first (``preset.py``
     places those, their preferences priced there)."""
     first = placed_first(spec)

@@ -179,7 +179,7 @@ def _relaxed(
     relaxation = None
     if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
         columns = [run.columns(problem, weights) for run in walked]
-        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget.check)
+        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget)
     return _solved(problem, walked, relaxation, weights, node_start, options, budget)
 
 
