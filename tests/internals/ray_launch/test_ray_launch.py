@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -150,8 +151,22 @@ def test_unfittable_plan_fails_cleanly(local_ray) -> None:
         ray.kill(hog)
 
 
+def every_gpu_free(timeout_s: float = 30.0) -> bool:
+    """Whether Ray counts every GPU free, polled up to ``timeout_s``: the previous test's actors
+    give theirs back asynchronously (slowly on a loaded machine), and while one is held Ray gives
+    the next actor a higher GPU."""
+    deadline = time.monotonic() + timeout_s
+    while ray.available_resources().get("GPU", 0) < ray.cluster_resources().get("GPU", 0):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
 def test_probe_detects_a_gpu_held_by_another_actor(local_ray) -> None:
-    # Ray picks the hog's GPU itself: ask which one it got and plan exactly that one.
+    # Ray picks the hog's GPU itself: ask which one it got and plan exactly that one. With every
+    # GPU free it takes node 0's first, so the plan's idle lower GPUs (none) still fit beside it.
+    assert every_gpu_free(), "a GPU is still held by an earlier test"
     hog = ray.remote(Probe).options(num_gpus=1, scheduling_strategy=NodeAffinitySchedulingStrategy(_node(0), soft=False)).remote()
     try:
         (held,) = ray.get(hog.gpus.remote())
