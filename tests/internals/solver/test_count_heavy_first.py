@@ -53,76 +53,61 @@ def test_the_heavy_first_answer_fills_every_node_and_group(case: tuple[Cluster, 
     assert placed.tolist() == [c.groups for c in problem.classes]
 
 
+def proven_holes(calls: list[int], path: str) -> tuple[int, int]:
+    """Random graphs drawn (15): each with a hole (no chord) must be proven at the flat optimum;
+    how many were, and how many of those went through ``path`` (one more entry in ``calls``)."""
+    proven: list[bool] = []
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(random_graphs())
+    def check(case: tuple[Cluster, dict[str, Any]]) -> None:
+        cluster, placement = case
+        note(f"{cluster.gpus_per_node.tolist()} {placement}")
+        try:
+            spec = PlacementSpec.build(cluster, placement)
+            before = len(calls)
+            solution = solve(spec, time_limit_s=10)
+        except InfeasiblePlacementError:
+            event("infeasible")
+            return
+        if not _has_hole(placement):
+            event("chordal: counted clique by clique")
+            return
+        event(f"a hole: {path}" if len(calls) > before else "a hole")
+        assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+        assert counted(solution) == flat_optimum(spec)
+        proven.append(len(calls) > before)
+
+    check()
+    return len(proven), sum(proven)
+
+
 def test_the_relaxed_path_proves_holes_at_the_flat_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(patterns, "MAX_PATTERNS", 2)  # every graph with a hole past the patterns listed
     monkeypatch.setattr(weighed, "RELAXED_PAST", 3)  # and relaxed
     relaxed: list[int] = []
-    proven: list[int] = []  # the specs with a hole checked against the flat model
 
     def counted_relax(*args: Any, **kwargs: Any) -> Any:
         relaxed.append(1)
         return relax(*args, **kwargs)
 
     monkeypatch.setattr(weighed, "relax", counted_relax)
-
-    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(random_graphs())
-    def check(case: tuple[Cluster, dict[str, Any]]) -> None:
-        cluster, placement = case
-        note(f"{cluster.gpus_per_node.tolist()} {placement}")
-        try:
-            spec = PlacementSpec.build(cluster, placement)
-            solution = solve(spec, time_limit_s=10)
-        except InfeasiblePlacementError:
-            event("infeasible")
-            return
-        if not _has_hole(placement):
-            event("chordal: counted clique by clique")
-            return
-        event("a hole: relaxed")
-        assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
-        assert counted(solution) == flat_optimum(spec)
-        proven.append(1)
-
-    check()
-    assert len(relaxed) >= 5 and len(proven) >= 5
+    proven, through = proven_holes(relaxed, "relaxed")
+    assert proven >= 5 and through >= 5
 
 
 def test_the_maximal_patterns_prove_holes_at_the_flat_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(patterns, "MAX_PATTERNS", 2)  # every graph with a hole past the patterns listed
     monkeypatch.setattr(maximal, "MIN_PATTERNS", 0)  # and stated by its maximal patterns, however few
     stated: list[int] = []
-    proven: list[int] = []
 
     def counted_maximal(*args: Any, **kwargs: Any) -> Any:
         stated.append(1)
         return maximal.solve_maximal(*args, **kwargs)
 
     monkeypatch.setattr(weighed, "solve_maximal", counted_maximal)
-
-    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(random_graphs())
-    def check(case: tuple[Cluster, dict[str, Any]]) -> None:
-        cluster, placement = case
-        note(f"{cluster.gpus_per_node.tolist()} {placement}")
-        try:
-            spec = PlacementSpec.build(cluster, placement)
-            before = len(stated)
-            solution = solve(spec, time_limit_s=10)
-        except InfeasiblePlacementError:
-            event("infeasible")
-            return
-        if not _has_hole(placement):
-            event("chordal: counted clique by clique")
-            return
-        event("a hole: its maximal patterns")
-        assert len(stated) > before
-        assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
-        assert counted(solution) == flat_optimum(spec)
-        proven.append(1)
-
-    check()
-    assert len(proven) >= 5
+    proven, through = proven_holes(stated, "its maximal patterns")
+    assert proven >= 5 and through == proven
 
 
 def _walked(problem: CountProblem, spec: PlacementSpec) -> list[Any]:

@@ -66,21 +66,27 @@ def compared(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Counts, Counts | Non
     return seen
 
 
+def check_at_flat_optimum(case: tuple[Cluster, dict[str, Any]], counts_only: bool) -> None:
+    """A drawn spec placed (or refused) by ``solve``: its answer at the flat optimum, every answer
+    or (``counts_only``) where the count path answered."""
+    cluster, placement = case
+    note(f"{cluster!r} {placement}")
+    solved = solved_or_refused(cluster, placement, {})
+    if solved is None:
+        return
+    spec, solution = solved
+    event(f"{solution.method} {solution.status}")
+    if solution.method == "counts" or not counts_only:
+        assert counted(solution, {}) == flat_optimum(spec, {})
+
+
 @example_tiers(30, 200)
 def test_drawn_specs_are_counted_at_the_flat_optimum_over_maximal_patterns(examples: int, compared: list) -> None:
     """Rank strings, collocation, windows, memory, process limits, strides: where the count
     path answers, at the flat optimum."""
 
     def check(case: tuple[Cluster, dict[str, Any]]) -> None:
-        cluster, placement = case
-        note(f"{cluster!r} {placement}")
-        solved = solved_or_refused(cluster, placement, {})
-        if solved is None:
-            return
-        spec, solution = solved
-        event(f"{solution.method} {solution.status}")
-        if solution.method == "counts":
-            assert counted(solution, {}) == flat_optimum(spec, {})
+        check_at_flat_optimum(case, counts_only=True)
 
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(given(small_specs())(check))()
     assert compared, "no drawn spec took the maximal model"
@@ -165,14 +171,7 @@ def test_tables_per_clique_are_counted_at_the_flat_optimum_over_maximal_patterns
     monkeypatch.setattr(count_path, "shapes", lambda problem, gpus, part, check, by_clique=False, whole=True: per_clique(problem, gpus, part, check, by_clique, whole))
 
     def check(case: tuple[Cluster, dict[str, Any]]) -> None:
-        cluster, placement = case
-        note(f"{cluster!r} {placement}")
-        solved = solved_or_refused(cluster, placement, {})
-        if solved is None:
-            return
-        spec, solution = solved
-        event(f"{solution.method} {solution.status}")
-        assert counted(solution, {}) == flat_optimum(spec, {})
+        check_at_flat_optimum(case, counts_only=False)
 
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(given(strided_chains())(check))()
     assert any(tables > 1 for tables in by_clique), "no drawn spec had a shape of several tables"
