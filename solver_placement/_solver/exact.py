@@ -42,9 +42,10 @@ def check_build_fits(requests: Mapping[str, ComponentRequest], budget: Budget) -
     pairs = sum(request.candidate_pairs for request in requests.values() if not request.determined)
     estimate = pairs * BUILD_S_PER_FREE_PAIR
     if estimate > budget.remaining():
+        limit = "the time limit" if budget.limit_s is None else f"time_limit_s={budget.limit_s} s"
         raise SolverTimeoutError(
             f"the exact model would have {pairs} declarative process x item candidates, about {estimate:.0f} s to build, "
-            f"more than the {max(budget.remaining(), 0):.1f} s left of the time limit; raise cluster.solver.time_limit_s "
+            f"more than the {max(budget.remaining(), 0):.1f} s left of {limit}; raise cluster.solver.time_limit_s "
             "(or --time-limit), or narrow the declarative components with node_group or resources"
         )
 
