@@ -23,6 +23,7 @@ from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError, PlacementError, SolverTimeoutError, Statement, counted
+from solver_placement._job import load_job
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.build import build_model, fixed_conflicts
@@ -38,9 +39,9 @@ from solver_placement._solver.loop import Paths, answer_loop
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus, Status
 from solver_placement._solver.previous import PreviousPlacements, previous_hardware
 from solver_placement._solver.solution import Method, Solution
-from solver_placement._solver_settings import DEFAULT_WEIGHTS
+from solver_placement._solver_settings import DEFAULT_WEIGHTS, reading_within
 from solver_placement._specification.candidates import expand_all
-from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of
+from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of_job
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def solve(
     independent verifier (one it rejects is a bug of the library: :class:`VerificationError`).
     """
     started = time.perf_counter()
-    spec = spec_of(source, cluster)
+    spec = _read(source, cluster, time_limit_s, started)
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
     asked = spec.solver_options.weights(objective)
     _log_size(spec, options)
@@ -94,6 +95,17 @@ def solve(
         solution.method, solution.status, solution.objective, solution.bound, time.perf_counter() - started,
     )  # fmt: skip
     return solution
+
+
+def _read(source: SpecSource, cluster: Cluster | None, time_limit_s: float | None, started: float) -> PlacementSpec:
+    """``source`` as a spec, its cluster read under the call's time limit (the caller's, else its
+    ``solver:`` section's, read first): reading 65,536 nodes of robots took seconds, past a
+    limit no step had checked yet."""
+    if isinstance(source, PlacementSpec):
+        return source
+    job = load_job(source, cluster)
+    with reading_within(job.solver_options.options(time_limit_s=time_limit_s).start(at=started)):
+        return spec_of_job(job)
 
 
 def solve_part(spec: PlacementSpec, *, time_limit_s: float | None, num_workers: int | None, objective: Mapping[str, int] | None) -> Solution:

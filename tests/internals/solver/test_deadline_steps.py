@@ -83,3 +83,39 @@ def test_a_solve_given_less_time_than_it_needs_ends_within_one_step_of_its_limit
     else:
         assert solution.placements  # answered in time (verified by the autouse fixture)
     assert time.process_time() - started <= limit + SLACK_S
+
+
+def robots_config(nodes: int, time_limit_s: float) -> dict:
+    """``nodes`` nodes of 8 GPUs, each with two robots listed one by one, and a component on each kind."""
+    configs = [{"node_rank": node, "robot_ip": f"10.{node // 256}.{node % 256}.{robot}"} for node in range(nodes) for robot in range(2)]
+    return {
+        "cluster": {
+            "num_nodes": nodes,
+            "num_gpus_per_node": 8,
+            "node_groups": [
+                {"label": "gpus", "node_ranks": f"0-{nodes - 1}"},
+                {"label": "robots", "node_ranks": f"0-{nodes - 1}", "hardware": {"type": "robot", "configs": configs}},
+            ],
+            "component_placement": {"actor": {"node_group": "gpus", "processes": 8}, "env": {"node_group": "robots", "processes": 2}},
+            "solver": {"time_limit_s": time_limit_s},
+        }
+    }
+
+
+def test_reading_many_hardware_configs_stops_at_the_limit() -> None:
+    # 16,384 robots on 8,192 nodes: ~0.2 s to read; a limit of 10 ms from the config's own solver
+    # section ends the call while the robots are read, one batch of CONFIGS_PER_CHECK past it
+    config = robots_config(8192, 0.01)
+    started = time.process_time()
+    with pytest.raises(SolverTimeoutError, match=r"time_limit_s=0.01 s \(the time ran out while reading the hardware configs of node group 'robots'\)"):
+        solve(config)
+    assert time.process_time() - started <= 0.01 + SLACK_S + 0.2  # + copying the config, before its limit is known
+
+
+def test_the_limit_holds_only_while_its_call_reads() -> None:
+    # the call that ran out leaves no spent limit behind: the same config read on its own (no
+    # call, no limit) is read whole
+    config = robots_config(8192, 0.01)
+    with pytest.raises(SolverTimeoutError):
+        solve(config)
+    assert PlacementSpec.from_config(config).cluster.num_nodes == 8192
