@@ -119,3 +119,10 @@ def test_the_limit_holds_only_while_its_call_reads() -> None:
     with pytest.raises(SolverTimeoutError):
         solve(config)
     assert PlacementSpec.from_config(config).cluster.num_nodes == 8192
+
+
+def test_a_cluster_of_gpus_alone_checks_the_limit_before_its_hardware_table() -> None:
+    # no hardware configs to read: the table of every GPU is the cluster's longest step
+    config = {"num_nodes": 4096, "num_gpus_per_node": [8] * 4096, "component_placement": {"actor": {"processes": 8}}, "solver": {"time_limit_s": 1e-6}}
+    with pytest.raises(SolverTimeoutError, match=r"the time ran out while reading the cluster\)"):
+        solve(config)
