@@ -197,7 +197,7 @@ def _first_fit_answer(call: SolveCall) -> Answer | Declined:
             built = first_fit(spec, spec.requests, _finishing(call), values)
         except SolverTimeoutError:
             log.info("first fit ran out of time")
-            built = None
+            return Declined(PathName.FIRST_FIT, "its time ran out")
         if built is None:
             log.info("first fit built no placement (the construction cannot state the spec, or no order left every component room)")
             return Declined(PathName.FIRST_FIT, "no placement")
@@ -209,7 +209,7 @@ def _exact_answer(call: SolveCall, hint: Answer | None, tried: list[str]) -> Ans
     """The exact flat model decides: an answer, or the conflicts, or a timeout naming what was
     ``tried``. First fit's placement, when there is one, is its starting point (a CP-SAT hint)."""
     spec = call.spec
-    check_build_fits(spec.requests, call.budget)
+    check_build_fits(spec.requests, call.budget, tried)
     with call.timed("build"):
         ctx = build_model(spec, expand_all(spec.requests), weights=call.weights, previous=call.held_before, check=call.budget.check)
     call.budget.check("building the model")
