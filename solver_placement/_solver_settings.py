@@ -12,9 +12,7 @@ objective rule (``_solver/rules/objective.py``) builds the weighted terms.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -86,30 +84,6 @@ class Budget:
                 f"the solver found no placement within {limit} (the time ran out while {stage}); "
                 "raise cluster.solver.time_limit_s (or --time-limit)"
             )
-
-
-#: The budget of the call whose config is being read, while ``reading_within`` holds it (this
-#: thread or task only): the cluster's parser checks it between batches of hardware items, which
-#: on 65,536 nodes of robots took seconds before the solver's first check.
-_reading: ContextVar[Budget | None] = ContextVar("solver_placement_reading_budget", default=None)
-
-
-@contextmanager
-def reading_within(budget: Budget) -> Iterator[None]:
-    """Read a config under ``budget``: the parsers' :func:`check_reading` raise once it is spent."""
-    token = _reading.set(budget)
-    try:
-        yield
-    finally:
-        _reading.reset(token)
-
-
-def check_reading(stage: str) -> None:
-    """Raise :class:`SolverTimeoutError` naming ``stage`` when the config is read under a spent
-    budget (:func:`reading_within`); outside one (a cluster built on its own) nothing to check."""
-    budget = _reading.get()
-    if budget is not None:
-        budget.check(stage)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from solver_placement._config import did_you_mean, load_config
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
 from solver_placement._errors import PlacementConfigError, counted
 from solver_placement._limits import check
-from solver_placement._solver_settings import check_reading
+from solver_placement._limits.reading import check_reading
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from solver_placement._config import check_keys, gigabytes, require_mapping, tex
 from solver_placement._constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement._errors import PlacementConfigError, counted, shown
 from solver_placement._limits import check, current, exceeded
-from solver_placement._solver_settings import check_reading
+from solver_placement._limits.reading import check_reading
 
 GROUP_KEYS = ("label", "node_ranks", "hardware", "hardware_type", "ignore_hardware", "env_configs", "gpu_memory_gb", "labels")
 ENV_KEYS = ("node_ranks", "env_vars", "python_interpreter_path")

@@ -24,6 +24,7 @@ from ortools.sat.python import cp_model
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError, PlacementError, SolverTimeoutError, Statement, counted
 from solver_placement._job import load_job
+from solver_placement._limits.reading import reading_within
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.build import build_model, fixed_conflicts
@@ -39,7 +40,7 @@ from solver_placement._solver.loop import Paths, answer_loop
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus, Status
 from solver_placement._solver.previous import PreviousPlacements, previous_hardware
 from solver_placement._solver.solution import Method, Solution
-from solver_placement._solver_settings import DEFAULT_WEIGHTS, reading_within
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import expand_all
 from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of_job
 
@@ -104,7 +105,7 @@ def _read(source: SpecSource, cluster: Cluster | None, time_limit_s: float | Non
     if isinstance(source, PlacementSpec):
         return source
     job = load_job(source, cluster)
-    with reading_within(job.solver_options.options(time_limit_s=time_limit_s).start(at=started)):
+    with reading_within(job.solver_options.options(time_limit_s=time_limit_s).start(at=started).check):
         return spec_of_job(job)
 
 

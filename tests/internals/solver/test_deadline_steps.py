@@ -7,6 +7,7 @@ whole call by CPU time (wall time is flaky on a loaded machine)."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from pathlib import Path
@@ -71,17 +72,15 @@ def test_node_patterns_check_the_time_once_the_nodes_are_grouped() -> None:
     assert "enumerating node patterns" in seen
 
 
-@pytest.mark.parametrize("limit", [0.02, 0.05, 0.1])
+@pytest.mark.parametrize("limit", [0.02, 0.05])
 def test_a_solve_given_less_time_than_it_needs_ends_within_one_step_of_its_limit(limit: float) -> None:
-    # 1,024 nodes of GPUs and robots: parsed in ~40 ms, the count model's answer in ~0.15 s
+    # 1,024 nodes of GPUs and robots: parsed in ~40 ms CPU, the count model's answer in ~0.1 s
+    # CPU, so no answer within these limits (wall time is never below CPU time)
     config = {"cluster": make_case("kinds memory", 1024, 1).section}
+    gc.collect()  # the suite's garbage is not this call's time
     started = time.process_time()
-    try:
-        solution = solve(config, time_limit_s=limit, num_workers=1)
-    except SolverTimeoutError as error:
-        assert f"time_limit_s={limit}" in str(error)
-    else:
-        assert solution.placements  # answered in time (verified by the autouse fixture)
+    with pytest.raises(SolverTimeoutError, match=rf"time_limit_s={limit}"):
+        solve(config, time_limit_s=limit, num_workers=1)
     assert time.process_time() - started <= limit + SLACK_S
 
 
