@@ -27,6 +27,7 @@ from solver_placement._config import did_you_mean, load_config
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
 from solver_placement._errors import PlacementConfigError, counted
 from solver_placement._limits import check
+from solver_placement._limits.reading import check_reading
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ class Cluster:
         #: (``from_ray(available=True)``): a GPU id is a position among its node's free GPUs, which
         #: the launch maps to the devices Ray reserves (``ray_launch.free_gpus``).
         self.free_gpus_only = layout.free_gpus_only
+        check_reading("reading the cluster")  # under a call's limit: the table below is ~0.3 s of 16,384 nodes of robots
         self._build_hardware_table([item for spec in layout.groups for item in spec.items])
         self.node_groups: dict[str, NodeGroup] = {
             spec.label: NodeGroup(spec.label, spec.node_ranks, spec.resource_type(layout.gpus), spec.env_configs) for spec in layout.groups

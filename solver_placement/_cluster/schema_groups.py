@@ -22,6 +22,7 @@ from solver_placement._config import check_keys, gigabytes, require_mapping, tex
 from solver_placement._constants import ACCELERATOR, NODE, RESERVED_LABELS
 from solver_placement._errors import PlacementConfigError, counted, shown
 from solver_placement._limits import check, current, exceeded
+from solver_placement._limits.reading import check_reading
 
 GROUP_KEYS = ("label", "node_ranks", "hardware", "hardware_type", "ignore_hardware", "env_configs", "gpu_memory_gb", "labels")
 ENV_KEYS = ("node_ranks", "env_vars", "python_interpreter_path")
@@ -208,6 +209,8 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
     members = frozenset(nodes)  # one look-up per config: a scan of the group's nodes made 16,384 nodes' robots quadratic
     seen: set[Hashable] = set()
     for position, raw in enumerate(configs):
+        if position % CONFIGS_PER_CHECK == 0:
+            check_reading(f"reading the hardware configs of {where}")
         config = require_mapping(raw, f"{where}: hardware.configs[{position}]")
         node = config.get("node_rank")
         if isinstance(node, bool) or not isinstance(node, int):
@@ -221,6 +224,10 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
         metadata = {key: value for key, value in config.items() if key != "node_rank"}
         items.append(HardwareItem(hardware_type, node, metadata))
     return hardware_type, tuple(items)
+
+
+#: Hardware configs read between two checks of the time limit (~10 us each: ~40 ms a batch).
+CONFIGS_PER_CHECK = 4096
 
 
 def _fingerprint(config: dict[str, Any]) -> Hashable:

@@ -7,7 +7,7 @@ once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -32,19 +32,22 @@ EXACT_PARAMETERS = {"symmetry_level": 0}
 BUILD_S_PER_FREE_PAIR = 10e-6
 
 
-def check_build_fits(requests: Mapping[str, ComponentRequest], budget: Budget) -> None:
+def check_build_fits(requests: Mapping[str, ComponentRequest], budget: Budget, tried: Sequence[str] = ()) -> None:
     """Refuse to build a flat model that cannot be built in what is left of ``budget``.
 
     The build checks the budget inside its loops and stops at the limit anyway; refusing up
     front answers at once (not after the whole time limit) when the estimate, from the
-    declarative candidate pairs, already exceeds the time left, and says how to narrow the spec.
+    declarative candidate pairs, already exceeds the time left, and says how to narrow the spec
+    and what was ``tried`` before (the paths that declined, and why: a share of the limit spent).
     """
     pairs = sum(request.candidate_pairs for request in requests.values() if not request.determined)
     estimate = pairs * BUILD_S_PER_FREE_PAIR
     if estimate > budget.remaining():
+        limit = "the time limit" if budget.limit_s is None else f"time_limit_s={budget.limit_s} s"
+        before = f" (tried: {'; '.join(tried)})" if tried else ""
         raise SolverTimeoutError(
             f"the exact model would have {pairs} declarative process x item candidates, about {estimate:.0f} s to build, "
-            f"more than the {max(budget.remaining(), 0):.1f} s left of the time limit; raise cluster.solver.time_limit_s "
+            f"more than the {max(budget.remaining(), 0):.1f} s left of {limit}{before}; raise cluster.solver.time_limit_s "
             "(or --time-limit), or narrow the declarative components with node_group or resources"
         )
 

@@ -23,6 +23,8 @@ from ortools.sat.python import cp_model
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError, PlacementError, SolverTimeoutError, Statement, counted
+from solver_placement._job import load_job
+from solver_placement._limits.reading import reading_within
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.build import build_model, fixed_conflicts
@@ -40,7 +42,7 @@ from solver_placement._solver.previous import PreviousPlacements, previous_hardw
 from solver_placement._solver.solution import Method, Solution
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 from solver_placement._specification.candidates import expand_all
-from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of
+from solver_placement._specification.placement_spec import PlacementSpec, SpecSource, spec_of_job
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +82,7 @@ def solve(
     independent verifier (one it rejects is a bug of the library: :class:`VerificationError`).
     """
     started = time.perf_counter()
-    spec = spec_of(source, cluster)
+    spec = _read(source, cluster, time_limit_s, started)
     options = spec_options(spec, time_limit_s=time_limit_s, num_workers=num_workers, seed=seed)
     asked = spec.solver_options.weights(objective)
     _log_size(spec, options)
@@ -94,6 +96,17 @@ def solve(
         solution.method, solution.status, solution.objective, solution.bound, time.perf_counter() - started,
     )  # fmt: skip
     return solution
+
+
+def _read(source: SpecSource, cluster: Cluster | None, time_limit_s: float | None, started: float) -> PlacementSpec:
+    """``source`` as a spec, its cluster read under the call's time limit (the caller's, else its
+    ``solver:`` section's, read first): reading 65,536 nodes of robots took seconds, past a
+    limit no step had checked yet."""
+    if isinstance(source, PlacementSpec):
+        return source
+    job = load_job(source, cluster)
+    with reading_within(job.solver_options.options(time_limit_s=time_limit_s).start(at=started).check):
+        return spec_of_job(job)
 
 
 def solve_part(spec: PlacementSpec, *, time_limit_s: float | None, num_workers: int | None, objective: Mapping[str, int] | None) -> Solution:
@@ -185,7 +198,7 @@ def _first_fit_answer(call: SolveCall) -> Answer | Declined:
             built = first_fit(spec, spec.requests, _finishing(call), values)
         except SolverTimeoutError:
             log.info("first fit ran out of time")
-            built = None
+            return Declined(PathName.FIRST_FIT, "its time ran out")
         if built is None:
             log.info("first fit built no placement (the construction cannot state the spec, or no order left every component room)")
             return Declined(PathName.FIRST_FIT, "no placement")
@@ -197,7 +210,7 @@ def _exact_answer(call: SolveCall, hint: Answer | None, tried: list[str]) -> Ans
     """The exact flat model decides: an answer, or the conflicts, or a timeout naming what was
     ``tried``. First fit's placement, when there is one, is its starting point (a CP-SAT hint)."""
     spec = call.spec
-    check_build_fits(spec.requests, call.budget)
+    check_build_fits(spec.requests, call.budget, tried)
     with call.timed("build"):
         ctx = build_model(spec, expand_all(spec.requests), weights=call.weights, previous=call.held_before, check=call.budget.check)
     call.budget.check("building the model")

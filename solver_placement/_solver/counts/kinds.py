@@ -191,6 +191,7 @@ def count_by_kind(
     statuses, value, bound, primary = [], fixed, fixed, fixed
     for kinds in groups:
         view = kind_view(spec, requests, holdings, kinds)
+        budget.check("viewing the items of one kind")  # per item: ~0.25 s of 16,384 nodes
         answer = count(view, load)
         if isinstance(answer, Declined):
             return answer

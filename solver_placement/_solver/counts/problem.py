@@ -232,8 +232,10 @@ def _beside(
     cluster, (found, graph_of) = spec.cluster, graphs
     kept_off = [set(zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist())) for held in blocked]
     graph_at, allowed_at = graph_of.tolist(), allowed.T.tolist()  # read as lists: one step per loaded GPU (every GPU of a view with memory)
+    off_any = set().union(*kept_off)
+    on_node = [frozenset(c for c, there in enumerate(row) if there) for row in allowed_at]  # what a GPU no class is kept off admits: once per node, not per GPU
     gpus = [
-        (found[graph_at[node]], frozenset(c for c, there in enumerate(allowed_at[node]) if there and (node, local) not in kept_off[c]), load)
+        (found[graph_at[node]], frozenset(c for c in on_node[node] if gpu not in kept_off[c]) if (gpu := (node, local)) in off_any else on_node[node], load)
         for (node, local), load in beside.loads.items()
     ]  # fmt: skip
     parts = connected_parts(len(classes), frozenset(pair for graph in found for pair in graph.linked))
