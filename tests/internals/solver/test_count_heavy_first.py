@@ -54,11 +54,11 @@ def test_the_heavy_first_answer_fills_every_node_and_group(case: tuple[Cluster, 
 
 
 def proven_holes(calls: list[int], path: str) -> tuple[int, int]:
-    """Random graphs drawn (15): each with a hole (no chord) must be proven at the flat optimum;
+    """Random graphs drawn (40): each with a hole (no chord) must be proven at the flat optimum;
     how many were, and how many of those went through ``path`` (one more entry in ``calls``)."""
     proven: list[bool] = []
 
-    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(random_graphs())
     def check(case: tuple[Cluster, dict[str, Any]]) -> None:
         cluster, placement = case
