@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from functools import cached_property
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -214,24 +215,26 @@ class Cluster:
         acc_node = np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.gpus_per_node)
         acc_start = np.concatenate(([0], np.cumsum(self.gpus_per_node)[:-1]))
         acc_local = np.arange(num_accelerators, dtype=np.int64) - np.repeat(acc_start, self.gpus_per_node)
-        custom_types = list(dict.fromkeys(item.type for item in items))
+        types = list(map(attrgetter("type"), items))
+        custom_types = list(dict.fromkeys(types))
         self.kinds: tuple[str, ...] = (ACCELERATOR, *custom_types, NODE)
-        ordered = sorted(enumerate(items), key=lambda pair: (custom_types.index(pair[1].type), pair[1].node_rank, pair[0]))
-        custom_node = np.array([item.node_rank for _, item in ordered], dtype=np.int64)
-        custom_kind = np.array([1 + custom_types.index(item.type) for _, item in ordered], dtype=np.int64)
-        custom_local = np.zeros(len(ordered), dtype=np.int64)
-        seen: dict[tuple[str, int], int] = {}
-        for position, (_, item) in enumerate(ordered):
-            key = (item.type, item.node_rank)
-            custom_local[position] = seen.get(key, 0)
-            seen[key] = custom_local[position] + 1
+        # items by kind, node, then config order (a stable sort), numbered on each node from 0:
+        # as arrays, since 65,536 nodes hold 655,360 robots
+        kind_of = {kind: 1 + index for index, kind in enumerate(custom_types)}
+        stated_kind = np.array([kind_of[kind] for kind in types], dtype=np.int64)
+        stated_node = np.array(list(map(attrgetter("node_rank"), items)), dtype=np.int64)
+        order = np.lexsort((stated_node, stated_kind))
+        custom_node, custom_kind = stated_node[order], stated_kind[order]
+        starts = np.flatnonzero(np.diff(custom_kind, prepend=-1) | np.diff(custom_node, prepend=-1))  # each (kind, node)'s first
+        custom_local = np.arange(len(items), dtype=np.int64) - np.repeat(starts, np.diff(starts, append=len(items)))
+        ordered = [items[position] for position in order.tolist()]
         self.hw_node = np.concatenate((acc_node, custom_node, np.arange(self.num_nodes, dtype=np.int64)))
         self.hw_kind = np.concatenate(
             (np.zeros(num_accelerators, dtype=np.int64), custom_kind, np.full(self.num_nodes, len(self.kinds) - 1))
         )
         self.hw_local = np.concatenate((acc_local, custom_local, np.zeros(self.num_nodes, dtype=np.int64)))
         self.hw_metadata: dict[int, Mapping[str, Any]] = {
-            num_accelerators + position: item.metadata for position, (_, item) in enumerate(ordered)
+            num_accelerators + position: item.metadata for position, item in enumerate(ordered)
         }
         self._node_item_offset = num_accelerators + len(ordered)
 

@@ -67,7 +67,7 @@ def layout_without_nodes(layout: ClusterLayout, lost: Set[int], survivors: str |
     must offer no GPUs, not silently start counting nodes.
     """
     groups: list[GroupSpec] = []
-    declared_by: dict[tuple[str, int], str] = {}
+    declared_by: dict[str, dict[int, str]] = {}
     for group in layout.groups:
         survived = _surviving(group, lost, layout.gpus)
         if survived is not None:

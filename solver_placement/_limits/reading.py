@@ -29,6 +29,10 @@ def reading_within(check: Callable[[str], None]) -> Iterator[None]:
         _check.reset(token)
 
 
+#: Hardware configs read between two checks of the time limit (~10 us each one by one: ~40 ms a batch).
+CONFIGS_PER_CHECK = 4096
+
+
 def check_reading(stage: str) -> None:
     """Check the reading call's time limit, naming ``stage``; nothing outside a call's limit."""
     check = _check.get()
