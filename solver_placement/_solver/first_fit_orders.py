@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.rules.exclusivity import exclusive_owners
 from solver_placement._specification.candidates import ComponentRequest
@@ -57,7 +58,7 @@ def placing_orders(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]
         return int(requests[name].amount.sum())
 
     def room(name: str) -> int:
-        return int(np.unique(requests[name].cand_hw).size)
+        return int(distinct(requests[name].cand_hw).size)
 
     keys: list[Callable[[str], tuple[int, ...]]] = [
         lambda name: (-width(name), free.index(name)),

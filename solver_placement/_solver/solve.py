@@ -55,11 +55,12 @@ BOUND_TOLERANCE = 1e-6
 #: Kept back from first fit and the exact model's search (seconds, and per process of the spec)
 #: for what runs after them before the answer leaves: reading the answer, verifying it and first
 #: fit's. Without it a search that used its whole time ended past ``time_limit_s`` (by 11 ms on
-#: 62 processes). Measured (records built and verified, best of 3, on a 2-core machine loaded
-#: 3x): 18 ms for 62 processes; 35,138 processes 0.11 s CPU / 0.28 s wall, 329,543 processes
-#: 1.3 s CPU / 4.0 s wall (4 us CPU, 12 us wall a process): 15 us a process keeps first fit
-#: some of a 20 s limit on 65,536 nodes after the count model's share.
-FINISH_S, FINISH_S_PER_PROCESS = 0.03, 1.5e-5
+#: 62 processes). Measured (the records built and verified, on 65,536 nodes, a 2-core machine
+#: loaded 6x): 65,536 processes 0.10 s CPU / 0.29 s wall, 262,144 0.13 / 0.26 s, 721,765 0.24 /
+#: 0.50 s; at most 1.5 us CPU and 4.4 us wall a process. 4 us a process covers every one of them
+#: and leaves first fit most of a 5 s limit on 721,765 processes (15 us, as measured at 329,543
+#: processes before, kept back more than a whole 5 s limit past 333,000 processes).
+FINISH_S, FINISH_S_PER_PROCESS = 0.03, 4e-6
 
 
 def solve(

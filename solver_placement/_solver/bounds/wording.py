@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._constants import CLUSTER_LABEL
 from solver_placement._errors import Statement, agreeing, counted
 from solver_placement._solver.bounds.model import packings
@@ -24,7 +25,7 @@ from solver_placement._specification.placement_spec import PlacementSpec
 def counting_line(spec: PlacementSpec, needs: Sequence[Need], relations: Sequence[Relation]) -> Statement:
     """What the nodes of ``needs`` offer, and the count they fall short of."""
     unit = _noun(spec, needs)
-    hardware = np.unique(np.concatenate([need.hardware for need in needs]))
+    hardware = distinct(np.concatenate([need.hardware for need in needs]))
     per_node = np.bincount(spec.cluster.hw_node[hardware], minlength=spec.cluster.num_nodes)
     shapes = Counter(int(n) for n in per_node[per_node > 0])
     shape = " + ".join(f"{counted(nodes, 'node')} x {counted(items, unit)}" for items, nodes in sorted(shapes.items(), reverse=True))

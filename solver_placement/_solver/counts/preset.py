@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._arrays import distinct
 from solver_placement._errors import VerificationError
 from solver_placement._solver.answer import Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
@@ -169,7 +170,7 @@ def _tiled(
     with the rank strings, else None (the flat model of the view decides then)."""
     amount, step = int(request.amount[0]), int(request.stride or 1)
     if target is None:
-        window = np.unique(request.cand_rank)
+        window = distinct(request.cand_rank)
         if window.size % amount:
             return None
         ranks = np.repeat(window.reshape(-1, amount), request.fill_share or 1, axis=0).reshape(-1)  # each block once per share, in turn
