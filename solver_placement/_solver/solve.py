@@ -58,7 +58,7 @@ BOUND_TOLERANCE = 1e-6
 #: 62 processes). Measured (the records built and verified, on 65,536 nodes, a 2-core machine
 #: loaded 6x): 65,536 processes 0.10 s CPU / 0.29 s wall, 262,144 0.13 / 0.26 s, 721,765 0.24 /
 #: 0.50 s; at most 1.5 us CPU and 4.4 us wall a process. 4 us a process covers every one of them
-#: and leaves first fit most of a 5 s limit on 721,765 processes (15 us, as measured at 329,543
+#: and leaves first fit 2 s of a 5 s limit on 721,765 processes (15 us, as measured at 329,543
 #: processes before, kept back more than a whole 5 s limit past 333,000 processes).
 FINISH_S, FINISH_S_PER_PROCESS = 0.03, 4e-6
 
