@@ -287,14 +287,11 @@ class _Copier:
 
     def _flat_copy(self, value: list[Any] | tuple[Any, ...], where: str) -> list[Any] | None:
         """The common long lists (ranks, per-node values, explicit placements: exact scalars, or
-        lists of them; hardware configs and node labels: mappings of names to scalars) copied at
-        C speed; None for any other list. A list of scalars cannot hold itself, so nothing is
-        tracked; inner lists are counted before they are read."""
+        lists of them) copied at C speed; None for any other list. A list of scalars cannot hold
+        itself, so nothing is tracked; inner lists are counted before they are read."""
         kinds = set(map(type, value))
         if kinds <= _EXACT_SCALARS:
             return list(value)
-        if dict in kinds:
-            return self._leaf_mappings(value, kinds, where)
         if not kinds <= _EXACT_SCALARS | _SEQUENCES:
             return None
         inner = [item for item in value if type(item) in _SEQUENCES]
@@ -304,24 +301,6 @@ class _Copier:
             self.copied -= inner_values  # the item-by-item copy counts them
             return None
         return [list(item) if type(item) in _SEQUENCES else item for item in value]
-
-    def _leaf_mappings(self, value: list[Any] | tuple[Any, ...], kinds: set[type], where: str) -> list[Any] | None:
-        """A list of exact scalars and leaf mappings (text keys, exact scalar values: 65,536
-        nodes' robots or labels) copied as the item-by-item copy would, at C speed: ~10x faster.
-        None for any other list, and for one whose count would pass ``max_copied_values``: the
-        item-by-item copy then refuses it, naming the entry that did."""
-        if not kinds <= _EXACT_SCALARS | {dict}:
-            return None
-        mappings = [item for item in value if type(item) is dict]
-        if not set(map(type, itertools.chain.from_iterable(mappings))) <= {str}:
-            return None
-        if not set(map(type, itertools.chain.from_iterable(map(dict.values, mappings)))) <= _EXACT_SCALARS:
-            return None
-        entries = sum(map(len, mappings))
-        if self.copied + entries > current().max_copied_values:
-            return None
-        self.copied += entries
-        return [dict(item) if type(item) is dict else item for item in value]
 
     def _count(self, values: int, where: str) -> None:
         """Count ``values`` more copied values, refusing before the copy above ``max_copied_values``

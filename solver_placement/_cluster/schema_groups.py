@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from solver_placement._cluster.layout import EnvConfig, GroupSpec, HardwareItem
 from solver_placement._cluster.alike_configs import alike_configs
+from solver_placement._cluster.layout import EnvConfig, GroupSpec, HardwareItem
 from solver_placement._cluster.ranks import format_ranks, is_all, parse_rank_list, rank_ranges, ranks_within
 from solver_placement._cluster.worker_env import check_env_var
 from solver_placement._config import check_keys, gigabytes, require_mapping, text

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import numpy as np
-
 from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.rules.exclusivity import exclusive_owners
