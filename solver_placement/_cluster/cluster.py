@@ -117,8 +117,13 @@ class Cluster:
         check("max_nodes", layout.num_nodes, "cluster.num_nodes", "the number of nodes")
         self.gpus_per_node = np.array(layout.gpus, dtype=np.int64)
         check_group_limits(layout.groups, self.gpus_per_node, layout.num_nodes)
-        self.accelerator_types: tuple[str, ...] = tuple(t if g else NO_ACCELERATOR for t, g in zip(layout.accelerator_types, layout.gpus))
-        self.accelerator_models: tuple[str | None, ...] = tuple(m if g else None for m, g in zip(layout.accelerator_models, layout.gpus))
+        every = all(layout.gpus)  # every node has GPUs: the stated types and models stand (not a pass per node)
+        self.accelerator_types: tuple[str, ...] = (
+            layout.accelerator_types if every else tuple(t if g else NO_ACCELERATOR for t, g in zip(layout.accelerator_types, layout.gpus))
+        )
+        self.accelerator_models: tuple[str | None, ...] = (
+            layout.accelerator_models if every else tuple(m if g else None for m, g in zip(layout.accelerator_models, layout.gpus))
+        )
         self.gpu_memory_gb, self.node_labels = layout.node_properties()
         #: Per node, the NUMA node and EGL index of each GPU as the config states them (None: not stated).
         self.gpu_topology: tuple[NodeTopology | None, ...] = bind_topology(layout.gpu_topology, "gpu_topology" in layout.shared, layout.gpus)
@@ -221,21 +226,19 @@ class Cluster:
         # items by kind, node, then config order (a stable sort), numbered on each node from 0:
         # as arrays, since 65,536 nodes hold 655,360 robots
         kind_of = {kind: 1 + index for index, kind in enumerate(custom_types)}
-        stated_kind = np.array([kind_of[kind] for kind in types], dtype=np.int64)
+        stated_kind = np.array(list(map(kind_of.__getitem__, types)), dtype=np.int64)
         stated_node = np.array(list(map(attrgetter("node_rank"), items)), dtype=np.int64)
         order = np.lexsort((stated_node, stated_kind))
         custom_node, custom_kind = stated_node[order], stated_kind[order]
         starts = np.flatnonzero(np.diff(custom_kind, prepend=-1) | np.diff(custom_node, prepend=-1))  # each (kind, node)'s first
         custom_local = np.arange(len(items), dtype=np.int64) - np.repeat(starts, np.diff(starts, append=len(items)))
-        ordered = [items[position] for position in order.tolist()]
+        ordered = list(map(items.__getitem__, order.tolist()))
         self.hw_node = np.concatenate((acc_node, custom_node, np.arange(self.num_nodes, dtype=np.int64)))
         self.hw_kind = np.concatenate(
             (np.zeros(num_accelerators, dtype=np.int64), custom_kind, np.full(self.num_nodes, len(self.kinds) - 1))
         )
         self.hw_local = np.concatenate((acc_local, custom_local, np.zeros(self.num_nodes, dtype=np.int64)))
-        self.hw_metadata: dict[int, Mapping[str, Any]] = {
-            num_accelerators + position: item.metadata for position, item in enumerate(ordered)
-        }
+        self.hw_metadata: dict[int, Mapping[str, Any]] = dict(zip(range(num_accelerators, num_accelerators + len(ordered)), map(attrgetter("metadata"), ordered)))
         self._node_item_offset = num_accelerators + len(ordered)
 
     @property

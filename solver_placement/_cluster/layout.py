@@ -133,6 +133,8 @@ class ClusterLayout:
         memory = list(self.gpu_memory_gb)
         labels = [dict(stated) for stated in self.node_labels]
         for group in self.groups:
+            if group.gpu_memory_gb is None and not group.labels:
+                continue  # nothing over its nodes: a group of 65,536 nodes is not walked node by node
             for node in group.node_ranks:
                 if group.gpu_memory_gb is not None:
                     memory[node] = group.gpu_memory_gb
