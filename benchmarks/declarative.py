@@ -106,8 +106,10 @@ class FirstFit:
         self.placement: dict[str, dict[str, Any]] = section["component_placement"]
         self.gpus = [0 if node in lost else int(g) for node, g in enumerate(per_node(section["num_gpus_per_node"], nodes))]
         #: per node group of custom hardware (robots), its items per node (their keys follow the GPUs')
-        self.custom = {group["label"]: [0 if node in lost else sum(c["node_rank"] == node for c in group["hardware"]["configs"]) for node in range(nodes)]
-                       for group in section.get("node_groups", []) if "hardware" in group}  # fmt: skip
+        #: (counted once per group: a scan of every config per node was 8.6e9 steps on 65,536 nodes of robots)
+        self.custom = {group["label"]: [0 if node in lost else on_node[node] for node in range(nodes)]
+                       for group in section.get("node_groups", []) if "hardware" in group
+                       for on_node in [Counter(config["node_rank"] for config in group["hardware"]["configs"])]}  # fmt: skip
         self.lost = set(lost)
         self.memory = per_node(section.get("gpu_memory_gb"), nodes)
         self.groups = {group["label"]: span(group["node_ranks"]) for group in section.get("node_groups", [])}
