@@ -35,6 +35,7 @@ import numpy as np
 from solver_placement._errors import SolverTimeoutError
 from solver_placement._solver.answer import Answer, Declined
 from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.counts.alike_domains import arranged
 from solver_placement._solver.counts.preferred import counted_components
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.labels import label_values
@@ -84,7 +85,11 @@ def dropped_first(
     spec's bound is the spec's too, so it may prove the stated answer; and where the stated
     model runs out of its share of the time (16,384 nodes, ``topology mixes:16384:1``), the
     dropped answer is the count path's, unproven, rather than none."""
-    kept = _kept(spec, weights, count(dropped_domains(spec)))
+    dropped = count(dropped_domains(spec))
+    kept = _kept(spec, weights, dropped)
+    if (kept is None or kept.status != SolveStatus.OPTIMAL) and isinstance(dropped, Answer):  # its nodes moved to keep the domains (``alike_domains.py``)
+        moved = arranged(spec, dropped)
+        kept = _better(kept, None if moved is None else _kept(spec, weights, moved))
     if kept is not None and kept.status == SolveStatus.OPTIMAL:
         return kept
     try:
@@ -100,6 +105,13 @@ def dropped_first(
     best = min((stated, kept), key=lambda answer: answer.known("objective"))  # the stated one on a tie
     status = SolveStatus.OPTIMAL if best.known("objective") <= bound else SolveStatus.FEASIBLE
     return replace(best, status=status, bound=min(bound, best.known("objective")))
+
+
+def _better(first: Answer | None, second: Answer | None) -> Answer | None:
+    """The one of lower value (``first`` on a tie), either where the other is None."""
+    if first is None or second is None:
+        return first if second is None else second
+    return second if second.known("objective") < first.known("objective") else first
 
 
 def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Declined) -> Answer | None:
