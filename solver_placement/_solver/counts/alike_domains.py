@@ -27,7 +27,6 @@ meets the dropped spec's bound when no unit spans a domain, and it is proven.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import gcd, lcm
 
@@ -36,7 +35,9 @@ import numpy as np
 from solver_placement._arrays import row_groups
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.assignment import Assignment, window_ranks
+from solver_placement._solver.counts.kinds import item_ids
 from solver_placement._solver.counts.preferred import counted_components
+from solver_placement._solver.counts.signatures import node_signatures
 from solver_placement._solver.labels import label_values
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -52,40 +53,36 @@ class _Rule:
 
 
 def arranged(spec: PlacementSpec, answer: Answer) -> Answer | None:
-    """``answer`` (the dropped spec's) with node contents moved between alike nodes so every
-    domain rule of the counted components holds whole units, each ruled member numbered cell by
-    cell; None where the construction does not apply (hardware other than GPUs, a process over
-    two nodes, a content whose nodes the cells cannot hold in whole units)."""
-    cluster = spec.cluster
-    if answer.assignments is None:
-        return None
+    """``answer`` (the dropped spec's) with the counted components' node contents moved between
+    alike nodes so every domain rule of theirs holds whole units, each ruled member numbered
+    cell by cell; None where the construction does not apply (a process over two nodes, a
+    member's tensor-parallel group over two, a content whose nodes the cells cannot hold in
+    whole units)."""
     rules = _rules(spec)
-    if not rules:
+    if answer.assignments is None or not rules:
         return None
+    cluster = spec.cluster
     taken = answer.assignments
-    start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1])).astype(np.int64)
+    counted = sorted(set(counted_components(spec)) & set(taken))
+    members = sorted({rule.member for rule in rules})
     per_node = {}
-    counted = counted_components(spec)
-    for name in sorted(set(taken) & set(counted)):
+    for name in counted:
         node_of = _process_nodes(spec, taken[name])
-        if node_of is None or np.any(taken[name].hardware >= cluster.num_accelerators):  # GPUs only: robots and nodes have no local ids here
+        if node_of is None:
             return None
         per_node[name] = np.bincount(node_of, minlength=cluster.num_nodes)
-    members = sorted({rule.member for rule in rules})
-    if any(member not in taken for member in members):
-        return None
-    for member in members:
-        tp = spec.components[member].constraints.tensor_parallel_size
-        if np.any(per_node[member] % tp):
-            return None  # renumbering would cut a tensor-parallel group
+    if any(member not in per_node or np.any(per_node[member] % spec.components[member].constraints.tensor_parallel_size) for member in members):
+        return None  # renumbering would cut a tensor-parallel group
     labels = sorted({rule.label for rule in rules})
     cell = _cells(cluster.num_nodes, [label_values(cluster, label) for label in labels])
-    target = _moves(_alike(spec, taken, start, labels), cell, np.column_stack([per_node[m] for m in members]), [sorted({rule.size for rule in rules if rule.member == m}) for m in members])
+    read = sorted({rule.label for component in spec.components.values() for rule in component.constraints.topology} - set(labels))  # rules of components placed first
+    sizes = [sorted({rule.size for rule in rules if rule.member == member}) for member in members]
+    target = _moves(_kinds(node_signatures(spec, read)), cell, np.column_stack([per_node[member] for member in members]), sizes)
     if target is None:
         return None
     position = _cell_positions(cell)
-    moved = {name: _moved(spec, name, assignment, target, start, position if name in members else None) if name in counted else assignment for name, assignment in taken.items()}
-    return replace(answer, assignments=moved)
+    moved = {name: _moved(spec, name, taken[name], target, position if name in members else None) for name in counted}
+    return replace(answer, assignments={**taken, **moved})
 
 
 def _rules(spec: PlacementSpec) -> list[_Rule]:
@@ -107,14 +104,11 @@ def _process_nodes(spec: PlacementSpec, assignment: Assignment) -> np.ndarray | 
     """Per process, its node; None where a process holds items of two nodes."""
     hw_node = spec.cluster.hw_node
     first = hw_node[assignment.hardware[assignment.indptr[:-1]]] if assignment.num_processes else np.zeros(0, dtype=np.int64)
-    every = np.repeat(first, np.diff(assignment.indptr))
-    return first if np.array_equal(every, hw_node[assignment.hardware]) else None
+    return first if np.array_equal(np.repeat(first, np.diff(assignment.indptr)), hw_node[assignment.hardware]) else None
 
 
 def _cells(num_nodes: int, keys: list[np.ndarray]) -> np.ndarray:
     """Per node, its cell: one index per distinct value of every rule's label together."""
-    if not keys:
-        return np.zeros(num_nodes, dtype=np.int64)
     return np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
@@ -128,100 +122,64 @@ def _cell_positions(cell: np.ndarray) -> np.ndarray:
     return position
 
 
-def _alike(spec: PlacementSpec, taken: Mapping[str, Assignment], start: np.ndarray, ruled: list[str]) -> np.ndarray:
-    """Per node, an index of its kind: nodes of one kind are alike in everything the spec reads
-    but the ruled labels (GPUs, their type, model and memory, a stated GPU topology, the labels
-    other rules name, each counted component's candidate GPUs; a node holding items of a
-    component not counted is a kind of its own, as it stays put)."""
-    cluster = spec.cluster
-    widest = int(cluster.gpus_per_node.max(initial=0))
-    gpus = cluster.num_accelerators  # GPUs come first among the physical ids
-    local = np.arange(gpus, dtype=np.int64) - start[cluster.hw_node[:gpus]]
-    columns = [cluster.gpus_per_node.astype(np.int64)]
-    counted = counted_components(spec)
-    for name in sorted(spec.components):
-        mask = np.zeros((cluster.num_nodes, widest), dtype=np.int64)
-        if name in counted:
-            request = spec.requests[name]
-            window = request.cand_hw[request.indptr[0]:request.indptr[1]] if request.shared_window else request.cand_hw
-        else:
-            window = taken[name].hardware if name in taken else spec.requests[name].cand_hw
-            columns.append(np.where(np.bincount(cluster.hw_node[window], minlength=cluster.num_nodes) > 0, np.arange(cluster.num_nodes), -1))  # stays put
-        window = window[window < gpus]
-        mask[cluster.hw_node[window], local[window]] = 1
-        columns += list(mask.T)
-    memory = np.array([-1.0 if m is None else float(m) for m in cluster.gpu_memory_gb])
-    columns.append(np.unique(memory, return_inverse=True)[1].reshape(-1))
-    columns.append(np.array([-1 if t is None else n for n, t in enumerate(cluster.gpu_topology)], dtype=np.int64))  # a stated GPU topology: stays put
-    columns.append(np.unique(np.array([f"{t}|{m}" for t, m in zip(cluster.accelerator_types, cluster.accelerator_models)]), return_inverse=True)[1].reshape(-1))
-    others = sorted({rule.label for component in spec.components.values() for rule in component.constraints.topology} - set(ruled))  # read by rules of components placed before
-    columns += [label_values(cluster, label) for label in others]
-    kind = np.empty(cluster.num_nodes, dtype=np.int64)
-    for k, nodes in enumerate(row_groups(np.column_stack(columns))):
-        kind[nodes] = k
-    return kind
+def _kinds(signatures: list[tuple[object, ...]]) -> np.ndarray:
+    """Per node, an index of its signature (nodes of one kind can swap contents)."""
+    index: dict[tuple[object, ...], int] = {}
+    return np.array([index.setdefault(signature, len(index)) for signature in signatures], dtype=np.int64)
 
 
 def _moves(kind: np.ndarray, cell: np.ndarray, held: np.ndarray, sizes: list[list[int]]) -> np.ndarray | None:
     """Per node, the node its content moves to (a node of its kind), or None where the cells
     cannot hold each content in whole units. ``held``: per node, each ruled member's processes;
-    a content (a row of ``held``) that has some takes its cells in multiples of its quantum
-    (the fewest nodes holding whole units of every rule), cells in rank order of their first
-    node, the heaviest content first; the rest of a kind's nodes keep their order."""
+    a content (a row of ``held``) that has some takes its kind's nodes in multiples of its
+    quantum (the fewest nodes holding whole units of every size in ``sizes``), cell by cell in
+    rank order of their first node, the heaviest content first; the other nodes of the kind
+    take the other contents in rank order."""
     target = np.empty(kind.size, dtype=np.int64)
     _, first = np.unique(cell, return_index=True)
     for nodes in row_groups(kind[:, None]):
-        contents = row_groups(held[nodes])
-        ruled = [group for group in contents if held[nodes[group[0]]].any()]
-        ruled.sort(key=lambda group: tuple(-held[nodes[group[0]]]))
-        free = nodes[np.lexsort((nodes, first[cell[nodes]]))]  # this kind's nodes, cell by cell
-        by_cell = row_groups(cell[free][:, None])
-        room = [free[group] for group in by_cell]
-        used = [0] * len(room)
-        chosen: list[np.ndarray] = []
-        for group in ruled:
-            quantum = _quantum(held[nodes[group[0]]], sizes)
-            left, places = group.size, []
-            if left % quantum:
-                return None
-            for i, spots in enumerate(room):
-                take = min(left, (spots.size - used[i]) // quantum * quantum)
-                places.append(spots[used[i]:used[i] + take])
-                used[i] += take
-                left -= take
+        ruled = [nodes[group] for group in row_groups(held[nodes]) if held[nodes[group[0]]].any()]
+        ruled.sort(key=lambda sources: tuple(-held[sources[0]]))
+        spots = nodes[np.lexsort((nodes, first[cell[nodes]]))]  # this kind's nodes, cell by cell
+        rooms = [spots[group] for group in row_groups(cell[spots][:, None])]
+        used = [0] * len(rooms)
+        for sources in ruled:
+            quantum = _quantum(held[sources[0]], sizes)
+            places, left = [], sources.size
+            for i, room in enumerate(rooms):
                 if not left:
                     break
-            if left:
+                take = min(left, (room.size - used[i]) // quantum * quantum)
+                places.append(room[used[i]:used[i] + take])
+                used[i], left = used[i] + take, left - take
+            if left or sources.size % quantum:
                 return None
-            target[nodes[group]] = np.concatenate(places)
-            chosen += places
-        rest = np.setdiff1d(nodes, np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.int64))
-        sources = np.setdiff1d(nodes, np.concatenate([nodes[group] for group in ruled]) if ruled else np.zeros(0, dtype=np.int64))
-        target[sources] = rest
+            target[sources] = np.concatenate(places)
+        taken = np.concatenate([room[:n] for room, n in zip(rooms, used)])
+        others = np.setdiff1d(nodes, np.concatenate(ruled)) if ruled else nodes
+        target[others] = np.setdiff1d(nodes, taken)
     return target
 
 
 def _quantum(row: np.ndarray, sizes: list[list[int]]) -> int:
-    """The fewest nodes of a content holding ``row[m]`` processes of each ruled member whose
-    processes make whole units of every size of that member."""
+    """The fewest nodes of a content holding ``row[m]`` processes of each ruled member ``m``
+    whose processes make whole units of each of that member's ``sizes``."""
     quantum = 1
     for count, units in zip(row.tolist(), sizes):
-        for size in units:
-            if count:
-                quantum = lcm(quantum, size // gcd(size, count))
+        for size in units if count else ():
+            quantum = lcm(quantum, size // gcd(size, count))
     return quantum
 
 
-def _moved(spec: PlacementSpec, name: str, assignment: Assignment, target: np.ndarray, start: np.ndarray, position: np.ndarray | None) -> Assignment:
-    """``assignment`` with each node's items moved to its target node (same local ids), its
-    processes renumbered cell by cell where ``position`` is given (stable within a node), and
-    its items' ranks in its window read again."""
-    hw_node = spec.cluster.hw_node
-    nodes = hw_node[assignment.hardware]
-    hardware = start[target[nodes]] + assignment.hardware - start[nodes]
-    indptr = assignment.indptr
+def _moved(spec: PlacementSpec, name: str, assignment: Assignment, target: np.ndarray, position: np.ndarray | None) -> Assignment:
+    """``assignment`` with each node's items moved to its target node (same kinds and local
+    ids), its processes renumbered cell by cell where ``position`` is given (stable within a
+    node), and its items' ranks in its window read again."""
+    cluster = spec.cluster
+    nodes = target[cluster.hw_node[assignment.hardware]]
+    hardware, indptr = item_ids(cluster, assignment.hardware, nodes), assignment.indptr
     if position is not None and assignment.num_processes:
-        order = np.argsort(position[target[nodes[indptr[:-1]]]], kind="stable")
+        order = np.argsort(position[nodes[indptr[:-1]]], kind="stable")
         lengths = np.diff(indptr)[order]
         hardware = np.concatenate([hardware[indptr[p]:indptr[p + 1]] for p in order.tolist()]) if np.any(lengths != 1) else hardware[order]
         indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
