@@ -37,7 +37,7 @@ from solver_placement._solver.answer import Answer
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts.kinds import item_ids
 from solver_placement._solver.counts.preferred import counted_components
-from solver_placement._solver.counts.signatures import node_signatures
+from solver_placement._solver.counts.signatures import node_classes
 from solver_placement._solver.labels import label_values
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -77,7 +77,7 @@ def arranged(spec: PlacementSpec, answer: Answer) -> Answer | None:
     cell = _cells(cluster.num_nodes, [label_values(cluster, label) for label in labels])
     read = sorted({rule.label for component in spec.components.values() for rule in component.constraints.topology} - set(labels))  # rules of components placed first
     sizes = [sorted({rule.size for rule in rules if rule.member == member}) for member in members]
-    target = _moves(_kinds(node_signatures(spec, read)), cell, np.column_stack([per_node[member] for member in members]), sizes)
+    target = _moves(_kinds(node_classes(spec, read), cluster.num_nodes), cell, np.column_stack([per_node[member] for member in members]), sizes)
     if target is None:
         return None
     position = _cell_positions(cell)
@@ -122,10 +122,12 @@ def _cell_positions(cell: np.ndarray) -> np.ndarray:
     return position
 
 
-def _kinds(signatures: list[tuple[object, ...]]) -> np.ndarray:
-    """Per node, an index of its signature (nodes of one kind can swap contents)."""
-    index: dict[tuple[object, ...], int] = {}
-    return np.array([index.setdefault(signature, len(index)) for signature in signatures], dtype=np.int64)
+def _kinds(classes: list[np.ndarray], num_nodes: int) -> np.ndarray:
+    """Per node, the index of its class of alike nodes (``signatures.py``)."""
+    kind = np.empty(num_nodes, dtype=np.int64)
+    for k, nodes in enumerate(classes):
+        kind[nodes] = k
+    return kind
 
 
 def _moves(kind: np.ndarray, cell: np.ndarray, held: np.ndarray, sizes: list[list[int]]) -> np.ndarray | None:

@@ -16,9 +16,11 @@ and its value under the spec's own objective (preferred domains priced) meets th
 count model's layout numbers each class's processes node by node, in node order, so where
 domains are runs of alike nodes (racks, zones) holding whole units it often keeps them
 (``topology:4096:0``: 0.07 s, proven). Where it does not (units cut at a domain's edge, or a
-``topology`` term above the bound), the spec is counted as stated, as before, and the better
-answer kept (the dropped spec's bound may prove it); where the stated model runs out of time,
-the dropped spec's answer, when it keeps every required domain, is the count path's, unproven.
+``topology`` term above the bound), its node contents are moved between alike nodes so each
+domain holds whole units (``alike_domains.py``: ``topology overlaps:4096:0``, ``topology
+mixes:16384:1``, proven); where that does not apply either, the spec is counted as stated,
+as before, and the better answer kept (the dropped spec's bound may prove it); where the stated
+model runs out of time, the dropped spec's answer, when it keeps every required domain, is the count path's, unproven.
 
 Only past ``DROPPED_FIRST_PAST`` domain values is the dropped spec tried first: below it the
 stated model answers in time, and the answers there stay the ones it gives.
@@ -79,11 +81,12 @@ def dropped_first(
     count: Callable[[PlacementSpec], Answer | Declined],
     as_stated: Callable[[], Answer | Declined],
 ) -> Answer | Declined:
-    """The spec counted with its domains dropped first (``count`` counts a view): that answer
-    where it is proven for the spec itself, else the spec counted as stated (``as_stated``),
+    """The spec counted with its domains dropped first (``count`` counts a view): that answer,
+    or its contents moved to keep the domains (``alike_domains.py``), where it is proven for the
+    spec itself, else the spec counted as stated (``as_stated``),
     the better of the two where the dropped answer keeps every required domain. The dropped
     spec's bound is the spec's too, so it may prove the stated answer; and where the stated
-    model runs out of its share of the time (16,384 nodes, ``topology mixes:16384:1``), the
+    model runs out of its share of the time (16,384 nodes whose contents no move keeps whole), the
     dropped answer is the count path's, unproven, rather than none."""
     dropped = count(dropped_domains(spec))
     kept = _kept(spec, weights, dropped)

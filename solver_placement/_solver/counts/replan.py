@@ -36,7 +36,7 @@ from solver_placement._solver.counts.kept_kinds import kept_by_kind
 from solver_placement._solver.counts.kept_ranks import kept_with_ranks
 from solver_placement._solver.counts.kept_weighed import kept_ranked
 from solver_placement._solver.counts.kinds import item_ids, splits
-from solver_placement._solver.counts.signatures import node_signatures
+from solver_placement._solver.counts.signatures import node_classes
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.rules.stride import enforced_stride
@@ -110,10 +110,7 @@ def _matched(spec: PlacementSpec, placed: Mapping[str, Assignment], held: Held) 
     now = _contents(cluster.hw_node, cluster.hw_local, {name: placed[name] for name in free}, cluster.num_nodes)
     before = _contents_of_sets(cluster.hw_node, cluster.hw_local, held, cluster.num_nodes)
     target = np.arange(cluster.num_nodes)
-    classes: dict[tuple[object, ...], list[int]] = {}
-    for node, signature in enumerate(node_signatures(spec)):
-        classes.setdefault(signature, []).append(node)
-    for nodes in classes.values():
+    for nodes in (found.tolist() for found in node_classes(spec)):
         sources = [n for n in nodes if now[n]]
         waiting: dict[Content, list[int]] = {}
         for n in sources:
