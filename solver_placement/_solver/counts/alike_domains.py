@@ -35,6 +35,8 @@ import numpy as np
 from solver_placement._arrays import row_groups
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.assignment import Assignment, window_ranks
+from solver_placement._solver.counts.domain_fill import domain_tree, fill
+from solver_placement._solver.counts.domain_levels import DomainLevel, node_order
 from solver_placement._solver.counts.kinds import item_ids
 from solver_placement._solver.counts.preferred import counted_components
 from solver_placement._solver.counts.signatures import node_classes
@@ -73,14 +75,13 @@ def arranged(spec: PlacementSpec, answer: Answer) -> Answer | None:
         per_node[name] = np.bincount(node_of, minlength=cluster.num_nodes)
     if any(member not in per_node or np.any(per_node[member] % spec.components[member].constraints.tensor_parallel_size) for member in members):
         return None  # renumbering would cut a tensor-parallel group
-    labels = sorted({rule.label for rule in rules})
-    cell = _cells(cluster.num_nodes, [label_values(cluster, label) for label in labels])
-    read = sorted({rule.label for component in spec.components.values() for rule in component.constraints.topology} - set(labels))  # rules of components placed first
-    sizes = [sorted({rule.size for rule in rules if rule.member == member}) for member in members]
-    target = _moves(_kinds(node_classes(spec, read), cluster.num_nodes), cell, np.column_stack([per_node[member] for member in members]), sizes)
+    levels, level_of = _levels({rule.label: label_values(cluster, rule.label) for rule in rules})
+    read = sorted({rule.label for component in spec.components.values() for rule in component.constraints.topology} - set(level_of))  # rules of components placed first
+    units = [sorted({(level_of[rule.label], rule.size) for rule in rules if rule.member == member}) for member in members]
+    position = node_order(tuple(DomainLevel(1, key, ()) for key in levels), cluster.num_nodes)  # domain by domain, coarsest level first
+    target = _moves(_kinds(node_classes(spec, read), cluster.num_nodes), levels, position, np.column_stack([per_node[member] for member in members]), units)
     if target is None:
         return None
-    position = _cell_positions(cell)
     moved = {name: _moved(spec, name, taken[name], target, position if name in members else None) for name in counted}
     return replace(answer, assignments={**taken, **moved})
 
@@ -107,19 +108,21 @@ def _process_nodes(spec: PlacementSpec, assignment: Assignment) -> np.ndarray | 
     return first if np.array_equal(np.repeat(first, np.diff(assignment.indptr)), hw_node[assignment.hardware]) else None
 
 
-def _cells(num_nodes: int, keys: list[np.ndarray]) -> np.ndarray:
-    """Per node, its cell: one index per distinct value of every rule's label together."""
-    return np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+def _levels(keys: dict[str, np.ndarray]) -> tuple[list[np.ndarray], dict[str, int]]:
+    """The ruled labels as levels of domains (per node, its domain), coarsest first, and each
+    label's level: a level per label where they nest (each value of a finer label inside one
+    value of every coarser one: racks in zones), else one level for all, their *cells* (one
+    value of every label together), where every rule's units are kept whole."""
+    names = sorted(keys, key=lambda label: (np.unique(keys[label]).size, label))
+    if all(_inside(keys[fine], keys[coarse]) for coarse, fine in zip(names, names[1:])):
+        return [keys[label] for label in names], {label: i for i, label in enumerate(names)}
+    cells = np.unique(np.stack([keys[label] for label in names], axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+    return [cells.astype(np.int64)], dict.fromkeys(names, 0)
 
 
-def _cell_positions(cell: np.ndarray) -> np.ndarray:
-    """Per node, its position when nodes are taken cell by cell (cells where their first node
-    is), in rank order within a cell."""
-    _, first = np.unique(cell, return_index=True)
-    order = np.lexsort((np.arange(cell.size), first[cell]))
-    position = np.empty(cell.size, dtype=np.int64)
-    position[order] = np.arange(cell.size)
-    return position
+def _inside(fine: np.ndarray, coarse: np.ndarray) -> bool:
+    """Whether each value of ``fine`` lies inside one value of ``coarse``."""
+    return int(np.unique(np.stack([fine, coarse], axis=1), axis=0).shape[0]) == int(np.unique(fine).size)
 
 
 def _kinds(classes: list[np.ndarray], num_nodes: int) -> np.ndarray:
@@ -130,46 +133,37 @@ def _kinds(classes: list[np.ndarray], num_nodes: int) -> np.ndarray:
     return kind
 
 
-def _moves(kind: np.ndarray, cell: np.ndarray, held: np.ndarray, sizes: list[list[int]]) -> np.ndarray | None:
-    """Per node, the node its content moves to (a node of its kind), or None where the cells
+def _moves(kind: np.ndarray, levels: list[np.ndarray], position: np.ndarray, held: np.ndarray, units: list[list[tuple[int, int]]]) -> np.ndarray | None:
+    """Per node, the node its content moves to (a node of its kind), or None where the domains
     cannot hold each content in whole units. ``held``: per node, each ruled member's processes;
-    a content (a row of ``held``) that has some takes its kind's nodes in multiples of its
-    quantum (the fewest nodes holding whole units of every size in ``sizes``), cell by cell in
-    rank order of their first node, the heaviest content first; the other nodes of the kind
-    take the other contents in rank order."""
+    ``units``: per member, the (level, size) of each of its rules. A content (a row of ``held``)
+    that has some takes its kind's nodes domain by domain in numbering order (``position``),
+    each domain a multiple of the level's quantum (``domain_fill.py``), the heaviest content
+    first; the other nodes of the kind take the other contents in rank order."""
     target = np.empty(kind.size, dtype=np.int64)
-    _, first = np.unique(cell, return_index=True)
     for nodes in row_groups(kind[:, None]):
         ruled = [nodes[group] for group in row_groups(held[nodes]) if held[nodes[group[0]]].any()]
         ruled.sort(key=lambda sources: tuple(-held[sources[0]]))
-        spots = nodes[np.lexsort((nodes, first[cell[nodes]]))]  # this kind's nodes, cell by cell
-        rooms = [spots[group] for group in row_groups(cell[spots][:, None])]
-        used = [0] * len(rooms)
+        tree = domain_tree(nodes[np.argsort(position[nodes], kind="stable")], levels)
         for sources in ruled:
-            quantum = _quantum(held[sources[0]], sizes)
-            places, left = [], sources.size
-            for i, room in enumerate(rooms):
-                if not left:
-                    break
-                take = min(left, (room.size - used[i]) // quantum * quantum)
-                places.append(room[used[i]:used[i] + take])
-                used[i], left = used[i] + take, left - take
-            if left or sources.size % quantum:
+            placed = fill(tree, int(sources.size), [_quantum(held[sources[0]], units, level) for level in range(len(levels))])
+            if placed is None:
                 return None
-            target[sources] = np.concatenate(places)
-        taken = np.concatenate([room[:n] for room, n in zip(rooms, used)])
+            target[sources] = np.concatenate(placed)
+        taken = np.concatenate([target[sources] for sources in ruled]) if ruled else np.zeros(0, dtype=np.int64)
         others = np.setdiff1d(nodes, np.concatenate(ruled)) if ruled else nodes
         target[others] = np.setdiff1d(nodes, taken)
     return target
 
 
-def _quantum(row: np.ndarray, sizes: list[list[int]]) -> int:
+def _quantum(row: np.ndarray, units: list[list[tuple[int, int]]], level: int) -> int:
     """The fewest nodes of a content holding ``row[m]`` processes of each ruled member ``m``
-    whose processes make whole units of each of that member's ``sizes``."""
+    whose processes make whole units of that member's rules at ``level``."""
     quantum = 1
-    for count, units in zip(row.tolist(), sizes):
-        for size in units if count else ():
-            quantum = lcm(quantum, size // gcd(size, count))
+    for count, rules in zip(row.tolist(), units):
+        for at, size in rules if count else ():
+            if at == level:
+                quantum = lcm(quantum, size // gcd(size, count))
     return quantum
 
 

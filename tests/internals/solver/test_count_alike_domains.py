@@ -52,7 +52,23 @@ def shortened() -> PlacementSpec:
     })  # fmt: skip
 
 
-@pytest.mark.parametrize("spec", [pytest.param(overlapping(4, 2, 18, 64), id="required overlapping"), pytest.param(shortened(), id="preferred after a rank string")])
+def nested() -> PlacementSpec:
+    """The ``topology overlaps`` family's third mix: whole-node pipelines of 5 preferring a rack
+    of 8 nodes and, collocated, of 2 preferring a zone of 2 racks (5 nodes in each rack of a
+    zone keep both)."""
+    return racked(4, 8, 2, {
+        "actor": {"processes": 160, "tensor_parallel_size": 8, "pipeline_parallel_size": 5, "topology": {"pipeline_parallel": {"rack": "prefer"}}},
+        "rollout": {"processes": 160, "collocate_with": "actor", "tensor_parallel_size": 8, "pipeline_parallel_size": 2,
+                    "topology": {"pipeline_parallel": {"zone": "prefer"}}},
+        "critic": {"processes": 60, "exclusive_with": "all"},
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", [
+    pytest.param(overlapping(4, 2, 18, 64), id="required overlapping"),
+    pytest.param(shortened(), id="preferred after a rank string"),
+    pytest.param(nested(), id="preferred nested"),
+])  # fmt: skip
 def test_moved_contents_are_proven_by_the_dropped_bound_at_the_stated_optimum(spec: PlacementSpec, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dropped_domains, "DROPPED_FIRST_PAST", 0)  # dropped first on a few racks
     proven = proofs_by_dropping(monkeypatch)
@@ -65,12 +81,19 @@ def test_moved_contents_are_proven_by_the_dropped_bound_at_the_stated_optimum(sp
     assert solution.objective == proven[0].objective == stated.objective
 
 
-def test_contents_take_their_cells_in_multiples_of_their_quantum_or_not_at_all() -> None:
-    kind, cell = np.zeros(8, dtype=np.int64), np.repeat([0, 1], 4)
+def test_contents_take_their_domains_in_multiples_of_their_quantum_or_not_at_all() -> None:
+    kind, cell, position = np.zeros(8, dtype=np.int64), np.repeat([0, 1], 4), np.arange(8)
     held = np.array([[1]] * 6 + [[0]] * 2)  # six nodes of one process each, two of none
-    assert _moves(kind, cell, held, [[2]]).tolist() == [0, 1, 2, 3, 4, 5, 6, 7]  # units of 2 nodes: 4 in the first cell, 2 in the second
-    assert _moves(kind, cell, held, [[3]]).tolist() == [0, 1, 2, 4, 5, 6, 3, 7]  # of 3: 3 and 3, the empty contents on what is left
-    assert _moves(kind, cell, held, [[6]]) is None  # a cell of 4 nodes holds no unit of 6
+    assert _moves(kind, [cell], position, held, [[(0, 2)]]).tolist() == [0, 1, 2, 3, 4, 5, 6, 7]  # units of 2 nodes: 4 in the first cell, 2 in the second
+    assert _moves(kind, [cell], position, held, [[(0, 3)]]).tolist() == [0, 1, 2, 4, 5, 6, 3, 7]  # of 3: 3 and 3, the empty contents on what is left
+    assert _moves(kind, [cell], position, held, [[(0, 6)]]) is None  # a cell of 4 nodes holds no unit of 6
+
+
+def test_nested_domains_take_multiples_of_each_level() -> None:
+    zone, rack, position = np.repeat([0, 1], 8), np.repeat([0, 1, 2, 3], 4), np.arange(16)
+    held = np.array([[1]] * 6 + [[0]] * 10)
+    # units of 3 nodes in a rack of 4 and of 2 in a zone of 8: 3 + 3 in the first zone
+    assert _moves(np.zeros(16, dtype=np.int64), [zone, rack], position, held, [[(0, 2), (1, 3)]]).tolist()[:6] == [0, 1, 2, 4, 5, 6]
 
 
 @pytest.mark.slow
