@@ -8,19 +8,23 @@ of 32; ``topology mixes:16384:1``: pipelines of 4 nodes after a rack of 5 free n
 spec as stated is a model per domain, too large for thousands of racks.
 
 Yet the dropped counts need not move to keep the domains, only the nodes they land on: nodes
-alike in everything the spec reads (GPUs, memory, the labels no counted rule names, each counted
-component's candidate GPUs, the GPUs of components placed before) are interchangeable, so
+alike in everything the spec reads (GPUs, memory, the labels rules of components placed first
+name, each counted component's candidate GPUs, the GPUs of components placed first: the
+signature re-planning uses, ``signatures.py``) are interchangeable, so
 moving a node's whole content to an alike node changes no rule but the domains and no term of
 the objective but ``topology`` (and ``contiguity``/``changes``, which the value below reads).
-Domains are counted together by *cells* (the nodes with one value of every rule's label): a
-cell holding a multiple of ``q`` nodes of a content whose member has ``c`` processes a node,
-with ``q * c`` a multiple of every unit of that member, holds whole units, and every domain
-(a union of cells) then does too, once each member numbers its processes cell by cell. The
-cells take their multiples in rank order, alike cells alike, so the work is one pass over the
-nodes whatever the number of racks.
+A domain holding a multiple of ``q`` nodes of a content whose member has ``c`` processes a
+node, with ``q * c`` a multiple of the units of that member's rules on the domain's label,
+holds whole units once each member numbers its processes domain by domain (``node_order``).
+Labels that nest (racks in zones) are levels filled bottom up, each a multiple of its own
+rules' quantum (``domain_fill.py``: pipelines of 5 nodes in racks of 8 beside pipelines of 2 in
+zones of 4 racks, ``topology overlaps:4096:2``); labels that cross are filled by their cells
+(one value of every label together), each a multiple of every rule's quantum. Alike domains
+have the same fills, found once, so the work is one pass over the nodes whatever the number of
+racks.
 
 That is a sufficient construction, not a search: where a content's nodes are no multiple of
-its ``q``, or the cells have no room for them, nothing is moved (the spec is then counted as
+its ``q``, or the domains have no room for them, nothing is moved (the spec is then counted as
 stated, as before). Where it succeeds, the answer is the dropped spec's counts, so its value
 meets the dropped spec's bound when no unit spans a domain, and it is proven.
 """
@@ -57,8 +61,8 @@ class _Rule:
 def arranged(spec: PlacementSpec, answer: Answer) -> Answer | None:
     """``answer`` (the dropped spec's) with the counted components' node contents moved between
     alike nodes so every domain rule of theirs holds whole units, each ruled member numbered
-    cell by cell; None where the construction does not apply (a process over two nodes, a
-    member's tensor-parallel group over two, a content whose nodes the cells cannot hold in
+    domain by domain; None where the construction does not apply (a process over two nodes, a
+    member's tensor-parallel group over two, a content whose nodes the domains cannot hold in
     whole units)."""
     rules = _rules(spec)
     if answer.assignments is None or not rules:
@@ -169,7 +173,7 @@ def _quantum(row: np.ndarray, units: list[list[tuple[int, int]]], level: int) ->
 
 def _moved(spec: PlacementSpec, name: str, assignment: Assignment, target: np.ndarray, position: np.ndarray | None) -> Assignment:
     """``assignment`` with each node's items moved to its target node (same kinds and local
-    ids), its processes renumbered cell by cell where ``position`` is given (stable within a
+    ids), its processes renumbered domain by domain where ``position`` is given (stable within a
     node), and its items' ranks in its window read again."""
     cluster = spec.cluster
     nodes = target[cluster.hw_node[assignment.hardware]]
