@@ -71,7 +71,7 @@ def arranged(spec: PlacementSpec, answer: Answer) -> Answer | None:
     taken = answer.assignments
     counted = sorted(set(counted_components(spec)) & set(taken))
     members = sorted({rule.member for rule in rules})
-    per_node = {}
+    per_node: dict[str, np.ndarray] = {}
     for name in counted:
         node_of = _process_nodes(spec, taken[name])
         if node_of is None:
