@@ -89,7 +89,7 @@ def dropped_first(
     model runs out of its share of the time (16,384 nodes whose contents no move keeps whole), the
     dropped answer is the count path's, unproven, rather than none."""
     dropped = count(dropped_domains(spec))
-    moved = arranged(spec, dropped) if _cut(spec, weights, dropped) else None  # its nodes moved to keep the domains (``alike_domains.py``)
+    moved = arranged(spec, dropped) if isinstance(dropped, Answer) and _cut(spec, weights, dropped) else None  # its nodes moved to keep the domains (``alike_domains.py``)
     kept = None if moved is None else _kept(spec, weights, moved)
     if kept is None or kept.status != SolveStatus.OPTIMAL:  # (read once: 0.2 s of 16,384 nodes)
         kept = _better(_kept(spec, weights, dropped), kept)
@@ -110,13 +110,11 @@ def dropped_first(
     return replace(best, status=status, bound=min(bound, best.known("objective")))
 
 
-def _cut(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Declined) -> bool:
+def _cut(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer) -> bool:
     """Whether the dropped spec's layout cuts a unit at a domain's edge where that is what keeps
     it from the bound: a required domain's, or a preferred one's with ``topology`` weighed (a
     layout that cuts none stays as it is, proven or not)."""
-    if not isinstance(answer, Answer) or answer.assignments is None:
-        return False
-    return any(required_spans(spec, answer.assignments, preferred=bool(weights.get("topology", 0))).values())
+    return answer.assignments is not None and any(required_spans(spec, answer.assignments, preferred=bool(weights.get("topology", 0))).values())
 
 
 def _better(first: Answer | None, second: Answer | None) -> Answer | None:
