@@ -16,9 +16,11 @@ and its value under the spec's own objective (preferred domains priced) meets th
 count model's layout numbers each class's processes node by node, in node order, so where
 domains are runs of alike nodes (racks, zones) holding whole units it often keeps them
 (``topology:4096:0``: 0.07 s, proven). Where it does not (units cut at a domain's edge, or a
-``topology`` term above the bound), the spec is counted as stated, as before, and the better
-answer kept (the dropped spec's bound may prove it); where the stated model runs out of time,
-the dropped spec's answer, when it keeps every required domain, is the count path's, unproven.
+``topology`` term above the bound), its node contents are moved between alike nodes so each
+domain holds whole units (``alike_domains.py``: ``topology overlaps:4096:0``, ``topology
+mixes:16384:1``, proven); where that does not apply either, the spec is counted as stated,
+as before, and the better answer kept (the dropped spec's bound may prove it); where the stated
+model runs out of time, the dropped spec's answer, when it keeps every required domain, is the count path's, unproven.
 
 Only past ``DROPPED_FIRST_PAST`` domain values is the dropped spec tried first: below it the
 stated model answers in time, and the answers there stay the ones it gives.
@@ -35,6 +37,7 @@ import numpy as np
 from solver_placement._errors import SolverTimeoutError
 from solver_placement._solver.answer import Answer, Declined
 from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.counts.alike_domains import arranged
 from solver_placement._solver.counts.preferred import counted_components
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.labels import label_values
@@ -78,13 +81,18 @@ def dropped_first(
     count: Callable[[PlacementSpec], Answer | Declined],
     as_stated: Callable[[], Answer | Declined],
 ) -> Answer | Declined:
-    """The spec counted with its domains dropped first (``count`` counts a view): that answer
-    where it is proven for the spec itself, else the spec counted as stated (``as_stated``),
+    """The spec counted with its domains dropped first (``count`` counts a view): that answer,
+    or its contents moved to keep the domains (``alike_domains.py``), where it is proven for the
+    spec itself, else the spec counted as stated (``as_stated``),
     the better of the two where the dropped answer keeps every required domain. The dropped
     spec's bound is the spec's too, so it may prove the stated answer; and where the stated
-    model runs out of its share of the time (16,384 nodes, ``topology mixes:16384:1``), the
+    model runs out of its share of the time (16,384 nodes whose contents no move keeps whole), the
     dropped answer is the count path's, unproven, rather than none."""
-    kept = _kept(spec, weights, count(dropped_domains(spec)))
+    dropped = count(dropped_domains(spec))
+    moved = arranged(spec, dropped) if isinstance(dropped, Answer) and _cut(spec, weights, dropped) else None  # its nodes moved to keep the domains (``alike_domains.py``)
+    kept = None if moved is None else _kept(spec, weights, moved)
+    if kept is None or kept.status != SolveStatus.OPTIMAL:  # (read once: 0.2 s of 16,384 nodes)
+        kept = _better(_kept(spec, weights, dropped), kept)
     if kept is not None and kept.status == SolveStatus.OPTIMAL:
         return kept
     try:
@@ -102,6 +110,20 @@ def dropped_first(
     return replace(best, status=status, bound=min(bound, best.known("objective")))
 
 
+def _cut(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer) -> bool:
+    """Whether the dropped spec's layout cuts a unit at a domain's edge where that is what keeps
+    it from the bound: a required domain's, or a preferred one's with ``topology`` weighed (a
+    layout that cuts none stays as it is, proven or not)."""
+    return answer.assignments is not None and any(required_spans(spec, answer.assignments, preferred=bool(weights.get("topology", 0))).values())
+
+
+def _better(first: Answer | None, second: Answer | None) -> Answer | None:
+    """The one of lower value (``first`` on a tie), either where the other is None."""
+    if first is None or second is None:
+        return first if second is None else second
+    return second if second.known("objective") < first.known("objective") else first
+
+
 def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Declined) -> Answer | None:
     """The dropped spec's answer as the spec's (its value under the spec's own objective, its
     bound the dropped spec's; proven where that meets the bound), or None where it has none or
@@ -117,10 +139,10 @@ def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Decl
     )
 
 
-def required_spans(spec: PlacementSpec, taken: Mapping[str, Assignment]) -> dict[str, int]:
-    """Per counted component with required domain rules, the label values its units (tensor-
-    parallel groups, or pipelines, of consecutive ranks) span beyond their first: 0 where every
-    unit keeps its domain."""
+def required_spans(spec: PlacementSpec, taken: Mapping[str, Assignment], preferred: bool = False) -> dict[str, int]:
+    """Per counted component with required domain rules (and preferred ones with ``preferred``),
+    the label values its units (tensor-parallel groups, or pipelines, of consecutive ranks)
+    span beyond their first: 0 where every unit keeps its domain."""
     found = {}
     for name, component in counted_components(spec).items():
         rules = component.constraints
@@ -131,7 +153,7 @@ def required_spans(spec: PlacementSpec, taken: Mapping[str, Assignment]) -> dict
         spans = 0
         for rule in rules.topology:
             size = rules.tensor_parallel_size * (rules.pipeline_parallel_size if rule.group == "pipeline_parallel" else 1)
-            if not rule.required or size <= 1:
+            if not (rule.required or preferred) or size <= 1:
                 continue
             held = label_values(spec.cluster, rule.label)[spec.cluster.hw_node[assignment.hardware]]
             pairs = np.unique(np.stack([unit_of // size, held]), axis=1)

@@ -7,7 +7,7 @@ with ``changes``, moves and ranks together (``kept_weighed.py``). The matching (
 ``contiguity`` that model leaves, a strided component placed first, a spec ``kept.py`` does not
 read): nodes that
 look alike to every rule (the same GPUs, windows, rank-string GPUs, labels and memory:
-``_signature``) can swap what they hold without changing any term but ``changes`` (and
+``signatures.py``) can swap what they hold without changing any term but ``changes`` (and
 ``contiguity``, which the answer's own value then says). So the count model's optimum of the
 other terms is laid out, and each node whose previous content the layout holds somewhere in its
 class gets that content back: every process there keeps its GPUs.
@@ -31,12 +31,12 @@ from solver_placement._arrays import distinct
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
-from solver_placement._solver.counts.item_memory import item_memory_mb
 from solver_placement._solver.counts.kept import kept_answer
 from solver_placement._solver.counts.kept_kinds import kept_by_kind
 from solver_placement._solver.counts.kept_ranks import kept_with_ranks
 from solver_placement._solver.counts.kept_weighed import kept_ranked
 from solver_placement._solver.counts.kinds import item_ids, splits
+from solver_placement._solver.counts.signatures import node_classes
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.rules.stride import enforced_stride
@@ -110,10 +110,7 @@ def _matched(spec: PlacementSpec, placed: Mapping[str, Assignment], held: Held) 
     now = _contents(cluster.hw_node, cluster.hw_local, {name: placed[name] for name in free}, cluster.num_nodes)
     before = _contents_of_sets(cluster.hw_node, cluster.hw_local, held, cluster.num_nodes)
     target = np.arange(cluster.num_nodes)
-    classes: dict[tuple[object, ...], list[int]] = {}
-    for node, signature in enumerate(_signatures(spec)):
-        classes.setdefault(signature, []).append(node)
-    for nodes in classes.values():
+    for nodes in (found.tolist() for found in node_classes(spec)):
         sources = [n for n in nodes if now[n]]
         waiting: dict[Content, list[int]] = {}
         for n in sources:
@@ -186,24 +183,3 @@ def _contents_of_sets(hw_node: np.ndarray, hw_local: np.ndarray, sets: Held, num
                 node = int(hw_node[items[0]])
                 per_node[node].setdefault(name, []).append(tuple(sorted(int(hw_local[i]) for i in items)))
     return [tuple((name, tuple(sorted(held))) for name, held in sorted(content.items())) for content in per_node]
-
-
-def _signatures(spec: PlacementSpec) -> list[tuple[object, ...]]:
-    """Per node, what every rule and the ``nodes``, ``balance`` and ``topology`` terms see of it:
-    its GPUs and memory, its labels, and the local ids each request may take or holds there."""
-    cluster = spec.cluster
-    windows: list[list[tuple[str, tuple[int, ...]]]] = [[] for _ in range(cluster.num_nodes)]
-    for name, request in sorted(spec.requests.items()):
-        items = distinct(request.cand_hw)
-        nodes, local = cluster.hw_node[items], cluster.hw_local[items]
-        order = np.lexsort((local, nodes))
-        bounds = np.flatnonzero(np.r_[True, nodes[order][1:] != nodes[order][:-1], True]).tolist()
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-            if hi > lo:
-                windows[int(nodes[order][lo])].append((name, tuple(local[order][lo:hi].tolist())))
-    memory = np.full(cluster.num_nodes, -1, dtype=np.int64)  # its GPUs' memory (MB), per node or, on a view of several kinds, per GPU
-    np.maximum.at(memory, cluster.hw_node, item_memory_mb(cluster))
-    return [
-        (int(cluster.gpus_per_node[node]), int(memory[node]), tuple(sorted(cluster.node_labels[node].items())), tuple(windows[node]))
-        for node in range(cluster.num_nodes)
-    ]
