@@ -11,14 +11,16 @@ patterns per shape, no domains counted): nodes per pattern summing to each shape
 class's groups, the ``nodes`` term; with each class on at least its fewest nodes, a cut the
 integers keep that lifts CP-SAT's relaxation to whole nodes (``reduced_costs.fewest_nodes``).
 Once the levels are done, :meth:`LevelModel.low_ranks` moves GPUs to low ranks at the best
-value, as ``solve_counts``' second run does.
+value, as ``solve_counts``' second run does, in a model of its own over the few patterns an
+answer of that value may use.
 
 Each level asks the model's linear relaxation first (``level_relaxation.py``): its bound at or
 past the cap proves the level empty, and its rounded answer at its bound is the level's optimum,
 with no CP-SAT run (on 331 nodes of 14,852 patterns, ``other hardware``, every level so: CP-SAT
 had needed 7.3 s to find the answer at the first level's bound). Otherwise CP-SAT searches with
 the rounded answer as its hint, the cap below it, and only the patterns the relaxation's reduced
-costs leave in an answer that cheap.
+costs leave in an answer that cheap. So the model over every pattern is built when a level first
+needs CP-SAT, not before: where the relaxation answers every level, it is never built.
 """
 
 from __future__ import annotations
