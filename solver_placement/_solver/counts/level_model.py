@@ -11,14 +11,16 @@ patterns per shape, no domains counted): nodes per pattern summing to each shape
 class's groups, the ``nodes`` term; with each class on at least its fewest nodes, a cut the
 integers keep that lifts CP-SAT's relaxation to whole nodes (``reduced_costs.fewest_nodes``).
 Once the levels are done, :meth:`LevelModel.low_ranks` moves GPUs to low ranks at the best
-value, as ``solve_counts``' second run does.
+value, as ``solve_counts``' second run does, in a model of its own over the few patterns an
+answer of that value may use.
 
 Each level asks the model's linear relaxation first (``level_relaxation.py``): its bound at or
 past the cap proves the level empty, and its rounded answer at its bound is the level's optimum,
 with no CP-SAT run (on 331 nodes of 14,852 patterns, ``other hardware``, every level so: CP-SAT
 had needed 7.3 s to find the answer at the first level's bound). Otherwise CP-SAT searches with
 the rounded answer as its hint, the cap below it, and only the patterns the relaxation's reduced
-costs leave in an answer that cheap.
+costs leave in an answer that cheap. So the model over every pattern is built when a level first
+needs CP-SAT, not before: where the relaxation answers every level, it is never built.
 """
 
 from __future__ import annotations
@@ -46,13 +48,9 @@ def states_whole(problem: CountProblem, shapes: Sequence[Shape]) -> bool:
 
 
 class LevelModel:
-    """The model, its variables per (shape, pattern) and the bounds each level sets.
-
-    Built in CP-SAT's proto from the patterns' arrays, one list per constraint, rather than a
-    variable and a term at a time: the same proto (the same variables, constraints, terms and
-    order, zero coefficients left out as ``LinearExpr`` leaves them), in a third of the time
-    (14,852 patterns of ``other hardware:331:11``: 0.2 s of Python became 0.06). Variables are
-    kept as their proto indices (``self.index``, per shape)."""
+    """The levels' model: the patterns as the relaxation sees them (``columns``), the CP-SAT
+    model over every pattern (``stated``, built when a level first needs CP-SAT) and the bounds
+    each level sets in it."""
 
     def __init__(
         self,
@@ -67,57 +65,28 @@ class LevelModel:
         self.loads = loads
         self.options = SolverOptions(options.time_limit_s, 1, options.seed)
         self.budget = budget
-        self.model = cp_model.CpModel()
-        proto = self.model.proto
         nodes_weight = int(weights.get("nodes", 0))
-        self.index: list[np.ndarray] = []  # per shape, its patterns' variables (proto indices)
-        per_class: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}  # per class, its counts' indices and groups, shape by shape
-        patterns_of = []
         self.columns: list[LevelColumns] = []
         self.groups = [c.groups for c in problem.classes]
         for shape, shape_loads in zip(shapes, loads):
             table = shape.tables[0]
             patterns = np.array(table.patterns, dtype=np.int64).reshape(len(table.patterns), len(table.columns))
-            patterns_of.append((shape.part, patterns))
             members = np.array([len(problem.classes[shape.part[k]].members) for k in table.columns], dtype=np.int64)
-            costs = (patterns > 0) @ members
-            count = int(shape.nodes.size)
-            first = len(proto.variables)
-            for _ in range(patterns.shape[0]):
-                proto.variables.add().domain.extend((0, count))
-            row = np.arange(first, first + patterns.shape[0], dtype=np.int64)
-            _linear(self.model, row, np.ones(row.size, dtype=np.int64), count, count)
-            self.index.append(row)
-            for k, c in ((k, shape.part[k]) for k in table.columns):
-                held = np.flatnonzero(patterns[:, k])
-                found = per_class.setdefault(c, ([], []))
-                found[0].append(row[held])
-                found[1].append(patterns[held, k])
-            self.columns.append(LevelColumns(shape.part, patterns, nodes_weight * costs, shape_loads, count))
-        for c, count_class in enumerate(problem.classes):
-            held_vars, groups = per_class.get(c, ([], []))
-            _linear(self.model, _joined(held_vars), _joined(groups), count_class.groups, count_class.groups)
-        least = fewest_nodes(patterns_of, [c.groups for c in problem.classes])
-        for c, (holding, _) in sorted(per_class.items()):
-            if least[c] > 1:
-                joined = _joined(holding)
-                _linear(self.model, joined, np.ones(joined.size, dtype=np.int64), int(least[c]), INT64_MAX)
-        paid = [(row, columns.costs) for row, columns in zip(self.index, self.columns)]
-        self.objective = (_joined([row for row, _ in paid]), _joined([costs for _, costs in paid]))  # the ``nodes`` term: variables and coefficients
-        self.cap = _linear(self.model, *self.objective, INT64_MIN, 2**62)  # its bounds set by each solve
-        self._minimize(*self.objective)
-        self.upper = [np.full(row.size, int(shape.nodes.size)) for shape, row in zip(shapes, self.index)]  # each pattern's bound as set
+            self.columns.append(LevelColumns(shape.part, patterns, nodes_weight * ((patterns > 0) @ members), shape_loads, int(shape.nodes.size)))
+        self.least = fewest_nodes([(columns.part, columns.patterns) for columns in self.columns], self.groups)
+        self.upper = [np.full(columns.costs.size, columns.nodes) for columns in self.columns]  # each pattern's bound as set
         self.hinted = False  # the greedy's hint is set before the first CP-SAT run that has none
         self.bounds: LevelBounds | None = None  # the bounds alone of ``least_rest``, made when first asked
+        self._stated: _Stated | None = None  # the CP-SAT model over every pattern, made when first searched
 
-    def _minimize(self, variables: np.ndarray, coefficients: np.ndarray) -> None:
-        """The model's objective replaced by this sum (its zero terms left out)."""
-        self.model.proto.clear_objective()
-        objective = self.model.proto.objective
-        kept = coefficients != 0
-        objective.vars.extend(variables[kept].tolist())
-        objective.coeffs.extend(coefficients[kept].tolist())
-        objective.scaling_factor = 1
+    @property
+    def stated(self) -> _Stated:
+        """The CP-SAT model over every pattern, built when a level first needs CP-SAT: where the
+        relaxation answers every level (``other hardware:331:11``: 14,852 patterns, every level
+        so), it is never built."""
+        if self._stated is None:
+            self._stated = _Stated(self.columns, self.groups, self.least, [np.arange(columns.costs.size) for columns in self.columns])
+        return self._stated
 
     def _hint(self) -> None:
         """A first answer for CP-SAT to start from, when a greedy finds one: shape by shape,
@@ -145,8 +114,7 @@ class LevelModel:
             chosen.append(taken)
         if left.any():
             return  # the greedy left groups over: no hint
-        for row, taken in zip(self.index, chosen):
-            _hint_at(self.model, row, taken)
+        self.stated.hint(chosen)
 
     def solve(self, peak: int | None, below: int | None) -> Counts | None:
         """``peak_levels.LevelSolve``: the best counts with every node's load at most ``peak``
@@ -159,94 +127,172 @@ class LevelModel:
             return Counts({}, "INFEASIBLE", 0, 0)  # the relaxation proves no answer under the cap
         answer = relaxed.answer if relaxed.answer is not None and (below is None or relaxed.value < below) else None
         if answer is not None and relaxed.value <= relaxed.bound:
-            return Counts(self._counted(answer), "OPTIMAL", relaxed.value, relaxed.value)  # its rounding meets its bound
+            return Counts(_counted(answer), "OPTIMAL", relaxed.value, relaxed.value)  # its rounding meets its bound
         cap = min(2**62 if answer is None else relaxed.value, 2**62 if below is None else below) - 1  # what a better answer may cost
         if answer is not None:
-            self._hinted(answer)
+            self.hinted = True
+            self.stated.hint(answer)
         found = self._searched([mask & needed for mask, needed in zip(allowed, relaxed.needed(cap))], cap)  # none else in an answer of at most ``cap``
         if answer is not None and (found is None or found.status == "INFEASIBLE"):  # none cheaper than the rounding (or none found in time)
             proven = found is not None
-            return Counts(self._counted(answer), "OPTIMAL" if proven else "FEASIBLE", relaxed.value, relaxed.value if proven else relaxed.bound)
+            return Counts(_counted(answer), "OPTIMAL" if proven else "FEASIBLE", relaxed.value, relaxed.value if proven else relaxed.bound)
         return found
 
     def least_rest(self, peak: int) -> int | None:
         """``peak_levels.LeastRest``: the relaxation's bound at this peak, no answer sought
         (None when it has none: ``relax_level``), by one program kept from peak to peak
         (``level_relaxation.LevelBounds``)."""
+        return self._bounds().bound([loads <= peak for loads in self.loads], self.budget.check)
+
+    def _bounds(self) -> LevelBounds:
+        """The relaxation kept from peak to peak (:meth:`least_rest`, :meth:`low_ranks`), made when first asked."""
         if self.bounds is None:
             self.bounds = LevelBounds(self.columns, self.groups)
-        return self.bounds.bound([loads <= peak for loads in self.loads], self.budget.check)
+        return self.bounds
 
     def _searched(self, allowed: Sequence[np.ndarray], cap: int) -> Counts | None:
         """CP-SAT with only the ``allowed`` patterns (per shape) and the objective at most ``cap``."""
+        stated = self.stated
         self._allow(allowed)
-        _set(self._cap_domain(), -(2**62), cap)
+        _set(stated.cap_domain(), -(2**62), cap)
         if not self.hinted:
             self._hint()
-        solver, status = solve_model(self.model, self.options, self.budget, **COUNT_PARAMETERS)
+        solver, status = solve_model(stated.model, self.options, self.budget, **COUNT_PARAMETERS)
         if status == cp_model.INFEASIBLE:
             return Counts({}, "INFEASIBLE", 0, 0)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return None
-        return Counts(self._uses(solver), solver.status_name(status), int(round(solver.objective_value)), int(round(solver.best_objective_bound)))
+        return Counts(stated.uses(solver), solver.status_name(status), int(round(solver.objective_value)), int(round(solver.best_objective_bound)))
 
     def low_ranks(self, best: Counts, peak: int, value: int, node_start: np.ndarray) -> Counts:
         """``best`` with its GPUs moved to low ranks (each pattern's GPUs times its shape's first
         rank, least) at the same ``nodes`` value and a peak no higher; ``best`` itself when that
         run finds nothing in time, or when every shape has one first rank (every answer's sum is
         then that rank times the GPUs asked: nothing to order, as in ``model.solve_counts``).
-        The model's objective is replaced: call it last."""
+
+        The run's model is its own, over only the patterns an answer of ``value`` at that peak
+        may use (the relaxation's reduced costs at the peak, ``_needed``; ``best``'s own kept
+        whatever the float margins), so it has the same answers as the model over every pattern,
+        a few hundred variables instead of thousands: on ``other hardware:331:11`` 176 of
+        14,852 patterns, and the run proves the least low-ranks sum (2,031,811) where the run
+        over every pattern stopped at its work limit (``LOW_RANKS_WORK``) at 2,098,332."""
         if len({int(node_start[shape.nodes[0]]) for shape in self.shapes}) < 2:
             return best
         low = [(loads - shape.load) * int(node_start[shape.nodes[0]]) for shape, loads in zip(self.shapes, self.loads)]
-        self._bounded(peak, value)
-        self.model.clear_hints()  # the greedy's: this run starts from the best answer
-        for s, row in enumerate(self.index):
-            used = np.zeros(row.size, dtype=np.int64)
-            for (shape, _, p), nodes in best.uses.items():
-                if shape == s:
-                    used[p] = nodes
-            _hint_at(self.model, row, used)
-        self._minimize(_joined(self.index), _joined(low))
-        solver, status = solve_model(self.model, self.options, self.budget, **COUNT_PARAMETERS, max_deterministic_time=LOW_RANKS_WORK)
+        used = [np.zeros(columns.costs.size, dtype=np.int64) for columns in self.columns]
+        for (s, _, p), nodes in best.uses.items():
+            used[s][p] = nodes
+        allowed = [loads <= peak for loads in self.loads]
+        kept = [np.flatnonzero((mask & needed) | (held > 0)) for mask, needed, held in zip(allowed, self._needed(allowed, value), used)]
+        stated = _Stated(self.columns, self.groups, self.least, kept)
+        _set(stated.cap_domain(), value, value)
+        stated.hint(used)
+        stated.minimize(low)
+        solver, status = solve_model(stated.model, self.options, self.budget, **COUNT_PARAMETERS, max_deterministic_time=LOW_RANKS_WORK)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return best
-        return Counts(self._uses(solver), best.status, best.value, best.bound)
+        return Counts(stated.uses(solver), best.status, best.value, best.bound)
 
-    def _bounded(self, peak: int, value: int) -> None:
-        """Bounds of the last run: loads at most ``peak``, the ``nodes`` value exactly ``value``."""
-        self._allow([loads <= peak for loads in self.loads])
-        _set(self._cap_domain(), value, value)
+    def _needed(self, allowed: Sequence[np.ndarray], value: int) -> Sequence[np.ndarray]:
+        """Per shape, the ``allowed`` patterns an answer of at most ``value`` may use: those
+        whose least value under the relaxation's duals is no more (reduced-cost fixing, as
+        ``level_relaxation.LevelBound.needed``); every allowed one where it has no bound."""
+        least = self._bounds().least(allowed, self.budget.check)
+        return allowed if least is None else [mask & (found <= value) for mask, found in zip(allowed, least)]
 
     def _allow(self, allowed: Sequence[np.ndarray]) -> None:
         """Each pattern's nodes at most its shape's when ``allowed``, else 0: set in the proto
         where they change (thousands of patterns, a few change from one level to the next)."""
-        for shape, row, mask, upper in zip(self.shapes, self.index, allowed, self.upper):
-            wanted = np.where(mask, int(shape.nodes.size), 0)
+        stated = self.stated
+        for columns, row, mask, upper in zip(self.columns, stated.index, allowed, self.upper):
+            wanted = np.where(mask, columns.nodes, 0)
             for p in np.flatnonzero(wanted != upper).tolist():
-                _set(self.model.proto.variables[int(row[p])].domain, 0, int(wanted[p]))
+                _set(stated.model.proto.variables[int(row[p])].domain, 0, int(wanted[p]))
             upper[:] = wanted
 
-    def _cap_domain(self) -> object:
+
+class _Stated:
+    """The count model in CP-SAT's proto over some patterns of each shape (``kept``: their
+    indices, ascending): nodes per pattern summing to each shape's nodes, each class's groups,
+    each class on at least its fewest nodes, the ``nodes`` term minimised and capped (the cap's
+    bounds set by each run).
+
+    Built from the patterns' arrays, one list per constraint, rather than a variable and a term
+    at a time: the same proto (the same variables, constraints, terms and order, zero
+    coefficients left out as ``LinearExpr`` leaves them), in a third of the time (14,852
+    patterns of ``other hardware:331:11``: 0.2 s of Python became 0.06). Variables are kept as
+    their proto indices (``index``, per shape, one per kept pattern)."""
+
+    def __init__(self, columns: Sequence[LevelColumns], groups: Sequence[int], least: np.ndarray, kept: Sequence[np.ndarray]) -> None:
+        self.model = cp_model.CpModel()
+        self.kept = kept
+        proto = self.model.proto
+        self.index: list[np.ndarray] = []
+        per_class: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}  # per class, its counts' indices and groups, shape by shape
+        for shape, chosen in zip(columns, kept):
+            patterns = shape.patterns[chosen]
+            first = len(proto.variables)
+            for _ in range(patterns.shape[0]):
+                proto.variables.add().domain.extend((0, shape.nodes))
+            row = np.arange(first, first + patterns.shape[0], dtype=np.int64)
+            _linear(self.model, row, np.ones(row.size, dtype=np.int64), shape.nodes, shape.nodes)
+            self.index.append(row)
+            for k, c in enumerate(shape.part):
+                held = np.flatnonzero(patterns[:, k])
+                found = per_class.setdefault(c, ([], []))
+                found[0].append(row[held])
+                found[1].append(patterns[held, k])
+        for c, asked in enumerate(groups):
+            held_vars, counts = per_class.get(c, ([], []))
+            _linear(self.model, _joined(held_vars), _joined(counts), asked, asked)
+        for c, (holding, _) in sorted(per_class.items()):
+            if least[c] > 1:
+                joined = _joined(holding)
+                _linear(self.model, joined, np.ones(joined.size, dtype=np.int64), int(least[c]), INT64_MAX)
+        costs = [shape.costs for shape in columns]
+        self.cap = _linear(self.model, _joined(self.index), self._kept_values(costs), INT64_MIN, 2**62)  # its bounds set by each run
+        self.minimize(costs)
+
+    def _kept_values(self, values: Sequence[np.ndarray]) -> np.ndarray:
+        """Per shape a value per pattern, those of the kept patterns joined in the variables' order."""
+        return _joined([shape_values[chosen] for shape_values, chosen in zip(values, self.kept)])
+
+    def minimize(self, coefficients: Sequence[np.ndarray]) -> None:
+        """The objective replaced by the sum of each kept pattern's coefficient (per shape, one
+        per pattern) times its nodes, its zero terms left out."""
+        variables, joined = _joined(self.index), self._kept_values(coefficients)
+        self.model.proto.clear_objective()
+        objective = self.model.proto.objective
+        kept = joined != 0
+        objective.vars.extend(variables[kept].tolist())
+        objective.coeffs.extend(joined[kept].tolist())
+        objective.scaling_factor = 1
+
+    def hint(self, answer: Sequence[np.ndarray]) -> None:
+        """CP-SAT's hint replaced by ``answer`` (per shape, nodes per pattern)."""
+        self.model.clear_hints()
+        hint = self.model.proto.solution_hint
+        hint.vars.extend(_joined(self.index).tolist())
+        hint.values.extend(self._kept_values(answer).tolist())
+
+    def cap_domain(self) -> object:
         """The domain of the objective's cap, read from the proto where it sits."""
         return self.model.proto.constraints[self.cap].linear.domain
 
-    def _hinted(self, answer: Sequence[np.ndarray]) -> None:
-        """CP-SAT's hint replaced by ``answer`` (nodes per pattern, per shape)."""
-        self.hinted = True
-        self.model.clear_hints()
-        for row, counts in zip(self.index, answer):
-            _hint_at(self.model, row, counts)
-
-    @staticmethod
-    def _counted(answer: Sequence[np.ndarray]) -> dict[tuple[int, int, int], int]:
-        """Nodes per (shape, table 0, pattern) of ``answer``, those used."""
-        return {(s, 0, int(p)): int(counts[p]) for s, counts in enumerate(answer) for p in np.flatnonzero(counts).tolist()}
-
-    def _uses(self, solver: cp_model.CpSolver) -> dict[tuple[int, int, int], int]:
+    def uses(self, solver: cp_model.CpSolver) -> dict[tuple[int, int, int], int]:
         """Nodes per (shape, table 0, pattern) of the solver's answer, those used."""
         values = np.asarray(solver.response_proto.solution, dtype=np.int64)
-        return self._counted([values[row] for row in self.index])
+        found = []
+        for row, chosen in zip(self.index, self.kept):
+            counts = np.zeros(int(chosen.max(initial=-1)) + 1, dtype=np.int64)
+            counts[chosen] = values[row]
+            found.append(counts)
+        return _counted(found)
+
+
+def _counted(answer: Sequence[np.ndarray]) -> dict[tuple[int, int, int], int]:
+    """Nodes per (shape, table 0, pattern) of ``answer`` (per shape, nodes per pattern), those used."""
+    return {(s, 0, int(p)): int(counts[p]) for s, counts in enumerate(answer) for p in np.flatnonzero(counts).tolist()}
 
 
 def _linear(model: cp_model.CpModel, variables: np.ndarray, coefficients: np.ndarray, low: int, high: int) -> int:
@@ -264,13 +310,6 @@ def _linear(model: cp_model.CpModel, variables: np.ndarray, coefficients: np.nda
 def _joined(arrays: Sequence[np.ndarray]) -> np.ndarray:
     """The arrays one after another (empty: an empty array of integers)."""
     return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
-
-
-def _hint_at(model: cp_model.CpModel, variables: np.ndarray, values: np.ndarray) -> None:
-    """``model.add_hint`` of each variable (a proto index) and its value, in order."""
-    hint = model.proto.solution_hint
-    hint.vars.extend(variables.tolist())
-    hint.values.extend(np.asarray(values, dtype=np.int64).tolist())
 
 
 def _set(domain: object, low: int, high: int) -> None:

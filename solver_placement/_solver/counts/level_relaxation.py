@@ -130,12 +130,24 @@ class LevelBounds:
         """The least value of any answer using only the ``allowed`` patterns (per shape, a
         mask); None where :func:`relax_level` has none (no shape, a shape allowing no
         pattern, GLOP failing)."""
+        found = self._solved(allowed, check)
+        return None if found is None else self.step * found[0]
+
+    def least(self, allowed: Sequence[np.ndarray], check: Callable[[str], None]) -> list[np.ndarray] | None:
+        """Per shape and pattern, the least value of an answer using only the ``allowed``
+        patterns that puts it on a node (``LevelBound.least``; inf: not allowed); None where
+        :meth:`bound` is."""
+        found = self._solved(allowed, check)
+        return None if found is None else [self.step * least for least in found[1]]
+
+    def _solved(self, allowed: Sequence[np.ndarray], check: Callable[[str], None]) -> tuple[int, list[np.ndarray]] | None:
+        """The program's ``_Program.bound`` at these ``allowed`` patterns (in the costs' step)."""
         if self.program is None or not all(mask.any() for mask in allowed):
             return None
         self.program.restrict(allowed)
         if not self.program.solved(check):
             return None
-        return self.step * self.program.bound()[0]
+        return self.program.bound()
 
 
 def _holds(shapes: Sequence[LevelColumns], groups: Sequence[int], answer: Sequence[np.ndarray]) -> bool:
