@@ -51,9 +51,10 @@ from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, parts
 from solver_placement._solver.counts.preferred import preferring
 from solver_placement._solver.counts.preset import preset
+from solver_placement._solver.counts.pricer import Pricer
 from solver_placement._solver.counts.problem import CountProblem, count_problem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
-from solver_placement._solver.counts.weighed import Pricer, peak_term
+from solver_placement._solver.counts.weighed import peak_term
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method

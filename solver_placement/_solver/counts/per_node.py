@@ -34,7 +34,7 @@ from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.patterns import Shape, Table
 from solver_placement._solver.counts.peak_levels import by_levels, least_peak
 from solver_placement._solver.counts.problem import CountProblem
-from solver_placement._solver.counts.stack_sums import in_some_hole_set, stacks_of
+from solver_placement._solver.counts.stack_sums import graph_stacks
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ class PerNode:
         previous: tuple[tuple[object, ...], cp_model.LinearExpr] | None = None
         for node in self.nodes.tolist():
             graph = problem.graphs[problem.graph_of[node]]
-            stacks = stacks_of(graph, part, in_some_hole_set(graph))
+            stacks = graph_stacks(graph, part)
             capacity = int(self.capacity[node])
             gpus = [model.new_int_var(0, capacity, "") for _ in stacks]
             model.add(cp_model.LinearExpr.sum(gpus) <= capacity)

@@ -28,7 +28,7 @@ from solver_placement._solver.counts.local_costs import NodeWalk, members_presen
 from solver_placement._solver.counts.patterns import Shape, Table, beside_of, class_domains
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.reduced_costs import RunColumns
-from solver_placement._solver.counts.stack_sums import in_some_hole_set, stack_sums, stacks_of
+from solver_placement._solver.counts.stack_sums import graph_stacks, stack_sums
 from solver_placement._specification.candidates import ComponentRequest
 
 
@@ -128,7 +128,7 @@ def walked_runs(
     found = []
     for key, nodes in groups.items():
         graph = problem.graphs[key.graph]
-        stacks = stacks_of(graph, part, in_some_hole_set(graph))
+        stacks = graph_stacks(graph, part)
         walk = NodeWalk(key.capacity, members, widths, key.allowed, key.kept_off, runs, stacks, key.loads, fits if key.loads else None, steps, most)
         if key.signature and kinds is not None:
             if (walk, key.signature) not in split_walks:

@@ -10,7 +10,8 @@ takes this path too past the whole-node patterns ``patterns.shapes`` lists (cont
 
 How it stays small and fast: one walk over a node's GPUs lists every whole-node pattern with its
 least local ids (``local_costs.py``, arrays: tens of thousands in milliseconds); up to
-``RELAXED_PAST`` of them all become the model's integers; past that a linear relaxation
+``RELAXED_PAST`` of them (``RANKED_RELAXED_PAST`` with ``contiguity`` weighed) all become the
+model's integers; past that a linear relaxation
 (``reduced_costs.py``) keeps those an answer better than the one found may use, and the answer
 is proven only when no pattern left out could beat it. Each class on at least its fewest nodes
 and ``balance`` by load levels keep CP-SAT's own relaxation near the optimum. With ``nodes``
@@ -31,30 +32,20 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.counts.contiguity import (
-    Local,
-    Ranked,
-    TooManyLocalStates,
-    Uses,
-    add_term,
-    local_run,
-    rank_bases,
-)
-from solver_placement._solver.counts.fixed_loads import FixedLoad
-from solver_placement._solver.counts.graphs import ApartGraph
+from solver_placement._solver.counts.contiguity import Ranked, TooManyLocalStates, Uses, add_term, rank_bases
 from solver_placement._solver.counts.heavy_first import heavy_first
 from solver_placement._solver.counts.kind_ranks import SPLIT_SEARCH, class_bases, kind_ranks
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.level_chords import LONG_RUN_SEARCH, long_runs, with_chords
-from solver_placement._solver.counts.local_costs import NodeWalk, TooManyWalkStates, least_layout, visit_order
+from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, Term, peak_by_levels, solve_counts
-from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, beside_of, parts
+from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
+from solver_placement._solver.counts.pricer import Pricer
 from solver_placement._solver.counts.problem import CountProblem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
 from solver_placement._solver.counts.reduced_costs import Relaxation, fewest_nodes, relax
-from solver_placement._solver.counts.stack_sums import in_some_hole_set, stacks_of
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
@@ -74,6 +65,15 @@ ROWS_FIRST = {"add_lp_constraints_lazily": False}
 ROWS_FIRST_WORK = 0.05
 #: Whole-node patterns past which the relaxation chooses those the model holds.
 RELAXED_PAST = MAX_PATTERNS
+#: The same with ``contiguity`` weighed. There CP-SAT's root bound often is the optimum already
+#: and its search spends its time finding an answer that meets it among thousands of integers,
+#: so the few patterns of least reduced cost answer sooner (``contiguity:3:0``, 2,150 patterns on
+#: 3 nodes: the relaxation's bound is the optimum, 199 patterns hold it, 0.19 -> 0.06 s CPU;
+#: 3:32, 4:35 and 14:33 of 1,398-3,121 patterns: 0.14-0.28 -> 0.08-0.13). Below it the model is
+#: proven as fast whole: 4:10 (741 patterns, bound one below the optimum) needs two models
+#: relaxed (74 then 515 patterns) for the 0.1 s one model takes. Up to ``RELAXED_PAST`` it is a
+#: trial, one run of bounded work, after which every pattern is counted (``_solved``).
+RANKED_RELAXED_PAST = 1_000
 #: Most walked patterns listed whole (as the tables' rows) for the maximal model when ``nodes``
 #: alone is weighed (``_maximal``): 15,211 on the ``ring`` benchmark's 8-GPU nodes cost a few
 #: milliseconds; past it the relaxation chooses the patterns, as before.
@@ -164,7 +164,8 @@ def _leveled(
 def _relaxed(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
 ) -> tuple[list[Ranked], Counts, int] | Declined:
-    """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (``_solved``).
+    """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (with
+    ``contiguity`` weighed, ``RANKED_RELAXED_PAST``; ``_solved``).
     With neither ranks nor ``balance`` weighed (a part with no clique tree, a cycle of exclusions
     with no chord, past the patterns ``patterns.shapes`` lists) it comes here too: first over
     the maximal patterns of every walked one (``_maximal``); where that is not exact or the
@@ -176,10 +177,17 @@ def _relaxed(
         found = _maximal(problem, walked, weights, node_start, options, budget)
         if found is not None:
             return found
+    total = sum(run.patterns.shape[0] for run in walked)
     relaxation = None
-    if sum(run.patterns.shape[0] for run in walked) > RELAXED_PAST:
+    if total > (min(RANKED_RELAXED_PAST, RELAXED_PAST) if weights.get("contiguity") else RELAXED_PAST):
         columns = [run.columns(problem, weights) for run in walked]
         relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget)
+    if relaxation is not None and total <= RELAXED_PAST:  # a trial: every pattern where it proves nothing
+        tried = _solved(problem, walked, relaxation, weights, node_start, options, budget, trial=True)
+        if not isinstance(tried, Declined):
+            return tried
+        log.debug("the patterns of least reduced cost proved nothing: every pattern")
+        relaxation = None
     return _solved(problem, walked, relaxation, weights, node_start, options, budget)
 
 
@@ -220,13 +228,19 @@ def _solved(
     node_start: np.ndarray,
     options: SolverOptions,
     budget: Budget,
+    trial: bool = False,
 ) -> tuple[list[Ranked], Counts, int] | Declined:
     """The model's answer over the patterns the relaxation keeps, and its bound over every
     pattern: first the patterns of least reduced cost (more while those alone hold no answer);
     when the answer found costs more than an answer with a pattern left out could, again with
     every pattern that could do better, so that none left out beats it; never more than the
     model holds (those of least bound, declined unless proven). Without a relaxation, every
-    pattern."""
+    pattern. A ``trial`` (``RANKED_RELAXED_PAST``) is one run over the patterns of least reduced
+    cost, its work bounded (``ROWS_FIRST_WORK``): its answer when it is proven best and none left
+    out could beat it, else declined (the caller then counts every pattern). Why not widen as above:
+    where the relaxation's bound sits below the optimum, the patterns of least reduced cost hold
+    no answer or only hard ones (``contiguity:5:15``, 2,421 patterns: 41 and 82 hold none, 164
+    one CP-SAT cannot prove in a second, while all of them are proven in 0.9 s CPU)."""
     everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
     keep: list[np.ndarray] = everything if relaxation is None else list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
@@ -242,15 +256,21 @@ def _solved(
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
         start = None if weight or weights.get("balance") else heavy_first(problem, [run.shape for run in ranked])  # ``nodes`` alone: its ties by where it starts
+        bounded = {"max_deterministic_time": ROWS_FIRST_WORK} if trial else {}
         if long_runs(ranked):  # a product per level: chords where the relaxation puts its counts (``level_chords.py``)
             ranked = with_chords(problem, walked, ranked, weights, budget.check)
             term = _ranks_term(problem, ranked, least, weight, int(weights.get("balance", 0)))
-            counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, tuning=LONG_RUN_SEARCH)
+            counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, tuning={**LONG_RUN_SEARCH, **bounded})
         elif any(run.split is not None for run in ranked):  # a model its default search proves slowly (``kind_ranks.py``)
-            counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, tuning=SPLIT_SEARCH)
+            counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, tuning={**SPLIT_SEARCH, **bounded})
+        elif weight:
+            counts = _rows_first(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start, again=not trial)
         else:
-            counts = (_rows_first if weight else solve_counts)(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start)
+            counts = solve_counts(problem, [run.shape for run in ranked], {**weights, "balance": 0}, node_start, options, budget, term, hint=start)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
+        if trial:
+            proven = counts is not None and counts.status == "OPTIMAL" and counts.value <= beyond
+            return (ranked, counts, counts.bound) if counts is not None and proven else Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
             return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
         # Unproven among the patterns of least bound: the other paths (first fit meets the counting
@@ -277,10 +297,11 @@ def _rows_first(
     budget: Budget,
     term: Term,
     hint: Mapping[tuple[int, int, int], int] | None = None,
+    again: bool = True,
 ) -> Counts | None:
     """``solve_counts`` with ``contiguity`` weighed: first with every linear row in CP-SAT's
     relaxation from the start (``ROWS_FIRST``), its work bounded by ``ROWS_FIRST_WORK``; where
-    that proves nothing, as before, started from its answer.
+    that proves nothing and ``again``, as before, started from its answer.
 
     Why: added lazily (CP-SAT's default), the rise levels' rows and their chords
     (``contiguity.add_term``) join the relaxation only as its solutions break them, so its bound
@@ -293,7 +314,7 @@ def _rows_first(
     the other three close their last unit of gap faster with rows added lazily, so they go on
     so, from the answer found (one of them, ``contiguity:5:15``, 0.26 -> 0.59 s CPU)."""
     first = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=hint, tuning={**ROWS_FIRST, "max_deterministic_time": ROWS_FIRST_WORK})
-    if first is not None and first.status == "OPTIMAL":
+    if (first is not None and first.status == "OPTIMAL") or not again:
         return first
     log.debug("every row in the relaxation proved nothing in its work: again, rows added lazily")
     then = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=first.uses if first is not None else hint)
@@ -369,80 +390,3 @@ def _answer(
     proven = SolveStatus.OPTIMAL if status == "OPTIMAL" and value == bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, assignments_, {**weights, "contiguity": 0}, {})
     return Answer(PathName.COUNTS, Method.COUNTS, assignments_, proven, value, bound, primary=primary)
-
-
-class Pricer:
-    """One :class:`Local` search per part, graph, GPU count and GPUs kept off, shared by the
-    layout of every node: the least-cost stacks of the few patterns the answer uses. A part
-    whose walk visits a class's progressions residue by residue is laid out by that walk traced
-    back (``local_costs.least_layout``): the search keeps one open run per residue, which on
-    72-GPU nodes passed ``MAX_LOCAL_STATES`` for patterns the walk had priced."""
-
-    def __init__(
-        self, problem: CountProblem, requests: Mapping[str, ComponentRequest], parts: list[tuple[int, ...]], budget: Budget, ranked: list[Ranked]
-    ) -> None:
-        self.problem = problem
-        self.requests = requests
-        self.parts = parts
-        self.budget = budget
-        self.ranked = ranked
-        self.searches: dict[tuple[object, ...], Local] = {}
-
-    def ids(
-        self,
-        graph: ApartGraph,
-        capacity: int,
-        pattern: tuple[int, ...],
-        keep_off: tuple[tuple[int, ...], ...],
-        loads: tuple[FixedLoad | None, ...],
-        rows: tuple[tuple[int, int], ...],
-    ) -> dict[int, np.ndarray]:
-        """Each present class's local ids on a node asked ``pattern`` (beside the rank strings'
-        ``loads``): the least-cost stacks of each part, GPU by GPU; a part split by rank bases
-        (``rows``: the run and pattern the model chose for it, ``kind_ranks.py``) by the split of
-        that pattern, traced back through its walk."""
-        taken: dict[int, np.ndarray] = {}
-        split = {run.shape.part: (run.split, run.splits[p]) for s, p in rows if (run := self.ranked[s]).split is not None}
-        for part in self.parts:
-            demand = tuple(pattern[c] * self.problem.classes[c].width for c in part)
-            if not any(demand):
-                continue
-            if part in split:
-                by_base, items = split[part]
-                stacks = least_layout(by_base.walk, items, self.budget.check)
-                taken |= {c: by_base.ids_of(stacks, k) for k, c in enumerate(part) if demand[k]}
-                continue
-            off = tuple(keep_off[c] for c in part)
-            walk = self._walk(graph, part, capacity, off, loads)
-            if visit_order(walk) != list(range(capacity)):  # a class in progressions: its search would keep a run open per residue
-                stacks = least_layout(walk, demand, self.budget.check)
-            else:
-                stacks = self._search(graph, part, capacity, off, loads).layout(demand)
-            for k, c in enumerate(part):
-                if demand[k]:
-                    taken[c] = np.array([gpu for gpu, stack in enumerate(stacks) if k in stack], dtype=np.int64)
-        return taken
-
-    def _walk(self, graph: ApartGraph, part: tuple[int, ...], capacity: int, off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...]) -> NodeWalk:
-        """The walk that priced the part on such a node (``ranked_runs.py``), its demand in GPUs
-        (widths of 1), for :func:`local_costs.least_layout`."""
-        classes = [self.problem.classes[c] for c in part]
-        runs, steps = zip(*(local_run(c, self.requests) for c in classes))
-        fits = beside_of(self.problem, part) if loads else None
-        return NodeWalk(
-            capacity, tuple(len(c.members) for c in classes), (1,) * len(part), (True,) * len(part), off, tuple(runs),
-            stacks_of(graph, part, in_some_hole_set(graph)), loads, fits, tuple(steps),
-        )  # fmt: skip
-
-    def _search(
-        self, graph: ApartGraph, part: tuple[int, ...], capacity: int, off: tuple[tuple[int, ...], ...], loads: tuple[FixedLoad | None, ...] = ()
-    ) -> Local:
-        key = (graph, part, capacity, off, loads)
-        if key not in self.searches:
-            classes = [self.problem.classes[c] for c in part]
-            weights = tuple(len(count_class.members) for count_class in classes)
-            runs, steps = zip(*(local_run(c, self.requests) for c in classes))
-            stacks = stacks_of(graph, part, in_some_hole_set(graph))
-            fits = beside_of(self.problem, part) if loads else None
-            self.searches[key] = Local(weights, stacks, capacity, off, tuple(runs), self.budget.check, loads, fits, tuple(steps))
-        return self.searches[key]

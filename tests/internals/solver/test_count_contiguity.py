@@ -151,6 +151,66 @@ def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: i
     assert any(followed), "no draw's first run stopped unproven: the second run was never held"
 
 
+#: Five components in a cycle of exclusions on 3 x 8 GPUs (the benchmark's ``contiguity:3:0``):
+#: 2,150 whole-node patterns, whose relaxation's bound is the optimum.
+CYCLE_OF_FIVE = {
+    "actor": {"processes": 6, "tensor_parallel_size": 2, "exclusive_with": ["critic"]},
+    "critic": {"processes": 6, "exclusive_with": ["reward"]},
+    "reward": {"processes": 6, "exclusive_with": ["ref"]},
+    "ref": {"processes": 6, "tensor_parallel_size": 2, "exclusive_with": ["judge"]},
+    "judge": {"processes": 6, "exclusive_with": ["actor"]},
+}
+
+
+def counted_patterns(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The patterns of each count model ``weighed.py`` solves, as they are solved."""
+    sizes: list[int] = []
+    solve_counts = weighed.solve_counts
+
+    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
+        sizes.append(sum(shape.size for shape in shapes))
+        return solve_counts(problem, shapes, *args, **kwargs)
+
+    monkeypatch.setattr(weighed, "solve_counts", recorded)
+    return sizes
+
+
+def test_many_patterns_with_ranks_weighed_are_first_counted_among_those_of_least_reduced_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``RANKED_RELAXED_PAST`` whole-node patterns with ``contiguity`` weighed, the one
+    model solved holds only the patterns of least reduced cost (199 of 2,150 here), and proves
+    its answer: CP-SAT searched all of them for 0.19 s CPU, its root bound already the optimum."""
+    sizes = counted_patterns(monkeypatch)
+    spec = PlacementSpec.build(Cluster(3, 8), CYCLE_OF_FIVE)
+    ours = solve(spec, time_limit_s=20, objective={"contiguity": 1, "nodes": 1})
+    assert (ours.method, ours.status, ours.objective) == ("counts", "OPTIMAL", 218)
+    assert len(sizes) == 1 and sizes[0] < 1_000
+
+
+def test_a_trial_that_proves_nothing_counts_every_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the patterns of least reduced cost hold no answer proven best (a relaxation's bound
+    one below the optimum: 74 of 741 patterns hold 1,098, not 1,060), the trial is dropped and
+    every pattern counted, as below ``RANKED_RELAXED_PAST``: the same proven answer."""
+    placement = {name: {**body, "tensor_parallel_size": 2} for name, body in CYCLE_OF_FIVE.items()}  # the benchmark's ``contiguity:4:10``
+    placement["ref"] = {"processes": 6, "exclusive_with": ["judge"]}
+    spec = PlacementSpec.build(Cluster(4, 8), placement)
+    weights = {"contiguity": 5, "nodes": 1}
+    whole = solve(spec, time_limit_s=20, objective=weights)
+    monkeypatch.setattr(weighed, "RANKED_RELAXED_PAST", 100)
+    sizes = counted_patterns(monkeypatch)
+    tried = solve(spec, time_limit_s=20, objective=weights)
+    assert (tried.method, tried.status, tried.objective) == (whole.method, whole.status, whole.objective) == ("counts", "OPTIMAL", 1_060)
+    assert len(sizes) == 2 and sizes[0] < sizes[1] == 741
+
+
+@example_tiers(10, 150)
+def test_trials_among_the_patterns_of_least_reduced_cost_keep_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every spec with ``contiguity`` weighed tried first among the patterns of least reduced
+    cost (``RANKED_RELAXED_PAST`` 0): a proven answer, from the trial or from every pattern after
+    it, is still the flat optimum."""
+    monkeypatch.setattr(weighed, "RANKED_RELAXED_PAST", 0)
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check_random))()
+
+
 #: Six components in a cycle of exclusions, one GPU per process, on 8-GPU nodes: 49,347
 #: whole-node patterns, past what the count model holds (4,000); 20 processes each on 16 nodes.
 RING_OF_SIX = {name: {"processes": 20, "exclusive_with": [following]} for name, following in zip("abcdef", "bcdefa", strict=True)}

@@ -21,7 +21,7 @@ from solver_placement._solver.counts.covers import Covers
 from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
 from solver_placement._solver.counts.local_costs import NodeWalk, node_patterns
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, TooManyPatterns, _clique_sums, _covered, _fitting
-from solver_placement._solver.counts.stack_sums import MAX_CELLS, in_some_hole_set, stack_sums, stacks_of
+from solver_placement._solver.counts.stack_sums import MAX_CELLS, graph_stacks, in_some_hole_set, stack_sums, stacks_of
 
 
 def _no_budget(stage: str) -> None:
@@ -65,6 +65,19 @@ def test_stack_sums_list_what_cliques_and_covers_list(seed: int) -> None:
         compared += len(expected)
         holes += bool(graph.holes)
     assert compared > 500 and holes > 3
+
+
+def test_a_graph_and_part_have_their_stacks_computed_once() -> None:
+    """``graph_stacks`` is ``stacks_of`` under the graph's own holes, computed once per graph and
+    part (the walk, the layout of each node pattern and the per-node model all ask for them):
+    an equal graph built anew gets the same tuple back, another part its own."""
+    rng = random.Random(7)
+    graph = random_graph(rng, 6)
+    again = ApartGraph(graph.pairs, graph.cliques, graph.order, graph.holes)
+    part = (0, 2, 3, 5)
+    assert graph_stacks(graph, part) == stacks_of(graph, part, in_some_hole_set(graph))
+    assert graph_stacks(again, part) is graph_stacks(graph, part)
+    assert graph_stacks(graph, (0, 1)) == stacks_of(graph, (0, 1), in_some_hole_set(graph))
 
 
 def test_a_cycle_of_five_on_two_gpus_holds_one_each_of_at_most_four() -> None:
