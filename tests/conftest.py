@@ -1,4 +1,4 @@
-"""Test options: ``--runslow`` (or ``CI=true`` in the environment, so CI runs the 6,000-example
+"""Test options: ``--runslow`` (or ``CI=true`` in the environment, so CI runs the 4,000-example
 fuzz test of ``test_fuzz.py`` on every push) runs the tests marked ``slow``; Hypothesis runs
 derandomized.
 
@@ -54,11 +54,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if any(marker in item.keywords for marker in ONE_RAY_AT_A_TIME):
             item.add_marker(pytest.mark.xdist_group("ray"))
     if run_slow(config):
+        _leave_out_superseded(config, items)
         return
     skip = pytest.mark.skip(reason="slow: run with --runslow or CI=true")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def _leave_out_superseded(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Where the slow tests run, deselect the tests marked ``superseded``: a property's fast
+    example count, whose checks its slow ``full`` count repeats with more examples."""
+    superseded = [item for item in items if "superseded" in item.keywords]
+    if superseded:
+        config.hook.pytest_deselected(items=superseded)
+        items[:] = [item for item in items if "superseded" not in item.keywords]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -104,4 +104,5 @@ def main() -> None:
     print(json.dumps(out))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -40,4 +40,5 @@ def main() -> None:
     print(json.dumps({"resource_pool_spec": manager.resource_pool_spec, "mapping": mapping, "groups": groups}))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -71,4 +71,5 @@ def main() -> None:
     print(json.dumps(out))
 
 
-main()
+if __name__ == "__main__":
+    main()

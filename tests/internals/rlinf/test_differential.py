@@ -11,7 +11,7 @@ type. Every disagreement must be one of the named, documented differences of
 ``rlinf_differences.DIFFERENCES`` (one predicate each); anything else fails the test. The run
 prints how many configs agreed and how often each difference occurred (``-s`` not needed).
 
-Default run: 120 configs (a few seconds); ``--runslow`` / ``CI=true``: 3,000 (about a minute here).
+Default run: 120 configs (a few seconds); ``--runslow`` / ``CI=true``: 2,000 (about a minute here).
 Install RLinf for these tests with ``pip install --no-deps rlinf==0.3.0``; they skip without it.
 """
 
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from rlinf_cases import Case, cases
 from rlinf_differences import compare, summary
 
-#: Configs of the fast tier's run; CI's run (``test_differential_ci``) compares 3,000.
+#: Configs of the fast tier's run; CI's run (``test_differential_ci``) compares 2,000.
 QUICK = 120
 
 
@@ -62,6 +62,6 @@ def test_differential_quick(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("shard", range(CI_SHARDS))
 def test_differential_ci(capsys: pytest.CaptureFixture[str], shard: int) -> None:
-    """The CI run: 3,000 configs in all, at least 2,000 distinct (the counts are printed for docs/rlinf.md)."""
-    tally = differential_run(3000 // CI_SHARDS, capsys, shard)
-    assert len(tally["distinct"]) >= 2000 // CI_SHARDS
+    """The CI run: 2,000 configs in all, at least 1,300 distinct (the counts are printed for docs/rlinf.md)."""
+    tally = differential_run(2000 // CI_SHARDS, capsys, shard)
+    assert len(tally["distinct"]) >= 1300 // CI_SHARDS

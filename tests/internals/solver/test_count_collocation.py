@@ -73,7 +73,7 @@ def counted(spec: PlacementSpec) -> Answer | str:
     return answer if isinstance(answer, Answer) else answer.reason
 
 
-@example_tiers(40, 300)
+@example_tiers(40, 200)
 def test_collocated_classes_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(collocated_specs())(check_collocated))()
 

@@ -66,7 +66,7 @@ def progression_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(len(gpus), gpus, node_groups=[{"label": "first", "node_ranks": "0"}]), spec
 
 
-@example_tiers(30, 250)
+@example_tiers(30, 160)
 def test_one_strided_shape_is_counted_in_its_progressions(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(progression_classes())(check_progressions))()
 

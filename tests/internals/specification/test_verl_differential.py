@@ -30,9 +30,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,7 @@ from typing import Any
 import pytest
 from helpers import ROOT
 from pinned_sources import Pinned, Sources
+from served_drivers import ServedDrivers
 from test_verl_trainer import CASES, MAIN, POOLS_MAIN, RELEASE_CASES, SEPARATE_MAIN, TEACHERS, TRIMMED, V041, config
 
 from solver_placement import Cluster, PlacementConfigError, export_verl, solve
@@ -98,23 +97,32 @@ def verl_source(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     return source
 
 
+@pytest.fixture(scope="session")
+def served() -> Iterator[ServedDrivers]:
+    """verl's drivers, each served by one process for the session (``served_drivers.py``)."""
+    drivers = ServedDrivers()
+    yield drivers
+    drivers.close()
+
+
 def _full(source: Path, version: str, overrides: list[str]) -> dict[str, Any]:
     """verl's own full config with the overrides, plain (read here: the driver is not needed)."""
     spec = SOURCES[version]
     return config(source / spec.full, *spec.needed, *overrides)
 
 
-def _verl(source: Path, version: str, overrides: list[str], landing: dict[str, list[int]] | None = None) -> dict[str, Any]:
+def _verl(served: ServedDrivers, source: Path, version: str, overrides: list[str], landing: dict[str, list[int]] | None = None) -> dict[str, Any]:
     """What verl builds: the driver's JSON; with ``landing``, its model server replicas on those
-    nodes too. One run of verl's driver per call (importing verl is most of its time)."""
+    nodes too. One forked run of the release's driver server per call (the server imports verl,
+    most of a run's time, once: ``served_drivers.py``)."""
     spec = SOURCES[version]
     bytecode = None if os.environ.get(spec.variable) else str(source.parent / "bytecode")  # the installed release: its cache holds the bytecode too
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(DRIVERS)])}
+    env.pop("VERL_DRIVER_LANDING", None)
     env.update({"PYTHONPYCACHEPREFIX": bytecode} if bytecode else {"PYTHONDONTWRITEBYTECODE": "1"})
-    env.update({"VERL_DRIVER_LANDING": json.dumps(landing)} if landing is not None else {})
-    command = [sys.executable, str(DRIVERS / spec.driver), str(source / spec.full), *spec.needed, *overrides]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
+    case_env = {"VERL_DRIVER_LANDING": json.dumps(landing) if landing is not None else None}
+    result = served.run(DRIVERS / spec.driver, env, [str(source / spec.full), *spec.needed, *overrides], case_env, timeout_s=300)
+    assert result.status == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -143,8 +151,7 @@ class Landing:
 
 def _sources_of(path: Path, overrides: list[str]) -> list[str]:
     """The sources a case of the trimmed files runs against: 0.4.1's file 0.4.1; main's file 0.9.1
-    (``main``), and 0.9.0 too but for main's defaults (their roles are in the other cases; each run
-    of verl's driver costs some 5 s of CPU) and a case stating its release (0.9.1's ``hybrid_engine=false``)."""
+    (``main``), and 0.9.0 too but for main's defaults (their roles are in the other cases) and a case stating its release (0.9.1's ``hybrid_engine=false``)."""
     if path == V041:
         return ["0.4.1"]
     return ["main"] if not overrides or any(override.startswith("verl_version=") for override in overrides) else ["main", "0.9.0"]
@@ -152,7 +159,7 @@ def _sources_of(path: Path, overrides: list[str]) -> list[str]:
 
 @pytest.mark.parametrize(("version", "path", "overrides", "pools", "mapping", "workers"), [(v, *case) for case in CASES for v in _sources_of(*case[:2])])
 def test_verl_builds_what_is_read(
-    verl_source: Callable[[str], Path], version: str, path: Path, overrides: list[str], pools: dict, mapping: dict, workers: list[str]
+    served: ServedDrivers, verl_source: Callable[[str], Path], version: str, path: Path, overrides: list[str], pools: dict, mapping: dict, workers: list[str]
 ) -> None:
     source = verl_source(version)
     full = _full(source, version, overrides)
@@ -162,7 +169,7 @@ def test_verl_builds_what_is_read(
     trimmed = verl_pools(config(path, *overrides, *(["verl_version=0.9.0"] if version == "0.9.0" else [])))
     assert dataclasses.replace(ours, version="", versions=()) == dataclasses.replace(trimmed, version="", versions=())  # the trimmed file holds verl's defaults
     landing = None if path == V041 else Landing.of(ours, None)
-    built = _verl(source, version, overrides, None if landing is None else landing.nodes)
+    built = _verl(served, source, version, overrides, None if landing is None else landing.nodes)
     assert built["mapping"] == dict(ours.mapping) == mapping
     if landing is None:
         assert built["resource_pool_spec"] == ours.resource_pool_spec == pools
@@ -182,7 +189,7 @@ def test_verl_builds_what_is_read(
 
 @pytest.mark.parametrize(("release", "overrides", "pools", "mapping", "workers"), RELEASE_CASES)
 def test_each_release_builds_what_is_read(
-    verl_source: Callable[[str], Path], release: str, overrides: list[str], pools: dict, mapping: dict, workers: list[str]
+    served: ServedDrivers, verl_source: Callable[[str], Path], release: str, overrides: list[str], pools: dict, mapping: dict, workers: list[str]
 ) -> None:
     source = verl_source(release)
     full = _full(source, release, overrides)
@@ -191,7 +198,7 @@ def test_each_release_builds_what_is_read(
     trimmed = verl_pools(config(TRIMMED[release], *overrides, f"verl_version={release}"))
     assert dataclasses.replace(ours, version="", versions=()) == dataclasses.replace(trimmed, version="", versions=())  # the trimmed file holds verl's defaults
     landing = Landing.of(ours, None) if ours.slices else None
-    built = _verl(source, release, overrides, None if landing is None else landing.nodes)
+    built = _verl(served, source, release, overrides, None if landing is None else landing.nodes)
     assert built["mapping"] == dict(ours.mapping) == mapping
     assert built["resource_pool_spec"] == ours.resource_pool_spec == pools
     fused: dict[str, list[str]] = {}
@@ -234,15 +241,15 @@ def _check_replicas(built: dict[str, Any], full: dict[str, Any], landing: Landin
         assert [(p.cluster_node_rank, *p.local_hardware_ranks) for p in solution.placements(name)] == verl, name
 
 
-def test_verl_0_9_0_ignores_hybrid_engine_false(verl_source: Callable[[str], Path]) -> None:
+def test_verl_0_9_0_ignores_hybrid_engine_false(served: ServedDrivers, verl_source: Callable[[str], Path]) -> None:
     """0.9.0's driver builds the same pools and mapping with ``actor_rollout_ref.hybrid_engine=false``
     as without it, even in separate_async (0.9.1 reads it there): so read as 0.9.0 the key is
     refused as ignored, and the fix the refusal offers (remove it) reads as 0.9.0 builds."""
     overrides = [*SEPARATE_MAIN, "actor_rollout_ref.actor.use_kl_loss=True"]
     source = verl_source("0.9.0")
     landing = Landing.of(verl_pools(_full(source, "0.9.0", overrides)), None).nodes
-    built = _verl(source, "0.9.0", [*overrides, "actor_rollout_ref.hybrid_engine=False"], landing)
-    assert built == _verl(source, "0.9.0", overrides, landing)
+    built = _verl(served, source, "0.9.0", [*overrides, "actor_rollout_ref.hybrid_engine=False"], landing)
+    assert built == _verl(served, source, "0.9.0", overrides, landing)
     fixed = verl_pools(config(MAIN, *overrides, "verl_version=0.9.0"))
     assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == fixed.resource_pool_spec
     assert built["mapping"] == dict(fixed.mapping) == {"actor_rollout_ref": "global_pool", "rm": "global_pool"}
@@ -271,11 +278,11 @@ REWARD_POOL = ["reward.reward_model.enable=True", "reward.reward_model.enable_re
           "distillation.teacher_models.b.inference.tensor_model_parallel_size=4", "distillation.teacher_models.b.inference.name=vllm"], None),
     ],
 )  # fmt: skip
-def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], overrides: list[str], cluster: Cluster | None) -> None:
+def test_verl_cuts_the_replicas_we_place(served: ServedDrivers, verl_source: Callable[[str], Path], overrides: list[str], cluster: Cluster | None) -> None:
     source = verl_source("main")
     full = _full(source, "main", overrides)
     landing = Landing.of(verl_pools(full), cluster)
-    _check_replicas(_verl(source, "main", overrides, landing.nodes), full, landing)
+    _check_replicas(_verl(served, source, "main", overrides, landing.nodes), full, landing)
 
 
 @pytest.mark.parametrize(
@@ -287,17 +294,17 @@ def test_verl_cuts_the_replicas_we_place(verl_source: Callable[[str], Path], ove
         ("0.9.0", [*SEPARATE_MAIN, "actor_rollout_ref.rollout.tensor_model_parallel_size=4", "verl_version=0.9.0"]),  # standalone numbered after 1 hybrid
     ],
 )  # fmt: skip
-def test_verl_builds_what_is_exported(verl_source: Callable[[str], Path], version: str, overrides: list[str]) -> None:
+def test_verl_builds_what_is_exported(served: ServedDrivers, verl_source: Callable[[str], Path], version: str, overrides: list[str]) -> None:
     """The overrides ``export --to verl`` writes make verl's own driver build the exported pools."""
     exported = export_verl(config(MAIN, *overrides))
-    built = _verl(verl_source(version), version, [*overrides, *exported.overrides])
+    built = _verl(served, verl_source(version), version, [*overrides, *exported.overrides])
     assert {**built["resource_pool_spec"], **{name: s["process_on_nodes"] for name, s in built["standalone"].items()}} == exported.resource_pool_spec
     standalone = {name: pool.max_colocate_count for name, pool in exported.pools.items() if name in built["standalone"]}
     assert standalone == {name: s["max_colocate_count"] for name, s in built["standalone"].items()}
     assert {pool.max_colocate_count for name, pool in exported.pools.items() if name not in standalone} == {built["max_colocate_count"]}
 
 
-def test_verl_cuts_several_exported_teachers_as_solved(verl_source: Callable[[str], Path]) -> None:
+def test_verl_cuts_several_exported_teachers_as_solved(served: ServedDrivers, verl_source: Callable[[str], Path]) -> None:
     """Several teachers, each keyed, exported and run: verl's own managers start each replica where it was solved."""
     exported = export_verl(config(MAIN, *TEACHERS))
     entries = [override.split("=")[0].removesuffix(".key") for override in exported.overrides if override.startswith("distillation.teacher_models.") and ".key=" in override]
@@ -305,18 +312,18 @@ def test_verl_cuts_several_exported_teachers_as_solved(verl_source: Callable[[st
     source = verl_source("main")
     full = _full(source, "main", overrides)
     landing = Landing.of(verl_pools(full), None)
-    built = _verl(source, "main", overrides, landing.nodes)
+    built = _verl(served, source, "main", overrides, landing.nodes)
     assert sorted(built["servers"]) == sorted(exported.pools["teacher_pool"].slices) == sorted(verl_pools(config(MAIN, *TEACHERS)).slices)
     _check_replicas(built, full, landing)
 
 
 
 @pytest.mark.parametrize(("release", "overrides"), [(case[0], case[1]) for case in RELEASE_CASES])
-def test_each_release_builds_what_is_exported(verl_source: Callable[[str], Path], release: str, overrides: list[str]) -> None:
+def test_each_release_builds_what_is_exported(served: ServedDrivers, verl_source: Callable[[str], Path], release: str, overrides: list[str]) -> None:
     """The overrides ``export --to verl`` writes for a release make that release's own driver build
     the exported pools, map the exported roles and start the exported worker groups."""
     exported = export_verl(config(TRIMMED[release], *overrides, f"verl_version={release}"))
-    built = _verl(verl_source(release), release, list(exported.overrides))
+    built = _verl(served, verl_source(release), release, list(exported.overrides))
     assert built["resource_pool_spec"] == exported.resource_pool_spec
     assert built["mapping"] == dict(exported.mapping)
     # the roles started in the trainer's fused worker groups (from 0.7.1 the reward model and teachers serve as replicas instead)
