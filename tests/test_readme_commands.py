@@ -115,14 +115,29 @@ def page_commands() -> list[Shown]:
 
 def _params() -> list[object]:
     params = []
-    for shown in page_commands():
+    commands = page_commands()
+    for shown in commands:
         marks = [pytest.mark.ray] if shown.needs_ray else []
         if shown.setup or (arguments(shown.command) is not None and not shown.needs_ray):
             marks.append(pytest.mark.slow)  # the set-up lines, and the lines the fast tier runs in-process
         if "pytest" in shown.command:
             marks.append(pytest.mark.skip(reason="the README's test command is the one CI runs; it cannot run inside itself"))
+        within = _run_within_a_setup_line(shown, commands)
+        if within is not None:
+            marks.append(pytest.mark.skip(reason=f"runs as printed within {within.page}:{within.line}'s set-up line"))
         params.append(pytest.param(shown, marks=marks, id=f"{shown.page}:{shown.line}"))
     return params
+
+
+def _run_within_a_setup_line(shown: Shown, commands: list[Shown]) -> Shown | None:
+    """The set-up line that runs ``shown``'s Ray launch as one of its ``&&`` steps, if one does: a
+    launch on the embedded Ray costs the serial Ray tests a minute or more, and the set-up line
+    runs the same command on the same models, so running it twice checks nothing more. Lines
+    with output to match are always run."""
+    if not shown.needs_ray or shown.setup or shown.output:
+        return None
+    command = shown.command.split(" #")[0].strip()  # a console line's comment is not run
+    return next((setup for setup in commands if setup.setup and command in (step.strip() for step in setup.command.split("&&"))), None)
 
 
 def _in_process() -> list[object]:
