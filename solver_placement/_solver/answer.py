@@ -36,6 +36,9 @@ class Answer:
     its tie-break); ``primary`` is the objective without ``contiguity`` when the path knows it
     (the count model's and first fit's), which is how first fit is held against the counting
     bound and against the count model. ``bound`` is None when the path proves none.
+    ``verified_for`` is the spec whose rules the independent verifier already found these
+    assignments to keep, when the path had to ask it (rank strings alone: whether they hold is
+    the path's only question), so the loop does not ask again for that same spec.
     """
 
     path: PathName
@@ -45,6 +48,7 @@ class Answer:
     objective: int | None
     bound: int | None = None
     primary: int | None = None
+    verified_for: PlacementSpec | None = None
 
     def known(self, field: str) -> int:
         """``objective``, ``bound`` or ``primary``, where the path always knows it (the count

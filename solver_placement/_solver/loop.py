@@ -86,8 +86,8 @@ def _accept(call: SolveCall, answer: Answer, timings: dict[str, float], notes: t
     """``answer`` as a solution, once the independent verifier accepts it: a placement of the
     count model or the exact model that breaks a rule is the library's bug."""
     solution = _solution(call, answer, timings, notes)
-    if call.verified_by_caller:
-        return solution  # part of the caller's answer, which it verifies whole
+    if call.verified_by_caller or answer.verified_for is call.spec:
+        return solution  # part of the caller's answer, which it verifies whole; or verified by its path
     try:
         verify(call.spec, solution.placement_records())
     except VerificationError as error:

@@ -66,7 +66,31 @@ def preset(
     spec: PlacementSpec, requests: Mapping[str, ComponentRequest], weights: Mapping[str, int], options: SolverOptions, budget: Budget
 ) -> Preset | Declined:
     """Components whose items are known placed, in config order until none is left; why not,
-    when one has no layout on its items, or its preferred domains' least cost is not proven."""
+    when one has no layout on its items, or its preferred domains' least cost is not proven.
+
+    Every such component is tiled first and the whole checked once by the verifier (checking
+    each as it is placed costs a verification per component, each over everything placed so
+    far: quadratic in the components). Only when that whole tiling breaks a rule is each
+    checked as it is placed, and a tiling that breaks one replaced by the flat model's layout.
+    A per-item rule that holds for all the components holds for any of them, so the careful
+    pass would keep every tiling the whole check accepted: the two passes agree wherever the
+    first one answers."""
+    return _placed_in_order(spec, requests, weights, options, budget, check_each=False) or _placed_in_order(
+        spec, requests, weights, options, budget, check_each=True
+    )
+
+
+def _placed_in_order(
+    spec: PlacementSpec,
+    requests: Mapping[str, ComponentRequest],
+    weights: Mapping[str, int],
+    options: SolverOptions,
+    budget: Budget,
+    check_each: bool,
+) -> Preset | Declined | None:
+    """:func:`preset`'s pass: each known component checked as it is placed (``check_each``), or
+    all of them tiled and checked once at the end, None when a tiling is not kept (the careful
+    pass decides then)."""
     placed = dict(requests)
     nodes = topology = 0
     load = np.zeros(spec.cluster.num_nodes, dtype=np.int64)
@@ -74,19 +98,28 @@ def preset(
         name, target = known
         request = placed[name] if target is None else _on_items(placed[name], placed[target])
         rank_strings = {n: r for n, r in placed.items() if r.determined}
-        view = _view(spec, {name, *rank_strings})
-        tiled = _tiled(spec, view, name, request, None if target is None else placed[target], rank_strings)
+        tiled = _tiling(spec, request, None if target is None else placed[target])
+        if tiled is not None and check_each and not _holds(_view(spec, {name, *rank_strings}), {**rank_strings, name: tiled}):
+            log.debug("%s: the direct tiling of its items breaks a rule: the flat model of it places it", name)
+            tiled = None
         if tiled is not None and _extra_domains(spec, requests[name], tiled):  # a preference the tiling does not keep: the model minimises it
             tiled = None
-        fixed = tiled or _placed(view, name, {name: request, **rank_strings}, weights, options, budget)
+        if tiled is None and not check_each:
+            return None
+        fixed = tiled or _placed(_view(spec, {name, *rank_strings}), name, {name: request, **rank_strings}, weights, options, budget)
         if fixed is None:
             items = "its filled window" if target is None else f"the items of {target}, which it collocates with,"
             return Declined(PathName.COUNTS, f"{name}: no layout on {items} found by tiling or by a model of at most MAX_PRESET_PAIRS={MAX_PRESET_PAIRS:,} pairs")
         placed[name] = fixed
         on_nodes = spec.cluster.hw_node[fixed.cand_hw]
-        nodes += int(np.unique(on_nodes).size)
+        nodes += int(distinct(on_nodes).size)
         topology += _extra_domains(spec, requests[name], fixed)
         load += np.bincount(on_nodes, minlength=spec.cluster.num_nodes)
+    if not check_each:
+        rank_strings = {n: r for n, r in placed.items() if r.determined}
+        tiled_now = {n for n in rank_strings if not requests[n].determined}
+        if tiled_now and not _holds(_view(spec, set(rank_strings)), rank_strings):
+            return None
     return Preset(placed, nodes, topology, load)
 
 
@@ -154,20 +187,13 @@ def _view(spec: PlacementSpec, present: set[str]) -> PlacementSpec:
     return spec.with_rules(components)
 
 
-def _tiled(
-    spec: PlacementSpec,
-    view: PlacementSpec,
-    name: str,
-    request: ComponentRequest,
-    target: ComponentRequest | None,
-    rank_strings: Mapping[str, ComponentRequest],
-) -> ComponentRequest | None:
-    """``name``'s processes tiling its items directly: its ``target``'s, group by group of the
-    target (its tensor-parallel groups, so a process nests in one), or its filled window
+def _tiling(spec: PlacementSpec, request: ComponentRequest, target: ComponentRequest | None) -> ComponentRequest | None:
+    """The processes of ``request`` tiling its items directly: its ``target``'s, group by group
+    of the target (its tensor-parallel groups, so a process nests in one), or its filled window
     (each block of ``amount`` ranks ``fill_share`` times in turn, as the flat model orders
     processes by first rank), each in rank order cut into blocks of ``amount * stride``
-    interleaved among ``stride`` processes; the answer when the independent verifier accepts it
-    with the rank strings, else None (the flat model of the view decides then)."""
+    interleaved among ``stride`` processes; None when the items do not cut so. Whether the
+    tiling keeps every rule is :func:`_holds`'s question."""
     amount, step = int(request.amount[0]), int(request.stride or 1)
     if target is None:
         window = distinct(request.cand_rank)
@@ -180,20 +206,23 @@ def _tiled(
         first_holder = {int(h): p // tp for p in range(target.num_processes) for h in target.cand_hw[target.indptr[p]:target.indptr[p + 1]].tolist()}
         hardware, ranks = request.cand_hw, request.cand_rank
         group = np.array([first_holder[int(h)] for h in hardware.tolist()], dtype=np.int64)
-    if np.unique(request.amount).size != 1 or hardware.size != request.num_processes * amount or hardware.size % (amount * step):
+    if distinct(request.amount).size != 1 or hardware.size != request.num_processes * amount or hardware.size % (amount * step):
         return None
     order = np.lexsort((np.arange(ranks.size), ranks, group)) if target is not None else np.arange(ranks.size)
     blocks = order.reshape(-1, amount, step).transpose(0, 2, 1).reshape(-1)
     indptr = np.arange(request.num_processes + 1, dtype=np.int64) * amount
-    placed = replace(request, indptr=indptr, cand_hw=hardware[blocks], cand_rank=ranks[blocks], determined=True, shared_window=False, fill_share=None)
-    by_request = {n: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for n, r in {**rank_strings, name: placed}.items()}
+    return replace(request, indptr=indptr, cand_hw=hardware[blocks], cand_rank=ranks[blocks], determined=True, shared_window=False, fill_share=None)
+
+
+def _holds(view: PlacementSpec, placed: Mapping[str, ComponentRequest]) -> bool:
+    """Whether the independent verifier accepts the rank strings ``placed`` as ``view``'s placement."""
+    by_request = {n: Assignment(r.indptr, r.cand_hw, r.cand_rank, view.cluster.num_hardware) for n, r in placed.items()}
     candidate = Solution(view, view.requests, by_component(view, by_request), SolveStatus.FEASIBLE, None)
     try:
         verify(view, candidate.placement_records())
     except VerificationError:
-        log.debug("%s: the direct tiling of its items breaks a rule: the flat model of it places it", name)
-        return None
-    return placed
+        return False
+    return True
 
 
 def _placed(

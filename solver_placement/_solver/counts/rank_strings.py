@@ -41,7 +41,7 @@ def rank_strings_alone(spec: PlacementSpec, requests: Mapping[str, ComponentRequ
         verify(spec, records)
     except VerificationError:
         return Declined(PathName.COUNTS, BROKEN)
-    return Answer(PathName.COUNTS, Method.COUNTS, placed, SolveStatus.OPTIMAL, None)
+    return Answer(PathName.COUNTS, Method.COUNTS, placed, SolveStatus.OPTIMAL, None, verified_for=spec if requests is spec.requests else None)
 
 
 __all__ = ["BROKEN", "rank_strings_alone"]
