@@ -7,7 +7,8 @@ the models (so figures and outputs land there, not in the repository). Where a p
 output under a command, the command must print exactly those lines (stdout and stderr together,
 as a terminal shows them); a line ``...`` stands for any number of lines. Commands that start
 Ray are marked ``ray``; the README's set-up lines build a virtual environment from a copy of the
-repository (``slow``); the test command is the one CI runs, so it is not run from inside itself.
+repository (``slow``; CI runs the main job's line before the tests, ``.ci/run``, and says so); the
+test command is the one CI runs, so it is not run from inside itself.
 The README keeps its three paths short and sends readers to ``docs/`` for the rest, so the
 examples there are held to the same check: a moved example keeps its test.
 
@@ -38,6 +39,9 @@ README = ROOT / "README.md"
 #: Every page whose command lines are run: the README, then the pages it links under ``docs/``.
 PAGES = (README, *sorted((ROOT / "docs").glob("*.md")))
 ELLIPSIS = "..."
+#: Set by ``.ci/run`` to the README's set-up line it ran, as printed, before the tests: that
+#: line is not run a second time here (a fresh install and a launch on the serial Ray worker).
+SETUP_RAN = "SOLVER_PLACEMENT_README_SETUP_RAN"
 #: The venv this test runs in: its ``solver-placement`` and ``python`` are the ones the README means.
 BIN = Path(sys.executable).parent
 
@@ -122,6 +126,8 @@ def _params() -> list[object]:
             marks.append(pytest.mark.slow)  # the set-up lines, and the lines the fast tier runs in-process
         if "pytest" in shown.command:
             marks.append(pytest.mark.skip(reason="the README's test command is the one CI runs; it cannot run inside itself"))
+        if shown.setup and shown.command == os.environ.get(SETUP_RAN):
+            marks.append(pytest.mark.skip(reason=f"CI ran this set-up line as printed before the tests ({SETUP_RAN})"))
         within = _run_within_a_setup_line(shown, commands)
         if within is not None:
             marks.append(pytest.mark.skip(reason=f"runs as printed within {within.page}:{within.line}'s set-up line"))

@@ -17,8 +17,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from solver_placement._cluster.ranks import parse_rank_list
-from solver_placement._errors import LaunchError
 from solver_placement._ray_launch.launch_plan import ProcessLaunch
 
 #: The variable the worker binds to (a Linux CPU list, ``"0-31,64-95"``).
@@ -42,15 +40,22 @@ def bound_class(worker_cls: type) -> type:
 
 
 def bind_to_cpus(cpu_list: str) -> None:
-    """Move every thread of this process to the CPUs of ``cpu_list`` (nothing when empty)."""
+    """Move every thread of this process to the CPUs of ``cpu_list`` (nothing when empty).
+
+    Runs inside the worker, sent by value (``by_value.py``): the package's own helpers are
+    imported only on a failure's branch."""
     if not cpu_list:
         return
-    cpus = set(parse_rank_list(cpu_list, "CPU list", CPU_VARIABLE).tolist())
+    cpus = _cpus_of(cpu_list)
     if not hasattr(os, "sched_setaffinity"):
+        from solver_placement._errors import LaunchError
+
         raise LaunchError(f"{CPU_VARIABLE}={cpu_list}: binding a process to CPUs needs Linux (numa_bind)")
     try:
         os.sched_setaffinity(0, cpus)
     except OSError as error:
+        from solver_placement._errors import LaunchError
+
         allowed = ",".join(map(str, sorted(os.sched_getaffinity(0))))
         raise LaunchError(
             f"{CPU_VARIABLE}={cpu_list} (cluster.gpu_topology, numa_bind): this node does not let the worker run there "
@@ -61,6 +66,24 @@ def bind_to_cpus(cpu_list: str) -> None:
             os.sched_setaffinity(thread, cpus)
         except OSError:
             pass  # the thread ended meanwhile, or is not ours to move
+
+
+def _cpus_of(cpu_list: str) -> set[int]:
+    """The CPUs of a Linux CPU list as the plan writes it (``"0-31,64-95"``); anything else is
+    read, and refused by name, by the rank-list grammar the records were checked with."""
+    try:
+        cpus: set[int] = set()
+        for piece in cpu_list.split(","):
+            first, _, last = piece.partition("-")
+            low, high = int(first), int(last or first)
+            if not 0 <= low <= high:
+                raise ValueError(piece)
+            cpus.update(range(low, high + 1))
+        return cpus
+    except ValueError:
+        from solver_placement._cluster.ranks import parse_rank_list
+
+        return set(parse_rank_list(cpu_list, "CPU list", CPU_VARIABLE).tolist())
 
 
 def _other_threads() -> list[int]:

@@ -25,6 +25,7 @@ from solver_placement._dispatch.parallel_layout import ParallelLayout
 from solver_placement._dispatch.worker_group import WorkerGroup
 from solver_placement._errors import LaunchError, agreeing, counted
 from solver_placement._ray_api import PlacementGroup, PlacementGroupSchedulingStrategy, RayError, ray
+from solver_placement._ray_launch.by_value import send_worker_code_by_value
 from solver_placement._ray_launch.connect import ray_nodes
 from solver_placement._ray_launch.cpu_binding import bound_class, needs_binding
 from solver_placement._ray_launch.domain_groups import required_domains
@@ -223,6 +224,7 @@ def reserve(
     """
     stage = progress or _no_display
     placements, cluster = _placements_and_cluster(source, cluster)
+    send_worker_code_by_value()
     stage("connecting to Ray")
     local = ensure_ray(cluster, address, connect_timeout_s)
     try:

@@ -28,7 +28,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._arrays import distinct
-from solver_placement._errors import VerificationError
+from solver_placement._errors import InternalError, VerificationError
 from solver_placement._solver.answer import Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.build import build_model
@@ -75,9 +75,11 @@ def preset(
     A per-item rule that holds for all the components holds for any of them, so the careful
     pass would keep every tiling the whole check accepted: the two passes agree wherever the
     first one answers."""
-    return _placed_in_order(spec, requests, weights, options, budget, check_each=False) or _placed_in_order(
-        spec, requests, weights, options, budget, check_each=True
-    )
+    together = _placed_in_order(spec, requests, weights, options, budget, check_each=False)
+    careful = together or _placed_in_order(spec, requests, weights, options, budget, check_each=True)
+    if careful is None:
+        raise InternalError("the careful pass of preset() keeps or replaces every tiling: it always answers")
+    return careful
 
 
 def _placed_in_order(
