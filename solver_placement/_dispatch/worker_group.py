@@ -70,7 +70,7 @@ class WorkerGroup(AbstractContextManager):
             attribute = getattr(getattr(worker_cls, name, None), REGISTER_ATTR, None)
             if attribute is None or hasattr(self, name):
                 continue
-            mode = Dispatch.RANK_ZERO if attribute["execute_mode"] == Execute.RANK_ZERO else attribute["dispatch_mode"]
+            mode = Dispatch.RANK_ZERO if Execute[attribute["execute_mode"]] == Execute.RANK_ZERO else Dispatch[attribute["dispatch_mode"]]
             setattr(self, name, _bound(self, name, mode, attribute["blocking"]))
 
     def shutdown(self) -> None:

@@ -151,7 +151,7 @@ def test_register_marks_the_method() -> None:
     def step() -> None:
         """A worker method."""
 
-    assert getattr(step, REGISTER_ATTR) == {"dispatch_mode": Dispatch.DP_COMPUTE, "execute_mode": Execute.ALL, "blocking": False}
+    assert getattr(step, REGISTER_ATTR) == {"dispatch_mode": "DP_COMPUTE", "execute_mode": "ALL", "blocking": False}  # names: no import to unpickle
 
 
 def test_a_call_that_cannot_be_dispatched_is_no_placement_error() -> None:

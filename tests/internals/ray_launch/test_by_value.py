@@ -1,6 +1,7 @@
 """The library's code that runs inside Ray workers reaches them by value: a worker that
 unpickles it never imports solver_placement (whose import, with OR-Tools and pandas, costs a
-launched worker about 1.6 s of CPU), and what it unpickles still works there."""
+launched worker about 1.6 s of CPU), nor does a user's class whose methods are marked for
+dispatch, and what it unpickles still works there."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import textwrap
 import ray
 
 from solver_placement._dispatch.fuse import fuse
+from solver_placement._dispatch.modes import Dispatch, register
 from solver_placement._ray_launch.by_value import send_worker_code_by_value
 from solver_placement._ray_launch.cpu_binding import bound_class
 from solver_placement._ray_launch.landing_check import PlacementProbe
@@ -33,6 +35,7 @@ class Role:
     def __init__(self, value: int) -> None:
         self.value = value
 
+    @register(dispatch_mode=Dispatch.DP_COMPUTE_SPLIT)  # a user's marked method travels with its class
     def plus(self, other: int) -> int:
         return self.value + other
 
