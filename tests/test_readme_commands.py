@@ -198,6 +198,7 @@ def test_a_readme_command_runs_as_printed(shown: Shown, tmp_path: Path) -> None:
     assert "Traceback" not in result.stdout
 
 
+@pytest.mark.superseded  # where the slow tests run, each line runs as printed, in bash (above)
 @pytest.mark.parametrize("shown", _in_process())
 def test_a_plain_readme_command_prints_as_shown(shown: Shown, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast tier's form of :func:`test_a_readme_command_runs_as_printed`: the same scratch

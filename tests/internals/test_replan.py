@@ -173,7 +173,7 @@ def test_collocation_nesting_holds_for_a_declarative_target() -> None:
     verify(solution.spec, solution.placements_by_component())
 
 
-@example_tiers(20, 60)
+@example_tiers(20, 40)
 def test_any_replan_keeps_the_job_or_refuses_with_a_placement_error(examples: int) -> None:
     jobs = valid_specs(max_nodes=4).filter(lambda case: case.cluster.num_nodes > 1)
     settings(max_examples=examples)(given(jobs, st.data())(check_replan))()

@@ -94,7 +94,7 @@ def nodes_term(solution: Solution) -> int:
     return sum(len({p.cluster_node_rank for p in solution.placements(name)}) for name in free)
 
 
-@example_tiers(50, 130)
+@example_tiers(50, 100)
 def test_never_worse_than_first_fit_and_optimal_where_claimed(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs())(check_never_worse))()
 

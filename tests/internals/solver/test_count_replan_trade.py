@@ -92,7 +92,7 @@ def test_the_drained_strides_case_once_declined_is_proven_by_the_counts() -> Non
     assert objective_value(spec, spec.requests, ours.assignments, MOVES, previous_hardware(spec, before)) == 0
 
 
-@example_tiers(15, 100)
+@example_tiers(15, 60)
 def test_a_replan_of_progressions_weighing_ranks_is_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(blocked_strides(), st.data())(check_traded))()
 
@@ -137,7 +137,7 @@ def test_a_tiny_replan_weighing_ranks_costs_the_brute_force_least(seed: int) -> 
     assert ours.objective == best.value
 
 
-@example_tiers(25, 130)
+@example_tiers(25, 70)
 def test_a_replan_of_small_jobs_weighing_ranks_is_counted_at_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), st.data())(check_small))()
 

@@ -44,7 +44,7 @@ def crossing_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(nodes, gpus, node_labels=labels), spec
 
 
-@example_tiers(20, 60)
+@example_tiers(20, 40)
 def test_two_preferred_domains_on_crossing_labels_are_proven_at_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(crossing_specs())(check_crossing))()
 
@@ -73,7 +73,7 @@ def several_label_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(cluster.num_nodes, int(cluster.gpus_per_node[0]), node_labels=labels), {"actor": actor}
 
 
-@example_tiers(20, 60)
+@example_tiers(20, 40)
 def test_preferred_and_required_domains_on_several_crossing_labels_are_proven_at_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(several_label_specs())(check_crossing))()
 

@@ -82,7 +82,7 @@ def topology_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(len(gpus), gpus, node_labels=labels), spec
 
 
-@example_tiers(40, 200)
+@example_tiers(40, 110)
 def test_topology_rules_are_counted_as_the_flat_model_proves_them(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(topology_specs())(check_topology))()
 
@@ -161,7 +161,7 @@ def placed_first_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[s
     return Cluster(nodes, 4, node_labels=labels), spec, weights
 
 
-@example_tiers(40, 130)
+@example_tiers(40, 80)
 def test_components_placed_first_with_topology_and_balance_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(placed_first_specs())(check_placed_first))()
 
@@ -208,6 +208,6 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(nodes, gpus, node_labels=[{"rack": f"r{n // rack}"} for n in range(nodes)]), spec
 
 
-@example_tiers(20, 80)
+@example_tiers(20, 40)
 def test_a_preferred_domain_no_placement_keeps_is_priced_and_proven(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(spanning_specs())(check_topology))()

@@ -81,7 +81,7 @@ def by_rule_owner(spec: PlacementSpec, answer: Answer) -> dict:
     return {c.rule_owner: answer.assignments[c.name] for c in spec.components.values()}
 
 
-@example_tiers(40, 130)
+@example_tiers(40, 80)
 def test_rank_strings_partners_do_not_avoid_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(uneven_specs())(check_uneven))()
 
@@ -129,7 +129,7 @@ def cut(request: ComponentRequest, first: int, last: int) -> ComponentRequest:
     return replace(request, indptr=np.array([0, int(keep.sum())]), cand_hw=request.cand_hw[keep], cand_rank=request.cand_rank[keep])
 
 
-@example_tiers(40, 130)
+@example_tiers(40, 80)
 def test_windows_over_part_of_a_node_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(partial_windows())(check_windows))()
 
