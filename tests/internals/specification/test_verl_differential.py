@@ -82,9 +82,7 @@ SOURCES = {
                    ("actor_rollout_ref.rollout.name=vllm", "reward.reward_model.rollout.name=vllm")),
 }  # fmt: skip
 
-#: One xdist worker runs the whole module, so each release's driver server (an import of verl,
-#: seconds of CPU) starts once, not once per worker.
-pytestmark = [pytest.mark.xdist_group("verl differential")] + ([] if all(os.environ.get(source.variable) for source in SOURCES.values()) else [pytest.mark.slow])
+pytestmark = [] if all(os.environ.get(source.variable) for source in SOURCES.values()) else [pytest.mark.slow]
 
 
 @pytest.fixture(scope="session")
