@@ -161,7 +161,7 @@ def check_broken(broken: BrokenCase) -> PlacementError:
 
 
 # ------------------------------------------------------------------------------ valid specs
-@example_tiers(40, 140)
+@example_tiers(40, 100)
 def test_valid_specs_solve_verify_and_match_the_rules(examples: int) -> None:
     settings(max_examples=examples)(given(valid_specs())(check_valid))()
 
@@ -174,7 +174,7 @@ def check_rank_only(case: SpecCase) -> None:
         check_rank_layout(component, solution.placements(component.name))
 
 
-@example_tiers(25, 60)
+@example_tiers(25, 50)
 def test_rank_only_specs_are_pure_feasibility(examples: int) -> None:
     settings(max_examples=examples)(given(valid_specs(declarative=False))(check_rank_only))()
 
@@ -189,7 +189,7 @@ def check_same_placement(case: SpecCase) -> None:
     assert solve(OmegaConf.create(case.config())).placements_by_component() == first
 
 
-@example_tiers(12, 60)
+@example_tiers(12, 40)
 def test_same_input_same_placement(examples: int) -> None:
     settings(max_examples=examples)(given(valid_specs())(check_same_placement))()
 
@@ -217,7 +217,7 @@ def test_all_with_process_ranks_splits_evenly_or_is_refused(data: st.DataObject)
 
 
 # ------------------------------------------------------------------------------ broken inputs
-@example_tiers(100, 330)
+@example_tiers(100, 230)
 def test_broken_configs_raise_placement_error_naming_the_component(examples: int) -> None:
     settings(max_examples=examples)(given(broken_configs())(check_raises))()
 

@@ -88,7 +88,7 @@ def test_balance_by_counts_of_patterns_is_at_the_flat_optimum(examples: int, mon
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(rings(), WEIGHTS)(check_counted_at_flat_optimum))()
 
 
-@example_tiers(6, 20)
+@example_tiers(6, 12)
 def test_balance_past_the_fewest_nodes_counts_the_patterns_first(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past ``per_node.ALONE_NODES`` (here 2, so that the flat model proves the draws in time)
     the whole-node patterns are counted first when ``patterns.shapes`` lists them all, and the
@@ -121,7 +121,7 @@ def test_balance_past_the_fewest_nodes_counts_the_patterns_first(examples: int, 
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(rings(3, 4), WEIGHTS)(check))()
 
 
-@example_tiers(6, 20)
+@example_tiers(6, 12)
 def test_balance_where_the_patterns_prove_nothing_is_counted_per_node(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The patterns counted first with no answer (here forced: CP-SAT out of time on them), the
     per-node model answers, at the flat optimum."""
@@ -135,7 +135,7 @@ def test_balance_where_the_patterns_prove_nothing_is_counted_per_node(examples: 
 NODES_ONLY = st.fixed_dictionaries({"nodes": st.sampled_from([1, 10_000]), "balance": st.just(0), "contiguity": st.just(0)})
 
 
-@example_tiers(20, 60)
+@example_tiers(20, 40)
 def test_a_ring_past_the_patterns_listed_is_counted_at_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A cycle of exclusions has no clique tree, so past the whole-node patterns
     ``patterns.shapes`` lists (4,000, here 2) the count model used to decline ("a cycle of four

@@ -73,7 +73,7 @@ def counted(spec: PlacementSpec) -> Answer | str:
     return answer if isinstance(answer, Answer) else answer.reason
 
 
-@example_tiers(40, 110)
+@example_tiers(40, 80)
 def test_collocated_classes_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(collocated_specs())(check_collocated))()
 
@@ -213,7 +213,7 @@ def holey_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(len(gpus), gpus), spec
 
 
-@example_tiers(30, 140)
+@example_tiers(30, 100)
 def test_classes_of_a_holey_root_are_counted_exactly_or_declined_by_name(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(holey_classes())(check_holey))()
 

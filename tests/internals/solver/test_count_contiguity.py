@@ -51,7 +51,7 @@ def check_against_flat(spec: PlacementSpec, weights: dict[str, int]) -> Solution
     return ours
 
 
-@example_tiers(40, 110)
+@example_tiers(40, 80)
 def test_a_weighed_contiguity_is_counted_at_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check_random))()
 
@@ -110,7 +110,7 @@ def test_ranks_can_outweigh_a_node() -> None:
         assert (ours.method, ours.status) == ("counts", "OPTIMAL")
 
 
-@example_tiers(30, 70)
+@example_tiers(30, 60)
 def test_patterns_the_relaxation_leaves_out_hold_no_better_answer(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every spec's patterns chosen by the linear relaxation (``reduced_costs.py``), which the
     count model otherwise does only past 4,000 whole-node patterns: a proven answer is still the
@@ -119,7 +119,7 @@ def test_patterns_the_relaxation_leaves_out_hold_no_better_answer(examples: int,
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check_random))()
 
 
-@example_tiers(20, 60)
+@example_tiers(20, 40)
 def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The first run with every row in CP-SAT's relaxation (``weighed._rows_first``) given
     almost no work, so that it proves only what its root decides: where it proves nothing, the
@@ -202,7 +202,7 @@ def test_a_trial_that_proves_nothing_counts_every_pattern(monkeypatch: pytest.Mo
     assert len(sizes) == 2 and sizes[0] < sizes[1] == 741
 
 
-@example_tiers(10, 80)
+@example_tiers(10, 60)
 def test_trials_among_the_patterns_of_least_reduced_cost_keep_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every spec with ``contiguity`` weighed tried first among the patterns of least reduced
     cost (``RANKED_RELAXED_PAST`` 0): a proven answer, from the trial or from every pattern after
@@ -241,7 +241,7 @@ BALANCE_WEIGHTS = st.fixed_dictionaries({
 })  # fmt: skip
 
 
-@example_tiers(30, 70)
+@example_tiers(30, 60)
 def test_balance_past_the_patterns_listed_is_counted_at_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """``balance`` needs whole-node patterns; past those ``patterns.shapes`` lists (4,000, here
     2 so that every spec goes there), the walk lists them and the relaxation keeps those a better

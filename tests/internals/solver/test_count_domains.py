@@ -67,7 +67,7 @@ def domain_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(nodes, gpus, node_labels=labels), spec
 
 
-@example_tiers(40, 90)
+@example_tiers(40, 80)
 def test_topology_domains_are_counted_as_the_flat_model_proves_them(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(domain_specs())(check_domains))()
 

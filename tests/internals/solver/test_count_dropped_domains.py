@@ -39,7 +39,7 @@ def proofs_by_dropping(monkeypatch: pytest.MonkeyPatch) -> list[Answer]:
     return proven
 
 
-@example_tiers(40, 110)
+@example_tiers(40, 80)
 def test_specs_counted_with_domains_dropped_first_meet_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dropped_domains, "DROPPED_FIRST_PAST", 0)  # every spec with a domain rule: dropped first
     proven = proofs_by_dropping(monkeypatch)

@@ -93,7 +93,7 @@ def span(ranks: str) -> range:
     return range(first, last + 1)
 
 
-@example_tiers(40, 90)
+@example_tiers(40, 80)
 def test_rank_strings_loads_are_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(loaded_specs())(check_loaded))()
 
@@ -141,7 +141,7 @@ def weighed_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, i
     return cluster, placement, {**weights, "contiguity": draw(st.sampled_from([1, 5]))}
 
 
-@example_tiers(15, 70)
+@example_tiers(15, 50)
 def test_a_weighed_contiguity_beside_loads_is_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(weighed_specs())(check_loaded))()
 

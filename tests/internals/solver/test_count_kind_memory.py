@@ -42,7 +42,7 @@ def memory_over_kinds(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[st
     return robot_cluster(gpus, robots, memory=memory), placement, objective
 
 
-@example_tiers(40, 110)
+@example_tiers(40, 80)
 def test_random_memory_over_several_kinds_is_counted_at_the_flat_optimum(examples: int) -> None:
     """Every feasible draw is answered by the count model (no decline) at the flat optimum."""
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(memory_over_kinds())(check_spanning))()

@@ -328,7 +328,7 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], dict[str, 
     return robot_cluster(gpus, robots, memory=memory), placement, objective
 
 
-@example_tiers(40, 140)
+@example_tiers(40, 100)
 def test_random_components_over_several_kinds_are_counted_at_the_flat_optimum(examples: int) -> None:
     """The count model answers every feasible draw with rank strings and windows over GPUs and
     robots, and proves the flat model's optimum."""

@@ -80,7 +80,7 @@ def check_at_flat_optimum(case: tuple[Cluster, dict[str, Any]], counts_only: boo
         assert counted(solution, {}) == flat_optimum(spec, {})
 
 
-@example_tiers(30, 70)
+@example_tiers(30, 60)
 def test_drawn_specs_are_counted_at_the_flat_optimum_over_maximal_patterns(examples: int, compared: list) -> None:
     """Rank strings, collocation, windows, memory, process limits, strides: where the count
     path answers, at the flat optimum."""
@@ -92,7 +92,7 @@ def test_drawn_specs_are_counted_at_the_flat_optimum_over_maximal_patterns(examp
     assert compared, "no drawn spec took the maximal model"
 
 
-@example_tiers(30, 70)
+@example_tiers(30, 60)
 def test_memory_over_gpus_and_robots_is_counted_at_the_flat_optimum_over_maximal_patterns(examples: int, compared: list) -> None:
     """The ``kinds memory`` benchmark's rules, small, with ``balance`` or without: every feasible
     draw answered by counts."""
@@ -101,7 +101,7 @@ def test_memory_over_gpus_and_robots_is_counted_at_the_flat_optimum_over_maximal
     assert compared, "no drawn spec took the maximal model"
 
 
-@example_tiers(40, 110)
+@example_tiers(40, 80)
 def test_the_relaxation_bounds_every_peak_level_from_below(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """``MaximalModel.least_rest``, the bound that rules peak levels out with no CP-SAT run, is
     never above the full model's optimum of the ``nodes`` term at that level (a level with no
@@ -152,7 +152,7 @@ def strided_chains(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(num_nodes=nodes, num_gpus_per_node=gpus), placement
 
 
-@example_tiers(30, 70)
+@example_tiers(30, 60)
 def test_tables_per_clique_are_counted_at_the_flat_optimum_over_maximal_patterns(examples: int, compared: list, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every shape's patterns listed per clique (as past ``patterns.MAX_PATTERNS`` whole-node
     ones: ``wide strides``), each table reduced to its maximal patterns in the columns it alone

@@ -120,7 +120,7 @@ def mixed_contiguity_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any], di
     return robot_cluster(gpus, robots), placement, objective
 
 
-@example_tiers(40, 110)
+@example_tiers(40, 80)
 def test_drawn_mixed_kinds_contiguity_meets_the_flat_and_brute_force_optima(examples: int) -> None:
     """Any drawn spec the counting bounds do not refuse is proven by the count model at the flat
     model's optimum, and at the least price of every valid assignment where those are few."""

@@ -66,7 +66,7 @@ def progression_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(len(gpus), gpus, node_groups=[{"label": "first", "node_ranks": "0"}]), spec
 
 
-@example_tiers(30, 90)
+@example_tiers(30, 60)
 def test_one_strided_shape_is_counted_in_its_progressions(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(progression_classes())(check_progressions))()
 
@@ -101,7 +101,7 @@ def holey_classes(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(len(gpus), gpus, node_groups=[{"label": "first", "node_ranks": "0"}]), spec
 
 
-@example_tiers(25, 110)
+@example_tiers(25, 80)
 def test_a_holey_root_with_followers_of_other_shapes_is_counted_exactly(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(holey_classes())(check_progressions))()
 

@@ -47,7 +47,7 @@ def replanned(before: Solution, spec: PlacementSpec) -> Solution:
     return ours
 
 
-@example_tiers(30, 70)
+@example_tiers(30, 60)
 def test_a_replan_is_counted_at_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), st.data())(check_random))()
 
@@ -114,7 +114,7 @@ def changed_demand(placement: dict[str, Any], data: st.DataObject) -> dict[str, 
     return changed
 
 
-@example_tiers(40, 110)
+@example_tiers(40, 80)
 def test_the_count_model_weighs_changes_at_the_flat_optimum(examples: int) -> None:
     """A previous answer re-planned on a cluster with a node removed, or with one component's
     demand changed: wherever the count model states the spec, it states the ``changes`` term too

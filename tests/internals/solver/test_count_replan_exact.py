@@ -82,7 +82,7 @@ def test_an_unchanged_job_weighing_ranks_keeps_its_placement_proven() -> None:
     assert objective_value(spec, spec.requests, ours.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
 
 
-@example_tiers(25, 70)
+@example_tiers(25, 50)
 def test_a_replan_weighing_ranks_is_the_flat_optimum_where_counted(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), st.data())(check_weighed))()
 
@@ -134,7 +134,7 @@ def test_robots_re_planned_weighing_ranks_and_balance_keep_their_placement_prove
     assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
 
 
-@example_tiers(25, 70)
+@example_tiers(25, 50)
 def test_a_replan_over_several_kinds_is_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(mixed_specs(), st.data())(check_kinds))()
 
@@ -162,7 +162,7 @@ def test_progressions_re_planned_keep_their_placement_proven() -> None:
     assert objective_value(spec, spec.requests, ours.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
 
 
-@example_tiers(25, 70)
+@example_tiers(25, 50)
 def test_a_replan_of_strides_is_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(strided_specs(), st.data())(check_strides))()
 
@@ -259,7 +259,7 @@ def blocked_strides(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(nodes, gpus), placement
 
 
-@example_tiers(15, 60)
+@example_tiers(15, 40)
 def test_a_replan_of_progressions_placed_around_taken_gpus_is_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(blocked_strides(), st.data())(check_blocked))()
 

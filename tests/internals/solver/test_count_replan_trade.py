@@ -92,7 +92,7 @@ def test_the_drained_strides_case_once_declined_is_proven_by_the_counts() -> Non
     assert objective_value(spec, spec.requests, ours.assignments, MOVES, previous_hardware(spec, before)) == 0
 
 
-@example_tiers(15, 60)
+@example_tiers(15, 40)
 def test_a_replan_of_progressions_weighing_ranks_is_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(blocked_strides(), st.data())(check_traded))()
 
@@ -137,7 +137,7 @@ def test_a_tiny_replan_weighing_ranks_costs_the_brute_force_least(seed: int) -> 
     assert ours.objective == best.value
 
 
-@example_tiers(25, 70)
+@example_tiers(25, 130)
 def test_a_replan_of_small_jobs_weighing_ranks_is_counted_at_the_flat_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), st.data())(check_small))()
 
@@ -156,3 +156,25 @@ def check_small(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> No
         return
     assert (ours.method, ours.notes) == ("counts", ()), ours.notes
     event(f"{ours.method} {ours.status}")
+
+
+#: A re-plan the count model still declines (issue 34), found by the property above at a smaller
+#: example count: node 0 lost, contiguity weighed, a window component placed first beside a
+#: strided rollout collocated with an actor of two processes per GPU. The flat model answers it,
+#: proven optimal; this pins the gap until the count model lays the node's previous placements out.
+DECLINED_REPLAN = {
+    "actor": {"processes": 8, "tensor_parallel_size": 4, "max_processes_per_hardware": 2},
+    "reward": {"processes": 1, "tensor_parallel_size": 1, "max_processes_per_hardware": 1},
+    "critic": {"processes": 1, "tensor_parallel_size": 1, "max_processes_per_hardware": 1},
+    "window": {"resources": "1-4", "exclusive_with": []},
+    "rollout": {"processes": 4, "hardware_per_process": 2, "stride": "auto", "collocate_with": "actor"},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 34: the count model declines a node whose previous placements its pattern could not be laid out beside")
+def test_a_replan_beside_a_window_placed_first_is_counted() -> None:
+    cluster = Cluster(3, 8)
+    ours = replanned_where_counted(lambda: solve(PlacementSpec.build(cluster, DECLINED_REPLAN), time_limit_s=10), cluster.without_nodes({0}), DECLINED_REPLAN, {"contiguity": 1})
+    assert ours is not None and ours.status == "OPTIMAL"  # the flat model's answer, held against the flat optimum
+    assert (ours.method, ours.notes) == ("counts", ()), ours.notes

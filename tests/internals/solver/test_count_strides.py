@@ -185,7 +185,7 @@ def _sharing(draw: st.DrawFn, placement: dict[str, Any], least: int = 1) -> dict
 WEIGHED = {**PRIMARY, "contiguity": 1}  # ranks priced: the walk over a node's GPUs takes progressions too
 
 
-@example_tiers(40, 160)
+@example_tiers(40, 110)
 @pytest.mark.parametrize("weights", [PRIMARY, WEIGHED], ids=["tie-break", "contiguity weighed"])
 def test_holey_strides_are_counted_exactly(examples: int, weights: dict[str, int]) -> None:
     check = settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(case=strided_specs())(check_strided))

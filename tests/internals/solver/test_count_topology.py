@@ -82,7 +82,7 @@ def topology_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
     return Cluster(len(gpus), gpus, node_labels=labels), spec
 
 
-@example_tiers(40, 110)
+@example_tiers(40, 80)
 def test_topology_rules_are_counted_as_the_flat_model_proves_them(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(topology_specs())(check_topology))()
 

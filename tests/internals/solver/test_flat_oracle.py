@@ -175,7 +175,7 @@ def previous_of(draw: st.DrawFn, spec: PlacementSpec) -> dict[str, list[list[int
     return previous
 
 
-@example_tiers(40, 140)
+@example_tiers(40, 100)
 def test_the_flat_model_proves_the_brute_force_optimum(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])(
         given(tiny_specs(), st.data())(check_against_brute_force)
