@@ -46,7 +46,18 @@ from solver_placement._solver.answer import Answer, Declined, PathName, by_compo
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.followers import member_items
-from solver_placement._solver.counts.kept_node import Held, HeldNode, by_content, contents, in_place, node_kept, spread_shape, upper_bound
+from solver_placement._solver.counts.kept_node import (
+    UNFINISHED,
+    Held,
+    HeldNode,
+    NodeModelUnfinished,
+    by_content,
+    contents,
+    in_place,
+    node_kept,
+    spread_shape,
+    upper_bound,
+)
 from solver_placement._solver.counts.kinds import splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
@@ -149,7 +160,10 @@ def kept_answer(
         counts = solve_counts(problem, found, weights, node_start, options, budget, term)
         if counts is None:
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
-        reason = _made_exact(problem, found, nodes, counts, kept, options, budget)
+        try:
+            reason = _made_exact(problem, found, nodes, counts, kept, options, budget)
+        except NodeModelUnfinished:
+            reason = UNFINISHED
         if isinstance(reason, str):
             return Declined(PathName.COUNTS, reason)
         if not reason:

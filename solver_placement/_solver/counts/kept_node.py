@@ -46,6 +46,15 @@ from solver_placement._specification.placement_spec import PlacementSpec
 Held = Mapping[str, Sequence[Sequence[int]]]
 
 
+#: Why a re-plan declines when :class:`NodeModelUnfinished` is raised.
+UNFINISHED = "a node whose previous placements its one-node model did not settle in the time limit"
+
+
+class NodeModelUnfinished(Exception):
+    """The one-node model (:func:`node_kept`) ran out of the call's time before proving its
+    answer or that none exists: the caller declines rather than read it either way."""
+
+
 @dataclass(frozen=True)
 class Content:
     """What one node held before of a part's classes: per class (position in the part), how many
@@ -313,7 +322,9 @@ def node_kept(
     has it: its ids are then a layout, dealt in progression order. ``prices`` (the ``changes``
     weight, and per class position what each unit of its local ids adds to ``contiguity``
     weighed): the most of ``changes`` times the sets kept less those ranks instead, the node's
-    part of the objective that depends on its local ids (``kept_weighed.py``)."""
+    part of the objective that depends on its local ids (``kept_weighed.py``). None is proven:
+    no layout holds the pattern there; a run that proves neither raises
+    :class:`NodeModelUnfinished`."""
     capacity = shape.capacity
     present = [k for k, groups in enumerate(pattern) if groups]
     graph = problem.graphs[int(problem.graph_of[shape.nodes[0]])]
@@ -373,7 +384,9 @@ def node_kept(
         ranks = [per_id[k] * gpu * taken[k][gpu] for k in present for gpu in range(1, capacity) if per_id[k]]
         model.maximize(changes * cp_model.LinearExpr.sum(gains) - cp_model.LinearExpr.sum(ranks))
     solver, status = solve_model(model, SolverOptions(options.time_limit_s, 1, options.seed), budget)
-    if status != cp_model.OPTIMAL:
+    if status == cp_model.INFEASIBLE:
         return None
+    if status != cp_model.OPTIMAL:
+        raise NodeModelUnfinished
     layout = {k: np.array([gpu for gpu in range(capacity) if solver.value(taken[k][gpu])], dtype=np.int64) for k in present}
     return int(round(solver.objective_value)), layout

@@ -43,7 +43,17 @@ from solver_placement._solver.answer import Answer, Declined, PathName, by_compo
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.contiguity import Ranked, TooManyLocalStates, Uses, add_term, even_runs, rank_bases
 from solver_placement._solver.counts.kept import held_layouts, placed_first, preferring_answer, relaid
-from solver_placement._solver.counts.kept_node import Held, HeldNode, by_content, contents, node_kept, spread_shape, upper_bound
+from solver_placement._solver.counts.kept_node import (
+    UNFINISHED,
+    Held,
+    HeldNode,
+    NodeModelUnfinished,
+    by_content,
+    contents,
+    node_kept,
+    spread_shape,
+    upper_bound,
+)
 from solver_placement._solver.counts.kinds import splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
@@ -71,13 +81,17 @@ class _Priced:
     """Per (run, pattern) of the runs with a content: ``value``, what the local ids add to the
     objective beyond the ranks the walk prices (at most that until ``settled``), and ``laid``,
     per settled pattern, its layout's own value and local ids per class position; ``spread_laid``
-    the keys laid out as the relaxation places a ``spread`` class (``kept_node.spread_shape``)."""
+    the keys laid out as the relaxation places a ``spread`` class (``kept_node.spread_shape``);
+    ``barred`` the keys no layout holds on that content's nodes (the walk lists a class with
+    strided members as consecutive runs of one GPU, a lower bound, so a pattern it lists may not
+    fit beside a node's loads): the model may not use them there."""
 
     value: dict[tuple[int, int], int]
     spread: dict[int, tuple[int, int]]
     settled: set[tuple[int, int]] = field(default_factory=set)
     laid: dict[tuple[int, int], tuple[int, dict[int, np.ndarray]]] = field(default_factory=dict)
     spread_laid: set[tuple[int, int]] = field(default_factory=set)
+    barred: set[tuple[int, int]] = field(default_factory=set)
 
 
 def kept_ranked(spec: PlacementSpec, held: Held, weights: Mapping[str, int], options: SolverOptions, budget: Budget) -> Answer | Declined | None:
@@ -118,6 +132,8 @@ def kept_ranked(spec: PlacementSpec, held: Held, weights: Mapping[str, int], opt
     def term(model: cp_model.CpModel, uses: Uses) -> cp_model.LinearExpr:
         paying = sorted(key for key, value in priced.value.items() if value)
         kept = cp_model.LinearExpr.weighted_sum([uses[s, 0, p] for s, p in paying], [priced.value[key] for key in paying])
+        for s, p in sorted(priced.barred):
+            model.add(uses[s, 0, p] == 0)
         return ranks * add_term(model, ranked, uses) + kept + (balance * peak_term(model, problem, ranked, uses) if balance else 0)
 
     # what each content held before, settled first: most re-plans keep it, and then one round does
@@ -197,31 +213,38 @@ def _settled(
     budget: Budget,
 ) -> bool | str:
     """Each of ``keys`` (run, pattern: runs with a content) not settled yet given its value (the
-    node's relaxation) and a layout; True when a value changed (the model must be solved again),
-    a reason to decline when a node holds no layout of its pattern."""
+    node's relaxation) and a layout, or barred where the relaxation holds none (it bounds every
+    layout the flat model allows there, so none exists); True when a value changed or a pattern
+    was barred (the model must be solved again), a reason to decline when the relaxation holds a
+    pattern whose groups no layout tiles."""
     ranks, changes = int(weights.get("contiguity", 0)), int(weights.get("changes", 0))
     changed = False
-    for key in keys:
-        if key in priced.settled:
-            continue
-        s, p = key
-        shape, pattern = ranked[s].shape, ranked[s].shape.tables[0].patterns[p]
-        prices = (changes, tuple(ranks * len(problem.classes[c].members) for c in shape.part))
-        relaxed = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=False, spread=priced.spread, prices=prices)
-        if relaxed is None:
-            return "a node whose previous placements its pattern could not be laid out beside"
-        priced.settled.add(key)
-        value = -relaxed[0] - ranks * ranked[s].local[p]
-        changed |= value != priced.value[key]
-        priced.value[key] = value
-        blocks = [c for c, g in zip(shape.part, pattern, strict=True) if g and problem.classes[c].run > 1 and problem.classes[c].step == 1]
-        laid = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=True, prices=prices) if blocks else relaxed
-        if (laid is None or laid[0] < relaxed[0]) and all(c in priced.spread for c in blocks):
-            laid = relaxed  # every class may take its GPUs anywhere there: the relaxation is a layout
-            priced.spread_laid.add(key)
-        if laid is None:
-            return "a node whose groups could not be tiled by their strides beside its previous placements"
-        priced.laid[key] = laid
+    try:
+        for key in keys:
+            if key in priced.settled:
+                continue
+            s, p = key
+            shape, pattern = ranked[s].shape, ranked[s].shape.tables[0].patterns[p]
+            prices = (changes, tuple(ranks * len(problem.classes[c].members) for c in shape.part))
+            relaxed = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=False, spread=priced.spread, prices=prices)
+            priced.settled.add(key)
+            if relaxed is None:
+                priced.barred.add(key)
+                changed = True
+                continue
+            value = -relaxed[0] - ranks * ranked[s].local[p]
+            changed |= value != priced.value[key]
+            priced.value[key] = value
+            blocks = [c for c, g in zip(shape.part, pattern, strict=True) if g and problem.classes[c].run > 1 and problem.classes[c].step == 1]
+            laid = node_kept(problem, shape, pattern, nodes[s], options, budget, runs=True, prices=prices) if blocks else relaxed
+            if (laid is None or laid[0] < relaxed[0]) and all(c in priced.spread for c in blocks):
+                laid = relaxed  # every class may take its GPUs anywhere there: the relaxation is a layout
+                priced.spread_laid.add(key)
+            if laid is None:
+                return "a node whose groups could not be tiled by their strides beside its previous placements"
+            priced.laid[key] = laid
+    except NodeModelUnfinished:
+        return UNFINISHED
     return changed
 
 
