@@ -45,7 +45,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster, ResourceSet
-from solver_placement._cluster.ranks import format_ranks
+from solver_placement._cluster.derive import gpus_layout
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
@@ -302,13 +302,12 @@ def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], a
         turns = np.repeat(np.flatnonzero((nodes[1:] == nodes[:-1]) & (position[order][1:] != position[order][:-1])) + 1, apart)
         original, nodes = np.insert(original, turns, -1), np.insert(nodes, turns, nodes[turns])
     per_node = np.bincount(nodes, minlength=cluster.num_nodes)
-    groups = [{"label": _view_label(label), "node_ranks": format_ranks(cluster.node_groups[label].node_ranks), "hardware_type": ACCELERATOR} for label in labels]
+    layout = gpus_layout(cluster.node_labels, per_node.tolist(), {_view_label(label): cluster.node_groups[label].node_ranks for label in labels})
     if gpu not in kinds:
-        return original, Cluster(cluster.num_nodes, per_node.tolist(), node_labels=cluster.node_labels, node_groups=groups)
+        return original, Cluster.from_layout(layout)
     is_gpu = original >= 0
     is_gpu[is_gpu] = cluster.hw_kind[original[is_gpu]] == gpu
-    view = Cluster(cluster.num_nodes, per_node.tolist(), node_labels=cluster.node_labels, node_groups=groups)  # memory binds GPUs alone: per item
-    return original, ItemMemoryCluster.with_item_memory(view.layout, np.where(is_gpu, memory_per_gpu(cluster.gpu_memory_gb)[nodes], -1))
+    return original, ItemMemoryCluster.with_item_memory(layout, np.where(is_gpu, memory_per_gpu(cluster.gpu_memory_gb)[nodes], -1))  # memory binds GPUs alone: per item
 
 
 def _view_label(label: str) -> str:

@@ -8,7 +8,9 @@ import dataclasses
 import pytest
 
 from solver_placement import Cluster, PlacementConfigError
+from solver_placement._cluster.derive import gpus_layout
 from solver_placement._cluster.layout import ClusterLayout, GroupSpec
+from solver_placement._cluster.ranks import format_ranks
 
 ROBOTS = {"label": "robots", "node_ranks": [1, 2], "hardware": {"type": "Franka", "configs": [{"node_rank": 1}, {"node_rank": 2}, {"node_rank": 2, "arm": 1}]}}
 
@@ -89,3 +91,18 @@ def test_a_section_stating_the_node_count_rereads_groups_stated_for_all_nodes() 
         Cluster(3, 4, node_groups=[robots]).under_section({"num_nodes": 2})
     with pytest.raises(PlacementConfigError, match="node group 'p': node_ranks \"0-1\" is out of range; the only valid rank is 0"):
         Cluster(2, 4, node_groups=[{"label": "p", "node_ranks": ["0-1"]}]).under_section({"num_nodes": 1})
+
+
+@pytest.mark.parametrize(
+    ("gpus", "labels", "groups"),
+    [
+        ([8, 0, 3], [{}, {"rack": "a"}, {"rack": "b", "zone": "1"}], {"robots (view)": [1, 2], "cluster (view)": [0, 1, 2]}),
+        ([2, 2, 2, 2, 2], [{}] * 5, {"a (view)": [0, 1, 3], "b (view)": [4]}),
+        ([1], [{}], {}),
+    ],
+)
+def test_a_gpus_only_layout_is_what_its_config_states(gpus: list[int], labels: list[dict[str, str]], groups: dict[str, list[int]]) -> None:
+    """``derive.gpus_layout`` (the count model's views of items of other kinds) states the same
+    typed values as the keyword arguments it stands for, read by the schema."""
+    stated = [{"label": label, "node_ranks": format_ranks(ranks), "hardware_type": "Accelerator"} for label, ranks in groups.items()]
+    assert gpus_layout(labels, gpus, groups) == Cluster(len(gpus), gpus, node_labels=labels, node_groups=stated).layout
