@@ -220,15 +220,16 @@ def to_plain(value: Any, where: str = "") -> Any:
     Refuses nesting deeper than ``max_depth`` and a mapping or list that contains itself.
     """
     blocked = blocked_interpolations(value) if isinstance(value, DictConfig) else {}
-    with _collector_paused():
+    with collector_paused():
         return _Copier(blocked).copy(value, where, 0)
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a config is copied. The copy makes no cycles
-    (a container holding itself is refused), yet a million new lists (an explicit placement of a
-    million processes) would trigger collections that walk every live object: 4x the copy time."""
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a config is copied or read into typed values.
+    Neither makes cycles (a container holding itself is refused), yet a million new lists (an
+    explicit placement of a million processes) would trigger collections that walk every live
+    object: 4x the copy time; 131,072 robots read into items, a third more."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
