@@ -43,6 +43,7 @@ def _check_valid(case: SpecCase) -> None:
     assert _bounds(PlacementSpec.from_config(case.config())) == []
 
 
+@pytest.mark.superseded  # by the 700 below, drawn on up to 6 nodes
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(valid_specs(max_nodes=4))
 def test_valid_specs_pass_the_bounds(case: SpecCase) -> None:
@@ -50,7 +51,7 @@ def test_valid_specs_pass_the_bounds(case: SpecCase) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(valid_specs(max_nodes=6))
 def test_many_valid_specs_pass_the_bounds(case: SpecCase) -> None:
     _check_valid(case)
@@ -86,6 +87,7 @@ def random_specs(draw: st.DrawFn) -> dict[str, Any]:
     return cfg
 
 
+@pytest.mark.superseded  # by the 700 below
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_specs())
 def test_bounds_never_reject_a_feasible_spec(cfg: dict[str, Any]) -> None:
@@ -93,7 +95,7 @@ def test_bounds_never_reject_a_feasible_spec(cfg: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_specs())
 def test_many_random_specs_are_rejected_only_when_infeasible(cfg: dict[str, Any]) -> None:
     _check_random(cfg)
