@@ -7,7 +7,7 @@ the way the framework composes it: ``hydra.initialize_config_dir`` on its folder
 ``hydra.compose`` with its name and the overrides, which Hydra parses in its own grammar (group
 overrides such as ``env/train=maniskill``, ``_self_`` ordering and packages all mean what they mean
 to Hydra, because Hydra applies them). The result is an unresolved ``DictConfig`` that loads like
-any other (``_config.to_plain`` bounds it and resolves it value by value).
+any other (``_config_copy.to_plain`` bounds it and resolves it value by value).
 
 Hydra is an optional extra (``solver_placement[hydra]``): RLinf's environments pin their own Hydra
 1.3, and a core install must not move it. Without Hydra a ``defaults:`` list is refused, saying how

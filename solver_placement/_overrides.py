@@ -43,7 +43,8 @@ from omegaconf import DictConfig, ListConfig, Node, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from solver_placement._compose import composed_entries
-from solver_placement._config import ConfigSource, YamlText, composed, existing_file, read_yaml, to_plain
+from solver_placement._config import ConfigSource, YamlText, composed, existing_file, read_yaml
+from solver_placement._config_copy import to_plain
 from solver_placement._errors import PlacementConfigError, counted, cut, first_line, shown
 from solver_placement._limits import check
 from solver_placement._limits.numbers import decimal

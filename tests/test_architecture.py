@@ -22,6 +22,7 @@ LAYERS = (
     "_compose_bounds",
     "_compose",
     "limits",
+    "_config_copy",
     "_config",
     "_override_values",
     "_overrides",

@@ -24,7 +24,8 @@ from solver_placement._cluster.schema import cluster_part, overlay_section, pars
 from solver_placement._cluster.schema_groups import check_group_limits
 from solver_placement._cluster.summary import describe_cluster
 from solver_placement._cluster.topology import NodeTopology, bind_topology
-from solver_placement._config import collector_paused, did_you_mean, load_config
+from solver_placement._config import did_you_mean, load_config
+from solver_placement._config_copy import collector_paused
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR, NODE, NODE_LABEL
 from solver_placement._errors import PlacementConfigError, counted
 from solver_placement._limits import check

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 from solver_placement._cluster.cluster import Cluster, ResourceSet
-from solver_placement._config import ConfigSource, to_plain
+from solver_placement._config import ConfigSource
+from solver_placement._config_copy import to_plain
 from solver_placement._errors import InternalError
 from solver_placement._job import Job, load_job
 from solver_placement._limits import check

@@ -14,7 +14,8 @@ from omegaconf import OmegaConf
 
 from solver_placement import PlacementConfigError, solve
 from solver_placement import limits as limits_module
-from solver_placement._config import Unresolved, YamlText, load_config, load_yaml
+from solver_placement._config import YamlText, load_config, load_yaml
+from solver_placement._config_copy import Unresolved
 from solver_placement._limits import Limits, current, override
 from solver_placement._limits import yaml_scan as limits_yaml_scan
 from solver_placement._limits.host_memory import memory_budget

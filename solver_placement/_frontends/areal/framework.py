@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solver_placement._config import to_plain
+from solver_placement._config_copy import to_plain
 from solver_placement._frontends.areal.improve import improve_areal
 from solver_placement._frontends.areal.keys import read_areal
 from solver_placement._frontends.areal.layout import TITLE, predict_areal

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from solver_placement._config import Unresolved, to_plain
+from solver_placement._config_copy import Unresolved, to_plain
 from solver_placement._errors import PlacementConfigError, shown
 from solver_placement._frontends.areal.grammar import AllocationModeError, parse_allocation_mode, parse_single_allocation
 from solver_placement._frontends.areal.job import EVAL_ROLLOUT, LOCAL_LAUNCHER, SINGLE_CONTROLLER, ArealJob, RoleRequest

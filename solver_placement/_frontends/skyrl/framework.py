@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solver_placement._config import to_plain
+from solver_placement._config_copy import to_plain
 from solver_placement._frontends.skyrl.fixes import predict_skyrl
 from solver_placement._frontends.skyrl.improve import improve_skyrl
 from solver_placement._frontends.skyrl.keys import RELEASES, read_skyrl

@@ -30,7 +30,8 @@ from rlinf_builders import records, rlinf_cluster
 
 import solver_placement
 from solver_placement import Cluster, PlacementConfigError
-from solver_placement._config import Unresolved, load_config
+from solver_placement._config import load_config
+from solver_placement._config_copy import Unresolved
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "rlinf"
 
