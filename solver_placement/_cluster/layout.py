@@ -131,7 +131,7 @@ class ClusterLayout:
         """Per node, its GPU memory (GB, None if unknown) and topology labels: the cluster-level
         values, then each group's over its nodes, in config order (a later group wins)."""
         memory = list(self.gpu_memory_gb)
-        labels = [dict(stated) for stated in self.node_labels]
+        labels = list(map(dict, self.node_labels))  # a new mapping per node (a group may add to it), at C speed
         for group in self.groups:
             if group.gpu_memory_gb is None and not group.labels:
                 continue  # nothing over its nodes: a group of 65,536 nodes is not walked node by node

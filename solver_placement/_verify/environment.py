@@ -94,5 +94,6 @@ def _sees_its_node(arrays: RecordColumns, columns: Columns, others: np.ndarray, 
         return False
     if keys.hide_accelerators:
         return True
-    devices = cluster.node_accelerator_ids
-    return all(devices[node] == [str(g) for g in range(int(cluster.gpus_per_node[node]))] for node in np.unique(columns.node[others]).tolist())
+    devices, gpus = cluster.node_accelerator_ids, cluster.gpus_per_node.tolist()
+    expected = {count: [str(g) for g in range(count)] for count in set(gpus)}  # one list per GPU count, not per node
+    return all(devices[node] == expected[gpus[node]] for node in np.unique(columns.node[others]).tolist())
