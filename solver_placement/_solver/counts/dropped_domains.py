@@ -34,6 +34,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from solver_placement._arrays import distinct_rows
 from solver_placement._errors import SolverTimeoutError
 from solver_placement._solver.answer import Answer, Declined
 from solver_placement._solver.assignment import Assignment
@@ -156,8 +157,9 @@ def required_spans(spec: PlacementSpec, taken: Mapping[str, Assignment], preferr
             if not (rule.required or preferred) or size <= 1:
                 continue
             held = label_values(spec.cluster, rule.label)[spec.cluster.hw_node[assignment.hardware]]
-            pairs = np.unique(np.stack([unit_of // size, held]), axis=1)
-            spans += int(pairs.shape[1] - np.unique(unit_of // size).size)
+            units = unit_of // size  # ascending: the processes in rank order
+            pairs = distinct_rows(np.stack([units, held], axis=1))[0].size  # (unit, label value) pairs: np.unique over columns took 0.4 s on 65,536 nodes
+            spans += int(pairs - (np.count_nonzero(np.diff(units)) + 1 if units.size else 0))
         found[name] = spans
     return found
 
