@@ -19,9 +19,10 @@ def check_groups(placed: Placed) -> Iterator[str]:
     each pipeline inside one value of a required ``pipeline_parallel`` label. ``prefer`` rules
     are objective terms, not rules, so they are not checked."""
     cluster = placed.cluster
+    codes: dict[str | None, np.ndarray] = {}  # per label, each node's value code: read once a check, not once a rule
     for name in placed.held:
         for size, label in _boundaries(placed.spec.components[name].constraints):
-            if name in placed.columns and _within(placed.columns[name], cluster, size, label):
+            if name in placed.columns and _within(placed.columns[name], cluster, size, codes[label] if label in codes else codes.setdefault(label, _node_codes(cluster, label))):
                 continue  # every group inside its boundary, tested by arrays
             held = placed.held[name]
             for start in range(0, len(held), size):
@@ -43,16 +44,20 @@ def _boundaries(rules: Constraints) -> list[tuple[int, str | None]]:
     return boundaries
 
 
-def _within(columns: Columns, cluster: Cluster, size: int, label: str | None) -> bool:
-    """Whether every group of ``size`` consecutive processes keeps one node (``label`` None) or
-    one value of ``label``, tested by arrays: the least and the greatest value per group agree."""
+def _node_codes(cluster: Cluster, label: str | None) -> np.ndarray:
+    """Per node, a code of its value of ``label`` (its own index for None: the node itself), equal
+    for two nodes exactly where :func:`_label_value` is."""
+    if label is None:
+        return np.arange(cluster.num_nodes)
+    codes: dict[tuple[int, str], int] = {}
+    return np.array([codes.setdefault(_label_value(cluster, n, label), len(codes)) for n in range(cluster.num_nodes)])
+
+
+def _within(columns: Columns, cluster: Cluster, size: int, per_node: np.ndarray) -> bool:
+    """Whether every group of ``size`` consecutive processes keeps one value of ``per_node`` (a
+    code per node: :func:`_node_codes`), tested by arrays: the least and the greatest agree."""
     if not columns.ids.size:
         return True
-    if label is None:
-        per_node = np.arange(cluster.num_nodes)
-    else:
-        codes: dict[tuple[int, str], int] = {}
-        per_node = np.array([codes.setdefault(_label_value(cluster, n, label), len(codes)) for n in range(cluster.num_nodes)])
     value = per_node[cluster.hw_node[columns.ids]]
     group = columns.row // size
     starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
