@@ -47,7 +47,6 @@ from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.followers import member_items
 from solver_placement._solver.counts.kept_node import (
-    UNFINISHED,
     Held,
     HeldNode,
     NodeModelUnfinished,
@@ -163,7 +162,7 @@ def kept_answer(
         try:
             reason = _made_exact(problem, found, nodes, counts, kept, options, budget)
         except NodeModelUnfinished:
-            reason = UNFINISHED
+            reason = NodeModelUnfinished.reason
         if isinstance(reason, str):
             return Declined(PathName.COUNTS, reason)
         if not reason:

@@ -46,13 +46,11 @@ from solver_placement._specification.placement_spec import PlacementSpec
 Held = Mapping[str, Sequence[Sequence[int]]]
 
 
-#: Why a re-plan declines when :class:`NodeModelUnfinished` is raised.
-UNFINISHED = "a node whose previous placements its one-node model did not settle in the time limit"
-
-
 class NodeModelUnfinished(Exception):
     """The one-node model (:func:`node_kept`) ran out of the call's time before proving its
-    answer or that none exists: the caller declines rather than read it either way."""
+    answer or that none exists: the caller declines (``reason``) rather than read it either way."""
+
+    reason = "a node whose previous placements its one-node model did not settle in the time limit"
 
 
 @dataclass(frozen=True)

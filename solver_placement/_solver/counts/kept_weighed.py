@@ -43,17 +43,7 @@ from solver_placement._solver.answer import Answer, Declined, PathName, by_compo
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.contiguity import Ranked, TooManyLocalStates, Uses, add_term, even_runs, rank_bases
 from solver_placement._solver.counts.kept import held_layouts, placed_first, preferring_answer, relaid
-from solver_placement._solver.counts.kept_node import (
-    UNFINISHED,
-    Held,
-    HeldNode,
-    NodeModelUnfinished,
-    by_content,
-    contents,
-    node_kept,
-    spread_shape,
-    upper_bound,
-)
+from solver_placement._solver.counts.kept_node import Held, HeldNode, NodeModelUnfinished, by_content, contents, node_kept, spread_shape, upper_bound
 from solver_placement._solver.counts.kinds import splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
@@ -244,7 +234,7 @@ def _settled(
                 return "a node whose groups could not be tiled by their strides beside its previous placements"
             priced.laid[key] = laid
     except NodeModelUnfinished:
-        return UNFINISHED
+        return NodeModelUnfinished.reason
     return changed
 
 
