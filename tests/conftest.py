@@ -19,6 +19,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -49,17 +50,28 @@ def run_slow(config: pytest.Config) -> bool:
 ONE_RAY_AT_A_TIME = ("ray", "notebook")
 
 
+#: The fast tier's heaviest tests (``heavy_tests.txt``, made by ``heavy_tests.py``): run where the
+#: slow tests run, so the everyday fast tier ends within a minute.
+HEAVY = frozenset(line.strip() for line in (Path(__file__).parent / "heavy_tests.txt").read_text().splitlines() if line.strip() and not line.startswith("#"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if any(marker in item.keywords for marker in ONE_RAY_AT_A_TIME):
             item.add_marker(pytest.mark.xdist_group("ray"))
+        if item.nodeid in HEAVY:
+            item.add_marker(pytest.mark.heavy)
     if run_slow(config):
         _leave_out_superseded(config, items)
         return
-    skip = pytest.mark.skip(reason="slow: run with --runslow or CI=true")
+    skip_slow = pytest.mark.skip(reason="slow: run with --runslow or CI=true")
+    skip_heavy = pytest.mark.skip(reason="heavy (tests/heavy_tests.txt): run with --runslow or CI=true")
+    measure_heavy = os.environ.get("SOLVER_PLACEMENT_MEASURE_HEAVY") == "1"
     for item in items:
         if "slow" in item.keywords:
-            item.add_marker(skip)
+            item.add_marker(skip_slow)
+        elif "heavy" in item.keywords and not measure_heavy:
+            item.add_marker(skip_heavy)
 
 
 def _leave_out_superseded(config: pytest.Config, items: list[pytest.Item]) -> None:
