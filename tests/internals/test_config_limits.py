@@ -230,6 +230,16 @@ def test_lists_of_flat_mappings_are_copied_counted_and_refused_where_they_pass_t
         load_config({"hw": [robot] * 3})
 
 
+def test_a_list_of_mappings_holding_more_than_scalars_is_copied_one_by_one() -> None:
+    """The C-speed copy takes mappings of text to scalars only; a value that is a list (or a key
+    that is not text) sends the list to the copy one by one, which copies and counts inner values."""
+    nested = {"node_rank": 0, "ports": [1, 2]}
+    plain = load_config({"hw": [nested, {"node_rank": 1}], "ids": [{1: "a"}]})
+    assert plain == {"hw": [nested, {"node_rank": 1}], "ids": [{1: "a"}]} and plain["hw"][0]["ports"] is not nested["ports"]
+    with override(max_copied_values=6), pytest.raises(PlacementConfigError, match=r"hw\[0\]\.ports: .*max_copied_values=6"):
+        load_config({"hw": [nested, {"node_rank": 1}]})  # the section, the list, the mapping, then its list's two values
+
+
 def test_hardware_configs_beyond_the_items_of_a_node_are_refused_before_they_are_read() -> None:
     configs = [{"node_rank": 0, "id": i} for i in range(5_000)]
     group = {"label": "arms", "node_ranks": 0, "hardware": {"type": "robot", "configs": configs}}
