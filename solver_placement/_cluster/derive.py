@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
 
 from solver_placement._cluster.layout import ClusterLayout, GroupSpec
-from solver_placement._cluster.ranks import RankRange
+from solver_placement._cluster.ranks import rank_runs
 from solver_placement._cluster.schema_groups import admit_group, parse_label
 from solver_placement._constants import ACCELERATOR, DEFAULT_ACCELERATOR_TYPE, NO_ACCELERATOR
 
@@ -58,16 +58,9 @@ def gpus_layout(node_labels: Sequence[Mapping[str, str]], gpus: Sequence[int], g
     nodes = len(gpus)
     return ClusterLayout(
         nodes, tuple(gpus), (DEFAULT_ACCELERATOR_TYPE,) * nodes, (None,) * nodes,
-        tuple(GroupSpec(label, tuple(ranks), hardware_type=ACCELERATOR, ranges=_runs(ranks)) for label, ranks in groups.items()),
+        tuple(GroupSpec(label, tuple(ranks), hardware_type=ACCELERATOR, ranges=rank_runs(ranks)) for label, ranks in groups.items()),
         (None,) * nodes, tuple(node_labels), None, False, frozenset({"accelerator_type", "accelerator_model", "gpu_memory_gb"}),
     )  # fmt: skip
-
-
-def _runs(ranks: Sequence[int]) -> tuple[RankRange, ...]:
-    """Ascending ``ranks`` as runs of consecutive ones, as their text ``format_ranks`` writes
-    would be read."""
-    ends = [position for position, (rank, following) in enumerate(zip(ranks, ranks[1:]), start=1) if following != rank + 1]
-    return tuple(RankRange(ranks[first], ranks[end - 1]) for first, end in zip([0, *ends], [*ends, len(ranks)]))
 
 
 def _grown(group: GroupSpec, like: int, new: int) -> GroupSpec:

@@ -59,11 +59,14 @@ def format_ranks(ranks: Iterable[int]) -> str:
     lands in ("uses GPUs none").
     """
     ordered = sorted(set(map(int, ranks)))
-    # where a run ends (a rank not one past the one before): a range object per run, not per rank
-    # (65,536 nodes of one group are written once per view of the count model)
+    return ",".join(map(str, rank_runs(ordered))) if ordered else "none"
+
+
+def rank_runs(ordered: Sequence[int]) -> tuple[RankRange, ...]:
+    """Ascending distinct ranks as runs of consecutive ones: where a run ends (a rank not one past
+    the one before), a range object per run, not per rank (65,536 nodes of one group)."""
     ends = [position for position, (rank, following) in enumerate(zip(ordered, ordered[1:]), start=1) if following != rank + 1]
-    runs = (RankRange(ordered[first], ordered[end - 1]) for first, end in zip([0, *ends], [*ends, len(ordered)]))
-    return ",".join(map(str, runs)) if ordered else "none"
+    return tuple(RankRange(ordered[first], ordered[end - 1]) for first, end in zip([0, *ends], [*ends, len(ordered)])) if ordered else ()
 
 
 def is_all(text: Any) -> bool:
