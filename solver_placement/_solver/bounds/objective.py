@@ -6,7 +6,10 @@ prove what it cannot improve. Each bound holds for every placement of the spec:
 
 - ``nodes``: a component needs at least as many nodes as it takes to hold its groups on the
   nodes that hold the most of them (each node's candidates alone, others ignored); a filled
-  window uses exactly its nodes;
+  window uses exactly its nodes; components linked by ``collocate_with`` use the same hardware,
+  so the same nodes: each takes the most any of them needs (a strided actor of three GPUs four
+  apart fits 12 of a node's 16 GPUs, so the rollout on its GPUs needs its 180 nodes, not the
+  135 its own pairs would fill: ``common strides:335:14`` proven at once, declined before);
 - ``balance``: some node holds at least one whole group of the widest component, and at least
   the average of all items over the nodes that may hold any;
 - ``changes`` and ``topology``: 0.
@@ -18,7 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from solver_placement._solver.bounds.needs import needs_of
+from solver_placement._solver.bounds.needs import Need, needs_of
 from solver_placement._specification.placement_spec import PlacementSpec
 
 
@@ -27,16 +30,41 @@ def objective_lower_bound(spec: PlacementSpec, weights: Mapping[str, int]) -> in
     needs = {name: need for name, need in needs_of(spec).items() if not spec.requests[name].determined}
     if not needs:
         return 0
-    nodes = 0
-    for need in needs.values():
-        if need.fixed:
-            nodes += int(np.count_nonzero(need.items))
-            continue
-        held = np.sort(need.fits())[::-1]
-        enough = np.flatnonzero(np.cumsum(held) >= need.units)
-        nodes += int(enough[0]) + 1 if enough.size else 0
+    fewest = {name: _fewest_nodes(need) for name, need in needs.items()}
+    nodes = sum(len(linked) * max(fewest[name] for name in linked) for linked in _collocated_sets(spec, list(fewest)))
     widest = max(need.width for need in needs.values() if not need.fixed) if any(not n.fixed for n in needs.values()) else 0
     items = sum(need.total for need in needs.values())
     reachable = int(np.count_nonzero(sum(need.items for need in needs.values())))
     balance = max(widest, -(-items // max(reachable, 1)))
     return int(weights.get("nodes", 0)) * nodes + int(weights.get("balance", 0)) * balance
+
+
+def _fewest_nodes(need: Need) -> int:
+    """The fewest nodes that hold the need: a filled window's own, else the nodes holding the
+    most of its groups taken until they hold all."""
+    if need.fixed:
+        return int(np.count_nonzero(need.items))
+    held = np.sort(need.fits())[::-1]
+    enough = np.flatnonzero(np.cumsum(held) >= need.units)
+    return int(enough[0]) + 1 if enough.size else 0
+
+
+def _collocated_sets(spec: PlacementSpec, names: list[str]) -> list[list[str]]:
+    """The ``names`` (rule owners) in sets linked by ``collocate_with`` either way, each in the
+    given order, a name linked to none a set of its own."""
+    top = {name: name for name in names}
+
+    def root(name: str) -> str:
+        while top[name] != name:
+            name = top[name]
+        return name
+
+    for name in names:
+        target = spec.components[name].constraints.collocate_with
+        owner = spec.owner_of(target) if target is not None else None
+        if owner in top and root(owner) != root(name):
+            top[root(name)] = root(owner)
+    sets: dict[str, list[str]] = {}
+    for name in names:
+        sets.setdefault(root(name), []).append(name)
+    return list(sets.values())

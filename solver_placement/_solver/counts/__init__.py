@@ -37,7 +37,7 @@ from solver_placement._solver.counts.preferred import preferring, variants
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.rank_strings import rank_strings_alone
-from solver_placement._solver.counts.separate import separations
+from solver_placement._solver.counts.separate import fits_every_gpu, separations
 from solver_placement._solver.counts.spanning import joins_labels, rule_orders, spanned_rules, with_priced
 from solver_placement._solver.counts.stacks import Misfit
 from solver_placement._solver.counts.tensor_domains import on_node, requires_tensor_domain
@@ -252,6 +252,9 @@ def _count_separating(
     relaxed = count_problem(spec, requests, relaxed=True)
     looser = _counted(relaxed, spec, requests, weights, options, budget, fixed_cost, load) if isinstance(relaxed, CountProblem) else None
     least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
+    if isinstance(looser, Answer) and looser.status == SolveStatus.OPTIMAL and fits_every_gpu(spec, looser.assignments):
+        log.debug("the answer with memory stated by pairs keeps it on every GPU: optimal as it is")
+        return looser
     best: Answer | None = None
     for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
         answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
@@ -286,7 +289,7 @@ def _count_in_blocks(
         looser = _counted(split, spec, requests, weights, options, budget, fixed_cost, load)
     except Untiled:  # its counts hold no layout (a bound only): the counting bound instead
         looser = None
-    least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
+    least = max(looser.bound if isinstance(looser, Answer) and looser.bound is not None else 0, objective_lower_bound(spec, weights))
     if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL:
         return Declined(PathName.COUNTS, loose.reason)
     if answer.known("objective") > least:

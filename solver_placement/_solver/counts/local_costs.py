@@ -38,6 +38,12 @@ from solver_placement._solver.counts.typed import FitsBeside
 #: Most states (a pattern so far, with how far into its run each class is) the walk keeps after
 #: one GPU: past it the count model declines rather than spend seconds on one node shape.
 MAX_WALK_STATES = 500_000
+#: Most states one GPU's step may make before they are merged (the states before it times its
+#: stacks, plus one): a few hundred MB of arrays and about a second of sorting. Checked before
+#: the step, since a step past it is what takes the time (``heterogeneous:8:15``, 15 classes
+#: in a chain with two joined, 8 GPUs: 41,939 states times 570 stacks, 24 million, 9 s
+#: of one GPU's step and merge that the limit on merged states only caught afterwards).
+MAX_STEP_STATES = 8_000_000
 
 
 class TooManyWalkStates(Exception):
@@ -216,7 +222,11 @@ def _step(
     beginning one needs its whole run left, and each class's run continues on the open run of
     its residue modulo its step. Also, when ``traced``, where each came from: the position of
     its state before, and the stack taken (its index in :func:`_usable`'s list; -1: none), which
-    :func:`least_layout` follows back (:func:`node_patterns` needs neither: empty arrays)."""
+    :func:`least_layout` follows back (:func:`node_patterns` needs neither: empty arrays).
+    ``TooManyWalkStates`` before a step that could make more than ``MAX_STEP_STATES``."""
+    usable = _usable(walk, gpu)
+    if states.size * (len(usable) + 1) > MAX_STEP_STATES:
+        raise TooManyWalkStates
     longer = [k for k, run in enumerate(walk.runs) if run > 1]
     now = {k: (states // codes.place[codes.slot(k, gpu)]) % walk.runs[k] for k in longer}  # how far into its open run
     must = np.zeros(states.size, dtype=np.int64)  # bits of the classes in the middle of a run
@@ -226,7 +236,7 @@ def _step(
     found_states, found_costs = [states[idle]], [costs[idle]]
     nowhere = np.zeros(0, dtype=np.int64)
     origins, taken = ([np.flatnonzero(idle)], [np.full(int(np.count_nonzero(idle)), -1, dtype=np.int64)]) if traced else ([nowhere], [nowhere])
-    for j, stack in enumerate(_usable(walk, gpu)):
+    for j, stack in enumerate(usable):
         bits = sum(1 << k for k in stack)
         ending = sum(1 << k for k in stack if k in now and gpu + (walk.runs[k] - 1) * codes.steps[k] >= walk.capacity)  # may only continue here
         fits = ((must & ~bits) == 0) & ((ending & ~must) == 0)

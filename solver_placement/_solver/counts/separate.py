@@ -10,12 +10,18 @@ otherwise returned with its gap.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from itertools import combinations
 
+import numpy as np
+
+from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.followers import Loose
+from solver_placement._solver.counts.item_memory import memory_per_gpu
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.stacks import Misfit
+from solver_placement._solver.rules.memory import megabytes
+from solver_placement._specification.placement_spec import PlacementSpec
 
 #: Most stricter problems built: each is one count model run, milliseconds to tens of them.
 MAX_SEPARATIONS = 16
@@ -44,3 +50,25 @@ def separations(problem_with: ProblemWith, misfit: Misfit) -> Iterator[CountProb
                 yield problem
             elif isinstance(problem, Misfit):
                 waiting.append((separated, problem))
+
+
+def fits_every_gpu(spec: PlacementSpec, assignments: Mapping[str, Assignment]) -> bool:
+    """Whether every GPU of known memory holds what the assignments put on it whichever of its
+    components runs: its processes' idle memory, plus the running component's active memory
+    over idle for each of its processes there, in whole megabytes as the models count it (one
+    pass of arrays over the GPUs, every component with ``memory_gb`` placed or not by a class)."""
+    cluster = spec.cluster
+    limit = memory_per_gpu(cluster.gpu_memory_gb)[cluster.hw_node]
+    is_gpu = cluster.hw_kind == 0
+    idle = np.zeros(cluster.num_hardware, dtype=np.int64)
+    extra = np.zeros(cluster.num_hardware, dtype=np.int64)
+    for name, assignment in assignments.items():
+        memory = spec.components[name].constraints.memory
+        if memory is None:
+            continue
+        rows = np.repeat(np.arange(assignment.num_processes, dtype=np.int64), np.diff(assignment.indptr))
+        holds = np.bincount(np.unique(rows * cluster.num_hardware + assignment.hardware) % cluster.num_hardware, minlength=cluster.num_hardware)  # a process listing an item twice counted once
+        idle += holds * megabytes(memory.idle)
+        extra = np.maximum(extra, holds * (megabytes(memory.active) - megabytes(memory.idle)))
+    checked = is_gpu & (limit >= 0)
+    return bool(np.all(idle[checked] + extra[checked] <= limit[checked]))

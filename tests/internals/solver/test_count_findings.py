@@ -1,0 +1,95 @@
+"""Cases the declarative benchmark found the count model declining or overrunning (session 48),
+each pinned here by its key and by the smallest rule that settles it:
+
+* ``heterogeneous:8:15``: memory that fits by pairs, whose answer with memory stated by pairs
+  already keeps every GPU within its memory (``separate.fits_every_gpu``); keeping a pair apart
+  first joined two classes of a chain of exclusions, and the walk over that hole's whole-node
+  patterns ran 9 s past a 5 s limit (``local_costs.MAX_STEP_STATES`` now stops it at once);
+* ``common strides:335:14``: a rollout collocated with a strided actor needs the actor's nodes
+  (``bounds/objective.py``), which proves the answer counted in whole blocks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solver_placement import Cluster, PlacementSpec, solve, verify
+from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.counts.local_costs import MAX_STEP_STATES, NodeWalk, TooManyWalkStates, node_patterns
+from solver_placement._solver.counts.separate import fits_every_gpu
+from solver_placement._solver_settings import DEFAULT_WEIGHTS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+from declarative_specs import make_case  # noqa: E402 - the benchmark's folder is not on the test path
+
+
+def benchmark_spec(key: str) -> PlacementSpec:
+    family, nodes, seed = key.rsplit(":", 2)
+    return PlacementSpec.from_config({"cluster": make_case(family, int(nodes), int(seed)).section})
+
+
+@pytest.mark.parametrize("key", ["heterogeneous:8:15", "common strides:335:14"])
+def test_a_case_the_count_model_declined_is_proven_by_it(key: str) -> None:
+    spec = benchmark_spec(key)
+    solution = solve(spec, time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    verify(spec, solution.placements_by_component())
+
+
+def one_per_gpu(gpus: range, num_hardware: int) -> Assignment:
+    """A process on each GPU of ``gpus``."""
+    hardware = np.array(gpus, dtype=np.int64)
+    return Assignment(np.arange(hardware.size + 1, dtype=np.int64), hardware, np.arange(hardware.size, dtype=np.int64), num_hardware)
+
+
+def test_every_gpu_is_weighed_with_all_it_holds() -> None:
+    """Three components of 30 GB on 80 GB GPUs: any two fit a GPU, all three do not."""
+    placement = {name: {"processes": 8, "memory_gb": 30} for name in ("a", "b", "c")}
+    spec = PlacementSpec.build(Cluster(2, 8, gpu_memory_gb=80), placement)
+    first, second = range(8), range(8, 16)
+    assert fits_every_gpu(spec, {"a": one_per_gpu(first, 16), "b": one_per_gpu(first, 16), "c": one_per_gpu(second, 16)})
+    assert not fits_every_gpu(spec, {"a": one_per_gpu(first, 16), "b": one_per_gpu(first, 16), "c": one_per_gpu(first, 16)})
+    twice = Assignment(np.array([0, 2]), np.array([8, 8]), np.array([0, 0]), 16)  # one process listing a GPU twice: counted once
+    assert fits_every_gpu(spec, {"a": one_per_gpu(second, 16), "b": twice})
+
+
+def test_gpus_of_unknown_memory_are_not_weighed() -> None:
+    placement = {name: {"processes": 8, "memory_gb": 30} for name in ("a", "b", "c")}
+    spec = PlacementSpec.build(Cluster(1, 8), placement)
+    assert fits_every_gpu(spec, {name: one_per_gpu(range(8), 8) for name in placement})
+
+
+def test_a_step_past_its_states_is_refused_before_it_is_taken() -> None:
+    """15 classes, each apart from the next (a chain, 1,596 stacks) on 8 GPUs: the third GPU's
+    step would make billions of states; it is refused before any is made."""
+    stacks = tuple(s for r in range(1, 16) for s in itertools.combinations(range(15), r) if all(b - a > 1 for a, b in itertools.pairwise(s)))
+    walk = NodeWalk(8, (1,) * 15, (1,) * 15, (True,) * 15, ((),) * 15, (1,) * 15, stacks)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TooManyWalkStates):
+            node_patterns(walk, lambda stage: None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(stacks) ** 3 > MAX_STEP_STATES and peak < 256 << 20  # taken, the third step makes billions of states
+
+
+def test_collocated_components_are_bounded_by_the_nodes_of_the_set() -> None:
+    """An actor of three GPUs four apart holds 12 of a node's 16 GPUs (2 TP groups of 6); the
+    rollout on its GPUs needs those nodes, not the ones its own pairs would fill."""
+    placement = {
+        "actor": {"processes": 8, "hardware_per_process": 3, "tensor_parallel_size": 2, "stride": 4},
+        "rollout": {"processes": 12, "hardware_per_process": 2, "stride": 2, "collocate_with": "actor"},
+    }
+    spec = PlacementSpec.build(Cluster(4, 16), placement)
+    nodes = DEFAULT_WEIGHTS["nodes"]
+    assert objective_lower_bound(spec, {"nodes": nodes}) == 2 * 2 * nodes  # 4 groups, 2 a node: 2 nodes each, not 1 for the rollout's 24 GPUs
+    solution = solve(spec, time_limit_s=5, num_workers=1)
+    assert solution.status == "OPTIMAL" and solution.objective == 2 * 2 * nodes
