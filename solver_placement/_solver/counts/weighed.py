@@ -32,6 +32,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.contiguity import Ranked, TooManyLocalStates, Uses, add_term, rank_bases
 from solver_placement._solver.counts.heavy_first import heavy_first
 from solver_placement._solver.counts.kind_ranks import SPLIT_SEARCH, class_bases, kind_ranks
@@ -279,8 +280,11 @@ def _solved(
         # counts, seen only through chords, and few nodes split fractionally), so thousands stay
         # under the answer (a cycle of five on 3 nodes: 7,809; of six on 8 nodes: 9,084), and
         # CP-SAT proves neither model in its share of the time.
+        if capped and counts is not None:  # the best among those of least bound, with its gap to what a pattern left out could do
+            log.debug("unproven among the %s patterns of least bound: their answer, bounded by those left out", f"{MAX_PATTERNS:,}")
+            return ranked, counts, min(counts.bound, int(beyond))
         if capped:
-            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns a better answer may use, and none proven among those of least bound")
+            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns a better answer may use, and no answer among those of least bound")
         if relaxation is None or beyond == float("inf") or budget.remaining() <= 0:
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         # the patterns kept hold no answer: twice as many; else every pattern that could do better
@@ -379,14 +383,15 @@ def _answer(
     model_bound: int,
 ) -> Answer:
     """The answer with the spec's own objective of ``placed``; the bound is the model's plus what
-    the components placed before counting cost (``preset.py``: free in the spec, fixed here).
+    the components placed before counting cost (``preset.py``: free in the spec, fixed here), or
+    the counting bound (``bounds/objective.py``) where that is higher.
     Proven when the model is and the layout met its bound (a node whose least-cost stacks break
     a stride's runs is laid out another way, and may cost more)."""
     assignments_ = by_component(spec, placed)
     value = objective_value(spec, spec.requests, assignments_, weights, {})
     preset = {name: spec.requests[name] for name, request in requests.items() if request.determined and not spec.requests[name].determined}
     fixed = objective_value(spec, preset, {name: placed[name] for name in preset}, {**weights, "balance": 0}, {}) if preset else 0  # their load is in the model's
-    bound = min(model_bound + fixed, value)
+    bound = max(min(model_bound + fixed, value), objective_lower_bound(spec, weights))  # the counting bound where the model's is weaker (an answer among the patterns of least bound)
     proven = SolveStatus.OPTIMAL if status == "OPTIMAL" and value == bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, assignments_, {**weights, "contiguity": 0}, {})
     return Answer(PathName.COUNTS, Method.COUNTS, assignments_, proven, value, bound, primary=primary)
