@@ -70,7 +70,12 @@ class Blocks(Enum):
 class Untiled(Exception):
     """A class's GPUs on a node that are not whole blocks of a member's processes: only the
     relaxation that drops the blocks (``Blocks.SPLIT``) counts such nodes, and it is read for
-    its bound, never laid out."""
+    its bound, never laid out. ``bound``: that relaxation's bound, once its counts are solved
+    (the layout that raised this has no way to know it: None)."""
+
+    def __init__(self, reason: str, bound: int | None = None) -> None:
+        super().__init__(reason)
+        self.bound = bound
 
 
 @dataclass(frozen=True)
