@@ -64,13 +64,22 @@ class SolverOptions:
 @dataclass(frozen=True)
 class Budget:
     """One wall-clock deadline (``time.perf_counter`` seconds) shared by every run of a call;
-    ``limit_s`` is the time limit it was made from, for messages."""
+    ``limit_s`` is the time limit it was made from, for messages. ``search_deadline``, when
+    earlier, is where CP-SAT runs end (:meth:`search_remaining`), the rest kept for the Python
+    work after them: the count path lays out what its last run found there, rather than
+    dropping a found answer for its layout's lack of time."""
 
     deadline: float
     limit_s: float | None = None
+    search_deadline: float | None = None
 
     def remaining(self) -> float:
         return self.deadline - time.perf_counter()
+
+    def search_remaining(self) -> float:
+        """What is left for a CP-SAT run: up to ``search_deadline`` when that is set."""
+        end = self.deadline if self.search_deadline is None else min(self.deadline, self.search_deadline)
+        return end - time.perf_counter()
 
     def check(self, stage: str) -> None:
         """Raise :class:`SolverTimeoutError` naming ``stage`` once the deadline has passed.

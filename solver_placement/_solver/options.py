@@ -43,15 +43,16 @@ class SolveStatus(StrEnum):
 
 
 def make_solver(options: SolverOptions, budget: Budget, reserve_s: float = 0.0, **parameters: Any) -> cp_model.CpSolver:
-    """A CpSolver with the options' seed and workers and what is left of ``budget`` (less
-    ``reserve_s``, the time the run is expected to take beyond its limit).
+    """A CpSolver with the options' seed and workers and what is left of ``budget`` for a search
+    (``Budget.search_remaining``, less ``reserve_s``, the time the run is expected to take
+    beyond its limit).
 
     ``parameters`` are further CP-SAT parameters a caller needs for its model (e.g.
     ``symmetry_level=0`` where symmetry is broken explicitly).
     """
     solver = cp_model.CpSolver()
     params = solver.parameters
-    params.max_time_in_seconds = max(MIN_RUN_S, budget.remaining() - reserve_s)
+    params.max_time_in_seconds = max(MIN_RUN_S, budget.search_remaining() - reserve_s)
     params.random_seed = int(options.seed)
     params.num_workers = int(options.num_workers)
     params.interleave_search = options.num_workers > 1  # same answer whatever the worker count

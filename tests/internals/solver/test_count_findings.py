@@ -15,13 +15,17 @@ each pinned here by its key and by the smallest rule that settles it:
 * ``contiguity:41:24`` and ``contiguity:450:34``: past 4,000 patterns a better answer may use,
   the answer among those of least bound was dropped for first fit's (90,252, after the flat
   search ran past the limit, against 90,012); it is returned with its gap, its bound at least
-  the counting bound (it read -32 trillion on the second, the relaxation's own).
+  the counting bound (it read -32 trillion on the second, the relaxation's own);
+* ``contiguity:28:93``: the count path's last CP-SAT run ended at the end of its share with an
+  answer 15% better than first fit's, and its layout, finding no time left, dropped it; CP-SAT
+  runs now end a tenth of the share early (``Budget.search_deadline``).
 """
 
 from __future__ import annotations
 
 import itertools
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -33,7 +37,8 @@ from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.local_costs import MAX_STEP_STATES, NodeWalk, TooManyWalkStates, node_patterns
 from solver_placement._solver.counts.separate import fits_every_gpu
-from solver_placement._solver_settings import DEFAULT_WEIGHTS
+from solver_placement._solver.options import SolverOptions, make_solver
+from solver_placement._solver_settings import DEFAULT_WEIGHTS, Budget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from declarative_specs import make_case  # noqa: E402 - the benchmark's folder is not on the test path
@@ -60,6 +65,20 @@ def test_an_answer_among_the_patterns_of_least_bound_comes_back_with_its_gap(key
     weights = {**DEFAULT_WEIGHTS, **dict(spec.solver_options.objective)}
     assert 0 < objective_lower_bound(spec, weights) <= solution.bound <= solution.objective <= first_fit
     verify(spec, solution.placements_by_component())
+
+
+def test_a_count_answer_found_at_the_end_of_its_share_is_laid_out() -> None:
+    spec = benchmark_spec("contiguity:28:93")
+    solution = solve(spec, time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.notes) == ("counts", ()) and solution.objective < 162_048  # first fit's
+    verify(spec, solution.placements_by_component())
+
+
+def test_a_cp_sat_run_ends_at_the_search_deadline_the_rest_kept() -> None:
+    now = time.perf_counter()
+    budget = Budget(now + 10, 10, search_deadline=now + 1)
+    assert make_solver(SolverOptions(), budget).parameters.max_time_in_seconds <= 1 < budget.remaining()
+    assert make_solver(SolverOptions(), Budget(now + 10, 10)).parameters.max_time_in_seconds > 9
 
 
 def one_per_gpu(gpus: range, num_hardware: int) -> Assignment:
