@@ -65,6 +65,7 @@ class LevelBound:
     answer: tuple[np.ndarray, ...] | None
     value: int
     least: tuple[np.ndarray, ...]  # per shape and pattern, the least value of an answer using it (inf: not allowed)
+    generated: tuple[np.ndarray, ...] = ()  # per shape, the patterns column generation brought into the program (a mask)
 
     def needed(self, cap: int) -> tuple[np.ndarray, ...]:
         """Per shape, the patterns an answer of value at most ``cap`` may use: those whose least
@@ -105,12 +106,15 @@ def relax_level(
     if answer is None:
         return LevelBound(step * bound, None, 0, tuple(least))
     value = step * _value(kept, answer)
-    full = []
-    for counts, shape, where in zip(answer, shapes, index):
+    full, generated = [], []
+    for counts, shape, where, active in zip(answer, shapes, index, lp.active):
         spread = np.zeros(shape.costs.size, dtype=np.int64)
         spread[where] = counts
         full.append(spread)
-    return LevelBound(step * bound, tuple(full), value, tuple(least))
+        brought = np.zeros(shape.costs.size, dtype=bool)
+        brought[where[active]] = True
+        generated.append(brought)
+    return LevelBound(step * bound, tuple(full), value, tuple(least), tuple(generated))
 
 
 class LevelBounds:

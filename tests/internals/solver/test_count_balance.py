@@ -173,12 +173,14 @@ def test_a_ring_of_six_on_three_nodes_is_proven_by_counts() -> None:
 
 #: Rings of three on 2-3 nodes of 4 GPUs, each taking one shortcut of a peak level
 #: (``level_relaxation.py``): the relaxation's rounding meets its bound (no CP-SAT run), its bound
-#: reaches the cap (the level proven empty with no CP-SAT run), or neither (CP-SAT over the
-#: patterns the bound keeps).
+#: reaches the cap (the level proven empty with no CP-SAT run), or neither: CP-SAT over the
+#: patterns column generation brought in finds an answer at the bound (``_at_bound``), or, where
+#: it finds none (made so here), over the patterns the bound keeps.
 RING = ("actor", "critic", "reward")
 SHORTCUTS = [
     pytest.param(2, (1, 1, 1), (1, 1, 1), {"balance": 1, "nodes": 0}, {"answered"}, id="rounding-meets-bound"),
     pytest.param(3, (1, 3, 2), (1, 1, 2), {"balance": 3, "nodes": 10}, {"answered", "none under the cap"}, id="bound-reaches-cap"),
+    pytest.param(3, (4, 2, 3), (1, 2, 1), {"balance": 1_000, "nodes": 10_000}, {"at the bound", "none under the cap"}, id="at-the-bound"),
     pytest.param(3, (4, 2, 3), (1, 2, 1), {"balance": 1_000, "nodes": 10_000}, {"searched", "none under the cap"}, id="search-over-kept"),
 ]
 
@@ -190,6 +192,8 @@ def test_each_level_shortcut_is_at_the_flat_optimum(
     """Each way a level is decided (``LevelModel.solve``) is taken, and the count path's answer
     is still the flat model's optimum (the per-node form kept out)."""
     monkeypatch.setattr(per_node, "MOST_NODES", 0)
+    if "searched" in taken:  # the search over every pattern kept: the run among the generated ones finds nothing
+        monkeypatch.setattr(level_model.LevelModel, "_at_bound", lambda *args: None)
     seen: set[str] = set()
     solve_level, searched = level_model.LevelModel.solve, level_model.LevelModel._searched
 
@@ -199,12 +203,12 @@ def test_each_level_shortcut_is_at_the_flat_optimum(
         runs.clear()
         found = solve_level(self, peak, below)
         assert found is not None
-        seen.add("searched" if runs else "none under the cap" if found.status == "INFEASIBLE" else "answered")
+        seen.add("searched" if "CP-SAT" in runs else "at the bound" if runs else "none under the cap" if found.status == "INFEASIBLE" else "answered")
         return found
 
-    def recorded_search(self: level_model.LevelModel, *args: Any) -> Counts | None:
-        runs.append("CP-SAT")
-        return searched(self, *args)
+    def recorded_search(self: level_model.LevelModel, *args: Any, **kwargs: Any) -> Counts | None:
+        runs.append("CP-SAT" if "work" not in kwargs else "among the patterns generated")
+        return searched(self, *args, **kwargs)
 
     monkeypatch.setattr(level_model.LevelModel, "solve", recorded_solve)
     monkeypatch.setattr(level_model.LevelModel, "_searched", recorded_search)
