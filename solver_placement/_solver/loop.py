@@ -142,7 +142,8 @@ def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutErro
     placement is used only once verified). Raises ``timeout`` when neither exists. ``bound`` is
     the counting bound on the weighted terms, when first fit is measured against it."""
     if first.answer is not None and (found is None or (found.objective or 0) > _comparable(found, first.answer, first.call.weighs_contiguity)):
-        kept = first.solution(bound if found is None else found.bound, against_bound=bound is not None)
+        against = bound is not None if found is None else _without_contiguity(found, first.call.weighs_contiguity)  # a count answer's bound: on its scale
+        kept = first.solution(bound if found is None else found.bound, against_bound=against)
         if kept is not None:
             if found is not None:
                 log.info("first fit's placement (objective %d) is better than the search's (%s): kept", _comparable(found, first.answer, first.call.weighs_contiguity), found.objective)
@@ -155,4 +156,11 @@ def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutErro
 def _comparable(found: Solution, first: Answer, weighs_contiguity: bool) -> int:
     """First fit's value on the found answer's scale (the count model leaves contiguity out,
     unless the call weighs it)."""
-    return first.known("primary") if found.method == Method.COUNTS and not weighs_contiguity else first.known("objective")
+    return first.known("primary") if _without_contiguity(found, weighs_contiguity) else first.known("objective")
+
+
+def _without_contiguity(found: Solution, weighs_contiguity: bool) -> bool:
+    """Whether ``found`` is on the scale without contiguity (the count model's, unless the call
+    weighs it), so first fit is held against it, and against its bound, by its ``primary``: a
+    first fit at a count answer's bound is then proven (``topology:516:102``)."""
+    return found.method == Method.COUNTS and not weighs_contiguity

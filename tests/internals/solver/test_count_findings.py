@@ -18,7 +18,10 @@ each pinned here by its key and by the smallest rule that settles it:
   the counting bound (it read -32 trillion on the second, the relaxation's own);
 * ``contiguity:28:93``: the count path's last CP-SAT run ended at the end of its share with an
   answer 15% better than first fit's, and its layout, finding no time left, dropped it; CP-SAT
-  runs now end a tenth of the share early (``Budget.search_deadline``).
+  runs now end a tenth of the share early (``Budget.search_deadline``);
+* ``topology:516:102``: first fit, kept over such an answer among the patterns of least bound,
+  meets that answer's bound without contiguity (its scale) and is proven, as it was when the
+  count path declined and first fit met the counting bound.
 """
 
 from __future__ import annotations
@@ -72,6 +75,12 @@ def test_a_count_answer_found_at_the_end_of_its_share_is_laid_out() -> None:
     solution = solve(spec, time_limit_s=5, num_workers=1)
     assert (solution.method, solution.notes) == ("counts", ()) and solution.objective < 162_048  # first fit's
     verify(spec, solution.placements_by_component())
+
+
+def test_first_fit_at_the_bound_of_a_count_answer_is_proven() -> None:
+    spec = benchmark_spec("topology:516:102")
+    solution = solve(spec, time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.status, solution.objective, solution.bound) == ("first fit", "OPTIMAL", 5_170_000, 5_170_000)
 
 
 def test_a_cp_sat_run_ends_at_the_search_deadline_the_rest_kept() -> None:
