@@ -51,6 +51,7 @@ from tabulate import tabulate
 
 from solver_placement import InfeasiblePlacementError, Solution, SolverTimeoutError, solve, verify
 from solver_placement._replan import replan
+from solver_placement.limits import configure, current
 
 BUCKETS = ((2, 16), (17, 128), (129, 1024))
 BIG_SIZES = (8_192, 65_536)
@@ -512,6 +513,14 @@ def node_counts(text: str) -> list[int]:
     return sizes
 
 
+def trusted_processes(nodes: int) -> int:
+    """The ``max_processes`` input limit for this run: the library's default, or 32 a node where
+    that is more. The benchmark's specs are its own (trusted input, which the limit is raised
+    for): a generator filling 65,536 nodes of 8 GPUs with collocated components passes a million
+    processes (``heterogeneous:65536:0``: 1,055,548), which the default refuses as hostile."""
+    return max(current().max_processes, 32 * nodes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases-per-family", type=int, default=20, help="cases per family, spread over the size buckets (default 20)")
@@ -530,7 +539,9 @@ def main() -> None:
         return
     print(f"machine: {machine()}")
     nodes = ", ".join(f"{size:,}" for size in args.sizes) if args.sizes else f"2-{args.max_nodes:,}"
-    print(f"settings: {args.cases_per_family} cases per family, {nodes} nodes, time_limit_s {args.time_limit:g}, 1 worker, seed {args.seed}\n")
+    trusted = trusted_processes(max(args.sizes or [args.max_nodes]))
+    print(f"settings: {args.cases_per_family} cases per family, {nodes} nodes, time_limit_s {args.time_limit:g}, 1 worker, seed {args.seed}, max_processes {trusted:,}\n")
+    configure(max_processes=trusted)
     plan = planned(args)
     outcomes = []
     for _, _, case in plan:
