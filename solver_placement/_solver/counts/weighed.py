@@ -250,6 +250,7 @@ def _solved(
     keep: list[np.ndarray] = everything if relaxation is None else list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
     weight = int(weights.get("contiguity", 0))
     capped = False
+    unproven: tuple[list[Ranked], Counts, int] | None = None  # the best answer of a narrower run, kept for when a wider one finds none
     while True:
         if relaxation is not None:  # past the model's size: those of least bound, proven only if none left out could beat them
             cut, capped = relaxation.capped(keep, MAX_PATTERNS)
@@ -283,13 +284,15 @@ def _solved(
         # counts, seen only through chords, and few nodes split fractionally), so thousands stay
         # under the answer (a cycle of five on 3 nodes: 7,809; of six on 8 nodes: 9,084), and
         # CP-SAT proves neither model in its share of the time.
-        if capped and counts is not None:  # the best among those of least bound, with its gap to what a pattern left out could do
-            log.debug("unproven among the %s patterns of least bound: their answer, bounded by those left out", f"{MAX_PATTERNS:,}")
-            return ranked, counts, min(counts.bound, int(beyond))
+        if counts is not None and (unproven is None or counts.value < unproven[1].value):  # with its gap to what a pattern left out could do
+            unproven = (ranked, counts, min(counts.bound, int(beyond)))
+        if capped and unproven is not None:  # the best among those of least bound (or of a narrower run: contiguity:30:156)
+            log.debug("unproven among the %s patterns of least bound: the best answer found, bounded by those left out", f"{MAX_PATTERNS:,}")
+            return unproven
         if capped:
             return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns a better answer may use, and no answer among those of least bound")
         if relaxation is None or beyond == float("inf") or budget.remaining() <= 0:
-            return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
+            return unproven if unproven is not None else Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         # the patterns kept hold no answer: twice as many; else every pattern that could do better
         wider = list(relaxation.doubled(keep) if counts is None else relaxation.kept(counts.value))
         keep = [w | k for w, k in zip(wider, keep)] if any((w & ~k).any() for w, k in zip(wider, keep)) else everything

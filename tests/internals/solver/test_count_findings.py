@@ -15,7 +15,8 @@ each pinned here by its key and by the smallest rule that settles it:
 * ``contiguity:41:24`` and ``contiguity:450:34``: past 4,000 patterns a better answer may use,
   the answer among those of least bound was dropped for first fit's (90,252, after the flat
   search ran past the limit, against 90,012); it is returned with its gap, its bound at least
-  the counting bound (it read -32 trillion on the second, the relaxation's own);
+  the counting bound (it read -32 trillion on the second, the relaxation's own); so is, on
+  ``contiguity:30:156``, a narrower run's answer when the run over 4,000 patterns finds none;
 * ``contiguity:28:93``: the count path's last CP-SAT run ended at the end of its share with an
   answer 15% better than first fit's, and its layout, finding no time left, dropped it; CP-SAT
   runs now end a tenth of the share early (``Budget.search_deadline``);
@@ -60,7 +61,7 @@ def test_a_case_the_count_model_declined_is_proven_by_it(key: str) -> None:
     verify(spec, solution.placements_by_component())
 
 
-@pytest.mark.parametrize(("key", "first_fit"), [("contiguity:41:24", 90_252), ("contiguity:450:34", 32_934_600)])
+@pytest.mark.parametrize(("key", "first_fit"), [("contiguity:41:24", 90_252), ("contiguity:450:34", 32_934_600), ("contiguity:30:156", 516_250)])
 def test_an_answer_among_the_patterns_of_least_bound_comes_back_with_its_gap(key: str, first_fit: int) -> None:
     spec = benchmark_spec(key)
     solution = solve(spec, time_limit_s=20, num_workers=1)  # CP-SAT's share of the limit is wall time: room for a loaded machine
