@@ -22,6 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from solver_placement._solver.bounds.needs import Need, needs_of
+from solver_placement._solver.collocated_sets import linked_sets
 from solver_placement._specification.placement_spec import PlacementSpec
 
 
@@ -49,22 +50,12 @@ def _fewest_nodes(need: Need) -> int:
     return int(enough[0]) + 1 if enough.size else 0
 
 
-def _collocated_sets(spec: PlacementSpec, names: list[str]) -> list[list[str]]:
-    """The ``names`` (rule owners) in sets linked by ``collocate_with`` either way, each in the
-    given order, a name linked to none a set of its own."""
-    top = {name: name for name in names}
-
-    def root(name: str) -> str:
-        while top[name] != name:
-            name = top[name]
-        return name
-
+def _collocated_sets(spec: PlacementSpec, names: list[str]) -> list[tuple[str, ...]]:
+    """The ``names`` (rule owners) in sets linked by ``collocate_with`` either way."""
+    targets: dict[str, str] = {}
     for name in names:
         target = spec.components[name].constraints.collocate_with
         owner = spec.owner_of(target) if target is not None else None
-        if owner in top and root(owner) != root(name):
-            top[root(name)] = root(owner)
-    sets: dict[str, list[str]] = {}
-    for name in names:
-        sets.setdefault(root(name), []).append(name)
-    return list(sets.values())
+        if owner is not None and owner in names and owner != name:
+            targets[name] = owner
+    return linked_sets(names, targets)

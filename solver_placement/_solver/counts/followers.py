@@ -46,6 +46,7 @@ from math import lcm
 import numpy as np
 
 from solver_placement._solver.bounds.needs import tensor_group_on_node
+from solver_placement._solver.collocated_sets import linked_sets
 from solver_placement._solver.counts.strided import class_layout, common_progression, holey, progression_shape, shape_of
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.placement_spec import PlacementSpec
@@ -116,32 +117,12 @@ def collocations(spec: PlacementSpec, free: Mapping[str, ComponentRequest], bloc
         if owner != name:  # a component of the key its target is on shares its layout already
             targets[name] = owner
     found = []
-    for members in _connected(list(free), targets):
+    for members in linked_sets(list(free), targets):
         collocation = _collocation(spec, free, members, targets, blocks)
         if isinstance(collocation, (str, Loose)):
             return collocation
         found.append(collocation)
     return found
-
-
-def _connected(names: list[str], targets: Mapping[str, str]) -> list[tuple[str, ...]]:
-    """The components linked by ``collocate_with`` (either way), each set in config order, the
-    sets in the order of their first member."""
-    parent = {name: name for name in names}
-
-    def top(name: str) -> str:
-        while parent[name] != name:
-            parent[name] = parent[parent[name]]
-            name = parent[name]
-        return name
-
-    for name, target in targets.items():
-        first, second = sorted((top(name), top(target)), key=names.index)
-        parent[second] = first
-    sets: dict[str, list[str]] = {}
-    for name in names:
-        sets.setdefault(top(name), []).append(name)
-    return [tuple(members) for members in sets.values()]
 
 
 def _collocation(
