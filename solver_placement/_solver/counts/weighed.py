@@ -397,7 +397,9 @@ def _answer(
     value = objective_value(spec, spec.requests, assignments_, weights, {})
     preset = {name: spec.requests[name] for name, request in requests.items() if request.determined and not spec.requests[name].determined}
     fixed = objective_value(spec, preset, {name: placed[name] for name in preset}, {**weights, "balance": 0}, {}) if preset else 0  # their load is in the model's
-    bound = max(min(model_bound + fixed, value), objective_lower_bound(spec, weights))  # the counting bound where the model's is weaker (an answer among the patterns of least bound)
+    bound = min(model_bound + fixed, value)
+    if bound < value:  # the counting bound where the model's is weaker (an answer among the patterns of least bound); read only then: it reads every candidate
+        bound = max(bound, objective_lower_bound(spec, weights))
     proven = SolveStatus.OPTIMAL if status == "OPTIMAL" and value == bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, assignments_, {**weights, "contiguity": 0}, {})
     return Answer(PathName.COUNTS, Method.COUNTS, assignments_, proven, value, bound, primary=primary)
