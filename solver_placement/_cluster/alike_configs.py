@@ -21,14 +21,14 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
-from solver_placement._cluster.layout import HardwareItem
+from solver_placement._cluster.layout import HardwareItems
 from solver_placement._limits.reading import CONFIGS_PER_CHECK, check_reading
 
 #: The value types a column may hold (exact types: a subclass could compare or print otherwise).
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def alike_configs(configs: Sequence[Any], members: frozenset[int], hardware_type: str, where: str) -> tuple[HardwareItem, ...] | None:
+def alike_configs(configs: Sequence[Any], members: frozenset[int], where: str) -> HardwareItems | None:
     """The items of ``configs`` (a group's ``hardware.configs``, on the nodes ``members``) when they
     are alike and all valid, else None. Checks the reading call's limit every
     ``CONFIGS_PER_CHECK`` configs, as the one-by-one reading does."""
@@ -51,14 +51,12 @@ def alike_configs(configs: Sequence[Any], members: frozenset[int], hardware_type
                 return None
             kinds[position] = found.pop()
             columns[position] += values
-    return _items(configs, keys, columns, kinds, members, hardware_type)
+    return _items(configs, keys, columns, kinds, members)
 
 
-def _items(
-    configs: Sequence[Any], keys: tuple[str, ...], columns: list[list[Any]], kinds: list[type | None], members: frozenset[int], hardware_type: str
-) -> tuple[HardwareItem, ...] | None:
+def _items(configs: Sequence[Any], keys: tuple[str, ...], columns: list[list[Any]], kinds: list[type | None], members: frozenset[int]) -> HardwareItems | None:
     """The items of alike configs read as ``columns``, or None when one is refused (a node_rank
-    not an int or off the group, a duplicate)."""
+    not an int or off the group, a duplicate). Their configs share one tuple of keys."""
     rank = keys.index("node_rank")
     nodes = columns[rank]
     if kinds[rank] is not int or not members.issuperset(nodes):
@@ -66,6 +64,6 @@ def _items(
     compared = [list(map(repr, column)) if kind is float else column for column, kind in zip(columns, kinds)]
     if len(set(zip(*compared))) != len(configs):
         return None
-    others = [key for key in keys if key != "node_rank"]
-    rows = zip(*(column for key, column in zip(keys, columns) if key != "node_rank")) if others else repeat((), len(configs))
-    return tuple(map(HardwareItem, repeat(hardware_type), nodes, [dict(zip(others, row)) for row in rows]))
+    others = tuple(key for key in keys if key != "node_rank")
+    values = zip(*(column for key, column in zip(keys, columns) if key != "node_rank")) if others else repeat((), len(configs))
+    return HardwareItems(tuple(nodes), (others,) * len(configs), tuple(values))

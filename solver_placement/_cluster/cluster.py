@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from functools import cached_property
-from operator import attrgetter
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from solver_placement._cluster.derive import layout_with_extra_node, layout_without_nodes
-from solver_placement._cluster.layout import ClusterLayout, HardwareItem, NodeGroup
+from solver_placement._cluster.layout import ClusterLayout, HardwareItems, ItemMetadata, NodeGroup
 from solver_placement._cluster.ray_nodes import DEFAULT_CONNECT_TIMEOUT_S, ray_cluster_kwargs
 from solver_placement._cluster.schema import cluster_part, overlay_section, parse_layout, section_kwargs
 from solver_placement._cluster.schema_groups import check_group_limits
@@ -135,7 +135,7 @@ class Cluster:
         #: the launch maps to the devices Ray reserves (``ray_launch.free_gpus``).
         self.free_gpus_only = layout.free_gpus_only
         check_reading("reading the cluster")  # under a call's limit: the table below is ~0.3 s of 16,384 nodes of robots
-        self._build_hardware_table([item for spec in layout.groups for item in spec.items])
+        self._build_hardware_table([(spec.custom_type, spec.items) for spec in layout.groups if spec.custom_type is not None and spec.items])
         self.node_groups: dict[str, NodeGroup] = {
             spec.label: NodeGroup(spec.label, spec.node_ranks, spec.resource_type(layout.gpus), spec.env_configs) for spec in layout.groups
         }
@@ -218,31 +218,32 @@ class Cluster:
         return describe_cluster(self.layout.gpus, self.accelerator_models, self.accelerator_types, items, groups, self.free_gpus_only)
 
     # ----------------------------------------------------------------- hardware table
-    def _build_hardware_table(self, items: Sequence[HardwareItem]) -> None:
+    def _build_hardware_table(self, custom: Sequence[tuple[str, HardwareItems]]) -> None:
+        """The physical ids' table: ``custom`` holds each group's hardware type and items, in
+        config order."""
         num_accelerators = int(self.gpus_per_node.sum())
         acc_node = np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.gpus_per_node)
         acc_start = np.concatenate(([0], np.cumsum(self.gpus_per_node)[:-1]))
         acc_local = np.arange(num_accelerators, dtype=np.int64) - np.repeat(acc_start, self.gpus_per_node)
-        types = list(map(attrgetter("type"), items))
-        custom_types = list(dict.fromkeys(types))
+        custom_types = list(dict.fromkeys(kind for kind, _ in custom))
         self.kinds: tuple[str, ...] = (ACCELERATOR, *custom_types, NODE)
         # items by kind, node, then config order (a stable sort), numbered on each node from 0:
         # as arrays, since 65,536 nodes hold 655,360 robots
         kind_of = {kind: 1 + index for index, kind in enumerate(custom_types)}
-        stated_kind = np.array(list(map(kind_of.__getitem__, types)), dtype=np.int64)
-        stated_node = np.array(list(map(attrgetter("node_rank"), items)), dtype=np.int64)
+        sizes = [len(items) for _, items in custom]
+        stated_kind = np.repeat(np.array([kind_of[kind] for kind, _ in custom], dtype=np.int64), sizes)
+        stated_node = np.fromiter(chain.from_iterable(items.node_ranks for _, items in custom), dtype=np.int64, count=sum(sizes))
         order = np.lexsort((stated_node, stated_kind))
         custom_node, custom_kind = stated_node[order], stated_kind[order]
         starts = np.flatnonzero(np.diff(custom_kind, prepend=-1) | np.diff(custom_node, prepend=-1))  # each (kind, node)'s first
-        custom_local = np.arange(len(items), dtype=np.int64) - np.repeat(starts, np.diff(starts, append=len(items)))
-        ordered = list(map(items.__getitem__, order.tolist()))
+        custom_local = np.arange(order.size, dtype=np.int64) - np.repeat(starts, np.diff(starts, append=order.size))
         self.hw_node = np.concatenate((acc_node, custom_node, np.arange(self.num_nodes, dtype=np.int64)))
         self.hw_kind = np.concatenate(
             (np.zeros(num_accelerators, dtype=np.int64), custom_kind, np.full(self.num_nodes, len(self.kinds) - 1))
         )
         self.hw_local = np.concatenate((acc_local, custom_local, np.zeros(self.num_nodes, dtype=np.int64)))
-        self.hw_metadata: dict[int, Mapping[str, Any]] = dict(zip(range(num_accelerators, num_accelerators + len(ordered)), map(attrgetter("metadata"), ordered)))
-        self._node_item_offset = num_accelerators + len(ordered)
+        self.hw_metadata: Mapping[int, Mapping[str, Any]] = ItemMetadata(num_accelerators, order, [items for _, items in custom])
+        self._node_item_offset = num_accelerators + order.size
 
     @property
     def num_accelerators(self) -> int:

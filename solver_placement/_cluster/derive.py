@@ -68,10 +68,10 @@ def _grown(group: GroupSpec, like: int, new: int) -> GroupSpec:
     ``like``; its ranks are then listed, and an env config for ``all`` its nodes covers ``new``."""
     if like not in group.node_ranks:
         return group
-    copies = tuple(replace(item, node_rank=new) for item in group.items if item.node_rank == like)
+    copies = group.items.kept([node == like for node in group.items.node_ranks]).moved(new)
     nodes = tuple(sorted({*group.node_ranks, new}))
     envs = tuple(replace(env, node_ranks=nodes) if position in group.env_all else env for position, env in enumerate(group.env_configs))
-    return replace(group, node_ranks=nodes, items=(*group.items, *copies), env_configs=envs, ranges=())
+    return replace(group, node_ranks=nodes, items=group.items + copies, env_configs=envs, ranges=())
 
 
 def layout_without_nodes(layout: ClusterLayout, lost: Set[int], survivors: str | None) -> ClusterLayout:
@@ -113,5 +113,5 @@ def _surviving(group: GroupSpec, lost: Set[int], gpus: tuple[int, ...]) -> Group
         replace(env, node_ranks=kept) for env in group.env_configs if (kept := tuple(node for node in env.node_ranks if node not in lost))
     )
     pinned = ACCELERATOR if group.custom_type is None and group.resource_type(gpus) == ACCELERATOR else group.hardware_type
-    items = tuple(item for item in group.items if item.node_rank not in lost)
+    items = group.items.kept([node not in lost for node in group.items.node_ranks])
     return replace(group, node_ranks=nodes, items=items, hardware_type=pinned, env_configs=envs, ranges=(), env_all=frozenset())

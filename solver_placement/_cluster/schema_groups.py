@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from solver_placement._cluster.alike_configs import alike_configs
-from solver_placement._cluster.layout import EnvConfig, GroupSpec, HardwareItem
+from solver_placement._cluster.layout import EnvConfig, GroupSpec, HardwareItems
 from solver_placement._cluster.ranks import format_ranks, is_all, parse_rank_list, rank_ranges, ranks_within
 from solver_placement._cluster.worker_env import check_env_var
 from solver_placement._config import check_keys, gigabytes, require_mapping, text
@@ -60,13 +59,13 @@ def admit_group(group: GroupSpec, groups: list[GroupSpec], declared_by: dict[str
     """Append ``group`` to ``groups`` unless its label is taken or its hardware is another group's.
 
     ``declared_by`` holds, per hardware type, the group declaring it on each node: a group's
-    items are recorded a type at a time (one C-speed update for 655,360 robots), and only a
+    items are recorded at once (one C-speed update for 655,360 robots), and only a
     group that meets another's names the first of its items that does."""
     if any(group.label == other.label for other in groups):
         raise PlacementConfigError(f"cluster.node_groups: label {group.label!r} is used twice; labels must be unique")
-    for kind in dict.fromkeys(map(attrgetter("type"), group.items)):
+    if group.custom_type is not None and group.items:
+        kind, nodes = group.custom_type, group.items.node_ranks
         owners = declared_by.setdefault(kind, {})
-        nodes = [item.node_rank for item in group.items if item.type == kind]
         if not owners.keys().isdisjoint(nodes):  # another group's: the labels are unique
             node = next(node for node in nodes if node in owners)
             raise PlacementConfigError(
@@ -121,7 +120,7 @@ def check_group_limits(groups: Sequence[GroupSpec], gpus_per_node: np.ndarray, n
 
 
 def _check_item_totals(groups: Sequence[GroupSpec], gpus_per_node: np.ndarray, num_nodes: int) -> None:
-    items = [item.node_rank for group in groups for item in group.items]
+    items = [node for group in groups for node in group.items.node_ranks]
     check_hardware_counts(np.bincount(np.array(items, dtype=np.int64), minlength=num_nodes), "cluster.node_groups: hardware", "custom hardware items")
     check("max_hardware_items", int(gpus_per_node.sum()) + len(items) + num_nodes, "cluster", "the number of hardware items (accelerators, custom items and nodes)")
 
@@ -143,9 +142,9 @@ def _within(group: GroupSpec, num_nodes: int) -> GroupSpec:
     if group.custom_type is not None:
         _check_config_count(len(group.items), len(nodes), where)
     members = frozenset(nodes)
-    for position, item in enumerate(group.items):
-        if item.node_rank not in members:
-            raise PlacementConfigError(_outside_group(where, position, item.node_rank))
+    for position, node in enumerate(group.items.node_ranks):
+        if node not in members:
+            raise PlacementConfigError(_outside_group(where, position, node))
     envs = []
     for position, env in enumerate(group.env_configs):
         outside = sorted(set(env.node_ranks) - set(nodes)) if position not in group.env_all else []
@@ -186,7 +185,7 @@ def _parse_group(raw: Any, index: int, num_nodes: int) -> tuple[GroupSpec, dict[
         raise PlacementConfigError(f"{where}: ignore_hardware must be true or false, not {shown(ignore)}")
     hardware = group.get("hardware")
     custom_type: str | None = None
-    items: tuple[HardwareItem, ...] = ()
+    items = HardwareItems()
     stated_type: str | None = None
     if hardware is not None:
         if ignore:
@@ -205,7 +204,7 @@ def _parse_group(raw: Any, index: int, num_nodes: int) -> tuple[GroupSpec, dict[
     return spec, group
 
 
-def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[str, tuple[HardwareItem, ...]]:
+def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[str, HardwareItems]:
     """A group's ``hardware``: its type and one item per config, each config on a node of the group."""
     spec = require_mapping(hardware, f"{where}: hardware")
     check_keys(spec, ("type", "configs"), f"{where}: hardware", required=("type",))
@@ -217,16 +216,16 @@ def _parse_hardware(hardware: Any, nodes: tuple[int, ...], where: str) -> tuple[
         raise PlacementConfigError(f"{where}: hardware.configs must be a list of mappings")
     _check_config_count(len(configs), len(nodes), where)
     members = frozenset(nodes)  # one look-up per config: a scan of the group's nodes made 16,384 nodes' robots quadratic
-    alike = alike_configs(configs, members, hardware_type, where)
+    alike = alike_configs(configs, members, where)
     if alike is not None:
         return hardware_type, alike
-    return hardware_type, _items_one_by_one(configs, members, hardware_type, where)
+    return hardware_type, _items_one_by_one(configs, members, where)
 
 
-def _items_one_by_one(configs: list[Any], members: frozenset[int], hardware_type: str, where: str) -> tuple[HardwareItem, ...]:
+def _items_one_by_one(configs: list[Any], members: frozenset[int], where: str) -> HardwareItems:
     """The hardware items of a group's configs, each checked in turn: the first wrong config is
     the one refused, whatever it is wrong in."""
-    items = []
+    nodes, keys, values = [], [], []
     seen: set[Hashable] = set()
     for position, raw in enumerate(configs):
         if position % CONFIGS_PER_CHECK == 0:
@@ -241,9 +240,10 @@ def _items_one_by_one(configs: list[Any], members: frozenset[int], hardware_type
         if fingerprint in seen:
             raise PlacementConfigError(f"{where}: hardware.configs[{position}] duplicates an earlier config (Duplicate hardware configs found)")
         seen.add(fingerprint)
-        metadata = {key: value for key, value in config.items() if key != "node_rank"}
-        items.append(HardwareItem(hardware_type, node, metadata))
-    return tuple(items)
+        nodes.append(node)
+        keys.append(tuple(key for key in config if key != "node_rank"))
+        values.append(tuple(value for key, value in config.items() if key != "node_rank"))
+    return HardwareItems(tuple(nodes), tuple(keys), tuple(values))
 
 
 def _fingerprint(config: dict[str, Any]) -> Hashable:

@@ -105,7 +105,7 @@ class Expected:
     def signature(self, solution: Solution, node: int, shown: list[str]) -> tuple[Any, ...]:
         """What a row shows of ``node``: its hardware, the cells of the ``shown`` components and its unused GPUs."""
         cluster = solution.cluster
-        robots = sum(1 for group in cluster.layout.groups for item in group.items if item.node_rank == node)
+        robots = sum(group.items.node_ranks.count(node) for group in cluster.layout.groups)
         hardware = (int(cluster.gpus_per_node[node]), cluster.accelerator_models[node], robots)
         return hardware, tuple(self.cells[node][name] for name in shown), self.unused[node]
 

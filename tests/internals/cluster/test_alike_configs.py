@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from solver_placement import Cluster, PlacementConfigError
 from solver_placement._cluster.alike_configs import alike_configs
+from solver_placement._cluster.layout import HardwareItems
 from solver_placement._cluster.schema_groups import _items_one_by_one
 
 WHERE = "node group 'arms'"
@@ -35,24 +36,24 @@ CONFIGS = st.lists(
 )
 
 
-def one_by_one(configs: list[Any]) -> tuple[Any, ...] | str:
+def one_by_one(configs: list[Any]) -> HardwareItems | str:
     """What the one-by-one reading gives: the items, or its refusal's message."""
     try:
-        return _items_one_by_one(configs, MEMBERS, "robot", WHERE)
+        return _items_one_by_one(configs, MEMBERS, WHERE)
     except PlacementConfigError as error:
         return str(error)
 
 
-def as_read(items: tuple[Any, ...] | str) -> Any:
+def as_read(items: HardwareItems | str) -> Any:
     """Items compared with their metadata's key order (and NaN equal to NaN: the same object)."""
-    return items if isinstance(items, str) else [(item.type, item.node_rank, list(item.metadata.items())) for item in items]
+    return items if isinstance(items, str) else [(node, list(items.metadata(i).items())) for i, node in enumerate(items.node_ranks)]
 
 
 @settings(max_examples=100, deadline=None)
 @given(CONFIGS)
 def test_alike_configs_give_the_one_by_one_items_and_decline_every_config_it_refuses(configs: list[Any]) -> None:
     expected = one_by_one(configs)
-    read = alike_configs(configs, MEMBERS, "robot", WHERE)
+    read = alike_configs(configs, MEMBERS, WHERE)
     if isinstance(expected, str):
         assert read is None
     elif read is not None:
@@ -61,7 +62,7 @@ def test_alike_configs_give_the_one_by_one_items_and_decline_every_config_it_ref
 
 def test_a_robot_group_is_read_as_columns() -> None:
     configs = [{"node_rank": node % 3, "robot_ip": f"10.0.0.{node}", "port": 9000 + node, "weight": 0.5} for node in range(9)]
-    read = alike_configs(configs, MEMBERS, "robot", WHERE)
+    read = alike_configs(configs, MEMBERS, WHERE)
     assert read is not None and as_read(read) == as_read(one_by_one(configs))
 
 

@@ -32,6 +32,19 @@ def test_group_ranks_count_the_right_resources() -> None:
     assert len(cluster.resources(["node"])) == 4 and len(cluster.resources(["cluster"])) == 14
 
 
+def test_item_configs_are_looked_up_by_physical_id_only() -> None:
+    """``hw_metadata`` makes an item's config when asked (no mapping per robot built): every id of
+    a custom item, and nothing else (a GPU, a node's own item, a negative id, not an id at all)."""
+    cluster = hetero()
+    robots = cluster.resources(["robot"]).physical.tolist()
+    assert list(cluster.hw_metadata) == sorted(robots) and len(cluster.hw_metadata) == 3
+    assert dict(cluster.hw_metadata) == {hw: {"robot_ip": f"10.0.0.{i}"} for i, hw in enumerate(robots, start=1)}
+    for other in (0, cluster.num_hardware - 1, -1, "13", 13.0):
+        assert other not in cluster.hw_metadata and cluster.hw_metadata.get(other) is None
+    cluster.hw_metadata[robots[0]]["robot_ip"] = "changed"  # a copy: the cluster keeps its own
+    assert cluster.hw_metadata[robots[0]] == {"robot_ip": "10.0.0.1"}
+
+
 def test_several_groups_number_in_listed_order() -> None:
     cluster = hetero()
     both = cluster.resources(["mixed", "a800"])

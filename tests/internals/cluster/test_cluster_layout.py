@@ -22,7 +22,7 @@ def test_the_section_is_held_as_typed_values_and_no_raw_config() -> None:
     assert isinstance(layout, ClusterLayout) and layout.gpus == (8, 8, 0)
     assert layout.accelerator_types == ("AMD_GPU",) * 3 and cluster.accelerator_types == ("AMD_GPU", "AMD_GPU", "NO_ACCEL")
     (robots,) = layout.groups
-    assert isinstance(robots, GroupSpec) and robots.custom_type == "Franka" and [item.node_rank for item in robots.items] == [1, 2, 2]
+    assert isinstance(robots, GroupSpec) and robots.custom_type == "Franka" and list(robots.items.node_ranks) == [1, 2, 2]
     assert layout.shared == frozenset({"accelerator_type", "accelerator_model", "gpu_memory_gb", "node_labels"})
     with pytest.raises(dataclasses.FrozenInstanceError):
         layout.num_nodes = 4  # type: ignore[misc]

@@ -31,7 +31,7 @@ def test_two_configs_are_duplicates_exactly_when_their_json_text_is_equal(first:
         with pytest.raises(PlacementConfigError, match=r"node group 'arms': hardware.configs\[1\] duplicates an earlier config"):
             robots(a, b)
     else:
-        assert [item.metadata for item in robots(a, b).layout.groups[0].items] == [{key: first}, {other_key: second}]
+        assert [items.metadata(i) for items in [robots(a, b).layout.groups[0].items] for i in range(len(items))] == [{key: first}, {other_key: second}]
 
 
 def test_a_config_on_a_node_outside_the_group_is_named_by_its_position() -> None:
