@@ -147,13 +147,23 @@ def _ranks_of(request: ComponentRequest, items: int) -> np.ndarray:
 def _segments(nodes: np.ndarray, offsets: np.ndarray, local: np.ndarray, node_count: int) -> tuple[np.ndarray, np.ndarray]:
     """Per item (its node, offset and local id), its segment on its node: the items of one offset,
     numbered on each node by their first local id (by arrays: a dictionary per node cost 0.14 s
-    on 965 nodes); and per node, its segments (distinct offsets)."""
-    order = np.lexsort((local, offsets, nodes))
-    node_of, offset_of = nodes[order], offsets[order]
+    on 965 nodes); and per node, its segments (distinct offsets).
+
+    Items listed side by side with one node and offset (a node's run of ranks: the items come in
+    id order) are sorted as one, by their least local id: a sort of each item took 0.045 s a
+    class on 65,536 nodes of GPUs and robots."""
+    if not nodes.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(node_count, dtype=np.int64)
+    cut = np.ones(nodes.size, dtype=bool)
+    cut[1:] = (nodes[1:] != nodes[:-1]) | (offsets[1:] != offsets[:-1])
+    starts = np.flatnonzero(cut)
+    run_node, run_offset, run_local = nodes[starts], offsets[starts], np.minimum.reduceat(local, starts)
+    order = np.lexsort((run_local, run_offset, run_node))
+    node_of, offset_of = run_node[order], run_offset[order]
     opens = np.ones(order.size, dtype=bool)
     opens[1:] = (node_of[1:] != node_of[:-1]) | (offset_of[1:] != offset_of[:-1])
-    group = np.cumsum(opens) - 1  # per sorted item, its (node, offset) group
-    group_node, group_first = node_of[opens], local[order][opens]
+    group = np.cumsum(opens) - 1  # per sorted run, its (node, offset) group
+    group_node, group_first = node_of[opens], run_local[order][opens]
     ranked = np.lexsort((group_first, group_node))  # groups by node, then first local id
     node_opens = np.ones(ranked.size, dtype=bool)
     node_opens[1:] = group_node[ranked][1:] != group_node[ranked][:-1]
@@ -162,7 +172,7 @@ def _segments(nodes: np.ndarray, offsets: np.ndarray, local: np.ndarray, node_co
     rank[ranked] = np.arange(ranked.size) - first_of_node
     found = np.empty(order.size, dtype=np.int64)
     found[order] = rank[group]
-    return found, np.bincount(group_node, minlength=node_count)
+    return np.repeat(found, np.diff(starts, append=nodes.size)), np.bincount(group_node, minlength=node_count)
 
 
 def class_bases(ranks: KindRanks, cluster: Cluster) -> np.ndarray:
