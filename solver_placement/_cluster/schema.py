@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -140,7 +141,7 @@ def parse_layout(stated: Mapping[str, Any], base: ClusterLayout | None = None) -
         values = per_node(raw, num_nodes, where)
         if not isinstance(raw, (list, tuple)):
             return (read(values[0], 0),) * num_nodes, True
-        return tuple(read(value, i) for i, value in enumerate(values)), False
+        return read_each(values, read), False
 
     gpus, gpus_shared = field("num_gpus_per_node", lambda g, i: positive_int(g, f"cluster.num_gpus_per_node[{i}]", allow_zero=True))
     types, types_shared = field("accelerator_type", lambda t, i: text(t, f"cluster.accelerator_type[{i}]"))
@@ -196,6 +197,24 @@ def _free_gpus_only(value: Any, gpu_topology: object) -> bool:
             "cluster.gpu_topology (stated per device id) cannot describe them: give one or the other"
         )
     return value
+
+
+def read_each(values: list[Any], read: Callable[[Any, int], Any]) -> tuple[Any, ...]:
+    """``read(value, index)`` of each value in turn, as a per-node list states them; a list of
+    exact scalars (65,536 nodes' GPU counts or memory: a few distinct values) reads each distinct
+    value once, at its first index, in the order of first indices, so the first value refused
+    is the one a reading in turn refuses (same type and equal, same reading: 1 and 1.0 and true
+    are three values)."""
+    if not set(map(type, values)) <= _HASHABLE_SCALARS:
+        return tuple(read(value, i) for i, value in enumerate(values))
+    keys = list(zip(map(type, values), values))
+    first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))  # each key's first index
+    read_once = {key: read(key[1], index) for key, index in sorted(first.items(), key=itemgetter(1))}
+    return tuple(map(read_once.__getitem__, keys))
+
+
+#: Value types :func:`read_each` reads once per distinct value.
+_HASHABLE_SCALARS = frozenset({int, float, str, bool, type(None)})
 
 
 def per_node(value: Any, num_nodes: int, where: str) -> list[Any]:

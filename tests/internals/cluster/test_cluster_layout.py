@@ -106,3 +106,27 @@ def test_a_gpus_only_layout_is_what_its_config_states(gpus: list[int], labels: l
     typed values as the keyword arguments it stands for, read by the schema."""
     stated = [{"label": label, "node_ranks": format_ranks(ranks), "hardware_type": "Accelerator"} for label, ranks in groups.items()]
     assert gpus_layout(labels, gpus, groups) == Cluster(len(gpus), gpus, node_labels=labels, node_groups=stated).layout
+
+
+@pytest.mark.parametrize(
+    ("stated", "message"),
+    [
+        ({"num_gpus_per_node": [8, 8, 2.5, 8, -1]}, r"cluster\.num_gpus_per_node\[2\]"),
+        ({"num_gpus_per_node": [8, True, 8, True]}, r"cluster\.num_gpus_per_node\[1\]"),  # true is not 1
+        ({"gpu_memory_gb": [80, 80.0, 40, 0, 80, -3]}, r"cluster\.gpu_memory_gb\[3\] must be a positive number of GB"),
+        ({"gpu_memory_gb": [80, float("nan"), float("nan")]}, r"cluster\.gpu_memory_gb\[1\]"),
+        ({"accelerator_type": ["A", "A", None, "B"]}, r"cluster\.accelerator_type\[2\]"),
+    ],
+)
+def test_a_per_node_list_is_refused_at_its_first_wrong_value(stated: dict, message: str) -> None:
+    """A list of scalars is read once per distinct value (``schema.read_each``), and still names
+    the first wrong entry, as reading it value by value does."""
+    nodes = len(next(iter(stated.values())))
+    with pytest.raises(PlacementConfigError, match=message):
+        Cluster(num_nodes=nodes, **stated)
+
+
+def test_a_per_node_list_keeps_each_value_as_read() -> None:
+    cluster = Cluster(num_nodes=4, num_gpus_per_node=[8, 4, 8, 0], gpu_memory_gb=[80, 80.5, 80, None], accelerator_model=["H100", "A100", "H100", None])
+    assert cluster.layout.gpus == (8, 4, 8, 0) and cluster.gpu_memory_gb == [80.0, 80.5, 80.0, None]
+    assert cluster.accelerator_models == ("H100", "A100", "H100", None)
