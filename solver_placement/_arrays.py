@@ -11,10 +11,13 @@ import numpy as np
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values of a flat array, ascending (``np.unique(values)``, by one sort)."""
-    ordered = np.sort(values, kind="stable")
-    if ordered.size < 2:
-        return ordered
+    """The distinct values of a flat array, ascending (``np.unique(values)``, by one sort, or
+    none when ``values`` are already in order, as ids and node ranks usually come). The sort is
+    numpy's stable one, which merges runs already in order: ids come as a few such runs (one
+    per component or kind), where it takes a tenth of the default sort's time."""
+    if values.size < 2:
+        return np.sort(values)
+    ordered = values if bool((values[1:] >= values[:-1]).all()) else np.sort(values, kind="stable")
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
 
 
