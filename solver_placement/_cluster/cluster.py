@@ -315,9 +315,10 @@ class Cluster:
         return f"{counted(self.num_nodes, 'node')}, {shape}{extra}"
 
     @cached_property
-    def node_accelerator_ids(self) -> list[list[str]]:
-        """Per node, the visible-device strings of all its accelerators ("0".."n-1"): a new list
-        per node, copied from one per GPU count (65,536 nodes: 0.1 s as one string at a time)."""
+    def node_accelerator_ids(self) -> tuple[tuple[str, ...], ...]:
+        """Per node, the visible-device strings of all its accelerators ("0".."n-1"): one tuple per
+        GPU count, shared by the nodes of that count (65,536 nodes: 0.1 s as one string at a time,
+        0.02 s as a list copied per node)."""
         counts = self.gpus_per_node.tolist()
-        ids = {count: [str(i) for i in range(count)] for count in set(counts)}
-        return [ids[count].copy() for count in counts]
+        ids = {count: tuple(str(i) for i in range(count)) for count in set(counts)}
+        return tuple(map(ids.__getitem__, counts))

@@ -68,7 +68,7 @@ def _device_fields(where: str, record: Placement, cluster: Cluster) -> Iterator[
     node = record.cluster_node_rank
     own_gpus = record.hardware_type == ACCELERATOR
     isolated = own_gpus and record.isolate_accelerator
-    expected_visible = [str(g) for g in record.local_hardware_ranks] if isolated else cluster.node_accelerator_ids[node]
+    expected_visible = [str(g) for g in record.local_hardware_ranks] if isolated else list(cluster.node_accelerator_ids[node])
     if own_gpus and record.visible_accelerators != expected_visible:
         yield f"{where}: visible_accelerators {record.visible_accelerators}, expected {expected_visible}"
     expected_first = record.local_hardware_ranks[0] if own_gpus and record.local_hardware_ranks else -1

@@ -14,6 +14,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.ranks import format_ranks
 from solver_placement._constants import ACCELERATOR
@@ -94,6 +95,7 @@ def _sees_its_node(arrays: RecordColumns, columns: Columns, others: np.ndarray, 
         return False
     if keys.hide_accelerators:
         return True
-    devices, gpus = cluster.node_accelerator_ids, cluster.gpus_per_node.tolist()
-    expected = {count: [str(g) for g in range(count)] for count in set(gpus)}  # one list per GPU count, not per node
-    return all(devices[node] == expected[gpus[node]] for node in np.unique(columns.node[others]).tolist())
+    gpus = cluster.gpus_per_node.tolist()
+    expected = {count: tuple(str(g) for g in range(count)) for count in set(gpus)}  # one per GPU count, not per node
+    nodes = distinct(columns.node[others]).tolist()
+    return list(map(cluster.node_accelerator_ids.__getitem__, nodes)) == list(map(expected.__getitem__, map(gpus.__getitem__, nodes)))
