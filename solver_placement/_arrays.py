@@ -46,9 +46,7 @@ def row_groups(rows: np.ndarray) -> list[np.ndarray]:
     (a void view, 0.05-0.1 s a call) with a dict entry per node took 0.3-0.7 s a solve."""
     if not rows.shape[0]:
         return []
-    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
-    ordered = rows[order]
-    starts = np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
+    order, starts = _sorted_rows(rows)
     groups = np.split(order, starts[1:])
     return [groups[g] for g in np.argsort(order[starts], kind="stable").tolist()]
 
@@ -73,6 +71,14 @@ def _sorted_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The positions of the rows in ascending order (stable) and where each distinct row starts."""
     if not rows.shape[0]:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    rows = rows[:, rows.min(axis=0) != rows.max(axis=0)]  # a column alike on every row orders none of them
     order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
     ordered = rows[order]
     return order, np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
+
+
+def varying(columns: list[np.ndarray]) -> list[np.ndarray]:
+    """The columns (one value per row each) that differ between rows: those a grouping of rows
+    needs. A large cluster's nodes are mostly alike, and stacking every column of its 65,536
+    nodes before dropping these took 0.07 s."""
+    return [column for column in columns if column.size and column.min() != column.max()]

@@ -19,7 +19,7 @@ from itertools import combinations
 import numpy as np
 from ortools.sat.python import cp_model
 
-from solver_placement._arrays import distinct_rows
+from solver_placement._arrays import distinct_rows, varying
 from solver_placement._errors import Statement
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, TOGETHER, Relation
@@ -205,6 +205,7 @@ def _node_types(
     columns += [r.nodes.astype(np.int64) for r in relations]
     columns += [r.room for r in relations if r.room is not None]
     columns += list(unions)
-    table = np.stack(columns, axis=1) if columns else np.zeros((num_nodes, 0), dtype=np.int64)
+    kept = varying(columns)
+    table = np.stack(kept, axis=1) if kept else np.zeros((num_nodes, 0), dtype=np.int64)
     first, sizes = distinct_rows(table)
     return first.tolist(), sizes
