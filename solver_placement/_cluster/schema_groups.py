@@ -138,7 +138,7 @@ def _within(group: GroupSpec, num_nodes: int) -> GroupSpec:
     must name nodes (``all``: every node), its hardware and env configs nodes of the group."""
     where = f"node group {group.label!r}"
     ranges = group.stated_ranges()
-    nodes = tuple(int(n) for n in ranks_within(ranges, num_nodes, "node_ranks", where))
+    nodes = tuple(ranks_within(ranges, num_nodes, "node_ranks", where).tolist())
     if group.custom_type is not None:
         _check_config_count(len(group.items), len(nodes), where)
     members = frozenset(nodes)
@@ -179,7 +179,7 @@ def _parse_group(raw: Any, index: int, num_nodes: int) -> tuple[GroupSpec, dict[
     label = parse_label(group["label"], index)
     where = f"node group {label!r}"
     ranges = rank_ranges(group["node_ranks"], "node_ranks", where)
-    nodes = tuple(int(n) for n in ranks_within(ranges, num_nodes, "node_ranks", where))
+    nodes = tuple(ranks_within(ranges, num_nodes, "node_ranks", where).tolist())
     ignore = group.get("ignore_hardware", False)
     if not isinstance(ignore, bool):
         raise PlacementConfigError(f"{where}: ignore_hardware must be true or false, not {shown(ignore)}")

@@ -98,11 +98,13 @@ class ComponentRequest:
     def subset(self, processes: np.ndarray) -> ComponentRequest:
         """The same request restricted to some processes (kept in the given order)."""
         lo, hi = self.indptr[processes], self.indptr[processes + 1]
-        picks = np.concatenate([np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist())]) if processes.size else np.zeros(0, dtype=np.int64)
+        lengths = hi - lo
+        indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        picks = np.arange(int(indptr[-1]), dtype=np.int64) + np.repeat(lo - indptr[:-1], lengths)  # each process's entries, in turn
         return replace(
             self,
             amount=self.amount[processes],
-            indptr=np.concatenate(([0], np.cumsum(hi - lo))),
+            indptr=indptr,
             cand_rank=self.cand_rank[picks],
             cand_hw=self.cand_hw[picks],
             origin=self.origin[processes],
