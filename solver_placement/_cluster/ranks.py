@@ -65,8 +65,12 @@ def format_ranks(ranks: Iterable[int]) -> str:
 def rank_runs(ordered: Sequence[int]) -> tuple[RankRange, ...]:
     """Ascending distinct ranks as runs of consecutive ones: where a run ends (a rank not one past
     the one before), a range object per run, not per rank (65,536 nodes of one group)."""
-    ends = [position for position, (rank, following) in enumerate(zip(ordered, ordered[1:]), start=1) if following != rank + 1]
-    return tuple(RankRange(ordered[first], ordered[end - 1]) for first, end in zip([0, *ends], [*ends, len(ordered)])) if ordered else ()
+    if not len(ordered):
+        return ()
+    ranks = np.asarray(ordered, dtype=np.int64)
+    ends = (np.flatnonzero(ranks[1:] != ranks[:-1] + 1) + 1).tolist()  # by arrays: a pass in Python was 0.02 s of 65,536 nodes
+    firsts, lasts = ranks[[0, *ends]].tolist(), ranks[[end - 1 for end in [*ends, ranks.size]]].tolist()
+    return tuple(map(RankRange, firsts, lasts))
 
 
 def is_all(text: Any) -> bool:
