@@ -132,7 +132,7 @@ def _topology(spec: PlacementSpec, free: Sequence[ComponentRequest], taken: Mapp
             if rule.required or size <= 1:
                 continue
             values = label_values(spec.cluster, rule.label)
-            candidate_values = values[spec.cluster.hw_node[distinct(request.cand_hw)]]
+            candidate_values = values[spec.cluster.hw_node[request.window_items]]
             if distinct(candidate_values).size <= 1:
                 continue
             held = values[spec.cluster.hw_node[assignment.hardware]]

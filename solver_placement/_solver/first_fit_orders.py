@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from solver_placement._arrays import distinct
 from solver_placement._solver.bounds.needs import tensor_group_on_node
 from solver_placement._solver.rules.exclusivity import exclusive_owners
 from solver_placement._specification.candidates import ComponentRequest
@@ -56,7 +55,7 @@ def placing_orders(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]
         return int(requests[name].amount.sum())
 
     def room(name: str) -> int:
-        return int(distinct(requests[name].cand_hw).size)
+        return int(requests[name].window_items.size)
 
     keys: list[Callable[[str], tuple[int, ...]]] = [
         lambda name: (-width(name), free.index(name)),

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver_placement._arrays import distinct
 from solver_placement._errors import Statement, agreeing, counted
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.statements import AMOUNT_RULE, COUNTING, noun, shape_keys
@@ -68,7 +67,7 @@ def needs_of(spec: PlacementSpec) -> dict[str, Need]:
 
 
 def _need(spec: PlacementSpec, request: ComponentRequest, copies: int) -> Need:
-    hardware = distinct(request.cand_hw)
+    hardware = request.window_items
     items = np.bincount(spec.cluster.hw_node[hardware], minlength=spec.cluster.num_nodes).astype(np.int64)
     unit = noun(request)
     if not is_free(request):

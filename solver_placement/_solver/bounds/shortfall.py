@@ -36,7 +36,7 @@ def _short(request: ComponentRequest, cluster: Cluster) -> Statement | None:
     processes, per_process, stride = request.num_processes, int(request.amount[0]), request.stride or 1
     # a free window is one shared row (overlapping groups may list an item twice, as the ranks
     # do); a filled window's rows are blocks of it, each item once
-    window = request.cand_hw[: int(request.indptr[1])] if request.shared_window else distinct(request.cand_hw)
+    window = request.cand_hw[: int(request.indptr[1])] if request.shared_window else request.window_items
     resources, noun = request.resources, component_noun(request.resources)
     keys = ("processes", *(["hardware_per_process"] if per_process > 1 else []), *(["stride"] if stride > 1 else []), "node_group")
     needed = processes * per_process // request.max_share

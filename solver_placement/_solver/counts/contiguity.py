@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from ortools.sat.python import cp_model
 
-from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.patterns import Shape
@@ -85,7 +84,7 @@ def rank_bases(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
                 rank_of[request.cand_hw] = request.cand_rank
             else:
                 np.minimum.at(rank_of, request.cand_hw, request.cand_rank)
-            held = distinct(request.cand_hw)
+            held = request.window_items
             nodes = cluster.hw_node[held]
             offset = rank_of[held] - cluster.hw_local[held]  # one number per node when ranks follow local ids
             low = np.full(cluster.num_nodes, np.iinfo(np.int64).max, dtype=np.int64)

@@ -143,7 +143,7 @@ def splits(spec: PlacementSpec, requests: Mapping[str, ComponentRequest]) -> boo
     kind, :func:`count_by_kind`, so a GPU class never counts a robot rank string's items as
     GPUs it is kept off); specs of GPUs alone never do."""
     gpu = spec.cluster.kinds.index(ACCELERATOR)
-    return any(bool((spec.cluster.hw_kind[distinct(r.cand_hw)] != gpu).any()) for r in requests.values())
+    return any(bool((spec.cluster.hw_kind[r.window_items] != gpu).any()) for r in requests.values())
 
 
 def count_by_kind(

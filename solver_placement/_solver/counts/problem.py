@@ -246,7 +246,7 @@ def window_per_node(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
     """Per node, the GPUs of a free request's window: what one node offers its groups, read the
     same way by every part of the count model (``kinds.py``, ``windows.py``). Every process of a
     free request has the same window, so the distinct candidates are that window."""
-    return np.bincount(cluster.hw_node[distinct(request.cand_hw)], minlength=cluster.num_nodes)
+    return np.bincount(cluster.hw_node[request.window_items], minlength=cluster.num_nodes)
 
 
 def _blocked(

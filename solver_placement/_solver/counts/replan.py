@@ -27,7 +27,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._arrays import distinct
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
@@ -93,7 +92,7 @@ def must_lose(spec: PlacementSpec, held: Held) -> int:
         request = spec.requests.get(name)
         if request is None or request.determined:
             continue
-        window = set(distinct(request.cand_hw).tolist())
+        window = set(request.window_items.tolist())
         strided = enforced_stride(request) is not None
         lost += sum(1 for items in sets if (len(items) > 1 and not strided) or not set(items) <= window)
     return lost

@@ -18,7 +18,7 @@ from collections.abc import Collection
 
 import numpy as np
 
-from solver_placement._arrays import distinct, row_groups
+from solver_placement._arrays import row_groups
 from solver_placement._solver.counts.item_memory import item_memory_mb
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -38,7 +38,7 @@ def node_classes(spec: PlacementSpec, labels: Collection[str] | None = None) -> 
         index = {value: i for i, value in enumerate(dict.fromkeys(values))}  # a node without the label: one value of its own, shared
         columns.append(np.array([index[value] for value in values], dtype=np.int64))
     for _, request in sorted(spec.requests.items()):
-        items = distinct(request.cand_hw)
+        items = request.window_items
         window = np.zeros((cluster.num_nodes, width), dtype=np.int64)
         np.add.at(window, (cluster.hw_node[items], cluster.hw_local[items]), 1)
         columns += list(window.T)

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from solver_placement._arrays import distinct
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._constants import ACCELERATOR
 from solver_placement._solver.rules.stride import enforced_stride
@@ -27,7 +26,7 @@ from solver_placement._specification.candidates import ComponentRequest
 
 def partial_nodes(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
     """Per node, whether the free request's window holds some but not all of its GPUs."""
-    held = np.bincount(cluster.hw_node[distinct(request.cand_hw)], minlength=cluster.num_nodes)
+    held = np.bincount(cluster.hw_node[request.window_items], minlength=cluster.num_nodes)
     return (held > 0) & (held < cluster.gpus_per_node)
 
 
@@ -53,7 +52,7 @@ def strides_off_ids(cluster: Cluster, members: Mapping[str, ComponentRequest], r
             continue
         rank_of = np.full(cluster.num_hardware, -1, dtype=np.int64)
         rank_of[request.cand_hw[::-1]] = request.cand_rank[::-1]  # an item listed twice: its first rank
-        items = distinct(request.cand_hw)
+        items = request.window_items
         items = items[partial[cluster.hw_node[items]]]
         neighbours = (items[1:] == items[:-1] + 1) & (cluster.hw_node[items[1:]] == cluster.hw_node[items[:-1]])
         if (rank_of[items[1:]][neighbours] - rank_of[items[:-1]][neighbours] != 1).any():

@@ -11,7 +11,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._arrays import distinct
 from solver_placement._errors import Statement, counted
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, Relation, everywhere
@@ -71,7 +70,7 @@ def bound(spec: PlacementSpec, needs: Mapping[str, Need]) -> Iterator[Relation]:
         if needs[first].copies > limit:
             yield Relation(statement, ROOM, first, first, everywhere(spec), np.zeros(cluster.num_nodes, dtype=np.int64))
             continue
-        mine = distinct(spec.requests[first].cand_hw)
+        mine = spec.requests[first].window_items
         for second, need in needs.items():
             if second == first:
                 continue

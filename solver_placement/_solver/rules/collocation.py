@@ -75,7 +75,7 @@ def _add_nesting(ctx: ModelContext, name: str, mine: ComponentRequest, target: C
             _add_nesting_in_free_target(ctx, name, mine, target, tp)
         return
     group_items = int(target.amount[0]) * tp
-    if distinct(target.cand_hw).size != target.cand_hw.size:
+    if target.window_items.size != target.cand_hw.size:
         return
     text = f"each {name} process sits inside one tensor-parallel group of {target.name} ({counted(group_items, noun(target))})"
     statement = _nesting_statement(name, target.name, text)
