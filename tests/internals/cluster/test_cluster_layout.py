@@ -42,6 +42,18 @@ def test_derived_gpu_counts_are_checked_against_the_stated_topology() -> None:
         cluster.with_gpus_per_node([4, 2])
 
 
+def test_derived_clusters_carry_each_robot_with_its_config() -> None:
+    """A group's items are columns (``HardwareItems``): a node lost takes its robots and their
+    configs with it, a node added like another gets copies of that node's, on the new node."""
+    cluster = Cluster(num_nodes=3, num_gpus_per_node=[8, 8, 0], node_groups=[ROBOTS])
+    def robots(derived: Cluster) -> list[tuple[int, dict]]:
+        return [(int(derived.hw_node[hw]), derived.hw_metadata[hw]) for hw in derived.resources(["robots"]).physical.tolist()]
+    assert robots(cluster) == [(1, {}), (2, {}), (2, {"arm": 1})]
+    assert robots(cluster.without_nodes({2})) == [(1, {})]
+    assert robots(cluster.with_extra_node(2)) == [(1, {}), (2, {}), (2, {"arm": 1}), (3, {}), (3, {"arm": 1})]
+    assert cluster.with_extra_node(0).layout.groups[0].items == cluster.layout.groups[0].items  # node 0 holds none
+
+
 def test_losing_nodes_keeps_env_configs_stated_as_all() -> None:
     cluster = Cluster(3, 8, node_groups=[{"label": "g", "node_ranks": "all", "env_configs": [{"node_ranks": "all", "env_vars": {"A": "1"}}]}])
     (env,) = cluster.without_nodes({1}).node_group("g").env_configs
