@@ -114,14 +114,14 @@ def kind_ranks(problem: CountProblem, requests: Mapping[str, ComponentRequest], 
     mixed = set()
     for c, count_class in enumerate(problem.classes):
         held = np.ones(cluster.num_hardware, dtype=bool)
-        total = np.zeros(cluster.num_hardware, dtype=np.int64)
+        member_ranks = []
         for member in count_class.members:
-            rank_of = _ranks_of(requests[member], cluster.num_hardware)
-            held &= rank_of != UNHELD
-            total += np.where(rank_of != UNHELD, rank_of - cluster.hw_local, 0)
-        items = np.flatnonzero(held)
-        offsets[c, items] = total[items]
-        found, per_node = _segments(cluster.hw_node[items], total[items], cluster.hw_local[items], cluster.num_nodes)
+            member_ranks.append(_ranks_of(requests[member], cluster.num_hardware))
+            held &= member_ranks[-1] != UNHELD
+        items = np.flatnonzero(held)  # the offsets summed over the items every member holds alone
+        total = sum((rank_of[items] for rank_of in member_ranks), np.zeros(items.size, dtype=np.int64)) - len(member_ranks) * cluster.hw_local[items]
+        offsets[c, items] = total
+        found, per_node = _segments(cluster.hw_node[items], total, cluster.hw_local[items], cluster.num_nodes)
         if per_node.max(initial=0) > MAX_SEGMENTS:
             return f"{count_class.root}: a window whose ranks on a node have more than {MAX_SEGMENTS} bases (its node groups hold more kinds, or list a node's items twice)"
         if per_node.max(initial=0) > 1:
