@@ -330,7 +330,9 @@ def _rows_first(
     ``contiguity`` family on 2-16 nodes (2,454 patterns at most), 14 are proven within
     ``ROWS_FIRST_WORK`` (at most 0.027 of it; 0.2-1.1 s CPU down to 0.01-0.09 on eight of them);
     the other three close their last unit of gap faster with rows added lazily, so they go on
-    so, from the answer found (one of them, ``contiguity:5:15``, 0.26 -> 0.59 s CPU)."""
+    so, from the answer found (one of them, ``contiguity:5:15``, 0.26 -> 0.59 s CPU). A first
+    run with no answer, or one more than ``FAR_GAP`` above its bound, is first repeated from the
+    heavy-first answer with the same work: from a far answer the lazy run rarely closes the gap."""
     first = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=hint, tuning={**ROWS_FIRST, "max_deterministic_time": ROWS_FIRST_WORK})
     if (first is not None and first.status == "OPTIMAL") or not again:
         return first
