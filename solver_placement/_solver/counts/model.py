@@ -95,6 +95,7 @@ def solve_counts(
     below: int | None = None,
     hint: Mapping[tuple[int, int, int], int] | None = None,
     tuning: Mapping[str, object] | None = None,
+    between: tuple[int, int] | None = None,
 ) -> Counts | None:
     """The best counts within ``budget`` (one worker, the options' seed: the same answer on any
     machine), or None when CP-SAT finds none in time or proves there is none.
@@ -116,7 +117,10 @@ def solve_counts(
     (nodes per (shape, table, pattern), those used; the rest 0) is an answer the search starts
     from (``heavy_first.py``). ``tuning``: further CP-SAT parameters of the first run (a model
     its default search proves slowly: ``kind_ranks.SPLIT_SEARCH``; ``weighed.py``'s first run
-    with every linear row in its relaxation from the start, its work bounded)."""
+    with every linear row in its relaxation from the start, its work bounded). ``between``
+    (least, most): the objective's domain, an earlier run's bound over the same model and one
+    less than its answer: a proof of none there is ``Counts`` with status ``INFEASIBLE``, the
+    earlier answer then the best (``weighed._rows_first``)."""
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups
@@ -210,10 +214,13 @@ def solve_counts(
             groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
             return Counts(_used(solver, uses), "OPTIMAL", value, value, groupings, joint_values(solver.value, boxes))
     minimize(model, weighted)
+    if between is not None:
+        offset = int(model.proto.objective.offset)
+        model.proto.objective.domain.extend((between[0] - offset, between[1] - offset))
     if hint is not None:
         add_hints(model, uses.values(), (hint.get(key, 0) for key in uses))
     solver, status = solve_model(model, one_worker, budget, **parameters)
-    if status == cp_model.INFEASIBLE and (peak_at_most is not None or below is not None):
+    if status == cp_model.INFEASIBLE and (peak_at_most is not None or below is not None or between is not None):
         return Counts({}, "INFEASIBLE", 0, 0)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None

@@ -11,6 +11,7 @@ pair weighed by its rank).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -127,7 +128,8 @@ def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: i
     flat optimum; where it proves its answer, no second run. A first run that found no answer, or
     one far from its bound (``weighed.FAR_GAP``), may be retried first from the heavy-first
     answer (tuned as it was, the one tuned run given a start), and what follows that retry is
-    the second run only where it proved nothing too."""
+    the second run only where it proved nothing too. The second run searches only between the
+    first's bound and one below its answer."""
     monkeypatch.setattr(weighed, "ROWS_FIRST_WORK", 1e-6)
     runs: list[tuple[bool, bool, str | None]] = []  # (the run's tuning, whether it had a start, its status)
     followed: list[bool] = []
@@ -135,6 +137,10 @@ def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: i
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         found = solve_counts(*args, **kwargs)
+        between = kwargs.get("between")
+        if between is not None:  # a second run, from an unproven first answer: below it, above that run's bound
+            assert kwargs.get("tuning") is None and kwargs.get("hint") is not None and between[0] <= between[1]
+            assert found is None or found.status == "INFEASIBLE" or between[0] <= found.bound <= found.value <= between[1]
         runs.append((kwargs.get("tuning") is not None, kwargs.get("hint") is not None, None if found is None else found.status))
         return found
 
@@ -153,6 +159,32 @@ def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: i
 
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check))()
     assert any(followed), "no draw's first run stopped unproven: the second run was never held"
+
+
+def test_a_second_run_that_finds_nothing_below_the_first_answer_proves_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run's answer is the optimum but left unproven (its bound set 7 below, as a run
+    out of work leaves it): the second run, kept between that bound and one below the answer,
+    proves there is no answer there, and the first answer comes back proven, with its value."""
+    spec = PlacementSpec.build(Cluster(3, 8), CYCLE_OF_FIVE)
+    weights = {"contiguity": 1, "nodes": 1}
+    proven = solve(spec, time_limit_s=20, objective=weights)
+    seconds: list[tuple[tuple[int, int], str | None]] = []
+    solve_counts = weighed.solve_counts
+
+    def unproven_first(*args: Any, **kwargs: Any) -> Any:
+        found = solve_counts(*args, **kwargs)
+        if kwargs.get("tuning") is not None and found is not None and found.status == "OPTIMAL":
+            return replace(found, status="FEASIBLE", bound=found.value - 7)
+        if kwargs.get("between") is not None:
+            seconds.append((kwargs["between"], None if found is None else found.status))
+        return found
+
+    monkeypatch.setattr(weighed, "solve_counts", unproven_first)
+    again = solve(spec, time_limit_s=20, objective=weights)
+    assert (proven.method, proven.status, proven.objective) == ("counts", "OPTIMAL", 218)
+    assert (again.method, again.status, again.objective, again.bound) == ("counts", "OPTIMAL", 218, 218)
+    assert seconds == [((211, 217), "INFEASIBLE")]
+    verify(again.spec, again.placements_by_component())
 
 
 #: Five components in a cycle of exclusions on 3 x 8 GPUs (the benchmark's ``contiguity:3:0``):
@@ -210,9 +242,25 @@ def test_a_trial_that_proves_nothing_counts_every_pattern(monkeypatch: pytest.Mo
 def test_trials_among_the_patterns_of_least_reduced_cost_keep_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every spec with ``contiguity`` weighed tried first among the patterns of least reduced
     cost (``RANKED_RELAXED_PAST`` 0): a proven answer, from the trial or from every pattern after
-    it, is still the flat optimum."""
+    it, is still the flat optimum. No model is solved twice alike (the same patterns, tuning and
+    start): a trial that would hold every pattern is the whole model's run, made once."""
     monkeypatch.setattr(weighed, "RANKED_RELAXED_PAST", 0)
-    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check_random))()
+    runs: list[tuple[object, int, str, bool, object]] = []  # (problem, patterns, tuning, started, objective's domain)
+    solve_counts = weighed.solve_counts
+
+    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append((problem, sum(shape.size for shape in shapes), repr(kwargs.get("tuning")), kwargs.get("hint") is not None, kwargs.get("between")))
+        return solve_counts(problem, shapes, *args, **kwargs)
+
+    monkeypatch.setattr(weighed, "solve_counts", recorded)
+
+    def check(case: tuple[Cluster, dict[str, Any]], weights: dict[str, int]) -> None:
+        runs.clear()
+        check_random(case, weights)
+        alike = [(id(problem), *rest) for problem, *rest in runs]  # the problems held in ``runs``: no id reused
+        assert len(set(alike)) == len(alike), alike
+
+    settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check))()
 
 
 #: Six components in a cycle of exclusions, one GPU per process, on 8-GPU nodes: 49,347

@@ -26,7 +26,10 @@ each pinned here by its key and by the smallest rule that settles it:
 * ``contiguity:24:61`` (session 49; a cycle of four exclusions): the first run's answer was 94%
   above its bound, the second run from it unproven after 2.1 s, and first fit kept; an answer
   that far from its bound is run again from the heavy-first answer first
-  (``weighed.FAR_GAP``), which proves the optimum in 0.02 s.
+  (``weighed.FAR_GAP``), which proves the optimum in 0.02 s;
+* ``contiguity:364:48`` (session 50; a cycle of six on 364 nodes): the relaxation kept every one
+  of its 2,995 patterns, so its trial was the whole model's first run, and that run was made
+  twice alike (0.15-0.2 s each); it is now made once.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -43,6 +47,7 @@ import pytest
 from solver_placement import Cluster, PlacementSpec, solve, verify
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
+from solver_placement._solver.counts import weighed
 from solver_placement._solver.counts.local_costs import MAX_STEP_STATES, NodeWalk, TooManyWalkStates, node_patterns
 from solver_placement._solver.counts.separate import fits_every_gpu
 from solver_placement._solver.options import SolverOptions, make_solver
@@ -63,6 +68,21 @@ def test_a_case_the_count_model_declined_is_proven_by_it(key: str) -> None:
     solution = solve(spec, time_limit_s=5, num_workers=1)
     assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
     verify(spec, solution.placements_by_component())
+
+
+def test_a_trial_holding_every_pattern_is_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: list[tuple[int, str, bool]] = []  # (patterns, tuning, started) of each count model solved
+    solve_counts = weighed.solve_counts
+
+    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append((sum(shape.size for shape in shapes), repr(kwargs.get("tuning")), kwargs.get("hint") is not None))
+        return solve_counts(problem, shapes, *args, **kwargs)
+
+    monkeypatch.setattr(weighed, "solve_counts", recorded)
+    spec = benchmark_spec("contiguity:364:48")
+    solution = solve(spec, time_limit_s=20, num_workers=1)
+    assert (solution.method, solution.status) == ("counts", "OPTIMAL")
+    assert len(set(runs)) == len(runs), runs
 
 
 @pytest.mark.parametrize(("key", "first_fit"), [("contiguity:41:24", 90_252), ("contiguity:450:34", 32_934_600), ("contiguity:30:156", 516_250)])
