@@ -20,14 +20,12 @@ separate model, ``separate.py``), which measured faster on the ``kinds memory`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._cluster.layout import ClusterLayout
 from solver_placement._errors import InternalError
-from solver_placement._solver.rules.memory import megabytes
+from solver_placement._solver.rules.memory import memory_per_gpu
 
 
 class ItemMemoryCluster(Cluster):
@@ -66,12 +64,4 @@ def stated_per_item(cluster: Cluster) -> np.ndarray:
     return np.full(cluster.num_hardware, -1, dtype=np.int64)
 
 
-def memory_per_gpu(memory: Sequence[float | None]) -> np.ndarray:
-    """Per node, the memory (MB) each of its GPUs carries as an item in a view of several kinds
-    (-1: unknown, not checked), the view stating none per node: converted once per distinct
-    value (a cluster has a few; one conversion per node took 0.05-0.1 s a call on 65,536 nodes)."""
-    converted = {gb: -1 if gb is None else megabytes(gb) for gb in set(memory)}
-    return np.fromiter(map(converted.__getitem__, memory), dtype=np.int64, count=len(memory))
-
-
-__all__ = ["ItemMemoryCluster", "item_memory_mb", "memory_per_gpu", "stated_per_item"]
+__all__ = ["ItemMemoryCluster", "item_memory_mb", "stated_per_item"]

@@ -49,10 +49,11 @@ from solver_placement._cluster.derive import gpus_layout
 from solver_placement._constants import ACCELERATOR, CLUSTER_LABEL
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.counts.item_memory import ItemMemoryCluster, memory_per_gpu
+from solver_placement._solver.counts.item_memory import ItemMemoryCluster
 from solver_placement._solver.counts.preset import placed_first, preset
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
+from solver_placement._solver.rules.memory import memory_per_gpu
 from solver_placement._solver.solution import Method
 from solver_placement._specification.candidates import ComponentRequest
 from solver_placement._specification.grammar import ComponentSpec, ExplicitRanks

@@ -47,7 +47,7 @@ from solver_placement._arrays import distinct, sorted_by_key
 from solver_placement._cluster.cluster import Cluster
 from solver_placement._errors import InternalError
 from solver_placement._solver.counts.domain_levels import DomainLevel, JointLevel, PricedLevel, domain_levels
-from solver_placement._solver.counts.fixed_loads import Beside, fixed_loads
+from solver_placement._solver.counts.fixed_loads import Beside, FixedLoad, fixed_loads
 from solver_placement._solver.counts.followers import Blocks, Loose, collocations, common_window
 from solver_placement._solver.counts.graphs import ApartGraph, connected_parts
 from solver_placement._solver.counts.stacks import Misfit, apart_graphs, loads
@@ -230,14 +230,16 @@ def _beside(
     if beside is None:
         return None
     cluster, (found, graph_of) = spec.cluster, graphs
-    kept_off = [set(zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist())) for held in blocked]
-    graph_at, allowed_at = graph_of.tolist(), allowed.T.tolist()  # read as lists: one step per loaded GPU (every GPU of a view with memory)
-    off_any = set().union(*kept_off)
-    on_node = [frozenset(c for c, there in enumerate(row) if there) for row in allowed_at]  # what a GPU no class is kept off admits: once per node, not per GPU
-    gpus = [
-        (found[graph_at[node]], frozenset(c for c in on_node[node] if gpu not in kept_off[c]) if (gpu := (node, local)) in off_any else on_node[node], load)
-        for (node, local), load in beside.loads.items()
-    ]  # fmt: skip
+    kept_off: dict[tuple[int, int], int] = {}  # per (node, local id) some class is kept off, those classes as bits
+    for c, held in enumerate(blocked):
+        for gpu in zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist()):
+            kept_off[gpu] = kept_off.get(gpu, 0) | 1 << c
+    graph_at = graph_of.tolist()
+    on_node = [sum(1 << c for c, there in enumerate(row) if there) for row in allowed.T.tolist()]  # per node, the classes allowed there as bits
+    alike: dict[tuple[int, int, FixedLoad], None] = {}  # (graph, classes admitted, load) of each loaded GPU, alike ones once in the order met
+    for (node, local), load in beside.loads.items():  # one step per loaded GPU (every GPU of a view with memory): bits and a lookup
+        alike[graph_at[node], on_node[node] & ~kept_off.get((node, local), 0), load] = None
+    gpus = [(found[graph], frozenset(c for c in range(len(classes)) if admitted >> c & 1), load) for graph, admitted, load in alike]
     parts = connected_parts(len(classes), frozenset(pair for graph in found for pair in graph.linked))
     return replace(beside, joined=beside_joins(parts, gpus, beside.fits))
 

@@ -17,10 +17,9 @@ import numpy as np
 
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.followers import Loose
-from solver_placement._solver.counts.item_memory import memory_per_gpu
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.stacks import Misfit
-from solver_placement._solver.rules.memory import megabytes
+from solver_placement._solver.rules.memory import megabytes, memory_per_gpu
 from solver_placement._specification.placement_spec import PlacementSpec
 
 #: Most stricter problems built: each is one count model run, milliseconds to tens of them.

@@ -30,8 +30,7 @@ import numpy as np
 from solver_placement._arrays import sorted_row_groups
 from solver_placement._solver.counts.covers import Fits
 from solver_placement._solver.counts.graphs import ApartGraph, apart_graph
-from solver_placement._solver.counts.item_memory import memory_per_gpu
-from solver_placement._solver.rules.memory import megabytes
+from solver_placement._solver.rules.memory import megabytes, memory_per_gpu
 from solver_placement._specification.grammar import Memory
 from solver_placement._specification.placement_spec import PlacementSpec
 

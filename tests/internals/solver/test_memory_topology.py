@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from helpers import config, layout
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from solver_placement import InfeasiblePlacementError, PlacementConfigError, solve, verify
+from solver_placement import Cluster, InfeasiblePlacementError, PlacementConfigError, PlacementSpec, solve, verify
+from solver_placement._solver.context import ModelContext
+from solver_placement._solver.rules import memory as memory_rule
+from solver_placement._solver.rules.rule import RuleOutput
 
 ACTOR_MEMORY = {"weights": 20, "optimizer": 40, "grads": 20, "activations": 10}  # 90 GB running
 
@@ -102,3 +109,30 @@ def test_bad_cluster_memory_and_labels() -> None:
         solve(config(1, 4, {"a": "0"}, gpu_memory_gb=0))
     with pytest.raises(PlacementConfigError, match="node_labels lists 1 value but the cluster has 2 nodes"):
         solve(config(2, 4, {"a": "0"}, node_labels=[{"rack": "r0"}]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11), st.integers(1, 60), st.integers(0, 60)), min_size=1, max_size=3),
+    st.lists(st.sampled_from([None, 40, 80]), min_size=3, max_size=3),
+)
+def test_rank_strings_alone_are_checked_for_memory_as_gpu_by_gpu(holders: list[tuple[int, int, int, int]], memory: list[int | None]) -> None:
+    """Rank strings alone (``build.fixed_conflicts``) are checked by arrays
+    (``memory._check_fixed``): the same statements, in the same order, as the rule states them
+    one GPU and running component at a time (``memory._add_gpu``), on GPUs of known and unknown
+    memory, with processes stacked and spread."""
+    placement: dict[str, Any] = {}
+    for k, (first, last, active, idle) in enumerate(holders):
+        low, high = sorted((first, last))
+        weights = {"weights": active} if idle == 0 else {"weights": min(idle, active), "activations": active - min(idle, active)}
+        placement[f"c{k}"] = {"placement": f"{low}-{high}", "memory_gb": weights, "offload_weight": idle == 0}
+    spec = PlacementSpec.build(Cluster(3, 4, gpu_memory_gb=memory), placement)
+    fast = ModelContext.create(spec, spec.requests, False, {}, {})
+    memory_rule.build(fast, RuleOutput())
+    slow = ModelContext.create(spec, spec.requests, False, {}, {})
+    rule_holders = [(c.name, slow.owner(c.name), c.constraints.memory) for c in spec.components.values()]
+    for hw in sorted({hw for _, request, _ in rule_holders for hw in slow.takers(request)}):
+        limit = spec.cluster.gpu_memory_gb[int(spec.cluster.hw_node[hw])]
+        if limit is not None:
+            memory_rule._add_gpu(slow, rule_holders, hw, limit)
+    assert fast.conflicts == slow.conflicts
