@@ -35,6 +35,10 @@ MAX_CELLS = 1 << 20
 #: Most cells shifted over the whole build (cells x stacks x GPUs): about 0.2 ms per million
 #: on one core (six classes in a cycle on 8 GPUs, 72 million: 16 ms), so at most about 25 ms.
 MAX_CELL_STEPS = 120_000_000
+#: How much cheaper a cell of the table is to shift than a listed cell (a sort joins the
+#: listed ones): the list is kept while its cells times the shifts, times this, stay below the
+#: table's cells.
+SPARSE_FACTOR = 8
 
 
 def stack_sums(graph: ApartGraph, part: Sequence[int], widths: Sequence[int], allowed: Sequence[bool], room: int) -> np.ndarray | None:
@@ -52,24 +56,48 @@ def stack_sums(graph: ApartGraph, part: Sequence[int], widths: Sequence[int], al
     if cells * max(len(usable), 1) * max(room, 1) > MAX_CELL_STEPS:
         return None
     place = {k: radix ** (len(live) - 1 - i) for i, k in enumerate(live)}
-    shifts = sorted({sum(place[k] for k in stack) for stack in usable})
+    codes = _sums(np.array(sorted({sum(place[k] for k in stack) for stack in usable}), dtype=np.int64), max(room, 0), cells)
+    gpus = np.empty((codes.size, len(live)), dtype=np.int64)  # per cell, its digits: the GPUs of each live class
+    rest = codes
+    for i in range(len(live) - 1, -1, -1):  # least significant digit first, one divmod a class (a division per cell and class cost twice as much)
+        rest, gpus[:, i] = np.divmod(rest, radix)
+    whole = np.ones(codes.size, dtype=bool)
+    for i, k in enumerate(live):
+        if widths[k] > 1:
+            whole &= gpus[:, i] % widths[k] == 0
+    groups = np.zeros((int(whole.sum()), size), dtype=np.int64)
+    groups[:, live] = gpus[whole] // np.array([widths[k] for k in live], dtype=np.int64)
+    return groups
+
+
+def _sums(shifts: np.ndarray, room: int, cells: int) -> np.ndarray:
+    """The cells ``room`` GPUs reach from the empty one, each adding one of ``shifts`` or
+    nothing, ascending. While the cells reached are few, as a list of cells each GPU step
+    shifts (``limits:80:4``: six classes in a ring on 8 GPUs, 531,441 cells but a few thousand
+    reached: 37 -> a few ms), then as the table, whose step costs every cell."""
+    codes = np.zeros(1, dtype=np.int64)
+    for step in range(room):
+        if codes.size * max(shifts.size, 1) * SPARSE_FACTOR > cells:  # dense enough: the table from here
+            return _table_sums(codes, shifts, room - step, cells)
+        grown = np.union1d(codes, (codes[:, None] + shifts[None, :]).ravel())
+        if grown.size == codes.size:
+            break  # nothing new: more GPUs add nothing either
+        codes = grown
+    return codes
+
+
+def _table_sums(codes: np.ndarray, shifts: np.ndarray, steps: int, cells: int) -> np.ndarray:
+    """:func:`_sums` from ``codes`` on, ``steps`` more GPUs, as one boolean table of every cell."""
     held = np.zeros(cells, dtype=bool)
-    held[0] = True
-    for _ in range(max(room, 0)):
+    held[codes] = True
+    for _ in range(steps):
         grown = held.copy()
-        for shift in shifts:
+        for shift in shifts.tolist():
             grown[shift:] |= held[:-shift]
         if np.array_equal(grown, held):
-            break  # nothing new: more GPUs add nothing either
+            break
         held = grown
-    codes = np.flatnonzero(held)
-    powers = np.array([place[k] for k in live], dtype=np.int64)
-    gpus = (codes[:, None] // powers[None, :]) % radix
-    live_widths = np.array([widths[k] for k in live], dtype=np.int64)
-    whole = (gpus % live_widths == 0).all(axis=1)
-    groups = np.zeros((int(whole.sum()), size), dtype=np.int64)
-    groups[:, live] = gpus[whole] // live_widths
-    return groups
+    return np.flatnonzero(held)
 
 
 def stacks_of(graph: ApartGraph, part: tuple[int, ...], fits_together: Callable[[tuple[int, ...]], bool]) -> tuple[tuple[int, ...], ...]:
