@@ -86,11 +86,21 @@ class Beside:
     def on_node(self, node: int, capacity: int) -> tuple[FixedLoad | None, ...]:
         """Per local id of ``node`` (``capacity`` GPUs), its load or None; ``()`` when no GPU of
         the node carries one (the node needs no check by GPU for it)."""
-        here = self._by_node.get(node)
-        if here is None:
-            return ()
-        found = tuple(here.get(gpu) for gpu in range(capacity))
-        return found if any(load is not None for load in found) else ()
+        key = (node, capacity)
+        if key not in self._per_gpu:  # asked once a part and shape, node by node: each node's tuple built once
+            here = self._by_node.get(node, {})
+            found: list[FixedLoad | None] = [None] * capacity
+            for gpu, load in here.items():
+                if gpu < capacity:
+                    found[gpu] = load
+            self._per_gpu[key] = tuple(found) if any(gpu < capacity for gpu in here) else ()
+        return self._per_gpu[key]
+
+    @cached_property
+    def _per_gpu(self) -> dict[tuple[int, int], tuple[FixedLoad | None, ...]]:
+        """:meth:`on_node`'s answers, per node and capacity (``kinds memory:423:11``: 1,688 of
+        them, 0.04 s built each time)."""
+        return {}
 
     @cached_property
     def _by_node(self) -> dict[int, dict[int, FixedLoad]]:
