@@ -227,26 +227,37 @@ class Local:
             gpu += 1
         return chosen
 
-    @property
+    @cached_property
     def _steps(self) -> tuple[int, ...]:
         return self.steps or (1,) * len(self.runs)
 
+    @cached_property
+    def _slots(self) -> tuple[int, ...]:
+        """Per class, its first open run in ``opened`` (one per residue of its step)."""
+        return tuple(sum(self._steps[:k]) for k in range(len(self._steps)))
+
+    @cached_property
+    def _consecutive(self) -> bool:
+        """Whether every class's runs are of consecutive GPUs (step 1): one open run per class."""
+        return all(step == 1 for step in self._steps)
+
     def _now(self, gpu: int, opened: tuple[int, ...]) -> tuple[int, ...]:
         """Per class, how far into the open run GPU ``gpu`` may continue it is (the run of its
-        residue modulo its step)."""
-        steps = self._steps
-        return tuple(opened[sum(steps[:k]) + gpu % step] for k, step in enumerate(steps))
+        residue modulo its step): ``opened`` itself with every step 1, the search's usual case."""
+        if self._consecutive:
+            return opened
+        return tuple(opened[slot + gpu % step] for slot, step in zip(self._slots, self._steps, strict=True))
 
     def _startable(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> list[tuple[int, ...]]:
         """:meth:`_options` less the stacks that begin a progression its class's demand cannot
         end beside the ones it has open (several open at once, one per residue, may otherwise
         use up the demand half way; consecutive runs never are)."""
         options = self._options(gpu, demand, opened)
-        if all(step == 1 for step in self._steps):
+        if self._consecutive:
             return options
         now, steps, owed = self._now(gpu, opened), self._steps, []
         for k, step in enumerate(steps):
-            first = sum(steps[:k])
+            first = self._slots[k]
             owed.append(sum(self.runs[k] - into for into in opened[first : first + step] if into))
         return [stack for stack in options if all(now[k] or demand[k] - owed[k] >= self.runs[k] for k in stack)]
 
@@ -291,17 +302,24 @@ class Local:
             return tuple(left), opened
         moved, steps = list(opened), self._steps
         for k in stack:
-            slot = sum(steps[:k]) + gpu % steps[k]
+            slot = self._slots[k] + gpu % steps[k]
             moved[slot] = (opened[slot] + 1) % self.runs[k]
         return tuple(left), tuple(moved)
 
-    @property
+    @cached_property
     def longer(self) -> bool:
         """Whether some class takes its GPUs in runs longer than one."""
         return any(run > 1 for run in self.runs)
 
     def _price(self, gpu: int, stack: tuple[int, ...]) -> int:
-        return gpu * sum(self.weights[k] for k in stack)
+        if stack not in self._weighs:
+            self._weighs[stack] = sum(self.weights[k] for k in stack)
+        return gpu * self._weighs[stack]
+
+    @cached_property
+    def _weighs(self) -> dict[tuple[int, ...], int]:
+        """Per stack met, the members holding one GPU of it (each stack summed once)."""
+        return {}
 
     def _best(self, gpu: int, demand: tuple[int, ...], opened: tuple[int, ...]) -> float:
         if not any(demand):
