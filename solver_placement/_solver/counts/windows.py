@@ -24,15 +24,15 @@ from solver_placement._solver.rules.stride import enforced_stride
 from solver_placement._specification.candidates import ComponentRequest
 
 
-def partial_nodes(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
-    """Per node, whether the free request's window holds some but not all of its GPUs."""
-    held = np.bincount(cluster.hw_node[request.window_items], minlength=cluster.num_nodes)
+def partial_nodes(cluster: Cluster, held: np.ndarray) -> np.ndarray:
+    """Per node, whether a window that holds ``held`` GPUs there (``problem.window_per_node``)
+    holds some but not all of them."""
     return (held > 0) & (held < cluster.gpus_per_node)
 
 
-def outside_window(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
-    """The GPUs (physical ids, ascending) of the nodes the window holds in part that it leaves out."""
-    partial = partial_nodes(cluster, request)
+def outside_window(cluster: Cluster, request: ComponentRequest, partial: np.ndarray) -> np.ndarray:
+    """The GPUs (physical ids, ascending) of the nodes the free request's window holds in part
+    (``partial``: :func:`partial_nodes`) that it leaves out."""
     if not partial.any():
         return np.zeros(0, dtype=np.int64)
     gpus = np.flatnonzero(cluster.hw_kind == cluster.kinds.index(ACCELERATOR))
@@ -41,10 +41,10 @@ def outside_window(cluster: Cluster, request: ComponentRequest) -> np.ndarray:
     return gpus[partial[cluster.hw_node[gpus]] & ~inside[gpus]].astype(np.int64)
 
 
-def strides_off_ids(cluster: Cluster, members: Mapping[str, ComponentRequest], root: ComponentRequest) -> str:
+def strides_off_ids(cluster: Cluster, members: Mapping[str, ComponentRequest], partial: np.ndarray) -> str:
     """'' when every strided member's window ranks follow GPU ids on the nodes the root's window
-    holds in part (consecutive ids, consecutive ranks), else the first member whose do not."""
-    partial = partial_nodes(cluster, root)
+    holds in part (``partial``: :func:`partial_nodes`; consecutive ids, consecutive ranks), else
+    the first member whose do not."""
     if not partial.any():
         return ""
     for name, request in members.items():
