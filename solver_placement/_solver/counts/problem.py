@@ -231,15 +231,18 @@ def _beside(
     if beside is None:
         return None
     cluster, (found, graph_of) = spec.cluster, graphs
-    kept_off: dict[tuple[int, int], int] = {}  # per (node, local id) some class is kept off, those classes as bits
+    loaded = np.array(list(beside.loads), dtype=np.int64).reshape(len(beside.loads), 2)  # (node, local id) of each loaded GPU
+    wide = int(cluster.hw_local.max(initial=0)) + 1
+    codes = loaded[:, 0] * wide + loaded[:, 1]
+    kept_off = [0] * len(codes)  # per loaded GPU, the classes kept off it as bits: found by arrays, one class at a time
     for c, held in enumerate(blocked):
-        for gpu in zip(cluster.hw_node[held].tolist(), cluster.hw_local[held].tolist()):
-            kept_off[gpu] = kept_off.get(gpu, 0) | 1 << c
+        for at in np.flatnonzero(np.isin(codes, cluster.hw_node[held] * wide + cluster.hw_local[held])).tolist():
+            kept_off[at] |= 1 << c
     graph_at = graph_of.tolist()
     on_node = [sum(1 << c for c, there in enumerate(row) if there) for row in allowed.T.tolist()]  # per node, the classes allowed there as bits
     alike: dict[tuple[int, int, FixedLoad], None] = {}  # (graph, classes admitted, load) of each loaded GPU, alike ones once in the order met
-    for (node, local), load in beside.loads.items():  # one step per loaded GPU (every GPU of a view with memory): bits and a lookup
-        alike[graph_at[node], on_node[node] & ~kept_off.get((node, local), 0), load] = None
+    for node, off, load in zip(loaded[:, 0].tolist(), kept_off, beside.loads.values(), strict=True):  # one step per loaded GPU (every GPU of a view with memory)
+        alike[graph_at[node], on_node[node] & ~off, load] = None
     gpus = [(found[graph], frozenset(c for c in range(len(classes)) if admitted >> c & 1), load) for graph, admitted, load in alike]
     parts = connected_parts(len(classes), frozenset(pair for graph in found for pair in graph.linked))
     return replace(beside, joined=beside_joins(parts, gpus, beside.fits))
