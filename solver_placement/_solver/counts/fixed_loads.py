@@ -88,12 +88,13 @@ class Beside:
         the node carries one (the node needs no check by GPU for it)."""
         key = (node, capacity)
         if key not in self._per_gpu:  # asked once a part and shape, node by node: each node's tuple built once
-            here = self._by_node.get(node, {})
             found: list[FixedLoad | None] = [None] * capacity
-            for gpu, load in here.items():
-                if gpu < capacity:
-                    found[gpu] = load
-            self._per_gpu[key] = tuple(found) if any(gpu < capacity for gpu in here) else ()
+            held = False
+            for gpu, load in self._by_node.get(node, {}).items():  # local ids ascending: those past the capacity end it
+                if gpu >= capacity:
+                    break
+                found[gpu], held = load, True
+            self._per_gpu[key] = tuple(found) if held else ()
         return self._per_gpu[key]
 
     @cached_property
@@ -104,10 +105,11 @@ class Beside:
 
     @cached_property
     def _by_node(self) -> dict[int, dict[int, FixedLoad]]:
-        """``loads`` per node, then per local id: asked node by node (every node of a shape's
-        key, ``patterns.py``), where one look-up per GPU of the whole map was most of the time."""
+        """``loads`` per node, then per local id ascending: asked node by node (every node of a
+        shape's key, ``patterns.py``), where one look-up per GPU of the whole map was most of the
+        time."""
         found: dict[int, dict[int, FixedLoad]] = {}
-        for (node, gpu), load in self.loads.items():
+        for (node, gpu), load in sorted(self.loads.items(), key=lambda item: item[0]):
             found.setdefault(node, {})[gpu] = load
         return found
 
