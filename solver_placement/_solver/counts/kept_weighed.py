@@ -23,7 +23,7 @@ the relaxation is the layout. The answer is proven when its own objective meets 
 
 Components placed first (``preset.py``) keep what their known items keep (``kept.placed_first``)
 and cost what they cost. A weighed ``balance`` is the peak over the patterns' loads
-(``weighed.peak_term``, whole-node patterns as for a fresh spec): local ids move no load. Robots
+(``ranked_search.peak_term``, whole-node patterns as for a fresh spec): local ids move no load. Robots
 and whole nodes are stated view by view (``kept_kinds.py`` calls it on each). What it leaves to
 ``replan.py`` (None): a strided component placed first whose order of processes may give up a
 set another order keeps, a spec the count model reads otherwise (a preferred domain is counted
@@ -54,7 +54,7 @@ from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.pricer import Pricer
 from solver_placement._solver.counts.problem import CountProblem, count_problem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
-from solver_placement._solver.counts.weighed import peak_term
+from solver_placement._solver.counts.ranked_search import peak_term
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method

@@ -37,6 +37,7 @@ from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model_helper
 
 from solver_placement._solver.counts.contiguity import SECANTS, Ranked
+from solver_placement._solver.counts.glop import glop
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.ranked_runs import WalkedRun
 from solver_placement._solver.counts.reduced_costs import RunColumns, fewest_nodes
@@ -85,7 +86,7 @@ def relaxed_chords(runs: list[RunColumns], groups: list[int], contiguity: int, c
     """Per run, per rise level (its value) but the lowest, the chords ``k`` the relaxation's level
     counts passed under (``N`` in ``[k, k + 1]``) and ``BESIDE`` more on each side; None when
     GLOP finds no optimum."""
-    solver = pywraplp.Solver.CreateSolver("GLOP")
+    solver = glop()
     infinity = solver.infinity()
     objective = solver.Objective()
     class_rows = [solver.Constraint(float(g), float(g)) for g in groups]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.linear_solver import pywraplp
 
+from solver_placement._solver.counts.glop import glop
 from solver_placement._solver.counts.reduced_costs import fewest_nodes
 
 #: Rounds of column generation before the last round's duals are used as they are (the bound is
@@ -181,7 +182,7 @@ class _Program:
         self.asked = list(groups)
         self.least = fewest_nodes([(shape.part, shape.patterns) for shape in shapes], groups).astype(np.float64)
         self.scale = 1.0 + sum(shape.nodes * float(np.abs(shape.costs).max(initial=0)) for shape in shapes)
-        self.solver = pywraplp.Solver.CreateSolver("GLOP")
+        self.solver = glop()
         infinity = self.solver.infinity()
         objective = self.solver.Objective()
         self.classes = [self.solver.Constraint(float(g), float(g)) for g in groups]

@@ -78,7 +78,7 @@ from solver_placement._solver.options import Budget, SolverOptions, solve_model
 #: 0.025 s with this one, the same placement.
 MIN_PATTERNS = 400
 #: CP-SAT parameters where a shape has tables per clique (``wide strides``): the count model's,
-#: with every linear row in the relaxation from the start (as ``weighed.ROWS_FIRST``), so the
+#: with every linear row in the relaxation from the start (as ``ranked_search.ROWS_FIRST``), so the
 #: rows where linked tables agree bound the search at once. ``wide strides:130:5`` (288
 #: variables, 80 rows): 1,187 branches and 0.07-0.15 s of CPU became 146 branches and 0.004 s;
 #: the other cases of the family as before. Not where every shape has one table (``kinds

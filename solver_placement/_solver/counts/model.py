@@ -120,7 +120,7 @@ def solve_counts(
     with every linear row in its relaxation from the start, its work bounded). ``between``
     (least, most): the objective's domain, an earlier run's bound over the same model and one
     less than its answer: a proof of none there is ``Counts`` with status ``INFEASIBLE``, the
-    earlier answer then the best (``weighed._rows_first``)."""
+    earlier answer then the best (``ranked_search.rows_first``)."""
     model = cp_model.CpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups

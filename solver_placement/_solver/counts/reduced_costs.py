@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.linear_solver import pywraplp
 
+from solver_placement._solver.counts.glop import glop
 from solver_placement._solver.options import Budget
 
 #: Rounds of column and chord generation before the duals of the last round are used as they are
@@ -211,7 +212,7 @@ class _Lp:
         self.runs = runs
         self.groups = np.array(groups, dtype=np.float64)
         self.weight = contiguity
-        self.solver = pywraplp.Solver.CreateSolver("GLOP")
+        self.solver = glop()
         scale = sum(run.nodes * (float(np.abs(run.costs).max()) + contiguity * float(run.rises.max()) * run.nodes) for run in runs)
         self.scale = 1.0 + scale
         infinity = self.solver.infinity()

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from test_count_model import small_specs
 
 from solver_placement import Cluster, InfeasiblePlacementError, PlacementSpec, Solution, solve, verify
-from solver_placement._solver.counts import patterns, weighed
+from solver_placement._solver.counts import patterns, ranked_search, weighed
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver_settings import DEFAULT_WEIGHTS
 
@@ -122,18 +122,18 @@ def test_patterns_the_relaxation_leaves_out_hold_no_better_answer(examples: int,
 
 @example_tiers(20, 40)
 def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first run with every row in CP-SAT's relaxation (``weighed._rows_first``) given
+    """The first run with every row in CP-SAT's relaxation (``ranked_search.rows_first``) given
     almost no work, so that it proves only what its root decides: where it proves nothing, the
     second run (rows added lazily, started from its answer) follows and the answer is still the
     flat optimum; where it proves its answer, no second run. A first run that found no answer, or
-    one far from its bound (``weighed.FAR_GAP``), may be retried first from the heavy-first
+    one far from its bound (``ranked_search.FAR_GAP``), may be retried first from the heavy-first
     answer (tuned as it was, the one tuned run given a start), and what follows that retry is
     the second run only where it proved nothing too. The second run searches only between the
     first's bound and one below its answer."""
-    monkeypatch.setattr(weighed, "ROWS_FIRST_WORK", 1e-6)
+    monkeypatch.setattr(ranked_search, "ROWS_FIRST_WORK", 1e-6)
     runs: list[tuple[bool, bool, str | None]] = []  # (the run's tuning, whether it had a start, its status)
     followed: list[bool] = []
-    solve_counts = weighed.solve_counts
+    solve_counts = ranked_search.solve_counts
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         found = solve_counts(*args, **kwargs)
@@ -144,7 +144,7 @@ def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: i
         runs.append((kwargs.get("tuning") is not None, kwargs.get("hint") is not None, None if found is None else found.status))
         return found
 
-    monkeypatch.setattr(weighed, "solve_counts", recorded)
+    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
 
     def check(case: tuple[Cluster, dict[str, Any]], weights: dict[str, int]) -> None:
         runs.clear()
@@ -169,7 +169,7 @@ def test_a_second_run_that_finds_nothing_below_the_first_answer_proves_it(monkey
     weights = {"contiguity": 1, "nodes": 1}
     proven = solve(spec, time_limit_s=20, objective=weights)
     seconds: list[tuple[tuple[int, int], str | None]] = []
-    solve_counts = weighed.solve_counts
+    solve_counts = ranked_search.solve_counts
 
     def unproven_first(*args: Any, **kwargs: Any) -> Any:
         found = solve_counts(*args, **kwargs)
@@ -179,11 +179,35 @@ def test_a_second_run_that_finds_nothing_below_the_first_answer_proves_it(monkey
             seconds.append((kwargs["between"], None if found is None else found.status))
         return found
 
-    monkeypatch.setattr(weighed, "solve_counts", unproven_first)
+    monkeypatch.setattr(ranked_search, "solve_counts", unproven_first)
+    monkeypatch.setattr(weighed, "RANKED_RELAXED_PAST", weighed.RELAXED_PAST)  # every pattern in one model: no windows
     again = solve(spec, time_limit_s=20, objective=weights)
     assert (proven.method, proven.status, proven.objective) == ("counts", "OPTIMAL", 218)
     assert (again.method, again.status, again.objective, again.bound) == ("counts", "OPTIMAL", 218, 218)
     assert seconds == [((211, 217), "INFEASIBLE")]
+    verify(again.spec, again.placements_by_component())
+
+
+def test_a_window_answer_at_its_least_value_is_proven_without_a_second_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window (``weighed._windowed``) holds no answer below its least value (the windows before
+    proved none there), so its first answer at that value is the optimum even when the run left
+    its own bound lower (set 7 below here): no second run, whose domain would be empty."""
+    spec = PlacementSpec.build(Cluster(3, 8), CYCLE_OF_FIVE)
+    weights = {"contiguity": 1, "nodes": 1}
+    domains: list[tuple[int, int]] = []
+    solve_counts = ranked_search.solve_counts
+
+    def unproven_first(*args: Any, **kwargs: Any) -> Any:
+        domains.append(kwargs["between"])
+        found = solve_counts(*args, **kwargs)
+        if kwargs.get("tuning") is not None and found is not None and found.status == "OPTIMAL":
+            return replace(found, status="FEASIBLE", bound=found.value - 7)
+        return found
+
+    monkeypatch.setattr(ranked_search, "solve_counts", unproven_first)
+    again = solve(spec, time_limit_s=20, objective=weights)
+    assert (again.method, again.status, again.objective, again.bound) == ("counts", "OPTIMAL", 218, 218)
+    assert domains == [(218, 218)]
     verify(again.spec, again.placements_by_component())
 
 
@@ -201,13 +225,13 @@ CYCLE_OF_FIVE = {
 def counted_patterns(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The patterns of each count model ``weighed.py`` solves, as they are solved."""
     sizes: list[int] = []
-    solve_counts = weighed.solve_counts
+    solve_counts = ranked_search.solve_counts
 
     def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
         sizes.append(sum(shape.size for shape in shapes))
         return solve_counts(problem, shapes, *args, **kwargs)
 
-    monkeypatch.setattr(weighed, "solve_counts", recorded)
+    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
     return sizes
 
 
@@ -222,20 +246,28 @@ def test_many_patterns_with_ranks_weighed_are_first_counted_among_those_of_least
     assert len(sizes) == 1 and sizes[0] < 1_000
 
 
-def test_a_trial_that_proves_nothing_counts_every_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the patterns of least reduced cost hold no answer proven best (a relaxation's bound
-    one below the optimum: 74 of 741 patterns hold 1,098, not 1,060), the trial is dropped and
-    every pattern counted, as below ``RANKED_RELAXED_PAST``: the same proven answer."""
-    placement = {name: {**body, "tensor_parallel_size": 2} for name, body in CYCLE_OF_FIVE.items()}  # the benchmark's ``contiguity:4:10``
+def test_windows_above_the_relaxations_bound_prove_the_whole_models_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the relaxation's bound sits below the optimum (the benchmark's ``contiguity:4:10``:
+    its 74 patterns of least reduced cost hold no answer at the bound, 1,059), the first window
+    proves that, and the next, twice as wide, holds the 153 patterns an answer up to 1,061 may use
+    and proves 1,060 among them: the answer of the model over all 741 patterns."""
+    placement = {name: {**body, "tensor_parallel_size": 2} for name, body in CYCLE_OF_FIVE.items()}
     placement["ref"] = {"processes": 6, "exclusive_with": ["judge"]}
     spec = PlacementSpec.build(Cluster(4, 8), placement)
     weights = {"contiguity": 5, "nodes": 1}
     whole = solve(spec, time_limit_s=20, objective=weights)
     monkeypatch.setattr(weighed, "RANKED_RELAXED_PAST", 100)
-    sizes = counted_patterns(monkeypatch)
-    tried = solve(spec, time_limit_s=20, objective=weights)
-    assert (tried.method, tried.status, tried.objective) == (whole.method, whole.status, whole.objective) == ("counts", "OPTIMAL", 1_060)
-    assert len(sizes) == 2 and sizes[0] < sizes[1] == 741
+    runs: list[tuple[int, tuple[int, int]]] = []
+    solve_counts = ranked_search.solve_counts
+
+    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append((sum(shape.size for shape in shapes), kwargs["between"]))
+        return solve_counts(problem, shapes, *args, **kwargs)
+
+    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
+    windowed = solve(spec, time_limit_s=20, objective=weights)
+    assert (windowed.method, windowed.status, windowed.objective) == (whole.method, whole.status, whole.objective) == ("counts", "OPTIMAL", 1_060)
+    assert runs == [(74, (1_059, 1_059)), (153, (1_060, 1_061))]
 
 
 @example_tiers(10, 60)
@@ -246,13 +278,13 @@ def test_trials_among_the_patterns_of_least_reduced_cost_keep_the_flat_optimum(e
     start): a trial that would hold every pattern is the whole model's run, made once."""
     monkeypatch.setattr(weighed, "RANKED_RELAXED_PAST", 0)
     runs: list[tuple[object, int, str, bool, object]] = []  # (problem, patterns, tuning, started, objective's domain)
-    solve_counts = weighed.solve_counts
+    solve_counts = ranked_search.solve_counts
 
     def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
         runs.append((problem, sum(shape.size for shape in shapes), repr(kwargs.get("tuning")), kwargs.get("hint") is not None, kwargs.get("between")))
         return solve_counts(problem, shapes, *args, **kwargs)
 
-    monkeypatch.setattr(weighed, "solve_counts", recorded)
+    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
 
     def check(case: tuple[Cluster, dict[str, Any]], weights: dict[str, int]) -> None:
         runs.clear()

@@ -18,8 +18,7 @@ import pytest
 from test_count_kinds import robot_cluster, weighed
 
 from solver_placement import Cluster, PlacementSpec, Solution, solve
-from solver_placement._solver.counts import level_chords
-from solver_placement._solver.counts import weighed as weighed_path
+from solver_placement._solver.counts import level_chords, ranked_search
 from solver_placement._solver.counts.contiguity import even_runs
 from solver_placement._solver.counts.kind_ranks import KindRanks
 from solver_placement._solver.evaluate import objective_value
@@ -56,13 +55,13 @@ def test_long_run_chords_keep_the_models_optimum(seed: int, monkeypatch: pytest.
     cluster, placement, objective = long_run_spec(seed)
     spec = PlacementSpec.build(cluster, placement)
     chorded: list[int] = []
-    through = weighed_path.with_chords
+    through = ranked_search.with_chords
 
     def counting(*args: Any) -> Any:
         chorded.append(1)
         return through(*args)
 
-    monkeypatch.setattr(weighed_path, "with_chords", counting)
+    monkeypatch.setattr(ranked_search, "with_chords", counting)
     with_chords = value_of(solve(spec, time_limit_s=30, objective=objective), objective)
     assert chorded, "the spec has no run past LONG_RUN: the chords were never added"
     monkeypatch.setattr(level_chords, "LONG_RUN", 10**9)
