@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.linear_solver import pywraplp
 
-from solver_placement._solver.counts.glop import glop
+from solver_placement._solver.counts.glop import glop, optimal
 from solver_placement._solver.counts.reduced_costs import fewest_nodes
 
 #: Rounds of column generation before the last round's duals are used as they are (the bound is
@@ -217,7 +217,7 @@ class _Program:
         round's duals as they are, their bound valid); False when GLOP fails."""
         for round_ in range(MAX_ROUNDS):
             check("bounding a peak level of the count model by its linear relaxation")
-            if self.solver.Solve() != pywraplp.Solver.OPTIMAL:
+            if not optimal(self.solver):
                 return False
             if round_ == MAX_ROUNDS - 1 or not self.add_columns():
                 return True

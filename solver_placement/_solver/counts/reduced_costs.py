@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.linear_solver import pywraplp
 
-from solver_placement._solver.counts.glop import glop
+from solver_placement._solver.counts.glop import glop, optimal
 from solver_placement._solver.options import Budget
 
 #: Rounds of column and chord generation before the duals of the last round are used as they are
@@ -262,7 +262,7 @@ class _Lp:
         the count path ended seconds past its share of the time limit, leaving first fit none."""
         budget.check(stage)
         self.solver.SetTimeLimit(max(1, math.ceil(1000 * budget.remaining())))
-        if self.solver.Solve() == pywraplp.Solver.OPTIMAL:
+        if optimal(self.solver):
             return True
         budget.check(stage)
         return False
