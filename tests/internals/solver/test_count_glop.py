@@ -1,0 +1,61 @@
+"""GLOP as the count path's relaxations use it (``counts/glop.py``): a re-solve past its cap of
+iterations is made again by the dual simplex, to the same optimum."""
+
+from __future__ import annotations
+
+import pytest
+from ortools.linear_solver import pywraplp
+
+from solver_placement._solver.counts import glop
+
+
+def transport(solver: pywraplp.Solver, supplies: int, demands: int) -> pywraplp.Objective:
+    """A small transportation program (every supply shipped, every demand met, costs by
+    distance): its simplex needs tens of iterations, so a cap of one is passed."""
+    ship = [[solver.NumVar(0.0, solver.infinity(), "") for _ in range(demands)] for _ in range(supplies)]
+    for s, row in enumerate(ship):
+        solver.Add(sum(row) == float(demands + s))
+    total = sum(demands + s for s in range(supplies))
+    for d in range(demands):
+        solver.Add(sum(ship[s][d] for s in range(supplies)) == total / demands)
+    objective = solver.Objective()
+    for s, row in enumerate(ship):
+        for d, var in enumerate(row):
+            objective.SetCoefficient(var, float(abs(s - d) + 1))
+    objective.SetMinimization()
+    return objective
+
+
+def parameters_set(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every parameter text given to a GLOP solver from here on, in order."""
+    texts: list[str] = []
+    set_parameters = pywraplp.Solver.SetSolverSpecificParametersAsString
+
+    def recorded(solver: pywraplp.Solver, text: str) -> bool:
+        texts.append(text)
+        return bool(set_parameters(solver, text))
+
+    monkeypatch.setattr(pywraplp.Solver, "SetSolverSpecificParametersAsString", recorded)
+    return texts
+
+
+def test_a_solve_past_its_cap_is_made_again_to_the_same_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    free = glop.glop()
+    expected = transport(free, 6, 5)
+    assert glop.optimal(free)
+    monkeypatch.setattr(glop, "LEAST_ITERATIONS", 1)
+    monkeypatch.setattr(glop, "ITERATIONS_PER_ENTRY", 0)
+    capped = glop.glop()
+    objective = transport(capped, 6, 5)
+    texts = parameters_set(monkeypatch)
+    assert glop.optimal(capped)
+    assert any(glop.DUAL_SIMPLEX in text for text in texts)  # the capped primal simplex stopped short, and the dual simplex finished
+    assert objective.Value() == pytest.approx(expected.Value())
+
+
+def test_a_solve_within_its_cap_is_not_repeated(monkeypatch: pytest.MonkeyPatch) -> None:
+    solver = glop.glop()
+    transport(solver, 6, 5)
+    texts = parameters_set(monkeypatch)
+    assert glop.optimal(solver)
+    assert not any(glop.DUAL_SIMPLEX in text for text in texts)
