@@ -271,11 +271,12 @@ def test_windows_above_the_relaxations_bound_prove_the_whole_models_optimum(monk
 
 
 @example_tiers(10, 60)
-def test_trials_among_the_patterns_of_least_reduced_cost_keep_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every spec with ``contiguity`` weighed tried first among the patterns of least reduced
-    cost (``RANKED_RELAXED_PAST`` 0): a proven answer, from the trial or from every pattern after
-    it, is still the flat optimum. No model is solved twice alike (the same patterns, tuning and
-    start): a trial that would hold every pattern is the whole model's run, made once."""
+def test_windows_of_the_objective_keep_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every spec with ``contiguity`` weighed solved first in windows of the objective above the
+    relaxation's bound (``RANKED_RELAXED_PAST`` 0, ``weighed._windowed``): a proven answer, from
+    a window or from every pattern after them, is still the flat optimum. No model is solved
+    twice alike (the same patterns, tuning, start and objective domain): a first window that
+    would hold every pattern is the whole model's run, made once."""
     monkeypatch.setattr(weighed, "RANKED_RELAXED_PAST", 0)
     runs: list[tuple[object, int, str, bool, object]] = []  # (problem, patterns, tuning, started, objective's domain)
     solve_counts = ranked_search.solve_counts

@@ -28,8 +28,8 @@ each pinned here by its key and by the smallest rule that settles it:
   that far from its bound is run again from the heavy-first answer first
   (``ranked_search.FAR_GAP``), which proves the optimum in 0.02 s;
 * ``contiguity:364:48`` (session 50; a cycle of six on 364 nodes): the relaxation kept every one
-  of its 2,995 patterns, so its trial was the whole model's first run, and that run was made
-  twice alike (0.15-0.2 s each); it is now made once;
+  of its 2,995 patterns, so its trial (now its first window) was the whole model's first run,
+  and that run was made twice alike (0.15-0.2 s each); it is now made once;
 * ``contiguity:41:24`` and ``contiguity:450:34`` again (session 51): GLOP called a round's
   optimum imprecise, the relaxation's rounds stopped at the round before, whose bound was 460
   below the optimum on the first, and both stayed unproven among 4,000 patterns; with imprecise
@@ -86,7 +86,7 @@ def test_a_case_the_count_model_declined_is_proven_by_it(key: str) -> None:
     verify(spec, solution.placements_by_component())
 
 
-def test_a_trial_holding_every_pattern_is_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_first_model_holding_every_pattern_is_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[tuple[int, str, bool, object]] = []  # (patterns, tuning, started, objective's domain) of each count model solved
     solve_counts = ranked_search.solve_counts
 
