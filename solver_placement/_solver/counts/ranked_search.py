@@ -44,6 +44,7 @@ ROWS_FIRST_WORK = 0.05
 #: faster from themselves, and a heavy-first start there cost 0.1-0.5 s (40 cases a family).
 FAR_GAP = 0.1
 
+
 def solve_ranked(
     problem: CountProblem,
     walked: list[WalkedRun],

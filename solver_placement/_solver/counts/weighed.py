@@ -292,8 +292,8 @@ def _windowed(
     Why windows rather than one run over the patterns of least reduced cost, then every pattern:
     where the relaxation's bound sits below the optimum, those patterns hold no answer, and every
     pattern is a model CP-SAT proves slowly. ``contiguity:5:15`` (2,421 patterns, bound 80,443,
-    optimum 80,453): windows of 41, 157, 321, 370 and 412 patterns, the last proving 80,453,
-    0.75 -> 0.5 s CPU; ``contiguity:4:75``, ``29:16`` and ``mixed kinds contiguity:39:73``:
+    optimum 80,453): windows of 41, 157, 329 and 412 patterns, the last proving 80,453,
+    0.65-0.8 -> 0.43 s CPU; ``contiguity:4:75``, ``29:16`` and ``mixed kinds contiguity:39:73``:
     0.31-0.37 -> 0.07-0.14 s (alternating runs against the trial before). The tight domain itself
     helps: ``5:15``'s window up to 80,463 finds 80,453 at once; kept up to the next pattern's
     least value (82,940) its first answer is 80,468, proven only by a second run of 0.6 s.
