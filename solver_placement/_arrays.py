@@ -7,6 +7,8 @@ bounds take distinct ids of such arrays several times per solve.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -67,12 +69,41 @@ def sorted_row_groups(rows: np.ndarray) -> list[np.ndarray]:
     return np.split(order, starts[1:]) if rows.shape[0] else []
 
 
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True)`` of a 2-D int array: the distinct rows in
+    the same lexicographic order and each row's position among them (``np.unique`` sorts the
+    rows as records, ten times this on the 4,904 loaded GPUs of ``kinds memory:613:5``)."""
+    order, starts = _sorted_rows(rows)
+    flags = np.zeros(rows.shape[0], dtype=np.int64)
+    flags[starts] = 1
+    inverse = np.empty(rows.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(flags) - 1
+    return rows[order[starts]], inverse
+
+
 def _sorted_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The positions of the rows in ascending order (stable) and where each distinct row starts."""
+    """The positions of the rows in ascending order (stable) and where each distinct row starts.
+
+    Rows whose columns' spans multiply to less than 2**63 are sorted as one integer each (the
+    columns in mixed radix, the first the most significant: the same order as a ``lexsort``),
+    by one stable sort: a ``lexsort`` sorts once per column, 0.23 s for three groupings of the
+    524,288 GPUs of a 65,536-node view, each carrying its own memory."""
     if not rows.shape[0]:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    rows = rows[:, rows.min(axis=0) != rows.max(axis=0)]  # a column alike on every row orders none of them
-    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    low, high = rows.min(axis=0), rows.max(axis=0)
+    varied = low != high  # a column alike on every row orders none of them
+    rows, low = rows[:, varied].astype(np.int64, copy=False), low[varied].astype(np.int64)
+    spans = high[varied].astype(np.int64) - low + 1
+    if not rows.shape[1]:
+        return np.arange(rows.shape[0]), np.zeros(1, dtype=np.int64)
+    if math.prod(spans.tolist()) < 2**63:
+        places = np.ones(spans.size, dtype=np.int64)
+        places[:-1] = np.cumprod(spans[::-1][:-1])[::-1]
+        keys = (rows - low) @ places
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        return order, np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    order = np.lexsort(rows.T[::-1])
     ordered = rows[order]
     return order, np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
 

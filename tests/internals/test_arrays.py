@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from solver_placement._arrays import distinct, distinct_rows, row_groups, sorted_by_key
+from solver_placement._arrays import distinct, distinct_rows, row_groups, sorted_by_key, sorted_row_groups, unique_rows
 from solver_placement._solver.counts.problem import LocalsOff
 
 
@@ -56,6 +56,35 @@ def test_distinct_rows_is_numpys_unique_over_rows(seed: int) -> None:
         assert np.array_equal(first, expected_first) and np.array_equal(counts, expected_counts), seed
     else:
         assert first.size == counts.size == 0
+
+
+def wide_rows(seed: int) -> np.ndarray:
+    """Rows whose columns span more than one integer holds together (values to 2**40 in three or
+    four columns, repeats drawn from a few such rows): sorted column by column, not packed."""
+    rng = np.random.default_rng(seed)
+    few = rng.integers(-(2**40), 2**40, size=(int(rng.integers(1, 6)), int(rng.integers(3, 5))))
+    return few[rng.integers(0, few.shape[0], size=int(rng.integers(1, 40)))]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_unique_rows_is_numpys_unique_by_rows(seed: int) -> None:
+    """``unique_rows`` gives ``np.unique(axis=0)``'s rows in its order and each row's position
+    among them, for rows packed into one integer each and for rows too wide for that."""
+    rows = random_rows(seed) if seed % 2 else wide_rows(seed)
+    found, inverse = unique_rows(rows)
+    expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
+    assert found.tolist() == expected.tolist(), seed
+    assert inverse.tolist() == expected_inverse.reshape(-1).tolist(), seed
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_wide_rows_group_as_narrow_ones_do(seed: int) -> None:
+    """Both ways of sorting rows (packed, column by column) group them alike: ``row_groups`` and
+    ``sorted_row_groups`` of wide rows are those of their ranks per column, which pack."""
+    rows = wide_rows(seed)
+    ranks = np.stack([np.unique(column, return_inverse=True)[1].reshape(-1) for column in rows.T], axis=1)
+    assert [group.tolist() for group in row_groups(rows)] == [group.tolist() for group in row_groups(ranks)], seed
+    assert [group.tolist() for group in sorted_row_groups(rows)] == [group.tolist() for group in sorted_row_groups(ranks)], seed
 
 
 @pytest.mark.parametrize("seed", range(20))

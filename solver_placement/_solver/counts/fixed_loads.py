@@ -24,6 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
+from solver_placement._arrays import unique_rows
 from solver_placement._constants import ACCELERATOR
 from solver_placement._solver.counts.item_memory import item_memory_mb, stated_per_item
 from solver_placement._solver.rules.memory import megabytes
@@ -55,14 +56,22 @@ class FixedLoad:
 class Beside:
     """The fixed loads of a count problem and what each class adds to one of its GPUs.
 
-    ``loads`` are per GPU (node, local id), only where a load may keep a stack of classes out (a limit is
-    in play, or memory of the rank strings meets memory of a class on a GPU of known memory).
-    ``joined`` chains the parts of classes that compete for such a GPU although no rule keeps
-    them apart (``typed.beside_joins``), so the count model counts them in one part
-    (``patterns.parts``) and the layout gives them their GPUs together (``layout.py``).
+    The loads are per GPU, only where a load may keep a stack of classes out (a limit is in
+    play, or memory of the rank strings meets memory of a class on a GPU of known memory), as
+    arrays over those GPUs in id order (node by node, local ids ascending): ``gpu_node``,
+    ``gpu_local`` and ``gpu_load`` (its index in ``distinct``, each load made once). Arrays, not
+    a mapping per GPU: every GPU of a view of several kinds carries its own memory
+    (``item_memory.py``), 524,288 of them on 65,536 nodes, where a dict entry and a Python step
+    per GPU took seconds. ``joined`` chains the parts of classes that compete for such a GPU
+    although no rule keeps them apart (``typed.beside_joins``), so the count model counts them
+    in one part (``patterns.parts``) and the layout gives them their GPUs together
+    (``layout.py``).
     """
 
-    loads: Mapping[tuple[int, int], FixedLoad]
+    gpu_node: np.ndarray
+    gpu_local: np.ndarray
+    gpu_load: np.ndarray
+    distinct: tuple[FixedLoad, ...]
     processes: tuple[int, ...]  # per class: processes on each of its GPUs (one per component a member owns)
     limits: tuple[int | None, ...]  # per class: the lowest limit among those components
     memory: tuple[tuple[tuple[int, int], ...], ...]  # per class: (active MB, idle MB) of each holder
@@ -85,33 +94,28 @@ class Beside:
 
     def on_node(self, node: int, capacity: int) -> tuple[FixedLoad | None, ...]:
         """Per local id of ``node`` (``capacity`` GPUs), its load or None; ``()`` when no GPU of
-        the node carries one (the node needs no check by GPU for it)."""
-        key = (node, capacity)
-        if key not in self._per_gpu:  # asked once a part and shape, node by node: each node's tuple built once
-            found: list[FixedLoad | None] = [None] * capacity
-            held = False
-            for gpu, load in self._by_node.get(node, {}).items():  # local ids ascending: those past the capacity end it
-                if gpu >= capacity:
-                    break
-                found[gpu], held = load, True
-            self._per_gpu[key] = tuple(found) if held else ()
-        return self._per_gpu[key]
+        the node carries one (the node needs no check by GPU for it). Asked once per group of
+        nodes alike (:meth:`table`), not per node."""
+        first, last = np.searchsorted(self.gpu_node, [node, node + 1]).tolist()
+        if first == last:
+            return ()
+        found: list[FixedLoad | None] = [None] * capacity
+        for local, load in zip(self.gpu_local[first:last].tolist(), self.gpu_load[first:last].tolist(), strict=True):
+            found[local] = self.distinct[load]
+        return tuple(found)
 
-    @cached_property
-    def _per_gpu(self) -> dict[tuple[int, int], tuple[FixedLoad | None, ...]]:
-        """:meth:`on_node`'s answers, per node and capacity (``kinds memory:423:11``: 1,688 of
-        them, 0.04 s built each time)."""
-        return {}
-
-    @cached_property
-    def _by_node(self) -> dict[int, dict[int, FixedLoad]]:
-        """``loads`` per node, then per local id ascending: asked node by node (every node of a
-        shape's key, ``patterns.py``), where one look-up per GPU of the whole map was most of the
-        time."""
-        found: dict[int, dict[int, FixedLoad]] = {}
-        for (node, gpu), load in sorted(self.loads.items(), key=lambda item: item[0]):
-            found.setdefault(node, {})[gpu] = load
+    def table(self, num_nodes: int) -> np.ndarray:
+        """Per node and local id, the index of its GPU's load in ``distinct`` (-1: none): columns
+        by which nodes loaded alike are grouped like any other (``patterns.py``,
+        ``ranked_runs.py``, ``layout.py``), since :meth:`on_node` reads nothing else."""
+        found = np.full((num_nodes, int(self.gpu_local.max(initial=-1)) + 1), -1, dtype=np.int64)
+        found[self.gpu_node, self.gpu_local] = self.gpu_load
         return found
+
+    @cached_property
+    def loaded_nodes(self) -> frozenset[int]:
+        """The nodes with a loaded GPU."""
+        return frozenset(np.unique(self.gpu_node).tolist())
 
 
 def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], classes: Iterable[Iterable[str]]) -> Beside | None:
@@ -161,26 +165,9 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
     rows, inverse = unique_rows(np.stack(columns, axis=1))  # GPUs loaded alike, found once
     kinds = [(row[0], None if row[1] < 0 else row[1], tuple(sorted((n, active, idle) for n, (_, active, idle) in zip(row[2:], holders) if n)))
              for row in rows.tolist()]  # fmt: skip
-    # Each (kind, memory) made once and every GPU's arrays read as lists: one Python step per GPU
-    # (every GPU of a view of several kinds carries its own memory: 6,761 on 613 nodes).
-    pairs, which = unique_rows(np.stack([inverse, item_mb[gpus]], axis=1))
-    made = [FixedLoad(kinds[kind][0], kinds[kind][1], kinds[kind][2], None if mb < 0 else mb) for kind, mb in pairs.tolist()]
-    loads = {(node, local): made[at] for node, local, at in zip(cluster.hw_node[gpus].tolist(), cluster.hw_local[gpus].tolist(), which.tolist())}
-    return Beside(loads, processes, limits, memory, frozenset())
+    pairs, which = unique_rows(np.stack([inverse, item_mb[gpus]], axis=1))  # each (kind, memory) made once
+    made = tuple(FixedLoad(kinds[kind][0], kinds[kind][1], kinds[kind][2], None if mb < 0 else mb) for kind, mb in pairs.tolist())
+    return Beside(cluster.hw_node[gpus], cluster.hw_local[gpus], which, made, processes, limits, memory, frozenset())
 
 
-def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(rows, axis=0, return_inverse=True)`` of a 2-D integer array (the distinct
-    rows in the same lexicographic order, each row's position among them), by one lexsort:
-    ``np.unique`` sorts the rows as records, 4.5 ms for the 4,904 loaded GPUs of ``kinds
-    memory:613:5`` where this takes a tenth of it."""
-    order = np.lexsort(rows.T[::-1])
-    ordered = rows[order]
-    starts = np.ones(len(rows), dtype=bool)
-    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    inverse = np.empty(len(rows), dtype=np.int64)
-    inverse[order] = np.cumsum(starts) - 1
-    return ordered[starts], inverse
-
-
-__all__ = ["Beside", "FixedLoad", "fixed_loads", "unique_rows"]
+__all__ = ["Beside", "FixedLoad", "fixed_loads"]

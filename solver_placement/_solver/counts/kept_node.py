@@ -141,25 +141,31 @@ def _content(row: list[int], classes: int, widest: int, strided: Sequence[tuple[
 def by_content(problem: CountProblem, shape: Shape, held: HeldContents) -> list[tuple[Shape, HeldNode | None]]:
     """``shape`` split by what its nodes ``held`` before (:func:`contents`), with the ids each
     class is kept off there and their loads: the nodes that held nothing keep ``shape``. The
-    nodes without a rank string's load are grouped by their content and the local ids each class
-    is kept off (bit masks, ``CountProblem.blocked_masks``) by arrays; only the others (and all
-    kept off somewhere, when a node has too many GPUs for a mask) are read node by node."""
+    nodes are grouped by their content, the local ids each class is kept off (bit masks,
+    ``CountProblem.blocked_masks``) and their GPUs' loads (``Beside.table``) by arrays; only
+    those kept off somewhere, when a node has too many GPUs for a mask, are read node by node."""
     off = [problem.blocked_locals(c) for c in shape.part]
     masks = [problem.blocked_masks(c) for c in shape.part]
     by_masks = all(mask is not None for mask in masks)
     at = np.minimum(np.searchsorted(held.nodes, shape.nodes), max(held.nodes.size - 1, 0))
     was_held = held.nodes[at] == shape.nodes if held.nodes.size else np.zeros(shape.nodes.size, dtype=bool)
-    special = ({node for kept_off in off for node in kept_off} if not by_masks else set()) | ({node for node, _ in problem.beside.loads} if problem.beside is not None else set())
+    special = {node for kept_off in off for node in kept_off} if not by_masks else set()
     checked = was_held & np.isin(shape.nodes, np.array(sorted(special), dtype=np.int64))
     alike = was_held & ~checked
+    beside = problem.beside
+
+    def held_node(node: int, content: int) -> HeldNode:
+        loads = beside.on_node(node, shape.capacity) if beside is not None else ()
+        return HeldNode(tuple(o.get(node, ()) for o in off), loads, held.distinct[content])
+
     groups: dict[HeldNode, list[np.ndarray]] = {}
-    rows = np.column_stack([held.content_of[at[alike]], *(mask[shape.nodes[alike]] for mask in masks if by_masks and mask is not None)])
+    loaded = [beside.table(problem.allowed.shape[1])[shape.nodes[alike]]] if beside is not None else []  # (allowed: classes x nodes)
+    rows = np.column_stack([held.content_of[at[alike]], *(mask[shape.nodes[alike]] for mask in masks if by_masks and mask is not None), *loaded])
     for group in row_groups(rows):
         node, first = int(shape.nodes[alike][group[0]]), int(held.content_of[at[alike][group[0]]])
-        groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), (), held.distinct[first]), []).append(shape.nodes[alike][group])
+        groups.setdefault(held_node(node, first), []).append(shape.nodes[alike][group])
     for node, index in zip(shape.nodes[checked].tolist(), held.content_of[at[checked]].tolist(), strict=True):
-        loads = problem.beside.on_node(node, shape.capacity) if problem.beside is not None else ()
-        groups.setdefault(HeldNode(tuple(o.get(node, ()) for o in off), loads, held.distinct[index]), []).append(np.array([node], dtype=np.int64))
+        groups.setdefault(held_node(node, index), []).append(np.array([node], dtype=np.int64))
     split: list[tuple[Shape, HeldNode | None]] = [(replace(shape, nodes=shape.nodes[~was_held]), None)] if not was_held.all() else []
     merged = sorted(((np.sort(np.concatenate(ids)), node) for node, ids in groups.items()), key=lambda item: int(item[0][0]))
     return split + [(replace(shape, nodes=ids), node) for ids, node in merged]

@@ -120,38 +120,49 @@ def _asks(
     told_rows: np.ndarray | None = None,
 ) -> dict[_NodeAsk, np.ndarray]:
     """The nodes holding a pattern, grouped by what they are asked (ascending, the asks in order
-    of their first node). A node without a rank string's load is asked its graph, GPUs, pattern
-    and the local ids its classes are kept off (bit masks, ``CountProblem.blocked_masks``):
-    those are grouped by rows of arrays (a dict entry per node took 0.2-0.7 s on 65,536 nodes);
-    only the others (and all kept off somewhere, when a node has too many GPUs for a mask) are
-    read node by node. Where the layout tells equal patterns apart (``told``: the (shape,
+    of their first node). A node is asked its graph, GPUs, pattern, the local ids its classes
+    are kept off (bit masks, ``CountProblem.blocked_masks``) and its GPUs' loads
+    (``Beside.table``): nodes are grouped by rows of those arrays (a dict entry per node took
+    0.2-0.7 s on 65,536 nodes, and 1.1 s more where every GPU carries its memory as a load);
+    only those kept off somewhere, when a node has too many GPUs for a mask, are read node by
+    node. Where the layout tells equal patterns apart (``told``: the (shape,
     pattern) rows of a node's split shapes, ``kind_ranks.py``), those rows (``told_rows``: per
     node and class, -1 outside a split shape) join the arrays' columns: read node by node, they
     took 0.7 s on 16,384 nodes."""
     used = np.flatnonzero(patterns_on.any(axis=1))
     masks = [problem.blocked_masks(c) for c in range(len(problem.classes))]
     by_masks = all(mask is not None for mask in masks)
-    special = ({node for held in avoided for node in held} if not by_masks else set()) | ({node for node, _ in problem.beside.loads} if problem.beside is not None else set())
+    special = {node for held in avoided for node in held} if not by_masks else set()
     checked = np.isin(used, np.array(sorted(special), dtype=np.int64))
     plain = used[~checked]
     off = [np.where(patterns_on[plain, c] > 0, mask[plain], 0) for c, mask in enumerate(masks) if by_masks and mask is not None]
     told_of = [told_rows[plain]] if told_rows is not None else []
+    loaded = [beside.table(cluster.num_nodes)[plain]] if (beside := problem.beside) is not None else []
     grouped: dict[_NodeAsk, list[np.ndarray]] = {}
-    for rows in row_groups(np.column_stack([problem.graph_of[plain], cluster.gpus_per_node[plain], patterns_on[plain], *off, *told_of])):
+    for rows in row_groups(np.column_stack([problem.graph_of[plain], cluster.gpus_per_node[plain], patterns_on[plain], *off, *told_of, *loaded])):
         node = int(plain[rows[0]])
-        pattern = tuple(patterns_on[node].tolist())
-        keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
-        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], int(cluster.gpus_per_node[node]), pattern, keep_off, (), told(node) if told is not None else ())
-        grouped.setdefault(ask, []).append(plain[rows])
+        grouped.setdefault(_ask(problem, cluster, avoided, patterns_on, told, node), []).append(plain[rows])
     for node in used[checked].tolist():
-        pattern = tuple(patterns_on[node].tolist())
-        keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
-        capacity = int(cluster.gpus_per_node[node])
-        loads = problem.beside.on_node(node, capacity) if problem.beside is not None else ()
-        ask = _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads, told(node) if told is not None else ())
-        grouped.setdefault(ask, []).append(np.array([node], dtype=np.int64))
+        grouped.setdefault(_ask(problem, cluster, avoided, patterns_on, told, node), []).append(np.array([node], dtype=np.int64))
     merged = {ask: np.sort(np.concatenate(nodes)) for ask, nodes in grouped.items()}
     return dict(sorted(merged.items(), key=lambda item: int(item[1][0])))
+
+
+def _ask(
+    problem: CountProblem,
+    cluster: Cluster,
+    avoided: list[Mapping[int, tuple[int, ...]]],
+    patterns_on: np.ndarray,
+    told: Callable[[int], tuple[tuple[int, int], ...]] | None,
+    node: int,
+) -> _NodeAsk:
+    """What ``node`` is asked (:func:`_asks`): its graph, GPUs, pattern, the local ids each class
+    it holds is kept off, its GPUs' loads and the split rows ``told`` tells apart."""
+    pattern = tuple(patterns_on[node].tolist())
+    keep_off = tuple(avoided[c].get(node, ()) if pattern[c] else () for c in range(len(pattern)))
+    capacity = int(cluster.gpus_per_node[node])
+    loads = problem.beside.on_node(node, capacity) if problem.beside is not None else ()
+    return _NodeAsk(problem.graphs[problem.graph_of[node]], capacity, pattern, keep_off, loads, told(node) if told is not None else ())
 
 
 #: The order a member numbers its processes: per node, its position (processes stable within a

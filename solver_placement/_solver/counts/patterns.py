@@ -120,8 +120,8 @@ def shapes(
     domains = [class_domains(problem.classes[c], num_nodes) for c in part]
     keep_off = [problem.blocked_locals(c) for c in part]
     beside = problem.beside
-    loads = {node: beside.on_node(node, int(gpus_per_node[node])) for node in {n for n, _ in beside.loads}} if beside is not None else {}
-    touched = {node for off in keep_off for node in off} | set(loads)  # the only nodes that may need checks by GPU
+    loaded = beside.loaded_nodes if beside is not None else frozenset()
+    touched = {node for off in keep_off for node in off} | loaded  # the only nodes that may need checks by GPU
     runs = tuple(problem.classes[c].run for c in part)
     steps = tuple(problem.classes[c].step for c in part)
     progressions = any(step > 1 for step in steps)
@@ -130,18 +130,19 @@ def shapes(
     load = problem.load if problem.load is not None else np.zeros(num_nodes, dtype=np.int64)
 
     def key_of(node: int) -> tuple:
-        here = loads.get(node, ())
+        here = beside.on_node(node, int(gpus_per_node[node])) if node in loaded and beside is not None else ()
         return (int(gpus_per_node[node]), tuple(allowed[:, node].tolist()), tuple(room[:, node].tolist()), tuple(tuple(levels[node].tolist()) for levels in domains),
                 int(problem.graph_of[node]), _kept_off(keep_off, allowed[:, node], runs, int(gpus_per_node[node]), node, bool(here), steps) if node in touched else (), here,
                 int(load[node]))  # fmt: skip
 
     masks = [problem.blocked_masks(c) for c in part]
-    by_masks = all(mask is not None for mask in masks)  # nodes kept off alike share a key: grouped by rows, the masks among them
-    one_by_one = touched - ({node for off in keep_off for node in off} - set(loads)) if by_masks else touched
+    by_masks = all(mask is not None for mask in masks)
+    # nodes kept off alike (by masks) and loaded alike (their GPUs' loads, ``Beside.table``) share a key: grouped by rows
+    one_by_one = touched - {node for off in keep_off for node in off} - loaded if by_masks else touched
     rows = np.column_stack([gpus_per_node[useful], allowed[:, useful].T, room[:, useful].T, *(levels[useful] for levels in domains), problem.graph_of[useful], load[useful],
-                            *(mask[useful] for mask in masks if by_masks and mask is not None)])  # fmt: skip
+                            *(mask[useful] for mask in masks if by_masks and mask is not None), *([beside.table(num_nodes)[useful]] if beside is not None else [])])  # fmt: skip
     keys = _nodes_by_key(useful, rows, one_by_one, key_of)
-    check("grouping nodes by shape")  # one key per node kept off or loaded: ~0.5 s of 16,384 nodes
+    check("grouping nodes by shape")
     widths = [problem.classes[c].width for c in part]
     by_gpu: dict[tuple, Table] = {}  # classes kept off GPUs unevenly, or GPUs with a fixed load: whole-node patterns checked by GPU (``typed.py``)
     for key in sorted((key for key in keys if key[5]), key=_roomiest):

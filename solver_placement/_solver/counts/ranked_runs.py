@@ -111,14 +111,15 @@ def walked_runs(
             signatures[signature_of[node]] if signature_of is not None else (),
         )  # fmt: skip
 
-    # Nodes alike by rows of arrays (a key per node took 0.9 s on 16,384 nodes); only those kept
-    # off local ids no mask holds, or holding a rank string's load, are read one by one.
+    # Nodes alike by rows of arrays (a key per node took 0.9 s on 16,384 nodes), their GPUs'
+    # loads among them (``Beside.table``); only those kept off local ids no mask holds are read
+    # one by one.
     masks = [problem.blocked_masks(c) for c in part]
     apart = {node for held, mask in zip(kept, masks, strict=True) if mask is None for node in held}
-    apart |= {node for node, _ in beside.loads} if beside is not None else set()
     columns = [
         cluster.gpus_per_node, allowed.T, *domains, problem.graph_of, placed_first,
         *(mask for mask in masks if mask is not None), *([signature_of] if signature_of is not None else []),
+        *([beside.table(cluster.num_nodes)] if beside is not None else []),
     ]  # fmt: skip
     groups: dict[_NodeKey, list[int]] = {}
     for first, held in _alike(np.flatnonzero(allowed.any(axis=0)), apart, columns):
@@ -156,8 +157,8 @@ def _alike(candidates: np.ndarray, apart: Collection[int], columns: Sequence[np.
     """The ``candidates`` (ascending) in groups of nodes alike, each as (its first node, its
     nodes ascending), by first node: one group per distinct row of ``columns`` (per node, each
     an array over every node or a nodes x levels table) among the nodes not ``apart``, and each
-    node ``apart`` a group of its own (a class kept off local ids no mask holds, or a rank
-    string's load: its key reads its ids and loads, ``walked_runs``). Two nodes of one row have
+    node ``apart`` a group of its own (a class kept off local ids no mask holds: its key reads
+    its ids, ``walked_runs``). Two nodes of one row have
     the same key and two rows differ in some part of it, so the groups are the keys' own, found
     by one sort of the rows, not one key per node (20 ms on 739 nodes, 0.13 s on 16,384)."""
     special = np.isin(candidates, np.array(sorted(apart), dtype=np.int64))

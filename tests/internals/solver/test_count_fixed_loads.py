@@ -21,7 +21,6 @@ from solver_placement import Cluster, PlacementSpec, Solution, solve, verify
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.build import fixed_conflicts
 from solver_placement._solver.counts import count_path
-from solver_placement._solver.counts.fixed_loads import unique_rows
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import SolverOptions
@@ -166,16 +165,3 @@ def test_loads_beside_rank_strings_are_proven_by_the_count_model(placement: dict
     flat = flat_solution(spec, {"contiguity": 0})
     assert flat.status == "OPTIMAL"
     assert solution.objective == flat.objective
-
-
-@pytest.mark.parametrize("seed", range(50))
-def test_unique_rows_is_numpys_unique_by_rows(seed: int) -> None:
-    """``fixed_loads.unique_rows`` (one lexsort) gives ``np.unique(axis=0)``'s rows in its
-    order and each row's position among them: drawn arrays of 1-4 integer columns, negatives
-    (a limit left out is -1) and repeats included."""
-    rng = np.random.default_rng(seed)
-    rows = rng.integers(-1, 4, size=(int(rng.integers(1, 60)), int(rng.integers(1, 5))))
-    found, inverse = unique_rows(rows)
-    expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
-    assert found.tolist() == expected.tolist()
-    assert inverse.tolist() == expected_inverse.reshape(-1).tolist()

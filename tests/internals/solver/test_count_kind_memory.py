@@ -65,5 +65,11 @@ def test_a_view_gives_memory_to_its_gpus_alone() -> None:
     assert (on_view[kinds != 0] == -1).all()
     loads = fixed_loads(view.spec, view.spec.requests, [("actor",)])
     assert loads is not None
-    assert sorted(loads.loads) == [(0, 0), (0, 1), (1, 0)]  # every GPU of the view, no robot
-    assert [loads.loads[gpu].gpu_mb for gpu in sorted(loads.loads)] == [40 * 1024, 40 * 1024, 80 * 1024]
+    assert list(zip(loads.gpu_node.tolist(), loads.gpu_local.tolist())) == [(0, 0), (0, 1), (1, 0)]  # every GPU of the view, no robot
+    assert [loads.distinct[at].gpu_mb for at in loads.gpu_load.tolist()] == [40 * 1024, 40 * 1024, 80 * 1024]
+    capacities = view_cluster.gpus_per_node.tolist()
+    assert [[None if load is None else load.gpu_mb for load in loads.on_node(node, capacities[node])] for node in (0, 1)] == [
+        [40 * 1024, 40 * 1024, *([None] * (capacities[0] - 2))],
+        [80 * 1024, *([None] * (capacities[1] - 1))],
+    ]
+    assert loads.table(2)[:, :2].tolist() == [[int(loads.gpu_load[0]), int(loads.gpu_load[1])], [int(loads.gpu_load[2]), -1]]
