@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._errors import Statement, counted
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, Relation, everywhere
@@ -33,16 +34,21 @@ def build(ctx: ModelContext, earlier: RuleOutput) -> RuleOutput:
         if request.determined:
             fixed_load += np.bincount(request.cand_hw, minlength=ctx.cluster.num_hardware) * ctx.copies(request)
     free = [request for request in ctx.requests.values() if not request.determined]
+    taken = np.zeros(ctx.cluster.num_hardware, dtype=bool)  # the items some free process may take
+    for request in free:
+        taken[request.cand_hw] = True
     for spec, limit in limited:
         mine = ctx.owner(spec.name)
         statement = capacity_statement(spec.name, limit)
         text = statement.text
-        for hw in ctx.paced(sorted(ctx.takers(mine)), text):
+        items = distinct(mine.cand_hw)
+        # an item no free process takes holds its fixed load alone: checked by arrays (the rank
+        # strings alone, ``build.fixed_conflicts``: 354,692 items, 2.5 s one by one on 65,536 nodes)
+        alone = items[~taken[items]]
+        for hw in alone[fixed_load[alone] > limit].tolist():
+            ctx.conflict(replace(statement, text=f"{text}, but {hardware_name(ctx.cluster, hw)} holds {int(fixed_load[hw])}"))
+        for hw in ctx.paced(items[taken[items]].tolist(), text):
             variable = [(literal, ctx.copies(r)) for r in free for literal in ctx.takers(r).get(hw, [])]
-            if not variable:
-                if fixed_load[hw] > limit:
-                    ctx.conflict(replace(statement, text=f"{text}, but {hardware_name(ctx.cluster, hw)} holds {int(fixed_load[hw])}"))
-                continue
             total = int(fixed_load[hw]) + sum(weight * literal for literal, weight in variable)
             ctx.model.add(total <= limit).only_enforce_if(*ctx.guard(statement), *_while_used(ctx.used(mine, hw)))
     return RuleOutput()

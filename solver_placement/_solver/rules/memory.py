@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from solver_placement._arrays import distinct
 from solver_placement._constants import ACCELERATOR
 from solver_placement._errors import Statement
 from solver_placement._solver.bounds.needs import Need
@@ -72,7 +73,7 @@ def _check_fixed(ctx: ModelContext, holders: list[Holder]) -> None:
     of 3,566 loaded GPUs cost 0.14 s of ``fixed loads:876:2``'s 0.44 s."""
     cluster = ctx.cluster
     ctx.check("building the model (GPU memory)")
-    ids = np.unique(np.concatenate([request.cand_hw for _, request, _ in holders]))
+    ids = distinct(np.concatenate([request.cand_hw for _, request, _ in holders]))  # (numpy's hash-based ``unique``: 0.11 s on 65,536 nodes)
     limits = memory_per_gpu(cluster.gpu_memory_gb)[cluster.hw_node[ids]]
     checked = (limits >= 0) & (cluster.hw_kind[ids] == cluster.kinds.index(ACCELERATOR))  # GPUs of known memory
     ids, limits = ids[checked], limits[checked]
