@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -289,7 +289,8 @@ def _windowed(
     problem: CountProblem, walked: list[WalkedRun], relaxation: Relaxation, weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
 ) -> tuple[list[Ranked], Counts, int] | Declined:
     """The model's answer found window by window of the objective, from the relaxation's bound
-    up, each window twice as wide as the one before (``WINDOW_GROWTH``): each model holds only
+    up, each window twice as wide as the one before (``WINDOW_GROWTH``; after a window that held
+    no pattern more than the one before, up to where one joins: ``_leap``): each model holds only
     the patterns an answer in its window may use, and keeps the objective in the window (CP-SAT's
     objective domain). A window with no answer proves none anywhere in it, since any answer there
     uses only the patterns it holds, so the next starts above it; the first window with one
@@ -312,19 +313,40 @@ def _windowed(
     low = math.ceil(relaxation.bound - relaxation.margin)
     high = low
     total = sum(run.patterns.shape[0] for run in walked)
+    held, width = -1, 1  # the patterns the window before held, and this window's width
     while True:
         keep = relaxation.kept(high + 1)
-        if sum(int(mask.sum()) for mask in keep) > min(WINDOW_SHARE * total, MAX_PATTERNS):
+        holding = sum(int(mask.sum()) for mask in keep)
+        if holding > min(WINDOW_SHARE * total, MAX_PATTERNS):
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
         log.debug("the count model with contiguity weighed: %s, %s, objective in [%d, %d]", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"), low, high)
         ranked, counts = solve_ranked(problem, walked, ranked, least, weights, node_start, options, budget, between=(low, high))
         if counts is not None and counts.status == "INFEASIBLE":
-            low, high = high + 1, high + WINDOW_GROWTH * (high - low + 1)  # the next window wider
+            width *= WINDOW_GROWTH
+            reach = high + width
+            if holding == held:  # no pattern joined: up to where one does, the same model (``_leap``)
+                reach = max(reach, _leap(relaxation, keep))
+            low, high, held = high + 1, reach, holding
             continue
         if counts is None:
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         return ranked, counts, counts.bound
+
+
+def _leap(relaxation: Relaxation, keep: Sequence[np.ndarray]) -> int:
+    """The last value whose answers use only the patterns ``keep`` holds (one below the least value
+    of an answer using one it leaves out; -1 where it leaves out none): where a window held no
+    pattern more than the one before, the next one reaches that far, its model the same, only
+    its domain wider. Why: where the relaxation's bound is far below the optimum in units,
+    doubling from a width of one took 14 windows of the same 297 patterns after the set stopped
+    growing (``contiguity:65536:0``, 986,683 above the bound: 20 windows, 0.35 s; 8 now, the last
+    proving the optimum in 3 branches), and ``mixed kinds contiguity:7:0`` (12% above) passed the
+    share of its patterns windows may hold, so every pattern was counted after them (0.27 ->
+    0.19 s). A wider window from the start holds more patterns with a looser domain, which
+    CP-SAT proves slower (``contiguity:5:15``, whose patterns grow with every window)."""
+    beyond = relaxation.beyond(keep)
+    return -1 if beyond == float("inf") else int(beyond) - 1
 
 
 def _first_kept(relaxation: Relaxation) -> list[np.ndarray]:

@@ -42,7 +42,11 @@ each pinned here by its key and by the smallest rule that settles it:
 * ``contiguity:28:253`` (session 51; 4,337 patterns): the patterns of least reduced cost held an
   answer 2.8% above the optimum, and the run over the 3,999 of least bound proved 354,605 after
   1.2 s; windows of the objective above the relaxation's bound (``weighed._windowed``) prove it
-  among at most a few hundred patterns, in 0.13 s CPU.
+  among at most a few hundred patterns, in 0.13 s CPU;
+* ``mixed kinds contiguity:7:0`` (session 52): windows from the relaxation's bound, 12% below
+  the optimum, doubled past the share of patterns they may hold, and every pattern was counted
+  after them; after a window that holds no new pattern the next now reaches to where one joins
+  (``weighed._leap``), and a window holds the optimum.
 """
 
 from __future__ import annotations
@@ -190,3 +194,28 @@ def test_collocated_components_are_bounded_by_the_nodes_of_the_set() -> None:
     assert objective_lower_bound(spec, {"nodes": nodes}) == 2 * 2 * nodes  # 4 groups, 2 a node: 2 nodes each, not 1 for the rollout's 24 GPUs
     solution = solve(spec, time_limit_s=5, num_workers=1)
     assert solution.status == "OPTIMAL" and solution.objective == 2 * 2 * nodes
+
+
+def test_a_window_holding_no_new_pattern_leaps_to_where_one_joins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mixed kinds contiguity:7:0``: the optimum lies 12% above the relaxation's bound. After a
+    window that held no pattern more than the one before, the next reaches to where one joins
+    (``weighed._leap``): it holds the same patterns, the window after it more, and the optimum is
+    found in a window, not by the model of every pattern after them."""
+    runs: list[tuple[int, object]] = []  # (patterns, objective's domain) of each count model solved
+    solve_counts = ranked_search.solve_counts
+
+    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append((sum(shape.size for shape in shapes), kwargs.get("between")))
+        return solve_counts(problem, shapes, *args, **kwargs)
+
+    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
+    spec = benchmark_spec("mixed kinds contiguity:7:0")
+    solution = solve(spec, time_limit_s=20, num_workers=1)
+    assert (solution.method, solution.status) == ("counts", "OPTIMAL")
+    assert all(between is not None for _, between in runs), runs
+    widths = [between[1] - between[0] + 1 for _, between in runs]  # type: ignore[index]
+    leaps = [at for at in range(1, len(runs)) if widths[at] > 2 * widths[at - 1]]
+    assert leaps, runs
+    for at in leaps:  # after two windows of the same patterns, the same patterns again, up to where one joins
+        assert at >= 2 and runs[at - 2][0] == runs[at - 1][0] == runs[at][0], runs
+        assert at + 1 == len(runs) or runs[at + 1][0] > runs[at][0], runs
