@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 import ortools
-from declarative_specs import BIG_FAMILY, CHANGED, FAMILIES, Case, Section, draw_nodes, make_case, resized, undrained
+from declarative_specs import BIG_FAMILY, CHANGED, FAMILIES, WIDE_GPUS, Case, Section, draw_nodes, make_case, resized, undrained
 from tabulate import tabulate
 
 from solver_placement import InfeasiblePlacementError, Solution, SolverTimeoutError, solve, verify
@@ -516,12 +516,15 @@ def node_counts(text: str) -> list[int]:
     return sizes
 
 
-def trusted_processes(nodes: int) -> int:
-    """The ``max_processes`` input limit for this run: the library's default, or 32 a node where
-    that is more. The benchmark's specs are its own (trusted input, which the limit is raised
-    for): a generator filling 65,536 nodes of 8 GPUs with collocated components passes a million
-    processes (``heterogeneous:65536:0``: 1,055,548), which the default refuses as hostile."""
-    return max(current().max_processes, 32 * nodes)
+def trusted_limits(nodes: int) -> dict[str, int]:
+    """The input limits for this run: the library's defaults, or more where a family's largest
+    cluster needs it. The benchmark's specs are its own (trusted input, which the limits are
+    raised for): a generator filling 65,536 nodes of 8 GPUs with collocated components passes a
+    million processes (``heterogeneous:65536:0``: 1,055,548; 32 a node allowed), and 65,536 nodes
+    of ``WIDE_GPUS`` GPUs hold 4,718,592 items, which the defaults refuse as hostile (one
+    hardware item per GPU, robot and node: 80 a node allowed)."""
+    limits = current()
+    return {"max_processes": max(limits.max_processes, 32 * nodes), "max_hardware_items": max(limits.max_hardware_items, (WIDE_GPUS + 8) * nodes)}
 
 
 def main() -> None:
@@ -542,9 +545,10 @@ def main() -> None:
         return
     print(f"machine: {machine()}")
     nodes = ", ".join(f"{size:,}" for size in args.sizes) if args.sizes else f"2-{args.max_nodes:,}"
-    trusted = trusted_processes(max(args.sizes or [args.max_nodes]))
-    print(f"settings: {args.cases_per_family} cases per family, {nodes} nodes, time_limit_s {args.time_limit:g}, 1 worker, seed {args.seed}, max_processes {trusted:,}\n")
-    configure(max_processes=trusted)
+    trusted = trusted_limits(max(args.sizes or [args.max_nodes]))
+    print(f"settings: {args.cases_per_family} cases per family, {nodes} nodes, time_limit_s {args.time_limit:g}, 1 worker, seed {args.seed}, "
+          f"max_processes {trusted['max_processes']:,}, max_hardware_items {trusted['max_hardware_items']:,}\n")  # fmt: skip
+    configure(**trusted)
     plan = planned(args)
     outcomes = []
     for _, _, case in plan:
