@@ -35,6 +35,7 @@ from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.contiguity import Ranked, TooManyLocalStates, rank_bases
 from solver_placement._solver.counts.kind_ranks import class_bases, kind_ranks
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
+from solver_placement._solver.counts.level_chords import LONG_RUN
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts
@@ -82,7 +83,11 @@ RANKED_RELAXED_PAST = 1_000
 #: far below the optimum the windows cost more than they save (``46:19``, 253 patterns, 1.5%
 #: below: 13 windows, 0.05 -> 0.14 s). The family's 20 cases at seeds 0, 60 and 240, in all
 #: (best of two, s CPU): 3.05, 4.56, 2.73 with 1,000 (``RANKED_RELAXED_PAST``); 2.22, 3.56, 2.57
-#: with 300; 2.17, 2.90, 2.33 with 100.
+#: with 300; 2.17, 2.90, 2.33 with 100. Not where a split run is longer than
+#: ``level_chords.LONG_RUN`` nodes: each window's model there takes the relaxation's chords (a
+#: GLOP solve of its own), and the rank sums of 65,536 nodes put the optimum tens of thousands of
+#: units above the bound (``mixed kinds contiguity:65536:0``: 15 windows, 1.25 -> 1.6 s;
+#: ``16384:0`` unproven in its share).
 SPLIT_RELAXED_PAST = 100
 #: Most walked patterns listed whole (as the tables' rows) for the maximal model when ``nodes``
 #: alone is weighed (``_maximal``): 15,211 on the ``ring`` benchmark's 8-GPU nodes cost a few
@@ -194,7 +199,9 @@ def _relaxed(
     total = sum(run.patterns.shape[0] for run in walked)
     relaxation = None
     past = min(RANKED_RELAXED_PAST, RELAXED_PAST) if weights.get("contiguity") else RELAXED_PAST
-    if total > (min(past, SPLIT_RELAXED_PAST) if any(run.split is not None for run in walked) else past):
+    if any(run.split is not None for run in walked) and not any(run.split is not None and run.shape.nodes.size > LONG_RUN for run in walked):
+        past = min(past, SPLIT_RELAXED_PAST)
+    if total > past:
         columns = [run.columns(problem, weights) for run in walked]
         relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget)
     if relaxation is not None and weights.get("contiguity") and not all(kept.all() for kept in _first_kept(relaxation)):
