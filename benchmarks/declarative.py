@@ -522,9 +522,16 @@ def trusted_limits(nodes: int) -> dict[str, int]:
     raised for): a generator filling 65,536 nodes of 8 GPUs with collocated components passes a
     million processes (``heterogeneous:65536:0``: 1,055,548; 32 a node allowed), and 65,536 nodes
     of ``WIDE_GPUS`` GPUs hold 4,718,592 items, which the defaults refuse as hostile (one
-    hardware item per GPU, robot and node: 80 a node allowed)."""
+    hardware item per GPU, robot and node: 80 a node allowed), as they refuse the 215,485
+    characters and 32,768 comma-separated pieces of ``drained strides:65536:0``'s rank string
+    (16 characters and one piece a node allowed)."""
     limits = current()
-    return {"max_processes": max(limits.max_processes, 32 * nodes), "max_hardware_items": max(limits.max_hardware_items, (WIDE_GPUS + 8) * nodes)}
+    return {
+        "max_processes": max(limits.max_processes, 32 * nodes),
+        "max_hardware_items": max(limits.max_hardware_items, (WIDE_GPUS + 8) * nodes),
+        "max_rank_text": max(limits.max_rank_text, 16 * nodes),
+        "max_rank_pieces": max(limits.max_rank_pieces, nodes),
+    }
 
 
 def main() -> None:
@@ -547,7 +554,7 @@ def main() -> None:
     nodes = ", ".join(f"{size:,}" for size in args.sizes) if args.sizes else f"2-{args.max_nodes:,}"
     trusted = trusted_limits(max(args.sizes or [args.max_nodes]))
     print(f"settings: {args.cases_per_family} cases per family, {nodes} nodes, time_limit_s {args.time_limit:g}, 1 worker, seed {args.seed}, "
-          f"max_processes {trusted['max_processes']:,}, max_hardware_items {trusted['max_hardware_items']:,}\n")  # fmt: skip
+          f"limits raised for its own specs: {', '.join(f'{key} {value:,}' for key, value in trusted.items())}\n")  # fmt: skip
     configure(**trusted)
     plan = planned(args)
     outcomes = []
