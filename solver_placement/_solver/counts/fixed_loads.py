@@ -72,6 +72,7 @@ class Beside:
     gpu_local: np.ndarray
     gpu_load: np.ndarray
     distinct: tuple[FixedLoad, ...]
+    num_nodes: int  # the cluster's (:attr:`table` has a row per node)
     processes: tuple[int, ...]  # per class: processes on each of its GPUs (one per component a member owns)
     limits: tuple[int | None, ...]  # per class: the lowest limit among those components
     memory: tuple[tuple[tuple[int, int], ...], ...]  # per class: (active MB, idle MB) of each holder
@@ -104,11 +105,13 @@ class Beside:
             found[local] = self.distinct[load]
         return tuple(found)
 
-    def table(self, num_nodes: int) -> np.ndarray:
+    @cached_property
+    def table(self) -> np.ndarray:
         """Per node and local id, the index of its GPU's load in ``distinct`` (-1: none): columns
         by which nodes loaded alike are grouped like any other (``patterns.py``,
-        ``ranked_runs.py``, ``layout.py``), since :meth:`on_node` reads nothing else."""
-        found = np.full((num_nodes, int(self.gpu_local.max(initial=-1)) + 1), -1, dtype=np.int64)
+        ``ranked_runs.py``, ``layout.py``, ``kept_node.py``), since :meth:`on_node` reads nothing
+        else. Made once, read by every part."""
+        found = np.full((self.num_nodes, int(self.gpu_local.max(initial=-1)) + 1), -1, dtype=np.int64)
         found[self.gpu_node, self.gpu_local] = self.gpu_load
         return found
 
@@ -167,7 +170,7 @@ def fixed_loads(spec: PlacementSpec, requests: Mapping[str, ComponentRequest], c
              for row in rows.tolist()]  # fmt: skip
     pairs, which = unique_rows(np.stack([inverse, item_mb[gpus]], axis=1))  # each (kind, memory) made once
     made = tuple(FixedLoad(kinds[kind][0], kinds[kind][1], kinds[kind][2], None if mb < 0 else mb) for kind, mb in pairs.tolist())
-    return Beside(cluster.hw_node[gpus], cluster.hw_local[gpus], which, made, processes, limits, memory, frozenset())
+    return Beside(cluster.hw_node[gpus], cluster.hw_local[gpus], which, made, cluster.num_nodes, processes, limits, memory, frozenset())
 
 
 __all__ = ["Beside", "FixedLoad", "fixed_loads"]

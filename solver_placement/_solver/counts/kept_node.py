@@ -159,7 +159,7 @@ def by_content(problem: CountProblem, shape: Shape, held: HeldContents) -> list[
         return HeldNode(tuple(o.get(node, ()) for o in off), loads, held.distinct[content])
 
     groups: dict[HeldNode, list[np.ndarray]] = {}
-    loaded = [beside.table(problem.allowed.shape[1])[shape.nodes[alike]]] if beside is not None else []  # (allowed: classes x nodes)
+    loaded = [beside.table[shape.nodes[alike]]] if beside is not None else []
     rows = np.column_stack([held.content_of[at[alike]], *(mask[shape.nodes[alike]] for mask in masks if by_masks and mask is not None), *loaded])
     for group in row_groups(rows):
         node, first = int(shape.nodes[alike][group[0]]), int(held.content_of[at[alike][group[0]]])

@@ -137,7 +137,7 @@ def _asks(
     plain = used[~checked]
     off = [np.where(patterns_on[plain, c] > 0, mask[plain], 0) for c, mask in enumerate(masks) if by_masks and mask is not None]
     told_of = [told_rows[plain]] if told_rows is not None else []
-    loaded = [beside.table(cluster.num_nodes)[plain]] if (beside := problem.beside) is not None else []
+    loaded = [beside.table[plain]] if (beside := problem.beside) is not None else []
     grouped: dict[_NodeAsk, list[np.ndarray]] = {}
     for rows in row_groups(np.column_stack([problem.graph_of[plain], cluster.gpus_per_node[plain], patterns_on[plain], *off, *told_of, *loaded])):
         node = int(plain[rows[0]])

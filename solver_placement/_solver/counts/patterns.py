@@ -144,7 +144,7 @@ def shapes(
     # nodes kept off alike (by masks) and loaded alike (their GPUs' loads, ``Beside.table``) share a key: grouped by rows
     one_by_one = touched - {node for off in keep_off for node in off} - loaded if by_masks else touched
     rows = np.column_stack([gpus_per_node[useful], allowed[:, useful].T, room[:, useful].T, *(levels[useful] for levels in domains), problem.graph_of[useful], load[useful],
-                            *(mask[useful] for mask in masks if by_masks and mask is not None), *([beside.table(num_nodes)[useful]] if beside is not None else [])])  # fmt: skip
+                            *(mask[useful] for mask in masks if by_masks and mask is not None), *([beside.table[useful]] if beside is not None else [])])  # fmt: skip
     keys = _nodes_by_key(useful, rows, one_by_one, key_of)
     check("grouping nodes by shape")
     widths = [problem.classes[c].width for c in part]

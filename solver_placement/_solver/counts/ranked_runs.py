@@ -119,7 +119,7 @@ def walked_runs(
     columns = [
         cluster.gpus_per_node, allowed.T, *domains, problem.graph_of, placed_first,
         *(mask for mask in masks if mask is not None), *([signature_of] if signature_of is not None else []),
-        *([beside.table(cluster.num_nodes)] if beside is not None else []),
+        *([beside.table] if beside is not None else []),
     ]  # fmt: skip
     groups: dict[_NodeKey, list[int]] = {}
     for first, held in _alike(np.flatnonzero(allowed.any(axis=0)), apart, columns):

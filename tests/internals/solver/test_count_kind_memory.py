@@ -72,4 +72,4 @@ def test_a_view_gives_memory_to_its_gpus_alone() -> None:
         [40 * 1024, 40 * 1024, *([None] * (capacities[0] - 2))],
         [80 * 1024, *([None] * (capacities[1] - 1))],
     ]
-    assert loads.table(2)[:, :2].tolist() == [[int(loads.gpu_load[0]), int(loads.gpu_load[1])], [int(loads.gpu_load[2]), -1]]
+    assert loads.table[:2, :2].tolist() == [[int(loads.gpu_load[0]), int(loads.gpu_load[1])], [int(loads.gpu_load[2]), -1]]
