@@ -93,12 +93,12 @@ def _sorted_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     low, high = rows.min(axis=0), rows.max(axis=0)
     varied = low != high  # a column alike on every row orders none of them
     rows, low = rows[:, varied].astype(np.int64, copy=False), low[varied].astype(np.int64)
-    spans = high[varied].astype(np.int64) - low + 1
+    spans = [int(top) - int(bottom) + 1 for top, bottom in zip(high[varied].tolist(), low.tolist(), strict=True)]  # Python ints: no overflow
     if not rows.shape[1]:
         return np.arange(rows.shape[0]), np.zeros(1, dtype=np.int64)
-    if math.prod(spans.tolist()) < 2**63:
-        places = np.ones(spans.size, dtype=np.int64)
-        places[:-1] = np.cumprod(spans[::-1][:-1])[::-1]
+    if math.prod(spans) < 2**63:
+        places = np.ones(len(spans), dtype=np.int64)
+        places[:-1] = np.cumprod(np.array(spans[:0:-1], dtype=np.int64))[::-1]
         keys = (rows - low) @ places
         order = np.argsort(keys, kind="stable")
         ordered = keys[order]

@@ -77,6 +77,16 @@ def test_unique_rows_is_numpys_unique_by_rows(seed: int) -> None:
     assert inverse.tolist() == expected_inverse.reshape(-1).tolist(), seed
 
 
+def test_rows_at_the_ends_of_int64_are_sorted_without_overflow() -> None:
+    """A column spanning the whole int64 range (a limit left unset as its largest value beside
+    -1) is sorted column by column, its span never computed in int64."""
+    top, bottom = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    rows = np.array([[top, -1], [bottom, 2], [top, -1], [0, 0], [bottom, 2]], dtype=np.int64)
+    found, inverse = unique_rows(rows)
+    expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
+    assert found.tolist() == expected.tolist() and inverse.tolist() == expected_inverse.reshape(-1).tolist()
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_wide_rows_group_as_narrow_ones_do(seed: int) -> None:
     """Both ways of sorting rows (packed, column by column) group them alike: ``row_groups`` and
