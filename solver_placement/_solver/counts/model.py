@@ -54,6 +54,13 @@ LOW_RANKS_WORK = 0.05
 #: it (``topology:258:2``: 0.048); a run that reaches it unproven is kept when the weighted terms
 #: are proven (the low-ranks sum as far as it got, as the second run's), else the two runs.
 TOGETHER_WORK = 0.1
+#: CP-SAT's parameters for that run: every linear row in its relaxation from the start, not as
+#: its solutions break them (CP-SAT's default). The domains' rows and the low-ranks sum bound it
+#: at the root: ``topology:258:2`` 0.18 -> 0.07 s CPU (1,153 branches, not 5,570); the
+#: ``topology``, ``topology mixes`` and ``topology overlaps`` families at seeds 0, 60 and 240
+#: (60 cases each, best of two): 2.28, 4.52 and 3.34 s CPU in all, 2.06, 4.34 and 2.91 so (a few
+#: cases slower, ``topology mixes:465:65`` 0.26 -> 0.41 s).
+TOGETHER_PARAMETERS = {**COUNT_PARAMETERS, "add_lp_constraints_lazily": False}
 
 
 @dataclass(frozen=True)
@@ -205,7 +212,7 @@ def solve_counts(
     starts = [int(node_start[shape.nodes[0]]) for shape in shapes]
     if term is None and tuning is None and hint is None and len(set(starts)) > 1 and any(c.levels or c.priced or c.joint for c in problem.classes):
         most_low = sum(most * start for most, start in zip(most_gpus, starts))  # every answer's low-ranks sum is at most this
-        together = _ranked_together(model, weighted, cp_model.LinearExpr.weighted_sum(*low_ranks), most_low, lambda: solve_model(model, one_worker, budget, **COUNT_PARAMETERS, max_deterministic_time=TOGETHER_WORK))
+        together = _ranked_together(model, weighted, cp_model.LinearExpr.weighted_sum(*low_ranks), most_low, lambda: solve_model(model, one_worker, budget, **TOGETHER_PARAMETERS, max_deterministic_time=TOGETHER_WORK))
         if together is not None:
             solver, status = together
             if status == cp_model.INFEASIBLE:
