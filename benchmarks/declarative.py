@@ -520,14 +520,14 @@ def trusted_limits(nodes: int) -> dict[str, int]:
     """The input limits for this run: the library's defaults, or more where a family's largest
     cluster needs it. The benchmark's specs are its own (trusted input, which the limits are
     raised for): a generator filling 65,536 nodes of 8 GPUs with collocated components passes a
-    million processes (``heterogeneous:65536:0``: 1,055,548; 32 a node allowed), and 65,536 nodes
-    of ``WIDE_GPUS`` GPUs hold 4,718,592 items, which the defaults refuse as hostile (one
-    hardware item per GPU, robot and node: 80 a node allowed), as they refuse the 215,485
-    characters and 32,768 comma-separated pieces of ``drained strides:65536:0``'s rank string
-    (16 characters and one piece a node allowed)."""
+    million processes (``heterogeneous:65536:0``: 1,055,548), and 65,536 nodes of ``WIDE_GPUS``
+    GPUs hold 4,718,592 items and 3,631,319 processes (``wide strides:65536:1``), which the
+    defaults refuse as hostile (one hardware item per GPU, robot and node: 80 of each a node
+    allowed), as they refuse the 215,485 characters and 32,768 comma-separated pieces of
+    ``drained strides:65536:0``'s rank string (16 characters and one piece a node allowed)."""
     limits = current()
     return {
-        "max_processes": max(limits.max_processes, 32 * nodes),
+        "max_processes": max(limits.max_processes, (WIDE_GPUS + 8) * nodes),
         "max_hardware_items": max(limits.max_hardware_items, (WIDE_GPUS + 8) * nodes),
         "max_rank_text": max(limits.max_rank_text, 16 * nodes),
         "max_rank_pieces": max(limits.max_rank_pieces, nodes),
