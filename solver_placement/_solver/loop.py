@@ -1,7 +1,13 @@
 """The answer loop: the solver's paths tried in order, the best answer kept, every answer verified.
 
 The order and its rules: the count model first (exact by construction, with its share of the
-time limit); when it proves its answer optimal, that is the answer. Otherwise first fit builds a
+time limit); when it proves its answer optimal, that is the answer. When it has no answer, the
+counting bounds may refuse the spec before anything else runs (``Paths.refuse``): an answer of
+the count model proves the spec feasible, so a spec it places pays nothing for them (they took
+16% of the benchmark's default run, and up to 0.09 s of 0.14 on ``other hardware:107:1``, when
+they ran first for every spec), while one it cannot place is refused as before, after the
+count path's own few milliseconds (at most 0.04 s over the ``infeasible`` family's 20 cases on
+2-1,024 nodes: every count model there has no answer at once). Otherwise first fit builds a
 placement in milliseconds; without a count answer, one that meets the counting bound (or comes
 within ``ACCEPTED_GAP`` of it) is the answer with no search. Then the flat exact model, started
 from first fit's placement; first fit's is kept when it is better, or when the search runs out
@@ -36,9 +42,12 @@ ACCEPTED_GAP = 0.01
 class Paths:
     """The solver's paths, in the order the loop tries them. Each returns an :class:`Answer` or
     a :class:`Declined`, except the exact model, the last resort, which answers or raises; it
-    takes first fit's answer (its hint) and the paths tried before it (for a timeout's message)."""
+    takes first fit's answer (its hint) and the paths tried before it (for a timeout's message).
+    ``refuse`` raises when counting alone proves the spec infeasible; the loop calls it only
+    when the count model has no answer."""
 
     counts: Callable[[SolveCall], Answer | Declined]
+    refuse: Callable[[SolveCall], None]
     first_fit: Callable[[SolveCall], Answer | Declined]
     exact: Callable[[SolveCall, Answer | None, list[str]], Answer]
 
@@ -49,6 +58,8 @@ def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Sol
     counted = _from_counts(call, paths.counts(call), timings)
     if counted is not None and counted.status == SolveStatus.OPTIMAL:
         return counted
+    if counted is None:
+        paths.refuse(call)
     built = paths.first_fit(call)
     first = _FirstFit(call, built if isinstance(built, Answer) else None, timings)
     bound = None if call.held_before or call.weighs_contiguity else objective_lower_bound(call.spec, call.weights)

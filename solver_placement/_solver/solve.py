@@ -1,4 +1,4 @@
-"""Solving a spec: refuse what counting refutes, then the answer loop over the solver's paths.
+"""Solving a spec: the answer loop over the solver's paths, and the counting bounds' refusal.
 
 The paths live here (the count model, first fit, the flat exact model), each returning an
 answer or the reason it declined (``answer.py``); ``loop.py`` tries them in order, keeps the best
@@ -148,15 +148,10 @@ def _log_size(spec: PlacementSpec, options: SolverOptions) -> None:
 def _solve_spec(
     spec: PlacementSpec, options: SolverOptions, asked: dict[str, int], previous: PreviousPlacements | None, started: float, verified_by_caller: bool = False
 ) -> Solution:
-    """:func:`solve`'s answer: the counting bounds and the rank strings' own rules first (either
-    refuses the spec before any model), then the answer loop over the paths below."""
+    """:func:`solve`'s answer: the rank strings' own rules first (they refuse the spec before any
+    model), then the answer loop over the paths below, the counting bounds among them."""
     budget = options.start(at=started)
     budget.check("resolving the spec")
-    conflicts = counting_conflicts(spec, budget)
-    if conflicts:  # impossible by counting: no model is built
-        log.info("the counting bounds prove the spec infeasible (%s): no model is built", counted(len(conflicts), "statement"))
-        raise infeasible_error(conflicts)
-    log.debug("the counting bounds find no conflict")
     held_before = previous_hardware(spec, previous)
     timings = {"parse": time.perf_counter() - started}
     fixed = fixed_conflicts(spec, budget)
@@ -164,7 +159,17 @@ def _solve_spec(
         log.info("the rank-string components break their own rules (%s)", counted(len(fixed), "statement"))
         raise infeasible_error(fixed)
     call = SolveCall(spec, options, budget, {**DEFAULT_WEIGHTS, **asked}, "contiguity" in asked, held_before, verified_by_caller)
-    return answer_loop(call, Paths(_count_answer, _first_fit_answer, _exact_answer), timings)
+    return answer_loop(call, Paths(_count_answer, _counting_refusal, _first_fit_answer, _exact_answer), timings)
+
+
+def _counting_refusal(call: SolveCall) -> None:
+    """Raises the counting bounds' conflicts when counting alone proves the spec infeasible (no
+    further model is built); asked only once the count model has no answer (``loop.py``)."""
+    conflicts = counting_conflicts(call.spec, call.budget)
+    if conflicts:
+        log.info("the counting bounds prove the spec infeasible (%s): no further model is built", counted(len(conflicts), "statement"))
+        raise infeasible_error(conflicts)
+    log.debug("the counting bounds find no conflict")
 
 
 def _count_answer(call: SolveCall) -> Answer | Declined:
@@ -183,7 +188,7 @@ def _count_answer(call: SolveCall) -> Answer | Declined:
         except SolverTimeoutError:
             answer = Declined(PathName.COUNTS, f"its share of the time limit ({COUNT_SHARE:.0%}) ran out")
     if isinstance(answer, Answer):
-        log.debug("the count model answered: %s, objective %d, bound %d", answer.status, answer.objective, answer.bound)
+        log.debug("the count model answered: %s, objective %s, bound %s", answer.status, answer.objective, answer.bound)
     return answer
 
 

@@ -1,4 +1,4 @@
-"""Counting bounds: infeasibility proved by arithmetic before any search, in the user's words.
+"""Counting bounds: infeasibility proved by arithmetic before any search but the count model's, in the user's words.
 
 Per node type, how many items each component needs at its granularity (a tensor-parallel group
 needs ``tp * gpus_per_process`` items on one node), summed over the components that may not

@@ -38,9 +38,9 @@ def test_verbose_logs_stages_and_statistics_on_stderr_and_leaves_stdout_as_it_wa
 
 
 def test_twice_verbose_adds_every_cp_sat_run() -> None:
-    """Every CP-SAT run of the call (here the counting bounds' one; the count model places the
-    quickstart's one declarative component on its rank string's GPUs without a model)."""
-    result = run("-vv", "solve", QUICKSTART)
+    """Every CP-SAT run of the call (here the count model's three: two tensor-parallel groups
+    stacked on one node's GPUs; the quickstart is placed without a model)."""
+    result = run("-vv", "solve", str(ROOT / "models" / "modelparallel_collocated_tp4_tp2_1x8.yaml"))
     assert result.exit_code == 0
     runs = [line for line in result.stderr.splitlines() if line.startswith("DEBUG solver_placement._solver.options: CP-SAT run: ")]
     assert runs and all(" branches, " in line for line in runs)

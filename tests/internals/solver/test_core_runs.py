@@ -5,14 +5,18 @@ that run is the one without presolve (``core.FEASIBLE_FIRST``), which changes no
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 from helpers import config
 from ortools.sat.python import cp_model
 
-from solver_placement import InfeasiblePlacementError, solve
+from solver_placement import InfeasiblePlacementError, PlacementSpec, solve
+from solver_placement._errors import Statement
 from solver_placement._solver.bounds import core
+from solver_placement._solver.counting import counting_conflicts
+from solver_placement._solver.options import Budget
 
 
 @pytest.fixture
@@ -30,11 +34,23 @@ def counted_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return runs
 
 
+def bounds_of(cluster: dict[str, Any]) -> list[Statement]:
+    """The counting bounds' conflicts of a config, as the solve asks for them."""
+    return counting_conflicts(PlacementSpec.from_config(cluster), Budget(time.perf_counter() + 60.0, 60.0))
+
+
 def test_a_spec_that_fits_takes_one_counting_run_whatever_its_components(counted_runs: list[int]) -> None:
     components = {f"c{i}": {"processes": 1} for i in range(150)}
-    solution = solve(config(32, 8, components))
-    assert len(solution.placements_by_component()) == 150
+    assert bounds_of(config(32, 8, components)) == []
     assert len(counted_runs) == 1
+
+
+def test_a_spec_the_count_model_places_takes_no_counting_run(counted_runs: list[int]) -> None:
+    """Its answer proves the spec feasible: the counting bounds are asked only when it has none."""
+    components = {f"c{i}": {"processes": 1} for i in range(150)}
+    solution = solve(config(32, 8, components))
+    assert len(solution.placements_by_component()) == 150 and solution.method == "counts"
+    assert counted_runs == []
 
 
 def test_a_component_impossible_alone_is_still_blamed_alone(counted_runs: list[int]) -> None:
@@ -68,7 +84,7 @@ def _runs_with_parameters(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any
 
 def test_a_spec_that_fits_is_answered_by_the_run_without_presolve(monkeypatch: pytest.MonkeyPatch) -> None:
     runs = _runs_with_parameters(monkeypatch)
-    solve(config(4, 8, {"a": {"processes": 12, "exclusive_with": ["b"]}, "b": {"processes": 12, "tensor_parallel_size": 2}}))
+    assert bounds_of(config(4, 8, {"a": {"processes": 12, "exclusive_with": ["b"]}, "b": {"processes": 12, "tensor_parallel_size": 2}})) == []
     assert runs == [core.FEASIBLE_FIRST]
 
 
