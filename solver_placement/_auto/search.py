@@ -24,6 +24,7 @@ from solver_placement._cluster.cluster import Cluster
 from solver_placement._config import ConfigSource
 from solver_placement._errors import InfeasiblePlacementError, InternalError, PlacementConfigError, SolverTimeoutError
 from solver_placement._job import Job
+from solver_placement._solver.lean_model import LeanCpModel
 from solver_placement._solver.options import SolverOptions, Status, solve_model
 
 #: A placement read from a solve: its mode and, disaggregated, the GPU counts in pipeline order.
@@ -68,7 +69,7 @@ class _Search:
         self.options = options
         self.started = time.perf_counter()
         self.budget = options.start()
-        self.model = cp_model.CpModel()
+        self.model = LeanCpModel()
         self.solves = 0
         self.collocated_forbidden = False
         self.unit_s = time_unit(problem)

@@ -23,6 +23,7 @@ from solver_placement._arrays import distinct_rows, varying
 from solver_placement._errors import Statement
 from solver_placement._solver.bounds.needs import Need
 from solver_placement._solver.bounds.relations import APART, ROOM, TOGETHER, Relation
+from solver_placement._solver.lean_model import LeanCpModel
 
 #: Largest clique of pairwise-apart components given its own constraints (more is rare and slow).
 MAX_CLIQUE = 6
@@ -40,7 +41,7 @@ class CountingModel:
 
     needs: dict[str, Need]
     relations: list[Relation]
-    model: cp_model.CpModel = field(default_factory=cp_model.CpModel)
+    model: cp_model.CpModel = field(default_factory=LeanCpModel)
     literal: dict[Statement, Literal] = field(default_factory=dict)
     items: dict[tuple[str, int], cp_model.IntVar] = field(default_factory=dict)
     blocks: dict[tuple[str, int], cp_model.IntVar] = field(default_factory=dict)

@@ -37,6 +37,7 @@ from solver_placement._solver.counts.patterns import Shape, beside_of
 from solver_placement._solver.counts.problem import CountClass, CountProblem
 from solver_placement._solver.counts.strided import progressions_of
 from solver_placement._solver.counts.typed import admitted_stacks, part_stacks
+from solver_placement._solver.lean_model import LeanCpModel
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 from solver_placement._solver.previous import as_held_sets
 from solver_placement._solver.rules.stride import enforced_stride
@@ -334,7 +335,7 @@ def node_kept(
     graph = problem.graphs[int(problem.graph_of[shape.nodes[0]])]
     stacks = part_stacks(graph, shape.part)
     fits = beside_of(problem, shape.part) if node.loads else None
-    model = cp_model.CpModel()
+    model = LeanCpModel()
     taken: dict[int, list[cp_model.IntVar]] = {k: [model.new_bool_var("") for _ in range(capacity)] for k in present}
     for gpu in range(capacity):
         admitted = tuple(k for k in present if gpu not in node.keep_off[k])

@@ -36,6 +36,7 @@ from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WO
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.reduced_costs import fewest_nodes
+from solver_placement._solver.lean_model import LeanCpModel
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # a linear bound left open, as ``LinearExpr`` states it
@@ -246,7 +247,7 @@ class _Stated:
     their proto indices (``index``, per shape, one per kept pattern)."""
 
     def __init__(self, columns: Sequence[LevelColumns], groups: Sequence[int], least: np.ndarray, kept: Sequence[np.ndarray]) -> None:
-        self.model = cp_model.CpModel()
+        self.model = LeanCpModel()
         self.kept = kept
         proto = self.model.proto
         self.index: list[np.ndarray] = []

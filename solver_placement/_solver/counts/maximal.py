@@ -69,6 +69,7 @@ from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WO
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.peak_levels import by_levels, least_peak, whole_loads
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.lean_model import LeanCpModel
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 #: Fewest whole-node patterns (over all shapes) for which the count model is stated over the
@@ -328,7 +329,7 @@ class MaximalModel:
         table (``Shape.home``), and linked tables agree value by value on the columns they share
         (``model._agree``: those columns are never raised, so each maximal pattern keeps them)."""
         problem = self.problem
-        model = cp_model.CpModel()
+        model = LeanCpModel()
         uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
         back: dict[tuple[int, int, int], cp_model.IntVar] = {}
         in_class: dict[int, list[cp_model.LinearExprT]] = {c: [] for c in range(len(problem.classes))}

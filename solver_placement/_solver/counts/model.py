@@ -19,6 +19,7 @@ from ortools.sat.python import cp_model, cp_model_helper
 from solver_placement._solver.counts.crossing import JointVariables, joint_cost, joint_values
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
+from solver_placement._solver.lean_model import LeanCpModel
 from solver_placement._solver.options import Budget, SolverOptions, Status, solve_model
 
 #: CP-SAT parameters of the count model. Its presolve spends most of a run (0.4 s of 0.41 on a
@@ -128,7 +129,7 @@ def solve_counts(
     (least, most): the objective's domain, an earlier run's bound over the same model and one
     less than its answer: a proof of none there is ``Counts`` with status ``INFEASIBLE``, the
     earlier answer then the best (``ranked_search.rows_first``)."""
-    model = cp_model.CpModel()
+    model = LeanCpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups
     in_domain: dict[tuple[int, int, int], tuple[list[int], list[int]]] = {}  # (class, level, domain) -> the counts holding its groups (proto indices), and how many

@@ -35,6 +35,7 @@ from solver_placement._solver.counts.patterns import Shape, Table
 from solver_placement._solver.counts.peak_levels import by_levels, least_peak
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.stack_sums import graph_stacks
+from solver_placement._solver.lean_model import LeanCpModel
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class PerNode:
         self.placed_first = problem.load if problem.load is not None else np.zeros(cluster.num_nodes, dtype=np.int64)
         part = tuple(range(len(problem.classes)))
         members = [len(c.members) for c in problem.classes]
-        model = self.model = cp_model.CpModel()
+        model = self.model = LeanCpModel()
         self.groups: list[list[cp_model.IntVar]] = []
         self.loads: list[tuple[cp_model.Constraint, int]] = []  # per node, its GPUs' load and the load placed first
         present: list[tuple[cp_model.IntVar, int]] = []

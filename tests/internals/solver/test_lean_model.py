@@ -6,12 +6,16 @@ costing the time the override saves (or breaking every model at construction).""
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import ortools
 from ortools.sat.python import cp_model
 
+import solver_placement
 from solver_placement import Cluster, PlacementSpec
-from solver_placement._solver.context import LeanCpModel, ModelContext
+from solver_placement._solver.context import ModelContext
+from solver_placement._solver.lean_model import LeanCpModel
 
 HOOK = "_add_pre_pep8_methods"
 UPGRADE = f"OR-Tools {ortools.__version__}"
@@ -36,3 +40,11 @@ def test_the_lean_model_attaches_nothing_and_builds_like_cp_models() -> None:
     assert solver.solve(lean) == cp_model.OPTIMAL and solver.value(literal) == 1
     spec = PlacementSpec.build(Cluster(1, 1), {"a": "0"})
     assert isinstance(ModelContext.create(spec, spec.requests, False, {}, {}).model, LeanCpModel)
+
+
+def test_every_model_the_library_builds_is_lean() -> None:
+    """The count models are many and small, so the aliases cost them most (916 models in the
+    benchmark's default run); a new ``cp_model.CpModel()`` anywhere in the package fails here."""
+    package = Path(solver_placement.__file__).parent
+    plain = [f"{path.relative_to(package)}:{number}" for path in sorted(package.rglob("*.py")) for number, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"\bCpModel\(\)|default_factory=cp_model\.CpModel\b", line)]
+    assert plain == [], f"build LeanCpModel() instead of OR-Tools' own model at {plain}"
