@@ -158,12 +158,13 @@ def shapes(
             by_gpu[key] = Table(tuple(range(len(part))), tuple(typed_patterns(widths, mask, stacks, capacity, kept_off, runs, MAX_PATTERNS, check, here, fits, steps)))
         except OverflowError:
             raise TooManyPatterns from None
-    found = []
+    found, listed = [], 0
     for (capacity, mask, rooms, domain, graph, kept_off, here, loaded), nodes in keys.items():
         check("enumerating node patterns")
         if kept_off:
             table = by_gpu[capacity, mask, rooms, domain, graph, kept_off, here, loaded]
             found.append(Shape(part, capacity, nodes, (table,), domain, load=loaded))
+            listed += found[-1].size
             continue
         cliques = [tuple(part.index(c) for c in clique) for clique in problem.graphs[graph].cliques if set(clique) <= set(part)]
         holes = [(tuple(part.index(c) for c in found.classes), Covers(found)) for found in problem.graphs[graph].holes if set(found.classes) <= set(part)]
@@ -181,7 +182,8 @@ def shapes(
         if progressions:  # alike GPUs: the class in progressions at most the groups its chains' runs hold
             tables = _capped(tables, runs_cap(runs, steps, widths, mask, capacity))
         found.append(Shape(part, capacity, nodes, tables, domain, links, loaded))
-        if sum(shape.size for shape in found) > MAX_PATTERNS:
+        listed += found[-1].size  # a running total: summed anew per shape, 384 shapes took 0.2 s (``infeasible:766:245``)
+        if listed > MAX_PATTERNS:
             raise TooManyPatterns
     return found
 
