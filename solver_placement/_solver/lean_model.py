@@ -24,3 +24,12 @@ class LeanCpModel(cp_model.CpModel):
 
     def _add_pre_pep8_methods(self) -> None:
         """Attach nothing (see the class docstring)."""
+
+    def clone(self) -> LeanCpModel:
+        """A copy of the model, lean too: OR-Tools' own ``clone`` makes a plain ``CpModel``, whose
+        aliases took 30 ms of each of the two clones ``maximal.py`` makes on ``kinds memory:423:11``
+        (under cProfile)."""
+        copied = LeanCpModel()
+        copied.proto.copy_from(self.proto)
+        copied.rebuild_constant_map()
+        return copied

@@ -42,6 +42,20 @@ def test_the_lean_model_attaches_nothing_and_builds_like_cp_models() -> None:
     assert isinstance(ModelContext.create(spec, spec.requests, False, {}, {}).model, LeanCpModel)
 
 
+def test_a_clone_of_the_lean_model_is_lean_and_solves_alike() -> None:
+    lean = LeanCpModel()
+    x = lean.new_int_var(0, 5, "x")
+    lean.add(x >= 3)
+    lean.minimize(x)
+    copied = lean.clone()
+    assert isinstance(copied, LeanCpModel) and vars(copied) == {}
+    assert str(copied.proto) == str(lean.proto)
+    copied.add(x >= 4)  # the copy is its own: the original keeps its optimum
+    solver = cp_model.CpSolver()
+    assert solver.solve(copied) == cp_model.OPTIMAL and solver.objective_value == 4
+    assert solver.solve(lean) == cp_model.OPTIMAL and solver.objective_value == 3
+
+
 def test_every_model_the_library_builds_is_lean() -> None:
     """The count models are many and small, so the aliases cost them most (916 models in the
     benchmark's default run); a new ``cp_model.CpModel()`` anywhere in the package fails here."""
