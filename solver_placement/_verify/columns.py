@@ -62,7 +62,7 @@ class Columns:
         return self.ids[np.lexsort((self.ids, self.row))]
 
 
-#: The item lookup of ``_physical_ids`` is one dense table over (node, kind, local index) while
+#: The item lookup of ``ItemIndex`` is one dense table over (node, kind, local index) while
 #: that has at most this many cells per item (nodes of very different sizes make it sparse);
 #: past it, a sort of the items and a binary search.
 DENSE_CELLS_PER_ITEM = 4
@@ -98,12 +98,13 @@ def int_column(records: Sequence[Placement], field: str) -> np.ndarray | None:
     return np.array(values, dtype=np.int64)
 
 
-def read_columns(cluster: Cluster, records: Sequence[Placement]) -> Columns | None:
-    """The records' columns, or None when some item does not exist or some field is not of its
-    declared type (the record-by-record reading then says which)."""
+def read_columns(cluster: Cluster, index: ItemIndex, records: Sequence[Placement]) -> Columns | None:
+    """The records' columns (items looked up in ``index``, the cluster's), or None when some item
+    does not exist or some field is not of its declared type (the record-by-record reading then
+    says which)."""
     arrays = unmade(records)
     if arrays is not None:
-        return _unmade_columns(cluster, arrays)
+        return _unmade_columns(cluster, index, arrays)
     node = int_column(records, "cluster_node_rank")
     codes = {name: code for code, name in enumerate(cluster.kinds)}
     kind = np.array([codes.get(record.hardware_type, -1) for record in records], dtype=np.int64)
@@ -116,13 +117,13 @@ def read_columns(cluster: Cluster, records: Sequence[Placement]) -> Columns | No
     lengths = np.array([len(ranks) for ranks in lists], dtype=np.int64)
     indptr = np.concatenate(([0], np.cumsum(lengths)))
     local = np.array(flat, dtype=np.int64)
-    ids = _physical_ids(cluster, np.repeat(node, lengths), np.repeat(kind, lengths), local)
+    ids = index.ids(np.repeat(node, lengths), np.repeat(kind, lengths), local)
     if ids is None:
         return None
     return Columns(node, kind, indptr, local, ids)
 
 
-def _unmade_columns(cluster: Cluster, arrays: RecordColumns) -> Columns | None:
+def _unmade_columns(cluster: Cluster, index: ItemIndex, arrays: RecordColumns) -> Columns | None:
     """:func:`read_columns` of records not made yet, from their arrays: each record's items are
     its local indices of its kind on its node; a node-only process's record names none, read as
     ``[0]`` (None unless its one item is its node, local index 0, as the records will say)."""
@@ -132,31 +133,41 @@ def _unmade_columns(cluster: Cluster, arrays: RecordColumns) -> Columns | None:
     node_only = kind == cluster.kinds.index(NODE)
     if node_only.any() and (np.any(lengths[node_only] != 1) or np.any(local[indptr[:-1][node_only]] != 0)):
         return None
-    ids = _physical_ids(cluster, np.repeat(node, lengths), np.repeat(kind, lengths), local)
+    ids = index.ids(np.repeat(node, lengths), np.repeat(kind, lengths), local)
     return None if ids is None else Columns(node, kind, indptr, local, ids)
 
 
-def _physical_ids(cluster: Cluster, node: np.ndarray, kind: np.ndarray, local: np.ndarray) -> np.ndarray | None:
-    """The physical id of every (node, kind, local) triple, from the cluster's own tables
-    (``hw_node``, ``hw_kind``, ``hw_local``, what :meth:`Cluster.physical_id` indexes); None
-    when some triple names an item the cluster does not have."""
-    width = int(cluster.hw_local.max()) + 1 if cluster.hw_local.size else 1
-    kinds = len(cluster.kinds)
-    if not node.size:
-        return np.zeros(0, dtype=np.int64)
-    if node.min() < 0 or node.max() >= cluster.num_nodes or kind.min() < 0 or kind.max() >= kinds or local.min() < 0 or local.max() >= width:
-        return None
-    table = (cluster.hw_node.astype(np.int64) * kinds + cluster.hw_kind) * width + cluster.hw_local
-    keys = (node * kinds + kind) * width + local
-    cells = cluster.num_nodes * kinds * width
-    if cells <= DENSE_CELLS_PER_ITEM * cluster.num_hardware:  # one cell per (node, kind, local): a gather, no sort
-        dense = np.full(cells, -1, dtype=np.int64)
-        dense[table] = np.arange(cluster.num_hardware)
-        ids = dense[keys]
-        return None if (ids < 0).any() else ids
-    order = np.argsort(table, kind="stable")
-    found = np.searchsorted(table[order], keys)
-    found = np.minimum(found, order.size - 1)
-    if not np.array_equal(table[order][found], keys):
-        return None
-    return order[found].astype(np.int64)
+class ItemIndex:
+    """The physical id of every (node, kind, local index) triple, from the cluster's own tables
+    (``hw_node``, ``hw_kind``, ``hw_local``, what :meth:`Cluster.physical_id` indexes), built once
+    per verification and shared by its components (three components on 65,536 nodes built it
+    three times: 0.07 s of a 0.36 s verification)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.num_nodes = cluster.num_nodes
+        self.kinds = len(cluster.kinds)
+        self.width = int(cluster.hw_local.max()) + 1 if cluster.hw_local.size else 1
+        table = (cluster.hw_node.astype(np.int64) * self.kinds + cluster.hw_kind) * self.width + cluster.hw_local
+        cells = self.num_nodes * self.kinds * self.width
+        self.dense: np.ndarray | None = None
+        if cells <= DENSE_CELLS_PER_ITEM * cluster.num_hardware:  # one cell per (node, kind, local): a gather, no sort
+            self.dense = np.full(cells, -1, dtype=np.int64)
+            self.dense[table] = np.arange(cluster.num_hardware)
+        else:
+            self.order = np.argsort(table, kind="stable")
+            self.sorted_table = table[self.order]
+
+    def ids(self, node: np.ndarray, kind: np.ndarray, local: np.ndarray) -> np.ndarray | None:
+        """The items' physical ids; None when some triple names an item the cluster does not have."""
+        if not node.size:
+            return np.zeros(0, dtype=np.int64)
+        if node.min() < 0 or node.max() >= self.num_nodes or kind.min() < 0 or kind.max() >= self.kinds or local.min() < 0 or local.max() >= self.width:
+            return None
+        keys = (node * self.kinds + kind) * self.width + local
+        if self.dense is not None:
+            ids = self.dense[keys]
+            return None if (ids < 0).any() else ids
+        found = np.minimum(np.searchsorted(self.sorted_table, keys), self.order.size - 1)
+        if not np.array_equal(self.sorted_table[found], keys):
+            return None
+        return self.order[found].astype(np.int64)

@@ -21,7 +21,7 @@ from solver_placement._constants import NODE
 from solver_placement._errors import PlacementConfigError
 from solver_placement._records import Placement, PlacementRecords
 from solver_placement._specification.grammar import ComponentSpec
-from solver_placement._verify.columns import Columns, read_columns
+from solver_placement._verify.columns import Columns, ItemIndex, read_columns
 
 if TYPE_CHECKING:  # a type only: the verifier reads a spec's components and cluster, never the candidates it resolves
     from solver_placement._specification.placement_spec import PlacementSpec
@@ -105,10 +105,11 @@ def read_placements(spec: PlacementSpec, placements: Mapping[str, Sequence[Place
     held: dict[str, list[list[int]]] = {}
     unknown: dict[str, list[str]] = {}
     columns: dict[str, Columns] = {}
+    index = ItemIndex(spec.cluster)
     for name, component_records in records.items():
         if not component_records:
             continue
-        read = read_columns(spec.cluster, component_records)
+        read = read_columns(spec.cluster, index, component_records)
         if read is not None:  # every item exists: nothing unknown
             unknown[name], columns[name] = [], read
             continue

@@ -54,7 +54,7 @@ def violations(spec: PlacementSpec, records: dict[str, list[Placement]]) -> list
 def record_by_record(spec: PlacementSpec, records: dict[str, list[Placement]], monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The verifier with no component read as columns: every check runs its loop."""
     with monkeypatch.context() as patched:
-        patched.setattr(placed_module, "read_columns", lambda cluster, records: None)
+        patched.setattr(placed_module, "read_columns", lambda cluster, index, records: None)
         return violations(spec, records)
 
 
