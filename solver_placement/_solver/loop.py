@@ -1,17 +1,18 @@
 """The answer loop: the solver's paths tried in order, the best answer kept, every answer verified.
 
 The order and its rules: the count model first (exact by construction, with its share of the
-time limit); when it proves its answer optimal, that is the answer. When it has no answer, the
-counting bounds may refuse the spec before anything else runs (``Paths.refuse``): an answer of
-the count model proves the spec feasible, so a spec it places pays nothing for them (they took
-16% of the benchmark's default run, and up to 0.09 s of 0.14 on ``other hardware:107:1``, when
-they ran first for every spec), while one it cannot place is refused as before, after the
-count path's own few milliseconds (at most 0.04 s over the ``infeasible`` family's 20 cases on
-2-1,024 nodes: every count model there has no answer at once). Otherwise first fit builds a
-placement in milliseconds; without a count answer, one that meets the counting bound (or comes
-within ``ACCEPTED_GAP`` of it) is the answer with no search. Then the flat exact model, started
-from first fit's placement; first fit's is kept when it is better, or when the search runs out
-of time.
+time limit); when it proves its answer optimal, that is the answer. Otherwise first fit builds a
+placement in milliseconds. When neither has a placement the verifier accepts, the counting
+bounds may refuse the spec (``Paths.refuse``) before any search: a placement proves the spec
+feasible, so a spec either path places pays nothing for them (they took 16% of the benchmark's
+default run, and up to 0.09 s of 0.14 on ``other hardware:107:1``, when they ran first for
+every spec, and a call whose count model ran out of its share had too little time left to
+count and then place by first fit), while one neither places is refused as before, after their
+few milliseconds (at most 0.04 s over the ``infeasible`` family's 20 cases on 2-1,024 nodes).
+Without a count answer, a first-fit placement that meets the counting bound (or comes within
+``ACCEPTED_GAP`` of it) is the answer with no search. Then the flat exact model, started from
+first fit's placement; first fit's is kept when it is better, or when the search runs out of
+time.
 
 Every answer goes through the independent verifier (``_verify``) before it leaves. An answer of
 the count model or the exact model that the verifier rejects is a bug of the
@@ -44,7 +45,7 @@ class Paths:
     a :class:`Declined`, except the exact model, the last resort, which answers or raises; it
     takes first fit's answer (its hint) and the paths tried before it (for a timeout's message).
     ``refuse`` raises when counting alone proves the spec infeasible; the loop calls it only
-    when the count model has no answer."""
+    when neither the count model nor first fit has a placement."""
 
     counts: Callable[[SolveCall], Answer | Declined]
     refuse: Callable[[SolveCall], None]
@@ -58,10 +59,10 @@ def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Sol
     counted = _from_counts(call, paths.counts(call), timings)
     if counted is not None and counted.status == SolveStatus.OPTIMAL:
         return counted
-    if counted is None:
-        paths.refuse(call)
     built = paths.first_fit(call)
     first = _FirstFit(call, built if isinstance(built, Answer) else None, timings)
+    if counted is None and not first.holds():  # no placement proves the spec feasible: counting may refuse it
+        paths.refuse(call)
     bound = None if call.held_before or call.weighs_contiguity else objective_lower_bound(call.spec, call.weights)
     if counted is None and first.answer is not None and bound is not None:
         for gap in (0.0, ACCEPTED_GAP):  # meets the counting bound: proven best; within the accepted gap: no search
@@ -116,36 +117,47 @@ def _solution(call: SolveCall, answer: Answer, timings: dict[str, float], notes:
 
 
 class _FirstFit:
-    """First fit's placement as a candidate answer, verified the first time it would be used:
-    once the verifier rejects it, it is noted and never offered again (it stays the search's hint)."""
+    """First fit's placement as a candidate answer, verified once, the first time it is used or
+    asked whether it holds: once the verifier rejects it, it is noted and never offered again (it
+    stays the search's hint)."""
 
     def __init__(self, call: SolveCall, answer: Answer | None, timings: dict[str, float]) -> None:
         self.call = call
         self.answer = answer
         self.timings = timings
-        self.rejected = False
+        self.verified: bool | None = None  # None until verified, then whether the verifier accepts it
+
+    def holds(self) -> bool:
+        """Whether there is a placement and the verifier accepts it."""
+        if self.answer is None:
+            return False
+        if self.verified is None:
+            try:
+                verify(self.call.spec, self._solution(self.answer, SolveStatus.FEASIBLE, None, None).placement_records())
+                self.verified = True
+            except VerificationError:
+                log.info("first fit's placement breaks a rule the construction does not model: not used")
+                self.call.notes.append(f"{PathName.FIRST_FIT} (its placement breaks a rule the construction does not model)")
+                self.verified = False
+        return self.verified
 
     def solution(self, bound: float | None, against_bound: bool) -> Solution | None:
         """The placement as the answer, proven optimal only when it meets ``bound``; None when
         there is none or the verifier rejects it. Against the counting bound (``against_bound``)
         it is measured without contiguity, a tie-break there."""
-        if self.answer is None or self.rejected:
+        if self.answer is None or not self.holds():
             return None
         value = self.answer.known("primary") if against_bound else self.answer.objective
         status = SolveStatus.OPTIMAL if bound is not None and value is not None and value <= bound else SolveStatus.FEASIBLE
+        return self._solution(self.answer, status, value, bound)
+
+    def _solution(self, answer: Answer, status: SolveStatus, value: int | None, bound: float | None) -> Solution:
+        """``answer``'s placement as a solution of ``status`` (its records are the same whatever it says)."""
         spec, clock = self.call.spec, self.call.clock
-        solution = Solution(
-            spec, spec.requests, self.answer.assignments, status, value, {**self.timings, **clock}, bound=bound, method=Method.FIRST_FIT,
+        return Solution(
+            spec, spec.requests, answer.assignments, status, value, {**self.timings, **clock}, bound=bound, method=Method.FIRST_FIT,
             notes=tuple(self.call.notes),
         )  # fmt: skip
-        try:
-            verify(self.call.spec, solution.placement_records())
-        except VerificationError:
-            log.info("first fit's placement breaks a rule the construction does not model: not used")
-            self.call.notes.append(f"{PathName.FIRST_FIT} (its placement breaks a rule the construction does not model)")
-            self.rejected = True
-            return None
-        return solution
 
 
 def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutError | None = None, bound: int | None = None) -> Solution:

@@ -164,8 +164,15 @@ def _solve_spec(
 
 def _counting_refusal(call: SolveCall) -> None:
     """Raises the counting bounds' conflicts when counting alone proves the spec infeasible (no
-    further model is built); asked only once the count model has no answer (``loop.py``)."""
-    conflicts = counting_conflicts(call.spec, call.budget)
+    further model is built); asked only once neither the count model nor first fit has a
+    placement (``loop.py``). Where the time runs out while counting, the exact model goes on to
+    say so, naming what was tried (the paths before it ran out of their time too, as a rule,
+    rather than found the spec infeasible)."""
+    try:
+        conflicts = counting_conflicts(call.spec, call.budget)
+    except SolverTimeoutError:
+        log.info("the time ran out while counting: no refusal")
+        return
     if conflicts:
         log.info("the counting bounds prove the spec infeasible (%s): no further model is built", counted(len(conflicts), "statement"))
         raise infeasible_error(conflicts)

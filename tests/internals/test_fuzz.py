@@ -116,7 +116,7 @@ def test_cli_time_limit_applies_and_overrides_the_yaml(tmp_path: Path) -> None:
     for args, limit in ((["--time-limit", "0.001"], "0.001"), ([], "0.002")):
         result = cli_runner().invoke(main, ["solve", str(path), *args])
         assert result.exit_code == 4, result.output
-        assert result.stderr.startswith("error: the solver found no placement within ") and result.stderr.count("\n") == 1
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1  # one line, whichever step ran out
         assert f"time_limit_s={limit} s" in result.stderr
 
 

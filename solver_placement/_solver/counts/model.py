@@ -128,7 +128,14 @@ def solve_counts(
     with every linear row in its relaxation from the start, its work bounded). ``between``
     (least, most): the objective's domain, an earlier run's bound over the same model and one
     less than its answer: a proof of none there is ``Counts`` with status ``INFEASIBLE``, the
-    earlier answer then the best (``ranked_search.rows_first``)."""
+    earlier answer then the best (``ranked_search.rows_first``).
+
+    None at once, no model built, when the budget's search time is already spent: CP-SAT's
+    setup runs past a spent limit (``options.MIN_RUN_S``), and ``contiguity:5:15`` under a 0.2 s
+    limit ran three more models of 0.09 s each after its windows had spent the count path's
+    share, ending 0.17 s past the limit."""
+    if budget.search_remaining() <= 0:
+        return None
     model = LeanCpModel()
     uses: dict[tuple[int, int, int], cp_model.IntVar] = {}
     groups: dict[int, tuple[list[cp_model.IntVar], list[int]]] = {c: ([], []) for c in range(len(problem.classes))}  # per class, its counts and groups

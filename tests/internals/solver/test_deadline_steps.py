@@ -12,10 +12,12 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from solver_placement import PlacementSpec, SolverTimeoutError, solve
 from solver_placement._solver.counts import count_path
+from solver_placement._solver.counts.model import solve_counts
 from solver_placement._solver.counts.patterns import parts, shapes
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.exact import spec_options
@@ -55,6 +57,19 @@ def test_the_count_model_refuses_a_spent_budget_after_its_first_step(family: str
     options = spec_options(spec, time_limit_s=5.0, num_workers=1, seed=None)
     with pytest.raises(SolverTimeoutError, match=rf"time_limit_s=5.0 s \(the time ran out while {stage}\)"):
         count_path(spec, spec.requests, DEFAULT_WEIGHTS, options, spent())
+
+
+def test_the_count_model_starts_no_run_once_its_search_time_is_spent() -> None:
+    # CP-SAT's setup runs past a spent limit: contiguity:5:15 under a 0.2 s limit ran three
+    # models of 0.09 s each after its windows had spent the count path's share
+    spec = family_spec("heterogeneous", 64)
+    problem = count_problem(spec, spec.requests)
+    assert isinstance(problem, CountProblem)
+    found = [shape for part in parts(problem, False) for shape in shapes(problem, spec.cluster.gpus_per_node, part, lambda stage: None)]
+    node_start = np.concatenate(([0], np.cumsum(spec.cluster.gpus_per_node)[:-1]))
+    options = spec_options(spec, time_limit_s=5.0, num_workers=1, seed=None)
+    assert solve_counts(problem, found, DEFAULT_WEIGHTS, node_start, options, Budget(time.perf_counter() + 60.0, 5.0)) is not None
+    assert solve_counts(problem, found, DEFAULT_WEIGHTS, node_start, options, spent()) is None
 
 
 def test_first_fit_refuses_a_spent_budget_before_ordering_its_tries() -> None:
