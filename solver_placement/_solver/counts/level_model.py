@@ -173,7 +173,10 @@ class LevelModel:
 
     def _searched(self, allowed: Sequence[np.ndarray], cap: int, work: float | None = None) -> Counts | None:
         """CP-SAT with only the ``allowed`` patterns (per shape) and the objective at most
-        ``cap`` (``work``: a bound on its deterministic time)."""
+        ``cap`` (``work``: a bound on its deterministic time); None, no run started, once the
+        budget's search time is spent (CP-SAT's setup runs past a spent limit)."""
+        if self.budget.search_remaining() <= 0:
+            return None
         stated = self.stated
         self._allow(allowed)
         _set(stated.cap_domain(), -(2**62), cap)
@@ -190,8 +193,9 @@ class LevelModel:
     def low_ranks(self, best: Counts, peak: int, value: int, node_start: np.ndarray) -> Counts:
         """``best`` with its GPUs moved to low ranks (each pattern's GPUs times its shape's first
         rank, least) at the same ``nodes`` value and a peak no higher; ``best`` itself when that
-        run finds nothing in time, or when every shape has one first rank (every answer's sum is
-        then that rank times the GPUs asked: nothing to order, as in ``model.solve_counts``).
+        run finds nothing in time (or the search time is spent before it), or when every shape
+        has one first rank (every answer's sum is then that rank times the GPUs asked: nothing to
+        order, as in ``model.solve_counts``).
 
         The run's model is its own, over only the patterns an answer of ``value`` at that peak
         may use (the relaxation's reduced costs at the peak, ``_needed``; ``best``'s own kept
@@ -199,7 +203,7 @@ class LevelModel:
         a few hundred variables instead of thousands: on ``other hardware:331:11`` 176 of
         14,852 patterns, and the run proves the least low-ranks sum (2,031,811) where the run
         over every pattern stopped at its work limit (``LOW_RANKS_WORK``) at 2,098,332."""
-        if len({int(node_start[shape.nodes[0]]) for shape in self.shapes}) < 2:
+        if len({int(node_start[shape.nodes[0]]) for shape in self.shapes}) < 2 or self.budget.search_remaining() <= 0:
             return best
         low = [(loads - shape.load) * int(node_start[shape.nodes[0]]) for shape, loads in zip(self.shapes, self.loads)]
         used = [np.zeros(columns.costs.size, dtype=np.int64) for columns in self.columns]

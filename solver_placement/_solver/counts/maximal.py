@@ -260,7 +260,10 @@ class MaximalModel:
     def solve(self, peak: int | None, below: int | None) -> Counts | None:
         """The best ``nodes`` term with every node's load at most ``peak`` (None: any) and under
         ``below`` (None: any): ``peak_levels.LevelSolve``'s answer (``INFEASIBLE`` when a cap
-        is proven to leave none, None when none in time)."""
+        is proven to leave none, None when none in time, or when the budget's search time is
+        spent before it starts: CP-SAT's setup runs past a spent limit)."""
+        if self.budget.search_remaining() <= 0:
+            return None
         built = self._built(peak)
         if built is None:
             return Counts({}, "INFEASIBLE", 0, 0)
@@ -303,9 +306,9 @@ class MaximalModel:
     def low_ranks(self, best: Counts, peak: int | None, value: int) -> Counts:
         """``best`` (found at ``peak``, its ``nodes`` term ``value``) with its GPUs moved to low
         ranks at the same term and a peak no higher, as ``model.solve_counts``' second run;
-        ``best`` itself when it is not proven, when every shape has one first rank, or when
-        that run finds nothing in its work limit."""
-        if best.status != "OPTIMAL" or len({int(self.node_start[shape.nodes[0]]) for shape in self.shapes}) < 2:
+        ``best`` itself when it is not proven, when every shape has one first rank, when the
+        search time is spent, or when that run finds nothing in its work limit."""
+        if best.status != "OPTIMAL" or len({int(self.node_start[shape.nodes[0]]) for shape in self.shapes}) < 2 or self.budget.search_remaining() <= 0:
             return best
         built = self.built.get(peak) or self._built(peak)  # the level's model as it was built: the same proto, not built again
         if built is None:

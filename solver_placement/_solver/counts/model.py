@@ -128,12 +128,8 @@ def solve_counts(
     with every linear row in its relaxation from the start, its work bounded). ``between``
     (least, most): the objective's domain, an earlier run's bound over the same model and one
     less than its answer: a proof of none there is ``Counts`` with status ``INFEASIBLE``, the
-    earlier answer then the best (``ranked_search.rows_first``).
-
-    None at once, no model built, when the budget's search time is already spent: CP-SAT's
-    setup runs past a spent limit (``options.MIN_RUN_S``), and ``contiguity:5:15`` under a 0.2 s
-    limit ran three more models of 0.09 s each after its windows had spent the count path's
-    share, ending 0.17 s past the limit."""
+    earlier answer then the best (``ranked_search.rows_first``). None, no run started, once the
+    search time is spent (CP-SAT's setup runs past it: ``contiguity:5:15`` ended 0.17 s past 0.2 s)."""
     if budget.search_remaining() <= 0:
         return None
     model = LeanCpModel()
@@ -234,6 +230,8 @@ def solve_counts(
         model.proto.objective.domain.extend((between[0] - offset, between[1] - offset))
     if hint is not None:
         add_hints(model, uses.values(), (hint.get(key, 0) for key in uses))
+    if budget.search_remaining() <= 0:  # spent by the run of both terms together
+        return None
     solver, status = solve_model(model, one_worker, budget, **parameters)
     if status == cp_model.INFEASIBLE and (peak_at_most is not None or below is not None or between is not None):
         return Counts({}, "INFEASIBLE", 0, 0)
@@ -251,6 +249,8 @@ def solve_counts(
         return found  # one first rank: every answer's low-ranks sum is it times the GPUs asked, nothing to order
     if _ranks_of(found, uses, low_ranks[1]) == least_ranks(node_start, shapes, most_gpus, _ranks_of(found, uses, gpus)):
         return found  # no answer's GPUs sit lower: the second run would only prove it
+    if budget.search_remaining() <= 0:  # no time to order the ties: the first run's answer, proven
+        return found
     model.add(weighted == found.value)
     add_hints(model, uses.values(), (found.uses.get(key, 0) for key in uses))
     for priced_level, used in sets.items():

@@ -193,7 +193,7 @@ def _reading_stdin(pid: int) -> bool:
         (("solve", "-"), RLINF_TP, 2, "rollout.tensor_parallel_size: 2 but no runner.task_type"),
         (("auto", QUICKSTART), None, 2, "models/quickstart.yaml has no auto_placement: section"),
         (("solve", "-"), INFEASIBLE, 3, "no placement exists; these statements conflict: "),
-        (("solve", "-", "--time-limit", "0.001"), yaml.safe_dump(HARD), 4, "no placement within time_limit_s=0.001 s"),
+        (("solve", "-", "--time-limit", "0.001"), yaml.safe_dump(HARD), 4, "time_limit_s=0.001 s"),  # whichever step ran out
         (("plot", QUICKSTART, "-o", "missing_dir/x.png"), None, 74, "cannot write missing_dir/x.png: the directory 'missing_dir' does not exist"),
     ],
     ids=["not-key-value", "two-files", "missing-file", "not-a-mapping", "rlinf-ambiguous", "auto-without-section",
