@@ -125,39 +125,33 @@ class _FirstFit:
         self.call = call
         self.answer = answer
         self.timings = timings
-        self.verified: bool | None = None  # None until verified, then whether the verifier accepts it
+        self.verified: Solution | bool | None = None  # None until verified; then the solution checked (its records made), or False
 
     def holds(self) -> bool:
         """Whether there is a placement and the verifier accepts it."""
         if self.answer is None:
             return False
         if self.verified is None:
+            spec = self.call.spec
+            checked = Solution(spec, spec.requests, self.answer.assignments, SolveStatus.FEASIBLE, None, method=Method.FIRST_FIT)  # restated when chosen
             try:
-                verify(self.call.spec, self._solution(self.answer, SolveStatus.FEASIBLE, None, None).placement_records())
-                self.verified = True
+                verify(self.call.spec, checked.placement_records())
+                self.verified = checked
             except VerificationError:
                 log.info("first fit's placement breaks a rule the construction does not model: not used")
                 self.call.notes.append(f"{PathName.FIRST_FIT} (its placement breaks a rule the construction does not model)")
                 self.verified = False
-        return self.verified
+        return self.verified is not False
 
     def solution(self, bound: float | None, against_bound: bool) -> Solution | None:
         """The placement as the answer, proven optimal only when it meets ``bound``; None when
         there is none or the verifier rejects it. Against the counting bound (``against_bound``)
         it is measured without contiguity, a tie-break there."""
-        if self.answer is None or not self.holds():
+        if self.answer is None or not self.holds() or not isinstance(self.verified, Solution):
             return None
         value = self.answer.known("primary") if against_bound else self.answer.objective
         status = SolveStatus.OPTIMAL if bound is not None and value is not None and value <= bound else SolveStatus.FEASIBLE
-        return self._solution(self.answer, status, value, bound)
-
-    def _solution(self, answer: Answer, status: SolveStatus, value: int | None, bound: float | None) -> Solution:
-        """``answer``'s placement as a solution of ``status`` (its records are the same whatever it says)."""
-        spec, clock = self.call.spec, self.call.clock
-        return Solution(
-            spec, spec.requests, answer.assignments, status, value, {**self.timings, **clock}, bound=bound, method=Method.FIRST_FIT,
-            notes=tuple(self.call.notes),
-        )  # fmt: skip
+        return self.verified.restated(status, value, bound, {**self.timings, **self.call.clock}, tuple(self.call.notes))  # its records as verified
 
 
 def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutError | None = None, bound: int | None = None) -> Solution:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from solver_placement._cluster.cluster import Cluster
@@ -100,6 +100,14 @@ class Solution:
                 self._records[key] = self._records_of(*key)
             found[name] = self._records[key]
         return found
+
+    def restated(self, status: SolveStatus, objective: float | None, bound: float | None, timings: dict[str, float], notes: tuple[str, ...]) -> Solution:
+        """The same assignments as another answer (``status``, ``objective``, ``bound``, ``timings``,
+        ``notes``), keeping the records already made: they follow from the assignments alone, so
+        a placement verified before it was chosen is not made again (first fit's, ``loop.py``)."""
+        copy = replace(self, status=status, objective=objective, bound=bound, timings=timings, notes=notes)
+        copy._records.update(self._records)
+        return copy
 
     def tensor_parallel_size(self, component: str) -> int:
         """The component's tensor-parallel group size as its spec states it (what a figure brackets)."""

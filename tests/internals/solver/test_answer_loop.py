@@ -121,3 +121,14 @@ def test_status_and_method_are_enums_that_read_as_their_text() -> None:
     solution = solve(spec_of(APART))
     assert solution.status is SolveStatus.OPTIMAL and solution.method is Method.COUNTS
     assert (solution.status, solution.method, f"{solution.method}: {solution.status}") == ("OPTIMAL", "counts", "counts: OPTIMAL")
+
+
+def test_a_restated_solution_keeps_the_records_already_made() -> None:
+    """First fit's placement is verified before it is chosen; the answer restates it with its
+    status and bound and hands out the records the verifier read, not a second making of them."""
+    checked = solve(spec_of(APART))
+    records = checked.placement_records()
+    answer = checked.restated(SolveStatus.FEASIBLE, 7.0, 5.0, {"parse": 0.1}, ("a note",))
+    assert (answer.status, answer.objective, answer.bound, answer.notes) == (SolveStatus.FEASIBLE, 7.0, 5.0, ("a note",))
+    assert all(answer.placement_records()[name] is made for name, made in records.items())
+    assert answer.placements_by_component() == checked.placements_by_component()
