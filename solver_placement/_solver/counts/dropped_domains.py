@@ -38,6 +38,7 @@ from solver_placement._arrays import distinct_rows
 from solver_placement._errors import SolverTimeoutError
 from solver_placement._solver.answer import Answer, Declined
 from solver_placement._solver.assignment import Assignment
+from solver_placement._solver.bounds.objective import least_spans
 from solver_placement._solver.counts.alike_domains import arranged
 from solver_placement._solver.counts.preferred import counted_components
 from solver_placement._solver.evaluate import objective_value
@@ -127,17 +128,18 @@ def _better(first: Answer | None, second: Answer | None) -> Answer | None:
 
 def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Declined) -> Answer | None:
     """The dropped spec's answer as the spec's (its value under the spec's own objective, its
-    bound the dropped spec's; proven where that meets the bound), or None where it has none or
-    breaks a required domain."""
+    bound the dropped spec's plus the spans its preferred domains force on every layout,
+    ``least_spans``; proven where that meets the bound), or None where it has none or breaks a
+    required domain."""
     if not isinstance(answer, Answer) or answer.assignments is None or answer.bound is None:
         return None
     if any(spans for spans in required_spans(spec, answer.assignments).values()):
         return None
     value = objective_value(spec, spec.requests, answer.assignments, weights, {})
-    proven = answer.status == SolveStatus.OPTIMAL and value <= answer.bound
-    return replace(
-        answer, status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE, objective=value, bound=min(answer.bound, value), primary=value
-    )
+    dropped = (spec.requests[name] for name in counted_components(spec) if name in spec.requests)
+    bound = answer.bound + (int(weights.get("topology", 0)) * least_spans(spec, dropped) if weights.get("topology") else 0)  # the spans no layout avoids
+    proven = answer.status == SolveStatus.OPTIMAL and value <= bound
+    return replace(answer, status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE, objective=value, bound=min(bound, value), primary=value)
 
 
 def required_spans(spec: PlacementSpec, taken: Mapping[str, Assignment], preferred: bool = False) -> dict[str, int]:
