@@ -33,7 +33,7 @@ from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve
 from solver_placement._solver.counts.patterns import NotChordal, Shape, TooManyPatterns, parts, shapes
 from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.per_node import alone, counted_per_node, per_node_applies, share
-from solver_placement._solver.counts.preferred import preferring, variants
+from solver_placement._solver.counts.preferred import forced_spans, preferring, variants
 from solver_placement._solver.counts.preset import preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.rank_strings import rank_strings_alone
@@ -307,6 +307,9 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     against them dropped (``preferred.py``); where that has no answer or does not prove it, with
     their ``topology`` term stated (``spanning.py``). Why not, or None when neither applies."""
     required, dropped = variants(spec)
+    if forced_spans(spec):  # some unit is wider than any domain's share of its GPUs: no placement keeps them all
+        log.debug("a preferred domain no unit of its rule fits: its topology term stated at once")
+        return _count_spanning(spec, dropped, weights, options, budget, load)
     log.debug("a preferred domain: counted as required, then proven against the rule dropped")
     answer = count_path(required, required.requests, weights, options, budget, load)
     if isinstance(answer, Declined):

@@ -38,9 +38,8 @@ from solver_placement._arrays import distinct_rows
 from solver_placement._errors import SolverTimeoutError
 from solver_placement._solver.answer import Answer, Declined
 from solver_placement._solver.assignment import Assignment
-from solver_placement._solver.bounds.objective import least_spans
 from solver_placement._solver.counts.alike_domains import arranged
-from solver_placement._solver.counts.preferred import counted_components
+from solver_placement._solver.counts.preferred import counted_components, forced_spans
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.options import SolveStatus
@@ -136,8 +135,7 @@ def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Decl
     if any(spans for spans in required_spans(spec, answer.assignments).values()):
         return None
     value = objective_value(spec, spec.requests, answer.assignments, weights, {})
-    dropped = (spec.requests[name] for name in counted_components(spec) if name in spec.requests)
-    bound = answer.bound + (int(weights.get("topology", 0)) * least_spans(spec, dropped) if weights.get("topology") else 0)  # the spans no layout avoids
+    bound = answer.bound + (int(weights.get("topology", 0)) * forced_spans(spec) if weights.get("topology") else 0)  # the spans no layout avoids
     proven = answer.status == SolveStatus.OPTIMAL and value <= bound
     return replace(answer, status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE, objective=value, bound=min(bound, value), primary=value)
 

@@ -61,7 +61,7 @@ from solver_placement._solver.counts.kinds import splits
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts, solve_counts
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, Shape, TooManyPatterns, parts, shapes
-from solver_placement._solver.counts.preferred import preferring, variants
+from solver_placement._solver.counts.preferred import forced_spans, preferring, variants
 from solver_placement._solver.counts.preset import NO_TERMS, preset
 from solver_placement._solver.counts.problem import CountProblem, count_problem
 from solver_placement._solver.counts.spanning import spanned_rules, with_priced
@@ -178,8 +178,7 @@ def preferring_answer(spec: PlacementSpec, held: Held, weights: Mapping[str, int
     required variant declines, ``kept_answer`` states the spans' term (``_spanning``); the others
     leave the spec to the caller."""
     required, dropped = variants(spec)
-    answer = stated(required, held, weights, options, budget)
-    if isinstance(answer, Declined):
+    if forced_spans(spec) or isinstance(answer := stated(required, held, weights, options, budget), Declined):  # none keeps them all, or none found that does
         return _spanning(spec, dropped, held, weights, options, budget) if stated is kept_answer else None
     if answer is None or answer.assignments is None:
         return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from solver_placement._solver.bounds.objective import least_spans
 from solver_placement._solver.counts.preset import placed_first
 from solver_placement._solver.rules.domains import preference_may_cost
 from solver_placement._specification.grammar import ComponentSpec, DomainRule
@@ -30,6 +31,13 @@ def preferring(spec: PlacementSpec) -> bool:
     """Whether a declarative component prefers a domain its units may span (then the count
     model counts the spec through :func:`variants`)."""
     return bool(costly_preferences(spec))
+
+
+def forced_spans(spec: PlacementSpec) -> int:
+    """The spans the counted components' preferred domains force on every placement
+    (``bounds.objective.least_spans``): above 0, no placement keeps them all, so the spec with
+    them required has none."""
+    return least_spans(spec, (spec.requests[name] for name in counted_components(spec) if name in spec.requests))
 
 
 def costly_preferences(spec: PlacementSpec) -> list[tuple[str, DomainRule]]:

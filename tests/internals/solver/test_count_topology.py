@@ -211,3 +211,18 @@ def spanning_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
 @example_tiers(20, 40)
 def test_a_preferred_domain_no_placement_keeps_is_priced_and_proven(examples: int) -> None:
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(spanning_specs())(check_topology))()
+
+
+def test_pipelines_wider_than_every_rack_skip_the_required_variant(caplog: pytest.LogCaptureFixture) -> None:
+    """A pipeline of 3 nodes preferring a rack of 2 spans two racks whatever the layout, so the
+    spec with the preference required has no placement: its topology term is stated at once
+    (``preferred.forced_spans``), with the flat model's optimum, and no model of the required
+    variant is built first (a model and a CP-SAT run of ``topology overlaps:461:2``'s 0.18 s)."""
+    placement = {"actor": {"processes": 12, "tensor_parallel_size": 2, "pipeline_parallel_size": 3,
+                           "topology": {"pipeline_parallel": {"rack": "prefer"}}}}  # fmt: skip
+    spec = PlacementSpec.build(Cluster(6, 2, node_labels=[{"rack": f"r{n // 2}"} for n in range(6)]), placement)
+    with caplog.at_level("DEBUG", logger="solver_placement._solver.counts"):
+        answer = count_answer(spec)
+    assert "its topology term stated at once" in caplog.text and "counted as required" not in caplog.text
+    assert isinstance(answer, Answer) and answer.status == "OPTIMAL"
+    assert answer.objective == flat_optimum(spec)
