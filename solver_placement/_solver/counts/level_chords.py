@@ -13,7 +13,7 @@ relaxation lies under the function by up to ``step x w^2 / 8`` (``w``: their spa
 What is added: the chords the run's linear relaxation needs at its optimum, per level. The
 relaxation (GLOP, deterministic) holds every pattern of the walked runs (``ranked_runs.py``: the
 split models here hold a few hundred), each run's nodes, each class's groups and its fewest
-nodes (``reduced_costs.fewest_nodes``), each level's count, and a pairs variable per level with
+nodes (``pattern_program.fewest_nodes``), each level's count, and a pairs variable per level with
 chords joining where a level's count passes under the convex function, until none does. Each
 chord ``pairs >= k N - k (k + 1) / 2`` holds at every integer ``N``, so the model states the same
 integers and the same optimum: only its relaxation is tighter, near the relaxation's own optimum
@@ -38,9 +38,9 @@ from ortools.sat.python import cp_model_helper
 
 from solver_placement._solver.counts.contiguity import SECANTS, Ranked
 from solver_placement._solver.counts.glop import glop
+from solver_placement._solver.counts.pattern_program import RunColumns, fewest_nodes
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.ranked_runs import WalkedRun
-from solver_placement._solver.counts.reduced_costs import RunColumns, fewest_nodes
 
 #: Nodes of a split run past which the model takes the relaxation's chords and ``LONG_RUN_SEARCH``.
 #: Below it the spread chords lie close (16 nodes apart at most: ``SECANTS`` on 1,024) and the

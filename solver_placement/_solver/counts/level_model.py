@@ -9,7 +9,7 @@ proto, set in place before each solve, so the model is built once.
 It is ``model.solve_counts``'s model for what ``states_whole`` admits (one table of whole-node
 patterns per shape, no domains counted): nodes per pattern summing to each shape's nodes, each
 class's groups, the ``nodes`` term; with each class on at least its fewest nodes, a cut the
-integers keep that lifts CP-SAT's relaxation to whole nodes (``reduced_costs.fewest_nodes``).
+integers keep that lifts CP-SAT's relaxation to whole nodes (``pattern_program.fewest_nodes``).
 Once the levels are done, :meth:`LevelModel.low_ranks` moves GPUs to low ranks at the best
 value, as ``solve_counts``' second run does, in a model of its own over the few patterns an
 answer of that value may use.
@@ -33,9 +33,9 @@ from ortools.sat.python import cp_model
 from solver_placement._errors import InternalError
 from solver_placement._solver.counts.level_relaxation import LevelBound, LevelBounds, LevelColumns, relax_level
 from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WORK, Counts
+from solver_placement._solver.counts.pattern_program import fewest_nodes
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
-from solver_placement._solver.counts.reduced_costs import fewest_nodes
 from solver_placement._solver.lean_model import LeanCpModel
 from solver_placement._solver.options import Budget, SolverOptions, solve_model
 

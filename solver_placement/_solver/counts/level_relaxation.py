@@ -30,7 +30,7 @@ import numpy as np
 from ortools.linear_solver import pywraplp
 
 from solver_placement._solver.counts.glop import glop, optimal
-from solver_placement._solver.counts.reduced_costs import fewest_nodes
+from solver_placement._solver.counts.pattern_program import fewest_nodes
 
 #: Rounds of column generation before the last round's duals are used as they are (the bound is
 #: valid for any duals; later rounds only tighten it).
@@ -174,7 +174,7 @@ def _value(shapes: Sequence[LevelColumns], answer: Sequence[np.ndarray]) -> int:
 class _Program:
     """The level's relaxation in GLOP, grown by columns: one row per class (its groups, with
     artificial room priced above any answer), per shape (its nodes) and per class placed on at
-    least its fewest nodes (a cut the integers keep, ``reduced_costs.fewest_nodes``)."""
+    least its fewest nodes (a cut the integers keep, ``pattern_program.fewest_nodes``)."""
 
     def __init__(self, shapes: Sequence[LevelColumns], groups: Sequence[int]) -> None:
         self.shapes = shapes

@@ -132,7 +132,7 @@ class PerNode:
         for c, count_class in enumerate(problem.classes):
             model.add(cp_model.LinearExpr.sum([held[c] for held in self.groups]) == count_class.groups)
             most = max((int(self.capacity[node]) // count_class.width for node in self.nodes.tolist() if problem.allowed[c, node]), default=0)
-            if most and count_class.groups > most:  # on at least its fewest nodes: a cut the integers keep (``reduced_costs.fewest_nodes``)
+            if most and count_class.groups > most:  # on at least its fewest nodes: a cut the integers keep (``pattern_program.fewest_nodes``)
                 model.add(cp_model.LinearExpr.sum(holding[c]) >= -(-count_class.groups // most))
         self.objective = int(weights.get("nodes", 0)) * cp_model.LinearExpr.weighted_sum([var for var, _ in present], [m for _, m in present])
         self.cap = model.add(self.objective <= 2**40)  # its bound set by each solve

@@ -25,9 +25,9 @@ from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.kind_ranks import KindRanks, Signature, SplitRun, SplitWalk, listed_split, split_runs
 from solver_placement._solver.counts.local_costs import NodeWalk, members_present, node_patterns, pattern_rows
+from solver_placement._solver.counts.pattern_program import RunColumns
 from solver_placement._solver.counts.patterns import Shape, Table, beside_of, class_domains
 from solver_placement._solver.counts.problem import CountProblem
-from solver_placement._solver.counts.reduced_costs import RunColumns
 from solver_placement._solver.counts.stack_sums import graph_stacks, stack_sums
 from solver_placement._specification.candidates import ComponentRequest
 
@@ -54,9 +54,10 @@ class WalkedRun:
         """The run as the relaxation sees it, costs weighed as the model weighs them."""
         members = [len(problem.classes[c].members) for c in self.shape.part]
         contiguity = int(weights.get("contiguity", 0))
-        costs = contiguity * (self.patterns @ self.lead + self.local) + int(weights.get("nodes", 0)) * members_present(self.patterns, members)
+        present = members_present(self.patterns, members)
+        costs = contiguity * (self.patterns @ self.lead + self.local) + int(weights.get("nodes", 0)) * present
         group_gpus = np.array([problem.classes[c].width * len(problem.classes[c].members) for c in self.shape.part], dtype=np.int64)
-        return RunColumns(self.shape.part, self.patterns, costs, self.rises, int(self.shape.nodes.size), group_gpus)
+        return RunColumns(self.shape.part, self.patterns, costs, self.rises, int(self.shape.nodes.size), group_gpus, present)
 
     def ranked(self, keep: np.ndarray) -> Ranked:
         """The run with the patterns of ``keep`` (a mask; the empty pattern always) as the

@@ -174,7 +174,7 @@ def peak_term(model: cp_model.CpModel, problem: CountProblem, ranked: list[Ranke
 
 
 def _fewest(model: cp_model.CpModel, ranked: list[Ranked], uses: Uses, least: np.ndarray) -> None:
-    """Each class on at least its fewest nodes (``reduced_costs.fewest_nodes``): redundant for
+    """Each class on at least its fewest nodes (``pattern_program.fewest_nodes``): redundant for
     the integers, but what lets CP-SAT's linear relaxation see whole nodes; adds nothing to the
     objective."""
     holding: dict[int, list[cp_model.IntVar]] = {}

@@ -39,13 +39,14 @@ from solver_placement._solver.counts.level_chords import LONG_RUN
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts
+from solver_placement._solver.counts.pattern_program import Relaxation, fewest_nodes
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.pricer import Pricer
 from solver_placement._solver.counts.problem import CountProblem, in_progressions
 from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
 from solver_placement._solver.counts.ranked_search import ranks_term, solve_ranked
-from solver_placement._solver.counts.reduced_costs import Relaxation, fewest_nodes, relax
+from solver_placement._solver.counts.reduced_costs import relax
 from solver_placement._solver.evaluate import objective_value
 from solver_placement._solver.options import Budget, SolverOptions, SolveStatus
 from solver_placement._solver.solution import Method
@@ -203,7 +204,7 @@ def _relaxed(
         past = min(past, SPLIT_RELAXED_PAST)
     if total > past:
         columns = [run.columns(problem, weights) for run in walked]
-        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget)
+        relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget, int(weights.get("nodes", 0)))
     if relaxation is not None and weights.get("contiguity") and not all(kept.all() for kept in _first_kept(relaxation)):
         windowed = _windowed(problem, walked, relaxation, weights, node_start, options, budget)
         if not isinstance(windowed, Declined):

@@ -197,10 +197,12 @@ def test_collocated_components_are_bounded_by_the_nodes_of_the_set() -> None:
 
 
 def test_a_window_holding_no_new_pattern_leaps_to_where_one_joins(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``mixed kinds contiguity:7:0``: the optimum lies 12% above the relaxation's bound. After a
-    window that held no pattern more than the one before, the next reaches to where one joins
-    (``weighed._leap``): it holds the same patterns, the window after it more, and the optimum is
-    found in a window, not by the model of every pattern after them."""
+    """``mixed kinds contiguity:150:8``: the optimum lies 2,511 above the relaxation's bound.
+    After a window that held no pattern more than the one before, the next reaches to where one
+    joins (``weighed._leap``): it holds the same patterns, the window after it more, and the
+    optimum is found in a window, not by the model of every pattern after them. (The case was
+    ``7:0``, 12% above its bound, until the relaxation branched on its fractional ``nodes``
+    term: 0.1% now, and no window repeats its patterns.)"""
     runs: list[tuple[int, object]] = []  # (patterns, objective's domain) of each count model solved
     solve_counts = ranked_search.solve_counts
 
@@ -209,7 +211,7 @@ def test_a_window_holding_no_new_pattern_leaps_to_where_one_joins(monkeypatch: p
         return solve_counts(problem, shapes, *args, **kwargs)
 
     monkeypatch.setattr(ranked_search, "solve_counts", recorded)
-    spec = benchmark_spec("mixed kinds contiguity:7:0")
+    spec = benchmark_spec("mixed kinds contiguity:150:8")
     solution = solve(spec, time_limit_s=20, num_workers=1)
     assert (solution.method, solution.status) == ("counts", "OPTIMAL")
     assert all(between is not None for _, between in runs), runs
@@ -219,3 +221,22 @@ def test_a_window_holding_no_new_pattern_leaps_to_where_one_joins(monkeypatch: p
     for at in leaps:  # after two windows of the same patterns, the same patterns again, up to where one joins
         assert at >= 2 and runs[at - 2][0] == runs[at - 1][0] == runs[at][0], runs
         assert at + 1 == len(runs) or runs[at + 1][0] > runs[at][0], runs
+
+
+def test_a_relaxation_splitting_a_node_is_branched_on_its_nodes_term(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mixed kinds contiguity:965:2``: weighed beside ``contiguity``, the relaxation's optimum
+    held 1,689.5 (component, node) pairs, and its bound sat half a node (5,000) below the optimum
+    of 61,593,010, which 11 windows of the objective climbed. Branched on that term
+    (``reduced_costs._branched``: at most 1,689 pairs, or at least 1,690), the bound is the
+    optimum, and one window proves it."""
+    runs: list[object] = []
+    solve_counts = ranked_search.solve_counts
+
+    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append(kwargs.get("between"))
+        return solve_counts(problem, shapes, *args, **kwargs)
+
+    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
+    solution = solve(benchmark_spec("mixed kinds contiguity:965:2"), time_limit_s=20, num_workers=1)
+    assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 61_593_010)
+    assert runs == [(61_593_010, 61_593_010)]

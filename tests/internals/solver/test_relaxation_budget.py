@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from solver_placement import SolverTimeoutError
-from solver_placement._solver.counts.reduced_costs import RunColumns, relax
+from solver_placement._solver.counts.pattern_program import RunColumns
+from solver_placement._solver.counts.reduced_costs import relax
 from solver_placement._solver.options import Budget
 
 #: Runs and patterns per run: unbounded, the first round's columns alone take over a second
