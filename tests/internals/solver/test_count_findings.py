@@ -90,8 +90,10 @@ def test_a_case_the_count_model_declined_is_proven_by_it(key: str) -> None:
     verify(spec, solution.placements_by_component())
 
 
-def test_a_first_model_holding_every_pattern_is_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    runs: list[tuple[int, str, bool, object]] = []  # (patterns, tuning, started, objective's domain) of each count model solved
+def count_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str, bool, Any]]:
+    """Every count model ``ranked_search`` solves for the rest of the test: its patterns, its
+    CP-SAT tuning, whether it started from a hint, and its objective's domain (``between``)."""
+    runs: list[tuple[int, str, bool, Any]] = []
     solve_counts = ranked_search.solve_counts
 
     def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
@@ -99,6 +101,11 @@ def test_a_first_model_holding_every_pattern_is_run_once(monkeypatch: pytest.Mon
         return solve_counts(problem, shapes, *args, **kwargs)
 
     monkeypatch.setattr(ranked_search, "solve_counts", recorded)
+    return runs
+
+
+def test_a_first_model_holding_every_pattern_is_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = count_runs(monkeypatch)
     spec = benchmark_spec("contiguity:364:48")
     solution = solve(spec, time_limit_s=20, num_workers=1)
     assert (solution.method, solution.status) == ("counts", "OPTIMAL")
@@ -203,17 +210,11 @@ def test_a_window_holding_no_new_pattern_leaps_to_where_one_joins(monkeypatch: p
     optimum is found in a window, not by the model of every pattern after them. (The case was
     ``7:0``, 12% above its bound, until the relaxation branched on its fractional ``nodes``
     term: 0.1% now, and no window repeats its patterns.)"""
-    runs: list[tuple[int, object]] = []  # (patterns, objective's domain) of each count model solved
-    solve_counts = ranked_search.solve_counts
-
-    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
-        runs.append((sum(shape.size for shape in shapes), kwargs.get("between")))
-        return solve_counts(problem, shapes, *args, **kwargs)
-
-    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
+    recorded = count_runs(monkeypatch)
     spec = benchmark_spec("mixed kinds contiguity:150:8")
     solution = solve(spec, time_limit_s=20, num_workers=1)
     assert (solution.method, solution.status) == ("counts", "OPTIMAL")
+    runs = [(patterns, between) for patterns, _, _, between in recorded]
     assert all(between is not None for _, between in runs), runs
     widths = [between[1] - between[0] + 1 for _, between in runs]  # type: ignore[index]
     leaps = [at for at in range(1, len(runs)) if widths[at] > 2 * widths[at - 1]]
@@ -229,17 +230,10 @@ def test_a_relaxation_splitting_a_node_is_branched_on_its_nodes_term(monkeypatch
     of 61,593,010, which 11 windows of the objective climbed. Branched on that term
     (``reduced_costs._branched``: at most 1,689 pairs, or at least 1,690), the bound is the
     optimum, and one window proves it."""
-    runs: list[object] = []
-    solve_counts = ranked_search.solve_counts
-
-    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
-        runs.append(kwargs.get("between"))
-        return solve_counts(problem, shapes, *args, **kwargs)
-
-    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
+    recorded = count_runs(monkeypatch)
     solution = solve(benchmark_spec("mixed kinds contiguity:965:2"), time_limit_s=20, num_workers=1)
     assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 61_593_010)
-    assert runs == [(61_593_010, 61_593_010)]
+    assert [between for _, _, _, between in recorded] == [(61_593_010, 61_593_010)]
 
 
 def test_windows_go_on_until_one_holds_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -247,15 +241,8 @@ def test_windows_go_on_until_one_holds_the_optimum(monkeypatch: pytest.MonkeyPat
     nothing below 8,609. The next would hold three quarters of them, past which the windows
     stopped, and one model of every pattern with no domain proved 8,624 in 1.2 s; the window from
     8,609 to 8,624 holds 213 and proves it in 0.04 s (``weighed.OPEN_ABOVE``)."""
-    runs: list[tuple[int, Any]] = []
-    solve_counts = ranked_search.solve_counts
-
-    def recorded(problem: Any, shapes: Any, *args: Any, **kwargs: Any) -> Any:
-        runs.append((sum(shape.size for shape in shapes), kwargs.get("between")))
-        return solve_counts(problem, shapes, *args, **kwargs)
-
-    monkeypatch.setattr(ranked_search, "solve_counts", recorded)
+    recorded = count_runs(monkeypatch)
     solution = solve(benchmark_spec("mixed kinds contiguity:22:64"), time_limit_s=20, num_workers=1)
     assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 8_624)
-    assert all(between is not None for _, between in runs), runs
-    assert runs[-1][1] == (8_609, 8_624), runs
+    domains = [between for _, _, _, between in recorded]
+    assert None not in domains and domains[-1] == (8_609, 8_624), recorded
