@@ -62,6 +62,20 @@ def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order[starts], np.diff(np.r_[starts, rows.shape[0]]).astype(np.int64)
 
 
+def distinct_pairs(units: np.ndarray, values: np.ndarray) -> int:
+    """How many distinct ``(unit, value)`` pairs there are, ``units`` ascending (processes in
+    rank order, a unit a run of them): where each unit's values ascend too, as a layout numbered
+    domain by domain gives them, a pair starts wherever the unit or the value changes (one
+    pass); else by one sort (``distinct_rows``: 0.03-0.05 s a call on 65,536 nodes)."""
+    if not units.size:
+        return 0
+    same = units[1:] == units[:-1]
+    rise = values[1:] - values[:-1]
+    if not (rise[same] < 0).any():
+        return 1 + int(np.count_nonzero(~same | (rise != 0)))
+    return int(distinct_rows(np.stack([units, values], axis=1))[0].size)
+
+
 def sorted_row_groups(rows: np.ndarray) -> list[np.ndarray]:
     """The positions of each distinct row (ascending), the groups in the order of their rows
     (ascending, as ``np.unique(rows, axis=0)`` lists them)."""

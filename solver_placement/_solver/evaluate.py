@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from solver_placement._arrays import distinct, distinct_rows
+from solver_placement._arrays import distinct, distinct_pairs
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.labels import label_values
 from solver_placement._solver.previous import HeldSets
@@ -137,6 +137,5 @@ def _topology(spec: PlacementSpec, free: Sequence[ComponentRequest], taken: Mapp
                 continue
             held = values[spec.cluster.hw_node[assignment.hardware]]
             unit_of = np.repeat(np.arange(assignment.num_processes), np.diff(assignment.indptr)) // size
-            pairs = distinct_rows(np.stack([unit_of, held], axis=1))[0]  # np.unique hashes: 30x a sort at 65,536 nodes
-            extra += int(pairs.size - distinct(unit_of).size)
+            extra += distinct_pairs(unit_of, held) - int(distinct(unit_of).size)  # (unit, label value) pairs less the units
     return extra

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from solver_placement._arrays import distinct, distinct_rows, row_groups, sorted_by_key, sorted_row_groups, unique_rows
+from solver_placement._arrays import distinct, distinct_pairs, distinct_rows, row_groups, sorted_by_key, sorted_row_groups, unique_rows
 from solver_placement._solver.counts.problem import LocalsOff
 
 
@@ -30,6 +30,17 @@ def test_sorted_by_key_is_the_loop_it_replaces(seed: int) -> None:
 def test_distinct_is_numpys_unique(seed: int) -> None:
     values = np.random.default_rng(seed).integers(0, 9, size=seed * 3)
     assert np.array_equal(distinct(values), np.unique(values))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_distinct_pairs_is_the_set_of_pairs(seed: int) -> None:
+    """Ascending units, their values ascending within each unit (the one-pass case) or not."""
+    rng = np.random.default_rng(seed)
+    units = np.sort(rng.integers(0, 6, size=int(rng.integers(0, 30))))
+    values = rng.integers(0, 4, size=units.size)
+    if seed % 2:  # each unit's values in order: a layout numbered domain by domain
+        values = values[np.lexsort((values, units))]
+    assert distinct_pairs(units, values) == len(set(zip(units.tolist(), values.tolist(), strict=True))), seed
 
 
 def random_rows(seed: int) -> np.ndarray:
