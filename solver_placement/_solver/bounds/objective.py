@@ -13,9 +13,9 @@ prove what it cannot improve. Each bound holds for every placement of the spec:
 - ``balance``: some node holds at least one whole group of the widest component, and at least
   the average of all items over the nodes that may hold any;
 - ``topology``: per ``prefer`` rule, each unit (a tensor-parallel group, or a pipeline) takes
-  at least its items over the most a processes may share, and no label value holds more of the
-  component's candidates than its fullest one, so a unit wider than that value spans at least
-  ``ceil(items / fullest)`` values (a pipeline of 12 nodes in racks of 8: two; the benchmark's
+  at least its items over the most processes one item may hold, and no label value holds more
+  of the component's candidates than its fullest one, so a unit wider than that value spans at
+  least ``ceil(items / fullest)`` values (a pipeline of 12 nodes in racks of 8: two; the benchmark's
   ``topology overlaps:65536:0``, 4,188 such pipelines, was left unproven with a bound of no
   spans, its answer exactly one span a pipeline above it);
 - ``changes``: 0.
