@@ -72,3 +72,14 @@ def needs_hydra(why: str) -> None:
     so a Hydra that failed to install fails the test instead of skipping it."""
     if not os.environ.get("SOLVER_PLACEMENT_REQUIRE_HYDRA"):
         pytest.importorskip("hydra", reason=why)
+
+
+#: The words the last note of a solution starts with, by the path that answered (``loop.py``).
+ANSWERED_BY = {"counts": "the count model (", "first fit": "first fit (", "search": "the exact model ("}
+
+
+def declined_first(solution: Solution) -> tuple[str, ...]:
+    """The notes of the paths tried before the one that answered: every note but the last, which
+    names the path that answered and how it proved its answer (checked here)."""
+    assert solution.notes and solution.notes[-1].startswith(ANSWERED_BY[solution.method]), solution.notes
+    return solution.notes[:-1]

@@ -10,7 +10,7 @@ call (a timeout only after the loop has kept what it already has).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from solver_placement._errors import InternalError
@@ -39,6 +39,9 @@ class Answer:
     ``verified_for`` is the spec whose rules the independent verifier already found these
     assignments to keep, when the path had to ask it (rank strings alone: whether they hold is
     the path's only question), so the loop does not ask again for that same spec.
+    ``model`` says which of the path's exact models answered and why it was that one, outermost
+    step first (a restriction tried first, a view per kind of hardware, then the model solved):
+    the loop puts it in the solution's notes, so a user reads how the answer was proven.
     """
 
     path: PathName
@@ -49,6 +52,7 @@ class Answer:
     bound: int | None = None
     primary: int | None = None
     verified_for: PlacementSpec | None = None
+    model: tuple[str, ...] = ()
 
     def known(self, field: str) -> int:
         """``objective``, ``bound`` or ``primary``, where the path always knows it (the count
@@ -65,6 +69,12 @@ class Declined:
 
     path: PathName
     reason: str
+
+
+def through(answer: Answer, step: str) -> Answer:
+    """``answer`` with ``step`` (a way its path took to reach the model that answered, and why)
+    before the steps it already names."""
+    return replace(answer, model=(step, *answer.model))
 
 
 def by_component(spec: PlacementSpec, by_request: Mapping[str, Assignment]) -> dict[str, Assignment]:

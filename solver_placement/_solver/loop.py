@@ -18,6 +18,10 @@ Every answer goes through the independent verifier (``_verify``) before it leave
 the count model or the exact model that the verifier rejects is a bug of the
 library: :class:`VerificationError` names the path. First fit's construction does not model every
 rule, so a placement of its that the verifier rejects is noted and not used.
+
+The notes of every answer say which path answered and how: the count model's names the exact
+model that counted it and why that one (``Answer.model``), first fit's why no search followed or
+why it was kept, the exact model's what it is; before them, why a path before it declined.
 """
 
 from __future__ import annotations
@@ -66,32 +70,38 @@ def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Sol
     bound = None if call.held_before or call.weighs_contiguity else objective_lower_bound(call.spec, call.weights)
     if counted is None and first.answer is not None and bound is not None:
         for gap in (0.0, ACCEPTED_GAP):  # meets the counting bound: proven best; within the accepted gap: no search
-            if first.answer.known("primary") <= (1 + gap) * bound and (close := first.solution(bound, against_bound=True)) is not None:
+            why = f"is within {gap:.0%} of the counting bound {bound:,}: no search" if gap else f"meets the counting bound {bound:,}: proven optimal"
+            if first.answer.known("primary") <= (1 + gap) * bound and (close := first.solution(bound, against_bound=True, why=why)) is not None:
                 log.info("first fit's placement %s the counting bound %d: no search", f"is within {gap:.0%} of" if gap else "meets", bound)
                 return close
     try:
         found = counted or _search(call, paths, built, timings)
     except SolverTimeoutError as timeout:
         log.info("the search ran out of time; first fit's placement is the answer if there is one")
-        return _better(first, None, timeout, bound)
+        return _better(first, None, timeout, bound, "the search found nothing better before the time limit")
     return _better(first, found)
 
 
 def _from_counts(call: SolveCall, counted: Answer | Declined, timings: dict[str, float]) -> Solution | None:
-    """The count model's verified answer, or None when it declined (its reason goes in the
-    call's notes, which every later answer carries; the count answer itself carries none)."""
+    """The count model's verified answer, or None when it declined; either way its note (why it
+    declined, or which model counted and whether it is proven) goes in the call's notes, which
+    every later answer carries."""
     if isinstance(counted, Declined):
         log.info("the count model declined: %s", counted.reason)
         call.notes.append(f"{counted.path} (declined: {counted.reason})")
         return None
-    return _accept(call, counted, timings, notes=())
+    proven = "optimal" if counted.status == SolveStatus.OPTIMAL else f"unproven: {counted.known('objective'):,}, its bound {counted.known('bound'):,}"
+    call.notes.append(f"{counted.path} ({proven}): {'; then '.join(counted.model)}")
+    return _accept(call, counted, timings, notes=tuple(call.notes))
 
 
 def _search(call: SolveCall, paths: Paths, built: Answer | Declined, timings: dict[str, float]) -> Solution:
     """The exact model's verified answer, started from first fit's placement when there is one."""
     tried = [*call.notes, *([f"{built.path} ({built.reason})"] if isinstance(built, Declined) else [])]
     hint = built if isinstance(built, Answer) else None
-    return _accept(call, paths.exact(call, hint, tried), timings, tuple(call.notes))
+    answer = paths.exact(call, hint, tried)
+    start = "started from first fit's placement" if hint is not None else "with no placement to start from"
+    return _accept(call, answer, timings, (*call.notes, f"{answer.path} ({answer.status.lower()}): one boolean per process and candidate GPU, {start}"))
 
 
 def _accept(call: SolveCall, answer: Answer, timings: dict[str, float], notes: tuple[str, ...]) -> Solution:
@@ -143,24 +153,28 @@ class _FirstFit:
                 self.verified = False
         return self.verified is not False
 
-    def solution(self, bound: float | None, against_bound: bool) -> Solution | None:
+    def solution(self, bound: float | None, against_bound: bool, why: str) -> Solution | None:
         """The placement as the answer, proven optimal only when it meets ``bound``; None when
         there is none or the verifier rejects it. Against the counting bound (``against_bound``)
-        it is measured without contiguity, a tie-break there."""
+        it is measured without contiguity, a tie-break there. ``why`` it is the answer, for the
+        notes."""
         if self.answer is None or not self.holds() or not isinstance(self.verified, Solution):
             return None
         value = self.answer.known("primary") if against_bound else self.answer.objective
         status = SolveStatus.OPTIMAL if bound is not None and value is not None and value <= bound else SolveStatus.FEASIBLE
-        return self.verified.restated(status, value, bound, {**self.timings, **self.call.clock}, tuple(self.call.notes))  # its records as verified
+        notes = (*self.call.notes, f"{PathName.FIRST_FIT} (its placement {why})")
+        return self.verified.restated(status, value, bound, {**self.timings, **self.call.clock}, notes)  # its records as verified
 
 
-def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutError | None = None, bound: int | None = None) -> Solution:
+def _better(first: _FirstFit, found: Solution | None, timeout: SolverTimeoutError | None = None, bound: int | None = None, why: str = "") -> Solution:
     """The better of the search's answer and first fit's (never worse than first fit, whose
     placement is used only once verified). Raises ``timeout`` when neither exists. ``bound`` is
-    the counting bound on the weighted terms, when first fit is measured against it."""
+    the counting bound on the weighted terms, when first fit is measured against it; ``why``
+    first fit's is the answer when there is no other."""
     if first.answer is not None and (found is None or (found.objective or 0) > _comparable(found, first.answer, first.call.weighs_contiguity)):
         against = bound is not None if found is None else _without_contiguity(found, first.call.weighs_contiguity)  # a count answer's bound: on its scale
-        kept = first.solution(bound if found is None else found.bound, against_bound=against)
+        reason = why if found is None else f"is better than {'the count model' if found.method == Method.COUNTS else 'the search'}'s"
+        kept = first.solution(bound if found is None else found.bound, against_bound=against, why=reason)
         if kept is not None:
             if found is not None:
                 log.info("first fit's placement (objective %d) is better than the search's (%s): kept", _comparable(found, first.answer, first.call.weighs_contiguity), found.objective)

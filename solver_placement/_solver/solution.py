@@ -34,8 +34,10 @@ class Solution:
     ``method`` names what produced the assignments: ``counts`` (the count model, whose
     objective is the ``nodes`` and ``balance`` terms, ``contiguity`` ordering equal answers),
     ``search`` (the flat CP-SAT model) or ``first fit`` (the
-    construction, kept when the search found nothing better in time). ``notes`` say why a path
-    was not taken (e.g. the rule that sent a spec from the count model to the flat one).
+    construction, kept when the search found nothing better in time). ``notes`` say how the answer
+    was reached: why a path before it was not taken (the rule that sent a spec from the count
+    model to the flat one), then, last, the path that answered and how it proved its answer (for
+    the count model, which of its exact models counted it and why that one).
     """
 
     spec: PlacementSpec

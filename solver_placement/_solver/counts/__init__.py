@@ -20,8 +20,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._errors import counted
-from solver_placement._solver.answer import Answer, Declined, PathName, by_component
+from solver_placement._errors import agreeing, counted
+from solver_placement._solver.answer import Answer, Declined, PathName, by_component, through
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts.dropped_domains import dropped_first, many_domains
@@ -112,7 +112,7 @@ def _count_stated(
     if ready.nodes and all(request.determined for request in requests.values()):
         placed = {name: Assignment(r.indptr, r.cand_hw, r.cand_rank, spec.cluster.num_hardware) for name, r in requests.items()}
         value = objective_value(spec, spec.requests, by_component(spec, placed), weights, {})  # every item known: the spec's own value
-        return _answer(spec, placed, SolveStatus.OPTIMAL, value, value)
+        return _answer(spec, placed, SolveStatus.OPTIMAL, value, value, "every item known once the components collocated with rank strings are placed on theirs")
     problem = count_problem(spec, requests)
     budget.check("stating the count problem")  # its steps run per node: ~1 s of 16,384 nodes with rank strings beside
     if isinstance(problem, str):  # the variants place the same components first again: ``load`` as given
@@ -126,7 +126,10 @@ def _count_stated(
         problem = with_priced(problem, spec, requests, priced, budget.check, joint)
         if isinstance(problem, str):
             return Declined(PathName.COUNTS, problem)
-    return _counted(problem, spec, requests, weights, options, budget, fixed_cost, placed_load)
+    answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost, placed_load)
+    if ready.nodes and isinstance(answer, Answer):
+        return through(answer, "the components collocated with rank strings placed first, on their targets' items")
+    return answer
 
 
 def _with_placed(load: np.ndarray | None, placed: np.ndarray | None) -> np.ndarray | None:
@@ -160,10 +163,11 @@ def _counted(
     # nodes; on more, the patterns first where they are few, else a part of the time per node
     # first (``per_node.py``)
     listed = None if alone(problem) else _whole_node_shapes(problem, spec.cluster.gpus_per_node, budget)
-    second = None if listed is None else _laid_out(problem, spec, requests, listed, _counts_of(problem, listed, weights, spec.cluster.gpus_per_node, options, budget), fixed_cost)
+    second = None if listed is None else _laid_out(problem, spec, requests, listed, *_counts_of(problem, listed, weights, spec.cluster.gpus_per_node, options, budget), fixed_cost)
     if isinstance(second, Answer) and second.status == SolveStatus.OPTIMAL:
         return second
-    first = _laid_out(problem, spec, requests, *counted_per_node(problem, spec.cluster, weights, options, share(problem, budget)), fixed_cost)
+    per_node = "the per-node model: each node's GPUs by stack, balance level by level (balance weighed on few nodes, no pattern listed)"
+    first = _laid_out(problem, spec, requests, *counted_per_node(problem, spec.cluster, weights, options, share(problem, budget)), per_node, fixed_cost)
     if alone(problem) or (isinstance(first, Answer) and first.status == SolveStatus.OPTIMAL):
         return first
     if second is None:
@@ -197,7 +201,7 @@ def _by_patterns(
                 found += shapes(problem, cluster.gpus_per_node, part, budget.check, by_clique=True)
             except (TooManyPatterns, NotChordal):  # too many by clique, or no clique tree: every whole-node pattern, walked (``weighed.py``)
                 return counted_with_ranks(problem, spec, requests, weights, options, budget)
-    return _laid_out(problem, spec, requests, found, _counts_of(problem, found, weights, cluster.gpus_per_node, options, budget), fixed_cost)
+    return _laid_out(problem, spec, requests, found, *_counts_of(problem, found, weights, cluster.gpus_per_node, options, budget), fixed_cost)
 
 
 def _whole_node_shapes(problem: CountProblem, gpus_per_node: np.ndarray, budget: Budget) -> list[Shape] | None:
@@ -209,20 +213,29 @@ def _whole_node_shapes(problem: CountProblem, gpus_per_node: np.ndarray, budget:
         return None
 
 
-def _counts_of(problem: CountProblem, found: list[Shape], weights: Mapping[str, int], gpus_per_node: np.ndarray, options: SolverOptions, budget: Budget) -> Counts | None:
-    """The count model over the patterns ``found``; ``balance`` weighed: level by level."""
+def _counts_of(
+    problem: CountProblem, found: list[Shape], weights: Mapping[str, int], gpus_per_node: np.ndarray, options: SolverOptions, budget: Budget
+) -> tuple[Counts | None, str]:
+    """The count model over the patterns ``found`` (``balance`` weighed: level by level), and
+    which model that was, in words for the solution's notes."""
     log.debug("the count model: %s with their patterns", counted(len(found), "node shape"))
     node_start = np.concatenate(([0], np.cumsum(gpus_per_node)[:-1]))
+    patterns = sum(shape.size for shape in found)
+    over = f"{patterns:,} {agreeing(patterns, 'node pattern')} of {counted(len(found), 'node shape')}"
+    levels = ", balance level by level of its peak" if weights.get("balance") else ""
     maximal = maximal_tables(problem, found, bool(weights.get("balance")))  # many patterns: the count model over those no class grows on (``maximal.py``)
     if maximal is not None:
-        return solve_maximal(problem, found, maximal, weights, node_start, options, budget)
-    return (solve_balanced if weights.get("balance") else solve_counts)(problem, found, weights, node_start, options, budget)
+        counts = solve_maximal(problem, found, maximal, weights, node_start, options, budget)
+        return counts, f"counted over the maximal ones of {over} and what each gives back{levels} (many patterns: those no class grows on state them all)"
+    counts = (solve_balanced if weights.get("balance") else solve_counts)(problem, found, weights, node_start, options, budget)
+    return counts, f"counted over {over}{levels} (nodes per pattern: every rule stated by counts, the model's size independent of the GPU count)"
 
 
 def _laid_out(
-    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], found: list[Shape], counts: Counts | None, fixed_cost: int
+    problem: CountProblem, spec: PlacementSpec, requests: Mapping[str, ComponentRequest], found: list[Shape], counts: Counts | None, model: str, fixed_cost: int
 ) -> Answer | Declined:
-    """The count model's answer laid out on GPU ids (``layout.py``), or why not."""
+    """The count model's answer laid out on GPU ids (``layout.py``), or why not; ``model`` names
+    the model that counted it."""
     cluster = spec.cluster
     if counts is None:
         return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
@@ -235,7 +248,7 @@ def _laid_out(
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
-    return _answer(spec, placed, SolveStatus(counts.status), counts.value + fixed_cost, counts.bound + fixed_cost)
+    return _answer(spec, placed, SolveStatus(counts.status), counts.value + fixed_cost, counts.bound + fixed_cost, model)
 
 
 def _count_separating(
@@ -256,7 +269,7 @@ def _count_separating(
     least = looser.bound if isinstance(looser, Answer) and looser.bound is not None else objective_lower_bound(spec, weights)
     if isinstance(looser, Answer) and looser.status == SolveStatus.OPTIMAL and fits_every_gpu(spec, looser.assignments):
         log.debug("the answer with memory stated by pairs keeps it on every GPU: optimal as it is")
-        return looser
+        return through(looser, "memory that fits two by two but not all together, stated by pairs: the answer keeps it on every GPU")
     best: Answer | None = None
     for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
         answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
@@ -267,7 +280,8 @@ def _count_separating(
     if best is None:
         return Declined(PathName.COUNTS, misfit.reason)
     status = SolveStatus.OPTIMAL if best.status == SolveStatus.OPTIMAL and best.known("objective") <= least else SolveStatus.FEASIBLE
-    return replace(best, status=status, bound=min(least, best.known("objective")))
+    step = "memory that fits two by two but not all together: the best layout with a pair kept apart, proven against memory stated by pairs"
+    return through(replace(best, status=status, bound=min(least, best.known("objective"))), step)
 
 
 def _count_in_blocks(
@@ -297,6 +311,7 @@ def _count_in_blocks(
     least = max(split_bound, objective_lower_bound(spec, weights))
     if not isinstance(answer, Answer) or answer.status != SolveStatus.OPTIMAL:
         return Declined(PathName.COUNTS, loose.reason)
+    answer = through(answer, "strided blocks that do not tile a class's groups: counted in whole blocks, proven against the counts without them")
     if answer.known("objective") > least:  # a layout, with its gap to the bound: the flat model may find nothing in the time (7 nodes, 5 s)
         return replace(answer, status=SolveStatus.FEASIBLE, bound=least)
     return replace(answer, bound=answer.known("objective"))
@@ -314,6 +329,7 @@ def _count_preferring(spec: PlacementSpec, weights: Mapping[str, int], options: 
     answer = count_path(required, required.requests, weights, options, budget, load)
     if isinstance(answer, Declined):
         return _count_spanning(spec, dropped, weights, options, budget, load)
+    answer = through(answer, "preferred domains counted as required, proven against the rules dropped")
     least_other = objective_lower_bound(dropped, weights)
     if answer.known("objective") > int(weights.get("topology", 0)) + least_other:  # the counting bound does not prove it: the count model's may
         other = count_path(dropped, dropped.requests, weights, options, budget, load)
@@ -355,7 +371,8 @@ def _count_spanning(
             return answer if isinstance(answer, Declined) else None
         value = objective_value(spec, spec.requests, answer.assignments, weights, {})
         if value == answer.objective:
-            return answer
+            together = ", a member's rules on several labels together over their cells" if joint else ""
+            return through(answer, f"preferred domains no placement keeps whole: their topology term stated in the count model{together}")
         missed.append((value, answer.known("objective")))
     names = ", ".join(f"{owner}: topology.{rule.group}.{rule.label}" for owner, rule in rules)
     value, bound = missed[0]  # the spec's own order of its rules
@@ -371,7 +388,7 @@ def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], optio
     kept = None if restricted is None else count_path(restricted, restricted.requests, weights, options, budget, load)
     least = objective_lower_bound(spec, weights)
     if isinstance(kept, Answer) and kept.status == SolveStatus.OPTIMAL and kept.known("objective") <= least:
-        return replace(kept, bound=kept.known("objective"))
+        return through(replace(kept, bound=kept.known("objective")), "a required tensor-parallel domain, counted with every group on one node (meets the counting bound)")
     exact = _count_stated(spec, spec.requests, weights, options, budget, load=load)
     if isinstance(exact, Declined) and not isinstance(kept, Answer):
         return exact  # the rule as it is says why (the restriction has no answer either)
@@ -380,13 +397,14 @@ def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], optio
     found = [answer for answer in (kept, exact) if isinstance(answer, Answer)]
     best = min(found, key=lambda answer: answer.known("objective"))  # the restricted one on a tie
     status = SolveStatus.OPTIMAL if best.known("objective") <= least else SolveStatus.FEASIBLE
-    return replace(best, status=status, bound=min(least, best.known("objective")))
+    way = "every group on one node" if best is kept else "groups free to span the domain's nodes"
+    return through(replace(best, status=status, bound=min(least, best.known("objective"))), f"a required tensor-parallel domain, counted with {way}")
 
 
-def _answer(spec: PlacementSpec, placed: Mapping[str, Assignment], status: SolveStatus, value: int, bound: int) -> Answer:
+def _answer(spec: PlacementSpec, placed: Mapping[str, Assignment], status: SolveStatus, value: int, bound: int, model: str) -> Answer:
     """The count path's answer from assignments by rule-owning request; its value, on the count
-    model's scale, is also its value without ``contiguity``."""
-    return Answer(PathName.COUNTS, Method.COUNTS, by_component(spec, placed), status, value, bound, primary=value)
+    model's scale, is also its value without ``contiguity``; ``model`` names what counted it."""
+    return Answer(PathName.COUNTS, Method.COUNTS, by_component(spec, placed), status, value, bound, primary=value, model=(model,))
 
 
 __all__ = ["count_path"]

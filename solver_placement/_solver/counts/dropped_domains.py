@@ -36,7 +36,7 @@ import numpy as np
 
 from solver_placement._arrays import distinct_pairs
 from solver_placement._errors import SolverTimeoutError
-from solver_placement._solver.answer import Answer, Declined
+from solver_placement._solver.answer import Answer, Declined, through
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.alike_domains import arranged
 from solver_placement._solver.counts.preferred import counted_components, forced_spans
@@ -91,9 +91,9 @@ def dropped_first(
     dropped answer is the count path's, unproven, rather than none."""
     dropped = count(dropped_domains(spec))
     moved = arranged(spec, dropped) if isinstance(dropped, Answer) and _cut(spec, weights, dropped) else None  # its nodes moved to keep the domains (``alike_domains.py``)
-    kept = None if moved is None else _kept(spec, weights, moved)
+    kept = None if moved is None else _kept(spec, weights, moved, "its nodes' contents then moved to keep every domain")
     if kept is None or kept.status != SolveStatus.OPTIMAL:  # (read once: 0.2 s of 16,384 nodes)
-        kept = _better(_kept(spec, weights, dropped), kept)
+        kept = _better(_kept(spec, weights, dropped, "its layout keeps every required domain"), kept)
     if kept is not None and kept.status == SolveStatus.OPTIMAL:
         return kept
     try:
@@ -125,11 +125,11 @@ def _better(first: Answer | None, second: Answer | None) -> Answer | None:
     return second if second.known("objective") < first.known("objective") else first
 
 
-def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Declined) -> Answer | None:
+def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Declined, how: str) -> Answer | None:
     """The dropped spec's answer as the spec's (its value under the spec's own objective, its
     bound the dropped spec's plus the spans its preferred domains force on every layout,
     ``least_spans``; proven where that meets the bound), or None where it has none or breaks a
-    required domain."""
+    required domain; ``how`` it keeps them, for the notes."""
     if not isinstance(answer, Answer) or answer.assignments is None or answer.bound is None:
         return None
     if any(spans for spans in required_spans(spec, answer.assignments).values()):
@@ -137,7 +137,8 @@ def _kept(spec: PlacementSpec, weights: Mapping[str, int], answer: Answer | Decl
     value = objective_value(spec, spec.requests, answer.assignments, weights, {})
     bound = answer.bound + (int(weights.get("topology", 0)) * forced_spans(spec) if weights.get("topology") else 0)  # the spans no layout avoids
     proven = answer.status == SolveStatus.OPTIMAL and value <= bound
-    return replace(answer, status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE, objective=value, bound=min(bound, value), primary=value)
+    kept = replace(answer, status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE, objective=value, bound=min(bound, value), primary=value)
+    return through(kept, f"domains too many to count one by one: the spec counted with them dropped (a bound for the spec), {how}")
 
 
 def required_spans(spec: PlacementSpec, taken: Mapping[str, Assignment], preferred: bool = False) -> dict[str, int]:

@@ -41,7 +41,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._arrays import row_groups
-from solver_placement._errors import InternalError
+from solver_placement._errors import InternalError, counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.bounds.objective import objective_lower_bound
@@ -318,7 +318,8 @@ def _laid_out(
     every = sum(len(held.get(name, ())) for name, request in spec.requests.items() if not request.determined)
     bound = counts.bound + int(weights.get("changes", 0)) * every
     status = SolveStatus.OPTIMAL if SolveStatus(counts.status) == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
-    return Answer(PathName.COUNTS, Method.COUNTS, chosen, status, value, min(bound, value), primary=value)
+    model = (f"re-planning: counted with the placements kept a term of their own (each node's patterns priced by what they keep of its previous sets), over {counted(sum(shape.size for shape in found), 'node pattern')}",)
+    return Answer(PathName.COUNTS, Method.COUNTS, chosen, status, value, min(bound, value), primary=value, model=model)
 
 
 def held_layouts(

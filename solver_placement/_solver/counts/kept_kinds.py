@@ -83,4 +83,4 @@ def kept_by_kind(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
     value = objective_value(spec, spec.requests, answer.assignments, weights, held)
     if answer.status != SolveStatus.OPTIMAL or value > bound:
         return None
-    return Answer(answer.path, answer.method, answer.assignments, SolveStatus.OPTIMAL, value, value, primary=value)
+    return Answer(answer.path, answer.method, answer.assignments, SolveStatus.OPTIMAL, value, value, primary=value, model=answer.model)

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.counts.contiguity import Ranked, TooManyLocalStates, Uses, add_term, even_runs, rank_bases
@@ -276,4 +277,8 @@ def _laid_out(
     bound = counts.bound + fixed + int(weights.get("changes", 0)) * every
     status = SolveStatus.OPTIMAL if SolveStatus(counts.status) == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, chosen, {**weights, "contiguity": 0}, held)
-    return Answer(PathName.COUNTS, Method.COUNTS, chosen, status, value, min(bound, value), primary=primary)
+    model = (
+        "re-planning with contiguity weighed: counted with moves and ranks in one objective, each node's whole-node patterns "
+        f"priced by what they keep of its previous sets and by their least local ids, over {counted(sum(shape.size for shape in shapes), 'node pattern')}",
+    )  # fmt: skip
+    return Answer(PathName.COUNTS, Method.COUNTS, chosen, status, value, min(bound, value), primary=primary, model=model)

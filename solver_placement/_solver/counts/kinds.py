@@ -190,6 +190,7 @@ def count_by_kind(
         groups = _groups(holdings, requests, balance)
     placed: dict[str, Assignment] = {}
     statuses, value, bound, primary = [], fixed, fixed, fixed
+    models = []
     for kinds in groups:
         view = kind_view(spec, requests, holdings, kinds)
         budget.check("viewing the items of one kind")  # per item: ~0.25 s of 16,384 nodes
@@ -200,6 +201,7 @@ def count_by_kind(
             if not requests[name].determined:
                 placed[name] = view.back(answer.assignments[name], spec.cluster.num_hardware)
         statuses.append(answer.status)
+        models.append(f"{' and '.join(spec.cluster.kinds[k] for k in kinds)}: {'; '.join(answer.model)}")
         value, bound, primary = value + answer.known("objective"), bound + answer.known("bound"), primary + answer.known("primary")
     for name, request in requests.items():
         if request.determined:  # as given (or placed first), whichever views held its processes
@@ -208,7 +210,8 @@ def count_by_kind(
     if not groups:  # every declarative component placed first: the spec's own value
         value = bound = primary = objective_value(spec, spec.requests, assignments, weights, {})
     status = SolveStatus.OPTIMAL if all(s == SolveStatus.OPTIMAL for s in statuses) else SolveStatus.FEASIBLE
-    return Answer(PathName.COUNTS, Method.COUNTS, assignments, status, value, bound, primary=primary)
+    model = ("items of several kinds: each group of kinds no component spans two of counted on its own view, the optima summed", *models)
+    return Answer(PathName.COUNTS, Method.COUNTS, assignments, status, value, bound, primary=primary, model=model)
 
 
 def _groups_within(cluster: Cluster, request: ComponentRequest, held: frozenset[int]) -> bool:

@@ -41,7 +41,8 @@ def rank_strings_alone(spec: PlacementSpec, requests: Mapping[str, ComponentRequ
         verify(spec, records)
     except VerificationError:
         return Declined(PathName.COUNTS, BROKEN)
-    return Answer(PathName.COUNTS, Method.COUNTS, placed, SolveStatus.OPTIMAL, None, verified_for=spec if requests is spec.requests else None)
+    model = ("every component placed by its rank string: nothing to choose, the strings checked as written",)
+    return Answer(PathName.COUNTS, Method.COUNTS, placed, SolveStatus.OPTIMAL, None, verified_for=spec if requests is spec.requests else None, model=model)
 
 
 __all__ = ["BROKEN", "rank_strings_alone"]

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._solver.answer import Answer, Declined, PathName, by_component
+from solver_placement._solver.answer import Answer, Declined, PathName, by_component, through
 from solver_placement._solver.assignment import Assignment, window_ranks
 from solver_placement._solver.counts import count_path
 from solver_placement._solver.counts.kept import kept_answer
@@ -81,7 +81,8 @@ def count_replan(spec: PlacementSpec, held: Held, weights: Mapping[str, int], op
                                          f"more than the {least} no layout keeps" + (f"; {kept}" if kept else ""))  # fmt: skip
     status = SolveStatus.OPTIMAL if answer.status == SolveStatus.OPTIMAL and value <= bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, assignments, {**weights, "contiguity": 0}, held)
-    return replace(answer, assignments=assignments, status=status, objective=value, bound=min(bound, value), primary=primary)
+    matched = replace(answer, assignments=assignments, status=status, objective=value, bound=min(bound, value), primary=primary)
+    return through(matched, "re-planning: the count layout matched node by node to the previous placements, proven against the fewest moves every layout makes")
 
 
 def must_lose(spec: PlacementSpec, held: Held) -> int:

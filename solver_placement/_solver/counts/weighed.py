@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import counted
+from solver_placement._errors import agreeing, counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
@@ -71,6 +71,9 @@ WINDOW_GROWTH = 2
 #: ``contiguity:22:67``, 0.49 -> 0.65 s (windows of 1,482 and 2,020 of its 2,491 patterns before
 #: the last proves 205,062, where one model of every pattern did).
 OPEN_ABOVE = 2**60
+#: What a way of counting the walked patterns found: the runs it kept, its counts, its bound, and
+#: which model it was, in words for the notes.
+Found = tuple[list[Ranked], Counts, int, str]
 #: Whole-node patterns past which the relaxation chooses those the model holds.
 RELAXED_PAST = MAX_PATTERNS
 #: The same with ``contiguity`` weighed. There CP-SAT's root bound often is the optimum already
@@ -144,12 +147,12 @@ def counted_with_ranks(
     if sum(run.patterns.shape[0] for run in walked) > MAX_WALKED_PATTERNS:
         return Declined(PathName.COUNTS, f"more than {MAX_WALKED_PATTERNS:,} whole-node patterns, once cut into runs of evenly rising ranks")
     if not ranks and weights.get("balance") and sum(run.patterns.shape[0] for run in walked) <= LEVELED_MOST:  # every pattern
-        found: tuple[list[Ranked], Counts, int] | Declined = _leveled(problem, walked, weights, cluster, options, budget)
+        found: Found | Declined = _leveled(problem, walked, weights, cluster, options, budget)
     else:
         found = _relaxed(problem, walked, weights, cluster, options, budget)
     if isinstance(found, Declined):
         return found
-    ranked, counts, bound = found
+    ranked, counts, bound, model = found
     try:
         placed = assignments(
             problem,
@@ -168,12 +171,27 @@ def counted_with_ranks(
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
-    return _answer(spec, requests, placed, weights, counts.status, bound)
+    return _answer(spec, requests, placed, weights, counts.status, bound, (_why_walked(weights), model))
+
+
+def _why_walked(weights: Mapping[str, int]) -> str:
+    """Why the count path walked every whole-node pattern, in words for the notes."""
+    if weights.get("contiguity"):
+        return "contiguity weighed: every whole-node pattern walked with its least rank cost, in runs of evenly rising ranks"
+    if weights.get("balance"):
+        return "balance weighed past the patterns listed shape by shape: every whole-node pattern walked"
+    return "exclusions with no clique tree (a cycle of four or more with no chord), or too many patterns clique by clique: every whole-node pattern walked, each an independent set of the exclusions"
+
+
+def _walked(walked: list[WalkedRun]) -> str:
+    """``12 runs, 3,400 walked whole-node patterns``, for the notes."""
+    total = sum(run.patterns.shape[0] for run in walked)
+    return f"{total:,} {agreeing(total, 'walked whole-node pattern')} in {counted(len(walked), 'run')}"
 
 
 def _leveled(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
-) -> tuple[list[Ranked], Counts, int] | Declined:
+) -> Found | Declined:
     """No ranks weighed, ``balance`` weighed: every walked pattern in the model, ``balance``
     taken level by level (``peak_levels.py``), which proves what the relaxation's pruning could
     not (its bound ignores the peak's trade against nodes)."""
@@ -184,12 +202,12 @@ def _leveled(
     counts = solve_balanced(problem, [run.shape for run in ranked], weights, node_start, options, budget, ranks_term(problem, ranked, least, 0, 0))
     if counts is None:
         return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
-    return ranked, counts, counts.bound
+    return ranked, counts, counts.bound, f"counted over all {_walked(walked)}, balance level by level of its peak"
 
 
 def _relaxed(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
-) -> tuple[list[Ranked], Counts, int] | Declined:
+) -> Found | Declined:
     """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (with
     ``contiguity`` weighed, past ``RANKED_RELAXED_PAST``, window by window of the objective
     first: ``_windowed``; ``_solved``).
@@ -224,7 +242,7 @@ def _relaxed(
 
 def _maximal(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
-) -> tuple[list[Ranked], Counts, int] | Declined | None:
+) -> Found | Declined | None:
     """``nodes`` alone weighed: the count model over every walked pattern, stated by the
     maximal ones and what each run gives back (``maximal.py``: exact, its ``nodes`` optimum the
     full model's); None where ``maximal.maximal_tables`` finds it not exact or the full model
@@ -248,7 +266,7 @@ def _maximal(
     counts = solve_maximal(problem, shapes, tables, weights, node_start, options, budget)
     if counts is None:
         return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
-    return ranked, counts, counts.bound
+    return ranked, counts, counts.bound, f"counted over the maximal ones of {_walked(walked)} and what each gives back (nodes alone weighed: exact)"
 
 
 def _solved(
@@ -259,7 +277,7 @@ def _solved(
     node_start: np.ndarray,
     options: SolverOptions,
     budget: Budget,
-) -> tuple[list[Ranked], Counts, int] | Declined:
+) -> Found | Declined:
     """The model's answer over the patterns the relaxation keeps, and its bound over every
     pattern: first the patterns of least reduced cost (more while those alone hold no answer);
     when the answer found costs more than an answer with a pattern left out could, again with
@@ -270,7 +288,7 @@ def _solved(
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
     keep: list[np.ndarray] = everything if relaxation is None else _first_kept(relaxation)
     capped = False
-    unproven: tuple[list[Ranked], Counts, int] | None = None  # the best answer of a narrower run, kept for when a wider one finds none
+    unproven: Found | None = None  # the best answer of a narrower run, kept for when a wider one finds none
     while True:
         if relaxation is not None:  # past the model's size: those of least bound, proven only if none left out could beat them
             cut, capped = relaxation.capped(keep, MAX_PATTERNS)
@@ -281,8 +299,13 @@ def _solved(
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         ranked, counts = solve_ranked(problem, walked, ranked, least, weights, node_start, options, budget)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
+        held = sum(run.shape.size for run in ranked)
+        model = f"counted over all {_walked(walked)}" if relaxation is None else (
+            f"counted over the {held:,} of {_walked(walked)} of least reduced cost in the relaxation, "
+            "proven where none left out could do better"
+        )  # fmt: skip
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
-            return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))
+            return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond)), model
         # Unproven among the patterns of least bound: the other paths (first fit meets the counting
         # bound more often). Holding every pattern that could do better proves nothing sooner:
         # the relaxation's bound sits below the integer optimum (``contiguity`` is convex in the
@@ -290,7 +313,7 @@ def _solved(
         # under the answer (a cycle of five on 3 nodes: 7,809; of six on 8 nodes: 9,084), and
         # CP-SAT proves neither model in its share of the time.
         if counts is not None and (unproven is None or counts.value < unproven[1].value):  # with its gap to what a pattern left out could do
-            unproven = (ranked, counts, min(counts.bound, int(beyond)))
+            unproven = (ranked, counts, min(counts.bound, int(beyond)), model)
         if capped and unproven is not None:  # the best among those of least bound (or of a narrower run: contiguity:30:156)
             log.debug("unproven among the %s patterns of least bound: the best answer found, bounded by those left out", f"{MAX_PATTERNS:,}")
             return unproven
@@ -305,7 +328,7 @@ def _solved(
 
 def _windowed(
     problem: CountProblem, walked: list[WalkedRun], relaxation: Relaxation, weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
-) -> tuple[list[Ranked], Counts, int] | Declined:
+) -> Found | Declined:
     """The model's answer found window by window of the objective, from the relaxation's bound
     up, each window twice as wide as the one before (``WINDOW_GROWTH``; after a window that held
     no pattern more than the one before, up to where one joins: ``_leap``): each model holds only
@@ -328,7 +351,7 @@ def _windowed(
     cost held an answer 2.8% above the optimum, and only the run over the 3,999 of least bound
     found and proved 354,605, after 1.2 s; windows prove it in 0.13 s CPU."""
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
-    low = math.ceil(relaxation.bound - relaxation.margin)
+    low = first_low = math.ceil(relaxation.bound - relaxation.margin)
     high = low
     total = sum(run.patterns.shape[0] for run in walked)
     held, width = -1, 1  # the patterns the window before held, and this window's width
@@ -352,7 +375,12 @@ def _windowed(
             continue
         if counts is None or counts.status == "INFEASIBLE":
             return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
-        return ranked, counts, counts.bound
+        window = "at or above" if last else "in"
+        where = f"{low:,}" if last else f"[{low:,}, {high:,}]"
+        return ranked, counts, counts.bound, (
+            f"counted over {holding:,} of {_walked(walked)}, window by window of the objective from the relaxation's bound "
+            f"{first_low:,} up: the window {window} {where} holds the optimum, and every pattern an answer there may use"
+        )  # fmt: skip
 
 
 def _leap(relaxation: Relaxation, keep: Sequence[np.ndarray]) -> int:
@@ -384,6 +412,7 @@ def _answer(
     weights: Mapping[str, int],
     status: str,
     model_bound: int,
+    model: tuple[str, ...],
 ) -> Answer:
     """The answer with the spec's own objective of ``placed``; the bound is the model's plus what
     the components placed before counting cost (``preset.py``: free in the spec, fixed here), or
@@ -399,4 +428,4 @@ def _answer(
         bound = max(bound, objective_lower_bound(spec, weights))
     proven = SolveStatus.OPTIMAL if status == "OPTIMAL" and value == bound else SolveStatus.FEASIBLE
     primary = objective_value(spec, spec.requests, assignments_, {**weights, "contiguity": 0}, {})
-    return Answer(PathName.COUNTS, Method.COUNTS, assignments_, proven, value, bound, primary=primary)
+    return Answer(PathName.COUNTS, Method.COUNTS, assignments_, proven, value, bound, primary=primary, model=model)

@@ -75,6 +75,7 @@ def test_a_poisoned_first_fit_placement_is_noted_and_the_search_answers(monkeypa
     assert solution.notes == (
         "the count model (declined: kept out by the test)",
         "first fit (its placement breaks a rule the construction does not model)",
+        "the exact model (optimal): one boolean per process and candidate GPU, started from first fit's placement",
     )
     verify(solution.spec, solution.placements_by_component())
 

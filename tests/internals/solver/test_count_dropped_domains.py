@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from flat_model import PRIMARY, count_answer, counted_case, flat_optimum
-from helpers import example_tiers
+from helpers import declined_first, example_tiers
 from hypothesis import HealthCheck, event, given, settings
 from test_count_topology import check_topology, topology_specs
 
@@ -88,7 +88,7 @@ def test_past_the_threshold_the_dropped_spec_answers_at_the_stated_models_optimu
     spec = racks_of(dropped_domains.DROPPED_FIRST_PAST + 8, 1)
     proven = proofs_by_dropping(monkeypatch)
     solution = solve(spec, time_limit_s=10, num_workers=1)
-    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    assert (solution.method, solution.status, declined_first(solution)) == ("counts", "OPTIMAL", ())
     assert len(proven) == 1 and not any(required_spans(spec, proven[0].assignments).values())
     monkeypatch.setattr(dropped_domains, "DROPPED_FIRST_PAST", 10**9)  # the spec counted as stated, one run per rack
     stated = count_answer(spec)

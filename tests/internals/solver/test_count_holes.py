@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from flat_model import PRIMARY, flat_solution
+from helpers import declined_first
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
@@ -64,7 +65,7 @@ def test_a_cycle_of_exclusions_is_counted_and_optimal(names: list[str], processe
     and the 5-cycle C5 are proven by the count model, at the flat model's optimum."""
     spec = PlacementSpec.build(cluster, ring(names, processes, tp))
     solution = solve(spec, time_limit_s=10)
-    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    assert (solution.method, solution.status, declined_first(solution)) == ("counts", "OPTIMAL", ())
     assert counted(solution) == flat_optimum(spec)
 
 
@@ -115,5 +116,5 @@ def test_a_cycle_beside_a_rank_string_component_and_a_strided_rollout() -> None:
     placement["rollout"] = {"processes": 4, "hardware_per_process": 2, "stride": "auto", "collocate_with": "actor"}
     spec = PlacementSpec.build(Cluster(4, 8), placement)
     solution = solve(spec, time_limit_s=10)
-    assert (solution.method, solution.status, solution.notes) == ("counts", "OPTIMAL", ())
+    assert (solution.method, solution.status, declined_first(solution)) == ("counts", "OPTIMAL", ())
     assert counted(solution) == flat_optimum(spec)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from flat_model import PRIMARY, flat_solution
-from helpers import example_tiers
+from helpers import declined_first, example_tiers
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from test_count_model import small_specs
@@ -85,7 +85,7 @@ def test_losing_a_node_moves_only_its_processes_and_is_proven(placement: dict[st
     cluster = Cluster(5, 8)
     before = solve(PlacementSpec.build(cluster, placement))
     after = replanned(before, PlacementSpec.build(cluster.without_nodes({1}), placement))
-    assert (after.method, after.status, after.notes) == ("counts", "OPTIMAL", ())
+    assert (after.method, after.status, declined_first(after)) == ("counts", "OPTIMAL", ())
     held = previous_hardware(after.spec, before)
     assert objective_value(after.spec, after.spec.requests, after.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == 0
     kept = {name: {p.cluster_node_rank for p in records} - {1} for name, records in before.placements_by_component().items()}
@@ -146,7 +146,7 @@ def check_stated(case: tuple[Cluster, dict[str, Any]], data: st.DataObject) -> N
     flat = flat_solution(after, {**objective, "contiguity": 0}, previous=held)
     best = objective_value(after, after.requests, flat.assignments, {**PRIMARY, **objective}, held)
     event(f"{ours.method} {ours.status}; flat {flat.status}")
-    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ()), ours.notes
+    assert (ours.method, ours.status, declined_first(ours)) == ("counts", "OPTIMAL", ()), ours.notes
     assert ours.objective == objective_value(after, after.requests, ours.assignments, {**PRIMARY, **objective}, held)
     assert ours.bound == ours.objective
     if flat.status == "OPTIMAL":
@@ -167,7 +167,7 @@ def test_moves_are_traded_against_nodes_at_their_weights(objective: dict[str, in
     after = PlacementSpec.build(cluster, {"actor": {"processes": 4}})
     ours = solve(after, previous=before, objective=objective)
     held = previous_hardware(after, before)
-    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    assert (ours.method, ours.status, declined_first(ours)) == ("counts", "OPTIMAL", ())
     assert objective_value(after, after.requests, ours.assignments, {"changes": 1, "topology": 0, "nodes": 0, "contiguity": 0}, held) == moved
     flat = flat_solution(after, {**objective, "contiguity": 0}, previous=held)
     assert ours.objective == objective_value(after, after.requests, flat.assignments, {**PRIMARY, **objective}, held)
@@ -190,7 +190,7 @@ def test_collocated_strides_keep_what_the_flat_model_keeps() -> None:
     objective = {"changes": 3, "nodes": 2, "balance": 5}
     ours = solve(after, previous=before, objective=objective)
     held = previous_hardware(after, before)
-    assert (ours.method, ours.status, ours.notes) == ("counts", "OPTIMAL", ())
+    assert (ours.method, ours.status, declined_first(ours)) == ("counts", "OPTIMAL", ())
     flat = flat_solution(after, {**objective, "contiguity": 0}, previous=held)
     assert flat.status == "OPTIMAL"
     assert ours.objective == objective_value(after, after.requests, flat.assignments, {**PRIMARY, **objective}, held)
