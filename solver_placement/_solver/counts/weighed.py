@@ -211,14 +211,14 @@ def _relaxed(
     """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (with
     ``contiguity`` weighed, past ``RANKED_RELAXED_PAST``, window by window of the objective
     first: ``_windowed``; ``_solved``).
-    With neither ranks nor ``balance`` weighed (a part with no clique tree, a cycle of exclusions
-    with no chord, past the patterns ``patterns.shapes`` lists) it comes here too: first over
-    the maximal patterns of every walked one (``_maximal``); where that is not exact or the
+    Without ranks weighed (a part with no clique tree, a cycle of exclusions with no chord,
+    past the patterns ``patterns.shapes`` lists; ``balance`` past ``LEVELED_MOST``) it comes
+    here too: first over the maximal patterns of every walked one (``_maximal``); where that is not exact or the
     patterns are few, over every pattern up to ``RELAXED_PAST``, started from the heavy-first
     answer (``heavy_first.py``), which is what orders its ties (8,960 patterns on 201 nodes:
     0.36 s when all were in one model started elsewhere, 0.06 s here)."""
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
-    if not weights.get("contiguity") and not weights.get("balance") and not any(run.split is not None for run in walked):
+    if not weights.get("contiguity") and not any(run.split is not None for run in walked):
         found = _maximal(problem, walked, weights, node_start, options, budget)
         if found is not None:
             return found
@@ -243,10 +243,11 @@ def _relaxed(
 def _maximal(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
 ) -> Found | Declined | None:
-    """``nodes`` alone weighed: the count model over every walked pattern, stated by the
-    maximal ones and what each run gives back (``maximal.py``: exact, its ``nodes`` optimum the
-    full model's); None where ``maximal.maximal_tables`` finds it not exact or the full model
-    small, or past ``MAXIMAL_MOST`` walked patterns (the relaxation chooses among those).
+    """``nodes`` weighed, and ``balance`` level by level of the peak: the count model over every
+    walked pattern, stated by the maximal ones (at each level, among those of load at most its
+    peak) and what each run gives back (``maximal.py``: exact, its optimum the full model's);
+    None where ``maximal.maximal_tables`` finds it not exact or the full model small, or past
+    ``MAXIMAL_MOST`` walked patterns (the relaxation chooses among those).
 
     Why: on the cycles of exclusions of the ``ring`` benchmark (15,211 patterns on 8-GPU nodes)
     the relaxation kept 3,999 of them and CP-SAT took 0.07-0.3 s over those (a heavy-first start
@@ -254,12 +255,16 @@ def _maximal(
     On 4,096 nodes (``ring:4096:0``) none was proven among the patterns kept, the count path
     declined and first fit answered (46,130,000); this model proves 46,100,000 in 0.07 s of CPU.
     Which of the equal optima it returns is the maximal model's (its low-ranks run, then the
-    give-backs' order), not the heavy-first start's: placements move, objectives do not."""
+    give-backs' order), not the heavy-first start's: placements move, objectives do not.
+    With ``balance`` weighed past ``LEVELED_MOST``, the relaxation's 3,999 patterns of least
+    reduced cost held no answer at all on a cycle of six exclusions (``balance:15:178``, 27,289
+    patterns) and the per-node model proved nothing in its share: first fit answered 324,000
+    above a bound of 315,000; at peak 15 its 3,181 maximal patterns prove 315,000 in 0.6 s."""
     if sum(run.patterns.shape[0] for run in walked) > MAXIMAL_MOST:
         return None
     ranked = [run.ranked(np.ones(run.patterns.shape[0], dtype=bool)) for run in walked]
     shapes = [run.shape for run in ranked]
-    tables = maximal_tables(problem, shapes)
+    tables = maximal_tables(problem, shapes, bool(weights.get("balance")))
     if tables is None:
         return None
     log.debug("the count model over the maximal patterns of %s", counted(sum(shape.size for shape in shapes), "pattern"))
