@@ -65,10 +65,13 @@ class Answer:
 
 @dataclass(frozen=True)
 class Declined:
-    """A path that gives no answer, and why, in words a note or a log line can carry."""
+    """A path that gives no answer, and why, in words a note or a log line can carry; ``bound``
+    is a lower bound on the objective it proved before it stopped (on the scale of its answers),
+    which the loop holds other answers against: a relaxation it solved, say."""
 
     path: PathName
     reason: str
+    bound: int | None = None
 
 
 def through(answer: Answer, step: str) -> Answer:

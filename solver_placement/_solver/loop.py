@@ -60,7 +60,8 @@ class Paths:
 def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Solution:
     """The best verified answer of ``paths`` for ``call`` (``timings``: the stages before the
     loop, carried by every answer with the call's clock)."""
-    counted = _from_counts(call, paths.counts(call), timings)
+    path = paths.counts(call)
+    counted = _from_counts(call, path, timings)
     if counted is not None and counted.status == SolveStatus.OPTIMAL:
         return counted
     built = paths.first_fit(call)
@@ -68,6 +69,8 @@ def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Sol
     if counted is None and not first.holds():  # no placement proves the spec feasible: counting may refuse it
         paths.refuse(call)
     bound = None if call.held_before or call.weighs_contiguity else objective_lower_bound(call.spec, call.weights)
+    if bound is not None and isinstance(path, Declined) and path.bound is not None:  # what the count model proved before it declined
+        bound = max(bound, path.bound)
     if counted is None and first.answer is not None and bound is not None:
         for gap in (0.0, ACCEPTED_GAP):  # meets the counting bound: proven best; within the accepted gap: no search
             why = f"is within {gap:.0%} of the counting bound {bound:,}: no search" if gap else f"meets the counting bound {bound:,}: proven optimal"

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from solver_placement._errors import agreeing, counted
+from solver_placement._errors import SolverTimeoutError, agreeing, counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component, through
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
@@ -271,14 +271,19 @@ def _count_separating(
         log.debug("the answer with memory stated by pairs keeps it on every GPU: optimal as it is")
         return through(looser, "memory that fits two by two but not all together, stated by pairs: the answer keeps it on every GPU")
     best: Answer | None = None
-    for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
-        answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
-        if isinstance(answer, Answer) and (best is None or answer.known("objective") < best.known("objective")):
-            best = answer
-            if best.known("objective") <= least:
-                break  # meets the bound: no other separation can do better
+    try:
+        for problem in separations(lambda pairs: count_problem(spec, requests, separate=pairs), misfit):
+            answer = _counted(problem, spec, requests, weights, options, budget, fixed_cost, load)
+            if isinstance(answer, Answer) and (best is None or answer.known("objective") < best.known("objective")):
+                best = answer
+                if best.known("objective") <= least:
+                    break  # meets the bound: no other separation can do better
+    except SolverTimeoutError:  # the bound of memory stated by pairs holds all the same: first fit may meet it
+        log.debug("the time ran out among the pairs kept apart: %s", "the best so far" if best else "none, the bound of memory by pairs kept")
+        if best is None:
+            return Declined(PathName.COUNTS, f"{misfit.reason}; the time ran out among the pairs kept apart", bound=least)
     if best is None:
-        return Declined(PathName.COUNTS, misfit.reason)
+        return Declined(PathName.COUNTS, misfit.reason, bound=least)
     status = SolveStatus.OPTIMAL if best.status == SolveStatus.OPTIMAL and best.known("objective") <= least else SolveStatus.FEASIBLE
     step = "memory that fits two by two but not all together: the best layout with a pair kept apart, proven against memory stated by pairs"
     return through(replace(best, status=status, bound=min(least, best.known("objective"))), step)
@@ -357,7 +362,7 @@ def _count_spanning(
     if not rules or weights.get("contiguity"):
         return None
     log.debug("a preferred domain no placement keeps: its topology term stated in the count model")
-    missed: list[tuple[int, int]] = []
+    missed: list[tuple[int, int, Answer]] = []  # per order tried: its layout's value, the model's bound (each order's model bounds the spec), the answer
     orders = rule_orders(rules)  # a member's order serves one of its rules: the others' terms are a bound (``spanning.py``)
     tries = [(orders[0], False), (orders[0], True), *((order, False) for order in orders[1:])]  # then a member's rules together (``crossing.py``)
     for order, joint in tries:
@@ -373,10 +378,13 @@ def _count_spanning(
         if value == answer.objective:
             together = ", a member's rules on several labels together over their cells" if joint else ""
             return through(answer, f"preferred domains no placement keeps whole: their topology term stated in the count model{together}")
-        missed.append((value, answer.known("objective")))
+        missed.append((value, answer.known("bound"), answer))
     names = ", ".join(f"{owner}: topology.{rule.group}.{rule.label}" for owner, rule in rules)
-    value, bound = missed[0]  # the spec's own order of its rules
-    return Declined(PathName.COUNTS, f"{names}: preferred domains no placement keeps, whose layout costs {value}, above the count model's bound {bound} (a component whose units span two of them, or a required domain not inside one)")
+    value, _, best = min(missed, key=lambda tried: tried[0])  # the spec's own order of its rules on a tie
+    bound = min(value, max(tried[1] for tried in missed))
+    log.debug("%s: the best layout of the orders tried costs %d, above the count models' bound %d", names, value, bound)
+    step = f"preferred domains no placement keeps whole ({names}): their topology term stated in the count model, rule by rule, its layout above the models' bound"
+    return through(replace(best, status=SolveStatus.FEASIBLE, objective=value, bound=bound, primary=value), step)
 
 
 def _count_tensor_domains(spec: PlacementSpec, weights: Mapping[str, int], options: SolverOptions, budget: Budget, load: np.ndarray | None) -> Answer | Declined:

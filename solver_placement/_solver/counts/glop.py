@@ -24,7 +24,7 @@ same on every machine.
 
 from __future__ import annotations
 
-from ortools.linear_solver import pywraplp
+from ortools.linear_solver import linear_solver_pb2, pywraplp
 
 #: GLOP's parameters (``glop/parameters.proto``).
 IMPRECISE_KEPT = "change_status_to_imprecise: false"
@@ -49,10 +49,27 @@ def optimal(solver: pywraplp.Solver) -> bool:
     simplex warm-started from the last basis, and by its dual simplex where that passes its cap
     of iterations."""
     cap = max(LEAST_ITERATIONS, ITERATIONS_PER_ENTRY * (solver.NumVariables() + solver.NumConstraints()))
-    solver.SetSolverSpecificParametersAsString(f"{IMPRECISE_KEPT} max_number_of_iterations: {cap}")
+    capped = f"{IMPRECISE_KEPT} max_number_of_iterations: {cap}"
+    solver.SetSolverSpecificParametersAsString(capped)
     status = solver.Solve()
     if status != pywraplp.Solver.OPTIMAL and solver.iterations() >= cap:
-        solver.SetSolverSpecificParametersAsString(f"{IMPRECISE_KEPT} {DUAL_SIMPLEX}")
+        solver.SetSolverSpecificParametersAsString(f"{capped} {DUAL_SIMPLEX}")
         status = solver.Solve()
+        if status != pywraplp.Solver.OPTIMAL and solver.iterations() >= cap:  # stalled from that basis too: the program loaded afresh
+            status = _afresh(solver)
     solver.SetSolverSpecificParametersAsString(IMPRECISE_KEPT)
     return bool(status == pywraplp.Solver.OPTIMAL)
+
+
+def _afresh(solver: pywraplp.Solver) -> int:
+    """``solver``'s program solved by a GLOP that loads it afresh (no basis to stall from), its
+    solution (values, duals, reduced costs) loaded back into ``solver``: its status."""
+    program, response = linear_solver_pb2.MPModelProto(), linear_solver_pb2.MPSolutionResponse()
+    solver.ExportModelToProto(program)
+    fresh = glop()
+    fresh.LoadModelFromProto(program)
+    status = fresh.Solve()
+    if status == pywraplp.Solver.OPTIMAL:
+        fresh.FillSolutionResponseProto(response)
+        solver.LoadSolutionFromProto(response)
+    return int(status)

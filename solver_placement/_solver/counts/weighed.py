@@ -111,6 +111,13 @@ MAXIMAL_MOST = 50_000
 #: level holds those above it at 0, which CP-SAT propagates at once (``peak_levels.py``), so
 #: more than ``RELAXED_PAST`` stay fast (5,174 on 60 nodes: each level in 0.1-0.3 s).
 LEVELED_MOST = 20_000
+#: Most walked patterns the model holds all of where a class prices a preferred domain's
+#: ``topology`` term (``spanning.py``, ``crossing.py``): the relaxation that chooses patterns
+#: past ``RELAXED_PAST`` cannot see that term, so its bound for the patterns it leaves out is
+#: the spec's without it. ``topology overlaps:861:362`` (4,968 patterns): the 3,892 of least
+#: reduced cost held 12,580,000, bounded at 8,580,000 by those left out, and first fit answered
+#: 14,980,000; every pattern proves 12,580,000 in 0.25 s.
+PRICED_MOST = 20_000
 
 
 def counted_with_ranks(
@@ -171,7 +178,8 @@ def counted_with_ranks(
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
-    return _answer(spec, requests, placed, weights, counts.status, bound, (_why_walked(weights), model))
+    claimed = counts.value if any(c.priced or c.joint for c in problem.classes) else None
+    return _answer(spec, requests, placed, weights, counts.status, bound, (_why_walked(weights), model), claimed)
 
 
 def _why_walked(weights: Mapping[str, int]) -> str:
@@ -227,7 +235,8 @@ def _relaxed(
     past = min(RANKED_RELAXED_PAST, RELAXED_PAST) if weights.get("contiguity") else RELAXED_PAST
     if any(run.split is not None for run in walked) and not any(run.split is not None and run.shape.nodes.size > LONG_RUN for run in walked):
         past = min(past, SPLIT_RELAXED_PAST)
-    if total > past:
+    whole = any(c.priced or c.joint for c in problem.classes) and total <= PRICED_MOST  # the relaxation cannot see their term
+    if total > past and not whole:
         columns = [run.columns(problem, weights) for run in walked]
         relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget, int(weights.get("nodes", 0)))
     if relaxation is not None and weights.get("contiguity") and not all(kept.all() for kept in _first_kept(relaxation)):
@@ -299,7 +308,7 @@ def _solved(
             cut, capped = relaxation.capped(keep, MAX_PATTERNS)
             keep = list(cut)
         ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
-        if sum(run.shape.size for run in ranked) > MAX_PATTERNS:
+        if sum(run.shape.size for run in ranked) > (MAX_PATTERNS if relaxation is not None or not any(c.priced or c.joint for c in problem.classes) else PRICED_MOST):
             return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns, and no relaxation to choose among them")
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         ranked, counts = solve_ranked(problem, walked, ranked, least, weights, node_start, options, budget)
@@ -418,19 +427,24 @@ def _answer(
     status: str,
     model_bound: int,
     model: tuple[str, ...],
+    claimed: int | None = None,
 ) -> Answer:
     """The answer with the spec's own objective of ``placed``; the bound is the model's plus what
     the components placed before counting cost (``preset.py``: free in the spec, fixed here), or
     the counting bound (``bounds/objective.py``) where that is higher.
+    ``claimed``: the model's own value where it prices preferred domains that ``spec`` (their rules
+    dropped) does not hold (``spanning.py``), which the caller checks on the spec itself.
     Proven when the model is and the layout met its bound (a node whose least-cost stacks break
     a stride's runs is laid out another way, and may cost more)."""
     assignments_ = by_component(spec, placed)
     value = objective_value(spec, spec.requests, assignments_, weights, {})
     preset = {name: spec.requests[name] for name, request in requests.items() if request.determined and not spec.requests[name].determined}
     fixed = objective_value(spec, preset, {name: placed[name] for name in preset}, {**weights, "balance": 0}, {}) if preset else 0  # their load is in the model's
+    if claimed is not None:  # the model's value with preferred domains ``spec`` drops priced (``spanning.py``): the caller checks it on the spec itself
+        value = claimed + fixed
     bound = min(model_bound + fixed, value)
     if bound < value:  # the counting bound where the model's is weaker (an answer among the patterns of least bound); read only then: it reads every candidate
         bound = max(bound, objective_lower_bound(spec, weights))
     proven = SolveStatus.OPTIMAL if status == "OPTIMAL" and value == bound else SolveStatus.FEASIBLE
-    primary = objective_value(spec, spec.requests, assignments_, {**weights, "contiguity": 0}, {})
+    primary = value if claimed is not None else objective_value(spec, spec.requests, assignments_, {**weights, "contiguity": 0}, {})
     return Answer(PathName.COUNTS, Method.COUNTS, assignments_, proven, value, bound, primary=primary, model=model)

@@ -65,7 +65,7 @@ from helpers import declined_first
 from solver_placement import Cluster, PlacementSpec, solve, verify
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
-from solver_placement._solver.counts import glop, ranked_search
+from solver_placement._solver.counts import glop, ranked_search, weighed
 from solver_placement._solver.counts.local_costs import MAX_STEP_STATES, NodeWalk, TooManyWalkStates, node_patterns
 from solver_placement._solver.counts.separate import fits_every_gpu
 from solver_placement._solver.options import SolverOptions, make_solver
@@ -132,14 +132,18 @@ def test_a_count_answer_found_at_the_end_of_its_share_is_laid_out() -> None:
 
 def test_first_fit_at_the_bound_of_a_count_answer_is_proven(monkeypatch: pytest.MonkeyPatch) -> None:
     """With GLOP withholding imprecise solutions (its default), the relaxation stops early and the
-    count answer among the patterns of least bound is unproven; first fit meets its bound."""
+    count answer among the patterns of least bound is unproven; first fit meets its bound. (Its
+    priced preferred domains are counted over every pattern, which proves it, unless that is
+    turned off: ``PRICED_MOST``.)"""
     monkeypatch.setattr(glop, "IMPRECISE_KEPT", "")
+    monkeypatch.setattr(weighed, "PRICED_MOST", 0)
     spec = benchmark_spec("topology:516:102")
     solution = solve(spec, time_limit_s=5, num_workers=1)
     assert (solution.method, solution.status, solution.objective, solution.bound) == ("first fit", "OPTIMAL", 5_170_000, 5_170_000)
 
 
-def test_imprecise_relaxations_kept_prove_the_count_answer_itself() -> None:
+def test_imprecise_relaxations_kept_prove_the_count_answer_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(weighed, "PRICED_MOST", 0)  # through the relaxation, as before its priced domains were counted over every pattern
     spec = benchmark_spec("topology:516:102")
     solution = solve(spec, time_limit_s=5, num_workers=1)
     assert (solution.method, solution.status, solution.objective, solution.bound) == ("counts", "OPTIMAL", 5_170_000, 5_170_000)
@@ -247,3 +251,33 @@ def test_windows_go_on_until_one_holds_the_optimum(monkeypatch: pytest.MonkeyPat
     assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 8_624)
     domains = [between for _, _, _, between in recorded]
     assert None not in domains and domains[-1] == (8_609, 8_624), recorded
+
+
+def test_a_stalled_relaxation_is_solved_afresh() -> None:
+    """``mixed kinds contiguity:299:348``: the branch on the ``nodes`` term (``reduced_costs``)
+    stalled GLOP's primal simplex from its last basis and then its dual simplex (75,461
+    iterations, 2.5 s), the count path's share ran out and first fit answered 3,107,854 with no
+    bound; loaded afresh, the same program takes 136 iterations, and the spec is proven."""
+    solution = solve(benchmark_spec("mixed kinds contiguity:299:348"), time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 2_173_732)
+
+
+def test_priced_domains_past_the_relaxed_patterns_are_counted_over_every_pattern() -> None:
+    """``topology overlaps:861:362``: pipelines no rack holds whole, their spans priced, over
+    4,968 walked patterns: every one in the model, not those the relaxation (blind to the spans)
+    keeps, and its layout meets the model's value on the spec itself."""
+    solution = solve(benchmark_spec("topology overlaps:861:362"), time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 12_580_000)
+    assert "their topology term stated in the count model" in solution.notes[-1]
+
+
+@pytest.mark.slow
+def test_first_fit_at_the_bound_of_memory_stated_by_pairs_is_proven() -> None:
+    """``heterogeneous:635:342``: memory that fits two by two but not all together, every pair
+    kept apart in turn out of time; the count model's bound with memory stated by pairs,
+    24,350,000, above the counting bound (22,580,000), comes with its decline, and first fit
+    meets it."""
+    solution = solve(benchmark_spec("heterogeneous:635:342"), time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.status, solution.objective, solution.bound) == ("first fit", "OPTIMAL", 24_350_000, 24_350_000)
+    assert solution.notes[-1] == "first fit (its placement meets the counting bound 24,350,000: proven optimal)"
+
