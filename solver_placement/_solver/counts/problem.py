@@ -175,12 +175,14 @@ def count_problem(
     separate: frozenset[tuple[int, int]] = frozenset(),
     relaxed: bool = False,
     blocks: Blocks = Blocks.ASKED,
+    stacked: bool = False,
 ) -> CountProblem | Misfit | Loose | str:
     """The spec as a :class:`CountProblem`, or the reason the counts cannot state it exactly (a
     :class:`Misfit` when memory fits two by two but not all together, a :class:`Loose` class
     when strided blocks do not tile a class's groups). ``separate`` keeps pairs of classes apart
     besides the rules; ``relaxed`` states memory by pairs only, a relaxation of the spec
-    (``stacks.py``); ``blocks`` how a loose class is counted (``followers.py``)."""
+    (``stacks.py``); ``blocks`` how a loose class is counted (``followers.py``); ``stacked``
+    states such memory exactly, by the stacks that fit (``stacks.apart_graphs``)."""
     free = {name: request for name, request in requests.items() if not request.determined}
     if not free:
         return "no declarative component"
@@ -204,7 +206,7 @@ def count_problem(
     windows = [common_window(free, c.members) for c in classes]
     per_node = [window_per_node(spec.cluster, window) for window in windows]  # each window's GPUs per node, read by every stage below (65,536 nodes: 5 ms each time)
     reach = np.stack([held > 0 for held in per_node])
-    graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach, separate, relaxed)
+    graphs = apart_graphs(spec, [c.members for c in classes], frozenset(exclusive), reach, separate, relaxed, stacked)
     if isinstance(graphs, (str, Misfit)):
         return graphs
     blocked = _blocked(spec, requests, classes, windows, per_node)

@@ -97,6 +97,7 @@ def apart_graphs(
     reach: np.ndarray,
     separate: frozenset[tuple[int, int]] = frozenset(),
     relaxed: bool = False,
+    stacked: bool = False,
 ) -> tuple[tuple[ApartGraph, ...], np.ndarray] | Misfit | str:
     """One graph per distinct set of pairs that may not share a GPU, and per node the index of
     its graph; or why the pairs do not state the rule (a :class:`Misfit`, or a text: too many
@@ -104,7 +105,10 @@ def apart_graphs(
     owners); ``reach[c, n]`` says whether class ``c``'s window holds node ``n``: a pair only
     matters where both may go, and leaving out the others keeps graphs chordal (cheaper to
     count, ``graphs.py``) that would not be as a whole. ``separate`` are pairs kept apart besides; ``relaxed`` skips the check of
-    sets of three or more, so the graphs allow more than the rule (a relaxation, for bounds)."""
+    sets of three or more, so the graphs allow more than the rule (a relaxation, for bounds);
+    ``stacked`` states memory that fits two by two but not all together exactly, as a process
+    limit is always stated: one hole of the classes whose mix may not fit, its stacks the sets
+    that do (its walk may pass its limit where the hole joins long chains of exclusions)."""
     holders = [_holders(spec, members) for members in classes]
     load = loads(spec, classes)
     crowded = _load_pairs(load)
@@ -121,14 +125,16 @@ def apart_graphs(
             misfit = () if relaxed else _misfit_in_pairs(holders, load, present, pairs, limit)
         except _TooManyStacks:
             return f"memory_gb, max_processes_per_hardware: more than {MAX_STACKS_CHECKED:,} sets of components that may share a GPU to check (MAX_STACKS_CHECKED)"
-        limited = tuple(c for c in present if load[c].limit is not None)
-        if misfit and not limited:
+        limited = any(load[c].limit is not None for c in present)
+        if misfit and not limited and not stacked:
             return Misfit(misfit, f"memory_gb: {', '.join(classes[c][0] for c in misfit)} fit {gpus} two by two but not all together")
-        stacked = tuple(present) if misfit else ()  # one hole of them all: its stacks state every mix exactly
-        key = (pairs, stacked)
+        # one hole of the classes whose mix may not fit, its stacks stating every mix exactly: with a
+        # process limit every class's processes count, memory alone counts only its holders
+        crowded_here = () if not misfit else tuple(c for c in present if limited or holders[c])
+        key = (pairs, crowded_here)
         if key not in index:
             index[key] = len(graphs)
-            graphs.append(apart_graph(len(classes), pairs, stacked, _stack_fits(holders, load, limit)))
+            graphs.append(apart_graph(len(classes), pairs, crowded_here, _stack_fits(holders, load, limit)))
         graph_of[nodes] = index[key]
     return tuple(graphs), graph_of
 
