@@ -195,8 +195,7 @@ class PatternProgram:
         (``topology mixes:16384:1``, 2,008 runs of 76,000 columns) one solve took 3.3 s, and
         the count path ended seconds past its share of the time limit, leaving first fit none."""
         budget.check(stage)
-        self.solver.SetTimeLimit(max(1, math.ceil(1000 * budget.remaining())))
-        if optimal(self.solver):
+        if optimal(self.solver, max(1, math.ceil(1000 * budget.remaining()))):
             return True
         budget.check(stage)
         return False

@@ -262,6 +262,14 @@ def test_a_stalled_relaxation_is_solved_afresh() -> None:
     assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 2_173_732)
 
 
+def test_a_relaxation_solved_afresh_stops_at_its_cap() -> None:
+    """``mixed kinds contiguity:449:411``: GLOP loading a stalled program afresh stalled too and,
+    uncapped, ran for minutes past a 5 s limit; capped like the solves before it, the spec is
+    proven."""
+    solution = solve(benchmark_spec("mixed kinds contiguity:449:411"), time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 36_782_642)
+
+
 def test_priced_domains_past_the_relaxed_patterns_are_counted_over_every_pattern() -> None:
     """``topology overlaps:861:362``: pipelines no rack holds whole, their spans priced, over
     4,968 walked patterns: every one in the model, not those the relaxation (blind to the spans)

@@ -1,5 +1,6 @@
 """GLOP as the count path's relaxations use it (``counts/glop.py``): a re-solve past its cap of
-iterations is made again by the dual simplex, to the same optimum."""
+iterations is made again by the dual simplex, then afresh, each under the same cap, and the
+solution found afresh is handed back."""
 
 from __future__ import annotations
 
@@ -39,18 +40,28 @@ def parameters_set(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return texts
 
 
-def test_a_solve_past_its_cap_is_made_again_to_the_same_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
-    free = glop.glop()
-    expected = transport(free, 6, 5)
-    assert glop.optimal(free)
+def test_every_solve_stops_at_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cap of one iteration, which the program needs more than: the warm-started primal
+    simplex, the dual simplex and the solve afresh each stop there, so the call ends (unsolved)
+    rather than run past its cap."""
     monkeypatch.setattr(glop, "LEAST_ITERATIONS", 1)
     monkeypatch.setattr(glop, "ITERATIONS_PER_ENTRY", 0)
     capped = glop.glop()
-    objective = transport(capped, 6, 5)
+    transport(capped, 6, 5)
     texts = parameters_set(monkeypatch)
-    assert glop.optimal(capped)
-    assert any(glop.DUAL_SIMPLEX in text for text in texts)  # the capped primal simplex stopped short, and the dual simplex finished
+    assert not glop.optimal(capped)
+    tried = [text for text in texts if "max_number_of_iterations: 1" in text]
+    assert len(tried) == 3 and glop.DUAL_SIMPLEX in tried[1] and glop.DUAL_SIMPLEX not in tried[2]  # primal, dual, then afresh
+
+
+def test_a_program_solved_afresh_hands_back_its_solution() -> None:
+    """The solve afresh loads its values, duals and objective into the solver the caller reads."""
+    direct, stalled = glop.glop(), glop.glop()
+    expected, objective = transport(direct, 6, 5), transport(stalled, 6, 5)
+    assert glop.optimal(direct)
+    assert glop._afresh(stalled, glop.IMPRECISE_KEPT, None) == pywraplp.Solver.OPTIMAL
     assert objective.Value() == pytest.approx(expected.Value())
+    assert [row.dual_value() for row in stalled.constraints()] == pytest.approx([row.dual_value() for row in direct.constraints()])
 
 
 def test_a_solve_within_its_cap_is_not_repeated(monkeypatch: pytest.MonkeyPatch) -> None:
