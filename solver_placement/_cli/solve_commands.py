@@ -44,8 +44,9 @@ def solve_command(
     \b
     json and yaml print one document: schema_version (1), command, file,
     overrides, status (CP-SAT's, e.g. "optimal"), placement_class and
-    placement_mode (RLinf's class and mode, null when placed as written) and
-    components: {name: [every Placement field, one object per process]};
+    placement_mode (RLinf's class and mode, null when placed as written),
+    components: {name: [every Placement field, one object per process]} and
+    notes (how the answer was reached: the path that answered last);
     for verl's trainer config also verl: {versions, mapping (role -> pool, as
     verl's driver builds it), never_started (the roles it maps and never starts)}.
 
@@ -70,7 +71,7 @@ def solve_command(
     if fmt != "table":
         components = {name: [asdict(p) for p in pls] for name, pls in records.items()}
         echo_document(document("solve", given, status=solution.status.lower(), placement_class=placed.class_name,
-                               placement_mode=placed.mode, components=components, **verl_answer(given.job)), fmt)  # fmt: skip
+                               placement_mode=placed.mode, components=components, notes=list(solution.notes), **verl_answer(given.job)), fmt)  # fmt: skip
         return
     click.echo(f"{heading(given)}: {solution.cluster.describe()}; {_verdict(solution)} in {sum(solution.timings.values()):.3f} s{verl_line(given.job)}")
     click.echo(format_table([p for pls in records.values() for p in pls]))
@@ -100,8 +101,8 @@ def explain_command(
     \b
     json prints one document: schema_version (1), command, file, overrides,
     feasible (true/false); when feasible: summary, status, placement_class,
-    placement_mode, processes, nodes_used, nodes, gpus_used, gpus and
-    components {name: process count}; when not: conflicts and suggestions
+    placement_mode, processes, nodes_used, nodes, gpus_used, gpus,
+    components {name: process count} and notes; when not: conflicts and suggestions
     (lists of sentences) and statements (the conflicts as records: component,
     keys, rule, processes, others, text). Bad input and timeouts are errors on
     stderr.
@@ -155,7 +156,7 @@ def _feasible_document(given: JobInput, placed: SolvedJob) -> dict[str, object]:
     return document(
         "explain", given, feasible=True, summary=summary(placed), status=placed.solution.status.lower(),
         placement_class=placed.class_name, placement_mode=placed.mode, **usage_counts(placed),
-        components={name: len(pls) for name, pls in records.items()}, **verl_answer(given.job),
+        components={name: len(pls) for name, pls in records.items()}, notes=list(placed.solution.notes), **verl_answer(given.job),
     )  # fmt: skip
 
 

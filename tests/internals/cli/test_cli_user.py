@@ -95,9 +95,9 @@ def test_stdin_is_read_for_a_dash() -> None:
 @pytest.mark.parametrize(
     ("args", "keys"),
     [
-        (("solve", QUICKSTART), ["status", "placement_class", "placement_mode", "components"]),
+        (("solve", QUICKSTART), ["status", "placement_class", "placement_mode", "components", "notes"]),
         (("explain", QUICKSTART), ["feasible", "summary", "status", "placement_class", "placement_mode", "processes",
-                                   "nodes_used", "nodes", "gpus_used", "gpus", "components"]),
+                                   "nodes_used", "nodes", "gpus_used", "gpus", "components", "notes"]),
         (("auto", AUTO, "--top-k", "2"), ["task", "num_gpus", "proven_optimal", "gap", "solves", "wall_time_s",
                                           "component_placement", "candidates"]),
         (("launch", QUICKSTART), ["run", "job_name", "node_ids", "node_ips", "bundles", "processes", "scheme", "scheme_reason",
