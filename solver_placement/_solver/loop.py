@@ -81,7 +81,7 @@ def answer_loop(call: SolveCall, paths: Paths, timings: dict[str, float]) -> Sol
         found = counted or _search(call, paths, built, timings)
     except SolverTimeoutError as timeout:
         log.info("the search ran out of time; first fit's placement is the answer if there is one")
-        return _better(first, None, timeout, bound, "the search found nothing better before the time limit")
+        return _better(first, None, timeout, bound, "is kept: the search found nothing better before the time limit")
     return _better(first, found)
 
 

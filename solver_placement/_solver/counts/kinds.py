@@ -190,7 +190,7 @@ def count_by_kind(
         groups = _groups(holdings, requests, balance)
     placed: dict[str, Assignment] = {}
     statuses, value, bound, primary = [], fixed, fixed, fixed
-    models = []
+    models: list[str] = []
     for kinds in groups:
         view = kind_view(spec, requests, holdings, kinds)
         budget.check("viewing the items of one kind")  # per item: ~0.25 s of 16,384 nodes
