@@ -239,14 +239,16 @@ def _relaxed(
     if total > past and not whole:
         columns = [run.columns(problem, weights) for run in walked]
         relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget, int(weights.get("nodes", 0)))
+    floor = 0  # what windows of the objective refuted: no answer below it
     if relaxation is not None and weights.get("contiguity") and not all(kept.all() for kept in _first_kept(relaxation)):
         windowed = _windowed(problem, walked, relaxation, weights, node_start, options, budget)
         if not isinstance(windowed, Declined):
             return windowed
+        floor = windowed.bound or 0
         if total <= RELAXED_PAST:  # every pattern in one model
             log.debug("the windows of the objective answered nothing: every pattern")
             relaxation = None
-    return _solved(problem, walked, relaxation, weights, node_start, options, budget)
+    return _solved(problem, walked, relaxation, weights, node_start, options, budget, floor)
 
 
 def _maximal(
@@ -291,13 +293,16 @@ def _solved(
     node_start: np.ndarray,
     options: SolverOptions,
     budget: Budget,
+    floor: int = 0,
 ) -> Found | Declined:
     """The model's answer over the patterns the relaxation keeps, and its bound over every
     pattern: first the patterns of least reduced cost (more while those alone hold no answer);
     when the answer found costs more than an answer with a pattern left out could, again with
     every pattern that could do better, so that none left out beats it; never more than the
     model holds (those of least bound, declined unless proven). Without a relaxation, every
-    pattern."""
+    pattern. ``floor``: a value no answer is below (what windows of the objective refuted
+    before, ``_windowed``), the least bound of an answer unproven among those of least bound
+    (``contiguity:4096:2``: 376,690,301 from the relaxation, 376,696,323 refuted)."""
     everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
     keep: list[np.ndarray] = everything if relaxation is None else _first_kept(relaxation)
@@ -319,7 +324,7 @@ def _solved(
             "proven where none left out could do better"
         )  # fmt: skip
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
-            return ranked, counts, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond)), model
+            return ranked, counts, max(floor, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))), model
         # Unproven among the patterns of least bound: the other paths (first fit meets the counting
         # bound more often). Holding every pattern that could do better proves nothing sooner:
         # the relaxation's bound sits below the integer optimum (``contiguity`` is convex in the
@@ -327,7 +332,7 @@ def _solved(
         # under the answer (a cycle of five on 3 nodes: 7,809; of six on 8 nodes: 9,084), and
         # CP-SAT proves neither model in its share of the time.
         if counts is not None and (unproven is None or counts.value < unproven[1].value):  # with its gap to what a pattern left out could do
-            unproven = (ranked, counts, min(counts.bound, int(beyond)), model)
+            unproven = (ranked, counts, max(floor, min(counts.bound, int(beyond))), model)
         if capped and unproven is not None:  # the best among those of least bound (or of a narrower run: contiguity:30:156)
             log.debug("unproven among the %s patterns of least bound: the best answer found, bounded by those left out", f"{MAX_PATTERNS:,}")
             return unproven
@@ -373,7 +378,7 @@ def _windowed(
         keep = relaxation.kept(high + 1)
         holding = sum(int(mask.sum()) for mask in keep)
         if holding > MAX_PATTERNS:
-            return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
+            return Declined(PathName.COUNTS, NO_COUNT_ANSWER, bound=low)  # every value below refuted
         last = holding == total  # every pattern: the last window, with no ceiling
         if last:
             high = OPEN_ABOVE
@@ -388,7 +393,7 @@ def _windowed(
             low, high, held = high + 1, reach, holding
             continue
         if counts is None or counts.status == "INFEASIBLE":
-            return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
+            return Declined(PathName.COUNTS, NO_COUNT_ANSWER, bound=low)
         window = "at or above" if last else "in"
         where = f"{low:,}" if last else f"[{low:,}, {high:,}]"
         return ranked, counts, counts.bound, (

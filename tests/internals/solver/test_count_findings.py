@@ -291,3 +291,14 @@ def test_first_fit_at_the_bound_of_memory_stated_by_pairs_is_proven() -> None:
     if solution.method == "first fit":
         assert solution.notes[-1] == "first fit (its placement meets the counting bound 24,350,000: proven optimal)"
 
+
+
+@pytest.mark.slow
+def test_what_windows_refuted_bounds_an_answer_they_did_not_reach() -> None:
+    """``contiguity:4096:2``: windows of the objective refute every value below 376,696,324
+    before the next one would pass the patterns the model holds; the answer found among those
+    of least bound (unproven) keeps that bound, not the relaxation's 376,690,301 (above it
+    whatever share of the windows slower cores run: the first ones refute in milliseconds)."""
+    solution = solve(benchmark_spec("contiguity:4096:2"), time_limit_s=5, num_workers=1)
+    assert solution.method == "counts" and solution.bound is not None and solution.bound > 376_690_301
+    assert solution.objective is not None and solution.bound <= solution.objective
