@@ -20,6 +20,7 @@ import numpy as np
 
 from solver_placement._arrays import sorted_row_groups
 from solver_placement._cluster.cluster import Cluster
+from solver_placement._errors import agreeing, counted
 from solver_placement._solver.counts.contiguity import Ranked, even_runs, local_run
 from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
@@ -200,3 +201,9 @@ class _NodeKey:
     loads: tuple[FixedLoad | None, ...]
     placed_first: int
     signature: Signature = ()  # per class, the rank base of each local id (``kind_ranks.py``; ``()``: one base a node)
+
+
+def described(walked: Sequence[WalkedRun]) -> str:
+    """``12 runs, 3,400 walked whole-node patterns``, for the notes."""
+    total = sum(run.patterns.shape[0] for run in walked)
+    return f"{total:,} {agreeing(total, 'walked whole-node pattern')} in {counted(len(walked), 'run')}"

@@ -88,7 +88,7 @@ def rows_first(
     """``solve_counts`` with ``contiguity`` weighed: first with every linear row in CP-SAT's
     relaxation from the start (``ROWS_FIRST``), its work bounded by ``ROWS_FIRST_WORK``; where
     that proves nothing, as before, started from its answer. Every run keeps the objective
-    ``between`` (least, most) when given (a window, ``weighed._windowed``): a proof of none there is
+    ``between`` (least, most) when given (a window, ``objective_windows.windowed``): a proof of none there is
     ``Counts`` with status ``INFEASIBLE``, and an answer at ``least`` is the window's best.
 
     Why: added lazily (CP-SAT's default), the rise levels' rows and their chords

@@ -72,7 +72,7 @@ def _branched(lp: PatternProgram, found: Relaxation, held: float, budget: Budget
     than in ``found``: kept where higher). Why: weighed beside ``contiguity`` the relaxation
     splits a node between patterns where that saves ranks; ``mixed kinds contiguity:7:0``'s
     bound sat 8,801 below its optimum of 82,214 (a node is 10,000), so the windows of the
-    objective (``weighed._windowed``) climbed it doubling from a width of one: 13 models, 0.2 s.
+    objective (``objective_windows.windowed``) climbed it doubling from a width of one: 13 models, 0.2 s.
     Branched, the bound is 82,114: 7 models, 0.13 s."""
     sides = []
     for low, high in ((None, math.floor(held)), (math.ceil(held), None)):

@@ -21,30 +21,30 @@ alone weighed, every walked pattern is stated by the maximal ones instead (``max
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
 
 from solver_placement._cluster.cluster import Cluster
-from solver_placement._errors import agreeing, counted
+from solver_placement._errors import counted
 from solver_placement._solver.answer import Answer, Declined, PathName, by_component
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
-from solver_placement._solver.counts.contiguity import Ranked, TooManyLocalStates, rank_bases
+from solver_placement._solver.counts.contiguity import TooManyLocalStates, rank_bases
 from solver_placement._solver.counts.kind_ranks import class_bases, kind_ranks
 from solver_placement._solver.counts.layout import LayoutFailed, assignments
 from solver_placement._solver.counts.level_chords import LONG_RUN
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
-from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts
+from solver_placement._solver.counts.model import NO_COUNT_ANSWER
+from solver_placement._solver.counts.objective_windows import Found, first_kept, windowed
 from solver_placement._solver.counts.pattern_program import Relaxation, fewest_nodes
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.pricer import Pricer
 from solver_placement._solver.counts.problem import CountProblem, in_progressions
-from solver_placement._solver.counts.ranked_runs import WalkedRun, walked_runs
+from solver_placement._solver.counts.ranked_runs import WalkedRun, described, walked_runs
 from solver_placement._solver.counts.ranked_search import ranks_term, solve_ranked
 from solver_placement._solver.counts.reduced_costs import relax
 from solver_placement._solver.evaluate import objective_value
@@ -58,22 +58,6 @@ log = logging.getLogger(__name__)
 #: Most whole-node patterns the walks may list over all runs (arrays, priced at once); the model
 #: itself holds at most ``MAX_PATTERNS`` of them, those the relaxation keeps.
 MAX_WALKED_PATTERNS = 200_000
-#: How much wider each window of the objective is than the one before (``_windowed``).
-WINDOW_GROWTH = 2
-#: The ceiling of the window that holds every walked pattern, the last (``_windowed``): above any
-#: objective value (sums of weighed terms far below it). Windows go on until one holds every
-#: pattern, its floor what the windows before proved, where they used to stop at three quarters
-#: of the patterns for one model of every pattern with no domain: ``mixed kinds
-#: contiguity:22:64``, 282 patterns, four windows proving nothing below 8,609; that model proved
-#: 8,624 in 1.2 s, the window from 8,609 to 8,624 (213 patterns) in 0.04 s; the same model from
-#: 8,609 up took 0.4 s. With ``contiguity``'s, the family's 40 cases at seeds 0, 60, 240 (best
-#: of two, s CPU): 2.89, 5.74, 3.53 -> 2.97, 4.66, 2.99, the same answers. The worst it made:
-#: ``contiguity:22:67``, 0.49 -> 0.65 s (windows of 1,482 and 2,020 of its 2,491 patterns before
-#: the last proves 205,062, where one model of every pattern did).
-OPEN_ABOVE = 2**60
-#: What a way of counting the walked patterns found: the runs it kept, its counts, its bound, and
-#: which model it was, in words for the notes.
-Found = tuple[list[Ranked], Counts, int, str]
 #: Whole-node patterns past which the relaxation chooses those the model holds.
 RELAXED_PAST = MAX_PATTERNS
 #: The same with ``contiguity`` weighed. There CP-SAT's root bound often is the optimum already
@@ -83,7 +67,7 @@ RELAXED_PAST = MAX_PATTERNS
 #: 3:32, 4:35 and 14:33 of 1,398-3,121 patterns: 0.14-0.28 -> 0.08-0.13). Below it the model is
 #: proven as fast whole: 4:10 (741 patterns, bound one below the optimum) needs two models
 #: relaxed (74 then 515 patterns) for the 0.1 s one model takes. Up to ``RELAXED_PAST`` the
-#: patterns are taken in windows of the objective (``_windowed``), after which, where those
+#: patterns are taken in windows of the objective (``objective_windows.windowed``), after which, where those
 #: prove nothing, every pattern is counted (``_solved``).
 RANKED_RELAXED_PAST = 1_000
 #: The same for a model of split patterns (``kind_ranks.py``: items of several kinds, a rank base
@@ -191,12 +175,6 @@ def _why_walked(weights: Mapping[str, int]) -> str:
     return "exclusions with no clique tree (a cycle of four or more with no chord), or too many patterns clique by clique: every whole-node pattern walked, each an independent set of the exclusions"
 
 
-def _walked(walked: list[WalkedRun]) -> str:
-    """``12 runs, 3,400 walked whole-node patterns``, for the notes."""
-    total = sum(run.patterns.shape[0] for run in walked)
-    return f"{total:,} {agreeing(total, 'walked whole-node pattern')} in {counted(len(walked), 'run')}"
-
-
 def _leveled(
     problem: CountProblem, walked: list[WalkedRun], weights: Mapping[str, int], cluster: Cluster, options: SolverOptions, budget: Budget
 ) -> Found | Declined:
@@ -210,7 +188,7 @@ def _leveled(
     counts = solve_balanced(problem, [run.shape for run in ranked], weights, node_start, options, budget, ranks_term(problem, ranked, least, 0, 0))
     if counts is None:
         return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
-    return ranked, counts, counts.bound, f"counted over all {_walked(walked)}, balance level by level of its peak"
+    return ranked, counts, counts.bound, f"counted over all {described(walked)}, balance level by level of its peak"
 
 
 def _relaxed(
@@ -218,7 +196,7 @@ def _relaxed(
 ) -> Found | Declined:
     """The model over the patterns the relaxation keeps past ``RELAXED_PAST`` (with
     ``contiguity`` weighed, past ``RANKED_RELAXED_PAST``, window by window of the objective
-    first: ``_windowed``; ``_solved``).
+    first: ``objective_windows.windowed``; ``_solved``).
     Without ranks weighed (a part with no clique tree, a cycle of exclusions with no chord,
     past the patterns ``patterns.shapes`` lists; ``balance`` past ``LEVELED_MOST``) it comes
     here too: first over the maximal patterns of every walked one (``_maximal``); where that is not exact or the
@@ -240,11 +218,11 @@ def _relaxed(
         columns = [run.columns(problem, weights) for run in walked]
         relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget, int(weights.get("nodes", 0)))
     floor = 0  # what windows of the objective refuted: no answer below it
-    if relaxation is not None and weights.get("contiguity") and not all(kept.all() for kept in _first_kept(relaxation)):
-        windowed = _windowed(problem, walked, relaxation, weights, node_start, options, budget)
-        if not isinstance(windowed, Declined):
-            return windowed
-        floor = windowed.bound or 0
+    if relaxation is not None and weights.get("contiguity") and not all(kept.all() for kept in first_kept(relaxation)):
+        climbed = windowed(problem, walked, relaxation, weights, node_start, options, budget)
+        if not isinstance(climbed, Declined):
+            return climbed
+        floor = climbed.bound or 0
         if total <= RELAXED_PAST:  # every pattern in one model
             log.debug("the windows of the objective answered nothing: every pattern")
             relaxation = None
@@ -282,7 +260,7 @@ def _maximal(
     counts = solve_maximal(problem, shapes, tables, weights, node_start, options, budget)
     if counts is None:
         return Declined(PathName.COUNTS, NO_COUNT_ANSWER)
-    return ranked, counts, counts.bound, f"counted over the maximal ones of {_walked(walked)} and what each gives back (nodes alone weighed: exact)"
+    return ranked, counts, counts.bound, f"counted over the maximal ones of {described(walked)} and what each gives back (nodes alone weighed: exact)"
 
 
 def _solved(
@@ -301,11 +279,11 @@ def _solved(
     every pattern that could do better, so that none left out beats it; never more than the
     model holds (those of least bound, declined unless proven). Without a relaxation, every
     pattern. ``floor``: a value no answer is below (what windows of the objective refuted
-    before, ``_windowed``), the least bound of an answer unproven among those of least bound
+    before, ``objective_windows.py``), the least bound of an answer unproven among those of least bound
     (``contiguity:4096:2``: 376,690,301 from the relaxation, 376,696,323 refuted)."""
     everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
     least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
-    keep: list[np.ndarray] = everything if relaxation is None else _first_kept(relaxation)
+    keep: list[np.ndarray] = everything if relaxation is None else first_kept(relaxation)
     capped = False
     unproven: Found | None = None  # the best answer of a narrower run, kept for when a wider one finds none
     while True:
@@ -319,8 +297,8 @@ def _solved(
         ranked, counts = solve_ranked(problem, walked, ranked, least, weights, node_start, options, budget)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
         held = sum(run.shape.size for run in ranked)
-        model = f"counted over all {_walked(walked)}" if relaxation is None else (
-            f"counted over the {held:,} of {_walked(walked)} of least reduced cost in the relaxation, "
+        model = f"counted over all {described(walked)}" if relaxation is None else (
+            f"counted over the {held:,} of {described(walked)} of least reduced cost in the relaxation, "
             "proven where none left out could do better"
         )  # fmt: skip
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
@@ -343,85 +321,6 @@ def _solved(
         # the patterns kept hold no answer: twice as many; else every pattern that could do better
         wider = list(relaxation.doubled(keep) if counts is None else relaxation.kept(counts.value))
         keep = [w | k for w, k in zip(wider, keep)] if any((w & ~k).any() for w, k in zip(wider, keep)) else everything
-
-
-def _windowed(
-    problem: CountProblem, walked: list[WalkedRun], relaxation: Relaxation, weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
-) -> Found | Declined:
-    """The model's answer found window by window of the objective, from the relaxation's bound
-    up, each window twice as wide as the one before (``WINDOW_GROWTH``; after a window that held
-    no pattern more than the one before, up to where one joins: ``_leap``): each model holds only
-    the patterns an answer in its window may use, and keeps the objective in the window (CP-SAT's
-    objective domain). A window with no answer proves none anywhere in it, since any answer there
-    uses only the patterns it holds, so the next starts above it; the first window with one
-    holds the optimum, and CP-SAT's bound there holds for every answer; a window holding every
-    pattern is the last, with no ceiling (``OPEN_ABOVE``). Declined once a window would hold more
-    than the model holds (``MAX_PATTERNS``), or when a run finds nothing in its time.
-
-    Why windows rather than one run over the patterns of least reduced cost, then every pattern:
-    where the relaxation's bound sits below the optimum, those patterns hold no answer, and every
-    pattern is a model CP-SAT proves slowly. ``contiguity:5:15`` (2,421 patterns, bound 80,443,
-    optimum 80,453): windows of 41, 157, 329 and 412 patterns, the last proving 80,453,
-    0.65-0.8 -> 0.43 s CPU; ``contiguity:4:75``, ``29:16`` and ``mixed kinds contiguity:39:73``:
-    0.31-0.37 -> 0.07-0.14 s (alternating runs against the trial before). The tight domain itself
-    helps: ``5:15``'s window up to 80,463 finds 80,453 at once; kept up to the next pattern's
-    least value (82,940) its first answer is 80,468, proven only by a second run of 0.6 s.
-    Past ``MAX_PATTERNS`` (``contiguity:28:253``, 4,337 patterns): the patterns of least reduced
-    cost held an answer 2.8% above the optimum, and only the run over the 3,999 of least bound
-    found and proved 354,605, after 1.2 s; windows prove it in 0.13 s CPU."""
-    least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
-    low = first_low = math.ceil(relaxation.bound - relaxation.margin)
-    high = low
-    total = sum(run.patterns.shape[0] for run in walked)
-    held, width = -1, 1  # the patterns the window before held, and this window's width
-    while True:
-        keep = relaxation.kept(high + 1)
-        holding = sum(int(mask.sum()) for mask in keep)
-        if holding > MAX_PATTERNS:
-            return Declined(PathName.COUNTS, NO_COUNT_ANSWER, bound=low)  # every value below refuted
-        last = holding == total  # every pattern: the last window, with no ceiling
-        if last:
-            high = OPEN_ABOVE
-        ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
-        log.debug("the count model with contiguity weighed: %s, %s, objective in [%d, %d]", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"), low, high)
-        ranked, counts = solve_ranked(problem, walked, ranked, least, weights, node_start, options, budget, between=(low, high))
-        if counts is not None and counts.status == "INFEASIBLE" and not last:
-            width *= WINDOW_GROWTH
-            reach = high + width
-            if holding == held:  # no pattern joined: up to where one does, the same model (``_leap``)
-                reach = max(reach, _leap(relaxation, keep))
-            low, high, held = high + 1, reach, holding
-            continue
-        if counts is None or counts.status == "INFEASIBLE":
-            return Declined(PathName.COUNTS, NO_COUNT_ANSWER, bound=low)
-        window = "at or above" if last else "in"
-        where = f"{low:,}" if last else f"[{low:,}, {high:,}]"
-        return ranked, counts, counts.bound, (
-            f"counted over {holding:,} of {_walked(walked)}, window by window of the objective from the relaxation's bound "
-            f"{first_low:,} up: the window {window} {where} holds the optimum, and every pattern an answer there may use"
-        )  # fmt: skip
-
-
-def _leap(relaxation: Relaxation, keep: Sequence[np.ndarray]) -> int:
-    """The last value whose answers use only the patterns ``keep`` holds (one below the least value
-    of an answer using one it leaves out; -1 where it leaves out none): where a window held no
-    pattern more than the one before, the next one reaches that far, its model the same, only
-    its domain wider. Why: where the relaxation's bound is far below the optimum in units,
-    doubling from a width of one took 14 windows of the same 297 patterns after the set stopped
-    growing (``contiguity:65536:0``, 986,683 above the bound: 20 windows, 0.35 s; 8 now, the last
-    proving the optimum in 3 branches), and ``mixed kinds contiguity:7:0`` (12% above) passed the
-    share of its patterns windows may hold, so every pattern was counted after them (0.27 ->
-    0.19 s). A wider window from the start holds more patterns with a looser domain, which
-    CP-SAT proves slower (``contiguity:5:15``, whose patterns grow with every window)."""
-    beyond = relaxation.beyond(keep)
-    return -1 if beyond == float("inf") else int(beyond) - 1
-
-
-def _first_kept(relaxation: Relaxation) -> list[np.ndarray]:
-    """Per run, the patterns of least reduced cost a first model holds: those an answer one above
-    the relaxation's bound may use. Where that is every pattern, a first window would be the whole
-    model's first run, which ``_relaxed`` then runs once, not twice (``contiguity:364:48``)."""
-    return list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
 
 
 def _answer(

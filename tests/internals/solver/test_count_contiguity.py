@@ -189,7 +189,7 @@ def test_a_second_run_that_finds_nothing_below_the_first_answer_proves_it(monkey
 
 
 def test_a_window_answer_at_its_least_value_is_proven_without_a_second_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A window (``weighed._windowed``) holds no answer below its least value (the windows before
+    """A window (``objective_windows.windowed``) holds no answer below its least value (the windows before
     proved none there), so its first answer at that value is the optimum even when the run left
     its own bound lower (set 7 below here): no second run, whose domain would be empty."""
     spec = PlacementSpec.build(Cluster(3, 8), CYCLE_OF_FIVE)
@@ -273,7 +273,7 @@ def test_windows_above_the_relaxations_bound_prove_the_whole_models_optimum(monk
 @example_tiers(10, 60)
 def test_windows_of_the_objective_keep_the_flat_optimum(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every spec with ``contiguity`` weighed solved first in windows of the objective above the
-    relaxation's bound (``RANKED_RELAXED_PAST`` 0, ``weighed._windowed``): a proven answer, from
+    relaxation's bound (``RANKED_RELAXED_PAST`` 0, ``objective_windows.windowed``): a proven answer, from
     a window or from every pattern after them, is still the flat optimum. No model is solved
     twice alike (the same patterns, tuning, start and objective domain): a first window that
     would hold every pattern is the whole model's run, made once."""

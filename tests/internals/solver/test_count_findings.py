@@ -41,12 +41,12 @@ each pinned here by its key and by the smallest rule that settles it:
   simplex (``glop.optimal``), and the spec is proven in 0.38 s CPU;
 * ``contiguity:28:253`` (session 51; 4,337 patterns): the patterns of least reduced cost held an
   answer 2.8% above the optimum, and the run over the 3,999 of least bound proved 354,605 after
-  1.2 s; windows of the objective above the relaxation's bound (``weighed._windowed``) prove it
+  1.2 s; windows of the objective above the relaxation's bound (``objective_windows.windowed``) prove it
   among at most a few hundred patterns, in 0.13 s CPU;
 * ``mixed kinds contiguity:7:0`` (session 52): windows from the relaxation's bound, 12% below
   the optimum, doubled past the share of patterns they may hold, and every pattern was counted
   after them; after a window that holds no new pattern the next now reaches to where one joins
-  (``weighed._leap``), and a window holds the optimum.
+  (``objective_windows._leap``), and a window holds the optimum.
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def test_collocated_components_are_bounded_by_the_nodes_of_the_set() -> None:
 def test_a_window_holding_no_new_pattern_leaps_to_where_one_joins(monkeypatch: pytest.MonkeyPatch) -> None:
     """``mixed kinds contiguity:150:8``: the optimum lies 2,511 above the relaxation's bound.
     After a window that held no pattern more than the one before, the next reaches to where one
-    joins (``weighed._leap``): it holds the same patterns, the window after it more, and the
+    joins (``objective_windows._leap``): it holds the same patterns, the window after it more, and the
     optimum is found in a window, not by the model of every pattern after them. (The case was
     ``7:0``, 12% above its bound, until the relaxation branched on its fractional ``nodes``
     term: 0.1% now, and no window repeats its patterns.)"""
@@ -245,7 +245,7 @@ def test_windows_go_on_until_one_holds_the_optimum(monkeypatch: pytest.MonkeyPat
     """``mixed kinds contiguity:22:64``: four windows hold 5 to 143 of its 282 patterns and prove
     nothing below 8,609. The next would hold three quarters of them, past which the windows
     stopped, and one model of every pattern with no domain proved 8,624 in 1.2 s; the window from
-    8,609 to 8,624 holds 213 and proves it in 0.04 s (``weighed.OPEN_ABOVE``)."""
+    8,609 to 8,624 holds 213 and proves it in 0.04 s (``objective_windows.OPEN_ABOVE``)."""
     recorded = count_runs(monkeypatch)
     solution = solve(benchmark_spec("mixed kinds contiguity:22:64"), time_limit_s=20, num_workers=1)
     assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 8_624)
