@@ -31,8 +31,9 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._errors import InternalError
+from solver_placement._solver.counts.count_parameters import COUNT_PARAMETERS, LOW_RANKS_WORK
 from solver_placement._solver.counts.level_relaxation import LevelBound, LevelBounds, LevelColumns, relax_level
-from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WORK, Counts
+from solver_placement._solver.counts.model import Counts
 from solver_placement._solver.counts.pattern_program import fewest_nodes
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem

@@ -49,7 +49,7 @@ a group of a free column, and rows too long to number (``MaximalTable.of``). Bel
 digests record: kept.
 
 What changes where it applies is which of the equal answers is returned: the low-ranks run of
-the full model stopped at its work limit (``model.LOW_RANKS_WORK``) on these sizes, this one
+the full model stopped at its work limit (``count_parameters.LOW_RANKS_WORK``) on these sizes, this one
 proves its optimum, so placements move toward low ranks with every objective unchanged (33 of
 the benchmark's 276 feasible cases at 12 per family moved, none changed its objective).
 """
@@ -64,8 +64,9 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from solver_placement._errors import InternalError
+from solver_placement._solver.counts.count_parameters import COUNT_PARAMETERS, LOW_RANKS_WORK
 from solver_placement._solver.counts.level_relaxation import LevelBounds, LevelColumns
-from solver_placement._solver.counts.model import COUNT_PARAMETERS, LOW_RANKS_WORK, Counts, add_hints
+from solver_placement._solver.counts.model import Counts, add_hints
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.peak_levels import by_levels, least_peak, whole_loads
 from solver_placement._solver.counts.problem import CountProblem
@@ -86,7 +87,7 @@ MIN_PATTERNS = 400
 #: memory``): there it was faster on some cases and slower on others (0.053 -> 0.096 s on 52:10).
 LINKED_PARAMETERS = {**COUNT_PARAMETERS, "add_lp_constraints_lazily": False}
 #: CP-SAT parameters added to a run at a peak level (``balance``): its presolve on. The count
-#: model turns it off (``model.COUNT_PARAMETERS``: on thousands of patterns it was most of a
+#: model turns it off (``count_parameters.COUNT_PARAMETERS``: on thousands of patterns it was most of a
 #: run), but a level's model here is a few hundred counts, and there presolve finds the answer
 #: in far fewer branches: ``kinds memory`` at peak 12 on 613 nodes 1,073 -> 50 branches (0.024
 #: -> 0.015 s of CPU), on 423 nodes 1,805 -> 47 (0.030 -> 0.013 s), on 624 nodes 0.015 ->

@@ -33,8 +33,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from solver_placement._solver.counts.count_parameters import COUNT_PARAMETERS
 from solver_placement._solver.counts.level_model import LevelModel, states_whole
-from solver_placement._solver.counts.model import COUNT_PARAMETERS, Counts, Term, solve_counts
+from solver_placement._solver.counts.model import Counts, Term, solve_counts
 from solver_placement._solver.counts.patterns import Shape
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.options import Budget, SolverOptions

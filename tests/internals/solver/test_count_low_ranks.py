@@ -53,7 +53,9 @@ def _counted(spec: PlacementSpec) -> tuple[Counts | None, int, int]:
     cluster = spec.cluster
     found = [shape for part in parts(problem, joint=False) for shape in shapes(problem, cluster.gpus_per_node, part, lambda _: None)]
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
-    with patch.object(model, "solve_model", wraps=model.solve_model) as runs:  # the real solver, counted
+    # the real solver, counted; without presolve, whose first answer may already sit on the least
+    # ranks (then no second run is needed: ``PRESOLVED_MOST``), so the runs are the mechanism's
+    with patch.object(model, "solve_model", wraps=model.solve_model) as runs, patch.object(model, "PRESOLVED_MOST", 0):
         counts = solve_counts(problem, found, DEFAULT_WEIGHTS, node_start, SolverOptions(), SolverOptions().start())
     return counts, runs.call_count, len({int(node_start[shape.nodes[0]]) for shape in found})
 
