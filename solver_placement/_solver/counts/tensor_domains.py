@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from solver_placement._errors import PlacementError
 from solver_placement._specification.grammar import ComponentSpec
 from solver_placement._specification.placement_spec import PlacementSpec
 
@@ -38,6 +39,30 @@ def on_node(spec: PlacementSpec) -> PlacementSpec | None:
     return spec.with_rules(components)
 
 
+def groups_anywhere(spec: PlacementSpec) -> PlacementSpec | None:
+    """The spec with every component requiring a tensor-parallel domain counted as groups of one
+    process, its tensor-parallel rules dropped: a group may then span any nodes, so every layout
+    of the spec is one of it, at the same ``nodes`` and ``balance`` terms (a relaxation: its
+    optimum bounds the spec's). None where it would not be one: a component with pipelines
+    (units of its other rules would shrink and be numbered otherwise) or another domain rule.
+    Why: the rule as it is walks every whole-node pattern of groups spanning a domain's nodes
+    (56,430 on ``tp domains:909:322``), whose relaxation cannot see the domains and sat one
+    (component, node) pair below the restriction's answer; this bound is counted in
+    milliseconds and meets it."""
+    components = {}
+    for name, component in spec.components.items():
+        rules = component.constraints
+        if _required(component):
+            if rules.pipeline_parallel_size > 1 or any(rule.group != "tensor_parallel" for rule in rules.topology):
+                return None
+            component = replace(component, constraints=replace(rules, topology=(), tensor_parallel_size=1))
+        components[name] = component
+    try:
+        return spec.with_rules(components)
+    except PlacementError:  # a follower whose groups must match its target's
+        return None
+
+
 def _required(component: ComponentSpec) -> bool:
     return any(rule.group == "tensor_parallel" and rule.required for rule in component.constraints.topology)
 
@@ -48,4 +73,4 @@ def _without_rule(component: ComponentSpec) -> ComponentSpec:
     return replace(component, constraints=replace(component.constraints, topology=kept))
 
 
-__all__ = ["on_node", "requires_tensor_domain"]
+__all__ = ["groups_anywhere", "on_node", "requires_tensor_domain"]
