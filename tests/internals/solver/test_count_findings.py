@@ -63,6 +63,7 @@ import pytest
 from helpers import declined_first
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
+from solver_placement._replan import replan
 from solver_placement._solver.assignment import Assignment
 from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts import glop, ranked_search, weighed
@@ -332,4 +333,17 @@ def test_groups_on_one_node_are_proven_by_groups_free_to_span_any_nodes(key: str
     solution = solve(benchmark_spec(key), time_limit_s=5, num_workers=1)
     assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", objective)
     assert "meets the bound of groups free to span any nodes" in solution.notes[-1]
+
+
+def test_keep_in_place_left_unproven_is_proven_by_the_count_model() -> None:
+    """``replan:182:611`` (the benchmark's losses: nodes 84 and 170): keep in place moves only
+    the displaced processes but places them as components of their own, one (component, node)
+    pair above the counting bound; the count model with every move charged proves the same
+    value, so the answer is keep-in-place's, proven."""
+    case = make_case("replan", 182, 611)
+    first = solve({"cluster": case.section}, time_limit_s=5, num_workers=1)
+    again = replan(first, [84, 170], time_limit_s=5, num_workers=1)
+    assert (again.status, again.objective, again.bound) == ("OPTIMAL", 1_820_000, 1_820_000) and "keep_in_place" in again.timings
+    assert again.notes == (again.notes[-1],) and again.notes[-1].startswith("keep in place (optimal)")
+    assert "proven by the count model (optimal)" in again.notes[-1]
 
