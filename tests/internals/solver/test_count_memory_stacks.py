@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flat_model import count_answer, flat_optimum
+from flat_model import built_or_refused, count_answer, flat_optimum
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from solver_placement import Cluster, PlacementSpec, solve, verify
-from solver_placement._errors import InfeasiblePlacementError
 from solver_placement._solver.answer import Answer
 
 
@@ -49,9 +48,8 @@ def memory_mixes(draw: st.DrawFn) -> dict[str, Any]:
 @given(memory_mixes())
 def test_memory_counted_by_its_stacks_meets_the_flat_optimum(case: dict[str, Any]) -> None:
     note(str(case))
-    try:
-        spec = PlacementSpec.build(Cluster(case["nodes"], case["gpus"], gpu_memory_gb=80), case["placement"])
-    except InfeasiblePlacementError:
+    spec = built_or_refused(Cluster(case["nodes"], case["gpus"], gpu_memory_gb=80), case["placement"])
+    if spec is None:
         return
     answer = count_answer(spec)
     optimum = flat_optimum(spec)

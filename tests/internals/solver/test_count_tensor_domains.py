@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flat_model import count_answer, flat_optimum
+from flat_model import built_or_refused, count_answer, flat_optimum
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from solver_placement import Cluster, PlacementSpec
-from solver_placement._errors import InfeasiblePlacementError
+from solver_placement import Cluster
 from solver_placement._solver.answer import Answer
 from solver_placement._solver.counts.tensor_domains import groups_anywhere
 
@@ -40,9 +39,8 @@ def rack_specs(draw: st.DrawFn) -> tuple[Cluster, dict[str, Any]]:
 def test_groups_free_to_span_any_nodes_never_bound_above_the_flat_optimum(case: tuple[Cluster, dict[str, Any]]) -> None:
     cluster, placement = case
     note(f"{cluster.gpus_per_node.tolist()} {placement}")
-    try:
-        spec = PlacementSpec.build(cluster, placement)
-    except InfeasiblePlacementError:
+    spec = built_or_refused(cluster, placement)
+    if spec is None:
         return
     optimum = flat_optimum(spec)
     loose = groups_anywhere(spec)
