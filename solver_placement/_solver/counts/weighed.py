@@ -162,8 +162,14 @@ def counted_with_ranks(
     for name, request in requests.items():
         if request.determined:
             placed[name] = Assignment(request.indptr, request.cand_hw, request.cand_rank, cluster.num_hardware)
-    claimed = counts.value if any(c.priced or c.joint for c in problem.classes) else None
+    claimed = counts.value if _prices_domains(problem) else None
     return _answer(spec, requests, placed, weights, counts.status, bound, (_why_walked(weights), model), claimed)
+
+
+def _prices_domains(problem: CountProblem) -> bool:
+    """Whether a class prices a preferred domain's ``topology`` term in the model (``spanning.py``,
+    ``crossing.py``), which neither the relaxation nor the spec the model is given sees."""
+    return any(c.priced or c.joint for c in problem.classes)
 
 
 def _why_walked(weights: Mapping[str, int]) -> str:
@@ -213,7 +219,7 @@ def _relaxed(
     past = min(RANKED_RELAXED_PAST, RELAXED_PAST) if weights.get("contiguity") else RELAXED_PAST
     if any(run.split is not None for run in walked) and not any(run.split is not None and run.shape.nodes.size > LONG_RUN for run in walked):
         past = min(past, SPLIT_RELAXED_PAST)
-    whole = any(c.priced or c.joint for c in problem.classes) and total <= PRICED_MOST  # the relaxation cannot see their term
+    whole = _prices_domains(problem) and total <= PRICED_MOST  # the relaxation cannot see their term
     if total > past and not whole:
         columns = [run.columns(problem, weights) for run in walked]
         relaxation = relax(columns, [c.groups for c in problem.classes], int(weights.get("contiguity", 0)), int(weights.get("balance", 0)), budget, int(weights.get("nodes", 0)))
@@ -301,7 +307,7 @@ def _solved(
             cut, capped = relaxation.capped(keep, MAX_PATTERNS)
             keep = list(cut)
         ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
-        if sum(run.shape.size for run in ranked) > (MAX_PATTERNS if relaxation is not None or not any(c.levels or c.priced or c.joint for c in problem.classes) else PRICED_MOST):
+        if sum(run.shape.size for run in ranked) > (MAX_PATTERNS if relaxation is not None or not (_prices_domains(problem) or any(c.levels for c in problem.classes)) else PRICED_MOST):
             return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns, and no relaxation to choose among them")
         log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
         ranked, counts = solve_ranked(problem, walked, ranked, least, weights, node_start, options, budget)
