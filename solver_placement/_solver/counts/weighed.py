@@ -38,7 +38,7 @@ from solver_placement._solver.counts.level_chords import LONG_RUN
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER
-from solver_placement._solver.counts.objective_windows import Found, first_kept, windowed
+from solver_placement._solver.counts.objective_windows import Found, below, first_kept, windowed
 from solver_placement._solver.counts.pattern_program import Relaxation, fewest_nodes
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
@@ -233,7 +233,11 @@ def _relaxed(
             log.debug("the windows of the objective answered nothing: every pattern")
             relaxation = None
     found = _solved(problem, walked, relaxation, weights, node_start, options, budget, floor)
-    if relaxation is None or isinstance(found, Declined) or found[2] >= found[1].value or not any(c.levels for c in problem.classes) or total > PRICED_MOST:
+    if relaxation is None or isinstance(found, Declined) or found[2] >= found[1].value:
+        return found
+    if weights.get("contiguity"):  # past the windows: one more, below the answer found
+        return below(problem, walked, relaxation, found, weights, node_start, options, budget)
+    if not any(c.levels for c in problem.classes) or total > PRICED_MOST:
         return found
     # required domains the relaxation cannot see (their sums per domain): unproven among the
     # patterns it kept, every pattern in one model (``topology:798:814``: 3,988 of 4,600 kept held
