@@ -18,10 +18,10 @@ from solver_placement._errors import counted
 from solver_placement._solver.answer import Declined, PathName
 from solver_placement._solver.counts.contiguity import Ranked
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER, Counts
-from solver_placement._solver.counts.pattern_program import Relaxation, fewest_nodes
+from solver_placement._solver.counts.pattern_program import Relaxation
 from solver_placement._solver.counts.patterns import MAX_PATTERNS
 from solver_placement._solver.counts.problem import CountProblem
-from solver_placement._solver.counts.ranked_runs import WalkedRun, described
+from solver_placement._solver.counts.ranked_runs import WalkedRun, described, fewest_walked
 from solver_placement._solver.counts.ranked_search import solve_ranked
 from solver_placement._solver.options import Budget, SolverOptions
 
@@ -47,6 +47,7 @@ BELOW_MOST = 12_000
 #: which model it was, in words for the notes.
 Found = tuple[list[Ranked], Counts, int, str]
 
+
 def windowed(
     problem: CountProblem, walked: list[WalkedRun], relaxation: Relaxation, weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
 ) -> Found | Declined:
@@ -71,7 +72,7 @@ def windowed(
     Past ``MAX_PATTERNS`` (``contiguity:28:253``, 4,337 patterns): the patterns of least reduced
     cost held an answer 2.8% above the optimum, and only the run over the 3,999 of least bound
     found and proved 354,605, after 1.2 s; windows prove it in 0.13 s CPU."""
-    least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
+    least = fewest_walked(problem, walked)
     low = first_low = math.ceil(relaxation.bound - relaxation.margin)
     high = low
     total = sum(run.patterns.shape[0] for run in walked)
@@ -119,7 +120,7 @@ def below(
     holding = sum(int(mask.sum()) for mask in keep)
     if bound >= counts.value or holding > BELOW_MOST or budget.search_remaining() <= 0:
         return found
-    least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
+    least = fewest_walked(problem, walked)
     kept = [run.ranked(mask) for run, mask in zip(walked, keep)]
     log.debug("an answer unproven past the patterns the model holds: the window [%d, %d] over %s", bound, counts.value - 1, counted(holding, "pattern"))
     kept, better = solve_ranked(problem, walked, kept, least, weights, node_start, options, budget, between=(bound, counts.value - 1))

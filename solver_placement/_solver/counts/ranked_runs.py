@@ -26,7 +26,7 @@ from solver_placement._solver.counts.fixed_loads import FixedLoad
 from solver_placement._solver.counts.graphs import ApartGraph
 from solver_placement._solver.counts.kind_ranks import KindRanks, Signature, SplitRun, SplitWalk, listed_split, split_runs
 from solver_placement._solver.counts.local_costs import NodeWalk, members_present, node_patterns, pattern_rows
-from solver_placement._solver.counts.pattern_program import RunColumns
+from solver_placement._solver.counts.pattern_program import RunColumns, fewest_nodes
 from solver_placement._solver.counts.patterns import Shape, Table, beside_of, class_domains
 from solver_placement._solver.counts.problem import CountProblem
 from solver_placement._solver.counts.stack_sums import graph_stacks, stack_sums
@@ -201,6 +201,12 @@ class _NodeKey:
     loads: tuple[FixedLoad | None, ...]
     placed_first: int
     signature: Signature = ()  # per class, the rank base of each local id (``kind_ranks.py``; ``()``: one base a node)
+
+
+def fewest_walked(problem: CountProblem, walked: Sequence[WalkedRun]) -> np.ndarray:
+    """Per class, the fewest nodes any answer over the walked patterns puts its groups on
+    (``pattern_program.fewest_nodes``): the cut every count model of them takes."""
+    return fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
 
 
 def described(walked: Sequence[WalkedRun]) -> str:

@@ -39,12 +39,12 @@ from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER
 from solver_placement._solver.counts.objective_windows import Found, below, first_kept, windowed
-from solver_placement._solver.counts.pattern_program import Relaxation, fewest_nodes
+from solver_placement._solver.counts.pattern_program import Relaxation
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
 from solver_placement._solver.counts.pricer import Pricer
 from solver_placement._solver.counts.problem import CountProblem, in_progressions
-from solver_placement._solver.counts.ranked_runs import WalkedRun, described, walked_runs
+from solver_placement._solver.counts.ranked_runs import WalkedRun, described, fewest_walked, walked_runs
 from solver_placement._solver.counts.ranked_search import ranks_term, solve_ranked
 from solver_placement._solver.counts.reduced_costs import relax
 from solver_placement._solver.evaluate import objective_value
@@ -188,7 +188,7 @@ def _leveled(
     taken level by level (``peak_levels.py``), which proves what the relaxation's pruning could
     not (its bound ignores the peak's trade against nodes)."""
     ranked = [run.ranked(np.ones(run.patterns.shape[0], dtype=bool)) for run in walked]
-    least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
+    least = fewest_walked(problem, walked)
     log.debug("the count model over every whole-node pattern: %s, %s, balance level by level", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
     node_start = np.concatenate(([0], np.cumsum(cluster.gpus_per_node)[:-1]))
     counts = solve_balanced(problem, [run.shape for run in ranked], weights, node_start, options, budget, ranks_term(problem, ranked, least, 0, 0))
@@ -302,7 +302,7 @@ def _solved(
     before, ``objective_windows.py``), the least bound of an answer unproven among those of least bound
     (``contiguity:4096:2``: 376,690,301 from the relaxation, 376,696,323 refuted)."""
     everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
-    least = fewest_nodes([(run.shape.part, run.patterns) for run in walked], [c.groups for c in problem.classes])
+    least = fewest_walked(problem, walked)
     keep: list[np.ndarray] = everything if relaxation is None else first_kept(relaxation)
     capped = False
     unproven: Found | None = None  # the best answer of a narrower run, kept for when a wider one finds none
