@@ -40,9 +40,6 @@ WINDOW_GROWTH = 2
 #: ``contiguity:22:67``, 0.49 -> 0.65 s (windows of 1,482 and 2,020 of its 2,491 patterns before
 #: the last proves 205,062, where one model of every pattern did).
 OPEN_ABOVE = 2**60
-#: Most patterns the window below an unproven answer holds (``below``): past ``MAX_PATTERNS``,
-#: where the windows stopped, but a few thousand more than they held.
-BELOW_MOST = 12_000
 #: What a way of counting the walked patterns found: the runs it kept, its counts, its bound, and
 #: which model it was, in words for the notes.
 Found = tuple[list[Ranked], Counts, int, str]
@@ -105,32 +102,6 @@ def windowed(
         )  # fmt: skip
 
 
-def below(
-    problem: CountProblem, walked: list[WalkedRun], relaxation: Relaxation, found: Found, weights: Mapping[str, int], node_start: np.ndarray, options: SolverOptions, budget: Budget
-) -> Found:
-    """``found`` (an answer left unproven past the patterns the model holds) settled by one more
-    window, from its bound to one below its value, over every pattern an answer there may use
-    (up to ``BELOW_MOST``): none there proves it, one there is the optimum (CP-SAT's own proof
-    within the window); ``found`` as it is where the window is too wide or its run finds
-    nothing in its time, so it never answers worse. ``contiguity:128:364``: windows passed
-    ``MAX_PATTERNS`` at 4,277 of 4,337 patterns and the 3,999 of least bound held 3,448,195;
-    the window below it finds and proves 3,438,335."""
-    ranked, counts, bound, model = found
-    keep = relaxation.kept(counts.value)  # the patterns an answer below ``counts.value`` may use
-    holding = sum(int(mask.sum()) for mask in keep)
-    if bound >= counts.value or holding > BELOW_MOST or budget.search_remaining() <= 0:
-        return found
-    least = fewest_walked(problem, walked)
-    kept = [run.ranked(mask) for run, mask in zip(walked, keep)]
-    log.debug("an answer unproven past the patterns the model holds: the window [%d, %d] over %s", bound, counts.value - 1, counted(holding, "pattern"))
-    kept, better = solve_ranked(problem, walked, kept, least, weights, node_start, options, budget, between=(bound, counts.value - 1))
-    if better is not None and better.status == "INFEASIBLE":
-        return ranked, counts, counts.value, f"{model}; no answer below it among every pattern one may use ({holding:,})"
-    if better is not None and better.status == "OPTIMAL":
-        return kept, better, better.bound, f"counted over {holding:,} of {described(walked)} in the window below the best answer of those of least bound"
-    return found
-
-
 def _leap(relaxation: Relaxation, keep: Sequence[np.ndarray]) -> int:
     """The last value whose answers use only the patterns ``keep`` holds (one below the least value
     of an answer using one it leaves out; -1 where it leaves out none): where a window held no
@@ -153,4 +124,4 @@ def first_kept(relaxation: Relaxation) -> list[np.ndarray]:
     return list(relaxation.kept(math.ceil(relaxation.bound - relaxation.margin) + 1))
 
 
-__all__ = ["BELOW_MOST", "Found", "OPEN_ABOVE", "WINDOW_GROWTH", "below", "first_kept", "windowed"]
+__all__ = ["Found", "OPEN_ABOVE", "WINDOW_GROWTH", "first_kept", "windowed"]

@@ -185,6 +185,7 @@ class PatternProgram:
         self.active = [np.zeros(run.costs.size, dtype=bool) for run in runs]
         self.pairs: pywraplp.Constraint | None = None  # the ``nodes`` term's row, made by the first ``bound_pairs``
         self.pairs_range: tuple[int | None, int | None] = (None, None)
+        self.current = False  # whether GLOP's last solve is optimal: a solution to read
         objective.SetMinimization()
         for s in range(len(runs)):
             self._add(s, 0)
@@ -195,7 +196,8 @@ class PatternProgram:
         (``topology mixes:16384:1``, 2,008 runs of 76,000 columns) one solve took 3.3 s, and
         the count path ended seconds past its share of the time limit, leaving first fit none."""
         budget.check(stage)
-        if optimal(self.solver, max(1, math.ceil(1000 * budget.remaining()))):
+        self.current = optimal(self.solver, max(1, math.ceil(1000 * budget.remaining())))
+        if self.current:
             return True
         budget.check(stage)
         return False
@@ -228,9 +230,12 @@ class PatternProgram:
         return terms
 
     def pairs_held(self) -> float | None:
-        """The solution's ``nodes`` term, unweighed (None where a run does not say it apart)."""
+        """The solution's ``nodes`` term, unweighed (None where a run does not say it apart, or
+        where GLOP's last solve failed: there is no solution to read, and reading one made
+        GLOP log "No solution exists" to stderr once per variable, ``mixed kinds
+        contiguity:65:184``)."""
         terms = self._pair_terms()
-        return None if terms is None else sum(var.solution_value() * count for var, count in terms)
+        return None if terms is None or not self.current else sum(var.solution_value() * count for var, count in terms)
 
     def bound_pairs(self, low: int | None, high: int | None) -> None:
         """The ``nodes`` term (unweighed) held between ``low`` and ``high`` (None: no limit), over

@@ -35,6 +35,15 @@ ROWS_FIRST = {"add_lp_constraints_lazily": False}
 #: CP-SAT's deterministic work for that run (the same on any machine): the 14 of 17 specs it
 #: proves take at most 0.027 of it.
 ROWS_FIRST_WORK = 0.05
+#: Patterns past which that work grows with the model (``ROWS_FIRST_WORK`` for each so many):
+#: every row in from the start, the root's linear relaxation alone grows with the patterns, and
+#: on a few thousand it spent the whole bound there (``contiguity:42:136``, 4,337 patterns, the
+#: window below its answer: no branch in 0.05, proven empty after 0.064 where the lazy rows took
+#: 0.43). Seeds 0-999 of ``contiguity`` and ``mixed kinds contiguity`` (2,000 specs, 5 s limit,
+#: with ``weighed._solved``'s window below an answer): per 2,500 patterns, 1 unproven and 79.3 s
+#: CPU in all; per 1,500, 2 and 80.2 s; a fixed bound, 1 and 83.9 s, but ``42:136`` answered
+#: 3.7% above its optimum; before both, 4 unproven and 82.0 s.
+ROWS_FIRST_PATTERNS = 2_500
 #: How far above its bound (a share of the bound) the first run's answer is too far to start the
 #: second from: that run is first repeated from the heavy-first answer (``heavy_first.py``).
 #: ``contiguity:24:61`` (a cycle of four exclusions, 255 patterns on 24 nodes): its first answer
@@ -112,14 +121,15 @@ def rows_first(
     44,678; the lazy run found 44,678 after 0.41 deterministic s, 0.045 with the domain (1.1 ->
     0.3 s CPU); either end alone does not do it (0.09 and 0.42; ``contiguity:5:15``: 0.2 and
     1.05 against 0.11 for both)."""
-    first = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=hint, tuning={**ROWS_FIRST, "max_deterministic_time": ROWS_FIRST_WORK}, between=between)
+    work = ROWS_FIRST_WORK * max(1.0, sum(shape.size for shape in shapes) / ROWS_FIRST_PATTERNS)
+    first = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=hint, tuning={**ROWS_FIRST, "max_deterministic_time": work}, between=between)
     if first is not None and first.status in ("OPTIMAL", "INFEASIBLE"):
         return first
     far = first is None or first.value - first.bound > FAR_GAP * max(first.bound, 1)
     start = heavy_first(problem, shapes) if hint is None and between is None and far else None  # within a window, an answer far above it
     if start is not None:  # an answer far from its bound, or none: again from the heavy-first answer
         log.debug("every row in the relaxation found no answer near its bound: again from the heavy-first answer")
-        started = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=start, tuning={**ROWS_FIRST, "max_deterministic_time": ROWS_FIRST_WORK}, between=between)
+        started = solve_counts(problem, shapes, weights, node_start, options, budget, term, hint=start, tuning={**ROWS_FIRST, "max_deterministic_time": work}, between=between)
         if started is not None and started.status == "INFEASIBLE":
             return started
         if started is not None and (started.status == "OPTIMAL" or first is None or started.value < first.value):

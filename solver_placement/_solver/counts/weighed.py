@@ -38,7 +38,7 @@ from solver_placement._solver.counts.level_chords import LONG_RUN
 from solver_placement._solver.counts.local_costs import TooManyWalkStates
 from solver_placement._solver.counts.maximal import maximal_tables, solve_maximal
 from solver_placement._solver.counts.model import NO_COUNT_ANSWER
-from solver_placement._solver.counts.objective_windows import Found, below, first_kept, windowed
+from solver_placement._solver.counts.objective_windows import Found, first_kept, windowed
 from solver_placement._solver.counts.pattern_program import Relaxation
 from solver_placement._solver.counts.patterns import MAX_PATTERNS, parts
 from solver_placement._solver.counts.peak_levels import solve_balanced
@@ -102,6 +102,15 @@ LEVELED_MOST = 20_000
 #: reduced cost held 12,580,000, bounded at 8,580,000 by those left out, and first fit answered
 #: 14,980,000; every pattern proves 12,580,000 in 0.25 s.
 PRICED_MOST = 20_000
+#: Most patterns a run below an answer already found holds (``_solved``): past ``MAX_PATTERNS``,
+#: since its window of the objective (from the answer's bound to one below it) makes the model
+#: tight where one of as many patterns with no window is not. ``contiguity:4096:2``: the 81
+#: patterns of least reduced cost held 376,834,602; the 3,999 of least bound then found it
+#: again, unproven, and the window below it over all 4,337 ran out of time after them; at once
+#: below it, all 4,337 prove it (1.0 s CPU). ``topology:516:102`` with GLOP's imprecise answers
+#: withheld: 7,350,000 among 2,795 patterns, then none below 6,880,000 among 6,175 (first fit
+#: had answered at the bound, 5,170,000: now the count model proves it).
+BELOW_MOST = 12_000
 
 
 def counted_with_ranks(
@@ -235,9 +244,7 @@ def _relaxed(
     found = _solved(problem, walked, relaxation, weights, node_start, options, budget, floor)
     if relaxation is None or isinstance(found, Declined) or found[2] >= found[1].value:
         return found
-    if weights.get("contiguity"):  # past the windows: one more, below the answer found
-        return below(problem, walked, relaxation, found, weights, node_start, options, budget)
-    if not any(c.levels for c in problem.classes) or total > PRICED_MOST:
+    if weights.get("contiguity") or not any(c.levels for c in problem.classes) or total > PRICED_MOST:
         return found
     # required domains the relaxation cannot see (their sums per domain): unproven among the
     # patterns it kept, every pattern in one model (``topology:798:814``: 3,988 of 4,600 kept held
@@ -295,47 +302,55 @@ def _solved(
 ) -> Found | Declined:
     """The model's answer over the patterns the relaxation keeps, and its bound over every
     pattern: first the patterns of least reduced cost (more while those alone hold no answer);
-    when the answer found costs more than an answer with a pattern left out could, again with
-    every pattern that could do better, so that none left out beats it; never more than the
-    model holds (those of least bound, declined unless proven). Without a relaxation, every
-    pattern. ``floor``: a value no answer is below (what windows of the objective refuted
-    before, ``objective_windows.py``), the least bound of an answer unproven among those of least bound
-    (``contiguity:4096:2``: 376,690,301 from the relaxation, 376,696,323 refuted)."""
+    when the answer found costs more than an answer with a pattern left out could, once more
+    with every pattern that could do better, its objective kept below that answer and above its
+    bound (CP-SAT's objective domain; up to ``BELOW_MOST`` patterns of least bound): none there
+    proves it, one there is the optimum; never more than the model holds (those of least bound,
+    declined unless proven). Without a relaxation, every pattern. ``floor``: a value no answer
+    is below (what windows of the objective refuted before, ``objective_windows.py``), the least
+    bound of an answer unproven among those of least bound (``contiguity:4096:2``: 376,690,301
+    from the relaxation, 376,696,323 refuted).
+
+    Why the window below the answer, where the next run used to search every value again: it
+    is the question left (is there a better one?), and CP-SAT answers it in the domain's
+    propagation and the answer's bound; ``contiguity:128:364``, ``42:136`` and ``195:891``
+    (seeds 0-999, 5 s limit) were unproven after 2.3 s and are proven in 1.0-2.0 s."""
     everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
     least = fewest_walked(problem, walked)
     keep: list[np.ndarray] = everything if relaxation is None else first_kept(relaxation)
-    capped = False
-    unproven: Found | None = None  # the best answer of a narrower run, kept for when a wider one finds none
+    unproven: Found | None = None  # the best answer of a narrower run: the next one searches below it
     while True:
+        most = MAX_PATTERNS if unproven is None else BELOW_MOST  # below an answer, its window narrows the model
+        capped = False
         if relaxation is not None:  # past the model's size: those of least bound, proven only if none left out could beat them
-            cut, capped = relaxation.capped(keep, MAX_PATTERNS)
+            cut, capped = relaxation.capped(keep, most)
             keep = list(cut)
         ranked = [run.ranked(mask) for run, mask in zip(walked, keep)]
-        if sum(run.shape.size for run in ranked) > (MAX_PATTERNS if relaxation is not None or not (_prices_domains(problem) or any(c.levels for c in problem.classes)) else PRICED_MOST):
-            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns, and no relaxation to choose among them")
-        log.debug("the count model with contiguity weighed: %s, %s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"))
-        ranked, counts = solve_ranked(problem, walked, ranked, least, weights, node_start, options, budget)
+        if sum(run.shape.size for run in ranked) > (most if relaxation is not None or not (_prices_domains(problem) or any(c.levels for c in problem.classes)) else PRICED_MOST):
+            return Declined(PathName.COUNTS, f"more than {most:,} whole-node patterns, and no relaxation to choose among them")
+        window = None if unproven is None else (unproven[2], unproven[1].value - 1)
+        log.debug("the count model with contiguity weighed: %s, %s%s", counted(len(ranked), "run"), counted(sum(run.shape.size for run in ranked), "pattern"), "" if window is None else f", objective in {list(window)}")
+        ranked, counts = solve_ranked(problem, walked, ranked, least, weights, node_start, options, budget, between=window)
         beyond = float("inf") if relaxation is None else relaxation.beyond(keep)
         held = sum(run.shape.size for run in ranked)
+        if unproven is not None and (counts is None or counts.status == "INFEASIBLE"):  # none below it (or out of time)
+            if counts is None:
+                return unproven
+            proven = unproven[1].value if beyond == float("inf") else min(unproven[1].value, int(beyond))
+            return unproven[0], replace(unproven[1], status="OPTIMAL"), max(unproven[2], proven), f"{unproven[3]}; no answer below it among the {held:,} patterns of least bound"
+        below = "" if unproven is None else f", below the answer found among the {sum(run.shape.size for run in unproven[0]):,} of least reduced cost"
         model = f"counted over all {described(walked)}" if relaxation is None else (
-            f"counted over the {held:,} of {described(walked)} of least reduced cost in the relaxation, "
-            "proven where none left out could do better"
+            f"counted over the {held:,} of {described(walked)} of least reduced cost in the relaxation{below}, proven where none left out could do better"
         )  # fmt: skip
         if counts is not None and (counts.value <= beyond or (counts.status != "OPTIMAL" and not capped)):
             return ranked, counts, max(floor, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))), model
-        # Unproven among the patterns of least bound: the other paths (first fit meets the counting
-        # bound more often). Holding every pattern that could do better proves nothing sooner:
-        # the relaxation's bound sits below the integer optimum (``contiguity`` is convex in the
-        # counts, seen only through chords, and few nodes split fractionally), so thousands stay
-        # under the answer (a cycle of five on 3 nodes: 7,809; of six on 8 nodes: 9,084), and
-        # CP-SAT proves neither model in its share of the time.
         if counts is not None and (unproven is None or counts.value < unproven[1].value):  # with its gap to what a pattern left out could do
             unproven = (ranked, counts, max(floor, min(counts.bound, int(beyond))), model)
-        if capped and unproven is not None:  # the best among those of least bound (or of a narrower run: contiguity:30:156)
-            log.debug("unproven among the %s patterns of least bound: the best answer found, bounded by those left out", f"{MAX_PATTERNS:,}")
-            return unproven
-        if capped:
-            return Declined(PathName.COUNTS, f"more than {MAX_PATTERNS:,} whole-node patterns a better answer may use, and no answer among those of least bound")
+        if unproven is not None and unproven[2] >= unproven[1].value:  # a bound that meets it
+            return unproven[0], replace(unproven[1], status="OPTIMAL"), unproven[2], unproven[3]
+        if capped and (window is not None or unproven is None):  # the best among those of least bound (or of a narrower run: contiguity:30:156)
+            log.debug("unproven among the %s patterns of least bound: the best answer found, bounded by those left out", f"{most:,}")
+            return unproven if unproven is not None else Declined(PathName.COUNTS, f"more than {most:,} whole-node patterns a better answer may use, and no answer among those of least bound")
         if relaxation is None or beyond == float("inf") or budget.remaining() <= 0:
             return unproven if unproven is not None else Declined(PathName.COUNTS, NO_COUNT_ANSWER)
         # the patterns kept hold no answer: twice as many; else every pattern that could do better

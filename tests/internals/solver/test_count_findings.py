@@ -46,7 +46,11 @@ each pinned here by its key and by the smallest rule that settles it:
 * ``mixed kinds contiguity:7:0`` (session 52): windows from the relaxation's bound, 12% below
   the optimum, doubled past the share of patterns they may hold, and every pattern was counted
   after them; after a window that holds no new pattern the next now reaches to where one joins
-  (``objective_windows._leap``), and a window holds the optimum.
+  (``objective_windows._leap``), and a window holds the optimum;
+* ``contiguity:42:136``, ``128:364`` and ``195:891`` (session 56): an answer among the patterns
+  of least reduced cost, then a second run over the 3,999 of least bound searching every value
+  again, unproven; the second run is now held below the first answer, over every pattern that
+  could beat it (``weighed.BELOW_MOST``), and proves the optimum.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from solver_placement._solver.bounds.objective import objective_lower_bound
 from solver_placement._solver.counts import glop, ranked_search, weighed
 from solver_placement._solver.counts import model as count_model
 from solver_placement._solver.counts.local_costs import MAX_STEP_STATES, NodeWalk, TooManyWalkStates, node_patterns
+from solver_placement._solver.counts.patterns import MAX_PATTERNS
 from solver_placement._solver.counts.separate import fits_every_gpu
 from solver_placement._solver.options import SolverOptions, make_solver
 from solver_placement._solver_settings import DEFAULT_WEIGHTS, Budget
@@ -136,10 +141,15 @@ def test_first_fit_at_the_bound_of_a_count_answer_is_proven(monkeypatch: pytest.
     """With GLOP withholding imprecise solutions (its default), the relaxation stops early and the
     count answer among the patterns of least bound is unproven; first fit meets its bound. (Its
     priced preferred domains are counted over every pattern, which proves it, unless that is
-    turned off: ``PRICED_MOST``.)"""
+    turned off: ``PRICED_MOST``; and so does the run below its first answer over the 6,175
+    patterns one may use, unless held to those the model holds with no window: ``BELOW_MOST``.)"""
     monkeypatch.setattr(glop, "IMPRECISE_KEPT", "")
     monkeypatch.setattr(weighed, "PRICED_MOST", 0)
     spec = benchmark_spec("topology:516:102")
+    solution = solve(spec, time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.status, solution.objective, solution.bound) == ("counts", "OPTIMAL", 5_170_000, 5_170_000)
+    assert "below the answer found among the 2,795 of least reduced cost" in solution.notes[-1]
+    monkeypatch.setattr(weighed, "BELOW_MOST", MAX_PATTERNS)
     solution = solve(spec, time_limit_s=5, num_workers=1)
     assert (solution.method, solution.status, solution.objective, solution.bound) == ("first fit", "OPTIMAL", 5_170_000, 5_170_000)
 
@@ -360,9 +370,25 @@ def test_required_domains_unproven_among_the_patterns_kept_are_counted_over_ever
 
 def test_an_answer_left_unproven_past_the_windows_is_settled_by_the_window_below_it() -> None:
     """``contiguity:19:999``: the windows of the objective stop where the next would hold more
-    than ``MAX_PATTERNS``; the 3,999 patterns of least bound hold 688,850, bounded at 688,835
-    by those left out; one window over every pattern an answer below it may use finds none
-    (about 1 s of CPU here: a limit of 20 s leaves slower cores their share)."""
+    than ``MAX_PATTERNS``; the 3,999 patterns of least bound held 688,850, bounded at 688,835
+    by those left out, and one window over every pattern an answer below it may use found none.
+    Now the run after the 24 patterns of least reduced cost is that window: the 11,999 of least
+    bound below their answer, which prove 688,850 (about 0.7 s of CPU here: a limit of 20 s
+    leaves slower cores their share)."""
     solution = solve(benchmark_spec("contiguity:19:999"), time_limit_s=20, num_workers=1)
     assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", 688_850)
-    assert "no answer below it among every pattern one may use" in solution.notes[-1]
+    assert "the 11,999 of 15,211 walked whole-node patterns" in solution.notes[-1]
+    assert "below the answer found among the 24 of least reduced cost" in solution.notes[-1]
+
+
+@pytest.mark.parametrize(("key", "optimum", "first"), [("contiguity:42:136", 536_730, 405), ("contiguity:128:364", 3_438_335, 806), ("contiguity:195:891", 7_198_535, 426)])
+def test_the_run_after_an_answer_searches_below_it(key: str, optimum: int, first: int) -> None:
+    """Seeds 0-999 of ``contiguity`` (session 56): past ``MAX_PATTERNS`` the patterns of least
+    reduced cost held an answer above the optimum, and the next run, over the 3,999 of least
+    bound, searched every value again: unproven after the count path's 2.3 s of a 5 s limit
+    (0.01-0.4% gaps). Held below that answer (CP-SAT's objective domain) over all 4,337
+    patterns, each is proven in 1.0-2.0 s of CPU here (a limit of 20 s leaves slower cores
+    their share)."""
+    solution = solve(benchmark_spec(key), time_limit_s=20, num_workers=1)
+    assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", optimum)
+    assert f"the 4,337 of 4,337 walked whole-node patterns in 1 run of least reduced cost in the relaxation, below the answer found among the {first:,}" in solution.notes[-1]
