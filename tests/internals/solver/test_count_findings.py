@@ -392,3 +392,13 @@ def test_the_run_after_an_answer_searches_below_it(key: str, optimum: int, first
     solution = solve(benchmark_spec(key), time_limit_s=20, num_workers=1)
     assert (solution.method, solution.status, solution.objective) == ("counts", "OPTIMAL", optimum)
     assert f"the 4,337 of 4,337 walked whole-node patterns in 1 run of least reduced cost in the relaxation, below the answer found among the {first:,}" in solution.notes[-1]
+
+
+def test_a_failed_linear_solve_is_not_read(capfd: pytest.CaptureFixture[str]) -> None:
+    """``mixed kinds contiguity:65:184`` (session 56): GLOP ends a later round of the relaxation
+    ABNORMAL, and the ``nodes`` term's values were read from it all the same: a sum of zeros,
+    and GLOP's "No solution exists" on stderr once per variable, through every face of the
+    library. The last round's duals bound it as before; nothing is read from the failed one."""
+    solution = solve(benchmark_spec("mixed kinds contiguity:65:184"), time_limit_s=5, num_workers=1)
+    assert (solution.method, solution.status) == ("counts", "OPTIMAL")
+    assert "No solution exists" not in capfd.readouterr().err
