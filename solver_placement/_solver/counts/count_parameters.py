@@ -8,6 +8,8 @@ changed) as one.
 
 from __future__ import annotations
 
+from ortools.sat.python import cp_model
+
 #: CP-SAT parameters of the count model. Its presolve spends most of a run (0.4 s of 0.41 on a
 #: model of 1,500 patterns) on a model that is already small and tight: off, the same optimum
 #: is proven in milliseconds. So does its probing (at the root, each 0/1 variable tried both
@@ -48,6 +50,16 @@ TOGETHER_WORK = 0.1
 #: (60 cases each, best of two): 2.28, 4.52 and 3.34 s CPU in all, 2.06, 4.34 and 2.91 so (a few
 #: cases slower, ``topology mixes:465:65`` 0.26 -> 0.41 s).
 TOGETHER_PARAMETERS = {**COUNT_PARAMETERS, "add_lp_constraints_lazily": False}
+#: CP-SAT's parameters for the weighted terms' own run where that run of both together ended
+#: unproven (``TOGETHER_WORK``): its search branches as the linear relaxation leads (CP-SAT's
+#: LP search), not in its default order. Such specs are the hard ones, and the default order
+#: wandered there: ``topology overlaps:1020:137`` (pipelines no rack holds, 4,208 counts) was
+#: proven after 2.4 s, past the count path's share of a 5 s limit (3% above its bound); its
+#: run takes 0.1 s so (the whole solve 0.7 s). The ``topology``, ``topology mixes`` and
+#: ``topology overlaps`` families at seeds 0-999 (3,000 specs, s CPU in all): 53.75 -> 53.38,
+#: specs over 1 s 4 -> 2, no other answer moved; LB-tree search there 58.1, every row in
+#: from the start 55.6.
+AFTER_TOGETHER = {"search_branching": cp_model.SatParameters.SearchBranching.LP_SEARCH}
 #: Most variables of a count model that CP-SAT presolves all the same: a few counts over tens of
 #: thousands of nodes each (their domains that wide) are a knapsack its search without presolve
 #: branches through, where presolve settles it: ``rank strings:16384:3``, 10 variables and 6
@@ -58,4 +70,4 @@ PRESOLVED_MOST = 32
 PRESOLVED = {"cp_model_presolve": True}
 
 
-__all__ = ["COUNT_PARAMETERS", "LOW_RANKS_WORK", "OWN_ORDER_PARAMETERS", "PRESOLVED", "PRESOLVED_MOST", "TOGETHER_PARAMETERS", "TOGETHER_WORK"]
+__all__ = ["AFTER_TOGETHER", "COUNT_PARAMETERS", "LOW_RANKS_WORK", "OWN_ORDER_PARAMETERS", "PRESOLVED", "PRESOLVED_MOST", "TOGETHER_PARAMETERS", "TOGETHER_WORK"]

@@ -17,6 +17,7 @@ import numpy as np
 from ortools.sat.python import cp_model, cp_model_helper
 
 from solver_placement._solver.counts.count_parameters import (
+    AFTER_TOGETHER,
     COUNT_PARAMETERS,
     LOW_RANKS_WORK,
     OWN_ORDER_PARAMETERS,
@@ -192,6 +193,7 @@ def solve_counts(
             value = int(solver.value(weighted))
             groupings = {key: tuple(int(solver.value(var)) for var in used) for key, used in sets.items()}
             return Counts(_used(solver, uses), "OPTIMAL", value, value, groupings, joint_values(solver.value, boxes))
+        parameters = {**parameters, **AFTER_TOGETHER}  # a spec that run left unproven: branching led by the relaxation
     minimize(model, weighted)
     if between is not None:
         offset = int(model.proto.objective.offset)

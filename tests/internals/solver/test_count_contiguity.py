@@ -120,6 +120,12 @@ def test_patterns_the_relaxation_leaves_out_hold_no_better_answer(examples: int,
     settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(given(small_specs(), WEIGHTS)(check_random))()
 
 
+def is_first_run(kwargs: dict[str, Any]) -> bool:
+    """Whether a ``solve_counts`` call is ``rows_first``'s first run (its work bounded), not the
+    run after it (``ranked_search.LAZY_SEARCH``)."""
+    return "max_deterministic_time" in (kwargs.get("tuning") or {})
+
+
 @example_tiers(20, 40)
 def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The first run with every row in CP-SAT's relaxation (``ranked_search.rows_first``) given
@@ -131,7 +137,7 @@ def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: i
     the second run only where it proved nothing too. The second run searches only between the
     first's bound and one below its answer."""
     monkeypatch.setattr(ranked_search, "ROWS_FIRST_WORK", 1e-6)
-    runs: list[tuple[bool, bool, str | None]] = []  # (the run's tuning, whether it had a start, its status)
+    runs: list[tuple[bool, bool, str | None]] = []  # (whether it is a first run: rows-first, its work bounded; whether it had a start; its status)
     followed: list[bool] = []
     solve_counts = ranked_search.solve_counts
 
@@ -139,9 +145,9 @@ def test_a_first_run_that_proves_nothing_is_followed_from_its_answer(examples: i
         found = solve_counts(*args, **kwargs)
         between = kwargs.get("between")
         if between is not None:  # a second run, from an unproven first answer: below it, above that run's bound
-            assert kwargs.get("tuning") is None and kwargs.get("hint") is not None and between[0] <= between[1]
+            assert kwargs.get("tuning") == ranked_search.LAZY_SEARCH and kwargs.get("hint") is not None and between[0] <= between[1]
             assert found is None or found.status == "INFEASIBLE" or between[0] <= found.bound <= found.value <= between[1]
-        runs.append((kwargs.get("tuning") is not None, kwargs.get("hint") is not None, None if found is None else found.status))
+        runs.append((is_first_run(kwargs), kwargs.get("hint") is not None, None if found is None else found.status))
         return found
 
     monkeypatch.setattr(ranked_search, "solve_counts", recorded)
@@ -173,7 +179,7 @@ def test_a_second_run_that_finds_nothing_below_the_first_answer_proves_it(monkey
 
     def unproven_first(*args: Any, **kwargs: Any) -> Any:
         found = solve_counts(*args, **kwargs)
-        if kwargs.get("tuning") is not None and found is not None and found.status == "OPTIMAL":
+        if is_first_run(kwargs) and found is not None and found.status == "OPTIMAL":
             return replace(found, status="FEASIBLE", bound=found.value - 7)
         if kwargs.get("between") is not None:
             seconds.append((kwargs["between"], None if found is None else found.status))
@@ -200,7 +206,7 @@ def test_a_window_answer_at_its_least_value_is_proven_without_a_second_run(monke
     def unproven_first(*args: Any, **kwargs: Any) -> Any:
         domains.append(kwargs["between"])
         found = solve_counts(*args, **kwargs)
-        if kwargs.get("tuning") is not None and found is not None and found.status == "OPTIMAL":
+        if is_first_run(kwargs) and found is not None and found.status == "OPTIMAL":
             return replace(found, status="FEASIBLE", bound=found.value - 7)
         return found
 
