@@ -105,8 +105,9 @@ def rows_first(
     between: tuple[int, int] | None = None,
 ) -> Counts | None:
     """``solve_counts`` with ``contiguity`` weighed: first with every linear row in CP-SAT's
-    relaxation from the start (``ROWS_FIRST``), its work bounded by ``ROWS_FIRST_WORK``; where
-    that proves nothing, as before, started from its answer. Every run keeps the objective
+    relaxation from the start (``ROWS_FIRST``), its work bounded by ``ROWS_FIRST_WORK`` (more on
+    more patterns: ``ROWS_FIRST_PATTERNS``); where that proves nothing, rows added lazily, started
+    from its answer, by LB-tree search (``LAZY_SEARCH``). Every run keeps the objective
     ``between`` (least, most) when given (a window, ``objective_windows.windowed``): a proof of none there is
     ``Counts`` with status ``INFEASIBLE``, and an answer at ``least`` is the window's best.
 

@@ -108,8 +108,8 @@ PRICED_MOST = 20_000
 #: patterns of least reduced cost held 376,834,602; the 3,999 of least bound then found it
 #: again, unproven, and the window below it over all 4,337 ran out of time after them; at once
 #: below it, all 4,337 prove it (1.0 s CPU). ``topology:516:102`` with GLOP's imprecise answers
-#: withheld: 7,350,000 among 2,795 patterns, then none below 6,880,000 among 6,175 (first fit
-#: had answered at the bound, 5,170,000: now the count model proves it).
+#: withheld: 7,350,000 among 2,795 patterns; below it among 6,175, 5,170,000, proven (first fit
+#: had answered at that bound after 6,880,000 among the 3,935 of least bound).
 BELOW_MOST = 12_000
 
 
@@ -314,7 +314,8 @@ def _solved(
     Why the window below the answer, where the next run used to search every value again: it
     is the question left (is there a better one?), and CP-SAT answers it in the domain's
     propagation and the answer's bound; ``contiguity:128:364``, ``42:136`` and ``195:891``
-    (seeds 0-999, 5 s limit) were unproven after 2.3 s and are proven in 1.0-2.0 s."""
+    (seeds 0-999, 5 s limit) were unproven after 2.3 s and are proven in about 1 s (with
+    ``ranked_search.LAZY_SEARCH``)."""
     everything = [np.ones(run.patterns.shape[0], dtype=bool) for run in walked]
     least = fewest_walked(problem, walked)
     keep: list[np.ndarray] = everything if relaxation is None else first_kept(relaxation)
@@ -346,7 +347,7 @@ def _solved(
             return ranked, counts, max(floor, counts.bound if beyond == float("inf") else min(counts.bound, int(beyond))), model
         if counts is not None and (unproven is None or counts.value < unproven[1].value):  # with its gap to what a pattern left out could do
             unproven = (ranked, counts, max(floor, min(counts.bound, int(beyond))), model)
-        if unproven is not None and unproven[2] >= unproven[1].value:  # a bound that meets it
+        if unproven is not None and unproven[2] >= unproven[1].value:  # the windows' floor meets it
             return unproven[0], replace(unproven[1], status="OPTIMAL"), unproven[2], unproven[3]
         if capped and (window is not None or unproven is None):  # the best among those of least bound (or of a narrower run: contiguity:30:156)
             log.debug("unproven among the %s patterns of least bound: the best answer found, bounded by those left out", f"{most:,}")
